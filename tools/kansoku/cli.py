@@ -1,0 +1,97 @@
+"""Command-line entry points: tools/ingest, tools/build, tools/pdf, tools/collect.
+
+Exit codes: 0 success; 1 failure; 2 bad input (a file could not be parsed, run
+metadata conflict); 3 bad report spec; 4 database busy; 5 a required external
+program or font is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import KansokuError
+
+EPILOG = "exit status: 0 ok, 1 failure, 2 bad input, 3 bad spec, 4 database busy, 5 missing program/font"
+
+
+def _err(msg: str) -> None:
+    print(f"error: {msg}", file=sys.stderr)
+
+
+def _progress(total_label: str):
+    def wrap(items):
+        items = list(items)
+        if not sys.stderr.isatty() or len(items) < 20:
+            return items
+        from tqdm import tqdm
+
+        return tqdm(items, desc=total_label, unit="file", file=sys.stderr, leave=False)
+    return wrap
+
+
+def ingest_main(argv: list[str] | None = None) -> int:
+    from .ingest import ingest
+    from .store.db import DEFAULT_DB
+
+    ap = argparse.ArgumentParser(
+        prog="tools/ingest",
+        description="Ingest run directories (pgbench, sar, iostat, vmstat, strace -c, fio, pg_test_fsync "
+                    "outputs, recognised by content) into the kansoku DuckDB database. "
+                    "All-or-nothing: if any file fails, nothing is stored.",
+        epilog=EPILOG)
+    ap.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="run directories or files")
+    ap.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"database file (default {DEFAULT_DB})")
+    ap.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                    help="if another process holds the database, wait this long for it (default: stop at once)")
+    ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list every file and warning")
+    args = ap.parse_args(argv)
+    try:
+        report = ingest(args.paths, args.db, wait_s=args.wait, progress=_progress("ingest"),
+                        on_wait=lambda m: print(m, file=sys.stderr))
+    except KansokuError as exc:
+        _err(str(exc))
+        return exc.exit_code
+    if args.json:
+        print(report.to_json())
+    else:
+        _print_ingest_summary(report, args.verbose)
+    return 0 if report.ok else 2
+
+
+def _print_ingest_summary(report, verbose: bool) -> None:
+    from collections import Counter
+
+    counts = report.counts()
+    by_format = Counter()
+    rows_by_format = Counter()
+    for f in report.files:
+        if f.status in ("new", "replaced", "unchanged"):
+            by_format[f.format] += 1
+            rows_by_format[f.format] += f.rows
+    warnings = [w for f in report.files for w in f.warnings]
+    out = sys.stdout if report.ok else sys.stderr
+    if report.ok:
+        print(f"{report.db}: {counts.get('new', 0)} new, {counts.get('replaced', 0)} replaced, "
+              f"{counts.get('unchanged', 0)} unchanged files; {report.runs_seen} runs "
+              f"({report.runs_new} new, {report.runs_updated} updated)", file=out)
+        for fmt, n in sorted(by_format.items()):
+            print(f"  {fmt:<24} {n:>5} files {rows_by_format[fmt]:>10} rows", file=out)
+    skipped = [f for f in report.files if f.status == "skipped"]
+    if skipped:
+        reasons = Counter(f.reason for f in skipped)
+        print(f"  skipped {len(skipped)} files: " + ", ".join(f"{n} {r}" for r, n in reasons.most_common()), file=out)
+        if verbose:
+            for f in skipped:
+                print(f"    {f.path}: {f.reason}", file=out)
+    if warnings:
+        print(f"  {len(warnings)} warnings" + ("" if verbose else " (-v lists them)"), file=out)
+        for w in warnings if verbose else warnings[:5]:
+            print(f"    {w}", file=out)
+    if not report.ok:
+        print(f"error: {len(report.errors)} file(s) could not be ingested; nothing was stored in {report.db}:",
+              file=sys.stderr)
+        for e in report.errors:
+            print(f"  {e}", file=sys.stderr)

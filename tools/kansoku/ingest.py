@@ -1,0 +1,207 @@
+"""Ingest: walk run directories, detect files by content, parse them into the store.
+
+All-or-nothing: the whole ingest is one DuckDB transaction. A file that fails
+to parse is reported (file, line, what was expected), the other files are
+still checked so that every problem is listed at once, and then nothing is
+committed: the database is left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+
+from .detect import Detection, detect
+from .errors import KansokuError, ParseError, RunError
+from .runs import Run, make_run, walk_files
+from .store.db import FileSink, Store, open_store
+
+
+@dataclass
+class FileResult:
+    path: str
+    run_id: str | None
+    status: str  # 'new' | 'replaced' | 'unchanged' | 'skipped' | 'failed'
+    format: str | None = None
+    rows: int = 0
+    reason: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class IngestReport:
+    db: str
+    committed: bool = False
+    files: list[FileResult] = field(default_factory=list)
+    runs_new: int = 0
+    runs_updated: int = 0
+    runs_seen: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(f.status for f in self.files))
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["counts"] = self.counts()
+        d["ok"] = self.ok
+        return json.dumps(d, indent=2, ensure_ascii=False)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def source_id_for(run_id: str, file_name: str) -> str:
+    return hashlib.sha1(f"{run_id}\0{file_name}".encode()).hexdigest()[:16]
+
+
+def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
+           progress: Callable[[Iterable], Iterable] | None = None,
+           on_wait: Callable[[str], None] | None = None) -> IngestReport:
+    report = IngestReport(db=str(db_path))
+    # 1. discover and detect (no database needed yet)
+    by_dir: dict[Path, list[Detection]] = defaultdict(list)
+    roots: dict[Path, Path] = {}
+    for root, f in walk_files([Path(p) for p in paths]):
+        d = detect(f)
+        if d.format is None:
+            if d.reason != "run metadata":
+                report.files.append(FileResult(str(f), None, "skipped", reason=d.reason))
+            continue
+        by_dir[f.parent].append(d)
+        roots[f.parent] = root
+
+    store = open_store(db_path, wait_s=wait_s, on_wait=on_wait)
+    try:
+        con = store.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            work = [(run_dir, d) for run_dir in sorted(by_dir) for d in by_dir[run_dir]]
+            iterator = progress(work) if progress else work
+            runs: dict[Path, Run | None] = {}
+            touched_runs: set[str] = set()
+            for run_dir, det in iterator:
+                if run_dir not in runs:
+                    try:
+                        runs[run_dir] = make_run(run_dir, roots[run_dir])
+                    except RunError as exc:
+                        runs[run_dir] = None
+                        report.errors.append(str(exc))
+                run = runs[run_dir]
+                if run is None:
+                    report.files.append(FileResult(str(det.path), None, "failed", det.format.name,
+                                                   reason="run metadata error"))
+                    continue
+                res = _ingest_file(store, run, det, report)
+                report.files.append(res)
+                if res.status in ("new", "replaced"):
+                    touched_runs.add(run.run_id)
+            if report.errors:
+                con.execute("ROLLBACK")
+                return report
+            for run in {r.run_id: r for r in runs.values() if r is not None}.values():
+                report.runs_seen += 1
+                state = _upsert_run(store, run)
+                report.runs_new += state == "new"
+                report.runs_updated += state == "updated"
+            con.execute("COMMIT")
+            report.committed = True
+        except BaseException:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise
+    finally:
+        store.close()
+    return report
+
+
+def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -> FileResult:
+    path = det.path
+    fmt = det.format
+    assert fmt is not None
+    file_name = path.relative_to(run.run_dir).as_posix() if path.is_relative_to(run.run_dir) else path.name
+    sid = source_id_for(run.run_id, file_name)
+    digest = sha256_file(path)
+    con = store.con
+    old = con.execute("SELECT sha256 FROM sources WHERE source_id = ?", [sid]).fetchone()
+    if old and old[0] == digest:
+        return FileResult(str(path), run.run_id, "unchanged", fmt.name)
+    if old:
+        _delete_source(store, sid)
+    sink = FileSink(store=store, path=path, run_id=run.run_id, source_id=sid, run_start=run.start_time)
+    try:
+        fmt.parse(path, sink)
+        for name, value in sink.facts.items():
+            run.check_fact(name, value, path)
+    except (ParseError, RunError) as exc:
+        _delete_source(store, sid)
+        report.errors.append(str(exc))
+        return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
+    except KansokuError as exc:
+        _delete_source(store, sid)
+        report.errors.append(f"{path}: {exc}")
+        return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
+    if sink.warnings:
+        store.insert_rows("ingest_warnings", (
+            {"line": w.line, "message": w.message} for w in sink.warnings), {"source_id": sid})
+    store.insert_rows("sources", [{
+        "source_id": sid, "run_id": run.run_id, "path": str(path.resolve()), "file_name": file_name,
+        "sha256": digest, "size_bytes": path.stat().st_size, "tool": fmt.tool, "format": fmt.name,
+        "tool_version": sink.tool_version, "rows_loaded": sink.rows_loaded,
+        "ingested_at": datetime.now(timezone.utc),
+    }])
+    return FileResult(str(path), run.run_id, "replaced" if old else "new", fmt.name, sink.rows_loaded,
+                      warnings=[f"{path}:{w.line}: {w.message}" if w.line else f"{path}: {w.message}"
+                                for w in sink.warnings])
+
+
+def _delete_source(store: Store, sid: str) -> None:
+    for table in store.source_tables():
+        store.con.execute(f"DELETE FROM {table} WHERE source_id = ?", [sid])
+    store.con.execute("DELETE FROM sources WHERE source_id = ?", [sid])
+
+
+def _upsert_run(store: Store, run: Run) -> str:
+    con = store.con
+    status, note = run.status
+    row = {
+        "run_id": run.run_id, "run_dir": str(run.run_dir), "origin": "measured", "status": status,
+        "status_note": note, "start_time": run.start_time, "end_time": run.end_time,
+        "hostname": run.hostname, "citation": None, "run_toml": run.meta_json(),
+    }
+    old = con.execute(
+        "SELECT run_dir, status, status_note, run_toml::VARCHAR FROM runs WHERE run_id = ?", [run.run_id]
+    ).fetchone()
+    old_factors = dict(con.execute(
+        "SELECT factor, value FROM run_factors WHERE run_id = ?", [run.run_id]).fetchall())
+    if old and old_factors == run.factors and old[1:3] == (status, note) and \
+            json.loads(old[3] or "null") == json.loads(row["run_toml"]) and old[0] == row["run_dir"]:
+        return "unchanged"
+    con.execute("DELETE FROM runs WHERE run_id = ?", [run.run_id])
+    con.execute("DELETE FROM run_factors WHERE run_id = ?", [run.run_id])
+    store.insert_rows("runs", [{**row, "ingested_at": datetime.now(timezone.utc)}])
+    store.insert_rows("run_factors", [
+        {"run_id": run.run_id, "factor": k, "value": v, "origin": run.factor_origin[k]}
+        for k, v in run.factors.items()])
+    return "updated" if old else "new"
+
+
+from typing import Iterable  # noqa: E402  (used in annotations above)

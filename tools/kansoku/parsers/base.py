@@ -1,0 +1,114 @@
+"""The parser interface.
+
+A parser module describes one tool family. It exposes a list ``FORMATS`` of
+:class:`Format` objects; each one can *sniff* a file (decide by content whether
+it is that format) and *parse* it into a :class:`Sink`. Parsers know nothing of
+DuckDB internals, Hugo or the report: they hand rows (or a DuckDB reader query
+for big files) to the sink, and the store decides how to keep them.
+
+A module also declares the tables it fills (``SCHEMA``, DuckDB DDL, every table
+with a ``source_id`` column so a re-ingested file can be replaced), the views
+it offers to analysis (``VIEWS``), and per-run scalar metrics (``METRICS``)
+that the report spec can select by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol
+
+SNIFF_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class FileHead:
+    """The first bytes of a file, decoded leniently, for content sniffing."""
+
+    path: Path
+    raw: bytes
+    size_bytes: int
+
+    @property
+    def text(self) -> str:
+        return self.raw.decode("utf-8", errors="replace")
+
+    @property
+    def is_binary(self) -> bool:
+        if not self.raw:
+            return False
+        if b"\x00" in self.raw[:8192]:
+            return True
+        try:
+            self.raw[:8192].decode("utf-8")
+        except UnicodeDecodeError as exc:  # a multi-byte char cut at the end is fine
+            return exc.start < len(self.raw[:8192]) - 4
+        return False
+
+    def lines(self, n: int = 50) -> list[str]:
+        return self.text.splitlines()[:n]
+
+
+@dataclass
+class IngestWarning:
+    line: int | None
+    message: str
+
+
+class Sink(Protocol):
+    """What a parser writes into. Implemented by the store."""
+
+    path: Path
+    run_id: str | None
+    run_start: Any  # datetime | None: the run's start time if known (run.toml)
+
+    def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int: ...
+
+    def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
+        """INSERT INTO table BY NAME <select_sql>. ``$source_id`` and ``$run_id`` are bound."""
+
+    def warn(self, line: int | None, message: str) -> None: ...
+
+    def fact(self, name: str, value: Any) -> None:
+        """Something the file says about its run (clients, threads, duration_s):
+        checked against the run's factors; a conflict is an error."""
+
+    def set_tool_version(self, version: str | None) -> None: ...
+
+
+@dataclass(frozen=True)
+class Format:
+    """One detectable file format of a tool."""
+
+    tool: str  # e.g. "pgbench"
+    name: str  # e.g. "pgbench-stdout"
+    description: str
+    sniff: Callable[[FileHead], bool]
+    parse: Callable[[Path, Sink], None]
+    # Higher wins when several formats claim a file.
+    priority: int = 0
+
+
+@dataclass
+class ParserModule:
+    name: str
+    formats: list[Format]
+    schema: str = ""
+    views: str = ""
+    metrics: list["MetricDef"] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """A per-run scalar metric the spec can select by name.
+
+    ``sql`` is a SELECT yielding columns ``run_id, value`` (one row per run).
+    """
+
+    name: str
+    sql: str
+    unit: str  # "tps", "ms", "%", "KB/s", ...
+    higher_is_better: bool
+    label_ja: str
+    label_en: str

@@ -1,0 +1,447 @@
+"""pgbench: stdout summary (8.4 .. 18), per-statement latencies (-r), progress lines (-P).
+
+Table-driven: each summary line is matched by one entry of ``SUMMARY_LINES``
+(see shared/docs/formats.md §1.1 for the version each line appeared in).
+Unknown lines inside the summary block are reported as warnings, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import ParseError
+from .base import FileHead, Format, MetricDef, ParserModule, Sink
+
+NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS pgbench_summary (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    pgbench_version VARCHAR,            -- from the 'pgbench (X)' banner (14+), else NULL
+    server_version VARCHAR,             -- 'pgbench (X, server Y)' when they differ
+    transaction_type VARCHAR,
+    scaling_factor INTEGER,
+    partition_method VARCHAR,
+    partitions INTEGER,
+    query_mode VARCHAR,
+    clients INTEGER,
+    threads INTEGER,
+    max_tries INTEGER,
+    transactions_per_client BIGINT,     -- with -t
+    duration_s DOUBLE,                  -- with -T
+    transactions_processed BIGINT,
+    transactions_expected BIGINT,       -- with -t: clients x transactions per client
+    transactions_failed BIGINT,
+    serialization_failures BIGINT,
+    deadlock_failures BIGINT,
+    transactions_retried BIGINT,
+    total_retries BIGINT,
+    transactions_skipped BIGINT,
+    latency_limit_ms DOUBLE,
+    transactions_above_latency_limit BIGINT,
+    latency_avg_ms DOUBLE,
+    latency_stddev_ms DOUBLE,
+    latency_avg_includes_failures BOOLEAN,
+    rate_limit_lag_avg_ms DOUBLE,
+    rate_limit_lag_max_ms DOUBLE,
+    initial_connection_time_ms DOUBLE,  -- 14+
+    average_connection_time_ms DOUBLE,  -- 14+ with -C
+    tps DOUBLE,                         -- the headline TPS: 14+ 'without initial connection time',
+                                        -- <=13 'excluding connections establishing', -C 'including reconnection times'
+    tps_basis VARCHAR,                  -- which of those lines 'tps' came from
+    tps_including_connections DOUBLE,   -- <=13
+    tps_excluding_connections DOUBLE,   -- <=13
+    aborted_clients INTEGER,            -- number of 'client N ... aborted' messages
+    status VARCHAR NOT NULL,            -- 'ok' | 'aborted'
+    status_note VARCHAR,
+    first_line INTEGER,                 -- line of the summary's first line in the file
+);
+CREATE TABLE IF NOT EXISTS pgbench_scripts (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    script_no INTEGER,          -- 1-based, as pgbench prints it
+    script VARCHAR,
+    weight INTEGER,
+    weight_pct DOUBLE,
+    transactions BIGINT,
+    transactions_pct DOUBLE,
+    tps DOUBLE,
+    transactions_failed BIGINT,
+    latency_avg_ms DOUBLE,
+    latency_stddev_ms DOUBLE
+);
+CREATE TABLE IF NOT EXISTS pgbench_statement_latency (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    script_no INTEGER,          -- 1-based
+    statement_no INTEGER,       -- 1-based within the script
+    latency_ms DOUBLE,
+    failures BIGINT,            -- 15+
+    retries BIGINT,             -- 15+ with --max-tries != 1
+    statement VARCHAR
+);
+CREATE TABLE IF NOT EXISTS pgbench_progress (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    elapsed_s DOUBLE,           -- seconds since the start of the run (NULL with --progress-timestamp)
+    epoch_s DOUBLE,             -- with --progress-timestamp
+    ts TIMESTAMPTZ,             -- wall clock: epoch, or run start (run.toml) + elapsed
+    tps DOUBLE,
+    latency_avg_ms DOUBLE,
+    latency_stddev_ms DOUBLE,
+    lag_ms DOUBLE,
+    failed BIGINT,
+    skipped BIGINT,
+    retried BIGINT,
+    retries BIGINT,
+    line INTEGER
+);
+"""
+
+TABLES = ["pgbench_summary", "pgbench_scripts", "pgbench_statement_latency", "pgbench_progress"]
+
+VIEWS = """
+CREATE OR REPLACE VIEW pgbench_runs AS
+SELECT s.run_id, s.tps, s.latency_avg_ms, s.latency_stddev_ms, s.clients, s.threads,
+       s.transactions_processed, s.transactions_failed, s.status, s.pgbench_version, s.source_id
+FROM pgbench_summary s;
+"""
+
+# -- summary lines ------------------------------------------------------------
+
+Handler = Callable[[re.Match, dict], None]
+
+
+@dataclass(frozen=True)
+class Line:
+    pattern: re.Pattern
+    handle: Handler
+    versions: str  # documentation: which pgbench versions print it
+
+
+def _set(**names: Callable[[str], Any]) -> Handler:
+    def h(m: re.Match, out: dict) -> None:
+        for key, conv in names.items():
+            v = m.group(key)
+            if v is not None:
+                out[key] = conv(v)
+    return h
+
+
+def _f(s: str) -> float:
+    return float(s)
+
+
+def _i(s: str) -> int:
+    return int(s)
+
+
+def _tps(m: re.Match, out: dict) -> None:
+    value, basis = float(m.group("v")), m.group("basis")
+    if basis == "including connections establishing":
+        out["tps_including_connections"] = value
+        out.setdefault("tps", value)
+        out.setdefault("tps_basis", basis)
+    elif basis == "excluding connections establishing":
+        out["tps_excluding_connections"] = value
+        out["tps"], out["tps_basis"] = value, basis
+    else:  # 14+: without initial connection time / including reconnection times
+        out["tps"], out["tps_basis"] = value, basis
+
+
+def _processed(m: re.Match, out: dict) -> None:
+    out["transactions_processed"] = int(m.group("n"))
+    if m.group("of"):
+        out["transactions_expected"] = int(m.group("of"))
+
+
+def _latency_avg(m: re.Match, out: dict) -> None:
+    out["latency_avg_ms"] = float(m.group("v"))
+    out["latency_avg_includes_failures"] = bool(m.group("incl"))
+
+
+def L(regex: str, handle: Handler, versions: str) -> Line:
+    return Line(re.compile(r"^" + regex + r"\s*$"), handle, versions)
+
+
+SUMMARY_LINES: list[Line] = [
+    L(r"transaction type: (?P<transaction_type>.+?)", _set(transaction_type=str), "all"),
+    L(r"scaling factor: (?P<scaling_factor>\d+)", _set(scaling_factor=_i), "all"),
+    L(r"partition method: (?P<partition_method>\w+)", _set(partition_method=str), "13+"),
+    L(r"partitions: (?P<partitions>\d+)", _set(partitions=_i), "13+"),
+    L(r"query mode: (?P<query_mode>\w+)", _set(query_mode=str), "all"),
+    L(r"number of clients: (?P<clients>\d+)", _set(clients=_i), "all"),
+    L(r"number of threads: (?P<threads>\d+)", _set(threads=_i), "9.0+"),
+    L(r"maximum number of tries: (?P<max_tries>\d+)", _set(max_tries=_i), "15+"),
+    L(r"number of transactions per client: (?P<transactions_per_client>\d+)",
+      _set(transactions_per_client=_i), "all, -t"),
+    L(r"duration: (?P<duration_s>\d+) s", _set(duration_s=_f), "all, -T"),
+    L(r"number of transactions actually processed: (?P<n>\d+)(?:/(?P<of>\d+))?", _processed, "all"),
+    L(r"zipfian cache array overflowed \d+ time\(s\)", lambda m, o: None, "11"),
+    L(r"number of failed transactions: (?P<transactions_failed>\d+) \(.*\)", _set(transactions_failed=_i), "15+"),
+    L(r"number of serialization failures: (?P<serialization_failures>\d+) \(.*\)",
+      _set(serialization_failures=_i), "15+"),
+    L(r"number of deadlock failures: (?P<deadlock_failures>\d+) \(.*\)", _set(deadlock_failures=_i), "15+"),
+    L(r"number of transactions retried: (?P<transactions_retried>\d+) \(.*\)", _set(transactions_retried=_i), "15+"),
+    L(r"total number of retries: (?P<total_retries>\d+)", _set(total_retries=_i), "15+"),
+    L(r"number of transactions skipped: (?P<transactions_skipped>\d+) \(.*\)", _set(transactions_skipped=_i), "9.5+"),
+    L(r"number of transactions above the (?P<latency_limit_ms>" + NUM + r") ms latency limit: "
+      r"(?P<transactions_above_latency_limit>\d+)(?:/\d+)? \(.*\)",
+      _set(latency_limit_ms=_f, transactions_above_latency_limit=_i), "9.5+"),
+    L(r"latency average(?: =|:) (?P<v>" + NUM + r") ms(?P<incl> \(including failures\))?", _latency_avg, "9.4+"),
+    L(r"latency stddev(?: =|:) (?P<latency_stddev_ms>" + NUM + r") ms", _set(latency_stddev_ms=_f), "9.4+"),
+    L(r"rate limit schedule lag: avg (?P<rate_limit_lag_avg_ms>" + NUM + r") \(max (?P<rate_limit_lag_max_ms>"
+      + NUM + r")\) ms", _set(rate_limit_lag_avg_ms=_f, rate_limit_lag_max_ms=_f), "9.4+"),
+    L(r"initial connection time = (?P<initial_connection_time_ms>" + NUM + r") ms",
+      _set(initial_connection_time_ms=_f), "14+"),
+    L(r"average connection time = (?P<average_connection_time_ms>" + NUM + r") ms",
+      _set(average_connection_time_ms=_f), "14+, -C"),
+    L(r"tps = (?P<v>" + NUM + r") \((?P<basis>including connections establishing|excluding connections "
+      r"establishing|without initial connection time|including reconnection times)\)", _tps, "all"),
+]
+
+# Lines that look like a summary line (same key) but whose value did not parse:
+# used to report "expected an integer" instead of silently skipping.
+_KEYED = re.compile(r"^(number of [a-z ]+|scaling factor|duration|latency (?:average|stddev)|tps|"
+                    r"initial connection time|maximum number of tries)\s*[:=]")
+
+_BANNER = re.compile(r"^pgbench \((?P<ver>.+?)(?:, server (?P<server>.+))?\)\s*$")
+_PROGRESS = re.compile(
+    r"^progress: (?P<t>" + NUM + r") s, (?P<tps>" + NUM + r") tps, lat (?P<lat>" + NUM + r") ms "
+    r"stddev (?P<sd>" + NUM + r")(?P<rest>.*)$"
+)
+_PROGRESS_PARTS = {
+    "failed": re.compile(r", (\d+) failed"),
+    "lag_ms": re.compile(r", lag (" + NUM + r") ms"),
+    "skipped": re.compile(r", (\d+) skipped"),
+    "retried": re.compile(r", (\d+) retried"),
+    "retries": re.compile(r", (\d+) retries"),
+}
+_SCRIPT_HEAD = re.compile(r"^SQL script (?P<no>\d+): (?P<name>.+?)\s*$")
+_SCRIPT_LINES = [
+    (re.compile(r"^ - weight: (\d+) \(targets (" + NUM + r")% of total\)"), ("weight", "weight_pct")),
+    (re.compile(r"^ - (\d+) transactions \((" + NUM + r")% of total, tps = (" + NUM + r")\)"),
+     ("transactions", "transactions_pct", "tps")),
+    (re.compile(r"^ - (\d+) transactions \((" + NUM + r")% of total\)"), ("transactions", "transactions_pct")),
+    (re.compile(r"^ - number of transactions actually processed: (\d+) \(tps = (" + NUM + r")\)"),
+     ("transactions", "tps")),
+    (re.compile(r"^ - number of failed transactions: (\d+)"), ("transactions_failed",)),
+    (re.compile(r"^ - latency average = (" + NUM + r") ms"), ("latency_avg_ms",)),
+    (re.compile(r"^ - latency stddev = (" + NUM + r") ms"), ("latency_stddev_ms",)),
+]
+_INT_SCRIPT_KEYS = {"weight", "transactions", "transactions_failed"}
+_STMT_HEAD = re.compile(r"^(?: - )?statement latencies in milliseconds(?P<cols>[^:]*?)(?:, file (?P<file>\d+))?:\s*$")
+_ABORT = re.compile(r"(Run was aborted|client \d+ (?:script \d+ )?aborted|pgbench: fatal:)")
+_CLIENT_ABORT = re.compile(r"client (\d+) (?:script \d+ )?aborted")
+
+
+def sniff_stdout(head: FileHead) -> bool:
+    if head.is_binary:
+        return False
+    lines = head.lines(400)
+    has_type = any(l.startswith("transaction type: ") for l in lines)
+    has_clients = any(l.startswith("number of clients: ") for l in lines)
+    has_progress = sum(1 for l in lines if _PROGRESS.match(l)) >= 1
+    return (has_type and has_clients) or has_progress
+
+
+def parse_stdout(path: Path, sink: Sink) -> None:
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ParseError(path, line, "UTF-8 text from pgbench", "undecodable bytes") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ParseError(path, line, "text from pgbench", "binary data (NUL byte)")
+    lines = text.split("\n")
+    truncated_last = not text.endswith("\n") and lines and lines[-1] != ""
+    if lines and lines[-1] == "":
+        lines.pop()
+
+    summary: dict[str, Any] = {}
+    summary_started_at: int | None = None
+    scripts: list[dict] = []
+    statements: list[dict] = []
+    progress: list[dict] = []
+    aborts: list[str] = []
+    aborted_clients: set[int] = set()
+    stmt_script: int | None = None
+    stmt_cols: str = ""
+    stmt_no = 0
+    run_start: datetime | None = sink.run_start
+
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r")
+        is_last = lineno == len(lines)
+        if truncated_last and is_last:
+            if line.startswith("progress:") and not _PROGRESS.match(line):
+                sink.warn(lineno, "last line is cut off (pgbench killed?); skipped")
+                continue
+        m = _BANNER.match(line)
+        if m and summary_started_at is None:
+            summary["pgbench_version"] = m.group("ver")
+            if m.group("server"):
+                summary["server_version"] = m.group("server")
+            continue
+        m = _PROGRESS.match(line)
+        if m:
+            stmt_script = None
+            row = {
+                "tps": float(m.group("tps")), "latency_avg_ms": float(m.group("lat")),
+                "latency_stddev_ms": float(m.group("sd")), "line": lineno,
+            }
+            t = float(m.group("t"))
+            if t > 1e8:  # --progress-timestamp: Unix epoch
+                row["epoch_s"] = t
+                row["ts"] = datetime.fromtimestamp(t).astimezone()
+            else:
+                row["elapsed_s"] = t
+                if run_start is not None:
+                    row["ts"] = run_start + timedelta(seconds=t)
+            rest = m.group("rest")
+            for key, rx in _PROGRESS_PARTS.items():
+                pm = rx.search(rest)
+                if pm:
+                    row[key] = float(pm.group(1)) if key == "lag_ms" else int(pm.group(1))
+            progress.append(row)
+            continue
+        if _ABORT.search(line):
+            aborts.append(f"line {lineno}: {line.strip()}")
+            cm = _CLIENT_ABORT.search(line)
+            if cm:
+                aborted_clients.add(int(cm.group(1)))
+            continue
+        matched = False
+        for spec in SUMMARY_LINES:
+            m = spec.pattern.match(line)
+            if m:
+                if summary_started_at is None:
+                    summary_started_at = lineno
+                try:
+                    spec.handle(m, summary)
+                except ValueError:
+                    raise ParseError(path, lineno, "a number", line) from None
+                matched = True
+                break
+        if matched:
+            stmt_script = None
+            continue
+        if summary_started_at is not None and _KEYED.match(line):
+            if truncated_last and is_last:
+                sink.warn(lineno, f"last line is cut off (pgbench killed?); skipped: {line!r}")
+                continue
+            raise ParseError(path, lineno, "a pgbench summary line with a numeric value", line)
+        m = _SCRIPT_HEAD.match(line)
+        if m:
+            scripts.append({"script_no": int(m.group("no")), "script": m.group("name")})
+            stmt_script = None
+            continue
+        m = _STMT_HEAD.match(line)
+        if m:
+            stmt_script = int(m.group("file")) if m.group("file") else (scripts[-1]["script_no"] if scripts else 1)
+            stmt_cols = m.group("cols") or ""
+            stmt_no = 0
+            continue
+        if scripts and line.startswith(" - "):
+            for rx, keys in _SCRIPT_LINES:
+                sm = rx.match(line)
+                if sm:
+                    for k, v in zip(keys, sm.groups()):
+                        scripts[-1][k] = int(v) if k in _INT_SCRIPT_KEYS else float(v)
+                    break
+            continue
+        if stmt_script is not None:
+            row = _statement_row(line, stmt_cols)
+            if row is None:
+                if line.strip() == "":
+                    continue
+                if truncated_last and is_last:
+                    sink.warn(lineno, "last line is cut off (pgbench killed?); skipped")
+                    continue
+                raise ParseError(path, lineno, "a per-statement latency line ('   <ms>  <failures>  <statement>')", line)
+            stmt_no += 1
+            row.update(script_no=stmt_script, statement_no=stmt_no)
+            statements.append(row)
+            continue
+        # Anything else (starting vacuum, error messages, harness lines) is not ours.
+
+    if summary_started_at is None and not progress:
+        raise ParseError(path, None, "a pgbench summary ('transaction type: ...') or progress lines", "neither")
+
+    if summary_started_at is not None:
+        status, note = "ok", None
+        if aborts:
+            status, note = "aborted", "; ".join(aborts[:3]) + (" ..." if len(aborts) > 3 else "")
+        if "tps" not in summary and status == "ok":
+            raise ParseError(
+                path, len(lines) + 1,
+                f"the summary that starts at line {summary_started_at} to end with a 'tps = ...' line "
+                "(or a 'Run was aborted' notice)", "end of file",
+            )
+        summary.update(status=status, status_note=note, aborted_clients=len(aborted_clients) or None,
+                       first_line=summary_started_at)
+        if "pgbench_version" not in summary:
+            summary["pgbench_version"] = None
+        sink.set_tool_version(summary.get("pgbench_version"))
+        sink.add_rows("pgbench_summary", [summary])
+        for key in ("clients", "threads", "duration_s"):
+            if key in summary:
+                sink.fact(key, summary[key])
+    if scripts:
+        sink.add_rows("pgbench_scripts", scripts)
+    if statements:
+        sink.add_rows("pgbench_statement_latency", statements)
+    if progress:
+        sink.add_rows("pgbench_progress", progress)
+
+
+_STMT_ROW = re.compile(r"^\s*(?P<ms>" + NUM + r")(?P<rest>.*)$")
+
+
+def _statement_row(line: str, cols: str) -> dict | None:
+    m = _STMT_ROW.match(line)
+    if not m or not line[:1].isspace():
+        return None
+    rest = m.group("rest")
+    row: dict[str, Any] = {"latency_ms": float(m.group("ms"))}
+    n_counts = 2 if "retries" in cols else 1 if "failures" in cols else 0
+    parts = rest.strip().split(None, n_counts)
+    for key in ("failures", "retries")[:n_counts]:
+        if not parts or not parts[0].isdigit():
+            return None
+        row[key] = int(parts.pop(0))
+    row["statement"] = parts[0] if parts else ""
+    return row
+
+
+MODULE = ParserModule(
+    name="pgbench",
+    formats=[
+        Format(tool="pgbench", name="pgbench-stdout",
+               description="pgbench standard output: summary, -r statement latencies, -P progress",
+               sniff=sniff_stdout, parse=parse_stdout, priority=10),
+    ],
+    schema=SCHEMA,
+    views=VIEWS,
+    tables=TABLES,
+    metrics=[
+        MetricDef("tps", "SELECT run_id, tps AS value FROM pgbench_summary WHERE status = 'ok'",
+                  "tps", True, "TPS", "TPS"),
+        MetricDef("latency_avg_ms", "SELECT run_id, latency_avg_ms AS value FROM pgbench_summary WHERE status = 'ok'",
+                  "ms", False, "平均レイテンシ", "Average latency"),
+        MetricDef("latency_stddev_ms",
+                  "SELECT run_id, latency_stddev_ms AS value FROM pgbench_summary WHERE status = 'ok'",
+                  "ms", False, "レイテンシ標準偏差", "Latency stddev"),
+        MetricDef("transactions_processed",
+                  "SELECT run_id, transactions_processed AS value FROM pgbench_summary WHERE status = 'ok'",
+                  "transactions", True, "処理トランザクション数", "Transactions processed"),
+    ],
+)

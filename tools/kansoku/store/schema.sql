@@ -1,0 +1,52 @@
+-- Core tables of the kansoku store. Tool families add their own tables
+-- (see tools/kansoku/parsers/*.py, SCHEMA); every such table has source_id.
+
+CREATE TABLE IF NOT EXISTS kansoku_meta (
+    key   VARCHAR,
+    value VARCHAR
+);
+
+-- One row per run: a directory of raw files (origin 'measured') or a row of a
+-- table transcribed from a published report (origin 'transcribed').
+CREATE TABLE IF NOT EXISTS runs (
+    run_id       VARCHAR NOT NULL,   -- canonical key, e.g. 'study=scaleup/workload=read/clients=2/rep=1'
+    run_dir      VARCHAR,            -- directory the run was ingested from (absolute)
+    origin       VARCHAR NOT NULL,   -- 'measured' | 'transcribed'
+    status       VARCHAR NOT NULL,   -- 'ok' | 'failed' | 'aborted'
+    status_note  VARCHAR,
+    start_time   TIMESTAMPTZ,        -- benchmark start (run.toml 'start')
+    end_time     TIMESTAMPTZ,        -- benchmark end (run.toml 'end')
+    hostname     VARCHAR,
+    citation     VARCHAR,            -- for transcribed runs: where the numbers were printed
+    run_toml     JSON,               -- run.toml as JSON, verbatim
+    ingested_at  TIMESTAMPTZ
+);
+
+-- The run's factors, tall: one row per (run, factor).
+CREATE TABLE IF NOT EXISTS run_factors (
+    run_id  VARCHAR NOT NULL,
+    factor  VARCHAR NOT NULL,
+    value   VARCHAR NOT NULL,
+    origin  VARCHAR NOT NULL         -- 'path' | 'run.toml' | 'file' | 'transcribed'
+);
+
+-- One row per ingested raw file.
+CREATE TABLE IF NOT EXISTS sources (
+    source_id     VARCHAR NOT NULL,  -- stable id of (run_id, file name)
+    run_id        VARCHAR,
+    path          VARCHAR NOT NULL,  -- absolute path at ingest time
+    file_name     VARCHAR NOT NULL,  -- path relative to the run directory
+    sha256        VARCHAR NOT NULL,
+    size_bytes    BIGINT NOT NULL,
+    tool          VARCHAR NOT NULL,
+    format        VARCHAR NOT NULL,
+    tool_version  VARCHAR,
+    rows_loaded   BIGINT NOT NULL,
+    ingested_at   TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS ingest_warnings (
+    source_id VARCHAR NOT NULL,
+    line      INTEGER,
+    message   VARCHAR NOT NULL
+);
