@@ -1,0 +1,50 @@
+"""Shared fixtures. The corpus (../shared/corpus) is used when present; CI has it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+CORPUS = Path(os.environ.get("KANSOKU_CORPUS", ROOT.parent / "shared" / "corpus"))
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"corpus not present at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture
+def tmp_db(tmp_path: Path) -> Path:
+    return tmp_path / "kansoku.duckdb"
+
+
+def run_tool(name: str, *args: str, cwd: Path = ROOT, check: bool = False, timeout: float = 600,
+             env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run tools/NAME as a user would, from the repository root."""
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / name), *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+    if check and proc.returncode != 0:
+        raise AssertionError(f"tools/{name} {' '.join(map(str, args))} exited {proc.returncode}\n"
+                             f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def tool():
+    return run_tool
