@@ -95,3 +95,32 @@ def _print_ingest_summary(report, verbose: bool) -> None:
               file=sys.stderr)
         for e in report.errors:
             print(f"  {e}", file=sys.stderr)
+
+
+def build_main(argv: list[str] | None = None) -> int:
+    from .site import build
+    from .store.db import DEFAULT_DB
+
+    ap = argparse.ArgumentParser(
+        prog="tools/build",
+        description="Compute every report's tables and figures from the database (data/reports/*.toml specs) "
+                    "and build the bilingual site with Hugo.",
+        epilog=EPILOG)
+    ap.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"database file (default {DEFAULT_DB})")
+    ap.add_argument("--out", type=Path, default=Path("public"), help="output directory (default public/)")
+    ap.add_argument("--specs", type=Path, default=Path("data/reports"), help="report spec directory")
+    args = ap.parse_args(argv)
+    try:
+        res = build(args.db, args.out, args.specs)
+    except KansokuError as exc:
+        _err(str(exc))
+        return exc.exit_code
+    print(f"built {args.out}/: {len(res.reports)} report(s) ({', '.join(res.reports)}), {res.tables} tables, "
+          f"{res.figures} figures, {res.pages} pages in {res.seconds:.1f} s")
+    return 0
+
+
+def collect_main(argv: list[str] | None = None) -> int:
+    from .collect import main
+
+    return main(argv)

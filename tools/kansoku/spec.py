@@ -1,0 +1,276 @@
+"""The report spec: a declarative TOML file per report (data/reports/<id>.toml).
+
+A spec declares a report (bilingual title, year, organisation, revision,
+copyright), its chapters in order, and in each chapter its tables and figures
+in reading order. Every table and figure says *what* to compute (metrics,
+which runs, grouped how, aggregated how, compared with which baseline) — never
+how: analysis.py turns it into SQL.
+
+Numbering is decided here, once, for the site and the PDF alike:
+``表 {chapter}.{n}`` / ``Table {chapter}.{n}`` and ``図`` / ``Figure``.
+See docs in README ("The report spec") for every key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import SpecError
+
+LANGS = ("ja", "en")
+AGGREGATES = ("median", "mean", "min", "max", "single")
+COMPARES = ("ratio", "speedup", "change")
+FORMATS = ("percent", "times", "change", "number")
+
+
+@dataclass(frozen=True)
+class Text:
+    """A bilingual string. A missing language falls back to the other, flagged."""
+
+    ja: str | None
+    en: str | None
+
+    def get(self, lang: str) -> str:
+        v = getattr(self, lang, None)
+        if v:
+            return v
+        return self.en or self.ja or ""
+
+    def missing(self, lang: str) -> bool:
+        return not getattr(self, lang, None)
+
+    def as_dict(self) -> dict[str, str]:
+        return {lang: self.get(lang) for lang in LANGS}
+
+
+def text(v: Any, where: str, spec_file: Path, required: bool = True) -> Text | None:
+    if v is None:
+        if required:
+            raise SpecError(spec_file, where, "missing (give { ja = \"…\", en = \"…\" })")
+        return None
+    if isinstance(v, str):
+        return Text(v, v)
+    if isinstance(v, dict):
+        unknown = set(v) - set(LANGS)
+        if unknown:
+            raise SpecError(spec_file, where, f"unknown language(s) {sorted(unknown)}; use ja and en")
+        if not v.get("ja") and not v.get("en"):
+            raise SpecError(spec_file, where, "needs at least one of ja, en")
+        return Text(v.get("ja"), v.get("en"))
+    raise SpecError(spec_file, where, f"expected a string or {{ ja, en }}, got {type(v).__name__}")
+
+
+@dataclass
+class Baseline:
+    factor: str | None = None       # baseline is another value of this factor ...
+    value: str | None = None
+    first_row: bool = False         # ... or the first row of the table
+    fixed: float | None = None      # ... or a fixed number
+    compare: str = "ratio"          # ratio value/baseline, speedup baseline/value, change value/baseline-1
+    format: str = "percent"         # percent '103.82 %', times '×30.21', change '▲92.3%' / '−92.3 %'
+    digits: int = 2
+    metric: str | None = None       # which metric is compared (default: the first)
+    label: Text | None = None       # header of the comparison column
+
+
+@dataclass
+class Item:
+    """A table or a figure."""
+
+    kind: str                       # 'table' | 'figure'
+    id: str
+    number: str                     # '1.2'
+    caption: Text
+    spec_file: Path
+    chapter_id: str
+    metrics: list[str]
+    where: dict[str, Any]
+    rows: str | None = None         # table: factor on rows
+    columns: str | None = None      # table: factor pivoted into column groups
+    x: str | None = None            # figure: factor on the x axis
+    series: str | None = None       # figure: factor giving one trace per value
+    aggregate: str = "median"
+    count: bool = False             # table: show the number of runs
+    companions: str = "representative"  # metrics after the first: from the representative run, or 'aggregate'
+    baseline: Baseline | None = None
+    digits: dict[str, int] = field(default_factory=dict)
+    chart: str = "line"             # figure kind (see figures.py)
+    options: dict[str, Any] = field(default_factory=dict)  # kind-specific (axes, log scales, ...)
+    footnote: Text | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{'table' if self.kind == 'table' else 'figure'} {self.id!r} ({self.number})"
+
+    def error(self, message: str) -> SpecError:
+        return SpecError(self.spec_file, f"chapter {self.chapter_id!r}, {self.label}", message)
+
+    def prefix(self, lang: str) -> str:
+        if self.kind == "table":
+            return f"表 {self.number}" if lang == "ja" else f"Table {self.number}"
+        return f"図 {self.number}" if lang == "ja" else f"Figure {self.number}"
+
+
+@dataclass
+class Chapter:
+    id: str
+    number: int
+    title: Text
+    items: list[Item]
+
+    @property
+    def tables(self) -> list[Item]:
+        return [i for i in self.items if i.kind == "table"]
+
+    @property
+    def figures(self) -> list[Item]:
+        return [i for i in self.items if i.kind == "figure"]
+
+
+@dataclass
+class Report:
+    id: str
+    spec_file: Path
+    fiscal_year: int
+    title: Text
+    subtitle: Text | None
+    organisation: Text
+    revision: str
+    copyright: str
+    chapters: list[Chapter]
+    factor_order: dict[str, list[str]]
+    factor_labels: dict[str, dict[str, Text]]
+    factor_names: dict[str, Text]
+    raw: dict[str, Any]
+
+    def item(self, item_id: str, kind: str = "table") -> Item:
+        for ch in self.chapters:
+            for it in ch.items:
+                if it.id == item_id and it.kind == kind:
+                    return it
+        raise KeyError(item_id)
+
+
+ITEM_KEYS = {"id", "caption", "metric", "metrics", "where", "rows", "columns", "x", "series", "aggregate", "count",
+             "companions", "baseline", "digits", "chart", "footnote", "options"}
+BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits", "metric", "label"}
+
+
+def load_report(path: str | Path) -> Report:
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except FileNotFoundError:
+        raise SpecError(path, None, "no such report spec") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(path, None, f"not valid TOML: {exc}") from None
+    rep = raw.get("report")
+    if not isinstance(rep, dict):
+        raise SpecError(path, None, "missing [report] table")
+    rid = rep.get("id", path.stem)
+    fy = rep.get("fiscal_year")
+    if not isinstance(fy, int):
+        raise SpecError(path, "[report] fiscal_year", "expected an integer year")
+    factors = raw.get("factors", {})
+    factor_order: dict[str, list[str]] = {}
+    factor_labels: dict[str, dict[str, Text]] = {}
+    factor_names: dict[str, Text] = {}
+    for fname, fdef in factors.items():
+        if not isinstance(fdef, dict):
+            raise SpecError(path, f"[factors.{fname}]", "expected a table")
+        if "order" in fdef:
+            factor_order[fname] = [str(v) for v in fdef["order"]]
+        if "name" in fdef:
+            factor_names[fname] = text(fdef["name"], f"[factors.{fname}] name", path)
+        for val, lab in fdef.get("labels", {}).items():
+            factor_labels.setdefault(fname, {})[str(val)] = text(lab, f"[factors.{fname}.labels] {val}", path)
+    chapters = []
+    seen_ids: set[str] = set()
+    for ci, ch in enumerate(raw.get("chapter", []), start=1):
+        cid = ch.get("id")
+        if not cid:
+            raise SpecError(path, f"chapter #{ci}", "missing id")
+        number = ch.get("number", ci)
+        items: list[Item] = []
+        for kind, key in (("table", "table"), ("figure", "figure")):
+            for n, it in enumerate(ch.get(key, []), start=1):
+                items.append(_item(path, cid, kind, f"{number}.{n}", it, seen_ids))
+        chapters.append(Chapter(cid, number, text(ch.get("title"), f"chapter {cid!r} title", path), items))
+    return Report(
+        id=rid, spec_file=path, fiscal_year=fy,
+        title=text(rep.get("title"), "[report] title", path),
+        subtitle=text(rep.get("subtitle"), "[report] subtitle", path, required=False),
+        organisation=text(rep.get("organisation"), "[report] organisation", path),
+        revision=str(rep.get("revision", "1.0")),
+        copyright=str(rep.get("copyright", "")),
+        chapters=chapters, factor_order=factor_order, factor_labels=factor_labels,
+        factor_names=factor_names, raw=raw,
+    )
+
+
+def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: set[str]) -> Item:
+    iid = it.get("id")
+    where = f"chapter {chapter_id!r}, {kind} #{number}"
+    if not iid:
+        raise SpecError(path, where, "missing id")
+    if (kind, iid) in seen:
+        raise SpecError(path, where, f"{kind} id {iid!r} is used twice in this report")
+    seen.add((kind, iid))
+    where = f"chapter {chapter_id!r}, {kind} {iid!r} ({number})"
+    unknown = set(it) - ITEM_KEYS
+    if unknown:
+        raise SpecError(path, where, f"unknown key(s) {sorted(unknown)}; known: {sorted(ITEM_KEYS)}")
+    metrics = it.get("metrics") or ([it["metric"]] if "metric" in it else [])
+    if not metrics:
+        raise SpecError(path, where, "needs metric = \"...\" or metrics = [...]")
+    agg = it.get("aggregate", "median")
+    if agg not in AGGREGATES:
+        raise SpecError(path, where, f"aggregate {agg!r} is not one of {AGGREGATES}")
+    baseline = None
+    if "baseline" in it:
+        b = it["baseline"]
+        bad = set(b) - BASELINE_KEYS
+        if bad:
+            raise SpecError(path, where, f"baseline: unknown key(s) {sorted(bad)}")
+        baseline = Baseline(
+            factor=b.get("factor"), value=None if b.get("value") is None else str(b.get("value")),
+            first_row=b.get("row") == "first", fixed=b.get("fixed"),
+            compare=b.get("compare", "ratio"), format=b.get("format", "percent"), digits=int(b.get("digits", 2)),
+            metric=b.get("metric"), label=text(b.get("label"), f"{where} baseline label", path, required=False),
+        )
+        if baseline.compare not in COMPARES:
+            raise SpecError(path, where, f"baseline compare {baseline.compare!r} is not one of {COMPARES}")
+        if baseline.format not in FORMATS:
+            raise SpecError(path, where, f"baseline format {baseline.format!r} is not one of {FORMATS}")
+        if sum([baseline.factor is not None, baseline.first_row, baseline.fixed is not None]) != 1:
+            raise SpecError(path, where, "baseline needs exactly one of factor+value, row = \"first\", fixed = N")
+        if baseline.factor is not None and baseline.value is None:
+            raise SpecError(path, where, "baseline factor needs a value")
+    item = Item(
+        kind=kind, id=iid, number=number, spec_file=path, chapter_id=chapter_id,
+        caption=text(it.get("caption"), f"{where} caption", path),
+        metrics=list(metrics), where=dict(it.get("where", {})),
+        rows=it.get("rows"), columns=it.get("columns"), x=it.get("x"), series=it.get("series"),
+        aggregate=agg, count=bool(it.get("count", False)), companions=it.get("companions", "representative"),
+        baseline=baseline, digits=dict(it.get("digits", {})), chart=it.get("chart", "line"),
+        options=dict(it.get("options", {})),
+        footnote=text(it.get("footnote"), f"{where} footnote", path, required=False), raw=it,
+    )
+    if kind == "table" and not item.rows:
+        raise SpecError(path, where, "a table needs rows = \"<factor>\"")
+    return item
+
+
+def load_all(spec_dir: str | Path = "data/reports") -> list[Report]:
+    spec_dir = Path(spec_dir)
+    reports = [load_report(p) for p in sorted(spec_dir.glob("*.toml"))]
+    ids = [r.id for r in reports]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise SpecError(spec_dir, None, f"report id(s) {sorted(dup)} used by several specs")
+    return sorted(reports, key=lambda r: -r.fiscal_year)
