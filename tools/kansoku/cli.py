@@ -124,3 +124,27 @@ def collect_main(argv: list[str] | None = None) -> int:
     from .collect import main
 
     return main(argv)
+
+
+def pdf_main(argv: list[str] | None = None) -> int:
+    from .pdf import build_pdf
+    from .store.db import DEFAULT_DB
+
+    ap = argparse.ArgumentParser(
+        prog="tools/pdf",
+        description="Write a report as a PDF in one language, from the same sources as the site "
+                    "(pandoc to typst, charts as SVG via kaleido and chromium).",
+        epilog=EPILOG)
+    ap.add_argument("report", help="report id (data/reports/REPORT.toml)")
+    ap.add_argument("--lang", choices=["ja", "en"], required=True, help="language of the PDF")
+    ap.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"database file (default {DEFAULT_DB})")
+    ap.add_argument("--out", type=Path, default=None, help="output file (default public/pdf/REPORT.LANG.pdf)")
+    ap.add_argument("--specs", type=Path, default=Path("data/reports"), help="report spec directory")
+    args = ap.parse_args(argv)
+    try:
+        res = build_pdf(args.report, args.lang, args.db, args.out, args.specs)
+    except KansokuError as exc:
+        _err(str(exc))
+        return exc.exit_code
+    print(f"wrote {res.path}: {res.pages} pages in {res.seconds:.1f} s")
+    return 0
