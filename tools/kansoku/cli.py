@@ -8,10 +8,25 @@ program or font is missing.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from .errors import KansokuError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _at_repo_root(args: argparse.Namespace) -> None:
+    """Make user-given paths absolute, then work from the repository root, so that the
+    commands behave the same from any directory (specs, content and config are found)."""
+    for key, value in vars(args).items():
+        if isinstance(value, Path):
+            setattr(args, key, value.resolve())
+        elif isinstance(value, list) and value and all(isinstance(v, Path) for v in value):
+            setattr(args, key, [v.resolve() for v in value])
+    os.chdir(REPO)
+
 
 EPILOG = "exit status: 0 ok, 1 failure, 2 bad input, 3 bad spec, 4 database busy, 5 missing program/font"
 
@@ -42,12 +57,13 @@ def ingest_main(argv: list[str] | None = None) -> int:
                     "All-or-nothing: if any file fails, nothing is stored.",
         epilog=EPILOG)
     ap.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="run directories or files")
-    ap.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"database file (default {DEFAULT_DB})")
+    ap.add_argument("--db", type=Path, default=REPO / DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in the repository)")
     ap.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                     help="if another process holds the database, wait this long for it (default: stop at once)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every file and warning")
     args = ap.parse_args(argv)
+    _at_repo_root(args)
     try:
         report = ingest(args.paths, args.db, wait_s=args.wait, progress=_progress("ingest"),
                         on_wait=lambda m: print(m, file=sys.stderr))
@@ -106,10 +122,11 @@ def build_main(argv: list[str] | None = None) -> int:
         description="Compute every report's tables and figures from the database (data/reports/*.toml specs) "
                     "and build the bilingual site with Hugo.",
         epilog=EPILOG)
-    ap.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"database file (default {DEFAULT_DB})")
-    ap.add_argument("--out", type=Path, default=Path("public"), help="output directory (default public/)")
-    ap.add_argument("--specs", type=Path, default=Path("data/reports"), help="report spec directory")
+    ap.add_argument("--db", type=Path, default=REPO / DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in the repository)")
+    ap.add_argument("--out", type=Path, default=REPO / "public", help="output directory (default public/ in the repository)")
+    ap.add_argument("--specs", type=Path, default=REPO / "data/reports", help="report spec directory (default data/reports)")
     args = ap.parse_args(argv)
+    _at_repo_root(args)
     try:
         res = build(args.db, args.out, args.specs)
     except KansokuError as exc:
@@ -137,10 +154,11 @@ def pdf_main(argv: list[str] | None = None) -> int:
         epilog=EPILOG)
     ap.add_argument("report", help="report id (data/reports/REPORT.toml)")
     ap.add_argument("--lang", choices=["ja", "en"], required=True, help="language of the PDF")
-    ap.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"database file (default {DEFAULT_DB})")
+    ap.add_argument("--db", type=Path, default=REPO / DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in the repository)")
     ap.add_argument("--out", type=Path, default=None, help="output file (default public/pdf/REPORT.LANG.pdf)")
-    ap.add_argument("--specs", type=Path, default=Path("data/reports"), help="report spec directory")
+    ap.add_argument("--specs", type=Path, default=REPO / "data/reports", help="report spec directory (default data/reports)")
     args = ap.parse_args(argv)
+    _at_repo_root(args)
     try:
         res = build_pdf(args.report, args.lang, args.db, args.out, args.specs)
     except KansokuError as exc:
