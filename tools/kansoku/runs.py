@@ -86,6 +86,12 @@ def canon(v: Any) -> str:
     return str(v)
 
 
+def path_safe(value: str) -> str:
+    """How a value is spelled in a directory name when it holds '+': 'json+' -> 'jsonplus'
+    (shared/corpus/real/README.md: "format=jsonplus stands for fio's json+")."""
+    return value.replace("+", "plus")
+
+
 def path_factors(path: Path) -> list[tuple[str, str]]:
     out = []
     for part in path.parts:
@@ -122,7 +128,7 @@ def make_run(run_dir: Path, root: Path) -> Run:
             toml_factors.setdefault(k, v)
     for k, v in toml_factors.items():
         cv = canon(v)
-        if k in factors and factors[k] != cv:
+        if k in factors and factors[k] != cv and factors[k] != path_safe(cv):
             raise RunError(
                 f"{run_dir / RUN_TOML}: {k} = {cv!r} disagrees with the directory name ({k}={factors[k]})"
             )
