@@ -276,9 +276,16 @@ def _tokens(line: str) -> list[tuple[int, int, str]]:
 
 
 def _assign(tokens: list[tuple[int, int, str]], spans: list[tuple[int, int]]) -> list[int] | None:
-    """Column index for each token (max overlap, else nearest); None if not a table row."""
+    """Column index for each token, or None if the line is not a table row.
+
+    Each token goes to the column it overlaps most (else the nearest). A value
+    wider than its column pushes the rest of the line right (formats.md §0.6):
+    that overflow is carried as a shift for the tokens that follow.
+    """
     out = []
+    shift = 0
     for s, e, _ in tokens:
+        s, e = s - shift, e - shift
         best, best_ov, best_dist = None, 0, None
         for k, (cs, ce) in enumerate(spans):
             ov = min(e, ce) - max(s, cs)
@@ -290,6 +297,8 @@ def _assign(tokens: list[tuple[int, int, str]], spans: list[tuple[int, int]]) ->
                 if best_dist is None or dist < best_dist:
                     best, best_dist = k, dist
         out.append(best)
+        if best < len(spans) - 1 and e > spans[best][1]:
+            shift += e - spans[best][1]
     if any(b <= a for a, b in zip(out, out[1:])):
         return None
     return out
