@@ -48,3 +48,15 @@ def run_tool(name: str, *args: str, cwd: Path = ROOT, check: bool = False, timeo
 @pytest.fixture
 def tool():
     return run_tool
+
+
+@pytest.fixture(scope="session")
+def example_site(tmp_path_factory):
+    """The README's example: ingest data/runs (and data/published when present) into a fresh
+    database and build the site, once per test session. Returns (db, public_dir)."""
+    base = tmp_path_factory.mktemp("example")
+    db, out = base / "kansoku.duckdb", base / "public"
+    inputs = [ROOT / "data" / "runs"] + ([ROOT / "data" / "published"] if (ROOT / "data" / "published").is_dir() else [])
+    run_tool("ingest", "--db", db, *inputs, check=True)
+    run_tool("build", "--db", db, "--out", out, check=True)
+    return db, out

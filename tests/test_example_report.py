@@ -1,0 +1,167 @@
+"""The example report end to end (issue 2): numbers on the site equal numbers computed
+independently from the raw pgbench outputs; the PDF carries the same table."""
+
+from __future__ import annotations
+
+import re
+import statistics
+import subprocess
+import tomllib
+from collections import defaultdict
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+RUNS = ROOT / "data" / "runs"
+TPS_LINE = re.compile(r"^tps = ([0-9.]+) \((?:without initial connection time|excluding connections establishing)\)", re.M)
+
+
+def independent_medians(workload: str) -> dict[tuple[str, str], tuple[float, int]]:
+    """(config, clients) -> (median TPS, runs), straight from pgbench.log files and directory names."""
+    tps = defaultdict(list)
+    for log in RUNS.rglob("pgbench.log"):
+        parts = dict(p.split("=", 1) for p in log.parent.parts if "=" in p)
+        if parts.get("study") != "scaleup" or parts.get("workload") != workload or parts.get("rep") not in ("1", "2", "3"):
+            continue
+        meta = tomllib.loads((log.parent / "run.toml").read_text()) if (log.parent / "run.toml").exists() else {}
+        if meta.get("status", "ok") not in ("ok", "success") or meta.get("exit_code", meta.get("pgbench_exit_code", 0)):
+            continue
+        m = TPS_LINE.search(log.read_text())
+        if m:
+            tps[(parts["config"], parts["clients"])].append(float(m.group(1)))
+    return {k: (statistics.median(v), len(v)) for k, v in tps.items()}
+
+
+class TableGrabber(HTMLParser):
+    """Collects the text of every cell of the table with the given id."""
+
+    def __init__(self, table_id: str):
+        super().__init__()
+        self.table_id, self.depth, self.rows, self.cell = table_id, 0, [], None
+        self.caption, self.in_caption = "", False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "figure" and a.get("id") == f"table-{self.table_id}":
+            self.depth = 1
+        elif self.depth:
+            if tag == "figure":
+                self.depth += 1
+            if tag == "tr":
+                self.rows.append([])
+            if tag in ("td", "th"):
+                self.cell = ""
+            if tag == "figcaption":
+                self.in_caption = True
+
+    def handle_endtag(self, tag):
+        if not self.depth:
+            return
+        if tag in ("td", "th") and self.cell is not None:
+            self.rows[-1].append(self.cell.strip())
+            self.cell = None
+        if tag == "figcaption":
+            self.in_caption = False
+        if tag == "figure":
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth and self.cell is not None:
+            self.cell += data
+        if self.depth and self.in_caption:
+            self.caption += data
+
+
+def grab(html_file: Path, table_id: str) -> TableGrabber:
+    g = TableGrabber(table_id)
+    g.feed(html_file.read_text(encoding="utf-8"))
+    assert g.rows, f"table {table_id} not found in {html_file}"
+    return g
+
+
+@pytest.mark.parametrize("lang,label,caption", [
+    ("ja", "表 1.1", "参照系ワークロードのクライアント数別 TPS"),
+    ("en", "Table 1.1", "Read-only workload: TPS by number of clients"),
+])
+def test_site_table_matches_raw_files(example_site, lang, label, caption):
+    _, public = example_site
+    page = public / lang / "reports" / "example" / "scaleup" / "index.html"
+    assert page.is_file(), sorted(p.name for p in (public / lang).rglob("*"))[:20]
+    g = grab(page, "read-tps")
+    assert label in g.caption and caption in g.caption
+    expected = independent_medians("read")
+    configs = sorted({c for c, _ in expected}, key=lambda c: (c != "checksums-off", c))
+    body = [r for r in g.rows if r and re.fullmatch(r"\d+", r[0])]
+    assert [r[0] for r in body] == sorted({cl for _, cl in expected}, key=int)
+    for row in body:
+        clients = row[0]
+        col = 1
+        base = None
+        for config in configs:
+            med, n = expected[(config, clients)]
+            assert row[col] == f"{med:.2f}", (clients, config, row)
+            assert row[col + 1] == str(n)
+            col += 2
+            if base is None:
+                base = med
+            else:
+                assert row[col] == f"{med / base * 100:.2f} %", (clients, config, row)
+                col += 1
+        assert col == len(row)
+
+
+def test_language_switch_points_to_same_page(example_site):
+    _, public = example_site
+    ja = (public / "ja" / "reports" / "example" / "scaleup" / "index.html").read_text(encoding="utf-8")
+    en = (public / "en" / "reports" / "example" / "scaleup" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'hreflang="en"[^>]*href="[^"]*en/reports/example/scaleup/', ja)
+    assert re.search(r'hreflang="ja"[^>]*href="[^"]*ja/reports/example/scaleup/', en)
+
+
+def test_plotly_is_served_by_the_site(example_site):
+    _, public = example_site
+    page = (public / "ja" / "reports" / "example" / "scaleup" / "index.html").read_text(encoding="utf-8")
+    scripts = re.findall(r'<script[^>]+src="([^"]+)"', page)
+    assert scripts and all(not s.startswith(("http:", "https:", "//")) for s in scripts)
+    assert any("plotly" in s for s in scripts)
+
+
+@pytest.fixture(scope="module")
+def example_pdfs(example_site, tmp_path_factory):
+    db, _ = example_site
+    out = tmp_path_factory.mktemp("pdf")
+    pdfs = {}
+    for lang in ("ja", "en"):
+        target = out / f"example.{lang}.pdf"
+        subprocess.run([str(ROOT / "tools" / "pdf"), "example", "--lang", lang, "--db", str(db), "--out",
+                        str(target)], check=True, capture_output=True, text=True, timeout=300)
+        pdfs[lang] = target
+    return pdfs
+
+
+def pdf_text(pdf: Path) -> str:
+    return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def test_pdf_has_the_numbered_table_in_both_languages(example_pdfs):
+    ja, en = pdf_text(example_pdfs["ja"]), pdf_text(example_pdfs["en"])
+    assert "表 1.1" in ja and "参照系ワークロードのクライアント数別 TPS" in ja
+    assert "図 1.1" in ja
+    assert "Table 1.1" in en and "Figure 1.1" in en
+    med, _ = independent_medians("read")[("checksums-off", "2")]
+    assert f"{med:.2f}" in ja and f"{med:.2f}" in en
+
+
+def test_pdf_fonts_are_embedded(example_pdfs):
+    for pdf in example_pdfs.values():
+        out = subprocess.run(["pdffonts", str(pdf)], check=True, capture_output=True, text=True).stdout
+        rows = out.splitlines()[2:]
+        assert rows
+        for row in rows:
+            assert " yes " in row, row  # emb column
+    ja_fonts = subprocess.run(["pdffonts", str(example_pdfs["ja"])], capture_output=True, text=True).stdout
+    assert "IPAex" in ja_fonts
