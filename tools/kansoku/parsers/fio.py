@@ -579,8 +579,9 @@ _TERSE_TAIL = 5 + 7 + 10 + 12  # cpu, IO depths, lat us, lat ms
 _TERSE_LINE = re.compile(r"^(\d+);[^;\n]*;[^\n]*$")
 
 
-def _is_terse(line: str) -> bool:
-    return bool(_TERSE_LINE.match(line)) and line.count(";") >= 40
+def _is_terse(line: str, strict: bool = True) -> bool:
+    """A terse line; ``strict=False`` also takes a cut-off one (inside a file already known to be fio's)."""
+    return bool(_TERSE_LINE.match(line)) and line.count(";") >= (40 if strict else 8)
 
 
 def _f(tok: str) -> float:
@@ -662,8 +663,9 @@ _DIR3 = re.compile(r"^\s+(?P<dir>read|write|trim|mixed)\s*: IOPS=(?P<iops>[\d.]+
                    r"\((?P<io>[\d.]+)(?P<iou>[kKMGTP]?i?B)/(?P<rt>\d+)msec\)")
 _DIR2 = re.compile(r"^\s+(?P<dir>read|write|trim|mixed)\s*: io=(?P<io>[\d.]+)(?P<iou>[KMGTP]?B), "
                    r"bw=(?P<bw>[\d.]+)(?P<bwu>[KMGTP]?B)/s, iops=(?P<iops>[\d.]+[kKM]?)\s*, runt=\s*(?P<rt>\d+)msec")
-_LAT = re.compile(r"^\s+(?P<kind>slat|clat|lat|sync)\s*\((?P<unit>nsec|usec|msec|sec)\): min=\s*(?P<min>[\d.]+[kKM]?), "
-                  r"max=\s*(?P<max>[\d.]+[kKM]?), avg=\s*(?P<avg>[\d.]+[kKM]?), stdev=\s*(?P<sd>[\d.]+[kKM]?)")
+_LAT = re.compile(r"^\s+(?P<kind>slat|clat|lat|sync)\s*\((?P<unit>nsec|usec|msec|sec)\): min=\s*(?P<min>[\d.]+[kKM]?)\s*, "
+                  r"max=\s*(?P<max>[\d.]+[kKM]?)\s*, avg=\s*(?P<avg>[\d.]+[kKM]?)\s*, "
+                  r"stdev=\s*(?P<sd>[\d.]+[kKM]?)")
 _PCT_HEAD = re.compile(r"^\s+(?P<kind>clat|lat|sync) percentiles \((?P<unit>nsec|usec|msec)\):")
 _PCT_ITEM = re.compile(r"(?P<p>[\d.]+)th=\[\s*(?P<v>\d+)\]")
 _BW = re.compile(r"^\s+bw \(\s*(?P<u>[KMG]i?B)\s*/s\)\s*: min=\s*(?P<min>[\d.]+), max=\s*(?P<max>[\d.]+), "
@@ -724,7 +726,7 @@ def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> N
         if not line.strip():
             pct_key = None
             continue
-        if _is_terse(line):
+        if _is_terse(line, strict=False):
             _parse_terse(line, lineno, path, out, truncated and is_last)
             continue
         m = _VERSION.match(line)
