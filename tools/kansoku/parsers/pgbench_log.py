@@ -1,0 +1,610 @@
+"""pgbench log files: per-transaction logs (-l) and aggregate logs (--aggregate-interval).
+
+These files reach gigabytes (20 000 TPS x 300 s per run), so they are never
+read line by line in Python: the whole file goes through DuckDB's CSV reader
+(``sink.load_sql`` with ``read_csv``). Python only looks at the first 64 kB
+(to recognise the variant) and the last bytes (to find a line cut off when
+pgbench was killed). Memory stays flat: DuckDB streams the file into the table.
+
+Formats (shared/docs/formats.md §1.4 and §1.5), told apart by content:
+
+* per-transaction log, one line per transaction, 6/7/8 space-separated fields::
+
+      client_id transaction_no time script_no time_epoch time_us [schedule_lag] [retries]
+
+  ``time`` is the latency in µs, or ``skipped`` (9.5+, -R with -L), ``failed``
+  (15+), ``serialization`` / ``deadlock`` (15+ with --failures-detailed).
+  6 fields: 8.4 .. 18 without -R. 7 fields: -R lag (9.4+) *or* retries (15+,
+  --max-tries != 1 without -R): see :func:`_seventh_field`. 8 fields: lag and
+  retries (15+).
+* aggregate log, one line per interval and thread, 6 (9.3), 10 (9.4 -R),
+  11 (9.5-14 -R -L) or exactly 15 fields (15+, postgres commit 17a856d)::
+
+      interval_start num_transactions sum_latency sum_latency_2 min_latency max_latency
+      [sum_lag sum_lag_2 min_lag max_lag [skipped [retried retries serialization_failures deadlock_failures]]]
+
+pgbench writes one file per thread, ``PREFIX.PID`` (thread 0) and
+``PREFIX.PID.N`` (thread N); the thread number is taken from the name, and the
+thread files of one log must agree on their format (checked here, file and
+line named when they do not).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ParseError
+from .base import FileHead, Format, MetricDef, ParserModule, Sink
+
+FAILURE_WORDS = ("skipped", "failed", "serialization", "deadlock")
+_TX_TIME = r"(?:\d+|" + "|".join(FAILURE_WORDS) + r")"
+# client_id transaction_no time script_no time_epoch time_us [lag] [retries]
+_TXLOG_LINE = re.compile(r"^(\d+) (\d+) (" + _TX_TIME + r") (\d+) (\d+) (\d+)((?: \d+){0,2})\s*$")
+_AGG_LINE = re.compile(r"^\d+(?: \d+)+\s*$")
+AGG_FIELD_COUNTS = {6: "9.3+ (no -R)", 10: "9.4+ with -R", 11: "9.5-14 with -R -L", 15: "15+"}
+EPOCH_MIN = 100_000_000  # 1973: smaller values are not Unix epoch seconds
+_THREAD_FILE = re.compile(r"^(?P<prefix>.+)\.(?P<pid>\d+)(?:\.(?P<tid>\d+))?$")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS pgbench_transactions (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    thread INTEGER,             -- from the file name PREFIX.PID[.N] (0 for PREFIX.PID), NULL if not named so
+    client_id INTEGER,          -- 0-based
+    transaction_no BIGINT,      -- per-client counter; not unique across files
+    status VARCHAR,             -- 'ok' | 'skipped' | 'failed' | 'serialization' | 'deadlock'
+    latency_us BIGINT,          -- transaction latency (µs); NULL unless status = 'ok'
+    script_no INTEGER,          -- 0-based, as in the log (stdout numbers scripts from 1)
+    end_epoch_us BIGINT,        -- completion time, µs since the Unix epoch (NULL: Windows builds print 0 0)
+    lag_us BIGINT,              -- schedule lag (µs), with -R
+    retries INTEGER             -- 15+ with --max-tries != 1
+);
+CREATE TABLE IF NOT EXISTS pgbench_aggregate (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    thread INTEGER,
+    interval_start_epoch_s BIGINT,
+    interval_s INTEGER,         -- inferred: most common step between interval starts of the file
+    transactions BIGINT,
+    latency_sum_us DOUBLE,
+    latency_sum2_us2 DOUBLE,
+    latency_min_us DOUBLE,
+    latency_max_us DOUBLE,
+    lag_sum_us DOUBLE,          -- -R (9.4+); 15+ always present, 0 when unused
+    lag_sum2_us2 DOUBLE,
+    lag_min_us DOUBLE,
+    lag_max_us DOUBLE,
+    skipped BIGINT,             -- -R -L (9.5+)
+    retried BIGINT,             -- 15+
+    retries BIGINT,             -- 15+
+    serialization_failures BIGINT,  -- 15+, only counted with --failures-detailed
+    deadlock_failures BIGINT,       -- 15+, only counted with --failures-detailed
+    fields INTEGER              -- 6 | 10 | 11 | 15: the column variant of the file
+);
+"""
+
+TABLES = ["pgbench_transactions", "pgbench_aggregate"]
+
+# -- views and metrics --------------------------------------------------------
+#
+# Sampled logs (--sampling-rate) hold a random fraction of the transactions. The
+# fraction is not written in the log, so it is measured: logged 'ok' transactions
+# / 'transactions actually processed' of the run's summary (when a summary was
+# ingested for the run and the fraction is clearly below 1). TPS from a sampled
+# log is divided by it; percentiles need no correction.
+#
+# Steady-state TPS (tps_steady): the mean of the per-second TPS series after
+# dropping the first and the last 10 % of its seconds, at least one second at
+# each end. The first seconds hold connection set-up and cold caches (ramp-up)
+# and the first/last second of a log are partial seconds. For a 15 s run that
+# is seconds 2..14; for 300 s, seconds 31..270.
+
+VIEWS = """
+CREATE OR REPLACE VIEW pgbench_txlog_sampling AS
+WITH logged AS (
+    SELECT run_id, count(*) FILTER (WHERE status = 'ok') AS logged_ok, count(*) AS logged
+    FROM pgbench_transactions GROUP BY run_id
+), processed AS (
+    SELECT run_id, max(transactions_processed) AS processed FROM pgbench_summary GROUP BY run_id
+)
+SELECT l.run_id, l.logged, l.logged_ok, p.processed,
+       CASE WHEN p.processed > 0 AND l.logged_ok < 0.99 * p.processed
+            THEN l.logged_ok / p.processed ELSE 1.0 END AS sampling_fraction
+FROM logged l LEFT JOIN processed p USING (run_id);
+
+CREATE OR REPLACE VIEW pgbench_txlog_seconds AS
+SELECT t.run_id, t.end_epoch_us // 1000000 AS epoch_s,
+       count(*) FILTER (WHERE t.status = 'ok') AS transactions,
+       count(*) FILTER (WHERE t.status IN ('failed', 'serialization', 'deadlock')) AS failed,
+       count(*) FILTER (WHERE t.status = 'skipped') AS skipped,
+       avg(t.latency_us) / 1000.0 AS latency_avg_ms,
+       max(t.latency_us) / 1000.0 AS latency_max_ms,
+       avg(t.lag_us) / 1000.0 AS lag_avg_ms
+FROM pgbench_transactions t
+WHERE t.end_epoch_us > 0
+GROUP BY t.run_id, epoch_s;
+
+CREATE OR REPLACE VIEW pgbench_aggregate_intervals AS
+SELECT run_id, interval_start_epoch_s AS epoch_s, max(interval_s) AS interval_s,
+       sum(transactions) AS transactions, sum(skipped) AS skipped,
+       sum(serialization_failures) + sum(deadlock_failures) AS failed,
+       sum(latency_sum_us) / nullif(sum(transactions), 0) / 1000.0 AS latency_avg_ms,
+       max(latency_max_us) / 1000.0 AS latency_max_ms,
+       sum(lag_sum_us) / nullif(sum(transactions), 0) / 1000.0 AS lag_avg_ms,
+       count(*) AS threads
+FROM pgbench_aggregate
+GROUP BY run_id, interval_start_epoch_s;
+
+-- Per-second TPS and latency of each run, from the best source it has:
+-- the per-transaction log, else the aggregate log, else the -P progress lines.
+-- ts is the start of the interval (wall clock, UTC); elapsed_s its end, in
+-- seconds since the run's start (run.toml 'start', else the first interval's start).
+CREATE OR REPLACE VIEW pgbench_tps_per_second AS
+WITH tx AS (
+    SELECT s.run_id, s.epoch_s::DOUBLE AS start_epoch_s, 1.0 AS interval_s,
+           s.transactions / coalesce(f.sampling_fraction, 1.0) AS tps,
+           s.latency_avg_ms, s.latency_max_ms, s.lag_avg_ms,
+           s.failed / coalesce(f.sampling_fraction, 1.0) AS failed_per_s,
+           s.skipped / coalesce(f.sampling_fraction, 1.0) AS skipped_per_s,
+           'txlog' AS series_source, 1 AS source_rank
+    FROM pgbench_txlog_seconds s LEFT JOIN pgbench_txlog_sampling f USING (run_id)
+), agg AS (
+    SELECT run_id, epoch_s::DOUBLE, coalesce(interval_s, 1)::DOUBLE,
+           transactions / coalesce(interval_s, 1), latency_avg_ms, latency_max_ms, lag_avg_ms,
+           failed / coalesce(interval_s, 1), skipped / coalesce(interval_s, 1), 'aggregate', 2
+    FROM pgbench_aggregate_intervals
+), prog AS (
+    SELECT run_id,
+           epoch(ts) - (elapsed_s - coalesce(lag(elapsed_s) OVER w, 0)),
+           elapsed_s - coalesce(lag(elapsed_s) OVER w, 0),
+           tps, latency_avg_ms, NULL::DOUBLE, lag_ms,
+           failed / nullif(elapsed_s - coalesce(lag(elapsed_s) OVER w, 0), 0),
+           skipped / nullif(elapsed_s - coalesce(lag(elapsed_s) OVER w, 0), 0),
+           'progress', 3
+    FROM pgbench_progress WHERE ts IS NOT NULL
+    WINDOW w AS (PARTITION BY source_id ORDER BY line)
+), unioned AS (
+    SELECT * FROM tx UNION ALL SELECT * FROM agg UNION ALL SELECT * FROM prog
+), best AS (
+    SELECT run_id, min(source_rank) AS source_rank FROM unioned GROUP BY run_id
+), chosen AS (
+    SELECT u.* FROM unioned u JOIN best b USING (run_id, source_rank)
+)
+SELECT c.run_id,
+       to_timestamp(c.start_epoch_s) AS ts,
+       c.start_epoch_s + c.interval_s
+         - coalesce(epoch(r.start_time), min(c.start_epoch_s) OVER (PARTITION BY c.run_id)) AS elapsed_s,
+       c.interval_s, c.tps, c.latency_avg_ms, c.latency_max_ms, c.lag_avg_ms,
+       c.failed_per_s, c.skipped_per_s, c.series_source
+FROM chosen c LEFT JOIN runs r USING (run_id);
+
+-- Latency percentiles of successful transactions, over all thread files of a run.
+CREATE OR REPLACE VIEW pgbench_latency_percentiles AS
+SELECT run_id, count(*) AS transactions,
+       quantile_cont(latency_us, 0.50) / 1000.0 AS latency_p50_ms,
+       quantile_cont(latency_us, 0.90) / 1000.0 AS latency_p90_ms,
+       quantile_cont(latency_us, 0.95) / 1000.0 AS latency_p95_ms,
+       quantile_cont(latency_us, 0.99) / 1000.0 AS latency_p99_ms,
+       max(latency_us) / 1000.0 AS latency_max_ms,
+       avg(latency_us) / 1000.0 AS latency_avg_ms
+FROM pgbench_transactions
+WHERE status = 'ok'
+GROUP BY run_id;
+
+-- Runs whose pgbench summary says they were aborted: their logs never feed a metric.
+CREATE OR REPLACE VIEW pgbench_aborted_runs AS
+SELECT DISTINCT run_id FROM pgbench_summary WHERE status <> 'ok';
+
+CREATE OR REPLACE VIEW pgbench_tps_steady AS
+WITH numbered AS (
+    SELECT run_id, tps,
+           row_number() OVER (PARTITION BY run_id ORDER BY ts) AS i,
+           count(*) OVER (PARTITION BY run_id) AS n
+    FROM pgbench_tps_per_second
+)
+SELECT run_id, avg(tps) AS tps_steady, count(*) AS seconds_used, max(n) AS seconds_total
+FROM numbered
+WHERE n >= 3 AND i > greatest(1, floor(n * 0.1)) AND i <= n - greatest(1, floor(n * 0.1))
+GROUP BY run_id;
+
+-- Whole-run TPS from the per-transaction log: successful transactions over the
+-- time from the first transaction's start to the last one's end.
+CREATE OR REPLACE VIEW pgbench_txlog_tps AS
+SELECT t.run_id,
+       count(*) FILTER (WHERE t.status = 'ok') / coalesce(any_value(f.sampling_fraction), 1.0)
+         / nullif((max(t.end_epoch_us) - min(t.end_epoch_us - coalesce(t.latency_us, 0))) / 1e6, 0) AS tps
+FROM pgbench_transactions t LEFT JOIN pgbench_txlog_sampling f USING (run_id)
+WHERE t.end_epoch_us > 0
+GROUP BY t.run_id;
+"""
+
+_NOT_ABORTED = "run_id NOT IN (SELECT run_id FROM pgbench_aborted_runs WHERE run_id IS NOT NULL)"
+
+
+def _pct_metric(name: str, ja: str, en: str) -> MetricDef:
+    return MetricDef(name, f"SELECT run_id, {name} AS value FROM pgbench_latency_percentiles WHERE {_NOT_ABORTED}",
+                     "ms", False, ja, en)
+
+
+METRICS = [
+    _pct_metric("latency_p50_ms", "レイテンシ中央値 (p50)", "Latency p50"),
+    _pct_metric("latency_p90_ms", "レイテンシ p90", "Latency p90"),
+    _pct_metric("latency_p95_ms", "レイテンシ p95", "Latency p95"),
+    _pct_metric("latency_p99_ms", "レイテンシ p99", "Latency p99"),
+    _pct_metric("latency_max_ms", "最大レイテンシ", "Latency max"),
+    MetricDef("tps_steady", f"SELECT run_id, tps_steady AS value FROM pgbench_tps_steady WHERE {_NOT_ABORTED}",
+              "tps", True, "定常状態 TPS (前後 10% 除外)", "Steady-state TPS (first/last 10 % dropped)"),
+    MetricDef("tps_txlog", f"SELECT run_id, tps AS value FROM pgbench_txlog_tps WHERE {_NOT_ABORTED}",
+              "tps", True, "TPS (トランザクションログから)", "TPS (from the transaction log)"),
+]
+
+# -- recognising the files ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shape:
+    kind: str  # 'txlog' | 'aggregate'
+    fields: int
+    words: frozenset[str]  # failure words seen in the head (txlog)
+    max_field7: int | None = None  # txlog: largest 7th field in the head
+
+    def describe(self) -> str:
+        name = "per-transaction log" if self.kind == "txlog" else "aggregate log"
+        return f"a pgbench {name} with {self.fields} fields per line"
+
+
+def _complete_lines(raw: bytes, limit: int = 2000) -> list[str]:
+    """Lines of a file head; the last one is dropped if the head cut it."""
+    text = raw.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    lines.pop()  # after the last '\n': empty, or a line the head (or pgbench's death) cut
+    if not lines and text:
+        lines = [text]  # a one-line file without '\n': judge it anyway
+    return [l.rstrip("\r") for l in lines[:limit]]
+
+
+def shape_of(raw: bytes) -> Shape | None:
+    """The log format of a file head, or None if it is not a pgbench log."""
+    if not raw or b"\x00" in raw[:8192]:
+        return None
+    lines = _complete_lines(raw)
+    if not lines or not lines[0].strip():
+        return None
+    m = _TXLOG_LINE.match(lines[0])
+    if m and int(m.group(1)) < 10_000_000 and int(m.group(6)) < 1_000_000:
+        fields = 6 + len(m.group(7).split())
+        words: set[str] = set()
+        max7: int | None = None
+        for line in lines:
+            m = _TXLOG_LINE.match(line)
+            if not m or 6 + len(m.group(7).split()) != fields or int(m.group(6)) >= 1_000_000:
+                return None
+            epoch = int(m.group(5))
+            if epoch != 0 and epoch < EPOCH_MIN:
+                return None
+            if not m.group(3).isdigit():
+                words.add(m.group(3))
+            if fields >= 7:
+                v = int(m.group(7).split()[0])
+                max7 = v if max7 is None else max(max7, v)
+        return Shape("txlog", fields, frozenset(words), max7)
+    if _AGG_LINE.match(lines[0]):
+        fields = len(lines[0].split())
+        if fields not in AGG_FIELD_COUNTS or int(lines[0].split()[0]) < EPOCH_MIN:
+            return None
+        for line in lines:
+            parts = line.split()
+            if not _AGG_LINE.match(line) or len(parts) != fields or int(parts[0]) < EPOCH_MIN:
+                return None
+        return Shape("aggregate", fields, frozenset())
+    return None
+
+
+def sniff_txlog(head: FileHead) -> bool:
+    s = shape_of(head.raw)
+    return s is not None and s.kind == "txlog"
+
+
+def sniff_aggregate(head: FileHead) -> bool:
+    s = shape_of(head.raw)
+    return s is not None and s.kind == "aggregate"
+
+
+def _read_head(path: Path, n: int = 64 * 1024) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(n)
+
+
+def _thread_of(path: Path) -> tuple[str | None, int | None]:
+    """(log key 'PREFIX.PID', thread number) from a pgbench log file name."""
+    m = _THREAD_FILE.match(path.name)
+    if not m:
+        return None, None
+    return f"{m.group('prefix')}.{m.group('pid')}", int(m.group("tid") or 0)
+
+
+def _siblings(path: Path) -> list[Path]:
+    """The other thread files of the same log (same PREFIX.PID), non-empty."""
+    key, _ = _thread_of(path)
+    if key is None:
+        return []
+    out = []
+    for p in sorted(path.parent.iterdir()):
+        if p == path or not p.is_file():
+            continue
+        k, _ = _thread_of(p)
+        if k == key and p.stat().st_size > 0:
+            out.append(p)
+    return out
+
+
+def _check_siblings(path: Path, shape: Shape, siblings: list[Path]) -> None:
+    for sib in siblings:
+        other = shape_of(_read_head(sib))
+        if other is None or (other.kind, other.fields) != (shape.kind, shape.fields):
+            found = other.describe() if other else "not a pgbench log"
+            raise ParseError(
+                path, 1,
+                f"all thread files of this log to share one format, but {path.name} is {shape.describe()} "
+                f"and its sibling {sib.name} is", found)
+
+
+_SUMMARY_HINTS = {
+    "rate_limit": re.compile(rb"rate limit schedule lag: avg|\d+ skipped|, lag [\d.]+ ms"),
+    "max_tries": re.compile(rb"maximum number of tries: (\d+)"),
+}
+
+
+def _summary_hints(directory: Path) -> dict[str, object]:
+    """What a pgbench stdout capture beside the log says about -R and --max-tries."""
+    hints: dict[str, object] = {}
+    for p in sorted(directory.iterdir()):
+        try:
+            if not p.is_file() or p.stat().st_size > 64 * 1024 * 1024:
+                continue
+            size = p.stat().st_size
+            with open(p, "rb") as fh:
+                head = fh.read(64 * 1024)
+                fh.seek(max(0, size - 64 * 1024))
+                tail = fh.read()
+        except OSError:
+            continue
+        if b"transaction type: " not in head + tail:
+            continue
+        blob = head + tail
+        if _SUMMARY_HINTS["rate_limit"].search(blob):
+            hints["rate_limit"] = True
+        m = _SUMMARY_HINTS["max_tries"].search(blob)
+        if m:
+            hints["max_tries"] = int(m.group(1))
+        hints.setdefault("rate_limit", False)
+    return hints
+
+
+def _seventh_field(path: Path, shapes: list[Shape], sink: Sink) -> str:
+    """A 7-field line has either the schedule lag (-R, 9.4+) or retries (15+ --max-tries != 1).
+
+    Decided, in order, by: a 'skipped' transaction (needs -R); the pgbench
+    summary captured beside the log (rate-limit lag line, maximum number of
+    tries); failure words (15+) with only small values (retries are < max tries).
+    """
+    words = set().union(*(s.words for s in shapes))
+    if "skipped" in words:
+        return "lag_us"
+    hints = _summary_hints(path.parent)
+    if hints.get("rate_limit"):
+        return "lag_us"
+    if "max_tries" in hints:
+        return "retries" if hints["max_tries"] != 1 else "lag_us"
+    max7 = max((s.max_field7 or 0) for s in shapes)
+    guess = "retries" if words and max7 <= 10 else "lag_us"
+    sink.warn(1, f"7th field read as {'retries' if guess == 'retries' else 'schedule lag (µs)'}: "
+                 "no pgbench summary beside the log says whether -R or --max-tries was used")
+    return guess
+
+
+# -- loading ------------------------------------------------------------------
+
+
+def _tail(path: Path, size: int) -> tuple[bool, bytes, int]:
+    """(ends with newline, last line bytes, byte offset of the last line)."""
+    with open(path, "rb") as fh:
+        n = min(size, 64 * 1024)
+        fh.seek(size - n)
+        tail = fh.read(n)
+    if tail.endswith(b"\n"):
+        return True, b"", size
+    cut = tail.rfind(b"\n")
+    last = tail[cut + 1:]
+    return False, last, size - len(last)
+
+
+def _has_reject_tables(con) -> bool:
+    # Never let a query fail inside the ingest transaction: DuckDB would abort it.
+    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name IN ('reject_scans', 'reject_errors')"
+                       ).fetchone()[0] == 2
+
+
+def _last_scan_id(sink: Sink) -> int:
+    con = sink.store.con  # type: ignore[attr-defined]
+    if not _has_reject_tables(con):
+        return -1
+    return con.execute("SELECT coalesce(max(scan_id), -1) FROM reject_scans").fetchone()[0]
+
+
+def _rejects(sink: Sink, after_scan: int) -> list[tuple[int, int, str, str]]:
+    """(line, byte offset of the line, csv_line, error_message) of the lines DuckDB could not read."""
+    con = sink.store.con  # type: ignore[attr-defined]
+    if not _has_reject_tables(con):
+        return []
+    rows = con.execute(
+        "SELECT line, min(line_byte_position), any_value(csv_line), string_agg(DISTINCT error_message, '; ') "
+        "FROM reject_errors WHERE scan_id > ? GROUP BY line ORDER BY line", [after_scan]).fetchall()
+    return [(int(r[0]), int(r[1]), r[2], r[3]) for r in rows]
+
+
+def _csv_source(columns: dict[str, str]) -> str:
+    cols = "{" + ", ".join(f"'{k}': '{v}'" for k, v in columns.items()) + "}"
+    return (f"read_csv($path, delim=' ', header=false, auto_detect=false, columns={cols}, "
+            "quote='', escape='', new_line='\\n', ignore_errors=true, store_rejects=true)")
+
+
+def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, params: dict) -> int:
+    """Load through DuckDB; lines it rejects are errors, except a cut-off last line (warned, skipped)."""
+    size = path.stat().st_size
+    ends_nl, last_line, last_off = _tail(path, size)
+    before = _last_scan_id(sink)
+    n = sink.load_sql(table, select_sql, {"path": str(path), **params})
+    cut_rejected = False
+    for line, offset, text, message in _rejects(sink, before):
+        if not ends_nl and offset >= last_off - 1:
+            cut_rejected = True
+            continue
+        raise ParseError(path, line, f"{expected} ({message})", text)
+    if not ends_nl and last_line.strip():
+        sink.warn(None, f"last line is cut off (pgbench killed?), skipped: {last_line[:80].decode(errors='replace')!r}")
+        if not cut_rejected:
+            n -= _delete_cut_line(sink, table, path, last_line)
+    return n
+
+
+def _delete_cut_line(sink: Sink, table: str, path: Path, last_line: bytes) -> int:
+    """The cut last line was read as a complete row: delete that one row (it ends the file, so it is
+    the newest row of this source with exactly these values)."""
+    con = sink.store.con  # type: ignore[attr-defined]
+    parts = last_line.decode(errors="replace").split()
+    if table == "pgbench_transactions":
+        if len(parts) < 6:
+            return 0
+        cond = "client_id = ? AND transaction_no = ? AND script_no = ? AND end_epoch_us = ?"
+        args = [int(parts[0]), int(parts[1]), int(parts[3]), int(parts[4]) * 1_000_000 + int(parts[5])]
+    else:
+        cond = "interval_start_epoch_s = ? AND transactions = ?"
+        args = [int(parts[0]), int(parts[1])]
+    sid = sink.source_id  # type: ignore[attr-defined]
+    row = con.execute(f"SELECT max(rowid) FROM {table} WHERE source_id = ? AND {cond}", [sid, *args]).fetchone()
+    if row[0] is None:
+        return 0
+    con.execute(f"DELETE FROM {table} WHERE rowid = ?", [row[0]])
+    sink.rows_loaded -= 1  # type: ignore[attr-defined]
+    return 1
+
+
+def parse_txlog(path: Path, sink: Sink) -> None:
+    head = _read_head(path)
+    shape = shape_of(head)
+    if shape is None or shape.kind != "txlog":
+        raise ParseError(path, 1, "a pgbench per-transaction log line "
+                         "('client_id transaction_no time script_no time_epoch time_us [lag] [retries]')",
+                         head.split(b"\n", 1)[0][:80].decode(errors="replace"))
+    siblings = _siblings(path)
+    _check_siblings(path, shape, siblings)
+    _, thread = _thread_of(path)
+
+    columns = {"client_id": "INTEGER", "transaction_no": "BIGINT", "time": "VARCHAR",
+               "script_no": "INTEGER", "epoch_s": "BIGINT", "epoch_us": "BIGINT"}
+    extra: list[str] = []
+    if shape.fields == 7:
+        sib_shapes = [shape] + [s for s in (shape_of(_read_head(p)) for p in siblings) if s]
+        extra = [_seventh_field(path, sib_shapes, sink)]
+    elif shape.fields == 8:
+        extra = ["lag_us", "retries"]
+    for name in extra:
+        columns[name] = "BIGINT"
+    extra_sql = "".join(f", {name}" for name in extra)
+    select = f"""
+        SELECT $source_id AS source_id, $run_id AS run_id, $thread::INTEGER AS thread,
+               client_id, transaction_no,
+               CASE WHEN latency_us IS NULL THEN time ELSE 'ok' END AS status,
+               latency_us, script_no,
+               CASE WHEN epoch_s = 0 AND epoch_us = 0 THEN NULL ELSE epoch_s * 1000000 + epoch_us END
+                 AS end_epoch_us{extra_sql}
+        FROM (SELECT *, TRY_CAST(time AS BIGINT) AS latency_us FROM {_csv_source(columns)})"""
+    n = _load(path, sink, "pgbench_transactions", select,
+              f"a per-transaction log line of {shape.fields} space-separated fields", {"thread": thread})
+    con = sink.store.con  # type: ignore[attr-defined]
+    sid = sink.source_id  # type: ignore[attr-defined]
+    bad = con.execute(
+        "SELECT any_value(status), count(*) FROM pgbench_transactions WHERE source_id = ? AND status NOT IN "
+        "('ok', 'skipped', 'failed', 'serialization', 'deadlock')", [sid]).fetchone()
+    if bad[1]:
+        line, text = _find_line(path, lambda parts: len(parts) > 2 and parts[2] == bad[0])
+        raise ParseError(path, line, "a latency in µs or one of the words " + ", ".join(FAILURE_WORDS)
+                         + " in the 3rd field", text)
+    if n == 0:
+        raise ParseError(path, None, "at least one complete per-transaction log line", "none")
+    no_time = con.execute("SELECT count(*) FROM pgbench_transactions WHERE source_id = ? AND end_epoch_us IS NULL",
+                          [sid]).fetchone()[0]
+    if no_time:
+        sink.warn(None, f"{no_time} transactions have no completion time ('0 0', Windows builds <= 9.6): "
+                        "they are left out of per-second series")
+
+
+def _find_line(path: Path, pred) -> tuple[int | None, str | None]:
+    """Error path only: the first line whose fields satisfy pred (streams the file)."""
+    with open(path, "rb") as fh:
+        for i, raw in enumerate(fh, start=1):
+            parts = raw.decode(errors="replace").split()
+            if pred(parts):
+                return i, raw.decode(errors="replace").rstrip("\n")
+    return None, None
+
+
+_AGG_COLUMNS = [
+    ("interval_start_epoch_s", "BIGINT"), ("transactions", "BIGINT"),
+    ("latency_sum_us", "DOUBLE"), ("latency_sum2_us2", "DOUBLE"),
+    ("latency_min_us", "DOUBLE"), ("latency_max_us", "DOUBLE"),
+    ("lag_sum_us", "DOUBLE"), ("lag_sum2_us2", "DOUBLE"), ("lag_min_us", "DOUBLE"), ("lag_max_us", "DOUBLE"),
+    ("skipped", "BIGINT"),
+    ("retried", "BIGINT"), ("retries", "BIGINT"), ("serialization_failures", "BIGINT"),
+    ("deadlock_failures", "BIGINT"),
+]
+
+
+def parse_aggregate(path: Path, sink: Sink) -> None:
+    head = _read_head(path)
+    shape = shape_of(head)
+    if shape is None or shape.kind != "aggregate":
+        raise ParseError(path, 1, "a pgbench aggregate log line (6, 10, 11 or 15 numbers, "
+                         "the first a Unix time)", head.split(b"\n", 1)[0][:80].decode(errors="replace"))
+    _check_siblings(path, shape, _siblings(path))
+    _, thread = _thread_of(path)
+    cols = dict(_AGG_COLUMNS[:shape.fields])
+    names = ", ".join(cols)
+    select = (f"SELECT $source_id AS source_id, $run_id AS run_id, $thread::INTEGER AS thread, "
+              f"$fields::INTEGER AS fields, {names} FROM {_csv_source(cols)}")
+    n = _load(path, sink, "pgbench_aggregate", select,
+              f"an aggregate log line of {shape.fields} numbers ({AGG_FIELD_COUNTS[shape.fields]})",
+              {"thread": thread, "fields": shape.fields})
+    if n == 0:
+        raise ParseError(path, None, "at least one complete aggregate log line", "none")
+    con = sink.store.con  # type: ignore[attr-defined]
+    sid = sink.source_id  # type: ignore[attr-defined]
+    step = con.execute(
+        "SELECT mode(d) FROM (SELECT interval_start_epoch_s - lag(interval_start_epoch_s) "
+        "OVER (ORDER BY interval_start_epoch_s) AS d FROM pgbench_aggregate WHERE source_id = ?) WHERE d > 0",
+        [sid]).fetchone()[0]
+    if step is None:
+        sink.warn(None, "a single interval: its length (--aggregate-interval) is unknown, taken as 1 s")
+    con.execute("UPDATE pgbench_aggregate SET interval_s = ? WHERE source_id = ?", [step or 1, sid])
+
+
+MODULE = ParserModule(
+    name="pgbench_log",
+    formats=[
+        Format(tool="pgbench", name="pgbench-txlog",
+               description="pgbench per-transaction log (-l), one file per thread",
+               sniff=sniff_txlog, parse=parse_txlog, priority=5),
+        Format(tool="pgbench", name="pgbench-aggregate",
+               description="pgbench aggregate log (-l --aggregate-interval), one file per thread",
+               sniff=sniff_aggregate, parse=parse_aggregate, priority=5),
+    ],
+    schema=SCHEMA,
+    views=VIEWS,
+    tables=TABLES,
+    metrics=METRICS,
+)
+
+__all__ = ["MODULE", "shape_of", "FAILURE_WORDS"]
