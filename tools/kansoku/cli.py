@@ -166,3 +166,43 @@ def pdf_main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     print(f"wrote {res.path}: {res.pages} pages in {res.seconds:.1f} s")
     return 0
+
+
+def example_main(argv: list[str] | None = None) -> int:
+    """Ingest the bundled example measurements, build the site and the example PDFs."""
+    ap = argparse.ArgumentParser(
+        prog="tools/example",
+        description="Build the example site from the bundled measurements (data/runs, data/published): "
+                    "ingest into data/kansoku.duckdb, build public/ with Hugo, write public/pdf/*.pdf; "
+                    "with --serve, serve public/ on http://127.0.0.1:PORT/.",
+        epilog=EPILOG)
+    ap.add_argument("--serve", action="store_true", help="serve the site after building it")
+    ap.add_argument("--port", type=int, default=1313, help="port for --serve (default 1313)")
+    ap.add_argument("--no-pdf", action="store_true", help="skip the PDFs")
+    args = ap.parse_args(argv)
+    _at_repo_root(args)
+    inputs = [str(p) for p in (REPO / "data" / "runs", REPO / "data" / "published") if p.is_dir()]
+    rc = ingest_main(inputs + ["--wait", "60"])
+    if rc != 0:
+        return rc
+    rc = build_main([])
+    if rc != 0:
+        return rc
+    if not args.no_pdf:
+        for lang in ("ja", "en"):
+            rc = pdf_main(["example", "--lang", lang])
+            if rc != 0:
+                return rc
+    print(f"open {REPO / 'public' / 'index.html'} via a web server, e.g. tools/example --serve")
+    if args.serve:
+        import functools
+        import http.server
+
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(REPO / "public"))
+        with http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler) as httpd:
+            print(f"serving http://127.0.0.1:{args.port}/ja/ (Ctrl-C to stop)")
+            try:
+                httpd.serve_forever()
+            except KeyboardInterrupt:
+                pass
+    return 0
