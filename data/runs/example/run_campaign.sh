@@ -1,0 +1,12 @@
+#!/bin/sh
+# The whole example campaign, as it was run for data/runs/example (about 12 minutes on 2 vCPUs).
+# Run from the repository root as root (the clusters run as the postgres OS user):
+#   sh data/runs/example/run_campaign.sh
+# Interrupted? Run it again: finished runs are skipped.
+set -eu
+HERE=$(dirname "$0")
+sh "$HERE/setup.sh" init
+tools/collect --plan "$HERE/scaleup.toml"
+tools/collect --plan "$HERE/syscalls.toml"
+tools/collect --plan "$HERE/fio.toml"
+sh "$HERE/setup.sh" stop

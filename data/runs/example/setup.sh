@@ -1,0 +1,79 @@
+#!/bin/sh
+# Servers for the example campaign (data/runs/example/*.toml): two PostgreSQL clusters of Debian's
+# PostgreSQL, page checksums off and on, listening on 127.0.0.1 only, one running at a time.
+#
+#   sh setup.sh install         apt-get install the programs the campaign uses (needs root)
+#   sh setup.sh init            initdb both clusters under $BASE (as the postgres OS user when run as root)
+#   sh setup.sh start CONFIG    stop any other example cluster, start CONFIG (checksums-off|checksums-on),
+#                               create the databases bench_read and bench_update if missing
+#   sh setup.sh stop            stop both clusters
+#   sh setup.sh fio-file        stop both clusters; write the fio test file (256 MiB of random data)
+#   sh setup.sh clean           stop both clusters and delete $BASE
+#
+# Environment: KANSOKU_EXAMPLE_BASE (default /tmp/kansoku_example), KANSOKU_EXAMPLE_PORT (default 5433),
+# PG_BINDIR (default: the newest /usr/lib/postgresql/*/bin).
+set -eu
+BASE=${KANSOKU_EXAMPLE_BASE:-/tmp/kansoku_example}
+PORT=${KANSOKU_EXAMPLE_PORT:-5433}
+BIN=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
+CONFIGS="checksums-off checksums-on"
+
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+running() { [ -f "$BASE/$1/postmaster.pid" ] && as_pg "$BIN/pg_ctl" -D "$BASE/$1" status >/dev/null 2>&1; }
+
+case "${1:-}" in
+install)
+    apt-get install -y postgresql sysstat fio strace procps
+    ;;
+init)
+    mkdir -p "$BASE/sock"
+    [ "$(id -u)" = 0 ] && chown postgres: "$BASE" "$BASE/sock"
+    for cfg in $CONFIGS; do
+        [ -f "$BASE/$cfg/PG_VERSION" ] && continue
+        extra=""; [ "$cfg" = checksums-on ] && extra="--data-checksums"
+        as_pg "$BIN/initdb" -D "$BASE/$cfg" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 $extra
+        as_pg sh -c "cat >> '$BASE/$cfg/postgresql.conf'" <<CONF
+# kansoku example campaign
+listen_addresses = '127.0.0.1'
+port = $PORT
+unix_socket_directories = '$BASE/sock'
+autovacuum = off
+shared_buffers = 1GB
+max_connections = 50
+checkpoint_timeout = 30min
+max_wal_size = 4GB
+CONF
+    done
+    ;;
+start)
+    cfg=${2:?usage: setup.sh start checksums-off|checksums-on}
+    for other in $CONFIGS; do
+        [ "$other" != "$cfg" ] && running "$other" && as_pg "$BIN/pg_ctl" -D "$BASE/$other" -m fast -w stop
+    done
+    if ! running "$cfg"; then
+        as_pg "$BIN/pg_ctl" -D "$BASE/$cfg" -l "$BASE/$cfg.log" -w start
+    fi
+    for db in bench_read bench_update; do
+        as_pg "$BIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -tAc \
+            "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1 ||
+            as_pg "$BIN/createdb" -h 127.0.0.1 -p "$PORT" -U postgres "$db"
+    done
+    ;;
+stop)
+    for cfg in $CONFIGS; do running "$cfg" && as_pg "$BIN/pg_ctl" -D "$BASE/$cfg" -m fast -w stop; done
+    true
+    ;;
+fio-file)
+    sh "$0" stop
+    mkdir -p "$BASE/fio"
+    [ -f "$BASE/fio/fio.dat" ] ||
+        dd if=/dev/urandom of="$BASE/fio/fio.dat" bs=1M count=256 oflag=direct conv=fsync status=none
+    ;;
+clean)
+    sh "$0" stop
+    rm -rf "$BASE"
+    ;;
+*)
+    sed -n '2,16p' "$0"; exit 2
+    ;;
+esac

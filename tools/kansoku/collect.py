@@ -1,0 +1,753 @@
+"""tools/collect: capture one benchmark run (or a campaign of them) as a run directory.
+
+A run directory is named by its factors, hive style (``study=scaleup/workload=read/
+clients=4/rep=1``, in the order given), and holds:
+
+``<prog>.log``      stdout and stderr of the benchmark together (``pgbench.log`` for pgbench;
+                    ``--output NAME`` chooses another name). The command runs with the run
+                    directory as its working directory, so ``pgbench -l`` writes its
+                    per-transaction logs there.
+``sa.bin``          ``sar -A -o sa.bin 1`` (sysstat binary file; ingest renders it with sadf)
+``iostat_x.txt``    ``iostat -x -t -k 1``
+``vmstat.txt``      ``vmstat -t -w 1``
+``strace_c.txt``    with ``--strace-pid``/``--strace-pidfile``: ``strace -c -f -p PID -o strace_c.txt``
+                    (its own messages in ``strace_stderr.txt``)
+``pg_settings.csv`` with ``--conninfo``: the result of
+                    ``SELECT name, setting, unit, source FROM pg_settings
+                    WHERE source NOT IN ('default','override') ORDER BY name``
+                    (``psql --csv``: header line ``name,setting,unit,source``, values as the server
+                    stores them, e.g. ``shared_buffers,131072,8kB,configuration file``)
+``run.toml``        metadata, see below.
+
+The monitors are started (each in its own session, with default signal dispositions, even when
+collect itself was started with SIGINT ignored) ``--settle`` seconds (default 1) before the
+benchmark and stopped ``--settle`` seconds after it ended: SIGINT to each monitor's process
+group, SIGTERM if it is still alive 3 s later, SIGKILL after 2 s more. Which signal was needed is
+recorded (``collectors_stop_signal = "sar:INT iostat:INT vmstat:INT"``). Ctrl-C (SIGINT), SIGTERM or
+SIGHUP to collect is forwarded to the benchmark; the monitors are then stopped the same way and
+the run is recorded as ``status = "interrupted"``.
+
+run.toml (readable by :mod:`kansoku.runs`; every top-level key is one of runs.METADATA_KEYS, so no
+metadata is mistaken for a factor)::
+
+    status = "ok" | "failed" | "interrupted"   # failed: non-zero exit code or the command could not start
+    status_note = "..."                        # only when status is not ok
+    exit_code = 0                              # benchmark exit status; 128+N when killed by signal N
+    start = 2026-11-21T23:53:05.911050+00:00   # benchmark process only (TOML datetimes, UTC)
+    end = ...
+    collectors_start = ...                     # monitors
+    collectors_stop = ...
+    hostname = "vm"
+    notes = "..."                              # --note
+    [factors]      key = "value", every factor as a string, in directory order
+    [commands]     benchmark (shell-quoted), argv, cwd, output, sar, iostat, vmstat, strace,
+                   collectors_stop_signal, strace_stop_signal
+    [machine]      hostname, kernel (uname -srvm), os, cpu_model, cpu_count (online logical CPUs),
+                   nproc (usable by this process), mem_total_kib, swap_total_kib, virtualization,
+                   [machine.filesystem] of the run directory (device, mount, fstype, options),
+                   [machine.disks.NAME] size_bytes, rotational, model
+    [versions]     first line of ``--version``/``-V`` of sysstat, vmstat, strace, fio, pgbench, psql, postgres
+    [env]          LANG, LC_ALL, TZ, PGUSER, PGHOST, PGPORT, PGDATABASE, timezone
+    [server]       with --conninfo, read right before the benchmark:
+                   conninfo (password removed), version (``SELECT version()``),
+                   NAME = current_setting(NAME) for every setting of the query above plus a few key
+                   settings that are always shown (server_version, data_checksums, block_size, fsync,
+                   synchronous_commit, full_page_writes, wal_level, shared_buffers, max_connections),
+                   non_default = [names returned by the query], capture_error when psql failed
+    [campaign]     in plan mode: plan file, seed, position, total
+
+While a run is in progress its run.toml says ``status = "interrupted"`` with a note, so a run whose
+collect process was killed outright is never mistaken for a good one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .runs import METADATA_KEYS
+
+RUN_TOML = "run.toml"
+KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+SETTINGS_QUERY = ("SELECT name, setting, unit, source FROM pg_settings "
+                  "WHERE source NOT IN ('default','override') ORDER BY name")
+KEY_SETTINGS = ("server_version", "data_checksums", "block_size", "fsync", "synchronous_commit",
+                "full_page_writes", "wal_level", "shared_buffers", "max_connections")
+ENV_KEYS = ("LANG", "LC_ALL", "TZ", "PGUSER", "PGHOST", "PGPORT", "PGDATABASE")
+# name, argv (run in the run directory), output file (None: /dev/null)
+MONITORS = (
+    ("sar", ["sar", "-A", "-o", "sa.bin", "1"], None),
+    ("iostat", ["iostat", "-x", "-t", "-k", "1"], "iostat_x.txt"),
+    ("vmstat", ["vmstat", "-t", "-w", "1"], "vmstat.txt"),
+)
+VERSION_PROBES = (
+    ("sysstat", ["sar", "-V"]), ("procps_vmstat", ["vmstat", "-V"]), ("strace", ["strace", "-V"]),
+    ("fio", ["fio", "--version"]), ("pgbench", ["pgbench", "--version"]), ("psql", ["psql", "--version"]),
+    ("postgres", ["postgres", "--version"]),
+)
+STOP_SIGNALS = ((signal.SIGINT, 3.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0))
+EXIT_INTERRUPTED = 130
+
+
+class CollectError(Exception):
+    """A problem with the request (bad factor, existing run): exit status 2."""
+
+
+# ---------------------------------------------------------------- TOML writer (tomllib reads only)
+
+def _toml_key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _toml_str(k)
+
+
+def _toml_str(s: str) -> str:
+    out = []
+    for ch in s:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, datetime):
+        return v.isoformat()
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return _toml_str(str(v))
+
+
+def toml_dumps(data: dict[str, Any], header: str = "") -> str:
+    lines = [f"# {h}" for h in header.splitlines()] if header else []
+
+    def table(prefix: list[str], d: dict[str, Any]) -> None:
+        scalars = {k: v for k, v in d.items() if not isinstance(v, dict) and v is not None}
+        subs = {k: v for k, v in d.items() if isinstance(v, dict)}
+        if prefix and (scalars or not subs):
+            lines.append("")
+            lines.append("[" + ".".join(_toml_key(p) for p in prefix) + "]")
+        for k, v in scalars.items():
+            lines.append(f"{_toml_key(k)} = {_toml_value(v)}")
+        for k, v in subs.items():
+            table(prefix + [k], v)
+
+    table([], data)
+    return "\n".join(lines) + "\n"
+
+
+def write_run_toml(run_dir: Path, meta: dict[str, Any]) -> None:
+    bad = [k for k, v in meta.items() if not isinstance(v, dict) and k not in METADATA_KEYS]
+    assert not bad, f"top-level run.toml keys would be read as factors: {bad}"
+    tmp = run_dir / (RUN_TOML + ".tmp")
+    tmp.write_text(toml_dumps(meta, "written by kansoku tools/collect; see tools/kansoku/collect.py"),
+                   encoding="utf-8")
+    os.replace(tmp, run_dir / RUN_TOML)
+
+
+# ---------------------------------------------------------------- factors and directories
+
+def parse_factors(items: list[str]) -> dict[str, str]:
+    factors: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not KEY.match(key):
+            raise CollectError(f"{item!r}: a factor is KEY=VALUE, KEY a name like clients or config")
+        if not value or "/" in value or value.startswith(".") or value != value.strip():
+            raise CollectError(f"{item!r}: the value must be non-empty, without '/', leading '.' or spaces")
+        if key in factors:
+            raise CollectError(f"factor {key!r} given twice")
+        factors[key] = value
+    return factors
+
+
+def run_path(root: Path, factors: dict[str, str]) -> Path:
+    return root.joinpath(*(f"{k}={v}" for k, v in factors.items()))
+
+
+def run_state(run_dir: Path) -> str | None:
+    """'ok' | 'failed' | 'interrupted' | 'unknown' for an existing run directory, None if absent/empty."""
+    import tomllib
+
+    if not run_dir.is_dir() or not any(p for p in run_dir.iterdir() if p.is_file()):
+        return None
+    try:
+        with open(run_dir / RUN_TOML, "rb") as fh:
+            meta = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError):
+        return "unknown"
+    st = meta.get("status")
+    if st == "ok" and meta.get("exit_code", 0) == 0:
+        return "ok"
+    return st if st in ("failed", "interrupted") else "unknown"
+
+
+def move_aside(run_dir: Path) -> Path:
+    """Keep an earlier attempt, hidden (ingest skips dot-directories): clients=4/.rep=1.attempt-<utc>."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    dest = run_dir.with_name(f".{run_dir.name}.attempt-{stamp}")
+    run_dir.rename(dest)
+    return dest
+
+
+# ---------------------------------------------------------------- environment capture
+
+def _first_line(argv: list[str], timeout: float = 5.0) -> str | None:
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in (p.stdout + "\n" + p.stderr).splitlines():
+        if line.strip():
+            return line.strip()
+    return None
+
+
+def tool_versions(extra_prog: str | None = None) -> dict[str, str]:
+    out = {}
+    probes = list(VERSION_PROBES)
+    if extra_prog and extra_prog not in {a[0] for _, a in probes} and extra_prog in ("sysbench", "pg_test_fsync"):
+        probes.append((extra_prog, [extra_prog, "--version"]))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(probes)) as ex:  # read right before each run, so keep it quick
+        found = list(ex.map(lambda a: _first_line(a[1]), probes))
+    for (name, _), v in zip(probes, found):
+        if v:
+            out[name] = v
+    return out
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def machine_info(run_dir: Path) -> dict[str, Any]:
+    u = platform.uname()
+    m: dict[str, Any] = {"hostname": socket.gethostname(), "kernel": f"{u.system} {u.release} {u.version} {u.machine}"}
+    osr = dict(re.findall(r'^(\w+)="?(.*?)"?$', _read("/etc/os-release"), re.M))
+    if osr.get("PRETTY_NAME"):
+        m["os"] = osr["PRETTY_NAME"]
+    cpu = re.search(r"^model name\s*:\s*(.+)$", _read("/proc/cpuinfo"), re.M)
+    if cpu:
+        m["cpu_model"] = cpu.group(1).strip()
+    m["cpu_count"] = os.cpu_count()
+    try:
+        m["nproc"] = len(os.sched_getaffinity(0))
+    except AttributeError:
+        pass
+    meminfo = dict(re.findall(r"^(\w+):\s+(\d+) kB$", _read("/proc/meminfo"), re.M))
+    for key, name in (("MemTotal", "mem_total_kib"), ("SwapTotal", "swap_total_kib")):
+        if key in meminfo:
+            m[name] = int(meminfo[key])
+    virt = _first_line(["systemd-detect-virt"])
+    if virt:
+        m["virtualization"] = virt
+    fs = _filesystem_of(run_dir)
+    if fs:
+        m["filesystem"] = fs
+    disks = {}
+    for dev in sorted(Path("/sys/block").glob("*")) if Path("/sys/block").is_dir() else []:
+        if dev.name.startswith(("loop", "ram", "zram", "dm-")):
+            continue
+        d: dict[str, Any] = {}
+        size = _read(str(dev / "size")).strip()
+        if size.isdigit():
+            d["size_bytes"] = int(size) * 512
+        rot = _read(str(dev / "queue/rotational")).strip()
+        if rot in ("0", "1"):
+            d["rotational"] = rot == "1"
+        model = _read(str(dev / "device/model")).strip()
+        if model:
+            d["model"] = model
+        disks[dev.name] = d
+    if disks:
+        m["disks"] = disks
+    return m
+
+
+def _filesystem_of(path: Path) -> dict[str, str] | None:
+    best = None
+    target = str(path.resolve())
+    for line in _read("/proc/self/mounts").splitlines():
+        parts = line.split()
+        if len(parts) < 4:
+            continue
+        mnt = parts[1].replace("\\040", " ")
+        if target == mnt or target.startswith(mnt.rstrip("/") + "/"):
+            if best is None or len(mnt) > len(best["mount"]):
+                best = {"device": parts[0], "mount": mnt, "fstype": parts[2], "options": parts[3]}
+    return best
+
+
+def env_info() -> dict[str, str]:
+    env = {k: os.environ.get(k, "") for k in ENV_KEYS}
+    off = datetime.now().astimezone().strftime("%z")
+    env["timezone"] = f"{time.tzname[0]}{off[:3]}:{off[3:]}"
+    return env
+
+
+def redact_conninfo(conninfo: str) -> str:
+    s = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", conninfo, flags=re.I)
+    return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", s)
+
+
+def _psql(conninfo: str, sql: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["psql", "-X", "-q", "--csv", "-d", conninfo, "-c", sql], capture_output=True, text=True,
+                          timeout=30, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "PGAPPNAME": "kansoku-collect", "PGCONNECT_TIMEOUT": "10"})
+
+
+def _psql_csv(conninfo: str, sql: str) -> list[dict[str, str]]:
+    p = _psql(conninfo, sql)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip() or f"psql exited {p.returncode}")
+    return list(csv.DictReader(io.StringIO(p.stdout)))
+
+
+def server_info(conninfo: str, run_dir: Path) -> dict[str, Any]:
+    """Capture SELECT version() and the non-default settings; see the module docstring."""
+    info: dict[str, Any] = {"conninfo": redact_conninfo(conninfo)}
+    if shutil.which("psql") is None:
+        info["capture_error"] = "psql not found in PATH"
+        return info
+    try:
+        info["version"] = _psql_csv(conninfo, "SELECT version()")[0]["version"]
+        p = _psql(conninfo, SETTINGS_QUERY)
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr.strip())
+        (run_dir / "pg_settings.csv").write_text(p.stdout, encoding="utf-8")
+        names = [r["name"] for r in csv.DictReader(io.StringIO(p.stdout))]
+        wanted = sorted(set(names) | set(KEY_SETTINGS))
+        in_list = ",".join("'" + n.replace("'", "''") + "'" for n in wanted)
+        rows = _psql_csv(conninfo, f"SELECT name, current_setting(name) AS value FROM pg_settings "
+                                   f"WHERE name IN ({in_list}) ORDER BY name")
+        for r in rows:
+            if r["name"] not in ("conninfo", "version", "non_default", "capture_error"):
+                info[r["name"]] = r["value"]
+        info["non_default"] = names
+    except (RuntimeError, OSError, subprocess.SubprocessError, KeyError, IndexError) as exc:
+        info["capture_error"] = str(exc)[:500]
+    return info
+
+
+# ---------------------------------------------------------------- processes
+
+def _default_signals() -> None:  # runs in the child between fork and exec
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(s, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+@dataclass
+class Monitor:
+    name: str
+    argv: list[str]
+    output: str | None
+    proc: subprocess.Popen | None = None
+    stop_signal: str = ""
+    error: str | None = None
+
+    @property
+    def shell(self) -> str:
+        return shlex.join(self.argv) + f" > {self.output or '/dev/null'}"
+
+    def start(self, run_dir: Path, stderr_name: str | None = None) -> None:
+        if shutil.which(self.argv[0]) is None:
+            self.error = f"{self.argv[0]} not found in PATH"
+            return
+        out = open(run_dir / self.output, "wb") if self.output else subprocess.DEVNULL
+        err = open(run_dir / stderr_name, "wb") if stderr_name else subprocess.DEVNULL
+        try:
+            self.proc = subprocess.Popen(self.argv, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=err, start_new_session=True, preexec_fn=_default_signals)
+        except OSError as exc:
+            self.error = str(exc)
+        finally:
+            for fh in (out, err):
+                if hasattr(fh, "close"):
+                    fh.close()
+
+    def stop(self) -> None:
+        if self.proc is None:
+            self.stop_signal = "not-started"
+            return
+        if self.proc.poll() is not None:
+            self.stop_signal = f"exited({self.proc.returncode})"
+            return
+        for sig, grace in STOP_SIGNALS:
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=grace)
+                self.stop_signal = sig.name.removeprefix("SIG")
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        try:  # the rest of the group (sar's sadc child) must not outlive the run
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+class _Interrupt:
+    """Signal handlers for the duration of a run: remember the signal, forward it to the benchmark."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.at: float | None = None
+        self.child: subprocess.Popen | None = None
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> "_Interrupt":
+        for s in self.SIGNALS:
+            self._old[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for s, h in self._old.items():
+            signal.signal(s, h)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.received is None:
+            self.received, self.at = signum, time.monotonic()
+        if self.child is not None and self.child.poll() is None:
+            try:
+                self.child.send_signal(signum)
+            except ProcessLookupError:
+                pass
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _log(msg: str, quiet: bool = False) -> None:
+    if not quiet:
+        print(f"collect: {msg}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class RunRequest:
+    root: Path
+    factors: dict[str, str]
+    command: list[str]
+    output: str | None = None
+    conninfo: str | None = None
+    strace_pid: int | None = None
+    strace_pidfile: Path | None = None
+    settle_s: float = 1.0
+    monitors: bool = True
+    replace: bool = False
+    note: str | None = None
+    campaign: dict[str, Any] = field(default_factory=dict)
+    quiet: bool = False
+
+    @property
+    def run_dir(self) -> Path:
+        return run_path(self.root, self.factors)
+
+    @property
+    def output_name(self) -> str:
+        if self.output:
+            return self.output
+        return Path(self.command[0]).name + ".log"
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    status: str
+    exit_code: int
+    interrupted: bool
+    seconds: float
+
+
+def _strace_target(req: RunRequest) -> int | None:
+    if req.strace_pid is not None:
+        return req.strace_pid
+    if req.strace_pidfile is not None:
+        try:
+            return int(req.strace_pidfile.read_text().split()[0])
+        except (OSError, ValueError, IndexError) as exc:
+            raise CollectError(f"{req.strace_pidfile}: cannot read a PID from it ({exc})") from None
+    return None
+
+
+def collect_run(req: RunRequest) -> RunResult:
+    """Run one benchmark with monitors; always leaves a run.toml saying how it ended."""
+    if not req.command:
+        raise CollectError("no command given after --")
+    if not req.factors:
+        raise CollectError("give at least one factor KEY=VALUE (it names the run directory)")
+    run_dir = req.run_dir
+    state = run_state(run_dir)
+    if state is not None:
+        if not req.replace:
+            raise CollectError(f"{run_dir} already holds a run (status {state}); use --replace to keep it "
+                               f"aside as a hidden .attempt directory and measure again")
+        aside = move_aside(run_dir)
+        _log(f"earlier attempt moved to {aside}", req.quiet)
+    strace_pid = _strace_target(req)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = run_dir.resolve()
+    t0 = time.monotonic()
+
+    meta: dict[str, Any] = {
+        "status": "interrupted",
+        "status_note": "collect has not finished this run (still running, or collect was killed)",
+        "hostname": socket.gethostname(),
+    }
+    if req.note:
+        meta["notes"] = req.note
+    meta["factors"] = dict(req.factors)
+    output = req.output_name
+    commands: dict[str, Any] = {
+        "benchmark": shlex.join(req.command), "argv": list(req.command), "cwd": str(run_dir),
+        "output": f"{output} (stdout and stderr)",
+    }
+    monitors = [Monitor(n, list(a), o) for n, a, o in MONITORS] if req.monitors else []
+    for mon in monitors:
+        commands[mon.name] = mon.shell
+    strace = None
+    if strace_pid is not None:
+        strace = Monitor("strace", ["strace", "-c", "-f", "-p", str(strace_pid), "-o", "strace_c.txt"], None)
+        commands["strace"] = shlex.join(strace.argv) + " 2> strace_stderr.txt"
+    meta["commands"] = commands
+    meta["machine"] = machine_info(run_dir)
+    meta["versions"] = tool_versions(Path(req.command[0]).name)
+    meta["env"] = env_info()
+    if req.campaign:
+        meta["campaign"] = dict(req.campaign)
+    write_run_toml(run_dir, meta)  # status "interrupted" until we know better
+    if req.conninfo:
+        meta["server"] = server_info(req.conninfo, run_dir)
+        if "capture_error" in meta["server"]:
+            _log(f"warning: server capture failed: {meta['server']['capture_error']}", req.quiet)
+
+    exit_code: int | None = None
+    start = end = None
+    note = None
+    with _Interrupt() as intr:
+        meta["collectors_start"] = _now()
+        for mon in monitors:
+            mon.start(run_dir)
+        if strace is not None:
+            strace.start(run_dir, "strace_stderr.txt")
+        errors = [f"{m.name}: {m.error}" for m in monitors + ([strace] if strace else []) if m.error]
+        for e in errors:
+            _log(f"warning: monitor not started: {e}", req.quiet)
+        _sleep_unless(intr, req.settle_s)
+        proc = None
+        if intr.received is None:
+            try:
+                with open(run_dir / output, "wb") as out:
+                    start = _now()
+                    proc = subprocess.Popen(req.command, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
+                                            stderr=subprocess.STDOUT, preexec_fn=_default_signals,
+                                            env={**os.environ, "KANSOKU_RUN_DIR": str(run_dir)})
+                intr.child = proc
+                if intr.received is not None:  # arrived while the process was being started
+                    proc.send_signal(intr.received)
+                exit_code = _wait_benchmark(proc, intr)
+            except OSError as exc:
+                note = f"the command could not be started: {exc}"
+                exit_code = 127
+            end = _now()
+        if intr.received is None:
+            _sleep_unless(intr, req.settle_s)
+        if strace is not None:
+            strace.stop()
+        for mon in monitors:
+            mon.stop()
+        meta["collectors_stop"] = _now()
+        received = intr.received
+
+    if start:
+        meta["start"] = start
+    if end:
+        meta["end"] = end
+    if received is not None:
+        status = "interrupted"
+        note = f"collect received SIG{signal.Signals(received).name.removeprefix('SIG')}" + \
+               ("" if proc is not None else " before the benchmark started") + \
+               (f"; benchmark exit code {exit_code}" if exit_code is not None else "")
+        if exit_code is None:
+            exit_code = 128 + received
+    elif exit_code == 0:
+        status = "ok"
+    else:
+        status = "failed"
+        if note is None:
+            note = f"benchmark exit code {exit_code}" + (
+                f" (killed by signal {signal.Signals(exit_code - 128).name})" if exit_code > 128 else "")
+    meta["status"] = status
+    if note:
+        meta["status_note"] = note
+    else:
+        meta.pop("status_note", None)
+    meta["exit_code"] = exit_code
+    commands["collectors_stop_signal"] = " ".join(f"{m.name}:{m.stop_signal}" for m in monitors)
+    if strace is not None:
+        commands["strace_stop_signal"] = strace.stop_signal
+    if errors:
+        commands["monitor_errors"] = errors
+    # rebuild the dict so top-level keys come first in the file
+    order = ["status", "status_note", "exit_code", "start", "end", "collectors_start", "collectors_stop",
+             "hostname", "notes"]
+    final = {k: meta[k] for k in order if k in meta}
+    final.update({k: v for k, v in meta.items() if k not in final})
+    write_run_toml(run_dir, final)
+    return RunResult(run_dir, status, exit_code, received is not None, time.monotonic() - t0)
+
+
+def _sleep_unless(intr: _Interrupt, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while intr.received is None and time.monotonic() < deadline:
+        time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+
+def _wait_benchmark(proc: subprocess.Popen, intr: _Interrupt) -> int:
+    """Wait for the benchmark; after an interrupt, escalate to SIGTERM (5 s) and SIGKILL (10 s)."""
+    escalated = set()
+    while True:
+        try:
+            rc = proc.wait(timeout=0.2)
+            return rc if rc >= 0 else 128 - rc
+        except subprocess.TimeoutExpired:
+            pass
+        if intr.at is not None:
+            waited = time.monotonic() - intr.at
+            for after, sig in ((5.0, signal.SIGTERM), (10.0, signal.SIGKILL)):
+                if waited > after and sig not in escalated:
+                    escalated.add(sig)
+                    try:
+                        proc.send_signal(sig)
+                    except ProcessLookupError:
+                        pass
+
+
+# ---------------------------------------------------------------- command line
+
+USAGE = """tools/collect [options] KEY=VALUE... -- COMMAND [ARG...]
+       tools/collect --plan PLAN.toml [--dry-run] [--limit N]"""
+
+DESCRIPTION = """\
+Capture a benchmark run as a kansoku run directory: ROOT/KEY=VALUE/.../ named by the factors,
+with sar (sa.bin), iostat (iostat_x.txt) and vmstat (vmstat.txt) sampling every second over
+exactly the run, the command's stdout+stderr in <prog>.log (pgbench.log), optional strace -c
+on a PID, the server's version and non-default settings (--conninfo), and run.toml (start/end,
+machine, tool versions, exact command, exit code and status). The command runs in the run
+directory. With --plan, run a whole campaign (factors x repetitions, randomized with a seed,
+resumable); see tools/kansoku/collect_plan.py for the plan format."""
+
+EXAMPLES = """\
+examples:
+  tools/collect --root runs --conninfo 'host=127.0.0.1 port=5433 user=postgres dbname=bench' \\
+      workload=read clients=4 rep=1 -- pgbench -n -h 127.0.0.1 -p 5433 -U postgres -c 4 -j 2 -T 60 -P 1 -r bench
+  tools/collect --root runs --output fio_output.json study=fio rw=randread rep=1 -- \\
+      fio --name=randread --rw=randread --filename=/tmp/fio.dat --size=256M --bs=8k --direct=1 --output-format=json+
+  tools/collect --plan data/runs/example/campaign.toml
+
+exit status: the benchmark's exit status; 130 if interrupted; 2 bad request (bad factor,
+run directory already holds a run); 5 a monitor program is missing (use --no-monitors)"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tools/collect", usage=USAGE, description=DESCRIPTION, epilog=EXAMPLES,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("factors", nargs="*", metavar="KEY=VALUE",
+                    help="factors naming the run directory, in this order (e.g. workload=read clients=4 rep=1)")
+    ap.add_argument("--root", type=Path, default=Path("."), help="directory under which runs are created "
+                    "(default: the current directory)")
+    ap.add_argument("--output", metavar="NAME", help="file for the command's stdout+stderr "
+                    "(default: <program>.log, e.g. pgbench.log)")
+    ap.add_argument("--conninfo", metavar="CONNSTR", help="libpq connection string of the server under test: "
+                    "SELECT version() and non-default pg_settings are saved (needs psql)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--strace-pid", type=int, metavar="PID", help="run strace -c -f -p PID during the benchmark")
+    g.add_argument("--strace-pidfile", type=Path, metavar="FILE",
+                   help="like --strace-pid, PID from the first line of FILE (e.g. $PGDATA/postmaster.pid)")
+    ap.add_argument("--settle", type=float, default=1.0, metavar="SECONDS",
+                    help="monitors start this long before the benchmark and stop this long after it (default 1)")
+    ap.add_argument("--no-monitors", action="store_true", help="do not run sar, iostat, vmstat")
+    ap.add_argument("--replace", action="store_true",
+                    help="if the run directory already holds a run, move it aside (hidden .attempt dir) and rerun")
+    ap.add_argument("--note", help="free text stored as notes in run.toml")
+    ap.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p = ap.add_argument_group("campaign mode")
+    p.add_argument("--plan", type=Path, metavar="PLAN.toml", help="run the campaign described by this plan")
+    p.add_argument("--dry-run", action="store_true", help="with --plan: print the runs in order, run nothing")
+    p.add_argument("--limit", type=int, metavar="N", help="with --plan: stop after N runs")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, command = argv[:i], argv[i + 1:]
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    try:
+        if args.plan is not None:
+            if command or args.factors:
+                ap.error("--plan takes no KEY=VALUE factors and no command")
+            from .collect_plan import run_plan
+
+            return run_plan(args.plan, dry_run=args.dry_run, limit=args.limit, quiet=args.quiet)
+        if not command:
+            ap.error("give the benchmark command after --")
+        missing = [a[0] for _, a, _ in MONITORS if shutil.which(a[0]) is None] if not args.no_monitors else []
+        if args.strace_pid is not None or args.strace_pidfile is not None:
+            missing += ["strace"] if shutil.which("strace") is None else []
+        if missing:
+            print(f"error: {', '.join(missing)} not found in PATH (Debian: apt-get install sysstat procps strace)",
+                  file=sys.stderr)
+            return 5
+        req = RunRequest(root=args.root, factors=parse_factors(args.factors), command=command,
+                         output=args.output, conninfo=args.conninfo, strace_pid=args.strace_pid,
+                         strace_pidfile=args.strace_pidfile, settle_s=args.settle,
+                         monitors=not args.no_monitors, replace=args.replace, note=args.note, quiet=args.quiet)
+        _log(f"run {req.run_dir}: {shlex.join(command)}", args.quiet)
+        res = collect_run(req)
+    except CollectError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _log(f"{res.status} (exit code {res.exit_code}, {res.seconds:.1f} s): {res.run_dir}", args.quiet)
+    return EXIT_INTERRUPTED if res.interrupted else res.exit_code
