@@ -3,8 +3,14 @@
 Aggregation over repetitions (median, mean, min, max, single run), the number
 of runs, a representative run (the run whose value is closest to the
 aggregate; companion metrics are taken from it), and comparison with a
-baseline (ratio, speed-up, change). No formatting for a language here beyond
-the cell texts of the two languages, computed once for site and PDF alike.
+baseline (ratio, speed-up, change; ``auto`` follows the metric's direction).
+Values transcribed from published reports (origin 'transcribed') are queried
+like measured ones and flagged in every cell they reach; where the spec names
+the report's printed derived value, it is checked against the value computed
+from the printed inputs, with the tolerance their printed precision implies
+(interval arithmetic, see :func:`check_published`). No formatting for a
+language here beyond the cell texts of the two languages, computed once for
+site and PDF alike.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import parsers
-from .spec import LANGS, Baseline, Item, Report, Text
+from .spec import LANGS, Baseline, Item, Report
 from .store.db import Store
 
 _NUMERIC = re.compile(r"^-?\d+(\.\d+)?$")
@@ -31,6 +37,11 @@ class Group:
     run_ids: list[str]
     representative_run_id: str | None
     transcribed: bool
+    # Rounding error bound of the value: 0 for measured data; for transcribed values half a
+    # unit of the last printed digit (the largest over the group: median, mean, min and max
+    # of values each known to ±h are known to ±h).
+    half_unit: float = 0.0
+    printed: str | None = None  # the number as printed, when the group is one transcribed value
 
 
 def factor_sort_key(report: Report | None, factor: str):
@@ -55,21 +66,36 @@ def known_metrics(store: Store) -> set[str]:
     return names
 
 
-def where_sql(item: Item, store: Store, params: list[Any]) -> str:
+def _has_published(store: Store) -> bool:
+    cached = getattr(store, "_kansoku_has_published", None)
+    if cached is None:
+        cached = bool(store.con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'published_values'").fetchone()[0])
+        store._kansoku_has_published = cached
+    return cached
+
+
+def check_factor(store: Store, item: Item, factor: str, role: str) -> None:
+    factors = known_factors(store)
+    if factor not in factors:
+        raise item.error(f"{role}: unknown factor {factor!r}; the database has {sorted(factors)}")
+
+
+def where_sql(item: Item, store: Store, params: list[Any], where: dict[str, Any] | None = None) -> str:
     """SQL conditions on m.run_id for the item's `where` filter: equal, in (list), range ({min, max})."""
     factors = known_factors(store)
     conds = []
-    for factor, cond in item.where.items():
+    for factor, cond in (item.where if where is None else where).items():
         if factor not in factors:
             raise item.error(f"where: unknown factor {factor!r}; the database has {sorted(factors)}")
         sub = "SELECT run_id FROM run_factors WHERE factor = ? AND "
         params.append(factor)
         if isinstance(cond, list):
             sub += "value IN (" + ", ".join("?" for _ in cond) + ")"
-            params.extend(str(c) for c in cond)
+            params.extend(_canon(c) for c in cond)
         elif isinstance(cond, dict):
             bad = set(cond) - {"min", "max"}
-            if bad:
+            if bad or not cond:
                 raise item.error(f"where {factor}: a range takes min and max, not {sorted(bad)}")
             parts = []
             if "min" in cond:
@@ -81,20 +107,27 @@ def where_sql(item: Item, store: Store, params: list[Any]) -> str:
             sub += " AND ".join(parts)
         else:
             sub += "value = ?"
-            params.append(str(cond).lower() if isinstance(cond, bool) else str(cond))
+            params.append(_canon(cond))
         conds.append(f"m.run_id IN ({sub})")
     return " AND ".join(conds) if conds else "TRUE"
 
 
-def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggregate: str | None = None) -> list[Group]:
-    """Aggregate ``metric`` over the item's runs, grouped by the given factors."""
+def _canon(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggregate: str | None = None,
+              where: dict[str, Any] | None = None) -> list[Group]:
+    """Aggregate ``metric`` over the item's runs (or those of ``where``), grouped by the given factors."""
     agg = aggregate or item.aggregate
     if metric not in known_metrics(store):
         raise item.error(f"unknown metric {metric!r}; known metrics: {sorted(known_metrics(store))}")
-    factors = known_factors(store)
     for g in group_by:
-        if g not in factors:
-            raise item.error(f"unknown factor {g!r}; the database has {sorted(factors)}")
+        check_factor(store, item, g, "grouping")
     params: list[Any] = []
     joins = []
     cols = []
@@ -102,32 +135,40 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
         joins.append(f"JOIN run_factors g{i} ON g{i}.run_id = m.run_id AND g{i}.factor = ?")
         params.append(g)
         cols.append(f"g{i}.value AS k{i}")
+    if _has_published(store):
+        pub_cols = ", coalesce(pv.half_unit, 0.0) AS hu, pv.printed"
+        pub_join = "LEFT JOIN published_values pv ON pv.run_id = m.run_id AND pv.metric = m.metric"
+    else:
+        pub_cols, pub_join = ", 0.0 AS hu, NULL::VARCHAR AS printed", ""
     params.append(metric)
-    cond = where_sql(item, store, params)
+    cond = where_sql(item, store, params, where)
     keys = ", ".join(f"k{i}" for i in range(len(group_by))) or "NULL"
     part = f"PARTITION BY {keys}" if group_by else ""
     sql_agg = {"median": "median", "mean": "avg", "min": "min", "max": "max", "single": "min"}[agg]
     sql = f"""
     WITH base AS (
-        SELECT m.run_id, m.value, r.origin {''.join(', ' + c for c in cols)}
+        SELECT m.run_id, m.value, r.origin {''.join(', ' + c for c in cols)} {pub_cols}
         FROM run_metrics m JOIN runs r ON r.run_id = m.run_id AND r.status = 'ok'
         {' '.join(joins)}
+        {pub_join}
         WHERE m.metric = ? AND m.value IS NOT NULL AND NOT isnan(m.value) AND {cond}
     ), w AS (
         SELECT *, {sql_agg}(value) OVER ({part}) AS aggv FROM base
     )
     SELECT {keys}, any_value(aggv) AS value, count(*) AS n, list(run_id ORDER BY run_id) AS run_ids,
            first(run_id ORDER BY abs(value - aggv), run_id) AS representative_run_id,
-           bool_or(origin = 'transcribed') AS transcribed
+           bool_or(origin = 'transcribed') AS transcribed, max(hu) AS half_unit,
+           CASE WHEN count(*) = 1 THEN any_value(printed) END AS printed
     FROM w GROUP BY ALL
     """
     rows = store.con.execute(sql, params).fetchall()
     out = []
     k = len(group_by)
+    off = k if group_by else 1
     for r in rows:
         keys_t = tuple(r[:k]) if group_by else ()
-        g = Group(keys_t, r[k + (0 if group_by else 1)], r[k + (1 if group_by else 2)],
-                  r[k + (2 if group_by else 3)], r[k + (3 if group_by else 4)], bool(r[k + (4 if group_by else 5)]))
+        g = Group(keys_t, r[off], r[off + 1], r[off + 2], r[off + 3], bool(r[off + 4]), float(r[off + 5] or 0.0),
+                  r[off + 6])
         if agg == "single" and g.n != 1:
             raise item.error(f"aggregate = 'single' but {g.n} runs match {dict(zip(group_by, keys_t))}: "
                              f"{g.run_ids[:4]}; narrow `where` or choose median/mean")
@@ -140,12 +181,34 @@ def run_metric(store: Store, run_id: str, metric: str) -> float | None:
     return None if r is None else r[0]
 
 
+def run_metric_group(store: Store, run_id: str, metric: str, keys: tuple) -> Group | None:
+    """One run's value of a metric, as a Group (companion metrics from the representative run)."""
+    v = run_metric(store, run_id, metric)
+    if v is None:
+        return None
+    hu, printed, origin = 0.0, None, None
+    if _has_published(store):
+        r = store.con.execute("SELECT half_unit, printed FROM published_values WHERE run_id = ? AND metric = ?",
+                              [run_id, metric]).fetchone()
+        if r:
+            hu, printed = float(r[0]), r[1]
+    origin = store.con.execute("SELECT origin FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    return Group(keys, v, 1, [run_id], run_id, bool(origin and origin[0] == "transcribed"), hu, printed)
+
+
 # -- formatting -----------------------------------------------------------------
 
 def fmt_number(v: float | None, digits: int) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
     return f"{v:.{digits}f}"
+
+
+def sig_decimals(x: float, significant: int) -> int:
+    """Decimals that show ``x`` with ``significant`` significant figures (never an exponent)."""
+    if x == 0 or not math.isfinite(x):
+        return max(significant - 1, 0)
+    return max(significant - 1 - math.floor(math.log10(abs(x))), 0)
 
 
 def compare(value: float | None, base: float | None, how: str) -> float | None:
@@ -158,32 +221,58 @@ def compare(value: float | None, base: float | None, how: str) -> float | None:
     return value / base - 1.0
 
 
-def fmt_compare(x: float | None, fmt: str, digits: int, lang: str) -> str:
+def format_scale(fmt: str) -> float:
+    """Printed units of a comparison format: percent and change are printed in percent."""
+    return 100.0 if fmt in ("percent", "change") else 1.0
+
+
+def fmt_compare(x: float | None, fmt: str, digits: int, lang: str, significant: int | None = None) -> str:
     if x is None:
         return "—"
+    shown = x * format_scale(fmt)
+    if significant:
+        digits = sig_decimals(shown, significant)
+    return fmt_printed(f"{shown:.{digits}f}", fmt, lang)
+
+
+def fmt_printed(num: str, fmt: str, lang: str) -> str:
+    """A number already in printed units and precision, dressed as the format prints it."""
     if fmt == "percent":
-        return f"{x * 100:.{digits}f} %"
+        return f"{num} %"
     if fmt == "times":
-        return f"×{x:.{digits}f}"
+        return f"×{num}"
     if fmt == "change":
-        pct = x * 100
-        mag = f"{abs(pct):.{digits}f}"
-        if round(pct, digits) == 0:
-            return f"{0:.{digits}f}%" if lang == "ja" else f"{0:.{digits}f} %"
-        if pct < 0:
+        neg = num.startswith("-")
+        mag = num.lstrip("+-")
+        if float(mag) == 0:
+            return f"{mag}%" if lang == "ja" else f"{mag} %"
+        if neg:
             return f"▲{mag}%" if lang == "ja" else f"\u2212{mag} %"
         return f"+{mag}%" if lang == "ja" else f"+{mag} %"
-    return f"{x:.{digits}f}"
+    return num
 
 
-def metric_label(metric: str, lang: str, with_unit: bool = True) -> str:
+def metric_label(metric: str, lang: str, with_unit: bool = True, report: Report | None = None) -> str:
+    info = report.metric_info.get(metric) if report else None
     md = parsers.metrics().get(metric)
-    if md is None:
-        return metric
-    label = md.label_ja if lang == "ja" else md.label_en
-    if with_unit and md.unit and md.unit.lower() != label.lower():
-        return f"{label} ({md.unit})"
+    if info and info.label:
+        label = info.label.get(lang)
+    elif md is not None:
+        label = md.label_ja if lang == "ja" else md.label_en
+    else:
+        label = metric
+    unit = (info.unit if info and info.unit is not None else None) or (md.unit if md else None)
+    if with_unit and unit and unit.lower() != label.lower() and f"({unit})" not in label:
+        return f"{label} ({unit})"
     return label
+
+
+def higher_is_better(report: Report | None, metric: str) -> bool | None:
+    info = report.metric_info.get(metric) if report else None
+    if info and info.higher_is_better is not None:
+        return info.higher_is_better
+    md = parsers.metrics().get(metric)
+    return md.higher_is_better if md else None
 
 
 def factor_value_label(report: Report, factor: str, value: str, lang: str) -> str:
@@ -196,16 +285,67 @@ def factor_name(report: Report, factor: str, lang: str) -> str:
     return t.get(lang) if t else factor
 
 
+# -- checks -----------------------------------------------------------------------
+
+@dataclass
+class Check:
+    """A published derived value checked against the one computed from the printed inputs."""
+
+    published: float          # in printed units (99.93 for 99.93 %)
+    printed: str | None
+    published_half_unit: float
+    computed: float           # in printed units
+    low: float                # the computed value's interval, given the inputs' rounding
+    high: float
+    agrees: bool
+
+
+def compare_interval(v: float, hv: float, b: float, hb: float, how: str) -> tuple[float, float]:
+    """Interval of compare(v, b) when v and b are known to ±hv, ±hb (interval arithmetic).
+
+    ratio, speed-up and change are monotone in each argument for positive inputs, so
+    the extremes lie at the corners of the box [v±hv] × [b±hb]."""
+    corners = []
+    for vv in (v - hv, v + hv):
+        for bb in (b - hb, b + hb):
+            c = compare(vv, bb, how)
+            if c is None:
+                return -math.inf, math.inf
+            corners.append(c)
+    if (v - hv) * (v + hv) <= 0 or (b - hb) * (b + hb) <= 0:  # interval contains 0: unbounded
+        return -math.inf, math.inf
+    return min(corners), max(corners)
+
+
+def check_published(v: float, hv: float, b: float, hb: float, how: str, fmt: str,
+                    published: float, published_half_unit: float, printed: str | None = None) -> Check:
+    """Does the printed derived value agree with the printed inputs?
+
+    Each printed number stands for an interval (98.30 means [98.295, 98.305]); the
+    derived value computed from the inputs' intervals is an interval too. The printed
+    derived value agrees when its own rounding interval meets that interval. No
+    tolerance beyond the printed precision (a relative 1e-12 absorbs binary floating point)."""
+    scale = format_scale(fmt)
+    lo, hi = compare_interval(v, hv, b, hb, how)
+    lo, hi = lo * scale, hi * scale
+    computed = compare(v, b, how) * scale
+    eps = 1e-12 * max(1.0, abs(published))
+    p_lo, p_hi = published - published_half_unit - eps, published + published_half_unit + eps
+    agrees = p_lo <= hi and p_hi >= lo
+    return Check(published, printed, published_half_unit, computed, lo, hi, agrees)
+
+
 # -- tables ---------------------------------------------------------------------
 
 @dataclass
 class Cell:
     text: dict[str, str]
     value: float | None = None
-    kind: str = "value"  # 'factor' | 'value' | 'count' | 'compare'
+    kind: str = "value"  # 'factor' | 'value' | 'count' | 'compare' | 'published' | 'factor-value'
     runs: list[str] = field(default_factory=list)
     representative: str | None = None
-    flags: list[str] = field(default_factory=list)  # 'baseline', 'transcribed', 'mismatch'
+    flags: list[str] = field(default_factory=list)  # 'baseline', 'transcribed', 'mismatch', 'checked', ...
+    published: dict | None = None  # compare cells with a printed value: {v, t, printed, computed, interval}
 
     def as_json(self) -> dict:
         d: dict[str, Any] = {"t": self.text if self.text["ja"] != self.text["en"] else self.text["ja"], "k": self.kind}
@@ -217,6 +357,8 @@ class Cell:
             d["rep"] = self.representative
         if self.flags:
             d["flags"] = self.flags
+        if self.published is not None:
+            d["published"] = self.published
         return d
 
 
@@ -227,6 +369,12 @@ class ComputedTable:
     columns: list[dict]       # leaf columns: {text, kind, baseline}
     rows: list[list[Cell]]
     runs: list[str]
+    citations: list[str] = field(default_factory=list)
+
+    def checks(self) -> dict[str, int]:
+        flat = [c for row in self.rows for c in row if c.kind == "compare"]
+        return {"checked": sum("checked" in c.flags or "mismatch" in c.flags for c in flat),
+                "mismatch": sum("mismatch" in c.flags for c in flat)}
 
     def as_json(self) -> dict:
         it = self.item
@@ -238,6 +386,9 @@ class ComputedTable:
             "header": self.header, "columns": self.columns,
             "rows": [[c.as_json() for c in row] for row in self.rows],
             "runs": self.runs,
+            "transcribed": any("transcribed" in c.flags for row in self.rows for c in row),
+            "citations": self.citations,
+            "checks": self.checks(),
         }
 
     def csv(self, lang: str) -> str:
@@ -248,7 +399,8 @@ class ComputedTable:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow([c["text"][lang] for c in self.columns])
         for row in self.rows:
-            w.writerow([c.text[lang] if c.value is None or c.kind == "factor" else repr_num(c.value) for c in row])
+            w.writerow([c.text[lang] if c.value is None or c.kind in ("factor", "factor-value") else repr_num(c.value)
+                        for c in row])
         return buf.getvalue()
 
 
@@ -260,9 +412,24 @@ def both(f) -> dict[str, str]:
     return {lang: f(lang) for lang in LANGS}
 
 
+def resolve_compare(report: Report, item: Item, b: Baseline, metric: str) -> str:
+    if b.compare != "auto":
+        return b.compare
+    hib = higher_is_better(report, metric)
+    if hib is None:
+        raise item.error(f"baseline compare = 'auto' needs the direction of metric {metric!r}: "
+                         f"set [metrics.{metric}] higher_is_better = true|false, or compare = ratio|speedup|change")
+    return "ratio" if hib else "speedup"
+
+
 def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
     rows_f = item.rows
     cols_f = item.columns
+    check_factor(store, item, rows_f, "rows")
+    if cols_f:
+        check_factor(store, item, cols_f, "columns")
+    for f in item.show_factors:
+        check_factor(store, item, f, "show_factors")
     group_by = [rows_f] + ([cols_f] if cols_f else [])
     first = item.metrics[0]
     main = aggregate(store, item, first, group_by)
@@ -272,20 +439,23 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
     row_vals = sorted({g.keys[0] for g in main}, key=factor_sort_key(report, rows_f))
     col_vals = sorted({g.keys[1] for g in main}, key=factor_sort_key(report, cols_f)) if cols_f else [None]
 
+    def key_of(rv, cv) -> tuple:
+        return (rv, cv) if cols_f else (rv,)
+
+    known = known_metrics(store)
     companions: dict[str, dict[tuple, Group]] = {}
     for m in item.metrics[1:]:
+        if m not in known:
+            raise item.error(f"unknown metric {m!r}; known metrics: {sorted(known)}")
         if item.companions == "aggregate":
             companions[m] = {g.keys: g for g in aggregate(store, item, m, group_by)}
-        else:
-            companions[m] = {}
-            if m not in known_metrics(store):
-                raise item.error(f"unknown metric {m!r}")
 
     b = item.baseline
     b_metric = (b.metric or first) if b else first
-    if b and b.metric and b.metric not in item.metrics:
-        raise item.error(f"baseline metric {b.metric!r} is not one of the table's metrics {item.metrics}")
+    how = resolve_compare(report, item, b, b_metric) if b else None
+    outside: dict[tuple, Group] = {}  # baseline groups when the baseline factor is neither rows nor columns
     if b and b.factor is not None:
+        check_factor(store, item, b.factor, "baseline")
         if b.factor == cols_f:
             if b.value not in col_vals:
                 raise item.error(f"baseline {b.factor} = {b.value!r} has no data; values: {col_vals}")
@@ -293,43 +463,93 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
             if b.value not in row_vals:
                 raise item.error(f"baseline {b.factor} = {b.value!r} has no data; values: {row_vals}")
         else:
-            raise item.error(f"baseline factor {b.factor!r} must be the rows ({rows_f!r}) or columns ({cols_f!r}) factor")
+            where = {**item.where, b.factor: b.value}
+            outside = {g.keys: g for g in aggregate(store, item, b_metric, group_by, where=where)}
+            if not outside:
+                raise item.error(f"baseline {b.factor} = {b.value!r} has no data for metric {b_metric!r} "
+                                 f"(where {where})")
+    published: dict[tuple, Group] = {}
+    if b and b.published:
+        if b.published not in known:
+            raise item.error(f"baseline published: unknown metric {b.published!r}; known metrics: {sorted(known)}")
+        published = {g.keys: g for g in aggregate(store, item, b.published, group_by)}
+        if not published:
+            raise item.error(f"baseline published: no values of metric {b.published!r} among the table's runs")
 
-    def digits(metric: str) -> int:
-        return int(item.digits.get(metric, item.digits.get("default", 2)))
+    def digits(metric: str) -> int | str:
+        if metric in item.digits:
+            return item.digits[metric]
+        info = report.metric_info.get(metric)
+        if info and info.digits is not None:
+            return info.digits
+        return item.digits.get("default", 2)
 
-    def value_of(metric: str, key: tuple) -> tuple[float | None, Group | None]:
+    def fmt_value(g: Group | None, metric: str) -> str:
+        if g is None:
+            return "—"
+        d = digits(metric)
+        if d == "printed":
+            return g.printed if g.printed is not None else fmt_number(g.value, 2)
+        return fmt_number(g.value, int(d))
+
+    rep_cache: dict[tuple, Group | None] = {}
+
+    def lookup(metric: str, key: tuple) -> Group | None:
         g = by_key.get(key)
         if metric == first:
-            return (g.value if g else None), g
+            return g
         if item.companions == "aggregate":
-            cg = companions[metric].get(key)
-            return (cg.value if cg else None), cg
+            return companions[metric].get(key)
         if g is None or g.representative_run_id is None:
-            return None, None
-        return run_metric(store, g.representative_run_id, metric), g
+            return None
+        ck = (metric, key)
+        if ck not in rep_cache:
+            rep_cache[ck] = run_metric_group(store, g.representative_run_id, metric, key)
+        return rep_cache[ck]
+
+    def baseline_group(rv, cv) -> Group | None:
+        if b.fixed is not None:
+            return Group((), b.fixed, 0, [], None, False, 0.0)
+        if b.first_row:
+            return lookup(b_metric, key_of(row_vals[0], cv))
+        if b.factor == cols_f:
+            return lookup(b_metric, key_of(rv, b.value))
+        if b.factor == rows_f:
+            return lookup(b_metric, key_of(b.value, cv))
+        return outside.get(key_of(rv, cv))
 
     # leaf columns and header
     columns: list[dict] = [{"text": both(lambda l: factor_name(report, rows_f, l)), "kind": "factor", "baseline": False}]
     header_top: list[dict] = [{"text": columns[0]["text"], "colspan": 1, "rowspan": 2 if cols_f else 1}]
     header_leaf: list[dict] = []
+    for f in item.show_factors:
+        t = both(lambda l, f=f: factor_name(report, f, l))
+        columns.append({"text": t, "kind": "factor-value", "baseline": False})
+        header_top.append({"text": t, "colspan": 1, "rowspan": 2 if cols_f else 1, "kind": "factor-value"})
     plan: list[tuple[str, Any, str]] = []  # (kind, col_value, metric)
     for cv in col_vals:
+        is_base_col = b is not None and b.factor is not None and b.factor == cols_f and cv == b.value
+        if is_base_col and not b.show_baseline:
+            continue
         leafs = []
         for m in item.metrics:
             leafs.append(("value", cv, m))
             if item.count and m == first:
                 leafs.append(("count", cv, m))
-        is_base_col = b is not None and b.factor == cols_f and cv == b.value
         if b is not None and not is_base_col:
             leafs.append(("compare", cv, b_metric))
+            if b.published and b.show_published:
+                leafs.append(("published", cv, b.published))
         for kind, _, m in leafs:
             if kind == "value":
-                t = both(lambda l, m=m: metric_label(m, l))
+                t = both(lambda l, m=m: metric_label(m, l, report=report))
             elif kind == "count":
                 t = {"ja": "回数", "en": "runs"}
+            elif kind == "compare":
+                t = both(lambda l: compare_label(report, b, l, item, how))
             else:
-                t = both(lambda l: compare_label(report, b, l, item))
+                t = both(lambda l: b.published_label.get(l) if b.published_label else
+                         ("報告書の値" if l == "ja" else "as published"))
             col = {"text": t, "kind": kind, "baseline": is_base_col}
             if cols_f:  # leaf text for CSV: "TPS (checksums off)"
                 col["text"] = {l: f"{t[l]} ({factor_value_label(report, cols_f, cv, l)})" for l in LANGS}
@@ -339,49 +559,105 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
             header_top.append({"text": both(lambda l, cv=cv: factor_value_label(report, cols_f, cv, l)),
                                "colspan": len(leafs), "rowspan": 1, "baseline": is_base_col})
         plan.extend(leafs)
-    header = [header_top, header_leaf] if cols_f else [header_top[:1] + header_leaf]
+    header = [header_top, header_leaf] if cols_f else [header_top + header_leaf]
 
     rows_out: list[list[Cell]] = []
-    first_row_vals: dict[Any, float | None] = {}
     all_runs: set[str] = set()
-    for ri, rv in enumerate(row_vals):
+    for rv in row_vals:
+        is_base_row = b is not None and ((b.factor is not None and b.factor == rows_f and rv == b.value)
+                                         or (b.first_row and rv == row_vals[0]))
         cells = [Cell(both(lambda l, rv=rv: factor_value_label(report, rows_f, rv, l)), kind="factor",
-                      flags=["baseline"] if b and b.factor == rows_f and rv == b.value else [])]
+                      flags=["baseline"] if is_base_row else [])]
+        row_runs = sorted({r for cv in col_vals for r in (by_key.get(key_of(rv, cv)).run_ids
+                                                          if by_key.get(key_of(rv, cv)) else [])})
+        for f in item.show_factors:
+            vals = sorted({v for (v,) in store.con.execute(
+                "SELECT DISTINCT value FROM run_factors WHERE factor = ? AND run_id IN (SELECT unnest(?::VARCHAR[]))",
+                [f, row_runs]).fetchall()}, key=factor_sort_key(report, f))
+            cells.append(Cell(both(lambda l, f=f, vals=vals: " / ".join(factor_value_label(report, f, v, l)
+                                                                          for v in vals) or "—"),
+                              kind="factor-value"))
         for kind, cv, m in plan:
-            key = (rv, cv) if cols_f else (rv,)
-            v, g = value_of(m, key)
+            key = key_of(rv, cv)
+            g = lookup(m, key) if kind != "published" else published.get(key)
             flags = ["transcribed"] if g and g.transcribed else []
             if kind == "value":
                 if g:
                     all_runs.update(g.run_ids)
-                cells.append(Cell(both(lambda l, v=v, m=m: fmt_number(v, digits(m))), v, "value",
+                cells.append(Cell(both(lambda l, g=g, m=m: fmt_value(g, m)), g.value if g else None, "value",
                                   g.run_ids if g else [], g.representative_run_id if g else None, flags))
             elif kind == "count":
-                cells.append(Cell(both(lambda l, g=g: str(g.n) if g else "—"), float(g.n) if g else None, "count"))
+                g0 = by_key.get(key)
+                cells.append(Cell(both(lambda l, g0=g0: str(g0.n) if g0 else "—"), float(g0.n) if g0 else None,
+                                  "count"))
+            elif kind == "compare":
+                cells.append(_compare_cell(report, item, b, how, g, baseline_group(rv, cv), published.get(key),
+                                           is_base_row))
             else:
-                base = _baseline_value(b, m, rv, cv, value_of, cols_f, rows_f, first_row_vals, ri)
-                x = compare(v, base, b.compare)
-                cells.append(Cell(both(lambda l, x=x: fmt_compare(x, b.format, b.digits, l)), x, "compare",
-                                  flags=flags))
-            if ri == 0:
-                first_row_vals[(cv, m)] = v
+                cells.append(_published_cell(b, g, cells[-1]))
         rows_out.append(cells)
-    return ComputedTable(item, header, columns, rows_out, sorted(all_runs))
+    return ComputedTable(item, header, columns, rows_out, sorted(all_runs), citations(store, sorted(all_runs)))
 
 
-def _baseline_value(b: Baseline, metric, rv, cv, value_of, cols_f, rows_f, first_row_vals, ri):
-    if b.fixed is not None:
-        return float(b.fixed)
-    if b.first_row:
-        return first_row_vals.get((cv, metric)) if ri > 0 else value_of(metric, (rv, cv) if cols_f else (rv,))[0]
-    if b.factor == cols_f:
-        return value_of(metric, (rv, b.value))[0]
-    return value_of(metric, (b.value, cv) if cols_f else (b.value,))[0]
+def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | None, bg: Group | None,
+                  pub: Group | None, is_base_row: bool) -> Cell:
+    v = g.value if g else None
+    base = bg.value if bg else None
+    x = compare(v, base, how)
+    flags = []
+    if (g and g.transcribed) or (bg and bg.transcribed):
+        flags.append("transcribed")
+    if is_base_row:
+        flags.append("baseline")
+    hib = higher_is_better(report, b.metric or item.metrics[0])
+    if x is not None and hib is not None and not is_base_row:
+        neutral = 0.0 if how == "change" else 1.0
+        if abs(x - neutral) > 1e-12:
+            value_went_up = x < 1.0 if how == "speedup" else x > neutral
+            flags.append("better" if value_went_up == hib else "worse")
+    published = None
+    if pub is not None and pub.value is not None:
+        p_text = both(lambda l: fmt_printed(pub.printed, b.format, l) if pub.printed
+                      else fmt_compare(pub.value / format_scale(b.format), b.format, b.digits, l, b.significant))
+        published = {"v": pub.value / format_scale(b.format), "printed": pub.printed or repr_num(pub.value),
+                     "t": p_text if p_text["ja"] != p_text["en"] else p_text["ja"]}
+        if v is not None and base is not None and x is not None:
+            chk = check_published(v, g.half_unit, base, bg.half_unit, how, b.format, pub.value, pub.half_unit,
+                                  pub.printed)
+            published.update({"computed": chk.computed, "interval": [chk.low, chk.high], "agrees": chk.agrees})
+            flags.append("checked" if chk.agrees else "mismatch")
+    return Cell(both(lambda l: fmt_compare(x, b.format, b.digits, l, b.significant)), x, "compare",
+                flags=flags, published=published)
 
 
-def compare_label(report: Report, b: Baseline, lang: str, item: Item) -> str:
+def _published_cell(b: Baseline, pub: Group | None, compare_cell: Cell) -> Cell:
+    if pub is None or pub.value is None:
+        return Cell({"ja": "—", "en": "—"}, None, "published")
+    flags = ["transcribed"]
+    if "mismatch" in compare_cell.flags:
+        flags.append("mismatch")
+    elif "checked" in compare_cell.flags:
+        flags.append("checked")
+    if "baseline" in compare_cell.flags:
+        flags.append("baseline")
+    p = compare_cell.published or {}
+    t = p.get("t") or both(lambda l: fmt_compare(pub.value / format_scale(b.format), b.format, b.digits, l))
+    return Cell(t if isinstance(t, dict) else {"ja": t, "en": t}, pub.value / format_scale(b.format), "published",
+                pub.run_ids, pub.representative_run_id, flags)
+
+
+def citations(store: Store, run_ids: list[str]) -> list[str]:
+    if not run_ids:
+        return []
+    return [r[0] for r in store.con.execute(
+        "SELECT DISTINCT citation FROM runs WHERE origin = 'transcribed' AND citation IS NOT NULL AND run_id IN "
+        "(SELECT unnest(?::VARCHAR[])) ORDER BY citation", [run_ids]).fetchall()]
+
+
+def compare_label(report: Report, b: Baseline, lang: str, item: Item, how: str | None = None) -> str:
     if b.label:
         return b.label.get(lang)
+    how = how or (b.compare if b.compare != "auto" else "ratio")
     if b.factor:
         ref = factor_value_label(report, b.factor, b.value, lang)
     elif b.first_row:
@@ -393,4 +669,4 @@ def compare_label(report: Report, b: Baseline, lang: str, item: Item) -> str:
         ("speedup", "ja"): f"{ref} からの高速化", ("speedup", "en"): f"speed-up over {ref}",
         ("change", "ja"): f"{ref} からの変化", ("change", "en"): f"change from {ref}",
     }
-    return names[(b.compare, lang)]
+    return names[(how, lang)]

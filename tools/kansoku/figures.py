@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import plotly.graph_objects as go
 
+from . import analysis
 from .analysis import aggregate, factor_name, factor_sort_key, factor_value_label, metric_label
 from .spec import LANGS, Item, Report
 from .store.db import Store
@@ -89,14 +90,14 @@ def line_chart(store: Store, report: Report, item: Item, lang: str, bar: bool = 
                 continue
             xs.append(_num(xv) if numeric_x else factor_value_label(report, item.x, xv, lang))
             ys.append(g.value)
-            texts.append(f"n={g.n}")
-        name = factor_value_label(report, item.series, sv, lang) if item.series else metric_label(item.metrics[0], lang)
+            texts.append(f"n={g.n}" + ((" (転記値)" if lang == "ja" else " (transcribed)") if g.transcribed else ""))
+        name = factor_value_label(report, item.series, sv, lang) if item.series else metric_label(item.metrics[0], lang, report=report)
         if bar:
             fig.add_trace(go.Bar(x=xs, y=ys, name=name, hovertext=texts))
         else:
             fig.add_trace(go.Scatter(x=xs, y=ys, name=name, mode="lines+markers", hovertext=texts))
     x_title = _axis_title(item, "x_title", lang, factor_name(report, item.x, lang))
-    y_title = _axis_title(item, "y_title", lang, metric_label(item.metrics[0], lang))
+    y_title = _axis_title(item, "y_title", lang, metric_label(item.metrics[0], lang, report=report))
     fig.update_layout(**base_layout(item, lang, x_title, y_title))
     if bar:
         fig.update_layout(barmode="group")
@@ -124,13 +125,19 @@ def build_figure(store: Store, report: Report, item: Item) -> dict:
     if builder is None:
         raise item.error(f"unknown chart kind {item.chart!r}; known: {sorted(KINDS)}")
     figs = {lang: builder(store, report, item, lang) for lang in LANGS}
+    runs = figure_runs(store, item)
+    transcribed = bool(runs) and bool(store.con.execute(
+        "SELECT bool_or(origin = 'transcribed') FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+        [runs]).fetchone()[0])
     return {
         "id": item.id, "number": item.number, "kind": "figure", "chart": item.chart,
         "label": {lang: item.prefix(lang) for lang in LANGS},
         "caption": item.caption.as_dict(),
         "footnote": item.footnote.as_dict() if item.footnote else None,
         "figure": figs,
-        "runs": figure_runs(store, item),
+        "runs": runs,
+        "transcribed": transcribed,
+        "citations": analysis.citations(store, runs),
     }
 
 

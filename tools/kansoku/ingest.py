@@ -115,7 +115,9 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
             if report.errors:
                 con.execute("ROLLBACK")
                 return report
-            for run in {r.run_id: r for r in runs.values() if r is not None}.values():
+            # a directory holding only files that declare their own runs (published tables) is not a run
+            measured_dirs = {run_dir for run_dir, det in work if not det.format.own_runs}
+            for run in {r.run_id: r for d, r in runs.items() if r is not None and d in measured_dirs}.values():
                 report.runs_seen += 1
                 state = _upsert_run(store, run)
                 report.runs_new += state == "new"
@@ -140,17 +142,22 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     file_name = path.relative_to(run.run_dir).as_posix() if path.is_relative_to(run.run_dir) else path.name
     sid = source_id_for(run.run_id, file_name)
     digest = sha256_file(path)
+    if fmt.companions:  # files the parse also reads: a change to them must re-ingest this file
+        digest = hashlib.sha256("".join([digest] + [sha256_file(c) for c in fmt.companions(path)]).encode()
+                                ).hexdigest()
     con = store.con
     old = con.execute("SELECT sha256 FROM sources WHERE source_id = ?", [sid]).fetchone()
     if old and old[0] == digest:
         return FileResult(str(path), run.run_id, "unchanged", fmt.name)
     if old:
         _delete_source(store, sid)
-    sink = FileSink(store=store, path=path, run_id=run.run_id, source_id=sid, run_start=run.start_time)
+    run_id = None if fmt.own_runs else run.run_id
+    sink = FileSink(store=store, path=path, run_id=run_id, source_id=sid, run_start=run.start_time)
     try:
         fmt.parse(path, sink)
         for name, value in sink.facts.items():
             run.check_fact(name, value, path)
+        _store_declared_runs(store, sink, path)
     except (ParseError, RunError) as exc:
         _delete_source(store, sid)
         report.errors.append(str(exc))
@@ -163,17 +170,39 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         store.insert_rows("ingest_warnings", (
             {"line": w.line, "message": w.message} for w in sink.warnings), {"source_id": sid})
     store.insert_rows("sources", [{
-        "source_id": sid, "run_id": run.run_id, "path": str(path.resolve()), "file_name": file_name,
+        "source_id": sid, "run_id": run_id, "path": str(path.resolve()), "file_name": file_name,
         "sha256": digest, "size_bytes": path.stat().st_size, "tool": fmt.tool, "format": fmt.name,
         "tool_version": sink.tool_version, "rows_loaded": sink.rows_loaded,
         "ingested_at": datetime.now(timezone.utc),
     }])
-    return FileResult(str(path), run.run_id, "replaced" if old else "new", fmt.name, sink.rows_loaded,
+    return FileResult(str(path), run_id, "replaced" if old else "new", fmt.name, sink.rows_loaded,
                       warnings=[f"{path}:{w.line}: {w.message}" if w.line else f"{path}: {w.message}"
                                 for w in sink.warnings])
 
 
+def _store_declared_runs(store: Store, sink: FileSink, path: Path) -> None:
+    """Runs a file declares itself (transcribed published tables): origin 'transcribed', with citation."""
+    con = store.con
+    for r in sink.runs:
+        other = con.execute("SELECT origin, json_extract_string(run_toml, '$.source_id') FROM runs WHERE run_id = ?",
+                            [r["run_id"]]).fetchone()
+        if other is not None:
+            raise RunError(f"{path}: run {r['run_id']!r} is already defined by another "
+                           f"{'file' if other[0] == 'transcribed' else 'run directory'}; give the table another id")
+        meta = {**r["meta"], "source_id": sink.source_id}
+        store.insert_rows("runs", [{
+            "run_id": r["run_id"], "run_dir": str(path.parent.resolve()), "origin": "transcribed", "status": "ok",
+            "status_note": None, "start_time": None, "end_time": None, "hostname": None,
+            "citation": r["citation"], "run_toml": json.dumps(meta, ensure_ascii=False, default=str),
+            "ingested_at": datetime.now(timezone.utc)}])
+        store.insert_rows("run_factors", [{"run_id": r["run_id"], "factor": k, "value": v, "origin": "transcribed"}
+                                          for k, v in r["factors"].items()])
+
+
 def _delete_source(store: Store, sid: str) -> None:
+    declared = "SELECT run_id FROM runs WHERE origin = 'transcribed' AND json_extract_string(run_toml, '$.source_id') = ?"
+    store.con.execute(f"DELETE FROM run_factors WHERE run_id IN ({declared})", [sid])
+    store.con.execute(f"DELETE FROM runs WHERE run_id IN ({declared})", [sid])
     for table in store.source_tables():
         store.con.execute(f"DELETE FROM {table} WHERE source_id = ?", [sid])
     store.con.execute("DELETE FROM sources WHERE source_id = ?", [sid])

@@ -8,7 +8,7 @@ how: analysis.py turns it into SQL.
 
 Numbering is decided here, once, for the site and the PDF alike:
 ``表 {chapter}.{n}`` / ``Table {chapter}.{n}`` and ``図`` / ``Figure``.
-See docs in README ("The report spec") for every key.
+docs/spec.md describes every key.
 """
 
 from __future__ import annotations
@@ -22,8 +22,15 @@ from .errors import SpecError
 
 LANGS = ("ja", "en")
 AGGREGATES = ("median", "mean", "min", "max", "single")
-COMPARES = ("ratio", "speedup", "change")
+COMPARES = ("ratio", "speedup", "change", "auto")  # auto: ratio if higher is better, else speed-up
 FORMATS = ("percent", "times", "change", "number")
+
+REPORT_KEYS = {"id", "fiscal_year", "title", "subtitle", "organisation", "revision", "copyright", "license",
+               "revision_history", "author", "themes", "note"}
+TOP_KEYS = {"report", "factors", "metrics", "chapter"}
+CHAPTER_KEYS = {"id", "number", "title", "table", "figure"}
+FACTOR_KEYS = {"name", "order", "labels", "unit"}
+METRIC_KEYS = {"label", "unit", "higher_is_better", "digits"}
 
 
 @dataclass(frozen=True)
@@ -72,8 +79,13 @@ class Baseline:
     compare: str = "ratio"          # ratio value/baseline, speedup baseline/value, change value/baseline-1
     format: str = "percent"         # percent '103.82 %', times '×30.21', change '▲92.3%' / '−92.3 %'
     digits: int = 2
+    significant: int | None = None  # round to significant figures instead of decimals (speed-up 3783.6, 0.93164)
     metric: str | None = None       # which metric is compared (default: the first)
     label: Text | None = None       # header of the comparison column
+    published: str | None = None    # metric holding the report's printed derived value: check it
+    show_published: bool = True     # show the printed value in its own column beside the computed one
+    published_label: Text | None = None
+    show_baseline: bool = True      # False: leave the baseline's column group out (the ratio still uses it)
 
 
 @dataclass
@@ -100,6 +112,7 @@ class Item:
     chart: str = "line"             # figure kind (see figures.py)
     options: dict[str, Any] = field(default_factory=dict)  # kind-specific (axes, log scales, ...)
     footnote: Text | None = None
+    show_factors: list[str] = field(default_factory=list)  # table: extra columns with other factors of each row
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -113,6 +126,16 @@ class Item:
         if self.kind == "table":
             return f"表 {self.number}" if lang == "ja" else f"Table {self.number}"
         return f"図 {self.number}" if lang == "ja" else f"Figure {self.number}"
+
+
+@dataclass
+class MetricInfo:
+    """Report-level presentation of a metric ([metrics.<name>]): overrides the parser's MetricDef."""
+
+    label: Text | None = None
+    unit: str | None = None
+    higher_is_better: bool | None = None
+    digits: int | None = None
 
 
 @dataclass
@@ -146,6 +169,7 @@ class Report:
     factor_labels: dict[str, dict[str, Text]]
     factor_names: dict[str, Text]
     raw: dict[str, Any]
+    metric_info: dict[str, MetricInfo] = field(default_factory=dict)
 
     def item(self, item_id: str, kind: str = "table") -> Item:
         for ch in self.chapters:
@@ -155,9 +179,10 @@ class Report:
         raise KeyError(item_id)
 
 
-ITEM_KEYS = {"id", "caption", "metric", "metrics", "where", "rows", "columns", "x", "series", "aggregate", "count",
-             "companions", "baseline", "digits", "chart", "footnote", "options"}
-BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits", "metric", "label"}
+ITEM_KEYS = {"id", "number", "caption", "metric", "metrics", "where", "rows", "columns", "x", "series", "aggregate",
+             "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors"}
+BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits", "significant", "metric", "label",
+                 "published", "show_published", "published_label", "show_baseline"}
 
 
 def load_report(path: str | Path) -> Report:
@@ -172,6 +197,8 @@ def load_report(path: str | Path) -> Report:
     rep = raw.get("report")
     if not isinstance(rep, dict):
         raise SpecError(path, None, "missing [report] table")
+    _known(path, "top level", raw, TOP_KEYS)
+    _known(path, "[report]", rep, REPORT_KEYS)
     rid = rep.get("id", path.stem)
     fy = rep.get("fiscal_year")
     if not isinstance(fy, int):
@@ -183,22 +210,47 @@ def load_report(path: str | Path) -> Report:
     for fname, fdef in factors.items():
         if not isinstance(fdef, dict):
             raise SpecError(path, f"[factors.{fname}]", "expected a table")
+        _known(path, f"[factors.{fname}]", fdef, FACTOR_KEYS)
         if "order" in fdef:
             factor_order[fname] = [str(v) for v in fdef["order"]]
         if "name" in fdef:
             factor_names[fname] = text(fdef["name"], f"[factors.{fname}] name", path)
         for val, lab in fdef.get("labels", {}).items():
             factor_labels.setdefault(fname, {})[str(val)] = text(lab, f"[factors.{fname}.labels] {val}", path)
+    metric_info: dict[str, MetricInfo] = {}
+    for mname, mdef in raw.get("metrics", {}).items():
+        where = f"[metrics.{mname}]"
+        if not isinstance(mdef, dict):
+            raise SpecError(path, where, "expected a table")
+        _known(path, where, mdef, METRIC_KEYS)
+        hib = mdef.get("higher_is_better")
+        if hib is not None and not isinstance(hib, bool):
+            raise SpecError(path, where, "higher_is_better must be true or false")
+        metric_info[mname] = MetricInfo(
+            label=text(mdef.get("label"), f"{where} label", path, required=False),
+            unit=None if mdef.get("unit") is None else str(mdef["unit"]), higher_is_better=hib,
+            digits=None if mdef.get("digits") is None else int(mdef["digits"]))
     chapters = []
     seen_ids: set[str] = set()
+    seen_numbers: set[str] = set()
     for ci, ch in enumerate(raw.get("chapter", []), start=1):
         cid = ch.get("id")
         if not cid:
             raise SpecError(path, f"chapter #{ci}", "missing id")
+        _known(path, f"chapter {cid!r}", ch, CHAPTER_KEYS)
         number = ch.get("number", ci)
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise SpecError(path, f"chapter {cid!r}", f"number must be an integer, got {number!r}")
         items: list[Item] = []
         for kind, key in (("table", "table"), ("figure", "figure")):
-            for n, it in enumerate(ch.get(key, []), start=1):
+            n = 0
+            for it in ch.get(key, []):
+                n = _item_number(path, cid, kind, number, it, n)
+                label = f"{kind} {number}.{n}"
+                if label in seen_numbers:
+                    raise SpecError(path, f"chapter {cid!r}, {kind} {it.get('id')!r}",
+                                    f"number {number}.{n} is used twice")
+                seen_numbers.add(label)
                 items.append(_item(path, cid, kind, f"{number}.{n}", it, seen_ids))
         chapters.append(Chapter(cid, number, text(ch.get("title"), f"chapter {cid!r} title", path), items))
     return Report(
@@ -209,8 +261,36 @@ def load_report(path: str | Path) -> Report:
         revision=str(rep.get("revision", "1.0")),
         copyright=str(rep.get("copyright", "")),
         chapters=chapters, factor_order=factor_order, factor_labels=factor_labels,
-        factor_names=factor_names, raw=raw,
+        factor_names=factor_names, raw=raw, metric_info=metric_info,
     )
+
+
+def _known(path: Path, where: str, d: dict, keys: set[str]) -> None:
+    unknown = set(d) - keys
+    if unknown:
+        raise SpecError(path, where, f"unknown key(s) {sorted(unknown)}; known: {sorted(keys)}")
+
+
+def _item_number(path: Path, chapter_id: str, kind: str, chapter_number: int, it: Any, previous: int) -> int:
+    """The item's number within its chapter: the next one, or as declared (``number = 2`` or
+    ``number = "2.2"``, to keep a published report's numbering); later items continue from it."""
+    if not isinstance(it, dict):
+        raise SpecError(path, f"chapter {chapter_id!r}", f"each [[chapter.{kind}]] must be a table")
+    n = it.get("number")
+    if n is None:
+        return previous + 1
+    where = f"chapter {chapter_id!r}, {kind} {it.get('id')!r}"
+    if isinstance(n, str) and "." in n:
+        head, _, tail = n.partition(".")
+        if head != str(chapter_number) or not tail.isdigit():
+            raise SpecError(path, where, f"number {n!r} must be \"{chapter_number}.<n>\" (chapter {chapter_number})")
+        n = int(tail)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise SpecError(path, where, f"number must be a positive integer or \"{chapter_number}.<n>\", got {n!r}")
+    if n <= previous:
+        raise SpecError(path, where, f"number {chapter_number}.{n} would not follow {chapter_number}.{previous}; "
+                        "tables and figures are numbered in reading order")
+    return n
 
 
 def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: set[str]) -> Item:
@@ -237,12 +317,23 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
         bad = set(b) - BASELINE_KEYS
         if bad:
             raise SpecError(path, where, f"baseline: unknown key(s) {sorted(bad)}")
+        if "row" in b and b["row"] != "first":
+            raise SpecError(path, where, f"baseline row must be \"first\", got {b['row']!r}")
+        if b.get("fixed") is not None and (isinstance(b["fixed"], bool) or not isinstance(b["fixed"], (int, float))):
+            raise SpecError(path, where, f"baseline fixed must be a number, got {b['fixed']!r}")
         baseline = Baseline(
-            factor=b.get("factor"), value=None if b.get("value") is None else str(b.get("value")),
-            first_row=b.get("row") == "first", fixed=b.get("fixed"),
+            factor=b.get("factor"), value=None if b.get("value") is None else _canon(b.get("value")),
+            first_row=b.get("row") == "first", fixed=None if b.get("fixed") is None else float(b["fixed"]),
             compare=b.get("compare", "ratio"), format=b.get("format", "percent"), digits=int(b.get("digits", 2)),
+            significant=None if b.get("significant") is None else int(b["significant"]),
             metric=b.get("metric"), label=text(b.get("label"), f"{where} baseline label", path, required=False),
+            published=b.get("published"), show_published=bool(b.get("show_published", True)),
+            published_label=text(b.get("published_label"), f"{where} baseline published_label", path,
+                                 required=False),
+            show_baseline=bool(b.get("show_baseline", True)),
         )
+        if baseline.fixed is not None and baseline.fixed == 0:
+            raise SpecError(path, where, "baseline fixed = 0: cannot compare with zero")
         if baseline.compare not in COMPARES:
             raise SpecError(path, where, f"baseline compare {baseline.compare!r} is not one of {COMPARES}")
         if baseline.format not in FORMATS:
@@ -259,11 +350,32 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
         aggregate=agg, count=bool(it.get("count", False)), companions=it.get("companions", "representative"),
         baseline=baseline, digits=dict(it.get("digits", {})), chart=it.get("chart", "line"),
         options=dict(it.get("options", {})),
-        footnote=text(it.get("footnote"), f"{where} footnote", path, required=False), raw=it,
+        footnote=text(it.get("footnote"), f"{where} footnote", path, required=False),
+        show_factors=list(it.get("show_factors", [])), raw=it,
     )
     if kind == "table" and not item.rows:
         raise SpecError(path, where, "a table needs rows = \"<factor>\"")
+    if not isinstance(item.where, dict):
+        raise SpecError(path, where, "where must be a table { factor = value | [values] | { min, max } }")
+    for f, cond in item.where.items():
+        if isinstance(cond, dict) and (not cond or set(cond) - {"min", "max"}):
+            raise SpecError(path, where, f"where {f}: a range is {{ min = A, max = B }} (either may be left out)")
+    if item.aggregate not in AGGREGATES:
+        raise SpecError(path, where, f"aggregate {item.aggregate!r} is not one of {AGGREGATES}")
+    if item.companions not in ("representative", "aggregate"):
+        raise SpecError(path, where, f"companions {item.companions!r} must be 'representative' or 'aggregate'")
+    if baseline and baseline.metric and baseline.metric not in item.metrics:
+        raise SpecError(path, where, f"baseline metric {baseline.metric!r} is not one of the metrics {item.metrics}")
     return item
+
+
+def _canon(v: Any) -> str:
+    """A factor value as stored: 2, 2.0 and '2' agree (see runs.canon)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
 
 
 def load_all(spec_dir: str | Path = "data/reports") -> list[Report]:

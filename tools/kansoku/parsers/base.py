@@ -75,6 +75,12 @@ class Sink(Protocol):
 
     def set_tool_version(self, version: str | None) -> None: ...
 
+    def add_run(self, run_id: str, factors: dict[str, str], *, citation: str | None = None,
+                meta: dict[str, Any] | None = None) -> None:
+        """Declare a run the file itself describes (only for formats with ``own_runs``: a
+        table transcribed from a published report holds many runs). Stored with
+        origin 'transcribed' and the citation; removed again when the file is re-ingested."""
+
 
 @dataclass(frozen=True)
 class Format:
@@ -87,6 +93,12 @@ class Format:
     parse: Callable[[Path, Sink], None]
     # Higher wins when several formats claim a file.
     priority: int = 0
+    # The file declares its own runs (sink.add_run), e.g. a transcribed published table:
+    # its directory is not a run. Files written by such a format have source run_id NULL.
+    own_runs: bool = False
+    # Other files the parse reads (e.g. the CSV a published-table sidecar names): their
+    # content is part of the file's digest, so a change to them re-ingests the file.
+    companions: Callable[[Path], list[Path]] | None = None
 
 
 @dataclass
@@ -97,6 +109,9 @@ class ParserModule:
     views: str = ""
     metrics: list["MetricDef"] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)
+    # A SELECT yielding run_id, metric, value, unit for metrics whose names are data, not
+    # code (transcribed published values); UNION-ed into run_metrics like METRICS.
+    metrics_sql: str = ""
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,10 @@ class Store:
                 f"SELECT run_id, {sql_str(md.name)} AS metric, CAST(value AS DOUBLE) AS value, "
                 f"{sql_str(md.unit)} AS unit FROM ({md.sql})"
             )
+        for mod in parsers.modules():
+            if mod.metrics_sql:  # metrics named by data (transcribed published values)
+                metric_selects.append(
+                    f"SELECT run_id, metric, CAST(value AS DOUBLE) AS value, unit FROM ({mod.metrics_sql})")
         if not metric_selects:
             metric_selects.append(
                 "SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS metric, NULL::DOUBLE AS value, NULL::VARCHAR AS unit WHERE false"
@@ -185,6 +189,7 @@ class FileSink:
     facts: dict[str, Any] = field(default_factory=dict)
     tool_version: str | None = None
     tables_touched: set[str] = field(default_factory=set)
+    runs: list[dict[str, Any]] = field(default_factory=list)  # runs the file declares (own_runs formats)
 
     def _fixed(self) -> dict[str, Any]:
         return {"source_id": self.source_id, "run_id": self.run_id}
@@ -215,3 +220,8 @@ class FileSink:
 
     def set_tool_version(self, version: str | None) -> None:
         self.tool_version = version
+
+    def add_run(self, run_id: str, factors: dict[str, str], *, citation: str | None = None,
+                meta: dict[str, Any] | None = None) -> None:
+        self.runs.append({"run_id": run_id, "factors": dict(factors), "citation": citation,
+                          "meta": dict(meta or {})})
