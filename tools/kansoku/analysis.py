@@ -137,7 +137,7 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
         cols.append(f"g{i}.value AS k{i}")
     if _has_published(store):
         pub_cols = ", coalesce(pv.half_unit, 0.0) AS hu, pv.printed"
-        pub_join = "LEFT JOIN published_values pv ON pv.run_id = m.run_id AND pv.metric = m.metric"
+        pub_join = "LEFT JOIN published_values pv ON pv.transcribed_run_id = m.run_id AND pv.metric = m.metric"
     else:
         pub_cols, pub_join = ", 0.0 AS hu, NULL::VARCHAR AS printed", ""
     params.append(metric)
@@ -188,7 +188,7 @@ def run_metric_group(store: Store, run_id: str, metric: str, keys: tuple) -> Gro
         return None
     hu, printed, origin = 0.0, None, None
     if _has_published(store):
-        r = store.con.execute("SELECT half_unit, printed FROM published_values WHERE run_id = ? AND metric = ?",
+        r = store.con.execute("SELECT half_unit, printed FROM published_values WHERE transcribed_run_id = ? AND metric = ?",
                               [run_id, metric]).fetchone()
         if r:
             hu, printed = float(r[0]), r[1]
@@ -261,7 +261,7 @@ def metric_label(metric: str, lang: str, with_unit: bool = True, report: Report 
         label = md.label_ja if lang == "ja" else md.label_en
     else:
         label = metric
-    unit = (info.unit if info and info.unit is not None else None) or (md.unit if md else None)
+    unit = info.unit if info and info.unit is not None else (md.unit if md else None)
     if with_unit and unit and unit.lower() != label.lower() and f"({unit})" not in label:
         return f"{label} ({unit})"
     return label
@@ -566,7 +566,8 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
     for rv in row_vals:
         is_base_row = b is not None and ((b.factor is not None and b.factor == rows_f and rv == b.value)
                                          or (b.first_row and rv == row_vals[0]))
-        cells = [Cell(both(lambda l, rv=rv: factor_value_label(report, rows_f, rv, l)), kind="factor",
+        cells = [Cell(both(lambda l, rv=rv: item.row_labels[rv].get(l) if rv in item.row_labels
+                           else factor_value_label(report, rows_f, rv, l)), kind="factor",
                       flags=["baseline"] if is_base_row else [])]
         row_runs = sorted({r for cv in col_vals for r in (by_key.get(key_of(rv, cv)).run_ids
                                                           if by_key.get(key_of(rv, cv)) else [])})

@@ -113,6 +113,7 @@ class Item:
     options: dict[str, Any] = field(default_factory=dict)  # kind-specific (axes, log scales, ...)
     footnote: Text | None = None
     show_factors: list[str] = field(default_factory=list)  # table: extra columns with other factors of each row
+    row_labels: dict[str, Text] = field(default_factory=dict)  # table: labels of row values, this table only
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -135,7 +136,7 @@ class MetricInfo:
     label: Text | None = None
     unit: str | None = None
     higher_is_better: bool | None = None
-    digits: int | None = None
+    digits: int | str | None = None  # decimals, or "printed": transcribed values as printed
 
 
 @dataclass
@@ -180,7 +181,7 @@ class Report:
 
 
 ITEM_KEYS = {"id", "number", "caption", "metric", "metrics", "where", "rows", "columns", "x", "series", "aggregate",
-             "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors"}
+             "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors", "row_labels"}
 BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits", "significant", "metric", "label",
                  "published", "show_published", "published_label", "show_baseline"}
 
@@ -229,7 +230,7 @@ def load_report(path: str | Path) -> Report:
         metric_info[mname] = MetricInfo(
             label=text(mdef.get("label"), f"{where} label", path, required=False),
             unit=None if mdef.get("unit") is None else str(mdef["unit"]), higher_is_better=hib,
-            digits=None if mdef.get("digits") is None else int(mdef["digits"]))
+            digits=_digits(path, where, mdef.get("digits")))
     chapters = []
     seen_ids: set[str] = set()
     seen_numbers: set[str] = set()
@@ -263,6 +264,14 @@ def load_report(path: str | Path) -> Report:
         chapters=chapters, factor_order=factor_order, factor_labels=factor_labels,
         factor_names=factor_names, raw=raw, metric_info=metric_info,
     )
+
+
+def _digits(path: Path, where: str, v: Any) -> int | str | None:
+    if v is None or v == "printed":
+        return v
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise SpecError(path, where, f"digits must be a number of decimals (0, 1, 2, ...) or \"printed\", got {v!r}")
+    return v
 
 
 def _known(path: Path, where: str, d: dict, keys: set[str]) -> None:
@@ -348,10 +357,13 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
         metrics=list(metrics), where=dict(it.get("where", {})),
         rows=it.get("rows"), columns=it.get("columns"), x=it.get("x"), series=it.get("series"),
         aggregate=agg, count=bool(it.get("count", False)), companions=it.get("companions", "representative"),
-        baseline=baseline, digits=dict(it.get("digits", {})), chart=it.get("chart", "line"),
+        baseline=baseline, digits={m: _digits(path, f"{where} digits", d) for m, d in it.get("digits", {}).items()},
+        chart=it.get("chart", "line"),
         options=dict(it.get("options", {})),
         footnote=text(it.get("footnote"), f"{where} footnote", path, required=False),
-        show_factors=list(it.get("show_factors", [])), raw=it,
+        show_factors=list(it.get("show_factors", [])),
+        row_labels={_canon(k): text(v, f"{where} row_labels.{k}", path) for k, v in it.get("row_labels", {}).items()},
+        raw=it,
     )
     if kind == "table" and not item.rows:
         raise SpecError(path, where, "a table needs rows = \"<factor>\"")

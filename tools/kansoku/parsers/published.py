@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS published_tables (
 );
 CREATE TABLE IF NOT EXISTS published_values (
     source_id  VARCHAR NOT NULL,
-    run_id     VARCHAR,               -- the transcribed run the value belongs to
+    run_id     VARCHAR,               -- NULL (the sink's run: a published table has none)
+    transcribed_run_id VARCHAR NOT NULL,  -- the transcribed run the value belongs to
     table_id   VARCHAR NOT NULL,
     csv_line   INTEGER NOT NULL,      -- line of the CSV (1 = header)
     csv_column VARCHAR NOT NULL,
@@ -67,7 +68,7 @@ CREATE TABLE IF NOT EXISTS published_values (
 );
 """
 
-METRICS_SQL = "SELECT run_id, metric, value, unit FROM published_values"
+METRICS_SQL = "SELECT transcribed_run_id AS run_id, metric, value, unit FROM published_values"
 
 
 def _is_sidecar_text(text: str) -> dict | None:
@@ -254,7 +255,7 @@ def parse_sidecar(path: Path, sink) -> None:
             if run["factors"] != factors:
                 raise ParseError(csv_path, line_no, "the same factors for every value of a run", run_id)
             values.append({
-                "run_id": run_id, "table_id": table_id, "csv_line": line_no, "csv_column": c,
+                "transcribed_run_id": run_id, "table_id": table_id, "csv_line": line_no, "csv_column": c,
                 "metric": columns[c]["metric"], "value": float(printed), "printed": printed,
                 "decimals": decimals_of(printed), "half_unit": half_unit(printed), "unit": columns[c].get("unit"),
             })
@@ -262,9 +263,9 @@ def parse_sidecar(path: Path, sink) -> None:
         raise ParseError(csv_path, 2, "at least one row of numbers")
     dup = {}
     for v in values:
-        k = (v["run_id"], v["metric"])
+        k = (v["transcribed_run_id"], v["metric"])
         if k in dup:
-            raise ParseError(csv_path, v["csv_line"], f"one value per run and metric; {v['metric']} of {v['run_id']} "
+            raise ParseError(csv_path, v["csv_line"], f"one value per run and metric; {v['metric']} of {v['transcribed_run_id']} "
                              f"is also on line {dup[k]}", v["printed"])
         dup[k] = v["csv_line"]
     citation = citation_line(cit)
