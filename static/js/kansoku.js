@@ -1,20 +1,41 @@
-// Draws every chart on the page from its inline JSON (no request leaves the site).
+// Draws every chart of the page from its inline JSON with the plotly.js bundle the site serves.
+// No request leaves the site: no CDN, no fonts, no MathJax, no "edit in Chart Studio" link.
 (function () {
   "use strict";
+  var drawn = [];
+  function config(id) {
+    return {
+      responsive: true, displaylogo: false, showLink: false, showSendToCloud: false,
+      modeBarButtonsToRemove: ["sendDataToCloud", "lasso2d", "select2d"],
+      toImageButtonOptions: { format: "svg", filename: id }
+    };
+  }
   function draw(div) {
     var id = div.getAttribute("data-figure");
     var holder = div.parentNode.querySelector('script.chart-data[data-for="' + id + '"]');
     if (!holder || !window.Plotly) { return; }
     var fig = JSON.parse(holder.textContent);
-    var config = { responsive: true, displaylogo: false,
-                   modeBarButtonsToRemove: ["sendDataToCloud", "lasso2d", "select2d"] };
-    window.Plotly.newPlot(div, fig.data, fig.layout, config).then(function () {
+    var layout = fig.layout || {};
+    if (window.matchMedia && window.matchMedia("(max-width: 600px)").matches) {
+      layout.margin = { l: 48, r: 8, t: 8, b: 48 };
+      layout.font = Object.assign({}, layout.font || {}, { size: 11 });
+    }
+    div.innerHTML = "";
+    window.Plotly.newPlot(div, fig.data, layout, config(id)).then(function () {
       div.setAttribute("data-rendered", "true");
+      div.setAttribute("data-traces", String((div._fullData || fig.data).length));
+      drawn.push(div);
     });
+  }
+  function resizeAll() {
+    for (var i = 0; i < drawn.length; i++) { window.Plotly.Plots.resize(drawn[i]); }
   }
   function init() {
     var charts = document.querySelectorAll("div.chart[data-figure]");
     for (var i = 0; i < charts.length; i++) { draw(charts[i]); }
+    // Printing: redraw at the paper's width, and back.
+    window.addEventListener("beforeprint", resizeAll);
+    window.addEventListener("afterprint", resizeAll);
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
 })();
