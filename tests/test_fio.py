@@ -258,7 +258,7 @@ def _counts(db: Path) -> dict[str, int]:
 def test_truncated_json_fails_clearly_and_database_is_unchanged(tool, tmp_path, tmp_db):
     good = tmp_path / "good"
     shutil.copytree(REAL / "rw=read", good / "rw=read")
-    tool("ingest", "--db", tmp_db, good, check=True)
+    assert ingest([good], tmp_db).committed
     before = _counts(tmp_db)
     src = (REAL / "rw=write" / "format=jsonplus" / "rep=1" / "fio_output.json").read_text()
     cut = src[: len(src) // 2]

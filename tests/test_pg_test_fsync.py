@@ -120,7 +120,7 @@ def test_old_layout_without_usecs_and_with_n_a_star(tmp_path, tmp_db):
 
 
 def test_result_before_any_section_fails_and_database_is_unchanged(tool, tmp_path, tmp_db):
-    tool("ingest", "--db", tmp_db, _run_with(tmp_path / "good", REAL), check=True)
+    assert ingest([_run_with(tmp_path / "good", REAL)], tmp_db).committed
     con = _con(tmp_db)
     before = con.execute("SELECT count(*) FROM pg_test_fsync_results").fetchone()[0]
     con.close()

@@ -210,7 +210,7 @@ def test_cut_off_table_keeps_rows_and_warns(tmp_path, tmp_db):
 def test_bad_table_fails_and_database_is_unchanged(tool, tmp_path, tmp_db):
     good = tmp_path / "good" / "variant=c_f"
     shutil.copytree(REAL, good)
-    tool("ingest", "--db", tmp_db, tmp_path / "good", check=True)
+    assert ingest([tmp_path / "good"], tmp_db).committed
     con = _con(tmp_db)
     before = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
               for t in ("strace_syscalls", "strace_tables", "strace_processes", "sources")}

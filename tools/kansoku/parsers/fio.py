@@ -681,9 +681,10 @@ _STATUS = re.compile(r"^Run status group \d+")
 
 
 def sniff_text(head: FileHead) -> bool:
-    if head.is_binary or '"fio version"' in head.text:
+    text = head.text
+    if '"fio version"' in text or not ("(groupid=" in text or "(g=" in text or ";" in text) or head.is_binary:
         return False
-    for line in head.text.replace("\r", "\n").splitlines()[:400]:
+    for line in text.replace("\r", "\n").splitlines()[:400]:
         if _JOB.match(line) or _BANNER.match(line) or _is_terse(line):
             return True
     return False

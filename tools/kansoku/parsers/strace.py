@@ -164,6 +164,8 @@ _SYSCALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _header_words(line: str) -> list[str] | None:
+    if "calls" not in line or "syscall" not in line:
+        return None
     words = line.replace("% time", "%time").split()
     if "calls" in words and "syscall" in words and all(re.fullmatch(r"[a-z%/_-]+", w) for w in words):
         return words
@@ -171,10 +173,13 @@ def _header_words(line: str) -> list[str] | None:
 
 
 def sniff(head: FileHead) -> bool:
-    if head.is_binary:
+    text = head.text
+    if "calls" not in text or "syscall" not in text or head.is_binary:
         return False
-    lines = head.text.splitlines()
+    lines = text.splitlines()
     for i, line in enumerate(lines[:-1]):
+        if "calls" not in line:
+            continue
         if _header_words(line) and _DASHES.match(lines[i + 1]):
             return True
     return False
@@ -182,7 +187,7 @@ def sniff(head: FileHead) -> bool:
 
 def sniff_messages(head: FileHead) -> bool:
     """stderr of strace -o FILE: only 'strace: Process N attached/detached' lines."""
-    if head.is_binary:
+    if "strace: Process " not in head.text or head.is_binary:
         return False
     lines = [l for l in head.text.splitlines() if l.strip()]
     return bool(lines) and sum(1 for l in lines[:200] if _PROCESS.match(l)) >= max(1, len(lines[:200]) // 2)
