@@ -672,6 +672,13 @@ def publish_raw(rep: dict, dest: Path) -> int:
             shutil.copyfile(src, target)
             s["url"] = f"/raw/{rep['id']}/{run['anchor']}/{quote(s['file'])}"
             n += 1
+        toml = Path(run.pop("_run_toml", None) or "")
+        if toml.is_file():  # the run's own description (factors, machine, versions, settings)
+            target = dest / run["anchor"] / "run.toml"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(toml, target)
+            run["run_toml_url"] = f"/raw/{rep['id']}/{run['anchor']}/run.toml"
+            n += 1
     return n
 
 
@@ -683,9 +690,13 @@ def attach_paths(store: Store, rep: dict) -> None:
     paths = {(r, f): p for r, f, p in store.con.execute(
         "SELECT run_id, file_name, path FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
         [run_ids]).fetchall()}
+    dirs = dict(store.con.execute("SELECT run_id, run_dir FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+                                  [run_ids]).fetchall())
     for run_id, run in rep["runs"].items():
         for s in run["sources"]:
             s["_path"] = paths.get((run_id, s["file"]))
+        if dirs.get(run_id):
+            run["_run_toml"] = str(Path(dirs[run_id]) / "run.toml")
 
 
 # -- Hugo ------------------------------------------------------------------------------------------
@@ -725,12 +736,12 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
 def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path(".")) -> int:
     cfg = hugo_config(gen, content, site_root / CONFIG)
     cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", str(cfg.resolve()),
-           "--destination", str(out.resolve()), "--cleanDestinationDir", "--quiet", "--panicOnWarning",
+           "--destination", str(out.resolve()), "--cleanDestinationDir", "--panicOnWarning",
            "--cacheDir", str((gen / "hugo-cache").resolve())]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        log = "\n".join(line for line in (proc.stdout + "\n" + proc.stderr).splitlines()
-                        if line.strip() and "via hugo-python-distributions" not in line)
+        lines = (proc.stdout + "\n" + proc.stderr).splitlines()
+        log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])
         raise KansokuError("hugo failed:\n" + log)
     return sum(1 for _ in out.rglob("*.html"))
 
