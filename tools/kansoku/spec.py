@@ -26,7 +26,7 @@ COMPARES = ("ratio", "speedup", "change", "auto")  # auto: ratio if higher is be
 FORMATS = ("percent", "times", "change", "number")
 
 REPORT_KEYS = {"id", "fiscal_year", "title", "subtitle", "organisation", "revision", "copyright", "license",
-               "revision_history", "author", "themes", "note"}
+               "revision_history", "author", "themes", "note", "publish_raw"}
 TOP_KEYS = {"report", "factors", "metrics", "chapter"}
 CHAPTER_KEYS = {"id", "number", "title", "table", "figure"}
 FACTOR_KEYS = {"name", "order", "labels", "unit"}
