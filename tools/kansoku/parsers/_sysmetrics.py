@@ -309,21 +309,6 @@ class Collector:
         if not self.rows:
             return
         self._bulk_load(sink)
-        # per-activity summary, computed set-based from the rows just loaded
-        sink.load_sql(
-            "sys_series",
-            """SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
-                      $rank::INTEGER AS format_rank, activity, $host::VARCHAR AS host,
-                      count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE NOT since_boot) AS samples,
-                      min(ts) FILTER (WHERE NOT since_boot) AS first_ts,
-                      max(ts) FILTER (WHERE NOT since_boot) AS last_ts,
-                      mode(interval_s) FILTER (WHERE NOT since_boot) AS interval_s,
-                      count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
-                      $tz_basis::VARCHAR AS tz_basis
-               FROM sys_metrics WHERE source_id = $source_id GROUP BY activity""",
-            {"tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
-             "tz_basis": self.tz_basis},
-        )
 
 
 _CSV_COLUMNS = ("{'tool': 'VARCHAR', 'format': 'VARCHAR', 'ts': 'TIMESTAMPTZ', 'interval_s': 'DOUBLE', "
@@ -350,12 +335,24 @@ def _bulk_load_impl(self, sink) -> None:
                 w.writerow((r["tool"], r["format"], tss, _n(r["interval_s"]), _n(r["sample"]),
                             "true" if r["since_boot"] else "false", r["activity"], _n(r["instance"]),
                             r["metric"], _n(r["value"]), _n(r["line"])))
+        reader = ("read_csv($csv_path, header = false, auto_detect = false, delim = ',', quote = '\"', "
+                  f"escape = '\"', nullstr = '{NULL}', columns = {_CSV_COLUMNS})")
+        sink.load_sql("sys_metrics", "SELECT $source_id AS source_id, $run_id AS run_id, * FROM " + reader,
+                      {"csv_path": tmp})
+        # per-activity summary, computed set-based from the same file (no scan of the big table)
         sink.load_sql(
-            "sys_metrics",
-            "SELECT $source_id AS source_id, $run_id AS run_id, * FROM read_csv($csv_path, header = false, "
-            f"auto_detect = false, delim = ',', quote = '\"', escape = '\"', nullstr = '{NULL}', "
-            f"columns = {_CSV_COLUMNS})",
-            {"csv_path": tmp},
+            "sys_series",
+            """SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
+                      $rank::INTEGER AS format_rank, activity, $host::VARCHAR AS host,
+                      count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE NOT since_boot) AS samples,
+                      min(ts) FILTER (WHERE NOT since_boot) AS first_ts,
+                      max(ts) FILTER (WHERE NOT since_boot) AS last_ts,
+                      mode(interval_s) FILTER (WHERE NOT since_boot) AS interval_s,
+                      count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
+                      $tz_basis::VARCHAR AS tz_basis
+               FROM """ + reader + " GROUP BY activity",
+            {"csv_path": tmp, "tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format],
+             "host": self.host, "tz_basis": self.tz_basis},
         )
     finally:
         os.unlink(tmp)

@@ -398,7 +398,7 @@ def parse_sadf_csv(path: Path, sink: Sink) -> None:
                 sink.warn(lineno, "last line is cut off (sadf killed?); skipped")
                 continue
             raise ParseError(path, lineno, "a sadf timestamp 'YYYY-MM-DD HH:MM:SS [UTC]' or epoch seconds", tstok)
-        if tstok.isdigit() or " " in tstok and tstok.split(" ", 1)[1] not in ("UTC", "GMT"):
+        if tstok.isdigit() or len(tstok.split()) != 3 or tstok.split()[2] not in ("UTC", "GMT"):
             col.tz_basis = "sadf -U epoch seconds" if tstok.isdigit() else f"sadf timestamps ({basis} if no zone)"
         if vals[0].startswith("LINUX-RESTART"):
             m = re.search(r"\((\d+) CPU\)", vals[0])
@@ -832,7 +832,7 @@ CREATE OR REPLACE VIEW sys_source_clock AS
 WITH per_source AS (
   SELECT source_id, run_id, tool, format, any_value(tz_basis) AS tz_basis, min(first_ts) AS first_ts,
          max(last_ts) AS last_ts, max(samples) AS samples, max(interval_s) AS interval_s,
-         sum(since_boot_excluded) AS since_boot_excluded
+         max(since_boot_excluded) AS since_boot_excluded
   FROM sys_series WHERE activity <> 'restart' GROUP BY ALL)
 SELECT p.*, r.start_time, r.end_time,
        epoch(p.first_ts) - epoch(r.start_time) AS first_minus_start_s,

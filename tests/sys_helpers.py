@@ -1,0 +1,55 @@
+"""Helpers for the sar/iostat/vmstat tests: parse one file into an in-memory DuckDB with the real schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from kansoku.parsers import _sysmetrics as sm
+
+
+class MemSink:
+    """A Sink backed by an in-memory DuckDB holding the sys_metrics/sys_series tables."""
+
+    def __init__(self, path: Path, run_start: Any = None, mem: bool = True):
+        self.path = path
+        self.run_id = "r"
+        self.run_start = run_start
+        self.warnings: list[tuple[int | None, str]] = []
+        self.version = None
+        if mem:
+            self.con = duckdb.connect()
+            self.con.execute("SET TimeZone = 'UTC'")
+            self.con.execute(sm.SCHEMA)
+
+    def add_rows(self, table, rows):
+        raise AssertionError("sys parsers bulk-load through load_sql")
+
+    def load_sql(self, table, select_sql, params=None):
+        p = {"source_id": "s", "run_id": self.run_id, **(params or {})}
+        used = {k: v for k, v in p.items() if f"${k}" in select_sql}
+        self.con.execute(f"INSERT INTO {table} BY NAME {select_sql}", used)
+        return 0
+
+    def warn(self, line, message):
+        self.warnings.append((line, message))
+
+    def fact(self, name, value):
+        pass
+
+    def set_tool_version(self, v):
+        self.version = v
+
+    def q(self, sql: str, params=None) -> list[tuple]:
+        return self.con.execute(sql, params or []).fetchall()
+
+
+def parse(fmt_name: str, path: Path, run_start: Any = None, mem: bool = True) -> MemSink:
+    from kansoku import parsers
+
+    fmt = next(f for f in parsers.formats() if f.name == fmt_name)
+    sink = MemSink(path, run_start, mem)
+    fmt.parse(path, sink)
+    return sink
