@@ -56,23 +56,51 @@ def factor_sort_key(report: Report | None, factor: str):
     return key
 
 
+def _cached(store: Store, name: str, compute):
+    """Per-store cache (a build opens the store read-only, so these do not change under us)."""
+    cache = store.__dict__.setdefault("_kansoku_analysis_cache", {})
+    if name not in cache:
+        cache[name] = compute()
+    return cache[name]
+
+
 def known_factors(store: Store) -> set[str]:
-    return {r[0] for r in store.con.execute("SELECT DISTINCT factor FROM run_factors").fetchall()}
+    return _cached(store, "factors", lambda: {
+        r[0] for r in store.con.execute("SELECT DISTINCT factor FROM run_factors").fetchall()})
 
 
 def known_metrics(store: Store) -> set[str]:
-    names = set(parsers.metrics())
-    names |= {r[0] for r in store.con.execute("SELECT DISTINCT metric FROM run_metrics").fetchall()}
-    return names
+    """Metric names: those parsers define, and those named by data (transcribed values)."""
+    def compute() -> set[str]:
+        names = set(parsers.metrics())
+        for mod in parsers.modules():
+            if mod.metrics_sql:
+                try:
+                    names |= {r[0] for r in store.con.execute(
+                        f"SELECT DISTINCT metric FROM ({mod.metrics_sql})").fetchall()}
+                except Exception:  # an older database without the module's tables
+                    pass
+        return names
+    return _cached(store, "metrics", compute)
+
+
+def metric_sql(metric: str) -> tuple[str, list[Any]]:
+    """A subquery yielding run_id, value for one metric: the rows ``run_metrics`` has for it,
+    read from the defining SQL directly (the union view would compute every metric)."""
+    parts, params = [], []
+    md = parsers.metrics().get(metric)
+    if md is not None:
+        parts.append(f"SELECT run_id, CAST(value AS DOUBLE) AS value FROM ({md.sql})")
+    for mod in parsers.modules():
+        if mod.metrics_sql:
+            parts.append(f"SELECT run_id, CAST(value AS DOUBLE) AS value FROM ({mod.metrics_sql}) WHERE metric = ?")
+            params.append(metric)
+    return "(" + " UNION ALL ".join(parts) + ")", params
 
 
 def _has_published(store: Store) -> bool:
-    cached = getattr(store, "_kansoku_has_published", None)
-    if cached is None:
-        cached = bool(store.con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'published_values'").fetchone()[0])
-        store._kansoku_has_published = cached
-    return cached
+    return _cached(store, "has_published", lambda: bool(store.con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'published_values'").fetchone()[0]))
 
 
 def check_factor(store: Store, item: Item, factor: str, role: str) -> None:
@@ -137,10 +165,12 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
         cols.append(f"g{i}.value AS k{i}")
     if _has_published(store):
         pub_cols = ", coalesce(pv.half_unit, 0.0) AS hu, pv.printed"
-        pub_join = "LEFT JOIN published_values pv ON pv.transcribed_run_id = m.run_id AND pv.metric = m.metric"
+        pub_join = "LEFT JOIN published_values pv ON pv.transcribed_run_id = m.run_id AND pv.metric = ?"
+        params.append(metric)
     else:
         pub_cols, pub_join = ", 0.0 AS hu, NULL::VARCHAR AS printed", ""
-    params.append(metric)
+    msql, mparams = metric_sql(metric)
+    params = mparams + params
     cond = where_sql(item, store, params, where)
     keys = ", ".join(f"k{i}" for i in range(len(group_by))) or "NULL"
     part = f"PARTITION BY {keys}" if group_by else ""
@@ -148,10 +178,10 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
     sql = f"""
     WITH base AS (
         SELECT m.run_id, m.value, r.origin {''.join(', ' + c for c in cols)} {pub_cols}
-        FROM run_metrics m JOIN runs r ON r.run_id = m.run_id AND r.status = 'ok'
+        FROM {msql} m JOIN runs r ON r.run_id = m.run_id AND r.status = 'ok'
         {' '.join(joins)}
         {pub_join}
-        WHERE m.metric = ? AND m.value IS NOT NULL AND NOT isnan(m.value) AND {cond}
+        WHERE m.value IS NOT NULL AND NOT isnan(m.value) AND {cond}
     ), w AS (
         SELECT *, {sql_agg}(value) OVER ({part}) AS aggv FROM base
     )
@@ -177,23 +207,27 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
 
 
 def run_metric(store: Store, run_id: str, metric: str) -> float | None:
-    r = store.con.execute("SELECT value FROM run_metrics WHERE run_id = ? AND metric = ?", [run_id, metric]).fetchone()
+    msql, params = metric_sql(metric)
+    r = store.con.execute(f"SELECT value FROM {msql} WHERE run_id = ?", params + [run_id]).fetchone()
     return None if r is None else r[0]
 
 
-def run_metric_group(store: Store, run_id: str, metric: str, keys: tuple) -> Group | None:
-    """One run's value of a metric, as a Group (companion metrics from the representative run)."""
-    v = run_metric(store, run_id, metric)
-    if v is None:
-        return None
-    hu, printed, origin = 0.0, None, None
+def runs_metric_groups(store: Store, run_ids: list[str], metric: str) -> dict[str, Group]:
+    """Each run's own value of a metric, as one-run Groups (companion metrics from representative runs),
+    in one query."""
+    if not run_ids:
+        return {}
+    msql, params = metric_sql(metric)
     if _has_published(store):
-        r = store.con.execute("SELECT half_unit, printed FROM published_values WHERE transcribed_run_id = ? AND metric = ?",
-                              [run_id, metric]).fetchone()
-        if r:
-            hu, printed = float(r[0]), r[1]
-    origin = store.con.execute("SELECT origin FROM runs WHERE run_id = ?", [run_id]).fetchone()
-    return Group(keys, v, 1, [run_id], run_id, bool(origin and origin[0] == "transcribed"), hu, printed)
+        pub = ("LEFT JOIN published_values pv ON pv.transcribed_run_id = m.run_id AND pv.metric = ?", [metric],
+               "coalesce(pv.half_unit, 0.0), pv.printed")
+    else:
+        pub = ("", [], "0.0, NULL")
+    rows = store.con.execute(
+        f"SELECT m.run_id, m.value, r.origin, {pub[2]} FROM {msql} m JOIN runs r ON r.run_id = m.run_id {pub[0]} "
+        f"WHERE m.run_id IN (SELECT unnest(?::VARCHAR[]))", params + pub[1] + [run_ids]).fetchall()
+    return {rid: Group((), v, 1, [rid], rid, origin == "transcribed", float(hu), printed)
+            for rid, v, origin, hu, printed in rows if v is not None}
 
 
 # -- formatting -----------------------------------------------------------------
@@ -492,20 +526,17 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
             return g.printed if g.printed is not None else fmt_number(g.value, 2)
         return fmt_number(g.value, int(d))
 
-    rep_cache: dict[tuple, Group | None] = {}
+    if item.companions != "aggregate":
+        reps = sorted({g.representative_run_id for g in main if g.representative_run_id})
+        for m in item.metrics[1:]:
+            per_run = runs_metric_groups(store, reps, m)
+            companions[m] = {g.keys: per_run[g.representative_run_id] for g in main
+                             if g.representative_run_id in per_run}
 
     def lookup(metric: str, key: tuple) -> Group | None:
-        g = by_key.get(key)
         if metric == first:
-            return g
-        if item.companions == "aggregate":
-            return companions[metric].get(key)
-        if g is None or g.representative_run_id is None:
-            return None
-        ck = (metric, key)
-        if ck not in rep_cache:
-            rep_cache[ck] = run_metric_group(store, g.representative_run_id, metric, key)
-        return rep_cache[ck]
+            return by_key.get(key)
+        return companions[metric].get(key)
 
     def baseline_group(rv, cv) -> Group | None:
         if b.fixed is not None:
