@@ -309,3 +309,16 @@ def test_plan_template_error_names_the_file(tool, tmp_path):
     r = tool("collect", "--plan", p)
     assert r.returncode == 2 and "thread" in r.stderr and str(p) in r.stderr
     assert not (tmp_path / "runs").exists()  # checked before the first run
+
+
+def test_plan_interrupt_during_setup(tmp_path):
+    plan = write_plan(tmp_path)
+    plan.write_text(plan.read_text().replace('command = "echo setup', 'command = "echo setup {config} >> started.txt; sleep 30; echo'))
+    proc = collect_proc("--plan", str(plan), preexec=_ignore_sigint)
+    wait_for(lambda: (tmp_path / "started.txt").exists())
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130 and "resume" in err and "Traceback" not in err
+    assert not list((tmp_path / "runs").rglob("run.toml"))
+    assert "# interrupted" in (tmp_path / "runs" / ".setup" / "setup.log").read_text()
+    wait_for(lambda: not any("sleep 30" in c for c in processes_in(tmp_path)), timeout=5)  # nothing left behind

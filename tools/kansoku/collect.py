@@ -724,13 +724,19 @@ def main(argv: list[str] | None = None) -> int:
         argv, command = argv[:i], argv[i + 1:]
     ap = build_parser()
     args = ap.parse_args(argv)
+    # Ctrl-C works between runs too, even if our parent started us with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if args.plan is not None:
             if command or args.factors:
                 ap.error("--plan takes no KEY=VALUE factors and no command")
             from .collect_plan import run_plan
 
-            return run_plan(args.plan, dry_run=args.dry_run, limit=args.limit, quiet=args.quiet)
+            try:
+                return run_plan(args.plan, dry_run=args.dry_run, limit=args.limit, quiet=args.quiet)
+            except BrokenPipeError:  # --dry-run | head
+                sys.stdout = None
+                return 0
         if not command:
             ap.error("give the benchmark command after --")
         missing = [a[0] for _, a, _ in MONITORS if shutil.which(a[0]) is None] if not args.no_monitors else []
@@ -749,5 +755,8 @@ def main(argv: list[str] | None = None) -> int:
     except CollectError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("collect: interrupted (between runs); run the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
     _log(f"{res.status} (exit code {res.exit_code}, {res.seconds:.1f} s): {res.run_dir}", args.quiet)
     return EXIT_INTERRUPTED if res.interrupted else res.exit_code

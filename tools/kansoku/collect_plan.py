@@ -55,8 +55,10 @@ as interrupted; the same command resumes it.
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -66,7 +68,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .collect import EXIT_INTERRUPTED, KEY, CollectError, RunRequest, collect_run, run_path, run_state
+from .collect import EXIT_INTERRUPTED, KEY, _default_signals, CollectError, RunRequest, collect_run, run_path, run_state
 from .runs import canon
 
 TOP_KEYS = {"root", "seed", "order", "group_by", "repetitions", "rep_factor", "settle_s", "monitors",
@@ -259,8 +261,21 @@ def _run_setup(plan: Plan, setup: Setup, command: str, pr: PlannedRun, quiet: bo
     with open(log, "ab") as fh:
         fh.write(f"# command: {command}\n# start: {datetime.now(timezone.utc).isoformat()}\n".encode())
         fh.flush()
-        rc = subprocess.run(["/bin/sh", "-c", command], cwd=plan.path.parent, stdin=subprocess.DEVNULL,
-                            stdout=fh, stderr=subprocess.STDOUT).returncode
+        proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=plan.path.parent, stdin=subprocess.DEVNULL,
+                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_default_signals)
+        try:
+            rc = proc.wait()
+        except KeyboardInterrupt:  # stop the whole setup (sh and what it started), then let collect stop
+            for sig, grace in ((signal.SIGINT, 3.0), (signal.SIGKILL, 3.0)):
+                try:
+                    os.killpg(proc.pid, sig)
+                    proc.wait(timeout=grace)
+                    break
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    continue
+            fh.write(f"# interrupted: {datetime.now(timezone.utc).isoformat()}\n".encode())
+            raise
         fh.write(f"# exit code: {rc}\n# end: {datetime.now(timezone.utc).isoformat()}\n".encode())
     if rc != 0:
         print(f"error: setup command exited {rc}: {command} (output in {log}); campaign stopped",
