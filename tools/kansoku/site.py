@@ -418,8 +418,12 @@ def _distinguishing(runs: list[str], all_runs: list[str], factors: dict[str, dic
 
 # -- the cross-year view -------------------------------------------------------------------------------
 
+TREND_IGNORED_FACTORS = {"rep", "fiscal_year", "report", "published_table", "campaign"}
+TREND_HOVER_FACTORS = ("clients", "config", "checksums", "threads")
+
+
 def trend_specs(config: dict) -> list[dict]:
-    """[[params.trends]] of config.toml: metric, where, series (factor), peak_over (factor), title, y_title."""
+    """[[params.trends]] of config.toml: id, metric, where, series (factor), title, y_title."""
     return list(config.get("params", {}).get("trends", []) or [])
 
 
@@ -442,8 +446,9 @@ def compute_trends(store: Store, reports: list[Report], computed: list[dict], sp
     A run's fiscal year: its ``fiscal_year`` factor; else its ``report`` factor (a report id); else the
     fiscal year of every report whose tables and figures use it. The series factor (e.g. version) comes from
     the run's factors; for ``version`` a run without that factor uses the PostgreSQL version it captured.
-    Per (year, series, origin): the median over runs at each value of ``peak_over`` (e.g. clients), then
-    the maximum over those values (the peak), or the median over all runs without ``peak_over``.
+    A condition is a set of runs sharing every factor but rep (and the bookkeeping factors fiscal_year,
+    report, published_table, campaign); its value is the median over its runs. A point is the peak: per
+    (year, series, origin) the highest median over all its conditions (e.g. the best client count).
     """
     import plotly.graph_objects as go
 
@@ -459,7 +464,8 @@ def compute_trends(store: Store, reports: list[Report], computed: list[dict], sp
         where_src = Path("config.toml")
         title = text(spec.get("title"), f"[[params.trends]] {sid} title", where_src) or Text(sid, sid)
         item = Item(kind="figure", id=sid, number=str(n), caption=title, spec_file=where_src,
-                    chapter_id="trends", metrics=[metric], where=dict(spec.get("where", {})))
+                    chapter_id="trends", metrics=[metric], where=dict(spec.get("where", {})),
+                    options=dict(spec.get("options", {})))
         params: list[Any] = [metric]
         try:
             cond = analysis.where_sql(item, store, params)
@@ -475,8 +481,10 @@ def compute_trends(store: Store, reports: list[Report], computed: list[dict], sp
                     "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
                     [[r[0] for r in rows]]).fetchall():
                 facs.setdefault(run_id, {})[f] = v
-        series_f, peak_f = spec.get("series"), spec.get("peak_over")
+        series_f = spec.get("series")
+        # one cell per condition: the runs sharing every factor but the repetition
         cells: dict[tuple, list[tuple[float, str]]] = {}
+        conds: dict[tuple, dict[str, str]] = {}
         for run_id, value, origin, rt in rows:
             fs = facs.get(run_id, {})
             years: set[int] = set()
@@ -491,15 +499,17 @@ def compute_trends(store: Store, reports: list[Report], computed: list[dict], sp
                 sv = _pg_major(json.loads(rt) if rt else {})
             if sv is None:
                 continue
-            pv = fs.get(peak_f, "") if peak_f else ""
+            cond = tuple(sorted((f, v) for f, v in fs.items() if f not in TREND_IGNORED_FACTORS and f != series_f))
             for y in years:
-                cells.setdefault((y, sv, origin, pv), []).append((value, run_id))
-        points: dict[tuple, tuple[int, float, list[str], str]] = {}  # (series, origin, year) -> best
-        for (y, sv, origin, pv), vals in cells.items():
+                key = (y, sv, origin, cond)
+                cells.setdefault(key, []).append((value, run_id))
+                conds[key] = dict(cond)
+        points: dict[tuple, tuple[int, float, list[str], dict]] = {}  # (series, origin, year) -> the peak
+        for (y, sv, origin, cond), vals in cells.items():
             med = statistics.median(v for v, _ in vals)
             k = (sv, origin, y)
             if k not in points or med > points[k][1]:
-                points[k] = (y, med, sorted(r for _, r in vals), pv)
+                points[k] = (y, med, sorted(r for _, r in vals), conds[(y, sv, origin, cond)])
         figs = {}
         all_runs = sorted({r for p in points.values() for r in p[2]})
         series_vals = sorted({k[:2] for k in points}, key=lambda s: (analysis.factor_sort_key(None, "v")(s[0]), s[1]))
@@ -508,16 +518,17 @@ def compute_trends(store: Store, reports: list[Report], computed: list[dict], sp
             for sv, origin in series_vals:
                 pts = sorted(p for k, p in points.items() if k[:2] == (sv, origin))
                 suffix = {"ja": " (転記)", "en": " (transcribed)"}[lang] if origin == "transcribed" else ""
-                peak_lab = {"ja": f"{peak_f}=", "en": f"{peak_f}="}[lang] if peak_f else ""
                 fig.add_trace(go.Scatter(
                     x=[p[0] for p in pts], y=[p[1] for p in pts], name=f"{sv}{suffix}", mode="lines+markers",
                     line=dict(dash="dot" if origin == "transcribed" else "solid"),
                     marker=dict(symbol="circle-open" if origin == "transcribed" else "circle", size=9),
-                    hovertext=[f"{peak_lab}{p[3]}, n={len(p[2])}" if peak_f else f"n={len(p[2])}" for p in pts]))
+                    hovertext=[", ".join([f"{f}={p[3][f]}" for f in TREND_HOVER_FACTORS if f in p[3]]
+                                         + [f"n={len(p[2])}"]) for p in pts]))
             y_title = text(spec.get("y_title"), "y_title", where_src) if spec.get("y_title") else None
             layout = figures.base_layout(item, lang, {"ja": "年度", "en": "Fiscal year"}[lang],
                                          y_title.get(lang) if y_title else analysis.metric_label(metric, lang))
             fig.update_layout(**layout)
+            fig.update_layout(showlegend=True)
             years = sorted({p[0] for p in points.values()})
             fig.update_xaxes(tickmode="array", tickvals=years, ticktext=[str(y) for y in years])
             figs[lang] = figures.compact(fig)
