@@ -322,3 +322,11 @@ def test_plan_interrupt_during_setup(tmp_path):
     assert not list((tmp_path / "runs").rglob("run.toml"))
     assert "# interrupted" in (tmp_path / "runs" / ".setup" / "setup.log").read_text()
     wait_for(lambda: not any("sleep 30" in c for c in processes_in(tmp_path)), timeout=5)  # nothing left behind
+
+
+def test_versions_of_the_tools_a_run_uses():
+    assert collect.run_tools("sh", False, False, False) == []
+    assert collect.run_tools("fio", True, False, False) == ["sysstat", "procps_vmstat", "fio"]
+    assert collect.run_tools("pgbench", True, True, True) == ["sysstat", "procps_vmstat", "strace", "pgbench",
+                                                              "psql", "postgres"]
+    assert collect.run_tools("sysbench", False, False, True) == ["sysbench", "pgbench", "psql", "postgres"]

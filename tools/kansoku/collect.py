@@ -46,7 +46,9 @@ metadata is mistaken for a factor)::
                    nproc (usable by this process), mem_total_kib, swap_total_kib, virtualization,
                    [machine.filesystem] of the run directory (device, mount, fstype, options),
                    [machine.disks.NAME] size_bytes, rotational, model
-    [versions]     first line of ``--version``/``-V`` of sysstat, vmstat, strace, fio, pgbench, psql, postgres
+    [versions]     first line of ``--version``/``-V`` of the tools the run used: sysstat and vmstat (monitors),
+                   strace, the benchmark program (pgbench, fio, ...), and pgbench/psql/postgres when the
+                   benchmark is a PostgreSQL client or --conninfo is given
     [env]          LANG, LC_ALL, TZ, PGUSER, PGHOST, PGPORT, PGDATABASE, timezone
     [server]       with --conninfo, read right before the benchmark:
                    conninfo (password removed), version (``SELECT version()``),
@@ -64,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import io
 import os
 import platform
@@ -95,11 +98,14 @@ MONITORS = (
     ("iostat", ["iostat", "-x", "-t", "-k", "1"], "iostat_x.txt"),
     ("vmstat", ["vmstat", "-t", "-w", "1"], "vmstat.txt"),
 )
-VERSION_PROBES = (
-    ("sysstat", ["sar", "-V"]), ("procps_vmstat", ["vmstat", "-V"]), ("strace", ["strace", "-V"]),
-    ("fio", ["fio", "--version"]), ("pgbench", ["pgbench", "--version"]), ("psql", ["psql", "--version"]),
-    ("postgres", ["postgres", "--version"]),
-)
+# name in [versions] -> command printing the version. Which ones are read for a run: see run_tools().
+VERSION_PROBES = {
+    "sysstat": ["sar", "-V"], "procps_vmstat": ["vmstat", "-V"], "strace": ["strace", "-V"],
+    "fio": ["fio", "--version"], "pgbench": ["pgbench", "--version"], "psql": ["psql", "--version"],
+    "postgres": ["postgres", "--version"], "sysbench": ["sysbench", "--version"],
+    "pg_test_fsync": ["pg_test_fsync", "--version"],
+}
+POSTGRES_CLIENTS = {"pgbench", "psql", "pg_test_fsync"}
 STOP_SIGNALS = ((signal.SIGINT, 3.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0))
 EXIT_INTERRUPTED = 130
 
@@ -229,19 +235,28 @@ def _first_line(argv: list[str], timeout: float = 5.0) -> str | None:
     return None
 
 
-def tool_versions(extra_prog: str | None = None) -> dict[str, str]:
-    out = {}
-    probes = list(VERSION_PROBES)
-    if extra_prog and extra_prog not in {a[0] for _, a in probes} and extra_prog in ("sysbench", "pg_test_fsync"):
-        probes.append((extra_prog, [extra_prog, "--version"]))
+def run_tools(program: str, monitors: bool, strace: bool, conninfo: bool) -> list[str]:
+    """The tools whose versions describe a run: monitors, strace, the benchmark, PostgreSQL when involved."""
+    names = ["sysstat", "procps_vmstat"] if monitors else []
+    names += ["strace"] if strace else []
+    if program in VERSION_PROBES:
+        names.append(program)
+    if program in POSTGRES_CLIENTS or conninfo:
+        names += [n for n in ("pgbench", "psql", "postgres") if n not in names]
+    return names
+
+
+def tool_versions(names: list[str] | None = None) -> dict[str, str]:
+    """First line of each tool's version output, read right before each run (packages do get upgraded
+    in the middle of a campaign; see shared/corpus/real/README.md, Deviations 1)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=len(probes)) as ex:  # read right before each run, so keep it quick
-        found = list(ex.map(lambda a: _first_line(a[1]), probes))
-    for (name, _), v in zip(probes, found):
-        if v:
-            out[name] = v
-    return out
+    names = list(VERSION_PROBES) if names is None else names
+    if not names:
+        return {}
+    with ThreadPoolExecutor(max_workers=len(names)) as ex:
+        found = list(ex.map(lambda n: _first_line(VERSION_PROBES[n]), names))
+    return {n: v for n, v in zip(names, found) if v}
 
 
 def _read(path: str) -> str:
@@ -270,7 +285,7 @@ def machine_info(run_dir: Path) -> dict[str, Any]:
     for key, name in (("MemTotal", "mem_total_kib"), ("SwapTotal", "swap_total_kib")):
         if key in meminfo:
             m[name] = int(meminfo[key])
-    virt = _first_line(["systemd-detect-virt"])
+    virt = _virtualization()
     if virt:
         m["virtualization"] = virt
     fs = _filesystem_of(run_dir)
@@ -294,6 +309,11 @@ def machine_info(run_dir: Path) -> dict[str, Any]:
     if disks:
         m["disks"] = disks
     return m
+
+
+@functools.lru_cache(maxsize=1)
+def _virtualization() -> str | None:  # does not change during a campaign; the probe takes 0.2 s
+    return _first_line(["systemd-detect-virt"])
 
 
 def _filesystem_of(path: Path) -> dict[str, str] | None:
@@ -549,7 +569,8 @@ def collect_run(req: RunRequest) -> RunResult:
         commands["strace"] = shlex.join(strace.argv) + " 2> strace_stderr.txt"
     meta["commands"] = commands
     meta["machine"] = machine_info(run_dir)
-    meta["versions"] = tool_versions(Path(req.command[0]).name)
+    meta["versions"] = tool_versions(run_tools(Path(req.command[0]).name, req.monitors, strace is not None,
+                                               bool(req.conninfo)))
     meta["env"] = env_info()
     if req.campaign:
         meta["campaign"] = dict(req.campaign)
