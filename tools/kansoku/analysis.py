@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,10 +233,22 @@ def runs_metric_groups(store: Store, run_ids: list[str], metric: str) -> dict[st
 
 # -- formatting -----------------------------------------------------------------
 
+def round_text(v: float, digits: int) -> str:
+    """``v`` rounded half away from zero to ``digits`` decimals, as printed reports (and
+    spreadsheets) round: 86.25 -> '86.3' (Python's format would give '86.2'). The shortest
+    repr of the float is rounded, so 0.125 is a tie and 1.0382 * 100 is 103.82."""
+    if not math.isfinite(v):
+        return str(v)
+    d = Decimal(repr(float(v))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    if d == 0:
+        d = abs(d)
+    return f"{d:f}"
+
+
 def fmt_number(v: float | None, digits: int) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
-    return f"{v:.{digits}f}"
+    return round_text(v, digits)
 
 
 def sig_decimals(x: float, significant: int) -> int:
@@ -266,7 +279,7 @@ def fmt_compare(x: float | None, fmt: str, digits: int, lang: str, significant: 
     shown = x * format_scale(fmt)
     if significant:
         digits = sig_decimals(shown, significant)
-    return fmt_printed(f"{shown:.{digits}f}", fmt, lang)
+    return fmt_printed(round_text(shown, digits), fmt, lang)
 
 
 def fmt_printed(num: str, fmt: str, lang: str) -> str:

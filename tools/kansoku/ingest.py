@@ -183,20 +183,22 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
 def _store_declared_runs(store: Store, sink: FileSink, path: Path) -> None:
     """Runs a file declares itself (transcribed published tables): origin 'transcribed', with citation."""
     con = store.con
-    for r in sink.runs:
-        other = con.execute("SELECT origin, json_extract_string(run_toml, '$.source_id') FROM runs WHERE run_id = ?",
-                            [r["run_id"]]).fetchone()
-        if other is not None:
-            raise RunError(f"{path}: run {r['run_id']!r} is already defined by another "
-                           f"{'file' if other[0] == 'transcribed' else 'run directory'}; give the table another id")
-        meta = {**r["meta"], "source_id": sink.source_id}
-        store.insert_rows("runs", [{
-            "run_id": r["run_id"], "run_dir": str(path.parent.resolve()), "origin": "transcribed", "status": "ok",
-            "status_note": None, "start_time": None, "end_time": None, "hostname": None,
-            "citation": r["citation"], "run_toml": json.dumps(meta, ensure_ascii=False, default=str),
-            "ingested_at": datetime.now(timezone.utc)}])
-        store.insert_rows("run_factors", [{"run_id": r["run_id"], "factor": k, "value": v, "origin": "transcribed"}
-                                          for k, v in r["factors"].items()])
+    if not sink.runs:
+        return
+    ids = [r["run_id"] for r in sink.runs]
+    other = con.execute("SELECT run_id, origin FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) LIMIT 1",
+                        [ids]).fetchone()
+    if other is not None:
+        raise RunError(f"{path}: run {other[0]!r} is already defined by another "
+                       f"{'file' if other[1] == 'transcribed' else 'run directory'}; give the table another id")
+    now = datetime.now(timezone.utc)
+    store.insert_rows("runs", [{
+        "run_id": r["run_id"], "run_dir": str(path.parent.resolve()), "origin": "transcribed", "status": "ok",
+        "status_note": None, "start_time": None, "end_time": None, "hostname": None, "citation": r["citation"],
+        "run_toml": json.dumps({**r["meta"], "source_id": sink.source_id}, ensure_ascii=False, default=str),
+        "ingested_at": now} for r in sink.runs])
+    store.insert_rows("run_factors", [{"run_id": r["run_id"], "factor": k, "value": v, "origin": "transcribed"}
+                                      for r in sink.runs for k, v in r["factors"].items()])
 
 
 def _delete_source(store: Store, sid: str) -> None:

@@ -1,0 +1,176 @@
+"""The past reports' ratio columns, recomputed from the transcribed raw columns and checked
+against the printed ones: they agree to the printed precision except exactly the flagged cells."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from kansoku import analysis
+from kansoku.analysis import check_published, compare_interval
+from kansoku.ingest import ingest
+from kansoku.spec import load_report
+from kansoku.store.db import open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+PUB = ROOT / "data" / "published"
+SPECS = ROOT / "data" / "reports"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    db = tmp_path_factory.mktemp("pub") / "kansoku.duckdb"
+    rep = ingest([PUB], db)
+    assert rep.ok, rep.errors
+    st = open_store(db, read_only=True)
+    yield st
+    st.close()
+
+
+def rows_of(name: str) -> list[dict]:
+    (path,) = PUB.rglob(name)
+    with open(path, encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def table(store, spec: str, table_id: str):
+    report = load_report(SPECS / spec)
+    return analysis.compute_table(store, report, report.item(table_id))
+
+
+def compare_cells(t, col: int = 0):
+    """Per row: (row label, the col-th compare cell, the published cell after it)."""
+    out = []
+    for row in t.rows:
+        comps = [i for i, c in enumerate(row) if c.kind == "compare"]
+        i = comps[col]
+        out.append((row[0].text["en"], row[i], row[i + 1]))
+    return out
+
+
+def half(s: str) -> float:
+    return 0.5 * 10 ** -(len(s.split(".")[1]) if "." in s else 0)
+
+
+def assert_column(cells, inputs: dict[str, tuple[str, str]], printed: dict[str, str], scale: float,
+                  flagged: set[str], how: str = "ratio"):
+    """inputs: row label -> (value, baseline) as printed. Independently of analysis.py: the ratio
+    (or speed-up) of the printed inputs, and the interval their printed rounding allows."""
+    assert {label for label, _, _ in cells} == set(inputs)
+    for label, comp, pub in cells:
+        a, b = inputs[label]
+        f = (lambda x, y: x / y) if how == "ratio" else (lambda x, y: y / x)
+        assert comp.value == pytest.approx(f(float(a), float(b)), rel=1e-12), label
+        p = printed[label]
+        assert pub.kind == "published" and pub.value * scale == pytest.approx(float(p))
+        assert comp.published["printed"] == p
+        assert "transcribed" in comp.flags and "transcribed" in pub.flags
+        corners = [f(x, y) * scale for x in (float(a) - half(a), float(a) + half(a))
+                   for y in (float(b) - half(b), float(b) + half(b))]
+        agrees = float(p) - half(p) <= max(corners) + 1e-9 and float(p) + half(p) >= min(corners) - 1e-9
+        if label in flagged:
+            assert "mismatch" in comp.flags and "mismatch" in pub.flags, label
+            assert not agrees, label
+        else:
+            assert "checked" in comp.flags and "mismatch" not in comp.flags, (label, comp.published)
+            assert agrees, (label, f(float(a), float(b)) * scale, p)
+
+
+def test_fy2013_table_2_2_all_agree(store):
+    t = table(store, "past-fy2013.toml", "read-92-vs-93")
+    assert t.item.number == "2.2"
+    rows = rows_of("fy2013_t2.2_read_92_vs_93.csv")
+    raw = {r["clients"]: (r["tps_9.3"], r["tps_9.2"]) for r in rows}
+    printed = {r["clients"]: r["published_ratio_9.3_vs_9.2_pct"] for r in rows}
+    assert_column(compare_cells(t), raw, printed, 100, flagged=set())
+    assert t.checks() == {"checked": 11, "mismatch": 0}
+    assert [c.text["ja"] for c in t.rows[0]] == ["1", "403.38", "98.25", "418.77", "98.30", "103.82 %", "103.82 %"]
+
+
+def test_fy2013_table_2_3_flags_exactly_16_48_128(store):
+    t = table(store, "past-fy2013.toml", "checksum")
+    rows = rows_of("fy2013_t2.3_checksum.csv")
+    raw = {r["clients"]: (r["tps_checksum_on"], r["tps_checksum_off"]) for r in rows}
+    printed = {r["clients"]: r["published_ratio_on_vs_off_pct"] for r in rows}
+    assert_column(compare_cells(t), raw, printed, 100, flagged={"16", "48", "128"})
+    assert t.checks() == {"checked": 11, "mismatch": 3}
+    cells = {label: comp for label, comp, _ in compare_cells(t)}
+    # 2 clients: 97.565 computed, 97.56 printed: within the printed rounding, not flagged
+    assert cells["2"].text["en"] == "97.57 %" and cells["2"].published["printed"] == "97.56"
+    assert "checked" in cells["2"].flags
+    # 128 clients: 0.03 points off
+    assert cells["128"].published["computed"] == pytest.approx(82.9663, abs=1e-4)
+    assert cells["128"].published["agrees"] is False
+
+
+def test_fy2013_table_2_4_both_ratio_columns(store):
+    t = table(store, "past-fy2013.toml", "checksum-compiled")
+    off = {r["clients"]: r["tps_checksum_off"] for r in rows_of("fy2013_t2.3_checksum.csv")}
+    r3 = rows_of("fy2013_t2.3_checksum.csv")
+    r4 = rows_of("fy2013_t2.4_checksum_compiled.csv")
+    assert_column(compare_cells(t, 0), {r["clients"]: (r["tps_checksum_on"], off[r["clients"]]) for r in r3},
+                  {r["clients"]: r["published_ratio_on_vs_off_pct"] for r in r3}, 100, flagged={"16", "48", "128"})
+    assert_column(compare_cells(t, 1),
+                  {r["clients"]: (r["tps_checksum_on_vectorized"], off[r["clients"]]) for r in r4},
+                  {r["clients"]: r["published_ratio_vs_checksum_off_pct"] for r in r4}, 100, flagged=set())
+
+
+@pytest.mark.parametrize("table_id,query,server,number", [
+    ("no10-server1", "No.10", "server1", "6.8"), ("no10-server2", "No.10", "server2", "6.9"),
+    ("no11-server1", "No.11", "server1", "6.10"), ("no11-server2", "No.11", "server2", "6.11")])
+def test_fy2017_parallel_query_speedup(store, table_id, query, server, number):
+    t = table(store, "past-fy2017.toml", table_id)
+    assert t.item.number == number
+    rows = [r for r in rows_of("fy2017_t6.8-6.11_parallel_query.csv") if r["query"] == query and r["server"] == server]
+    base = next(r["elapsed_s"] for r in rows if r["version"] == "9.5")
+    raw = {r["version"]: (r["elapsed_s"], base) for r in rows}
+    printed = {r["version"]: r["published_speedup_vs_9.5"] for r in rows}
+    assert_column(compare_cells(t), raw, printed, 1, flagged=set(), how="speedup")
+    # elapsed times shown as printed (5 significant figures)
+    assert [row[1].text["en"] for row in t.rows] == [r["elapsed_s"] for r in rows]
+
+
+@pytest.mark.parametrize("table_id,keep,label_of,number", [
+    ("sync", lambda r: r["async_standbys"] == "0", lambda r: r["sync_standbys"], "8.8"),
+    ("async", lambda r: r["sync_standbys"] == "0", lambda r: r["async_standbys"], "8.9"),
+    ("mixed", lambda r: r["pattern"] in ("none", "async-3", "mixed-1s2a", "mixed-2s1a", "sync-3"),
+     lambda r: r["pattern"], "8.10")])
+def test_fy2017_replication_pct_of_no_replication(store, table_id, keep, label_of, number):
+    t = table(store, "past-fy2017.toml", table_id)
+    assert t.item.number == number
+    rows = [r for r in rows_of("fy2017_t8.8-8.10_replication.csv") if keep(r)]
+    none = next(r["tps"] for r in rows if r["pattern"] == "none")
+    report = t.item
+    labels = [row[0].text["en"] for row in t.rows]
+    assert len(labels) == len(rows)
+    spec = load_report(SPECS / "past-fy2017.toml")
+
+    def label(r):
+        v = label_of(r)
+        if v in report.row_labels:
+            return report.row_labels[v].en
+        lab = spec.factor_labels.get(report.rows, {}).get(v)
+        return lab.en if lab else v
+    raw = {label(r): (r["tps"], none) for r in rows}
+    printed = {label(r): r["published_pct_of_no_replication"] for r in rows}
+    assert_column(compare_cells(t), raw, printed, 100, flagged=set())
+    assert labels[0].startswith("(reference)")  # the baseline row first
+    assert "baseline" in t.rows[0][0].flags
+
+
+def test_interval_check_is_the_printed_precision():
+    # 801.86 / 821.87 = 97.5653 %: the inputs' rounding gives [97.5647, 97.5659]; 97.56 stands for
+    # [97.555, 97.565]: they meet, so it agrees
+    c = check_published(801.86, 0.005, 821.87, 0.005, "ratio", "percent", 97.56, 0.005)
+    assert c.agrees and c.low < 97.565 < c.high
+    # 11527.28 / 13893.93 = 82.9663 %; 83.00 stands for [82.995, 83.005]: no
+    assert not check_published(11527.28, 0.005, 13893.93, 0.005, "ratio", "percent", 83.00, 0.005).agrees
+    # a coarser printed input widens the interval, still not enough to explain 83.00
+    assert check_published(11527, 0.5, 13894, 0.5, "ratio", "percent", 83.00, 0.005).agrees is False
+    lo, hi = compare_interval(100, 0.5, 10, 0.5, "speedup")
+    assert lo == pytest.approx(9.5 / 100.5) and hi == pytest.approx(10.5 / 99.5)
+    # measured values (exact): only the published value's rounding counts
+    assert check_published(1.0, 0, 3.0, 0, "ratio", "percent", 33.33, 0.005).agrees
+    assert not check_published(1.0, 0, 3.0, 0, "ratio", "percent", 33.32, 0.005).agrees
