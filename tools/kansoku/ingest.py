@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -57,6 +58,9 @@ class IngestReport:
         d["counts"] = self.counts()
         d["ok"] = self.ok
         return json.dumps(d, indent=2, ensure_ascii=False)
+
+
+_HASHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-sha256")
 
 
 def sha256_file(path: Path) -> str:
@@ -141,12 +145,19 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     assert fmt is not None
     file_name = path.relative_to(run.run_dir).as_posix() if path.is_relative_to(run.run_dir) else path.name
     sid = source_id_for(run.run_id, file_name)
-    digest = sha256_file(path)
-    if fmt.companions:  # files the parse also reads: a change to them must re-ingest this file
-        digest = hashlib.sha256("".join([digest] + [sha256_file(c) for c in fmt.companions(path)]).encode()
-                                ).hexdigest()
     con = store.con
-    old = con.execute("SELECT sha256 FROM sources WHERE source_id = ?", [sid]).fetchone()
+    old = con.execute("SELECT sha256, size_bytes FROM sources WHERE source_id = ?", [sid]).fetchone()
+    hashing: Future | None = None
+    if old is None and not fmt.companions:
+        # A new file is parsed whatever its hash: hash it while the parser runs (big pgbench logs:
+        # sha256 costs as much as half of DuckDB's read, and hashlib releases the GIL).
+        hashing = _HASHER.submit(sha256_file, path)
+        digest = ""
+    else:
+        digest = sha256_file(path)
+        if fmt.companions:  # files the parse also reads: a change to them must re-ingest this file
+            digest = hashlib.sha256("".join([digest] + [sha256_file(c) for c in fmt.companions(path)]).encode()
+                                    ).hexdigest()
     if old and old[0] == digest:
         return FileResult(str(path), run.run_id, "unchanged", fmt.name)
     if old:
@@ -166,6 +177,8 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         _delete_source(store, sid)
         report.errors.append(f"{path}: {exc}")
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
+    if hashing is not None:
+        digest = hashing.result()
     if sink.warnings:
         store.insert_rows("ingest_warnings", (
             {"line": w.line, "message": w.message} for w in sink.warnings), {"source_id": sid})

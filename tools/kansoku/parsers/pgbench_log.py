@@ -357,12 +357,16 @@ _SUMMARY_HINTS = {
 }
 
 
-def _summary_hints(directory: Path) -> dict[str, object]:
-    """What a pgbench stdout capture beside the log says about -R and --max-tries."""
-    hints: dict[str, object] = {}
+def _summary_verdicts(directory: Path) -> set[str]:
+    """What the pgbench stdout captures beside the log say a 7th field holds.
+
+    A summary with a rate-limit lag line (-R) says 'lag_us'; one with
+    'maximum number of tries' other than 1 and no -R says 'retries'; others say
+    nothing (their run wrote 6 or 8 fields)."""
+    verdicts: set[str] = set()
     for p in sorted(directory.iterdir()):
         try:
-            if not p.is_file() or p.stat().st_size > 64 * 1024 * 1024:
+            if not p.is_file():
                 continue
             size = p.stat().st_size
             with open(p, "rb") as fh:
@@ -371,37 +375,37 @@ def _summary_hints(directory: Path) -> dict[str, object]:
                 tail = fh.read()
         except OSError:
             continue
-        if b"transaction type: " not in head + tail:
-            continue
         blob = head + tail
+        if b"transaction type: " not in blob:
+            continue
         if _SUMMARY_HINTS["rate_limit"].search(blob):
-            hints["rate_limit"] = True
+            verdicts.add("lag_us")
+            continue
         m = _SUMMARY_HINTS["max_tries"].search(blob)
-        if m:
-            hints["max_tries"] = int(m.group(1))
-        hints.setdefault("rate_limit", False)
-    return hints
+        if m and int(m.group(1)) != 1:
+            verdicts.add("retries")
+    return verdicts
 
 
 def _seventh_field(path: Path, shapes: list[Shape], sink: Sink) -> str:
     """A 7-field line has either the schedule lag (-R, 9.4+) or retries (15+ --max-tries != 1).
 
     Decided, in order, by: a 'skipped' transaction (needs -R); the pgbench
-    summary captured beside the log (rate-limit lag line, maximum number of
-    tries); failure words (15+) with only small values (retries are < max tries).
+    summary captured beside the log, when the summaries there agree (rate-limit
+    lag line, maximum number of tries); else failure words (15+) with only small
+    values (retries are < max tries), with a warning saying so.
     """
     words = set().union(*(s.words for s in shapes))
     if "skipped" in words:
         return "lag_us"
-    hints = _summary_hints(path.parent)
-    if hints.get("rate_limit"):
-        return "lag_us"
-    if "max_tries" in hints:
-        return "retries" if hints["max_tries"] != 1 else "lag_us"
+    verdicts = _summary_verdicts(path.parent)
+    if len(verdicts) == 1:
+        return verdicts.pop()
     max7 = max((s.max_field7 or 0) for s in shapes)
     guess = "retries" if words and max7 <= 10 else "lag_us"
-    sink.warn(1, f"7th field read as {'retries' if guess == 'retries' else 'schedule lag (µs)'}: "
-                 "no pgbench summary beside the log says whether -R or --max-tries was used")
+    why = "the pgbench summaries beside the log disagree" if verdicts else "no pgbench summary beside the log"
+    sink.warn(1, f"7th field read as {'retries' if guess == 'retries' else 'schedule lag (µs)'} from its values: "
+                 f"{why} to tell whether -R or --max-tries was used")
     return guess
 
 
@@ -456,6 +460,7 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
     size = path.stat().st_size
     ends_nl, last_line, last_off = _tail(path, size)
     before = _last_scan_id(sink)
+    sink.store.con.execute("SET enable_progress_bar = false")  # type: ignore[attr-defined]  # no bar on stdout
     n = sink.load_sql(table, select_sql, {"path": str(path), **params})
     cut_rejected = False
     for line, offset, text, message in _rejects(sink, before):

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Benchmark: ingest of a large pgbench per-transaction log.
+
+    python bench/pgbench_log.py [--lines 10000000] [--reps 3] [--keep DIR]
+
+Generates a per-transaction log of --lines lines (pgbench 15 format,
+``client_id transaction_no latency_us script_no epoch_s epoch_us``, 8 clients,
+about 33 000 TPS), then measures, in this one run and interleaved so that load
+on the machine hits all three alike:
+
+* kansoku: ``tools/ingest`` on a run directory holding the log (content
+  sniffing, sha256 of the file, DuckDB read_csv into pgbench_transactions with
+  the status/latency/time columns, commit), into a fresh database;
+* DuckDB: ``CREATE TABLE t AS SELECT * FROM read_csv(log, delim=' ', header=false)``
+  into a fresh database file (the floor: DuckDB's own reader, nothing else);
+* pandas: ``pandas.read_csv(log, sep=' ', header=None)`` into a DataFrame.
+
+Each measurement runs in its own process (timed around the work only, not
+interpreter start-up) so that the peak RSS of each can be reported. Prints the
+median times and the ratios kansoku/DuckDB (target <= 1.5) and kansoku/pandas,
+and kansoku's peak memory for the full log and for a tenth of it (flat memory:
+the two should be close).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import json, sys, time
+mode, log, db = sys.argv[1], sys.argv[2], sys.argv[3]
+if mode == "kansoku":
+    sys.path.insert(0, sys.argv[4])
+    from pathlib import Path
+    from kansoku.ingest import ingest
+    t = time.perf_counter()
+    report = ingest([Path(log).parent], Path(db))
+    dt = time.perf_counter() - t
+    assert report.ok and report.committed, report.errors
+    rows = sum(f.rows for f in report.files)
+elif mode == "duckdb":
+    import duckdb
+    t = time.perf_counter()
+    con = duckdb.connect(db)
+    con.execute(f"CREATE TABLE t AS SELECT * FROM read_csv('{log}', delim=' ', header=false)")
+    rows = con.execute("SELECT count(*) FROM t").fetchone()[0]
+    con.close()
+    dt = time.perf_counter() - t
+elif mode == "pandas":
+    import pandas as pd
+    t = time.perf_counter()
+    df = pd.read_csv(log, sep=" ", header=None)
+    dt = time.perf_counter() - t
+    rows = len(df)
+print(json.dumps({"seconds": dt, "rows": int(rows)}))
+"""
+
+
+def generate(path: Path, lines: int) -> None:
+    """A pgbench-15-style per-transaction log, written by DuckDB (seconds, not minutes)."""
+    import duckdb
+
+    con = duckdb.connect()
+    # 8 clients; one transaction every 30 µs overall (~33 000 TPS); latency 0.5 .. 30.5 ms.
+    con.execute(f"""
+        COPY (
+          SELECT i % 8 AS client_id, i // 8 + 1 AS transaction_no,
+                 500 + hash(i) % 30000 AS latency_us, 0 AS script_no,
+                 1795304912 + (i * 30) // 1000000 AS epoch_s, (i * 30) % 1000000 AS epoch_us
+          FROM range({int(lines)}) t(i)
+        ) TO '{path}' (FORMAT csv, DELIMITER ' ', HEADER false)""")
+    con.close()
+
+
+def measure(mode: str, log: Path, work: Path, tag: str) -> dict:
+    db = work / f"{mode}-{tag}.duckdb"
+    for p in (db, Path(str(db) + ".wal")):
+        if p.exists():
+            p.unlink()
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, mode, str(log), str(db), str(ROOT / "tools")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(work))
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"{mode} failed:\n{err}")
+    res = json.loads(out.strip().splitlines()[-1])
+    for p in (db, Path(str(db) + ".wal")):
+        if p.exists():
+            p.unlink()
+    return res
+
+
+def peak_rss_mb(mode: str, log: Path, work: Path) -> float:
+    """Peak resident memory of one measurement process (MB), via wait4."""
+    db = work / f"rss-{mode}.duckdb"
+    for p in (db, Path(str(db) + ".wal")):
+        if p.exists():
+            p.unlink()
+    pid = os.fork()
+    if pid == 0:  # child: exec the measurement
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            os.dup2(null.fileno(), 2)
+        os.chdir(work)
+        os.execv(sys.executable, [sys.executable, "-c", CHILD, mode, str(log), str(db), str(ROOT / "tools")])
+    _, status, usage = os.wait4(pid, 0)
+    if status != 0:
+        raise SystemExit(f"{mode} (memory run) failed with status {status}")
+    for p in (db, Path(str(db) + ".wal")):
+        if p.exists():
+            p.unlink()
+    return usage.ru_maxrss / 1024.0  # Linux: kB
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lines", type=int, default=10_000_000, help="lines in the generated log (default 10 000 000)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of each measurement (median reported)")
+    ap.add_argument("--keep", type=Path, help="work in this directory and keep the generated log")
+    ap.add_argument("--no-pandas", action="store_true", help="skip the pandas measurement")
+    args = ap.parse_args()
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="kansoku-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir = work / "bench=pgbench_log"
+        small_dir = work / "bench=pgbench_log_tenth"
+        run_dir.mkdir(exist_ok=True)
+        small_dir.mkdir(exist_ok=True)
+        log = run_dir / "pgbench_log.4242"
+        small = small_dir / "pgbench_log.4243"
+        t = time.perf_counter()
+        if not log.exists() or sum(1 for _ in open(log, "rb")) != args.lines:
+            generate(log, args.lines)
+        if not small.exists():
+            generate(small, max(1, args.lines // 10))
+        size_mb = log.stat().st_size / 1e6
+        print(f"log: {log} ({args.lines:,} lines, {size_mb:,.0f} MB), generated in {time.perf_counter() - t:.1f} s")
+        print(f"machine: {os.cpu_count()} CPUs, python {sys.version.split()[0]}", flush=True)
+
+        modes = ["duckdb", "kansoku"] + ([] if args.no_pandas else ["pandas"])
+        times: dict[str, list[float]] = {m: [] for m in modes}
+        for rep in range(args.reps):
+            for mode in modes:
+                res = measure(mode, log, work, str(rep))
+                if res["rows"] != args.lines:
+                    raise SystemExit(f"{mode}: loaded {res['rows']} rows, expected {args.lines}")
+                times[mode].append(res["seconds"])
+                print(f"  rep {rep + 1}: {mode:8s} {res['seconds']:7.2f} s", flush=True)
+
+        med = {m: statistics.median(v) for m, v in times.items()}
+        print()
+        print(f"{'':22s} {'median s':>9s} {'lines/s':>12s} {'MB/s':>7s}")
+        for m in modes:
+            print(f"{m:22s} {med[m]:9.2f} {args.lines / med[m]:12,.0f} {size_mb / med[m]:7.0f}")
+        print()
+        ratio_duck = med["kansoku"] / med["duckdb"]
+        verdict = "meets" if ratio_duck <= 1.5 else "MISSES"
+        print(f"kansoku ingest / DuckDB read_csv : {ratio_duck:.2f}  (target <= 1.5: {verdict})")
+        if "pandas" in med:
+            print(f"kansoku ingest / pandas read_csv : {med['kansoku'] / med['pandas']:.2f}")
+        rss_big = peak_rss_mb("kansoku", log, work)
+        rss_small = peak_rss_mb("kansoku", small, work)
+        print(f"kansoku peak RSS: {rss_big:.0f} MB for {args.lines:,} lines, "
+              f"{rss_small:.0f} MB for {max(1, args.lines // 10):,} lines")
+        return 0 if ratio_duck <= 1.5 else 1
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
