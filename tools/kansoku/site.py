@@ -529,6 +529,8 @@ def compute_trends(store: Store, reports: list[Report], computed: list[dict], sp
                                          y_title.get(lang) if y_title else analysis.metric_label(metric, lang))
             fig.update_layout(**layout)
             fig.update_layout(showlegend=True)
+            if item.options.get("y_log"):
+                fig.update_yaxes(dtick=1)  # one tick per power of ten, not 2..9 between them
             years = sorted({p[0] for p in points.values()})
             fig.update_xaxes(tickmode="array", tickvals=years, ticktext=[str(y) for y in years])
             figs[lang] = figures.compact(fig)
