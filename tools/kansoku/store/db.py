@@ -33,6 +33,7 @@ class Store:
         self.con = con
         self.path = path
         self.read_only = read_only
+        self._columns: dict[str, dict[str, str]] = {}  # the schema is fixed while a store is open
 
     # -- schema -------------------------------------------------------------
     def ensure_schema(self) -> None:
@@ -42,6 +43,15 @@ class Store:
             if mod.schema:
                 con.execute(mod.schema)
         self.create_views()
+        con.execute("DELETE FROM kansoku_meta WHERE key = 'schema_fingerprint'")
+        con.execute("INSERT INTO kansoku_meta VALUES ('schema_fingerprint', ?)", [schema_fingerprint()])
+
+    def schema_is_current(self) -> bool:
+        try:
+            row = self.con.execute("SELECT value FROM kansoku_meta WHERE key = 'schema_fingerprint'").fetchone()
+        except duckdb.CatalogException:
+            return False
+        return row is not None and row[0] == schema_fingerprint()
 
     def create_views(self) -> None:
         con = self.con
@@ -78,6 +88,8 @@ class Store:
         return tables
 
     def table_columns(self, table: str) -> dict[str, str]:
+        if table in self._columns:
+            return self._columns[table]
         rows = self.con.execute(
             "SELECT column_name, data_type FROM information_schema.columns "
             "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position",
@@ -85,7 +97,8 @@ class Store:
         ).fetchall()
         if not rows:
             raise KansokuError(f"internal: no table {table!r} in the store schema")
-        return {name: typ for name, typ in rows}
+        self._columns[table] = {name: typ for name, typ in rows}
+        return self._columns[table]
 
     # -- rows ---------------------------------------------------------------
     def insert_rows(self, table: str, rows: Iterable[dict[str, Any]], fixed: dict[str, Any] | None = None) -> int:
@@ -121,6 +134,18 @@ class Store:
 
     def close(self) -> None:
         self.con.close()
+
+
+def schema_fingerprint() -> str:
+    """Changes whenever a table, view or metric definition changes."""
+    import hashlib
+
+    h = hashlib.sha256(SCHEMA_FILE.read_bytes())
+    for mod in parsers.modules():
+        h.update(mod.name.encode() + mod.schema.encode() + mod.views.encode())
+    for md in parsers.metrics().values():
+        h.update(md.name.encode() + md.sql.encode())
+    return h.hexdigest()[:16]
 
 
 def _json_default(obj: Any) -> Any:
@@ -172,6 +197,11 @@ def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s
     store = Store(con, path, read_only)
     if not read_only:
         store.ensure_schema()
+    elif not store.schema_is_current():
+        # Made by an older kansoku: upgrade the schema and views (tables are only ever added), then reopen.
+        con.close()
+        open_store(path, read_only=False, wait_s=wait_s, on_wait=on_wait).close()
+        return open_store(path, read_only=True, wait_s=wait_s, on_wait=on_wait)
     return store
 
 
@@ -203,14 +233,12 @@ class FileSink:
         return n
 
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
-        before = self.store.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         all_params = {"source_id": self.source_id, "run_id": self.run_id, **(params or {})}
         used = {k: v for k, v in all_params.items() if f"${k}" in select_sql}
-        self.store.con.execute(f"INSERT INTO {table} BY NAME {select_sql}", used)
-        after = self.store.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-        self.rows_loaded += after - before
+        n = self.store.con.execute(f"INSERT INTO {table} BY NAME {select_sql}", used).fetchone()[0]
+        self.rows_loaded += n
         self.tables_touched.add(table)
-        return after - before
+        return n
 
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(IngestWarning(line, message))
