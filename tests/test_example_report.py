@@ -24,7 +24,7 @@ def independent_medians(workload: str) -> dict[tuple[str, str], tuple[float, int
     tps = defaultdict(list)
     for log in RUNS.rglob("pgbench.log"):
         parts = dict(p.split("=", 1) for p in log.parent.parts if "=" in p)
-        if parts.get("study") != "scaleup" or parts.get("workload") != workload or parts.get("rep") not in ("1", "2", "3"):
+        if parts.get("campaign") != "example-2026-11" or parts.get("study") != "scaleup" or parts.get("workload") != workload or parts.get("rep") not in ("1", "2", "3"):
             continue
         meta = tomllib.loads((log.parent / "run.toml").read_text()) if (log.parent / "run.toml").exists() else {}
         if meta.get("status", "ok") not in ("ok", "success") or meta.get("exit_code", meta.get("pgbench_exit_code", 0)):
@@ -42,6 +42,7 @@ class TableGrabber(HTMLParser):
         super().__init__()
         self.table_id, self.depth, self.rows, self.cell = table_id, 0, [], None
         self.caption, self.in_caption = "", False
+        self.tables_seen, self.in_table = 0, False  # only the first <table> of the figure: the data table
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -50,6 +51,11 @@ class TableGrabber(HTMLParser):
         elif self.depth:
             if tag == "figure":
                 self.depth += 1
+            if tag == "table":
+                self.tables_seen += 1
+                self.in_table = self.tables_seen == 1
+            if not self.in_table and tag != "figcaption":
+                return
             if tag == "tr":
                 self.rows.append([])
             if tag in ("td", "th"):
@@ -60,6 +66,8 @@ class TableGrabber(HTMLParser):
     def handle_endtag(self, tag):
         if not self.depth:
             return
+        if tag == "table":
+            self.in_table = False
         if tag in ("td", "th") and self.cell is not None:
             self.rows[-1].append(self.cell.strip())
             self.cell = None
@@ -104,7 +112,8 @@ def test_site_table_matches_raw_files(example_site, lang, label, caption):
             med, n = expected[(config, clients)]
             assert row[col] == f"{med:.2f}", (clients, config, row)
             assert row[col + 1] == str(n)
-            col += 2
+            assert 0 <= float(row[col + 2]) <= 100  # CPU %idle of the representative run
+            col += 3
             if base is None:
                 base = med
             else:
