@@ -281,7 +281,7 @@ def item_provenance(store: Store, report: Report, run_ids: list[str], reps: set[
 # settings as captured with the run. Shown settings: those [server].non_default names (pg_settings
 # source <> 'default', written by tools/collect) plus any setting whose value differs between runs;
 # without a non_default list, every captured setting. Keys below are not settings.
-SERVER_META = {"conninfo", "version", "server_version", "config", "database", "non_default"}
+SERVER_META = {"conninfo", "version", "server_version", "config", "database", "non_default", "capture_error"}
 SETTING_NOISE = {"application_name"}  # set by the collector's own connection
 MACHINE_FIELDS = [
     ("hostname", "ホスト名", "Host name"),

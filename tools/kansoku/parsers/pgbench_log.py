@@ -45,7 +45,7 @@ _TXLOG_LINE = re.compile(r"^(\d+) (\d+) (" + _TX_TIME + r") (\d+) (\d+) (\d+)((?
 _AGG_LINE = re.compile(r"^\d+(?: \d+)+\s*$")
 AGG_FIELD_COUNTS = {6: "9.3+ (no -R)", 10: "9.4+ with -R", 11: "9.5-14 with -R -L", 15: "15+"}
 EPOCH_MIN = 100_000_000  # 1973: smaller values are not Unix epoch seconds
-_THREAD_FILE = re.compile(r"^(?P<prefix>.+)\.(?P<pid>\d+)(?:\.(?P<tid>\d+))?$")
+_THREAD_FILE = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.(?P<tid>\d+))?$")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pgbench_transactions (
@@ -265,40 +265,53 @@ def _complete_lines(raw: bytes, limit: int = 2000) -> list[str]:
     return [l.rstrip("\r") for l in lines[:limit]]
 
 
+def _txlog_match(line: str) -> re.Match | None:
+    m = _TXLOG_LINE.match(line)
+    if not m or int(m.group(1)) >= 10_000_000 or int(m.group(6)) >= 1_000_000:
+        return None
+    epoch = int(m.group(5))
+    if epoch != 0 and epoch < EPOCH_MIN:
+        return None
+    return m
+
+
 def shape_of(raw: bytes) -> Shape | None:
-    """The log format of a file head, or None if it is not a pgbench log."""
-    if not raw or b"\x00" in raw[:8192]:
+    """The log format of a file head, or None if it is not a pgbench log.
+
+    The first line decides the variant and at least half of the head's lines
+    must agree with it; the others are left for the parser to report, with
+    their line numbers (a corrupt line early in a log is an error to show,
+    not a reason to skip the file silently).
+    """
+    if not raw or b"\x00" in raw.split(b"\n", 1)[0]:
         return None
     lines = _complete_lines(raw)
     if not lines or not lines[0].strip():
         return None
-    m = _TXLOG_LINE.match(lines[0])
-    if m and int(m.group(1)) < 10_000_000 and int(m.group(6)) < 1_000_000:
+    m = _txlog_match(lines[0])
+    if m:
         fields = 6 + len(m.group(7).split())
         words: set[str] = set()
         max7: int | None = None
+        agree = 0
         for line in lines:
-            m = _TXLOG_LINE.match(line)
-            if not m or 6 + len(m.group(7).split()) != fields or int(m.group(6)) >= 1_000_000:
-                return None
-            epoch = int(m.group(5))
-            if epoch != 0 and epoch < EPOCH_MIN:
-                return None
+            m = _txlog_match(line)
+            if not m or 6 + len(m.group(7).split()) != fields:
+                continue
+            agree += 1
             if not m.group(3).isdigit():
                 words.add(m.group(3))
             if fields >= 7:
                 v = int(m.group(7).split()[0])
                 max7 = v if max7 is None else max(max7, v)
-        return Shape("txlog", fields, frozenset(words), max7)
+        return Shape("txlog", fields, frozenset(words), max7) if 2 * agree >= len(lines) else None
     if _AGG_LINE.match(lines[0]):
         fields = len(lines[0].split())
         if fields not in AGG_FIELD_COUNTS or int(lines[0].split()[0]) < EPOCH_MIN:
             return None
-        for line in lines:
-            parts = line.split()
-            if not _AGG_LINE.match(line) or len(parts) != fields or int(parts[0]) < EPOCH_MIN:
-                return None
-        return Shape("aggregate", fields, frozenset())
+        agree = sum(1 for line in lines if _AGG_LINE.match(line) and len(line.split()) == fields
+                    and int(line.split()[0]) >= EPOCH_MIN)
+        return Shape("aggregate", fields, frozenset()) if 2 * agree >= len(lines) else None
     return None
 
 

@@ -1,0 +1,354 @@
+"""pgbench per-transaction (-l) and aggregate (--aggregate-interval) logs, through the real ingest.
+
+Real captures: tests/fixtures/pgbench/ (corpus/real, pgbench 15.20: a 1-thread per-transaction log and
+a 4-thread aggregate log with their pgbench.log and run.toml). Older variants (8.4 .. 14) have no real
+capture: their lines are built inline from shared/docs/formats.md §1.4/§1.5 (doLog printf formats),
+and each such test says so. The corpus walk at the end parses every pgbench file under the corpus.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import FIXTURES
+from kansoku.detect import detect
+from kansoku.ingest import ingest
+from kansoku.parsers.pgbench_log import shape_of
+
+REAL = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off"
+TX_RUN = REAL / "clients=1" / "rep=1"
+AGG_RUN = REAL / "clients=8" / "rep=agg"
+
+
+def q(db: Path, sql: str, params=None):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+def metric(db: Path, name: str) -> dict[str, float]:
+    return dict(q(db, "SELECT run_id, value FROM run_metrics WHERE metric = ?", [name]))
+
+
+def make_run(root: Path, rel: str, files: dict[str, str | bytes]) -> Path:
+    d = root / rel
+    d.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        (d / name).write_bytes(content.encode() if isinstance(content, str) else content)
+    return d
+
+
+# -- variants: which shape each version's lines have (table-driven) ----------------
+
+SHAPES = [
+    # (label, lines, kind, fields)   inline lines from formats.md §1.4/§1.5 unless marked real
+    ("8.4 .. 18 plain", "0 1 3678 0 1795304692 878960\n1 1 2742 0 1795304692 878056\n", "txlog", 6),
+    ("9.4+ -R lag", "0 1 1200 0 1400000000 500 65\n", "txlog", 7),
+    ("9.5+ -R -L skipped", "0 1 skipped 0 1400000000 500 9000\n0 2 1300 0 1400000000 900 10\n", "txlog", 7),
+    ("15+ failed", "1 1 failed 0 1795304717 245248\n0 1 8788 0 1795304717 244351\n", "txlog", 6),
+    ("15+ retries + lag", "0 1 serialization 0 1795304713 142968 40 2\n0 2 deadlock 0 1795304713 142999 1 2\n",
+     "txlog", 8),
+    ("<= 9.6 Windows 0 0", "0 1 3678 0 0 0\n", "txlog", 6),
+    ("9.3 aggregate", "1400000000 358 1319152 6151794990 556 12434\n", "aggregate", 6),
+    ("9.4 aggregate -R", "1400000000 358 1319152 6151794990 556 12434 100 2000 1 50\n", "aggregate", 10),
+    ("9.5-14 aggregate -R -L", "1400000000 358 1319152 6151794990 556 12434 100 2000 1 50 3\n", "aggregate", 11),
+    ("15+ aggregate", "1795304721 327 1901169 14444654711 1598 21368 0 0 0 0 0 234 371 0 0\n", "aggregate", 15),
+]
+
+
+@pytest.mark.parametrize("label,text,kind,fields", SHAPES, ids=[s[0] for s in SHAPES])
+def test_shapes(label, text, kind, fields):
+    s = shape_of(text.encode())
+    assert s is not None and (s.kind, s.fields) == (kind, fields)
+
+
+@pytest.mark.parametrize("text", [
+    "",  # empty
+    "\x00\x01\x02\x03" * 100,  # binary
+    " 1  0      0 100000   2000 300000    0    0     1     2   10   20  1  1 98  0  0\n",  # vmstat line
+    "0 1 3678 0 1795304692\n",  # 5 fields
+    "1400000000 1 2 3 4 5 6 7\n",  # 8-field aggregate: no such variant
+    "0 1 3678 0 1795304692 878960 5\n0 1 oops 0 1795304692 878960\n1 1 oops 0 1795304692 878960\n",  # mostly not
+    "0 1 oops 0 1795304692 878960\n",  # unknown word on the first line
+])
+def test_not_pgbench_logs(text):
+    assert shape_of(text.encode()) is None
+
+
+# -- real logs through the ingest -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("db") / "k.duckdb"
+    rep = ingest([FIXTURES / "pgbench"], db)
+    assert rep.ok, rep.errors
+    return db
+
+
+def test_real_txlog(real_db):
+    run = "study=scaleup/workload=read/config=checksums-off/clients=1/rep=1"
+    n, ok, threads = q(real_db, "SELECT count(*), count(*) FILTER (WHERE status = 'ok'), list(DISTINCT thread) "
+                                "FROM pgbench_transactions WHERE run_id = ?", [run])[0]
+    processed = q(real_db, "SELECT transactions_processed FROM pgbench_summary WHERE run_id = ?", [run])[0][0]
+    assert n == ok == processed == 3287 and threads == [0]
+    # whole-run TPS from the log agrees with pgbench's own figure
+    assert metric(real_db, "tps_txlog")[run] == pytest.approx(metric(real_db, "tps")[run], rel=0.01)
+    p = {m: metric(real_db, m)[run] for m in
+         ("latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms")}
+    assert 0 < p["latency_p50_ms"] <= p["latency_p90_ms"] <= p["latency_p95_ms"] <= p["latency_p99_ms"] \
+        <= p["latency_max_ms"]
+    avg = q(real_db, "SELECT latency_avg_ms FROM pgbench_summary WHERE run_id = ?", [run])[0][0]
+    assert q(real_db, "SELECT latency_avg_ms FROM pgbench_latency_percentiles WHERE run_id = ?", [run])[0][0] \
+        == pytest.approx(avg, rel=0.01)
+
+
+def test_real_per_second_series_on_wall_clock(real_db):
+    run = "study=scaleup/workload=read/config=checksums-off/clients=1/rep=1"
+    rows = q(real_db, "SELECT epoch(ts), elapsed_s, tps, series_source FROM pgbench_tps_per_second "
+                      "WHERE run_id = ? ORDER BY ts", [run])
+    start = q(real_db, "SELECT epoch(start_time) FROM runs WHERE run_id = ?", [run])[0][0]
+    assert {r[3] for r in rows} == {"txlog"} and 15 <= len(rows) <= 17
+    assert abs(rows[0][0] - start) < 1.0  # the first second holds the run's start (run.toml)
+    assert sum(r[2] for r in rows) == 3287
+    steady = metric(real_db, "tps_steady")[run]
+    assert steady == pytest.approx(sum(r[2] for r in rows[1:-1]) / (len(rows) - 2), rel=0.01)
+
+
+def test_real_aggregate(real_db):
+    run = "study=scaleup/workload=read/config=checksums-off/clients=8/rep=agg"
+    fields, threads, interval = q(real_db, "SELECT min(fields), count(DISTINCT thread), max(interval_s) "
+                                           "FROM pgbench_aggregate WHERE run_id = ?", [run])[0]
+    assert (fields, threads, interval) == (15, 4, 1)
+    rows = q(real_db, "SELECT tps, series_source FROM pgbench_tps_per_second WHERE run_id = ?", [run])
+    assert {r[1] for r in rows} == {"aggregate"}
+    total = sum(r[0] for r in rows)
+    assert 0.9 * 6841 <= total <= 6841  # the in-progress last interval is never written (formats.md §1.5)
+    assert metric(real_db, "tps_steady")[run] == pytest.approx(456, rel=0.1)
+
+
+def test_progress_only_run_has_series(tmp_path, tmp_db):
+    src = TX_RUN / "pgbench.log"
+    d = make_run(tmp_path, "study=scaleup/workload=read/config=checksums-off/clients=1/rep=1", {"pgbench.log": src.read_text(),
+                                             "run.toml": (TX_RUN / "run.toml").read_text()})
+    assert ingest([d], tmp_db).ok
+    rows = q(tmp_db, "SELECT series_source, count(*) FROM pgbench_tps_per_second GROUP BY 1")
+    assert rows == [("progress", 15)]
+
+
+# -- version variants, inline (no real capture: lines built from formats.md §1.4/§1.5) --
+
+
+def test_inline_variants_load(tmp_path, tmp_db):
+    runs = {
+        # 9.5-14: -R -L, lag column and 'skipped' words
+        "v=9.5/rep=1": {"pgbench_log.100": "0 1 1200 0 1400000000 500 65\n0 2 skipped 0 1400000000 900 9000\n"
+                                           "0 3 1300 0 1400000001 100 10\n"},
+        # 15+: retries (--max-tries=3) and detailed failures, 8 fields with -R
+        "v=15/rep=1": {"pgbench_log.200": "0 1 serialization 0 1795304713 142968 40 2\n"
+                                          "0 2 3000 0 1795304713 150000 10 0\n0 3 deadlock 0 1795304714 1 5 2\n"},
+        # <= 9.6 on Windows: no completion time
+        "v=9.6w/rep=1": {"pgbench_log.300": "0 1 3678 0 0 0\n0 2 3000 0 0 0\n"},
+        # 9.3 / 9.4 / 9.5-14 aggregate variants
+        "v=9.3/rep=agg": {"pgbench_log.400": "1400000000 10 10000 20000000 500 2000\n"
+                                             "1400000005 20 30000 60000000 600 2500\n"},
+        "v=9.4/rep=agg": {"pgbench_log.500": "1400000000 10 10000 20000000 500 2000 100 2000 1 50\n"},
+        "v=14/rep=agg": {"pgbench_log.600": "1400000000 10 10000 20000000 500 2000 100 2000 1 50 3\n"
+                                            "1400000001 0 0 0 0 0 0 0 0 0 0\n"},
+    }
+    for rel, files in runs.items():
+        make_run(tmp_path, rel, files)
+    rep = ingest([tmp_path], tmp_db)
+    assert rep.ok, rep.errors
+    got = dict((r[0], r[1:]) for r in q(tmp_db, "SELECT run_id, list(status ORDER BY transaction_no), "
+                                                "list(lag_us ORDER BY transaction_no), "
+                                                "list(retries ORDER BY transaction_no), count(end_epoch_us) "
+                                                "FROM pgbench_transactions GROUP BY run_id"))
+    assert got["v=9.5/rep=1"] == (["ok", "skipped", "ok"], [65, 9000, 10], [None, None, None], 3)
+    assert got["v=15/rep=1"] == (["serialization", "ok", "deadlock"], [40, 10, 5], [2, 0, 2], 3)
+    assert got["v=9.6w/rep=1"][3] == 0  # no completion times
+    agg = dict((r[0], r[1:]) for r in q(tmp_db, "SELECT run_id, max(fields), max(interval_s), sum(skipped) "
+                                                "FROM pgbench_aggregate GROUP BY run_id"))
+    assert agg["v=9.3/rep=agg"] == (6, 5, None)
+    assert agg["v=9.4/rep=agg"][0] == 10
+    assert agg["v=14/rep=agg"] == (11, 1, 3)
+    warnings = [w for f in rep.files for w in f.warnings]
+    assert any("Windows" in w for w in warnings) and any("single interval" in w for w in warnings)
+    # a 9.3 aggregate with 5 s intervals gives per-second TPS = count / 5
+    assert q(tmp_db, "SELECT tps FROM pgbench_tps_per_second WHERE run_id = 'v=9.3/rep=agg' ORDER BY ts") \
+        == [(2.0,), (4.0,)]
+
+
+def test_sampled_log_scaled_by_summary(tmp_path, tmp_db):
+    """--sampling-rate=0.5: the log holds half the transactions; TPS is scaled back with the summary."""
+    src = (TX_RUN / "pgbench_log.12350").read_text().splitlines(keepends=True)
+    d = make_run(tmp_path, "sampled=yes/rep=1", {"pgbench_log.999": "".join(src[::2]),
+                                                 "pgbench.log": (TX_RUN / "pgbench.log").read_text()})
+    assert ingest([d], tmp_db).ok
+    (frac,) = q(tmp_db, "SELECT sampling_fraction FROM pgbench_txlog_sampling")[0]
+    assert frac == pytest.approx(0.5, abs=0.01)
+    assert metric(tmp_db, "tps_txlog")["sampled=yes/rep=1"] == pytest.approx(219.24, rel=0.02)
+
+
+def test_seventh_field_from_summary_beside(tmp_path, tmp_db):
+    """7 fields are retries when the summary beside says --max-tries=3 and shows no rate limit."""
+    summary = (TX_RUN / "pgbench.log").read_text().replace("maximum number of tries: 1", "maximum number of tries: 3")
+    d = make_run(tmp_path, "m=1/rep=1", {"pgbench.log": summary,
+                                        "pgbench_log.7": "0 1 1200 0 1795304652 500 2\n0 2 1300 0 1795304652 900 0\n"})
+    rep = ingest([d], tmp_db)
+    assert rep.ok, rep.errors
+    assert q(tmp_db, "SELECT list(retries ORDER BY transaction_no), count(lag_us) FROM pgbench_transactions") \
+        == [([2, 0], 0)]
+
+
+# -- aborted runs never feed metrics -------------------------------------------------
+
+
+def test_aborted_run_excluded_from_metrics(tmp_path, tmp_db):
+    log = (TX_RUN / "pgbench.log").read_text() + "pgbench: error: Run was aborted; the above results are incomplete.\n"
+    d = make_run(tmp_path, "status=aborted/rep=1", {"pgbench.log": log,
+                                                    "pgbench_log.12350": (TX_RUN / "pgbench_log.12350").read_bytes()})
+    assert ingest([d], tmp_db).ok
+    assert q(tmp_db, "SELECT status FROM pgbench_summary") == [("aborted",)]
+    for m in ("tps", "tps_steady", "tps_txlog", "latency_p50_ms", "latency_p99_ms", "latency_max_ms"):
+        assert metric(tmp_db, m) == {}, m
+    assert q(tmp_db, "SELECT count(*) FROM pgbench_latency_percentiles") == [(1,)]  # the data is kept, not used
+
+
+# -- bad input: clear errors, warnings for a cut last line, nothing stored is lost ------
+
+
+GOOD = "0 1 3678 0 1795304692 878960\n0 2 1235 0 1795304692 880213\n0 3 1107 0 1795304692 881328\n"
+
+
+@pytest.mark.parametrize("cut", ["0 4 11", "0 4 1107 0 1795304692 88", "0 4 fai", "0 4 1107 0 179530"],
+                         ids=["short", "cut in last field", "cut in a word", "cut in epoch"])
+def test_truncated_last_line_warned_and_skipped(tmp_path, tmp_db, cut):
+    d = make_run(tmp_path, "t=1/rep=1", {"pgbench_log.1": GOOD + cut})
+    rep = ingest([d], tmp_db)
+    assert rep.ok, rep.errors
+    assert q(tmp_db, "SELECT count(*), max(transaction_no) FROM pgbench_transactions") == [(3, 3)]
+    assert any("cut off" in w for f in rep.files for w in f.warnings)
+
+
+def test_truncated_aggregate_last_line(tmp_path, tmp_db):
+    d = make_run(tmp_path, "t=1/rep=agg", {"pgbench_log.1": "1400000000 10 10000 20000000 500 2000\n"
+                                                            "1400000001 10 10000 20000000 500 2000\n14000000"})
+    rep = ingest([d], tmp_db)
+    assert rep.ok and q(tmp_db, "SELECT count(*) FROM pgbench_aggregate") == [(2,)]
+
+
+@pytest.fixture
+def stored(tmp_path, tmp_db):
+    """A database holding the real fixture runs, and its row counts."""
+    assert ingest([FIXTURES / "pgbench"], tmp_db).ok
+    tables = ["sources", "runs", "pgbench_transactions", "pgbench_aggregate", "pgbench_summary"]
+    return tmp_db, {t: q(tmp_db, f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+
+
+BAD = [
+    ("non-numeric mid-file", {"pgbench_log.5": GOOD + "0 x 1107 0 1795304692 881328\n" + GOOD},
+     ["pgbench_log.5:4", "transaction_no"]),
+    ("unknown word", {"pgbench_log.5": GOOD + "0 4 oops 0 1795304692 881328\n"}, ["pgbench_log.5:4", "oops"]),
+    ("field count changes", {"pgbench_log.5": GOOD + "0 4 1107 0 1795304692 881328 7\n"},
+     ["pgbench_log.5:4", "6 space-separated fields"]),
+    ("binary garbage inside", {"pgbench_log.5": GOOD.encode() + b"\x00\xff\xfe garbage\n" + GOOD.encode()},
+     ["pgbench_log.5:4"]),
+    ("thread files disagree", {"pgbench_log.5": GOOD, "pgbench_log.5.1": "1 1 3678 0 1795304692 878960 12\n"},
+     ["pgbench_log.5", "pgbench_log.5.1", "6 fields", "7 fields"]),
+    ("aggregate vs txlog threads", {"pgbench_log.5": GOOD,
+                                    "pgbench_log.5.1": "1795304721 327 1901169 14444654711 1598 21368\n"},
+     ["sibling pgbench_log.5.1", "aggregate log"]),
+]
+
+
+@pytest.mark.parametrize("label,files,needles", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_clear_error_nothing_lost(tmp_path, stored, label, files, needles):
+    db, before = stored
+    d = make_run(tmp_path, "bad=1/rep=1", files)
+    rep = ingest([d], db)
+    assert not rep.ok and not rep.committed
+    msg = "\n".join(rep.errors)
+    for needle in needles:
+        assert needle in msg, (needle, msg)
+    assert {t: q(db, f"SELECT count(*) FROM {t}")[0][0] for t in before} == before
+
+
+def test_bad_input_cli_exit_code(tmp_path, tool, stored):
+    db, before = stored
+    d = make_run(tmp_path, "bad=2/rep=1", {"pgbench_log.5": GOOD + "0 4 1107 zero 1795304692 881328\n"})
+    proc = tool("ingest", "--db", db, d)
+    assert proc.returncode != 0 and "pgbench_log.5:4" in proc.stdout + proc.stderr
+    assert {t: q(db, f"SELECT count(*) FROM {t}")[0][0] for t in before} == before
+
+
+def test_empty_and_foreign_files_are_not_logs(tmp_path):
+    empty = tmp_path / "pgbench_log.1"
+    empty.write_bytes(b"")
+    assert detect(empty).format is None and detect(empty).reason == "empty file"
+    other = tmp_path / "pgbench_log.2"
+    other.write_text("Linux 6.1 (vm) \t11/21/2026 \t_x86_64_\t(2 CPU)\n\n12:00:01 AM  CPU  %user\n")
+    assert detect(other).format is None or detect(other).format.tool != "pgbench"
+
+
+# -- property: whatever pgbench prints, DuckDB reads it back exactly ---------------------
+
+TX = st.tuples(st.integers(0, 999), st.integers(0, 10**9),
+               st.one_of(st.integers(0, 10**9), st.sampled_from(["skipped", "failed", "serialization", "deadlock"])),
+               st.integers(0, 9), st.integers(1_400_000_000, 2_000_000_000), st.integers(0, 999_999),
+               st.integers(0, 10**7), st.integers(0, 100))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(TX, min_size=1, max_size=40), extra=st.sampled_from([0, 2]))
+def test_txlog_roundtrip_property(tmp_path_factory, rows, extra):
+    root = tmp_path_factory.mktemp("prop")
+    text = "".join(" ".join(map(str, r[:6] + r[6:6 + extra])) + "\n" for r in rows)
+    d = make_run(root, "p=1/rep=1", {"pgbench_log.1": text})
+    db = root / "k.duckdb"
+    rep = ingest([d], db)
+    assert rep.ok, rep.errors
+    got = q(db, "SELECT client_id, transaction_no, coalesce(latency_us::VARCHAR, status), script_no, "
+                "end_epoch_us, lag_us, retries FROM pgbench_transactions ORDER BY rowid")
+    want = [(r[0], r[1], str(r[2]), r[3], r[4] * 1_000_000 + r[5],
+             r[6] if extra else None, r[7] if extra else None) for r in rows]
+    assert got == want
+
+
+# -- every pgbench file of the corpus ------------------------------------------------------
+
+
+def test_every_corpus_pgbench_file_parses(corpus, tmp_path):
+    """Find pgbench outputs by content (not name), ingest them all; each must parse."""
+    found, unclaimed = [], []
+    for path in sorted(corpus.rglob("*")):
+        if not path.is_file() or path.name in ("run.toml", "README.md", "SOURCES.md"):
+            continue
+        det = detect(path)
+        if det.format is not None and det.format.tool == "pgbench":
+            found.append(path)
+        elif det.format is None and path.stat().st_size and b"pgbench" in path.read_bytes()[:4096] \
+                and path.suffix != ".sql":
+            unclaimed.append(path)
+    assert not unclaimed, f"pgbench-looking files no parser claims: {unclaimed}"
+    kinds = {detect(p).format.name for p in found}
+    assert kinds >= {"pgbench-stdout", "pgbench-txlog", "pgbench-aggregate", "pgbench-init"}
+    # copy each into its own run directory tree (keeps thread files together, keeps real run.toml)
+    dst = tmp_path / "c"
+    for p in found:
+        rel = p.parent.relative_to(corpus)
+        (dst / rel).mkdir(parents=True, exist_ok=True)
+        shutil.copy(p, dst / rel / p.name)
+        if (p.parent / "run.toml").exists():
+            shutil.copy(p.parent / "run.toml", dst / rel / "run.toml")
+    rep = ingest([dst], tmp_path / "k.duckdb")
+    assert rep.ok, rep.errors
+    assert sum(f.status == "new" for f in rep.files) == len(found)
