@@ -19,7 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _at_repo_root(args: argparse.Namespace) -> None:
     """Make user-given paths absolute, then work from the repository root, so that the
-    commands behave the same from any directory (specs, content and config are found)."""
+    commands behave the same from any directory (specs, content and config are found).
+    Also: output piped into `head` ends quietly, as with any Unix tool."""
+    import signal
+
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     for key, value in vars(args).items():
         if isinstance(value, Path):
             setattr(args, key, value.resolve())
@@ -92,7 +96,8 @@ def _print_ingest_summary(report, verbose: bool) -> None:
     if report.ok:
         print(f"{report.db}: {counts.get('new', 0)} new, {counts.get('replaced', 0)} replaced, "
               f"{counts.get('unchanged', 0)} unchanged files; {report.runs_seen} runs "
-              f"({report.runs_new} new, {report.runs_updated} updated)", file=out)
+              f"({report.runs_new} new, {report.runs_updated} updated)"
+              + (f", {report.runs_transcribed} transcribed runs stored" if report.runs_transcribed else ""), file=out)
         for fmt, n in sorted(by_format.items()):
             print(f"  {fmt:<24} {n:>5} files {rows_by_format[fmt]:>10} rows", file=out)
     skipped = [f for f in report.files if f.status == "skipped"]

@@ -34,6 +34,7 @@ class FileResult:
     rows: int = 0
     reason: str | None = None
     warnings: list[str] = field(default_factory=list)
+    declared_runs: int = 0  # runs the file declares itself (transcribed published tables)
 
 
 @dataclass
@@ -53,10 +54,16 @@ class IngestReport:
     def counts(self) -> dict[str, int]:
         return dict(Counter(f.status for f in self.files))
 
+    @property
+    def runs_transcribed(self) -> int:
+        """Transcribed runs (re)stored by this ingest."""
+        return sum(f.declared_runs for f in self.files)
+
     def to_json(self) -> str:
         d = asdict(self)
         d["counts"] = self.counts()
         d["ok"] = self.ok
+        d["runs_transcribed"] = self.runs_transcribed
         return json.dumps(d, indent=2, ensure_ascii=False)
 
 
@@ -190,7 +197,7 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     }])
     return FileResult(str(path), run_id, "replaced" if old else "new", fmt.name, sink.rows_loaded,
                       warnings=[f"{path}:{w.line}: {w.message}" if w.line else f"{path}: {w.message}"
-                                for w in sink.warnings])
+                                for w in sink.warnings], declared_runs=len(sink.runs))
 
 
 def _store_declared_runs(store: Store, sink: FileSink, path: Path) -> None:
