@@ -58,5 +58,5 @@ def example_site(tmp_path_factory):
     db, out = base / "kansoku.duckdb", base / "public"
     inputs = [ROOT / "data" / "runs"] + ([ROOT / "data" / "published"] if (ROOT / "data" / "published").is_dir() else [])
     run_tool("ingest", "--db", db, *inputs, check=True)
-    run_tool("build", "--db", db, "--out", out, check=True)
+    run_tool("build", "--db", db, "--out", out, "--generated", base / "generated", check=True)
     return db, out

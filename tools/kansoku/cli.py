@@ -130,10 +130,12 @@ def build_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, default=REPO / DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in the repository)")
     ap.add_argument("--out", type=Path, default=REPO / "public", help="output directory (default public/ in the repository)")
     ap.add_argument("--specs", type=Path, default=REPO / "data/reports", help="report spec directory (default data/reports)")
+    ap.add_argument("--generated", type=Path, default=REPO / "data/generated",
+                    help="where the computed data for Hugo is written (default data/generated)")
     args = ap.parse_args(argv)
     _at_repo_root(args)
     try:
-        res = build(args.db, args.out, args.specs)
+        res = build(args.db, args.out, args.specs, generated=args.generated)
     except KansokuError as exc:
         _err(str(exc))
         return exc.exit_code
