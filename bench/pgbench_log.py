@@ -84,42 +84,25 @@ def generate(path: Path, lines: int) -> None:
 
 
 def measure(mode: str, log: Path, work: Path, tag: str) -> dict:
+    """Run one measurement in a fresh process; wall time from the child, CPU time and peak RSS via wait4."""
     db = work / f"{mode}-{tag}.duckdb"
     for p in (db, Path(str(db) + ".wal")):
         if p.exists():
             p.unlink()
     proc = subprocess.Popen([sys.executable, "-c", CHILD, mode, str(log), str(db), str(ROOT / "tools")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(work))
-    out, err = proc.communicate()
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=str(work))
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise SystemExit(f"{mode} failed:\n{err}")
+        raise SystemExit(f"{mode} failed (exit {proc.returncode})")
     res = json.loads(out.strip().splitlines()[-1])
+    res["cpu_s"] = usage.ru_utime + usage.ru_stime  # whole process, start-up included
+    res["rss_mb"] = usage.ru_maxrss / 1024.0  # Linux: kB
     for p in (db, Path(str(db) + ".wal")):
         if p.exists():
             p.unlink()
     return res
-
-
-def peak_rss_mb(mode: str, log: Path, work: Path) -> float:
-    """Peak resident memory of one measurement process (MB), via wait4."""
-    db = work / f"rss-{mode}.duckdb"
-    for p in (db, Path(str(db) + ".wal")):
-        if p.exists():
-            p.unlink()
-    pid = os.fork()
-    if pid == 0:  # child: exec the measurement
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            os.dup2(null.fileno(), 2)
-        os.chdir(work)
-        os.execv(sys.executable, [sys.executable, "-c", CHILD, mode, str(log), str(db), str(ROOT / "tools")])
-    _, status, usage = os.wait4(pid, 0)
-    if status != 0:
-        raise SystemExit(f"{mode} (memory run) failed with status {status}")
-    for p in (db, Path(str(db) + ".wal")):
-        if p.exists():
-            p.unlink()
-    return usage.ru_maxrss / 1024.0  # Linux: kB
 
 
 def main() -> int:
@@ -149,30 +132,34 @@ def main() -> int:
         print(f"machine: {os.cpu_count()} CPUs, python {sys.version.split()[0]}", flush=True)
 
         modes = ["duckdb", "kansoku"] + ([] if args.no_pandas else ["pandas"])
-        times: dict[str, list[float]] = {m: [] for m in modes}
+        runs: dict[str, list[dict]] = {m: [] for m in modes}
         for rep in range(args.reps):
             for mode in modes:
                 res = measure(mode, log, work, str(rep))
                 if res["rows"] != args.lines:
                     raise SystemExit(f"{mode}: loaded {res['rows']} rows, expected {args.lines}")
-                times[mode].append(res["seconds"])
-                print(f"  rep {rep + 1}: {mode:8s} {res['seconds']:7.2f} s", flush=True)
+                runs[mode].append(res)
+                print(f"  rep {rep + 1}: {mode:8s} {res['seconds']:7.2f} s wall  {res['cpu_s']:6.2f} s CPU  "
+                      f"{res['rss_mb']:5.0f} MB peak", flush=True)
 
-        med = {m: statistics.median(v) for m, v in times.items()}
+        med = {m: statistics.median(r["seconds"] for r in v) for m, v in runs.items()}
+        cpu = {m: statistics.median(r["cpu_s"] for r in v) for m, v in runs.items()}
         print()
-        print(f"{'':22s} {'median s':>9s} {'lines/s':>12s} {'MB/s':>7s}")
+        print(f"{'':10s} {'median wall s':>13s} {'median CPU s':>13s} {'lines/s':>12s} {'MB/s':>6s}")
         for m in modes:
-            print(f"{m:22s} {med[m]:9.2f} {args.lines / med[m]:12,.0f} {size_mb / med[m]:7.0f}")
+            print(f"{m:10s} {med[m]:13.2f} {cpu[m]:13.2f} {args.lines / med[m]:12,.0f} {size_mb / med[m]:6.0f}")
         print()
         ratio_duck = med["kansoku"] / med["duckdb"]
         verdict = "meets" if ratio_duck <= 1.5 else "MISSES"
-        print(f"kansoku ingest / DuckDB read_csv : {ratio_duck:.2f}  (target <= 1.5: {verdict})")
+        print(f"kansoku ingest / DuckDB read_csv : {ratio_duck:.2f} wall (target <= 1.5: {verdict}), "
+              f"{cpu['kansoku'] / cpu['duckdb']:.2f} CPU")
         if "pandas" in med:
-            print(f"kansoku ingest / pandas read_csv : {med['kansoku'] / med['pandas']:.2f}")
-        rss_big = peak_rss_mb("kansoku", log, work)
-        rss_small = peak_rss_mb("kansoku", small, work)
+            print(f"kansoku ingest / pandas read_csv : {med['kansoku'] / med['pandas']:.2f} wall, "
+                  f"{cpu['kansoku'] / cpu['pandas']:.2f} CPU")
+        small_res = measure("kansoku", small, work, "tenth")
+        rss_big = statistics.median(r["rss_mb"] for r in runs["kansoku"])
         print(f"kansoku peak RSS: {rss_big:.0f} MB for {args.lines:,} lines, "
-              f"{rss_small:.0f} MB for {max(1, args.lines // 10):,} lines")
+              f"{small_res['rss_mb']:.0f} MB for {max(1, args.lines // 10):,} lines")
         return 0 if ratio_duck <= 1.5 else 1
     finally:
         if not args.keep:

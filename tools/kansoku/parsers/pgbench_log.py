@@ -544,17 +544,18 @@ def parse_txlog(path: Path, sink: Sink) -> None:
               f"a per-transaction log line of {shape.fields} space-separated fields", {"thread": thread})
     con = sink.store.con  # type: ignore[attr-defined]
     sid = sink.source_id  # type: ignore[attr-defined]
-    bad = con.execute(
-        "SELECT any_value(status), count(*) FROM pgbench_transactions WHERE source_id = ? AND status NOT IN "
-        "('ok', 'skipped', 'failed', 'serialization', 'deadlock')", [sid]).fetchone()
-    if bad[1]:
-        line, text = _find_line(path, lambda parts: len(parts) > 2 and parts[2] == bad[0])
+    # One pass over the new rows: unknown words in the time field, rows without a completion time.
+    bad_word, n_bad, no_time = con.execute(
+        "SELECT any_value(status) FILTER (WHERE status NOT IN ('ok', 'skipped', 'failed', 'serialization', "
+        "'deadlock')), count(*) FILTER (WHERE status NOT IN ('ok', 'skipped', 'failed', 'serialization', "
+        "'deadlock')), count(*) FILTER (WHERE end_epoch_us IS NULL) "
+        "FROM pgbench_transactions WHERE source_id = ?", [sid]).fetchone()
+    if n_bad:
+        line, text = _find_line(path, lambda parts: len(parts) > 2 and parts[2] == bad_word)
         raise ParseError(path, line, "a latency in µs or one of the words " + ", ".join(FAILURE_WORDS)
                          + " in the 3rd field", text)
     if n == 0:
         raise ParseError(path, None, "at least one complete per-transaction log line", "none")
-    no_time = con.execute("SELECT count(*) FROM pgbench_transactions WHERE source_id = ? AND end_epoch_us IS NULL",
-                          [sid]).fetchone()[0]
     if no_time:
         sink.warn(None, f"{no_time} transactions have no completion time ('0 0', Windows builds <= 9.6): "
                         "they are left out of per-second series")
