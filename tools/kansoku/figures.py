@@ -142,6 +142,10 @@ def build_figure(store: Store, report: Report, item: Item) -> dict:
 
 
 def figure_runs(store: Store, item: Item) -> list[str]:
+    from .charts import RUNS_OF  # chart kinds with their own run selection (charts/)
+
+    if item.chart in RUNS_OF:
+        return RUNS_OF[item.chart](store, item)
     if item.x is None:
         return []
     try:
@@ -163,3 +167,6 @@ def _default(o: Any):
     if isinstance(o, np.generic):
         return o.item()
     raise TypeError(type(o).__name__)
+
+
+from . import charts  # noqa: E402,F401  registers the chart kinds
