@@ -118,7 +118,7 @@ def fio_bandwidth(store: Store, report: Report, item: Item, lang: str) -> dict:
                else c.tr(lang, "IOPS (回/秒)", "IOPS (I/O operations/s)"))
     lay = c.layout(item, lang, c.tr(lang, "アクセスパターン", "Access pattern"), y_title)
     lay["xaxis"] = dict(lay["xaxis"], type="category", showgrid=False)
-    fig.update_layout(**lay, barmode="group", bargap=0.3)
+    fig.update_layout(**lay, barmode="group", bargap=0.3, showlegend=True)  # name the device even if alone
     return compact(fig)
 
 

@@ -110,6 +110,7 @@ def cpu_stacked(store: Store, report: Report, item: Item, lang: str) -> dict:
     lay = c.layout(item, lang, c.tr(lang, "実行開始からの経過時間 (秒)", "Time since the run's start (s)"),
                    c.tr(lang, f"CPU 使用率 ({cpu_label}, {tool}) (%)", f"CPU usage ({cpu_label}, {tool}) (%)"))
     lay["yaxis"] = dict(lay["yaxis"], range=[0, 100], rangemode="normal")
+    lay["legend"] = dict(lay["legend"], traceorder="normal")  # stacked areas: keep usr, sys, ... order
     if show_util:
         lay["yaxis2"] = dict(title=dict(text=c.tr(lang, "ディスク %util (%)", "Disk %util (%)")), overlaying="y",
                              side="right", range=[0, 100], showgrid=False, automargin=True)
@@ -174,10 +175,10 @@ def cpu_per_cpu(store: Store, report: Report, item: Item, lang: str) -> dict:
     lay = c.layout(item, lang, x_title, y_title)
     base_x, base_y = lay.pop("xaxis"), lay.pop("yaxis")
     lay.pop("legend", None)
-    lay.setdefault("height", max(260, 150 * nrows + 110))
+    lay.setdefault("height", max(380, 150 * nrows + 110))  # the site's chart box is at least 380 px
     lay["margin"] = dict(lay["margin"], t=36)
     fig.update_layout(**lay, showlegend=False)
-    top = max(ymax * 1.1, 1.0)
+    top = min(max(ymax * 1.1, 1.0), 100.0) if ymax <= 100 else ymax * 1.05
     fig.update_yaxes(range=[0, top], showgrid=True, gridcolor="#e5e5e5", zeroline=False)
     fig.update_xaxes(showgrid=True, gridcolor="#e5e5e5", zeroline=False)
     # axis titles once: x under the bottom row, y left of the first column
