@@ -265,7 +265,7 @@ def test_cpu_per_cpu_small_multiples(env):
     assert [a["text"] for a in en["layout"]["annotations"]] == ["CPU 0", "CPU 1"]
     assert en["layout"]["yaxis"]["title"]["text"] == "%usr (%)"
     assert en["layout"]["xaxis"]["title"]["text"] == "Time since the run's start (s)"
-    assert ja["layout"]["xaxis"]["title"]["text"] == "経過時間 (秒)"
+    assert ja["layout"]["xaxis"]["title"]["text"] == "実行開始からの経過時間 (秒)"
 
 
 # -- strace -----------------------------------------------------------------------------

@@ -170,7 +170,7 @@ def cpu_per_cpu(store: Store, report: Report, item: Item, lang: str) -> dict:
             fillcolor="rgba(31,78,121,0.25)", showlegend=False,
             hovertemplate=f"CPU {cpu}, %{{x:.0f}} s: %{col} %{{y:.1f}} %<extra></extra>"),
             row=k // ncols + 1, col=k % ncols + 1)
-    x_title = c.tr(lang, "経過時間 (秒)", "Time since the run's start (s)")
+    x_title = c.tr(lang, "実行開始からの経過時間 (秒)", "Time since the run's start (s)")
     y_title = c.tr(lang, f"%{col} (%)", f"%{col} (%)")
     lay = c.layout(item, lang, x_title, y_title)
     base_x, base_y = lay.pop("xaxis"), lay.pop("yaxis")
