@@ -370,6 +370,8 @@ def test_fsync_methods_from_the_real_output(env):
     (FIGS["tps"].replace("latency = true", "runs = \"some\""), "option runs = 'some'"),
     (FIGS["tps"].replace("latency = true", "run = \"no/such/run\""), "no run 'no/such/run'"),
     (FIGS["pct"].replace("x = \"clients\"", ""), "needs x ="),
+    (FIGS["cpu"] + "\noptions = { run = \"bench=fsync/rep=1\" }", "has no data for chart 'cpu_stacked'"),
+    (FIGS["fsync"] + "\nseries = \"colour\"", "unknown factor 'colour'"),
 ])
 def test_bad_options_name_the_spec_file_and_the_figure(env, tmp_path, body, message):
     spec = tmp_path / "bad.toml"

@@ -108,6 +108,8 @@ def picks(store: Store, report: Report, item: Item, factor: str | None, mode: st
         ok = store.con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [explicit]).fetchone()[0]
         if not ok:
             raise item.error(f"option run: no run {explicit!r} in the database")
+        if has_data and explicit not in {r[0] for r in store.con.execute(has_data).fetchall()}:
+            raise item.error(f"option run: run {explicit!r} has no data for chart {item.chart!r}")
         return [Pick(None, [explicit], explicit, 1)]
     if factor:
         check_factor(store, item, factor, "series")
@@ -134,8 +136,8 @@ def _aggregate(store: Store, item: Item, group_by: list[str], where: dict | None
     if where is None or "__runs__" not in where:
         return aggregate(store, item, item.metrics[0], group_by)
     runs = where.pop("__runs__")
-    # where_sql only knows factors: filter the groups' runs afterwards and re-aggregate in SQL is
-    # overkill; a temporary factor-free filter is done by restricting the metric to these runs.
+    # where_sql only knows factors: aggregate over the item's runs, then keep the runs with data;
+    # the aggregate stays that of the whole condition, the representative is chosen among them.
     groups = aggregate(store, item, item.metrics[0], group_by, where=where)
     keep = set(runs)
     out = []

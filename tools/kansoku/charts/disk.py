@@ -13,7 +13,7 @@ import statistics
 
 import plotly.graph_objects as go
 
-from ..analysis import factor_sort_key, factor_value_label, fmt_number
+from ..analysis import check_factor, factor_sort_key, factor_value_label, fmt_number
 from ..figures import compact, kind
 from ..spec import Item, Report
 from ..store.db import Store
@@ -145,6 +145,7 @@ def fsync_methods(store: Store, report: Report, item: Item, lang: str) -> dict:
     runs = _selected(store, item, FSYNC_HAS_DATA)
     conds: list[tuple[str | None, list[str]]] = [(None, runs)]
     if item.series:
+        check_factor(store, item, item.series, "series")
         fs = c.run_factors(store, runs)
         vals = sorted({fs[r].get(item.series) for r in runs if fs[r].get(item.series) is not None},
                       key=factor_sort_key(report, item.series))
