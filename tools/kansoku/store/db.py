@@ -57,7 +57,15 @@ class Store:
         con = self.con
         for mod in parsers.modules():
             if mod.views:
-                con.execute(mod.views)
+                try:
+                    con.execute(mod.views)
+                except duckdb.CatalogException as exc:
+                    if "is of type Table" not in str(exc):
+                        raise
+                    # A table of an older kansoku is a view now: its rows cannot be carried over.
+                    raise KansokuError(
+                        f"{self.path} was made by an older kansoku whose layout changed ({exc}). The store is "
+                        f"rebuilt from the raw files: remove {self.path} and run tools/ingest again.") from None
         metric_selects = []
         for md in parsers.metrics().values():
             metric_selects.append(
