@@ -1,0 +1,34 @@
+"""The documented interfaces match the code."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import ROOT
+
+
+def test_database_doc_is_current():
+    from kansoku.store.schema_doc import render
+
+    assert (ROOT / "docs" / "database.md").read_text(encoding="utf-8") == render(), (
+        "docs/database.md is out of date: cd tools && python -m kansoku.store.schema_doc > ../docs/database.md")
+
+
+def test_readme_lists_the_core_tables_and_the_setup_commands():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in ("runs", "run_factors", "sources", "run_metrics", "pgbench_summary"):
+        assert f"`{name}`" in readme
+    first_block = re.search(r"```sh\n(.*?)```", readme, re.S).group(1).splitlines()
+    assert first_block[0].startswith("bash .ci/setup && tools/example")
+    assert first_block[1].startswith("bash .ci/setup && python3 -m pytest -q")
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "bash .ci/setup && python3 -m pytest -q" in ci
+
+
+def test_every_chart_kind_is_documented():
+    from kansoku import figures
+
+    docs = (ROOT / "docs" / "charts.md").read_text(encoding="utf-8") + (ROOT / "docs" / "spec.md").read_text(
+        encoding="utf-8")
+    missing = [k for k in figures.KINDS if f"`{k}`" not in docs and f"## {k} " not in docs]
+    assert not missing, f"chart kinds without documentation: {missing}"
