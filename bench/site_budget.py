@@ -4,8 +4,8 @@
     python bench/site_budget.py [--reps 3] [--keep DIR]
 
 1. Build time of the full example site: the repository's example report (data/reports/example.toml,
-   content/reports/example) over the real scale-up runs committed under data/runs/corpus (their
-   pgbench outputs and run.toml captures, ingested once into a fresh database), built --reps times
+   content/reports/example) over its real measurements in data/runs/example (ingested once into a
+   fresh database), built --reps times
    (compute every table and figure, write data/generated-like files, run Hugo); prints the median and
    the split compute / Hugo of the last build.
 2. Transfer of a chapter page with ten charts (and two tables), the same runs: a bench report whose one
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from kansoku import site  # noqa: E402
 
-CORPUS_SCALEUP = ROOT / "data/runs/corpus/campaign=corpus-2026-11/study=scaleup"
+EXAMPLE_RUNS = ROOT / "data/runs/example"
 BUDGET_BYTES = 1_500_000
 
 BENCH_SPEC = """
@@ -145,9 +145,8 @@ def main() -> int:
     try:
         db = tmp / "kansoku.duckdb"
         if not db.exists():
-            logs = sorted(str(p) for p in CORPUS_SCALEUP.rglob("pgbench.log"))
-            subprocess.run([sys.executable, str(ROOT / "tools/ingest"), "--db", str(db), *logs], check=True,
-                           capture_output=True)
+            subprocess.run([sys.executable, str(ROOT / "tools/ingest"), "--db", str(db), str(EXAMPLE_RUNS)],
+                           check=True, capture_output=True)
         # 1. the full example site
         specs = tmp / "specs"
         content = tmp / "content"
