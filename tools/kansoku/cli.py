@@ -160,18 +160,26 @@ def pdf_main(argv: list[str] | None = None) -> int:
                     "(pandoc to typst, charts as SVG via kaleido and chromium).",
         epilog=EPILOG)
     ap.add_argument("report", help="report id (data/reports/REPORT.toml)")
-    ap.add_argument("--lang", choices=["ja", "en"], required=True, help="language of the PDF")
+    ap.add_argument("--lang", choices=["ja", "en", "all"], required=True,
+                    help="language of the PDF; all: every language, sharing one computation and one chart export")
     ap.add_argument("--db", type=Path, default=REPO / DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in the repository)")
-    ap.add_argument("--out", type=Path, default=None, help="output file (default public/pdf/REPORT.LANG.pdf)")
+    ap.add_argument("--out", type=Path, default=None, help="output file (default public/pdf/REPORT.LANG.pdf); with --lang all, a directory")
     ap.add_argument("--specs", type=Path, default=REPO / "data/reports", help="report spec directory (default data/reports)")
     args = ap.parse_args(argv)
     _at_repo_root(args)
     try:
-        res = build_pdf(args.report, args.lang, args.db, args.out, args.specs)
+        if args.lang == "all":
+            from .pdf import build_pdfs
+            from .spec import LANGS
+
+            results = build_pdfs(args.report, LANGS, args.db, out_dir=args.out, spec_dir=args.specs)
+        else:
+            results = [build_pdf(args.report, args.lang, args.db, args.out, args.specs)]
     except KansokuError as exc:
         _err(str(exc))
         return exc.exit_code
-    print(f"wrote {res.path}: {res.pages} pages in {res.seconds:.1f} s")
+    for res in results:
+        print(f"wrote {res.path}: {res.pages} pages in {res.seconds:.1f} s")
     return 0
 
 
