@@ -60,3 +60,29 @@ def example_site(tmp_path_factory):
     run_tool("ingest", "--db", db, *inputs, check=True)
     run_tool("build", "--db", db, "--out", out, "--generated", base / "generated", check=True)
     return db, out
+
+
+class RecordingSink:
+    """A Sink without a database, for corpus walks: only whether each file parses, and what it gave."""
+
+    def __init__(self, path: Path):
+        self.path, self.run_id, self.run_start = path, None, None
+        self.rows: dict[str, list] = {}
+        self.warnings: list = []
+
+    def add_rows(self, table, rows):
+        rows = list(rows)
+        self.rows.setdefault(table, []).extend(rows)
+        return len(rows)
+
+    def load_sql(self, table, select_sql, params=None):
+        raise AssertionError("a corpus walk with RecordingSink cannot run SQL loads")
+
+    def warn(self, line, message):
+        self.warnings.append((line, message))
+
+    def fact(self, name, value):
+        pass
+
+    def set_tool_version(self, version):
+        pass

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_tool
 
 RUNS = ROOT / "data" / "runs"
 TPS_LINE = re.compile(r"^tps = ([0-9.]+) \((?:without initial connection time|excluding connections establishing)\)", re.M)
@@ -145,8 +145,7 @@ def example_pdfs(example_site, tmp_path_factory):
     pdfs = {}
     for lang in ("ja", "en"):
         target = out / f"example.{lang}.pdf"
-        subprocess.run([str(ROOT / "tools" / "pdf"), "example", "--lang", lang, "--db", str(db), "--out",
-                        str(target)], check=True, capture_output=True, text=True, timeout=300)
+        run_tool("pdf", "example", "--lang", lang, "--db", db, "--out", target, check=True, timeout=300)
         pdfs[lang] = target
     return pdfs
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, RecordingSink
 
 from kansoku.detect import detect
 from kansoku.ingest import ingest
@@ -303,32 +303,6 @@ def test_cut_off_terse_line_at_the_end_is_a_warning(tmp_path, tmp_db, corpus):
     assert rep.ok, rep.errors
     (res,) = [r for r in rep.files if r.format == "fio-text"]
     assert any("terse.txt:2: terse line cut off" in w for w in res.warnings)
-
-
-class RecordingSink:
-    """A Sink without a database, for the corpus walk."""
-
-    def __init__(self, path: Path):
-        self.path, self.run_id, self.run_start = path, None, None
-        self.rows: dict[str, list] = {}
-        self.warnings: list = []
-
-    def add_rows(self, table, rows):
-        rows = list(rows)
-        self.rows.setdefault(table, []).extend(rows)
-        return len(rows)
-
-    def load_sql(self, table, select_sql, params=None):
-        raise AssertionError("not used by the fio parser")
-
-    def warn(self, line, message):
-        self.warnings.append((line, message))
-
-    def fact(self, name, value):
-        pass
-
-    def set_tool_version(self, version):
-        pass
 
 
 def test_every_fio_file_in_the_corpus_parses(corpus):

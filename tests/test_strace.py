@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, RecordingSink
 
 from kansoku.detect import detect
 from kansoku.ingest import ingest
@@ -225,32 +225,6 @@ def test_bad_table_fails_and_database_is_unchanged(tool, tmp_path, tmp_db):
     con = _con(tmp_db)
     after = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in before}
     assert after == before
-
-
-class RecordingSink:
-    """A Sink without a database: the corpus walk only needs to know that each file parses."""
-
-    def __init__(self, path: Path):
-        self.path, self.run_id, self.run_start = path, None, None
-        self.rows: dict[str, list] = {}
-        self.warnings: list = []
-
-    def add_rows(self, table, rows):
-        rows = list(rows)
-        self.rows.setdefault(table, []).extend(rows)
-        return len(rows)
-
-    def load_sql(self, table, select_sql, params=None):
-        raise AssertionError("not used by the strace parser")
-
-    def warn(self, line, message):
-        self.warnings.append((line, message))
-
-    def fact(self, name, value):
-        pass
-
-    def set_tool_version(self, version):
-        pass
 
 
 def test_every_strace_file_in_the_corpus_parses(corpus):
