@@ -13,20 +13,15 @@ import pytest
 
 from conftest import ROOT
 
-EXAMPLE = ROOT / "data" / "runs" / "corpus"
+EXAMPLE = ROOT / "tests" / "fixtures" / "runs"
 
 
 @pytest.fixture(scope="module")
-def pgbench_runs(tmp_path_factory) -> Path:
-    """The example's pgbench runs, only pgbench.log and run.toml (fast to ingest)."""
-    dst = tmp_path_factory.mktemp("pgbench_runs")
-    for log in EXAMPLE.rglob("pgbench.log"):
-        rel = log.parent.relative_to(EXAMPLE)
-        (dst / rel).mkdir(parents=True)
-        for name in ("pgbench.log", "run.toml"):
-            if (log.parent / name).exists():
-                shutil.copy(log.parent / name, dst / rel / name)
-    return dst
+def pgbench_runs() -> Path:
+    """Real pgbench runs (pgbench.log and run.toml only): fast to ingest."""
+    return EXAMPLE
+
+
 READ_RUN = "campaign=corpus-2026-11/study=scaleup/workload=read/config=checksums-off/clients=2/rep=1"
 
 TABLES = ["runs", "run_factors", "sources", "pgbench_summary", "pgbench_progress", "pgbench_statement_latency"]

@@ -29,7 +29,7 @@ from conftest import ROOT, run_tool
 
 sys.path.insert(0, str(ROOT / "tools"))
 
-CORPUS_SCALEUP = ROOT / "data/runs/corpus/campaign=corpus-2026-11/study=scaleup"
+CORPUS_SCALEUP = ROOT / "tests/fixtures/runs/campaign=corpus-2026-11/study=scaleup"
 EVIL_HOST = '<script>window.__xss="host"</script>"quoted\'host'
 EVIL_CONFIG = '<img src=x onerror=window.__xss=1>"q\'&amp'
 EVIL_SETTING = '</code><script>window.__xss="setting"</script>'
@@ -103,7 +103,7 @@ rows = "config"
 def site(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("site")
     if not CORPUS_SCALEUP.is_dir():
-        pytest.skip("data/runs/corpus is not present")
+        pytest.skip("tests/fixtures/runs is not present")
     # runs: the real scale-up pgbench outputs (and their run.toml), plus two hostile runs
     evil_root = tmp / "runs"
     src = sorted(CORPUS_SCALEUP.glob("workload=read/config=checksums-off/clients=1/rep=*"))
