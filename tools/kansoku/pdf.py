@@ -19,6 +19,7 @@ missing Japanese font or a missing chromium stops the build with what to install
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -180,7 +181,7 @@ def _install_hint(names: list[str]) -> str:
         p = FONT_PACKAGES.get(n)
         if p and p not in pkgs:
             pkgs.append(p)
-    return "apt-get install " + " (or ".join(pkgs[:2]) + (")" if len(pkgs) > 1 else "")
+    return "apt-get install " + pkgs[0] + (f" (or {pkgs[1]})" if len(pkgs) > 1 else "")
 
 
 def check_fonts(lang: str, fonts: FontSet, need_cjk: bool = True) -> dict[str, list[str]]:
@@ -189,21 +190,22 @@ def check_fonts(lang: str, fonts: FontSet, need_cjk: bool = True) -> dict[str, l
     document holds Japanese text (a page shown in the other language, a citation)."""
     where = ("the font directories " + ", ".join(fonts.font_paths or ["(none)"])) if fonts.ignore_system \
         else "the system fonts"
+    if lang == "ja" or need_cjk:
+        for role, names in (("serif, body text", CJK_SERIF), ("sans-serif, headings and charts", CJK_SANS)):
+            if not fonts.available(names):
+                raise MissingToolError(
+                    f"no Japanese font ({role}) for the {lang} PDF: none of {', '.join(names)} in {where}; "
+                    f"Japanese text would print as empty boxes. Install one: {_install_hint(names)}")
     out: dict[str, list[str]] = {}
     for role, names in FONTS[lang].items():
         have = fonts.available(names)
         if not have:
-            raise MissingToolError(f"no {role} font for the {lang} PDF: none of {names} in {where}; "
-                                   f"{_install_hint(names)}")
+            raise MissingToolError(f"no {role} font for the {lang} PDF: none of {', '.join(names)} in {where}; "
+                                   f"install one: {_install_hint(names)}")
         out[role] = have
     if lang == "ja" or need_cjk:
         serif, sans = fonts.available(CJK_SERIF), fonts.available(CJK_SANS)
-        if not serif or not sans:
-            missing = CJK_SERIF if not serif else CJK_SANS
-            raise MissingToolError(f"no Japanese font for the {lang} PDF: none of {missing} in {where} "
-                                   f"(Japanese text would print as empty boxes); {_install_hint(missing)} "
-                                   f"or apt-get install fonts-ipaexfont")
-        if lang == "en":
+        if lang == "en":  # Latin first, Japanese for what the Latin fonts lack
             out["body"] = out["body"] + serif
             out["sans"] = out["sans"] + sans
         out["mono"] = out["mono"] + sans
@@ -423,7 +425,7 @@ class Document:
         size = "9pt" if n <= 6 else "8pt" if n <= 9 else "7pt"
         aligns = ", ".join("left" if c.get("kind") == "factor" else "right" for c in cols)
         lines = [f"#data-table({typst_str(pick(t['label'], L))}, {typst_str(pick(t['caption'], L))}, "
-                 f"size: {size}, table(", f"  columns: {n},", f"  align: ({aligns},),",
+                 f"size: {size}, breakable: {'true' if len(t['rows']) > 15 else 'false'}, table(", f"  columns: {n},", f"  align: ({aligns},),",
                  "  table.header(repeat: true,"]
         for hrow in t["header"]:
             for h in hrow:
@@ -640,7 +642,8 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
         for lang in langs:
             doc = Document(report, computed, lang, content_root, tmpd)
             md = doc.markdown(pages)
-            need_cjk = lang == "ja" or bool(CJK.search(md))
+            need_cjk = lang == "ja" or bool(CJK.search(md)) or any(
+                CJK.search(json.dumps(c.fig, ensure_ascii=False, default=str)) for c in doc.charts)
             roles = check_fonts(lang, fonts, need_cjk=need_cjk)
             for c in doc.charts:
                 c.fonts = roles["chart"]

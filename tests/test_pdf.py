@@ -1,0 +1,439 @@
+"""The PDF as a reader sees it: tools/pdf REPORT --lang all for every report spec, then pdftotext,
+pdffonts, pdfimages and pdftoppm on the result, checked against the site's own data
+(generated/data/reports/<id>.json written by tools/build from the same database).
+
+Every PDF is built once per module (one tools/pdf run per report, both languages in it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_tool
+
+SPECS = sorted(p.stem for p in (ROOT / "data" / "reports").glob("*.toml"))
+LANGS = ("ja", "en")
+TOC = {"ja": "目次", "en": "Contents"}
+NBSP = "\u00a0"
+
+pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils not installed")
+
+
+@pytest.fixture(scope="module")
+def built(example_site, tmp_path_factory):
+    """{report id: {lang: pdf}} for every spec in data/reports, and the site's JSON per report."""
+    db, _ = example_site
+    out = tmp_path_factory.mktemp("pdfs")
+    pdfs, site = {}, {}
+    for rid in SPECS:
+        proc = run_tool("pdf", rid, "--lang", "all", "--db", db, "--out", out, check=True, timeout=300)
+        assert proc.stdout.count("wrote ") == 2, proc.stdout
+        pdfs[rid] = {lang: out / f"{rid}.{lang}.pdf" for lang in LANGS}
+        site[rid] = json.loads((db.parent / "generated" / "data" / "reports" / f"{rid}.json").read_text("utf-8"))
+    return pdfs, site
+
+
+def pages_text(pdf: Path, layout: bool = True) -> list[str]:
+    """The text of each page (pdftotext separates pages with form feeds)."""
+    args = ["pdftotext"] + (["-layout"] if layout else []) + [str(pdf), "-"]
+    text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    # typst puts a word joiner before a contents entry's page number; soft breaks are zero-width spaces
+    return [p.replace(NBSP, " ").replace("\u2060", "").replace("\u200b", "") for p in text.split("\f")[:-1]]
+
+
+def squash(s: str) -> str:
+    return re.sub(r"\s+", " ", s.replace(NBSP, " ")).strip()
+
+
+def flat(s: str) -> str:
+    """Without any white space: typst spaces Japanese from Latin (pdftotext reads that as a space) and
+    wraps lines anywhere in Japanese text."""
+    return re.sub(r"\s+", "", s.replace(NBSP, " "))
+
+
+def cell_text(c, lang: str) -> str:
+    t = c["t"]
+    return (t.get(lang) or "") if isinstance(t, dict) else str(t)
+
+
+def ui(lang: str) -> dict:
+    import tomllib
+
+    with open(ROOT / "i18n" / f"{lang}.toml", "rb") as fh:
+        return {k: v.get("other") for k, v in tomllib.load(fh).items()}
+
+
+# -- structure: title page, front matter, contents, pages in the site's order ----------------------------
+
+@pytest.mark.parametrize("rid", SPECS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_title_page_front_matter_and_contents(built, rid, lang):
+    pdfs, site = built
+    rep = site[rid]
+    pages = pages_text(pdfs[rid][lang])
+    assert flat(rep["title"][lang]) in flat(pages[0]), "title page shows the report title"
+    assert rep["revision"] in pages[0]
+    s = ui(lang)
+    front = flat(pages[1])
+    assert flat(s["revision_history"]) in front and flat(s["license"]) in front
+    if rep.get("license"):
+        assert flat(rep["license"][lang]) in front
+    assert flat(rep["copyright"]) in front
+    toc_page = next(i for i, p in enumerate(pages) if re.search(rf"^\s*{TOC[lang]}\s*$", p, re.M))
+    assert toc_page <= 3, "the contents come right after the front matter"
+    toc = flat(pages_text(pdfs[rid][lang], layout=False)[toc_page])
+    # every page of the site that the PDF carries, in the same order, with the page it starts on
+    expected = [p for p in rep["pages"] if p["in_pdf"]]
+    assert [p["id"] for p in rep["pages"] if not p["in_pdf"]] == ["sources"]
+    pos = 0
+    for p in expected:
+        label = (f"{p['number']}. " if p["kind"] == "chapter" else "") + p["title"][lang]
+        m = re.search(re.escape(flat(label)) + r"\.*(\d+)", toc[pos:])
+        assert m, f"contents of {rid}.{lang}: {label!r} missing or out of order"
+        pos += m.end()
+        start = int(m.group(1))
+        heading_zone = flat(" ".join(pages[start - 1].splitlines()[:6]))
+        assert flat(label) in heading_zone, f"{label!r} does not start on page {start}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapters_keep_their_sections(built, lang):
+    pdfs, _ = built
+    text = "\n".join(pages_text(pdfs["example"][lang], layout=False))
+    src = (ROOT / "content" / "reports" / "example" / f"scaleup.{lang}.md").read_text("utf-8")
+    sections = re.findall(r"^##\s+(.+)$", src, re.M)
+    assert len(sections) >= 4
+    pos = text.index(f"1. {'スケールアップ' if lang == 'ja' else 'Scale-up'}")
+    for sec in sections:
+        i = text.find(sec, pos)
+        assert i > 0, f"section {sec!r} missing or out of order"
+        pos = i
+
+
+# -- tables and figures: same numbering, captions and numbers as the site -----------------------------------
+
+@pytest.mark.parametrize("rid", SPECS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_table_and_figure_numbered_and_in_order(built, rid, lang):
+    pdfs, site = built
+    text = flat("\n".join(pages_text(pdfs[rid][lang])))
+    for ch in site[rid]["chapters"]:
+        for iid in ch["order"]:
+            # a table and a figure may share an id: the table comes first in the spec's order of kinds
+            for item in [x for x in (ch["tables"].get(iid), ch["figures"].get(iid)) if x]:
+                cap = flat(f"{item['label'][lang]} {item['caption'][lang]}")
+                assert cap in text, f"{rid}.{lang}: {cap!r} missing"
+    # labels in reading order per chapter: 表 1.1 before 表 1.2 ...
+    for ch in site[rid]["chapters"]:
+        labels = [t["label"][lang] for t in ch["tables"].values()]
+        found = [next((m.start() for m in re.finditer(re.escape(flat(lab)) + r"(?!\d)", text)), -1) for lab in labels]
+        assert all(f >= 0 for f in found) and found == sorted(found), (rid, lang, labels, found)
+
+
+def raw_text(pdf: Path) -> str:
+    """pdftotext -raw (content order: a typst table row by row), white space collapsed."""
+    text = subprocess.run(["pdftotext", "-raw", str(pdf), "-"], check=True, capture_output=True, text=True).stdout
+    return re.sub(r"\s+", " ", text.replace(NBSP, " ").replace("\u200b", "").replace("\u2060", ""))
+
+
+def loose(v: str) -> str:
+    """A pattern for v that allows a space anywhere (typst spaces Japanese from Latin: '1台' reads '1 台')."""
+    return " ?".join(re.escape(ch) for ch in flat(v))
+
+
+@pytest.mark.parametrize("rid", SPECS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_table_rows_have_the_sites_numbers(built, rid, lang):
+    """Each row of each table reads, left to right after its caption, the same rounded numbers as the
+    site's JSON, each transcribed value with its † and each mismatch with its !."""
+    pdfs, site = built
+    text = raw_text(pdfs[rid][lang])
+    baseline = ui(lang)["baseline"]
+    checked = 0
+    for ch in site[rid]["chapters"]:
+        for t in ch["tables"].values():
+            # the caption line (typst may wrap it or space Japanese from Latin: match its label and start)
+            cap = loose(t["label"][lang]) + r" ?" + loose(t["caption"][lang][:6])
+            at = re.search(cap, text).start()
+            for row in t["rows"]:
+                parts = []
+                for c in row:
+                    v = squash(cell_text(c, lang))
+                    flags = c.get("flags") or []
+                    if c.get("k") == "factor":
+                        parts.append(loose(v) + (" ?" + loose(f"({baseline})") if "baseline" in flags else ""))
+                    elif v:
+                        mark = ("†" if "transcribed" in flags else "") + ("!" if "mismatch" in flags else "")
+                        parts.append(loose(v) + re.escape(mark) + r"(?![\d.†!])")
+                m = re.compile(r"(?<![\d.])" + r" ".join(parts)).search(text, at)
+                assert m, f"{rid}.{lang} {t['label'][lang]}: row {[cell_text(c, lang) for c in row]} not found"
+                at = m.end()  # rows in order
+                checked += 1
+    assert checked > 0
+
+
+def test_example_numbers_against_compute_report(built, example_site):
+    """A few numbers straight from compute_report (not the site's JSON) appear in both PDFs."""
+    from kansoku.site import compute_report
+    from kansoku.spec import load_report
+    from kansoku.store.db import open_store
+
+    db, _ = example_site
+    store = open_store(db, read_only=True)
+    try:
+        rep = compute_report(store, load_report(ROOT / "data" / "reports" / "example.toml"), ROOT / "content" / "reports")
+    finally:
+        store.close()
+    t = rep["chapters"][0]["tables"]["read-tps"]
+    vals = [cell_text(c, "en") for row in t["rows"] for c in row if c.get("k") == "value"]
+    assert len(vals) >= 8
+    pdfs, _ = built
+    for lang in LANGS:
+        text = flat("\n".join(pages_text(pdfs["example"][lang])))
+        for v in vals:
+            assert flat(v) in text, (lang, v)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_transcribed_and_mismatch_marks_with_legend(built, lang):
+    pdfs, site = built
+    s = ui(lang)
+    rep = site["past-fy2013"]
+    text = flat("\n".join(pages_text(pdfs["past-fy2013"][lang])))
+    marked = {"transcribed": 0, "mismatch": 0}
+    for ch in rep["chapters"]:
+        for t in ch["tables"].values():
+            for row in t["rows"]:
+                for c in row:
+                    flags = c.get("flags") or []
+                    if c.get("k") == "factor":
+                        continue
+                    if "mismatch" in flags:
+                        assert re.search(re.escape(flat(cell_text(c, lang))) + r"†?!", text), cell_text(c, lang)
+                        marked["mismatch"] += 1
+                    elif "transcribed" in flags:
+                        assert re.search(re.escape(flat(cell_text(c, lang))) + r"†", text), cell_text(c, lang)
+                        marked["transcribed"] += 1
+    assert marked["transcribed"] > 20 and marked["mismatch"] >= 1
+    assert f"†{flat(s['transcribed'])}" in text
+    assert f"!{flat(s['mismatch'])}" in text
+    # the example report has measured values only: no marks, no legend
+    ex = flat("\n".join(pages_text(pdfs["example"][lang])))
+    assert f"†{flat(s['transcribed'])}" not in ex
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_baseline_marked(built, lang):
+    pdfs, _ = built
+    text = flat("\n".join(pages_text(pdfs["example"][lang])))
+    assert flat(f"{'チェックサム無効' if lang == 'ja' else 'checksums off'} ({ui(lang)['baseline']})") in text
+
+
+def test_charts_are_vector_and_in_the_languages_labels(built):
+    pdfs, site = built
+    for rid in SPECS:
+        for lang in LANGS:
+            pdf = pdfs[rid][lang]
+            listing = subprocess.run(["pdfimages", "-list", str(pdf)], check=True, capture_output=True,
+                                     text=True).stdout.splitlines()[2:]
+            assert listing == [], f"{pdf.name}: raster images in the PDF: {listing[:3]}"
+    # axis titles of the first figure, in each language, are text in the PDF (SVG text kept as glyphs)
+    fig = site["example"]["chapters"][0]["figures"]["read-tps"]["figure"]
+    for lang in LANGS:
+        text = flat("\n".join(pages_text(pdfs["example"][lang])))
+        xt = fig[lang]["layout"]["xaxis"]["title"]
+        xt = xt["text"] if isinstance(xt, dict) else xt
+        assert flat(xt) in text, (lang, xt)
+
+
+# -- print furniture: page numbers, header, footer, fonts --------------------------------------------------
+
+@pytest.mark.parametrize("rid", SPECS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_page_has_its_number_and_the_copyright_footer(built, rid, lang):
+    pdfs, site = built
+    rep = site[rid]
+    pages = pages_text(pdfs[rid][lang])
+    assert len(pages) >= 5
+    title = flat(rep["title"][lang])
+    for i, p in enumerate(pages, start=1):
+        lines = [ln for ln in p.splitlines() if ln.strip()]
+        last = lines[-1]
+        assert re.search(rf"\s{i}\s*$", last), f"{rid}.{lang} page {i}: footer {last!r}"
+        assert flat(rep["copyright"]) in flat(last)
+        if i > 1:
+            assert flat(lines[0]).startswith(title[:20]), f"page {i}: header {lines[0]!r}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_fonts_embedded_japanese_and_latin(built, lang):
+    pdfs, _ = built
+    for rid in SPECS:
+        out = subprocess.run(["pdffonts", str(pdfs[rid][lang])], check=True, capture_output=True, text=True).stdout
+        rows = out.splitlines()[2:]
+        assert rows
+        for row in rows:
+            cols = row.split()
+            assert cols[-5] == "yes", f"{rid}.{lang}: font not embedded: {row}"
+        names = " ".join(r.split()[0] for r in rows)
+        if lang == "ja":
+            assert "IPAexMincho" in names or "NotoSerifCJK" in names
+        else:
+            assert "Libertinus" in names or "LiberationSerif" in names, names
+
+
+def test_japanese_text_is_whole_and_broken_properly(built):
+    pdfs, site = built
+    text = "\n".join(pages_text(pdfs["example"]["ja"], layout=False))
+    assert "\ufffd" not in text
+    # line starts never carry closing punctuation (kinsoku); Japanese lines are not cut inside a word by spaces
+    bad = [ln for ln in text.splitlines() if ln and ln[0] in "、。）」』"]
+    assert not bad, bad[:3]
+    src = (ROOT / "content" / "reports" / "example" / "scaleup.ja.md").read_text("utf-8")
+    sentence = "クライアント数を増やしたときに"
+    if sentence in src:
+        assert sentence in text.replace("\n", "")
+
+
+def test_pages_render_to_png(built, tmp_path):
+    """Every page rasterises (a broken page would fail here); the PNGs are there to look at."""
+    pdf = built[0]["example"]["ja"]
+    subprocess.run(["pdftoppm", "-r", "20", "-png", str(pdf), str(tmp_path / "p")], check=True)
+    pngs = sorted(tmp_path.glob("p-*.png"))
+    assert len(pngs) == len(pages_text(pdf))
+    assert all(p.stat().st_size > 500 for p in pngs)
+
+
+# -- appendix, authors -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_environment_appendix_and_authors(built, lang):
+    pdfs, site = built
+    rep = site["example"]
+    s = ui(lang)
+    text = flat("\n".join(pages_text(pdfs["example"][lang], layout=False)))
+    env = rep["environment"]
+    assert env["runs"] > 0
+    for key in ("env_hardware", "env_software", "env_settings"):
+        assert flat(s[key]) in text
+    for v in env["versions"]:
+        assert flat(v["tool"]) in text and flat(v["values"][0]["value"]) in text
+    for st in env["settings"]:
+        assert flat(st["name"]) in text and flat(st["values"][0]["value"]) in text
+    for a in rep["authors"]:
+        assert flat(a["name"][lang]) in text
+    # past reports have no captured environment: the appendix says so instead of an empty page
+    past = flat("\n".join(pages_text(pdfs["past-fy2013"][lang], layout=False)))
+    assert flat(s["env_none"]) in past
+
+
+# -- errors a user can act on --------------------------------------------------------------------------------------
+
+def _py_only_path(tmp_path: Path) -> dict:
+    """A PATH holding python3 only (no chromium): tools/pdf starts, chromium is not found."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python3").symlink_to(sys.executable)
+    return {"PATH": str(bindir)}
+
+
+def test_missing_chromium_says_what_to_install(example_site, tmp_path):
+    db, _ = example_site
+    proc = run_tool("pdf", "example", "--lang", "ja", "--db", db, "--out", tmp_path / "x.pdf",
+                    env=_py_only_path(tmp_path))
+    assert proc.returncode == 5, proc.stderr
+    assert "chromium" in proc.stderr and "apt-get install chromium" in proc.stderr
+    assert not (tmp_path / "x.pdf").exists()
+
+
+def test_missing_japanese_font_says_what_to_install(example_site, tmp_path):
+    db, _ = example_site
+    empty = tmp_path / "fonts"
+    empty.mkdir()
+    proc = run_tool("pdf", "example", "--lang", "ja", "--db", db, "--out", tmp_path / "x.pdf",
+                    env={"KANSOKU_FONT_DIRS": str(empty)})
+    assert proc.returncode == 5, proc.stderr
+    assert "Japanese font" in proc.stderr and "fonts-ipaexfont" in proc.stderr and str(empty) in proc.stderr
+    # the English example holds no Japanese text: typst's own Latin fonts and DejaVu suffice
+    dejavu = Path("/usr/share/fonts/truetype/dejavu")
+    if dejavu.is_dir():
+        ok = run_tool("pdf", "past-fy2013", "--lang", "en", "--db", db, "--out", tmp_path / "y.pdf",
+                      env={"KANSOKU_FONT_DIRS": str(dejavu)})
+        assert ok.returncode == 5 and "Japanese font" in ok.stderr, "its citations are Japanese"
+
+
+@pytest.fixture
+def doc_factory(built, tmp_path):
+    """A Document over a copy of the example's content (to break it), with the site's computed data."""
+    from kansoku.pdf import Document
+    from kansoku.spec import load_report
+    from kansoku.structure import report_pages
+
+    _, site = built
+    content = tmp_path / "content"
+    shutil.copytree(ROOT / "content" / "reports" / "example", content / "example")
+    report = load_report(ROOT / "data" / "reports" / "example.toml")
+
+    def make(lang: str):
+        doc = Document(report, site["example"], lang, content, tmp_path)
+        return doc, report_pages(report, content, site=False)
+
+    return make, content
+
+
+def test_unknown_shortcode_names_page_and_line(doc_factory):
+    from kansoku.errors import KansokuError
+
+    make, content = doc_factory
+    page = content / "example" / "closing.en.md"
+    lines = page.read_text("utf-8").splitlines()
+    lines.insert(len(lines), "Some text {{< gallery \"x\" >}} more.")
+    page.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc, pages = make("en")
+    with pytest.raises(KansokuError) as exc:
+        doc.markdown(pages)
+    msg = str(exc.value)
+    assert f"closing.en.md:{len(lines)}" in msg and "gallery" in msg and "tbl, fig, authors, environment" in msg
+
+
+def test_table_not_in_chapter_names_page_and_line(doc_factory):
+    from kansoku.errors import KansokuError
+
+    make, content = doc_factory
+    page = content / "example" / "disk.ja.md"
+    text = page.read_text("utf-8") + "\n{{< tbl \"read-tps\" >}}\n"
+    page.write_text(text, encoding="utf-8")
+    doc, pages = make("ja")
+    with pytest.raises(KansokuError) as exc:
+        doc.markdown(pages)
+    assert f"disk.ja.md:{text.count(chr(10))}" in str(exc.value) and "'read-tps'" in str(exc.value)
+
+
+def test_missing_translation_shows_the_other_text_with_a_notice(doc_factory):
+    make, content = doc_factory
+    (content / "example" / "scaleup.en.md").unlink()
+    (content / "example" / "closing.en.md").unlink()
+    (content / "example" / "closing.ja.md").unlink()
+    doc, pages = make("en")
+    md = doc.markdown(pages)
+    s = ui("en")
+    assert s["translation_missing_from_ja"] in md
+    assert "## 目的" in md  # the Japanese prose, never an empty chapter
+    assert '{=typst}' in md and "Table 1.1" in md
+    assert "closing" not in [p.id for p in pages]  # no prose in any language: left out, as on the site
+
+
+def test_escaped_shortcode_is_printed_verbatim(doc_factory):
+    make, content = doc_factory
+    page = content / "example" / "closing.en.md"
+    page.write_text(page.read_text("utf-8") + "\nWrite {{</* tbl \"id\" */>}} in a page.\n", encoding="utf-8")
+    doc, pages = make("en")
+    assert '{{< tbl "id" >}}' in doc.markdown(pages)
