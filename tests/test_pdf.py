@@ -303,6 +303,18 @@ def test_japanese_text_is_whole_and_broken_properly(built):
         assert sentence in text.replace("\n", "")
 
 
+def test_japanese_line_breaks_in_the_source_are_not_spaces(built):
+    """A line break inside a Japanese paragraph of the Markdown is no space in the PDF ('求めた。1 秒…'),
+    while list items, fences and Latin line breaks stay as they are."""
+    from kansoku.pdf import join_cjk_lines
+
+    assert join_cjk_lines("求めた。\n1 秒ごと\n- 項目\n\n```\nコード\nです\n```\nabc\ndef\n") == \
+        "求めた。1 秒ごと\n- 項目\n\n```\nコード\nです\n```\nabc\ndef\n"
+    assert join_cjk_lines("値。\n1. 次\n2. その次") == "値。\n1. 次\n2. その次"
+    text = "\n".join(pages_text(built[0]["example"]["ja"], layout=False))
+    assert not re.search(r"[。、] \S", text), re.findall(r".{10}[。、] \S.{5}", text)[:3]
+
+
 def test_pages_render_to_png(built, tmp_path):
     """Every page rasterises (a broken page would fail here); the PNGs are there to look at."""
     pdf = built[0]["example"]["ja"]

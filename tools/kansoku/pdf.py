@@ -15,6 +15,11 @@ unknown shortcode is an error naming the page and line.
 Charts: every figure of every requested language is exported in ONE kaleido batch (one chromium start),
 with the fonts typst will use to draw the SVG text. Fonts are checked before anything is computed: a
 missing Japanese font or a missing chromium stops the build with what to install (exit 5).
+$KANSOKU_FONT_DIRS (directories, os.pathsep-separated) replaces the system fonts with those directories.
+
+Japanese: typst sets the text with ``lang: "ja"`` (line breaking by the Unicode rules with Japanese
+kinsoku, small spaces between Japanese and Latin letters); a line break inside a Japanese paragraph of
+the Markdown is removed rather than turned into a space (``join_cjk_lines``).
 """
 
 from __future__ import annotations
@@ -68,10 +73,8 @@ TEXT_WIDTH_PT = 470           # A4 minus 2 x 22 mm
 MAX_CHART_HEIGHT_PT = 560
 
 PDF_UI = {
-    "ja": {"fy_rev": "{fy} 年度 — 版 {rev}", "figure_transcribed": "この図の値は過去の報告書からの転記値です。",
-           "cover_prose": "この報告書について"},
-    "en": {"fy_rev": "FY{fy} — revision {rev}", "figure_transcribed": "The values of this figure are transcribed "
-           "from an earlier report.", "cover_prose": "About this report"},
+    "ja": {"figure_transcribed": "この図の値は過去の報告書からの転記値です。"},
+    "en": {"figure_transcribed": "The values of this figure are transcribed from an earlier report."},
 }
 
 
@@ -116,6 +119,31 @@ def soft_breaks(s: str, limit: int = 24) -> str:
     def fix(m: re.Match) -> str:
         return re.sub(r"([/,=_;:])(?=.)", "\\1\u200b", m.group(0))
     return re.sub(r"\S{%d,}" % limit, fix, s)
+
+
+# A line break inside a Japanese paragraph is no space: join the lines when either side of the break is
+# Japanese (typst adds its own small space between Japanese and Latin letters). Not before a new block
+# (list item, heading, quote, table, fence), and never inside fenced code or raw typst blocks.
+CJK_CHAR = r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
+JOIN = re.compile(r"(?:(?<=%s)\n[ \t]*(?=[^\s])|(?<=[^\s\\])\n[ \t]*(?=%s))(?![-*+#>|`~<]|\d+[.)]\s)"
+                  % (CJK_CHAR, CJK_CHAR))
+
+
+def join_cjk_lines(md: str) -> str:
+    out, fence = [], None
+    for part in re.split(r"(^(?:`{3,}|~{3,}).*$)", md, flags=re.M):
+        if re.match(r"^(`{3,}|~{3,})", part or ""):
+            mark = re.match(r"^(`{3,}|~{3,})", part).group(1)
+            if fence is None:
+                fence = mark
+            elif mark.startswith(fence[0]) and len(mark) >= len(fence) and part.strip() == mark:
+                fence = None
+            out.append(part)
+        elif fence is None:
+            out.append(JOIN.sub("", part))
+        else:
+            out.append(part)
+    return "".join(out)
 
 
 def pick(v: Any, lang: str) -> str:
@@ -326,9 +354,8 @@ class Document:
                 break
         if src:
             f, lang = src
-            body = self.prose(f, None, kind="cover")
+            body = self.prose(f, None)
             if body.strip():
-                out.append(raw_block(f"#front-heading({typst_str(ui('cover_prose'))})"))
                 if lang != L:
                     out.append(self.notice(ui(f"translation_missing_from_{lang}")))
                 out.append(body)
@@ -370,11 +397,11 @@ class Document:
             out.append(self.prose(p.files[src], p))
         return "".join(out)
 
-    def prose(self, f: Path, p: Page | None, kind: str = "page") -> str:
+    def prose(self, f: Path, p: Page | None) -> str:
         text = f.read_text(encoding="utf-8").replace("\r\n", "\n")
         _, body = parse_front_matter(text)
         offset = text.count("\n", 0, len(text) - len(body))
-        return self.expand(body, str(f), offset, p)
+        return join_cjk_lines(self.expand(body, str(f), offset, p))
 
     def notice(self, msg: str) -> str:
         return raw_block(f"#notice[{tx(msg)}]")
