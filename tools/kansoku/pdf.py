@@ -689,6 +689,8 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
                 "sans-fonts": fonts_literal(roles["sans"]),
                 "mono-fonts": fonts_literal(roles["mono"]),
             }
+            if lang == "ja":
+                variables["strong-sans"] = "true"
             typ = _pandoc(md, variables)
             typ_path = tmpd / f"{report.id}.{lang}.typ"
             typ_path.write_text(typ, encoding="utf-8")
