@@ -8,7 +8,6 @@ Every PDF is built once per module (one tools/pdf run per report, both languages
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
