@@ -13,7 +13,6 @@ import pwd
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import tomllib
 from pathlib import Path

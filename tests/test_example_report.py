@@ -1,11 +1,10 @@
 """The example report end to end (issue 2): numbers on the site equal numbers computed
-independently from the raw pgbench outputs; the PDF carries the same table."""
+independently from the raw pgbench outputs. (The PDF of the same report: tests/test_pdf.py.)"""
 
 from __future__ import annotations
 
 import re
 import statistics
-import subprocess
 import tomllib
 from collections import defaultdict
 from html.parser import HTMLParser
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_tool
+from conftest import ROOT
 
 RUNS = ROOT / "data" / "runs"
 TPS_LINE = re.compile(r"^tps = ([0-9.]+) \((?:without initial connection time|excluding connections establishing)\)", re.M)
@@ -136,40 +135,3 @@ def test_plotly_is_served_by_the_site(example_site):
     scripts = re.findall(r'<script[^>]+src="([^"]+)"', page)
     assert scripts and all(not s.startswith(("http:", "https:", "//")) for s in scripts)
     assert any("plotly" in s for s in scripts)
-
-
-@pytest.fixture(scope="module")
-def example_pdfs(example_site, tmp_path_factory):
-    db, _ = example_site
-    out = tmp_path_factory.mktemp("pdf")
-    pdfs = {}
-    for lang in ("ja", "en"):
-        target = out / f"example.{lang}.pdf"
-        run_tool("pdf", "example", "--lang", lang, "--db", db, "--out", target, check=True, timeout=300)
-        pdfs[lang] = target
-    return pdfs
-
-
-def pdf_text(pdf: Path) -> str:
-    return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True,
-                          text=True).stdout
-
-
-def test_pdf_has_the_numbered_table_in_both_languages(example_pdfs):
-    ja, en = pdf_text(example_pdfs["ja"]), pdf_text(example_pdfs["en"])
-    assert "表 1.1" in ja and "参照系ワークロードのクライアント数別 TPS" in ja
-    assert "図 1.1" in ja
-    assert "Table 1.1" in en and "Figure 1.1" in en
-    med, _ = independent_medians("read")[("checksums-off", "2")]
-    assert f"{med:.2f}" in ja and f"{med:.2f}" in en
-
-
-def test_pdf_fonts_are_embedded(example_pdfs):
-    for pdf in example_pdfs.values():
-        out = subprocess.run(["pdffonts", str(pdf)], check=True, capture_output=True, text=True).stdout
-        rows = out.splitlines()[2:]
-        assert rows
-        for row in rows:
-            assert " yes " in row, row  # emb column
-    ja_fonts = subprocess.run(["pdffonts", str(example_pdfs["ja"])], capture_output=True, text=True).stdout
-    assert "IPAex" in ja_fonts

@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from conftest import FIXTURES
 

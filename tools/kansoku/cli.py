@@ -204,10 +204,9 @@ def example_main(argv: list[str] | None = None) -> int:
     if rc != 0:
         return rc
     if not args.no_pdf:
-        for lang in ("ja", "en"):
-            rc = pdf_main(["example", "--lang", lang])
-            if rc != 0:
-                return rc
+        rc = pdf_main(["example", "--lang", "all"])  # both languages, one chart-export session
+        if rc != 0:
+            return rc
     print(f"open {REPO / 'public' / 'index.html'} via a web server, e.g. tools/example --serve")
     if args.serve:
         import functools

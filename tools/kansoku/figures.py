@@ -81,7 +81,9 @@ def _series_groups(store: Store, report: Report, item: Item):
 def line_chart(store: Store, report: Report, item: Item, lang: str, bar: bool = False) -> dict:
     series_vals, x_vals, by = _series_groups(store, report, item)
     fig = go.Figure()
-    numeric_x = all(isinstance(_num(x), (int, float)) for x in x_vals) and not bar
+    # A factor whose values the spec orders explicitly (versions: 9.5, 9.6, 10) is categorical, not a scale.
+    numeric_x = (all(isinstance(_num(x), (int, float)) for x in x_vals) and not bar
+                 and item.x not in report.factor_order)
     for sv in series_vals:
         xs, ys, texts = [], [], []
         for xv in x_vals:

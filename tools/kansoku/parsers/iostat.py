@@ -13,7 +13,7 @@ after the banner instead of one, sysstat 12.6.1 captures).
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from ..errors import ParseError
