@@ -298,7 +298,10 @@ def test_syscalls_top_matches_the_strace_tables(env):
         assert set(tr["y"]) == expected
         assert tr["orientation"] == "h"
         for s, x in zip(tr["y"], tr["x"]):
-            assert x == tables[config][s]["pct"], (config, s)
+            if s in tables[config]:
+                assert x == tables[config][s]["pct"], (config, s)
+            else:  # in the other condition's top 10, never called in this one
+                assert x in (0, None), (config, s, x)
     first = en["data"][0]["y"]
     assert first[0] == "wait4"  # largest share on top (autorange reversed)
     assert en["layout"]["yaxis"]["autorange"] == "reversed"

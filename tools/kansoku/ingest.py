@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections import Counter, defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import duckdb
 
@@ -106,7 +106,6 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
             work = [(run_dir, d) for run_dir in sorted(by_dir) for d in by_dir[run_dir]]
             iterator = progress(work) if progress else work
             runs: dict[Path, Run | None] = {}
-            touched_runs: set[str] = set()
             for run_dir, det in iterator:
                 if run_dir not in runs:
                     try:
@@ -121,8 +120,6 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
                     continue
                 res = _ingest_file(store, run, det, report)
                 report.files.append(res)
-                if res.status in ("new", "replaced"):
-                    touched_runs.add(run.run_id)
             if report.errors:
                 con.execute("ROLLBACK")
                 return report
@@ -254,5 +251,3 @@ def _upsert_run(store: Store, run: Run) -> str:
         for k, v in run.factors.items()])
     return "updated" if old else "new"
 
-
-from typing import Iterable  # noqa: E402  (used in annotations above)
