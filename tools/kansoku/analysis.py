@@ -85,9 +85,47 @@ def known_metrics(store: Store) -> set[str]:
     return _cached(store, "metrics", compute)
 
 
-def metric_sql(metric: str) -> tuple[str, list[Any]]:
+_SELECTION = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)\[(?P<sel>[^\]]+)\]$")
+
+
+def split_metric(metric: str) -> tuple[str, str | None]:
+    """'disk_read_kb_s[hdd]' -> ('disk_read_kb_s', 'hdd'); a plain name -> (name, None)."""
+    m = _SELECTION.match(metric)
+    return (m.group("base"), m.group("sel")) if m else (metric, None)
+
+
+def selection_values(sel: str, groups: dict[str, list[str]] | None) -> list[str]:
+    """'hdd+nvme0n1' -> the devices of group hdd (from the spec's [device_groups]) and nvme0n1."""
+    out: list[str] = []
+    for tok in re.split(r"[+,]", sel):
+        tok = tok.strip()
+        if tok:
+            out.extend((groups or {}).get(tok, [tok]))
+    return out
+
+
+def check_metric(store: Store, item: Item, metric: str) -> None:
+    """Unknown metrics and selections a metric does not take are spec errors naming the item."""
+    base, sel = split_metric(metric)
+    known = known_metrics(store)
+    if base not in known:
+        raise item.error(f"unknown metric {metric!r}; known metrics: {sorted(known)}")
+    if sel is not None:
+        md = parsers.metrics().get(base)
+        if md is None or md.selection_sql is None:
+            takes = sorted(n for n, d in parsers.metrics().items() if d.selection_sql)
+            raise item.error(f"metric {base!r} takes no [selection]; metrics that do: {takes}")
+
+
+def metric_sql(metric: str, groups: dict[str, list[str]] | None = None) -> tuple[str, list[Any]]:
     """A subquery yielding run_id, value for one metric: the rows ``run_metrics`` has for it,
-    read from the defining SQL directly (the union view would compute every metric)."""
+    read from the defining SQL directly (the union view would compute every metric).
+    ``name[selection]`` computes the metric over the selected devices or CPUs."""
+    base, sel = split_metric(metric)
+    if sel is not None:
+        md = parsers.metrics()[base]
+        values = ", ".join("'" + v.replace("'", "''") + "'" for v in selection_values(sel, groups))
+        return "(" + md.selection_sql.format(selection=f"({values})") + ")", []
     parts, params = [], []
     md = parsers.metrics().get(metric)
     if md is not None:
@@ -153,8 +191,7 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
               where: dict[str, Any] | None = None) -> list[Group]:
     """Aggregate ``metric`` over the item's runs (or those of ``where``), grouped by the given factors."""
     agg = aggregate or item.aggregate
-    if metric not in known_metrics(store):
-        raise item.error(f"unknown metric {metric!r}; known metrics: {sorted(known_metrics(store))}")
+    check_metric(store, item, metric)
     for g in group_by:
         check_factor(store, item, g, "grouping")
     params: list[Any] = []
@@ -170,7 +207,7 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
         params.append(metric)
     else:
         pub_cols, pub_join = ", 0.0 AS hu, NULL::VARCHAR AS printed", ""
-    msql, mparams = metric_sql(metric)
+    msql, mparams = metric_sql(metric, item.device_groups)
     params = mparams + params
     cond = where_sql(item, store, params, where)
     keys = ", ".join(f"k{i}" for i in range(len(group_by))) or "NULL"
@@ -207,18 +244,19 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
     return out
 
 
-def run_metric(store: Store, run_id: str, metric: str) -> float | None:
-    msql, params = metric_sql(metric)
+def run_metric(store: Store, run_id: str, metric: str, groups: dict[str, list[str]] | None = None) -> float | None:
+    msql, params = metric_sql(metric, groups)
     r = store.con.execute(f"SELECT value FROM {msql} WHERE run_id = ?", params + [run_id]).fetchone()
     return None if r is None else r[0]
 
 
-def runs_metric_groups(store: Store, run_ids: list[str], metric: str) -> dict[str, Group]:
+def runs_metric_groups(store: Store, run_ids: list[str], metric: str,
+                       groups: dict[str, list[str]] | None = None) -> dict[str, Group]:
     """Each run's own value of a metric, as one-run Groups (companion metrics from representative runs),
     in one query."""
     if not run_ids:
         return {}
-    msql, params = metric_sql(metric)
+    msql, params = metric_sql(metric, groups)
     if _has_published(store):
         pub = ("LEFT JOIN published_values pv ON pv.transcribed_run_id = m.run_id AND pv.metric = ?", [metric],
                "coalesce(pv.half_unit, 0.0), pv.printed")
@@ -301,11 +339,14 @@ def fmt_printed(num: str, fmt: str, lang: str) -> str:
 
 def metric_label(metric: str, lang: str, with_unit: bool = True, report: Report | None = None) -> str:
     info = report.metric_info.get(metric) if report else None
-    md = parsers.metrics().get(metric)
+    base, sel = split_metric(metric)
+    md = parsers.metrics().get(base)
     if info and info.label:
         label = info.label.get(lang)
     elif md is not None:
         label = md.label_ja if lang == "ja" else md.label_en
+        if sel is not None:  # "Disk read [hdd]"
+            label = re.sub(r"\s*[(（].*?[)）]\s*$", "", label) + f" [{sel}]"
     else:
         label = metric
     unit = info.unit if info and info.unit is not None else (md.unit if md else None)
@@ -318,7 +359,7 @@ def higher_is_better(report: Report | None, metric: str) -> bool | None:
     info = report.metric_info.get(metric) if report else None
     if info and info.higher_is_better is not None:
         return info.higher_is_better
-    md = parsers.metrics().get(metric)
+    md = parsers.metrics().get(split_metric(metric)[0])
     return md.higher_is_better if md else None
 
 
@@ -489,11 +530,9 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
     def key_of(rv, cv) -> tuple:
         return (rv, cv) if cols_f else (rv,)
 
-    known = known_metrics(store)
     companions: dict[str, dict[tuple, Group]] = {}
     for m in item.metrics[1:]:
-        if m not in known:
-            raise item.error(f"unknown metric {m!r}; known metrics: {sorted(known)}")
+        check_metric(store, item, m)
         if item.companions == "aggregate":
             companions[m] = {g.keys: g for g in aggregate(store, item, m, group_by)}
 
@@ -542,7 +581,7 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
     if item.companions != "aggregate":
         reps = sorted({g.representative_run_id for g in main if g.representative_run_id})
         for m in item.metrics[1:]:
-            per_run = runs_metric_groups(store, reps, m)
+            per_run = runs_metric_groups(store, reps, m, item.device_groups)
             companions[m] = {g.keys: per_run[g.representative_run_id] for g in main
                              if g.representative_run_id in per_run}
 

@@ -27,7 +27,7 @@ FORMATS = ("percent", "times", "change", "number")
 
 REPORT_KEYS = {"id", "fiscal_year", "title", "subtitle", "organisation", "revision", "copyright", "license",
                "revision_history", "author", "themes", "note", "publish_raw"}
-TOP_KEYS = {"report", "factors", "metrics", "chapter"}
+TOP_KEYS = {"report", "factors", "metrics", "device_groups", "chapter"}
 CHAPTER_KEYS = {"id", "number", "title", "table", "figure"}
 FACTOR_KEYS = {"name", "order", "labels", "unit"}
 METRIC_KEYS = {"label", "unit", "higher_is_better", "digits"}
@@ -114,6 +114,7 @@ class Item:
     footnote: Text | None = None
     show_factors: list[str] = field(default_factory=list)  # table: extra columns with other factors of each row
     row_labels: dict[str, Text] = field(default_factory=dict)  # table: labels of row values, this table only
+    device_groups: dict[str, list[str]] = field(default_factory=dict)  # the report's [device_groups]
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -231,6 +232,11 @@ def load_report(path: str | Path) -> Report:
             label=text(mdef.get("label"), f"{where} label", path, required=False),
             unit=None if mdef.get("unit") is None else str(mdef["unit"]), higher_is_better=hib,
             digits=_digits(path, where, mdef.get("digits")))
+    device_groups: dict[str, list[str]] = {}
+    for gname, devices in raw.get("device_groups", {}).items():
+        if not isinstance(devices, list) or not devices or not all(isinstance(d, str) and d for d in devices):
+            raise SpecError(path, f"[device_groups] {gname}", "expected a list of device names, e.g. [\"sdb\", \"sdc\"]")
+        device_groups[gname] = devices
     chapters = []
     seen_ids: set[str] = set()
     seen_numbers: set[str] = set()
@@ -253,6 +259,7 @@ def load_report(path: str | Path) -> Report:
                                     f"number {number}.{n} is used twice")
                 seen_numbers.add(label)
                 items.append(_item(path, cid, kind, f"{number}.{n}", it, seen_ids))
+                items[-1].device_groups = device_groups
         chapters.append(Chapter(cid, number, text(ch.get("title"), f"chapter {cid!r} title", path), items))
     return Report(
         id=rid, spec_file=path, fiscal_year=fy,

@@ -156,7 +156,7 @@ def _aggregate(store: Store, item: Item, group_by: list[str], where: dict | None
 def _closest(store: Store, item: Item, runs: list[str], value: float | None) -> str:
     from ..analysis import runs_metric_groups
 
-    vals = runs_metric_groups(store, runs, item.metrics[0])
+    vals = runs_metric_groups(store, runs, item.metrics[0], item.device_groups)
     if value is None or not vals:
         return sorted(runs)[0]
     return min(sorted(vals), key=lambda r: abs((vals[r].value or 0.0) - value))

@@ -127,3 +127,8 @@ class MetricDef:
     higher_is_better: bool
     label_ja: str
     label_en: str
+    # Optional: the same metric over a selection of instances, written ``name[sel]`` in a spec
+    # (``disk_read_kb_s[hdd]``, ``cpu_soft_pct[0+1]``). ``{selection}`` is replaced by a SQL list of the
+    # selected instance names; a spec's [device_groups] name several devices at once.
+    selection_sql: str | None = None
+    selection_of: str = ""  # what the selection names: "device", "cpu"

@@ -846,7 +846,10 @@ _REAL_DISKS = "NOT is_virtual AND NOT is_partition"
 
 
 def _cpu_metric(name: str, col: str, hib: bool, ja: str, en: str) -> MetricDef:
-    return MetricDef(name, f"SELECT run_id, {col} AS value FROM cpu_in_run_mean WHERE cpu = 'all'", "%", hib, ja, en)
+    return MetricDef(name, f"SELECT run_id, {col} AS value FROM cpu_in_run_mean WHERE cpu = 'all'", "%", hib, ja, en,
+                     selection_sql=f"SELECT run_id, avg({col}) AS value FROM cpu_in_run_mean "
+                                   "WHERE cpu IN {selection} GROUP BY run_id",
+                     selection_of="cpu")
 
 
 METRICS = [
@@ -857,13 +860,19 @@ METRICS = [
     _cpu_metric("cpu_soft_pct", "soft_pct", False, "CPU %soft 平均", "Mean CPU %soft"),
     MetricDef("disk_read_kb_s",
               f"SELECT run_id, sum(read_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "KB/s", True, "ディスク読み込み (全物理デバイス合計)", "Disk read, all physical devices"),
+              "KB/s", True, "ディスク読み込み (全物理デバイス合計)", "Disk read, all physical devices",
+              selection_sql="SELECT run_id, sum(read_kb_s) AS value FROM disk_in_run_mean "
+                            "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
     MetricDef("disk_write_kb_s",
               f"SELECT run_id, sum(write_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "KB/s", True, "ディスク書き込み (全物理デバイス合計)", "Disk write, all physical devices"),
+              "KB/s", True, "ディスク書き込み (全物理デバイス合計)", "Disk write, all physical devices",
+              selection_sql="SELECT run_id, sum(write_kb_s) AS value FROM disk_in_run_mean "
+                            "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
     MetricDef("disk_util_pct_max",
               f"SELECT run_id, max(util_pct) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "%", False, "ディスク %util (最も忙しいデバイス)", "Disk %util, busiest device"),
+              "%", False, "ディスク %util (最も忙しいデバイス)", "Disk %util, busiest device",
+              selection_sql="SELECT run_id, max(util_pct) AS value FROM disk_in_run_mean "
+                            "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
 ]
 
 MODULE = ParserModule(
