@@ -556,6 +556,7 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
                                  f"(where {where})")
     published: dict[tuple, Group] = {}
     if b and b.published:
+        known = known_metrics(store)
         if b.published not in known:
             raise item.error(f"baseline published: unknown metric {b.published!r}; known metrics: {sorted(known)}")
         published = {g.keys: g for g in aggregate(store, item, b.published, group_by)}
