@@ -316,7 +316,7 @@ def test_txlog_roundtrip_property(tmp_path_factory, rows, extra):
     db = root / "k.duckdb"
     rep = ingest([d], db)
     assert rep.ok, rep.errors
-    got = q(db, "SELECT client_id, transaction_no, coalesce(latency_us::VARCHAR, status), script_no, "
+    got = q(db, "SELECT client_id, transaction_no, coalesce(latency_us::VARCHAR, failure), script_no, "
                 "end_epoch_us, lag_us, retries FROM pgbench_transaction_rows ORDER BY rowid")
     want = [(r[0], r[1], str(r[2]), r[3], r[4] * 1_000_000 + r[5],
              r[6] if extra else None, r[7] if extra else None) for r in rows]

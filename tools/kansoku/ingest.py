@@ -71,11 +71,19 @@ _HASHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-sha256")
 
 
 def sha256_file(path: Path) -> str:
+    return digest_and_newlines(path)[0]
+
+
+def digest_and_newlines(path: Path) -> tuple[str, int]:
+    """sha256 of the file and its number of newlines, in one read (parsers of big logs compare the rows
+    DuckDB loaded with the lines of the file)."""
     h = hashlib.sha256()
+    newlines = 0
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
-    return h.hexdigest()
+            newlines += chunk.count(b"\n")
+    return h.hexdigest(), newlines
 
 
 def source_id_for(run_id: str, file_name: str) -> str:
@@ -155,7 +163,7 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     if old is None and not fmt.companions:
         # A new file is parsed whatever its hash: hash it while the parser runs (big pgbench logs:
         # sha256 costs as much as half of DuckDB's read, and hashlib releases the GIL).
-        hashing = _HASHER.submit(sha256_file, path)
+        hashing = _HASHER.submit(digest_and_newlines, path)
         digest = ""
     else:
         digest = sha256_file(path)
@@ -167,7 +175,8 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     if old:
         _delete_source(store, sid)
     run_id = None if fmt.own_runs else run.run_id
-    sink = FileSink(store=store, path=path, run_id=run_id, source_id=sid, run_start=run.start_time)
+    sink = FileSink(store=store, path=path, run_id=run_id, source_id=sid, run_start=run.start_time,
+                    newlines=(lambda: hashing.result()[1]) if hashing is not None else None)
     try:
         fmt.parse(path, sink)
         for name, value in sink.facts.items():
@@ -182,7 +191,7 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         report.errors.append(f"{path}: {exc}")
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
     if hashing is not None:
-        digest = hashing.result()
+        digest = hashing.result()[0]
     if sink.warnings:
         store.insert_rows("ingest_warnings", (
             {"line": w.line, "message": w.message} for w in sink.warnings), {"source_id": sid})

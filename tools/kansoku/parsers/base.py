@@ -69,6 +69,9 @@ class Sink(Protocol):
 
     def warn(self, line: int | None, message: str) -> None: ...
 
+    def newline_count(self) -> int:
+        """Number of newline characters in the file (free when the ingest hashed it in the same read)."""
+
     def fact(self, name: str, value: Any) -> None:
         """Something the file says about its run (clients, threads, duration_s):
         checked against the run's factors; a conflict is an error."""

@@ -204,7 +204,8 @@ def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s
     con.execute("SET TimeZone = 'UTC'")
     store = Store(con, path, read_only)
     if not read_only:
-        store.ensure_schema()
+        if not store.schema_is_current():  # the DDL is only re-run when a definition changed
+            store.ensure_schema()
     elif not store.schema_is_current():
         # Made by an older kansoku: upgrade the schema and views (tables are only ever added), then reopen.
         con.close()
@@ -227,6 +228,7 @@ class FileSink:
     facts: dict[str, Any] = field(default_factory=dict)
     tool_version: str | None = None
     tables_touched: set[str] = field(default_factory=set)
+    newlines: Any = None  # () -> int, when the ingest counts the file's newlines while hashing it
     runs: list[dict[str, Any]] = field(default_factory=list)  # runs the file declares (own_runs formats)
 
     def _fixed(self) -> dict[str, Any]:
@@ -250,6 +252,16 @@ class FileSink:
 
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(IngestWarning(line, message))
+
+    def newline_count(self) -> int:
+        """Newlines in the file: from the ingest's hashing pass when it ran one, else counted here."""
+        if self.newlines is not None:
+            return self.newlines()
+        n = 0
+        with open(self.path, "rb") as fh:
+            while chunk := fh.read(1 << 23):
+                n += chunk.count(b"\n")
+        return n
 
     def fact(self, name: str, value: Any) -> None:
         self.facts[name] = value
