@@ -86,3 +86,20 @@ class RecordingSink:
 
     def set_tool_version(self, version):
         pass
+
+
+def ro_con(db: Path):
+    """A read-only connection to a test database."""
+    import duckdb
+
+    return duckdb.connect(str(db), read_only=True)
+
+
+def one_file_run(tmp_path: Path, name: str, text: str, run_toml: str | None = None) -> Path:
+    """A run directory holding one file (and optionally a run.toml), for ingesting a single output."""
+    d = tmp_path / "runs" / name.replace(".", "_")
+    d.mkdir(parents=True)
+    (d / name).write_text(text)
+    if run_toml is not None:
+        (d / "run.toml").write_text(run_toml)
+    return d

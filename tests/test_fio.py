@@ -13,29 +13,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from conftest import FIXTURES, RecordingSink
+from conftest import FIXTURES, RecordingSink, one_file_run as _one_file, ro_con as _con
 
 from kansoku.detect import detect
 from kansoku.ingest import ingest
 
 REAL = FIXTURES / "fio"
 PATTERNS = ["randread", "randwrite", "read", "write"]
-
-
-def _con(db: Path):
-    return duckdb.connect(str(db), read_only=True)
-
-
-def _one_file(tmp_path: Path, name: str, text: str, run_toml: str | None = None) -> Path:
-    d = tmp_path / "runs" / name.replace(".", "_")
-    d.mkdir(parents=True)
-    (d / name).write_text(text)
-    if run_toml is not None:
-        (d / "run.toml").write_text(run_toml)
-    return d
 
 
 @pytest.fixture(scope="module")

@@ -12,25 +12,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import duckdb
 
-from conftest import FIXTURES
+from conftest import FIXTURES, one_file_run as _one_file, ro_con as _con
 
 from kansoku.detect import detect
 from kansoku.ingest import ingest
 
 REAL = FIXTURES / "pg_test_fsync" / "pg_test_fsync15.18_s1.txt"
-
-
-def _con(db: Path):
-    return duckdb.connect(str(db), read_only=True)
-
-
-def _one_file(tmp_path: Path, name: str, text: str) -> Path:
-    d = tmp_path / "runs" / name.replace(".", "_")
-    d.mkdir(parents=True)
-    (d / name).write_text(text)
-    return d
 
 
 def _run_with(tmp_path: Path, src: Path) -> Path:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from conftest import FIXTURES, RecordingSink
+from conftest import FIXTURES, RecordingSink, one_file_run as _one_file, ro_con as _con
 
 from kansoku.detect import detect
 from kansoku.ingest import ingest
@@ -26,19 +25,6 @@ REAL = FIXTURES / "strace" / "variant=c_f"
 def _ingest(db: Path, *paths: Path):
     rep = ingest(list(paths), db)
     return rep
-
-
-def _con(db: Path):
-    return duckdb.connect(str(db), read_only=True)
-
-
-def _one_file(tmp_path: Path, name: str, text: str, run_toml: str | None = None) -> Path:
-    d = tmp_path / "runs" / name.replace(".", "_")
-    d.mkdir(parents=True)
-    (d / name).write_text(text)
-    if run_toml is not None:
-        (d / "run.toml").write_text(run_toml)
-    return d
 
 
 def test_real_strace_c_f_of_postmaster(tmp_db):

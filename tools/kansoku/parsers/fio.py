@@ -768,23 +768,19 @@ def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> N
         if job is None:
             continue
         try:
-            m = _DIR3.match(line)
-            if m:
-                cur_dir, pct_key = m.group("dir"), None
-                job["dirs"][cur_dir] = {
-                    "iops": _suffixed(m.group("iops")),
-                    "bw_kib_s": _bytes(float(m.group("bw")), m.group("bwu"), False) / 1024,
-                    "io_kib": _bytes(float(m.group("io")), m.group("iou"), False) / 1024,
-                    "runtime_ms": float(m.group("rt"))}
-                continue
-            m = _DIR2.match(line)
-            if m:
-                cur_dir, pct_key = m.group("dir"), None
-                job["dirs"][cur_dir] = {
-                    "iops": _suffixed(m.group("iops")),
-                    "bw_kib_s": _bytes(float(m.group("bw")), m.group("bwu"), True) / 1024,
-                    "io_kib": _bytes(float(m.group("io")), m.group("iou"), True) / 1024,
-                    "runtime_ms": float(m.group("rt"))}
+            dir_match = None
+            for rx, binary_units in ((_DIR3, False), (_DIR2, True)):  # fio 3.x / 2.x direction lines
+                dir_match = rx.match(line)
+                if dir_match:
+                    m = dir_match
+                    cur_dir, pct_key = m.group("dir"), None
+                    job["dirs"][cur_dir] = {
+                        "iops": _suffixed(m.group("iops")),
+                        "bw_kib_s": _bytes(float(m.group("bw")), m.group("bwu"), binary_units) / 1024,
+                        "io_kib": _bytes(float(m.group("io")), m.group("iou"), binary_units) / 1024,
+                        "runtime_ms": float(m.group("rt"))}
+                    break
+            if dir_match:
                 continue
             if _SYNC_HEAD.match(line):
                 cur_dir, pct_key = "sync", None
