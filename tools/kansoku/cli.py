@@ -17,7 +17,7 @@ from .errors import KansokuError
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _at_repo_root(args: argparse.Namespace) -> None:
+def _prepare_command(args: argparse.Namespace) -> None:
     """Make user-given paths absolute, then work from the repository root, so that the
     commands behave the same from any directory (specs, content and config are found).
     Also: output piped into `head` ends quietly, as with any Unix tool."""
@@ -67,7 +67,7 @@ def ingest_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every file and warning")
     args = ap.parse_args(argv)
-    _at_repo_root(args)
+    _prepare_command(args)
     try:
         report = ingest(args.paths, args.db, wait_s=args.wait, progress=_progress("ingest"),
                         on_wait=lambda m: print(m, file=sys.stderr))
@@ -133,7 +133,7 @@ def build_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--generated", type=Path, default=REPO / "data/generated",
                     help="where the computed data for Hugo is written (default data/generated)")
     args = ap.parse_args(argv)
-    _at_repo_root(args)
+    _prepare_command(args)
     try:
         res = build(args.db, args.out, args.specs, generated=args.generated)
     except KansokuError as exc:
@@ -166,7 +166,7 @@ def pdf_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="output file (default public/pdf/REPORT.LANG.pdf); with --lang all, a directory")
     ap.add_argument("--specs", type=Path, default=REPO / "data/reports", help="report spec directory (default data/reports)")
     args = ap.parse_args(argv)
-    _at_repo_root(args)
+    _prepare_command(args)
     try:
         if args.lang == "all":
             from .pdf import build_pdfs
@@ -195,7 +195,7 @@ def example_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=1313, help="port for --serve (default 1313)")
     ap.add_argument("--no-pdf", action="store_true", help="skip the PDFs")
     args = ap.parse_args(argv)
-    _at_repo_root(args)
+    _prepare_command(args)
     inputs = [str(p) for p in (REPO / "data" / "runs", REPO / "data" / "published") if p.is_dir()]
     rc = ingest_main(inputs + ["--wait", "60"])
     if rc != 0:

@@ -429,6 +429,18 @@ def _lat_block(d: dict, name: str) -> tuple[dict | None, float]:
     return None, 1.0
 
 
+def _take_latency(x: dict, name: str, vals: dict, pcts: dict, key: tuple) -> None:
+    """min/max/mean/stddev of latency object ``name`` of a JSON direction into ``vals`` (µs, as
+    ``<name>_min_us`` ...) and its percentiles into ``pcts[key]``."""
+    obj, f = _lat_block(x, name)
+    if not obj:
+        return
+    vals.update({f"{name}_{stat}_us": obj.get(stat, 0) * f for stat in ("min", "max", "mean", "stddev")})
+    p = _json_pcts(obj, f)
+    if p:
+        pcts[key] = p
+
+
 def _json_pcts(obj: dict | None, factor: float) -> dict[float, float]:
     out: dict[float, float] = {}
     for k, v in ((obj or {}).get("percentile") or {}).items():
@@ -496,14 +508,8 @@ def parse_json(path: Path, sink: Sink) -> None:
             if d == "sync":
                 if not total_ios:
                     continue
-                lat, f = _lat_block(x, "lat")
                 vals = {"total_ios": total_ios}
-                if lat:
-                    vals.update(lat_min_us=lat.get("min", 0) * f, lat_max_us=lat.get("max", 0) * f,
-                                lat_mean_us=lat.get("mean", 0) * f, lat_stddev_us=lat.get("stddev", 0) * f)
-                    p = _json_pcts(lat, f)
-                    if p:
-                        pcts[(d, "sync")] = p
+                _take_latency(x, "lat", vals, pcts, (d, "sync"))
                 directions[d] = vals
                 continue
             if "io_kbytes" in x:
@@ -521,20 +527,8 @@ def parse_json(path: Path, sink: Sink) -> None:
             slat, f = _lat_block(x, "slat")
             if slat:
                 vals["slat_mean_us"] = slat.get("mean", 0) * f
-            clat, f = _lat_block(x, "clat")
-            if clat:
-                vals.update(clat_min_us=clat.get("min", 0) * f, clat_max_us=clat.get("max", 0) * f,
-                            clat_mean_us=clat.get("mean", 0) * f, clat_stddev_us=clat.get("stddev", 0) * f)
-                p = _json_pcts(clat, f)
-                if p:
-                    pcts[(d, "clat")] = p
-            lat, f = _lat_block(x, "lat")
-            if lat:
-                vals.update(lat_min_us=lat.get("min", 0) * f, lat_max_us=lat.get("max", 0) * f,
-                            lat_mean_us=lat.get("mean", 0) * f, lat_stddev_us=lat.get("stddev", 0) * f)
-                p = _json_pcts(lat, f)
-                if p:
-                    pcts[(d, "lat")] = p
+            _take_latency(x, "clat", vals, pcts, (d, "clat"))
+            _take_latency(x, "lat", vals, pcts, (d, "lat"))
             directions[d] = vals
         jobrow = {"jobname": job.get("jobname"), "groupid": job.get("groupid"), "error": job.get("error"),
                   "usr_cpu_pct": job.get("usr_cpu"), "sys_cpu_pct": job.get("sys_cpu"),
