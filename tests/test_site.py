@@ -224,9 +224,12 @@ def test_environment_appendix_from_run_captures(site):
 def test_tables_right_aligned_marked_and_csv_matches(site):
     page = read(site / "ja/reports/example/scaleup/index.html")
     tbl = page[page.index('id="table-read-tps"'):page.index("</table>", page.index('id="table-read-tps"'))]
-    cells = re.findall(r'<td class="num ([^"]*)"[^>]*>([^<]+)<', tbl)
-    assert cells and all("num" for _ in cells)
-    assert 'class="value baseline"' in tbl or "baseline" in tbl  # baseline column marked
+    td_classes = re.findall(r'<td class="([^"]*)"', tbl)
+    assert td_classes and all(c.split()[0] == "num" for c in td_classes)  # every number cell is a num cell
+    assert len(td_classes) == tbl.count("<td")
+    css = (site / "css" / "kansoku.css").read_text(encoding="utf-8")
+    assert re.search(r"td\.num\s*\{[^}]*text-align:\s*right", css)  # ... and num cells are right-aligned
+    assert any("baseline" in c.split() for c in td_classes)  # baseline column marked
     assert "(基準)" in tbl
     rows = re.findall(r"<tr>(.*?)</tr>", tbl[tbl.index("<tbody>"):], re.S)
     shown = [[html.unescape(c) for c in re.findall(r"<t[hd][^>]*>([^<]*)", r)] for r in rows]
