@@ -43,7 +43,7 @@ mode, log, db = sys.argv[1], sys.argv[2], sys.argv[3]
 if mode == "kansoku":
     sys.path.insert(0, sys.argv[4])
     from pathlib import Path
-    from kansoku.ingest import ingest
+    from kansoku.ingest.pipeline import ingest
     t = time.perf_counter()
     report = ingest([Path(log).parent], Path(db))
     dt = time.perf_counter() - t

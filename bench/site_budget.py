@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from kansoku import site  # noqa: E402
+from kansoku.render import hugo as site  # noqa: E402
 
 EXAMPLE_RUNS = ROOT / "data/runs/example"
 BUDGET_BYTES = 1_500_000

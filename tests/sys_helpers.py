@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from kansoku.parsers import _sysmetrics as sm
+from kansoku.parsers.sysstat import common as sm
 
 
 class MemSink:

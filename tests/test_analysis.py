@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from kansoku import analysis, figures
-from kansoku.analysis import fmt_compare, fmt_printed
-from kansoku.ingest import ingest
-from kansoku.spec import load_report
+from kansoku.analysis import figures, tables as analysis
+from kansoku.analysis.tables import fmt_compare, fmt_printed
+from kansoku.ingest.pipeline import ingest
+from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
 # clients x config x rep; tps and a companion metric, and a lower-is-better time

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kansoku import analysis
-from kansoku.analysis import check_published, compare_interval
-from kansoku.ingest import ingest
-from kansoku.spec import load_report
+from kansoku.analysis import tables as analysis
+from kansoku.analysis.tables import check_published, compare_interval
+from kansoku.ingest.pipeline import ingest
+from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
 ROOT = Path(__file__).resolve().parents[1]

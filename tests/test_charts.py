@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT
-from kansoku import analysis, figures
+from kansoku.analysis import figures, tables as analysis
 from kansoku.errors import SpecError
-from kansoku.ingest import ingest
-from kansoku.spec import load_report
+from kansoku.ingest.pipeline import ingest
+from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
 EXAMPLE = ROOT / "data" / "runs" / "example" / "campaign=example-2026-11"

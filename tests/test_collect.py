@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kansoku import collect, collect_plan
-from kansoku.runs import METADATA_KEYS, make_run
+from kansoku.collect import plan as collect_plan, run as collect
+from kansoku.ingest.runs import METADATA_KEYS, make_run
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_MONITORS = all(shutil.which(p) for p in ("sar", "iostat", "vmstat"))

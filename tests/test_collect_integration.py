@@ -220,7 +220,7 @@ def test_campaign_ingest_build(server, tmp_path, tool):
         return
     # build a site from this database, with its own spec, content and generated-data directories
     # (tools/build would write the working tree's data/generated)
-    from kansoku.site import build
+    from kansoku.render.hugo import build
 
     specs = tmp_path / "specs"
     specs.mkdir()

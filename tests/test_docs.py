@@ -26,7 +26,7 @@ def test_readme_lists_the_core_tables_and_the_setup_commands():
 
 
 def test_every_chart_kind_is_documented():
-    from kansoku import figures
+    from kansoku.analysis import figures
 
     docs = (ROOT / "docs" / "charts.md").read_text(encoding="utf-8") + (ROOT / "docs" / "spec.md").read_text(
         encoding="utf-8")

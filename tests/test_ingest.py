@@ -173,14 +173,14 @@ def test_killed_ingest_leaves_database_as_it_was(tmp_path, tmp_db, pgbench_runs)
     import subprocess
     import sys
 
-    from kansoku.ingest import ingest
+    from kansoku.ingest.pipeline import ingest
 
     ingest([pgbench_runs], tmp_db)
     before = counts(tmp_db)
     script = f"""
 import sys, os, signal
 sys.path.insert(0, {str(ROOT / 'tools')!r})
-import kansoku.ingest as ing
+import kansoku.ingest.pipeline as ing
 real = ing._upsert_run
 def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)

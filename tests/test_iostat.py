@@ -92,7 +92,7 @@ def test_cut_last_line_is_a_warning(tmp_path):
 
 
 def test_sar_output_is_not_iostat(corpus):
-    from kansoku.detect import detect
+    from kansoku.ingest.detect import detect
 
     d = detect(corpus / "generated/sar/sysstat12.6.1_sar-A_from_file_C.txt")
     assert d.format.name == "sar-text"

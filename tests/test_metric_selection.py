@@ -10,10 +10,10 @@ import pytest
 
 from conftest import ROOT
 
-from kansoku.analysis import compute_table
+from kansoku.analysis.tables import compute_table
 from kansoku.errors import SpecError
-from kansoku.ingest import ingest
-from kansoku.spec import load_report
+from kansoku.ingest.pipeline import ingest
+from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
 RUN = ROOT / "data/runs/example/campaign=example-2026-11/study=scaleup/workload=update/config=checksums-off/clients=8"

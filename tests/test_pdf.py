@@ -181,8 +181,8 @@ def test_table_rows_have_the_sites_numbers(built, rid, lang):
 
 def test_example_numbers_against_compute_report(built, example_site):
     """A few numbers straight from compute_report (not the site's JSON) appear in both PDFs."""
-    from kansoku.site import compute_report
-    from kansoku.spec import load_report
+    from kansoku.render.hugo import compute_report
+    from kansoku.spec.model import load_report
     from kansoku.store.db import open_store
 
     db, _ = example_site
@@ -305,7 +305,7 @@ def test_japanese_text_is_whole_and_broken_properly(built):
 def test_japanese_line_breaks_in_the_source_are_not_spaces(built):
     """A line break inside a Japanese paragraph of the Markdown is no space in the PDF ('求めた。1 秒…'),
     while list items, fences and Latin line breaks stay as they are."""
-    from kansoku.pdf import join_cjk_lines
+    from kansoku.render.typst import join_cjk_lines
 
     assert join_cjk_lines("求めた。\n1 秒ごと\n- 項目\n\n```\nコード\nです\n```\nabc\ndef\n") == \
         "求めた。1 秒ごと\n- 項目\n\n```\nコード\nです\n```\nabc\ndef\n"
@@ -384,9 +384,9 @@ def test_missing_japanese_font_says_what_to_install(example_site, tmp_path):
 @pytest.fixture
 def doc_factory(built, tmp_path):
     """A Document over a copy of the example's content (to break it), with the site's computed data."""
-    from kansoku.pdf import Document
-    from kansoku.spec import load_report
-    from kansoku.structure import report_pages
+    from kansoku.render.typst import Document
+    from kansoku.spec.model import load_report
+    from kansoku.report.structure import report_pages
 
     _, site = built
     content = tmp_path / "content"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from conftest import FIXTURES, one_file_run as _one_file, ro_con as _con
 
-from kansoku.detect import detect
-from kansoku.ingest import ingest
+from kansoku.ingest.detect import detect
+from kansoku.ingest.pipeline import ingest
 
 REAL = FIXTURES / "pg_test_fsync" / "pg_test_fsync15.18_s1.txt"
 

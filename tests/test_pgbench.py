@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from kansoku.errors import ParseError
-from kansoku.parsers import pgbench
+from kansoku.parsers.pgbench import stdout as pgbench
 from kansoku.parsers.base import FileHead
 
 RUN = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off"

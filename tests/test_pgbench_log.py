@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from kansoku.detect import detect
-from kansoku.ingest import ingest
-from kansoku.parsers.pgbench_log import shape_of
+from kansoku.ingest.detect import detect
+from kansoku.ingest.pipeline import ingest
+from kansoku.parsers.pgbench.txlog import shape_of
 
 REAL = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off"
 TX_RUN = REAL / "clients=1" / "rep=1"

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kansoku.ingest import ingest
+from kansoku.ingest.pipeline import ingest
 from kansoku.parsers.published import decimals_of, half_unit
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -134,7 +134,7 @@ def site(tmp_path_factory) -> Path:
                                 encoding="utf-8")
     out = tmp / "public"
     gen = tmp / "generated"
-    from kansoku.site import build
+    from kansoku.render.hugo import build
 
     res = build(db, out, spec_dir=specs, generated=gen, content=content)
     assert res.reports == ["example", "evil"]
@@ -322,7 +322,7 @@ def test_no_request_leaves_the_site_static(site):
 def test_plotly_bundle_matches_python_plotly_and_is_small(site):
     from plotly.offline import get_plotlyjs_version
 
-    from kansoku.site import PLOTLY_BUNDLE, PLOTLY_JS_VERSION
+    from kansoku.render.hugo import PLOTLY_BUNDLE, PLOTLY_JS_VERSION
 
     assert PLOTLY_JS_VERSION == get_plotlyjs_version()
     bundle = ROOT / "static" / PLOTLY_BUNDLE
@@ -352,8 +352,8 @@ def test_i18n_files_have_the_same_keys():
 
 
 def test_structure_orders_pages_and_reports_missing_prose(tmp_path):
-    from kansoku.spec import load_report
-    from kansoku.structure import report_pages
+    from kansoku.spec.model import load_report
+    from kansoku.report.structure import report_pages
 
     spec = tmp_path / "evil.toml"
     spec.write_text(EVIL_SPEC, encoding="utf-8")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kansoku import analysis, figures
+from kansoku.analysis import figures, tables as analysis
 from kansoku.errors import SpecError
-from kansoku.ingest import ingest
-from kansoku.spec import load_all, load_report
+from kansoku.ingest.pipeline import ingest
+from kansoku.spec.model import load_all, load_report
 from kansoku.store.db import open_store
 
 ROOT = Path(__file__).resolve().parents[1]

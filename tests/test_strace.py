@@ -16,8 +16,8 @@ import pytest
 
 from conftest import FIXTURES, RecordingSink, one_file_run as _one_file, ro_con as _con
 
-from kansoku.detect import detect
-from kansoku.ingest import ingest
+from kansoku.ingest.detect import detect
+from kansoku.ingest.pipeline import ingest
 
 REAL = FIXTURES / "strace" / "variant=c_f"
 

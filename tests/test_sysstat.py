@@ -103,8 +103,8 @@ def _corpus_sys_files(corpus: Path) -> list[Path]:
 
 
 def test_every_sysstat_iostat_vmstat_file_in_the_corpus_parses(corpus, monkeypatch):
-    from kansoku.detect import detect
-    from kansoku.parsers import _sysmetrics as sm
+    from kansoku.ingest.detect import detect
+    from kansoku.parsers.sysstat import common as sm
 
     # parsing is what is walked here; loading into DuckDB is covered by the ingest tests
     counted: dict[str, int] = {}
@@ -242,7 +242,7 @@ def test_garbage_in_sar_text_names_file_and_line(tmp_path):
 
 
 def test_wrong_tool_is_not_taken_for_sar(tmp_path):
-    from kansoku.detect import detect
+    from kansoku.ingest.detect import detect
 
     f = tmp_path / "out.txt"
     f.write_text("transaction type: <builtin: TPC-B (sort of)>\nnumber of clients: 2\n"
@@ -269,7 +269,7 @@ def test_unknown_sa_file_version_is_a_clear_error(tmp_path):
 
 
 def test_sa_file_without_sadf_installed_is_a_warning(tmp_path, monkeypatch):
-    import kansoku.parsers.sysstat as sysstat
+    import kansoku.parsers.sysstat.sar as sysstat
 
     monkeypatch.setattr(sysstat.shutil, "which", lambda name: None)
     s = parse("sa-binary", RUN1 / "sa.bin")

@@ -68,7 +68,7 @@ def test_cut_line_mid_file_is_an_error_last_line_a_warning(tmp_path):
 
 
 def test_not_vmstat(tmp_path):
-    from kansoku.detect import detect
+    from kansoku.ingest.detect import detect
 
     f = tmp_path / "x.txt"
     f.write_text("procs are running\nr b are letters\n")

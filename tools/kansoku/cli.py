@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import KansokuError
+from kansoku.errors import KansokuError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,8 +51,8 @@ def _progress(total_label: str):
 
 
 def ingest_main(argv: list[str] | None = None) -> int:
-    from .ingest import ingest
-    from .store.db import DEFAULT_DB
+    from kansoku.ingest.pipeline import ingest
+    from kansoku.store.db import DEFAULT_DB
 
     ap = argparse.ArgumentParser(
         prog="tools/ingest",
@@ -119,8 +119,8 @@ def _print_ingest_summary(report, verbose: bool) -> None:
 
 
 def build_main(argv: list[str] | None = None) -> int:
-    from .site import build
-    from .store.db import DEFAULT_DB
+    from kansoku.render.hugo import build
+    from kansoku.store.db import DEFAULT_DB
 
     ap = argparse.ArgumentParser(
         prog="tools/build",
@@ -145,14 +145,14 @@ def build_main(argv: list[str] | None = None) -> int:
 
 
 def collect_main(argv: list[str] | None = None) -> int:
-    from .collect import main
+    from kansoku.collect.run import main
 
     return main(argv)
 
 
 def pdf_main(argv: list[str] | None = None) -> int:
-    from .pdf import build_pdf
-    from .store.db import DEFAULT_DB
+    from kansoku.render.typst import build_pdf
+    from kansoku.store.db import DEFAULT_DB
 
     ap = argparse.ArgumentParser(
         prog="tools/pdf",
@@ -169,8 +169,8 @@ def pdf_main(argv: list[str] | None = None) -> int:
     _prepare_command(args)
     try:
         if args.lang == "all":
-            from .pdf import build_pdfs
-            from .spec import LANGS
+            from kansoku.render.typst import build_pdfs
+            from kansoku.spec.model import LANGS
 
             results = build_pdfs(args.report, LANGS, args.db, out_dir=args.out, spec_dir=args.specs)
         else:

@@ -1,6 +1,7 @@
-"""Parser registry: every module in this package that defines ``MODULE`` is loaded.
+"""Parser registry: every module in this package (and its per-family subpackages) that defines
+``MODULE`` is loaded.
 
-Adding a tool family = adding one module here; nothing else needs editing.
+Adding a format = adding one module here (or in its family's folder); nothing else needs editing.
 """
 
 from __future__ import annotations
@@ -9,20 +10,23 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from .base import FileHead, Format, MetricDef, ParserModule
+from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule
 
 
 @lru_cache(maxsize=1)
 def modules() -> tuple[ParserModule, ...]:
     found = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "base":
+    names = [info.name for info in pkgutil.walk_packages(__path__, prefix=f"{__name__}.") if not info.ispkg]
+    for name in sorted(names):
+        leaf = name.rsplit(".", 1)[1]
+        if leaf.startswith("_") or leaf in ("base", "common"):
             continue
-        mod = importlib.import_module(f"{__name__}.{info.name}")
+        mod = importlib.import_module(name)
         pm = getattr(mod, "MODULE", None)
         if isinstance(pm, ParserModule):
             found.append(pm)
-    return tuple(found)
+    # ordered by family name: among formats of equal priority, detection prefers the earlier family
+    return tuple(sorted(found, key=lambda m: m.name))
 
 
 def formats() -> list[Format]:

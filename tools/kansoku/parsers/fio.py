@@ -42,8 +42,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import ParseError
-from .base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.errors import ParseError
+from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS fio_jobs (
@@ -264,7 +264,7 @@ def _int_opt(v: Any) -> int | None:
 
 def _command_options(path: Path) -> tuple[dict[str, str], dict[str, dict[str, str]], int]:
     """(global options, options per --name, number of --name) of the fio command in run.toml."""
-    from ..runs import load_run_toml
+    from kansoku.ingest.runs import load_run_toml
     try:
         meta = load_run_toml(path.parent)
     except Exception:

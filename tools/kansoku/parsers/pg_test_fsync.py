@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import ParseError
-from .base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.errors import ParseError
+from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pg_test_fsync_results (

@@ -31,8 +31,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..errors import ParseError
-from .base import FileHead, Format, ParserModule
+from kansoku.errors import ParseError
+from kansoku.parsers.base import FileHead, Format, ParserModule
 
 SIDECAR_KEYS = {"id", "csv", "citation", "factors", "columns", "note"}
 CITATION_KEYS = {"report", "document", "table", "page", "section", "url", "printed_as", "note",

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ParseError
-from .base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.errors import ParseError
+from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 # Header words (after "% time" is glued to "%time") -> column names in the store.
 # strace 4.x-6.x default columns and the -U names they print (formats.md §5.2).
@@ -208,7 +208,7 @@ class Command:
 
 def run_meta(path: Path) -> dict[str, Any]:
     """run.toml next to the file (the run directory), or {}: the parser only reads it."""
-    from ..runs import load_run_toml
+    from kansoku.ingest.runs import load_run_toml
     try:
         return load_run_toml(path.parent)
     except Exception:  # a bad run.toml is reported by runs.py, not here

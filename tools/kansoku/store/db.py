@@ -14,9 +14,9 @@ from typing import Any, Iterable
 
 import duckdb
 
-from .. import parsers
-from ..errors import KansokuError, StoreBusyError
-from ..parsers.base import IngestWarning
+from kansoku import parsers
+from kansoku.errors import KansokuError, StoreBusyError
+from kansoku.parsers.base import IngestWarning
 
 DEFAULT_DB = Path("data/kansoku.duckdb")
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")

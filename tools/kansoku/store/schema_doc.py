@@ -13,8 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import parsers
-from .db import SCHEMA_FILE, open_store
+from kansoku import parsers
+from kansoku.store.db import SCHEMA_FILE, open_store
 
 _COL_COMMENT = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s+[A-Z][A-Z0-9_\[\]]*(?:\([^)]*\))?[^-]*?--\s*(.+?)\s*$")
 

@@ -23,9 +23,9 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import ParseError
-from . import _sysmetrics as sm
-from .base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.errors import ParseError
+from kansoku.parsers.sysstat import common as sm
+from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 # -- activities ----------------------------------------------------------------------
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import parsers
-from .parsers.base import SNIFF_BYTES, FileHead, Format
+from kansoku import parsers
+from kansoku.parsers.base import SNIFF_BYTES, FileHead, Format
 
 # Files that belong to the run layout itself, handled by runs.py, not by a parser.
 RUN_METADATA = {"run.toml"}

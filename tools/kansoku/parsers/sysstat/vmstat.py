@@ -17,9 +17,9 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..errors import ParseError
-from . import _sysmetrics as sm
-from .base import FileHead, Format, ParserModule, Sink
+from kansoku.errors import ParseError
+from kansoku.parsers.sysstat import common as sm
+from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 
 CANON = ["r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi", "bo", "in", "cs",
          "us", "sy", "id", "wa", "st", "gu"]

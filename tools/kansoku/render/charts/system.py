@@ -14,10 +14,10 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..figures import compact, kind
-from ..spec import Item, Report
-from ..store.db import Store
-from . import _common as c
+from kansoku.analysis.figures import compact, kind
+from kansoku.spec.model import Item, Report
+from kansoku.store.db import Store
+from kansoku.render.charts import _common as c
 
 CPU_COLUMNS = ("usr", "nice", "sys", "iowait", "steal", "irq", "soft", "guest", "gnice", "idle")
 DEFAULT_STACK = ["usr", "sys", "iowait", "soft", "steal"]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..analysis import aggregate, factor_name, factor_sort_key, factor_value_label, metric_label
-from ..figures import compact, kind
-from ..spec import Item, Report
-from ..store.db import Store
-from . import _common as c
+from kansoku.analysis.tables import aggregate, factor_name, factor_sort_key, factor_value_label, metric_label
+from kansoku.analysis.figures import compact, kind
+from kansoku.spec.model import Item, Report
+from kansoku.store.db import Store
+from kansoku.render.charts import _common as c
 
 SOURCE_LABELS = {
     "txlog": ("トランザクションログ (-l)", "per-transaction log (-l)"),

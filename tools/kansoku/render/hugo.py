@@ -31,11 +31,13 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
-from . import analysis, figures
-from .errors import KansokuError, MissingToolError
-from .spec import LANGS, Item, Report, Text, load_all, text
-from .store.db import Store, open_store
-from .structure import Page, parse_front_matter, report_pages
+from kansoku.analysis import tables as analysis
+
+from kansoku.analysis import figures
+from kansoku.errors import KansokuError, MissingToolError
+from kansoku.spec.model import LANGS, Item, Report, Text, load_all, text
+from kansoku.store.db import Store, open_store
+from kansoku.report.structure import Page, parse_front_matter, report_pages
 
 GENERATED = Path("data/generated")
 CONTENT = Path("content")

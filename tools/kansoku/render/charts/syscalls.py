@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..figures import compact, kind
-from ..spec import Item, Report
-from ..store.db import Store
-from . import _common as c
+from kansoku.analysis.figures import compact, kind
+from kansoku.spec.model import Item, Report
+from kansoku.store.db import Store
+from kansoku.render.charts import _common as c
 
 STRACE_HAS_DATA = "SELECT DISTINCT run_id FROM strace_run_syscalls"
 

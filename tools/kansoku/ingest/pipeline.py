@@ -19,10 +19,10 @@ from typing import Callable, Iterable
 
 import duckdb
 
-from .detect import Detection, detect
-from .errors import KansokuError, ParseError, RunError
-from .runs import Run, make_run, walk_files
-from .store.db import FileSink, Store, open_store
+from kansoku.ingest.detect import Detection, detect
+from kansoku.errors import KansokuError, ParseError, RunError
+from kansoku.ingest.runs import Run, make_run, walk_files
+from kansoku.store.db import FileSink, Store, open_store
 
 
 @dataclass

@@ -83,7 +83,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .runs import METADATA_KEYS
+from kansoku.ingest.runs import METADATA_KEYS
 
 RUN_TOML = "run.toml"
 KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -751,7 +751,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.plan is not None:
             if command or args.factors:
                 ap.error("--plan takes no KEY=VALUE factors and no command")
-            from .collect_plan import run_plan
+            from kansoku.collect.plan import run_plan
 
             try:
                 return run_plan(args.plan, dry_run=args.dry_run, limit=args.limit, quiet=args.quiet)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..analysis import aggregate, check_factor, factor_name, factor_sort_key, factor_value_label, where_sql
-from ..figures import COLORS, base_layout
-from ..spec import Item, Report
-from ..store.db import Store
+from kansoku.analysis.tables import aggregate, check_factor, factor_name, factor_sort_key, factor_value_label, where_sql
+from kansoku.analysis.figures import COLORS, base_layout
+from kansoku.spec.model import Item, Report
+from kansoku.store.db import Store
 
 # Options every kind accepts (figures.base_layout and the axis-title override).
 COMMON_OPTIONS = {"x_log", "y_log", "x_title", "y_title", "height"}
@@ -154,7 +154,7 @@ def _aggregate(store: Store, item: Item, group_by: list[str], where: dict | None
 
 
 def _closest(store: Store, item: Item, runs: list[str], value: float | None) -> str:
-    from ..analysis import runs_metric_groups
+    from kansoku.analysis.tables import runs_metric_groups
 
     vals = runs_metric_groups(store, runs, item.metrics[0], item.device_groups)
     if value is None or not vals:

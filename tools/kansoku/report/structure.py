@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .spec import LANGS, Report
+from kansoku.spec.model import LANGS, Report
 
 FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n?", re.S)
 

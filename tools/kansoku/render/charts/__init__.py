@@ -4,7 +4,13 @@ Importing this package registers them in ``figures.KINDS`` (figures.py imports i
 ``RUNS_OF`` tells ``figures.figure_runs`` which runs a figure of these kinds shows.
 """
 
-from . import disk, syscalls, system, timeseries  # noqa: F401  (registration by import)
-from ._common import RUNS_OF
+from kansoku.render.charts import disk
+
+from kansoku.render.charts import syscalls
+
+from kansoku.render.charts import system
+
+from kansoku.render.charts import timeseries  # noqa: F401  (registration by import)
+from kansoku.render.charts._common import RUNS_OF
 
 __all__ = ["RUNS_OF"]

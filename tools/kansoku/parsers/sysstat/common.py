@@ -17,7 +17,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..errors import ParseError
+from kansoku.errors import ParseError
 
 # -- storage -------------------------------------------------------------------
 

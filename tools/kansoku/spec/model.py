@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecError
+from kansoku.errors import SpecError
 
 LANGS = ("ja", "en")
 AGGREGATES = ("median", "mean", "min", "max", "single")

@@ -16,9 +16,9 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from ..errors import ParseError
-from . import _sysmetrics as sm
-from .base import FileHead, Format, ParserModule, Sink
+from kansoku.errors import ParseError
+from kansoku.parsers.sysstat import common as sm
+from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 
 _ISO_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})([+-]\d{2}:?\d{2}|Z)?$")
 _DEVICE_HDR = re.compile(r"^Device:?$")
@@ -193,7 +193,7 @@ def sniff_iostat_json(head: FileHead) -> bool:
 
 
 def parse_iostat_json(path: Path, sink: Sink) -> None:
-    from .sysstat import load_json_salvaging
+    from kansoku.parsers.sysstat.sar import load_json_salvaging
 
     doc = load_json_salvaging(path, sink, "iostat -o JSON output")
     col = sm.Collector("iostat", "iostat-json")

@@ -13,10 +13,10 @@ from typing import Any, Callable
 
 import plotly.graph_objects as go
 
-from . import analysis
-from .analysis import aggregate, factor_name, factor_sort_key, factor_value_label, metric_label
-from .spec import LANGS, Item, Report
-from .store.db import Store
+from kansoku.analysis import tables as analysis
+from kansoku.analysis.tables import aggregate, factor_name, factor_sort_key, factor_value_label, metric_label
+from kansoku.spec.model import LANGS, Item, Report
+from kansoku.store.db import Store
 
 FONT_FAMILY = "IPAexGothic, 'Noto Sans CJK JP', 'Hiragino Sans', 'Yu Gothic', Meiryo, sans-serif"
 COLORS = ["#1f4e79", "#c55a11", "#548235", "#7030a0", "#bf9000", "#2e75b6", "#c00000", "#7f7f7f"]
@@ -144,7 +144,7 @@ def build_figure(store: Store, report: Report, item: Item) -> dict:
 
 
 def figure_runs(store: Store, item: Item) -> list[str]:
-    from .charts import RUNS_OF  # chart kinds with their own run selection (charts/)
+    from kansoku.render.charts import RUNS_OF  # chart kinds with their own run selection (charts/)
 
     if item.chart in RUNS_OF:
         return RUNS_OF[item.chart](store, item)
@@ -171,4 +171,4 @@ def _default(o: Any):
     raise TypeError(type(o).__name__)
 
 
-from . import charts  # noqa: E402,F401  registers the chart kinds
+from kansoku.render import charts  # noqa: E402,F401  registers the chart kinds

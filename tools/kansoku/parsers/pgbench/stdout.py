@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import ParseError
-from .base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.errors import ParseError
+from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf"
 

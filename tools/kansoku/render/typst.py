@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import KansokuError, MissingToolError
-from .spec import LANGS, Report, load_report
-from .store.db import open_store
-from .structure import Page, parse_front_matter, report_pages
+from kansoku.errors import KansokuError, MissingToolError
+from kansoku.spec.model import LANGS, Report, load_report
+from kansoku.store.db import open_store
+from kansoku.report.structure import Page, parse_front_matter, report_pages
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TEMPLATE = Path(__file__).with_name("templates") / "report.typ"
 I18N_DIR = REPO / "i18n"
 
@@ -639,7 +639,7 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
     Output: ``out[lang]`` if given, else ``out_dir/<id>.<lang>.pdf`` (default public/pdf/).
     ``keep_typst``: a directory to keep the generated .typ and SVG files in (for debugging).
     """
-    from .site import compute_report
+    from kansoku.render.hugo import compute_report
 
     t0 = time.monotonic()
     langs = list(dict.fromkeys(langs))

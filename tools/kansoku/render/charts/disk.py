@@ -13,11 +13,11 @@ import statistics
 
 import plotly.graph_objects as go
 
-from ..analysis import check_factor, factor_sort_key, factor_value_label, fmt_number
-from ..figures import compact, kind
-from ..spec import Item, Report
-from ..store.db import Store
-from . import _common as c
+from kansoku.analysis.tables import check_factor, factor_sort_key, factor_value_label, fmt_number
+from kansoku.analysis.figures import compact, kind
+from kansoku.spec.model import Item, Report
+from kansoku.store.db import Store
+from kansoku.render.charts import _common as c
 
 PATTERNS = ["seq_read", "seq_write", "rand_read", "rand_write", "seq_trim", "rand_trim", "seq_mixed", "rand_mixed"]
 PATTERN_LABELS = {

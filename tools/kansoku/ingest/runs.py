@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import RunError
+from kansoku.errors import RunError
 
 RUN_TOML = "run.toml"
 _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.+)$")

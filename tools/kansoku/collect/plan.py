@@ -68,8 +68,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .collect import EXIT_INTERRUPTED, KEY, _default_signals, CollectError, RunRequest, collect_run, run_path, run_state
-from .runs import canon
+from kansoku.collect.run import EXIT_INTERRUPTED, KEY, _default_signals, CollectError, RunRequest, collect_run, run_path, run_state
+from kansoku.ingest.runs import canon
 
 TOP_KEYS = {"root", "seed", "order", "group_by", "repetitions", "rep_factor", "settle_s", "monitors",
             "factors", "run", "vars", "when", "setup", "description"}

@@ -21,9 +21,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import parsers
-from .spec import LANGS, Baseline, Item, Report
-from .store.db import Store
+from kansoku import parsers
+from kansoku.spec.model import LANGS, Baseline, Item, Report
+from kansoku.store.db import Store
 
 _NUMERIC = re.compile(r"^-?\d+(\.\d+)?$")
 
