@@ -1,0 +1,20 @@
+"""One place for words: i18n/<lang>.toml read by kansoku.words (and by Hugo)."""
+
+import pytest
+
+from kansoku import words
+
+
+def test_both_languages_have_the_same_keys():
+    assert set(words.table("ja")) == set(words.table("en"))
+
+
+def test_argument_and_plural_forms():
+    assert words.t("ja", "fiscal_year", 2017) == "2017 年度"
+    assert words.both("fiscal_year", 2013)["en"] == "FY2013"
+    assert words.t("en", "n_runs", 1) == "1 run" and words.t("en", "n_runs", 3) == "3 runs"
+
+
+def test_unknown_key_names_the_file():
+    with pytest.raises(KeyError, match=r"ja\.toml.*no string \[no_such_word\]"):
+        words.t("ja", "no_such_word")

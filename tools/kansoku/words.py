@@ -1,0 +1,58 @@
+"""Every user-visible word, in one place: the project's ``i18n/<lang>.toml`` files.
+
+The same files are Hugo's i18n tables (``[key] other = "…"``, optional ``one = "…"``), so the site's
+templates, the PDF and every Python stage that has to label something (a parser naming its source, the
+analysis naming a metric, a chart's axis) read one source. Python code never spells a Japanese or English
+label itself: it names a key.
+
+    >>> from kansoku import words
+    >>> words.t("en", "runs_count", 3)                 # "{{ . }} runs" with the argument filled in
+    >>> words.both("transcribed")                      # {"ja": "転記", "en": "transcribed"}
+
+An unknown key or language is a ``KeyError`` naming the file that lacks it: a missing word is a bug in
+the code that asks for it, never a silent empty label.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+LANGS = ("ja", "en")
+I18N_DIR = Path(__file__).resolve().parents[2] / "i18n"
+_ARG = re.compile(r"\{\{\s*\.\s*\}\}")
+
+
+@lru_cache(maxsize=None)
+def table(lang: str) -> dict[str, dict[str, str]]:
+    """The whole i18n table of one language: key → {"other": …, "one": …}."""
+    if lang not in LANGS:
+        raise KeyError(f"unknown language {lang!r} (expected one of {', '.join(LANGS)})")
+    with open(I18N_DIR / f"{lang}.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
+def has(key: str, lang: str = "ja") -> bool:
+    return key in table(lang)
+
+
+def t(lang: str, key: str, arg: Any = None) -> str:
+    """The word ``key`` in ``lang``; ``{{ . }}`` is replaced by ``arg`` (the ``one`` form when arg == 1)."""
+    entry = table(lang).get(key)
+    if entry is None:
+        raise KeyError(f"{I18N_DIR / (lang + '.toml')}: no string [{key}]")
+    form = "one" if arg == 1 and "one" in entry else "other"
+    s = entry.get(form) or next(iter(entry.values()))
+    return _ARG.sub(str(arg), s) if arg is not None else s
+
+
+def both(key: str, arg: Any = None) -> dict[str, str]:
+    """The word in every language: {"ja": …, "en": …} (the shape of a bilingual spec text)."""
+    return {lang: t(lang, key, arg) for lang in LANGS}
+
+
+def keys() -> set[str]:
+    return set(table("ja"))
