@@ -1,0 +1,88 @@
+"""Verdicts on comparisons of repeated runs (kansoku.analysis.noise), checked on synthetic runs whose
+truth is known: a clear gain, a clear loss, and pure noise (the false-alarm rate)."""
+
+import math
+import random
+
+import pytest
+
+from kansoku.analysis import noise
+
+
+def test_clear_gain_and_loss_follow_the_metric_direction():
+    base = [1000.0, 1012.0, 995.0]
+    faster = [1180.0, 1195.0, 1170.0]
+    assert noise.compare(faster, base, higher_is_better=True).kind == "better"
+    assert noise.compare(faster, base, higher_is_better=False).kind == "worse"  # e.g. latency went up
+    v = noise.compare(base, faster, higher_is_better=True)
+    assert v.kind == "worse" and v.ratio == pytest.approx(1000.0 / 1180.0)
+    assert v.ratio_low <= v.ratio <= v.ratio_high
+    assert v.p_value == pytest.approx(0.1)  # 3 against 3, ranges apart: the smallest p there is
+
+
+def test_overlapping_runs_are_within_noise():
+    # the example campaign's read / 2 clients: one slow run makes a 30 % spread
+    off = [677.3, 894.1, 890.0]
+    on = [871.0, 902.5, 885.2]
+    v = noise.compare(on, off, higher_is_better=True)
+    assert v.kind == "within_noise"
+    assert v.ratio == pytest.approx(885.2 / 890.0)
+
+
+def test_a_real_but_tiny_difference_is_within_noise():
+    base = [1000.0, 1000.5, 1001.0]
+    v = noise.compare([1005.0, 1005.5, 1006.0], base, higher_is_better=True)
+    assert v.p_value == pytest.approx(0.1) and v.kind == "within_noise"  # 0.5 % < min_effect
+
+
+def test_too_few_runs_and_zero_baseline_give_no_verdict():
+    assert noise.compare([1.0, 2.0], [1.0, 1.1, 1.2], True).kind == "too_few_runs"
+    assert noise.compare([1.0, 2.0, 3.0], [0.0, 0.0, 0.0], True).kind == "no_ratio"
+    assert noise.smallest_p(3, 3) == pytest.approx(0.1)
+    assert noise.smallest_p(5, 5) == pytest.approx(2 / 252)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+@pytest.mark.parametrize("dist", ["normal", "lognormal", "one-slow-run"])
+def test_false_alarm_rate_on_pure_noise_is_at_most_alpha(n, dist):
+    rng = random.Random(7 * n)
+    method = noise.Method(resamples=50)
+
+    def draw():
+        if dist == "normal":
+            return [rng.gauss(1000, 50) for _ in range(n)]
+        if dist == "lognormal":
+            return [1000 * math.exp(rng.gauss(0, 0.08)) for _ in range(n)]
+        return [1000 * (0.7 if rng.random() < 0.2 else 1.0) * rng.uniform(0.97, 1.03) for _ in range(n)]
+
+    trials = 1500
+    alarms = sum(noise.compare(draw(), draw(), True, method).decided for _ in range(trials))
+    rate = alarms / trials
+    # the test is exact, so the expected rate is <= alpha; allow three standard errors of sampling
+    se = math.sqrt(noise.ALPHA * (1 - noise.ALPHA) / trials)
+    assert rate <= noise.ALPHA + 3 * se, rate
+
+
+def test_power_with_five_runs_on_a_ten_percent_gain():
+    rng = random.Random(3)
+    method = noise.Method(resamples=50)
+    hits = sum(
+        noise.compare([rng.gauss(1100, 30) for _ in range(5)], [rng.gauss(1000, 30) for _ in range(5)], True,
+                      method).kind == "better"
+        for _ in range(300))
+    assert hits / 300 > 0.9
+
+
+def test_spread_carries_the_runs():
+    s = noise.spread([10068.6, 9928.0, 7710.0])
+    assert (s.n, s.minimum, s.median, s.maximum) == (3, 7710.0, 9928.0, 10068.6)
+    assert s.q1 is None and s.cv == pytest.approx(0.1433, abs=1e-3)
+    s5 = noise.spread([1, 2, 3, 4, 5])
+    assert (s5.q1, s5.q3) == (2, 4)
+    with pytest.raises(ValueError):
+        noise.spread([1.0, float("nan")])
+
+
+def test_verdicts_are_reproducible():
+    a, b = [1.0, 1.3, 1.1, 1.25], [0.9, 1.0, 0.95, 1.2]
+    assert noise.compare(a, b, True) == noise.compare(a, b, True)

@@ -1,0 +1,184 @@
+"""Spread and noise-aware verdicts for comparisons of repeated runs.
+
+A benchmark campaign repeats each condition a few times (3–5 in the consortium's reports). A comparison
+cell ("checksums on / off = 96.2 %") is only worth printing with a verdict on whether the difference is
+larger than the run-to-run noise. The method, chosen for so few repetitions:
+
+* **Test**: the exact two-sided Wilcoxon–Mann–Whitney rank-sum test over all ways of splitting the pooled
+  runs into two groups of the observed sizes (a permutation test of the rank sum). It assumes nothing about
+  the distribution of a run's throughput (which is often skewed by one slow run), and because the null
+  distribution is enumerated exactly, its false-alarm rate on pure noise is at most ``alpha`` for any
+  distribution. With 3 runs against 3 the smallest attainable p is 2/20 = 0.10, reached only when the two
+  ranges do not overlap; so ``alpha = 0.10`` is the strictest level at which 3×3 can show anything at all.
+  Above ``EXACT_LIMIT`` splits the distribution is sampled (fixed seed: builds are reproducible).
+* **Effect threshold**: a difference that the test finds real but that is smaller than ``min_effect``
+  (default 2 % of the baseline median) is reported as within noise, as asv's ``compare`` requires both a
+  significant test and a ratio beyond its factor, and Bencher's percentage thresholds do.
+* **Too few runs**: fewer than ``MIN_RUNS`` runs on either side gives no verdict at all (printed as such),
+  never "better" or "worse".
+* **Interval**: the ratio of medians gets a percentile bootstrap interval (``B`` resamples per side, fixed
+  seed) shown beside it; it describes the spread, the verdict comes from the test.
+
+The direction (better or worse) comes from the metric: a higher TPS is better, a higher latency is worse.
+Everything here is pure Python over lists of floats; the callers get the per-run values from the store.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import statistics
+from dataclasses import dataclass, field
+from typing import Literal, Sequence
+
+ALPHA = 0.10
+MIN_EFFECT = 0.02
+MIN_RUNS = 3
+BOOTSTRAP_RESAMPLES = 2000
+INTERVAL_LEVEL = 0.95
+EXACT_LIMIT = 50_000
+MONTE_CARLO_DRAWS = 20_000
+SEED = 20131  # any fixed number: the same runs give the same interval in every build
+
+VerdictKind = Literal["better", "worse", "within_noise", "too_few_runs", "no_ratio"]
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The runs behind one aggregated number."""
+
+    values: tuple[float, ...]
+    n: int
+    median: float
+    minimum: float
+    maximum: float
+    q1: float | None = None  # quartiles (inclusive method) when n >= 4
+    q3: float | None = None
+    cv: float | None = None  # coefficient of variation (stdev / mean) when n >= 2 and mean != 0
+
+
+def spread(values: Sequence[float]) -> Spread:
+    vals = tuple(float(v) for v in values)
+    if not vals:
+        raise ValueError("spread of no runs")
+    if not all(math.isfinite(v) for v in vals):
+        raise ValueError(f"spread of non-finite values {vals}")
+    q1 = q3 = cv = None
+    if len(vals) >= 4:
+        q1, _, q3 = statistics.quantiles(vals, n=4, method="inclusive")
+    if len(vals) >= 2:
+        mean = statistics.fmean(vals)
+        if mean != 0:
+            cv = statistics.stdev(vals) / abs(mean)
+    return Spread(vals, len(vals), statistics.median(vals), min(vals), max(vals), q1, q3, cv)
+
+
+@dataclass(frozen=True)
+class Method:
+    """The parameters of the verdict; stated in the report's methods note."""
+
+    alpha: float = ALPHA
+    min_effect: float = MIN_EFFECT
+    min_runs: int = MIN_RUNS
+    resamples: int = BOOTSTRAP_RESAMPLES
+    level: float = INTERVAL_LEVEL
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: VerdictKind
+    ratio: float | None  # median(value) / median(baseline)
+    ratio_low: float | None  # bootstrap interval of the ratio of medians
+    ratio_high: float | None
+    p_value: float | None  # exact (or sampled) two-sided rank-sum p
+    n_value: int
+    n_baseline: int
+    method: Method = field(default_factory=Method)
+
+    @property
+    def decided(self) -> bool:
+        return self.kind in ("better", "worse")
+
+
+def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided p of the Wilcoxon rank-sum statistic, by enumerating (or sampling) every split.
+
+    Ties get mid-ranks; the p is the share of splits whose rank sum is at least as far from its mean as
+    the observed one (so ties can only make the test more conservative)."""
+    pooled = list(a) + list(b)
+    n, total = len(a), len(pooled)
+    order = sorted(range(total), key=lambda i: pooled[i])
+    ranks = [0.0] * total
+    i = 0
+    while i < total:
+        j = i
+        while j + 1 < total and pooled[order[j + 1]] == pooled[order[i]]:
+            j += 1
+        mid = (i + j) / 2 + 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = mid
+        i = j + 1
+    expected = n * (total + 1) / 2
+    observed = abs(sum(ranks[:n]) - expected)
+    eps = 1e-9
+    if math.comb(total, n) <= EXACT_LIMIT:
+        hits = count = 0
+        for idx in itertools.combinations(range(total), n):
+            count += 1
+            if abs(sum(ranks[k] for k in idx) - expected) >= observed - eps:
+                hits += 1
+        return hits / count
+    rng = random.Random(SEED)
+    hits = 0
+    for _ in range(MONTE_CARLO_DRAWS):
+        idx = rng.sample(range(total), n)
+        if abs(sum(ranks[k] for k in idx) - expected) >= observed - eps:
+            hits += 1
+    return (hits + 1) / (MONTE_CARLO_DRAWS + 1)
+
+
+def ratio_interval(value: Sequence[float], baseline: Sequence[float], method: Method) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of median(value) / median(baseline), resampling each side."""
+    rng = random.Random(SEED)
+    ratios = []
+    for _ in range(method.resamples):
+        mb = statistics.median(rng.choices(baseline, k=len(baseline)))
+        if mb == 0:
+            continue
+        ratios.append(statistics.median(rng.choices(value, k=len(value))) / mb)
+    if len(ratios) < method.resamples // 2:
+        return None
+    ratios.sort()
+    tail = (1 - method.level) / 2
+    lo = ratios[int(math.floor(tail * (len(ratios) - 1)))]
+    hi = ratios[int(math.ceil((1 - tail) * (len(ratios) - 1)))]
+    return lo, hi
+
+
+def compare(value: Sequence[float], baseline: Sequence[float], higher_is_better: bool,
+            method: Method | None = None) -> Verdict:
+    """The verdict on ``value`` against ``baseline`` (each the per-run values of one condition)."""
+    method = method or Method()
+    nv, nb = len(value), len(baseline)
+    mv = statistics.median(value) if value else None
+    mb = statistics.median(baseline) if baseline else None
+    if mv is None or mb is None:
+        return Verdict("too_few_runs", None, None, None, None, nv, nb, method)
+    if mb == 0:
+        return Verdict("no_ratio", None, None, None, None, nv, nb, method)
+    ratio = mv / mb
+    if nv < method.min_runs or nb < method.min_runs:
+        return Verdict("too_few_runs", ratio, None, None, None, nv, nb, method)
+    interval = ratio_interval(value, baseline, method)
+    lo, hi = interval if interval else (None, None)
+    p = rank_sum_p(value, baseline)
+    kind: VerdictKind = "within_noise"
+    if p <= method.alpha + 1e-12 and abs(ratio - 1) >= method.min_effect:
+        kind = "better" if (ratio > 1) == higher_is_better else "worse"
+    return Verdict(kind, ratio, lo, hi, p, nv, nb, method)
+
+
+def smallest_p(n_value: int, n_baseline: int) -> float:
+    """The smallest two-sided p the rank-sum test can reach with these run counts (2 / C(n+m, n))."""
+    return min(1.0, 2 / math.comb(n_value + n_baseline, n_value))
