@@ -1,0 +1,116 @@
+"""tools/compare on synthetic campaigns whose truth is known, and on the example campaign."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL_LOG = next((ROOT / "tests/fixtures/runs").rglob("pgbench.log"))
+
+# condition (clients) -> (A runs' tps, B runs' tps)
+TRUTH = {
+    8: ([1000.0, 1010.0, 990.0], [1200.0, 1190.0, 1210.0]),   # clear gain
+    16: ([1000.0, 1012.0, 995.0], [800.0, 805.0, 795.0]),     # clear loss (20 %)
+    32: ([1000.0, 1010.0, 990.0], [1005.0, 995.0, 1008.0]),   # pure noise
+    64: ([1000.0, 1010.0], [1500.0, 1490.0]),                 # two runs a side: no verdict
+}
+
+
+def _pgbench_log(clients: int, tps: float) -> str:
+    """The real pgbench 15 output of the fixture, with its client count and headline TPS replaced."""
+    text = REAL_LOG.read_text()
+    text = "\n".join(l for l in text.splitlines() if not l.startswith("progress:")) + "\n"
+    text = re.sub(r"number of clients: \d+", f"number of clients: {clients}", text)
+    text = re.sub(r"number of threads: \d+", "number of threads: 1", text)
+    return re.sub(r"tps = [\d.]+", f"tps = {tps:.6f}", text)
+
+
+def run(*args, check=True):
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / args[0]), *args[1:]], capture_output=True, text=True)
+    if check and p.returncode not in (0, 6):
+        raise AssertionError(f"{args}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("compare")
+    for clients, sides in TRUTH.items():
+        for version, values in zip(("14", "15"), sides):
+            for rep, tps in enumerate(values, 1):
+                d = tmp / "runs" / f"version={version}" / f"clients={clients}" / f"rep={rep}"
+                d.mkdir(parents=True)
+                (d / "pgbench.log").write_text(_pgbench_log(clients, tps))
+    db = tmp / "k.duckdb"
+    run("ingest", "--db", str(db), str(tmp / "runs"))
+    return db
+
+
+def test_verdicts_follow_the_truth(campaign):
+    p = run("compare", "--db", str(campaign), "version=14", "version=15", "--metric", "tps", "--json")
+    doc = json.loads(p.stdout)
+    got = {int(c["condition"]["clients"]): c for c in doc["comparisons"]}
+    assert {k: got[k]["verdict"] for k in got} == {8: "better", 16: "worse", 32: "within_noise", 64: "too_few_runs"}
+    assert sorted(got[8]["baseline"]["values"]) == sorted(TRUTH[8][0])
+    assert sorted(got[8]["candidate"]["values"]) == sorted(TRUTH[8][1])
+    assert got[16]["ratio"] == pytest.approx(800.0 / 1000.0)
+    assert got[16]["baseline"]["min"] == 995.0 and got[16]["baseline"]["max"] == 1012.0
+    assert got[8]["ratio_interval"][0] > 1.0 and got[16]["ratio_interval"][1] < 1.0
+    # sorted by effect size: the 50 % (no verdict) first, then 20 % gain/loss, noise last
+    assert [int(c["condition"]["clients"]) for c in doc["comparisons"]][-1] == 32
+
+
+def test_exit_status_for_ci(campaign):
+    p = run("compare", "--db", str(campaign), "version=14", "version=15", "--metric", "tps", "--fail-above", "10")
+    assert p.returncode == 6 and "clients=16" in p.stderr
+    p = run("compare", "--db", str(campaign), "version=14", "version=15", "--metric", "tps", "--fail-above", "25")
+    assert p.returncode == 0
+    # the other way round, the gain at 8 clients is the regression
+    p = run("compare", "--db", str(campaign), "version=15", "version=14", "--metric", "tps", "--fail-above", "10")
+    assert p.returncode == 6 and "clients=8" in p.stderr
+
+
+def test_terminal_table_and_csv(campaign):
+    p = run("compare", "--db", str(campaign), "version=14", "version=15", "--metric", "tps")
+    lines = p.stdout.splitlines()
+    assert any("exact two-sided rank-sum test at alpha 0.1" in l for l in lines)
+    row = next(l for l in lines if "clients=16" in l)
+    assert "1,000.0 [995.0–1,012.0] n=3" in row and "-20.0 %" in row and "WORSE" in row
+    assert "4 comparisons: 1 better, 1 too few runs, 1 within noise, 1 WORSE" in p.stdout
+    p = run("compare", "--db", str(campaign), "version=14", "version=15", "--metric", "tps", "--csv")
+    header, *rows = p.stdout.splitlines()
+    assert header.startswith("metric,unit,condition,a_median") and len(rows) == 4
+
+
+def test_two_databases(campaign, tmp_path):
+    other = tmp_path / "other.duckdb"
+    shutil.copy(campaign, other)
+    p = run("compare", "--db", str(campaign), "--db-b", str(other), "version=14", "version=14", "--metric", "tps",
+            "--json")
+    doc = json.loads(p.stdout)
+    assert {c["verdict"] for c in doc["comparisons"]} <= {"within_noise", "too_few_runs"}
+
+
+def test_bad_selection_is_exit_2_with_a_hint(campaign):
+    p = run("compare", "--db", str(campaign), "verison=14", "version=16", check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "did you mean 'version'" in p.stderr and "no value '16'" in p.stderr
+    p = run("compare", "--db", str(campaign), "version", "version=15", check=False)
+    assert p.returncode == 2 and "expected factor=value" in p.stderr
+
+
+def test_example_campaign_checksums(tmp_path):
+    """The example report's own question, asked of its bundled runs."""
+    db = tmp_path / "ex.duckdb"
+    run("ingest", "--db", str(db), str(ROOT / "data/runs"))
+    p = run("compare", "--db", str(db), "config=checksums-off", "config=checksums-on", "--metric", "tps", "--json")
+    doc = json.loads(p.stdout)
+    cells = {(c["condition"]["workload"], c["condition"]["clients"]): c for c in doc["comparisons"]
+             if c["condition"].get("study") == "scaleup"}
+    assert len(cells) == 8 and all(c["baseline"]["n"] == 3 and c["candidate"]["n"] == 3 for c in cells.values())
+    assert all(c["verdict"] in ("better", "worse", "within_noise") for c in cells.values())
