@@ -1,0 +1,74 @@
+"""The reader's typography (issue: the reader's experience): fonts per language, Japanese line breaks
+in the Markdown source that must not become spaces, header cells that do not break inside a word.
+Checked on the example site built once per session (conftest.example_site), in a real Chromium."""
+
+import functools
+import http.server
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+CJK = "\u3040-\u30ff\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
+BREAK_NEXT_TO_CJK = re.compile(f"[{CJK}]\n|\n[{CJK}]")
+
+
+def _prose_blocks(html: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(r"<(?:p|li)>(.*?)</(?:p|li)>", html, re.S)]
+
+
+def test_japanese_source_line_breaks_are_not_spaces(example_site):
+    _, public = example_site
+    pages = sorted((public / "ja").rglob("*.html"))
+    assert len(pages) > 10
+    found = [(p.relative_to(public), m.group(0)) for p in pages
+             for block in _prose_blocks(p.read_text(encoding="utf-8")) for m in BREAK_NEXT_TO_CJK.finditer(block)]
+    assert not found, found[:5]
+    # and English prose keeps its line breaks as spaces (the CJK rule must not glue English words)
+    en = (public / "en/reports/example/scaleup/index.html").read_text(encoding="utf-8")
+    assert re.search(r"\)\.\s+The TPS of a condition", en)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def page(example_site):
+    pw_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian's chromium is not installed")
+    _, public = example_site
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(public)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    with pw_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path="/usr/bin/chromium",
+                               args=["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        p = b.new_page()
+        yield lambda path: (p.goto(base + path), p.wait_for_load_state("load"), p)[-1]
+        b.close()
+    srv.shutdown()
+
+
+@pytest.mark.browser
+def test_fonts_per_language(page):
+    en = page("/en/reports/example/scaleup/").evaluate("getComputedStyle(document.body).fontFamily")
+    ja = page("/ja/reports/example/scaleup/").evaluate("getComputedStyle(document.body).fontFamily")
+    assert not en.startswith('"IPAex') and "IPAex" not in en.split(",")[0], en
+    assert ja.split(",")[0].strip('" ') == "IPAexGothic", ja
+
+
+@pytest.mark.browser
+def test_japanese_header_cells_do_not_break_inside_words(page):
+    p = page("/ja/reports/example/scaleup/")
+    styles = p.evaluate("[...document.querySelectorAll('thead th')].map(th => getComputedStyle(th).wordBreak)")
+    assert styles and set(styles) == {"keep-all"}
+    # no header cell is drawn narrower than its longest word ("回数" on one line)
+    broken = p.evaluate("""[...document.querySelectorAll('thead th')].filter(th => {
+        const r = document.createRange(); r.selectNodeContents(th);
+        const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+        return th.textContent.trim().length <= 3 && lines.size > 1; }).map(th => th.textContent)""")
+    assert broken == []
