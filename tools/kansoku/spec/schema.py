@@ -44,7 +44,7 @@ FREE = ("any", {})
 
 
 def one_of(*values: str) -> tuple[str, dict]:
-    return (" \\| ".join(f"`{v}`" for v in values), {"enum": list(values)})
+    return (" | ".join(f"`{v}`" for v in values), {"enum": list(values)})
 
 
 def table_of(label: str, schema: dict) -> tuple[str, dict]:
@@ -304,7 +304,8 @@ def key_table(name: str) -> str:
     rows = ["| key | type | meaning |", "|---|---|---|"]
     for k, d in section_keys(name).items():
         req = " **(required)**" if d["required"] else ""
-        rows.append(f"| `{k}` | {d['type'][0]} | {d['description']}{req} |")
+        cells = [f"`{k}`", d["type"][0], d["description"] + req]
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows) + "\n"
 
 
