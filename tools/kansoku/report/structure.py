@@ -239,7 +239,8 @@ def page_problems(report: Report, content_root: Path = Path("content/reports")) 
         try:
             front, body = parse_front_matter(text, f)
         except SpecError as exc:
-            add(f, None, str(exc).split(": ", 1)[1] if str(exc).startswith(str(f)) else str(exc))
+            lm = re.search(r":(\d+)$", exc.spec_file)
+            add(f, int(lm.group(1)) if lm else None, str(exc)[len(exc.spec_file) + 2:])
             continue
 
         def line_of(key: str) -> int | None:
