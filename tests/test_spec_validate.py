@@ -384,3 +384,15 @@ def test_read_only_open_of_an_old_layout_store_does_not_write(tmp_path):
     # a writing open (tools/ingest) upgrades it; then a read-only open works
     open_store(db).close()
     open_store(db, read_only=True).close()
+
+
+def test_schema_and_store_problems_come_in_one_run(store, tmp_path):
+    item = {**BASE["chapter"][0]["table"][0], "metric": "tsp", "aggregate": "mode", "where": {"config": "of"}}
+    p = _spec(tmp_path, item)
+    with pytest.raises(SpecProblems) as ei:
+        preflight(tmp_path, store.path, tmp_path / "content")
+    text = str(ei.value)
+    assert "3 problems" in text, text
+    assert f"{p}:{line_of(p, 'aggregate')}: chapter[0].table[0].aggregate (table 't1'): expected one of" in text
+    assert f"{p}:{line_of(p, 'tsp')}: chapter[0].table[0].metric (table 't1'): unknown metric 'tsp'" in text
+    assert "where.config (table 't1'): config = 'of' matches no run" in text

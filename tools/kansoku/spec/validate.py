@@ -380,26 +380,38 @@ def cross_problems(raw: dict) -> list[tuple[tuple, str]]:
 
 # -- pass 3: against a store ------------------------------------------------------------------------
 
+def _d(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _l(v: Any) -> list:
+    return v if isinstance(v, list) else []
+
+
 def item_paths(raw: dict) -> Iterable[tuple[tuple, str, dict]]:
-    """(path, kind, raw item) of every table and figure."""
-    for ci, ch in enumerate(raw.get("chapter", [])):
+    """(path, kind, raw item) of every table and figure (skipping what is not even a table)."""
+    for ci, ch in enumerate(_l(raw.get("chapter"))):
         for kind in ("table", "figure"):
-            for ii, it in enumerate(ch.get(kind, [])):
-                yield ("chapter", ci, kind, ii), kind, it
+            for ii, it in enumerate(_l(_d(ch).get(kind))):
+                if isinstance(it, dict):
+                    yield ("chapter", ci, kind, ii), kind, it
 
 
-def store_problems(report, store) -> list[Problem]:
+def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | None = None) -> list[Problem]:
     """Names the spec uses that the parsers and the database do not know, and device groups that
-    match no data of the item's runs. ``report`` is a loaded model (spec.model.Report)."""
+    match no data of the item's runs. ``report`` is a loaded model (spec.model.Report), or None with
+    ``spec_file`` and ``raw`` (a spec with schema problems: its names are checked all the same, so
+    that one run lists everything; device groups need the model and wait for the next run)."""
     from kansoku import parsers
     from kansoku.analysis import tables
 
-    raw = report.raw
-    loc = Locator(report.spec_file.read_text(encoding="utf-8"))
+    if report is not None:
+        spec_file, raw = report.spec_file, report.raw
+    loc = Locator(spec_file.read_text(encoding="utf-8"))
     problems: list[Problem] = []
 
     def add(path: tuple, message: str, item: dict | None = None, kind: str | None = None) -> None:
-        problems.append(Problem(report.spec_file, loc.line(path), path, message, item_label(raw, path)))
+        problems.append(Problem(spec_file, loc.line(path), path, message, item_label(raw, path)))
 
     metrics = tables.known_metrics(store)
     factors = tables.known_factors(store)
@@ -445,8 +457,8 @@ def store_problems(report, store) -> list[Problem]:
         return True
 
     for p, kind, it in item_paths(raw):
-        where_ok = True
-        for f, cond in (it.get("where") or {}).items():
+        where_ok = report is not None
+        for f, cond in _d(it.get("where")).items():
             if not check_factor(p + ("where", f), f, it, kind):
                 where_ok = False
                 continue
@@ -457,13 +469,13 @@ def store_problems(report, store) -> list[Problem]:
                 where_ok &= check_value(p + ("where", f), f, cond, it, kind)
         for role in ("rows", "columns", "x", "series"):
             check_factor(p + (role,), it.get(role), it, kind)
-        for k, f in enumerate(it.get("show_factors") or []):
+        for k, f in enumerate(_l(it.get("show_factors"))):
             check_factor(p + ("show_factors", k), f, it, kind)
         names = [(p + ("metric",), it["metric"])] if "metric" in it else []
-        names += [(p + ("metrics", k), m) for k, m in enumerate(it.get("metrics") or [])]
+        names += [(p + ("metrics", k), m) for k, m in enumerate(_l(it.get("metrics")))]
         for mp, m in names:
             check_metric(mp, m, it, kind)
-        b = it.get("baseline") or {}
+        b = _d(it.get("baseline"))
         if "metric" in b:
             check_metric(p + ("baseline", "metric"), b["metric"], it, kind)
         if "published" in b:
@@ -472,7 +484,7 @@ def store_problems(report, store) -> list[Problem]:
             check_value(p + ("baseline", "value"), b["factor"], b["value"], it, kind)
         if kind == "figure" and kinds:
             chart = it.get("chart", "line")
-            if chart not in kinds:
+            if isinstance(chart, str) and chart not in kinds:
                 add(p + ("chart",), f"unknown chart kind {chart!r}" + (did_you_mean(chart, kinds) or
                                                                       f"; kinds: {sorted(kinds)}"), it, kind)
         if where_ok:
@@ -539,24 +551,33 @@ def check_with_store(reports: list, store) -> None:
 
 
 def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"), report_id: str | None = None) -> list:
-    """Everything a build can check before computing: every spec (``specs`` a directory, or one report
-    with ``report_id``), their prose pages, and, when the database exists, the names they use. Raises
-    SpecProblems listing every problem found; returns the loaded reports."""
+    """Everything a build can check before computing, in one run: every spec (``specs`` a directory,
+    or one report with ``report_id``) against the schema, the names they use against the parsers and
+    the database (when it exists), and their prose pages. Raises SpecProblems listing every problem;
+    returns the loaded reports."""
     from kansoku.report.structure import content_problems, page_problems
     from kansoku.spec.model import load_all, load_report
     from kansoku.store.db import open_store
 
-    if report_id is None:
-        reports = load_all(specs)
-        problems = content_problems(reports, content_root)
-    else:
-        reports = [load_report(Path(specs) / f"{report_id}.toml")]
-        problems = page_problems(reports[0], content_root)
+    specs = Path(specs)
+    paths = [specs / f"{report_id}.toml"] if report_id is not None else sorted(specs.glob("*.toml"))
+    checked = [(p, *check_file(p)) for p in paths]
+    problems = [pr for _, _, prs in checked for pr in prs]
+    reports = []
+    if not problems:
+        if report_id is None:
+            reports = load_all(specs)
+            problems += content_problems(reports, content_root)
+        else:
+            reports = [load_report(paths[0], validated=True)]
+            problems += page_problems(reports[0], content_root)
     if Path(db).exists():
         store = open_store(db, read_only=True)
         try:
-            for r in reports:
-                problems += store_problems(r, store)
+            for path, raw, _ in checked:
+                if raw is not None:
+                    rep = next((r for r in reports if r.spec_file == path), None)
+                    problems += store_problems(rep, store, spec_file=path, raw=raw)
         finally:
             store.close()
     if problems:
