@@ -106,5 +106,5 @@ def test_a_group_with_no_data_names_the_table(db, tmp_path):
 
 
 def test_device_groups_must_be_lists_of_names(tmp_path):
-    with pytest.raises(SpecError, match=r"\[device_groups\] system: expected a list of device names"):
+    with pytest.raises(SpecError, match=r"sel\.toml:9: device_groups\.system: expected a list of device names"):
         load_report(spec(tmp_path, SPEC.replace('system = ["vda"]', 'system = "vda"')))

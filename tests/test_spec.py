@@ -121,7 +121,7 @@ def test_spec_errors_at_load_name_file_line_and_item(tmp_path, body, at, message
      r'metrics\.tps\.higher_is_better: expected true or false, found "yes"'),
     (HEAD + '[factors.clients]\nsort = "desc"\n', "sort", r'factors\.clients\.sort: unknown key "sort"'),
     (HEAD + '[factors.clients]\norder = "1, 2"\n', "order", r'factors\.clients\.order: expected an array'),
-    (HEAD + '[device_groups]\nhdd = "sdb"\n', "hdd", r'device_groups\.hdd: expected an array, found "sdb"'),
+    (HEAD + '[device_groups]\nhdd = "sdb"\n', "hdd", r'device_groups\.hdd: expected a list of device names, e.g. \["sdb", "sdc"\], found "sdb"'),
     (HEAD.replace('title = "C"', 'title = "C"\nsubtitle = "S"'), "subtitle",
      r"chapter\[0\]\.subtitle \(chapter 'c'\): unknown key \"subtitle\""),
     (HEAD.replace("fiscal_year = 2030", 'fiscal_year = "FY2030"'), "fiscal_year",

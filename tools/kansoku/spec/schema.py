@@ -202,7 +202,7 @@ TOP = {
                    "`[factors.<name>]`: how a factor is shown"),
     "metrics": key(table_of("table of tables", {"$ref": "#/$defs/metric"}),
                    "`[metrics.<name>]`: how a metric is shown (overrides the parser's `MetricDef`)"),
-    "device_groups": key(table_of("table of lists", {"type": "array", "minItems": 1,
+    "device_groups": key(table_of("table of lists", {"type": "array", "minItems": 1, "title": "device group",
                                                      "items": {"type": "string", "minLength": 1}}),
                          "`[device_groups]`: `name = [\"sdb\", \"sdc\"]`, devices named together"),
     "chapter": key(("list of tables", {"type": "array", "items": {"$ref": "#/$defs/chapter"}}),

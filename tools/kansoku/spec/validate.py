@@ -216,6 +216,7 @@ _EXPECTED = {  # by the title of a $defs entry
     "bilingual text": 'a string or { ja = "…", en = "…" }',
     "digits": 'a number of decimals (0, 1, 2, …) or "printed"',
     "condition": "a value, a list of values or { min = a, max = b }",
+    "device group": 'a list of device names, e.g. ["sdb", "sdc"]',
 }
 
 
@@ -270,7 +271,8 @@ def _render(err) -> list[tuple[tuple, str]]:
         missing = [k for k in err.validator_value if k not in inst]
         return [(path, f"missing key {json.dumps(k)}") for k in missing]
     if v == "type":
-        return [(path, f"expected {_types(err.validator_value)}, found {found(inst)}")]
+        expected = _EXPECTED.get(sch.get("title", "")) or _types(err.validator_value)
+        return [(path, f"expected {expected}, found {found(inst)}")]
     if v == "enum":
         opts = ", ".join(json.dumps(o) for o in err.validator_value)
         return [(path, f"expected one of {opts}, found {found(inst)}"
