@@ -102,6 +102,9 @@ F1 = r"chapter\[0\]\.figure\[0\]"
      r"table\[1\]\.number \(table 't2'\): number 2.3 would not follow 2.4"),
     ('[[chapter.figure]]\nid = "f1"\ncaption = "x"\nmetric = "tps"\nshape = "round"\n', "shape",
      rf'{F1}\.shape \(figure \'f1\'\): unknown key "shape"'),
+    ('[[chapter.figure]]\nid = "f1"\ncaption = "x"\nmetric = "tps"\nrows = "clients"\n', "rows",
+     rf'{F1}\.rows \(figure \'f1\'\): "rows" is a key of tables, not of figures'),
+    (TABLE + 'series = "config"\n', "series", rf'{T1}\.series \(table \'t1\'\): "series" is a key of figures, not of tables'),
     ('[[chapter.figure]]\nid = "f1"\ncaption = { ja = "x", fr = "y" }\nmetric = "tps"\n', "caption",
      rf'{F1}\.caption\.fr \(figure \'f1\'\): unknown key "fr"'),
 ])

@@ -101,12 +101,13 @@ WRONG = {"string": [1], "text": 3, "integer": "two", "true / false": "yes", "num
 
 def _cases():
     for section, place in (("item", ("chapter", 0, "table", 0)), ("item", ("chapter", 0, "figure", 0)),
+                           ("table", ("chapter", 0, "table", 0)), ("figure", ("chapter", 0, "figure", 0)),
                            ("baseline", ("chapter", 0, "table", 0, "baseline")), ("report", ("report",)),
                            ("chapter", ("chapter", 0)), ("factor", ("factors", "clients")),
                            ("metric", ("metrics", "tps"))):
         for k, d in spec_schema.section_keys(section).items():
             label = d["type"][0]
-            if label == "any" or (section == "item" and k in ("table", "figure")):
+            if label == "any":
                 continue
             wrong = WRONG.get(label, 12 if not label.startswith("`") else "nonsense")
             yield pytest.param(place, k, wrong, id=f"{'.'.join(map(str, place))}.{k}")

@@ -17,6 +17,11 @@ a language is decided here too (``fallback``), so both outputs agree:
 
 Weights: introduction 0, chapter N -> N, closing 900, authors 910, appendix
 950, sources 990; other prose pages keep their front-matter weight.
+
+Front matter is read as Hugo reads it (YAML with PyYAML, TOML with tomllib, JSON),
+and every prose page is checked against the spec (:func:`page_problems`): a page
+that would be left out or misplaced is a spec error naming the file, never a
+silent orphan.
 """
 
 from __future__ import annotations

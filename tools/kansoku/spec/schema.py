@@ -128,7 +128,7 @@ CHAPTER = {
                   "`[[chapter.figure]]`: figures in reading order (numbered apart from tables)"),
 }
 
-ITEM = {
+ITEM = {  # tables and figures
     "id": key(STRING, "unique per kind in the report; the shortcodes `{{< tbl \"id\" >}}` / `{{< fig \"id\" >}}`",
               required=True),
     "number": key(("integer or \"c.n\"", {"oneOf": [{"type": "integer", "minimum": 1},
@@ -144,29 +144,35 @@ ITEM = {
     "where": key(table_of("table of conditions", {"$ref": "#/$defs/condition"}),
                  "selects runs by factor: `f = v` (equal), `f = [v1, v2]` (in), `f = { min = a, max = b }` "
                  "(numeric range, either bound optional); all conditions hold"),
-    "rows": key(FACTOR, "table: factor whose values are the rows (required for tables)"),
-    "columns": key(FACTOR, "table: factor pivoted into column groups"),
-    "x": key(FACTOR, "figure: factor on the x axis"),
-    "series": key(FACTOR, "figure: factor giving one trace per value"),
     "aggregate": key(one_of(*AGGREGATES), "over the runs of a cell: `median` (default), `mean`, `min`, `max`, "
                                           "`single` (exactly one run, else an error)"),
-    "count": key(BOOL, "table: `true` adds the number of runs after the first metric"),
+    "digits": key(table_of("table of digits", {"$ref": "#/$defs/digits"}),
+                  "`{ metric = n | \"printed\", default = n }` decimals per metric (else `[metrics.X] digits`, "
+                  "else 2)"),
+}
+
+TABLE = {  # tables only
+    "rows": key(FACTOR, "factor whose values are the rows", required=True),
+    "columns": key(FACTOR, "factor pivoted into column groups"),
+    "count": key(BOOL, "`true` adds the number of runs after the first metric"),
     "companions": key(one_of("representative", "aggregate"),
                       "metrics after the first: `\"representative\"` (default; from the run whose first-metric "
                       "value is closest to the aggregate, i.e. the median run) or `\"aggregate\"` (aggregated "
                       "like the first)"),
-    "digits": key(table_of("table of digits", {"$ref": "#/$defs/digits"}),
-                  "`{ metric = n | \"printed\", default = n }` decimals per metric (else `[metrics.X] digits`, "
-                  "else 2)"),
     "show_factors": key(array_of("list of factor names", {"type": "string", "minLength": 1}),
-                        "table: extra columns after the row label showing other factors of each row's runs "
+                        "extra columns after the row label showing other factors of each row's runs "
                         "(`[\"sync_standbys\", \"async_standbys\"]`)"),
     "row_labels": key(table_of("table of texts", {"$ref": "#/$defs/text"}),
-                      "table: `row_labels.\"0\" = {ja, en}` labels of row values for this table only"),
-    "baseline": key(("table", {"$ref": "#/$defs/baseline"}), "table: a comparison column, see below"),
+                      "`row_labels.\"0\" = {ja, en}` labels of row values for this table only"),
+    "baseline": key(("table", {"$ref": "#/$defs/baseline"}), "a comparison column, see below"),
+}
+
+FIGURE = {  # figures only
+    "x": key(FACTOR, "factor on the x axis"),
+    "series": key(FACTOR, "factor giving one trace per value"),
     "chart": key(STRING, "figure kind: `line` (default), `bar`, … (see docs/charts.md)"),
     "options": key(("table", {"type": "object"}),
-                   "figure: kind-specific options: `x_log`, `y_log` (log axes), `x_title`, `y_title` "
+                   "kind-specific options: `x_log`, `y_log` (log axes), `x_title`, `y_title` "
                    "(bilingual axis titles), … (see docs/charts.md)"),
 }
 
@@ -212,7 +218,7 @@ TOP = {
 # name in docs markers -> (section keys, what the table is called in error messages)
 SECTIONS: dict[str, dict[str, dict]] = {
     "top": TOP, "report": REPORT, "revision": REVISION, "author": AUTHOR, "factor": FACTOR_DEF,
-    "metric": METRIC_DEF, "chapter": CHAPTER, "item": ITEM, "baseline": BASELINE,
+    "metric": METRIC_DEF, "chapter": CHAPTER, "item": ITEM, "table": TABLE, "figure": FIGURE, "baseline": BASELINE,
 }
 
 
@@ -228,13 +234,16 @@ def _model_keys() -> dict[str, set[str]]:
 
 def section_keys(name: str) -> dict[str, dict]:
     keys = dict(SECTIONS[name])
-    for k in sorted(_model_keys().get(name, set()) - set(keys)):
+    described = set(keys) | (set(TABLE) | set(FIGURE) if name == "item" else set())
+    for k in sorted(_model_keys().get(name, set()) - described):
         keys[k] = key(FREE, "(accepted by spec/model.py; not described in spec/schema.py yet)")
     return keys
 
 
-def _object(name: str, title: str, **extra: Any) -> dict[str, Any]:
-    keys = section_keys(name)
+def _object(names: str | list[str], title: str, **extra: Any) -> dict[str, Any]:
+    keys: dict[str, dict] = {}
+    for name in [names] if isinstance(names, str) else names:
+        keys.update(section_keys(name))
     props = {}
     for k, d in keys.items():
         props[k] = {**d["type"][1], **d["extra"], "description": d["description"]}
@@ -248,7 +257,7 @@ def _object(name: str, title: str, **extra: Any) -> dict[str, Any]:
 
 def schema() -> dict[str, Any]:
     """The JSON Schema of a report spec."""
-    item = _object("item", "a table or a figure", anyOf=[{"required": ["metric"]}, {"required": ["metrics"]}])
+    one_metric = [{"required": ["metric"]}, {"required": ["metrics"]}]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -280,9 +289,8 @@ def schema() -> dict[str, Any]:
             "factor": _object("factor", "[factors.<name>]"),
             "metric": _object("metric", "[metrics.<name>]"),
             "chapter": _object("chapter", "[[chapter]]"),
-            "table": {"title": "[[chapter.table]]", "allOf": [{"$ref": "#/$defs/item"}], "required": ["rows"]},
-            "figure": {"title": "[[chapter.figure]]", "allOf": [{"$ref": "#/$defs/item"}]},
-            "item": item,
+            "table": _object(["item", "table"], "[[chapter.table]]", anyOf=one_metric),
+            "figure": _object(["item", "figure"], "[[chapter.figure]]", anyOf=one_metric),
             "baseline": _object(
                 "baseline", "baseline = { … }",
                 oneOf=[{"required": ["factor"]}, {"required": ["row"]}, {"required": ["fixed"]}],

@@ -263,10 +263,20 @@ def _render(err) -> list[tuple[tuple, str]]:
     path = tuple(err.absolute_path)
     inst, v, sch = err.instance, err.validator, err.schema
     if v == "additionalProperties":
+        from kansoku.spec.schema import FIGURE, TABLE
+
         allowed = set(sch.get("properties", {}))
         extra = [k for k in inst if k not in allowed]
-        return [(path + (k,), f"unknown key {json.dumps(k, ensure_ascii=False)}"
-                 + (did_you_mean(k, allowed) or f"; known keys: {', '.join(sorted(allowed))}")) for k in extra]
+        other = {"[[chapter.table]]": ("figures", "tables", FIGURE),
+                 "[[chapter.figure]]": ("tables", "figures", TABLE)}.get(sch.get("title", ""))
+        out = []
+        for k in extra:
+            if other and k in other[2]:
+                out.append((path + (k,), f"{json.dumps(k)} is a key of {other[0]}, not of {other[1]}"))
+            else:
+                out.append((path + (k,), f"unknown key {json.dumps(k, ensure_ascii=False)}"
+                            + (did_you_mean(k, allowed) or f"; known keys: {', '.join(sorted(allowed))}")))
+        return out
     if v == "required":
         missing = [k for k in err.validator_value if k not in inst]
         return [(path, f"missing key {json.dumps(k)}") for k in missing]
