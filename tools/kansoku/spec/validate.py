@@ -27,13 +27,15 @@ from typing import Any, Iterable
 
 from kansoku.errors import SpecError
 
+
 @dataclass
 class Problem:
+    """One problem: the file (a spec, or a prose page), its line, the key path in a spec, what is wrong."""
+
     spec_file: Path
     line: int | None
     path: tuple
     message: str
-
     item: str | None = None  # "table 'read-tps'": the item the path is in, when it has an id
 
     def __str__(self) -> str:
@@ -65,7 +67,11 @@ class SpecProblems(SpecError):
         self.problems = sorted(problems, key=lambda p: (str(p.spec_file), p.line or 0))
         files = sorted({str(p.spec_file) for p in self.problems})
         n = len(self.problems)
-        head = f"{n} problem{'s' if n != 1 else ''} in the report spec{'s' if len(files) > 1 else ''}"
+        if all(f.endswith(".toml") for f in files):
+            what = "the report spec" + ("s" if len(files) > 1 else "")
+        else:
+            what = "the report specs and their prose pages"
+        head = f"{n} problem{'s' if n != 1 else ''} in {what}"
         super().__init__(files[0] if len(files) == 1 else ", ".join(files), None,
                          head + ":\n" + "\n".join(f"  {p}" for p in self.problems))
 
