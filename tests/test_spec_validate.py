@@ -196,6 +196,18 @@ def test_names_are_checked_against_the_store_with_did_you_mean(store, tmp_path, 
     assert re.search(message, text), text
 
 
+def test_factor_and_metric_sections_with_a_typo(store, tmp_path):
+    p = _spec(tmp_path, BASE["chapter"][0]["table"][0])
+    p.write_text(p.read_text(encoding="utf-8") + '\n[factors.confg]\nname = "C"\n\n[factors.disk]\nname = "D"\n'
+                 '\n[metrics.cpu_idel_pct]\nlabel = "T"\n', encoding="utf-8")
+    text = "\n".join(map(str, store_problems(load_report(p), store)))
+    assert f"{p}:{line_of(p, '[factors.confg]')}: factors.confg: no factor 'confg' in the database; " \
+           'did you mean "config"?' in text
+    assert f"{p}:{line_of(p, '[metrics.cpu_idel_pct]')}: metrics.cpu_idel_pct: no metric 'cpu_idel_pct' in the database; " \
+           'did you mean "cpu_idle_pct"' in text
+    assert "disk" not in text  # a factor this database does not hold, and no typo: fine
+
+
 def test_chart_kind_did_you_mean(store, tmp_path):
     p = _spec(tmp_path, {**BASE["chapter"][0]["figure"][0], "chart": "lines"}, kind="figure")
     problems = store_problems(load_report(p), store)

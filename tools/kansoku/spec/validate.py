@@ -87,8 +87,8 @@ def format_path(path: Iterable) -> str:
     return out
 
 
-def did_you_mean(name: str, known: Iterable[str], n: int = 3) -> str:
-    close = difflib.get_close_matches(str(name), sorted({str(k) for k in known}), n=n, cutoff=0.6)
+def did_you_mean(name: str, known: Iterable[str], n: int = 3, cutoff: float = 0.6) -> str:
+    close = difflib.get_close_matches(str(name), sorted({str(k) for k in known}), n=n, cutoff=cutoff)
     if not close:
         return ""
     return "; did you mean " + " or ".join(json.dumps(c, ensure_ascii=False) for c in close) + "?"
@@ -474,6 +474,19 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
             return False
         return True
 
+    # [factors.X] and [metrics.X] may name what the database does not hold yet; only a name that is
+    # absent *and* very close to one it holds is taken for a typo. (Factor values are left alone:
+    # "hdd" and "ssd", "checksums-on" and "-off" are close and both legitimate.)
+    def typo(path: tuple, what: str, name: Any, known: Iterable[str]) -> None:
+        if isinstance(name, str) and name not in known:
+            hint = did_you_mean(name, known, cutoff=0.8)
+            if hint:
+                add(path, f"no {what} {name!r} in the database{hint}")
+
+    for f in _d(raw.get("factors")):
+        typo(("factors", f), "factor", f, factors)
+    for m in _d(raw.get("metrics")):
+        typo(("metrics", m), "metric", m, metrics)
     for p, kind, it in item_paths(raw):
         where_ok = report is not None
         for f, cond in _d(it.get("where")).items():
