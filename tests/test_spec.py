@@ -130,6 +130,8 @@ def test_spec_errors_at_load_name_file_line_and_item(tmp_path, body, at, message
     (HEAD.replace("fiscal_year = 2030", 'fiscal_year = "FY2030"'), "fiscal_year",
      r'report\.fiscal_year: expected an integer, found "FY2030"'),
     (HEAD.replace('organisation = "O"\n', ""), "[report]", r'report: missing key "organisation"'),
+    (HEAD.replace('organisation = "O"', 'organisation = { ja = "", en = "" }'), "organisation",
+     r'report\.organisation: expected a text in ja or en \(or both\), found a table'),
     (HEAD + '[[chapter]]\nid = "c"\ntitle = "D"\n', 'id = "c"',
      r"chapter\[1\]\.id \(chapter 'c'\): chapter id 'c' is used twice"),
     (HEAD.replace('organisation = "O"', 'organisation = "O"\nauthor = [{ name = "A", chapters = ["d"] }]'),

@@ -270,8 +270,11 @@ def schema() -> dict[str, Any]:
                 "description": "{ ja = \"…\", en = \"…\" } or one string for both; a missing language falls "
                                "back to the other",
                 "anyOf": [{"type": "string", "minLength": 1},
-                          {"type": "object", "minProperties": 1, "additionalProperties": False,
-                           "properties": {"ja": {"type": "string"}, "en": {"type": "string"}}}],
+                          {"type": "object", "additionalProperties": False,
+                           "properties": {"ja": {"type": "string"}, "en": {"type": "string"}},
+                           "title": "non-empty text",
+                           "anyOf": [{"required": ["ja"], "properties": {"ja": {"minLength": 1}}},
+                                     {"required": ["en"], "properties": {"en": {"minLength": 1}}}]}],
             },
             "digits": {"title": "digits", "description": "decimals (0, 1, 2, …) or \"printed\"",
                        "anyOf": [{"type": "integer", "minimum": 0}, {"const": "printed"}]},

@@ -223,6 +223,7 @@ _EXPECTED = {  # by the title of a $defs entry
     "digits": 'a number of decimals (0, 1, 2, …) or "printed"',
     "condition": "a value, a list of values or { min = a, max = b }",
     "device group": 'a list of device names, e.g. ["sdb", "sdc"]',
+    "non-empty text": "a text in ja or en (or both)",
 }
 
 
