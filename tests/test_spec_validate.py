@@ -409,3 +409,21 @@ def test_schema_and_store_problems_come_in_one_run(store, tmp_path):
     assert f"{p}:{line_of(p, 'aggregate')}: chapter[0].table[0].aggregate (table 't1'): expected one of" in text
     assert f"{p}:{line_of(p, 'tsp')}: chapter[0].table[0].metric (table 't1'): unknown metric 'tsp'" in text
     assert "where.config (table 't1'): config = 'of' matches no run" in text
+
+
+def test_spec_and_page_problems_come_in_one_run(tmp_path):
+    spec, content = _pages(tmp_path, {"scale-up.ja.md": GOOD_PAGE})
+    spec.write_text(PAGES_SPEC.replace('rows = "clients"', 'rows = "clients"\naggregate = "mode"'), encoding="utf-8")
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    shutil.copy(spec, specs / "r.toml")
+    (specs / "broken.toml").write_text("[report\n", encoding="utf-8")  # unreadable: its pages are not judged
+    (content / "broken").mkdir()
+    (content / "broken" / "x.ja.md").write_text("---\ntitle: X\n---\n", encoding="utf-8")
+    with pytest.raises(SpecProblems) as ei:
+        preflight(specs, tmp_path / "no.duckdb", content)
+    text = str(ei.value)
+    assert "3 problems" in text, text
+    assert "broken.toml:1: not valid TOML" in text
+    assert "r.toml:15: chapter[0].table[0].aggregate (table 't1'): expected one of" in text
+    assert "scale-up.ja.md: this is the page of chapter 'scaleup': name it scaleup.ja.md" in text

@@ -582,10 +582,31 @@ def check_with_store(reports: list, store) -> None:
         raise SpecProblems(problems)
 
 
+def outline(path: Path, raw: dict):
+    """What the page checks need of a spec that does not load (id, chapters with their numbers and
+    items), as far as it can be read."""
+    from types import SimpleNamespace
+
+    rep = _d(raw.get("report"))
+    rid = rep["id"] if isinstance(rep.get("id"), str) else path.stem
+    chapters = []
+    for ci, ch in enumerate(_l(raw.get("chapter"))):
+        ch = _d(ch)
+        if not isinstance(ch.get("id"), str):
+            continue
+        n = ch.get("number")
+        number = n if isinstance(n, int) and not isinstance(n, bool) else ci + 1
+        items = [SimpleNamespace(kind=kind, id=it["id"]) for kind in ("table", "figure")
+                 for it in _l(ch.get(kind)) if isinstance(it, dict) and isinstance(it.get("id"), str)]
+        chapters.append(SimpleNamespace(id=ch["id"], number=number, items=items))
+    return SimpleNamespace(id=rid, spec_file=path, chapters=chapters)
+
+
 def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"), report_id: str | None = None) -> list:
     """Everything a build can check before computing, in one run: every spec (``specs`` a directory,
     or one report with ``report_id``) against the schema, the names they use against the parsers and
-    the database (when it exists), and their prose pages. Raises SpecProblems listing every problem;
+    the database (when it exists), and their prose pages (against an outline of a spec that does not
+    load). Raises SpecProblems listing every problem;
     returns the loaded reports."""
     from kansoku.report.structure import content_problems, page_problems
     from kansoku.spec.model import load_all, load_report
@@ -603,6 +624,13 @@ def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"
         else:
             reports = [load_report(paths[0], validated=True)]
             problems += page_problems(reports[0], content_root)
+    else:  # the pages too, against what can be read of the specs, so that one run lists everything
+        outlines = [outline(path, raw) for path, raw, _ in checked if raw is not None]
+        unread = [path.stem for path, raw, _ in checked if raw is None]
+        if report_id is None:
+            problems += content_problems(outlines, content_root, unchecked=unread)
+        elif outlines:
+            problems += page_problems(outlines[0], content_root)
     if Path(db).exists():
         store = open_store(db, read_only=True)
         try:
