@@ -63,46 +63,86 @@ tps = { metric = "tps" }
     st.close()
 
 
-@pytest.mark.parametrize("body,message", [
-    (TABLE + 'colour = "red"\n', r"table 't1' \(2.1\): unknown key\(s\) \['colour'\]"),
-    (TABLE + 'aggregate = "mode"\n', r"table 't1' \(2.1\): aggregate 'mode' is not one of"),
-    (TABLE + 'baseline = { factor = "config" }\n', r"table 't1' \(2.1\): baseline factor needs a value"),
-    (TABLE + 'baseline = { row = "first", fixed = 2 }\n', r"table 't1' \(2.1\): baseline needs exactly one of"),
-    (TABLE + 'baseline = { row = "last" }\n', r"table 't1' \(2.1\): baseline row must be \"first\""),
-    (TABLE + 'baseline = { fixed = 1, compare = "quotient" }\n', r"table 't1' \(2.1\): baseline compare 'quotient'"),
-    (TABLE + 'baseline = { fixed = 1, colour = 1 }\n', r"table 't1' \(2.1\): baseline: unknown key"),
-    (TABLE + 'baseline = { fixed = 1, metric = "latency_avg_ms" }\n', r"baseline metric 'latency_avg_ms' is not one"),
-    (TABLE + 'where = { clients = { above = 3 } }\n', r"table 't1' \(2.1\): where clients: a range is"),
-    (TABLE + 'digits = { tps = "many" }\n', r"table 't1' \(2.1\) digits: digits must be"),
-    (TABLE.replace('rows = "clients"\n', ""), r"table 't1' \(2.1\): a table needs rows"),
-    (TABLE.replace('metric = "tps"\n', ""), r"table 't1' \(2.1\): needs metric"),
-    (TABLE + TABLE, r"table id 't1' is used twice"),
-    (TABLE + 'number = "3.1"\n', r"table 't1'.*number '3.1' must be \"2.<n>\""),
-    (TABLE.replace('id = "t1"', 'id = "t1"\nnumber = 4') + TABLE.replace('"t1"', '"t2"\nnumber = 3'),
-     r"table 't2'.*would not follow 2.4"),
-    ('[[chapter.figure]]\nid = "f1"\ncaption = "x"\nmetric = "tps"\nshape = "round"\n',
-     r"figure 'f1' \(2.1\): unknown key\(s\) \['shape'\]"),
+def line_of(p: Path, needle: str) -> int:
+    """Line (1-based) of the last occurrence of ``needle`` in the file."""
+    text = p.read_text(encoding="utf-8")
+    return text.count("\n", 0, text.rindex(needle)) + 1
+
+
+T1 = r"chapter\[0\]\.table\[0\]"
+F1 = r"chapter\[0\]\.figure\[0\]"
+
+
+# body appended to HEAD, the text on the line the error must name (its last occurrence), the message
+@pytest.mark.parametrize("body,at,message", [
+    (TABLE + 'colour = "red"\n', "colour", rf'{T1}\.colour \(table \'t1\'\): unknown key "colour"'),
+    (TABLE + 'aggregate = "mode"\n', "aggregate",
+     rf'{T1}\.aggregate \(table \'t1\'\): expected one of "median", .*found "mode"'),
+    (TABLE + 'baseline = { factor = "config" }\n', "baseline", rf'{T1}\.baseline \(table \'t1\'\): factor needs value'),
+    (TABLE + 'baseline = { row = "first", fixed = 2 }\n', "baseline",
+     r"gives row and fixed; give exactly one of factor, row, fixed"),
+    (TABLE + 'baseline = { compare = "ratio" }\n', "baseline", r"baseline \(table 't1'\): needs one of factor, row"),
+    (TABLE + 'baseline = { row = "last" }\n', "baseline", rf'{T1}\.baseline\.row \(table \'t1\'\): expected "first", found "last"'),
+    (TABLE + 'baseline = { fixed = 1, compare = "quotient" }\n', "baseline", r'baseline\.compare .*found "quotient"'),
+    (TABLE + 'baseline = { fixed = 0 }\n', "baseline", r"baseline\.fixed .*cannot compare with zero"),
+    (TABLE + 'baseline = { fixed = 1, colour = 1 }\n', "baseline", r'baseline\.colour .*unknown key "colour"'),
+    (TABLE + 'baseline = { fixed = 1, digits = "two" }\n', "baseline",
+     rf'{T1}\.baseline\.digits \(table \'t1\'\): expected an integer, found "two"'),
+    (TABLE + 'baseline = { fixed = 1, metric = "latency_avg_ms" }\n', "baseline",
+     r"baseline\.metric .*'latency_avg_ms' is not one of the table's metrics \['tps'\]"),
+    (TABLE + 'where = { clients = { above = 3 } }\n', "where", rf'{T1}\.where\.clients\.above .*unknown key "above"'),
+    (TABLE + 'where = "clients = 3"\n', "where", rf'{T1}\.where .*expected a table, found "clients = 3"'),
+    (TABLE + 'digits = { tps = "many" }\n', "digits", r'digits\.tps .*expected a number of decimals .*found "many"'),
+    (TABLE + 'metrics = "tps"\n', "metrics", r'\.metrics .*expected an array, found "tps"'),
+    (TABLE.replace('rows = "clients"\n', ""), "[[chapter.table]]", rf'{T1} \(table \'t1\'\): missing key "rows"'),
+    (TABLE.replace('metric = "tps"\n', ""), "[[chapter.table]]", rf'{T1} \(table \'t1\'\): needs metric = '),
+    (TABLE + TABLE, 'id = "t1"', r"chapter\[0\]\.table\[1\]\.id \(table 't1'\): table id 't1' is used twice"),
+    (TABLE + 'number = "3.1"\n', "number", r"number '3.1' must be \"2.<n>\""),
+    (TABLE.replace('id = "t1"', 'id = "t1"\nnumber = 4') + TABLE.replace('"t1"', '"t2"\nnumber = 3'), "number = 3",
+     r"table\[1\]\.number \(table 't2'\): number 2.3 would not follow 2.4"),
+    ('[[chapter.figure]]\nid = "f1"\ncaption = "x"\nmetric = "tps"\nshape = "round"\n', "shape",
+     rf'{F1}\.shape \(figure \'f1\'\): unknown key "shape"'),
+    ('[[chapter.figure]]\nid = "f1"\ncaption = "x"\nmetric = "tps"\nrows = "clients"\n', "rows",
+     rf'{F1}\.rows \(figure \'f1\'\): "rows" is a key of tables, not of figures'),
+    (TABLE + 'series = "config"\n', "series", rf'{T1}\.series \(table \'t1\'\): "series" is a key of figures, not of tables'),
+    ('[[chapter.figure]]\nid = "f1"\ncaption = { ja = "x", fr = "y" }\nmetric = "tps"\n', "caption",
+     rf'{F1}\.caption\.fr \(figure \'f1\'\): unknown key "fr"'),
 ])
-def test_spec_errors_at_load_name_file_and_item(tmp_path, body, message):
+def test_spec_errors_at_load_name_file_line_and_item(tmp_path, body, at, message):
     p = write(tmp_path, body)
     with pytest.raises(SpecError, match=message) as ei:
         load_report(p)
-    assert str(ei.value).startswith(str(p) + ": chapter 'c'")
+    assert ei.value.exit_code == 3
+    assert f"{p}:{line_of(p, at)}: chapter[0]" in str(ei.value), str(ei.value)
 
 
-@pytest.mark.parametrize("head,message", [
-    (HEAD.replace('organisation = "O"', 'organisation = "O"\nauthor_count = 3'), r"\[report\]: unknown key\(s\) \['author_count'\]"),
-    (HEAD + '[metrics.tps]\nlabel = "TPS"\nscale = 2\n', r"\[metrics.tps\]: unknown key\(s\) \['scale'\]"),
-    (HEAD + '[metrics.tps]\nhigher_is_better = "yes"\n', r"\[metrics.tps\]: higher_is_better must be true or false"),
-    (HEAD + '[factors.clients]\nsort = "desc"\n', r"\[factors.clients\]: unknown key\(s\) \['sort'\]"),
-    (HEAD.replace('title = "C"', 'title = "C"\nsubtitle = "S"'), r"chapter 'c': unknown key\(s\) \['subtitle'\]"),
-    (HEAD.replace("fiscal_year = 2030", 'fiscal_year = "FY2030"'), r"\[report\] fiscal_year: expected an integer"),
+@pytest.mark.parametrize("head,at,message", [
+    (HEAD.replace('organisation = "O"', 'organisation = "O"\nauthor_count = 3'), "author_count",
+     r'report\.author_count: unknown key "author_count"'),
+    (HEAD + '[metrics.tps]\nlabel = "TPS"\nscale = 2\n', "scale", r'metrics\.tps\.scale: unknown key "scale"'),
+    (HEAD + '[metrics.tps]\nhigher_is_better = "yes"\n', "higher_is_better",
+     r'metrics\.tps\.higher_is_better: expected true or false, found "yes"'),
+    (HEAD + '[factors.clients]\nsort = "desc"\n', "sort", r'factors\.clients\.sort: unknown key "sort"'),
+    (HEAD + '[factors.clients]\norder = "1, 2"\n', "order", r'factors\.clients\.order: expected an array'),
+    (HEAD + '[device_groups]\nhdd = "sdb"\n', "hdd", r'device_groups\.hdd: expected a list of device names, e.g. \["sdb", "sdc"\], found "sdb"'),
+    (HEAD.replace('title = "C"', 'title = "C"\nsubtitle = "S"'), "subtitle",
+     r"chapter\[0\]\.subtitle \(chapter 'c'\): unknown key \"subtitle\""),
+    (HEAD.replace("fiscal_year = 2030", 'fiscal_year = "FY2030"'), "fiscal_year",
+     r'report\.fiscal_year: expected an integer, found "FY2030"'),
+    (HEAD.replace('organisation = "O"\n', ""), "[report]", r'report: missing key "organisation"'),
+    (HEAD.replace('organisation = "O"', 'organisation = { ja = "", en = "" }'), "organisation",
+     r'report\.organisation: expected a text in ja or en \(or both\), found a table'),
+    (HEAD + '[[chapter]]\nid = "c"\ntitle = "D"\n', 'id = "c"',
+     r"chapter\[1\]\.id \(chapter 'c'\): chapter id 'c' is used twice"),
+    (HEAD.replace('organisation = "O"', 'organisation = "O"\nauthor = [{ name = "A", chapters = ["d"] }]'),
+     "author", r"report\.author\[0\]\.chapters\[0\]: no chapter 'd' in this spec"),
+    (HEAD + "title = \n", "title = \n", r"not valid TOML"),
 ])
-def test_report_level_errors(tmp_path, head, message):
+def test_report_level_errors(tmp_path, head, at, message):
     p = write(tmp_path, "", head=head)
     with pytest.raises(SpecError, match=message) as ei:
         load_report(p)
-    assert str(p) in str(ei.value)
+    assert f"{p}:{line_of(p, at)}: " in str(ei.value), str(ei.value)
 
 
 @pytest.mark.parametrize("body,message", [
@@ -174,11 +214,42 @@ def test_repository_specs_load():
     assert [i.number for i in past["past-fy2017"].chapters[1].tables] == ["8.8", "8.9", "8.10"]
 
 
-def test_build_exits_3_naming_the_spec(tmp_path, tool):
+FIVE = HEAD.replace("fiscal_year = 2030", 'fiscal_year = "2030"') + """
+[factors.config]
+order = "a"
+
+[[chapter.table]]
+id = "t1"
+caption = "x"
+metric = "tps"
+rows = "clients"
+where = "study = scaleup"
+baseline = { factor = "config", value = "a", digits = "two" }
+colour = "red"
+"""
+
+
+def test_build_reports_five_mistakes_in_one_run_with_lines_exit_3(tmp_path, tool):
     specs = tmp_path / "specs"
     specs.mkdir()
+    for f in (ROOT / "data" / "reports").glob("*.toml"):  # the reports of content/, unchanged
+        (specs / f.name).write_bytes(f.read_bytes())
     p = specs / "bad.toml"
-    p.write_text(HEAD + TABLE + 'colour = "red"\n', encoding="utf-8")
+    p.write_text(FIVE, encoding="utf-8")
     proc = tool("build", "--db", tmp_path / "none.duckdb", "--specs", specs, "--out", tmp_path / "out")
-    assert proc.returncode == 3
-    assert f"{p}: chapter 'c', table 't1' (2.1): unknown key(s) ['colour']" in proc.stderr
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr
+    expected = [
+        f'{p}:{line_of(p, "fiscal_year")}: report.fiscal_year: expected an integer, found "2030"',
+        f'{p}:{line_of(p, "order")}: factors.config.order: expected an array, found "a"',
+        f'{p}:{line_of(p, "where")}: chapter[0].table[0].where (table \'t1\'): expected a table, found "study = scaleup"',
+        f'{p}:{line_of(p, "baseline")}: chapter[0].table[0].baseline.digits (table \'t1\'): expected an integer, '
+        'found "two"',
+        f'{p}:{line_of(p, "colour")}: chapter[0].table[0].colour (table \'t1\'): unknown key "colour"',
+    ]
+    lines = [ln.strip() for ln in proc.stderr.splitlines()]
+    assert lines[0] == f"error: {p}: 5 problems in the report spec:"
+    for e in expected:
+        assert any(ln.startswith(e) for ln in lines), (e, proc.stderr)
+    assert len(lines) == 6, proc.stderr
+    assert not (tmp_path / "out").exists()  # nothing was built

@@ -135,6 +135,9 @@ def build_main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     _prepare_command(args)
     try:
+        from kansoku.spec.validate import preflight
+
+        preflight(args.specs, args.db, REPO / "content" / "reports")  # every spec problem at once (exit 3)
         res = build(args.db, args.out, args.specs, generated=args.generated)
     except KansokuError as exc:
         _err(str(exc))
@@ -168,6 +171,9 @@ def pdf_main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     _prepare_command(args)
     try:
+        from kansoku.spec.validate import preflight
+
+        preflight(args.specs, args.db, REPO / "content" / "reports", report_id=args.report)
         if args.lang == "all":
             from kansoku.render.typst import build_pdfs
             from kansoku.spec.model import LANGS

@@ -17,19 +17,30 @@ a language is decided here too (``fallback``), so both outputs agree:
 
 Weights: introduction 0, chapter N -> N, closing 900, authors 910, appendix
 950, sources 990; other prose pages keep their front-matter weight.
+
+Front matter is read as Hugo reads it (YAML with PyYAML, TOML with tomllib, JSON),
+and every prose page is checked against the spec (:func:`page_problems`): a page
+that would be left out or misplaced is a spec error naming the file, never a
+silent orphan.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+import tomllib
 from dataclasses import dataclass, field
+from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
+import yaml
+
+from kansoku.errors import SpecError
 from kansoku.spec.model import LANGS, Report
 
-FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n?", re.S)
+FRONT_MATTER = re.compile(r"\A(?P<delim>---|\+\+\+)[ \t]*\r?\n(?P<block>.*?\r?\n)??(?P=delim)[ \t]*(?:\r?\n|\Z)", re.S)
 
 DEFAULT_TITLES = {
     "introduction": {"ja": "はじめに", "en": "Introduction"},
@@ -78,31 +89,58 @@ class Page:
         return ""
 
 
-def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """Top-level ``key: value`` lines of a YAML front matter (the subset our pages use) and the body."""
+def parse_front_matter(text: str, path: str | Path | None = None) -> tuple[dict[str, Any], str]:
+    """The front matter of a content file, read as Hugo reads it, and the body.
+
+    ``---`` opens YAML (PyYAML), ``+++`` TOML (tomllib), ``{`` JSON. Dates become ISO strings (the
+    front matter is passed on to generated pages). A front matter that does not parse is a SpecError
+    naming the file and line (exit 3), as Hugo would refuse the page."""
+    where = str(path) if path is not None else "front matter"
+    if text.startswith("{"):
+        try:
+            front, end = json.JSONDecoder().raw_decode(text)
+        except ValueError as exc:
+            raise SpecError(where, None, f"front matter is not valid JSON: {exc}") from None
+        return _front_dict(front, where), text[end:].lstrip("\r\n")
     m = FRONT_MATTER.match(text)
     if not m:
         return {}, text
-    front: dict[str, Any] = {}
-    for line in m.group(1).splitlines():
-        km = re.match(r"^([A-Za-z_][A-Za-z0-9_]*):\s*(.*)$", line)
-        if not km:
-            continue
-        key, raw = km.group(1), km.group(2).strip()
-        front[key] = _scalar(raw)
-    return front, text[m.end():]
+    block = m.group("block") or ""
+    first_line = 2  # the block starts on the line after the opening delimiter
+    if m.group("delim") == "+++":
+        try:
+            front = tomllib.loads(block)
+        except tomllib.TOMLDecodeError as exc:
+            lm = re.search(r"at line (\d+)", str(exc))
+            line = f":{int(lm.group(1)) + first_line - 1}" if lm else ""
+            raise SpecError(f"{where}{line}", None, f"front matter is not valid TOML: {exc}") from None
+    else:
+        try:
+            front = yaml.safe_load(block)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f":{mark.line + first_line}" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise SpecError(f"{where}{line}", None, f"front matter is not valid YAML: {problem}") from None
+    return _front_dict(front, where), text[m.end():]
 
 
-def _scalar(raw: str) -> Any:
-    if raw == "":
-        return None
-    try:
-        return json.loads(raw)  # "quoted", 12, true, ["a", "b"]
-    except ValueError:
-        pass
-    if len(raw) >= 2 and raw[0] == raw[-1] == "'":
-        return raw[1:-1].replace("''", "'")
-    return raw
+def _front_dict(front: Any, where: str) -> dict[str, Any]:
+    if front is None:
+        return {}
+    if not isinstance(front, dict):
+        raise SpecError(where, None, f"front matter must be a mapping of keys to values, found {type(front).__name__}")
+    return {str(k): _plain(v) for k, v in front.items()}
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (datetime, date, time)):
+        return v.isoformat()
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
 
 
 def _prose(content_dir: Path, stem: str) -> tuple[dict[str, Path | None], dict[str, dict]]:
@@ -112,7 +150,7 @@ def _prose(content_dir: Path, stem: str) -> tuple[dict[str, Path | None], dict[s
         p = content_dir / f"{stem}.{lang}.md"
         files[lang] = p if p.is_file() else None
         if files[lang]:
-            fronts[lang] = parse_front_matter(p.read_text(encoding="utf-8"))[0]
+            fronts[lang] = parse_front_matter(p.read_text(encoding="utf-8"), p)[0]
     return files, fronts
 
 
@@ -128,8 +166,14 @@ def _titles(default: dict[str, str], fronts: dict[str, dict]) -> dict[str, str]:
 
 
 def report_pages(report: Report, content_root: Path = Path("content/reports"), *, site: bool = True) -> list[Page]:
-    """The report's pages after the cover, in reading order. ``site=False`` leaves out site-only pages."""
+    """The report's pages after the cover, in reading order. ``site=False`` leaves out site-only pages.
+    A prose page that does not fit the spec (see :func:`page_problems`) is a spec error (exit 3)."""
     content_dir = content_root / report.id
+    problems = page_problems(report, content_root)
+    if problems:
+        from kansoku.spec.validate import SpecProblems
+
+        raise SpecProblems(problems)
     pages: list[Page] = []
     known: set[str] = set()
 
@@ -160,3 +204,110 @@ def report_pages(report: Report, content_root: Path = Path("content/reports"), *
             pages.append(Page(stem, "page", w, _titles({}, fronts), files, front=fronts))
     pages.sort(key=lambda p: (p.weight, p.id))
     return pages
+
+
+SHORTCODE = re.compile(r"\{\{[<%]\s*(tbl|fig)\s+\"([^\"]+)\"")
+FIXED_STEMS = set(WEIGHTS) | {"_index"}
+
+
+def page_problems(report: Report, content_root: Path = Path("content/reports")) -> list:
+    """Prose pages of a report that do not fit its spec, each naming the file (and line):
+
+    - a file not named ``<page>.<lang>.md`` with a language of the site;
+    - front matter that does not parse, or whose ``report`` is another report;
+    - a page whose ``chapter`` is not a chapter of the spec, or that is named after another chapter
+      (the page of chapter ``scaleup`` is ``scaleup.<lang>.md``), or whose ``chapter_number`` differs;
+    - a page named like no page of the report but like one of its chapters (a chapter renamed in the
+      spec, not in content/), or a page that is not a chapter's but places tables or figures;
+    - a table or figure placed on a chapter's page that the chapter does not declare.
+    """
+    from kansoku.spec.validate import Problem, did_you_mean
+
+    content_dir = content_root / report.id
+    out: list = []
+    if not content_dir.is_dir():
+        return out
+    chapters = {ch.id: ch for ch in report.chapters}
+    spec = report.spec_file
+
+    def add(f: Path, line: int | None, message: str) -> None:
+        out.append(Problem(f, line, (), message))
+
+    for f in sorted(content_dir.glob("*.md")):
+        parts = f.name.split(".")
+        if len(parts) != 3 or parts[1] not in LANGS:
+            add(f, None, f"a page of report {report.id!r} is named <page>.<lang>.md with lang one of "
+                         f"{', '.join(LANGS)} (e.g. {parts[0]}.{LANGS[0]}.md)")
+            continue
+        stem = parts[0]
+        text = f.read_text(encoding="utf-8")
+        try:
+            front, body = parse_front_matter(text, f)
+        except SpecError as exc:
+            lm = re.search(r":(\d+)$", exc.spec_file)
+            add(f, int(lm.group(1)) if lm else None, str(exc)[len(exc.spec_file) + 2:])
+            continue
+
+        def line_of(key: str) -> int | None:
+            m = re.search(rf"^{re.escape(key)}\s*[:=]", text, re.M)
+            return text.count("\n", 0, m.start()) + 1 if m else None
+
+        rep = front.get("report")
+        if rep is not None and str(rep) != report.id:
+            add(f, line_of("report"), f"report: {rep!r}, but the page is in {content_dir} (report {report.id!r})")
+        ch_key = front.get("chapter")
+        chapter = None
+        if ch_key is not None:
+            ch_key = str(ch_key)
+            if ch_key not in chapters:
+                add(f, line_of("chapter"), f"chapter {ch_key!r} is not a chapter of report {report.id!r} ({spec})"
+                    + (did_you_mean(ch_key, chapters) or f"; its chapters: {sorted(chapters)}"))
+            elif stem != ch_key:
+                add(f, None, f"this is the page of chapter {ch_key!r}: name it {ch_key}.{parts[1]}.md")
+            else:
+                chapter = chapters[ch_key]
+        elif stem in chapters:
+            chapter = chapters[stem]
+        if chapter is not None and "chapter_number" in front and front["chapter_number"] != chapter.number:
+            add(f, line_of("chapter_number"), f"chapter_number: {front['chapter_number']!r}, but chapter "
+                                              f"{chapter.id!r} is number {chapter.number} in {spec}")
+        offset = text.count("\n", 0, len(text) - len(body))
+        if ch_key is None and stem not in chapters and stem not in FIXED_STEMS:
+            hint = did_you_mean(stem, chapters)
+            if hint:
+                add(f, None, f"no chapter {stem!r} in {spec}{hint} (a chapter's page is <chapter id>.<lang>.md)")
+                continue
+            for m in SHORTCODE.finditer(body):
+                add(f, offset + body.count("\n", 0, m.start()) + 1,
+                    f"places {m.group(1)} {m.group(2)!r} but is not the page of a chapter of {spec}")
+                break
+            continue
+        if chapter is None:
+            continue
+        declared = {("tbl" if it.kind == "table" else "fig", it.id) for it in chapter.items}
+        for m in SHORTCODE.finditer(body):
+            if (m.group(1), m.group(2)) not in declared:
+                kind = "table" if m.group(1) == "tbl" else "figure"
+                ids = [i for k, i in declared if k == m.group(1)]
+                add(f, offset + body.count("\n", 0, m.start()) + 1,
+                    f"{kind} {m.group(2)!r} is not declared in chapter {chapter.id!r} of {spec}"
+                    + did_you_mean(m.group(2), ids))
+    return out
+
+
+def content_problems(reports: list[Report], content_root: Path = Path("content/reports"),
+                     unchecked: Iterable[str] = ()) -> list:
+    """Every page problem of every report, and report directories in content/ that no spec declares
+    (``unchecked``: ids of reports whose spec could not be read; their pages are not checked)."""
+    from kansoku.spec.validate import Problem, did_you_mean
+
+    out: list = []
+    ids = {r.id for r in reports} | set(unchecked)
+    if content_root.is_dir():
+        for d in sorted(p for p in content_root.iterdir() if p.is_dir()):
+            if d.name not in ids:
+                out.append(Problem(d, None, (), f"no report spec declares report {d.name!r}"
+                                   + (did_you_mean(d.name, ids) or f"; reports: {sorted(ids)}")))
+    for r in reports:
+        out += page_problems(r, content_root)
+    return out

@@ -187,8 +187,14 @@ BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits
                  "published", "show_published", "published_label", "show_baseline"}
 
 
-def load_report(path: str | Path) -> Report:
+def load_report(path: str | Path, *, validated: bool = False) -> Report:
     path = Path(path)
+    if not validated:  # every problem of the spec at once, with lines (spec/validate.py)
+        from kansoku.spec.validate import SpecProblems, check_file
+
+        problems = check_file(path)[1]
+        if problems:
+            raise SpecProblems(problems)
     try:
         with open(path, "rb") as fh:
             raw = tomllib.load(fh)
@@ -398,8 +404,14 @@ def _canon(v: Any) -> str:
 
 
 def load_all(spec_dir: str | Path = "data/reports") -> list[Report]:
+    from kansoku.spec.validate import SpecProblems, check_file
+
     spec_dir = Path(spec_dir)
-    reports = [load_report(p) for p in sorted(spec_dir.glob("*.toml"))]
+    paths = sorted(spec_dir.glob("*.toml"))
+    problems = [pr for p in paths for pr in check_file(p)[1]]
+    if problems:  # every problem of every spec in one run
+        raise SpecProblems(problems)
+    reports = [load_report(p, validated=True) for p in paths]
     ids = [r.id for r in reports]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:

@@ -207,10 +207,11 @@ def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s
         if not store.schema_is_current():  # the DDL is only re-run when a definition changed
             store.ensure_schema()
     elif not store.schema_is_current():
-        # Made by an older kansoku: upgrade the schema and views (tables are only ever added), then reopen.
+        # Made by another kansoku version. A read-only open never writes: the upgrade is tools/ingest's.
         con.close()
-        open_store(path, read_only=False, wait_s=wait_s, on_wait=on_wait).close()
-        return open_store(path, read_only=True, wait_s=wait_s, on_wait=on_wait)
+        raise KansokuError(
+            f"{path} was made by another version of kansoku (its tables and views differ from this one's); "
+            f"nothing was changed. Run tools/ingest on your runs (it upgrades the store), then try again.")
     return store
 
 
