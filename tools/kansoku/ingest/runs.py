@@ -33,6 +33,7 @@ from typing import Any, Iterator
 from kansoku.errors import RunError
 
 RUN_TOML = "run.toml"
+BLOBS_MARKER = ".kansoku-blobs"  # as in store/db.py (the ingest stage does not import the store here)
 CAMPAIGN_MARKER = ".kansoku-campaign"
 _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.+)$")
 
@@ -195,6 +196,9 @@ def walk_files(paths: list[Path]) -> Iterator[Walked]:
         found: list[Walked] = []
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             d = Path(dirpath)
+            if BLOBS_MARKER in filenames:  # a store's own copies of raw files
+                dirnames[:] = []
+                continue
             dirnames[:] = sorted(n for n in dirnames if not n.startswith("."))
             for n in list(dirnames):
                 if (d / n).is_symlink():

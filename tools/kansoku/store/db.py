@@ -272,6 +272,7 @@ def _sigint_held() -> Iterator[list[int]]:
 
 # -- content-addressed copies of the raw files, kept with the store ----------------------------------
 RUN_TOML = "run.toml"
+BLOBS_MARKER = ".kansoku-blobs"  # a walk never descends into a directory holding it
 
 
 def blob_dir(db_path: Path) -> Path:
@@ -297,7 +298,9 @@ def hash_and_keep(path: Path, blobs: Path | None) -> tuple[str, int, int]:
                 newlines += chunk.count(b"\n")
                 size += len(chunk)
         return h.hexdigest(), size, newlines
-    blobs.mkdir(parents=True, exist_ok=True)
+    if not (blobs / BLOBS_MARKER).is_file():
+        blobs.mkdir(parents=True, exist_ok=True)
+        (blobs / BLOBS_MARKER).write_text("kansoku: raw files kept by sha256; tools/ingest never walks this directory\n")
     fd, tmp = tempfile.mkstemp(prefix=".incoming-", dir=blobs)
     try:
         with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
