@@ -173,6 +173,8 @@ def build_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--specs", type=Path, default=REPO / "data/reports", help="report spec directory (default data/reports)")
     ap.add_argument("--generated", type=Path, default=REPO / "data/generated",
                     help="where the computed data for Hugo is written (default data/generated)")
+    ap.add_argument("--content", type=Path, default=REPO / "content",
+                    help="the reports' prose (Markdown, ja and en; default content/ in the repository)")
     ap.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                     help="if another build writes the same output, or a process holds the database, wait this "
                          "long for it (default: stop at once)")
@@ -180,7 +182,7 @@ def build_main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     _prepare_command(args)
     try:
-        res = build(args.db, args.out, args.specs, generated=args.generated, wait_s=args.wait,
+        res = build(args.db, args.out, args.specs, generated=args.generated, content=args.content, wait_s=args.wait,
                     on_wait=lambda m: print(m, file=sys.stderr))
     except KansokuError as exc:
         _err(str(exc))
