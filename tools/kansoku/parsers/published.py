@@ -33,6 +33,7 @@ from typing import Any
 
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule
+from kansoku.ingest.runs import canon as _canon  # one spelling of a factor value everywhere
 
 SIDECAR_KEYS = {"id", "csv", "citation", "factors", "columns", "note"}
 CITATION_KEYS = {"report", "document", "table", "page", "section", "url", "printed_as", "note",
@@ -296,12 +297,6 @@ def parse_sidecar(path: Path, sink) -> None:
         "citation": citation, "citation_json": cit, "rows": nrows}])
 
 
-def _canon(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
 
 
 FORMATS = [
