@@ -297,8 +297,6 @@ def parse_sidecar(path: Path, sink) -> None:
         "citation": citation, "citation_json": cit, "rows": nrows}])
 
 
-
-
 FORMATS = [
     Format(tool="published", name="published-table",
            description="sidecar TOML of a table transcribed from a published report (citation, column mapping)",
