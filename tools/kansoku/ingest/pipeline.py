@@ -87,6 +87,14 @@ def source_id_for(run_id: str, file_name: str) -> str:
 def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
            progress: Callable[[Iterable], Iterable] | None = None,
            on_wait: Callable[[str], None] | None = None) -> IngestReport:
+    """Ingest the paths in one transaction. Ctrl-C raises Interrupted, which says whether it committed."""
+    try:
+        return _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait)
+    except KeyboardInterrupt:  # before the transaction began (walking, detecting, waiting for the store)
+        raise Interrupted(False) from None
+
+
+def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wait) -> IngestReport:
     report = IngestReport(db=str(db_path))
     # 1. discover and detect (no database needed yet)
     by_dir: dict[Path, list[Detection]] = defaultdict(list)
