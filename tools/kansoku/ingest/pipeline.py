@@ -129,7 +129,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
         other = seen.setdefault(run.run_id, run)
         if other is not run:
             report.errors.append(f"{other.run_dir} and {run.run_dir} would both be run {run.run_id!r}; "
-                                 f"ingest them from one campaign root (see {CAMPAIGN_MARKER} in the README)")
+                                 f"ingest them from one campaign root (a {CAMPAIGN_MARKER} file marks one; see docs/ingest.md)")
 
     store = open_store(db_path, wait_s=wait_s, on_wait=on_wait)
     tx = None
