@@ -9,7 +9,7 @@ CREATE TABLE IF NOT EXISTS kansoku_meta (
 -- One row per run: a directory of raw files (origin 'measured') or a row of a
 -- table transcribed from a published report (origin 'transcribed').
 CREATE TABLE IF NOT EXISTS runs (
-    run_id       VARCHAR NOT NULL,   -- canonical key, e.g. 'study=scaleup/workload=read/clients=2/rep=1'
+    run_id       VARCHAR NOT NULL,   -- the run directory relative to its campaign root (docs/ingest.md), e.g. 'study=scaleup/workload=read/clients=2/rep=1'
     run_dir      VARCHAR,            -- directory the run was ingested from (absolute)
     origin       VARCHAR NOT NULL,   -- 'measured' | 'transcribed'
     status       VARCHAR NOT NULL,   -- 'ok' | 'failed' | 'aborted'
