@@ -170,3 +170,27 @@ def test_build_help_offers_wait_and_version(tool):
     for name in ("ingest", "build", "pdf", "example", "collect"):
         proc = tool(name, "--version", check=True)
         assert proc.stdout.startswith(f"tools/{name} (kansoku) ")
+
+
+def test_swap_and_the_repair_of_a_build_killed_between_two_renames(tmp_path, monkeypatch):
+    from kansoku.render import publish
+
+    out = tmp_path / "public"
+    out.mkdir()
+    (out / "old.html").write_text("old")
+    new = publish.fresh_output(out)
+    (new / "new.html").write_text("new")
+    publish.swap_in(new, out)  # renameat2(RENAME_EXCHANGE) on Linux
+    assert [p.name for p in out.iterdir()] == ["new.html"] and not new.exists()
+    # without the atomic exchange: two renames, and a build killed between them is repaired by the next
+    monkeypatch.setattr(publish, "_exchange", lambda a, b: False)
+    new = publish.fresh_output(out)
+    (new / "newer.html").write_text("newer")
+    publish.swap_in(new, out)
+    assert [p.name for p in out.iterdir()] == ["newer.html"]
+    out.rename(tmp_path / ".public.old-999")  # killed after moving the output aside
+    (tmp_path / ".public.new-998").mkdir()     # and a half build of another killed run
+    new = publish.fresh_output(out)
+    assert [p.name for p in out.iterdir()] == ["newer.html"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".public.")) == [new.name]
+    publish.discard(new)

@@ -29,7 +29,7 @@ from typing import Callable, Iterator
 from urllib.parse import quote
 
 from kansoku.errors import KansokuError, StoreBusyError
-from kansoku.store.db import RUN_TOML, Store, blob_path
+from kansoku.store.db import RUN_TOML, Store, blob_path, sigint_held
 
 
 class BuildBusyError(StoreBusyError):
@@ -121,7 +121,15 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def swap_in(new: Path, out: Path) -> None:
-    """Make the finished build ``new`` the output; the previous output is removed afterwards."""
+    """Make the finished build ``new`` the output; the previous output is removed afterwards.
+    A Ctrl-C during the swap is raised once the swap is done (never between two renames)."""
+    with sigint_held() as held:
+        _swap(new, out)
+    if held:
+        raise KeyboardInterrupt
+
+
+def _swap(new: Path, out: Path) -> None:
     out = Path(out)
     if not out.exists():
         os.rename(new, out)

@@ -166,7 +166,7 @@ class Store:
         if tx.rolled_back:
             self.con.execute("ROLLBACK")
             return
-        with _sigint_held() as held:
+        with sigint_held() as held:
             self.con.execute("COMMIT")
             tx.committed = True
         if held:
@@ -257,8 +257,9 @@ class Transaction:
 
 
 @contextmanager
-def _sigint_held() -> Iterator[list[int]]:
-    """Hold Ctrl-C back for the duration of the block; the list says whether one arrived."""
+def sigint_held() -> Iterator[list[int]]:
+    """Hold Ctrl-C back for the duration of the block (a COMMIT, a directory swap: steps that must not be
+    cut in half); the list says whether one arrived, for the caller to raise afterwards."""
     held: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield held
