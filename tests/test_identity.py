@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
