@@ -181,10 +181,10 @@ def test_killed_ingest_leaves_database_as_it_was(tmp_path, tmp_db, pgbench_runs)
 import sys, os, signal
 sys.path.insert(0, {str(ROOT / 'tools')!r})
 import kansoku.ingest.pipeline as ing
-real = ing._upsert_run
+from kansoku.store.db import Store
 def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
-ing._upsert_run = die
+Store.upsert_run = die
 ing.ingest([__import__('pathlib').Path({str(tmp_path)!r})], __import__('pathlib').Path({str(tmp_db)!r}))
 """
     copy_run(tmp_path, READ_RUN.replace("rep=1", "rep=7"))

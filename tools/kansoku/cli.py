@@ -32,7 +32,36 @@ def _prepare_command(args: argparse.Namespace) -> None:
     os.chdir(REPO)
 
 
-EPILOG = "exit status: 0 ok, 1 failure, 2 bad input, 3 bad spec, 4 database busy, 5 missing program/font"
+EPILOG = "exit status: 0 ok, 1 failure, 2 bad input, 3 bad spec, 4 database busy, 5 missing program/font, " \
+         "130 interrupted"
+EXIT_INTERRUPTED = 130
+
+
+def _version(ap: argparse.ArgumentParser) -> None:
+    from importlib import metadata
+
+    try:
+        version = metadata.version("kansoku")
+    except metadata.PackageNotFoundError:  # run from a checkout without pip install
+        import tomllib
+
+        with open(REPO / "pyproject.toml", "rb") as fh:
+            version = tomllib.load(fh)["project"]["version"]
+    ap.add_argument("--version", action="version", version=f"%(prog)s (kansoku) {version}")
+
+
+def interruptible(main):
+    """Ctrl-C ends a command with a one-line message and exit 130, never a traceback."""
+    import functools
+
+    @functools.wraps(main)
+    def wrapper(argv: list[str] | None = None) -> int:
+        try:
+            return main(argv)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+    return wrapper
 
 
 def _err(msg: str) -> None:
@@ -50,8 +79,9 @@ def _progress(total_label: str):
     return wrap
 
 
+@interruptible
 def ingest_main(argv: list[str] | None = None) -> int:
-    from kansoku.ingest.pipeline import ingest
+    from kansoku.ingest.pipeline import Interrupted, ingest
     from kansoku.store.db import DEFAULT_DB
 
     ap = argparse.ArgumentParser(
@@ -66,6 +96,7 @@ def ingest_main(argv: list[str] | None = None) -> int:
                     help="if another process holds the database, wait this long for it (default: stop at once)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every file and warning")
+    _version(ap)
     args = ap.parse_args(argv)
     _prepare_command(args)
     try:
@@ -74,6 +105,13 @@ def ingest_main(argv: list[str] | None = None) -> int:
     except KansokuError as exc:
         _err(str(exc))
         return exc.exit_code
+    except Interrupted as exc:
+        if exc.committed:
+            print(f"interrupted after the ingest had committed: {args.db} holds this ingest's files",
+                  file=sys.stderr)
+        else:
+            print(f"interrupted: nothing was stored; {args.db} is as it was", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if args.json:
         print(report.to_json())
     else:
@@ -95,7 +133,9 @@ def _print_ingest_summary(report, verbose: bool) -> None:
     out = sys.stdout if report.ok else sys.stderr
     if report.ok:
         print(f"{report.db}: {counts.get('new', 0)} new, {counts.get('replaced', 0)} replaced, "
-              f"{counts.get('unchanged', 0)} unchanged files; {report.runs_seen} runs "
+              f"{counts.get('unchanged', 0)} unchanged"
+              + (f", {counts['removed']} removed (no longer in their run's directory)" if counts.get('removed') else "")
+              + f" files; {report.runs_seen} runs "
               f"({report.runs_new} new, {report.runs_updated} updated)"
               + (f", {report.runs_transcribed} transcribed runs stored" if report.runs_transcribed else ""), file=out)
         for fmt, n in sorted(by_format.items()):
@@ -118,6 +158,7 @@ def _print_ingest_summary(report, verbose: bool) -> None:
             print(f"  {e}", file=sys.stderr)
 
 
+@interruptible
 def build_main(argv: list[str] | None = None) -> int:
     from kansoku.render.hugo import build
     from kansoku.store.db import DEFAULT_DB
@@ -132,13 +173,20 @@ def build_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--specs", type=Path, default=REPO / "data/reports", help="report spec directory (default data/reports)")
     ap.add_argument("--generated", type=Path, default=REPO / "data/generated",
                     help="where the computed data for Hugo is written (default data/generated)")
+    ap.add_argument("--content", type=Path, default=REPO / "content",
+                    help="the reports' prose (Markdown, ja and en; default content/ in the repository)")
+    ap.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                    help="if another build writes the same output, or a process holds the database, wait this "
+                         "long for it (default: stop at once)")
+    _version(ap)
     args = ap.parse_args(argv)
     _prepare_command(args)
     try:
         from kansoku.spec.validate import preflight
 
-        preflight(args.specs, args.db, REPO / "content" / "reports")  # every spec problem at once (exit 3)
-        res = build(args.db, args.out, args.specs, generated=args.generated)
+        preflight(args.specs, args.db, args.content / "reports")  # every spec problem at once (exit 3)
+        res = build(args.db, args.out, args.specs, generated=args.generated, content=args.content, wait_s=args.wait,
+                    on_wait=lambda m: print(m, file=sys.stderr))
     except KansokuError as exc:
         _err(str(exc))
         return exc.exit_code
@@ -147,12 +195,20 @@ def build_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+@interruptible
 def collect_main(argv: list[str] | None = None) -> int:
     from kansoku.collect.run import main
 
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--version"]:
+        ap = argparse.ArgumentParser(prog="tools/collect")
+        _version(ap)
+        ap.parse_args(argv)
     return main(argv)
 
 
+@interruptible
 def pdf_main(argv: list[str] | None = None) -> int:
     from kansoku.render.typst import build_pdf
     from kansoku.store.db import DEFAULT_DB
@@ -168,6 +224,7 @@ def pdf_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, default=REPO / DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in the repository)")
     ap.add_argument("--out", type=Path, default=None, help="output file (default public/pdf/REPORT.LANG.pdf); with --lang all, a directory")
     ap.add_argument("--specs", type=Path, default=REPO / "data/reports", help="report spec directory (default data/reports)")
+    _version(ap)
     args = ap.parse_args(argv)
     _prepare_command(args)
     try:
@@ -189,6 +246,7 @@ def pdf_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+@interruptible
 def example_main(argv: list[str] | None = None) -> int:
     """Ingest the bundled example measurements, build the site and the example PDFs."""
     ap = argparse.ArgumentParser(
@@ -200,13 +258,14 @@ def example_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--serve", action="store_true", help="serve the site after building it")
     ap.add_argument("--port", type=int, default=1313, help="port for --serve (default 1313)")
     ap.add_argument("--no-pdf", action="store_true", help="skip the PDFs")
+    _version(ap)
     args = ap.parse_args(argv)
     _prepare_command(args)
     inputs = [str(p) for p in (REPO / "data" / "runs", REPO / "data" / "published") if p.is_dir()]
     rc = ingest_main(inputs + ["--wait", "60"])
     if rc != 0:
         return rc
-    rc = build_main([])
+    rc = build_main(["--wait", "60"])
     if rc != 0:
         return rc
     if not args.no_pdf:

@@ -68,7 +68,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kansoku.collect.run import EXIT_INTERRUPTED, KEY, _default_signals, CollectError, RunRequest, collect_run, run_path, run_state
+from kansoku.collect.run import EXIT_INTERRUPTED, KEY, default_signals, CollectError, RunRequest, collect_run, run_path, run_state
 from kansoku.ingest.runs import canon
 
 TOP_KEYS = {"root", "seed", "order", "group_by", "repetitions", "rep_factor", "settle_s", "monitors",
@@ -261,21 +261,28 @@ def _run_setup(plan: Plan, setup: Setup, command: str, pr: PlannedRun, quiet: bo
     with open(log, "ab") as fh:
         fh.write(f"# command: {command}\n# start: {datetime.now(timezone.utc).isoformat()}\n".encode())
         fh.flush()
-        proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=plan.path.parent, stdin=subprocess.DEVNULL,
-                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_default_signals)
+        # Ctrl-C is held back while the setup starts: pressed inside Popen it would leave a started
+        # setup nobody stops. Unblocked inside the try below, where a pending Ctrl-C is then raised.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            rc = proc.wait()
-        except KeyboardInterrupt:  # stop the whole setup (sh and what it started), then let collect stop
-            for sig, grace in ((signal.SIGINT, 3.0), (signal.SIGKILL, 3.0)):
-                try:
-                    os.killpg(proc.pid, sig)
-                    proc.wait(timeout=grace)
-                    break
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    continue
-            fh.write(f"# interrupted: {datetime.now(timezone.utc).isoformat()}\n".encode())
-            raise
+            proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=plan.path.parent, stdin=subprocess.DEVNULL,
+                                    stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
+                                    preexec_fn=default_signals)
+            try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                rc = proc.wait()
+            except KeyboardInterrupt:  # stop the whole setup (sh and what it started), then let collect stop
+                for sig, grace in ((signal.SIGINT, 3.0), (signal.SIGKILL, 3.0)):
+                    try:
+                        os.killpg(proc.pid, sig)
+                        proc.wait(timeout=grace)
+                        break
+                    except (ProcessLookupError, subprocess.TimeoutExpired):
+                        continue
+                fh.write(f"# interrupted: {datetime.now(timezone.utc).isoformat()}\n".encode())
+                raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         fh.write(f"# exit code: {rc}\n# end: {datetime.now(timezone.utc).isoformat()}\n".encode())
     if rc != 0:
         print(f"error: setup command exited {rc}: {command} (output in {log}); campaign stopped",

@@ -383,7 +383,8 @@ def server_info(conninfo: str, run_dir: Path) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- processes
 
-def _default_signals() -> None:  # runs in the child between fork and exec
+def default_signals() -> None:
+    """Default signal handling and an empty signal mask for a child; runs between fork and exec."""
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP, signal.SIGPIPE):
         signal.signal(s, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
@@ -410,7 +411,7 @@ class Monitor:
         err = open(run_dir / stderr_name, "wb") if stderr_name else subprocess.DEVNULL
         try:
             self.proc = subprocess.Popen(self.argv, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=err, start_new_session=True, preexec_fn=_default_signals)
+                                         stderr=err, start_new_session=True, preexec_fn=default_signals)
         except OSError as exc:
             self.error = str(exc)
         finally:
@@ -599,7 +600,7 @@ def collect_run(req: RunRequest) -> RunResult:
                 with open(run_dir / output, "wb") as out:
                     start = _now()
                     proc = subprocess.Popen(req.command, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
-                                            stderr=subprocess.STDOUT, preexec_fn=_default_signals,
+                                            stderr=subprocess.STDOUT, preexec_fn=default_signals,
                                             env={**os.environ, "KANSOKU_RUN_DIR": str(run_dir)})
                 intr.child = proc
                 if intr.received is not None:  # arrived while the process was being started

@@ -17,19 +17,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
-import duckdb
-
 from kansoku.ingest.detect import Detection, detect
 from kansoku.errors import KansokuError, ParseError, RunError
-from kansoku.ingest.runs import Run, make_run, walk_files
-from kansoku.store.db import FileSink, Store, open_store
+from kansoku.ingest.runs import CAMPAIGN_MARKER, RUN_TOML, Run, campaign_root, make_run, walk_files
+from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, open_store
 
 
 @dataclass
 class FileResult:
     path: str
     run_id: str | None
-    status: str  # 'new' | 'replaced' | 'unchanged' | 'skipped' | 'failed'
+    status: str  # 'new' | 'replaced' | 'unchanged' | 'removed' | 'skipped' | 'failed'
     format: str | None = None
     rows: int = 0
     reason: str | None = None
@@ -70,20 +68,16 @@ class IngestReport:
 _HASHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-sha256")
 
 
+class Interrupted(Exception):
+    """Ctrl-C during an ingest; ``committed`` says whether the transaction had committed."""
+
+    def __init__(self, committed: bool):
+        self.committed = committed
+        super().__init__("interrupted")
+
+
 def sha256_file(path: Path) -> str:
-    return digest_and_newlines(path)[0]
-
-
-def digest_and_newlines(path: Path) -> tuple[str, int]:
-    """sha256 of the file and its number of newlines, in one read (parsers of big logs compare the rows
-    DuckDB loaded with the lines of the file)."""
-    h = hashlib.sha256()
-    newlines = 0
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-            newlines += chunk.count(b"\n")
-    return h.hexdigest(), newlines
+    return hash_and_keep(path, None)[0]
 
 
 def source_id_for(run_id: str, file_name: str) -> str:
@@ -93,62 +87,100 @@ def source_id_for(run_id: str, file_name: str) -> str:
 def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
            progress: Callable[[Iterable], Iterable] | None = None,
            on_wait: Callable[[str], None] | None = None) -> IngestReport:
+    """Ingest the paths in one transaction. Ctrl-C raises Interrupted, which says whether it committed."""
+    try:
+        return _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait)
+    except KeyboardInterrupt:  # before the transaction began (walking, detecting, waiting for the store)
+        raise Interrupted(False) from None
+
+
+def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wait) -> IngestReport:
     report = IngestReport(db=str(db_path))
     # 1. discover and detect (no database needed yet)
     by_dir: dict[Path, list[Detection]] = defaultdict(list)
     roots: dict[Path, Path] = {}
-    for root, f in walk_files([Path(p) for p in paths]):
-        d = detect(f)
+    whole: set[Path] = set()  # directories walked whole: their set of files is known
+    for w in walk_files([Path(p) for p in paths]):
+        if w.link:
+            report.files.append(FileResult(str(w.path), None, "skipped", reason=w.link))
+            continue
+        if w.whole_dir:
+            whole.add(w.path.parent)
+        d = detect(w.path)
         if d.format is None:
             if d.reason != "run metadata":
-                report.files.append(FileResult(str(f), None, "skipped", reason=d.reason))
+                report.files.append(FileResult(str(w.path), None, "skipped", reason=d.reason))
             continue
-        by_dir[f.parent].append(d)
-        roots[f.parent] = root
+        by_dir[w.path.parent].append(d)
+        roots[w.path.parent] = w.root
+    work = [(run_dir, d) for run_dir in sorted(by_dir) for d in by_dir[run_dir]]
+    # 2. identities: one directory, one run; one run, one directory
+    runs: dict[Path, Run | None] = {}
+    for run_dir in sorted(by_dir):
+        try:
+            runs[run_dir] = make_run(run_dir, roots[run_dir])
+        except RunError as exc:
+            runs[run_dir] = None
+            report.errors.append(str(exc))
+    # a directory holding only files that declare their own runs (published tables) is not a run
+    measured = {d: r for d, r in runs.items() if r is not None and any(not x.format.own_runs for x in by_dir[d])}
+    seen: dict[str, Run] = {}
+    for run in measured.values():
+        other = seen.setdefault(run.run_id, run)
+        if other is not run:
+            report.errors.append(f"{other.run_dir} and {run.run_dir} would both be run {run.run_id!r}; "
+                                 f"ingest them from one campaign root (a {CAMPAIGN_MARKER} file marks one; see docs/ingest.md)")
 
     store = open_store(db_path, wait_s=wait_s, on_wait=on_wait)
+    tx = None
     try:
-        con = store.con
-        con.execute("BEGIN TRANSACTION")
-        try:
-            work = [(run_dir, d) for run_dir in sorted(by_dir) for d in by_dir[run_dir]]
+        with store.atomic() as tx:
+            stored_as = store.runs_in_dirs([str(r.run_dir) for r in measured.values()])
+            for run in measured.values():
+                old_id = stored_as.get(str(run.run_dir))
+                if old_id is not None and old_id != run.run_id:
+                    report.errors.append(
+                        f"{run.run_dir} is already stored as run {old_id!r}; this ingest would name it "
+                        f"{run.run_id!r} (relative to {campaign_root(run.run_dir, roots[_key(runs, run)].resolve())}). "
+                        f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
+                        f"file so that every path names a run the same way")
             iterator = progress(work) if progress else work
-            runs: dict[Path, Run | None] = {}
             for run_dir, det in iterator:
-                if run_dir not in runs:
-                    try:
-                        runs[run_dir] = make_run(run_dir, roots[run_dir])
-                    except RunError as exc:
-                        runs[run_dir] = None
-                        report.errors.append(str(exc))
                 run = runs[run_dir]
                 if run is None:
                     report.files.append(FileResult(str(det.path), None, "failed", det.format.name,
                                                    reason="run metadata error"))
                     continue
-                res = _ingest_file(store, run, det, report)
-                report.files.append(res)
+                report.files.append(_ingest_file(store, run, det, report))
             if report.errors:
-                con.execute("ROLLBACK")
+                tx.rollback()
                 return report
-            # a directory holding only files that declare their own runs (published tables) is not a run
-            measured_dirs = {run_dir for run_dir, det in work if not det.format.own_runs}
-            for run in {r.run_id: r for d, r in runs.items() if r is not None and d in measured_dirs}.values():
+            # a run's files are a set: files no longer in a directory walked whole leave no rows behind
+            for run_dir, run in measured.items():
+                if run_dir not in whole:
+                    continue
+                present = {d.path.name for d in by_dir[run_dir] if not d.format.own_runs}
+                for name, sid in sorted(store.run_sources(run.run_id).items()):
+                    if name not in present:
+                        state = store.source_state(sid)
+                        store.delete_source(sid)
+                        report.files.append(FileResult(state[2] if state else name, run.run_id, "removed",
+                                                       reason="no longer in the run directory"))
+            for run in measured.values():
                 report.runs_seen += 1
                 state = _upsert_run(store, run)
                 report.runs_new += state == "new"
                 report.runs_updated += state == "updated"
-            con.execute("COMMIT")
-            report.committed = True
-        except BaseException:
-            try:
-                con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
-            raise
+        report.committed = tx.committed
+    except KeyboardInterrupt:
+        raise Interrupted(tx is not None and tx.committed) from None
     finally:
         store.close()
     return report
+
+
+def _key(runs: dict[Path, Run | None], run: Run) -> Path:
+    return next(d for d, r in runs.items() if r is run)
 
 
 def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -> FileResult:
@@ -157,37 +189,41 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     assert fmt is not None
     file_name = path.relative_to(run.run_dir).as_posix() if path.is_relative_to(run.run_dir) else path.name
     sid = source_id_for(run.run_id, file_name)
-    con = store.con
-    old = con.execute("SELECT sha256, size_bytes FROM sources WHERE source_id = ?", [sid]).fetchone()
+    old = store.source_state(sid)
+    blobs = store.blobs
     hashing: Future | None = None
     if old is None and not fmt.companions:
-        # A new file is parsed whatever its hash: hash it while the parser runs (big pgbench logs:
-        # sha256 costs as much as half of DuckDB's read, and hashlib releases the GIL).
-        hashing = _HASHER.submit(digest_and_newlines, path)
+        # A new file is parsed whatever its hash: hash it (and keep its bytes) while the parser runs
+        # (big pgbench logs: sha256 costs as much as half of DuckDB's read, and hashlib releases the GIL).
+        hashing = _HASHER.submit(hash_and_keep, path, blobs)
         digest = ""
     else:
-        digest = sha256_file(path)
+        digest = hash_and_keep(path, None)[0]
+        if not fmt.companions and not blob_path(blobs, digest).is_file():
+            digest = hash_and_keep(path, blobs)[0]
         if fmt.companions:  # files the parse also reads: a change to them must re-ingest this file
-            digest = hashlib.sha256("".join([digest] + [sha256_file(c) for c in fmt.companions(path)]).encode()
-                                    ).hexdigest()
+            digest = hashlib.sha256("".join([hash_and_keep(path, blobs)[0]] + [
+                hash_and_keep(c, blobs)[0] for c in fmt.companions(path)]).encode()).hexdigest()
     if old and old[0] == digest:
+        if old[2] != str(path.resolve()):  # the same bytes seen at another place: say where they are now
+            store.set_source_path(sid, str(path.resolve()))
         return FileResult(str(path), run.run_id, "unchanged", fmt.name)
     if old:
-        _delete_source(store, sid)
+        store.delete_source(sid)
     run_id = None if fmt.own_runs else run.run_id
     sink = FileSink(store=store, path=path, run_id=run_id, source_id=sid, run_start=run.start_time,
-                    newlines=(lambda: hashing.result()[1]) if hashing is not None else None)
+                    newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
     try:
         fmt.parse(path, sink)
         for name, value in sink.facts.items():
             run.check_fact(name, value, path)
         _store_declared_runs(store, sink, path)
     except (ParseError, RunError) as exc:
-        _delete_source(store, sid)
+        store.delete_source(sid)
         report.errors.append(str(exc))
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
     except KansokuError as exc:
-        _delete_source(store, sid)
+        store.delete_source(sid)
         report.errors.append(f"{path}: {exc}")
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
     if hashing is not None:
@@ -208,12 +244,9 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
 
 def _store_declared_runs(store: Store, sink: FileSink, path: Path) -> None:
     """Runs a file declares itself (transcribed published tables): origin 'transcribed', with citation."""
-    con = store.con
     if not sink.runs:
         return
-    ids = [r["run_id"] for r in sink.runs]
-    other = con.execute("SELECT run_id, origin FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) LIMIT 1",
-                        [ids]).fetchone()
+    other = store.defined_run([r["run_id"] for r in sink.runs])
     if other is not None:
         raise RunError(f"{path}: run {other[0]!r} is already defined by another "
                        f"{'file' if other[1] == 'transcribed' else 'run directory'}; give the table another id")
@@ -227,36 +260,13 @@ def _store_declared_runs(store: Store, sink: FileSink, path: Path) -> None:
                                       for r in sink.runs for k, v in r["factors"].items()])
 
 
-def _delete_source(store: Store, sid: str) -> None:
-    declared = "SELECT run_id FROM runs WHERE origin = 'transcribed' AND json_extract_string(run_toml, '$.source_id') = ?"
-    store.con.execute(f"DELETE FROM run_factors WHERE run_id IN ({declared})", [sid])
-    store.con.execute(f"DELETE FROM runs WHERE run_id IN ({declared})", [sid])
-    for table in store.source_tables():
-        store.con.execute(f"DELETE FROM {table} WHERE source_id = ?", [sid])
-    store.con.execute("DELETE FROM sources WHERE source_id = ?", [sid])
-
-
 def _upsert_run(store: Store, run: Run) -> str:
-    con = store.con
     status, note = run.status
+    toml = run.run_dir / RUN_TOML
+    toml_sha = hash_and_keep(toml, store.blobs)[0] if toml.is_file() and not toml.is_symlink() else None
     row = {
         "run_id": run.run_id, "run_dir": str(run.run_dir), "origin": "measured", "status": status,
         "status_note": note, "start_time": run.start_time, "end_time": run.end_time,
-        "hostname": run.hostname, "citation": None, "run_toml": run.meta_json(),
+        "hostname": run.hostname, "citation": None, "run_toml": run.meta_json(), "run_toml_sha256": toml_sha,
     }
-    old = con.execute(
-        "SELECT run_dir, status, status_note, run_toml::VARCHAR FROM runs WHERE run_id = ?", [run.run_id]
-    ).fetchone()
-    old_factors = dict(con.execute(
-        "SELECT factor, value FROM run_factors WHERE run_id = ?", [run.run_id]).fetchall())
-    if old and old_factors == run.factors and old[1:3] == (status, note) and \
-            json.loads(old[3] or "null") == json.loads(row["run_toml"]) and old[0] == row["run_dir"]:
-        return "unchanged"
-    con.execute("DELETE FROM runs WHERE run_id = ?", [run.run_id])
-    con.execute("DELETE FROM run_factors WHERE run_id = ?", [run.run_id])
-    store.insert_rows("runs", [{**row, "ingested_at": datetime.now(timezone.utc)}])
-    store.insert_rows("run_factors", [
-        {"run_id": run.run_id, "factor": k, "value": v, "origin": run.factor_origin[k]}
-        for k, v in run.factors.items()])
-    return "updated" if old else "new"
-
+    return store.upsert_run(row, {k: (v, run.factor_origin[k]) for k, v in run.factors.items()})

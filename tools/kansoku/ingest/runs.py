@@ -1,4 +1,17 @@
-"""Runs: directories of raw files, and their factors.
+"""Runs: directories of raw files, their identity and their factors.
+
+Identity: a run is its directory, named by the path relative to the campaign root
+(every segment counts, ``hostA/clients=4/rep=1`` and ``hostB/clients=4/rep=1`` are two
+runs). The campaign root is, in this order:
+
+1. the nearest directory at or above the run holding a ``.kansoku-campaign`` marker file;
+2. else the path given on the command line, moved up to the parent of the topmost
+   ``key=value`` segment when the given path lies inside a hive-style tree (so that
+   ``tools/ingest runs/study=a`` and ``tools/ingest runs`` name a run the same way).
+
+A tree without ``key=value`` segments and without a marker is named relative to the path
+given; the ingest refuses (naming both) to store a directory under a second name, so
+``tools/ingest campaign`` then ``tools/ingest campaign/2026`` cannot store the data twice.
 
 A run's factors come from ``key=value`` path segments (hive style,
 ``study=scaleup/workload=read/clients=32/rep=2``), from an optional
@@ -9,6 +22,7 @@ prints clients, threads, duration). Conflicts between them are errors.
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -19,6 +33,8 @@ from typing import Any, Iterator
 from kansoku.errors import RunError
 
 RUN_TOML = "run.toml"
+BLOBS_MARKER = ".kansoku-blobs"  # as in store/db.py (the ingest stage does not import the store here)
+CAMPAIGN_MARKER = ".kansoku-campaign"
 _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.+)$")
 
 # Top-level run.toml keys that describe the run but are not factors.
@@ -103,13 +119,31 @@ def path_factors(path: Path) -> list[tuple[str, str]]:
 
 def load_run_toml(run_dir: Path) -> dict[str, Any]:
     p = run_dir / RUN_TOML
-    if not p.is_file():
+    if p.is_symlink() or not p.is_file():  # a link may point anywhere: never read (the walk reports it)
         return {}
     try:
         with open(p, "rb") as fh:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise RunError(f"{p}: not valid TOML: {exc}") from None
+
+
+def campaign_root(run_dir: Path, given: Path) -> Path:
+    """The directory a run's id is relative to (see the module docstring). Both paths absolute, resolved."""
+    for d in (run_dir, *run_dir.parents):
+        if (d / CAMPAIGN_MARKER).is_file():
+            return d
+    root = given
+    if run_dir.is_relative_to(given):
+        while _SEGMENT.match(root.name) and root.parent != root:
+            root = root.parent
+    return root
+
+
+def run_id_for(run_dir: Path, given: Path) -> str:
+    root = campaign_root(run_dir, given)
+    rel = run_dir.relative_to(root) if run_dir.is_relative_to(root) else Path(run_dir.name)
+    return rel.as_posix() if str(rel) != "." else run_dir.name
 
 
 def make_run(run_dir: Path, root: Path) -> Run:
@@ -134,25 +168,55 @@ def make_run(run_dir: Path, root: Path) -> Run:
             )
         if k not in factors:
             factors[k], origin[k] = cv, "run.toml"
-    if segs:
-        run_id = "/".join(f"{k}={v}" for k, v in segs)
-    else:
-        try:
-            rel = run_dir.relative_to(root.resolve())
-        except ValueError:
-            rel = Path(run_dir.name)
-        run_id = rel.as_posix() if str(rel) != "." else run_dir.name
+    run_id = run_id_for(run_dir, root.resolve())
     return Run(run_id=run_id, run_dir=run_dir, factors=factors, factor_origin=origin, meta=meta)
 
 
-def walk_files(paths: list[Path]) -> Iterator[tuple[Path, Path]]:
-    """Yield (root, file) for every regular file under the given paths, sorted, hidden files skipped."""
-    for root in paths:
-        if root.is_file():
-            yield root.parent, root
+@dataclass(frozen=True)
+class Walked:
+    root: Path           # the path given (a directory; a file's parent)
+    path: Path           # the file, or a symbolic link that was not followed
+    whole_dir: bool      # True when the file's whole directory was walked (its set of files is known)
+    link: str | None = None  # why a symbolic link was skipped
+
+
+def walk_files(paths: list[Path]) -> Iterator[Walked]:
+    """Every regular file under the given paths, sorted, hidden files skipped.
+
+    The tree is the boundary: symbolic links below a given path are never followed (a link to a
+    file elsewhere would publish that file; a link to a directory could walk anything). They are
+    yielded with ``link`` set so the ingest reports them as skipped."""
+    for given in paths:
+        if given.is_file():
+            yield Walked(given.parent, given, False)
             continue
-        if not root.exists():
-            raise RunError(f"{root}: no such file or directory")
-        for p in sorted(root.rglob("*")):
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts):
-                yield root, p
+        if not given.exists():
+            raise RunError(f"{given}: no such file or directory")
+        root = given.resolve()
+        found: list[Walked] = []
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            d = Path(dirpath)
+            if BLOBS_MARKER in filenames:  # a store's own copies of raw files
+                dirnames[:] = []
+                continue
+            dirnames[:] = sorted(n for n in dirnames if not n.startswith("."))
+            for n in list(dirnames):
+                if (d / n).is_symlink():
+                    dirnames.remove(n)
+                    found.append(Walked(root, d / n, True, _link_reason(d / n, root)))
+            for n in filenames:
+                if n.startswith("."):
+                    continue
+                p = d / n
+                if p.is_symlink():
+                    found.append(Walked(root, p, True, _link_reason(p, root)))
+                elif p.is_file():
+                    found.append(Walked(root, p, True))
+        yield from sorted(found, key=lambda w: w.path)
+
+
+def _link_reason(link: Path, root: Path) -> str:
+    target = link.resolve()
+    if target.is_relative_to(root):
+        return "symbolic link (not followed; the target is ingested where it is)"
+    return "symbolic link out of the tree (not followed)"

@@ -33,6 +33,7 @@ from typing import Any
 
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule
+from kansoku.ingest.runs import canon as _canon  # one spelling of a factor value everywhere
 
 SIDECAR_KEYS = {"id", "csv", "citation", "factors", "columns", "note"}
 CITATION_KEYS = {"report", "document", "table", "page", "section", "url", "printed_as", "note",
@@ -110,6 +111,17 @@ def sniff_csv(head: FileHead) -> bool:
     return bool(_sidecars_naming(head.path))
 
 
+def confined_csv(sidecar: Path, name: str) -> Path | None:
+    """The CSV a sidecar names, only when it is a plain file next to the sidecar: the tree is the
+    boundary (``csv = "/etc/passwd"``, ``"../../x.csv"`` or a symbolic link are never read)."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        return None
+    p = sidecar.parent / name
+    if p.is_symlink() or not p.is_file() or p.resolve().parent != sidecar.parent.resolve():
+        return None
+    return p
+
+
 def companions(sidecar: Path) -> list[Path]:
     try:
         doc = _is_sidecar_text(sidecar.read_text(encoding="utf-8"))
@@ -117,8 +129,8 @@ def companions(sidecar: Path) -> list[Path]:
         return []
     if not doc:
         return []
-    p = sidecar.parent / doc["published"]["csv"]
-    return [p] if p.is_file() else []
+    p = confined_csv(sidecar, doc["published"]["csv"])
+    return [p] if p is not None else []
 
 
 def parse_csv_companion(path: Path, sink) -> None:
@@ -206,9 +218,14 @@ def parse_sidecar(path: Path, sink) -> None:
         if not m.get("ignore") and (("factor" in m) == ("metric" in m)):
             raise err(name, f"column {name!r}: exactly one of factor or metric (or ignore = true)")
 
-    csv_path = path.parent / pub["csv"]
-    if not csv_path.is_file():
-        raise err("csv", f"the CSV file {pub['csv']!r} next to the sidecar", "no such file")
+    name = pub["csv"]
+    if "/" in name or "\\" in name or name in (".", "..") or (path.parent / name).is_symlink():
+        # not echoed: the value may name any file on the machine
+        raise err("csv", "the name of a CSV file in the sidecar's own directory (no directories, no links)",
+                  "a path outside the sidecar's directory")
+    csv_path = confined_csv(path, name)
+    if csv_path is None:
+        raise err("csv", f"the CSV file {name!r} next to the sidecar", "no such file")
     csv_text = csv_path.read_text(encoding="utf-8-sig")
     reader = csv.reader(io.StringIO(csv_text))
     header = next(reader, None)
@@ -278,14 +295,6 @@ def parse_sidecar(path: Path, sink) -> None:
         "table_id": table_id, "csv_file": csv_path.name,
         "csv_sha256": hashlib.sha256(csv_path.read_bytes()).hexdigest(),
         "citation": citation, "citation_json": cit, "rows": nrows}])
-
-
-def _canon(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
 
 
 FORMATS = [

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
-from urllib.parse import quote
 
 from kansoku.analysis import tables as analysis
 
 from kansoku.analysis import figures
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.spec.model import LANGS, Item, Report, Text, load_all, text
+from kansoku.render import publish
 from kansoku.store.db import Store, open_store
 from kansoku.report.structure import Page, parse_front_matter, report_pages
 
@@ -644,8 +644,6 @@ def write_generated(computed: list[dict], gen: Path, reports: list[Report] | Non
             for f in ch["figures"].values():
                 check_trace_types(rep["id"], f)
                 f["figure"] = escape_plotly(f["figure"])
-        if rep.get("publish_raw"):
-            stats["raw_files"] += publish_raw(rep, static_dir / "raw" / rep["id"])
         (data_dir / f"{rep['id']}.json").write_text(figures.dumps(rep), encoding="utf-8")
         for table_id, by_lang in csvs.items():
             d = static_dir / "csv" / rep["id"]
@@ -671,47 +669,6 @@ def write_generated(computed: list[dict], gen: Path, reports: list[Report] | Non
             title = {"ja": "定点観測の推移 (年度をまたいで)", "en": "Fixed-point observation across the years"}[lang]
             p.write_text(_front({"title": title, "weight": 10}), encoding="utf-8")
     return stats
-
-
-def publish_raw(rep: dict, dest: Path) -> int:
-    """Copy each run's raw files (and its run.toml) under static/raw/<report>/<run anchor>/; add their URLs."""
-    n = 0
-    for run_id, run in rep["runs"].items():
-        for s in run["sources"]:
-            src = Path(s.get("_path") or "")
-            s.pop("_path", None)
-            if not src.is_file():
-                continue
-            target = dest / run["anchor"] / s["file"]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, target)
-            s["url"] = f"/raw/{rep['id']}/{run['anchor']}/{quote(s['file'])}"
-            n += 1
-        toml = Path(run.pop("_run_toml", None) or "")
-        if toml.is_file():  # the run's own description (factors, machine, versions, settings)
-            target = dest / run["anchor"] / "run.toml"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(toml, target)
-            run["run_toml_url"] = f"/raw/{rep['id']}/{run['anchor']}/run.toml"
-            n += 1
-    return n
-
-
-def attach_paths(store: Store, rep: dict) -> None:
-    """Where each raw file was ingested from (only needed when the report publishes raw files)."""
-    run_ids = list(rep["runs"])
-    if not run_ids:
-        return
-    paths = {(r, f): p for r, f, p in store.con.execute(
-        "SELECT run_id, file_name, path FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-        [run_ids]).fetchall()}
-    dirs = dict(store.con.execute("SELECT run_id, run_dir FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-                                  [run_ids]).fetchall())
-    for run_id, run in rep["runs"].items():
-        for s in run["sources"]:
-            s["_path"] = paths.get((run_id, s["file"]))
-        if dirs.get(run_id):
-            run["_run_toml"] = str(Path(dirs[run_id]) / "run.toml")
 
 
 # -- Hugo ------------------------------------------------------------------------------------------
@@ -767,23 +724,30 @@ def load_config(config: Path = CONFIG) -> dict:
 
 
 def build(db: Path, out: Path, spec_dir: Path = Path("data/reports"), generated: Path = GENERATED,
-          content: Path = CONTENT) -> BuildResult:
+          content: Path = CONTENT, wait_s: float = 0.0, on_wait=None) -> BuildResult:
     t0 = time.monotonic()
     reports = load_all(spec_dir)
-    store = open_store(db, read_only=True)
-    try:
-        computed = [compute_report(store, r, content / "reports") for r in reports]
-        for rep in computed:
-            if rep["publish_raw"]:
-                attach_paths(store, rep)
-        trends = compute_trends(store, reports, computed, trend_specs(load_config()))
-    finally:
-        store.close()
-    write_generated(computed, generated, reports, trends, content / "reports")
-    res = BuildResult(out=out)
-    res.reports = [r.id for r in reports]
-    res.tables = sum(len(c["tables"]) for r in computed for c in r["chapters"])
-    res.figures = sum(len(c["figures"]) for r in computed for c in r["chapters"])
-    res.pages = run_hugo(out, generated, content)
+    with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
+        store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
+        try:
+            computed = [compute_report(store, r, content / "reports") for r in reports]
+            raw = [f for rep in computed if rep["publish_raw"] for f in publish.plan_raw(store, rep)]
+            trends = compute_trends(store, reports, computed, trend_specs(load_config()))
+            blobs = store.blobs
+        finally:
+            store.close()
+        write_generated(computed, generated, reports, trends, content / "reports")
+        res = BuildResult(out=out)
+        res.reports = [r.id for r in reports]
+        res.tables = sum(len(c["tables"]) for r in computed for c in r["chapters"])
+        res.figures = sum(len(c["figures"]) for r in computed for c in r["chapters"])
+        new = publish.fresh_output(out)  # Hugo writes a fresh directory, swapped in only when complete
+        try:
+            res.pages = run_hugo(new, generated, content)
+            publish.link_raw(raw, new, blobs)
+            publish.swap_in(new, out)
+        except BaseException:
+            publish.discard(new)
+            raise
     res.seconds = time.monotonic() - t0
     return res

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import SpecError
+from kansoku.ingest.runs import canon as _canon  # one spelling of a factor value everywhere
 
 LANGS = ("ja", "en")
 AGGREGATES = ("median", "mean", "min", "max", "single")
@@ -392,15 +393,6 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
     if baseline and baseline.metric and baseline.metric not in item.metrics:
         raise SpecError(path, where, f"baseline metric {baseline.metric!r} is not one of the metrics {item.metrics}")
     return item
-
-
-def _canon(v: Any) -> str:
-    """A factor value as stored: 2, 2.0 and '2' agree (see runs.canon)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
 
 
 def load_all(spec_dir: str | Path = "data/reports") -> list[Report]:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import signal
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import duckdb
 
@@ -142,6 +146,183 @@ class Store:
 
     def close(self) -> None:
         self.con.close()
+
+    # -- the ingest's API: every statement the ingest runs against stored tables ----------------------
+    @contextmanager
+    def atomic(self) -> Iterator["Transaction"]:
+        """One transaction: committed when the block ends normally (unless ``tx.rollback()`` was called),
+        rolled back on any exception, including Ctrl-C. ``tx.committed`` tells the truth afterwards: a
+        Ctrl-C pressed during COMMIT is held back until COMMIT has returned, then raised."""
+        tx = Transaction()
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield tx
+        except BaseException:
+            try:
+                self.con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise
+        if tx.rolled_back:
+            self.con.execute("ROLLBACK")
+            return
+        with sigint_held() as held:
+            self.con.execute("COMMIT")
+            tx.committed = True
+        if held:
+            raise KeyboardInterrupt
+
+    def source_state(self, source_id: str) -> tuple[str, int, str] | None:
+        """(sha256, size_bytes, path) of a stored source, or None."""
+        return self.con.execute("SELECT sha256, size_bytes, path FROM sources WHERE source_id = ?",
+                                [source_id]).fetchone()
+
+    def set_source_path(self, source_id: str, path: str) -> None:
+        """An unchanged file seen at another place: sources.path says where it is now."""
+        self.con.execute("UPDATE sources SET path = ? WHERE source_id = ?", [path, source_id])
+
+    def run_sources(self, run_id: str) -> dict[str, str]:
+        """file_name -> source_id of the files stored for a run."""
+        return dict(self.con.execute("SELECT file_name, source_id FROM sources WHERE run_id = ?",
+                                     [run_id]).fetchall())
+
+    def runs_in_dirs(self, run_dirs: list[str]) -> dict[str, str]:
+        """run_dir -> run_id of measured runs stored from these directories."""
+        return dict(self.con.execute(
+            "SELECT run_dir, run_id FROM runs WHERE origin = 'measured' AND run_dir IN (SELECT unnest(?::VARCHAR[]))",
+            [run_dirs]).fetchall())
+
+    def delete_source(self, source_id: str) -> None:
+        """A file's rows everywhere, and the runs it declared itself (transcribed tables)."""
+        declared = ("SELECT run_id FROM runs WHERE origin = 'transcribed' "
+                    "AND json_extract_string(run_toml, '$.source_id') = ?")
+        self.con.execute(f"DELETE FROM run_factors WHERE run_id IN ({declared})", [source_id])
+        self.con.execute(f"DELETE FROM runs WHERE run_id IN ({declared})", [source_id])
+        for table in self.source_tables():
+            self.con.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
+        self.con.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
+
+    def defined_run(self, run_ids: list[str]) -> tuple[str, str] | None:
+        """(run_id, origin) of one of these runs already stored, or None."""
+        return self.con.execute("SELECT run_id, origin FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+                                "LIMIT 1", [run_ids]).fetchone()
+
+    def upsert_run(self, row: dict[str, Any], factors: dict[str, tuple[str, str]]) -> str:
+        """Store a measured run (row of ``runs`` without ingested_at) and its factors
+        (name -> (value, origin)). Returns 'new', 'updated' or 'unchanged'."""
+        run_id = row["run_id"]
+        old = self.con.execute(
+            "SELECT run_dir, status, status_note, run_toml::VARCHAR, run_toml_sha256 FROM runs WHERE run_id = ?",
+            [run_id]).fetchone()
+        old_factors = dict(self.con.execute(
+            "SELECT factor, value FROM run_factors WHERE run_id = ?", [run_id]).fetchall())
+        if old and old_factors == {k: v for k, (v, _) in factors.items()} \
+                and old[1:3] == (row["status"], row["status_note"]) \
+                and json.loads(old[3] or "null") == json.loads(row["run_toml"]) \
+                and old[0] == row["run_dir"] and old[4] == row.get("run_toml_sha256"):
+            return "unchanged"
+        self.con.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
+        self.con.execute("DELETE FROM run_factors WHERE run_id = ?", [run_id])
+        self.insert_rows("runs", [{**row, "ingested_at": datetime.now(timezone.utc)}])
+        self.insert_rows("run_factors", [{"run_id": run_id, "factor": k, "value": v, "origin": o}
+                                         for k, (v, o) in factors.items()])
+        return "updated" if old else "new"
+
+    # -- the build's API --------------------------------------------------------------------------
+    def raw_files(self, run_ids: list[str]) -> dict[tuple[str, str], tuple[str, int]]:
+        """(run_id, file_name) -> (sha256, size_bytes) of the stored files of these runs, run.toml included
+        (its sha256 is kept with the run)."""
+        out = {(r, f): (sha, size) for r, f, sha, size in self.con.execute(
+            "SELECT run_id, file_name, sha256, size_bytes FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [run_ids]).fetchall()}
+        for r, sha in self.con.execute(
+                "SELECT run_id, run_toml_sha256 FROM runs WHERE run_toml_sha256 IS NOT NULL "
+                "AND run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]).fetchall():
+            out[(r, RUN_TOML)] = (sha, -1)
+        return out
+
+    @property
+    def blobs(self) -> Path:
+        return blob_dir(self.path)
+
+
+@dataclass
+class Transaction:
+    committed: bool = False
+    rolled_back: bool = False
+
+    def rollback(self) -> None:
+        """End the block with ROLLBACK instead of COMMIT."""
+        self.rolled_back = True
+
+
+@contextmanager
+def sigint_held() -> Iterator[list[int]]:
+    """Hold Ctrl-C back for the duration of the block (a COMMIT, a directory swap: steps that must not be
+    cut in half); the list says whether one arrived, for the caller to raise afterwards."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# -- content-addressed copies of the raw files, kept with the store ----------------------------------
+RUN_TOML = "run.toml"
+BLOBS_MARKER = ".kansoku-blobs"  # a walk never descends into a directory holding it
+
+
+def blob_dir(db_path: Path) -> Path:
+    """Where the raw files of a store are kept, by sha256: ``blobs/`` next to the database file."""
+    return Path(db_path).parent / "blobs"
+
+
+def blob_path(blobs: Path, sha256: str) -> Path:
+    return blobs / sha256[:2] / sha256
+
+
+def hash_and_keep(path: Path, blobs: Path | None) -> tuple[str, int, int]:
+    """Read the file once: its sha256, its size, its number of newlines, and (unless ``blobs`` is None)
+    a copy of exactly the bytes hashed kept as ``blobs/<sha256[:2]>/<sha256>`` (read-only; written
+    once, never replaced). The published raw file is that copy, so it matches the sha256 on the
+    sources page whatever happens later to the file that was ingested."""
+    h = hashlib.sha256()
+    newlines = size = 0
+    if blobs is None:
+        with open(path, "rb") as src:
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                h.update(chunk)
+                newlines += chunk.count(b"\n")
+                size += len(chunk)
+        return h.hexdigest(), size, newlines
+    if not (blobs / BLOBS_MARKER).is_file():
+        blobs.mkdir(parents=True, exist_ok=True)
+        (blobs / BLOBS_MARKER).write_text("kansoku: raw files kept by sha256; tools/ingest never walks this directory\n")
+    fd, tmp = tempfile.mkstemp(prefix=".incoming-", dir=blobs)
+    try:
+        with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                h.update(chunk)
+                newlines += chunk.count(b"\n")
+                size += len(chunk)
+                dst.write(chunk)
+        digest = h.hexdigest()
+        target = blob_path(blobs, digest)
+        if target.is_file() and target.stat().st_size == size:
+            os.unlink(tmp)
+        else:
+            target.parent.mkdir(exist_ok=True)
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return digest, size, newlines
 
 
 def schema_fingerprint() -> str:

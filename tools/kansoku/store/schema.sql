@@ -9,7 +9,7 @@ CREATE TABLE IF NOT EXISTS kansoku_meta (
 -- One row per run: a directory of raw files (origin 'measured') or a row of a
 -- table transcribed from a published report (origin 'transcribed').
 CREATE TABLE IF NOT EXISTS runs (
-    run_id       VARCHAR NOT NULL,   -- canonical key, e.g. 'study=scaleup/workload=read/clients=2/rep=1'
+    run_id       VARCHAR NOT NULL,   -- the run directory relative to its campaign root (docs/ingest.md), e.g. 'study=scaleup/workload=read/clients=2/rep=1'
     run_dir      VARCHAR,            -- directory the run was ingested from (absolute)
     origin       VARCHAR NOT NULL,   -- 'measured' | 'transcribed'
     status       VARCHAR NOT NULL,   -- 'ok' | 'failed' | 'aborted'
@@ -21,6 +21,8 @@ CREATE TABLE IF NOT EXISTS runs (
     run_toml     JSON,               -- run.toml as JSON, verbatim
     ingested_at  TIMESTAMPTZ
 );
+-- sha256 of the run.toml as ingested; the file itself is kept under blobs/ (see store/db.py)
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS run_toml_sha256 VARCHAR;
 
 -- The run's factors, tall: one row per (run, factor).
 CREATE TABLE IF NOT EXISTS run_factors (
@@ -34,7 +36,7 @@ CREATE TABLE IF NOT EXISTS run_factors (
 CREATE TABLE IF NOT EXISTS sources (
     source_id     VARCHAR NOT NULL,  -- stable id of (run_id, file name)
     run_id        VARCHAR,
-    path          VARCHAR NOT NULL,  -- absolute path at ingest time
+    path          VARCHAR NOT NULL,  -- absolute path where the file was last ingested from (the bytes: blobs/<sha256>)
     file_name     VARCHAR NOT NULL,  -- path relative to the run directory
     sha256        VARCHAR NOT NULL,
     size_bytes    BIGINT NOT NULL,

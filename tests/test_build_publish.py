@@ -1,0 +1,196 @@
+"""Issue 16, builds: one build at a time per output, a fresh directory swapped in at the end, raw files
+published from the store's content-addressed copies (a real ingest, a real Hugo build)."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_tool
+
+RUNS = ROOT / "tests" / "fixtures" / "runs"
+
+SPEC = '''
+[report]
+id = "mini"
+fiscal_year = 2026
+title = { ja = "小さな報告", en = "A small report" }
+organisation = { ja = "テスト", en = "Test" }
+revision = "0.1"
+copyright = "© test"
+license = { ja = "テスト用", en = "for tests" }
+publish_raw = true
+
+[[chapter]]
+id = "a"
+title = { ja = "章 A", en = "Chapter A" }
+
+[[chapter.table]]
+id = "t"
+caption = { ja = "表", en = "Table" }
+metric = "tps"
+where = { workload = "read", clients = 1 }
+rows = "config"
+aggregate = "median"
+'''
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """Runs copied from the fixtures (so that they can be deleted and edited), ingested; a spec dir."""
+    tmp = tmp_path_factory.mktemp("build")
+    runs = tmp / "runs"
+    src = RUNS / "campaign=corpus-2026-11/study=scaleup/workload=read/config=checksums-off/clients=1"
+    shutil.copytree(src, runs / "clients=1")
+    db = tmp / "db" / "kansoku.duckdb"
+    run_tool("ingest", "--db", db, runs, check=True)
+    specs = tmp / "specs"
+    specs.mkdir()
+    (specs / "mini.toml").write_text(SPEC, encoding="utf-8")
+    content = tmp / "content"  # the home pages only: the report's pages are generated
+    (content / "reports").mkdir(parents=True)
+    for p in (ROOT / "content").glob("_index.*.md"):
+        shutil.copy(p, content)
+    for p in (ROOT / "content/reports").glob("_index.*.md"):
+        shutil.copy(p, content / "reports")
+    return tmp, runs, db, specs
+
+
+def build(env, out: Path, *extra, check=True):
+    tmp, runs, db, specs = env
+    return run_tool("build", "--db", db, "--out", out, "--specs", specs, "--generated", out.parent / "gen",
+                    "--content", tmp / "content", *extra, check=check)
+
+
+def raw_files(out: Path) -> dict[str, Path]:
+    return {p.relative_to(out).as_posix(): p for p in (out / "raw").rglob("*") if p.is_file()}
+
+
+def test_raw_files_come_from_the_store_and_match_their_hash(env, tmp_path):
+    tmp, runs, db, specs = env
+    out = tmp_path / "public"
+    build(env, out)
+    files = raw_files(out)
+    assert len(files) == 6  # 3 repetitions: pgbench.log and run.toml each
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    shas = {r[0] for r in con.execute("SELECT sha256 FROM sources UNION SELECT run_toml_sha256 FROM runs").fetchall()}
+    con.close()
+    blobs = db.parent / "blobs"
+    for rel, p in files.items():
+        sha = hashlib.sha256(p.read_bytes()).hexdigest()
+        assert sha in shas, rel
+        assert os.path.samefile(p, blobs / sha[:2] / sha)  # a hard link to the kept copy, not a copy
+    # the runs are gone from where they were ingested, or edited: the site publishes what was ingested
+    moved = tmp / "runs-moved"
+    shutil.move(runs, moved)
+    try:
+        out2 = tmp_path / "public2"
+        build(env, out2)
+        assert {r: hashlib.sha256(p.read_bytes()).hexdigest() for r, p in raw_files(out2).items()} == \
+               {r: hashlib.sha256(p.read_bytes()).hexdigest() for r, p in files.items()}
+    finally:
+        shutil.move(moved, runs)
+
+
+def test_a_damaged_kept_copy_fails_the_build_loudly_and_leaves_public_as_it_was(env, tmp_path):
+    tmp, runs, db, specs = env
+    # a store of its own: its blobs are damaged below
+    own = tmp_path / "db" / "kansoku.duckdb"
+    run_tool("ingest", "--db", own, runs, check=True)
+    out = tmp_path / "public"
+    run_tool("build", "--db", own, "--out", out, "--specs", specs, "--generated", tmp_path / "gen", "--content", tmp / "content", check=True)
+    # (raw files are links to the kept copies: damaging a copy damages them too, so names only for those)
+    def state():
+        return {p.relative_to(out): None if "raw" in p.parts else p.stat().st_mtime_ns for p in out.rglob("*")}
+    before = state()
+    blob = next(p for p in (own.parent / "blobs").rglob("*") if p.is_file() and not p.name.startswith("."))
+    os.chmod(blob, 0o644)
+    blob.write_bytes(blob.read_bytes() + b"tampered\n")
+    proc = run_tool("build", "--db", own, "--out", out, "--specs", specs, "--generated", tmp_path / "gen", "--content", tmp / "content")
+    assert proc.returncode == 1 and "no longer matches its sha256" in proc.stderr and "Traceback" not in proc.stderr
+    assert state() == before  # public/ untouched
+    assert not list(tmp_path.glob(".public.new-*"))
+    blob.unlink()
+    proc = run_tool("build", "--db", own, "--out", out, "--specs", specs, "--generated", tmp_path / "gen", "--content", tmp / "content")
+    assert proc.returncode == 1 and "is missing; ingest its run again" in proc.stderr
+    run_tool("ingest", "--db", own, runs, check=True)  # restores the kept copy
+    run_tool("build", "--db", own, "--out", out, "--specs", specs, "--generated", tmp_path / "gen", "--content", tmp / "content", check=True)
+
+
+def _hold(lock_dir: str, ready, release):
+    from kansoku.render import publish
+
+    with publish.output_lock([Path(lock_dir)]):
+        ready.set()
+        release.wait(60)
+
+
+def test_a_second_build_into_the_same_output_stops_or_waits(env, tmp_path):
+    out = tmp_path / "public"
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=_hold, args=(str(out), ready, release))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        proc = build(env, out, check=False)
+        assert proc.returncode == 4
+        assert "being written by another build" in proc.stderr and "--wait" in proc.stderr
+        assert not out.exists()
+        import subprocess
+        import sys
+
+        tmp, runs, db, specs = env
+        waiting = subprocess.Popen([sys.executable, str(ROOT / "tools" / "build"), "--db", str(db), "--out", str(out),
+                                    "--specs", str(specs), "--generated", str(tmp_path / "gen"),
+                                    "--content", str(tmp / "content"), "--wait", "120"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        release.set()
+        _, err = waiting.communicate(timeout=180)
+        assert waiting.returncode == 0, err
+        assert "waiting" in err
+    finally:
+        release.set()
+        holder.join(30)
+    assert (out / "index.html").is_file() and len(raw_files(out)) == 6
+
+
+def test_build_help_offers_wait_and_version(tool):
+    proc = tool("build", "--help", check=True)
+    assert "--wait SECONDS" in proc.stdout and "--version" in proc.stdout
+    for name in ("ingest", "build", "pdf", "example", "collect"):
+        proc = tool(name, "--version", check=True)
+        assert proc.stdout.startswith(f"tools/{name} (kansoku) ")
+
+
+def test_swap_and_the_repair_of_a_build_killed_between_two_renames(tmp_path, monkeypatch):
+    from kansoku.render import publish
+
+    out = tmp_path / "public"
+    out.mkdir()
+    (out / "old.html").write_text("old")
+    new = publish.fresh_output(out)
+    (new / "new.html").write_text("new")
+    publish.swap_in(new, out)  # renameat2(RENAME_EXCHANGE) on Linux
+    assert [p.name for p in out.iterdir()] == ["new.html"] and not new.exists()
+    # without the atomic exchange: two renames, and a build killed between them is repaired by the next
+    monkeypatch.setattr(publish, "_exchange", lambda a, b: False)
+    new = publish.fresh_output(out)
+    (new / "newer.html").write_text("newer")
+    publish.swap_in(new, out)
+    assert [p.name for p in out.iterdir()] == ["newer.html"]
+    out.rename(tmp_path / ".public.old-999")  # killed after moving the output aside
+    (tmp_path / ".public.new-998").mkdir()     # and a half build of another killed run
+    new = publish.fresh_output(out)
+    assert [p.name for p in out.iterdir()] == ["newer.html"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".public.")) == [new.name]
+    publish.discard(new)

@@ -1,0 +1,201 @@
+"""Publishing a build: one build at a time per output, a fresh directory swapped in at the end,
+raw files linked from the store's content-addressed copies.
+
+- ``output_lock``: an exclusive ``flock`` on ``.<name>.lock`` next to each directory a build writes
+  (the output and the generated data). A second build stops at once (exit 4) or waits ``--wait``.
+- ``fresh_output`` / ``swap_in``: Hugo writes into ``.<out>.new-<pid>`` next to the output; only a
+  build that finished is swapped in (``renameat2(RENAME_EXCHANGE)`` where the kernel has it, else
+  two renames), so a failed, killed or concurrent build never leaves a half site, and a failed
+  build leaves the output as it was.
+- ``plan_raw`` / ``link_raw``: the raw files of a report that publishes them are the store's copies
+  (``blobs/<sha256[:2]>/<sha256>``, written by the ingest), hard-linked into the new site (copied
+  when the output is on another file system), each checked against its sha256 first: a published
+  file always matches the hash on the sources page, and nothing outside the store is published.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import hashlib
+import os
+import shutil
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+from urllib.parse import quote
+
+from kansoku.errors import KansokuError, StoreBusyError
+from kansoku.store.db import RUN_TOML, Store, blob_path, sigint_held
+
+
+class BuildBusyError(StoreBusyError):
+    """Another build writes the same output (exit 4, like a busy database)."""
+
+
+def _lock_file(d: Path) -> Path:
+    return d.parent / f".{d.name}.lock"
+
+
+@contextmanager
+def output_lock(dirs: list[Path], wait_s: float = 0.0,
+                on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on every directory a build writes (sorted: two builds never deadlock)."""
+    with ExitStack() as stack:
+        for d in sorted({Path(d).resolve() for d in dirs}):
+            stack.enter_context(_one_lock(d, wait_s, on_wait))
+        yield
+
+
+@contextmanager
+def _one_lock(d: Path, wait_s: float, on_wait) -> Iterator[None]:
+    d.parent.mkdir(parents=True, exist_ok=True)
+    path = _lock_file(d)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait_s
+        announced = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                who = f"process {holder}" if holder.isdigit() else "another process"
+                if time.monotonic() >= deadline:
+                    raise BuildBusyError(
+                        f"{d} is being written by another build ({who}); nothing was changed. "
+                        f"Try again when it has finished, or pass --wait SECONDS.") from None
+                if not announced and on_wait:
+                    on_wait(f"{d} is being written by another build ({who}); waiting up to {wait_s:.0f} s ...")
+                    announced = True
+                time.sleep(0.25)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def fresh_output(out: Path) -> Path:
+    """An empty directory next to ``out`` for this build. Leftovers of killed builds are removed (the
+    caller holds the output lock, so no other build is using them); an output a killed build had
+    moved aside but not replaced is put back first."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    olds = sorted(out.parent.glob(f".{out.name}.old-*"))
+    if not out.exists() and olds:
+        os.rename(olds.pop(), out)
+    for p in olds + sorted(out.parent.glob(f".{out.name}.new-*")):
+        shutil.rmtree(p, ignore_errors=True)
+    new = out.parent / f".{out.name}.new-{os.getpid()}"
+    new.mkdir()
+    return new
+
+
+def discard(new: Path) -> None:
+    shutil.rmtree(new, ignore_errors=True)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2). False when the system cannot."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def swap_in(new: Path, out: Path) -> None:
+    """Make the finished build ``new`` the output; the previous output is removed afterwards.
+    A Ctrl-C during the swap is raised once the swap is done (never between two renames)."""
+    with sigint_held() as held:
+        _swap(new, out)
+    if held:
+        raise KeyboardInterrupt
+
+
+def _swap(new: Path, out: Path) -> None:
+    out = Path(out)
+    if not out.exists():
+        os.rename(new, out)
+        return
+    if _exchange(new, out):
+        shutil.rmtree(new)  # now the previous output
+        return
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    os.rename(out, old)
+    os.rename(new, out)
+    shutil.rmtree(old)
+
+
+@dataclass(frozen=True)
+class RawFile:
+    sha256: str
+    target: str  # path below the site root, e.g. raw/<report>/<run anchor>/<file>
+
+
+def plan_raw(store: Store, rep: dict) -> list[RawFile]:
+    """Give each stored file (and run.toml) of the report's runs its URL; the files to link after Hugo.
+    Only what the store holds is published: nothing is read from where the runs were ingested."""
+    run_ids = list(rep["runs"])
+    stored = store.raw_files(run_ids) if run_ids else {}
+    out: list[RawFile] = []
+    for run_id, run in rep["runs"].items():
+        base = f"raw/{rep['id']}/{run['anchor']}"
+        for s in run["sources"]:
+            if (run_id, s["file"]) in stored:
+                out.append(RawFile(s["sha256"], f"{base}/{s['file']}"))
+                s["url"] = "/" + quote(f"{base}/{s['file']}")
+        toml = stored.get((run_id, RUN_TOML))
+        if toml:  # the run's own description (factors, machine, versions, settings)
+            out.append(RawFile(toml[0], f"{base}/{RUN_TOML}"))
+            run["run_toml_url"] = "/" + quote(f"{base}/{RUN_TOML}")
+    return out
+
+
+def link_raw(files: list[RawFile], site: Path, blobs: Path) -> int:
+    """Hard-link each raw file from the store's copy into the site, after checking the copy's sha256.
+    A missing or altered copy stops the build: it names the file and says how to restore it."""
+    verified: set[str] = set()
+    for f in files:
+        src = blob_path(blobs, f.sha256)
+        if f.sha256 not in verified:
+            if not src.is_file():
+                raise KansokuError(f"{src}: the stored copy of {f.target} is missing; ingest its run again "
+                                   f"(tools/ingest) to restore it")
+            if _sha256(src) != f.sha256:
+                raise KansokuError(f"{src}: the stored copy of {f.target} no longer matches its sha256; remove "
+                                   f"it and ingest its run again (tools/ingest)")
+            verified.add(f.sha256)
+        target = site / f.target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(src, target)
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                raise
+            shutil.copyfile(src, target)  # another file system: a copy of the verified bytes
+    return len(files)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
