@@ -6,6 +6,10 @@
 -- Checkpoints of each run: those logged in the run's own directory, or in a log that is not itself
 -- a run's (no run.toml) in a directory above the run's; in both cases only those that overlap the
 -- run's window (run.toml start/end, else its per-second series).
+-- column run_id: the run the checkpoint overlaps (pg_checkpoints.run_id is the run of the log file)
+-- column source_id: the server log it was read from
+-- column start_s: checkpoint start, seconds since the run's start
+-- column end_s: checkpoint completion, seconds since the run's start (NULL: not completed in the log)
 CREATE OR REPLACE VIEW run_checkpoints AS
 WITH windows AS (
     SELECT a.run_id, r.run_dir, a.origin_epoch_s,
@@ -30,6 +34,12 @@ WHERE c.start_ts IS NOT NULL
   AND epoch(c.start_ts) <= w.end_epoch_s
   AND coalesce(epoch(c.end_ts), epoch(c.start_ts)) >= w.origin_epoch_s;
 
+-- One row per event of a run (docs/steady-state.md):
+-- column event: 'run_start', 'run_end', 'steady_start' (end of warm-up), 'steady_end' (start of ramp-down), 'stall', 'checkpoint', 'restartpoint'
+-- column at_s: when, in seconds since the run's start (the x axis of the per-second TPS charts)
+-- column until_s: end of a span (stall, checkpoint), same axis; NULL for an instant
+-- column value: checkpoint: buffers written; stall: lowest TPS; steady_start/steady_end: warm-up/ramp-down seconds
+-- column unit: unit of value
 CREATE OR REPLACE VIEW run_events AS
 SELECT run_id, 'run_start' AS event, 0.0 AS at_s, NULL::DOUBLE AS until_s, NULL::VARCHAR AS reason,
        NULL::DOUBLE AS value, NULL::VARCHAR AS unit

@@ -9,6 +9,9 @@
 -- Intervals that reach outside the run's window (run.toml start/end) are left out, as the
 -- TPS-over-time chart leaves them out (the first and last wall-clock seconds of a per-transaction
 -- log hold only part of a second).
+-- column series_source: where a per-second value comes from: 'txlog' (-l), 'aggregate' (--aggregate-interval) or 'progress' (-P)
+-- column sample_no: 1-based number of the interval in its run's series
+-- column samples: number of intervals in the run's series
 CREATE OR REPLACE VIEW pgbench_tps_samples AS
 WITH prog AS (
     SELECT p.run_id, p.ts, p.tps,
@@ -41,6 +44,8 @@ FROM kept;
 
 -- The origin of a run's time axis (seconds since the run's start): run.toml 'start', else the
 -- start of the first interval of its per-second series; the same origin as pgbench_tps_per_second.
+-- column origin_epoch_s: the run's time zero (Unix epoch seconds)
+-- column end_s: the run's end (run.toml 'end') in seconds since its start
 CREATE OR REPLACE VIEW run_time_axis AS
 SELECT r.run_id,
        coalesce(epoch(r.start_time), min(epoch(s.ts))) AS origin_epoch_s,
@@ -48,6 +53,29 @@ SELECT r.run_id,
 FROM runs r LEFT JOIN pgbench_tps_per_second s USING (run_id)
 GROUP BY r.run_id, r.start_time, r.end_time;
 
+-- One row per run with a per-second series (docs/steady-state.md):
+-- column series_source: the per-second series used: 'progress' (-P), else 'txlog' or 'aggregate'
+-- column samples: intervals in the run's series
+-- column steady_found: true when the rule found a steady window; false: the window is the fallback (first and last 10 % dropped)
+-- column warmup_samples: intervals before the steady window
+-- column rampdown_samples: intervals after the steady window
+-- column warmup_s: seconds from the run's start to the start of the steady window
+-- column rampdown_s: seconds from the end of the steady window to the end of the last interval
+-- column steady_start_s: start of the steady window, seconds since the run's start
+-- column steady_end_s: end of the steady window, seconds since the run's start
+-- column steady_s: length of the steady window (sum of its intervals)
+-- column tps_steady: steady-state TPS: time-weighted mean of the per-second TPS in the steady window
+-- column tps_steady_median: median per-second TPS in the steady window
+-- column tps_steady_min: lowest per-second TPS in the steady window
+-- column tps_cv_pct: coefficient of variation of the per-second TPS in the steady window (100 x stddev / mean)
+-- column stall_s: seconds of the steady window with TPS below half its median (STEADY_PARAMS stall_fraction)
+-- column zero_s: seconds of the steady window with no transaction at all
+-- column tps_slope_per_s: Theil-Sen slope of TPS over time in the steady window (TPS per second)
+-- column tps_drift_pct: the slope's change over the whole steady window, % of tps_steady_median
+-- column trend_z: Mann-Kendall statistic of the steady window (normal approximation; |z| >= 2.576: 1 % level)
+-- column drifts: significant trend (trend_z) and a change of at least drift_min_pct %
+-- column stalls: stall_s > 0
+-- column flags: 'no_steady_state', 'drift', 'stall': notes for the cells that use the run
 CREATE OR REPLACE VIEW pgbench_steady_state AS
 WITH samples_ AS MATERIALIZED (
     SELECT * FROM pgbench_tps_samples
@@ -164,6 +192,9 @@ SELECT st.run_id,
 FROM stats st LEFT JOIN tested t USING (run_id);
 
 -- Stalls: stretches of consecutive steady-window samples below {stall_fraction} x the window's median TPS.
+-- column start_s: start of the span, seconds since the run's start
+-- column end_s: end of the span, seconds since the run's start
+-- column tps_min: lowest per-second TPS of the stall
 CREATE OR REPLACE VIEW pgbench_stalls AS
 WITH low AS (
     SELECT s.run_id, s.sample_no, s.elapsed_s, s.interval_s, s.tps,
