@@ -112,7 +112,8 @@ def method_note(lang: str) -> str:
         "band_pct": f"{p['band_fraction'] * 100:g}", "band_mads": p["band_mads"], "consecutive": p["consecutive"],
         "max_warmup_pct": f"{p['max_warmup_fraction'] * 100:g}",
         "max_rampdown_pct": f"{p['max_rampdown_fraction'] * 100:g}",
-        "stall_pct": f"{p['stall_fraction'] * 100:g}", "drift_min_pct": p["drift_min_pct"],
+        "stall_pct": f"{p['stall_fraction'] * 100:g}", "stall_mads": p["stall_mads"],
+        "stall_floor_pct": f"{p['stall_floor_fraction'] * 100:g}", "drift_min_pct": p["drift_min_pct"],
         # the two-sided level of the Mann-Kendall test at |Z| >= drift_z
         "drift_level_pct": f"{100 * math.erfc(p['drift_z'] / math.sqrt(2)):.1g}",
     }

@@ -14,7 +14,7 @@ from kansoku.store.db import Store
 STEADY_COLUMNS = (
     "run_id", "steady_found", "series_source", "samples", "warmup_samples", "rampdown_samples", "warmup_s",
     "rampdown_s", "steady_start_s", "steady_end_s", "steady_s", "tps_steady", "tps_steady_median",
-    "tps_steady_min", "tps_cv_pct", "stall_s", "zero_s", "tps_slope_per_s", "tps_drift_pct", "trend_z",
+    "tps_steady_min", "tps_cv_pct", "stall_below_tps", "stall_s", "zero_s", "tps_slope_per_s", "tps_drift_pct", "trend_z",
     "drifts", "stalls", "flags")
 EVENT_COLUMNS = ("run_id", "event", "at_s", "until_s", "reason", "value", "unit")
 

@@ -68,7 +68,8 @@ GROUP BY r.run_id, r.start_time, r.end_time;
 -- column tps_steady_median: median per-second TPS in the steady window
 -- column tps_steady_min: lowest per-second TPS in the steady window
 -- column tps_cv_pct: coefficient of variation of the per-second TPS in the steady window (100 x stddev / mean)
--- column stall_s: seconds of the steady window with TPS below half its median (STEADY_PARAMS stall_fraction)
+-- column stall_below_tps: the stall threshold: the lower of half the window's median TPS (stall_fraction) and the median minus 4 robust standard deviations (stall_mads), but at least a fifth of the median (stall_floor_fraction)
+-- column stall_s: seconds of the steady window with no transaction or TPS below stall_below_tps
 -- column zero_s: seconds of the steady window with no transaction at all
 -- column tps_slope_per_s: Theil-Sen slope of TPS over time in the steady window (TPS per second)
 -- column tps_drift_pct: the slope's change over the whole steady window, % of tps_steady_median
@@ -128,7 +129,13 @@ WITH samples_ AS MATERIALIZED (
     FROM samples_ s JOIN chosen c USING (run_id)
     WHERE s.sample_no BETWEEN c.steady_first AND c.steady_last
 ), level AS (
-    SELECT run_id, median(tps) AS steady_median FROM steady GROUP BY run_id
+    -- a stall: TPS below {stall_fraction} x the window's median and also more than {stall_mads} robust
+    -- standard deviations below it (a very noisy run's ordinary low seconds are not stalls), and always
+    -- below {stall_floor_fraction} x the median (or zero)
+    SELECT run_id, median(tps) AS steady_median,
+           greatest({stall_floor_fraction} * median(tps),
+                    least({stall_fraction} * median(tps), median(tps) - {stall_mads} * 1.4826 * mad(tps))) AS stall_below
+    FROM steady GROUP BY run_id
 ), stats AS (
     SELECT st.run_id, any_value(st.found) AS found, max(st.samples) AS samples,
            any_value(st.series_source) AS series_source, any_value(st.last_end_s) AS last_end_s,
@@ -139,7 +146,8 @@ WITH samples_ AS MATERIALIZED (
            any_value(l.steady_median) AS tps_steady_median,
            100.0 * stddev_samp(st.tps) / nullif(avg(st.tps), 0) AS tps_cv_pct,
            min(st.tps) AS tps_steady_min,
-           coalesce(sum(st.interval_s) FILTER (WHERE st.tps < {stall_fraction} * l.steady_median), 0) AS stall_s,
+           any_value(l.stall_below) AS stall_below_tps,
+           coalesce(sum(st.interval_s) FILTER (WHERE st.tps = 0 OR st.tps < l.stall_below), 0) AS stall_s,
            coalesce(sum(st.interval_s) FILTER (WHERE st.tps = 0), 0) AS zero_s
     FROM steady st JOIN level l USING (run_id)
     GROUP BY st.run_id
@@ -176,7 +184,7 @@ SELECT st.run_id,
        st.last_end_s - st.steady_end_s AS rampdown_s,
        st.steady_start_s, st.steady_end_s, st.steady_s,
        st.tps_steady, st.tps_steady_median, st.tps_steady_min, st.tps_cv_pct,
-       st.stall_s, st.zero_s,
+       st.stall_below_tps, st.stall_s, st.zero_s,
        t.slope_tps_per_s AS tps_slope_per_s,
        100.0 * t.slope_tps_per_s * (st.steady_end_s - st.steady_start_s) / nullif(st.tps_steady_median, 0)
            AS tps_drift_pct,
@@ -191,7 +199,7 @@ SELECT st.run_id,
                     CASE WHEN st.stall_s > 0 THEN 'stall' END], lambda x: x IS NOT NULL) AS flags
 FROM stats st LEFT JOIN tested t USING (run_id);
 
--- Stalls: stretches of consecutive steady-window samples below {stall_fraction} x the window's median TPS.
+-- Stalls: stretches of consecutive steady-window samples below stall_below_tps (or at zero).
 -- column start_s: start of the span, seconds since the run's start
 -- column end_s: end of the span, seconds since the run's start
 -- column tps_min: lowest per-second TPS of the stall
@@ -201,7 +209,7 @@ WITH low AS (
            s.sample_no - row_number() OVER (PARTITION BY s.run_id ORDER BY s.sample_no) AS grp
     FROM pgbench_tps_samples s JOIN pgbench_steady_state st USING (run_id)
     WHERE s.elapsed_s - s.interval_s >= st.steady_start_s - 0.001 AND s.elapsed_s <= st.steady_end_s + 0.001
-      AND s.tps < {stall_fraction} * st.tps_steady_median
+      AND (s.tps = 0 OR s.tps < st.stall_below_tps)
 )
 SELECT run_id, min(elapsed_s - interval_s) AS start_s, max(elapsed_s) AS end_s, sum(interval_s) AS stall_s,
        min(tps) AS tps_min, count(*) AS samples

@@ -22,7 +22,9 @@ STEADY_PARAMS = {
     "min_samples": 6,              # shorter series: no detection (fallback window)
     "fallback_trim_fraction": 0.10,
     "fallback_trim_pct": 10,
-    "stall_fraction": 0.5,         # a stall: a sample below half the steady window's median TPS
+    "stall_fraction": 0.5,         # a stall: a sample below half the steady window's median TPS ...
+    "stall_mads": 4,               # ... and more than 4 robust standard deviations below it;
+    "stall_floor_fraction": 0.2,   # below a fifth of the median (or zero) is a stall whatever the noise
     "drift_z": 2.576,              # Mann-Kendall trend test, two-sided 1 % level ...
     "drift_min_pct": 10,           # ... and a Theil-Sen change over the window of at least 10 % of the median
     "max_trend_points": 300,       # the trend is computed on at most this many bucket means
@@ -46,8 +48,8 @@ METRICS = [
             "Coefficient of variation of per-second TPS (steady window)"),
     _metric("warmup_s", "warmup_s", "s", False, "ウォームアップ時間", "Warm-up time"),
     _metric("rampdown_s", "rampdown_s", "s", False, "終了前の低下時間", "Ramp-down time"),
-    _metric("stall_s", "stall_s", "s", False, "ストール時間 (TPS が中央値の半分未満)",
-            "Stall time (TPS below half the median)"),
+    _metric("stall_s", "stall_s", "s", False, "ストール時間 (TPS が中央値を大きく下回る秒)",
+            "Stall time (seconds with TPS far below the median)"),
     _metric("tps_drift_pct", "tps_drift_pct", "%", True, "定常区間の TPS 変化 (Theil–Sen)",
             "TPS change over the steady window (Theil–Sen)"),
 ]
