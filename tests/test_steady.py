@@ -231,3 +231,62 @@ def test_method_note_states_the_parameters():
         assert "{{" not in text and f"{STEADY_PARAMS['consecutive']}" in text and "1 %" in text
         assert f"±{round(STEADY_PARAMS['band_fraction'] * 100)} %" in text
     assert "Mann–Kendall" in en and "Theil–Sen" in en
+
+
+# -- events drawn on the TPS-over-time chart ------------------------------------------------
+
+CHART_SPEC = """
+[report]
+id = "events-test"
+fiscal_year = 2026
+title = { ja = "イベント", en = "Events" }
+organisation = { ja = "kansoku", en = "kansoku" }
+
+[[chapter]]
+id = "c"
+title = { ja = "章", en = "Chapter" }
+
+[[chapter.figure]]
+id = "one-run"
+caption = { ja = "1 秒ごとの TPS", en = "TPS per second" }
+chart = "tps_over_time"
+metric = "tps"
+where = { study = "checkpoints" }
+"""
+
+
+def test_events_on_the_tps_chart(pg_db, tmp_path):
+    from kansoku.analysis import figures
+    from kansoku.spec.model import load_report
+
+    spec = tmp_path / "events.toml"
+    spec.write_text(CHART_SPEC, encoding="utf-8")
+    off = tmp_path / "off.toml"
+    off.write_text(CHART_SPEC + "options = { events = false }\n", encoding="utf-8")
+    store = open_store(pg_db, read_only=True)
+    try:
+        report = load_report(spec)
+        built = figures.build_figure(store, report, report.chapters[0].items[0])
+        plain = load_report(off)
+        built_off = figures.build_figure(store, plain, plain.chapters[0].items[0])
+        n_events = store.con.execute(f"SELECT count(*) FROM run_events WHERE run_id = '{PG_RUN}' "
+                                     "AND event IN ('checkpoint', 'stall', 'run_end', 'steady_start', 'steady_end')"
+                                     ).fetchone()[0]
+    finally:
+        store.close()
+    for lang in ("en", "ja"):
+        f = built["figure"][lang]
+        names = [t.get("name") for t in f["data"]]
+        marks = {t["name"]: t for t in f["data"][1:]}
+        assert {t.get("type", "scatter") for t in f["data"]} == {"scatter"}
+        checkpoint = "Checkpoint" if lang == "en" else "チェックポイント"
+        assert checkpoint in marks and len(marks[checkpoint]["x"]) == 16, names
+        assert marks[checkpoint]["x"][0] == pytest.approx(5.719, abs=1e-3)
+        assert (("Stall" if lang == "en" else "ストール") in marks) and (
+            ("Run end" if lang == "en" else "実行終了") in marks)
+        assert sum(len(t["x"]) for t in f["data"][1:]) == n_events
+        bands = [s for s in f["layout"]["shapes"] if s["type"] == "rect"]
+        assert len(bands) == 16 + len(marks["Stall" if lang == "en" else "ストール"]["x"])
+        assert marks[checkpoint]["hovertext"][0] == (
+            "Checkpoint (wal, 1762 buffers written, 2.4 s)" if lang == "en" else "チェックポイント (wal, 書き出し 1762 バッファ, 2.4 s)")
+    assert len(built_off["figure"]["en"]["data"]) == 1 and not built_off["figure"]["en"]["layout"].get("shapes")
