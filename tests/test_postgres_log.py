@@ -158,3 +158,35 @@ def test_no_time_in_prefix_warns_once():
     rows = sink.rows["pg_checkpoints"]
     assert [(r["reason"], r["start_ts"], r.get("buffers_written")) for r in rows] == [("time", None, 3), ("time", None, None)]
     assert len(sink.warnings) == 1 and "log_line_prefix" in sink.warnings[0][1]
+
+
+FORMATS = FIXTURES / "postgres_log" / "formats"
+
+
+def test_stderr_csvlog_and_jsonlog_of_one_server_agree():
+    """Real: one PostgreSQL 15.18 server logging to stderr, csvlog and jsonlog at once (logging_collector,
+    log_timezone = 'UTC'), two CHECKPOINT commands and WAL-triggered checkpoints, then a fast shutdown."""
+    from kansoku.parsers.postgres_log import parse_csv, parse_json
+
+    got = {}
+    for name, fn, fmt in (("postgresql.log", parse, "postgres-log"), ("postgresql.csv", parse_csv, "postgres-csvlog"),
+                          ("postgresql.json", parse_json, "postgres-jsonlog")):
+        path = FORMATS / name
+        assert detect(path).format.name == fmt
+        sink = RecordingSink(path)
+        fn(path, sink)
+        assert sink.warnings == []
+        got[fmt] = [{k: v for k, v in r.items() if not k.endswith("_line")} for r in sink.rows["pg_checkpoints"]]
+    assert got["postgres-log"] == got["postgres-csvlog"] == got["postgres-jsonlog"]
+    rows = got["postgres-log"]
+    assert len(rows) == 6 and rows[0]["reason"] == "wal" and rows[0]["buffers_written"] == 905
+    assert rows[0]["start_ts"] == datetime(2026, 11, 23, 2, 32, 46, 862000, tzinfo=timezone.utc)
+    assert [r["reason"] for r in rows].count("immediate force wait") == 2 and rows[-1]["reason"] == "shutdown immediate"
+
+
+def test_other_csv_and_json_files_are_not_server_logs():
+    assert detect(PG_RUN_DIR / "pg_settings.csv").format is None or \
+        detect(PG_RUN_DIR / "pg_settings.csv").format.name != "postgres-csvlog"
+    fio_json = next((FIXTURES / "fio").rglob("*.json"), None)
+    if fio_json is not None:
+        assert detect(fio_json).format.name != "postgres-jsonlog"

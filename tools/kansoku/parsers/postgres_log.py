@@ -1,4 +1,4 @@
-"""PostgreSQL server log (stderr format): checkpoints and restartpoints (``log_checkpoints = on``).
+"""PostgreSQL server log (stderr, csvlog or jsonlog): checkpoints and restartpoints (``log_checkpoints = on``).
 
 A checkpoint writes two lines, from the checkpointer::
 
@@ -14,15 +14,21 @@ Every other line of the log is ignored. The lines' time comes from ``log_line_pr
 or ``%n``); a prefix without a time, or a time zone abbreviation that is not in ``TZ_OFFSETS``
 (ambiguous ones such as CST or IST are not), leaves the times empty and says so once.
 
-Localised logs (``lc_messages`` other than English) are not read: their checkpoint lines are
-translated. csvlog and jsonlog files are not read either (only the stderr format).
+The same messages in a csvlog file (``log_destination = 'csvlog'``: time, severity and message are
+columns 1, 12 and 14) or a jsonlog file (15+: ``timestamp``, ``error_severity``, ``message``) are read
+the same way; line numbers are those of the record's first line. Localised logs (``lc_messages``
+other than English) are not read: their checkpoint lines are translated.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Callable, Iterator, TextIO
 
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 
@@ -167,6 +173,45 @@ def line_time(prefix: str) -> tuple[datetime | None, str | None]:
     return None, "the line prefix has no time (log_line_prefix without %m, %t or %n): checkpoints have no times"
 
 
+# -- the three log formats: each yields (line number, time prefix, severity, message) ------------------
+# log_destination = stderr (the text above), csvlog (log_time is column 1, error_severity 12, message 14)
+# and jsonlog (15+: "timestamp", "error_severity", "message").
+Record = tuple[int, str, str, str]
+_CSV_TIME, _CSV_SEVERITY, _CSV_MESSAGE = 0, 11, 13
+_CSV_HEAD = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \S+,")
+
+
+def _stderr_records(fh: TextIO) -> Iterator[Record]:
+    for no, raw in enumerate(fh, start=1):
+        line = raw.rstrip("\n")
+        m = _MESSAGE.search(line)
+        if m:
+            yield no, line[:m.start("severity")], m.group("severity"), m.group("msg")
+
+
+def _csv_records(fh: TextIO) -> Iterator[Record]:
+    reader = csv.reader(fh)
+    start = 1
+    for row in reader:
+        if len(row) > _CSV_MESSAGE:
+            yield start, row[_CSV_TIME], row[_CSV_SEVERITY], row[_CSV_MESSAGE]
+        start = reader.line_num + 1
+
+
+def _json_records(fh: TextIO) -> Iterator[Record]:
+    for no, raw in enumerate(fh, start=1):
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue  # not a record (a cut last line): ignored like any unknown line
+        if isinstance(rec, dict) and isinstance(rec.get("message"), str):
+            yield no, str(rec.get("timestamp", "")), str(rec.get("error_severity", "")), rec["message"]
+
+
+def _is_server_record(severity: str, msg: str) -> bool:
+    return bool(re.fullmatch(_SEVERITY, severity)) and any(msg.startswith(s) for s in _SERVER_MESSAGES)
+
+
 def sniff(head: FileHead) -> bool:
     if head.is_binary:
         return False
@@ -177,25 +222,34 @@ def sniff(head: FileHead) -> bool:
     return False
 
 
-def parse(path: Path, sink: Sink) -> None:
+def sniff_csv(head: FileHead) -> bool:
+    lines = head.lines(400)
+    if head.is_binary or not lines or not _CSV_HEAD.match(lines[0]):
+        return False
+    return any(_is_server_record(sev, msg) for _, _, sev, msg in _csv_records(io.StringIO("\n".join(lines[:-1]))))
+
+
+def sniff_json(head: FileHead) -> bool:
+    lines = head.lines(400)
+    if head.is_binary or not lines or not lines[0].startswith('{"timestamp":'):
+        return False
+    return any(_is_server_record(sev, msg) for _, _, sev, msg in _json_records(io.StringIO("\n".join(lines[:-1]))))
+
+
+def _parse_records(path: Path, sink: Sink, records: Callable[[TextIO], Iterator[Record]]) -> None:
     rows: list[dict] = []
     open_row: dict | None = None
     time_problem_told = False
     unknown = 0
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for no, raw in enumerate(fh, start=1):
-            line = raw.rstrip("\n")
-            m = _MESSAGE.search(line)
-            if not m:
-                continue
-            msg = m.group("msg")
-            if m.group("severity") == "LOG" and (v := _VERSION.search(msg)):
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        for no, prefix, severity, msg in records(fh):
+            if severity == "LOG" and (v := _VERSION.search(msg)):
                 sink.set_tool_version(v.group(1))
             start = _STARTING.match(msg)
             complete = None if start else _COMPLETE.match(msg)
             if not start and not complete:
                 continue
-            ts, why = line_time(line[:m.start("severity")])
+            ts, why = line_time(prefix)
             if why and not time_problem_told:
                 sink.warn(no, why)
                 time_problem_told = True
@@ -227,12 +281,30 @@ def parse(path: Path, sink: Sink) -> None:
     sink.add_rows("pg_checkpoints", rows)
 
 
+def parse(path: Path, sink: Sink) -> None:
+    _parse_records(path, sink, _stderr_records)
+
+
+def parse_csv(path: Path, sink: Sink) -> None:
+    _parse_records(path, sink, _csv_records)
+
+
+def parse_json(path: Path, sink: Sink) -> None:
+    _parse_records(path, sink, _json_records)
+
+
 MODULE = ParserModule(
     name="postgres_log",
     formats=[
         Format(tool="postgres", name="postgres-log",
                description="PostgreSQL server log (stderr format): checkpoint and restartpoint lines",
                sniff=sniff, parse=parse, priority=1),
+        Format(tool="postgres", name="postgres-csvlog",
+               description="PostgreSQL server log (csvlog): checkpoint and restartpoint lines",
+               sniff=sniff_csv, parse=parse_csv, priority=2),
+        Format(tool="postgres", name="postgres-jsonlog",
+               description="PostgreSQL server log (jsonlog, 15+): checkpoint and restartpoint lines",
+               sniff=sniff_json, parse=parse_json, priority=2),
     ],
     schema=SCHEMA,
     tables=TABLES,

@@ -19,7 +19,7 @@ METRICS = [
               "SELECT r.run_id, count(c.run_id) AS value FROM runs r LEFT JOIN run_checkpoints c USING (run_id) "
               "WHERE r.run_id IN (SELECT log_run.run_id FROM sources src JOIN runs log_run ON "
               "starts_with(log_run.run_dir || '/', regexp_replace(src.path, '/[^/]*$', '') || '/') "
-              "WHERE src.format = 'postgres-log') GROUP BY r.run_id",
+              "WHERE src.format IN ('postgres-log', 'postgres-csvlog', 'postgres-jsonlog')) GROUP BY r.run_id",
               "checkpoints", False, "実行中のチェックポイント数", "Checkpoints during the run"),
 ]
 

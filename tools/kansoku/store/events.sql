@@ -21,7 +21,7 @@ WITH windows AS (
     SELECT src.source_id, src.run_id AS log_run_id, regexp_replace(src.path, '/[^/]*$', '') AS log_dir,
            lr.start_time IS NULL AS unattached
     FROM sources src LEFT JOIN runs lr ON lr.run_id = src.run_id
-    WHERE src.format = 'postgres-log'
+    WHERE src.format IN ('postgres-log', 'postgres-csvlog', 'postgres-jsonlog')
 )
 SELECT w.run_id, c.*  EXCLUDE (run_id, source_id), c.source_id,
        epoch(c.start_ts) - w.origin_epoch_s AS start_s,
