@@ -290,3 +290,19 @@ def test_events_on_the_tps_chart(pg_db, tmp_path):
         assert marks[checkpoint]["hovertext"][0] == (
             "Checkpoint (wal, 1762 buffers written, 2.4 s)" if lang == "en" else "チェックポイント (wal, 書き出し 1762 バッファ, 2.4 s)")
     assert len(built_off["figure"]["en"]["data"]) == 1 and not built_off["figure"]["en"]["layout"].get("shapes")
+
+
+def test_progress_without_a_clock(tmp_path, tmp_db):
+    """A pgbench output with -P lines but no run.toml (no wall clock): the elapsed seconds are the axis."""
+    d = tmp_path / "runs" / "study=noclock" / "rep=1"
+    d.mkdir(parents=True)
+    (d / "pgbench.log").write_text((PG_RUN_DIR / "pgbench.log").read_text())
+    assert ingest([tmp_path / "runs"], tmp_db).ok
+    store = open_store(tmp_db, read_only=True)
+    try:
+        st = steady.steady_states(store)["study=noclock/rep=1"]
+        clockless = store.con.execute("SELECT count(*) FROM pgbench_tps_samples WHERE ts IS NULL").fetchone()[0]
+    finally:
+        store.close()
+    assert clockless == 75 and st.series_source == "progress" and st.found
+    assert st.steady_end_s == 75 and st.tps_steady == pytest.approx(382.6, abs=1)

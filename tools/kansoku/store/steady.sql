@@ -14,25 +14,29 @@
 -- column samples: number of intervals in the run's series
 CREATE OR REPLACE VIEW pgbench_tps_samples AS
 WITH prog AS (
-    SELECT p.run_id, p.ts, p.tps,
-           p.elapsed_s - coalesce(lag(p.elapsed_s) OVER w, 0) AS interval_s,
-           epoch(p.ts) AS end_epoch_s, 'progress' AS series_source
+    -- without a wall clock (no run.toml start, no --progress-timestamp) the elapsed seconds are the axis
+    SELECT p.run_id, p.tps,
+           coalesce(p.elapsed_s, epoch(p.ts)) - coalesce(lag(coalesce(p.elapsed_s, epoch(p.ts))) OVER w,
+                                                         CASE WHEN p.elapsed_s IS NOT NULL THEN 0 END) AS interval_s,
+           coalesce(epoch(p.ts), p.elapsed_s) AS end_epoch_s, p.ts IS NOT NULL AS clock, 'progress' AS series_source
     FROM pgbench_progress p
-    WHERE p.ts IS NOT NULL AND p.run_id NOT IN (SELECT run_id FROM pgbench_progress WHERE ts IS NULL)
+    WHERE p.run_id IS NOT NULL AND (p.ts IS NOT NULL OR p.elapsed_s IS NOT NULL)
     WINDOW w AS (PARTITION BY p.source_id ORDER BY p.line)
 ), other AS (
-    SELECT s.run_id, s.ts, s.tps, s.interval_s, epoch(s.ts) + s.interval_s AS end_epoch_s, s.series_source
+    SELECT s.run_id, s.tps, s.interval_s, epoch(s.ts) + s.interval_s AS end_epoch_s, true AS clock, s.series_source
     FROM pgbench_tps_per_second s
-    WHERE s.run_id NOT IN (SELECT run_id FROM prog)
+    WHERE s.run_id NOT IN (SELECT run_id FROM prog WHERE run_id IS NOT NULL)
 ), both_ AS (
     SELECT * FROM prog UNION ALL SELECT * FROM other
 ), axis AS (
-    SELECT b.*, b.end_epoch_s - coalesce(epoch(r.start_time),
-                                         min(b.end_epoch_s - b.interval_s) OVER (PARTITION BY b.run_id)) AS elapsed_s,
+    SELECT b.*, b.end_epoch_s - CASE WHEN b.clock THEN coalesce(epoch(r.start_time),
+                                         min(b.end_epoch_s - b.interval_s) OVER (PARTITION BY b.run_id)) ELSE 0 END
+                AS elapsed_s,
            r.start_time, r.end_time
     FROM both_ b LEFT JOIN runs r USING (run_id)
 ), kept AS (
-    SELECT run_id, to_timestamp(end_epoch_s - interval_s) AS ts, elapsed_s, interval_s, tps, series_source
+    SELECT run_id, CASE WHEN clock THEN to_timestamp(end_epoch_s - interval_s) END AS ts, elapsed_s, interval_s,
+           tps, series_source
     FROM axis
     WHERE tps IS NOT NULL AND interval_s > 0 AND (start_time IS NULL OR end_time IS NULL
            OR (elapsed_s - interval_s >= -0.001 AND elapsed_s <= epoch(end_time) - epoch(start_time) + 0.001))
