@@ -21,6 +21,7 @@ A plan is a TOML file (``tools/collect --plan PLAN.toml``; see data/runs/example
     output = "pgbench.log"     # optional; default <program>.log
     conninfo = "host=127.0.0.1 port=5433 user=postgres dbname=bench"     # optional
     strace_pidfile = "/tmp/pgdata/postmaster.pid"                         # optional
+    server_log = "/tmp/pgdata/server.log"      # optional: the part written during the run -> server.log
     note = "..."               # optional
 
     [vars]                     # template variables and their defaults
@@ -73,7 +74,7 @@ from kansoku.ingest.runs import canon
 
 TOP_KEYS = {"root", "seed", "order", "group_by", "repetitions", "rep_factor", "settle_s", "monitors",
             "factors", "run", "vars", "when", "setup", "description"}
-RUN_KEYS = {"command", "output", "conninfo", "strace_pidfile", "strace_pid", "note"}
+RUN_KEYS = {"command", "output", "conninfo", "strace_pidfile", "strace_pid", "note", "server_log"}
 SETUP_KEYS = {"on", "match", "command", "log"}
 
 
@@ -238,12 +239,12 @@ def request_for(plan: Plan, pr: PlannedRun, total: int, setups: list[str], quiet
     where = f"{plan.path}: [run]"
     command = [a for a in shlex.split(_render(plan.run["command"], v, where))]
     opt = {k: _render(str(plan.run[k]), v, where) for k in ("output", "conninfo", "strace_pidfile", "note",
-                                                              "strace_pid") if k in plan.run}
+                                                              "strace_pid", "server_log") if k in plan.run}
     return RunRequest(
         root=plan.root, factors=pr.factors, command=command, output=opt.get("output"),
         conninfo=opt.get("conninfo"), strace_pid=int(opt["strace_pid"]) if "strace_pid" in opt else None,
         strace_pidfile=Path(opt["strace_pidfile"]) if "strace_pidfile" in opt else None,
-        settle_s=plan.settle_s, monitors=plan.monitors, replace=True, note=opt.get("note"), quiet=quiet,
+        server_log=Path(opt["server_log"]) if "server_log" in opt else None, settle_s=plan.settle_s, monitors=plan.monitors, replace=True, note=opt.get("note"), quiet=quiet,
         campaign={"plan": str(plan.path), "seed": plan.seed, "order": plan.order, "position": pr.position,
                   "total": total, "setup": setups})
 

@@ -83,6 +83,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kansoku.collect.server_log import ServerLogTail
 from kansoku.ingest.runs import METADATA_KEYS
 
 RUN_TOML = "run.toml"
@@ -491,6 +492,7 @@ class RunRequest:
     conninfo: str | None = None
     strace_pid: int | None = None
     strace_pidfile: Path | None = None
+    server_log: Path | None = None  # PostgreSQL server log: the part written during the run is kept
     settle_s: float = 1.0
     monitors: bool = True
     replace: bool = False
@@ -584,8 +586,11 @@ def collect_run(req: RunRequest) -> RunResult:
     exit_code: int | None = None
     start = end = None
     note = None
+    tail = ServerLogTail(req.server_log) if req.server_log is not None else None
     with _Interrupt() as intr:
         meta["collectors_start"] = _now()
+        if tail is not None:
+            tail.start()
         for mon in monitors:
             mon.start(run_dir)
         if strace is not None:
@@ -617,6 +622,8 @@ def collect_run(req: RunRequest) -> RunResult:
         for mon in monitors:
             mon.stop()
         meta["collectors_stop"] = _now()
+        if tail is not None:
+            commands.update(tail.stop(run_dir))
         received = intr.received
 
     if start:
@@ -724,6 +731,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--strace-pid", type=int, metavar="PID", help="run strace -c -f -p PID during the benchmark")
     g.add_argument("--strace-pidfile", type=Path, metavar="FILE",
                    help="like --strace-pid, PID from the first line of FILE (e.g. $PGDATA/postmaster.pid)")
+    ap.add_argument("--server-log", type=Path, metavar="FILE",
+                    help="the PostgreSQL server log: the part written during the run is copied to server.log "
+                         "(checkpoints on the TPS charts; log_checkpoints = on)")
     ap.add_argument("--settle", type=float, default=1.0, metavar="SECONDS",
                     help="monitors start this long before the benchmark and stop this long after it (default 1)")
     ap.add_argument("--no-monitors", action="store_true", help="do not run sar, iostat, vmstat")
@@ -770,7 +780,7 @@ def main(argv: list[str] | None = None) -> int:
             return 5
         req = RunRequest(root=args.root, factors=parse_factors(args.factors), command=command,
                          output=args.output, conninfo=args.conninfo, strace_pid=args.strace_pid,
-                         strace_pidfile=args.strace_pidfile, settle_s=args.settle,
+                         strace_pidfile=args.strace_pidfile, server_log=args.server_log, settle_s=args.settle,
                          monitors=not args.no_monitors, replace=args.replace, note=args.note, quiet=args.quiet)
         _log(f"run {req.run_dir}: {shlex.join(command)}", args.quiet)
         res = collect_run(req)

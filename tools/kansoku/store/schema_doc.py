@@ -16,6 +16,10 @@ from pathlib import Path
 from kansoku import parsers
 from kansoku.store.db import SCHEMA_FILE, open_store
 
+# A view documents its own columns with comment lines ``-- column NAME: meaning`` before its CREATE.
+_VIEW_COL_COMMENT = re.compile(r"^\s*--\s*column\s+([a-z_][a-z0-9_]*):\s*(.+?)\s*$")
+_CREATE_VIEW = re.compile(r"^\s*CREATE (?:OR REPLACE )?VIEW ([a-z_][a-z0-9_]*)", re.I)
+_CREATE_TABLE = re.compile(r"^\s*CREATE TABLE (?:IF NOT EXISTS )?([a-z_][a-z0-9_]*)", re.I)
 _COL_COMMENT = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s+[A-Z][A-Z0-9_\[\]]*(?:\([^)]*\))?[^-]*?--\s*(.+?)\s*$")
 
 
@@ -28,6 +32,28 @@ def column_comments() -> dict[str, str]:
             m = _COL_COMMENT.match(line)
             if m:
                 out.setdefault(m.group(1), m.group(2))
+    return out
+
+
+def view_column_comments() -> dict[tuple[str, str], str]:
+    """(view or table, column) -> comment: the ``-- column`` lines above each view's CREATE, and the
+    comments in each table's own DDL (a column name shared by several tables keeps its own meaning)."""
+    out: dict[tuple[str, str], str] = {}
+    for text in [SCHEMA_FILE.read_text()] + [m.schema for m in parsers.modules()]:
+        table = None
+        for line in text.splitlines():
+            if m := _CREATE_TABLE.match(line):
+                table = m.group(1)
+            elif table and (m := _COL_COMMENT.match(line)):
+                out.setdefault((table, m.group(1)), m.group(2))
+    for mod in parsers.modules():
+        pending: dict[str, str] = {}
+        for line in mod.views.splitlines():
+            if m := _VIEW_COL_COMMENT.match(line):
+                pending[m.group(1)] = m.group(2)
+            elif m := _CREATE_VIEW.match(line):
+                out.update({(m.group(1), col): text for col, text in pending.items()})
+                pending = {}
     return out
 
 
@@ -46,6 +72,7 @@ def render() -> str:
         metrics = sorted(parsers.metrics().values(), key=lambda m: m.name)
         store.close()
     comments = column_comments()
+    view_comments = view_column_comments()
     owner = {}
     for mod in parsers.modules():
         for name, _ in objs:
@@ -69,7 +96,7 @@ def render() -> str:
             src = owner.get(name, "core")
             lines += [f"### `{name}` ({src})", "", "| column | type | meaning |", "|---|---|---|"]
             for c, t in cols[name]:
-                lines.append(f"| `{c}` | {t} | {comments.get(c, '').replace('|', '/')} |")
+                lines.append(f"| `{c}` | {t} | {view_comments.get((name, c), comments.get(c, '')).replace('|', '/')} |")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

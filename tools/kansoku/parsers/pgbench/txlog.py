@@ -98,11 +98,7 @@ TABLES = ["pgbench_transaction_rows", "pgbench_aggregate"]
 # ingested for the run and the fraction is clearly below 1). TPS from a sampled
 # log is divided by it; percentiles need no correction.
 #
-# Steady-state TPS (tps_steady): the mean of the per-second TPS series after
-# dropping the first and the last 10 % of its seconds, at least one second at
-# each end. The first seconds hold connection set-up and cold caches (ramp-up)
-# and the first/last second of a log are partial seconds. For a 15 s run that
-# is seconds 2..14; for 300 s, seconds 31..270.
+# Steady-state TPS (tps_steady) and the other steady-state metrics: pgbench/steady.py.
 
 VIEWS = """
 CREATE OR REPLACE VIEW pgbench_transactions AS
@@ -204,18 +200,6 @@ GROUP BY run_id;
 CREATE OR REPLACE VIEW pgbench_aborted_runs AS
 SELECT DISTINCT run_id FROM pgbench_summary WHERE status <> 'ok';
 
-CREATE OR REPLACE VIEW pgbench_tps_steady AS
-WITH numbered AS (
-    SELECT run_id, tps,
-           row_number() OVER (PARTITION BY run_id ORDER BY ts) AS i,
-           count(*) OVER (PARTITION BY run_id) AS n
-    FROM pgbench_tps_per_second
-)
-SELECT run_id, avg(tps) AS tps_steady, count(*) AS seconds_used, max(n) AS seconds_total
-FROM numbered
-WHERE n >= 3 AND i > greatest(1, floor(n * 0.1)) AND i <= n - greatest(1, floor(n * 0.1))
-GROUP BY run_id;
-
 -- Whole-run TPS from the per-transaction log: successful transactions over the
 -- time from the first transaction's start to the last one's end.
 CREATE OR REPLACE VIEW pgbench_txlog_tps AS
@@ -241,8 +225,6 @@ METRICS = [
     _pct_metric("latency_p95_ms", "レイテンシ p95", "Latency p95"),
     _pct_metric("latency_p99_ms", "レイテンシ p99", "Latency p99"),
     _pct_metric("latency_max_ms", "最大レイテンシ", "Latency max"),
-    MetricDef("tps_steady", f"SELECT run_id, tps_steady AS value FROM pgbench_tps_steady WHERE {_NOT_ABORTED}",
-              "tps", True, "定常状態 TPS (前後 10% 除外)", "Steady-state TPS (first/last 10 % dropped)"),
     MetricDef("tps_txlog", f"SELECT run_id, tps AS value FROM pgbench_txlog_tps WHERE {_NOT_ABORTED}",
               "tps", True, "TPS (トランザクションログから)", "TPS (from the transaction log)"),
 ]

@@ -15,6 +15,7 @@ from kansoku.analysis.figures import compact, kind
 from kansoku.spec.model import Item, Report
 from kansoku.store.db import Store
 from kansoku.render.charts import _common as c
+from kansoku.render.charts.events import add_events
 
 SOURCE_LABELS = {
     "txlog": ("トランザクションログ (-l)", "per-transaction log (-l)"),
@@ -45,10 +46,11 @@ def tps_series(store: Store, run_id: str, partial: bool = False) -> list[tuple]:
 @kind("tps_over_time")
 def tps_over_time(store: Store, report: Report, item: Item, lang: str) -> dict:
     """Per-second TPS (and optionally mean latency on a second y axis) over seconds since the run's start."""
-    c.check_options(item, {"runs", "run", "latency", "markers", "partial"})
+    c.check_options(item, {"runs", "run", "latency", "markers", "partial", "events"})
     latency = c.opt(item, "latency", False, bool, "true or false")
     partial = c.opt(item, "partial", False, bool, "true or false")
     markers = c.opt(item, "markers", True, bool, "true or false")
+    show_events = c.opt(item, "events", None, bool, "true or false")
     picks = _tps_picks(store, report, item)
     all_runs = [r for p in picks for r in p.run_ids]
     labels = c.run_labels(store, report, all_runs, lang)
@@ -72,6 +74,8 @@ def tps_over_time(store: Store, report: Report, item: Item, lang: str) -> dict:
                     line=dict(color=col, width=1.5, dash="dot"), legendgroup=f"g{i}",
                     hovertemplate=f"{name}<br>%{{x:.1f}} s: %{{y:.2f}} ms<extra></extra>"))
             i += 1
+    if show_events or (show_events is None and len(all_runs) == 1):  # by default only for a single run
+        add_events(fig, store, all_runs, lang)
     lay = c.layout(item, lang, c.tr(lang, "実行開始からの経過時間 (秒)", "Time since the run's start (s)"),
                    c.tr(lang, "TPS (トランザクション/秒)", "TPS (transactions/s)"))
     if latency:

@@ -1,0 +1,54 @@
+"""Events on time charts: checkpoints, stalls, the steady window and the run's end, drawn over the
+per-second TPS of a run (the ``run_events`` view, through analysis/steady.py).
+
+Spans (a checkpoint from its start to its completion, a stall) are shaded bands behind the lines; the
+ends of the warm-up and the start of the ramp-down are dashed vertical lines, the run's end a dotted
+one. Each kind also gets one scatter trace of markers on the x axis, so the legend names it and the
+hover text says what happened (reason, buffers written, duration, lowest TPS). Only layout shapes
+and scatter traces: the site's plotly.js basic bundle draws them.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from kansoku import words
+from kansoku.analysis import steady
+from kansoku.store.db import Store
+
+# kind -> (band or line colour, marker symbol)
+STYLE = {
+    "checkpoint": ("rgba(120, 120, 120, 0.18)", "triangle-up"),
+    "restartpoint": ("rgba(120, 120, 120, 0.18)", "triangle-up"),
+    "stall": ("rgba(214, 39, 40, 0.18)", "x"),
+    "steady_start": ("rgba(44, 160, 44, 0.9)", "line-ns-open"),
+    "steady_end": ("rgba(44, 160, 44, 0.9)", "line-ns-open"),
+    "run_end": ("rgba(90, 90, 90, 0.9)", "line-ns-open"),
+}
+SPANS = {"checkpoint", "restartpoint", "stall"}
+
+
+def add_events(fig: go.Figure, store: Store, run_ids: list[str], lang: str) -> int:
+    """Draw the events of the runs on ``fig`` (x: seconds since the run's start). Returns how many."""
+    by_kind: dict[str, list[steady.Event]] = {}
+    for evs in steady.events(store, run_ids).values():
+        for e in evs:
+            if e.event in STYLE:
+                by_kind.setdefault(e.event, []).append(e)
+    shapes = []
+    for kind, evs in by_kind.items():
+        colour, symbol = STYLE[kind]
+        for e in evs:
+            if kind in SPANS:
+                shapes.append(dict(type="rect", xref="x", yref="paper", x0=e.at_s, x1=e.until_s or e.at_s,
+                                   y0=0, y1=1, fillcolor=colour, line=dict(width=0), layer="below"))
+            else:
+                shapes.append(dict(type="line", xref="x", yref="paper", x0=e.at_s, x1=e.at_s, y0=0, y1=1,
+                                   line=dict(color=colour, width=1, dash="dot" if kind == "run_end" else "dash")))
+        fig.add_trace(go.Scatter(
+            x=[round(e.at_s, 3) for e in evs], y=[0] * len(evs), mode="markers", name=words.t(lang, f"event_{kind}"),
+            marker=dict(symbol=symbol, size=9, color=colour.replace("0.18)", "0.9)")),
+            hovertext=[e.label(lang) for e in evs], hovertemplate="%{hovertext}<br>%{x:.1f} s<extra></extra>"))
+    if shapes:
+        fig.update_layout(shapes=list(fig.layout.shapes or ()) + shapes)
+    return sum(len(v) for v in by_kind.values())
