@@ -13,8 +13,10 @@ from typing import Any, Callable
 
 import plotly.graph_objects as go
 
+from kansoku import words
 from kansoku.analysis import tables as analysis
 from kansoku.analysis.tables import aggregate, factor_name, factor_sort_key, factor_value_label, metric_label
+from kansoku.report.model import Figure
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
 
@@ -92,7 +94,7 @@ def line_chart(store: Store, report: Report, item: Item, lang: str, bar: bool = 
                 continue
             xs.append(_num(xv) if numeric_x else factor_value_label(report, item.x, xv, lang))
             ys.append(g.value)
-            texts.append(f"n={g.n}" + ((" (転記値)" if lang == "ja" else " (transcribed)") if g.transcribed else ""))
+            texts.append(f"n={g.n}" + (words.t(lang, "hover_transcribed") if g.transcribed else ""))
         name = factor_value_label(report, item.series, sv, lang) if item.series else metric_label(item.metrics[0], lang, report=report)
         if bar:
             fig.add_trace(go.Bar(x=xs, y=ys, name=name, hovertext=texts))
@@ -122,25 +124,20 @@ def compact(fig: go.Figure) -> dict:
     return {"data": d.get("data", []), "layout": layout}
 
 
-def build_figure(store: Store, report: Report, item: Item) -> dict:
+def build_figure(store: Store, report: Report, item: Item) -> Figure:
     builder = KINDS.get(item.chart)
     if builder is None:
         raise item.error(f"unknown chart kind {item.chart!r}; known: {sorted(KINDS)}")
     figs = {lang: builder(store, report, item, lang) for lang in LANGS}
     runs = figure_runs(store, item)
-    transcribed = bool(runs) and bool(store.con.execute(
+    transcribed = bool(runs) and bool(store.query(
         "SELECT bool_or(origin = 'transcribed') FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-        [runs]).fetchone()[0])
-    return {
-        "id": item.id, "number": item.number, "kind": "figure", "chart": item.chart,
-        "label": {lang: item.prefix(lang) for lang in LANGS},
-        "caption": item.caption.as_dict(),
-        "footnote": item.footnote.as_dict() if item.footnote else None,
-        "figure": figs,
-        "runs": runs,
-        "transcribed": transcribed,
-        "citations": analysis.citations(store, runs),
-    }
+        [runs])[0][0])
+    return Figure(
+        id=item.id, number=item.number, chart=item.chart, label={lang: item.prefix(lang) for lang in LANGS},
+        caption=item.caption.as_dict(), footnote=item.footnote.as_dict() if item.footnote else None,
+        figure=figs, runs=runs, transcribed=transcribed, citations=analysis.citations(store, runs),
+    )
 
 
 def figure_runs(store: Store, item: Item) -> list[str]:

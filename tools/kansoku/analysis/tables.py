@@ -21,7 +21,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass, field
 from typing import Any
 
-from kansoku import parsers
+from kansoku import parsers, words
+from kansoku.report.model import Cell, Column, HeaderCell, Provenance, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report
 from kansoku.store.db import Store
 
@@ -43,6 +44,7 @@ class Group:
     # of values each known to ±h are known to ±h).
     half_unit: float = 0.0
     printed: str | None = None  # the number as printed, when the group is one transcribed value
+    run_values: dict[str, float] = field(default_factory=dict)  # each run's own value
 
 
 def factor_sort_key(report: Report | None, factor: str):
@@ -226,28 +228,23 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
     SELECT {keys}, any_value(aggv) AS value, count(*) AS n, list(run_id ORDER BY run_id) AS run_ids,
            first(run_id ORDER BY abs(value - aggv), run_id) AS representative_run_id,
            bool_or(origin = 'transcribed') AS transcribed, max(hu) AS half_unit,
-           CASE WHEN count(*) = 1 THEN any_value(printed) END AS printed
+           CASE WHEN count(*) = 1 THEN any_value(printed) END AS printed,
+           map(list(run_id ORDER BY run_id), list(value ORDER BY run_id)) AS run_values
     FROM w GROUP BY ALL
     """
-    rows = store.con.execute(sql, params).fetchall()
+    rows = store.query(sql, params)
     out = []
     k = len(group_by)
     off = k if group_by else 1
     for r in rows:
         keys_t = tuple(r[:k]) if group_by else ()
         g = Group(keys_t, r[off], r[off + 1], r[off + 2], r[off + 3], bool(r[off + 4]), float(r[off + 5] or 0.0),
-                  r[off + 6])
+                  r[off + 6], dict(r[off + 7] or {}))
         if agg == "single" and g.n != 1:
             raise item.error(f"aggregate = 'single' but {g.n} runs match {dict(zip(group_by, keys_t))}: "
                              f"{g.run_ids[:4]}; narrow `where` or choose median/mean")
         out.append(g)
     return out
-
-
-def run_metric(store: Store, run_id: str, metric: str, groups: dict[str, list[str]] | None = None) -> float | None:
-    msql, params = metric_sql(metric, groups)
-    r = store.con.execute(f"SELECT value FROM {msql} WHERE run_id = ?", params + [run_id]).fetchone()
-    return None if r is None else r[0]
 
 
 def runs_metric_groups(store: Store, run_ids: list[str], metric: str,
@@ -265,7 +262,7 @@ def runs_metric_groups(store: Store, run_ids: list[str], metric: str,
     rows = store.con.execute(
         f"SELECT m.run_id, m.value, r.origin, {pub[2]} FROM {msql} m JOIN runs r ON r.run_id = m.run_id {pub[0]} "
         f"WHERE m.run_id IN (SELECT unnest(?::VARCHAR[]))", params + pub[1] + [run_ids]).fetchall()
-    return {rid: Group((), v, 1, [rid], rid, origin == "transcribed", float(hu), printed)
+    return {rid: Group((), v, 1, [rid], rid, origin == "transcribed", float(hu), printed, {rid: v})
             for rid, v, origin, hu, printed in rows if v is not None}
 
 
@@ -426,31 +423,6 @@ def check_published(v: float, hv: float, b: float, hb: float, how: str, fmt: str
 # -- tables ---------------------------------------------------------------------
 
 @dataclass
-class Cell:
-    text: dict[str, str]
-    value: float | None = None
-    kind: str = "value"  # 'factor' | 'value' | 'count' | 'compare' | 'published' | 'factor-value'
-    runs: list[str] = field(default_factory=list)
-    representative: str | None = None
-    flags: list[str] = field(default_factory=list)  # 'baseline', 'transcribed', 'mismatch', 'checked', ...
-    published: dict | None = None  # compare cells with a printed value: {v, t, printed, computed, interval}
-
-    def as_json(self) -> dict:
-        d: dict[str, Any] = {"t": self.text if self.text["ja"] != self.text["en"] else self.text["ja"], "k": self.kind}
-        if self.value is not None:
-            d["v"] = self.value
-        if self.runs:
-            d["runs"] = self.runs
-        if self.representative:
-            d["rep"] = self.representative
-        if self.flags:
-            d["flags"] = self.flags
-        if self.published is not None:
-            d["published"] = self.published
-        return d
-
-
-@dataclass
 class ComputedTable:
     item: Item
     header: list[list[dict]]  # rows of {text: {ja,en}, colspan, rowspan, kind}
@@ -464,36 +436,34 @@ class ComputedTable:
         return {"checked": sum("checked" in c.flags or "mismatch" in c.flags for c in flat),
                 "mismatch": sum("mismatch" in c.flags for c in flat)}
 
-    def as_json(self) -> dict:
+    def to_model(self, provenance: Provenance | None = None) -> Table:
         it = self.item
-        return {
-            "id": it.id, "number": it.number, "kind": "table",
-            "label": {lang: it.prefix(lang) for lang in LANGS},
-            "caption": it.caption.as_dict(),
-            "footnote": it.footnote.as_dict() if it.footnote else None,
-            "header": self.header, "columns": self.columns,
-            "rows": [[c.as_json() for c in row] for row in self.rows],
-            "runs": self.runs,
-            "transcribed": any("transcribed" in c.flags for row in self.rows for c in row),
-            "citations": self.citations,
-            "checks": self.checks(),
-        }
-
-    def csv(self, lang: str) -> str:
-        import csv
-        import io
-
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow([c["text"][lang] for c in self.columns])
         for row in self.rows:
-            w.writerow([c.text[lang] if c.value is None or c.kind in ("factor", "factor-value") else repr_num(c.value)
-                        for c in row])
-        return buf.getvalue()
+            for c in row:
+                if c.value is not None and c.kind not in ("factor", "factor-value"):
+                    c.exact = exact_text(c.value)
+        marks = sorted({fl for row in self.rows for c in row for fl in c.flags if fl in ("transcribed", "mismatch")})
+        return Table(
+            id=it.id, number=it.number, label={lang: it.prefix(lang) for lang in LANGS},
+            caption=it.caption.as_dict(), footnote=it.footnote.as_dict() if it.footnote else None,
+            header=[[HeaderCell(h["text"], h.get("colspan", 1), h.get("rowspan", 1), h.get("kind"), h.get("baseline"))
+                     for h in hrow] for hrow in self.header],
+            columns=[Column(c["text"], c["kind"], c["baseline"]) for c in self.columns],
+            rows=self.rows, runs=self.runs, citations=self.citations, checks=self.checks(), marks=marks,
+            provenance=provenance or Provenance())
 
 
 def repr_num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def exact_text(v: float) -> str:
+    """A number for a download: 12 significant digits as a plain decimal, so that the binary noise of an
+    aggregate (53.132999999999996) never reaches a file and two builds write the same bytes."""
+    d = Decimal(f"{float(v):.12g}")
+    if d == d.to_integral_value():
+        return str(int(d))
+    return f"{d.normalize():f}"
 
 
 def both(f) -> dict[str, str]:
@@ -670,7 +640,8 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
                 if g:
                     all_runs.update(g.run_ids)
                 cells.append(Cell(both(lambda l, g=g, m=m: fmt_value(g, m)), g.value if g else None, "value",
-                                  g.run_ids if g else [], g.representative_run_id if g else None, flags))
+                                  g.run_ids if g else [], g.representative_run_id if g else None, flags,
+                                  run_values=dict(g.run_values) if g else {}))
             elif kind == "count":
                 g0 = by_key.get(key)
                 cells.append(Cell(both(lambda l, g0=g0: str(g0.n) if g0 else "—"), float(g0.n) if g0 else None,
@@ -690,6 +661,11 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
     base = bg.value if bg else None
     x = compare(v, base, how)
     flags = []
+    if base == 0 and v is not None:  # no ratio against 0: said so, never an infinite interval
+        flags.append("no-ratio")
+        if is_base_row:
+            flags.append("baseline")
+        return Cell(words.both("no_ratio_baseline_zero"), None, "compare", flags=flags)
     if (g and g.transcribed) or (bg and bg.transcribed):
         flags.append("transcribed")
     if is_base_row:
@@ -709,7 +685,9 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
         if v is not None and base is not None and x is not None:
             chk = check_published(v, g.half_unit, base, bg.half_unit, how, b.format, pub.value, pub.half_unit,
                                   pub.printed)
-            published.update({"computed": chk.computed, "interval": [chk.low, chk.high], "agrees": chk.agrees})
+            bounded = math.isfinite(chk.low) and math.isfinite(chk.high)
+            published.update({"computed": chk.computed, "interval": [chk.low, chk.high] if bounded else None,
+                               "agrees": chk.agrees})
             flags.append("checked" if chk.agrees else "mismatch")
     return Cell(both(lambda l: fmt_compare(x, b.format, b.digits, l, b.significant)), x, "compare",
                 flags=flags, published=published)
