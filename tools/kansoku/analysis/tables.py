@@ -69,7 +69,7 @@ def _cached(store: Store, name: str, compute):
 
 def known_factors(store: Store) -> set[str]:
     return _cached(store, "factors", lambda: {
-        r[0] for r in store.con.execute("SELECT DISTINCT factor FROM run_factors").fetchall()})
+        r[0] for r in store.query("SELECT DISTINCT factor FROM run_factors")})
 
 
 def known_metrics(store: Store) -> set[str]:
@@ -79,8 +79,8 @@ def known_metrics(store: Store) -> set[str]:
         for mod in parsers.modules():
             if mod.metrics_sql:
                 try:
-                    names |= {r[0] for r in store.con.execute(
-                        f"SELECT DISTINCT metric FROM ({mod.metrics_sql})").fetchall()}
+                    names |= {r[0] for r in store.query(
+                        f"SELECT DISTINCT metric FROM ({mod.metrics_sql})")}
                 except Exception:  # an older database without the module's tables
                     pass
         return names
@@ -140,8 +140,8 @@ def metric_sql(metric: str, groups: dict[str, list[str]] | None = None) -> tuple
 
 
 def _has_published(store: Store) -> bool:
-    return _cached(store, "has_published", lambda: bool(store.con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'published_values'").fetchone()[0]))
+    return _cached(store, "has_published", lambda: bool(store.query(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'published_values'")[0][0]))
 
 
 def check_factor(store: Store, item: Item, factor: str, role: str) -> None:
@@ -259,9 +259,9 @@ def runs_metric_groups(store: Store, run_ids: list[str], metric: str,
                "coalesce(pv.half_unit, 0.0), pv.printed")
     else:
         pub = ("", [], "0.0, NULL")
-    rows = store.con.execute(
+    rows = store.query(
         f"SELECT m.run_id, m.value, r.origin, {pub[2]} FROM {msql} m JOIN runs r ON r.run_id = m.run_id {pub[0]} "
-        f"WHERE m.run_id IN (SELECT unnest(?::VARCHAR[]))", params + pub[1] + [run_ids]).fetchall()
+        f"WHERE m.run_id IN (SELECT unnest(?::VARCHAR[]))", params + pub[1] + [run_ids])
     return {rid: Group((), v, 1, [rid], rid, origin == "transcribed", float(hu), printed, {rid: v})
             for rid, v, origin, hu, printed in rows if v is not None}
 
@@ -626,9 +626,9 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
         row_runs = sorted({r for cv in col_vals for r in (by_key.get(key_of(rv, cv)).run_ids
                                                           if by_key.get(key_of(rv, cv)) else [])})
         for f in item.show_factors:
-            vals = sorted({v for (v,) in store.con.execute(
+            vals = sorted({v for (v,) in store.query(
                 "SELECT DISTINCT value FROM run_factors WHERE factor = ? AND run_id IN (SELECT unnest(?::VARCHAR[]))",
-                [f, row_runs]).fetchall()}, key=factor_sort_key(report, f))
+                [f, row_runs])}, key=factor_sort_key(report, f))
             cells.append(Cell(both(lambda l, f=f, vals=vals: " / ".join(factor_value_label(report, f, v, l)
                                                                           for v in vals) or "—"),
                               kind="factor-value"))
@@ -712,9 +712,9 @@ def _published_cell(b: Baseline, pub: Group | None, compare_cell: Cell) -> Cell:
 def citations(store: Store, run_ids: list[str]) -> list[str]:
     if not run_ids:
         return []
-    return [r[0] for r in store.con.execute(
+    return [r[0] for r in store.query(
         "SELECT DISTINCT citation FROM runs WHERE origin = 'transcribed' AND citation IS NOT NULL AND run_id IN "
-        "(SELECT unnest(?::VARCHAR[])) ORDER BY citation", [run_ids]).fetchall()]
+        "(SELECT unnest(?::VARCHAR[])) ORDER BY citation", [run_ids])]
 
 
 def compare_label(report: Report, b: Baseline, lang: str, item: Item, how: str | None = None) -> str:

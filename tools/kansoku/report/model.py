@@ -41,10 +41,10 @@ class Cell:
 
     text: Words                                   # as printed, per language (already rounded and dressed)
     value: float | None = None                    # the number the text shows (in the metric's unit)
-    kind: str = "value"
+    kind: str = "value"                           # see above
     runs: list[str] = field(default_factory=list)  # runs behind the value
     representative: str | None = None             # the run closest to the aggregate
-    flags: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # see above
     published: dict[str, Any] | None = None       # compare cells with a printed value: v, t, printed, computed,
                                                   # interval, agrees
     run_values: dict[str, float] = field(default_factory=dict)  # each run's own value (spread, per-run columns)
@@ -74,9 +74,9 @@ class HeaderCell:
     """A cell of the column header: a spanner (``colspan`` > 1, over the leaf columns of one column
     factor value) or a leaf column label; stub headers span every header row (``rowspan``)."""
 
-    text: Words
-    colspan: int = 1
-    rowspan: int = 1
+    text: Words                      # the label as printed
+    colspan: int = 1                 # leaf columns it spans
+    rowspan: int = 1                 # header rows it spans
     kind: str | None = None          # the leaf column's kind (see Cell), None for a spanner or the stub
     baseline: bool | None = None     # the column (or spanner) of the baseline value
 
@@ -93,9 +93,9 @@ class HeaderCell:
 class Column:
     """A leaf column: what every cell below it is (its full label, spanner included, names CSV columns)."""
 
-    text: Words
-    kind: str
-    baseline: bool = False
+    text: Words                      # full label ("TPS (checksums off)")
+    kind: str                        # the kind of its cells (see Cell)
+    baseline: bool = False           # the column of the baseline value
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "kind": self.kind, "baseline": self.baseline}
@@ -105,9 +105,9 @@ class Column:
 class RowGroup:
     """Consecutive body rows under one label (several factors on rows)."""
 
-    label: Words
-    first_row: int
-    rows: int
+    label: Words                     # the group's label (a row factor's value)
+    first_row: int                   # index of its first body row
+    rows: int                        # number of body rows
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "first_row": self.first_row, "rows": self.rows}
@@ -115,10 +115,10 @@ class RowGroup:
 
 @dataclass
 class ProvenanceRun:
-    id: str
-    anchor: str
+    id: str                  # run id
+    anchor: str              # HTML-safe anchor of the run on the data-sources page
     rep: str                 # the repetition's value ("·" without one)
-    representative: bool
+    representative: bool     # the run whose value is closest to the aggregate
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "a": self.anchor, "rep": self.rep, "r": self.representative}
@@ -127,7 +127,7 @@ class ProvenanceRun:
 @dataclass
 class ProvenanceGroup:
     values: list[Words]      # one label per varying factor
-    runs: list[ProvenanceRun]
+    runs: list[ProvenanceRun]  # its repetitions
 
     def to_json(self) -> dict[str, Any]:
         return {"values": self.values, "runs": [r.to_json() for r in self.runs]}
@@ -139,8 +139,8 @@ class Provenance:
 
     common: list[tuple[Words, Words]] = field(default_factory=list)  # (factor name, value) shared by all
     factors: list[Words] = field(default_factory=list)               # names of the varying factors
-    groups: list[ProvenanceGroup] = field(default_factory=list)
-    runs: int = 0
+    groups: list[ProvenanceGroup] = field(default_factory=list)  # runs sharing the varying factors' values
+    runs: int = 0                                                   # number of runs
 
     def to_json(self) -> dict[str, Any]:
         return {"common": [{"name": n, "value": v} for n, v in self.common], "factors": self.factors,
@@ -151,20 +151,20 @@ class Provenance:
 class Table:
     """A numbered table: header (stub, spanners, leaf labels), leaf columns, body rows, notes, checks."""
 
-    id: str
-    number: str
+    id: str                            # the spec's id
+    number: str                        # as printed ("2.1", "4.8")
     label: Words                       # "表 2.1" / "Table 2.1"
     caption: Words
     footnote: Words | None
     header: list[list[HeaderCell]]     # header rows, top first
     columns: list[Column]              # leaf columns, stub first
-    rows: list[list[Cell]]
-    runs: list[str]
+    rows: list[list[Cell]]             # body rows, stub cell first
+    runs: list[str]                    # every run behind a cell
     citations: list[str] = field(default_factory=list)  # published sources of transcribed values
     checks: dict[str, int] = field(default_factory=dict)  # checked / mismatch counts of printed values
     marks: list[str] = field(default_factory=list)  # flags that need a note under the table
-    provenance: Provenance = field(default_factory=Provenance)
-    row_groups: list[RowGroup] = field(default_factory=list)
+    provenance: Provenance = field(default_factory=Provenance)  # the runs grouped by factors
+    row_groups: list[RowGroup] = field(default_factory=list)    # several factors on rows (empty: one)
 
     @property
     def transcribed(self) -> bool:
@@ -198,12 +198,12 @@ class Table:
 class Series:
     """One trace's data: x and y values with their labels, the runs behind each point."""
 
-    name: Words
-    x: list[Any]
-    y: list[float | None]
-    n: list[int] = field(default_factory=list)
-    runs: list[list[str]] = field(default_factory=list)
-    transcribed: list[bool] = field(default_factory=list)
+    name: Words                                            # legend entry
+    x: list[Any]                                           # x values (numbers or category labels)
+    y: list[float | None]                                  # y values
+    n: list[int] = field(default_factory=list)             # runs per point
+    runs: list[list[str]] = field(default_factory=list)    # runs per point
+    transcribed: list[bool] = field(default_factory=list)  # point holds transcribed values
 
 
 @dataclass
@@ -211,19 +211,19 @@ class Figure:
     """A numbered figure: the plotly figure per language (data + layout, as plotly.js and kaleido take
     it), its series data where the chart kind has series, and the runs behind it."""
 
-    id: str
-    number: str
+    id: str                            # the spec's id
+    number: str                        # as printed
     chart: str                         # chart kind (docs/charts.md)
     label: Words
     caption: Words
     footnote: Words | None
     figure: dict[str, dict[str, Any]]  # language -> {"data": [...], "layout": {...}}
-    runs: list[str]
-    transcribed: bool = False
-    citations: list[str] = field(default_factory=list)
+    runs: list[str]                    # every run the figure shows
+    transcribed: bool = False          # shows transcribed values
+    citations: list[str] = field(default_factory=list)  # published sources of transcribed values
     provenance: Provenance = field(default_factory=Provenance)
-    series: list[Series] = field(default_factory=list)
-    x_title: Words | None = None
+    series: list[Series] = field(default_factory=list)  # the data of each trace, where the kind has series
+    x_title: Words | None = None       # axis titles as shown
     y_title: Words | None = None
     points: int | None = None          # cross-year figures: number of points
 
@@ -245,12 +245,12 @@ class Figure:
 
 @dataclass
 class SourceFile:
-    file: str
+    file: str                      # file name in the run directory
     size_bytes: int | None
     sha256: str | None
-    tool: str | None
-    format: str | None
-    version: str | None
+    tool: str | None               # tool that wrote it (pgbench, sar, ...)
+    format: str | None             # format detected by content
+    version: str | None            # tool version, when the file says
     size: str                      # human-readable size
     path: Path | None = None       # where it was ingested from (reports that publish raw files)
     url: str | None = None         # set by the renderer that publishes it
@@ -267,15 +267,15 @@ class SourceFile:
 class RunInfo:
     """A run shown in the report: its origin, factors and raw files."""
 
-    id: str
-    origin: str
-    status: str
-    start: str | None
-    citation: str | None
+    id: str                            # run id
+    origin: str                        # measured | transcribed
+    status: str                        # ok | failed | ...
+    start: str | None                  # start time
+    citation: str | None               # the published source of a transcribed run
     hostname: str | None
-    anchor: str
+    anchor: str                        # HTML-safe anchor
     factors: dict[str, str] = field(default_factory=dict)
-    sources: list[SourceFile] = field(default_factory=list)
+    sources: list[SourceFile] = field(default_factory=list)  # its raw files
     run_toml: Path | None = None       # the run's own run.toml (reports that publish raw files)
     run_toml_url: str | None = None    # set by the renderer that publishes it
 
@@ -292,8 +292,8 @@ class RunInfo:
 class Environment:
     """The test-environment appendix: machines, tool versions and PostgreSQL settings of the measured runs."""
 
-    runs: int = 0
-    without_capture: int = 0
+    runs: int = 0                                                  # measured runs with a capture
+    without_capture: int = 0                                       # measured runs without one
     machines: list[dict[str, Any]] = field(default_factory=list)   # {values: [str | Words], runs}
     machine_fields: list[Words] = field(default_factory=list)
     versions: list[dict[str, Any]] = field(default_factory=list)   # {tool, values: [{value, runs}]}
@@ -310,7 +310,7 @@ class Environment:
 class Author:
     name: Words
     affiliation: Words | None
-    chapters: list[dict[str, Any]]     # {id, number, title}
+    chapters: list[dict[str, Any]]     # the chapters written: {id, number, title}
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "affiliation": self.affiliation, "chapters": self.chapters}
@@ -318,9 +318,9 @@ class Author:
 
 @dataclass
 class Revision:
-    revision: str
+    revision: str                      # "1.1"
     date: str
-    changes: Words
+    changes: Words                     # what changed
 
     def to_json(self) -> dict[str, Any]:
         return {"revision": self.revision, "date": self.date, "changes": self.changes}
@@ -328,11 +328,11 @@ class Revision:
 
 @dataclass
 class Chapter:
-    id: str
+    id: str                                                   # the spec's chapter id (file stem of its prose)
     number: int
     title: Words
-    tables: dict[str, Table] = field(default_factory=dict)
-    figures: dict[str, Figure] = field(default_factory=dict)
+    tables: dict[str, Table] = field(default_factory=dict)    # by id
+    figures: dict[str, Figure] = field(default_factory=dict)  # by id
     order: list[str] = field(default_factory=list)   # item ids in spec order
 
     def to_json(self) -> dict[str, Any]:
@@ -345,21 +345,21 @@ class Chapter:
 class ComputedReport:
     """One report, computed: front matter, chapters with their tables and figures, runs, pages."""
 
-    id: str
+    id: str                            # report id (spec file stem)
     fiscal_year: int
     title: Words
     subtitle: Words | None
     organisation: Words
-    revision: str
+    revision: str                      # current revision
     copyright: str | None
     license: Words | None
     revision_history: list[Revision]
     authors: list[Author]
     themes: dict[str, list[str]]       # language -> theme labels
-    publish_raw: bool
+    publish_raw: bool                  # the site offers the raw files for download
     chapters: list[Chapter]
-    runs: dict[str, RunInfo]
-    environment: Environment
+    runs: dict[str, RunInfo]           # every run behind a table or figure, by id
+    environment: Environment           # the test-environment appendix
     pages: list[Page]                  # reading order on the site (structure.report_pages)
     pdf_pages: list[Page]              # reading order in the PDF (site-only pages left out)
     generated_bodies: dict[str, str] = field(default_factory=dict)  # page id -> body of a page without prose
@@ -399,7 +399,7 @@ class Trends:
     """The cross-year view (config.toml ``[[params.trends]]``): one figure per trend."""
 
     figures: list[Figure] = field(default_factory=list)
-    title: Words = field(default_factory=dict)
+    title: Words = field(default_factory=dict)  # the cross-year page's title
 
     def to_json(self) -> dict[str, Any]:
         return {"figures": [f.to_json() for f in self.figures]}

@@ -78,8 +78,8 @@ def where_runs(store: Store, item: Item) -> list[str]:
     """Runs with status 'ok' that the item's ``where`` selects (whatever data they have)."""
     params: list[Any] = []
     cond = where_sql(item, store, params)
-    return [r[0] for r in store.con.execute(
-        f"SELECT m.run_id FROM runs m WHERE m.status = 'ok' AND {cond} ORDER BY m.run_id", params).fetchall()]
+    return [r[0] for r in store.query(
+        f"SELECT m.run_id FROM runs m WHERE m.status = 'ok' AND {cond} ORDER BY m.run_id", params)]
 
 
 @dataclass
@@ -105,17 +105,17 @@ def picks(store: Store, report: Report, item: Item, factor: str | None, mode: st
     if explicit is not None:
         if not isinstance(explicit, str):
             raise item.error(f"option run must be a run id (string), got {explicit!r}")
-        ok = store.con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [explicit]).fetchone()[0]
+        ok = store.query("SELECT count(*) FROM runs WHERE run_id = ?", [explicit])[0][0]
         if not ok:
             raise item.error(f"option run: no run {explicit!r} in the database")
-        if has_data and explicit not in {r[0] for r in store.con.execute(has_data).fetchall()}:
+        if has_data and explicit not in {r[0] for r in store.query(has_data)}:
             raise item.error(f"option run: run {explicit!r} has no data for chart {item.chart!r}")
         return [Pick(None, [explicit], explicit, 1)]
     if factor:
         check_factor(store, item, factor, "series")
     where = None
     if has_data:
-        runs = {r[0] for r in store.con.execute(has_data).fetchall()}
+        runs = {r[0] for r in store.query(has_data)}
         selected = [r for r in where_runs(store, item) if r in runs]
         if not selected:
             raise item.error(f"no runs with data for chart {item.chart!r} match where {item.where}")
@@ -164,9 +164,9 @@ def _closest(store: Store, item: Item, runs: list[str], value: float | None) -> 
 
 def run_factors(store: Store, run_ids: list[str]) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {r: {} for r in run_ids}
-    for run_id, f, v in store.con.execute(
+    for run_id, f, v in store.query(
             "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-            [run_ids]).fetchall():
+            [run_ids]):
         out[run_id][f] = v
     return out
 

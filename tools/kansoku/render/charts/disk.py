@@ -39,7 +39,7 @@ def _agg(item: Item, values: list[float], what: str) -> float:
 
 
 def _selected(store: Store, item: Item, has_data: str) -> list[str]:
-    have = {r[0] for r in store.con.execute(has_data).fetchall()}
+    have = {r[0] for r in store.query(has_data)}
     runs = [r for r in c.where_runs(store, item) if r in have]
     if not runs:
         raise item.error(f"no runs with data for chart {item.chart!r} match where {item.where}")
@@ -49,10 +49,10 @@ def _selected(store: Store, item: Item, has_data: str) -> list[str]:
 def fio_groups(store: Store, item: Item) -> tuple[dict, list[str]]:
     """{(device, pattern_direction, bs): (aggregate bw KiB/s, aggregate IOPS, [run ids])}, and all run ids."""
     runs = _selected(store, item, FIO_HAS_DATA)
-    rows = store.con.execute(
+    rows = store.query(
         "SELECT run_id, coalesce(device, '?'), pattern_direction, coalesce(bs, '?'), bw_kib_s, iops "
         "FROM fio_pattern_bw WHERE run_id IN (SELECT unnest(?::VARCHAR[])) AND pattern_direction IS NOT NULL",
-        [runs]).fetchall()
+        [runs])
     acc: dict[tuple, list] = {}
     for run_id, dev, pat, bs, bw, iops in rows:
         acc.setdefault((dev, pat, bs), []).append((run_id, bw, iops))
@@ -150,10 +150,10 @@ def fsync_methods(store: Store, report: Report, item: Item, lang: str) -> dict:
         vals = sorted({fs[r].get(item.series) for r in runs if fs[r].get(item.series) is not None},
                       key=factor_sort_key(report, item.series))
         conds = [(v, [r for r in runs if fs[r].get(item.series) == v]) for v in vals]
-    rows = store.con.execute(
+    rows = store.query(
         "SELECT run_id, section, item_no, label, ops_per_sec, status FROM pg_test_fsync_results "
         "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) AND section IN (SELECT unnest(?::VARCHAR[]))",
-        [runs, sections]).fetchall()
+        [runs, sections])
     if not rows:
         raise item.error(f"option sections {sections}: the selected pg_test_fsync runs have none of them")
     order: dict[str, tuple[int, int]] = {}

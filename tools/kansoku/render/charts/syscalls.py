@@ -32,11 +32,10 @@ def _conditions(store: Store, report: Report | None, item: Item, lang: str | Non
 
 
 def _rows(store: Store, run_id: str) -> dict[str, dict]:
-    cur = store.con.execute(
+    rows = store.query_dicts(
         "SELECT syscall, time_pct, seconds, calls, errors, error_pct FROM strace_top_syscalls WHERE run_id = ? "
         "ORDER BY time_rank", [run_id])
-    cols = [d[0] for d in cur.description]
-    return {r[0]: dict(zip(cols, r)) for r in cur.fetchall()}
+    return {r["syscall"]: r for r in rows}
 
 
 def _exclude(item: Item) -> set[str]:

@@ -33,7 +33,7 @@ def one_run(store: Store, report: Report | None, item: Item) -> str:
 
 
 def cpu_tool(store: Store, item: Item, run_id: str, table: str = "cpu_in_run") -> str:
-    have = [r[0] for r in store.con.execute(f"SELECT DISTINCT tool FROM {table} WHERE run_id = ?", [run_id]).fetchall()]
+    have = [r[0] for r in store.query(f"SELECT DISTINCT tool FROM {table} WHERE run_id = ?", [run_id])]
     tool = item.options.get("tool")
     if tool is not None:
         if tool not in TOOLS:
@@ -64,12 +64,12 @@ def cpu_stacked(store: Store, report: Report, item: Item, lang: str) -> dict:
     tool = cpu_tool(store, item, run_id)
     cpu = str(c.opt(item, "cpu", "all", (str, int), "a CPU number or \"all\""))
     cols = _columns(item, "columns", DEFAULT_STACK)
-    rows = store.con.execute(
+    rows = store.query(
         f"SELECT t_s, {', '.join(x + '_pct' for x in cols)} FROM cpu_in_run "
-        "WHERE run_id = ? AND tool = ? AND cpu = ? ORDER BY t_s", [run_id, tool, cpu]).fetchall()
+        "WHERE run_id = ? AND tool = ? AND cpu = ? ORDER BY t_s", [run_id, tool, cpu])
     if not rows:
-        cpus = [r[0] for r in store.con.execute("SELECT DISTINCT cpu FROM cpu_in_run WHERE run_id = ? AND tool = ?",
-                                                [run_id, tool]).fetchall()]
+        cpus = [r[0] for r in store.query("SELECT DISTINCT cpu FROM cpu_in_run WHERE run_id = ? AND tool = ?",
+                                                [run_id, tool])]
         raise item.error(f"option cpu = {cpu!r}: run {run_id!r} has {tool} CPU rows for {sorted(cpus)}")
     fig = go.Figure()
     xs = [round(r[0], 3) for r in rows]
@@ -90,9 +90,9 @@ def cpu_stacked(store: Store, report: Report, item: Item, lang: str) -> dict:
         if devices:
             cond = "device IN (SELECT unnest(?::VARCHAR[]))"
             params.append(devices)
-        drows = store.con.execute(
+        drows = store.query(
             f"SELECT device, t_s, util_pct FROM disk_in_run WHERE run_id = ? AND tool = ? AND {cond} "
-            "AND util_pct IS NOT NULL ORDER BY device, t_s", params).fetchall() if dtool else []
+            "AND util_pct IS NOT NULL ORDER BY device, t_s", params) if dtool else []
         by_dev: dict[str, list] = {}
         for dev, t, u in drows:
             by_dev.setdefault(dev, []).append((t, u))
@@ -120,8 +120,8 @@ def cpu_stacked(store: Store, report: Report, item: Item, lang: str) -> dict:
 
 
 def _disk_tool(store: Store, run_id: str) -> str | None:
-    have = {r[0] for r in store.con.execute("SELECT DISTINCT tool FROM disk_in_run WHERE run_id = ?",
-                                            [run_id]).fetchall()}
+    have = {r[0] for r in store.query("SELECT DISTINCT tool FROM disk_in_run WHERE run_id = ?",
+                                            [run_id])}
     for t in ("sar", "iostat"):
         if t in have:
             return t
@@ -138,9 +138,9 @@ def cpu_per_cpu(store: Store, report: Report, item: Item, lang: str) -> dict:
     col = c.opt(item, "column", "soft", str, "a CPU column name")
     if col not in CPU_COLUMNS:
         raise item.error(f"option column = {col!r} is not one of {list(CPU_COLUMNS)}")
-    rows = store.con.execute(
+    rows = store.query(
         f"SELECT cpu, t_s, {col}_pct FROM cpu_in_run WHERE run_id = ? AND tool = ? AND cpu <> 'all' "
-        "ORDER BY t_s", [run_id, tool]).fetchall()
+        "ORDER BY t_s", [run_id, tool])
     by_cpu: dict[str, list] = {}
     for cpu, t, v in rows:
         by_cpu.setdefault(cpu, []).append((t, v))

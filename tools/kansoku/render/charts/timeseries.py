@@ -37,9 +37,9 @@ def tps_series(store: Store, run_id: str, partial: bool = False) -> list[tuple]:
     keep = "TRUE" if partial else (
         "(r.start_time IS NULL OR r.end_time IS NULL OR (s.elapsed_s - s.interval_s >= -0.001 "
         "AND s.elapsed_s <= epoch(r.end_time) - epoch(r.start_time) + 0.001))")
-    return store.con.execute(
+    return store.query(
         "SELECT s.elapsed_s, s.tps, s.latency_avg_ms, s.series_source FROM pgbench_tps_per_second s "
-        f"LEFT JOIN runs r USING (run_id) WHERE s.run_id = ? AND {keep} ORDER BY s.elapsed_s", [run_id]).fetchall()
+        f"LEFT JOIN runs r USING (run_id) WHERE s.run_id = ? AND {keep} ORDER BY s.elapsed_s", [run_id])
 
 
 @kind("tps_over_time")
