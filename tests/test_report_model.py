@@ -145,3 +145,122 @@ def test_every_model_field_is_in_the_doc():
         assert f"## {cls.__name__}" in doc
         for f in dataclasses.fields(cls):
             assert f"| `{f.name}` |" in doc, (cls.__name__, f.name)
+
+
+ZERO_PUBLISHED = """
+[published]
+id = "zero-t1"
+csv = "zero.csv"
+[published.citation]
+report = { ja = "テスト", en = "test" }
+table = "1"
+[published.factors]
+fiscal_year = 2030
+study = "zero"
+[published.columns]
+clients = { factor = "clients" }
+tps_off = { metric = "tps", factors = { config = "off" } }
+tps_on = { metric = "tps", factors = { config = "on" } }
+ratio = { metric = "published_ratio_pct", unit = "%", factors = { config = "on" } }
+"""
+ZERO_CSV = "clients,tps_off,tps_on,ratio\n1,0,50.5,0.00\n2,100.0,0,0.00\n4,200.0,100.0,50.00\n"
+ZERO_SPEC = """
+[report]
+id = "zero"
+fiscal_year = 2030
+title = { ja = "zero", en = "zero" }
+organisation = { ja = "o", en = "o" }
+revision = "1"
+[metrics.tps]
+higher_is_better = true
+[metrics.published_ratio_pct]
+unit = "%"
+[[chapter]]
+id = "one"
+number = 1
+title = { ja = "one", en = "one" }
+[[chapter.table]]
+id = "t"
+caption = { ja = "t", en = "t" }
+metrics = ["tps"]
+where = { published_table = "zero-t1" }
+rows = "clients"
+columns = "config"
+aggregate = "single"
+baseline = { factor = "config", value = "off", compare = "ratio", format = "percent", digits = 2, published = "published_ratio_pct" }
+"""
+
+
+def test_transcribed_zero_baseline_is_no_ratio_and_json_stays_finite(tmp_path):
+    """A printed 0 as the baseline: a cell saying "no ratio (baseline 0)", never an infinite interval (Hugo
+    cannot read Infinity); a printed 0 as the value: checked against the printed ratio, no infinity."""
+    from kansoku.ingest.pipeline import ingest
+    from kansoku.render.hugo import write_generated
+    from kansoku.report.build import compute_one
+
+    pub = tmp_path / "published"
+    pub.mkdir()
+    (pub / "zero.toml").write_text(ZERO_PUBLISHED, encoding="utf-8")
+    (pub / "zero.csv").write_text(ZERO_CSV, encoding="utf-8")
+    (tmp_path / "zero.toml").write_text(ZERO_SPEC, encoding="utf-8")
+    db = tmp_path / "k.duckdb"
+    res = ingest([pub], db)
+    assert res.ok, res.errors
+    rep = compute_one(db, tmp_path / "zero.toml", tmp_path / "content")
+    rows = {r[0].text["en"]: r for r in rep.chapters[0].tables["t"].rows}
+    comp = [c for c in rows["1"] if c.kind == "compare"][0]
+    assert comp.text == {"ja": "比なし (基準値 0)", "en": "no ratio (baseline 0)"} and "no-ratio" in comp.flags
+    assert comp.value is None
+    zero_value = [c for c in rows["2"] if c.kind == "compare"][0]
+    assert zero_value.text["en"] == "0.00 %" and zero_value.published["interval"] is None
+    assert [c for c in rows["4"] if c.kind == "compare"][0].text["en"] == "50.00 %"
+    write_generated([rep], tmp_path / "gen")
+    raw = (tmp_path / "gen" / "data" / "reports" / "zero.json").read_text("utf-8")
+    assert "Infinity" not in raw and "NaN" not in raw
+    json.loads(raw, parse_constant=lambda c: pytest.fail(f"non-finite {c} in the JSON"))
+
+
+def test_chart_export_makes_no_network_request(tmp_path):
+    """A figure whose JSON names a URL (an image in its layout): chromium asks nobody for it."""
+    import http.server
+    import socket
+    import threading
+
+    from kansoku.render.typst import Chart, export_svgs
+
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            hits.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # a non-loopback address of this machine (chromium never sends loopback through a proxy)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))
+        host = s.getsockname()[0]
+    url = f"http://{host}:{server.server_address[1]}/beacon.png"
+    try:
+        import urllib.request
+
+        try:
+            urllib.request.urlopen(url, timeout=5)  # the server is reachable from here
+        except Exception:
+            pass
+        assert hits == ["/beacon.png"]
+        hits.clear()
+        fig = {"data": [{"type": "scatter", "x": [1, 2], "y": [1, 2]}],
+               "layout": {"images": [{"source": url, "xref": "paper", "yref": "paper", "x": 0, "y": 1,
+                                      "sizex": 0.5, "sizey": 0.5}]}}
+        svg = tmp_path / "c.svg"
+        export_svgs([Chart(fig, svg, ["DejaVu Sans"])])
+        assert svg.is_file()
+        assert hits == [], f"chart export fetched {hits}"
+    finally:
+        server.shutdown()

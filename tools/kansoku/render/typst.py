@@ -265,6 +265,20 @@ class Chart:
         return int(w), int(h)
 
 
+# The browser that draws the charts never needs the network: plotly.js comes from the plotly package, MathJax
+# is off, and every request it would make (an image URL in a figure's JSON) goes to a proxy that is not
+# there. kaleido itself loads its page and plotly.js from local files, so file access cannot be turned off.
+NO_NETWORK_PROXY = "127.0.0.1:9"
+
+
+def kaleido_options(chromium: str) -> dict[str, Any]:
+    import plotly
+
+    plotlyjs = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    return {"path": chromium, "mathjax": False, "plotlyjs": str(plotlyjs), "proxy_server": NO_NETWORK_PROXY,
+            "enable_extensions": False, "enable_gpu": False}
+
+
 def export_svgs(charts: list[Chart], chromium: str | None = None) -> float:
     """All charts in one kaleido batch: one chromium start for the whole run (every language)."""
     if not charts:
@@ -284,7 +298,7 @@ def export_svgs(charts: list[Chart], chromium: str | None = None) -> float:
         jobs.append({"fig": {"data": c.fig.get("data", []), "layout": layout}, "path": str(c.path),
                      "opts": {"format": "svg", "width": w, "height": h}})
     try:
-        kaleido.write_fig_from_object_sync(jobs, kopts={"path": chromium, "mathjax": False})
+        kaleido.write_fig_from_object_sync(jobs, kopts=kaleido_options(chromium))
     except Exception as exc:  # kaleido/choreographer raise their own types
         raise MissingToolError(f"chart export with kaleido and {chromium} failed ({type(exc).__name__}: {exc}); "
                                "is Debian's chromium installed and working? apt-get install chromium") from exc
