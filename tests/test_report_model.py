@@ -76,6 +76,25 @@ def test_renderers_import_neither_the_store_nor_the_analysis():
         assert "load_all" not in src
 
 
+def test_chart_drawing_reads_no_store_and_no_analysis():
+    """render/charts builds plotly figures from computed chart data only; no import circle with analysis."""
+    for path in sorted((ROOT / "tools/kansoku/render").rglob("*.py")):
+        src = path.read_text(encoding="utf-8")
+        tree = ast.parse(src)
+        mods = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + [
+            a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        top = [n.module for n in tree.body if isinstance(n, ast.ImportFrom)]
+        assert not [m for m in top if m and m.startswith(("kansoku.store", "kansoku.analysis", "kansoku.spec"))], path
+        if path.parent.name == "charts":
+            assert not [m for m in mods if m and m.startswith(("kansoku.store", "kansoku.analysis", "kansoku.spec",
+                                                                "kansoku.words"))], path
+        assert ".execute(" not in src and ".con." not in src, path
+    for path in sorted((ROOT / "tools/kansoku/analysis").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        mods = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [m for m in mods if m and m.startswith("kansoku.render")], path
+
+
 def test_handmade_report_to_hugo_data_and_page(tmp_path):
     from kansoku.render.hugo import csv_text, run_hugo, write_generated
 

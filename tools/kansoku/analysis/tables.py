@@ -327,10 +327,8 @@ def fmt_printed(num: str, fmt: str, lang: str) -> str:
         neg = num.startswith("-")
         mag = num.lstrip("+-")
         if float(mag) == 0:
-            return f"{mag}%" if lang == "ja" else f"{mag} %"
-        if neg:
-            return f"▲{mag}%" if lang == "ja" else f"\u2212{mag} %"
-        return f"+{mag}%" if lang == "ja" else f"+{mag} %"
+            return words.t(lang, "change_zero", mag)
+        return words.t(lang, "change_down" if neg else "change_up", mag)
     return num
 
 
@@ -598,12 +596,12 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
             if kind == "value":
                 t = both(lambda l, m=m: metric_label(m, l, report=report))
             elif kind == "count":
-                t = {"ja": "回数", "en": "runs"}
+                t = words.both("column_runs")
             elif kind == "compare":
                 t = both(lambda l: compare_label(report, b, l, item, how))
             else:
                 t = both(lambda l: b.published_label.get(l) if b.published_label else
-                         ("報告書の値" if l == "ja" else "as published"))
+                         words.t(l, "column_as_published"))
             col = {"text": t, "kind": kind, "baseline": is_base_col}
             if cols_f:  # leaf text for CSV: "TPS (checksums off)"
                 col["text"] = {l: f"{t[l]} ({factor_value_label(report, cols_f, cv, l)})" for l in LANGS}
@@ -724,12 +722,7 @@ def compare_label(report: Report, b: Baseline, lang: str, item: Item, how: str |
     if b.factor:
         ref = factor_value_label(report, b.factor, b.value, lang)
     elif b.first_row:
-        ref = "先頭行" if lang == "ja" else "first row"
+        ref = words.t(lang, "baseline_first_row")
     else:
         ref = fmt_number(b.fixed, 2)
-    names = {
-        ("ratio", "ja"): f"{ref} 比", ("ratio", "en"): f"ratio to {ref}",
-        ("speedup", "ja"): f"{ref} からの高速化", ("speedup", "en"): f"speed-up over {ref}",
-        ("change", "ja"): f"{ref} からの変化", ("change", "en"): f"change from {ref}",
-    }
-    return names[(how, lang)]
+    return words.t(lang, f"compare_label_{how}", ref)

@@ -18,7 +18,8 @@ from kansoku import words
 from kansoku.analysis import figures
 from kansoku.analysis import tables as analysis
 from kansoku.errors import KansokuError
-from kansoku.report.model import (Author, Chapter, ComputedReport, Environment, Figure, Provenance,
+from kansoku.render import charts
+from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, Provenance,
                                   ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Trends)
 from kansoku.report.structure import report_pages
 from kansoku.spec.model import LANGS, Item, Report, Text, text
@@ -53,7 +54,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
                 out.tables[it.id] = t.to_model(item_provenance(store, report, t.runs, reps))
                 run_ids.update(t.runs)
             else:
-                f = figures.build_figure(store, report, it)
+                f = build_figure(store, report, it)
                 f.provenance = item_provenance(store, report, f.runs, figure_representatives(store, it))
                 out.figures[it.id] = f
                 run_ids.update(f.runs)
@@ -72,6 +73,13 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         runs=runs_provenance(store, sorted(run_ids)), environment=environment(store, sorted(run_ids)),
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
     )
+
+
+def build_figure(store: Store, report: Report, item: Item) -> Figure:
+    """A figure: its data computed (analysis.figures), then drawn in each language (render.charts)."""
+    f = figures.figure_data(store, report, item)
+    f.figure = {lang: charts.draw(f.chart_data, lang) for lang in LANGS}
+    return f
 
 
 def revision_history(report: Report) -> list[Revision]:
@@ -406,8 +414,6 @@ def compute_trends(store: Store, reports: list[Report], computed: list[ComputedR
     (year, series, origin) the highest median over all its conditions (e.g. the best client count).
     Medians and peaks are taken in SQL (TREND_POINTS_SQL); Python only says which year and series a run has.
     """
-    import plotly.graph_objects as go
-
     fy_of_report = {r.id: r.fiscal_year for r in reports}
     years_of_run: dict[str, set[int]] = {}
     for rep in computed:
@@ -464,35 +470,27 @@ def compute_trends(store: Store, reports: list[Report], computed: list[ComputedR
             for sv, origin, y, med, runs, cond_map in store.query(
                     TREND_POINTS_SQL, [tag_runs, tag_years, tag_series, metric, ignored]):
                 points[(sv, origin, y)] = (y, med, list(runs), dict(cond_map or {}))
-        figs = {}
         all_runs = sorted({r for p in points.values() for r in p[2]})
         series_vals = sorted({k[:2] for k in points}, key=lambda s: (analysis.factor_sort_key(None, "v")(s[0]), s[1]))
-        for lang in LANGS:
-            fig = go.Figure()
-            for sv, origin in series_vals:
-                pts = sorted(p for k, p in points.items() if k[:2] == (sv, origin))
-                suffix = words.t(lang, "trend_transcribed_suffix") if origin == "transcribed" else ""
-                fig.add_trace(go.Scatter(
-                    x=[p[0] for p in pts], y=[p[1] for p in pts], name=f"{sv}{suffix}", mode="lines+markers",
-                    line=dict(dash="dot" if origin == "transcribed" else "solid"),
-                    marker=dict(symbol="circle-open" if origin == "transcribed" else "circle", size=9),
-                    hovertext=[", ".join([f"{f}={p[3][f]}" for f in TREND_HOVER_FACTORS if f in p[3]]
-                                         + [f"n={len(p[2])}"]) for p in pts]))
-            y_title = text(spec.get("y_title"), "y_title", where_src) if spec.get("y_title") else None
-            layout = figures.base_layout(item, lang, words.t(lang, "trend_axis_fiscal_year"),
-                                         y_title.get(lang) if y_title else analysis.metric_label(metric, lang))
-            fig.update_layout(**layout)
-            fig.update_layout(showlegend=True)
-            if item.options.get("y_log"):
-                fig.update_yaxes(dtick=1)  # one tick per power of ten, not 2..9 between them
-            years = sorted({p[0] for p in points.values()})
-            fig.update_xaxes(tickmode="array", tickvals=years, ticktext=[str(y) for y in years])
-            figs[lang] = figures.compact(fig)
+        series = []
+        for sv, origin in series_vals:
+            pts = sorted(p for k, p in points.items() if k[:2] == (sv, origin))
+            series.append({"value": sv, "origin": origin, "x": [p[0] for p in pts], "y": [p[1] for p in pts],
+                           "hover": [", ".join([f"{f}={p[3][f]}" for f in TREND_HOVER_FACTORS if f in p[3]]
+                                               + [f"n={len(p[2])}"]) for p in pts]})
+        y_title = text(spec.get("y_title"), "y_title", where_src) if spec.get("y_title") else None
+        chart = ChartData("trend", dict(item.options), {
+            "series": series, "years": sorted({p[0] for p in points.values()})}, {lang: {
+                "names": [f"{s['value']}{words.t(lang, 'trend_transcribed_suffix') if s['origin'] == 'transcribed' else ''}"
+                          for s in series],
+                "x_title": words.t(lang, "trend_axis_fiscal_year"),
+                "y_title": y_title.get(lang) if y_title else analysis.metric_label(metric, lang)} for lang in LANGS})
+        figs = {lang: charts.draw(chart, lang) for lang in LANGS}
         labels = SimpleNamespace(factor_names={}, factor_labels={}, factor_order={})
         out.figures.append(Figure(
             id=sid, number=f"T.{n}", chart="line", label=words.both("figure_label", f"T.{n}"),
             caption=title.as_dict(), footnote=None, figure=figs, runs=all_runs, points=len(points),
-            provenance=item_provenance(store, labels, all_runs, set())))
+            provenance=item_provenance(store, labels, all_runs, set()), chart_data=chart))
     return out
 
 

@@ -195,15 +195,18 @@ class Table:
 # -- figures ------------------------------------------------------------------------------------------
 
 @dataclass
-class Series:
-    """One trace's data: x and y values with their labels, the runs behind each point."""
+class ChartData:
+    """What a chart kind draws, computed: the numbers and, per language, every label, name and hover text.
 
-    name: Words                                            # legend entry
-    x: list[Any]                                           # x values (numbers or category labels)
-    y: list[float | None]                                  # y values
-    n: list[int] = field(default_factory=list)             # runs per point
-    runs: list[list[str]] = field(default_factory=list)    # runs per point
-    transcribed: list[bool] = field(default_factory=list)  # point holds transcribed values
+    ``render.charts`` turns it into a plotly figure per language without asking anyone; the keys of
+    ``data`` and ``words[lang]`` are the chart kind's own (see each kind's data function in
+    ``analysis/charts/`` and its drawing in ``render/charts/``).
+    """
+
+    kind: str                                    # chart kind (docs/charts.md)
+    options: dict[str, Any]                      # the figure's checked options (axes, height, ...)
+    data: dict[str, Any]                         # language-independent series: x, y, run ids, ...
+    words: dict[str, dict[str, Any]]             # language -> names, axis titles, hover texts
 
 
 @dataclass
@@ -222,9 +225,7 @@ class Figure:
     transcribed: bool = False          # shows transcribed values
     citations: list[str] = field(default_factory=list)  # published sources of transcribed values
     provenance: Provenance = field(default_factory=Provenance)
-    series: list[Series] = field(default_factory=list)  # the data of each trace, where the kind has series
-    x_title: Words | None = None       # axis titles as shown
-    y_title: Words | None = None
+    chart_data: ChartData | None = None  # what the figure draws (render.charts builds ``figure`` from it)
     points: int | None = None          # cross-year figures: number of points
 
     def to_json(self) -> dict[str, Any]:
