@@ -18,7 +18,8 @@ HOSTILE = '=cmd|x #strong[bold] *star* <b>&amp; $x$ `code`'
 
 def handmade_report(content_root: Path):
     from kansoku.report.model import (Cell, Chapter, Column, ComputedReport, Environment, Figure, HeaderCell,
-                                      Provenance, ProvenanceGroup, ProvenanceRun, RunInfo, SourceFile, Table)
+                                      Provenance, ProvenanceGroup, ProvenanceRun, RowGroup, RunInfo, SourceFile,
+                                      Table)
     from kansoku.report.structure import Page
 
     def w(s: str) -> dict[str, str]:
@@ -44,7 +45,8 @@ def handmade_report(content_root: Path):
         checks={"checked": 1, "mismatch": 1}, marks=["mismatch", "transcribed"],
         provenance=Provenance(common=[(w("scale"), w("100"))], factors=[w("clients")],
                               groups=[ProvenanceGroup([w("1")], [ProvenanceRun("run-a", "run-aaaa", "1", True)])],
-                              runs=3))
+                              runs=3),
+        row_groups=[RowGroup(w("group A"), 0, 1), RowGroup(w("group B <i>"), 1, 1)], row_group_name=w("group"))
     figure = Figure(id="f1", number="1.1", chart="line", label={"ja": "図 1.1", "en": "Figure 1.1"},
                     caption=w("A figure made by hand"), footnote=None,
                     figure={lang: {"data": [{"type": "scatter", "x": [1, 2], "y": [3.0, 4.0], "name": HOSTILE}],
@@ -112,12 +114,14 @@ def test_handmade_report_to_hugo_data_and_page(tmp_path):
     csv = (gen / "static" / "csv" / "handmade" / "t1.en.csv").read_text("utf-8")
     assert csv == "\ufeff" + csv_text(rep.chapters[0].tables["t1"], "en")
     lines = csv.lstrip("\ufeff").splitlines()
-    assert lines[1] == "1,1000.5,no ratio (baseline 0)"
-    assert lines[2].startswith("'=cmd|x") and lines[2].endswith(",53.133,-0.123"), lines[2]
+    assert lines[0] == "group,clients,TPS,change"
+    assert lines[1] == "group A,1,1000.5,no ratio (baseline 0)"
+    assert lines[2].startswith("group B <i>,'=cmd|x") and lines[2].endswith(",53.133,-0.123"), lines[2]
     run_hugo(out, gen, content, site_root=ROOT)
     html = (out / "en" / "reports" / "handmade" / "one" / "index.html").read_text("utf-8")
     assert "Table 1.1" in html and "1,000.5" in html and "no ratio (baseline 0)" in html
     assert "<b>&amp;" not in html and "&lt;b&gt;&amp;amp;" in html  # the measured string stays text
+    assert html.count('class="row-group"') == 2 and "group B &lt;i&gt;" in html
 
 
 def test_handmade_report_to_typst_and_pdf(tmp_path):
@@ -136,6 +140,7 @@ def test_handmade_report_to_typst_and_pdf(tmp_path):
     flat = " ".join(text.split())
     assert "=cmd|x #strong[bold] *star* <b>&amp; $x$ `code`" in flat  # printed as is, not as markup
     assert "1,000.5" in flat and "no ratio (baseline 0)" in flat and "Table 1.1" in flat and "Figure 1.1" in flat
+    assert "group A" in flat and "group B <i>" in flat
 
 
 @pytest.mark.parametrize("value,text", [(53.132999999999996, "53.133"), (18.109999999999996, "18.11"),

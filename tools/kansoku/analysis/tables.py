@@ -18,11 +18,11 @@ from __future__ import annotations
 import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kansoku import parsers, words
-from kansoku.report.model import Cell, Column, HeaderCell, Provenance, Table
+from kansoku.report.model import Cell, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report
 from kansoku.store.db import Store
 
@@ -428,6 +428,8 @@ class ComputedTable:
     rows: list[list[Cell]]
     runs: list[str]
     citations: list[str] = field(default_factory=list)
+    row_groups: list[RowGroup] = field(default_factory=list)
+    row_group_name: dict[str, str] | None = None
 
     def checks(self) -> dict[str, int]:
         flat = [c for row in self.rows for c in row if c.kind == "compare"]
@@ -448,7 +450,7 @@ class ComputedTable:
                      for h in hrow] for hrow in self.header],
             columns=[Column(c["text"], c["kind"], c["baseline"]) for c in self.columns],
             rows=self.rows, runs=self.runs, citations=self.citations, checks=self.checks(), marks=marks,
-            provenance=provenance or Provenance())
+            provenance=provenance or Provenance(), row_groups=self.row_groups, row_group_name=self.row_group_name)
 
 
 def repr_num(v: float) -> str:
@@ -478,7 +480,39 @@ def resolve_compare(report: Report, item: Item, b: Baseline, metric: str) -> str
     return "ratio" if hib else "speedup"
 
 
+NUMBER_FORMATS = ("plain", "thousands", "exponent")
+
+
+def check_grammar(item: Item) -> None:
+    """The table-grammar keys of an item (docs/spec.md "Table grammar"): types and names."""
+    if not isinstance(item.per_run, bool):
+        raise item.error(f"per_run must be true or false, got {item.per_run!r}")
+    for k, v in item.number_format.items():
+        if k != "default" and k not in item.metrics:
+            raise item.error(f"number_format.{k}: not one of the table's metrics {item.metrics} (or default)")
+        if v not in NUMBER_FORMATS:
+            raise item.error(f"number_format.{k} = {v!r} is not one of {list(NUMBER_FORMATS)}")
+    if item.row_groups is not None:
+        if not isinstance(item.row_groups, str):
+            raise item.error(f"row_groups must be a factor name, got {item.row_groups!r}")
+        if item.row_groups in (item.rows, item.columns):
+            raise item.error(f"row_groups = {item.row_groups!r} is already the table's rows or columns")
+
+
+def present(text: str, value: float | None, fmt: str, digits: int) -> str:
+    """A number's printed text in a presentation: thousands separators (1,234.5) or exponent (2.04E-05).
+    A text that is not a plain decimal (a dash, a value as printed in exponent form) is left as it is."""
+    if fmt == "plain" or value is None or not _NUMERIC.match(text):
+        return text
+    if fmt == "thousands":
+        return f"{Decimal(text):,f}"
+    return f"{value:.{digits}E}"
+
+
 def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
+    check_grammar(item)
+    if item.row_groups:
+        return _grouped_table(store, report, item)
     rows_f = item.rows
     cols_f = item.columns
     check_factor(store, item, rows_f, "rows")
@@ -545,7 +579,8 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
         d = digits(metric)
         if d == "printed":
             return g.printed if g.printed is not None else fmt_number(g.value, 2)
-        return fmt_number(g.value, int(d))
+        nf = item.number_format.get(metric, item.number_format.get("default", "plain"))
+        return present(fmt_number(g.value, int(d)), g.value, nf, int(d))
 
     if item.companions != "aggregate":
         reps = sorted({g.representative_run_id for g in main if g.representative_run_id})
@@ -570,6 +605,21 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
             return lookup(b_metric, key_of(b.value, cv))
         return outside.get(key_of(rv, cv))
 
+    # per-run columns: each run's own value, in the order of the rep factor
+    max_runs = max((g.n for g in main), default=0) if item.per_run else 0
+    per_run: dict[str, Group] = {}
+    rep_of: dict[str, str] = {}
+    if item.per_run:
+        all_ids = sorted({r for g in main for r in g.run_ids})
+        per_run = runs_metric_groups(store, all_ids, first, item.device_groups)
+        rep_of = {r: v for r, v in store.query(
+            "SELECT run_id, value FROM run_factors WHERE factor = 'rep' AND run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [all_ids])}
+    rep_key = factor_sort_key(report, "rep")
+
+    def per_run_ids(g: Group) -> list[str]:
+        return sorted(g.run_ids, key=lambda r: (rep_key(rep_of.get(r, "")), r))
+
     # leaf columns and header
     columns: list[dict] = [{"text": both(lambda l: factor_name(report, rows_f, l)), "kind": "factor", "baseline": False}]
     header_top: list[dict] = [{"text": columns[0]["text"], "colspan": 1, "rowspan": 2 if cols_f else 1}]
@@ -585,6 +635,8 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
             continue
         leafs = []
         for m in item.metrics:
+            if item.per_run and m == first:
+                leafs.extend(("run", cv, i) for i in range(max_runs))
             leafs.append(("value", cv, m))
             if item.count and m == first:
                 leafs.append(("count", cv, m))
@@ -593,7 +645,12 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
             if b.published and b.show_published:
                 leafs.append(("published", cv, b.published))
         for kind, _, m in leafs:
-            if kind == "value":
+            if kind == "run":
+                t = words.both("column_run_n", m + 1)
+            elif kind == "value" and item.per_run and m == first:
+                t = both(lambda l, m=m: words.t(l, f"aggregate_{item.aggregate}") if len(item.metrics) == 1 else
+                         f"{metric_label(m, l, report=report)} ({words.t(l, f'aggregate_{item.aggregate}')})")
+            elif kind == "value":
                 t = both(lambda l, m=m: metric_label(m, l, report=report))
             elif kind == "count":
                 t = words.both("column_runs")
@@ -632,6 +689,14 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
                               kind="factor-value"))
         for kind, cv, m in plan:
             key = key_of(rv, cv)
+            if kind == "run":  # the i-th repetition (by the rep factor) of the first metric's group
+                g = by_key.get(key)
+                rid = per_run_ids(g)[m] if g and m < len(per_run_ids(g)) else None
+                rg = per_run.get(rid) if rid else None
+                cells.append(Cell(both(lambda l, rg=rg: fmt_value(rg, first)) if rg else words.both("cell_not_measured"),
+                                  rg.value if rg else None, "run", [rid] if rg else [], rid if rg else None,
+                                  ["transcribed"] if rg and rg.transcribed else []))
+                continue
             g = lookup(m, key) if kind != "published" else published.get(key)
             flags = ["transcribed"] if g and g.transcribed else []
             if kind == "value":
@@ -651,6 +716,35 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
                 cells.append(_published_cell(b, g, cells[-1]))
         rows_out.append(cells)
     return ComputedTable(item, header, columns, rows_out, sorted(all_runs), citations(store, sorted(all_runs)))
+
+
+def _grouped_table(store: Store, report: Report, item: Item) -> ComputedTable:
+    """Several factors on rows: one block of rows per value of ``row_groups``, each computed like a table of
+    its own (its baseline row, its checks) and labelled; the blocks share one header."""
+    gf = item.row_groups
+    check_factor(store, item, gf, "row_groups")
+    values = sorted({g.keys[0] for g in aggregate(store, item, item.metrics[0], [gf])}, key=factor_sort_key(report, gf))
+    listed = item.where.get(gf)
+    if isinstance(listed, list):  # the blocks in the order the spec lists them in `where`
+        order = [_canon(v) for v in listed]
+        values.sort(key=lambda v: order.index(v) if v in order else len(order))
+    if not values:
+        raise item.error(f"no runs match: metric {item.metrics[0]!r}, where {item.where}")
+    parts = [(v, compute_table(store, report, replace(item, where={**item.where, gf: v}, row_groups=None)))
+             for v in values]
+    first = parts[0][1]
+    rows: list[list[Cell]] = []
+    groups: list[RowGroup] = []
+    for v, t in parts:
+        if [c["text"] for c in t.columns] != [c["text"] for c in first.columns]:
+            raise item.error(f"row_groups: the block {gf} = {v!r} has other columns than {gf} = {parts[0][0]!r} "
+                             f"({[c['text']['en'] for c in t.columns]} vs {[c['text']['en'] for c in first.columns]})")
+        groups.append(RowGroup(both(lambda l, v=v: factor_value_label(report, gf, v, l)), len(rows), len(t.rows)))
+        rows.extend(t.rows)
+    runs = sorted({r for _, t in parts for r in t.runs})
+    t = ComputedTable(item, first.header, first.columns, rows, runs, citations(store, runs), groups)
+    t.row_group_name = both(lambda l: factor_name(report, gf, l))
+    return t
 
 
 def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | None, bg: Group | None,

@@ -157,8 +157,10 @@ def csv_text(t: Table, lang: str) -> str:
     w = csv.writer(buf, lineterminator="\n")
     rows = t.csv_rows(lang)
     w.writerow([csv_cell(h, False) for h in rows[0]])
+    lead = 1 if t.row_groups else 0  # the row group's label comes first
     for row, cells in zip(rows[1:], t.rows):
-        w.writerow([csv_cell(v, c.exact is not None) for v, c in zip(row, cells)])
+        w.writerow([csv_cell(v, False) for v in row[:lead]]
+                   + [csv_cell(v, c.exact is not None) for v, c in zip(row[lead:], cells)])
     return buf.getvalue()
 
 

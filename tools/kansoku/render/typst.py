@@ -501,7 +501,7 @@ class Document:
             label=pick(t.label, L), caption=pick(t.caption, L), size="9pt" if n <= 6 else "8pt" if n <= 9 else "7pt",
             breakable="true" if len(t.rows) > 15 else "false", columns=n,
             aligns=", ".join("left" if c.kind == "factor" else "right" for c in cols),
-            header=header, rows=rows, notes=notes)
+            header=header, rows=rows, notes=notes, groups={g.first_row: pick(g.label, L) for g in t.row_groups})
 
     def figure(self, f: Figure, ch: Any) -> str:
         L, ui = self.lang, self.ui

@@ -165,6 +165,7 @@ class Table:
     marks: list[str] = field(default_factory=list)  # flags that need a note under the table
     provenance: Provenance = field(default_factory=Provenance)  # the runs grouped by factors
     row_groups: list[RowGroup] = field(default_factory=list)    # several factors on rows (empty: one)
+    row_group_name: Words | None = None  # the name of the grouping factor (a CSV column)
 
     @property
     def transcribed(self) -> bool:
@@ -186,9 +187,14 @@ class Table:
 
     def csv_rows(self, lang: str) -> list[list[str]]:
         """The table as a download: leaf column labels, then each row (numbers as exact decimals)."""
-        out = [[c.text[lang] for c in self.columns]]
-        for row in self.rows:
-            out.append([c.exact if c.exact is not None else c.text[lang] for c in row])
+        group = [""] * len(self.rows)
+        for g in self.row_groups:
+            group[g.first_row:g.first_row + g.rows] = [g.label[lang]] * g.rows
+        lead = [[(self.row_group_name or {}).get(lang, "")]] if self.row_groups else []
+        out = [(lead[0] if lead else []) + [c.text[lang] for c in self.columns]]
+        for i, row in enumerate(self.rows):
+            out.append(([group[i]] if self.row_groups else []) + [c.exact if c.exact is not None else c.text[lang]
+                                                                  for c in row])
         return out
 
 

@@ -1,0 +1,126 @@
+"""The table grammar beyond one factor per axis (docs/spec.md "Table grammar"), on the example's real runs:
+row groups (a second factor on rows), per-run columns beside the aggregate, number presentation."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import statistics
+
+import pytest
+
+from conftest import ROOT
+
+from kansoku.analysis import tables as analysis
+from kansoku.errors import SpecError
+from kansoku.ingest.pipeline import ingest
+from kansoku.spec.model import load_report
+from kansoku.store.db import open_store
+
+TABLE = """
+[[chapter.table]]
+id = "g"
+caption = { ja = "g", en = "g" }
+metrics = ["tps"]
+where = { campaign = "example-2026-11", study = "scaleup", workload = ["update", "read"], rep = ["1", "2", "3"] }
+rows = "clients"
+columns = "config"
+row_groups = "workload"
+per_run = true
+number_format = { tps = "thousands" }
+baseline = { factor = "config", value = "checksums-off", compare = "ratio", format = "percent", digits = 2 }
+digits = { tps = 1 }
+"""
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    db = tmp_path_factory.mktemp("grammar") / "k.duckdb"
+    res = ingest([ROOT / "data" / "runs"], db)
+    assert res.ok, res.errors
+    st = open_store(db, read_only=True)
+    yield st
+    st.close()
+
+
+def spec(tmp_path, extra: str = "", table: str = TABLE):
+    text = (ROOT / "data" / "reports" / "example.toml").read_text("utf-8")
+    head = text.split("[[chapter]]")[0]
+    p = tmp_path / "grammar.toml"
+    p.write_text(head + '[[chapter]]\nid = "c"\nnumber = 1\ntitle = { ja = "c", en = "c" }\n' + table + extra,
+                 encoding="utf-8")
+    return load_report(p)
+
+
+def test_row_groups_per_run_columns_and_thousands(store, tmp_path):
+    r = spec(tmp_path)
+    t = analysis.compute_table(store, r, r.item("g")).to_model()
+    # two blocks (update, read), labelled in the report's words, each with its own rows
+    assert [g.label["en"] for g in t.row_groups] == ["update", "read-only"]
+    assert t.row_groups[0].first_row == 0 and t.row_groups[1].first_row == t.row_groups[0].rows
+    assert sum(g.rows for g in t.row_groups) == len(t.rows)
+    # header: stub, then per config: run 1..3, the median, the ratio
+    leaf = [h.text["en"] for h in t.header[1]]
+    assert leaf[:4] == ["run 1", "run 2", "run 3", "median"], leaf
+    assert [h.text["ja"] for h in t.header[1][:4]] == ["1 回目", "2 回目", "3 回目", "中央値"]
+    checked = 0
+    for row in t.rows:
+        runs = [c for c in row if c.kind == "run"]
+        values = [c for c in row if c.kind == "value"]
+        assert len(runs) == 3 * len(values)
+        for k, agg in enumerate(values):
+            per = runs[3 * k:3 * k + 3]
+            # the printed median is the median of the printed runs' values, and each run is its own run
+            assert agg.value == pytest.approx(statistics.median(c.value for c in per), rel=1e-12)
+            assert sorted(c.runs[0] for c in per) == sorted(agg.runs)
+            assert [re.search(r"rep=(\d)", c.runs[0]).group(1) for c in per] == ["1", "2", "3"]
+            for c in per + [agg]:
+                assert re.fullmatch(r"\d{1,3}(,\d{3})*\.\d", c.text["en"]), c.text  # 13,097.4
+                assert c.text["en"].replace(",", "") == analysis.round_text(c.value, 1)
+                checked += 1
+    assert checked >= 16
+    # the CSV has the group first and plain decimals
+    csv = t.csv_rows("en")
+    assert csv[0][0] == "Workload" or csv[0][0]  # the grouping factor's name
+    assert csv[1][0] == "update" and csv[-1][0] == "read-only"
+    assert all("," not in v for row in csv[1:] for v in row[2:])
+
+
+def test_exponent_format(store, tmp_path):
+    r = spec(tmp_path, table=TABLE.replace('number_format = { tps = "thousands" }', 'number_format = { default = "exponent" }')
+             .replace("per_run = true\n", "").replace('row_groups = "workload"\n', "").replace('["update", "read"]', '"update"'))
+    t = analysis.compute_table(store, r, r.item("g")).to_model()
+    vals = [c for row in t.rows for c in row if c.kind == "value"]
+    assert vals and all(re.fullmatch(r"\d\.\dE\+0\d", c.text["en"]) for c in vals), [c.text for c in vals]
+
+
+@pytest.mark.parametrize("bad,msg", [
+    ('number_format = { tps = "roman" }', "number_format.tps = 'roman'"),
+    ('number_format = { nosuch = "plain" }', "number_format.nosuch: not one of"),
+    ('per_run = "yes"', "per_run must be true or false"),
+    ('row_groups = "clients"', "already the table's rows"),
+])
+def test_grammar_errors_name_the_key(store, tmp_path, bad, msg):
+    table = TABLE.replace('number_format = { tps = "thousands" }\n', "").replace("per_run = true\n", "") \
+        .replace('row_groups = "workload"\n', "") + bad + "\n"
+    r = spec(tmp_path, table=table)
+    with pytest.raises(SpecError, match=re.escape(msg)):
+        analysis.compute_table(store, r, r.item("g"))
+
+
+def test_row_groups_render_on_the_site_and_in_typst(store, tmp_path):
+    from kansoku.render.hugo import run_hugo, write_generated
+    from kansoku.render.typst import Document
+    from kansoku.report.build import compute_report
+
+    r = spec(tmp_path)
+    content = tmp_path / "content"
+    (content / "reports").mkdir(parents=True)
+    rep = compute_report(store, r, content / "reports")
+    typ = Document(rep, "en", tmp_path).table(rep.chapters[0].tables["g"])
+    assert typ.count('align: left, fill: luma(245))[*#"update"*]') == 1 and '#"read-only"' in typ
+    gen, out = tmp_path / "gen", tmp_path / "public"
+    write_generated([rep], gen)
+    run_hugo(out, gen, content, site_root=ROOT)
+    html = (out / "en" / "reports" / "example" / "c" / "index.html").read_text("utf-8")
+    assert html.count('<tr class="row-group">') == 2 and ">run 1<" in html and ">median<" in html
