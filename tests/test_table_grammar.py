@@ -124,3 +124,22 @@ def test_row_groups_render_on_the_site_and_in_typst(store, tmp_path):
     run_hugo(out, gen, content, site_root=ROOT)
     html = (out / "en" / "reports" / "example" / "c" / "index.html").read_text("utf-8")
     assert html.count('<tr class="row-group">') == 2 and ">run 1<" in html and ">median<" in html
+
+
+def test_value_and_change_in_one_cell(store, tmp_path):
+    table = TABLE.replace("per_run = true\n", "").replace('row_groups = "workload"\n', "") \
+        .replace('["update", "read"]', '"update"').replace('compare = "ratio", format = "percent", digits = 2 }',
+                                                           'compare = "change", format = "change", digits = 1, inline = true }')
+    r = spec(tmp_path, table=table)
+    t = analysis.compute_table(store, r, r.item("g")).to_model()
+    assert [c.kind for c in t.columns] == ["factor", "value", "value"]  # no comparison column of its own
+    plain = spec(tmp_path, table=table.replace(", inline = true", "")).item("g")
+    ref = analysis.compute_table(store, r, plain).to_model()
+    for row, ref_row in zip(t.rows, ref.rows):
+        base, on = row[1], row[2]
+        assert " (" not in base.text["en"]  # the baseline column shows the value only
+        comp = [c for c in ref_row if c.kind == "compare"][0]
+        assert on.text["en"] == f"{ref_row[2].text['en']} ({comp.text['en']})"  # 9,928.0 (−24.2 %)
+        assert on.text["ja"] == f"{ref_row[2].text['ja']} ({comp.text['ja']})"
+        assert on.value == ref_row[2].value  # the cell's number stays the value
+    assert any("▲" in row[2].text["ja"] for row in t.rows)

@@ -492,6 +492,8 @@ def check_grammar(item: Item) -> None:
             raise item.error(f"number_format.{k}: not one of the table's metrics {item.metrics} (or default)")
         if v not in NUMBER_FORMATS:
             raise item.error(f"number_format.{k} = {v!r} is not one of {list(NUMBER_FORMATS)}")
+    if item.baseline is not None and not isinstance(item.baseline.inline, bool):
+        raise item.error(f"baseline inline must be true or false, got {item.baseline.inline!r}")
     if item.row_groups is not None:
         if not isinstance(item.row_groups, str):
             raise item.error(f"row_groups must be a factor name, got {item.row_groups!r}")
@@ -629,6 +631,7 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
         columns.append({"text": t, "kind": "factor-value", "baseline": False})
         header_top.append({"text": t, "colspan": 1, "rowspan": 2 if cols_f else 1, "kind": "factor-value"})
     plan: list[tuple[str, Any, str]] = []  # (kind, col_value, metric)
+    inline = bool(b is not None and b.inline)
     for cv in col_vals:
         is_base_col = b is not None and b.factor is not None and b.factor == cols_f and cv == b.value
         if is_base_col and not b.show_baseline:
@@ -641,7 +644,8 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
             if item.count and m == first:
                 leafs.append(("count", cv, m))
         if b is not None and not is_base_col:
-            leafs.append(("compare", cv, b_metric))
+            if not inline:  # inline: the comparison goes into the value's cell, "1,234 (▲12.3%)"
+                leafs.append(("compare", cv, b_metric))
             if b.published and b.show_published:
                 leafs.append(("published", cv, b.published))
         for kind, _, m in leafs:
@@ -702,9 +706,17 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
             if kind == "value":
                 if g:
                     all_runs.update(g.run_ids)
-                cells.append(Cell(both(lambda l, g=g, m=m: fmt_value(g, m)), g.value if g else None, "value",
-                                  g.run_ids if g else [], g.representative_run_id if g else None, flags,
-                                  run_values=dict(g.run_values) if g else {}))
+                cell = Cell(both(lambda l, g=g, m=m: fmt_value(g, m)), g.value if g else None, "value",
+                            g.run_ids if g else [], g.representative_run_id if g else None, flags,
+                            run_values=dict(g.run_values) if g else {})
+                is_base_col = b is not None and b.factor is not None and b.factor == cols_f and cv == b.value
+                if inline and m == b_metric and g is not None and not is_base_col and not is_base_row:
+                    cc = _compare_cell(report, item, b, how, g, baseline_group(rv, cv), published.get(key), False)
+                    if cc.value is not None or "no-ratio" in cc.flags:
+                        cell.text = {l: f"{cell.text[l]} ({cc.text[l]})" for l in LANGS}
+                        cell.flags = cell.flags + [f for f in cc.flags if f not in cell.flags]
+                        cell.published = cc.published
+                cells.append(cell)
             elif kind == "count":
                 g0 = by_key.get(key)
                 cells.append(Cell(both(lambda l, g0=g0: str(g0.n) if g0 else "—"), float(g0.n) if g0 else None,

@@ -86,6 +86,7 @@ class Baseline:
     show_published: bool = True     # show the printed value in its own column beside the computed one
     published_label: Text | None = None
     show_baseline: bool = True      # False: leave the baseline's column group out (the ratio still uses it)
+    inline: bool = False        # the comparison in the value's cell, "1,234 (▲12.3%)" (docs/spec.md)
 
 
 @dataclass
@@ -189,7 +190,7 @@ ITEM_KEYS = {"id", "number", "caption", "metric", "metrics", "where", "rows", "c
              "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors", "row_labels",
              "row_groups", "per_run", "number_format"}
 BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits", "significant", "metric", "label",
-                 "published", "show_published", "published_label", "show_baseline"}
+                 "published", "show_published", "published_label", "show_baseline", "inline"}
 
 
 def load_report(path: str | Path) -> Report:
@@ -351,7 +352,7 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
             published=b.get("published"), show_published=bool(b.get("show_published", True)),
             published_label=text(b.get("published_label"), f"{where} baseline published_label", path,
                                  required=False),
-            show_baseline=bool(b.get("show_baseline", True)),
+            show_baseline=bool(b.get("show_baseline", True)), inline=b.get("inline", False),
         )
         if baseline.fixed is not None and baseline.fixed == 0:
             raise SpecError(path, where, "baseline fixed = 0: cannot compare with zero")
