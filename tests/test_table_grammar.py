@@ -143,3 +143,52 @@ def test_value_and_change_in_one_cell(store, tmp_path):
         assert on.text["ja"] == f"{ref_row[2].text['ja']} ({comp.text['ja']})"
         assert on.value == ref_row[2].value  # the cell's number stays the value
     assert any("▲" in row[2].text["ja"] for row in t.rows)
+
+
+METRIC_ROWS = """
+[[chapter.table]]
+id = "m"
+caption = { ja = "m", en = "m" }
+metrics = ["disk_read_kb_s", "disk_write_kb_s"]
+where = { campaign = "example-2026-11", study = "scaleup", workload = ["update", "read"], config = "checksums-on", rep = ["1", "2", "3"] }
+rows = "metrics"
+columns = "clients"
+row_groups = "workload"
+sum_column = { ja = "合計", en = "total" }
+digits = { default = 1 }
+baseline = { factor = "config", value = "checksums-off", compare = "ratio", format = "times", digits = 2, inline = true }
+"""
+
+
+def test_rows_that_are_metrics_with_a_sum_column_against_another_condition(store, tmp_path):
+    """FY2013 表 4.8's shape: blocks (row_groups), rows that are metrics (read and write KB/s), a column
+    per device (here: per client count), their sum, each cell with its ratio to the baseline condition."""
+    r = spec(tmp_path, table=METRIC_ROWS)
+    t = analysis.compute_table(store, r, r.item("m")).to_model()
+    assert [g.label["en"] for g in t.row_groups] == ["update", "read-only"]
+    assert [row[0].text["en"] for row in t.rows][:2] == [
+        analysis.metric_label("disk_read_kb_s", "en", report=r), analysis.metric_label("disk_write_kb_s", "en", report=r)]
+    assert [c.text["en"] for c in t.columns] == ["Item", "1", "2", "4", "8", "total"]
+    base = spec(tmp_path, table=METRIC_ROWS.replace('config = "checksums-on"', 'config = "checksums-off"')
+                .replace(", inline = true", "").replace("baseline = {", "# baseline = {"))
+    bt = analysis.compute_table(store, base, base.item("m")).to_model()
+    checked_zero = False
+    for row, brow in zip(t.rows, bt.rows):
+        values = row[1:5]
+        assert row[5].value == pytest.approx(sum(c.value for c in values), rel=1e-12)  # the sum column
+        assert sorted(row[5].runs) == sorted({r for c in values for r in c.runs})
+        for c, bc in zip(row[1:], brow[1:]):
+            shown, ratio = c.text["en"].split(" (", 1)
+            assert shown == analysis.round_text(c.value, 1)
+            if bc.value == 0:  # the real runs read nothing from disk now and then
+                assert ratio == "no ratio (baseline 0))" and "no-ratio" in c.flags
+                checked_zero = True
+            else:
+                assert ratio == "×" + analysis.round_text(c.value / bc.value, 2) + ")", (c.text, bc.value)
+    assert checked_zero
+
+
+def test_rows_that_are_metrics_need_columns(store, tmp_path):
+    r = spec(tmp_path, table=METRIC_ROWS.replace('columns = "clients"\n', ""))
+    with pytest.raises(SpecError, match='rows = "metrics" needs columns'):
+        analysis.compute_table(store, r, r.item("m"))

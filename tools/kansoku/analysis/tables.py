@@ -515,6 +515,8 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
     check_grammar(item)
     if item.row_groups:
         return _grouped_table(store, report, item)
+    if item.rows == METRIC_ROWS:
+        return _metric_rows_table(store, report, item)
     rows_f = item.rows
     cols_f = item.columns
     check_factor(store, item, rows_f, "rows")
@@ -728,6 +730,139 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
                 cells.append(_published_cell(b, g, cells[-1]))
         rows_out.append(cells)
     return ComputedTable(item, header, columns, rows_out, sorted(all_runs), citations(store, sorted(all_runs)))
+
+
+METRIC_ROWS = "metrics"  # rows = "metrics": one row per metric of the table
+
+
+def item_digits(report: Report, item: Item, metric: str) -> int | str:
+    if metric in item.digits:
+        return item.digits[metric]
+    info = report.metric_info.get(metric)
+    if info and info.digits is not None:
+        return info.digits
+    return item.digits.get("default", 2)
+
+
+def format_value(report: Report, item: Item, g: Group | None, metric: str) -> str:
+    """A value as the table prints it: its metric's digits (or as printed) and number format."""
+    if g is None:
+        return "—"
+    d = item_digits(report, item, metric)
+    if d == "printed":
+        return g.printed if g.printed is not None else fmt_number(g.value, 2)
+    nf = item.number_format.get(metric, item.number_format.get("default", "plain"))
+    return present(fmt_number(g.value, int(d)), g.value, nf, int(d))
+
+
+def _metric_rows_table(store: Store, report: Report, item: Item) -> ComputedTable:
+    """Rows that are different metrics (FY2013 表 4.8: read and write KB/s): one row per metric of
+    ``metrics``, one column per value of the ``columns`` factor; ``sum_column`` adds their sum; a
+    ``baseline`` compares each cell (and the sum) with the same metric of the baseline."""
+    cols_f = item.columns
+    if not cols_f:
+        raise item.error('rows = "metrics" needs columns = "<factor>"')
+    check_factor(store, item, cols_f, "columns")
+    for m in item.metrics:
+        check_metric(store, item, m)
+    b = item.baseline
+    if b is not None and (b.first_row or b.published or b.factor == cols_f and b.inline):
+        raise item.error('rows = "metrics": baseline must be a value of a factor (or fixed), without published')
+    groups = {m: {g.keys[0]: g for g in aggregate(store, item, m, [cols_f])} for m in item.metrics}
+    col_vals = sorted({cv for d in groups.values() for cv in d}, key=factor_sort_key(report, cols_f))
+    if not col_vals:
+        raise item.error(f"no runs match: metrics {item.metrics}, where {item.where}")
+    outside: dict[str, dict[str, Group]] = {}
+    if b is not None and b.factor is not None and b.factor != cols_f:
+        check_factor(store, item, b.factor, "baseline")
+        where = {**item.where, b.factor: b.value}
+        outside = {m: {g.keys[0]: g for g in aggregate(store, item, m, [cols_f], where=where)} for m in item.metrics}
+        if not any(outside.values()):
+            raise item.error(f"baseline {b.factor} = {b.value!r} has no data (where {where})")
+    sum_label = item.raw.get("sum_column")
+    if sum_label is not None:
+        sum_label = _text_or_error(item, sum_label, "sum_column")
+
+    def base_of(m: str, cv: str | None) -> Group | None:
+        if b is None:
+            return None
+        if b.fixed is not None:
+            return Group((), b.fixed, 0, [], None, False, 0.0)
+        if b.factor == cols_f:
+            return groups[m].get(b.value)
+        return outside[m].get(cv) if cv is not None else _sum_group(outside[m].values())
+
+    stub = words.both("column_metric")
+    plan: list[tuple[str, str | None]] = []
+    for cv in col_vals:
+        is_base_col = b is not None and b.factor == cols_f and cv == b.value
+        plan.append(("value", cv))
+        if b is not None and not is_base_col and not b.inline:
+            plan.append(("compare", cv))
+    if sum_label is not None:
+        plan.append(("sum", None))
+        if b is not None and b.factor != cols_f and not b.inline:
+            plan.append(("compare", None))
+    columns = [{"text": stub, "kind": "factor", "baseline": False}]
+    for kind, cv in plan:
+        if kind == "value":
+            t = both(lambda l, cv=cv: factor_value_label(report, cols_f, cv, l))
+        elif kind == "sum":
+            t = sum_label
+        else:
+            ref = both(lambda l, cv=cv: factor_value_label(report, cols_f, cv, l) if cv is not None else sum_label[l])
+            t = {l: f"{ref[l]}: {compare_label(report, b, l, item, resolve_compare(report, item, b, item.metrics[0]))}"
+                 for l in LANGS}
+        columns.append({"text": t, "kind": "value" if kind == "sum" else kind,
+                        "baseline": b is not None and b.factor == cols_f and cv == b.value})
+    header = [[{"text": c["text"], "colspan": 1, "rowspan": 1, **({"kind": c["kind"], "baseline": c["baseline"]}
+                                                                  if i else {})} for i, c in enumerate(columns)]]
+    rows: list[list[Cell]] = []
+    all_runs: set[str] = set()
+    for m in item.metrics:
+        how = resolve_compare(report, item, b, m) if b is not None else None
+        cells = [Cell(both(lambda l, m=m: metric_label(m, l, report=report)), kind="factor")]
+        for kind, cv in plan:
+            g = groups[m].get(cv) if cv is not None else _sum_group(groups[m].values())
+            if kind in ("value", "sum"):
+                if g is None:
+                    cells.append(Cell(words.both("cell_not_measured"), None, "value"))
+                    continue
+                all_runs.update(g.run_ids)
+                cell = Cell(both(lambda l, g=g, m=m: format_value(report, item, g, m)), g.value, "value",
+                            g.run_ids, g.representative_run_id, ["transcribed"] if g.transcribed else [],
+                            run_values=dict(g.run_values))
+                is_base = b is not None and b.factor == cols_f and cv == b.value
+                if b is not None and b.inline and not is_base:
+                    cc = _compare_cell(report, item, b, how, g, base_of(m, cv), None, False)
+                    if cc.value is not None or "no-ratio" in cc.flags:
+                        cell.text = {l: f"{cell.text[l]} ({cc.text[l]})" for l in LANGS}
+                        cell.flags = cell.flags + [f for f in cc.flags if f not in cell.flags]
+                cells.append(cell)
+            else:
+                cells.append(_compare_cell(report, item, b, how, g, base_of(m, cv), None, False))
+        rows.append(cells)
+    runs = sorted(all_runs)
+    return ComputedTable(item, header, columns, rows, runs, citations(store, runs))
+
+
+def _sum_group(groups) -> Group | None:
+    """The sum of several aggregates (a derived column): its runs are all of theirs; transcribed values'
+    rounding bounds add up."""
+    gs = [g for g in groups if g is not None and g.value is not None]
+    if not gs:
+        return None
+    runs = sorted({r for g in gs for r in g.run_ids})
+    return Group((), sum(g.value for g in gs), len(runs), runs, None, any(g.transcribed for g in gs),
+                 sum(g.half_unit for g in gs))
+
+
+def _text_or_error(item: Item, v: Any, key: str) -> dict[str, str]:
+    if isinstance(v, str):
+        return {"ja": v, "en": v}
+    if isinstance(v, dict) and set(v) <= set(LANGS) and v:
+        return {l: str(v.get(l) or next(iter(v.values()))) for l in LANGS}
+    raise item.error(f"{key} must be a string or {{ ja, en }}, got {v!r}")
 
 
 def _grouped_table(store: Store, report: Report, item: Item) -> ComputedTable:
