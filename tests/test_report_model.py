@@ -17,7 +17,7 @@ HOSTILE = '=cmd|x #strong[bold] *star* <b>&amp; $x$ `code`'
 
 
 def handmade_report(content_root: Path):
-    from kansoku.report.model import (Cell, Chapter, Column, ComputedReport, Environment, Figure, HeaderCell,
+    from kansoku.report.model import (Cell, CellNote, Chapter, Column, ComputedReport, Environment, Figure, HeaderCell,
                                       Provenance, ProvenanceGroup, ProvenanceRun, RowGroup, RunInfo, SourceFile,
                                       Table)
     from kansoku.report.structure import Page
@@ -31,7 +31,8 @@ def handmade_report(content_root: Path):
               exact="1000.5"),
          Cell({"ja": "比なし (基準値 0)", "en": "no ratio (baseline 0)"}, None, "compare", flags=["no-ratio"])],
         [Cell(w(HOSTILE), kind="factor"),
-         Cell(w("53.133"), 53.133, "value", ["run-c"], "run-c", ["transcribed"], exact="53.133"),
+         Cell(w("53.133"), 53.133, "value", ["run-c"], "run-c", ["transcribed"], exact="53.133",
+              notes=[CellNote("*1", w("a cell note [x]"))]),
          Cell({"ja": "▲12.3%", "en": "\u221212.3 %"}, -0.123, "compare", flags=["transcribed", "mismatch"],
               exact="-0.123")],
     ]
@@ -46,7 +47,8 @@ def handmade_report(content_root: Path):
         provenance=Provenance(common=[(w("scale"), w("100"))], factors=[w("clients")],
                               groups=[ProvenanceGroup([w("1")], [ProvenanceRun("run-a", "run-aaaa", "1", True)])],
                               runs=3),
-        row_groups=[RowGroup(w("group A"), 0, 1), RowGroup(w("group B <i>"), 1, 1)], row_group_name=w("group"))
+        row_groups=[RowGroup(w("group A"), 0, 1), RowGroup(w("group B <i>"), 1, 1)], row_group_name=w("group"),
+        notes=[CellNote("*1", w("a cell note [x]"))])
     figure = Figure(id="f1", number="1.1", chart="line", label={"ja": "図 1.1", "en": "Figure 1.1"},
                     caption=w("A figure made by hand"), footnote=None,
                     figure={lang: {"data": [{"type": "scatter", "x": [1, 2], "y": [3.0, 4.0], "name": HOSTILE}],
@@ -140,7 +142,7 @@ def test_handmade_report_to_typst_and_pdf(tmp_path):
     flat = " ".join(text.split())
     assert "=cmd|x #strong[bold] *star* <b>&amp; $x$ `code`" in flat  # printed as is, not as markup
     assert "1,000.5" in flat and "no ratio (baseline 0)" in flat and "Table 1.1" in flat and "Figure 1.1" in flat
-    assert "group A" in flat and "group B <i>" in flat
+    assert "group A" in flat and "group B <i>" in flat and "(*1) a cell note [x]" in flat and "53.133†(*1)" in flat
 
 
 @pytest.mark.parametrize("value,text", [(53.132999999999996, "53.133"), (18.109999999999996, "18.11"),

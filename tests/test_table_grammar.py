@@ -192,3 +192,37 @@ def test_rows_that_are_metrics_need_columns(store, tmp_path):
     r = spec(tmp_path, table=METRIC_ROWS.replace('columns = "clients"\n', ""))
     with pytest.raises(SpecError, match='rows = "metrics" needs columns'):
         analysis.compute_table(store, r, r.item("m"))
+
+
+def test_cell_notes_mark_the_cells_and_print_under_the_table(store, tmp_path):
+    from kansoku.render.hugo import run_hugo, write_generated
+    from kansoku.render.typst import Document
+    from kansoku.report.build import compute_report
+
+    notes = ('cell_notes = [{ row = 4, column = "checksums-on", note = { ja = "注 <b>", en = "a note <b>" } },\n'
+             '  { group = "read", metric = "tps", mark = "#2", note = "every read cell" }]\n')
+    r = spec(tmp_path, table=TABLE.replace("per_run = true\n", "") + notes)
+    t = analysis.compute_table(store, r, r.item("g")).to_model()
+    marked = {(c.coords.get("group"), c.coords["row"], c.coords.get("column"), c.kind): [n.mark for n in c.notes]
+              for row in t.rows for c in row if c.notes}
+    assert [n.mark for n in t.notes] == ["*1", "#2"]
+    assert marked[("update", "4", "checksums-on", "value")] == ["*1"]
+    assert marked[("read", "4", "checksums-on", "value")] == ["*1", "#2"]
+    assert all("#2" in m for (g, *_), m in marked.items() if g == "read")
+    assert not any("#2" in m for (g, *_), m in marked.items() if g == "update")
+    content = tmp_path / "content"
+    (content / "reports").mkdir(parents=True)
+    rep = compute_report(store, r, content / "reports")
+    typ = Document(rep, "en", tmp_path).table(rep.chapters[0].tables["g"])
+    assert '#super[#"(*1)"]' in typ and '[#"(*1) a note <b>"]' in typ and '#"(#2) every read cell"' in typ
+    gen, out = tmp_path / "gen", tmp_path / "public"
+    write_generated([rep], gen)
+    run_hugo(out, gen, content, site_root=ROOT)
+    html = (out / "ja" / "reports" / "example" / "c" / "index.html").read_text("utf-8")
+    assert '<sup class="cell-note">(*1)</sup>' in html and "(*1)</span> 注 &lt;b&gt;" in html
+
+
+def test_cell_note_that_names_no_cell_is_an_error(store, tmp_path):
+    r = spec(tmp_path, table=TABLE + 'cell_notes = [{ row = 3, note = "x" }]\n')
+    with pytest.raises(SpecError, match=r"cell_notes\[0\]: no cell of the table is at \{'row': '3'\}"):
+        analysis.compute_table(store, r, r.item("g"))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kansoku import parsers, words
-from kansoku.report.model import Cell, Column, HeaderCell, Provenance, RowGroup, Table
+from kansoku.report.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report
 from kansoku.store.db import Store
 
@@ -430,6 +430,7 @@ class ComputedTable:
     citations: list[str] = field(default_factory=list)
     row_groups: list[RowGroup] = field(default_factory=list)
     row_group_name: dict[str, str] | None = None
+    notes: list[CellNote] = field(default_factory=list)
 
     def checks(self) -> dict[str, int]:
         flat = [c for row in self.rows for c in row if c.kind == "compare"]
@@ -450,7 +451,8 @@ class ComputedTable:
                      for h in hrow] for hrow in self.header],
             columns=[Column(c["text"], c["kind"], c["baseline"]) for c in self.columns],
             rows=self.rows, runs=self.runs, citations=self.citations, checks=self.checks(), marks=marks,
-            provenance=provenance or Provenance(), row_groups=self.row_groups, row_group_name=self.row_group_name)
+            provenance=provenance or Provenance(), row_groups=self.row_groups, row_group_name=self.row_group_name,
+            notes=self.notes)
 
 
 def repr_num(v: float) -> str:
@@ -514,9 +516,45 @@ def present(text: str, value: float | None, fmt: str, digits: int) -> str:
 def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
     check_grammar(item)
     if item.row_groups:
-        return _grouped_table(store, report, item)
-    if item.rows == METRIC_ROWS:
-        return _metric_rows_table(store, report, item)
+        t = _grouped_table(store, report, item)
+    elif item.rows == METRIC_ROWS:
+        t = _metric_rows_table(store, report, item)
+    else:
+        t = _plain_table(store, report, item)
+    if "cell_notes" in item.raw and not item.raw.get("__sub__"):
+        apply_cell_notes(item, t)
+    return t
+
+
+def apply_cell_notes(item: Item, t: ComputedTable) -> None:
+    """``cell_notes = [{ row, column, metric, group, mark, note }]``: each note on the cells it names (every
+    given key must match the cell's coordinates), marked ``*1``, ``*2``, … unless it gives its own mark."""
+    notes = item.raw.get("cell_notes")
+    if not isinstance(notes, list):
+        raise item.error("cell_notes must be a list of { row, column, metric, group, mark, note }")
+    for i, n in enumerate(notes, start=1):
+        where = f"cell_notes[{i - 1}]"
+        if not isinstance(n, dict) or "note" not in n:
+            raise item.error(f"{where}: needs note = {{ ja, en }} and at least one of row, column, metric, group")
+        bad = set(n) - {"row", "column", "metric", "group", "mark", "note"}
+        if bad:
+            raise item.error(f"{where}: unknown key(s) {sorted(bad)}")
+        want = {k: _canon(v) for k, v in n.items() if k in ("row", "column", "metric", "group")}
+        if not want:
+            raise item.error(f"{where}: name the cells with row, column, metric and/or group")
+        note = CellNote(str(n.get("mark", f"*{i}")), _text_or_error(item, n["note"], f"{where}.note"))
+        hit = 0
+        for row in t.rows:
+            for c in row:
+                if c.coords and c.kind != "factor" and all(c.coords.get(k) == v for k, v in want.items()):
+                    c.notes.append(note)
+                    hit += 1
+        if not hit:
+            raise item.error(f"{where}: no cell of the table is at {want}")
+        t.notes.append(note)
+
+
+def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
     rows_f = item.rows
     cols_f = item.columns
     check_factor(store, item, rows_f, "rows")
@@ -728,6 +766,10 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
                                            is_base_row))
             else:
                 cells.append(_published_cell(b, g, cells[-1]))
+        for (kind, cv, m), c in zip(plan, cells[1 + len(item.show_factors):]):
+            c.coords = {"row": rv, "metric": first if kind == "run" else m}
+            if cv is not None:
+                c.coords["column"] = cv
         rows_out.append(cells)
     return ComputedTable(item, header, columns, rows_out, sorted(all_runs), citations(store, sorted(all_runs)))
 
@@ -841,6 +883,8 @@ def _metric_rows_table(store: Store, report: Report, item: Item) -> ComputedTabl
                 cells.append(cell)
             else:
                 cells.append(_compare_cell(report, item, b, how, g, base_of(m, cv), None, False))
+        for (kind, cv), c in zip(plan, cells[1:]):
+            c.coords = {"row": m, "metric": m, "column": cv if cv is not None else "sum"}
         rows.append(cells)
     runs = sorted(all_runs)
     return ComputedTable(item, header, columns, rows, runs, citations(store, runs))
@@ -877,8 +921,14 @@ def _grouped_table(store: Store, report: Report, item: Item) -> ComputedTable:
         values.sort(key=lambda v: order.index(v) if v in order else len(order))
     if not values:
         raise item.error(f"no runs match: metric {item.metrics[0]!r}, where {item.where}")
-    parts = [(v, compute_table(store, report, replace(item, where={**item.where, gf: v}, row_groups=None)))
+    parts = [(v, compute_table(store, report, replace(item, where={**item.where, gf: v}, row_groups=None,
+                                                      raw={**item.raw, "__sub__": True})))
              for v in values]
+    for v, t in parts:
+        for row in t.rows:
+            for c in row:
+                if c.coords:
+                    c.coords["group"] = v
     first = parts[0][1]
     rows: list[list[Cell]] = []
     groups: list[RowGroup] = []

@@ -477,9 +477,10 @@ class Document:
                 if c.kind == "factor":
                     if "baseline" in c.flags:
                         txt += f" ({ui('baseline')})"
-                    cells.append({"text": txt, "marks": [], "fill": None})
+                    cells.append({"text": txt, "marks": [], "fill": None, "notes": []})
                     continue
-                cell = {"text": txt.replace(" ", "\u00a0"), "marks": [], "fill": None}
+                cell = {"text": txt.replace(" ", "\u00a0"), "marks": [], "fill": None,
+                        "notes": [f"({cn.mark})" for cn in c.notes]}
                 if "transcribed" in c.flags:
                     cell["marks"].append("#super[†]")
                     marks.add("transcribed")
@@ -492,6 +493,8 @@ class Document:
         notes = []
         if t.footnote:
             notes.append({"mark": "", "text": pick(t.footnote, L)})
+        for cn in t.notes:
+            notes.append({"mark": "", "text": f"({cn.mark}) {pick(cn.text, L)}"})
         marks |= set(t.marks)
         if "transcribed" in marks:
             notes.append({"mark": "#super[†] ", "text": ui("transcribed")})

@@ -30,6 +30,17 @@ def _words_json(t: Words) -> Words | str:
 # -- tables -------------------------------------------------------------------------------------------
 
 @dataclass
+class CellNote:
+    """A note on cells, printed under the table after its mark (``*1``), the mark beside each cell."""
+
+    mark: str                  # as printed beside the cell: "*1"
+    text: Words
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mark": self.mark, "text": self.text}
+
+
+@dataclass
 class Cell:
     """One body cell of a table (the stub's row label is a cell of kind ``factor``).
 
@@ -50,7 +61,8 @@ class Cell:
     run_values: dict[str, float] = field(default_factory=dict)  # each run's own value (spread, per-run columns)
     exact: str | None = None                      # the value as a decimal string for downloads (stable across
                                                   # builds: 12 significant digits, no binary noise)
-    notes: list[Words] = field(default_factory=list)  # cell notes (footnote texts)
+    notes: list[CellNote] = field(default_factory=list)  # notes on this cell (their marks beside its text)
+    coords: dict[str, str] = field(default_factory=dict)  # where it sits: row, column (values), metric, group
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"t": _words_json(self.text), "k": self.kind}
@@ -65,7 +77,7 @@ class Cell:
         if self.published is not None:
             d["published"] = self.published
         if self.notes:
-            d["notes"] = self.notes
+            d["notes"] = [n.mark for n in self.notes]
         return d
 
 
@@ -166,6 +178,7 @@ class Table:
     provenance: Provenance = field(default_factory=Provenance)  # the runs grouped by factors
     row_groups: list[RowGroup] = field(default_factory=list)    # several factors on rows (empty: one)
     row_group_name: Words | None = None  # the name of the grouping factor (a CSV column)
+    notes: list[CellNote] = field(default_factory=list)  # cell notes, in the order of their marks
 
     @property
     def transcribed(self) -> bool:
@@ -183,6 +196,8 @@ class Table:
         }
         if self.row_groups:
             d["row_groups"] = [g.to_json() for g in self.row_groups]
+        if self.notes:
+            d["notes"] = [n.to_json() for n in self.notes]
         return d
 
     def csv_rows(self, lang: str) -> list[list[str]]:
