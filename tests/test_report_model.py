@@ -290,3 +290,23 @@ def test_chart_export_makes_no_network_request(tmp_path):
         assert hits == [], f"chart export fetched {hits}"
     finally:
         server.shutdown()
+
+
+def test_not_printed_and_not_measured_cells_differ(tmp_path):
+    """A transcribed table's blank cell says "not printed"; a comparison that cannot be made says "—"."""
+    from kansoku.ingest.pipeline import ingest
+    from kansoku.report.build import compute_one
+
+    pub = tmp_path / "published"
+    pub.mkdir()
+    (pub / "zero.toml").write_text(ZERO_PUBLISHED, encoding="utf-8")
+    (pub / "zero.csv").write_text("clients,tps_off,tps_on,ratio\n1,10.0,,\n2,100.0,50.0,50.00\n", encoding="utf-8")
+    (tmp_path / "zero.toml").write_text(ZERO_SPEC, encoding="utf-8")
+    db = tmp_path / "k.duckdb"
+    assert ingest([pub], db).ok
+    rep = compute_one(db, tmp_path / "zero.toml", tmp_path / "content")
+    row = rep.chapters[0].tables["t"].rows[0]
+    assert row[0].text["en"] == "1"
+    on = [c for c in row if c.kind == "value"][1]
+    assert on.text == {"ja": "記載なし", "en": "not printed"} and on.flags == ["not-printed"]
+    assert [c for c in row if c.kind == "compare"][0].text["en"] == "—"

@@ -647,6 +647,9 @@ def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
             return lookup(b_metric, key_of(b.value, cv))
         return outside.get(key_of(rv, cv))
 
+    # a value missing from a table of transcribed values was not printed; from measured ones, not measured
+    missing_word = "cell_not_printed" if all(g.transcribed for g in main) else "cell_not_measured"
+
     # per-run columns: each run's own value, in the order of the rep factor
     max_runs = max((g.n for g in main), default=0) if item.per_run else 0
     per_run: dict[str, Group] = {}
@@ -749,6 +752,9 @@ def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
                 cell = Cell(both(lambda l, g=g, m=m: fmt_value(g, m)), g.value if g else None, "value",
                             g.run_ids if g else [], g.representative_run_id if g else None, flags,
                             run_values=dict(g.run_values) if g else {})
+                if g is None:  # a transcription that left the cell blank, or a condition never measured
+                    cell.text = words.both(missing_word)
+                    cell.flags = [missing_word.removeprefix("cell_").replace("_", "-")]
                 is_base_col = b is not None and b.factor is not None and b.factor == cols_f and cv == b.value
                 if inline and m == b_metric and g is not None and not is_base_col and not is_base_row:
                     cc = _compare_cell(report, item, b, how, g, baseline_group(rv, cv), published.get(key), False)
