@@ -742,7 +742,7 @@ def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
                 rg = per_run.get(rid) if rid else None
                 cells.append(Cell(both(lambda l, rg=rg: fmt_value(rg, first)) if rg else words.both("cell_not_measured"),
                                   rg.value if rg else None, "run", [rid] if rg else [], rid if rg else None,
-                                  ["transcribed"] if rg and rg.transcribed else []))
+                                  (["transcribed"] if rg.transcribed else []) if rg else ["not-measured"]))
                 continue
             g = lookup(m, key) if kind != "published" else published.get(key)
             flags = ["transcribed"] if g and g.transcribed else []
