@@ -66,8 +66,8 @@ class Cell:
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"t": _words_json(self.text), "k": self.kind}
-        if self.value is not None:
-            d["v"] = self.value
+        if self.value is not None:  # the exact decimal when there is one: the same bytes from every build
+            d["v"] = float(self.exact) if self.exact is not None else self.value
         if self.runs:
             d["runs"] = self.runs
         if self.representative:
