@@ -275,7 +275,7 @@ def test_events_on_the_tps_chart(pg_db, tmp_path):
     finally:
         store.close()
     for lang in ("en", "ja"):
-        f = built["figure"][lang]
+        f = built.figure[lang]
         names = [t.get("name") for t in f["data"]]
         marks = {t["name"]: t for t in f["data"][1:]}
         assert {t.get("type", "scatter") for t in f["data"]} == {"scatter"}
@@ -289,7 +289,7 @@ def test_events_on_the_tps_chart(pg_db, tmp_path):
         assert len(bands) == 16 + len(marks["Stall" if lang == "en" else "ストール"]["x"])
         assert marks[checkpoint]["hovertext"][0] == (
             "Checkpoint (wal, 1762 buffers written, 2.4 s)" if lang == "en" else "チェックポイント (wal, 書き出し 1762 バッファ, 2.4 s)")
-    assert len(built_off["figure"]["en"]["data"]) == 1 and not built_off["figure"]["en"]["layout"].get("shapes")
+    assert len(built_off.figure["en"]["data"]) == 1 and not built_off.figure["en"]["layout"].get("shapes")
 
 
 def test_progress_without_a_clock(tmp_path, tmp_db):

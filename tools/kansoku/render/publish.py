@@ -29,7 +29,8 @@ from typing import Callable, Iterator
 from urllib.parse import quote
 
 from kansoku.errors import KansokuError, StoreBusyError
-from kansoku.store.db import RUN_TOML, Store, blob_path, sigint_held
+from kansoku.interrupts import sigint_held
+from kansoku.report.model import ComputedReport
 
 
 class BuildBusyError(StoreBusyError):
@@ -147,33 +148,31 @@ def _swap(new: Path, out: Path) -> None:
 class RawFile:
     sha256: str
     target: str  # path below the site root, e.g. raw/<report>/<run anchor>/<file>
+    copy: Path   # the store's kept copy of these bytes
 
 
-def plan_raw(store: Store, rep: dict) -> list[RawFile]:
-    """Give each stored file (and run.toml) of the report's runs its URL; the files to link after Hugo.
-    Only what the store holds is published: nothing is read from where the runs were ingested."""
-    run_ids = list(rep["runs"])
-    stored = store.raw_files(run_ids) if run_ids else {}
+def plan_raw(rep: ComputedReport) -> list[RawFile]:
+    """Give each kept raw file (and run.toml) of the report's runs its URL; the files to link after Hugo.
+    Only what the store keeps is published: nothing is read from where the runs were ingested."""
     out: list[RawFile] = []
-    for run_id, run in rep["runs"].items():
-        base = f"raw/{rep['id']}/{run['anchor']}"
-        for s in run["sources"]:
-            if (run_id, s["file"]) in stored:
-                out.append(RawFile(s["sha256"], f"{base}/{s['file']}"))
-                s["url"] = "/" + quote(f"{base}/{s['file']}")
-        toml = stored.get((run_id, RUN_TOML))
-        if toml:  # the run's own description (factors, machine, versions, settings)
-            out.append(RawFile(toml[0], f"{base}/{RUN_TOML}"))
-            run["run_toml_url"] = "/" + quote(f"{base}/{RUN_TOML}")
+    for run in rep.runs.values():
+        base = f"raw/{rep.id}/{run.anchor}"
+        for s in run.sources:
+            if s.path is not None and s.sha256:
+                out.append(RawFile(s.sha256, f"{base}/{s.file}", s.path))
+                s.url = "/" + quote(f"{base}/{s.file}")
+        if run.run_toml is not None and run.run_toml_sha256:  # the run's own description
+            out.append(RawFile(run.run_toml_sha256, f"{base}/run.toml", run.run_toml))
+            run.run_toml_url = "/" + quote(f"{base}/run.toml")
     return out
 
 
-def link_raw(files: list[RawFile], site: Path, blobs: Path) -> int:
+def link_raw(files: list[RawFile], site: Path) -> int:
     """Hard-link each raw file from the store's copy into the site, after checking the copy's sha256.
     A missing or altered copy stops the build: it names the file and says how to restore it."""
     verified: set[str] = set()
     for f in files:
-        src = blob_path(blobs, f.sha256)
+        src = f.copy
         if f.sha256 not in verified:
             if not src.is_file():
                 raise KansokuError(f"{src}: the stored copy of {f.target} is missing; ingest its run again "

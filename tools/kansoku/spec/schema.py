@@ -152,7 +152,8 @@ ITEM = {  # tables and figures
 }
 
 TABLE = {  # tables only
-    "rows": key(FACTOR, "factor whose values are the rows", required=True),
+    "rows": key(FACTOR, "factor whose values are the rows, or `\"metrics\"`: one row per metric of `metrics`",
+                required=True),
     "columns": key(FACTOR, "factor pivoted into column groups"),
     "count": key(BOOL, "`true` adds the number of runs after the first metric"),
     "companions": key(one_of("representative", "aggregate"),
@@ -165,6 +166,19 @@ TABLE = {  # tables only
     "row_labels": key(table_of("table of texts", {"$ref": "#/$defs/text"}),
                       "`row_labels.\"0\" = {ja, en}` labels of row values for this table only"),
     "baseline": key(("table", {"$ref": "#/$defs/baseline"}), "a comparison column, see below"),
+    "row_groups": key(FACTOR, "a second factor on rows: one block of rows per value, labelled in a full-width row "
+                              "(FY2013 表 4.5/4.6)"),
+    "per_run": key(BOOL, "`true`: each run's own value of the first metric in its own column before the aggregate"),
+    "number_format": key(table_of("table of formats", {"enum": ["plain", "thousands", "exponent"]}),
+                         "`{ metric = \"plain\" | \"thousands\" | \"exponent\", default = … }`: thousands "
+                         "separators (`13,097.4`) or exponent form (`2.04E-05`)"),
+    "sum_column": key(TEXT, "with `rows = \"metrics\"`: label of a derived column, the sum of the row's values"),
+    "cell_notes": key(("list of cell notes", {"type": "array", "items": {"type": "object", "properties": {
+        "row": {"type": ["string", "number"]}, "column": {"type": ["string", "number"]},
+        "metric": {"type": "string"}, "group": {"type": ["string", "number"]},
+        "note": {"$ref": "#/$defs/text"}, "mark": {"type": "string"}},
+        "required": ["note"], "additionalProperties": False}}),
+        "notes on cells: `[{ row, column, metric, group, note = { ja, en }, mark = \"*1\" }]` (see below)"),
 }
 
 FIGURE = {  # figures only
@@ -197,6 +211,8 @@ BASELINE = {
     "show_baseline": key(BOOL, "`false` leaves the baseline's column group out (the comparison still uses it)"),
     "published": key(METRIC, "a metric holding the report's printed derived value (transcribed): check it, "
                              "see below"),
+    "inline": key(BOOL, "`true`: no comparison column; the comparison goes into the compared value's cell "
+                        "(`9,928.0 (▲24.2%)`)"),
     "show_published": key(BOOL, "`true` (default): the printed value in its own column (`kind = 'published'`) "
                                 "beside the computed one"),
     "published_label": key(TEXT, "header of that column (default 報告書の値 / as published)"),

@@ -14,12 +14,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import duckdb
 
 from kansoku import parsers
 from kansoku.errors import KansokuError, StoreBusyError
+from kansoku.interrupts import sigint_held
 from kansoku.parsers.base import IngestWarning
 
 DEFAULT_DB = Path("data/kansoku.duckdb")
@@ -147,6 +148,18 @@ class Store:
     def close(self) -> None:
         self.con.close()
 
+    # -- reading: the analysis and report stages ask through these, never through ``con`` --
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
+        """Rows of a read-only query over the stored tables and views."""
+        return self.con.execute(sql, list(params or [])).fetchall()
+
+    def query_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Rows as dicts keyed by column name."""
+        cur = self.con.execute(sql, list(params or []))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+
     # -- the ingest's API: every statement the ingest runs against stored tables ----------------------
     @contextmanager
     def atomic(self) -> Iterator["Transaction"]:
@@ -254,21 +267,6 @@ class Transaction:
     def rollback(self) -> None:
         """End the block with ROLLBACK instead of COMMIT."""
         self.rolled_back = True
-
-
-@contextmanager
-def sigint_held() -> Iterator[list[int]]:
-    """Hold Ctrl-C back for the duration of the block (a COMMIT, a directory swap: steps that must not be
-    cut in half); the list says whether one arrived, for the caller to raise afterwards."""
-    held: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield held
-        return
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
-    try:
-        yield held
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 # -- content-addressed copies of the raw files, kept with the store ----------------------------------

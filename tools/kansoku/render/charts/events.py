@@ -1,5 +1,6 @@
 """Events on time charts: checkpoints, stalls, the steady window and the run's end, drawn over the
-per-second TPS of a run (the ``run_events`` view, through analysis/steady.py).
+per-second TPS of a run. The events and their hover texts are computed with the chart's data
+(analysis/charts/timeseries.py, from the ``run_events`` view through analysis/steady.py).
 
 Spans (a checkpoint from its start to its completion, a stall) are shaded bands behind the lines; the
 ends of the warm-up and the start of the ramp-down are dashed vertical lines, the run's end a dotted
@@ -12,9 +13,6 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku import words
-from kansoku.analysis import steady
-from kansoku.store.db import Store
 
 # kind -> (band or line colour, marker symbol)
 STYLE = {
@@ -28,27 +26,28 @@ STYLE = {
 SPANS = {"checkpoint", "restartpoint", "stall"}
 
 
-def add_events(fig: go.Figure, store: Store, run_ids: list[str], lang: str) -> int:
-    """Draw the events of the runs on ``fig`` (x: seconds since the run's start). Returns how many."""
-    by_kind: dict[str, list[steady.Event]] = {}
-    for evs in steady.events(store, run_ids).values():
-        for e in evs:
-            if e.event in STYLE:
-                by_kind.setdefault(e.event, []).append(e)
+def add_events(fig: go.Figure, events: list[dict], labels: list[str], kind_names: dict[str, str]) -> int:
+    """Draw computed events on ``fig`` (x: seconds since the run's start): ``events`` are
+    ``{"kind", "at_s", "until_s"}``, ``labels`` their hover texts, ``kind_names`` the legend entries.
+    Returns how many were drawn."""
+    by_kind: dict[str, list[tuple[dict, str]]] = {}
+    for e, label in zip(events, labels):
+        if e["kind"] in STYLE:
+            by_kind.setdefault(e["kind"], []).append((e, label))
     shapes = []
     for kind, evs in by_kind.items():
         colour, symbol = STYLE[kind]
-        for e in evs:
+        for e, _ in evs:
             if kind in SPANS:
-                shapes.append(dict(type="rect", xref="x", yref="paper", x0=e.at_s, x1=e.until_s or e.at_s,
+                shapes.append(dict(type="rect", xref="x", yref="paper", x0=e["at_s"], x1=e["until_s"] or e["at_s"],
                                    y0=0, y1=1, fillcolor=colour, line=dict(width=0), layer="below"))
             else:
-                shapes.append(dict(type="line", xref="x", yref="paper", x0=e.at_s, x1=e.at_s, y0=0, y1=1,
+                shapes.append(dict(type="line", xref="x", yref="paper", x0=e["at_s"], x1=e["at_s"], y0=0, y1=1,
                                    line=dict(color=colour, width=1, dash="dot" if kind == "run_end" else "dash")))
         fig.add_trace(go.Scatter(
-            x=[round(e.at_s, 3) for e in evs], y=[0] * len(evs), mode="markers", name=words.t(lang, f"event_{kind}"),
+            x=[e["at_s"] for e, _ in evs], y=[0] * len(evs), mode="markers", name=kind_names[kind],
             marker=dict(symbol=symbol, size=9, color=colour.replace("0.18)", "0.9)")),
-            hovertext=[e.label(lang) for e in evs], hovertemplate="%{hovertext}<br>%{x:.1f} s<extra></extra>"))
+            hovertext=[label for _, label in evs], hovertemplate="%{hovertext}<br>%{x:.1f} s<extra></extra>"))
     if shapes:
         fig.update_layout(shapes=list(fig.layout.shapes or ()) + shapes)
     return sum(len(v) for v in by_kind.values())
