@@ -119,7 +119,7 @@ def check_metric(store: Store, item: Item, metric: str) -> None:
             raise item.error(f"metric {base!r} takes no [selection]; metrics that do: {takes}")
         for tok in (t.strip() for t in re.split(r"[+,]", sel) if t.strip()):  # a name without data: a typo
             msql, params = metric_sql(f"{base}[{tok}]", item.device_groups)
-            if not store.con.execute(f"SELECT count(*) FROM {msql} m WHERE m.value IS NOT NULL", params).fetchone()[0]:
+            if not store.query(f"SELECT count(*) FROM {msql} m WHERE m.value IS NOT NULL", params)[0][0]:
                 what = "device group" if tok in item.device_groups else md.selection_of or "selection"
                 raise item.error(f"{metric}: {what} {tok!r} matches no data in the database")
 

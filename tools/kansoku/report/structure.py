@@ -37,18 +37,15 @@ from typing import Any, Iterable
 
 import yaml
 
+from kansoku import words
 from kansoku.errors import SpecError
 from kansoku.spec.model import LANGS, Report
 
 FRONT_MATTER = re.compile(r"\A(?P<delim>---|\+\+\+)[ \t]*\r?\n(?P<block>.*?\r?\n)??(?P=delim)[ \t]*(?:\r?\n|\Z)", re.S)
 
-DEFAULT_TITLES = {
-    "introduction": {"ja": "はじめに", "en": "Introduction"},
-    "closing": {"ja": "おわりに", "en": "Closing words"},
-    "authors": {"ja": "著者", "en": "Authors"},
-    "appendix": {"ja": "付録 検証環境", "en": "Appendix: test environment"},
-    "sources": {"ja": "元データ一覧", "en": "Data sources"},
-}
+# titles of the pages a report has without prose of its own (words: i18n page_title_<kind>)
+DEFAULT_TITLES = {kind: words.both(f"page_title_{kind}")
+                  for kind in ("introduction", "closing", "authors", "appendix", "sources")}
 WEIGHTS = {"introduction": 0, "closing": 900, "authors": 910, "appendix": 950, "sources": 990}
 SITE_ONLY = {"sources"}
 

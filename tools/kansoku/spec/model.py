@@ -131,9 +131,10 @@ class Item:
         return SpecError(self.spec_file, f"chapter {self.chapter_id!r}, {self.label}", message)
 
     def prefix(self, lang: str) -> str:
-        if self.kind == "table":
-            return f"表 {self.number}" if lang == "ja" else f"Table {self.number}"
-        return f"図 {self.number}" if lang == "ja" else f"Figure {self.number}"
+        """``表 2.1`` / ``Figure 2.1``: the item's printed label (words from i18n)."""
+        from kansoku import words
+
+        return words.t(lang, "table_label" if self.kind == "table" else "figure_label", self.number)
 
 
 @dataclass

@@ -167,7 +167,7 @@ TABLE = {  # tables only
                       "`row_labels.\"0\" = {ja, en}` labels of row values for this table only"),
     "baseline": key(("table", {"$ref": "#/$defs/baseline"}), "a comparison column, see below"),
     "row_groups": key(FACTOR, "a second factor on rows: one block of rows per value, labelled in a full-width row "
-                              "(FY2013 表 4.5/4.6)"),
+                              "(FY2013 tables 4.5/4.6)"),
     "per_run": key(BOOL, "`true`: each run's own value of the first metric in its own column before the aggregate"),
     "number_format": key(table_of("table of formats", {"enum": ["plain", "thousands", "exponent"]}),
                          "`{ metric = \"plain\" | \"thousands\" | \"exponent\", default = … }`: thousands "
@@ -215,7 +215,7 @@ BASELINE = {
                         "(`9,928.0 (▲24.2%)`)"),
     "show_published": key(BOOL, "`true` (default): the printed value in its own column (`kind = 'published'`) "
                                 "beside the computed one"),
-    "published_label": key(TEXT, "header of that column (default 報告書の値 / as published)"),
+    "published_label": key(TEXT, "header of that column (default: \"as published\", in each language)"),
 }
 
 TOP = {

@@ -530,7 +530,7 @@ def factor_values(store) -> dict[str, set[str]]:
 
     def compute() -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
-        for f, v in store.con.execute("SELECT DISTINCT factor, value FROM run_factors").fetchall():
+        for f, v in store.query("SELECT DISTINCT factor, value FROM run_factors"):
             out.setdefault(f, set()).add(v)
         return out
     return _cached(store, "factor_values", compute)
@@ -559,8 +559,8 @@ def _selection_problems(report, store, p: tuple, kind: str, it: dict, names) -> 
             params: list[Any] = []
             msql, mparams = tables.metric_sql(f"{base}[{tok}]", groups)
             cond = tables.where_sql(item, store, params)
-            n = store.con.execute(f"SELECT count(*) FROM {msql} m WHERE m.value IS NOT NULL AND {cond}",
-                                  mparams + params).fetchone()[0]
+            n = store.query(f"SELECT count(*) FROM {msql} m WHERE m.value IS NOT NULL AND {cond}",
+                            mparams + params)[0][0]
             if n:
                 continue
             what = md.selection_of or "instance"
