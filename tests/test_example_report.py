@@ -18,8 +18,8 @@ RUNS = ROOT / "data" / "runs"
 TPS_LINE = re.compile(r"^tps = ([0-9.]+) \((?:without initial connection time|excluding connections establishing)\)", re.M)
 
 
-def independent_medians(workload: str) -> dict[tuple[str, str], tuple[float, int]]:
-    """(config, clients) -> (median TPS, runs), straight from pgbench.log files and directory names."""
+def independent_runs(workload: str) -> dict[tuple[str, str], list[float]]:
+    """(config, clients) -> each run's TPS, straight from pgbench.log files and directory names."""
     tps = defaultdict(list)
     for log in RUNS.rglob("pgbench.log"):
         parts = dict(p.split("=", 1) for p in log.parent.parts if "=" in p)
@@ -31,7 +31,23 @@ def independent_medians(workload: str) -> dict[tuple[str, str], tuple[float, int
         m = TPS_LINE.search(log.read_text())
         if m:
             tps[(parts["config"], parts["clients"])].append(float(m.group(1)))
-    return {k: (statistics.median(v), len(v)) for k, v in tps.items()}
+    return dict(tps)
+
+
+def independent_medians(workload: str) -> dict[tuple[str, str], tuple[float, int]]:
+    """(config, clients) -> (median TPS, runs)."""
+    return {k: (statistics.median(v), len(v)) for k, v in independent_runs(workload).items()}
+
+
+def independent_verdict(value: list[float], base: list[float]) -> str:
+    """The documented rule for 3 runs against 3 (README, tools/compare): better or worse only when the two
+    ranges do not overlap (the exact rank-sum test's p = 0.1) and the medians differ by at least 2 %."""
+    assert len(value) == len(base) == 3
+    ratio = statistics.median(value) / statistics.median(base)
+    apart = min(value) > max(base) or max(value) < min(base)
+    if apart and abs(ratio - 1) >= 0.02:
+        return "✓" if ratio > 1 else "✗"  # TPS: higher is better
+    return "≈"
 
 
 class TableGrabber(HTMLParser):
@@ -100,6 +116,7 @@ def test_site_table_matches_raw_files(example_site, lang, label, caption):
     g = grab(page, "read-tps")
     assert label in g.caption and caption in g.caption
     expected = independent_medians("read")
+    runs = independent_runs("read")
     configs = sorted({c for c, _ in expected}, key=lambda c: (c != "checksums-off", c))
     body = [r for r in g.rows if r and re.fullmatch(r"\d+", r[0])]
     assert [r[0] for r in body] == sorted({cl for _, cl in expected}, key=int)
@@ -114,9 +131,10 @@ def test_site_table_matches_raw_files(example_site, lang, label, caption):
             assert 0 <= float(row[col + 2]) <= 100  # CPU %idle of the representative run
             col += 3
             if base is None:
-                base = med
+                base, base_config = med, config
             else:
-                assert row[col] == f"{med / base * 100:.2f} %", (clients, config, row)
+                mark = independent_verdict(runs[(config, clients)], runs[(base_config, clients)])
+                assert row[col] == f"{med / base * 100:.2f} %{mark}", (clients, config, row)
                 col += 1
         assert col == len(row)
 

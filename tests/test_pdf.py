@@ -170,8 +170,10 @@ def test_table_rows_have_the_sites_numbers(built, rid, lang):
                     if c.get("k") == "factor":
                         parts.append(loose(v) + (" ?" + loose(f"({baseline})") if "baseline" in flags else ""))
                     elif v:
-                        mark = ("†" if "transcribed" in flags else "") + ("!" if "mismatch" in flags else "")
-                        parts.append(loose(v) + re.escape(mark) + r"(?![\d.†!])")
+                        mark = ("†" if "transcribed" in flags else "") + ("!" if "mismatch" in flags else "") + (
+                            {"better": "✓", "worse": "✗", "within-noise": "≈", "too-few-runs": "?"}[c["verdict"]["kind"]]
+                            if c.get("verdict") else "")
+                        parts.append(loose(v) + re.escape(mark) + r"(?![\d.†!✓✗≈?])")
                 m = re.compile(r"(?<![\d.])" + r" ".join(parts)).search(text, at)
                 assert m, f"{rid}.{lang} {t['label'][lang]}: row {[cell_text(c, lang) for c in row]} not found"
                 at = m.end()  # rows in order

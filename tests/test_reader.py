@@ -72,3 +72,31 @@ def test_japanese_header_cells_do_not_break_inside_words(page):
         const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
         return th.textContent.trim().length <= 3 && lines.size > 1; }).map(th => th.textContent)""")
     assert broken == []
+
+
+def test_every_comparison_has_a_verdict_a_legend_and_the_method(example_site):
+    _, public = example_site
+    for lang, method in (("en", "exact two-sided Wilcoxon–Mann–Whitney rank-sum test"), ("ja", "順位和検定")):
+        html = (public / lang / "reports/example/scaleup/index.html").read_text(encoding="utf-8")
+        cells = re.findall(r'<td class="num compare([^"]*)"[^>]*>(.*?)</td>', html)
+        assert cells
+        for classes, inner in cells:
+            kinds = [k for k in ("better", "worse", "within-noise", "too-few-runs") if k in classes.split()]
+            assert len(kinds) == 1, classes
+            assert f'class="mark-verdict {kinds[0]}"' in inner
+        notes = re.findall(r'<p class="table-notes">(.*?)</p>', html, re.S)
+        used = {k for c, _ in cells for k in c.split() if k in ("better", "worse", "within-noise", "too-few-runs")}
+        for k in used:  # the legend explains every mark the page uses
+            assert any(f'mark-verdict {k}' in n for n in notes), k
+        assert method in html and "0.1" in html
+
+
+def test_aggregated_cells_carry_their_spread(example_site):
+    """The runs' range is on each median (hover), matching the runs' own pgbench.log."""
+    from test_example_report import independent_runs
+
+    _, public = example_site
+    html = (public / "en/reports/example/scaleup/index.html").read_text(encoding="utf-8")
+    runs = independent_runs("read")
+    lo, hi = min(runs[("checksums-off", "2")]), max(runs[("checksums-off", "2")])
+    assert f'title="range over runs {lo:.2f}–{hi:.2f} (n = 3)"' in html

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kansoku import parsers, words
+from kansoku.analysis import noise
 from kansoku.report.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report
 from kansoku.store.db import Store
@@ -448,7 +449,12 @@ class ComputedTable:
             for c in row:
                 if c.value is not None and c.kind not in ("factor", "factor-value"):
                     c.exact = exact_text(c.value)
-        marks = sorted({fl for row in self.rows for c in row for fl in c.flags if fl in ("transcribed", "mismatch")})
+        for row in self.rows:
+            for c in row:
+                if c.kind == "value" and len(c.run_values) >= 2:
+                    c.spread = spread_text(c)
+        marks = sorted({fl for row in self.rows for c in row for fl in c.flags
+                        if fl in ("transcribed", "mismatch") or fl in VERDICT_FLAGS.values()})
         return Table(
             id=it.id, number=it.number, label={lang: it.prefix(lang) for lang in LANGS},
             caption=it.caption.as_dict(), footnote=it.footnote.as_dict() if it.footnote else None,
@@ -457,7 +463,9 @@ class ComputedTable:
             columns=[Column(c["text"], c["kind"], c["baseline"]) for c in self.columns],
             rows=self.rows, runs=self.runs, citations=self.citations, checks=self.checks(), marks=marks,
             provenance=provenance or Provenance(), row_groups=self.row_groups, row_group_name=self.row_group_name,
-            notes=self.notes)
+            notes=self.notes,
+            method={lang: noise.method_note(lang) for lang in LANGS}
+            if any(c.verdict for row in self.rows for c in row) else None)
 
 
 def repr_num(v: float) -> str:
@@ -955,6 +963,20 @@ def _grouped_table(store: Store, report: Report, item: Item) -> ComputedTable:
     return t
 
 
+# the noise-aware verdict of a comparison, as a cell flag (and the table's legend entry)
+VERDICT_FLAGS = {"better": "better", "worse": "worse", "within_noise": "within-noise",
+                 "too_few_runs": "too-few-runs", "no_ratio": "too-few-runs"}
+
+
+def spread_text(c: Cell) -> dict[str, str]:
+    """The runs' range of an aggregated cell, with the decimals its value is printed with."""
+    m = re.search(r"\.(\d+)", c.text.get("en", ""))
+    d = len(m.group(1)) if m else 0
+    vals = list(c.run_values.values())
+    rng = f"{min(vals):.{d}f}–{max(vals):.{d}f}"
+    return both(lambda l: words.t(l, "cell_spread", rng).replace("{{ .n }}", str(len(vals))))
+
+
 def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | None, bg: Group | None,
                   pub: Group | None, is_base_row: bool) -> Cell:
     v = g.value if g else None
@@ -971,11 +993,13 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
     if is_base_row:
         flags.append("baseline")
     hib = higher_is_better(report, b.metric or item.metrics[0])
-    if x is not None and hib is not None and not is_base_row:
-        neutral = 0.0 if how == "change" else 1.0
-        if abs(x - neutral) > 1e-12:
-            value_went_up = x < 1.0 if how == "speedup" else x > neutral
-            flags.append("better" if value_went_up == hib else "worse")
+    verdict = None
+    if x is not None and hib is not None and not is_base_row and g is not None and bg is not None:
+        # better / worse only when the runs say the difference is beyond their noise (analysis/noise.py)
+        vd = noise.compare(list(g.run_values.values()), list(bg.run_values.values()), hib)
+        flags.append(VERDICT_FLAGS[vd.kind])
+        verdict = {"kind": VERDICT_FLAGS[vd.kind], "p": vd.p_value, "lo": vd.ratio_low, "hi": vd.ratio_high,
+                   "n": [vd.n_value, vd.n_baseline]}
     published = None
     if pub is not None and pub.value is not None:
         p_text = both(lambda l: fmt_printed(pub.printed, b.format, l) if pub.printed
@@ -990,7 +1014,7 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
                                "agrees": chk.agrees})
             flags.append("checked" if chk.agrees else "mismatch")
     return Cell(both(lambda l: fmt_compare(x, b.format, b.digits, l, b.significant)), x, "compare",
-                flags=flags, published=published)
+                flags=flags, published=published, verdict=verdict)
 
 
 def _published_cell(b: Baseline, pub: Group | None, compare_cell: Cell) -> Cell:

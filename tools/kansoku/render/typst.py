@@ -76,6 +76,11 @@ CHART_HEIGHT_PX = 420
 TEXT_WIDTH_PT = 470           # A4 minus 2 x 22 mm
 MAX_CHART_HEIGHT_PT = 560
 
+# verdict marks in the PDF (the site's symbols): readable in black and white; fills a colour-blind-safe pair
+VERDICT_MARKS = {"better": "✓", "worse": "✗", "within-noise": "≈", "too-few-runs": "?"}
+VERDICT_FILLS = {"better": "#dbe9f8", "worse": "#fbe3cc"}
+
+
 @dataclass
 class PdfResult:
     path: Path
@@ -460,6 +465,7 @@ class Document:
     # ---- tables and figures
 
     def table(self, t: Table) -> str:
+        """A table as typst (templates/table.typ.j2): cells with their marks, notes and legend below."""
         L, ui = self.lang, self.ui
         cols = t.columns
         n = len(cols)
@@ -488,6 +494,11 @@ class Document:
                     cell["marks"].append("#super[*!*]")
                     cell["fill"] = "#fde2e1"
                     marks.add("mismatch")
+                if c.verdict:  # the noise-aware verdict: a symbol for black-and-white print, a light fill
+                    kind = c.verdict["kind"]
+                    cell["marks"].append(f"#super[{VERDICT_MARKS[kind]}]")
+                    cell["fill"] = cell["fill"] or VERDICT_FILLS.get(kind)
+                    marks.add(kind)
                 cells.append(cell)
             rows.append(cells)
         notes = []
@@ -500,6 +511,11 @@ class Document:
             notes.append({"mark": "#super[†] ", "text": ui("transcribed")})
         if "mismatch" in marks:
             notes.append({"mark": "#super[*!*] ", "text": ui("mismatch")})
+        for kind in ("better", "worse", "within-noise", "too-few-runs"):
+            if kind in marks:
+                notes.append({"mark": f"#super[{VERDICT_MARKS[kind]}] ", "text": ui("verdict_" + kind.replace("-", "_"))})
+        if t.method:
+            notes.append({"mark": "", "text": pick(t.method, L)})
         return TEMPLATES.get_template("table.typ.j2").render(
             label=pick(t.label, L), caption=pick(t.caption, L), size="9pt" if n <= 6 else "8pt" if n <= 9 else "7pt",
             breakable="true" if len(t.rows) > 15 else "false", columns=n,

@@ -63,6 +63,9 @@ class Cell:
                                                   # builds: 12 significant digits, no binary noise)
     notes: list[CellNote] = field(default_factory=list)  # notes on this cell (their marks beside its text)
     coords: dict[str, str] = field(default_factory=dict)  # where it sits: row, column (values), metric, group
+    spread: Words | None = None                   # the runs' range as printed, "677.30–894.10 (n = 3)"
+    verdict: dict[str, Any] | None = None         # compare cells: the noise-aware verdict (analysis/noise.py):
+                                                  # kind, p, lo/hi (interval of the ratio), n [value, baseline]
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"t": _words_json(self.text), "k": self.kind}
@@ -78,6 +81,10 @@ class Cell:
             d["published"] = self.published
         if self.notes:
             d["notes"] = [n.mark for n in self.notes]
+        if self.spread is not None:
+            d["spread"] = _words_json(self.spread)
+        if self.verdict is not None:
+            d["verdict"] = self.verdict
         return d
 
 
@@ -179,6 +186,7 @@ class Table:
     row_groups: list[RowGroup] = field(default_factory=list)    # several factors on rows (empty: one)
     row_group_name: Words | None = None  # the name of the grouping factor (a CSV column)
     notes: list[CellNote] = field(default_factory=list)  # cell notes, in the order of their marks
+    method: Words | None = None        # how its comparisons' verdicts were decided (tables with verdicts)
 
     @property
     def transcribed(self) -> bool:
@@ -198,6 +206,8 @@ class Table:
             d["row_groups"] = [g.to_json() for g in self.row_groups]
         if self.notes:
             d["notes"] = [n.to_json() for n in self.notes]
+        if self.method is not None:
+            d["method"] = self.method
         return d
 
     def csv_rows(self, lang: str) -> list[list[str]]:
