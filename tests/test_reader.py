@@ -100,3 +100,33 @@ def test_aggregated_cells_carry_their_spread(example_site):
     runs = independent_runs("read")
     lo, hi = min(runs[("checksums-off", "2")]), max(runs[("checksums-off", "2")])
     assert f'title="range over runs {lo:.2f}–{hi:.2f} (n = 3)"' in html
+
+
+def test_site_links_its_pdfs_and_the_pdf_names_the_site(example_site, tmp_path):
+    """tools/build --pdf writes the report's PDFs into the site and links them from every page of the report;
+    the PDF prints the web edition's address (spec [report] site_url)."""
+    import subprocess
+
+    from conftest import run_tool
+
+    db, _ = example_site
+    out = tmp_path / "public"
+    run_tool("build", "--db", db, "--out", out, "--generated", tmp_path / "gen", "--pdf", "example", check=True)
+    for lang in ("ja", "en"):
+        pdf = out / "pdf" / f"example.{lang}.pdf"
+        assert pdf.read_bytes()[:5] == b"%PDF-"
+        text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+        assert f"http://127.0.0.1:1313/{lang}/reports/example/" in text.replace("\n", "")
+        pages = [p for p in (out / lang / "reports" / "example").rglob("index.html")]
+        assert len(pages) >= 6
+        for page in pages:  # cover and every chapter: both PDFs, the page's own language first
+            html = page.read_text(encoding="utf-8")
+            links = re.findall(r'<a href="([^"]+\.pdf)" hreflang="(\w\w)"', html)
+            assert [h for _, h in links] == ["ja", "en"], page
+            for href, _ in links:
+                assert (page.parent / href).resolve() == (out / "pdf" / Path(href).name).resolve()
+    # a report not asked for gets no link
+    other = (out / "ja/reports/past-fy2013/index.html").read_text(encoding="utf-8")
+    assert ".pdf" not in other
+    p = run_tool("build", "--db", db, "--out", out, "--generated", tmp_path / "gen", "--pdf", "nosuch")
+    assert p.returncode != 0 and "no report 'nosuch'" in p.stderr

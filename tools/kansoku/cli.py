@@ -178,6 +178,9 @@ def build_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                     help="if another build writes the same output, or a process holds the database, wait this "
                          "long for it (default: stop at once)")
+    ap.add_argument("--pdf", nargs="?", const="all", default=None, metavar="REPORT[,REPORT]",
+                    help="also write these reports' PDFs (ja and en; default: every report) into the site as "
+                         "pdf/REPORT.LANG.pdf, linked from every page of the report")
     _version(ap)
     args = ap.parse_args(argv)
     _prepare_command(args)
@@ -186,12 +189,14 @@ def build_main(argv: list[str] | None = None) -> int:
 
         preflight(args.specs, args.db, args.content / "reports")  # every spec problem at once (exit 3)
         res = build(args.db, args.out, args.specs, generated=args.generated, content=args.content, wait_s=args.wait,
-                    on_wait=lambda m: print(m, file=sys.stderr))
+                    on_wait=lambda m: print(m, file=sys.stderr),
+                    pdf=[p.strip() for p in args.pdf.split(",") if p.strip()] if args.pdf else None)
     except KansokuError as exc:
         _err(str(exc))
         return exc.exit_code
     print(f"built {args.out}/: {len(res.reports)} report(s) ({', '.join(res.reports)}), {res.tables} tables, "
-          f"{res.figures} figures, {res.pages} pages in {res.seconds:.1f} s")
+          f"{res.figures} figures, {res.pages} pages" + (f", {len(res.pdfs)} PDFs" if res.pdfs else "")
+          + f" in {res.seconds:.1f} s")
     return 0
 
 
@@ -265,13 +270,10 @@ def example_main(argv: list[str] | None = None) -> int:
     rc = ingest_main(inputs + ["--wait", "60"])
     if rc != 0:
         return rc
-    rc = build_main(["--wait", "60"])
+    # the example's PDFs are built with the site, into it, and linked from its pages
+    rc = build_main(["--wait", "60"] + ([] if args.no_pdf else ["--pdf", "example"]))
     if rc != 0:
         return rc
-    if not args.no_pdf:
-        rc = pdf_main(["example", "--lang", "all"])  # both languages, one chart-export session
-        if rc != 0:
-            return rc
     print(f"open {REPO / 'public' / 'index.html'} via a web server, e.g. tools/example --serve")
     if args.serve:
         import functools

@@ -61,6 +61,7 @@ class BuildResult:
     figures: int = 0
     pages: int = 0
     seconds: float = 0.0
+    pdfs: list[Path] = field(default_factory=list)
     out: Path = Path("public")
 
 
@@ -299,15 +300,24 @@ def load_config(config: Path = CONFIG) -> dict:
 
 
 def build(db: Path, out: Path, spec_dir: Path = Path("data/reports"), generated: Path = GENERATED,
-          content: Path = CONTENT, wait_s: float = 0.0, on_wait=None) -> BuildResult:
+          content: Path = CONTENT, wait_s: float = 0.0, on_wait=None, pdf: list[str] | None = None) -> BuildResult:
     """tools/build: compute every report (report.build), write the generated directory, run Hugo into a
-    fresh directory, link the raw files from the store's copies, and swap it in only when complete."""
+    fresh directory, link the raw files from the store's copies, and swap it in only when complete.
+    ``pdf``: ids of reports (or ``["all"]``) whose PDFs are written into the site (``pdf/<id>.<lang>.pdf``)
+    and linked from every page of the report."""
     from kansoku.report.build import compute_site  # the one entry point that reads the store
 
     t0 = time.monotonic()
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
         computed, trends = compute_site(db, spec_dir, content, wait_s=wait_s, on_wait=on_wait)
         raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
+        with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
+        unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
+        if unknown:
+            raise KansokuError(f"--pdf: no report {', '.join(map(repr, unknown))} "
+                               f"(reports: {', '.join(rep.id for rep in computed)})")
+        for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
+            rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
         write_generated(computed, generated, trends)
         res = BuildResult(out=out)
         res.reports = [r.id for r in computed]
@@ -316,6 +326,11 @@ def build(db: Path, out: Path, spec_dir: Path = Path("data/reports"), generated:
         new = publish.fresh_output(out)  # Hugo writes a fresh directory, swapped in only when complete
         try:
             res.pages = run_hugo(new, generated, content)
+            if with_pdf:
+                from kansoku.render.typst import render_pdfs
+
+                for rep in with_pdf:
+                    res.pdfs += [r.path for r in render_pdfs(rep, LANGS, out_dir=new / "pdf")]
             publish.link_raw(raw, new)
             publish.swap_in(new, out)
         except BaseException:

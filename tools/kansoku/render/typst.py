@@ -392,6 +392,10 @@ class Document:
             out.append(raw_block(para(lic)))
         if r.copyright:
             out.append(raw_block(para(r.copyright)))
+        if r.site_url:  # the PDF reader's way back to the provenance the site has
+            url = f"{r.site_url.rstrip('/')}/{L}/reports/{r.id}/"
+            before, _, after = ui("pdf_site_url", "\x00").partition("\x00")
+            out.append(raw_block(f"#par[{tx(before)}#link({typst_str(url)})[{tx(url)}]{tx(after)}]"))
         return "".join(out)
 
     # ---- pages

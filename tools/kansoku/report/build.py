@@ -72,6 +72,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
         runs=runs_provenance(store, sorted(run_ids)), environment=environment(store, sorted(run_ids)),
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
+        site_url=rep.get("site_url"),
     )
 
 

@@ -397,6 +397,8 @@ class ComputedReport:
     pdf_pages: list[Page]              # reading order in the PDF (site-only pages left out)
     generated_bodies: dict[str, str] = field(default_factory=dict)  # page id -> body of a page without prose
     content_dir: Path | None = None    # where the prose of this report lives
+    site_url: str | None = None        # the web edition's address (spec `[report] site_url`), printed in the PDF
+    pdf: dict[str, str] = field(default_factory=dict)  # language -> site URL of the PDF built with the site
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         return next((c for c in self.chapters if c.id == chapter_id), None)
@@ -423,7 +425,7 @@ class ComputedReport:
             "authors": [a.to_json() for a in self.authors], "themes": self.themes,
             "publish_raw": self.publish_raw, "chapters": [c.to_json() for c in self.chapters],
             "runs": {k: r.to_json() for k, r in self.runs.items()}, "pages": self.pages_json(),
-            "environment": self.environment.to_json(),
+            "environment": self.environment.to_json(), "site_url": self.site_url, "pdf": self.pdf,
         }
 
 

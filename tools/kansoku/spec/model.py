@@ -27,7 +27,8 @@ COMPARES = ("ratio", "speedup", "change", "auto")  # auto: ratio if higher is be
 FORMATS = ("percent", "times", "change", "number")
 
 REPORT_KEYS = {"id", "fiscal_year", "title", "subtitle", "organisation", "revision", "copyright", "license",
-               "revision_history", "author", "themes", "note", "publish_raw"}
+               "revision_history", "author", "themes", "note", "publish_raw",
+               "site_url"}
 TOP_KEYS = {"report", "factors", "metrics", "device_groups", "chapter"}
 CHAPTER_KEYS = {"id", "number", "title", "table", "figure"}
 FACTOR_KEYS = {"name", "order", "labels", "unit"}

@@ -82,6 +82,8 @@ REPORT = {
                   "`[[report.author]]`: `{ name = {ja, en}, affiliation = {ja, en}, chapters = [...] }`"),
     "themes": key(FREE, "free, for the cover and the home page"),
     "note": key(FREE, "free, for the cover"),
+    "site_url": key(("URL", {"type": "string", "pattern": "^https?://"}),
+                    "the site's root address (`https://example.org/`): the PDF prints the report's web edition, `<site_url><lang>/reports/<id>/`"),
     "publish_raw": key(BOOL, "`true`: the runs' raw files are copied into the site and linked from the sources page"),
 }
 
