@@ -621,12 +621,7 @@ def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
             raise item.error(f"baseline published: no values of metric {b.published!r} among the table's runs")
 
     def digits(metric: str) -> int | str:
-        if metric in item.digits:
-            return item.digits[metric]
-        info = report.metric_info.get(metric)
-        if info and info.digits is not None:
-            return info.digits
-        return item.digits.get("default", 2)
+        return item_digits(report, item, metric)
 
     def fmt_value(g: Group | None, metric: str) -> str:
         if g is None:
