@@ -3,7 +3,7 @@
 the row collector that writes through the Sink.
 
 Not a parser module itself (leading underscore: the registry skips it).
-See shared/docs/formats.md §0 (locales), §2.1-2.3 (banner, times, records).
+See docs/formats.md §0 (locales), §2.1-2.3 (banner, times, records).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tempfile
 from collections import Counter
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from kansoku.errors import ParseError
 
@@ -57,9 +57,18 @@ CREATE TABLE IF NOT EXISTS sys_series (
     since_boot_excluded INTEGER,    -- samples flagged since_boot (excluded from the views)
     tz_basis VARCHAR                -- how wall-clock times were turned into instants
 );
+-- One row per (file, block device) seen: what kind of device it is, so that "all devices" sums count
+-- each disk once (a partition, an LVM/md volume or an iostat -g group repeats I/O of a physical disk).
+CREATE TABLE IF NOT EXISTS sys_devices (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    device VARCHAR NOT NULL,        -- the name as printed (sda, nvme0n1p1, dm-0, dev253-0, vg0-data, a -g group)
+    device_class VARCHAR NOT NULL,  -- 'physical' | 'partition' | 'virtual' (dm, md, loop, bcache, zram, ...) | 'group' (iostat -g)
+    class_rule VARCHAR              -- the rule of the device table that decided the class
+);
 """
 
-TABLES = ["sys_metrics", "sys_series"]
+TABLES = ["sys_metrics", "sys_series", "sys_devices"]
 
 # Rank of each format within its tool: the authoritative file for a run (formats.md §2.5/2.6:
 # sadf -j and -d carry full dates and UTC; sar text has only times of day; sa files need sadf).
@@ -67,7 +76,67 @@ FORMAT_RANK = {
     "sadf-json": 1, "sadf-csv": 2, "sar-text": 3, "sa-binary": 4,
     "iostat-json": 1, "iostat-text": 2,
     "vmstat-text": 1,
+    "mpstat-json": 1, "mpstat-text": 2,
 }
+
+# -- block devices -------------------------------------------------------------------
+
+# Device name -> class, first match wins. Partitions before disks (sda1 before sda); names of
+# device-mapper volumes printed by sar -p / iostat -N (vg-lv) are 'virtual'.
+DEVICE_NAME_RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("partition", re.compile(r"^(?:sd|vd|xvd|hd)[a-z]+\d+$")),
+    ("partition", re.compile(r"^(?:nvme\d+n\d+|mmcblk\d+|loop\d+|md\d+|nbd\d+|rbd\d+|zd\d+)p\d+$")),
+    ("partition", re.compile(r"^(?:cciss|ida|rd)[/!]c\d+d\d+p\d+$")),
+    ("partition", re.compile(r"-part\d+$")),
+    ("virtual", re.compile(r"^(?:dm-\d+|md\d+|md/\S+|bcache\d+|loop\d+|zram\d+|ram\d+|nbd\d+|drbd\d+|rbd\d+"
+                           r"|zd\d+|vx/\S+|mapper/\S+)$")),
+    ("physical", re.compile(r"^(?:sd|vd|xvd|hd)[a-z]+$")),
+    ("physical", re.compile(r"^(?:nvme\d+n\d+|nvme\d+c\d+n\d+|mmcblk\d+|sr\d+|fd\d+|emcpower[a-z]+)$")),
+    ("physical", re.compile(r"^(?:cciss|ida|rd)[/!]c\d+d\d+$")),
+    ("virtual", re.compile(r"^[A-Za-z0-9_.+]+-[A-Za-z0-9_.+-]+$")),  # vg-lv (dm names), not dev8-0
+]
+
+# sysstat <= 10 prints devMAJOR-MINOR without -p. Majors of disks whose partitions are minor % N != 0
+# (Linux devices.txt); majors of virtual devices; dynamic majors (device-mapper, virtio, nvme) are told
+# apart by the file's other devices.
+DEVICE_MAJORS_DISK = {8: 16, 65: 16, 66: 16, 67: 16, 68: 16, 69: 16, 70: 16, 71: 16, 128: 16, 129: 16, 130: 16,
+                      131: 16, 132: 16, 133: 16, 134: 16, 135: 16, 3: 64, 22: 64, 33: 64, 34: 64, 202: 16,
+                      104: 16, 105: 16, 106: 16, 107: 16, 108: 16, 109: 16, 110: 16, 111: 16, 179: 8}
+DEVICE_MAJORS_VIRTUAL = {1, 7, 9, 43, 147}  # ram, loop, md, nbd, drbd
+_DEV_MM = re.compile(r"^dev(\d+)-(\d+)$")
+
+
+def classify_devices(names: set[str], groups: set[str]) -> dict[str, tuple[str, str]]:
+    """Class and deciding rule of every device name a file printed."""
+    out: dict[str, tuple[str, str]] = {}
+    dynamic: list[str] = []
+    for name in names:
+        if name in groups:
+            out[name] = ("group", "iostat -g group row")
+            continue
+        m = _DEV_MM.match(name)
+        if m:
+            major, minor = int(m.group(1)), int(m.group(2))
+            if major in DEVICE_MAJORS_DISK:
+                part = minor % DEVICE_MAJORS_DISK[major] != 0
+                out[name] = ("partition" if part else "physical", f"major {major}")
+            elif major in DEVICE_MAJORS_VIRTUAL:
+                out[name] = ("virtual", f"major {major}")
+            else:
+                dynamic.append(name)
+            continue
+        for cls, rx in DEVICE_NAME_RULES:
+            if rx.search(name):
+                out[name] = (cls, rx.pattern)
+                break
+        else:
+            out[name] = ("physical", "unknown name: counted as a disk")
+    # a dynamic major (252-254, 259: device-mapper, virtio, nvme) beside known disks is a volume on them
+    has_disk = any(c == "physical" for c, _ in out.values())
+    for name in dynamic:
+        out[name] = ("virtual", "dynamic major beside known disks") if has_disk else \
+            ("physical", "dynamic major, no other disk: counted as a disk")
+    return out
 
 # -- numbers -------------------------------------------------------------------
 
@@ -89,10 +158,6 @@ def num(tok: str) -> float | None:
         v = float(m.group(1).replace(",", "."))
         return v if m.group(2) == "%" else v * _HUMAN_KB[m.group(2)]
     return None
-
-
-def is_num(tok: str) -> bool:
-    return num(tok) is not None
 
 
 # -- times of day ------------------------------------------------------------------
@@ -195,12 +260,96 @@ BANNER = re.compile(
 )
 
 
-def local_tz(run_start: Any) -> tuple[tzinfo, str]:
-    """Time zone for wall-clock times printed without one: the run's (run.toml offset), else UTC."""
+def local_tz(run_start: Any, sink: Any = None) -> tuple[tzinfo, str]:
+    """Time zone for wall-clock times printed without one, in order of trust: the run's IANA zone
+    (run.toml ``timezone``, written by tools/collect), the offset of run.toml's ``start``, the zone of the
+    machine doing the ingest (a guess: warned). An IANA zone keeps summer time right; an offset does not."""
+    zone = run_zone(sink)
+    if zone is not None:
+        return zone, f"local time in run.toml timezone {zone.key}"
     if isinstance(run_start, datetime) and run_start.tzinfo is not None:
         off = run_start.utcoffset()
         return run_start.tzinfo, f"local time taken as run.toml offset {_fmt_off(off)}"
-    return timezone.utc, "local time assumed UTC (no run.toml start with an offset)"
+    machine = machine_zone()
+    if sink is not None:
+        sink.warn(None, f"the file prints local times without a zone and the run has no run.toml `timezone` "
+                        f"or `start`: times are a guess in this machine's zone ({machine.key}); add "
+                        f"timezone = \"Area/City\" to run.toml")
+    return machine, f"GUESS: local time assumed in the ingesting machine's zone {machine.key}"
+
+
+def run_zone(sink: Any) -> Any:
+    """The run's IANA zone from run.toml ``timezone`` (handed in through the sink), or None."""
+    from zoneinfo import ZoneInfo
+
+    meta = getattr(sink, "run_meta", None) or {}
+    name = meta.get("timezone") if isinstance(meta, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ValueError, KeyError, OSError):
+        raise ParseError(getattr(sink, "path", "run.toml"), None,
+                         "run.toml `timezone` to be an IANA zone name such as 'Asia/Tokyo'", name) from None
+
+
+def machine_zone() -> Any:
+    """This machine's IANA zone: $TZ, else the /etc/localtime link, else UTC."""
+    from zoneinfo import ZoneInfo
+
+    cands = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.readlink("/etc/localtime")
+        cands.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+    except OSError:
+        pass
+    try:
+        cands.append(Path("/etc/timezone").read_text().strip())
+    except OSError:
+        pass
+    for c in cands:
+        if c:
+            try:
+                return ZoneInfo(c)
+            except (ValueError, KeyError, OSError):
+                continue
+    return ZoneInfo("UTC")
+
+
+# Zone abbreviations as sysstat prints them (tzname[0]: the STANDARD-time name, also in summer) ->
+# the IANA zones that use them. An abbreviation is resolved against the run's IANA zone when that zone
+# uses it (so 'EST' in July is New York summer time, UTC-4); else the first zone listed is a guess (warned).
+ZONE_ABBREVIATIONS = {
+    "EST": ("America/New_York",), "EDT": ("America/New_York",), "CST": ("America/Chicago", "Asia/Shanghai"),
+    "CDT": ("America/Chicago",), "MST": ("America/Denver", "America/Phoenix"), "MDT": ("America/Denver",),
+    "PST": ("America/Los_Angeles",), "PDT": ("America/Los_Angeles",), "JST": ("Asia/Tokyo",),
+    "KST": ("Asia/Seoul",), "IST": ("Asia/Kolkata", "Europe/Dublin", "Asia/Jerusalem"),
+    "CET": ("Europe/Paris", "Europe/Berlin"), "CEST": ("Europe/Paris",), "EET": ("Europe/Helsinki",),
+    "EEST": ("Europe/Helsinki",), "WET": ("Europe/Lisbon",), "WEST": ("Europe/Lisbon",),
+    "BST": ("Europe/London",), "GMT": ("UTC",), "UTC": ("UTC",), "HKT": ("Asia/Hong_Kong",),
+    "SGT": ("Asia/Singapore",), "AEST": ("Australia/Sydney",), "AEDT": ("Australia/Sydney",),
+    "NZST": ("Pacific/Auckland",), "NZDT": ("Pacific/Auckland",),
+}
+
+
+def zone_for_abbreviation(abbr: str, sink: Any) -> tuple[Any, bool]:
+    """(zone, is_guess) for a printed abbreviation, resolved against the run's IANA zone."""
+    from zoneinfo import ZoneInfo
+
+    run = run_zone(sink)
+    if abbr in ("UTC", "GMT", "Z"):
+        return timezone.utc, False
+    if run is not None:
+        probe = [datetime(2001, m, 15, 12, tzinfo=run).tzname() for m in (1, 7)]
+        if abbr in probe:
+            return run, False
+    cands = ZONE_ABBREVIATIONS.get(abbr)
+    if cands:
+        return ZoneInfo(cands[0]), len(cands) > 1 or run is None
+    try:
+        return ZoneInfo(abbr), True
+    except (ValueError, KeyError, OSError):
+        return None, True
 
 
 def _fmt_off(off: timedelta | None) -> str:
@@ -212,13 +361,44 @@ def _fmt_off(off: timedelta | None) -> str:
 
 
 def combine(d: date, secs: int, tz: tzinfo) -> datetime:
-    return datetime.combine(d, time(0), tz) + timedelta(seconds=secs)
+    """Wall-clock date + seconds since midnight in zone ``tz`` (summer time by the zone's rules)."""
+    naive = datetime.combine(d, time(0)) + timedelta(seconds=secs)
+    return naive.replace(tzinfo=tz)
+
+
+class DayClock:
+    """Dates for times of day printed without a date (sar, mpstat, pidstat text). Each block (header)
+    has its own clock, because ``sar -f`` prints each activity for the whole file in turn. A time earlier
+    than the previous one of the same block by more than 12 h is the next day (midnight roll-over); the
+    header line's own time counts, so a row at 00:00:00 under a 23:59:59 header is the next day."""
+
+    def __init__(self, day0: date | None, tz: tzinfo):
+        self.day0 = day0
+        self.tz = tz
+        self.state: dict[Any, list[int]] = {}
+
+    def tick(self, key: Any, secs: int) -> int:
+        st = self.state.get(key)
+        if st is None:
+            st = self.state[key] = [0, secs]
+        elif secs < st[1] - 43200:
+            st[0] += 1
+        st[1] = secs
+        return st[0]
+
+    def at(self, key: Any, secs: int) -> datetime:
+        days = self.tick(key, secs)
+        assert self.day0 is not None
+        return combine(self.day0 + timedelta(days=days), secs, self.tz)
 
 
 # -- reading files -------------------------------------------------------------------
 
 # pgbench-tools prefixes every line with 'YYYY-MM-DD HH:MM:SS.ffffff<TAB>' (formats.md §0.4).
 TS_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\t")
+
+
+ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def read_text(path: Path, what: str) -> tuple[list[str], bool]:
@@ -235,6 +415,8 @@ def read_text(path: Path, what: str) -> tuple[list[str], bool]:
         else:
             line = data[: exc.start].count(b"\n") + 1
             raise ParseError(path, line, f"UTF-8 text ({what})", "undecodable bytes") from None
+    if "\x1b[" in text:  # S_COLORS=always: sysstat colours numbers with SGR escape codes
+        text = ANSI_SGR.sub("", text)
     truncated = bool(text) and not text.endswith("\n")
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -271,6 +453,7 @@ class Collector:
         self.rows: list[dict[str, Any]] = []
         self.host: str | None = None
         self.tz_basis: str | None = None
+        self.groups: set[str] = set()  # iostat -g group names: rows that sum other devices
 
     def add(self, ts: datetime | None, activity: str, instance: str | None, metric: str, value: float | None,
             *, interval_s: float | None = None, sample: int | None = None, since_boot: bool = False,
@@ -308,7 +491,75 @@ class Collector:
     def flush(self, sink) -> None:
         if not self.rows:
             return
+        check_plausible(self.rows, sink)
         self._bulk_load(sink)
+        devices = {r["instance"] for r in self.rows if r["activity"] == "disk" and r["instance"] is not None}
+        if devices:
+            classes = classify_devices(devices, self.groups)
+            names = sorted(classes)
+            guessed = [n for n in names if classes[n][1].startswith(("unknown", "dynamic major, no"))]
+            if guessed:
+                sink.warn(None, f"device(s) {', '.join(guessed[:5])} not in kansoku's device table: counted as "
+                                "physical disks in 'all devices' sums (name the devices in the spec's "
+                                "[device_groups] to choose otherwise)")
+            sink.load_sql("sys_devices",
+                          "SELECT $source_id AS source_id, $run_id AS run_id, unnest($names) AS device, "
+                          "unnest($classes) AS device_class, unnest($rules) AS class_rule",
+                          {"names": names, "classes": [classes[n][0] for n in names],
+                           "rules": [classes[n][1] for n in names]})
+
+
+# Plausibility (issue: a damaged sa byte gave %usr 1.8e19): bounds per metric kind. Percentages that
+# may pass 100 legitimately; rates that may be negative (page-frame balance).
+PCT_UNBOUNDED = {"%commit", "%CPU", "%MEM", "%swpcad"}
+RATE_SIGNED = {"frmpg/s", "bufpg/s", "campg/s"}
+MAX_INTERVAL_S = 31 * 86400
+EARLIEST_TS = datetime(1995, 1, 1, tzinfo=timezone.utc)
+LATEST_TS = datetime(2100, 1, 1, tzinfo=timezone.utc)
+
+
+def check_plausible(rows: list[dict[str, Any]], sink) -> None:
+    """Reject numbers no tool prints (NaN, inf, %usr 1.8e19, negative rates, dates out of range,
+    intervals of 10^17 s) with file and line (or sample), before anything is stored; warn on
+    duplicated sample times (two samples at one instant would be averaged twice)."""
+    path = sink.path
+
+    def where(r) -> tuple[int | None, str]:
+        return r["line"], "" if r["line"] else f" (sample {r['sample']})"
+
+    seen: set = set()
+    dup_warned = False
+    for r in rows:
+        v = r["value"]
+        m = r["metric"]
+        if v is not None:
+            if v != v or v in (float("inf"), float("-inf")):
+                line, s = where(r)
+                raise ParseError(path, line, f"a finite number for {m!r}{s}", str(v))
+            if m.startswith("%") and m not in PCT_UNBOUNDED and not (-0.5 <= v <= 100.5):
+                line, s = where(r)
+                raise ParseError(path, line, f"a percentage between 0 and 100 for {m!r}{s}", repr(v))
+            if m.endswith("/s") and m not in RATE_SIGNED and v < 0:
+                line, s = where(r)
+                raise ParseError(path, line, f"a non-negative rate for {m!r}{s}", repr(v))
+            if abs(v) > 1e15:
+                line, s = where(r)
+                raise ParseError(path, line, f"a plausible value for {m!r}{s} (below 10^15)", repr(v))
+        iv = r["interval_s"]
+        if iv is not None and not (0 <= iv <= MAX_INTERVAL_S):
+            line, s = where(r)
+            raise ParseError(path, line, f"a sampling interval between 0 s and 31 days{s}", repr(iv))
+        ts = r["ts"]
+        if ts is not None:
+            if ts.tzinfo is not None and not (EARLIEST_TS <= ts <= LATEST_TS):
+                line, s = where(r)
+                raise ParseError(path, line, f"a date between 1995 and 2100{s}", ts.isoformat())
+            key = (ts, r["activity"], r["instance"], m, r["since_boot"])
+            if key in seen and not dup_warned:
+                sink.warn(r["line"], f"sample time {ts.isoformat()} appears twice for {r['activity']} "
+                                     f"{r['instance'] or ''} {m}: duplicated samples (files concatenated?)")
+                dup_warned = True
+            seen.add(key)
 
 
 _CSV_COLUMNS = ("{'tool': 'VARCHAR', 'format': 'VARCHAR', 'ts': 'TIMESTAMPTZ', 'interval_s': 'DOUBLE', "
@@ -366,18 +617,3 @@ def _n(v: Any) -> Any:
 
 
 Collector._bulk_load = _bulk_load_impl  # type: ignore[attr-defined]
-
-
-def first_lines(head_text: str, n: int = 40) -> list[str]:
-    return head_text.splitlines()[:n]
-
-
-def chunks(it: Iterable, n: int):
-    buf = []
-    for x in it:
-        buf.append(x)
-        if len(buf) == n:
-            yield buf
-            buf = []
-    if buf:
-        yield buf

@@ -2,7 +2,7 @@
 ``sadf -j`` JSON and binary ``sa`` data files (rendered with ``sadf -j`` when sysstat is installed).
 
 Every format lands in the tall ``sys_metrics`` table with the same (activity, metric) names:
-the sar/sadf -d header names (formats.md §2.4, §2.5); sadf -j keys are mapped to them (§2.6).
+the sar/sadf -d header names (docs/formats.md §2.4, §2.5); sadf -j keys are mapped to them (§2.6).
 The iostat and vmstat modules write into the same table; this module owns the schema and the
 typed views ``cpu``, ``disk``, ``memory`` over all three tools, plus the run-window views and metrics.
 
@@ -29,7 +29,7 @@ from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 # -- activities ----------------------------------------------------------------------
 
-# Header columns that name the item a row is about (formats.md §2.4): they make the instance.
+# Header columns that name the item a row is about (docs/formats.md §2.4): they make the instance.
 INSTANCE_COLS = {"CPU", "INTR", "DEV", "IFACE", "TTY", "FILESYSTEM", "MOUNTPOINT", "BUS", "FAN", "TEMP",
                  "IN", "DEVICE", "FCHOST", "BAT"}
 
@@ -116,9 +116,12 @@ def sniff_sar_text(head: FileHead) -> bool:
 def parse_sar_text(path: Path, sink: Sink) -> None:
     lines, truncated = sm.read_text(path, "sar text output")
     col = sm.Collector("sar", "sar-text")
-    tz, col.tz_basis = sm.local_tz(sink.run_start)
+    tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     day0: date | None = None
+    clock = sm.DayClock(None, tz)
+    header_secs: dict[tuple, int] = {}  # header -> time printed on it (the start of the first interval)
+    since_boot_keys: set[tuple] = set()
     header: list[str] | None = None
     act = ""
     inst_idx: list[int] = []
@@ -140,7 +143,8 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
             if d is None:
                 raise ParseError(path, lineno, "a date in the sar banner (%x in a known locale, or ISO)",
                                  m.group("date"))
-            day0, saw_banner, state, header = d, True, {}, None
+            day0, saw_banner, header = d, True, None
+            clock = sm.DayClock(d, tz)
             col.host = m.group("host")
             continue
         t = sm.parse_tod(toks)
@@ -162,9 +166,10 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
                 raise ParseError(path, lineno, "the sar banner line ('Linux ... (host) DATE _arch_ (N CPU)') "
                                  "before the first sample, or a run.toml start date", line)
             day0 = hint
+            clock = sm.DayClock(day0, tz)
         if rest[0] == "LINUX" and len(rest) > 1 and rest[1].startswith("RESTART"):
             cpus = re.search(r"\((\d+) CPU\)", line)
-            ts = _tod_ts(state, ("restart",), day0, secs, tz)
+            ts = clock.at(("restart",), secs)
             col.add(ts, "restart", None, "cpu_count", float(cpus.group(1)) if cpus else None, line=lineno)
             header = None
             continue
@@ -173,6 +178,8 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
         values = [sm.num(x) for x in rest]
         if all(v is None for v in values):  # a header line: column names only
             header = rest
+            clock.tick(tuple(header), secs)
+            header_secs[tuple(header)] = secs
             act = activity_of(header)
             inst_idx = [i for i, c in enumerate(header) if c in INSTANCE_COLS]
             metric_idx = [(i, c) for i, c in enumerate(header) if c not in INSTANCE_COLS]
@@ -200,7 +207,13 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
                                   f"{len(header)} columns; row skipped")
             continue
         key = tuple(header)
-        ts = _tod_ts(state, key, day0, secs, tz)
+        ts = clock.at(key, secs)
+        # 'sar -u 0' (interval 0): one sample stamped with the header's own time = averages since boot
+        boot = header_secs.get(key) == secs and sample_count.get(key, -1) < 1
+        if boot and key not in since_boot_keys:
+            since_boot_keys.add(key)
+            sink.warn(lineno, f"sample at the header's own time ({line.split()[0]}): figures since boot "
+                              "(sar interval 0), stored flagged since_boot and left out of the views")
         inst = norm_instance(act, "/".join(rest[i] for i in inst_idx)) if inst_idx else None
         if (key, ts) not in sample_no:
             sample_no[(key, ts)] = sample_count[key] = sample_count.get(key, -1) + 1
@@ -213,25 +226,13 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
                 if truncated and is_last:
                     break
                 raise ParseError(path, lineno, f"a number in column {c!r}", rest[i])
-            col.add(ts, act, inst, c, v, sample=sn, line=lineno)
+            col.add(ts, act, inst, c, v, sample=sn, line=lineno, since_boot=boot)
     if bad_rows and len(bad_rows) * 2 > sum(1 for r in col.rows if r["metric"]) / max(1, len(header or [1])):
         raise ParseError(path, bad_rows[0], "rows with as many values as their header has columns", "mostly not")
     if not saw_banner and not col.rows:
         raise ParseError(path, None, "sar text output (banner 'Linux ... (N CPU)' and samples)", "no samples")
     col.fill_intervals()
     col.flush(sink)
-
-
-def _tod_ts(state: dict, key: tuple, day0: date, secs: int, tz) -> datetime:
-    """Wall-clock time of a sar line; a time earlier than the previous one of the same block by
-    more than 12 h is the next day (midnight roll-over, formats.md §2.2)."""
-    st = state.get(key)
-    if st is None:
-        st = state[key] = [0, secs]
-    elif secs < st[1] - 43200:
-        st[0] += 1
-    st[1] = secs
-    return sm.combine(day0 + timedelta(days=st[0]), secs, tz)
 
 
 # -- sadf -d ---------------------------------------------------------------------------
@@ -245,7 +246,7 @@ def sniff_sadf_csv(head: FileHead) -> bool:
     return any(l.startswith("# hostname;interval;timestamp;") for l in head.lines(5))
 
 
-def _sadf_ts(tok: str, tz, tz_cache: dict) -> datetime | None:
+def _sadf_ts(tok: str, tz, tz_cache: dict, sink: Sink | None = None) -> datetime | None:
     if tok.isdigit():
         return datetime.fromtimestamp(int(tok), timezone.utc)  # sadf -U
     m = _SADF_TS.match(tok)
@@ -253,22 +254,27 @@ def _sadf_ts(tok: str, tz, tz_cache: dict) -> datetime | None:
         return None
     d, h, mi, s, zone = m.groups()
     base = datetime.fromisoformat(f"{d}T{h}:{mi}:{s}")
-    if zone in ("UTC", "GMT", None):
-        return base.replace(tzinfo=timezone.utc if zone else tz)
+    if zone is None:
+        return base.replace(tzinfo=tz)
     z = tz_cache.get(zone)
     if z is None:
-        try:
-            from zoneinfo import ZoneInfo
-
-            z = ZoneInfo(zone)
-        except Exception:
+        # sysstat prints tzname[0], the standard-time abbreviation, all year: resolve it against the
+        # run's IANA zone (summer time right), never as a fixed offset
+        z, guess = sm.zone_for_abbreviation(zone, sink)
+        if z is None:
             z = tz
+            if sink is not None:
+                sink.warn(None, f"time zone abbreviation {zone!r} is not known: times taken in "
+                                f"{getattr(tz, 'key', tz)} (a guess; set run.toml timezone)")
+        elif guess and sink is not None:
+            sink.warn(None, f"time zone abbreviation {zone!r} resolved as {getattr(z, 'key', z)} (a guess: "
+                            "abbreviations are ambiguous; set run.toml timezone = \"Area/City\")")
         tz_cache[zone] = z
     return base.replace(tzinfo=z)
 
 
 def _csv_segments(cols: list[str]) -> list[dict]:
-    """Split a (possibly -h one-line) header into activity segments (formats.md §2.5)."""
+    """Split a (possibly -h one-line) header into activity segments (docs/formats.md §2.5)."""
     if "idvendor" in cols:  # sar -m USB: text columns, one activity
         return [{"cols": cols, "repeated": False, "activity": "usb", "star": False}]
     segs: list[dict] = []
@@ -392,7 +398,7 @@ def parse_sadf_csv(path: Path, sink: Sink) -> None:
             raise ParseError(path, lineno, "a sadf -d row 'host;interval;timestamp;values...'", line)
         host, interval, tstok, vals = parts[0], parts[1], parts[2], parts[3:]
         col.host = host
-        ts = _sadf_ts(tstok, tz, tz_cache)
+        ts = _sadf_ts(tstok, tz, tz_cache, sink)
         if ts is None:
             if truncated and is_last:
                 sink.warn(lineno, "last line is cut off (sadf killed?); skipped")
@@ -464,7 +470,7 @@ def parse_sadf_csv(path: Path, sink: Sink) -> None:
 
 # -- sadf -j ----------------------------------------------------------------------------
 
-# JSON key -> sar header name, per activity (formats.md §2.6). Default rule: '<x>-percent' -> '%<x>'.
+# JSON key -> sar header name, per activity (docs/formats.md §2.6). Default rule: '<x>-percent' -> '%<x>'.
 _RATE = "/s"
 JSON_ACTIVITY = {  # json key -> (activity, instance key, suffix rule)
     "cpu-load": ("cpu", "cpu", "pct"), "cpu-load-all": ("cpu", "cpu", "pct"),
@@ -535,7 +541,7 @@ def sniff_sadf_json(head: FileHead) -> bool:
 
 
 def load_json_salvaging(path: Path, sink: Sink, what: str) -> dict:
-    """json.load, or -- for a document cut off mid-write (sadf/iostat interrupted, formats.md §0.5) --
+    """json.load, or -- for a document cut off mid-write (sadf/iostat interrupted, docs/formats.md §0.5) --
     the host header and every complete ``statistics`` record before the cut, with a warning."""
     raw = path.read_bytes()
     try:
@@ -583,7 +589,7 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
     if doc is None:
         doc = load_json_salvaging(path, sink, "sadf -j output")
     col = sm.Collector("sar", fmt)
-    tz, basis = sm.local_tz(sink.run_start)
+    tz, basis = sm.local_tz(sink.run_start, sink)
     col.tz_basis = "sadf -j timestamps (UTC)"
     unknown: set[str] = set()
     for host in doc["sysstat"].get("hosts", []):
@@ -742,8 +748,11 @@ CREATE OR REPLACE VIEW disk AS
 SELECT m.run_id, m.source_id, m.tool, m.format, m.ts, m.interval_s, m.sample,
        epoch(m.ts) - epoch(r.start_time) AS t_s,
        m.instance AS device,
-       regexp_matches(m.instance, '^(loop|zram|ram|dm-|md)\d') AS is_virtual,
-       regexp_matches(m.instance, '^((sd|vd|xvd|hd)[a-z]+\d+|(nvme\d+n\d+|mmcblk\d+)p\d+)$') AS is_partition,
+       any_value(dv.device_class) AS device_class,
+       coalesce(any_value(dv.device_class) IN ('virtual', 'group'),
+                regexp_matches(m.instance, '^(loop|zram|ram|dm-|md)\d')) AS is_virtual,
+       coalesce(any_value(dv.device_class) = 'partition',
+                regexp_matches(m.instance, '^((sd|vd|xvd|hd)[a-z]+\d+|(nvme\d+n\d+|mmcblk\d+)p\d+)$')) AS is_partition,
        coalesce(max(m.value) FILTER (WHERE m.metric IN ('rkB/s', 'kB_read/s')),
                 max(m.value) FILTER (WHERE m.metric IN ('rMB/s', 'MB_read/s')) * 1024,
                 max(m.value) FILTER (WHERE m.metric IN ('rd_sec/s', 'rsec/s', 'Blk_read/s')) / 2) AS read_kb_s,
@@ -765,11 +774,12 @@ SELECT m.run_id, m.source_id, m.tool, m.format, m.ts, m.interval_s, m.sample,
        max(m.value) FILTER (WHERE m.metric IN ('aqu-sz', 'avgqu-sz')) AS aqu_sz,
        max(m.value) FILTER (WHERE m.metric = 'svctm') AS svctm_ms
 FROM sys_metrics_auth m LEFT JOIN runs r ON r.run_id = m.run_id
+     LEFT JOIN sys_devices dv ON dv.source_id = m.source_id AND dv.device = m.instance
 WHERE m.activity = 'disk'
-GROUP BY ALL;
+GROUP BY m.run_id, m.source_id, m.tool, m.format, m.ts, m.interval_s, m.sample, t_s, m.instance;
 
 -- sar -r/-S (kB) and vmstat (KiB by default: vmstat -S changes the unit and cannot be seen in the
--- output, formats.md §4; such files are stored as printed).
+-- output, docs/formats.md §4; such files are stored as printed).
 CREATE OR REPLACE VIEW memory AS
 SELECT m.run_id, m.source_id, m.tool, m.format, m.ts, m.interval_s, m.sample,
        epoch(m.ts) - epoch(r.start_time) AS t_s,
@@ -804,11 +814,12 @@ CREATE OR REPLACE VIEW memory_in_run AS
 SELECT x.* FROM memory x JOIN runs r ON r.run_id = x.run_id
 WHERE epoch(x.ts) - coalesce(x.interval_s, 0) / 2 BETWEEN epoch(r.start_time) AND epoch(r.end_time);
 
--- Per run, the best tool for CPU numbers: sar (has %soft, per CPU) > iostat > vmstat (integers).
+-- Per run, the best tool for CPU numbers: sar (has %soft, per CPU) > mpstat (the same, per CPU) > iostat
+-- > vmstat (integers).
 CREATE OR REPLACE VIEW cpu_in_run_mean AS
 WITH ranked AS (
   SELECT c.*, dense_rank() OVER (PARTITION BY run_id
-      ORDER BY CASE tool WHEN 'sar' THEN 1 WHEN 'iostat' THEN 2 ELSE 3 END) AS tool_rank
+      ORDER BY CASE tool WHEN 'sar' THEN 1 WHEN 'mpstat' THEN 2 WHEN 'iostat' THEN 3 ELSE 4 END) AS tool_rank
   FROM cpu_in_run c)
 SELECT run_id, tool, cpu, count(*) AS samples,
        avg(usr_pct) AS usr_pct, avg(nice_pct) AS nice_pct, avg(sys_pct) AS sys_pct,
@@ -821,7 +832,8 @@ WITH ranked AS (
   SELECT d.*, dense_rank() OVER (PARTITION BY run_id
       ORDER BY CASE tool WHEN 'sar' THEN 1 ELSE 2 END) AS tool_rank
   FROM disk_in_run d)
-SELECT run_id, device, tool, bool_or(is_virtual) AS is_virtual, bool_or(is_partition) AS is_partition,
+SELECT run_id, device, tool, any_value(device_class) AS device_class,
+       bool_or(is_virtual) AS is_virtual, bool_or(is_partition) AS is_partition,
        count(*) AS samples, avg(read_kb_s) AS read_kb_s, avg(write_kb_s) AS write_kb_s,
        avg(discard_kb_s) AS discard_kb_s, avg(tps) AS tps, avg(util_pct) AS util_pct,
        avg(await_ms) AS await_ms, avg(aqu_sz) AS aqu_sz
