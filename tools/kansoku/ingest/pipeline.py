@@ -176,7 +176,7 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         _delete_source(store, sid)
     run_id = None if fmt.own_runs else run.run_id
     sink = FileSink(store=store, path=path, run_id=run_id, source_id=sid, run_start=run.start_time,
-                    newlines=(lambda: hashing.result()[1]) if hashing is not None else None)
+                    run_meta=run.meta, newlines=(lambda: hashing.result()[1]) if hashing is not None else None)
     try:
         fmt.parse(path, sink)
         for name, value in sink.facts.items():

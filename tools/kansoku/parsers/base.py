@@ -61,6 +61,7 @@ class Sink(Protocol):
     path: Path
     run_id: str | None
     run_start: Any  # datetime | None: the run's start time if known (run.toml)
+    run_meta: dict[str, Any]  # the run's run.toml as ingest read it (parsers never re-read it)
 
     def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int: ...
 

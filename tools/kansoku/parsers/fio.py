@@ -1,4 +1,4 @@
-"""fio: JSON / json+, normal (human) text and terse output (formats.md §6).
+"""fio: JSON / json+, normal (human) text and terse output (docs/formats.md §6).
 
 All three forms land in the same table, ``fio_jobs``: one row per job report
 and direction (read, write, trim, sync, mixed) that did I/O, in one set of
@@ -205,7 +205,6 @@ METRICS = [
 ]
 
 DIRECTIONS = ("read", "write", "trim", "sync", "mixed")
-OPTION_KEYS = ("rw", "bs", "iodepth", "numjobs", "direct", "fsync", "fdatasync", "ioengine", "filename")
 
 # -- units ----------------------------------------------------------------------
 
@@ -262,13 +261,10 @@ def _int_opt(v: Any) -> int | None:
 # -- options from run.toml ---------------------------------------------------------
 
 
-def _command_options(path: Path) -> tuple[dict[str, str], dict[str, dict[str, str]], int]:
-    """(global options, options per --name, number of --name) of the fio command in run.toml."""
-    from kansoku.ingest.runs import load_run_toml
-    try:
-        meta = load_run_toml(path.parent)
-    except Exception:
-        return {}, {}, 0
+def _command_options(sink: Sink) -> tuple[dict[str, str], dict[str, dict[str, str]], int]:
+    """(global options, options per --name, number of --name) of the fio command in run.toml
+    (handed in by ingest through the sink)."""
+    meta = getattr(sink, "run_meta", None) or {}
     cmds = meta.get("commands") if isinstance(meta.get("commands"), dict) else {}
     text = cmds.get("fio") or next((v for v in cmds.values() if isinstance(v, str)
                                     and re.match(r"^\s*fio\s", v)), None)
@@ -354,7 +350,7 @@ class _Out:
         self.jobs: list[dict] = []
         self.pcts: list[dict] = []
         self.disks: list[dict] = []
-        self.cmd = _command_options(path)
+        self.cmd = _command_options(sink)
         self.version: str | None = None
 
     def add_job(self, fmt: str, job: dict[str, Any], file_opts: dict[str, Any],
@@ -519,7 +515,7 @@ def parse_json(path: Path, sink: Sink) -> None:
             else:
                 io_kib = None
             if not io_kib and not total_ios and not x.get("bw"):
-                continue  # a direction the job did not use: fio prints zeros (formats.md §6.1)
+                continue  # a direction the job did not use: fio prints zeros (docs/formats.md §6.1)
             vals = {"io_kib": io_kib, "bw_kib_s": x.get("bw"), "iops": x.get("iops"), "runtime_ms": x.get("runtime"),
                     "total_ios": total_ios, "bw_min_kib_s": x.get("bw_min"), "bw_max_kib_s": x.get("bw_max"),
                     "bw_mean_kib_s": x.get("bw_mean"), "bw_samples": x.get("bw_samples"),
@@ -554,7 +550,7 @@ def parse_json(path: Path, sink: Sink) -> None:
 
 # -- terse ----------------------------------------------------------------------------------
 
-# Per-direction fields, formats.md §6.2 (HOWTO "Terse output"). Latencies in µs, bw KiB/s, io KiB.
+# Per-direction fields, docs/formats.md §6.2 (HOWTO "Terse output"). Latencies in µs, bw KiB/s, io KiB.
 _TERSE_DIR = (["io_kib", "bw_kib_s", "iops", "runtime_ms",
                "slat_min", "slat_max", "slat_mean_us", "slat_dev",
                "clat_min_us", "clat_max_us", "clat_mean_us", "clat_stddev_us"]
@@ -587,7 +583,7 @@ def _parse_terse(line: str, lineno: int, path: Path, out: _Out, truncated: bool)
     ver = int(fields[0])
     if ver not in TERSE_VERSIONS:
         raise ParseError(path, lineno, f"fio terse version {', '.join(map(str, TERSE_VERSIONS))} "
-                         f"(formats.md §6.2); terse version {ver} is not known to kansoku", line[:40])
+                         f"(docs/formats.md §6.2); terse version {ver} is not known to kansoku", line[:40])
     has_ver, dirs, extra = TERSE_VERSIONS[ver]
     head = 5 if has_ver else 4
     per_dir = len(_TERSE_DIR) + len(extra)
@@ -715,7 +711,7 @@ def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> N
     in_disk = False
     for idx, raw in enumerate(raw_lines):
         lineno = first_line + idx
-        # ETA lines written with '\r' (formats.md §0.2): keep what follows the last '\r'.
+        # ETA lines written with '\r' (docs/formats.md §0.2): keep what follows the last '\r'.
         line = raw.split("\r")[-1] if "\r" in raw.rstrip("\r") else raw.rstrip("\r")
         is_last = idx == len(raw_lines) - 1
         if not line.strip():

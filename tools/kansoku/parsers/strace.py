@@ -1,8 +1,8 @@
-"""strace -c / -C: the system-call summary table (formats.md §5).
+"""strace -c / -C: the system-call summary table (docs/formats.md §5).
 
 Every variant shares one shape: a header line naming the columns, a line of
 dash runs (one run per column), data rows, a second dash line and the
-``total`` row. What varies (formats.md §5.1, §5.2):
+``total`` row. What varies (docs/formats.md §5.1, §5.2):
 
 * strace <= 5.5 prints fixed widths and leaves ``usecs/call`` blank in the
   total row; 5.6+ computes widths from the data and prints it;
@@ -34,7 +34,7 @@ from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 # Header words (after "% time" is glued to "%time") -> column names in the store.
-# strace 4.x-6.x default columns and the -U names they print (formats.md §5.2).
+# strace 4.x-6.x default columns and the -U names they print (docs/formats.md §5.2).
 COLUMNS: dict[str, str] = {
     "%time": "time_pct",
     "seconds": "seconds",
@@ -206,17 +206,14 @@ class Command:
     attached_to: str | None = None
 
 
-def run_meta(path: Path) -> dict[str, Any]:
-    """run.toml next to the file (the run directory), or {}: the parser only reads it."""
-    from kansoku.ingest.runs import load_run_toml
-    try:
-        return load_run_toml(path.parent)
-    except Exception:  # a bad run.toml is reported by runs.py, not here
-        return {}
+def run_meta(sink: Sink) -> dict[str, Any]:
+    """The run's run.toml as ingest read it (handed in through the sink), or {}."""
+    meta = getattr(sink, "run_meta", None)
+    return meta if isinstance(meta, dict) else {}
 
 
-def strace_command(path: Path) -> Command:
-    meta = run_meta(path)
+def strace_command(sink: Sink) -> Command:
+    meta = run_meta(sink)
     cmds = meta.get("commands", {}) if isinstance(meta.get("commands"), dict) else {}
     text = cmds.get("strace")
     if text is None:
@@ -284,7 +281,7 @@ def _assign(tokens: list[tuple[int, int, str]], spans: list[tuple[int, int]]) ->
     """Column index for each token, or None if the line is not a table row.
 
     Each token goes to the column it overlaps most (else the nearest). A value
-    wider than its column pushes the rest of the line right (formats.md §0.6):
+    wider than its column pushes the rest of the line right (docs/formats.md §0.6):
     that overflow is carried as a shift for the tokens that follow.
     """
     out = []
@@ -355,7 +352,7 @@ def _parse_row(line: str, table: _Table) -> dict | None:
     if "syscall" not in row:
         return None
     if "errors" in table.names and "errors" not in row:
-        row["errors"] = 0  # blank when zero (formats.md §5.1)
+        row["errors"] = 0  # blank when zero (docs/formats.md §5.1)
     needed = [c for c in table.names if c not in ("errors", "usecs_per_call", "syscall") and not c.startswith("extra:")]
     missing = [c for c in needed if c not in row]
     if missing and row["syscall"] != "total":
@@ -458,7 +455,7 @@ def parse(path: Path, sink: Sink) -> None:
     if other_lines:
         sink.warn(other_lines[0], f"{len(other_lines)} line(s) outside the strace table (trace or program "
                   f"output) ignored, the first at line {other_lines[0]}")
-    cmd = strace_command(path)
+    cmd = strace_command(sink)
     srows, trows = [], []
     for t in tables:
         if t.total is None:
@@ -488,7 +485,7 @@ def parse(path: Path, sink: Sink) -> None:
     sink.add_rows("strace_tables", trows)
     if processes:
         sink.add_rows("strace_processes", processes)
-    meta = run_meta(path)
+    meta = run_meta(sink)
     v = meta.get("versions", {}).get("strace") if isinstance(meta.get("versions"), dict) else None
     if isinstance(v, str):
         m = re.search(r"version\s+(\S+)", v)

@@ -223,11 +223,11 @@ class FileSink:
     run_id: str | None
     source_id: str
     run_start: Any = None
+    run_meta: dict[str, Any] = field(default_factory=dict)  # the run's run.toml, as ingest read it (never re-read)
     rows_loaded: int = 0
     warnings: list[IngestWarning] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
     tool_version: str | None = None
-    tables_touched: set[str] = field(default_factory=set)
     newlines: Any = None  # () -> int, when the ingest counts the file's newlines while hashing it
     runs: list[dict[str, Any]] = field(default_factory=list)  # runs the file declares (own_runs formats)
 
@@ -239,7 +239,6 @@ class FileSink:
         fixed = {k: v for k, v in self._fixed().items() if k in cols}
         n = self.store.insert_rows(table, rows, fixed)
         self.rows_loaded += n
-        self.tables_touched.add(table)
         return n
 
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
@@ -247,7 +246,6 @@ class FileSink:
         used = {k: v for k, v in all_params.items() if f"${k}" in select_sql}
         n = self.store.con.execute(f"INSERT INTO {table} BY NAME {select_sql}", used).fetchone()[0]
         self.rows_loaded += n
-        self.tables_touched.add(table)
         return n
 
     def warn(self, line: int | None, message: str) -> None:

@@ -260,7 +260,7 @@ BANNER = re.compile(
 )
 
 
-def local_tz(run_start: Any, sink: Any = None) -> tuple[tzinfo, str]:
+def local_tz(run_start: Any, sink: Any = None, *, warn: bool = True) -> tuple[tzinfo, str]:
     """Time zone for wall-clock times printed without one, in order of trust: the run's IANA zone
     (run.toml ``timezone``, written by tools/collect), the offset of run.toml's ``start``, the zone of the
     machine doing the ingest (a guess: warned). An IANA zone keeps summer time right; an offset does not."""
@@ -271,7 +271,7 @@ def local_tz(run_start: Any, sink: Any = None) -> tuple[tzinfo, str]:
         off = run_start.utcoffset()
         return run_start.tzinfo, f"local time taken as run.toml offset {_fmt_off(off)}"
     machine = machine_zone()
-    if sink is not None:
+    if sink is not None and warn:
         sink.warn(None, f"the file prints local times without a zone and the run has no run.toml `timezone` "
                         f"or `start`: times are a guess in this machine's zone ({machine.key}); add "
                         f"timezone = \"Area/City\" to run.toml")
@@ -284,6 +284,8 @@ def run_zone(sink: Any) -> Any:
 
     meta = getattr(sink, "run_meta", None) or {}
     name = meta.get("timezone") if isinstance(meta, dict) else None
+    if name is None and isinstance(meta.get("machine"), dict):  # tools/collect writes [machine] timezone
+        name = meta["machine"].get("timezone")
     if not isinstance(name, str) or not name:
         return None
     try:

@@ -368,7 +368,7 @@ def _match_segments(segs: list[dict], vals: list[str], ncpu_hint: int | None) ->
 def parse_sadf_csv(path: Path, sink: Sink) -> None:
     lines, truncated = sm.read_text(path, "sadf -d output")
     col = sm.Collector("sar", "sadf-csv")
-    tz, basis = sm.local_tz(sink.run_start)
+    tz, basis = sm.local_tz(sink.run_start, sink, warn=False)
     col.tz_basis = "sadf timestamps (UTC or named zone)"
     tz_cache: dict = {}
     segs: list[dict] | None = None
@@ -589,7 +589,7 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
     if doc is None:
         doc = load_json_salvaging(path, sink, "sadf -j output")
     col = sm.Collector("sar", fmt)
-    tz, basis = sm.local_tz(sink.run_start, sink)
+    tz, basis = sm.local_tz(sink.run_start, sink, warn=False)
     col.tz_basis = "sadf -j timestamps (UTC)"
     unknown: set[str] = set()
     for host in doc["sysstat"].get("hosts", []):
