@@ -514,7 +514,9 @@ class Collector:
 # Plausibility (issue: a damaged sa byte gave %usr 1.8e19): bounds per metric kind. Percentages that
 # may pass 100 legitimately; rates that may be negative (page-frame balance).
 PCT_UNBOUNDED = {"%commit", "%CPU", "%MEM", "%swpcad"}
-RATE_SIGNED = {"frmpg/s", "bufpg/s", "campg/s"}
+# Every sysstat/procps figure is a count, a rate, a size or a share: never negative, except these
+# (page-frame balance of sar -R, temperatures of sar -m TEMP).
+SIGNED_METRICS = {"frmpg/s", "bufpg/s", "campg/s", "degC", "%temp"}
 MAX_INTERVAL_S = 31 * 86400
 EARLIEST_TS = datetime(1995, 1, 1, tzinfo=timezone.utc)
 LATEST_TS = datetime(2100, 1, 1, tzinfo=timezone.utc)
@@ -541,9 +543,10 @@ def check_plausible(rows: list[dict[str, Any]], sink) -> None:
             if m.startswith("%") and m not in PCT_UNBOUNDED and not (-0.5 <= v <= 100.5):
                 line, s = where(r)
                 raise ParseError(path, line, f"a percentage between 0 and 100 for {m!r}{s}", repr(v))
-            if m.endswith("/s") and m not in RATE_SIGNED and v < 0:
+            if v < 0 and m not in SIGNED_METRICS:
                 line, s = where(r)
-                raise ParseError(path, line, f"a non-negative rate for {m!r}{s}", repr(v))
+                raise ParseError(path, line, f"a non-negative {'rate' if m.endswith('/s') else 'value'} "
+                                 f"for {m!r}{s}", repr(v))
             if abs(v) > 1e15:
                 line, s = where(r)
                 raise ParseError(path, line, f"a plausible value for {m!r}{s} (below 10^15)", repr(v))

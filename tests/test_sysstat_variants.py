@@ -1,0 +1,173 @@
+"""Issue 15 on real sysstat 12.6.1 output generated here (tests/fixtures/sysstat_variants/README.md says how):
+mpstat and pidstat are not sar, device classes in disk totals, time zones and midnight, since-boot
+figures, colour escapes, sar --pretty, plausibility bounds."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ro_con, run_tool
+from kansoku.errors import ParseError
+from kansoku.ingest.detect import detect
+from sys_helpers import parse
+
+V = FIXTURES / "sysstat_variants"
+
+
+@pytest.mark.parametrize("name, fmt", [
+    ("mpstat_P.txt", "mpstat-text"), ("mpstat_Pall.txt", "mpstat-text"), ("mpstat_A.txt", "mpstat-text"),
+    ("mpstat_boot.txt", "mpstat-text"), ("mpstat_json.txt", "mpstat-json"), ("mpstat_A_json.txt", "mpstat-json"),
+    ("pidstat.txt", "pidstat-text"), ("pidstat_udr.txt", "pidstat-text"), ("pidstat_boot.txt", "pidstat-text"),
+    ("sar_colors.txt", "sar-text"), ("sar_pretty.txt", "sar-text"), ("sar_u0.txt", "sar-text"),
+    ("sar_ny.txt", "sar-text"), ("iostat_g.txt", "iostat-text"), ("sa_loop.bin", "sa-binary"),
+])
+def test_detected_as_their_own_tool(name, fmt):
+    assert detect(V / name).format.name == fmt
+
+
+def test_mpstat_per_cpu_soft_and_node_section():
+    s = parse("mpstat-text", V / "mpstat_A.txt")
+    acts = {a for (a,) in s.q("SELECT DISTINCT activity FROM sys_metrics")}
+    assert acts == {"cpu", "cpu-node", "intr", "intr-irq", "softirq"}
+    assert s.q("SELECT DISTINCT tool FROM sys_metrics") == [("mpstat",)]
+    # the file's line '02:01:05       1   10.10 ... 78.79 ...': CPU 1, first sample
+    v = s.q("SELECT value FROM sys_metrics WHERE activity='cpu' AND instance='1' AND metric='%iowait' "
+            "AND ts = (SELECT min(ts) FROM sys_metrics)")
+    assert v == [(78.79,)]
+    assert s.q("SELECT count(*) FROM sys_metrics WHERE metric='%soft' AND activity='cpu'")[0][0] == 6
+    assert s.q("SELECT value FROM sys_metrics WHERE activity='softirq' AND instance='1' AND metric='BLOCK/s' "
+               "ORDER BY ts LIMIT 1") == [(190.0,)]
+
+
+def test_mpstat_json_matches_its_keys():
+    s = parse("mpstat-json", V / "mpstat_json.txt")
+    assert s.q("SELECT value FROM sys_metrics WHERE instance='1' AND metric='%iowait' ORDER BY ts LIMIT 1") == [(90.10,)]
+    a = parse("mpstat-json", V / "mpstat_A_json.txt")
+    assert {x for (x,) in a.q("SELECT DISTINCT activity FROM sys_metrics")} >= {"cpu", "cpu-node", "intr", "softirq"}
+
+
+def test_mpstat_and_pidstat_without_interval_are_since_boot():
+    s = parse("mpstat-text", V / "mpstat_boot.txt")
+    assert s.q("SELECT bool_and(since_boot) FROM sys_metrics") == [(True,)]
+    assert any("since boot" in w for _, w in s.warnings)
+    p = parse("pidstat-text", V / "pidstat_boot.txt")
+    assert p.q("SELECT bool_and(since_boot) FROM pidstat") == [(True,)]
+
+
+def test_pidstat_rows_per_process():
+    s = parse("pidstat-text", V / "pidstat_udr.txt")
+    # '02:01:11        0     18520   74.26   22.77    0.00    9.90   97.03     1  chromium'
+    assert s.q("SELECT value FROM pidstat WHERE pid=18520 AND metric='%CPU' ORDER BY ts LIMIT 1") == [(97.03,)]
+    assert s.q("SELECT value FROM pidstat WHERE pid=18511 AND metric='VSZ' ORDER BY ts LIMIT 1") == [(1518304952.0,)]
+    assert s.q("SELECT DISTINCT command FROM pidstat WHERE pid=54") == [("kworker/1:1H-kblockd",)]
+    assert s.q("SELECT count(DISTINCT ts) FROM pidstat WHERE NOT since_boot") == [(2,)]
+
+
+def test_sar_colours_pretty_and_since_boot():
+    c = parse("sar-text", V / "sar_colors.txt")
+    assert c.q("SELECT value FROM sys_metrics WHERE metric='%idle' ORDER BY ts") == [(63.40,), (99.50,)]
+    p = parse("sar-text", V / "sar_pretty.txt")
+    assert p.q("SELECT instance, value FROM sys_metrics WHERE metric='wkB/s'") == [("vda", 13816.0)]
+    b = parse("sar-text", V / "sar_u0.txt")
+    assert b.q("SELECT bool_and(since_boot) FROM sys_metrics") == [(True,)]
+    assert any("since boot" in w for _, w in b.warnings)
+
+
+def test_midnight_under_a_2359_header_is_the_next_day():
+    s = parse("sar-text", V / "sar_midnight_header.txt")  # header 23:59:59 (11/22/26), rows 00:00:00, 00:00:01
+    got = [t for (t,) in s.q("SELECT DISTINCT ts::VARCHAR FROM sys_metrics ORDER BY 1")]
+    assert got[0].startswith("2026-11-23 00:00:00")
+    m = parse("sar-text", V / "sar_midnight.txt")
+    got = [t[:19] for (t,) in m.q("SELECT DISTINCT ts::VARCHAR FROM sys_metrics ORDER BY 1")]
+    assert got == ["2026-11-22 23:59:58", "2026-11-23 00:00:00", "2026-11-23 00:00:03"]
+
+
+def test_sar_text_in_new_york_lands_on_the_binary_files_instants():
+    meta = {"machine": {"timezone": "America/New_York"}}
+    ny = parse("sar-text", V / "sar_ny.txt", run_meta=meta)  # 21:01:16 EST on 11/22/26
+    assert ny.q("SELECT min(ts) FROM sys_metrics")[0][0] == datetime(2026, 11, 23, 2, 1, 16, tzinfo=timezone.utc)
+    assert not any("guess" in w for _, w in ny.warnings)
+    # the same sa file rendered by sadf -d -T in New York (local time, no zone) and by sadf -d (UTC)
+    local = parse("sadf-csv", V / "sadf_d_local_ny.csv", run_meta=meta)
+    utc = parse("sadf-csv", V / "sadf_d_loop.csv")
+    assert local.q("SELECT min(ts), max(ts) FROM sys_metrics") == utc.q("SELECT min(ts), max(ts) FROM sys_metrics")
+    guessed = parse("sar-text", V / "sar_ny.txt")
+    assert any("guess" in w for _, w in guessed.warnings)
+
+
+def test_standard_time_abbreviation_in_summer_follows_the_runs_zone(tmp_path):
+    # sysstat prints tzname[0] ('EST') all year: in July New York is on EDT (UTC-4), not UTC-5
+    line = (V / "sadf_d_loop.csv").read_text().splitlines()
+    rows = [line[0]] + [l.replace("2026-11-23", "2026-07-01").replace(" UTC;", " EST;") for l in line[1:3]]
+    f = tmp_path / "sadf.csv"
+    f.write_text("\n".join(rows) + "\n")
+    s = parse("sadf-csv", f, run_meta={"machine": {"timezone": "America/New_York"}})
+    assert s.q("SELECT min(ts) FROM sys_metrics")[0][0].hour == 6  # 02:01:39 EDT = 06:01:39 UTC
+    assert not s.warnings
+    g = parse("sadf-csv", f)
+    assert any("guess" in w for _, w in g.warnings)
+
+
+def _run(tmp_path: Path, files: list[str], start: str, end: str, name="run") -> Path:
+    d = tmp_path / "runs" / name
+    d.mkdir(parents=True)
+    for f in files:
+        shutil.copy(V / f, d / f)
+    (d / "run.toml").write_text(f'start = {start}\nend = {end}\n[machine]\ntimezone = "UTC"\n')
+    return d
+
+
+def test_disk_totals_count_physical_disks_only(tmp_path, tmp_db):
+    # iostat -t -x -g grp vda loop0: loop0 (backed by a file on vda) wrote 33792 kB/s in the second report,
+    # and the group row 'grp' repeats vda + loop0 (37240 kB/s)
+    d = _run(tmp_path, ["iostat_g.txt"], "2026-11-23T02:08:05Z", "2026-11-23T02:08:08Z")
+    run_tool("ingest", "--db", tmp_db, d, check=True)
+    con = ro_con(tmp_db)
+    classes = dict(con.execute("SELECT device, device_class FROM sys_devices").fetchall())
+    assert classes == {"vda": "physical", "loop0": "virtual", "grp": "group"}
+    per_dev = dict(con.execute("SELECT device, write_kb_s FROM disk_in_run_mean").fetchall())
+    total = con.execute("SELECT value FROM run_metrics WHERE metric='disk_write_kb_s'").fetchone()[0]
+    assert total == pytest.approx(per_dev["vda"]) == pytest.approx((3448 + 2772) / 2)
+    assert per_dev["loop0"] == pytest.approx(33792 / 2)  # but it is not in the total
+
+
+def test_device_table_names():
+    from kansoku.parsers.sysstat.common import classify_devices
+
+    got = classify_devices({"sda", "sda1", "dm-0", "dev8-0", "dev8-1", "dev253-0", "nvme0n1", "nvme0n1p1",
+                            "cciss/c0d0p1", "md0", "bcache0", "vg00-lv_data", "sdb-part1", "grp"}, {"grp"})
+    assert {k: v[0] for k, v in got.items()} == {
+        "sda": "physical", "sda1": "partition", "dm-0": "virtual", "dev8-0": "physical", "dev8-1": "partition",
+        "dev253-0": "virtual", "nvme0n1": "physical", "nvme0n1p1": "partition", "cciss/c0d0p1": "partition",
+        "md0": "virtual", "bcache0": "virtual", "vg00-lv_data": "virtual", "sdb-part1": "partition",
+        "grp": "group"}
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("63.40", "nan", "a finite number"),
+    ("63.40", "1e309", "a finite number"),
+    ("63.40", "1.8e19", "a percentage between 0 and 100"),
+])
+def test_implausible_values_are_refused_with_file_and_line(tmp_path, old, new, expected):
+    text = (V / "sar_colors.txt").read_text()
+    f = tmp_path / "sar.txt"
+    f.write_text(text.replace(old, new, 1))
+    with pytest.raises(ParseError) as e:
+        parse("sar-text", f)
+    assert expected in str(e.value) and f"{f}:4:" in str(e.value)
+
+
+def test_negative_rate_refused(tmp_path):
+    text = (V / "sar_d_loop.txt").read_text().splitlines()
+    i = next(i for i, l in enumerate(text) if " vda " in l or l.rstrip().endswith("vda") or "vda" in l.split())
+    toks = text[i].split()
+    toks[2] = "-5.00"
+    text[i] = "   ".join(toks)
+    f = tmp_path / "sar.txt"
+    f.write_text("\n".join(text) + "\n")
+    with pytest.raises(ParseError, match="non-negative"):
+        parse("sar-text", f)
