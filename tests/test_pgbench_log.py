@@ -341,10 +341,15 @@ def test_every_corpus_pgbench_file_parses(corpus, tmp_path):
     assert not unclaimed, f"pgbench-looking files no parser claims: {unclaimed}"
     kinds = {detect(p).format.name for p in found}
     assert kinds >= {"pgbench-stdout", "pgbench-txlog", "pgbench-aggregate", "pgbench-init"}
-    # copy each into its own run directory tree (keeps thread files together, keeps real run.toml)
+    # copy each into its own run directory tree (keeps thread files together, keeps real run.toml); a
+    # directory of independent outputs (no run.toml) gives each run its own directory: one run per directory
+    from kansoku.parsers.pgbench.txlog import log_run_key
+
     dst = tmp_path / "c"
     for p in found:
         rel = p.parent.relative_to(corpus)
+        if not (p.parent / "run.toml").exists():
+            rel = rel / (log_run_key(p) or p.name).replace(".", "_")
         (dst / rel).mkdir(parents=True, exist_ok=True)
         shutil.copy(p, dst / rel / p.name)
         if (p.parent / "run.toml").exists():

@@ -171,3 +171,38 @@ def test_negative_rate_refused(tmp_path):
     f.write_text("\n".join(text) + "\n")
     with pytest.raises(ParseError, match="non-negative"):
         parse("sar-text", f)
+
+
+# -- several runs in one file or one directory (real pgbench 15 output, tests/fixtures/pgbench_layouts) ----
+
+LAYOUTS = FIXTURES / "pgbench_layouts"
+
+
+def test_appended_pgbench_summaries_are_refused(tmp_db):
+    proc = run_tool("ingest", "--db", tmp_db, LAYOUTS / "appended")
+    assert proc.returncode == 2, proc.stderr
+    assert "pgbench.log:18: expected one pgbench run per file" in proc.stderr
+    assert "its own run directory" in proc.stderr
+    assert "Traceback" not in proc.stderr and not tmp_db.exists() or _no_runs(tmp_db)
+
+
+def test_three_runs_in_one_directory_are_refused(tmp_db, tmp_path):
+    proc = run_tool("ingest", "--db", tmp_db, LAYOUTS / "three_runs")
+    assert proc.returncode == 2, proc.stderr
+    assert "3 pgbench-stdout files in one run directory" in proc.stderr
+    assert "A run is a directory" in proc.stderr
+    # the -l logs alone (three PIDs) are refused too
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for f in (LAYOUTS / "three_runs").glob("pgbench_log_*"):
+        shutil.copy(f, logs / f.name)
+    proc = run_tool("ingest", "--db", tmp_db, logs)
+    assert proc.returncode == 2 and "logs of 3 different runs" in proc.stderr
+
+
+def _no_runs(db: Path) -> bool:
+    con = ro_con(db)
+    try:
+        return con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    finally:
+        con.close()

@@ -22,6 +22,7 @@ import duckdb
 from kansoku.ingest.detect import Detection, detect
 from kansoku.errors import KansokuError, ParseError, RunError
 from kansoku.ingest.runs import Run, make_run, walk_files
+from kansoku.parsers.base import runs_mixed_in_directory
 from kansoku.store.db import FileSink, Store, open_store
 
 
@@ -105,6 +106,11 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
             continue
         by_dir[f.parent].append(d)
         roots[f.parent] = root
+    for run_dir, dets in sorted(by_dir.items()):  # one run per directory (formats declare what that means)
+        why = runs_mixed_in_directory([(d.path, d.format) for d in dets if d.format is not None])
+        if why:
+            report.errors.append(f"{run_dir}: {why}. A run is a directory: put each run (its pgbench output, "
+                                 "-l logs, monitors) in its own directory, e.g. clients=4/rep=1/; nothing stored")
 
     store = open_store(db_path, wait_s=wait_s, on_wait=on_wait)
     try:

@@ -103,6 +103,32 @@ class Format:
     # Other files the parse reads (e.g. the CSV a published-table sidecar names): their
     # content is part of the file's digest, so a change to them re-ingests the file.
     companions: Callable[[Path], list[Path]] | None = None
+    # A run holds at most one file of this format (pgbench stdout: one summary per run). Several in one
+    # run directory are several runs laid out as one: refused (one run per directory), never merged.
+    one_per_run: bool = False
+    # Which run a file of this format belongs to, from its name (pgbench -l logs: PREFIX.PID): files with
+    # different keys in one run directory are refused like ``one_per_run``.
+    run_key: Callable[[Path], str | None] | None = None
+
+
+def runs_mixed_in_directory(files: list[tuple[Path, Format]]) -> str | None:
+    """Why the files detected in one directory hold more than one run, or None."""
+    by_fmt: dict[str, list[Path]] = {}
+    keys: dict[str, set[str]] = {}
+    for path, fmt in files:
+        by_fmt.setdefault(fmt.name, []).append(path)
+        if fmt.run_key is not None:
+            k = fmt.run_key(path)
+            if k is not None:
+                keys.setdefault(fmt.tool, set()).add(k)
+    for path, fmt in files:
+        if fmt.one_per_run and len(by_fmt[fmt.name]) > 1:
+            names = ", ".join(p.name for p in by_fmt[fmt.name])
+            return f"{names}: {len(by_fmt[fmt.name])} {fmt.name} files in one run directory"
+    for tool, ks in keys.items():
+        if len(ks) > 1:
+            return f"{tool} logs of {len(ks)} different runs ({', '.join(sorted(ks))}) in one run directory"
+    return None
 
 
 @dataclass

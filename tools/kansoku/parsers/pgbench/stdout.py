@@ -1,7 +1,7 @@
 """pgbench: stdout summary (8.4 .. 18), per-statement latencies (-r), progress lines (-P).
 
 Table-driven: each summary line is matched by one entry of ``SUMMARY_LINES``
-(see shared/docs/formats.md §1.1 for the version each line appeared in).
+(see docs/formats.md §1.1 for the version each line appeared in).
 Unknown lines inside the summary block are reported as warnings, never guessed.
 """
 
@@ -275,6 +275,15 @@ def sniff_stdout(head: FileHead) -> bool:
     return (has_type and has_clients) or has_progress
 
 
+def _second_run(path: Path, lineno: int, first: int) -> None:
+    """Several runs appended to one file are refused, never merged or cut to the last one: which run a
+    repetition, client count, ... belongs to is a fact of the layout, not something to guess."""
+    raise ParseError(path, lineno, f"one pgbench run per file (the summary starting at line {first} is "
+                     "complete); this is a second run appended to the same file. Put each run's output in "
+                     "its own run directory (e.g. clients=1/rep=1/pgbench.log), see docs/formats.md §1.7",
+                     "a second pgbench run")
+
+
 def parse_stdout(path: Path, sink: Sink) -> None:
     with open(path, "rb") as fh:
         data = fh.read()
@@ -303,6 +312,7 @@ def parse_stdout(path: Path, sink: Sink) -> None:
     stmt_no = 0
     run_start: datetime | None = sink.run_start
 
+    matched_specs: dict[Any, int] = {}  # SUMMARY_LINES pattern -> line it matched
     for lineno, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r")
         is_last = lineno == len(lines)
@@ -311,6 +321,8 @@ def parse_stdout(path: Path, sink: Sink) -> None:
                 sink.warn(lineno, "last line is cut off (pgbench killed?); skipped")
                 continue
         m = _BANNER.match(line)
+        if m and summary_started_at is not None:
+            _second_run(path, lineno, summary_started_at)
         if m and summary_started_at is None:
             summary["pgbench_version"] = m.group("ver")
             if m.group("server"):
@@ -350,6 +362,10 @@ def parse_stdout(path: Path, sink: Sink) -> None:
             if m:
                 if summary_started_at is None:
                     summary_started_at = lineno
+                # a summary opens with 'transaction type:'; a second one is another run appended
+                if spec is SUMMARY_LINES[0] and spec.pattern in matched_specs:
+                    _second_run(path, lineno, summary_started_at)
+                matched_specs[spec.pattern] = lineno
                 try:
                     spec.handle(m, summary)
                 except ValueError:
@@ -448,7 +464,7 @@ def _statement_row(line: str, cols: str) -> dict | None:
 
 
 
-# -- pgbench -i (formats.md §1.6) ---------------------------------------------
+# -- pgbench -i (docs/formats.md §1.6) ---------------------------------------------
 
 _INIT_STEPS = re.compile(r"^(dropping old tables|creating tables|generating data(?: \((?P<mode>client-side|server-side)\))?|"
                          r"vacuuming|creating primary keys|creating foreign keys|set primary keys|done)\.{0,3}\s*$")
@@ -520,7 +536,7 @@ MODULE = ParserModule(
     formats=[
         Format(tool="pgbench", name="pgbench-stdout",
                description="pgbench standard output: summary, -r statement latencies, -P progress",
-               sniff=sniff_stdout, parse=parse_stdout, priority=10),
+               sniff=sniff_stdout, parse=parse_stdout, priority=10, one_per_run=True),
         Format(tool="pgbench", name="pgbench-init",
                description="pgbench -i (initialisation) output: steps, tuples generated, step timings (13+)",
                sniff=sniff_init, parse=parse_init, priority=9),

@@ -6,7 +6,7 @@ read line by line in Python: the whole file goes through DuckDB's CSV reader
 (to recognise the variant) and the last bytes (to find a line cut off when
 pgbench was killed). Memory stays flat: DuckDB streams the file into the table.
 
-Formats (shared/docs/formats.md §1.4 and §1.5), told apart by content:
+Formats (docs/formats.md §1.4 and §1.5), told apart by content:
 
 * per-transaction log, one line per transaction, 6/7/8 space-separated fields::
 
@@ -635,15 +635,25 @@ def parse_aggregate(path: Path, sink: Sink) -> None:
     con.execute("UPDATE pgbench_aggregate SET interval_s = ? WHERE source_id = ?", [step or 1, sid])
 
 
+_LOG_NAME = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.\d+)?$")
+
+
+def log_run_key(path: Path) -> str | None:
+    """pgbench names its -l logs PREFIX.PID (thread 0) and PREFIX.PID.N (thread N): logs of one run
+    share PREFIX.PID; two different keys in one directory are two runs."""
+    m = _LOG_NAME.match(path.name)
+    return f"{m.group('prefix')}.{m.group('pid')}" if m else None
+
+
 MODULE = ParserModule(
     name="pgbench_log",
     formats=[
         Format(tool="pgbench", name="pgbench-txlog",
                description="pgbench per-transaction log (-l), one file per thread",
-               sniff=sniff_txlog, parse=parse_txlog, priority=5),
+               sniff=sniff_txlog, parse=parse_txlog, priority=5, run_key=log_run_key),
         Format(tool="pgbench", name="pgbench-aggregate",
                description="pgbench aggregate log (-l --aggregate-interval), one file per thread",
-               sniff=sniff_aggregate, parse=parse_aggregate, priority=5),
+               sniff=sniff_aggregate, parse=parse_aggregate, priority=5, run_key=log_run_key),
     ],
     schema=SCHEMA,
     views=VIEWS,
