@@ -544,9 +544,11 @@ def check_plausible(rows: list[dict[str, Any]], sink) -> None:
                 line, s = where(r)
                 raise ParseError(path, line, f"a finite number for {m!r}{s}", str(v))
             if m in PCT_SOFT_CAP and v > 100.5:
-                if v > PCT_SOFT_CAP[m]:
-                    line, s = where(r)
-                    raise ParseError(path, line, f"a plausible {m!r}{s}", repr(v))
+                if v > PCT_SOFT_CAP[m]:  # a counter read across a restart (sar prints %util 13748294.72)
+                    sink.warn(r["line"], f"{m} = {v:g}{where(r)[1]} is not a plausible figure (a counter wrap "
+                                         "or restart?): not stored")
+                    r["value"] = None
+                    continue
                 if not util_warned:
                     util_warned = True
                     sink.warn(r["line"], f"{m} {v} above 100 % (device {r['instance']}): stored as printed; "
