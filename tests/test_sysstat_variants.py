@@ -206,3 +206,24 @@ def _no_runs(db: Path) -> bool:
         return con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
     finally:
         con.close()
+
+
+# -- failure read as success: fio (tests/fixtures/fio_failures) -----------------------------------------
+
+FIO = FIXTURES / "fio_failures"
+
+
+@pytest.mark.parametrize("name, status", [("error_json.json", "error"), ("error_text.txt", "error"),
+                                          ("killed.txt", "killed")])
+def test_failed_or_killed_fio_is_stored_marked_and_left_out(tmp_path, tmp_db, name, status):
+    bad = tmp_path / "runs" / "rw=write" / "rep=2"
+    bad.mkdir(parents=True)
+    shutil.copy(FIO / name, bad / name)
+    proc = run_tool("ingest", "--db", tmp_db, tmp_path / "runs")
+    assert proc.returncode == 0, proc.stderr  # not stopping the ingest
+    con = ro_con(tmp_db)
+    assert con.execute("SELECT status FROM fio_status WHERE run_id = 'rw=write/rep=2'").fetchall() == [(status,)]
+    assert con.execute("SELECT count(*) FROM run_metrics WHERE run_id = 'rw=write/rep=2' AND metric LIKE 'fio_%' "
+                       "AND value IS NOT NULL").fetchone()[0] == 0
+    if name != "killed.txt":  # the numbers are kept for inspection
+        assert con.execute("SELECT error FROM fio_jobs WHERE run_id = 'rw=write/rep=2'").fetchall() == [(28,)]

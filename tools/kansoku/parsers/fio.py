@@ -122,16 +122,28 @@ CREATE TABLE IF NOT EXISTS fio_disk_util (
     in_queue_ms BIGINT,
     util_pct DOUBLE
 );
+-- One row per fio output file: did the run succeed? A job with err != 0 (ENOSPC, EIO, ...) or a run
+-- killed before it reported makes the file's numbers unusable: the run metrics fio_* leave such runs out,
+-- as tps leaves out an aborted pgbench run.
+CREATE TABLE IF NOT EXISTS fio_status (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    status VARCHAR NOT NULL,    -- 'ok' | 'error' (a job reported err != 0) | 'killed' (banner only, no report)
+    jobs_failed INTEGER,        -- job reports with err != 0
+    status_note VARCHAR         -- fio's own error text, or why the file counts as killed
+);
 """
 
-TABLES = ["fio_jobs", "fio_latency_percentiles", "fio_disk_util"]
+TABLES = ["fio_jobs", "fio_latency_percentiles", "fio_disk_util", "fio_status"]
 
 VIEWS = """
 -- The report a run's numbers come from: json/json+ before terse before normal.
+-- Runs whose fio failed (a job with err != 0, or killed before reporting) give no fio numbers.
 CREATE OR REPLACE VIEW fio_run_jobs AS
 WITH p AS (
     SELECT j.*, CASE j.report_format WHEN 'json+' THEN 1 WHEN 'json' THEN 1 WHEN 'terse' THEN 2 ELSE 3 END AS prio
     FROM fio_jobs j
+    WHERE j.run_id NOT IN (SELECT run_id FROM fio_status WHERE status <> 'ok' AND run_id IS NOT NULL)
 ), b AS (SELECT *, min(prio) OVER (PARTITION BY run_id) AS best FROM p)
 SELECT * EXCLUDE (prio, best) FROM b WHERE prio = best;
 
@@ -352,6 +364,8 @@ class _Out:
         self.disks: list[dict] = []
         self.cmd = _command_options(sink)
         self.version: str | None = None
+        self.status: tuple[str, str | None] = ("ok", None)
+        self.error_text = ""  # fio's own 'fio: ... error' line, when the file has one
 
     def add_job(self, fmt: str, job: dict[str, Any], file_opts: dict[str, Any],
                 directions: dict[str, dict], pcts: dict[tuple[str, str], dict[float, float]]) -> None:
@@ -402,6 +416,16 @@ class _Out:
                 n = j.get("numjobs") or 1
                 j["group_reported"] = n > 1 and same == 1
                 j["jobs_in_report"] = n if j["group_reported"] else 1
+        failed = [j for j in self.jobs if j.get("error")]
+        failed_reports = {(j["report_format"], j["job_no"]) for j in failed}
+        if failed:
+            notes = sorted({f"job {j.get('jobname')!r} err={j.get('error')}" for j in failed})
+            for j in failed[:1]:
+                self.sink.warn(j.get("line"), f"fio {'; '.join(notes[:3])}: the run failed; its fio numbers are "
+                                              "stored but left out of the run metrics")
+            self.status = ("error", "; ".join(notes[:5]) + (self.error_text and f" ({self.error_text})" or ""))
+        self.sink.add_rows("fio_status", [{"status": self.status[0], "jobs_failed": len(failed_reports),
+                                           "status_note": self.status[1]}])
         self.sink.add_rows("fio_jobs", self.jobs)
         self.sink.add_rows("fio_latency_percentiles", self.pcts)
         self.sink.add_rows("fio_disk_util", self.disks)
@@ -838,13 +862,24 @@ def parse_text(path: Path, sink: Sink) -> None:
     if "\x00" in text:
         raise ParseError(path, text[: text.index("\x00")].count("\n") + 1, "text from fio", "binary data (NUL byte)")
     out = _Out(path, sink)
+    errline = next((l.strip() for l in text.splitlines() if l.startswith("fio: ") and "err" in l), "")
+    out.error_text = errline[:200]
     _parse_text(text, 1, out)
     if not out.jobs:
         reported = [l for l in text.splitlines() if _JOB.match(l) or _is_terse(l)]
         if not reported:
-            raise ParseError(path, None, "fio job results (a 'NAME: (groupid=N, jobs=N): err=' block or a "
-                             "terse line)", "only the job banner (fio killed before it reported?)")
+            if not _BANNER_ONLY.search(text):
+                raise ParseError(path, None, "fio job results (a 'NAME: (groupid=N, jobs=N): err=' block or a "
+                                 "terse line)", "neither results nor a fio job banner")
+            # killed (or still running) before it reported: stored as a killed run, like an aborted pgbench
+            note = "only the job banner: fio was killed before it reported" + (f" ({errline})" if errline else "")
+            sink.warn(None, note + "; the run is marked killed and gives no fio numbers")
+            out.status = ("killed", note)
     out.finish()
+
+
+# The lines fio prints before any result: 'NAME: (g=0): rw=..., ioengine=...', 'fio-3.33', 'Starting N process'.
+_BANNER_ONLY = re.compile(r"^\S+: \(g=\d+\): rw=.*$|^Starting \d+ (?:process|thread)", re.M)
 
 
 FORMATS = [
