@@ -132,7 +132,12 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
                     report.files.append(FileResult(str(det.path), None, "failed", det.format.name,
                                                    reason="run metadata error"))
                     continue
-                res = _ingest_file(store, run, det, report)
+                try:
+                    res = _ingest_file(store, run, det, report)
+                except _Aborted:
+                    report.files.append(FileResult(str(det.path), run.run_id, "failed", det.format.name,
+                                                   reason=report.errors[-2] if len(report.errors) > 1 else None))
+                    break
                 report.files.append(res)
             if report.errors:
                 con.execute("ROLLBACK")
@@ -155,6 +160,10 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
     finally:
         store.close()
     return report
+
+
+class _Aborted(Exception):
+    """A parser's bulk load failed inside DuckDB: the transaction is gone, the ingest stops (rolled back)."""
 
 
 def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -> FileResult:
@@ -189,8 +198,13 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
             run.check_fact(name, value, path)
         _store_declared_runs(store, sink, path)
     except (ParseError, RunError) as exc:
-        _delete_source(store, sid)
         report.errors.append(str(exc))
+        try:
+            _delete_source(store, sid)
+        except duckdb.TransactionException:  # the parser's load aborted the transaction: nothing is stored
+            report.errors.append(f"{path}: the ingest stopped here (DuckDB aborted the transaction on this "
+                                 "file); nothing was stored; fix or remove the file and ingest again")
+            raise _Aborted() from None
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
     except KansokuError as exc:
         _delete_source(store, sid)

@@ -348,6 +348,8 @@ def _parse_row(line: str, table: _Table) -> dict | None:
                 return None
             if "," in tok:
                 table.decimal_comma = True
+            if col in INT_COLUMNS and not tok.lstrip("-").isdigit() and tok.lower().lstrip("-") != "nan":
+                return None  # a decimal in a count column (calls, errors): not a row strace prints
             row[col] = _num(tok, col)
     if "syscall" not in row:
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -10,12 +11,12 @@ import time
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import duckdb
 
 from kansoku import parsers
-from kansoku.errors import KansokuError, StoreBusyError
+from kansoku.errors import KansokuError, ParseError, StoreBusyError
 from kansoku.parsers.base import IngestWarning
 
 DEFAULT_DB = Path("data/kansoku.duckdb")
@@ -214,6 +215,10 @@ def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s
     return store
 
 
+_INT_LIMITS = {"TINYINT": 2 ** 7, "SMALLINT": 2 ** 15, "INTEGER": 2 ** 31, "BIGINT": 2 ** 63,
+               "UTINYINT": 2 ** 8, "USMALLINT": 2 ** 16, "UINTEGER": 2 ** 32, "UBIGINT": 2 ** 64}
+
+
 @dataclass
 class FileSink:
     """The Sink a parser writes one file into (see parsers.base.Sink)."""
@@ -237,9 +242,28 @@ class FileSink:
     def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int:
         cols = self.store.table_columns(table)
         fixed = {k: v for k, v in self._fixed().items() if k in cols}
-        n = self.store.insert_rows(table, rows, fixed)
+        n = self.store.insert_rows(table, self._checked(table, cols, rows), fixed)
         self.rows_loaded += n
         return n
+
+    def _checked(self, table: str, cols: dict[str, str], rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Rows as the column types can hold them: an integer beyond the column's range (a damaged
+        '99999999999' in a count) is a ParseError naming the file and line, never a DuckDB error inside
+        the ingest transaction; a NaN or infinity (pgbench prints '-nan' for an empty run) is stored as
+        NULL with a warning."""
+        for row in rows:
+            for k, v in row.items():
+                if isinstance(v, bool) or v is None:
+                    continue
+                if isinstance(v, int):
+                    limit = _INT_LIMITS.get(cols.get(k, ""))
+                    if limit is not None and not -limit <= v < limit:
+                        raise ParseError(self.path, row.get("line") or row.get("first_line"),
+                                         f"a {k} that fits a {cols[k]} ({table})", str(v)[:40])
+                elif isinstance(v, float) and not math.isfinite(v):
+                    self.warn(row.get("line") or row.get("first_line"), f"{k} = {v} is not a number: stored as NULL")
+                    row = {**row, k: None}
+            yield row
 
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
         all_params = {"source_id": self.source_id, "run_id": self.run_id, **(params or {})}

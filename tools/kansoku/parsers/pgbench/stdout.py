@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -337,8 +337,10 @@ def parse_stdout(path: Path, sink: Sink) -> None:
             }
             t = float(m.group("t"))
             if t > 1e8:  # --progress-timestamp: Unix epoch
+                if t > 4102444800:  # 2100-01-01: no pgbench ran then
+                    raise ParseError(path, lineno, "a --progress-timestamp Unix time before 2100", m.group("t"))
                 row["epoch_s"] = t
-                row["ts"] = datetime.fromtimestamp(t).astimezone()
+                row["ts"] = datetime.fromtimestamp(t, timezone.utc)
             else:
                 row["elapsed_s"] = t
                 if run_start is not None:
