@@ -1,4 +1,4 @@
-"""pg_test_fsync: ops/sec (and usecs/op) per wal_sync_method and write pattern (formats.md §7).
+"""pg_test_fsync: ops/sec (and usecs/op) per wal_sync_method and write pattern (docs/formats.md §7).
 
 The output is a few headed sections of result lines::
 
@@ -7,7 +7,7 @@ The output is a few headed sections of result lines::
             open_datasync                     18113.786 ops/sec      55 usecs/op
             fsync_writethrough                              n/a
 
-Variants (formats.md §7 table): 9.1 ``N operations per test`` and no
+Variants (docs/formats.md §7 table): 9.1 ``N operations per test`` and no
 ``usecs/op``; 9.3+ ``N seconds per test``; the preference note on one or two
 lines; 17+ quotes "wal_sync_method"; label and number widths change; ``n/a``
 for an unsupported method and ``n/a*`` when the filesystem refuses O_DIRECT.
@@ -85,7 +85,7 @@ METRICS = [
     for m in SYNC_METHODS
 ]
 
-# (regex on the heading, section key). formats.md §7; texts identical from 9.1 to 18.
+# (regex on the heading, section key). docs/formats.md §7; texts identical from 9.1 to 18.
 SECTIONS: list[tuple[re.Pattern, str]] = [
     (re.compile(r"^Compare file sync methods using one (?P<kb>\d+)kB write:\s*$"), "one_write"),
     (re.compile(r"^Compare file sync methods using two (?P<kb>\d+)kB writes:\s*$"), "two_writes"),
@@ -165,6 +165,12 @@ def parse(path: Path, sink: Sink) -> None:
                 row["ops_per_sec"] = float(m.group("ops"))
                 if m.group("us") is not None:
                     row["usecs_per_op"] = float(m.group("us"))
+                    # both figures come from one measurement (usecs/op = 10^6 / ops/sec, printed rounded):
+                    # a disagreement is a damaged number, which would otherwise be stored as plausible
+                    ops = row["ops_per_sec"]
+                    if ops > 0 and abs(row["usecs_per_op"] - 1e6 / ops) > max(1.0, 0.01 * row["usecs_per_op"]):
+                        raise ParseError(path, lineno, "usecs/op equal to 1000000 / ops/sec (as pg_test_fsync "
+                                         "computes it)", raw.strip())
             blk = info.get("wal_block_kb")
             if section in ("one_write", "two_writes"):
                 row["write_count"] = 1 if section == "one_write" else 2

@@ -327,6 +327,9 @@ class _Table:
     seen_second_dash: bool = False
 
 
+_LOOKS_LIKE_ROW = re.compile(r"^\s*\d+(?:[.,]\d+)?\s+\d\S*\s+.*\s(?:[a-z_][a-z0-9_]*)\s*$")
+
+
 def _parse_row(line: str, table: _Table) -> dict | None:
     toks = _tokens(line)
     if not toks:
@@ -442,6 +445,11 @@ def parse(path: Path, sink: Sink) -> None:
                 cur.rows.append(row)
                 i += 1
                 continue
+            if line.strip() and _LOOKS_LIKE_ROW.match(line) and not cur.seen_second_dash:
+                # a syscall row (a share first, a syscall name last) whose numbers do not fit its columns:
+                # a damaged count, not program output
+                raise ParseError(path, lineno, f"a strace -c row with {', '.join(cur.names)} "
+                                 "(integers for calls and errors, within their columns)", line.strip())
             if line.strip():
                 sink.warn(lineno, f"line inside the strace table is not a table row "
                           f"(program output mixed in?); skipped: {line.strip()[:80]!r}")

@@ -159,7 +159,10 @@ def _f(s: str) -> float:
 
 
 def _i(s: str) -> int:
-    return int(s)
+    v = int(s)
+    if not -(2 ** 63) <= v < 2 ** 63:  # counts are BIGINT in the store; more is damage, not a count
+        raise ValueError(s)
+    return v
 
 
 def _tps(m: re.Match, out: dict) -> None:
@@ -176,9 +179,9 @@ def _tps(m: re.Match, out: dict) -> None:
 
 
 def _processed(m: re.Match, out: dict) -> None:
-    out["transactions_processed"] = int(m.group("n"))
+    out["transactions_processed"] = _i(m.group("n"))
     if m.group("of"):
-        out["transactions_expected"] = int(m.group("of"))
+        out["transactions_expected"] = _i(m.group("of"))
 
 
 def _latency_avg(m: re.Match, out: dict) -> None:

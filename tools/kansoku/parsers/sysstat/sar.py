@@ -253,7 +253,10 @@ def _sadf_ts(tok: str, tz, tz_cache: dict, sink: Sink | None = None) -> datetime
     if not m:
         return None
     d, h, mi, s, zone = m.groups()
-    base = datetime.fromisoformat(f"{d}T{h}:{mi}:{s}")
+    try:
+        base = datetime.fromisoformat(f"{d}T{h}:{mi}:{s}")
+    except ValueError:  # hour 53, month 13: the caller names the line
+        return None
     if zone is None:
         return base.replace(tzinfo=tz)
     z = tz_cache.get(zone)
