@@ -227,3 +227,58 @@ def test_failed_or_killed_fio_is_stored_marked_and_left_out(tmp_path, tmp_db, na
                        "AND value IS NOT NULL").fetchone()[0] == 0
     if name != "killed.txt":  # the numbers are kept for inspection
         assert con.execute("SELECT error FROM fio_jobs WHERE run_id = 'rw=write/rep=2'").fetchall() == [(28,)]
+
+
+# -- old sa files, --keep-going, -v, unrelated files ---------------------------------------------------
+
+OLD_SA = FIXTURES / "sa_old_format" / "sa.bin"
+
+
+def test_old_sa_file_beside_its_text_rendering_uses_the_text(tmp_path, tmp_db):
+    d = tmp_path / "runs" / "run"
+    d.mkdir(parents=True)
+    shutil.copy(OLD_SA, d / "sa.bin")
+    shutil.copy(V / "sar_d_loop.txt", d / "sar_d.txt")
+    proc = run_tool("ingest", "--db", tmp_db, "-v", d)
+    assert proc.returncode == 0, proc.stderr
+    assert "Current sysstat version cannot read the format of this file (0x2171)" in proc.stdout  # sadf's own words
+    assert "sar_d.txt holds the same data and is used instead" in proc.stdout
+    con = ro_con(tmp_db)
+    assert con.execute("SELECT count(DISTINCT instance) FROM sys_metrics WHERE activity = 'disk'").fetchone()[0] == 2
+
+
+def test_keep_going_stores_what_parses_and_lists_the_rest(tmp_path, tmp_db):
+    old = tmp_path / "runs" / "old"
+    good = tmp_path / "runs" / "good"
+    old.mkdir(parents=True)
+    good.mkdir(parents=True)
+    shutil.copy(OLD_SA, old / "sa.bin")
+    shutil.copy(V / "sar_d_loop.txt", good / "sar_d.txt")
+    proc = run_tool("ingest", "--db", tmp_db, tmp_path / "runs")
+    assert proc.returncode == 2 and "nothing was stored" in proc.stderr
+    assert "0x2171" in proc.stderr  # sadf's stderr shown
+    proc = run_tool("ingest", "--db", tmp_db, "--keep-going", tmp_path / "runs")
+    assert proc.returncode == 2, proc.stderr
+    assert "--keep-going stored the rest" in proc.stderr and str(old / "sa.bin") in proc.stderr
+    con = ro_con(tmp_db)
+    assert con.execute("SELECT run_id FROM runs").fetchall() == [("good",)]
+    assert con.execute("SELECT file_name FROM sources").fetchall() == [("sar_d.txt",)]
+
+
+def test_verbose_lists_every_file_and_unrelated_files_are_zero_runs(tmp_path, tmp_db):
+    d = tmp_path / "notes"
+    d.mkdir()
+    (d / "todo.txt").write_text("buy disks\n")
+    (d / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(100))
+    (d / "empty.log").write_text("")
+    proc = run_tool("ingest", "--db", tmp_db, "-v", d)
+    assert proc.returncode == 2
+    assert "0 runs: none of the 3 files" in proc.stderr
+    for name, why in (("todo.txt", "not a known tool output"), ("photo.jpg", "binary, unknown format"),
+                      ("empty.log", "empty file")):
+        assert f"{d / name}: {why}" in proc.stdout + proc.stderr
+    run = _run(tmp_path, ["mpstat_P.txt", "pidstat.txt"], "2026-11-23T02:01:00Z", "2026-11-23T02:01:10Z")
+    proc = run_tool("ingest", "--db", tmp_db, "-v", run)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{run / 'mpstat_P.txt'}: read as mpstat-text, new" in proc.stdout
+    assert f"{run / 'pidstat.txt'}: read as pidstat-text, new" in proc.stdout

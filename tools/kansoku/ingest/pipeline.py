@@ -93,7 +93,9 @@ def source_id_for(run_id: str, file_name: str) -> str:
 
 def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
            progress: Callable[[Iterable], Iterable] | None = None,
-           on_wait: Callable[[str], None] | None = None) -> IngestReport:
+           on_wait: Callable[[str], None] | None = None, keep_going: bool = False) -> IngestReport:
+    """``keep_going``: store the files that parse (and their runs) even when others fail; the failures
+    are still listed in ``report.errors`` (the caller exits non-zero)."""
     report = IngestReport(db=str(db_path))
     # 1. discover and detect (no database needed yet)
     by_dir: dict[Path, list[Detection]] = defaultdict(list)
@@ -120,6 +122,7 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
             work = [(run_dir, d) for run_dir in sorted(by_dir) for d in by_dir[run_dir]]
             iterator = progress(work) if progress else work
             runs: dict[Path, Run | None] = {}
+            aborted = False
             for run_dir, det in iterator:
                 if run_dir not in runs:
                     try:
@@ -137,13 +140,17 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
                 except _Aborted:
                     report.files.append(FileResult(str(det.path), run.run_id, "failed", det.format.name,
                                                    reason=report.errors[-2] if len(report.errors) > 1 else None))
+                    aborted = True
                     break
                 report.files.append(res)
-            if report.errors:
+            if report.errors and (aborted or not keep_going):
                 con.execute("ROLLBACK")
                 return report
-            # a directory holding only files that declare their own runs (published tables) is not a run
-            measured_dirs = {run_dir for run_dir, det in work if not det.format.own_runs}
+            # a directory holding only files that declare their own runs (published tables) is not a run;
+            # with keep_going, a directory none of whose files was stored is not stored as a run either
+            failed = {f.path for f in report.files if f.status == "failed"}
+            measured_dirs = {run_dir for run_dir, det in work if not det.format.own_runs
+                             and str(det.path) not in failed}
             for run in {r.run_id: r for d, r in runs.items() if r is not None and d in measured_dirs}.values():
                 report.runs_seen += 1
                 state = _upsert_run(store, run)
