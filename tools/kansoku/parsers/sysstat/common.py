@@ -70,7 +70,7 @@ CREATE TABLE IF NOT EXISTS sys_devices (
 
 TABLES = ["sys_metrics", "sys_series", "sys_devices"]
 
-# Rank of each format within its tool: the authoritative file for a run (formats.md §2.5/2.6:
+# Rank of each format within its tool: the authoritative file for a run (docs/formats.md §2.5/2.6:
 # sadf -j and -d carry full dates and UTC; sar text has only times of day; sa files need sadf).
 FORMAT_RANK = {
     "sadf-json": 1, "sadf-csv": 2, "sar-text": 3, "sa-binary": 4,
@@ -218,7 +218,7 @@ def _year(y: str) -> int:
 
 
 def parse_date(tok: str, hint: date | None = None) -> date | None:
-    """A date as sysstat prints it with %x in various locales (formats.md §0, §2.1).
+    """A date as sysstat prints it with %x in various locales (docs/formats.md §0, §2.1).
 
     ``mm/dd/yy`` (C, en_US) and ``dd/mm/yyyy`` (fr_FR, en_GB) are ambiguous for days <= 12:
     the run's start date (``hint``) decides when known, else the C/en_US reading wins.
@@ -253,7 +253,7 @@ def parse_date(tok: str, hint: date | None = None) -> date | None:
 
 # -- banner ------------------------------------------------------------------------
 
-# printf("%s %s (%s) \t%s \t_%s_\t(%d CPU)\n", ...) (formats.md §2.1); spaces instead of tabs in pastes.
+# printf("%s %s (%s) \t%s \t_%s_\t(%d CPU)\n", ...) (docs/formats.md §2.1); spaces instead of tabs in pastes.
 BANNER = re.compile(
     r"^(?P<sysname>[A-Za-z][\w-]*)\s+(?P<release>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)\s+"
     r"_(?P<machine>\S+)_\s+\((?P<cpus>\d+)\s+CPU\)\s*$"
@@ -396,7 +396,7 @@ class DayClock:
 
 # -- reading files -------------------------------------------------------------------
 
-# pgbench-tools prefixes every line with 'YYYY-MM-DD HH:MM:SS.ffffff<TAB>' (formats.md §0.4).
+# pgbench-tools prefixes every line with 'YYYY-MM-DD HH:MM:SS.ffffff<TAB>' (docs/formats.md §0.4).
 TS_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\t")
 
 
