@@ -8,6 +8,7 @@ clients=4/rep=1``, in the order given), and holds:
                     directory as its working directory, so ``pgbench -l`` writes its
                     per-transaction logs there.
 ``sa.bin``          ``sar -A -o sa.bin 1`` (sysstat binary file; ingest renders it with sadf)
+``sadf.json``       ``sadf -j sa.bin -- -A`` rendered after the run by the sysstat that wrote sa.bin
 ``iostat_x.txt``    ``iostat -x -t -k 1``
 ``vmstat.txt``      ``vmstat -t -w 1``
 ``strace_c.txt``    with ``--strace-pid``/``--strace-pidfile``: ``strace -c -f -p PID -o strace_c.txt``
@@ -98,6 +99,12 @@ MONITORS = (
     ("iostat", ["iostat", "-x", "-t", "-k", "1"], "iostat_x.txt"),
     ("vmstat", ["vmstat", "-t", "-w", "1"], "vmstat.txt"),
 )
+# Monitors print in the C locale and ISO times, so that their files are unambiguous (decimal points,
+# 24-hour times, iostat -t with the UTC offset): docs/formats.md §0, §2.2.
+MONITOR_ENV = {"LC_ALL": "C", "S_TIME_FORMAT": "ISO"}
+# Renderings of sa.bin written at collect time, with the sysstat that wrote it (a later sysstat may not
+# read the binary format): name in [commands] -> argv, output file.
+SA_RENDERINGS = (("sadf_json", ["sadf", "-j", "sa.bin", "--", "-A"], "sadf.json"),)
 # name in [versions] -> command printing the version. Which ones are read for a run: see run_tools().
 VERSION_PROBES = {
     "sysstat": ["sar", "-V"], "procps_vmstat": ["vmstat", "-V"], "strace": ["strace", "-V"],
@@ -288,6 +295,11 @@ def machine_info(run_dir: Path) -> dict[str, Any]:
     virt = _virtualization()
     if virt:
         m["virtualization"] = virt
+    # the IANA zone: sar/mpstat/pidstat/vmstat print local times without a zone; ingest reads them in this
+    # zone (summer time right), docs/formats.md §2.2
+    from kansoku.parsers.sysstat.common import machine_zone
+
+    m["timezone"] = machine_zone().key
     fs = _filesystem_of(run_dir)
     if fs:
         m["filesystem"] = fs
@@ -400,7 +412,8 @@ class Monitor:
 
     @property
     def shell(self) -> str:
-        return shlex.join(self.argv) + f" > {self.output or '/dev/null'}"
+        env = " ".join(f"{k}={v}" for k, v in MONITOR_ENV.items())
+        return f"{env} " + shlex.join(self.argv) + f" > {self.output or '/dev/null'}"
 
     def start(self, run_dir: Path, stderr_name: str | None = None) -> None:
         if shutil.which(self.argv[0]) is None:
@@ -410,7 +423,8 @@ class Monitor:
         err = open(run_dir / stderr_name, "wb") if stderr_name else subprocess.DEVNULL
         try:
             self.proc = subprocess.Popen(self.argv, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=err, start_new_session=True, preexec_fn=_default_signals)
+                                         stderr=err, start_new_session=True, preexec_fn=_default_signals,
+                                         env={**os.environ, **MONITOR_ENV})
         except OSError as exc:
             self.error = str(exc)
         finally:
@@ -617,6 +631,7 @@ def collect_run(req: RunRequest) -> RunResult:
             mon.stop()
         meta["collectors_stop"] = _now()
         received = intr.received
+    render_errors = render_sa(run_dir, commands) if monitors else []
 
     if start:
         meta["start"] = start
@@ -645,8 +660,8 @@ def collect_run(req: RunRequest) -> RunResult:
     commands["collectors_stop_signal"] = " ".join(f"{m.name}:{m.stop_signal}" for m in monitors)
     if strace is not None:
         commands["strace_stop_signal"] = strace.stop_signal
-    if errors:
-        commands["monitor_errors"] = errors
+    if errors or render_errors:
+        commands["monitor_errors"] = errors + render_errors
     # rebuild the dict so top-level keys come first in the file
     order = ["status", "status_note", "exit_code", "start", "end", "collectors_start", "collectors_stop",
              "hostname", "notes"]
@@ -654,6 +669,30 @@ def collect_run(req: RunRequest) -> RunResult:
     final.update({k: v for k, v in meta.items() if k not in final})
     write_run_toml(run_dir, final)
     return RunResult(run_dir, status, exit_code, received is not None, time.monotonic() - t0)
+
+
+def render_sa(run_dir: Path, commands: dict[str, Any]) -> list[str]:
+    """Render sa.bin with the sysstat that wrote it (sadf -j beside it); errors as 'name: sadf's words'."""
+    errors: list[str] = []
+    if not (run_dir / "sa.bin").exists():
+        return errors
+    for name, argv, out_name in SA_RENDERINGS:
+        if shutil.which(argv[0]) is None:
+            errors.append(f"{name}: {argv[0]} not found in PATH")
+            continue
+        commands[name] = " ".join(f"{k}={v}" for k, v in MONITOR_ENV.items()) + " " + shlex.join(argv) + \
+            f" > {out_name}"
+        try:
+            with open(run_dir / out_name, "wb") as out:
+                proc = subprocess.run(argv, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
+                                      stderr=subprocess.PIPE, timeout=120, env={**os.environ, **MONITOR_ENV})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            errors.append(f"{name}: {exc}")
+            continue
+        if proc.returncode != 0:
+            (run_dir / out_name).unlink(missing_ok=True)
+            errors.append(f"{name}: " + " ".join(proc.stderr.decode(errors="replace").split())[:300])
+    return errors
 
 
 def _sleep_unless(intr: _Interrupt, seconds: float) -> None:
