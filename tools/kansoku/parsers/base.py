@@ -70,6 +70,18 @@ class Sink(Protocol):
 
     def warn(self, line: int | None, message: str) -> None: ...
 
+    # The bulk path (pgbench -l logs): after load_sql, the parser checks the rows DuckDB loaded. Only
+    # the file's own rows are reachable; no store connection is handed out.
+    def own_rows(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> list[tuple]:
+        """``select_sql`` with ``{rows}`` standing for this file's rows of ``table``."""
+
+    def update_own_rows(self, table: str, set_sql: str, params: dict[str, Any] | None = None) -> None: ...
+
+    def delete_last_own_row(self, table: str, where_sql: str, params: list[Any]) -> int: ...
+
+    def csv_rejects(self, reader_sql: str, params: dict[str, Any]) -> list[tuple[int, int, str, str]]:
+        """Lines DuckDB's CSV reader could not read (error path of a bulk load)."""
+
     def newline_count(self) -> int:
         """Number of newline characters in the file (free when the ingest hashed it in the same read)."""
 

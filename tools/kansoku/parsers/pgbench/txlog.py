@@ -445,30 +445,6 @@ def _tail(path: Path, size: int) -> tuple[bool, bytes, int]:
     return False, last, size - len(last)
 
 
-def _has_reject_tables(con) -> bool:
-    # Never let a query fail inside the ingest transaction: DuckDB would abort it.
-    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name IN ('reject_scans', 'reject_errors')"
-                       ).fetchone()[0] == 2
-
-
-def _last_scan_id(sink: Sink) -> int:
-    con = sink.store.con  # type: ignore[attr-defined]
-    if not _has_reject_tables(con):
-        return -1
-    return con.execute("SELECT coalesce(max(scan_id), -1) FROM reject_scans").fetchone()[0]
-
-
-def _rejects(sink: Sink, after_scan: int) -> list[tuple[int, int, str, str]]:
-    """(line, byte offset of the line, csv_line, error_message) of the lines DuckDB could not read."""
-    con = sink.store.con  # type: ignore[attr-defined]
-    if not _has_reject_tables(con):
-        return []
-    rows = con.execute(
-        "SELECT line, min(line_byte_position), any_value(csv_line), string_agg(DISTINCT error_message, '; ') "
-        "FROM reject_errors WHERE scan_id > ? GROUP BY line ORDER BY line", [after_scan]).fetchall()
-    return [(int(r[0]), int(r[1]), r[2], r[3]) for r in rows]
-
-
 def _csv_source(columns: dict[str, str], record_rejects: bool = False) -> str:
     """DuckDB's reader for a pgbench log. Lines it cannot read are skipped (an error inside the ingest
     transaction would abort it) and counted afterwards; ``record_rejects`` (the error path) keeps them."""
@@ -513,7 +489,6 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
     size = path.stat().st_size
     _refuse_control_bytes(path, expected)
     ends_nl, last_line, last_off = _tail(path, size)
-    sink.store.con.execute("SET enable_progress_bar = false")  # type: ignore[attr-defined]  # no bar on stdout
     n = sink.load_sql(table, select_sql, {"path": str(path), **params})
     lines = sink.newline_count() + (0 if ends_nl or not last_line.strip() else 1)
     cut_rejected = False
@@ -532,34 +507,27 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
 
 def _rejected_lines(sink: Sink, path: Path, columns: dict[str, str]) -> list[tuple[int, int, str, str]]:
     """Error path: read the file again recording DuckDB's rejects; (line, byte offset, text, message)."""
-    con = sink.store.con  # type: ignore[attr-defined]
-    before = _last_scan_id(sink)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE kansoku_reject_probe AS SELECT * FROM "
-                f"{_csv_source(columns, record_rejects=True)}", {"path": str(path)})
-    con.execute("DROP TABLE kansoku_reject_probe")
-    return _rejects(sink, before)
+    return sink.csv_rejects(_csv_source(columns, record_rejects=True), {"path": str(path)})
 
 
 def _delete_cut_line(sink: Sink, table: str, path: Path, last_line: bytes) -> int:
     """The cut last line was read as a complete row: delete that one row (it ends the file, so it is
     the newest row of this source with exactly these values)."""
-    con = sink.store.con  # type: ignore[attr-defined]
     parts = last_line.decode(errors="replace").split()
-    if table == "pgbench_transaction_rows":
-        if len(parts) < 6:
-            return 0
-        cond = "client_id = ? AND transaction_no = ? AND script_no = ? AND end_epoch_us = ?"
-        args = [int(parts[0]), int(parts[1]), int(parts[3]), int(parts[4]) * 1_000_000 + int(parts[5])]
-    else:
-        cond = "interval_start_epoch_s = ? AND transactions = ?"
-        args = [int(parts[0]), int(parts[1])]
-    sid = sink.source_id  # type: ignore[attr-defined]
-    row = con.execute(f"SELECT max(rowid) FROM {table} WHERE source_id = ? AND {cond}", [sid, *args]).fetchone()
-    if row[0] is None:
+    try:
+        if table == "pgbench_transaction_rows":
+            if len(parts) < 6:
+                return 0
+            cond = "client_id = ? AND transaction_no = ? AND script_no = ? AND end_epoch_us = ?"
+            args = [int(parts[0]), int(parts[1]), int(parts[3]), int(parts[4]) * 1_000_000 + int(parts[5])]
+        else:
+            cond = "interval_start_epoch_s = ? AND transactions = ?"
+            args = [int(parts[0]), int(parts[1])]
+    except ValueError:
         return 0
-    con.execute(f"DELETE FROM {table} WHERE rowid = ?", [row[0]])
-    sink.rows_loaded -= 1  # type: ignore[attr-defined]
-    return 1
+    if any(not -(2 ** 63) <= a < 2 ** 63 for a in args):
+        return 0
+    return sink.delete_last_own_row(table, cond, args)
 
 
 def parse_txlog(path: Path, sink: Sink) -> None:
@@ -594,14 +562,11 @@ def parse_txlog(path: Path, sink: Sink) -> None:
         FROM (SELECT *, TRY_CAST(time AS BIGINT) AS latency_us FROM {_csv_source(columns)})"""
     n = _load(path, sink, "pgbench_transaction_rows", select,
               f"a per-transaction log line of {shape.fields} space-separated fields", {"thread": thread}, columns)
-    con = sink.store.con  # type: ignore[attr-defined]
-    sid = sink.source_id  # type: ignore[attr-defined]
     # One pass over the new rows: unknown words in the time field, rows without a completion time.
-    bad_word, n_bad, no_time = con.execute(
+    bad_word, n_bad, no_time = sink.own_rows("pgbench_transaction_rows",
         "SELECT any_value(failure) FILTER (WHERE failure NOT IN ('skipped', 'failed', 'serialization', "
         "'deadlock')), count(*) FILTER (WHERE failure NOT IN ('skipped', 'failed', 'serialization', "
-        "'deadlock')), count(*) FILTER (WHERE end_epoch_us IS NULL) "
-        "FROM pgbench_transaction_rows WHERE source_id = ?", [sid]).fetchone()
+        "'deadlock')), count(*) FILTER (WHERE end_epoch_us IS NULL) FROM {rows}")[0]
     if n_bad:
         line, text = _find_line(path, lambda parts: len(parts) > 2 and parts[2] == bad_word)
         raise ParseError(path, line, "a latency in µs or one of the words " + ", ".join(FAILURE_WORDS)
@@ -651,15 +616,12 @@ def parse_aggregate(path: Path, sink: Sink) -> None:
               {"thread": thread, "fields": shape.fields}, cols)
     if n == 0:
         raise ParseError(path, None, "at least one complete aggregate log line", "none")
-    con = sink.store.con  # type: ignore[attr-defined]
-    sid = sink.source_id  # type: ignore[attr-defined]
-    step = con.execute(
+    step = sink.own_rows("pgbench_aggregate",
         "SELECT mode(d) FROM (SELECT interval_start_epoch_s - lag(interval_start_epoch_s) "
-        "OVER (ORDER BY interval_start_epoch_s) AS d FROM pgbench_aggregate WHERE source_id = ?) WHERE d > 0",
-        [sid]).fetchone()[0]
+        "OVER (ORDER BY interval_start_epoch_s) AS d FROM {rows}) WHERE d > 0")[0][0]
     if step is None:
         sink.warn(None, "a single interval: its length (--aggregate-interval) is unknown, taken as 1 s")
-    con.execute("UPDATE pgbench_aggregate SET interval_s = ? WHERE source_id = ?", [step or 1, sid])
+    sink.update_own_rows("pgbench_aggregate", "interval_s = $step", {"step": step or 1})
 
 
 _LOG_NAME = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.\d+)?$")
