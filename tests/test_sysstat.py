@@ -270,7 +270,7 @@ def test_unknown_sa_file_version_is_a_clear_error(tmp_path):
 
 
 def test_sa_file_without_sadf_installed_is_a_warning(tmp_path, monkeypatch):
-    import kansoku.parsers.sysstat.sar as sysstat
+    import kansoku.parsers.sysstat.sa_binary as sysstat
 
     monkeypatch.setattr(sysstat.shutil, "which", lambda name: None)
     s = parse("sa-binary", RUN1 / "sa.bin")

@@ -195,7 +195,7 @@ def sniff_iostat_json(head: FileHead) -> bool:
 
 
 def parse_iostat_json(path: Path, sink: Sink) -> None:
-    from kansoku.parsers.sysstat.sar import load_json_salvaging
+    from kansoku.parsers.sysstat.sadf_json import load_json_salvaging
 
     doc = load_json_salvaging(path, sink, "iostat -o JSON output")
     col = sm.Collector("iostat", "iostat-json")
