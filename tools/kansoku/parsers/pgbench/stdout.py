@@ -1,4 +1,5 @@
 """pgbench: stdout summary (8.4 .. 18), per-statement latencies (-r), progress lines (-P).
+``pgbench -i`` output is read by ``init.py``.
 
 Table-driven: each summary line is matched by one entry of ``SUMMARY_LINES``
 (see docs/formats.md §1.1 for the version each line appeared in).
@@ -79,23 +80,6 @@ ALTER TABLE pgbench_scripts ADD COLUMN IF NOT EXISTS transactions_processed BIGI
 ALTER TABLE pgbench_scripts ADD COLUMN IF NOT EXISTS transactions_skipped BIGINT;
 ALTER TABLE pgbench_scripts ADD COLUMN IF NOT EXISTS transactions_retried BIGINT;
 ALTER TABLE pgbench_scripts ADD COLUMN IF NOT EXISTS total_retries BIGINT;
-CREATE TABLE IF NOT EXISTS pgbench_init (
-    source_id VARCHAR NOT NULL,
-    run_id VARCHAR,
-    tuples_total BIGINT,            -- pgbench_accounts rows generated (100000 x scale)
-    scaling_factor INTEGER,         -- tuples_total / 100000
-    generate_mode VARCHAR,          -- 'client-side' | 'server-side' (13+), NULL before
-    generate_elapsed_s DOUBLE,      -- elapsed time of the last 'N of M tuples' line
-    total_s DOUBLE,                 -- 13+: 'done in X s'
-    drop_tables_s DOUBLE,
-    create_tables_s DOUBLE,
-    generate_s DOUBLE,
-    vacuum_s DOUBLE,
-    primary_keys_s DOUBLE,
-    foreign_keys_s DOUBLE,
-    status VARCHAR NOT NULL,        -- 'ok' | 'incomplete' (no 'done' line: pgbench -i killed or failed)
-    status_note VARCHAR
-);
 CREATE TABLE IF NOT EXISTS pgbench_statement_latency (
     source_id VARCHAR NOT NULL,
     run_id VARCHAR,
@@ -124,7 +108,7 @@ CREATE TABLE IF NOT EXISTS pgbench_progress (
 );
 """
 
-TABLES = ["pgbench_summary", "pgbench_scripts", "pgbench_statement_latency", "pgbench_progress", "pgbench_init"]
+TABLES = ["pgbench_summary", "pgbench_scripts", "pgbench_statement_latency", "pgbench_progress"]
 
 VIEWS = """
 CREATE OR REPLACE VIEW pgbench_runs AS
@@ -469,82 +453,12 @@ def _statement_row(line: str, cols: str) -> dict | None:
 
 
 
-# -- pgbench -i (docs/formats.md §1.6) ---------------------------------------------
-
-_INIT_STEPS = re.compile(r"^(dropping old tables|creating tables|generating data(?: \((?P<mode>client-side|server-side)\))?|"
-                         r"vacuuming|creating primary keys|creating foreign keys|set primary keys|done)\.{0,3}\s*$")
-_INIT_TUPLES = re.compile(r"^(?P<n>\d+) of (?P<m>\d+) tuples \(\d+%\) (?:done|of pgbench_accounts done)"
-                          r"(?: \(elapsed (?P<el>" + NUM + r") s, remaining (?:" + NUM + r") s\))?\.?\s*$")
-_INIT_DONE = re.compile(r"^done in (?P<total>" + NUM + r") s \((?P<parts>.*)\)\.?\s*$")
-_INIT_PART = re.compile(r"(drop tables|create tables|(?:client|server)-side generate|vacuum|primary keys|foreign keys) "
-                        r"(" + NUM + r") s")
-_INIT_PART_COL = {"drop tables": "drop_tables_s", "create tables": "create_tables_s", "vacuum": "vacuum_s",
-                  "primary keys": "primary_keys_s", "foreign keys": "foreign_keys_s"}
-
-
-def sniff_init(head: FileHead) -> bool:
-    if head.is_binary:
-        return False
-    lines = [l.strip("\r") for l in head.text.replace("\r", "\n").split("\n")[:400]]
-    steps = sum(1 for l in lines if _INIT_STEPS.match(l))
-    tuples = sum(1 for l in lines if _INIT_TUPLES.match(l))
-    return ("creating tables..." in lines and (tuples > 0 or steps >= 3)) and not any(
-        l.startswith("transaction type: ") for l in lines)
-
-
-def parse_init(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    if b"\x00" in data:
-        raise ParseError(path, data[: data.index(b"\x00")].count(b"\n") + 1, "text from pgbench -i", "binary data")
-    text = data.decode("utf-8", errors="replace")
-    row: dict[str, Any] = {"status": "incomplete", "status_note": "no 'done' line (pgbench -i killed or failed?)"}
-    seen = False
-    for lineno, raw in enumerate(text.split("\n"), start=1):
-        for line in raw.split("\r"):  # progress lines end in \r on a terminal
-            line = line.strip()
-            m = _INIT_STEPS.match(line)
-            if m:
-                seen = True
-                if m.group("mode"):
-                    row["generate_mode"] = m.group("mode")
-                if line.startswith("done"):
-                    row.update(status="ok", status_note=None)
-                continue
-            m = _INIT_TUPLES.match(line)
-            if m:
-                seen = True
-                row["tuples_total"] = int(m.group("m"))
-                if m.group("el"):
-                    row["generate_elapsed_s"] = float(m.group("el"))
-                continue
-            m = _INIT_DONE.match(line)
-            if m:
-                row.update(status="ok", status_note=None, total_s=float(m.group("total")))
-                for name, value in _INIT_PART.findall(m.group("parts")):
-                    col = "generate_s" if name.endswith("generate") else _INIT_PART_COL[name]
-                    row[col] = float(value)
-                continue
-            if re.match(r"^(pgbench: )?(error|fatal|FATAL|ERROR)", line):
-                row["status_note"] = f"line {lineno}: {line[:200]}"
-                row["status"] = "incomplete" if row["status"] != "ok" else "ok"
-    if not seen:
-        raise ParseError(path, None, "pgbench -i output ('creating tables...', 'N of M tuples ... done')", "none")
-    if "tuples_total" in row:
-        row["scaling_factor"] = row["tuples_total"] // 100000 or None
-    if row["status"] != "ok":
-        sink.warn(None, row["status_note"])
-    sink.add_rows("pgbench_init", [row])
-
-
 MODULE = ParserModule(
     name="pgbench",
     formats=[
         Format(tool="pgbench", name="pgbench-stdout",
                description="pgbench standard output: summary, -r statement latencies, -P progress",
                sniff=sniff_stdout, parse=parse_stdout, priority=10, one_per_run=True),
-        Format(tool="pgbench", name="pgbench-init",
-               description="pgbench -i (initialisation) output: steps, tuples generated, step timings (13+)",
-               sniff=sniff_init, parse=parse_init, priority=9),
     ],
     schema=SCHEMA,
     views=VIEWS,
