@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 SCHEMA = """
@@ -479,11 +480,7 @@ def _job_lines(text: str, start_line: int) -> list[int]:
 
 
 def parse_json(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(path, data[: exc.start].count(b"\n") + 1, "UTF-8 text from fio", "undecodable bytes") from None
+    text = textfile.read_text(path, "fio JSON output")
     m = re.search(r"^\{", text, re.M)
     if not m:
         raise ParseError(path, None, "a fio JSON document (a line starting with '{')", "none")
@@ -854,13 +851,7 @@ def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> N
 
 
 def parse_text(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(path, data[: exc.start].count(b"\n") + 1, "UTF-8 text from fio", "undecodable bytes") from None
-    if "\x00" in text:
-        raise ParseError(path, text[: text.index("\x00")].count("\n") + 1, "text from fio", "binary data (NUL byte)")
+    text = textfile.read_text(path, "fio output")
     out = _Out(path, sink)
     errline = next((l.strip() for l in text.splitlines() if l.startswith("fio: ") and "err" in l), "")
     out.error_text = errline[:200]

@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 SCHEMA = """
@@ -111,12 +112,7 @@ def sniff(head: FileHead) -> bool:
 
 
 def parse(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(path, data[: exc.start].count(b"\n") + 1, "UTF-8 text from pg_test_fsync",
-                         "undecodable bytes") from None
+    text = textfile.read_text(path, "pg_test_fsync output")
     lines = text.split("\n")
     truncated = bool(lines) and lines[-1] != ""
     if not truncated:

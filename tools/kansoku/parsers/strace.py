@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 # Header words (after "% time" is glued to "%time") -> column names in the store.
@@ -384,12 +385,7 @@ def _sort_seen(rows: list[dict]) -> str | None:
 
 
 def parse(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(path, data[: exc.start].count(b"\n") + 1, "UTF-8 text from strace -c",
-                         "undecodable bytes") from None
+    text = textfile.read_text(path, "strace -c output")
     lines = text.splitlines()
     tables: list[_Table] = []
     processes: list[dict] = []

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 from kansoku.parsers.pgbench.stdout import NUM
 
@@ -54,10 +55,7 @@ def sniff_init(head: FileHead) -> bool:
 
 
 def parse_init(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    if b"\x00" in data:
-        raise ParseError(path, data[: data.index(b"\x00")].count(b"\n") + 1, "text from pgbench -i", "binary data")
-    text = data.decode("utf-8", errors="replace")
+    text = textfile.read_text(path, "pgbench -i output")
     row: dict[str, Any] = {"status": "incomplete", "status_note": "no 'done' line (pgbench -i killed or failed?)"}
     seen = False
     for lineno, raw in enumerate(text.split("\n"), start=1):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf"
@@ -272,16 +273,7 @@ def _second_run(path: Path, lineno: int, first: int) -> None:
 
 
 def parse_stdout(path: Path, sink: Sink) -> None:
-    with open(path, "rb") as fh:
-        data = fh.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ParseError(path, line, "UTF-8 text from pgbench", "undecodable bytes") from None
-    if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
-        raise ParseError(path, line, "text from pgbench", "binary data (NUL byte)")
+    text = textfile.read_text(path, "pgbench output")
     lines = text.split("\n")
     truncated_last = not text.endswith("\n") and lines and lines[-1] != ""
     if lines and lines[-1] == "":

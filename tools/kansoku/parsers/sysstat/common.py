@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 
 # -- storage -------------------------------------------------------------------
 
@@ -405,25 +406,10 @@ ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 def read_text(path: Path, what: str) -> tuple[list[str], bool]:
     """Lines of a text file (without newlines) and whether the last line was cut off."""
-    data = path.read_bytes()
-    if b"\x00" in data[:65536]:
-        line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise ParseError(path, line, what, "binary data (NUL byte)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start >= len(data) - 3 and not data.endswith(b"\n"):  # a character cut at EOF
-            text = data[: exc.start].decode("utf-8", errors="replace")
-        else:
-            line = data[: exc.start].count(b"\n") + 1
-            raise ParseError(path, line, f"UTF-8 text ({what})", "undecodable bytes") from None
+    text = textfile.read_text(path, what)
     if "\x1b[" in text:  # S_COLORS=always: sysstat colours numbers with SGR escape codes
         text = ANSI_SGR.sub("", text)
-    truncated = bool(text) and not text.endswith("\n")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [l.rstrip("\r") for l in lines], truncated
+    return textfile.split_lines(text)
 
 
 def strip_prefix(lines: list[str]) -> tuple[list[str], list[str | None]]:
