@@ -167,10 +167,18 @@ class MetricDef:
     sql: str
     unit: str  # "tps", "ms", "%", "KB/s", ...
     higher_is_better: bool
-    label_ja: str
-    label_en: str
+    # Labels shown on the site and in the PDF: i18n/<lang>.toml [metric_<name>] (read in __post_init__).
+    label_ja: str = ""
+    label_en: str = ""
     # Optional: the same metric over a selection of instances, written ``name[sel]`` in a spec
     # (``disk_read_kb_s[hdd]``, ``cpu_soft_pct[0+1]``). ``{selection}`` is replaced by a SQL list of the
     # selected instance names; a spec's [device_groups] name several devices at once.
     selection_sql: str | None = None
     selection_of: str = ""  # what the selection names: "device", "cpu"
+
+    def __post_init__(self) -> None:
+        from kansoku import words
+
+        for lang in words.LANGS:
+            if not getattr(self, f"label_{lang}"):
+                object.__setattr__(self, f"label_{lang}", words.t(lang, f"metric_{self.name}"))

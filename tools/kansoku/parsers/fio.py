@@ -173,7 +173,7 @@ SELECT r.run_id, coalesce(
       ORDER BY coalesce(d.read_ios, 0) + coalesce(d.write_ios, 0) DESC, d.device LIMIT 1)) AS device
 FROM (SELECT DISTINCT run_id FROM fio_jobs) r;
 
--- Bandwidth per pattern (seq/rand x read/write) and device (FY2013 図 4.1).
+-- Bandwidth per pattern (seq/rand x read/write) and device (FY2013 Fig. 4.1).
 CREATE OR REPLACE VIEW fio_pattern_bw AS
 SELECT d.run_id, dev.device,
        CASE WHEN d.rw LIKE 'rand%' THEN 'rand' WHEN d.rw IS NULL THEN NULL ELSE 'seq' END AS pattern,
@@ -199,22 +199,19 @@ FROM m LEFT JOIN m b ON b.device = baseline_device AND b.rw IS NOT DISTINCT FROM
 """
 
 
-def _metric(name: str, col: str, direction: str, unit: str, hib: bool, ja: str, en: str) -> MetricDef:
+def _metric(name: str, col: str, direction: str, unit: str, hib: bool) -> MetricDef:
     return MetricDef(name, f"SELECT run_id, {col} AS value FROM fio_run_direction WHERE direction = '{direction}'",
-                     unit, hib, ja, en)
+                     unit, hib)
 
 
 METRICS = [
-    _metric("fio_read_bw_kib_s", "bw_kib_s", "read", "KiB/s", True, "fio 読み込み帯域", "fio read bandwidth"),
-    _metric("fio_write_bw_kib_s", "bw_kib_s", "write", "KiB/s", True, "fio 書き込み帯域", "fio write bandwidth"),
-    _metric("fio_read_iops", "iops", "read", "IOPS", True, "fio 読み込み IOPS", "fio read IOPS"),
-    _metric("fio_write_iops", "iops", "write", "IOPS", True, "fio 書き込み IOPS", "fio write IOPS"),
-    _metric("fio_read_lat_mean_us", "lat_mean_us", "read", "us", False, "fio 読み込み平均レイテンシ",
-            "fio read mean latency"),
-    _metric("fio_write_lat_mean_us", "lat_mean_us", "write", "us", False, "fio 書き込み平均レイテンシ",
-            "fio write mean latency"),
-    _metric("fio_sync_lat_mean_us", "lat_mean_us", "sync", "us", False, "fio fsync 平均レイテンシ",
-            "fio sync mean latency"),
+    _metric("fio_read_bw_kib_s", "bw_kib_s", "read", "KiB/s", True),
+    _metric("fio_write_bw_kib_s", "bw_kib_s", "write", "KiB/s", True),
+    _metric("fio_read_iops", "iops", "read", "IOPS", True),
+    _metric("fio_write_iops", "iops", "write", "IOPS", True),
+    _metric("fio_read_lat_mean_us", "lat_mean_us", "read", "us", False),
+    _metric("fio_write_lat_mean_us", "lat_mean_us", "write", "us", False),
+    _metric("fio_sync_lat_mean_us", "lat_mean_us", "sync", "us", False),
 ]
 
 DIRECTIONS = ("read", "write", "trim", "sync", "mixed")

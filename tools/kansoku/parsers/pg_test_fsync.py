@@ -62,7 +62,7 @@ SELECT run_id, section, section_no, item_no, label, method, write_count, write_s
        ops_per_sec, usecs_per_op, status, source_id
 FROM pg_test_fsync_results;
 
--- ops/sec per wal_sync_method (Windows study 表 5.3): one and two writes side by side.
+-- ops/sec per wal_sync_method (Windows study Table 5.3): one and two writes side by side.
 CREATE OR REPLACE VIEW pg_test_fsync_methods AS
 SELECT run_id, method,
        min(item_no) AS preference_no,
@@ -82,7 +82,7 @@ METRICS = [
     MetricDef(f"pg_test_fsync_{m}_ops_s",
               f"SELECT run_id, max(ops_per_sec) AS value FROM pg_test_fsync_results "
               f"WHERE section = 'one_write' AND method = '{m}' AND status = 'ok' GROUP BY run_id",
-              "ops/s", True, f"pg_test_fsync {m} (8kB 1回書き込み)", f"pg_test_fsync {m} (one 8kB write)")
+              "ops/s", True)
     for m in SYNC_METHODS
 ]
 

@@ -118,7 +118,7 @@ SELECT run_id, syscall,
        100.0 * sum(errors) / nullif(sum(calls), 0) AS error_pct
 FROM t GROUP BY run_id, syscall;
 
--- Top-N by share of time (FY2017 図 4.4/4.5): filter time_rank <= N per run.
+-- Top-N by share of time (FY2017 Fig. 4.4/4.5): filter time_rank <= N per run.
 CREATE OR REPLACE VIEW strace_top_syscalls AS
 SELECT run_id, syscall,
        row_number() OVER (PARTITION BY run_id ORDER BY time_pct DESC NULLS LAST, seconds DESC, calls DESC,
@@ -126,7 +126,7 @@ SELECT run_id, syscall,
        time_pct, seconds, calls, errors, error_pct
 FROM strace_run_syscalls;
 
--- Calls vs errors (FY2017 図 4.6).
+-- Calls vs errors (FY2017 Fig. 4.6).
 CREATE OR REPLACE VIEW strace_calls_errors AS
 SELECT run_id, syscall,
        row_number() OVER (PARTITION BY run_id ORDER BY calls DESC, syscall) AS calls_rank,
@@ -145,14 +145,14 @@ FROM strace_tables t GROUP BY t.run_id;
 
 METRICS = [
     MetricDef("strace_total_calls", "SELECT run_id, total_calls AS value FROM strace_runs",
-              "calls", False, "システムコール総数", "system calls, total"),
+              "calls", False),
     MetricDef("strace_total_errors", "SELECT run_id, total_errors AS value FROM strace_runs",
-              "calls", False, "失敗したシステムコール数", "failed system calls"),
+              "calls", False),
     MetricDef("strace_total_seconds", "SELECT run_id, total_seconds AS value FROM strace_runs",
-              "s", False, "システムコール時間合計", "time in system calls"),
+              "s", False),
     MetricDef("strace_error_pct",
               "SELECT run_id, 100.0 * total_errors / nullif(total_calls, 0) AS value FROM strace_runs",
-              "%", False, "システムコール失敗率", "system call error rate"),
+              "%", False),
 ]
 
 # -- recognising lines ---------------------------------------------------------

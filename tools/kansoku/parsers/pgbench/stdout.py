@@ -457,14 +457,14 @@ MODULE = ParserModule(
     tables=TABLES,
     metrics=[
         MetricDef("tps", "SELECT run_id, tps AS value FROM pgbench_summary WHERE status = 'ok'",
-                  "tps", True, "TPS", "TPS"),
+                  "tps", True),
         MetricDef("latency_avg_ms", "SELECT run_id, latency_avg_ms AS value FROM pgbench_summary WHERE status = 'ok'",
-                  "ms", False, "平均レイテンシ", "Average latency"),
+                  "ms", False),
         MetricDef("latency_stddev_ms",
                   "SELECT run_id, latency_stddev_ms AS value FROM pgbench_summary WHERE status = 'ok'",
-                  "ms", False, "レイテンシ標準偏差", "Latency stddev"),
+                  "ms", False),
         MetricDef("transactions_processed",
                   "SELECT run_id, transactions_processed AS value FROM pgbench_summary WHERE status = 'ok'",
-                  "transactions", True, "処理トランザクション数", "Transactions processed"),
+                  "transactions", True),
     ],
 )

@@ -230,21 +230,21 @@ GROUP BY t.run_id;
 _NOT_ABORTED = "run_id NOT IN (SELECT run_id FROM pgbench_aborted_runs WHERE run_id IS NOT NULL)"
 
 
-def _pct_metric(name: str, ja: str, en: str) -> MetricDef:
+def _pct_metric(name: str) -> MetricDef:
     return MetricDef(name, f"SELECT run_id, {name} AS value FROM pgbench_latency_percentiles WHERE {_NOT_ABORTED}",
-                     "ms", False, ja, en)
+                     "ms", False)
 
 
 METRICS = [
-    _pct_metric("latency_p50_ms", "レイテンシ中央値 (p50)", "Latency p50"),
-    _pct_metric("latency_p90_ms", "レイテンシ p90", "Latency p90"),
-    _pct_metric("latency_p95_ms", "レイテンシ p95", "Latency p95"),
-    _pct_metric("latency_p99_ms", "レイテンシ p99", "Latency p99"),
-    _pct_metric("latency_max_ms", "最大レイテンシ", "Latency max"),
+    _pct_metric("latency_p50_ms"),
+    _pct_metric("latency_p90_ms"),
+    _pct_metric("latency_p95_ms"),
+    _pct_metric("latency_p99_ms"),
+    _pct_metric("latency_max_ms"),
     MetricDef("tps_steady", f"SELECT run_id, tps_steady AS value FROM pgbench_tps_steady WHERE {_NOT_ABORTED}",
-              "tps", True, "定常状態 TPS (前後 10% 除外)", "Steady-state TPS (first/last 10 % dropped)"),
+              "tps", True),
     MetricDef("tps_txlog", f"SELECT run_id, tps AS value FROM pgbench_txlog_tps WHERE {_NOT_ABORTED}",
-              "tps", True, "TPS (トランザクションログから)", "TPS (from the transaction log)"),
+              "tps", True),
 ]
 
 # -- recognising the files ----------------------------------------------------

@@ -159,7 +159,6 @@ FROM samples s LEFT JOIN sums x USING (run_id, source_id, ts) GROUP BY s.run_id
 
 METRICS = [
     MetricDef("proc_cpu_pct", _PROC_SQL.replace("{cond}", ""), "%", False,
-              "プロセス CPU 使用率 合計 (pidstat)", "Process CPU, total (pidstat)",
               selection_sql=_PROC_SQL.replace("{cond}", "AND p.command IN {selection}"), selection_of="command"),
 ]
 

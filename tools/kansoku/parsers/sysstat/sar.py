@@ -176,32 +176,32 @@ FROM per_source p LEFT JOIN runs r ON r.run_id = p.run_id;
 _REAL_DISKS = "NOT is_virtual AND NOT is_partition"
 
 
-def _cpu_metric(name: str, col: str, hib: bool, ja: str, en: str) -> MetricDef:
-    return MetricDef(name, f"SELECT run_id, {col} AS value FROM cpu_in_run_mean WHERE cpu = 'all'", "%", hib, ja, en,
+def _cpu_metric(name: str, col: str, hib: bool) -> MetricDef:
+    return MetricDef(name, f"SELECT run_id, {col} AS value FROM cpu_in_run_mean WHERE cpu = 'all'", "%", hib,
                      selection_sql=f"SELECT run_id, avg({col}) AS value FROM cpu_in_run_mean "
                                    "WHERE cpu IN {selection} GROUP BY run_id",
                      selection_of="cpu")
 
 
 METRICS = [
-    _cpu_metric("cpu_idle_pct", "idle_pct", True, "CPU %idle 平均", "Mean CPU %idle"),
-    _cpu_metric("cpu_usr_pct", "usr_pct", False, "CPU %usr 平均", "Mean CPU %usr"),
-    _cpu_metric("cpu_sys_pct", "sys_pct", False, "CPU %sys 平均", "Mean CPU %sys"),
-    _cpu_metric("cpu_iowait_pct", "iowait_pct", False, "CPU %iowait 平均", "Mean CPU %iowait"),
-    _cpu_metric("cpu_soft_pct", "soft_pct", False, "CPU %soft 平均", "Mean CPU %soft"),
+    _cpu_metric("cpu_idle_pct", "idle_pct", True),
+    _cpu_metric("cpu_usr_pct", "usr_pct", False),
+    _cpu_metric("cpu_sys_pct", "sys_pct", False),
+    _cpu_metric("cpu_iowait_pct", "iowait_pct", False),
+    _cpu_metric("cpu_soft_pct", "soft_pct", False),
     MetricDef("disk_read_kb_s",
               f"SELECT run_id, sum(read_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "KB/s", True, "ディスク読み込み (全物理デバイス合計)", "Disk read, all physical devices",
+              "KB/s", True,
               selection_sql="SELECT run_id, sum(read_kb_s) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
     MetricDef("disk_write_kb_s",
               f"SELECT run_id, sum(write_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "KB/s", True, "ディスク書き込み (全物理デバイス合計)", "Disk write, all physical devices",
+              "KB/s", True,
               selection_sql="SELECT run_id, sum(write_kb_s) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
     MetricDef("disk_util_pct_max",
               f"SELECT run_id, max(util_pct) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "%", False, "ディスク %util (最も忙しいデバイス)", "Disk %util, busiest device",
+              "%", False,
               selection_sql="SELECT run_id, max(util_pct) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
 ]
