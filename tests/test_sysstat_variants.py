@@ -282,3 +282,16 @@ def test_verbose_lists_every_file_and_unrelated_files_are_zero_runs(tmp_path, tm
     assert proc.returncode == 0, proc.stderr
     assert f"{run / 'mpstat_P.txt'}: read as mpstat-text, new" in proc.stdout
     assert f"{run / 'pidstat.txt'}: read as pidstat-text, new" in proc.stdout
+
+
+def test_sadf_p_gives_the_rows_of_sadf_j_of_the_same_file():
+    # sadf -p sa_loop.bin -- -A and sadf -j sa_loop.bin -- -A (sysstat 12.6.1): the same values per
+    # activity, item, metric and time (sadf -j also carries legacy disk keys and numbers serial lines)
+    p = parse("sadf-p", V / "sadf_p_all.txt")
+    j = parse("sadf-json", V / "sadf_j_loop.json")
+    q = ("SELECT activity, instance, metric, ts, value FROM sys_metrics WHERE activity IN "
+         "('cpu', 'memory', 'swap', 'queue', 'net-dev', 'disk', 'paging', 'io', 'task')")
+    got, want = set(p.q(q)), set(j.q(q))
+    assert len(got) > 200 and got <= want
+    assert {r[:3] for r in want - got} <= {(a, i, m) for a, i, m, *_ in want if m in (
+        "rd_sec/s", "wr_sec/s", "dc_sec/s", "avgrq-sz", "avgqu-sz")}
