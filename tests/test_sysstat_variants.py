@@ -295,3 +295,27 @@ def test_sadf_p_gives_the_rows_of_sadf_j_of_the_same_file():
     assert len(got) > 200 and got <= want
     assert {r[:3] for r in want - got} <= {(a, i, m) for a, i, m, *_ in want if m in (
         "rd_sec/s", "wr_sec/s", "dc_sec/s", "avgrq-sz", "avgqu-sz")}
+
+
+# -- fio --write_*_log (tests/fixtures/fio_logs) ---------------------------------------------------------
+
+def test_fio_logs_agree_with_the_jobs_report(tmp_db):
+    run_tool("ingest", "--db", tmp_db, FIXTURES / "fio_logs", check=True)
+    con = ro_con(tmp_db)
+    kinds = dict(con.execute("SELECT kind, any_value(unit) FROM fio_log GROUP BY kind").fetchall())
+    assert kinds == {"bw": "KiB/s", "clat": "ns", "lat": "ns", "iops": "IOPS"}
+    log_bw = con.execute("SELECT avg(value) FROM fio_log WHERE kind = 'bw' AND direction = 'read' "
+                         "AND run_id = 'rw=randrw'").fetchone()[0]
+    job_bw = con.execute("SELECT bw_kib_s FROM fio_jobs WHERE direction = 'read' AND run_id = 'rw=randrw'").fetchone()[0]
+    assert log_bw == pytest.approx(job_bw, rel=0.2)
+    assert con.execute("SELECT count(*) FROM fio_log WHERE run_id = 'rw=randread'").fetchone()[0] == 2000
+
+
+def test_damaged_fio_log_line_is_named(tmp_path, tmp_db):
+    d = tmp_path / "runs" / "run"
+    d.mkdir(parents=True)
+    lines = (FIXTURES / "fio_logs" / "rw=randread" / "rawlat_clat.1.log").read_text().splitlines()
+    lines[1500] = lines[1500].replace(", 0, 4096", ", 7, 4096")
+    (d / "rawlat_clat.1.log").write_text("\n".join(lines) + "\n")
+    proc = run_tool("ingest", "--db", tmp_db, d)
+    assert proc.returncode == 2 and f"rawlat_clat.1.log:1501: expected a fio log line" in proc.stderr, proc.stderr

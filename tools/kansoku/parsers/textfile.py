@@ -30,3 +30,29 @@ def split_lines(text: str) -> tuple[list[str], bool]:
     if lines and lines[-1] == "":
         lines.pop()
     return [l.removesuffix("\r") for l in lines], truncated
+
+
+def refuse_control_bytes(path: Path, expected: str) -> None:
+    """A carriage return (a log edited on Windows) or a NUL byte stops DuckDB's CSV reader with an error that
+    would abort the ingest transaction, whatever ignore_errors says: found first, at memchr speed."""
+    offset = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 23):
+            for byte, what in ((b"\r", "a carriage return (CRLF line ends?)"), (b"\x00", "a NUL byte")):
+                i = chunk.find(byte)
+                if i >= 0:
+                    line = line_of_offset(path, offset + i)
+                    raise ParseError(path, line, f"{expected}, lines ending in LF only", what)
+            offset += len(chunk)
+
+
+def line_of_offset(path: Path, offset: int) -> int:
+    n, done = 1, 0
+    with open(path, "rb") as fh:
+        while done < offset:
+            chunk = fh.read(min(1 << 23, offset - done))
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            done += len(chunk)
+    return n

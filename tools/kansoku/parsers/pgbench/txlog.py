@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 FAILURE_WORDS = ("skipped", "failed", "serialization", "deadlock")
@@ -454,32 +455,6 @@ def _csv_source(columns: dict[str, str], record_rejects: bool = False) -> str:
             + (", store_rejects=true)" if record_rejects else ")"))
 
 
-def _refuse_control_bytes(path: Path, expected: str) -> None:
-    """A carriage return (a log edited on Windows) or a NUL byte stops DuckDB's CSV reader with an error that
-    would abort the ingest transaction, whatever ignore_errors says: found first, at memchr speed."""
-    offset = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 23):
-            for byte, what in ((b"\r", "a carriage return (CRLF line ends?)"), (b"\x00", "a NUL byte")):
-                i = chunk.find(byte)
-                if i >= 0:
-                    line = _line_of_offset(path, offset + i)
-                    raise ParseError(path, line, f"{expected}, lines ending in LF only", what)
-            offset += len(chunk)
-
-
-def _line_of_offset(path: Path, offset: int) -> int:
-    n, done = 1, 0
-    with open(path, "rb") as fh:
-        while done < offset:
-            chunk = fh.read(min(1 << 23, offset - done))
-            if not chunk:
-                break
-            n += chunk.count(b"\n")
-            done += len(chunk)
-    return n
-
-
 def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, params: dict,
           columns: dict[str, str]) -> int:
     """Load through DuckDB; lines it could not read are errors, except a cut-off last line (warned, skipped).
@@ -487,7 +462,7 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
     The load itself records no rejects (that costs ~10 % on big logs): the rows loaded are compared with
     the lines of the file, and only when some are missing is the file scanned again to name them."""
     size = path.stat().st_size
-    _refuse_control_bytes(path, expected)
+    textfile.refuse_control_bytes(path, expected)
     ends_nl, last_line, last_off = _tail(path, size)
     n = sink.load_sql(table, select_sql, {"path": str(path), **params})
     lines = sink.newline_count() + (0 if ends_nl or not last_line.strip() else 1)
