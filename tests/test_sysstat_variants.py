@@ -319,3 +319,26 @@ def test_damaged_fio_log_line_is_named(tmp_path, tmp_db):
     (d / "rawlat_clat.1.log").write_text("\n".join(lines) + "\n")
     proc = run_tool("ingest", "--db", tmp_db, d)
     assert proc.returncode == 2 and f"rawlat_clat.1.log:1501: expected a fio log line" in proc.stderr, proc.stderr
+
+
+# -- PostgreSQL statistics snapshots (tests/fixtures/pg_stat) --------------------------------------------
+
+def test_pg_stat_snapshots_give_checkpoints_and_wal_per_transaction(tmp_db):
+    run_tool("ingest", "--db", tmp_db, FIXTURES / "pg_stat", check=True)
+    con = ro_con(tmp_db)
+    m = dict(con.execute("SELECT metric, value FROM run_metrics WHERE metric LIKE 'pg_%'").fetchall())
+    # from the files: wal_bytes 20287244 -> 36282020, checkpoints_req 0 -> 1, buffers_checkpoint 2059 -> 3938
+    assert m["pg_wal_bytes"] == 36282020 - 20287244
+    assert m["pg_checkpoints"] == 1 and m["pg_buffers_checkpoint"] == 3938 - 2059
+    tx = con.execute("SELECT transactions_processed FROM pgbench_summary").fetchone()[0]
+    assert m["pg_wal_bytes_per_tx"] == pytest.approx((36282020 - 20287244) / tx)
+
+
+def test_pg_stat_without_a_time_needs_before_or_after_in_its_name(tmp_path, tmp_db):
+    d = tmp_path / "runs" / "run"
+    d.mkdir(parents=True)
+    text = (FIXTURES / "pg_stat" / "clients=2" / "pg_stat_wal.before.csv").read_text().splitlines()
+    cut = [",".join(l.split(",")[1:]) for l in text]  # as a user's own 'psql --csv -c "TABLE pg_stat_wal"'
+    (d / "wal.csv").write_text("\n".join(cut) + "\n")
+    proc = run_tool("ingest", "--db", tmp_db, d)
+    assert proc.returncode == 2 and "wal.csv:1: expected a snapshot_at column" in proc.stderr, proc.stderr

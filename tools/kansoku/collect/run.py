@@ -18,6 +18,10 @@ clients=4/rep=1``, in the order given), and holds:
                     WHERE source NOT IN ('default','override') ORDER BY name``
                     (``psql --csv``: header line ``name,setting,unit,source``, values as the server
                     stores them, e.g. ``shared_buffers,131072,8kB,configuration file``)
+``pg_stat_*.before.csv`` / ``pg_stat_*.after.csv``  with ``--conninfo``: ``psql --csv`` of
+                    ``SELECT now() AS snapshot_at, *`` from pg_stat_bgwriter, pg_stat_checkpointer (17+),
+                    pg_stat_wal (14+) and pg_stat_database (this database), just before and after the
+                    benchmark (views the server lacks are listed in [commands] pg_stat_missing)
 ``run.toml``        metadata, see below.
 
 The monitors are started (each in its own session, with default signal dispositions, even when
@@ -367,6 +371,34 @@ def _psql_csv(conninfo: str, sql: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(p.stdout)))
 
 
+# Statistics views snapshotted before and after the benchmark (docs/formats.md §8); a view the server does
+# not have (pg_stat_wal before 14, pg_stat_checkpointer before 17) is skipped.
+PG_STAT_VIEWS = (
+    ("pg_stat_bgwriter", "SELECT now() AS snapshot_at, * FROM pg_stat_bgwriter"),
+    ("pg_stat_checkpointer", "SELECT now() AS snapshot_at, * FROM pg_stat_checkpointer"),
+    ("pg_stat_wal", "SELECT now() AS snapshot_at, * FROM pg_stat_wal"),
+    ("pg_stat_database", "SELECT now() AS snapshot_at, * FROM pg_stat_database WHERE datname = current_database()"),
+)
+
+
+def snapshot_pg_stat(conninfo: str, run_dir: Path, moment: str) -> list[str]:
+    """Write pg_stat_<view>.<moment>.csv for each view the server has; the views it lacks, by name."""
+    missing: list[str] = []
+    if shutil.which("psql") is None:
+        return ["psql not found in PATH"]
+    for view, sql in PG_STAT_VIEWS:
+        try:
+            p = _psql(conninfo, sql)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            missing.append(f"{view}: {exc}")
+            continue
+        if p.returncode != 0 or not p.stdout.strip():
+            missing.append(view)
+            continue
+        (run_dir / f"{view}.{moment}.csv").write_text(p.stdout)
+    return missing
+
+
 def server_info(conninfo: str, run_dir: Path) -> dict[str, Any]:
     """Capture SELECT version() and the non-default settings; see the module docstring."""
     info: dict[str, Any] = {"conninfo": redact_conninfo(conninfo)}
@@ -607,6 +639,8 @@ def collect_run(req: RunRequest) -> RunResult:
         for e in errors:
             _log(f"warning: monitor not started: {e}", req.quiet)
         _sleep_unless(intr, req.settle_s)
+        if req.conninfo and intr.received is None:
+            commands["pg_stat_missing"] = snapshot_pg_stat(req.conninfo, run_dir, "before")
         proc = None
         if intr.received is None:
             try:
@@ -623,6 +657,8 @@ def collect_run(req: RunRequest) -> RunResult:
                 note = f"the command could not be started: {exc}"
                 exit_code = 127
             end = _now()
+            if req.conninfo and intr.received is None:
+                snapshot_pg_stat(req.conninfo, run_dir, "after")
         if intr.received is None:
             _sleep_unless(intr, req.settle_s)
         if strace is not None:
