@@ -93,3 +93,13 @@ def test_one_damaged_byte_in_sa_file(tmp_path, tmp_db):
             assert bad == 0, pos
         else:
             assert proc.returncode == 2 and str(run / "sa.bin") in proc.stderr, proc.stderr
+
+
+def test_txlog_with_every_line_duplicated_is_refused(tmp_path, tmp_db):
+    src = next(PGB.glob("pgbench_log.*"))
+    run = _damaged(tmp_path, src, lambda d: b"".join(l + l for l in d.splitlines(keepends=True)))
+    shutil.copy(PGB / "pgbench.log", run / "pgbench.log")
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, proc.stdout
+    assert re.search(re.escape(str(run / src.name)) + r":\d+: expected each transaction number once per client",
+                     proc.stderr), proc.stderr

@@ -548,9 +548,26 @@ def parse_txlog(path: Path, sink: Sink) -> None:
                          + " in the 3rd field", text)
     if n == 0:
         raise ParseError(path, None, "at least one complete per-transaction log line", "none")
+    # pgbench numbers each client's transactions 0, 1, 2, ...: a number seen twice is a duplicated line
+    # (a log concatenated with itself), which would double tps_txlog
+    dup = sink.own_rows("pgbench_transaction_rows",
+                        "SELECT client_id, transaction_no FROM {rows} GROUP BY ALL HAVING count(*) > 1 "
+                        "ORDER BY client_id, transaction_no LIMIT 1")
+    if dup:
+        c, t = dup[0]
+        line, text = _find_line(path, lambda parts, seen=[0]: len(parts) > 2 and parts[0] == str(c)
+                                and parts[1] == str(t) and _second(seen))
+        raise ParseError(path, line, f"each transaction number once per client (client {c} transaction {t} "
+                         "appears twice: lines duplicated?)", text)
     if no_time:
         sink.warn(None, f"{no_time} transactions have no completion time ('0 0', Windows builds <= 9.6): "
                         "they are left out of per-second series")
+
+
+def _second(seen: list[int]) -> bool:
+    """True on the second call (the second line that matched)."""
+    seen[0] += 1
+    return seen[0] == 2
 
 
 def _find_line(path: Path, pred) -> tuple[int | None, str | None]:
