@@ -342,3 +342,12 @@ def test_pg_stat_without_a_time_needs_before_or_after_in_its_name(tmp_path, tmp_
     (d / "wal.csv").write_text("\n".join(cut) + "\n")
     proc = run_tool("ingest", "--db", tmp_db, d)
     assert proc.returncode == 2 and "wal.csv:1: expected a snapshot_at column" in proc.stderr, proc.stderr
+
+
+def test_sadf_x_gives_exactly_the_rows_of_sadf_j():
+    # sadf -x sa_loop.bin -- -A and sadf -j sa_loop.bin -- -A (sysstat 12.6.1)
+    x = parse("sadf-xml", V / "sadf_x_all.xml")
+    j = parse("sadf-json", V / "sadf_j_loop.json")
+    q = "SELECT activity, instance, metric, ts, interval_s, value FROM sys_metrics"
+    assert set(x.q(q)) == set(j.q(q)) and len(x.q(q)) > 400
+    assert not x.warnings

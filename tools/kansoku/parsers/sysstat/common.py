@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS sys_metrics (
     source_id VARCHAR NOT NULL,
     run_id VARCHAR,
     tool VARCHAR NOT NULL,          -- 'sar' | 'iostat' | 'vmstat' | 'mpstat'
-    format VARCHAR NOT NULL,        -- 'sadf-json' | 'sadf-csv' | 'sadf-p' | 'sar-text' | 'sa-binary' | 'iostat-text' | 'iostat-json' | 'vmstat-text' | 'mpstat-text' | 'mpstat-json'
+    format VARCHAR NOT NULL,        -- 'sadf-json' | 'sadf-xml' | 'sadf-csv' | 'sadf-p' | 'sar-text' | 'sa-binary' | 'iostat-text' | 'iostat-json' | 'vmstat-text' | 'mpstat-text' | 'mpstat-json'
     ts TIMESTAMPTZ,                 -- end of the sample interval (NULL when the file has no times)
     interval_s DOUBLE,              -- length of the interval the sample covers
     sample INTEGER,                 -- 0-based sample (report) number within the file
@@ -74,7 +74,7 @@ TABLES = ["sys_metrics", "sys_series", "sys_devices"]
 # Rank of each format within its tool: the authoritative file for a run (docs/formats.md §2.5/2.6:
 # sadf -j and -d carry full dates and UTC; sar text has only times of day; sa files need sadf).
 FORMAT_RANK = {
-    "sadf-json": 1, "sadf-csv": 2, "sadf-p": 2, "sar-text": 3, "sa-binary": 4,
+    "sadf-json": 1, "sadf-xml": 1, "sadf-csv": 2, "sadf-p": 2, "sar-text": 3, "sa-binary": 4,
     "iostat-json": 1, "iostat-text": 2,
     "vmstat-text": 1,
     "mpstat-json": 1, "mpstat-text": 2,

@@ -149,13 +149,13 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
             tzname = ts_obj.get("tz")
             z = host_tz
             if tzname and tzname not in ("UTC", "GMT"):
-                try:
-                    from zoneinfo import ZoneInfo
-
-                    z = ZoneInfo(tzname)
-                except Exception:
+                # an abbreviation (tzname[0], standard time all year): against the run's IANA zone
+                z, guess = sm.zone_for_abbreviation(tzname, sink)
+                if z is None:
                     z = tz
                     col.tz_basis = f"sadf -j zone {tzname!r} unknown: {basis}"
+                elif guess:
+                    col.tz_basis = f"GUESS: sadf -j zone {tzname!r} read as {getattr(z, 'key', z)}"
             elif not tzname and not ts_obj.get("utc", 1):
                 z = tz
                 col.tz_basis = f"sadf -j local time: {basis}"

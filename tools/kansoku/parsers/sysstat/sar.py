@@ -24,6 +24,7 @@ from kansoku.parsers.sysstat.sa_binary import parse_sa_binary, sniff_sa_binary
 from kansoku.parsers.sysstat.sadf_csv import parse_sadf_csv, sniff_sadf_csv
 from kansoku.parsers.sysstat.sadf_json import load_json_salvaging, parse_sadf_json, sniff_sadf_json
 from kansoku.parsers.sysstat.sadf_p import parse_sadf_p, sniff_sadf_p
+from kansoku.parsers.sysstat.sadf_x import parse_sadf_xml, sniff_sadf_xml
 from kansoku.parsers.sysstat.sar_text import parse_sar_text, sniff_sar_text
 
 __all__ = ["MODULE", "load_json_salvaging"]
@@ -214,6 +215,8 @@ MODULE = ParserModule(
                sniff=sniff_sadf_json, parse=parse_sadf_json, priority=20),
         Format(tool="sar", name="sadf-csv", description="sadf -d / -dh CSV (';' separated)",
                sniff=sniff_sadf_csv, parse=parse_sadf_csv, priority=20),
+        Format(tool="sar", name="sadf-xml", description="sadf -x XML (sysstat 8+)",
+               sniff=sniff_sadf_xml, parse=parse_sadf_xml, priority=20),
         Format(tool="sar", name="sadf-p", description="sadf -p (one value per tab-separated line)",
                sniff=sniff_sadf_p, parse=parse_sadf_p, priority=20),
         Format(tool="sar", name="sar-text", description="sar text output (sar -A and parts, live or -f)",
