@@ -103,3 +103,12 @@ def test_txlog_with_every_line_duplicated_is_refused(tmp_path, tmp_db):
     assert proc.returncode == 2, proc.stdout
     assert re.search(re.escape(str(run / src.name)) + r":\d+: expected each transaction number once per client",
                      proc.stderr), proc.stderr
+
+
+def test_interval_of_ten_to_the_seventeen_seconds_is_refused(tmp_path, tmp_db):
+    src = FIXTURES / "sysstat_variants" / "sadf_d_loop.csv"
+    run = _damaged(tmp_path, src, _sub_line(rb"^vm;1;(?=2026-11-23 02:01:40)", b"vm;100000000000000000;"))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    line = _line_of((run / src.name).read_bytes(), rb"^vm;100000000000000000;")
+    assert proc.returncode == 2
+    assert f"{run / src.name}:{line}: expected a sampling interval between 0 s and 31 days" in proc.stderr, proc.stderr
