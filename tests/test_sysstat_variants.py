@@ -351,3 +351,24 @@ def test_sadf_x_gives_exactly_the_rows_of_sadf_j():
     q = "SELECT activity, instance, metric, ts, interval_s, value FROM sys_metrics"
     assert set(x.q(q)) == set(j.q(q)) and len(x.q(q)) > 400
     assert not x.warnings
+
+
+def test_end_of_summer_time_is_warned_not_reordered():
+    # real: summer time ended during the run, sar printed 03:52:59 then 02:53:19
+    s = parse("sar-text", V / "sar_dst_end.txt")
+    assert any("times go back" in w and "03:52:59 -> 02:53:19" in w for _, w in s.warnings), s.warnings
+    assert s.q("SELECT count(DISTINCT ts) FROM sys_metrics") == [(5,)]
+
+
+def test_repeated_hour_in_an_iana_zone_is_the_second_occurrence(tmp_path):
+    # the same shape of output on the night New York leaves summer time (2026-11-01 01:59 EDT -> 01:00 EST)
+    text = ("Linux 6.18.44 (vm) \t11/01/26 \t_x86_64_\t(2 CPU)\n\n"
+            "01:59:20        CPU     %user     %nice   %system   %iowait    %steal     %idle\n"
+            "01:59:40        all     79.14      0.00     10.08      2.89      0.08      7.82\n"
+            "01:00:00        all     83.97      0.00     10.39      1.86      0.08      3.70\n"
+            "01:00:20        all     54.23      2.65     15.52      3.96      0.10     23.54\n")
+    f = tmp_path / "sar.txt"
+    f.write_text(text)
+    s = parse("sar-text", f, run_meta={"machine": {"timezone": "America/New_York"}})
+    got = [t for (t,) in s.q("SELECT DISTINCT ts FROM sys_metrics ORDER BY 1")]
+    assert [(b - a).total_seconds() for a, b in zip(got, got[1:])] == [20.0, 20.0]

@@ -369,30 +369,51 @@ def combine(d: date, secs: int, tz: tzinfo) -> datetime:
     return naive.replace(tzinfo=tz)
 
 
+ZONE_UTC = timezone.utc
+
+
 class DayClock:
     """Dates for times of day printed without a date (sar, mpstat, pidstat text). Each block (header)
     has its own clock, because ``sar -f`` prints each activity for the whole file in turn. A time earlier
     than the previous one of the same block by more than 12 h is the next day (midnight roll-over); the
-    header line's own time counts, so a row at 00:00:00 under a 23:59:59 header is the next day."""
+    header line's own time counts, so a row at 00:00:00 under a 23:59:59 header is the next day. A time up
+    to an hour earlier is the repeated hour when summer time ends: later times of the block are read as the
+    second occurrence (``fold=1``) and ``steps_back`` records it for a warning; any other step back is
+    recorded too (a clock set back), never silently reordered."""
 
-    def __init__(self, day0: date | None, tz: tzinfo):
+    def __init__(self, day0: date | None, tz: tzinfo, steps_back: list[tuple[int, int]] | None = None):
         self.day0 = day0
         self.tz = tz
-        self.state: dict[Any, list[int]] = {}
+        self.state: dict[Any, list[int]] = {}  # key -> [day offset, last seconds, fold]
+        # (from seconds, to seconds); shared by the clocks of one file (a new banner starts a new clock)
+        self.steps_back: list[tuple[int, int]] = [] if steps_back is None else steps_back
 
     def tick(self, key: Any, secs: int) -> int:
         st = self.state.get(key)
         if st is None:
-            st = self.state[key] = [0, secs]
+            st = self.state[key] = [0, secs, 0]
         elif secs < st[1] - 43200:
             st[0] += 1
+            st[2] = 0
+        elif secs < st[1]:
+            self.steps_back.append((st[1], secs))
+            if st[1] - secs <= 3600 + 60:
+                st[2] = 1
         st[1] = secs
         return st[0]
 
     def at(self, key: Any, secs: int) -> datetime:
         days = self.tick(key, secs)
         assert self.day0 is not None
-        return combine(self.day0 + timedelta(days=days), secs, self.tz)
+        t = combine(self.day0 + timedelta(days=days), secs, self.tz)
+        return t.replace(fold=self.state[key][2])
+
+    def warn_steps_back(self, sink: Any) -> None:
+        if self.steps_back:
+            a, b = self.steps_back[0]
+            sink.warn(None, f"times go back ({len(self.steps_back)}x, first {a // 3600:02d}:{a % 3600 // 60:02d}:"
+                            f"{a % 60:02d} -> {b // 3600:02d}:{b % 3600 // 60:02d}:{b % 60:02d}): the end of summer "
+                            "time (read as the repeated hour) or a clock set back")
 
 
 # -- reading files -------------------------------------------------------------------

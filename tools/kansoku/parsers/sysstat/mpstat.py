@@ -70,6 +70,7 @@ def sniff_mpstat_text(head: FileHead) -> bool:
 
 
 def parse_mpstat_text(path: Path, sink: Sink) -> None:
+    steps: list[tuple[int, int]] = []  # times that go back (see DayClock)
     lines, truncated = sm.read_text(path, "mpstat output")
     col = sm.Collector("mpstat", "mpstat-text")
     tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
@@ -90,7 +91,7 @@ def parse_mpstat_text(path: Path, sink: Sink) -> None:
             d = sm.parse_date(m.group("date"), hint)
             if d is None:
                 raise ParseError(path, lineno, "a date in the mpstat banner", m.group("date"))
-            clock, header = sm.DayClock(d, tz), None
+            clock, header = sm.DayClock(d, tz, steps), None
             col.host = m.group("host")
             continue
         is_last = lineno == n
@@ -140,6 +141,8 @@ def parse_mpstat_text(path: Path, sink: Sink) -> None:
             col.add(ts, act, inst, c, v, sample=sample_no.get(key, 0), since_boot=boot, line=lineno)
     if not col.rows:
         raise ParseError(path, None, "mpstat output with at least one sample", "none")
+    if steps:
+        sm.DayClock(None, sm.ZONE_UTC, steps).warn_steps_back(sink)
     col.fill_intervals()
     col.flush(sink)
 
@@ -165,6 +168,7 @@ def sniff_mpstat_json(head: FileHead) -> bool:
 
 
 def parse_mpstat_json(path: Path, sink: Sink) -> None:
+    steps: list[tuple[int, int]] = []  # times that go back (see DayClock)
     try:
         doc = json.loads(path.read_bytes())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -183,7 +187,7 @@ def parse_mpstat_json(path: Path, sink: Sink) -> None:
         d: date | None = sm.parse_date(str(host.get("date", "")), hint)
         if d is None:
             raise ParseError(path, None, "a date in the host's \"date\"", str(host.get("date")))
-        clock = sm.DayClock(d, tz)
+        clock = sm.DayClock(d, tz, steps)
         for i, st in enumerate(host.get("statistics") or []):
             t = sm.parse_tod(str(st.get("timestamp", "")).split()) if isinstance(st, dict) else None
             if t is None:
@@ -209,6 +213,8 @@ def parse_mpstat_json(path: Path, sink: Sink) -> None:
                         col.add(ts, act, inst, name, float(v), sample=i)
     if not col.rows:
         raise ParseError(path, None, "mpstat -o JSON with at least one sample", "none")
+    if steps:
+        sm.DayClock(None, sm.ZONE_UTC, steps).warn_steps_back(sink)
     col.fill_intervals()
     col.flush(sink)
 

@@ -62,6 +62,7 @@ def _int(tok: str) -> int | None:
 
 
 def parse_pidstat_text(path: Path, sink: Sink) -> None:
+    steps: list[tuple[int, int]] = []  # times that go back (see DayClock)
     lines, truncated = sm.read_text(path, "pidstat output")
     tz, basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
@@ -81,7 +82,7 @@ def parse_pidstat_text(path: Path, sink: Sink) -> None:
             d = sm.parse_date(m.group("date"), hint)
             if d is None:
                 raise ParseError(path, lineno, "a date in the pidstat banner", m.group("date"))
-            clock, header = sm.DayClock(d, tz), None
+            clock, header = sm.DayClock(d, tz, steps), None
             continue
         is_last = lineno == n
         t = sm.parse_tod(toks)
@@ -145,6 +146,8 @@ def parse_pidstat_text(path: Path, sink: Sink) -> None:
             raise ParseError(path, r["line"], f"a finite non-negative number for {r['metric']!r}", repr(v))
     if basis.startswith("GUESS"):
         sink.warn(None, basis)
+    if steps:
+        sm.DayClock(None, sm.ZONE_UTC, steps).warn_steps_back(sink)
     sink.add_rows("pidstat", rows)
 
 

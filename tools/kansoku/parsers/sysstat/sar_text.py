@@ -37,12 +37,13 @@ def sniff_sar_text(head: FileHead) -> bool:
 
 
 def parse_sar_text(path: Path, sink: Sink) -> None:
+    steps: list[tuple[int, int]] = []  # times that go back (see DayClock)
     lines, truncated = sm.read_text(path, "sar text output")
     col = sm.Collector("sar", "sar-text")
     tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     day0: date | None = None
-    clock = sm.DayClock(None, tz)
+    clock = sm.DayClock(None, tz, steps)
     header_secs: dict[tuple, int] = {}  # header -> time printed on it (the start of the first interval)
     since_boot_keys: set[tuple] = set()
     header: list[str] | None = None
@@ -67,7 +68,7 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
                 raise ParseError(path, lineno, "a date in the sar banner (%x in a known locale, or ISO)",
                                  m.group("date"))
             day0, saw_banner, header = d, True, None
-            clock = sm.DayClock(d, tz)
+            clock = sm.DayClock(d, tz, steps)
             col.host = m.group("host")
             continue
         t = sm.parse_tod(toks)
@@ -89,7 +90,7 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
                 raise ParseError(path, lineno, "the sar banner line ('Linux ... (host) DATE _arch_ (N CPU)') "
                                  "before the first sample, or a run.toml start date", line)
             day0 = hint
-            clock = sm.DayClock(day0, tz)
+            clock = sm.DayClock(day0, tz, steps)
         if rest[0] == "LINUX" and len(rest) > 1 and rest[1].startswith("RESTART"):
             cpus = re.search(r"\((\d+) CPU\)", line)
             ts = clock.at(("restart",), secs)
@@ -154,5 +155,7 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
         raise ParseError(path, bad_rows[0], "rows with as many values as their header has columns", "mostly not")
     if not saw_banner and not col.rows:
         raise ParseError(path, None, "sar text output (banner 'Linux ... (N CPU)' and samples)", "no samples")
+    if steps:
+        sm.DayClock(None, sm.ZONE_UTC, steps).warn_steps_back(sink)
     col.fill_intervals()
     col.flush(sink)
