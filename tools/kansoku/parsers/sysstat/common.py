@@ -261,10 +261,11 @@ BANNER = re.compile(
 )
 
 
-def local_tz(run_start: Any, sink: Any = None, *, warn: bool = True) -> tuple[tzinfo, str]:
+def local_tz(run_start: Any, sink: Any = None) -> tuple[tzinfo, str]:
     """Time zone for wall-clock times printed without one, in order of trust: the run's IANA zone
     (run.toml ``timezone``, written by tools/collect), the offset of run.toml's ``start``, the zone of the
-    machine doing the ingest (a guess: warned). An IANA zone keeps summer time right; an offset does not."""
+    machine doing the ingest (a guess: the basis says GUESS and ``Collector.flush`` warns when times were read
+    with it). An IANA zone keeps summer time right; an offset does not."""
     zone = run_zone(sink)
     if zone is not None:
         return zone, f"local time in run.toml timezone {zone.key}"
@@ -272,10 +273,6 @@ def local_tz(run_start: Any, sink: Any = None, *, warn: bool = True) -> tuple[tz
         off = run_start.utcoffset()
         return run_start.tzinfo, f"local time taken as run.toml offset {_fmt_off(off)}"
     machine = machine_zone()
-    if sink is not None and warn:
-        sink.warn(None, f"the file prints local times without a zone and the run has no run.toml `timezone` "
-                        f"or `start`: times are a guess in this machine's zone ({machine.key}); add "
-                        f"timezone = \"Area/City\" to run.toml")
     return machine, f"GUESS: local time assumed in the ingesting machine's zone {machine.key}"
 
 
@@ -500,6 +497,9 @@ class Collector:
     def flush(self, sink) -> None:
         if not self.rows:
             return
+        if self.tz_basis and "GUESS" in self.tz_basis and any(r["ts"] is not None for r in self.rows):
+            sink.warn(None, f"times are a guess ({self.tz_basis}): the file prints local times and the run has "
+                            "no run.toml [machine] timezone or start; add timezone = \"Area/City\"")
         check_plausible(self.rows, sink)
         self._bulk_load(sink)
         devices = {r["instance"] for r in self.rows if r["activity"] == "disk" and r["instance"] is not None}

@@ -67,7 +67,7 @@ def parse_iostat_text(path: Path, sink: Sink) -> None:
     raw_lines, truncated = sm.read_text(path, "iostat output")
     lines, stamps = sm.strip_prefix(raw_lines)
     col = sm.Collector("iostat", "iostat-text")
-    tz, col.tz_basis = sm.local_tz(sink.run_start, sink, warn=False)
+    tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     n = len(lines)
     report = -1
@@ -199,7 +199,7 @@ def parse_iostat_json(path: Path, sink: Sink) -> None:
 
     doc = load_json_salvaging(path, sink, "iostat -o JSON output")
     col = sm.Collector("iostat", "iostat-json")
-    tz, col.tz_basis = sm.local_tz(sink.run_start, sink, warn=False)
+    tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     for host in doc["sysstat"].get("hosts", []):
         col.host = host.get("nodename")

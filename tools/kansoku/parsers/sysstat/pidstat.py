@@ -145,7 +145,7 @@ def parse_pidstat_text(path: Path, sink: Sink) -> None:
         if v != v or v in (float("inf"), float("-inf")) or v < 0 or v > 1e15:
             raise ParseError(path, r["line"], f"a finite non-negative number for {r['metric']!r}", repr(v))
     if basis.startswith("GUESS"):
-        sink.warn(None, basis)
+        sink.warn(None, f"times are a guess ({basis}): add timezone = \"Area/City\" to run.toml [machine]")
     if steps:
         sm.DayClock(None, sm.ZONE_UTC, steps).warn_steps_back(sink)
     sink.add_rows("pidstat", rows)

@@ -148,7 +148,7 @@ def _match_segments(segs: list[dict], vals: list[str], ncpu_hint: int | None) ->
 def parse_sadf_csv(path: Path, sink: Sink) -> None:
     lines, truncated = sm.read_text(path, "sadf -d output")
     col = sm.Collector("sar", "sadf-csv")
-    tz, basis = sm.local_tz(sink.run_start, sink, warn=False)
+    tz, basis = sm.local_tz(sink.run_start, sink)
     col.tz_basis = "sadf timestamps (UTC or named zone)"
     tz_cache: dict = {}
     segs: list[dict] | None = None

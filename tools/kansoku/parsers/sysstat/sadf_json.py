@@ -135,7 +135,7 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
     if doc is None:
         doc = load_json_salvaging(path, sink, "sadf -j output")
     col = sm.Collector("sar", fmt)
-    tz, basis = sm.local_tz(sink.run_start, sink, warn=False)
+    tz, basis = sm.local_tz(sink.run_start, sink)
     col.tz_basis = "sadf -j timestamps (UTC)"
     unknown: set[str] = set()
     for host in doc["sysstat"].get("hosts", []):

@@ -50,7 +50,7 @@ def _activity(item: str, metrics: list[str]) -> str:
 def parse_sadf_p(path: Path, sink: Sink) -> None:
     lines, truncated = sm.read_text(path, "sadf -p output")
     col = sm.Collector("sar", "sadf-p")
-    tz, basis = sm.local_tz(sink.run_start, sink, warn=False)
+    tz, basis = sm.local_tz(sink.run_start, sink)
     col.tz_basis = "sadf timestamps (UTC or named zone)"
     tz_cache: dict = {}
     record: list[tuple[int, str, float]] = []

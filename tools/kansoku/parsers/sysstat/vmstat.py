@@ -58,7 +58,7 @@ def parse_vmstat(path: Path, sink: Sink) -> None:
     raw, truncated = sm.read_text(path, "vmstat output")
     lines, stamps = sm.strip_prefix(raw)
     col = sm.Collector("vmstat", "vmstat-text")
-    tz, basis = sm.local_tz(sink.run_start, sink, warn=False)
+    tz, basis = sm.local_tz(sink.run_start, sink)
     col.tz_basis = basis
     names: list[str] | None = None
     disk_mode = False
