@@ -62,11 +62,22 @@ def example_site(tmp_path_factory):
     return db, out
 
 
+def _run_toml_beside(path: Path) -> dict:
+    from kansoku.errors import RunError
+    from kansoku.ingest.runs import load_run_toml
+
+    try:
+        return load_run_toml(path.parent)
+    except RunError:
+        return {}
+
+
 class RecordingSink:
     """A Sink without a database, for corpus walks: only whether each file parses, and what it gave."""
 
     def __init__(self, path: Path):
         self.path, self.run_id, self.run_start = path, None, None
+        self.run_meta = _run_toml_beside(path)  # handed in as ingest does
         self.rows: dict[str, list] = {}
         self.warnings: list = []
 

@@ -19,13 +19,24 @@ class MemSink:
         self.run_start = run_start
         self.warnings: list[tuple[int | None, str]] = []
         self.version = None
+        self.run_meta: dict[str, Any] = {}
         if mem:
             self.con = duckdb.connect()
             self.con.execute("SET TimeZone = 'UTC'")
             self.con.execute(sm.SCHEMA)
+            from kansoku.parsers.sysstat import pidstat
+
+            self.con.execute(pidstat.SCHEMA)
 
     def add_rows(self, table, rows):
-        raise AssertionError("sys parsers bulk-load through load_sql")
+        rows = list(rows)
+        if not rows:
+            return 0
+        cols = list(rows[0])
+        self.con.executemany(
+            f"INSERT INTO {table} (source_id, run_id, {', '.join(cols)}) VALUES ('s', ?, {', '.join('?' * len(cols))})",
+            [[self.run_id] + [r[c] for c in cols] for r in rows])
+        return len(rows)
 
     def load_sql(self, table, select_sql, params=None):
         p = {"source_id": "s", "run_id": self.run_id, **(params or {})}
@@ -46,10 +57,11 @@ class MemSink:
         return self.con.execute(sql, params or []).fetchall()
 
 
-def parse(fmt_name: str, path: Path, run_start: Any = None, mem: bool = True) -> MemSink:
+def parse(fmt_name: str, path: Path, run_start: Any = None, mem: bool = True, run_meta: dict | None = None) -> MemSink:
     from kansoku import parsers
 
     fmt = next(f for f in parsers.formats() if f.name == fmt_name)
     sink = MemSink(path, run_start, mem)
+    sink.run_meta = run_meta or {}
     fmt.parse(path, sink)
     return sink

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from kansoku.errors import ParseError
+from kansoku.parsers.pgbench import init as pgbench_init
 from kansoku.parsers.pgbench import stdout as pgbench
 from kansoku.parsers.base import FileHead
 
@@ -356,7 +357,7 @@ def test_binary_and_foreign_files(tmp_path):
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"\x00\x01\x02transaction type: x\n\xff\xfe" * 50)
     head = FileHead(garbage, garbage.read_bytes(), garbage.stat().st_size)
-    assert not pgbench.sniff_stdout(head) and not pgbench.sniff_init(head)
+    assert not pgbench.sniff_stdout(head) and not pgbench_init.sniff_init(head)
     with pytest.raises(ParseError):
         pgbench.parse_stdout(garbage, FakeSink(garbage))
     vmstat = tmp_path / "vmstat.txt"
@@ -396,9 +397,9 @@ def test_progress_line_property(tmp_path_factory, tps, lat, sd, failed, lag, ski
 def test_init_real_15(tmp_path):
     path = RUN / "pgbench_init.log"
     head = FileHead(path, path.read_bytes(), path.stat().st_size)
-    assert pgbench.sniff_init(head) and not pgbench.sniff_stdout(head)
+    assert pgbench_init.sniff_init(head) and not pgbench.sniff_stdout(head)
     sink = FakeSink(path)
-    pgbench.parse_init(path, sink)
+    pgbench_init.parse_init(path, sink)
     (row,) = sink.rows["pgbench_init"]
     assert row["status"] == "ok" and row["tuples_total"] == 2_000_000 and row["scaling_factor"] == 20
     assert row["generate_mode"] == "client-side" and row["total_s"] > 0 and row["generate_s"] > 0
@@ -411,11 +412,11 @@ def test_init_96_and_killed(tmp_path):
                  "1000000 of 1000000 tuples (100%) done (elapsed 0.50 s, remaining 0.00 s)\n"
                  "vacuum...\nset primary keys...\ndone.\n")
     sink = FakeSink(p)
-    pgbench.parse_init(p, sink)
+    pgbench_init.parse_init(p, sink)
     assert sink.rows["pgbench_init"][0]["status"] == "ok"
     assert sink.rows["pgbench_init"][0]["scaling_factor"] == 10
     p.write_text("dropping old tables...\ncreating tables...\ngenerating data (client-side)...\n"
                  "100000 of 1000000 tuples (10%) done (elapsed 0.05 s, remaining 0.45 s)\n")
     sink = FakeSink(p)
-    pgbench.parse_init(p, sink)
+    pgbench_init.parse_init(p, sink)
     assert sink.rows["pgbench_init"][0]["status"] == "incomplete" and sink.warnings

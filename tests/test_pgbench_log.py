@@ -308,7 +308,8 @@ TX = st.tuples(st.integers(0, 999), st.integers(0, 10**9),
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.lists(TX, min_size=1, max_size=40), extra=st.sampled_from([0, 2]))
+@given(rows=st.lists(TX, min_size=1, max_size=40, unique_by=lambda r: (r[0], r[1])),  # pgbench numbers each
+       extra=st.sampled_from([0, 2]))                                                # client's transactions once
 def test_txlog_roundtrip_property(tmp_path_factory, rows, extra):
     root = tmp_path_factory.mktemp("prop")
     text = "".join(" ".join(map(str, r[:6] + r[6:6 + extra])) + "\n" for r in rows)
@@ -341,10 +342,15 @@ def test_every_corpus_pgbench_file_parses(corpus, tmp_path):
     assert not unclaimed, f"pgbench-looking files no parser claims: {unclaimed}"
     kinds = {detect(p).format.name for p in found}
     assert kinds >= {"pgbench-stdout", "pgbench-txlog", "pgbench-aggregate", "pgbench-init"}
-    # copy each into its own run directory tree (keeps thread files together, keeps real run.toml)
+    # copy each into its own run directory tree (keeps thread files together, keeps real run.toml); a
+    # directory of independent outputs (no run.toml) gives each run its own directory: one run per directory
+    from kansoku.parsers.pgbench.txlog import log_run_key
+
     dst = tmp_path / "c"
     for p in found:
         rel = p.parent.relative_to(corpus)
+        if not (p.parent / "run.toml").exists():
+            rel = rel / (log_run_key(p) or p.name).replace(".", "_")
         (dst / rel).mkdir(parents=True, exist_ok=True)
         shutil.copy(p, dst / rel / p.name)
         if (p.parent / "run.toml").exists():

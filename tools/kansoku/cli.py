@@ -95,13 +95,16 @@ def ingest_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                     help="if another process holds the database, wait this long for it (default: stop at once)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    ap.add_argument("-v", "--verbose", action="store_true", help="list every file and warning")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="list every file with the format it was read as (or why it was skipped) and every warning")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="store the files that parse even when others fail; list the failures and exit 2")
     _version(ap)
     args = ap.parse_args(argv)
     _prepare_command(args)
     try:
         report = ingest(args.paths, args.db, wait_s=args.wait, progress=_progress("ingest"),
-                        on_wait=lambda m: print(m, file=sys.stderr))
+                        on_wait=lambda m: print(m, file=sys.stderr), keep_going=args.keep_going)
     except KansokuError as exc:
         _err(str(exc))
         return exc.exit_code
@@ -116,6 +119,11 @@ def ingest_main(argv: list[str] | None = None) -> int:
         print(report.to_json())
     else:
         _print_ingest_summary(report, args.verbose)
+    if report.ok and report.runs_seen == 0 and report.runs_transcribed == 0 and \
+            not any(f.status in ("new", "replaced", "unchanged") for f in report.files):
+        _err(f"0 runs: none of the {len(report.files)} files under {', '.join(map(str, args.paths))} is a "
+             "known tool output (tools/ingest -v says why each was skipped)")
+        return 2
     return 0 if report.ok else 2
 
 
@@ -131,7 +139,7 @@ def _print_ingest_summary(report, verbose: bool) -> None:
             rows_by_format[f.format] += f.rows
     warnings = [w for f in report.files for w in f.warnings]
     out = sys.stdout if report.ok else sys.stderr
-    if report.ok:
+    if report.ok or report.committed:
         print(f"{report.db}: {counts.get('new', 0)} new, {counts.get('replaced', 0)} replaced, "
               f"{counts.get('unchanged', 0)} unchanged"
               + (f", {counts['removed']} removed (no longer in their run's directory)" if counts.get('removed') else "")
@@ -151,7 +159,19 @@ def _print_ingest_summary(report, verbose: bool) -> None:
         print(f"  {len(warnings)} warnings" + ("" if verbose else " (-v lists them)"), file=out)
         for w in warnings if verbose else warnings[:5]:
             print(f"    {w}", file=out)
-    if not report.ok:
+    if verbose:
+        for f in report.files:
+            if f.status == "skipped":
+                continue  # listed above with the reason
+            what = f"read as {f.format}" if f.format else "not read"
+            print(f"    {f.path}: {what}, {f.status}" + (f", {f.rows} rows" if f.rows else "")
+                  + (f": {f.reason}" if f.reason and f.status == "failed" else ""), file=out)
+    if not report.ok and report.committed:
+        print(f"error: {len(report.errors)} problem(s); --keep-going stored the rest in {report.db}; not stored:",
+              file=sys.stderr)
+        for e in report.errors:
+            print(f"  {e}", file=sys.stderr)
+    elif not report.ok:
         print(f"error: {len(report.errors)} file(s) could not be ingested; nothing was stored in {report.db}:",
               file=sys.stderr)
         for e in report.errors:

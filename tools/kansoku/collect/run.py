@@ -8,6 +8,7 @@ clients=4/rep=1``, in the order given), and holds:
                     directory as its working directory, so ``pgbench -l`` writes its
                     per-transaction logs there.
 ``sa.bin``          ``sar -A -o sa.bin 1`` (sysstat binary file; ingest renders it with sadf)
+``sadf.json``       ``sadf -j sa.bin -- -A`` rendered after the run by the sysstat that wrote sa.bin
 ``iostat_x.txt``    ``iostat -x -t -k 1``
 ``vmstat.txt``      ``vmstat -t -w 1``
 ``strace_c.txt``    with ``--strace-pid``/``--strace-pidfile``: ``strace -c -f -p PID -o strace_c.txt``
@@ -17,6 +18,10 @@ clients=4/rep=1``, in the order given), and holds:
                     WHERE source NOT IN ('default','override') ORDER BY name``
                     (``psql --csv``: header line ``name,setting,unit,source``, values as the server
                     stores them, e.g. ``shared_buffers,131072,8kB,configuration file``)
+``pg_stat_*.before.csv`` / ``pg_stat_*.after.csv``  with ``--conninfo``: ``psql --csv`` of
+                    ``SELECT now() AS snapshot_at, *`` from pg_stat_bgwriter, pg_stat_checkpointer (17+),
+                    pg_stat_wal (14+) and pg_stat_database (this database), just before and after the
+                    benchmark (views the server lacks are listed in [commands] pg_stat_missing)
 ``run.toml``        metadata, see below.
 
 The monitors are started (each in its own session, with default signal dispositions, even when
@@ -99,6 +104,12 @@ MONITORS = (
     ("iostat", ["iostat", "-x", "-t", "-k", "1"], "iostat_x.txt"),
     ("vmstat", ["vmstat", "-t", "-w", "1"], "vmstat.txt"),
 )
+# Monitors print in the C locale and ISO times, so that their files are unambiguous (decimal points,
+# 24-hour times, iostat -t with the UTC offset): docs/formats.md §0, §2.2.
+MONITOR_ENV = {"LC_ALL": "C", "S_TIME_FORMAT": "ISO"}
+# Renderings of sa.bin written at collect time, with the sysstat that wrote it (a later sysstat may not
+# read the binary format): name in [commands] -> argv, output file.
+SA_RENDERINGS = (("sadf_json", ["sadf", "-j", "sa.bin", "--", "-A"], "sadf.json"),)
 # name in [versions] -> command printing the version. Which ones are read for a run: see run_tools().
 VERSION_PROBES = {
     "sysstat": ["sar", "-V"], "procps_vmstat": ["vmstat", "-V"], "strace": ["strace", "-V"],
@@ -289,6 +300,11 @@ def machine_info(run_dir: Path) -> dict[str, Any]:
     virt = _virtualization()
     if virt:
         m["virtualization"] = virt
+    # the IANA zone: sar/mpstat/pidstat/vmstat print local times without a zone; ingest reads them in this
+    # zone (summer time right), docs/formats.md §2.2
+    from kansoku.parsers.sysstat.common import machine_zone
+
+    m["timezone"] = machine_zone().key
     fs = _filesystem_of(run_dir)
     if fs:
         m["filesystem"] = fs
@@ -356,6 +372,34 @@ def _psql_csv(conninfo: str, sql: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(p.stdout)))
 
 
+# Statistics views snapshotted before and after the benchmark (docs/formats.md §8); a view the server does
+# not have (pg_stat_wal before 14, pg_stat_checkpointer before 17) is skipped.
+PG_STAT_VIEWS = (
+    ("pg_stat_bgwriter", "SELECT now() AS snapshot_at, * FROM pg_stat_bgwriter"),
+    ("pg_stat_checkpointer", "SELECT now() AS snapshot_at, * FROM pg_stat_checkpointer"),
+    ("pg_stat_wal", "SELECT now() AS snapshot_at, * FROM pg_stat_wal"),
+    ("pg_stat_database", "SELECT now() AS snapshot_at, * FROM pg_stat_database WHERE datname = current_database()"),
+)
+
+
+def snapshot_pg_stat(conninfo: str, run_dir: Path, moment: str) -> list[str]:
+    """Write pg_stat_<view>.<moment>.csv for each view the server has; the views it lacks, by name."""
+    missing: list[str] = []
+    if shutil.which("psql") is None:
+        return ["psql not found in PATH"]
+    for view, sql in PG_STAT_VIEWS:
+        try:
+            p = _psql(conninfo, sql)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            missing.append(f"{view}: {exc}")
+            continue
+        if p.returncode != 0 or not p.stdout.strip():
+            missing.append(view)
+            continue
+        (run_dir / f"{view}.{moment}.csv").write_text(p.stdout)
+    return missing
+
+
 def server_info(conninfo: str, run_dir: Path) -> dict[str, Any]:
     """Capture SELECT version() and the non-default settings; see the module docstring."""
     info: dict[str, Any] = {"conninfo": redact_conninfo(conninfo)}
@@ -402,7 +446,8 @@ class Monitor:
 
     @property
     def shell(self) -> str:
-        return shlex.join(self.argv) + f" > {self.output or '/dev/null'}"
+        env = " ".join(f"{k}={v}" for k, v in MONITOR_ENV.items())
+        return f"{env} " + shlex.join(self.argv) + f" > {self.output or '/dev/null'}"
 
     def start(self, run_dir: Path, stderr_name: str | None = None) -> None:
         if shutil.which(self.argv[0]) is None:
@@ -412,7 +457,8 @@ class Monitor:
         err = open(run_dir / stderr_name, "wb") if stderr_name else subprocess.DEVNULL
         try:
             self.proc = subprocess.Popen(self.argv, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=err, start_new_session=True, preexec_fn=default_signals)
+                                         stderr=err, start_new_session=True, preexec_fn=default_signals,
+                                         env={**os.environ, **MONITOR_ENV})
         except OSError as exc:
             self.error = str(exc)
         finally:
@@ -599,6 +645,8 @@ def collect_run(req: RunRequest) -> RunResult:
         for e in errors:
             _log(f"warning: monitor not started: {e}", req.quiet)
         _sleep_unless(intr, req.settle_s)
+        if req.conninfo and intr.received is None:
+            commands["pg_stat_missing"] = snapshot_pg_stat(req.conninfo, run_dir, "before")
         proc = None
         if intr.received is None:
             try:
@@ -615,6 +663,8 @@ def collect_run(req: RunRequest) -> RunResult:
                 note = f"the command could not be started: {exc}"
                 exit_code = 127
             end = _now()
+            if req.conninfo and intr.received is None:
+                snapshot_pg_stat(req.conninfo, run_dir, "after")
         if intr.received is None:
             _sleep_unless(intr, req.settle_s)
         if strace is not None:
@@ -625,6 +675,7 @@ def collect_run(req: RunRequest) -> RunResult:
         if tail is not None:
             commands.update(tail.stop(run_dir))
         received = intr.received
+    render_errors = render_sa(run_dir, commands) if monitors else []
 
     if start:
         meta["start"] = start
@@ -653,8 +704,8 @@ def collect_run(req: RunRequest) -> RunResult:
     commands["collectors_stop_signal"] = " ".join(f"{m.name}:{m.stop_signal}" for m in monitors)
     if strace is not None:
         commands["strace_stop_signal"] = strace.stop_signal
-    if errors:
-        commands["monitor_errors"] = errors
+    if errors or render_errors:
+        commands["monitor_errors"] = errors + render_errors
     # rebuild the dict so top-level keys come first in the file
     order = ["status", "status_note", "exit_code", "start", "end", "collectors_start", "collectors_stop",
              "hostname", "notes"]
@@ -662,6 +713,30 @@ def collect_run(req: RunRequest) -> RunResult:
     final.update({k: v for k, v in meta.items() if k not in final})
     write_run_toml(run_dir, final)
     return RunResult(run_dir, status, exit_code, received is not None, time.monotonic() - t0)
+
+
+def render_sa(run_dir: Path, commands: dict[str, Any]) -> list[str]:
+    """Render sa.bin with the sysstat that wrote it (sadf -j beside it); errors as 'name: sadf's words'."""
+    errors: list[str] = []
+    if not (run_dir / "sa.bin").exists():
+        return errors
+    for name, argv, out_name in SA_RENDERINGS:
+        if shutil.which(argv[0]) is None:
+            errors.append(f"{name}: {argv[0]} not found in PATH")
+            continue
+        commands[name] = " ".join(f"{k}={v}" for k, v in MONITOR_ENV.items()) + " " + shlex.join(argv) + \
+            f" > {out_name}"
+        try:
+            with open(run_dir / out_name, "wb") as out:
+                proc = subprocess.run(argv, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
+                                      stderr=subprocess.PIPE, timeout=120, env={**os.environ, **MONITOR_ENV})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            errors.append(f"{name}: {exc}")
+            continue
+        if proc.returncode != 0:
+            (run_dir / out_name).unlink(missing_ok=True)
+            errors.append(f"{name}: " + " ".join(proc.stderr.decode(errors="replace").split())[:300])
+    return errors
 
 
 def _sleep_unless(intr: _Interrupt, seconds: float) -> None:

@@ -17,10 +17,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
+import duckdb
+
 from kansoku.ingest.detect import Detection, detect
 from kansoku.errors import KansokuError, ParseError, RunError
 from kansoku.ingest.runs import CAMPAIGN_MARKER, RUN_TOML, Run, campaign_root, make_run, walk_files
 from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, open_store
+from kansoku.parsers.base import runs_mixed_in_directory
 
 
 @dataclass
@@ -86,15 +89,18 @@ def source_id_for(run_id: str, file_name: str) -> str:
 
 def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
            progress: Callable[[Iterable], Iterable] | None = None,
-           on_wait: Callable[[str], None] | None = None) -> IngestReport:
-    """Ingest the paths in one transaction. Ctrl-C raises Interrupted, which says whether it committed."""
+           on_wait: Callable[[str], None] | None = None, keep_going: bool = False) -> IngestReport:
+    """Ingest the paths in one transaction. Ctrl-C raises Interrupted, which says whether it committed.
+    ``keep_going``: store the files that parse (and their runs) even when others fail; the failures are
+    still listed in ``report.errors`` (the caller exits non-zero)."""
     try:
-        return _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait)
+        return _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait, keep_going=keep_going)
     except KeyboardInterrupt:  # before the transaction began (walking, detecting, waiting for the store)
         raise Interrupted(False) from None
 
 
-def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wait) -> IngestReport:
+def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wait,
+            keep_going: bool = False) -> IngestReport:
     report = IngestReport(db=str(db_path))
     # 1. discover and detect (no database needed yet)
     by_dir: dict[Path, list[Detection]] = defaultdict(list)
@@ -114,6 +120,11 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
         by_dir[w.path.parent].append(d)
         roots[w.path.parent] = w.root
     work = [(run_dir, d) for run_dir in sorted(by_dir) for d in by_dir[run_dir]]
+    for run_dir, dets in sorted(by_dir.items()):  # one run per directory (formats declare what that means)
+        why = runs_mixed_in_directory([(d.path, d.format) for d in dets if d.format is not None])
+        if why:
+            report.errors.append(f"{run_dir}: {why}. A run is a directory: put each run (its pgbench output, "
+                                 "-l logs, monitors) in its own directory, e.g. clients=4/rep=1/; nothing stored")
     # 2. identities: one directory, one run; one run, one directory
     runs: dict[Path, Run | None] = {}
     for run_dir in sorted(by_dir):
@@ -145,16 +156,28 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
                         f"file so that every path names a run the same way")
             iterator = progress(work) if progress else work
+            aborted = False
             for run_dir, det in iterator:
                 run = runs[run_dir]
                 if run is None:
                     report.files.append(FileResult(str(det.path), None, "failed", det.format.name,
                                                    reason="run metadata error"))
                     continue
-                report.files.append(_ingest_file(store, run, det, report))
-            if report.errors:
+                try:
+                    res = _ingest_file(store, run, det, report)
+                except _Aborted:
+                    report.files.append(FileResult(str(det.path), run.run_id, "failed", det.format.name,
+                                                   reason=report.errors[-2] if len(report.errors) > 1 else None))
+                    aborted = True
+                    break
+                report.files.append(res)
+            if report.errors and (aborted or not keep_going):
                 tx.rollback()
                 return report
+            # with keep_going, a directory none of whose files was stored is not stored as a run
+            failed = {f.path for f in report.files if f.status == "failed"}
+            stored_dirs = {run_dir for run_dir, det in work if not det.format.own_runs and str(det.path) not in failed}
+            measured = {d: r for d, r in measured.items() if d in stored_dirs}
             # a run's files are a set: files no longer in a directory walked whole leave no rows behind
             for run_dir, run in measured.items():
                 if run_dir not in whole:
@@ -181,6 +204,10 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
 
 def _key(runs: dict[Path, Run | None], run: Run) -> Path:
     return next(d for d, r in runs.items() if r is run)
+
+
+class _Aborted(Exception):
+    """A parser's bulk load failed inside DuckDB: the transaction is gone, the ingest stops (rolled back)."""
 
 
 def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -> FileResult:
@@ -212,15 +239,20 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         store.delete_source(sid)
     run_id = None if fmt.own_runs else run.run_id
     sink = FileSink(store=store, path=path, run_id=run_id, source_id=sid, run_start=run.start_time,
-                    newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
+                    run_meta=run.meta, newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
     try:
         fmt.parse(path, sink)
         for name, value in sink.facts.items():
             run.check_fact(name, value, path)
         _store_declared_runs(store, sink, path)
     except (ParseError, RunError) as exc:
-        store.delete_source(sid)
         report.errors.append(str(exc))
+        try:
+            store.delete_source(sid)
+        except duckdb.TransactionException:  # the parser's load aborted the transaction: nothing is stored
+            report.errors.append(f"{path}: the ingest stopped here (DuckDB aborted the transaction on this "
+                                 "file); nothing was stored; fix or remove the file and ingest again")
+            raise _Aborted() from None
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
     except KansokuError as exc:
         store.delete_source(sid)

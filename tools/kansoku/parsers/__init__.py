@@ -6,11 +6,16 @@ Adding a format = adding one module here (or in its family's folder); nothing el
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
-from functools import lru_cache
+import re
+from functools import lru_cache, wraps
+from pathlib import Path
+from typing import Callable
 
-from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule
+from kansoku.errors import KansokuError, ParseError
+from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 
 @lru_cache(maxsize=1)
@@ -24,9 +29,38 @@ def modules() -> tuple[ParserModule, ...]:
         mod = importlib.import_module(name)
         pm = getattr(mod, "MODULE", None)
         if isinstance(pm, ParserModule):
+            pm.formats = [dataclasses.replace(f, parse=guarded(f.name, f.parse)) for f in pm.formats]
             found.append(pm)
     # ordered by family name: among formats of equal priority, detection prefers the earlier family
     return tuple(sorted(found, key=lambda m: m.name))
+
+
+_LINE_IN_MESSAGE = re.compile(r"(?:Line|line)[: ]+(\d+)")
+
+
+def guarded(name: str, parse: Callable[[Path, Sink], None]) -> Callable[[Path, Sink], None]:
+    """Every failure of a parser reaches the user as a ParseError naming the file (and the line when the
+    error says it): a damaged input the parser did not foresee (a number beyond 64 bits, a byte that
+    breaks DuckDB's CSV reader) must never end in a traceback. Parsers raise ParseError themselves with
+    what they expected; this is the net under them."""
+
+    @wraps(parse)
+    def run(path: Path, sink: Sink) -> None:
+        try:
+            parse(path, sink)
+        except KansokuError:
+            raise
+        except RecursionError:
+            raise ParseError(path, None, f"a {name} file", "nesting too deep") from None
+        except (MemoryError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 -- the net: anything else is a damaged input
+            text = " ".join(str(exc).split())
+            m = _LINE_IN_MESSAGE.search(text)
+            raise ParseError(path, int(m.group(1)) if m else None, f"a valid {name} file",
+                             f"{type(exc).__name__}: {text[:120]}") from None
+
+    return run
 
 
 def formats() -> list[Format]:

@@ -61,6 +61,7 @@ class Sink(Protocol):
     path: Path
     run_id: str | None
     run_start: Any  # datetime | None: the run's start time if known (run.toml)
+    run_meta: dict[str, Any]  # the run's run.toml as ingest read it (parsers never re-read it)
 
     def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int: ...
 
@@ -68,6 +69,18 @@ class Sink(Protocol):
         """INSERT INTO table BY NAME <select_sql>. ``$source_id`` and ``$run_id`` are bound."""
 
     def warn(self, line: int | None, message: str) -> None: ...
+
+    # The bulk path (pgbench -l logs): after load_sql, the parser checks the rows DuckDB loaded. Only
+    # the file's own rows are reachable; no store connection is handed out.
+    def own_rows(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> list[tuple]:
+        """``select_sql`` with ``{rows}`` standing for this file's rows of ``table``."""
+
+    def update_own_rows(self, table: str, set_sql: str, params: dict[str, Any] | None = None) -> None: ...
+
+    def delete_last_own_row(self, table: str, where_sql: str, params: list[Any]) -> int: ...
+
+    def csv_rejects(self, reader_sql: str, params: dict[str, Any]) -> list[tuple[int, int, str, str]]:
+        """Lines DuckDB's CSV reader could not read (error path of a bulk load)."""
 
     def newline_count(self) -> int:
         """Number of newline characters in the file (free when the ingest hashed it in the same read)."""
@@ -102,6 +115,32 @@ class Format:
     # Other files the parse reads (e.g. the CSV a published-table sidecar names): their
     # content is part of the file's digest, so a change to them re-ingests the file.
     companions: Callable[[Path], list[Path]] | None = None
+    # A run holds at most one file of this format (pgbench stdout: one summary per run). Several in one
+    # run directory are several runs laid out as one: refused (one run per directory), never merged.
+    one_per_run: bool = False
+    # Which run a file of this format belongs to, from its name (pgbench -l logs: PREFIX.PID): files with
+    # different keys in one run directory are refused like ``one_per_run``.
+    run_key: Callable[[Path], str | None] | None = None
+
+
+def runs_mixed_in_directory(files: list[tuple[Path, Format]]) -> str | None:
+    """Why the files detected in one directory hold more than one run, or None."""
+    by_fmt: dict[str, list[Path]] = {}
+    keys: dict[str, set[str]] = {}
+    for path, fmt in files:
+        by_fmt.setdefault(fmt.name, []).append(path)
+        if fmt.run_key is not None:
+            k = fmt.run_key(path)
+            if k is not None:
+                keys.setdefault(fmt.tool, set()).add(k)
+    for path, fmt in files:
+        if fmt.one_per_run and len(by_fmt[fmt.name]) > 1:
+            names = ", ".join(p.name for p in by_fmt[fmt.name])
+            return f"{names}: {len(by_fmt[fmt.name])} {fmt.name} files in one run directory"
+    for tool, ks in keys.items():
+        if len(ks) > 1:
+            return f"{tool} logs of {len(ks)} different runs ({', '.join(sorted(ks))}) in one run directory"
+    return None
 
 
 @dataclass
@@ -128,10 +167,18 @@ class MetricDef:
     sql: str
     unit: str  # "tps", "ms", "%", "KB/s", ...
     higher_is_better: bool
-    label_ja: str
-    label_en: str
+    # Labels shown on the site and in the PDF: i18n/<lang>.toml [metric_<name>] (read in __post_init__).
+    label_ja: str = ""
+    label_en: str = ""
     # Optional: the same metric over a selection of instances, written ``name[sel]`` in a spec
     # (``disk_read_kb_s[hdd]``, ``cpu_soft_pct[0+1]``). ``{selection}`` is replaced by a SQL list of the
     # selected instance names; a spec's [device_groups] name several devices at once.
     selection_sql: str | None = None
     selection_of: str = ""  # what the selection names: "device", "cpu"
+
+    def __post_init__(self) -> None:
+        from kansoku import words
+
+        for lang in words.LANGS:
+            if not getattr(self, f"label_{lang}"):
+                object.__setattr__(self, f"label_{lang}", words.t(lang, f"metric_{self.name}"))

@@ -1,4 +1,4 @@
-"""fio: JSON / json+, normal (human) text and terse output (formats.md §6).
+"""fio: JSON / json+, normal (human) text and terse output (docs/formats.md §6).
 
 All three forms land in the same table, ``fio_jobs``: one row per job report
 and direction (read, write, trim, sync, mixed) that did I/O, in one set of
@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 SCHEMA = """
@@ -122,16 +123,28 @@ CREATE TABLE IF NOT EXISTS fio_disk_util (
     in_queue_ms BIGINT,
     util_pct DOUBLE
 );
+-- One row per fio output file: did the run succeed? A job with err != 0 (ENOSPC, EIO, ...) or a run
+-- killed before it reported makes the file's numbers unusable: the run metrics fio_* leave such runs out,
+-- as tps leaves out an aborted pgbench run.
+CREATE TABLE IF NOT EXISTS fio_status (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    status VARCHAR NOT NULL,    -- 'ok' | 'error' (a job reported err != 0) | 'killed' (banner only, no report)
+    jobs_failed INTEGER,        -- job reports with err != 0
+    status_note VARCHAR         -- fio's own error text, or why the file counts as killed
+);
 """
 
-TABLES = ["fio_jobs", "fio_latency_percentiles", "fio_disk_util"]
+TABLES = ["fio_jobs", "fio_latency_percentiles", "fio_disk_util", "fio_status"]
 
 VIEWS = """
 -- The report a run's numbers come from: json/json+ before terse before normal.
+-- Runs whose fio failed (a job with err != 0, or killed before reporting) give no fio numbers.
 CREATE OR REPLACE VIEW fio_run_jobs AS
 WITH p AS (
     SELECT j.*, CASE j.report_format WHEN 'json+' THEN 1 WHEN 'json' THEN 1 WHEN 'terse' THEN 2 ELSE 3 END AS prio
     FROM fio_jobs j
+    WHERE j.run_id NOT IN (SELECT run_id FROM fio_status WHERE status <> 'ok' AND run_id IS NOT NULL)
 ), b AS (SELECT *, min(prio) OVER (PARTITION BY run_id) AS best FROM p)
 SELECT * EXCLUDE (prio, best) FROM b WHERE prio = best;
 
@@ -160,7 +173,7 @@ SELECT r.run_id, coalesce(
       ORDER BY coalesce(d.read_ios, 0) + coalesce(d.write_ios, 0) DESC, d.device LIMIT 1)) AS device
 FROM (SELECT DISTINCT run_id FROM fio_jobs) r;
 
--- Bandwidth per pattern (seq/rand x read/write) and device (FY2013 図 4.1).
+-- Bandwidth per pattern (seq/rand x read/write) and device (FY2013 Fig. 4.1).
 CREATE OR REPLACE VIEW fio_pattern_bw AS
 SELECT d.run_id, dev.device,
        CASE WHEN d.rw LIKE 'rand%' THEN 'rand' WHEN d.rw IS NULL THEN NULL ELSE 'seq' END AS pattern,
@@ -186,26 +199,22 @@ FROM m LEFT JOIN m b ON b.device = baseline_device AND b.rw IS NOT DISTINCT FROM
 """
 
 
-def _metric(name: str, col: str, direction: str, unit: str, hib: bool, ja: str, en: str) -> MetricDef:
+def _metric(name: str, col: str, direction: str, unit: str, hib: bool) -> MetricDef:
     return MetricDef(name, f"SELECT run_id, {col} AS value FROM fio_run_direction WHERE direction = '{direction}'",
-                     unit, hib, ja, en)
+                     unit, hib)
 
 
 METRICS = [
-    _metric("fio_read_bw_kib_s", "bw_kib_s", "read", "KiB/s", True, "fio 読み込み帯域", "fio read bandwidth"),
-    _metric("fio_write_bw_kib_s", "bw_kib_s", "write", "KiB/s", True, "fio 書き込み帯域", "fio write bandwidth"),
-    _metric("fio_read_iops", "iops", "read", "IOPS", True, "fio 読み込み IOPS", "fio read IOPS"),
-    _metric("fio_write_iops", "iops", "write", "IOPS", True, "fio 書き込み IOPS", "fio write IOPS"),
-    _metric("fio_read_lat_mean_us", "lat_mean_us", "read", "us", False, "fio 読み込み平均レイテンシ",
-            "fio read mean latency"),
-    _metric("fio_write_lat_mean_us", "lat_mean_us", "write", "us", False, "fio 書き込み平均レイテンシ",
-            "fio write mean latency"),
-    _metric("fio_sync_lat_mean_us", "lat_mean_us", "sync", "us", False, "fio fsync 平均レイテンシ",
-            "fio sync mean latency"),
+    _metric("fio_read_bw_kib_s", "bw_kib_s", "read", "KiB/s", True),
+    _metric("fio_write_bw_kib_s", "bw_kib_s", "write", "KiB/s", True),
+    _metric("fio_read_iops", "iops", "read", "IOPS", True),
+    _metric("fio_write_iops", "iops", "write", "IOPS", True),
+    _metric("fio_read_lat_mean_us", "lat_mean_us", "read", "us", False),
+    _metric("fio_write_lat_mean_us", "lat_mean_us", "write", "us", False),
+    _metric("fio_sync_lat_mean_us", "lat_mean_us", "sync", "us", False),
 ]
 
 DIRECTIONS = ("read", "write", "trim", "sync", "mixed")
-OPTION_KEYS = ("rw", "bs", "iodepth", "numjobs", "direct", "fsync", "fdatasync", "ioengine", "filename")
 
 # -- units ----------------------------------------------------------------------
 
@@ -262,13 +271,10 @@ def _int_opt(v: Any) -> int | None:
 # -- options from run.toml ---------------------------------------------------------
 
 
-def _command_options(path: Path) -> tuple[dict[str, str], dict[str, dict[str, str]], int]:
-    """(global options, options per --name, number of --name) of the fio command in run.toml."""
-    from kansoku.ingest.runs import load_run_toml
-    try:
-        meta = load_run_toml(path.parent)
-    except Exception:
-        return {}, {}, 0
+def _command_options(sink: Sink) -> tuple[dict[str, str], dict[str, dict[str, str]], int]:
+    """(global options, options per --name, number of --name) of the fio command in run.toml
+    (handed in by ingest through the sink)."""
+    meta = getattr(sink, "run_meta", None) or {}
     cmds = meta.get("commands") if isinstance(meta.get("commands"), dict) else {}
     text = cmds.get("fio") or next((v for v in cmds.values() if isinstance(v, str)
                                     and re.match(r"^\s*fio\s", v)), None)
@@ -354,8 +360,10 @@ class _Out:
         self.jobs: list[dict] = []
         self.pcts: list[dict] = []
         self.disks: list[dict] = []
-        self.cmd = _command_options(path)
+        self.cmd = _command_options(sink)
         self.version: str | None = None
+        self.status: tuple[str, str | None] = ("ok", None)
+        self.error_text = ""  # fio's own 'fio: ... error' line, when the file has one
 
     def add_job(self, fmt: str, job: dict[str, Any], file_opts: dict[str, Any],
                 directions: dict[str, dict], pcts: dict[tuple[str, str], dict[float, float]]) -> None:
@@ -406,6 +414,16 @@ class _Out:
                 n = j.get("numjobs") or 1
                 j["group_reported"] = n > 1 and same == 1
                 j["jobs_in_report"] = n if j["group_reported"] else 1
+        failed = [j for j in self.jobs if j.get("error")]
+        failed_reports = {(j["report_format"], j["job_no"]) for j in failed}
+        if failed:
+            notes = sorted({f"job {j.get('jobname')!r} err={j.get('error')}" for j in failed})
+            for j in failed[:1]:
+                self.sink.warn(j.get("line"), f"fio {'; '.join(notes[:3])}: the run failed; its fio numbers are "
+                                              "stored but left out of the run metrics")
+            self.status = ("error", "; ".join(notes[:5]) + (self.error_text and f" ({self.error_text})" or ""))
+        self.sink.add_rows("fio_status", [{"status": self.status[0], "jobs_failed": len(failed_reports),
+                                           "status_note": self.status[1]}])
         self.sink.add_rows("fio_jobs", self.jobs)
         self.sink.add_rows("fio_latency_percentiles", self.pcts)
         self.sink.add_rows("fio_disk_util", self.disks)
@@ -459,11 +477,7 @@ def _job_lines(text: str, start_line: int) -> list[int]:
 
 
 def parse_json(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(path, data[: exc.start].count(b"\n") + 1, "UTF-8 text from fio", "undecodable bytes") from None
+    text = textfile.read_text(path, "fio JSON output")
     m = re.search(r"^\{", text, re.M)
     if not m:
         raise ParseError(path, None, "a fio JSON document (a line starting with '{')", "none")
@@ -519,7 +533,7 @@ def parse_json(path: Path, sink: Sink) -> None:
             else:
                 io_kib = None
             if not io_kib and not total_ios and not x.get("bw"):
-                continue  # a direction the job did not use: fio prints zeros (formats.md §6.1)
+                continue  # a direction the job did not use: fio prints zeros (docs/formats.md §6.1)
             vals = {"io_kib": io_kib, "bw_kib_s": x.get("bw"), "iops": x.get("iops"), "runtime_ms": x.get("runtime"),
                     "total_ios": total_ios, "bw_min_kib_s": x.get("bw_min"), "bw_max_kib_s": x.get("bw_max"),
                     "bw_mean_kib_s": x.get("bw_mean"), "bw_samples": x.get("bw_samples"),
@@ -554,7 +568,7 @@ def parse_json(path: Path, sink: Sink) -> None:
 
 # -- terse ----------------------------------------------------------------------------------
 
-# Per-direction fields, formats.md §6.2 (HOWTO "Terse output"). Latencies in µs, bw KiB/s, io KiB.
+# Per-direction fields, docs/formats.md §6.2 (HOWTO "Terse output"). Latencies in µs, bw KiB/s, io KiB.
 _TERSE_DIR = (["io_kib", "bw_kib_s", "iops", "runtime_ms",
                "slat_min", "slat_max", "slat_mean_us", "slat_dev",
                "clat_min_us", "clat_max_us", "clat_mean_us", "clat_stddev_us"]
@@ -587,7 +601,7 @@ def _parse_terse(line: str, lineno: int, path: Path, out: _Out, truncated: bool)
     ver = int(fields[0])
     if ver not in TERSE_VERSIONS:
         raise ParseError(path, lineno, f"fio terse version {', '.join(map(str, TERSE_VERSIONS))} "
-                         f"(formats.md §6.2); terse version {ver} is not known to kansoku", line[:40])
+                         f"(docs/formats.md §6.2); terse version {ver} is not known to kansoku", line[:40])
     has_ver, dirs, extra = TERSE_VERSIONS[ver]
     head = 5 if has_ver else 4
     per_dir = len(_TERSE_DIR) + len(extra)
@@ -715,7 +729,7 @@ def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> N
     in_disk = False
     for idx, raw in enumerate(raw_lines):
         lineno = first_line + idx
-        # ETA lines written with '\r' (formats.md §0.2): keep what follows the last '\r'.
+        # ETA lines written with '\r' (docs/formats.md §0.2): keep what follows the last '\r'.
         line = raw.split("\r")[-1] if "\r" in raw.rstrip("\r") else raw.rstrip("\r")
         is_last = idx == len(raw_lines) - 1
         if not line.strip():
@@ -834,21 +848,26 @@ def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> N
 
 
 def parse_text(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(path, data[: exc.start].count(b"\n") + 1, "UTF-8 text from fio", "undecodable bytes") from None
-    if "\x00" in text:
-        raise ParseError(path, text[: text.index("\x00")].count("\n") + 1, "text from fio", "binary data (NUL byte)")
+    text = textfile.read_text(path, "fio output")
     out = _Out(path, sink)
+    errline = next((l.strip() for l in text.splitlines() if l.startswith("fio: ") and "err" in l), "")
+    out.error_text = errline[:200]
     _parse_text(text, 1, out)
     if not out.jobs:
         reported = [l for l in text.splitlines() if _JOB.match(l) or _is_terse(l)]
         if not reported:
-            raise ParseError(path, None, "fio job results (a 'NAME: (groupid=N, jobs=N): err=' block or a "
-                             "terse line)", "only the job banner (fio killed before it reported?)")
+            if not _BANNER_ONLY.search(text):
+                raise ParseError(path, None, "fio job results (a 'NAME: (groupid=N, jobs=N): err=' block or a "
+                                 "terse line)", "neither results nor a fio job banner")
+            # killed (or still running) before it reported: stored as a killed run, like an aborted pgbench
+            note = "only the job banner: fio was killed before it reported" + (f" ({errline})" if errline else "")
+            sink.warn(None, note + "; the run is marked killed and gives no fio numbers")
+            out.status = ("killed", note)
     out.finish()
+
+
+# The lines fio prints before any result: 'NAME: (g=0): rw=..., ioengine=...', 'fio-3.33', 'Starting N process'.
+_BANNER_ONLY = re.compile(r"^\S+: \(g=\d+\): rw=.*$|^Starting \d+ (?:process|thread)", re.M)
 
 
 FORMATS = [

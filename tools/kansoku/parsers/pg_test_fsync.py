@@ -1,4 +1,4 @@
-"""pg_test_fsync: ops/sec (and usecs/op) per wal_sync_method and write pattern (formats.md §7).
+"""pg_test_fsync: ops/sec (and usecs/op) per wal_sync_method and write pattern (docs/formats.md §7).
 
 The output is a few headed sections of result lines::
 
@@ -7,7 +7,7 @@ The output is a few headed sections of result lines::
             open_datasync                     18113.786 ops/sec      55 usecs/op
             fsync_writethrough                              n/a
 
-Variants (formats.md §7 table): 9.1 ``N operations per test`` and no
+Variants (docs/formats.md §7 table): 9.1 ``N operations per test`` and no
 ``usecs/op``; 9.3+ ``N seconds per test``; the preference note on one or two
 lines; 17+ quotes "wal_sync_method"; label and number widths change; ``n/a``
 for an unsupported method and ``n/a*`` when the filesystem refuses O_DIRECT.
@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 SCHEMA = """
@@ -61,7 +62,7 @@ SELECT run_id, section, section_no, item_no, label, method, write_count, write_s
        ops_per_sec, usecs_per_op, status, source_id
 FROM pg_test_fsync_results;
 
--- ops/sec per wal_sync_method (Windows study 表 5.3): one and two writes side by side.
+-- ops/sec per wal_sync_method (Windows study Table 5.3): one and two writes side by side.
 CREATE OR REPLACE VIEW pg_test_fsync_methods AS
 SELECT run_id, method,
        min(item_no) AS preference_no,
@@ -81,11 +82,11 @@ METRICS = [
     MetricDef(f"pg_test_fsync_{m}_ops_s",
               f"SELECT run_id, max(ops_per_sec) AS value FROM pg_test_fsync_results "
               f"WHERE section = 'one_write' AND method = '{m}' AND status = 'ok' GROUP BY run_id",
-              "ops/s", True, f"pg_test_fsync {m} (8kB 1回書き込み)", f"pg_test_fsync {m} (one 8kB write)")
+              "ops/s", True)
     for m in SYNC_METHODS
 ]
 
-# (regex on the heading, section key). formats.md §7; texts identical from 9.1 to 18.
+# (regex on the heading, section key). docs/formats.md §7; texts identical from 9.1 to 18.
 SECTIONS: list[tuple[re.Pattern, str]] = [
     (re.compile(r"^Compare file sync methods using one (?P<kb>\d+)kB write:\s*$"), "one_write"),
     (re.compile(r"^Compare file sync methods using two (?P<kb>\d+)kB writes:\s*$"), "two_writes"),
@@ -111,12 +112,7 @@ def sniff(head: FileHead) -> bool:
 
 
 def parse(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(path, data[: exc.start].count(b"\n") + 1, "UTF-8 text from pg_test_fsync",
-                         "undecodable bytes") from None
+    text = textfile.read_text(path, "pg_test_fsync output")
     lines = text.split("\n")
     truncated = bool(lines) and lines[-1] != ""
     if not truncated:
@@ -165,6 +161,12 @@ def parse(path: Path, sink: Sink) -> None:
                 row["ops_per_sec"] = float(m.group("ops"))
                 if m.group("us") is not None:
                     row["usecs_per_op"] = float(m.group("us"))
+                    # both figures come from one measurement (usecs/op = 10^6 / ops/sec, printed rounded):
+                    # a disagreement is a damaged number, which would otherwise be stored as plausible
+                    ops = row["ops_per_sec"]
+                    if ops > 0 and abs(row["usecs_per_op"] - 1e6 / ops) > max(1.0, 0.01 * row["usecs_per_op"]):
+                        raise ParseError(path, lineno, "usecs/op equal to 1000000 / ops/sec (as pg_test_fsync "
+                                         "computes it)", raw.strip())
             blk = info.get("wal_block_kb")
             if section in ("one_write", "two_writes"):
                 row["write_count"] = 1 if section == "one_write" else 2

@@ -1,8 +1,8 @@
-"""strace -c / -C: the system-call summary table (formats.md §5).
+"""strace -c / -C: the system-call summary table (docs/formats.md §5).
 
 Every variant shares one shape: a header line naming the columns, a line of
 dash runs (one run per column), data rows, a second dash line and the
-``total`` row. What varies (formats.md §5.1, §5.2):
+``total`` row. What varies (docs/formats.md §5.1, §5.2):
 
 * strace <= 5.5 prints fixed widths and leaves ``usecs/call`` blank in the
   total row; 5.6+ computes widths from the data and prints it;
@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 # Header words (after "% time" is glued to "%time") -> column names in the store.
-# strace 4.x-6.x default columns and the -U names they print (formats.md §5.2).
+# strace 4.x-6.x default columns and the -U names they print (docs/formats.md §5.2).
 COLUMNS: dict[str, str] = {
     "%time": "time_pct",
     "seconds": "seconds",
@@ -117,7 +118,7 @@ SELECT run_id, syscall,
        100.0 * sum(errors) / nullif(sum(calls), 0) AS error_pct
 FROM t GROUP BY run_id, syscall;
 
--- Top-N by share of time (FY2017 図 4.4/4.5): filter time_rank <= N per run.
+-- Top-N by share of time (FY2017 Fig. 4.4/4.5): filter time_rank <= N per run.
 CREATE OR REPLACE VIEW strace_top_syscalls AS
 SELECT run_id, syscall,
        row_number() OVER (PARTITION BY run_id ORDER BY time_pct DESC NULLS LAST, seconds DESC, calls DESC,
@@ -125,7 +126,7 @@ SELECT run_id, syscall,
        time_pct, seconds, calls, errors, error_pct
 FROM strace_run_syscalls;
 
--- Calls vs errors (FY2017 図 4.6).
+-- Calls vs errors (FY2017 Fig. 4.6).
 CREATE OR REPLACE VIEW strace_calls_errors AS
 SELECT run_id, syscall,
        row_number() OVER (PARTITION BY run_id ORDER BY calls DESC, syscall) AS calls_rank,
@@ -144,14 +145,14 @@ FROM strace_tables t GROUP BY t.run_id;
 
 METRICS = [
     MetricDef("strace_total_calls", "SELECT run_id, total_calls AS value FROM strace_runs",
-              "calls", False, "システムコール総数", "system calls, total"),
+              "calls", False),
     MetricDef("strace_total_errors", "SELECT run_id, total_errors AS value FROM strace_runs",
-              "calls", False, "失敗したシステムコール数", "failed system calls"),
+              "calls", False),
     MetricDef("strace_total_seconds", "SELECT run_id, total_seconds AS value FROM strace_runs",
-              "s", False, "システムコール時間合計", "time in system calls"),
+              "s", False),
     MetricDef("strace_error_pct",
               "SELECT run_id, 100.0 * total_errors / nullif(total_calls, 0) AS value FROM strace_runs",
-              "%", False, "システムコール失敗率", "system call error rate"),
+              "%", False),
 ]
 
 # -- recognising lines ---------------------------------------------------------
@@ -206,17 +207,14 @@ class Command:
     attached_to: str | None = None
 
 
-def run_meta(path: Path) -> dict[str, Any]:
-    """run.toml next to the file (the run directory), or {}: the parser only reads it."""
-    from kansoku.ingest.runs import load_run_toml
-    try:
-        return load_run_toml(path.parent)
-    except Exception:  # a bad run.toml is reported by runs.py, not here
-        return {}
+def run_meta(sink: Sink) -> dict[str, Any]:
+    """The run's run.toml as ingest read it (handed in through the sink), or {}."""
+    meta = getattr(sink, "run_meta", None)
+    return meta if isinstance(meta, dict) else {}
 
 
-def strace_command(path: Path) -> Command:
-    meta = run_meta(path)
+def strace_command(sink: Sink) -> Command:
+    meta = run_meta(sink)
     cmds = meta.get("commands", {}) if isinstance(meta.get("commands"), dict) else {}
     text = cmds.get("strace")
     if text is None:
@@ -284,7 +282,7 @@ def _assign(tokens: list[tuple[int, int, str]], spans: list[tuple[int, int]]) ->
     """Column index for each token, or None if the line is not a table row.
 
     Each token goes to the column it overlaps most (else the nearest). A value
-    wider than its column pushes the rest of the line right (formats.md §0.6):
+    wider than its column pushes the rest of the line right (docs/formats.md §0.6):
     that overflow is carried as a shift for the tokens that follow.
     """
     out = []
@@ -330,6 +328,9 @@ class _Table:
     seen_second_dash: bool = False
 
 
+_LOOKS_LIKE_ROW = re.compile(r"^\s*\d+(?:[.,]\d+)?\s+\d\S*\s+.*\s(?:[a-z_][a-z0-9_]*)\s*$")
+
+
 def _parse_row(line: str, table: _Table) -> dict | None:
     toks = _tokens(line)
     if not toks:
@@ -351,11 +352,13 @@ def _parse_row(line: str, table: _Table) -> dict | None:
                 return None
             if "," in tok:
                 table.decimal_comma = True
+            if col in INT_COLUMNS and not tok.lstrip("-").isdigit() and tok.lower().lstrip("-") != "nan":
+                return None  # a decimal in a count column (calls, errors): not a row strace prints
             row[col] = _num(tok, col)
     if "syscall" not in row:
         return None
     if "errors" in table.names and "errors" not in row:
-        row["errors"] = 0  # blank when zero (formats.md §5.1)
+        row["errors"] = 0  # blank when zero (docs/formats.md §5.1)
     needed = [c for c in table.names if c not in ("errors", "usecs_per_call", "syscall") and not c.startswith("extra:")]
     missing = [c for c in needed if c not in row]
     if missing and row["syscall"] != "total":
@@ -382,12 +385,7 @@ def _sort_seen(rows: list[dict]) -> str | None:
 
 
 def parse(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(path, data[: exc.start].count(b"\n") + 1, "UTF-8 text from strace -c",
-                         "undecodable bytes") from None
+    text = textfile.read_text(path, "strace -c output")
     lines = text.splitlines()
     tables: list[_Table] = []
     processes: list[dict] = []
@@ -443,6 +441,11 @@ def parse(path: Path, sink: Sink) -> None:
                 cur.rows.append(row)
                 i += 1
                 continue
+            if line.strip() and _LOOKS_LIKE_ROW.match(line) and not cur.seen_second_dash:
+                # a syscall row (a share first, a syscall name last) whose numbers do not fit its columns:
+                # a damaged count, not program output
+                raise ParseError(path, lineno, f"a strace -c row with {', '.join(cur.names)} "
+                                 "(integers for calls and errors, within their columns)", line.strip())
             if line.strip():
                 sink.warn(lineno, f"line inside the strace table is not a table row "
                           f"(program output mixed in?); skipped: {line.strip()[:80]!r}")
@@ -458,7 +461,7 @@ def parse(path: Path, sink: Sink) -> None:
     if other_lines:
         sink.warn(other_lines[0], f"{len(other_lines)} line(s) outside the strace table (trace or program "
                   f"output) ignored, the first at line {other_lines[0]}")
-    cmd = strace_command(path)
+    cmd = strace_command(sink)
     srows, trows = [], []
     for t in tables:
         if t.total is None:
@@ -488,7 +491,7 @@ def parse(path: Path, sink: Sink) -> None:
     sink.add_rows("strace_tables", trows)
     if processes:
         sink.add_rows("strace_processes", processes)
-    meta = run_meta(path)
+    meta = run_meta(sink)
     v = meta.get("versions", {}).get("strace") if isinstance(meta.get("versions"), dict) else None
     if isinstance(v, str):
         m = re.search(r"version\s+(\S+)", v)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import signal
@@ -19,7 +20,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import duckdb
 
 from kansoku import parsers
-from kansoku.errors import KansokuError, StoreBusyError
+from kansoku.errors import KansokuError, ParseError, StoreBusyError
 from kansoku.interrupts import sigint_held
 from kansoku.parsers.base import IngestWarning
 
@@ -394,6 +395,10 @@ def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s
     return store
 
 
+_INT_LIMITS = {"TINYINT": 2 ** 7, "SMALLINT": 2 ** 15, "INTEGER": 2 ** 31, "BIGINT": 2 ** 63,
+               "UTINYINT": 2 ** 8, "USMALLINT": 2 ** 16, "UINTEGER": 2 ** 32, "UBIGINT": 2 ** 64}
+
+
 @dataclass
 class FileSink:
     """The Sink a parser writes one file into (see parsers.base.Sink)."""
@@ -403,11 +408,11 @@ class FileSink:
     run_id: str | None
     source_id: str
     run_start: Any = None
+    run_meta: dict[str, Any] = field(default_factory=dict)  # the run's run.toml, as ingest read it (never re-read)
     rows_loaded: int = 0
     warnings: list[IngestWarning] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
     tool_version: str | None = None
-    tables_touched: set[str] = field(default_factory=set)
     newlines: Any = None  # () -> int, when the ingest counts the file's newlines while hashing it
     runs: list[dict[str, Any]] = field(default_factory=list)  # runs the file declares (own_runs formats)
 
@@ -417,18 +422,83 @@ class FileSink:
     def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int:
         cols = self.store.table_columns(table)
         fixed = {k: v for k, v in self._fixed().items() if k in cols}
-        n = self.store.insert_rows(table, rows, fixed)
+        n = self.store.insert_rows(table, self._checked(table, cols, rows), fixed)
         self.rows_loaded += n
-        self.tables_touched.add(table)
         return n
 
+    def _checked(self, table: str, cols: dict[str, str], rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Rows as the column types can hold them: an integer beyond the column's range (a damaged
+        '99999999999' in a count) is a ParseError naming the file and line, never a DuckDB error inside
+        the ingest transaction; a NaN or infinity (pgbench prints '-nan' for an empty run) is stored as
+        NULL with a warning."""
+        for row in rows:
+            for k, v in row.items():
+                if isinstance(v, bool) or v is None:
+                    continue
+                if isinstance(v, int):
+                    limit = _INT_LIMITS.get(cols.get(k, ""))
+                    if limit is not None and not -limit <= v < limit:
+                        raise ParseError(self.path, row.get("line") or row.get("first_line"),
+                                         f"a {k} that fits a {cols[k]} ({table})", str(v)[:40])
+                elif isinstance(v, float) and not math.isfinite(v):
+                    self.warn(row.get("line") or row.get("first_line"), f"{k} = {v} is not a number: stored as NULL")
+                    row = {**row, k: None}
+            yield row
+
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
+        self.store.con.execute("SET enable_progress_bar = false")  # a big file's load prints no bar on stdout
         all_params = {"source_id": self.source_id, "run_id": self.run_id, **(params or {})}
         used = {k: v for k, v in all_params.items() if f"${k}" in select_sql}
         n = self.store.con.execute(f"INSERT INTO {table} BY NAME {select_sql}", used).fetchone()[0]
         self.rows_loaded += n
-        self.tables_touched.add(table)
         return n
+
+    # -- the bulk path of big files (pgbench -l logs): DuckDB reads the file, the parser checks the rows
+    # it loaded. Only this file's own rows are reachable, through these methods.
+
+    def own_rows(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> list[tuple]:
+        """Run ``select_sql`` where ``{rows}`` stands for this file's rows of ``table``."""
+        sql = select_sql.replace("{rows}", f"(SELECT * FROM {table} WHERE source_id = $source_id)")
+        return self.store.con.execute(sql, {"source_id": self.source_id, **(params or {})}).fetchall()
+
+    def update_own_rows(self, table: str, set_sql: str, params: dict[str, Any] | None = None) -> None:
+        """UPDATE this file's rows of ``table`` SET ``set_sql``."""
+        self.store.con.execute(f"UPDATE {table} SET {set_sql} WHERE source_id = $source_id",
+                               {"source_id": self.source_id, **(params or {})})
+
+    def delete_last_own_row(self, table: str, where_sql: str, params: list[Any]) -> int:
+        """Delete the newest of this file's rows matching ``where_sql`` (positional ``?``): a cut last
+        line a bulk reader took for a complete row. Returns 0 or 1."""
+        con = self.store.con
+        row = con.execute(f"SELECT max(rowid) FROM {table} WHERE source_id = ? AND {where_sql}",
+                          [self.source_id, *params]).fetchone()
+        if row[0] is None:
+            return 0
+        con.execute(f"DELETE FROM {table} WHERE rowid = ?", [row[0]])
+        self.rows_loaded -= 1
+        return 1
+
+    def csv_rejects(self, reader_sql: str, params: dict[str, Any]) -> list[tuple[int, int, str, str]]:
+        """Error path of a bulk load: read the file again with DuckDB's ``store_rejects`` (``reader_sql`` is
+        a read_csv(..., store_rejects=true) call) and return (line, byte offset, text, message) of the lines
+        it could not read. No query here may fail: an error would abort the ingest transaction."""
+        con = self.store.con
+        con.execute("SET enable_progress_bar = false")  # the re-read must print no bar on stdout
+
+        def has_tables() -> bool:
+            return con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name IN "
+                               "('reject_scans', 'reject_errors')").fetchone()[0] == 2
+
+        before = con.execute("SELECT coalesce(max(scan_id), -1) FROM reject_scans").fetchone()[0] \
+            if has_tables() else -1
+        con.execute(f"CREATE OR REPLACE TEMP TABLE kansoku_reject_probe AS SELECT * FROM {reader_sql}", params)
+        con.execute("DROP TABLE kansoku_reject_probe")
+        if not has_tables():
+            return []
+        rows = con.execute(
+            "SELECT line, min(line_byte_position), any_value(csv_line), string_agg(DISTINCT error_message, '; ') "
+            "FROM reject_errors WHERE scan_id > ? GROUP BY line ORDER BY line", [before]).fetchall()
+        return [(int(r[0]), int(r[1]), r[2], r[3]) for r in rows]
 
     def warn(self, line: int | None, message: str) -> None:
         self.warnings.append(IngestWarning(line, message))

@@ -1,7 +1,8 @@
 """pgbench: stdout summary (8.4 .. 18), per-statement latencies (-r), progress lines (-P).
+``pgbench -i`` output is read by ``init.py``.
 
 Table-driven: each summary line is matched by one entry of ``SUMMARY_LINES``
-(see shared/docs/formats.md §1.1 for the version each line appeared in).
+(see docs/formats.md §1.1 for the version each line appeared in).
 Unknown lines inside the summary block are reported as warnings, never guessed.
 """
 
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf"
@@ -79,23 +81,6 @@ ALTER TABLE pgbench_scripts ADD COLUMN IF NOT EXISTS transactions_processed BIGI
 ALTER TABLE pgbench_scripts ADD COLUMN IF NOT EXISTS transactions_skipped BIGINT;
 ALTER TABLE pgbench_scripts ADD COLUMN IF NOT EXISTS transactions_retried BIGINT;
 ALTER TABLE pgbench_scripts ADD COLUMN IF NOT EXISTS total_retries BIGINT;
-CREATE TABLE IF NOT EXISTS pgbench_init (
-    source_id VARCHAR NOT NULL,
-    run_id VARCHAR,
-    tuples_total BIGINT,            -- pgbench_accounts rows generated (100000 x scale)
-    scaling_factor INTEGER,         -- tuples_total / 100000
-    generate_mode VARCHAR,          -- 'client-side' | 'server-side' (13+), NULL before
-    generate_elapsed_s DOUBLE,      -- elapsed time of the last 'N of M tuples' line
-    total_s DOUBLE,                 -- 13+: 'done in X s'
-    drop_tables_s DOUBLE,
-    create_tables_s DOUBLE,
-    generate_s DOUBLE,
-    vacuum_s DOUBLE,
-    primary_keys_s DOUBLE,
-    foreign_keys_s DOUBLE,
-    status VARCHAR NOT NULL,        -- 'ok' | 'incomplete' (no 'done' line: pgbench -i killed or failed)
-    status_note VARCHAR
-);
 CREATE TABLE IF NOT EXISTS pgbench_statement_latency (
     source_id VARCHAR NOT NULL,
     run_id VARCHAR,
@@ -124,7 +109,7 @@ CREATE TABLE IF NOT EXISTS pgbench_progress (
 );
 """
 
-TABLES = ["pgbench_summary", "pgbench_scripts", "pgbench_statement_latency", "pgbench_progress", "pgbench_init"]
+TABLES = ["pgbench_summary", "pgbench_scripts", "pgbench_statement_latency", "pgbench_progress"]
 
 VIEWS = """
 CREATE OR REPLACE VIEW pgbench_runs AS
@@ -159,7 +144,10 @@ def _f(s: str) -> float:
 
 
 def _i(s: str) -> int:
-    return int(s)
+    v = int(s)
+    if not -(2 ** 63) <= v < 2 ** 63:  # counts are BIGINT in the store; more is damage, not a count
+        raise ValueError(s)
+    return v
 
 
 def _tps(m: re.Match, out: dict) -> None:
@@ -176,9 +164,9 @@ def _tps(m: re.Match, out: dict) -> None:
 
 
 def _processed(m: re.Match, out: dict) -> None:
-    out["transactions_processed"] = int(m.group("n"))
+    out["transactions_processed"] = _i(m.group("n"))
     if m.group("of"):
-        out["transactions_expected"] = int(m.group("of"))
+        out["transactions_expected"] = _i(m.group("of"))
 
 
 def _latency_avg(m: re.Match, out: dict) -> None:
@@ -275,17 +263,17 @@ def sniff_stdout(head: FileHead) -> bool:
     return (has_type and has_clients) or has_progress
 
 
+def _second_run(path: Path, lineno: int, first: int) -> None:
+    """Several runs appended to one file are refused, never merged or cut to the last one: which run a
+    repetition, client count, ... belongs to is a fact of the layout, not something to guess."""
+    raise ParseError(path, lineno, f"one pgbench run per file (the summary starting at line {first} is "
+                     "complete); this is a second run appended to the same file. Put each run's output in "
+                     "its own run directory (e.g. clients=1/rep=1/pgbench.log), see docs/formats.md §1.7",
+                     "a second pgbench run")
+
+
 def parse_stdout(path: Path, sink: Sink) -> None:
-    with open(path, "rb") as fh:
-        data = fh.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ParseError(path, line, "UTF-8 text from pgbench", "undecodable bytes") from None
-    if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
-        raise ParseError(path, line, "text from pgbench", "binary data (NUL byte)")
+    text = textfile.read_text(path, "pgbench output")
     lines = text.split("\n")
     truncated_last = not text.endswith("\n") and lines and lines[-1] != ""
     if lines and lines[-1] == "":
@@ -303,6 +291,7 @@ def parse_stdout(path: Path, sink: Sink) -> None:
     stmt_no = 0
     run_start: datetime | None = sink.run_start
 
+    matched_specs: dict[Any, int] = {}  # SUMMARY_LINES pattern -> line it matched
     for lineno, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r")
         is_last = lineno == len(lines)
@@ -311,6 +300,8 @@ def parse_stdout(path: Path, sink: Sink) -> None:
                 sink.warn(lineno, "last line is cut off (pgbench killed?); skipped")
                 continue
         m = _BANNER.match(line)
+        if m and summary_started_at is not None:
+            _second_run(path, lineno, summary_started_at)
         if m and summary_started_at is None:
             summary["pgbench_version"] = m.group("ver")
             if m.group("server"):
@@ -325,8 +316,10 @@ def parse_stdout(path: Path, sink: Sink) -> None:
             }
             t = float(m.group("t"))
             if t > 1e8:  # --progress-timestamp: Unix epoch
+                if t > 4102444800:  # 2100-01-01: no pgbench ran then
+                    raise ParseError(path, lineno, "a --progress-timestamp Unix time before 2100", m.group("t"))
                 row["epoch_s"] = t
-                row["ts"] = datetime.fromtimestamp(t).astimezone()
+                row["ts"] = datetime.fromtimestamp(t, timezone.utc)
             else:
                 row["elapsed_s"] = t
                 if run_start is not None:
@@ -350,6 +343,10 @@ def parse_stdout(path: Path, sink: Sink) -> None:
             if m:
                 if summary_started_at is None:
                     summary_started_at = lineno
+                # a summary opens with 'transaction type:'; a second one is another run appended
+                if spec is SUMMARY_LINES[0] and spec.pattern in matched_specs:
+                    _second_run(path, lineno, summary_started_at)
+                matched_specs[spec.pattern] = lineno
                 try:
                     spec.handle(m, summary)
                 except ValueError:
@@ -448,96 +445,26 @@ def _statement_row(line: str, cols: str) -> dict | None:
 
 
 
-# -- pgbench -i (formats.md §1.6) ---------------------------------------------
-
-_INIT_STEPS = re.compile(r"^(dropping old tables|creating tables|generating data(?: \((?P<mode>client-side|server-side)\))?|"
-                         r"vacuuming|creating primary keys|creating foreign keys|set primary keys|done)\.{0,3}\s*$")
-_INIT_TUPLES = re.compile(r"^(?P<n>\d+) of (?P<m>\d+) tuples \(\d+%\) (?:done|of pgbench_accounts done)"
-                          r"(?: \(elapsed (?P<el>" + NUM + r") s, remaining (?:" + NUM + r") s\))?\.?\s*$")
-_INIT_DONE = re.compile(r"^done in (?P<total>" + NUM + r") s \((?P<parts>.*)\)\.?\s*$")
-_INIT_PART = re.compile(r"(drop tables|create tables|(?:client|server)-side generate|vacuum|primary keys|foreign keys) "
-                        r"(" + NUM + r") s")
-_INIT_PART_COL = {"drop tables": "drop_tables_s", "create tables": "create_tables_s", "vacuum": "vacuum_s",
-                  "primary keys": "primary_keys_s", "foreign keys": "foreign_keys_s"}
-
-
-def sniff_init(head: FileHead) -> bool:
-    if head.is_binary:
-        return False
-    lines = [l.strip("\r") for l in head.text.replace("\r", "\n").split("\n")[:400]]
-    steps = sum(1 for l in lines if _INIT_STEPS.match(l))
-    tuples = sum(1 for l in lines if _INIT_TUPLES.match(l))
-    return ("creating tables..." in lines and (tuples > 0 or steps >= 3)) and not any(
-        l.startswith("transaction type: ") for l in lines)
-
-
-def parse_init(path: Path, sink: Sink) -> None:
-    data = path.read_bytes()
-    if b"\x00" in data:
-        raise ParseError(path, data[: data.index(b"\x00")].count(b"\n") + 1, "text from pgbench -i", "binary data")
-    text = data.decode("utf-8", errors="replace")
-    row: dict[str, Any] = {"status": "incomplete", "status_note": "no 'done' line (pgbench -i killed or failed?)"}
-    seen = False
-    for lineno, raw in enumerate(text.split("\n"), start=1):
-        for line in raw.split("\r"):  # progress lines end in \r on a terminal
-            line = line.strip()
-            m = _INIT_STEPS.match(line)
-            if m:
-                seen = True
-                if m.group("mode"):
-                    row["generate_mode"] = m.group("mode")
-                if line.startswith("done"):
-                    row.update(status="ok", status_note=None)
-                continue
-            m = _INIT_TUPLES.match(line)
-            if m:
-                seen = True
-                row["tuples_total"] = int(m.group("m"))
-                if m.group("el"):
-                    row["generate_elapsed_s"] = float(m.group("el"))
-                continue
-            m = _INIT_DONE.match(line)
-            if m:
-                row.update(status="ok", status_note=None, total_s=float(m.group("total")))
-                for name, value in _INIT_PART.findall(m.group("parts")):
-                    col = "generate_s" if name.endswith("generate") else _INIT_PART_COL[name]
-                    row[col] = float(value)
-                continue
-            if re.match(r"^(pgbench: )?(error|fatal|FATAL|ERROR)", line):
-                row["status_note"] = f"line {lineno}: {line[:200]}"
-                row["status"] = "incomplete" if row["status"] != "ok" else "ok"
-    if not seen:
-        raise ParseError(path, None, "pgbench -i output ('creating tables...', 'N of M tuples ... done')", "none")
-    if "tuples_total" in row:
-        row["scaling_factor"] = row["tuples_total"] // 100000 or None
-    if row["status"] != "ok":
-        sink.warn(None, row["status_note"])
-    sink.add_rows("pgbench_init", [row])
-
-
 MODULE = ParserModule(
     name="pgbench",
     formats=[
         Format(tool="pgbench", name="pgbench-stdout",
                description="pgbench standard output: summary, -r statement latencies, -P progress",
-               sniff=sniff_stdout, parse=parse_stdout, priority=10),
-        Format(tool="pgbench", name="pgbench-init",
-               description="pgbench -i (initialisation) output: steps, tuples generated, step timings (13+)",
-               sniff=sniff_init, parse=parse_init, priority=9),
+               sniff=sniff_stdout, parse=parse_stdout, priority=10, one_per_run=True),
     ],
     schema=SCHEMA,
     views=VIEWS,
     tables=TABLES,
     metrics=[
         MetricDef("tps", "SELECT run_id, tps AS value FROM pgbench_summary WHERE status = 'ok'",
-                  "tps", True, "TPS", "TPS"),
+                  "tps", True),
         MetricDef("latency_avg_ms", "SELECT run_id, latency_avg_ms AS value FROM pgbench_summary WHERE status = 'ok'",
-                  "ms", False, "平均レイテンシ", "Average latency"),
+                  "ms", False),
         MetricDef("latency_stddev_ms",
                   "SELECT run_id, latency_stddev_ms AS value FROM pgbench_summary WHERE status = 'ok'",
-                  "ms", False, "レイテンシ標準偏差", "Latency stddev"),
+                  "ms", False),
         MetricDef("transactions_processed",
                   "SELECT run_id, transactions_processed AS value FROM pgbench_summary WHERE status = 'ok'",
-                  "transactions", True, "処理トランザクション数", "Transactions processed"),
+                  "transactions", True),
     ],
 )

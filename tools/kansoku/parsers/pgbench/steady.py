@@ -36,22 +36,19 @@ VIEWS = SQL_FILE.read_text(encoding="utf-8").format(**STEADY_PARAMS)
 _NOT_ABORTED = "run_id NOT IN (SELECT run_id FROM pgbench_aborted_runs WHERE run_id IS NOT NULL)"
 
 
-def _metric(name: str, column: str, unit: str, higher: bool, ja: str, en: str) -> MetricDef:
+def _metric(name: str, column: str, unit: str, higher: bool) -> MetricDef:
+    """A column of pgbench_steady_state as a metric (its label: i18n metric_<name>)."""
     return MetricDef(name, f"SELECT run_id, {column} AS value FROM pgbench_steady_state WHERE {_NOT_ABORTED}",
-                     unit, higher, ja, en)
+                     unit, higher)
 
 
 METRICS = [
-    _metric("tps_steady", "tps_steady", "tps", True, "定常状態 TPS (ウォームアップ・終了前を除く)",
-            "Steady-state TPS (warm-up and ramp-down excluded)"),
-    _metric("tps_cv_pct", "tps_cv_pct", "%", False, "毎秒 TPS の変動係数 (定常区間)",
-            "Coefficient of variation of per-second TPS (steady window)"),
-    _metric("warmup_s", "warmup_s", "s", False, "ウォームアップ時間", "Warm-up time"),
-    _metric("rampdown_s", "rampdown_s", "s", False, "終了前の低下時間", "Ramp-down time"),
-    _metric("stall_s", "stall_s", "s", False, "ストール時間 (TPS が中央値を大きく下回る秒)",
-            "Stall time (seconds with TPS far below the median)"),
-    _metric("tps_drift_pct", "tps_drift_pct", "%", True, "定常区間の TPS 変化 (Theil–Sen)",
-            "TPS change over the steady window (Theil–Sen)"),
+    _metric("tps_steady", "tps_steady", "tps", True),
+    _metric("tps_cv_pct", "tps_cv_pct", "%", False),
+    _metric("warmup_s", "warmup_s", "s", False),
+    _metric("rampdown_s", "rampdown_s", "s", False),
+    _metric("stall_s", "stall_s", "s", False),
+    _metric("tps_drift_pct", "tps_drift_pct", "%", True),
 ]
 
 MODULE = ParserModule(name="pgbench_steady", formats=[], views=VIEWS, metrics=METRICS)

@@ -6,7 +6,7 @@ read line by line in Python: the whole file goes through DuckDB's CSV reader
 (to recognise the variant) and the last bytes (to find a line cut off when
 pgbench was killed). Memory stays flat: DuckDB streams the file into the table.
 
-Formats (shared/docs/formats.md §1.4 and §1.5), told apart by content:
+Formats (docs/formats.md §1.4 and §1.5), told apart by content:
 
 * per-transaction log, one line per transaction, 6/7/8 space-separated fields::
 
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 
 FAILURE_WORDS = ("skipped", "failed", "serialization", "deadlock")
@@ -214,19 +215,19 @@ GROUP BY t.run_id;
 _NOT_ABORTED = "run_id NOT IN (SELECT run_id FROM pgbench_aborted_runs WHERE run_id IS NOT NULL)"
 
 
-def _pct_metric(name: str, ja: str, en: str) -> MetricDef:
+def _pct_metric(name: str) -> MetricDef:
     return MetricDef(name, f"SELECT run_id, {name} AS value FROM pgbench_latency_percentiles WHERE {_NOT_ABORTED}",
-                     "ms", False, ja, en)
+                     "ms", False)
 
 
 METRICS = [
-    _pct_metric("latency_p50_ms", "レイテンシ中央値 (p50)", "Latency p50"),
-    _pct_metric("latency_p90_ms", "レイテンシ p90", "Latency p90"),
-    _pct_metric("latency_p95_ms", "レイテンシ p95", "Latency p95"),
-    _pct_metric("latency_p99_ms", "レイテンシ p99", "Latency p99"),
-    _pct_metric("latency_max_ms", "最大レイテンシ", "Latency max"),
+    _pct_metric("latency_p50_ms"),
+    _pct_metric("latency_p90_ms"),
+    _pct_metric("latency_p95_ms"),
+    _pct_metric("latency_p99_ms"),
+    _pct_metric("latency_max_ms"),
     MetricDef("tps_txlog", f"SELECT run_id, tps AS value FROM pgbench_txlog_tps WHERE {_NOT_ABORTED}",
-              "tps", True, "TPS (トランザクションログから)", "TPS (from the transaction log)"),
+              "tps", True),
 ]
 
 # -- recognising the files ----------------------------------------------------
@@ -427,30 +428,6 @@ def _tail(path: Path, size: int) -> tuple[bool, bytes, int]:
     return False, last, size - len(last)
 
 
-def _has_reject_tables(con) -> bool:
-    # Never let a query fail inside the ingest transaction: DuckDB would abort it.
-    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name IN ('reject_scans', 'reject_errors')"
-                       ).fetchone()[0] == 2
-
-
-def _last_scan_id(sink: Sink) -> int:
-    con = sink.store.con  # type: ignore[attr-defined]
-    if not _has_reject_tables(con):
-        return -1
-    return con.execute("SELECT coalesce(max(scan_id), -1) FROM reject_scans").fetchone()[0]
-
-
-def _rejects(sink: Sink, after_scan: int) -> list[tuple[int, int, str, str]]:
-    """(line, byte offset of the line, csv_line, error_message) of the lines DuckDB could not read."""
-    con = sink.store.con  # type: ignore[attr-defined]
-    if not _has_reject_tables(con):
-        return []
-    rows = con.execute(
-        "SELECT line, min(line_byte_position), any_value(csv_line), string_agg(DISTINCT error_message, '; ') "
-        "FROM reject_errors WHERE scan_id > ? GROUP BY line ORDER BY line", [after_scan]).fetchall()
-    return [(int(r[0]), int(r[1]), r[2], r[3]) for r in rows]
-
-
 def _csv_source(columns: dict[str, str], record_rejects: bool = False) -> str:
     """DuckDB's reader for a pgbench log. Lines it cannot read are skipped (an error inside the ingest
     transaction would abort it) and counted afterwards; ``record_rejects`` (the error path) keeps them."""
@@ -467,8 +444,8 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
     The load itself records no rejects (that costs ~10 % on big logs): the rows loaded are compared with
     the lines of the file, and only when some are missing is the file scanned again to name them."""
     size = path.stat().st_size
+    textfile.refuse_control_bytes(path, expected)
     ends_nl, last_line, last_off = _tail(path, size)
-    sink.store.con.execute("SET enable_progress_bar = false")  # type: ignore[attr-defined]  # no bar on stdout
     n = sink.load_sql(table, select_sql, {"path": str(path), **params})
     lines = sink.newline_count() + (0 if ends_nl or not last_line.strip() else 1)
     cut_rejected = False
@@ -487,34 +464,27 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
 
 def _rejected_lines(sink: Sink, path: Path, columns: dict[str, str]) -> list[tuple[int, int, str, str]]:
     """Error path: read the file again recording DuckDB's rejects; (line, byte offset, text, message)."""
-    con = sink.store.con  # type: ignore[attr-defined]
-    before = _last_scan_id(sink)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE kansoku_reject_probe AS SELECT * FROM "
-                f"{_csv_source(columns, record_rejects=True)}", {"path": str(path)})
-    con.execute("DROP TABLE kansoku_reject_probe")
-    return _rejects(sink, before)
+    return sink.csv_rejects(_csv_source(columns, record_rejects=True), {"path": str(path)})
 
 
 def _delete_cut_line(sink: Sink, table: str, path: Path, last_line: bytes) -> int:
     """The cut last line was read as a complete row: delete that one row (it ends the file, so it is
     the newest row of this source with exactly these values)."""
-    con = sink.store.con  # type: ignore[attr-defined]
     parts = last_line.decode(errors="replace").split()
-    if table == "pgbench_transaction_rows":
-        if len(parts) < 6:
-            return 0
-        cond = "client_id = ? AND transaction_no = ? AND script_no = ? AND end_epoch_us = ?"
-        args = [int(parts[0]), int(parts[1]), int(parts[3]), int(parts[4]) * 1_000_000 + int(parts[5])]
-    else:
-        cond = "interval_start_epoch_s = ? AND transactions = ?"
-        args = [int(parts[0]), int(parts[1])]
-    sid = sink.source_id  # type: ignore[attr-defined]
-    row = con.execute(f"SELECT max(rowid) FROM {table} WHERE source_id = ? AND {cond}", [sid, *args]).fetchone()
-    if row[0] is None:
+    try:
+        if table == "pgbench_transaction_rows":
+            if len(parts) < 6:
+                return 0
+            cond = "client_id = ? AND transaction_no = ? AND script_no = ? AND end_epoch_us = ?"
+            args = [int(parts[0]), int(parts[1]), int(parts[3]), int(parts[4]) * 1_000_000 + int(parts[5])]
+        else:
+            cond = "interval_start_epoch_s = ? AND transactions = ?"
+            args = [int(parts[0]), int(parts[1])]
+    except ValueError:
         return 0
-    con.execute(f"DELETE FROM {table} WHERE rowid = ?", [row[0]])
-    sink.rows_loaded -= 1  # type: ignore[attr-defined]
-    return 1
+    if any(not -(2 ** 63) <= a < 2 ** 63 for a in args):
+        return 0
+    return sink.delete_last_own_row(table, cond, args)
 
 
 def parse_txlog(path: Path, sink: Sink) -> None:
@@ -549,23 +519,37 @@ def parse_txlog(path: Path, sink: Sink) -> None:
         FROM (SELECT *, TRY_CAST(time AS BIGINT) AS latency_us FROM {_csv_source(columns)})"""
     n = _load(path, sink, "pgbench_transaction_rows", select,
               f"a per-transaction log line of {shape.fields} space-separated fields", {"thread": thread}, columns)
-    con = sink.store.con  # type: ignore[attr-defined]
-    sid = sink.source_id  # type: ignore[attr-defined]
     # One pass over the new rows: unknown words in the time field, rows without a completion time.
-    bad_word, n_bad, no_time = con.execute(
+    bad_word, n_bad, no_time = sink.own_rows("pgbench_transaction_rows",
         "SELECT any_value(failure) FILTER (WHERE failure NOT IN ('skipped', 'failed', 'serialization', "
         "'deadlock')), count(*) FILTER (WHERE failure NOT IN ('skipped', 'failed', 'serialization', "
-        "'deadlock')), count(*) FILTER (WHERE end_epoch_us IS NULL) "
-        "FROM pgbench_transaction_rows WHERE source_id = ?", [sid]).fetchone()
+        "'deadlock')), count(*) FILTER (WHERE end_epoch_us IS NULL) FROM {rows}")[0]
     if n_bad:
         line, text = _find_line(path, lambda parts: len(parts) > 2 and parts[2] == bad_word)
         raise ParseError(path, line, "a latency in µs or one of the words " + ", ".join(FAILURE_WORDS)
                          + " in the 3rd field", text)
     if n == 0:
         raise ParseError(path, None, "at least one complete per-transaction log line", "none")
+    # pgbench numbers each client's transactions 0, 1, 2, ...: a number seen twice is a duplicated line
+    # (a log concatenated with itself), which would double tps_txlog
+    dup = sink.own_rows("pgbench_transaction_rows",
+                        "SELECT client_id, transaction_no FROM {rows} GROUP BY ALL HAVING count(*) > 1 "
+                        "ORDER BY client_id, transaction_no LIMIT 1")
+    if dup:
+        c, t = dup[0]
+        line, text = _find_line(path, lambda parts, seen=[0]: len(parts) > 2 and parts[0] == str(c)
+                                and parts[1] == str(t) and _second(seen))
+        raise ParseError(path, line, f"each transaction number once per client (client {c} transaction {t} "
+                         "appears twice: lines duplicated?)", text)
     if no_time:
         sink.warn(None, f"{no_time} transactions have no completion time ('0 0', Windows builds <= 9.6): "
                         "they are left out of per-second series")
+
+
+def _second(seen: list[int]) -> bool:
+    """True on the second call (the second line that matched)."""
+    seen[0] += 1
+    return seen[0] == 2
 
 
 def _find_line(path: Path, pred) -> tuple[int | None, str | None]:
@@ -606,15 +590,22 @@ def parse_aggregate(path: Path, sink: Sink) -> None:
               {"thread": thread, "fields": shape.fields}, cols)
     if n == 0:
         raise ParseError(path, None, "at least one complete aggregate log line", "none")
-    con = sink.store.con  # type: ignore[attr-defined]
-    sid = sink.source_id  # type: ignore[attr-defined]
-    step = con.execute(
+    step = sink.own_rows("pgbench_aggregate",
         "SELECT mode(d) FROM (SELECT interval_start_epoch_s - lag(interval_start_epoch_s) "
-        "OVER (ORDER BY interval_start_epoch_s) AS d FROM pgbench_aggregate WHERE source_id = ?) WHERE d > 0",
-        [sid]).fetchone()[0]
+        "OVER (ORDER BY interval_start_epoch_s) AS d FROM {rows}) WHERE d > 0")[0][0]
     if step is None:
         sink.warn(None, "a single interval: its length (--aggregate-interval) is unknown, taken as 1 s")
-    con.execute("UPDATE pgbench_aggregate SET interval_s = ? WHERE source_id = ?", [step or 1, sid])
+    sink.update_own_rows("pgbench_aggregate", "interval_s = $step", {"step": step or 1})
+
+
+_LOG_NAME = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.\d+)?$")
+
+
+def log_run_key(path: Path) -> str | None:
+    """pgbench names its -l logs PREFIX.PID (thread 0) and PREFIX.PID.N (thread N): logs of one run
+    share PREFIX.PID; two different keys in one directory are two runs."""
+    m = _LOG_NAME.match(path.name)
+    return f"{m.group('prefix')}.{m.group('pid')}" if m else None
 
 
 MODULE = ParserModule(
@@ -622,10 +613,10 @@ MODULE = ParserModule(
     formats=[
         Format(tool="pgbench", name="pgbench-txlog",
                description="pgbench per-transaction log (-l), one file per thread",
-               sniff=sniff_txlog, parse=parse_txlog, priority=5),
+               sniff=sniff_txlog, parse=parse_txlog, priority=5, run_key=log_run_key),
         Format(tool="pgbench", name="pgbench-aggregate",
                description="pgbench aggregate log (-l --aggregate-interval), one file per thread",
-               sniff=sniff_aggregate, parse=parse_aggregate, priority=5),
+               sniff=sniff_aggregate, parse=parse_aggregate, priority=5, run_key=log_run_key),
     ],
     schema=SCHEMA,
     views=VIEWS,

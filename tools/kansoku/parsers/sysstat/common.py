@@ -3,7 +3,7 @@
 the row collector that writes through the Sink.
 
 Not a parser module itself (leading underscore: the registry skips it).
-See shared/docs/formats.md §0 (locales), §2.1-2.3 (banner, times, records).
+See docs/formats.md §0 (locales), §2.1-2.3 (banner, times, records).
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import tempfile
 from collections import Counter
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 
 # -- storage -------------------------------------------------------------------
 
@@ -29,8 +30,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS sys_metrics (
     source_id VARCHAR NOT NULL,
     run_id VARCHAR,
-    tool VARCHAR NOT NULL,          -- 'sar' | 'iostat' | 'vmstat'
-    format VARCHAR NOT NULL,        -- 'sadf-json' | 'sadf-csv' | 'sar-text' | 'sa-binary' | 'iostat-text' | 'iostat-json' | 'vmstat-text'
+    tool VARCHAR NOT NULL,          -- 'sar' | 'iostat' | 'vmstat' | 'mpstat'
+    format VARCHAR NOT NULL,        -- 'sadf-json' | 'sadf-xml' | 'sadf-csv' | 'sadf-p' | 'sar-text' | 'sa-binary' | 'iostat-text' | 'iostat-json' | 'vmstat-text' | 'mpstat-text' | 'mpstat-json'
     ts TIMESTAMPTZ,                 -- end of the sample interval (NULL when the file has no times)
     interval_s DOUBLE,              -- length of the interval the sample covers
     sample INTEGER,                 -- 0-based sample (report) number within the file
@@ -57,17 +58,86 @@ CREATE TABLE IF NOT EXISTS sys_series (
     since_boot_excluded INTEGER,    -- samples flagged since_boot (excluded from the views)
     tz_basis VARCHAR                -- how wall-clock times were turned into instants
 );
+-- One row per (file, block device) seen: what kind of device it is, so that "all devices" sums count
+-- each disk once (a partition, an LVM/md volume or an iostat -g group repeats I/O of a physical disk).
+CREATE TABLE IF NOT EXISTS sys_devices (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    device VARCHAR NOT NULL,        -- the name as printed (sda, nvme0n1p1, dm-0, dev253-0, vg0-data, a -g group)
+    device_class VARCHAR NOT NULL,  -- 'physical' | 'partition' | 'virtual' (dm, md, loop, bcache, zram, ...) | 'group' (iostat -g)
+    class_rule VARCHAR              -- the rule of the device table that decided the class
+);
 """
 
-TABLES = ["sys_metrics", "sys_series"]
+TABLES = ["sys_metrics", "sys_series", "sys_devices"]
 
-# Rank of each format within its tool: the authoritative file for a run (formats.md §2.5/2.6:
+# Rank of each format within its tool: the authoritative file for a run (docs/formats.md §2.5/2.6:
 # sadf -j and -d carry full dates and UTC; sar text has only times of day; sa files need sadf).
 FORMAT_RANK = {
-    "sadf-json": 1, "sadf-csv": 2, "sar-text": 3, "sa-binary": 4,
+    "sadf-json": 1, "sadf-xml": 1, "sadf-csv": 2, "sadf-p": 2, "sar-text": 3, "sa-binary": 4,
     "iostat-json": 1, "iostat-text": 2,
     "vmstat-text": 1,
+    "mpstat-json": 1, "mpstat-text": 2,
 }
+
+# -- block devices -------------------------------------------------------------------
+
+# Device name -> class, first match wins. Partitions before disks (sda1 before sda); names of
+# device-mapper volumes printed by sar -p / iostat -N (vg-lv) are 'virtual'.
+DEVICE_NAME_RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("partition", re.compile(r"^(?:sd|vd|xvd|hd)[a-z]+\d+$")),
+    ("partition", re.compile(r"^(?:nvme\d+n\d+|mmcblk\d+|loop\d+|md\d+|nbd\d+|rbd\d+|zd\d+)p\d+$")),
+    ("partition", re.compile(r"^(?:cciss|ida|rd)[/!]c\d+d\d+p\d+$")),
+    ("partition", re.compile(r"-part\d+$")),
+    ("virtual", re.compile(r"^(?:dm-\d+|md\d+|md/\S+|bcache\d+|loop\d+|zram\d+|ram\d+|nbd\d+|drbd\d+|rbd\d+"
+                           r"|zd\d+|vx/\S+|mapper/\S+)$")),
+    ("physical", re.compile(r"^(?:sd|vd|xvd|hd)[a-z]+$")),
+    ("physical", re.compile(r"^(?:nvme\d+n\d+|nvme\d+c\d+n\d+|mmcblk\d+|sr\d+|fd\d+|emcpower[a-z]+)$")),
+    ("physical", re.compile(r"^(?:cciss|ida|rd)[/!]c\d+d\d+$")),
+    ("virtual", re.compile(r"^[A-Za-z0-9_.+]+-[A-Za-z0-9_.+-]+$")),  # vg-lv (dm names), not dev8-0
+]
+
+# sysstat <= 10 prints devMAJOR-MINOR without -p. Majors of disks whose partitions are minor % N != 0
+# (Linux devices.txt); majors of virtual devices; dynamic majors (device-mapper, virtio, nvme) are told
+# apart by the file's other devices.
+DEVICE_MAJORS_DISK = {8: 16, 65: 16, 66: 16, 67: 16, 68: 16, 69: 16, 70: 16, 71: 16, 128: 16, 129: 16, 130: 16,
+                      131: 16, 132: 16, 133: 16, 134: 16, 135: 16, 3: 64, 22: 64, 33: 64, 34: 64, 202: 16,
+                      104: 16, 105: 16, 106: 16, 107: 16, 108: 16, 109: 16, 110: 16, 111: 16, 179: 8}
+DEVICE_MAJORS_VIRTUAL = {1, 7, 9, 43, 147}  # ram, loop, md, nbd, drbd
+_DEV_MM = re.compile(r"^dev(\d+)-(\d+)$")
+
+
+def classify_devices(names: set[str], groups: set[str]) -> dict[str, tuple[str, str]]:
+    """Class and deciding rule of every device name a file printed."""
+    out: dict[str, tuple[str, str]] = {}
+    dynamic: list[str] = []
+    for name in names:
+        if name in groups:
+            out[name] = ("group", "iostat -g group row")
+            continue
+        m = _DEV_MM.match(name)
+        if m:
+            major, minor = int(m.group(1)), int(m.group(2))
+            if major in DEVICE_MAJORS_DISK:
+                part = minor % DEVICE_MAJORS_DISK[major] != 0
+                out[name] = ("partition" if part else "physical", f"major {major}")
+            elif major in DEVICE_MAJORS_VIRTUAL:
+                out[name] = ("virtual", f"major {major}")
+            else:
+                dynamic.append(name)
+            continue
+        for cls, rx in DEVICE_NAME_RULES:
+            if rx.search(name):
+                out[name] = (cls, rx.pattern)
+                break
+        else:
+            out[name] = ("physical", "unknown name: counted as a disk")
+    # a dynamic major (252-254, 259: device-mapper, virtio, nvme) beside known disks is a volume on them
+    has_disk = any(c == "physical" for c, _ in out.values())
+    for name in dynamic:
+        out[name] = ("virtual", "dynamic major beside known disks") if has_disk else \
+            ("physical", "dynamic major, no other disk: counted as a disk")
+    return out
 
 # -- numbers -------------------------------------------------------------------
 
@@ -89,10 +159,6 @@ def num(tok: str) -> float | None:
         v = float(m.group(1).replace(",", "."))
         return v if m.group(2) == "%" else v * _HUMAN_KB[m.group(2)]
     return None
-
-
-def is_num(tok: str) -> bool:
-    return num(tok) is not None
 
 
 # -- times of day ------------------------------------------------------------------
@@ -153,7 +219,7 @@ def _year(y: str) -> int:
 
 
 def parse_date(tok: str, hint: date | None = None) -> date | None:
-    """A date as sysstat prints it with %x in various locales (formats.md §0, §2.1).
+    """A date as sysstat prints it with %x in various locales (docs/formats.md §0, §2.1).
 
     ``mm/dd/yy`` (C, en_US) and ``dd/mm/yyyy`` (fr_FR, en_GB) are ambiguous for days <= 12:
     the run's start date (``hint``) decides when known, else the C/en_US reading wins.
@@ -188,19 +254,102 @@ def parse_date(tok: str, hint: date | None = None) -> date | None:
 
 # -- banner ------------------------------------------------------------------------
 
-# printf("%s %s (%s) \t%s \t_%s_\t(%d CPU)\n", ...) (formats.md §2.1); spaces instead of tabs in pastes.
+# printf("%s %s (%s) \t%s \t_%s_\t(%d CPU)\n", ...) (docs/formats.md §2.1); spaces instead of tabs in pastes.
 BANNER = re.compile(
     r"^(?P<sysname>[A-Za-z][\w-]*)\s+(?P<release>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)\s+"
     r"_(?P<machine>\S+)_\s+\((?P<cpus>\d+)\s+CPU\)\s*$"
 )
 
 
-def local_tz(run_start: Any) -> tuple[tzinfo, str]:
-    """Time zone for wall-clock times printed without one: the run's (run.toml offset), else UTC."""
+def local_tz(run_start: Any, sink: Any = None) -> tuple[tzinfo, str]:
+    """Time zone for wall-clock times printed without one, in order of trust: the run's IANA zone
+    (run.toml ``timezone``, written by tools/collect), the offset of run.toml's ``start``, the zone of the
+    machine doing the ingest (a guess: the basis says GUESS and ``Collector.flush`` warns when times were read
+    with it). An IANA zone keeps summer time right; an offset does not."""
+    zone = run_zone(sink)
+    if zone is not None:
+        return zone, f"local time in run.toml timezone {zone.key}"
     if isinstance(run_start, datetime) and run_start.tzinfo is not None:
         off = run_start.utcoffset()
         return run_start.tzinfo, f"local time taken as run.toml offset {_fmt_off(off)}"
-    return timezone.utc, "local time assumed UTC (no run.toml start with an offset)"
+    machine = machine_zone()
+    return machine, f"GUESS: local time assumed in the ingesting machine's zone {machine.key}"
+
+
+def run_zone(sink: Any) -> Any:
+    """The run's IANA zone from run.toml ``timezone`` (handed in through the sink), or None."""
+    from zoneinfo import ZoneInfo
+
+    meta = getattr(sink, "run_meta", None) or {}
+    name = meta.get("timezone") if isinstance(meta, dict) else None
+    if name is None and isinstance(meta.get("machine"), dict):  # tools/collect writes [machine] timezone
+        name = meta["machine"].get("timezone")
+    if not isinstance(name, str) or not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ValueError, KeyError, OSError):
+        raise ParseError(getattr(sink, "path", "run.toml"), None,
+                         "run.toml `timezone` to be an IANA zone name such as 'Asia/Tokyo'", name) from None
+
+
+def machine_zone() -> Any:
+    """This machine's IANA zone: $TZ, else the /etc/localtime link, else UTC."""
+    from zoneinfo import ZoneInfo
+
+    cands = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.readlink("/etc/localtime")
+        cands.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+    except OSError:
+        pass
+    try:
+        cands.append(Path("/etc/timezone").read_text().strip())
+    except OSError:
+        pass
+    for c in cands:
+        if c:
+            try:
+                return ZoneInfo(c)
+            except (ValueError, KeyError, OSError):
+                continue
+    return ZoneInfo("UTC")
+
+
+# Zone abbreviations as sysstat prints them (tzname[0]: the STANDARD-time name, also in summer) ->
+# the IANA zones that use them. An abbreviation is resolved against the run's IANA zone when that zone
+# uses it (so 'EST' in July is New York summer time, UTC-4); else the first zone listed is a guess (warned).
+ZONE_ABBREVIATIONS = {
+    "EST": ("America/New_York",), "EDT": ("America/New_York",), "CST": ("America/Chicago", "Asia/Shanghai"),
+    "CDT": ("America/Chicago",), "MST": ("America/Denver", "America/Phoenix"), "MDT": ("America/Denver",),
+    "PST": ("America/Los_Angeles",), "PDT": ("America/Los_Angeles",), "JST": ("Asia/Tokyo",),
+    "KST": ("Asia/Seoul",), "IST": ("Asia/Kolkata", "Europe/Dublin", "Asia/Jerusalem"),
+    "CET": ("Europe/Paris", "Europe/Berlin"), "CEST": ("Europe/Paris",), "EET": ("Europe/Helsinki",),
+    "EEST": ("Europe/Helsinki",), "WET": ("Europe/Lisbon",), "WEST": ("Europe/Lisbon",),
+    "BST": ("Europe/London",), "GMT": ("UTC",), "UTC": ("UTC",), "HKT": ("Asia/Hong_Kong",),
+    "SGT": ("Asia/Singapore",), "AEST": ("Australia/Sydney",), "AEDT": ("Australia/Sydney",),
+    "NZST": ("Pacific/Auckland",), "NZDT": ("Pacific/Auckland",),
+}
+
+
+def zone_for_abbreviation(abbr: str, sink: Any) -> tuple[Any, bool]:
+    """(zone, is_guess) for a printed abbreviation, resolved against the run's IANA zone."""
+    from zoneinfo import ZoneInfo
+
+    run = run_zone(sink)
+    if abbr in ("UTC", "GMT", "Z"):
+        return timezone.utc, False
+    if run is not None:
+        probe = [datetime(2001, m, 15, 12, tzinfo=run).tzname() for m in (1, 7)]
+        if abbr in probe:
+            return run, False
+    cands = ZONE_ABBREVIATIONS.get(abbr)
+    if cands:
+        return ZoneInfo(cands[0]), len(cands) > 1 or run is None
+    try:
+        return ZoneInfo(abbr), True
+    except (ValueError, KeyError, OSError):
+        return None, True
 
 
 def _fmt_off(off: timedelta | None) -> str:
@@ -212,34 +361,73 @@ def _fmt_off(off: timedelta | None) -> str:
 
 
 def combine(d: date, secs: int, tz: tzinfo) -> datetime:
-    return datetime.combine(d, time(0), tz) + timedelta(seconds=secs)
+    """Wall-clock date + seconds since midnight in zone ``tz`` (summer time by the zone's rules)."""
+    naive = datetime.combine(d, time(0)) + timedelta(seconds=secs)
+    return naive.replace(tzinfo=tz)
+
+
+ZONE_UTC = timezone.utc
+
+
+class DayClock:
+    """Dates for times of day printed without a date (sar, mpstat, pidstat text). Each block (header)
+    has its own clock, because ``sar -f`` prints each activity for the whole file in turn. A time earlier
+    than the previous one of the same block by more than 12 h is the next day (midnight roll-over); the
+    header line's own time counts, so a row at 00:00:00 under a 23:59:59 header is the next day. A time up
+    to an hour earlier is the repeated hour when summer time ends: later times of the block are read as the
+    second occurrence (``fold=1``) and ``steps_back`` records it for a warning; any other step back is
+    recorded too (a clock set back), never silently reordered."""
+
+    def __init__(self, day0: date | None, tz: tzinfo, steps_back: list[tuple[int, int]] | None = None):
+        self.day0 = day0
+        self.tz = tz
+        self.state: dict[Any, list[int]] = {}  # key -> [day offset, last seconds, fold]
+        # (from seconds, to seconds); shared by the clocks of one file (a new banner starts a new clock)
+        self.steps_back: list[tuple[int, int]] = [] if steps_back is None else steps_back
+
+    def tick(self, key: Any, secs: int) -> int:
+        st = self.state.get(key)
+        if st is None:
+            st = self.state[key] = [0, secs, 0]
+        elif secs < st[1] - 43200:
+            st[0] += 1
+            st[2] = 0
+        elif secs < st[1]:
+            self.steps_back.append((st[1], secs))
+            if st[1] - secs <= 3600 + 60:
+                st[2] = 1
+        st[1] = secs
+        return st[0]
+
+    def at(self, key: Any, secs: int) -> datetime:
+        days = self.tick(key, secs)
+        assert self.day0 is not None
+        t = combine(self.day0 + timedelta(days=days), secs, self.tz)
+        return t.replace(fold=self.state[key][2])
+
+    def warn_steps_back(self, sink: Any) -> None:
+        if self.steps_back:
+            a, b = self.steps_back[0]
+            sink.warn(None, f"times go back ({len(self.steps_back)}x, first {a // 3600:02d}:{a % 3600 // 60:02d}:"
+                            f"{a % 60:02d} -> {b // 3600:02d}:{b % 3600 // 60:02d}:{b % 60:02d}): the end of summer "
+                            "time (read as the repeated hour) or a clock set back")
 
 
 # -- reading files -------------------------------------------------------------------
 
-# pgbench-tools prefixes every line with 'YYYY-MM-DD HH:MM:SS.ffffff<TAB>' (formats.md §0.4).
+# pgbench-tools prefixes every line with 'YYYY-MM-DD HH:MM:SS.ffffff<TAB>' (docs/formats.md §0.4).
 TS_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\t")
+
+
+ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def read_text(path: Path, what: str) -> tuple[list[str], bool]:
     """Lines of a text file (without newlines) and whether the last line was cut off."""
-    data = path.read_bytes()
-    if b"\x00" in data[:65536]:
-        line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise ParseError(path, line, what, "binary data (NUL byte)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start >= len(data) - 3 and not data.endswith(b"\n"):  # a character cut at EOF
-            text = data[: exc.start].decode("utf-8", errors="replace")
-        else:
-            line = data[: exc.start].count(b"\n") + 1
-            raise ParseError(path, line, f"UTF-8 text ({what})", "undecodable bytes") from None
-    truncated = bool(text) and not text.endswith("\n")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [l.rstrip("\r") for l in lines], truncated
+    text = textfile.read_text(path, what)
+    if "\x1b[" in text:  # S_COLORS=always: sysstat colours numbers with SGR escape codes
+        text = ANSI_SGR.sub("", text)
+    return textfile.split_lines(text)
 
 
 def strip_prefix(lines: list[str]) -> tuple[list[str], list[str | None]]:
@@ -271,6 +459,7 @@ class Collector:
         self.rows: list[dict[str, Any]] = []
         self.host: str | None = None
         self.tz_basis: str | None = None
+        self.groups: set[str] = set()  # iostat -g group names: rows that sum other devices
 
     def add(self, ts: datetime | None, activity: str, instance: str | None, metric: str, value: float | None,
             *, interval_s: float | None = None, sample: int | None = None, since_boot: bool = False,
@@ -308,7 +497,100 @@ class Collector:
     def flush(self, sink) -> None:
         if not self.rows:
             return
+        if self.tz_basis and "GUESS" in self.tz_basis and any(r["ts"] is not None for r in self.rows):
+            sink.warn(None, f"times are a guess ({self.tz_basis}): the file prints local times and the run has "
+                            "no run.toml [machine] timezone or start; add timezone = \"Area/City\"")
+        check_plausible(self.rows, sink)
         self._bulk_load(sink)
+        devices = {r["instance"] for r in self.rows if r["activity"] == "disk" and r["instance"] is not None}
+        if devices:
+            classes = classify_devices(devices, self.groups)
+            names = sorted(classes)
+            guessed = [n for n in names if classes[n][1].startswith(("unknown", "dynamic major, no"))]
+            if guessed:
+                sink.warn(None, f"device(s) {', '.join(guessed[:5])} not in kansoku's device table: counted as "
+                                "physical disks in 'all devices' sums (name the devices in the spec's "
+                                "[device_groups] to choose otherwise)")
+            sink.load_sql("sys_devices",
+                          "SELECT $source_id AS source_id, $run_id AS run_id, unnest($names) AS device, "
+                          "unnest($classes) AS device_class, unnest($rules) AS class_rule",
+                          {"names": names, "classes": [classes[n][0] for n in names],
+                           "rules": [classes[n][1] for n in names]})
+
+
+# Plausibility (issue: a damaged sa byte gave %usr 1.8e19): bounds per metric kind. Percentages that
+# may pass 100 legitimately; rates that may be negative (page-frame balance).
+PCT_UNBOUNDED = {"%commit", "%CPU", "%MEM", "%swpcad"}
+# Percentages real tools print above 100 (disk %util of virtual disks and of devices with requests in
+# flight across the sample: seen 194.4 in this project's own runs): stored, warned; refused above the cap.
+PCT_SOFT_CAP = {"%util": 10000.0, "util": 10000.0}
+# Every sysstat/procps figure is a count, a rate, a size or a share: never negative, except these
+# (page-frame balance of sar -R, temperatures of sar -m TEMP).
+SIGNED_METRICS = {"frmpg/s", "bufpg/s", "campg/s", "degC", "%temp", "cap/min"}
+MAX_INTERVAL_S = 31 * 86400
+EARLIEST_TS = datetime(1995, 1, 1, tzinfo=timezone.utc)
+LATEST_TS = datetime(2100, 1, 1, tzinfo=timezone.utc)
+
+
+def check_plausible(rows: list[dict[str, Any]], sink) -> None:
+    """Reject numbers no tool prints (NaN, inf, %usr 1.8e19, negative rates, dates out of range,
+    intervals of 10^17 s) with file and line (or sample), before anything is stored; warn on
+    duplicated sample times (two samples at one instant would be averaged twice)."""
+    path = sink.path
+
+    def where(r) -> tuple[int | None, str]:
+        return r["line"], "" if r["line"] else f" (sample {r['sample']})"
+
+    seen: set = set()
+    dup_warned = util_warned = pct_warned = False
+    for r in rows:
+        v = r["value"]
+        m = r["metric"]
+        if v is not None:
+            if v != v or v in (float("inf"), float("-inf")):
+                line, s = where(r)
+                raise ParseError(path, line, f"a finite number for {m!r}{s}", str(v))
+            if m in PCT_SOFT_CAP and v > 100.5:
+                if v > PCT_SOFT_CAP[m]:  # a counter read across a restart (sar prints %util 13748294.72)
+                    sink.warn(r["line"], f"{m} = {v:g}{where(r)[1]} is not a plausible figure (a counter wrap "
+                                         "or restart?): not stored")
+                    r["value"] = None
+                    continue
+                if not util_warned:
+                    util_warned = True
+                    sink.warn(r["line"], f"{m} {v} above 100 % (device {r['instance']}): stored as printed; "
+                                         "busy-time accounting of this device is not a share of the interval")
+            elif m.startswith("%") and m not in PCT_UNBOUNDED and not (-0.5 <= v <= 100.5):
+                if not (100.5 < v <= 105):
+                    line, s = where(r)
+                    raise ParseError(path, line, f"a percentage between 0 and 100 for {m!r}{s}", repr(v))
+                if not pct_warned:  # accounting jitter (PSI %scpu 100.64 in this project's runs)
+                    pct_warned = True
+                    sink.warn(r["line"], f"{m} {v} slightly above 100 %: stored as printed")
+            if v < 0 and m not in SIGNED_METRICS:
+                line, s = where(r)
+                raise ParseError(path, line, f"a non-negative {'rate' if m.endswith('/s') else 'value'} "
+                                 f"for {m!r}{s}", repr(v))
+            if abs(v) > 1e15:  # a counter read across a restart or wrap (sar prints 5.9e17 tps): not a rate
+                sink.warn(r["line"], f"{m} = {v:g}{where(r)[1]} is not a plausible figure (a counter wrap or "
+                                     "restart?): not stored")
+                r["value"] = None
+                continue
+        iv = r["interval_s"]
+        if iv is not None and not (0 <= iv <= MAX_INTERVAL_S):
+            line, s = where(r)
+            raise ParseError(path, line, f"a sampling interval between 0 s and 31 days{s}", repr(iv))
+        ts = r["ts"]
+        if ts is not None:
+            if ts.tzinfo is not None and not (EARLIEST_TS <= ts <= LATEST_TS):
+                line, s = where(r)
+                raise ParseError(path, line, f"a date between 1995 and 2100{s}", ts.isoformat())
+            key = (ts, r["activity"], r["instance"], m, r["since_boot"])
+            if key in seen and not dup_warned:
+                sink.warn(r["line"], f"sample time {ts.isoformat()} appears twice for {r['activity']} "
+                                     f"{r['instance'] or ''} {m}: duplicated samples (files concatenated?)")
+                dup_warned = True
+            seen.add(key)
 
 
 _CSV_COLUMNS = ("{'tool': 'VARCHAR', 'format': 'VARCHAR', 'ts': 'TIMESTAMPTZ', 'interval_s': 'DOUBLE', "
@@ -366,18 +648,3 @@ def _n(v: Any) -> Any:
 
 
 Collector._bulk_load = _bulk_load_impl  # type: ignore[attr-defined]
-
-
-def first_lines(head_text: str, n: int = 40) -> list[str]:
-    return head_text.splitlines()[:n]
-
-
-def chunks(it: Iterable, n: int):
-    buf = []
-    for x in it:
-        buf.append(x)
-        if len(buf) == n:
-            yield buf
-            buf = []
-    if buf:
-        yield buf

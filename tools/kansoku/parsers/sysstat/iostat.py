@@ -1,6 +1,6 @@
 """iostat (sysstat): text reports (``-c``, ``-d``, ``-x``, ``-xs``, ``-k``/``-m``, ``-p``, ``-h``/``--pretty``,
 with and without ``-t`` in every timestamp format incl. ``S_TIME_FORMAT=ISO``, harness time-stamp
-prefixes) and ``-o JSON``. See formats.md §3.
+prefixes) and ``-o JSON``. See docs/formats.md §3.
 
 Rows go to ``sys_metrics`` (schema and typed views in sysstat.py): activity ``cpu`` (instance 'all',
 metrics as printed: ``%user``, ``%system``, ...) and ``disk`` (instance = device, metrics = header names
@@ -43,7 +43,7 @@ def sniff_iostat_text(head: FileHead) -> bool:
 
 
 def _parse_ts_line(toks: list[str], hint, tz) -> datetime | None:
-    """The -t line before each report: '%x %X' in the locale, or ISO '%FT%T%z' (formats.md §2.2)."""
+    """The -t line before each report: '%x %X' in the locale, or ISO '%FT%T%z' (docs/formats.md §2.2)."""
     if len(toks) == 1:
         m = _ISO_TS.match(toks[0])
         if m:
@@ -67,7 +67,7 @@ def parse_iostat_text(path: Path, sink: Sink) -> None:
     raw_lines, truncated = sm.read_text(path, "iostat output")
     lines, stamps = sm.strip_prefix(raw_lines)
     col = sm.Collector("iostat", "iostat-text")
-    tz, col.tz_basis = sm.local_tz(sink.run_start)
+    tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     n = len(lines)
     report = -1
@@ -166,6 +166,8 @@ def parse_iostat_text(path: Path, sink: Sink) -> None:
                 raise ParseError(path, lineno, f"a device name and {len(dev_hdr)} numbers under "
                                  f"'{' '.join(dev_hdr[:6])} ...'", line)
             has_dev = True
+            if not dev_name_last and line[:1] == " ":
+                col.groups.add(name)  # iostat -g: the group's total row is printed indented
             boot = report == 0 and not skip_first
             for c, v in zip(dev_hdr, vals):
                 col.add(ts, "disk", name, c, v, sample=report, since_boot=boot, line=lineno)
@@ -193,11 +195,11 @@ def sniff_iostat_json(head: FileHead) -> bool:
 
 
 def parse_iostat_json(path: Path, sink: Sink) -> None:
-    from kansoku.parsers.sysstat.sar import load_json_salvaging
+    from kansoku.parsers.sysstat.sadf_json import load_json_salvaging
 
     doc = load_json_salvaging(path, sink, "iostat -o JSON output")
     col = sm.Collector("iostat", "iostat-json")
-    tz, col.tz_basis = sm.local_tz(sink.run_start)
+    tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     for host in doc["sysstat"].get("hosts", []):
         col.host = host.get("nodename")

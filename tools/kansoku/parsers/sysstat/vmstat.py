@@ -1,6 +1,6 @@
 """vmstat (procps / procps-ng): the default report (plain, ``-t``, ``-w``, ``-a``, ``-S``, ``-n``,
 repeated headers, translated headers, harness time-stamp prefixes) and the ``-d`` disk table.
-See formats.md §4.
+See docs/formats.md §4.
 
 Columns are named by POSITION (translated locales rename them: ``frei``, ``Cache``), canonical
 names ``r b swpd free buff cache si so bi bo in cs us sy id wa st gu`` (``inact active`` with
@@ -58,7 +58,7 @@ def parse_vmstat(path: Path, sink: Sink) -> None:
     raw, truncated = sm.read_text(path, "vmstat output")
     lines, stamps = sm.strip_prefix(raw)
     col = sm.Collector("vmstat", "vmstat-text")
-    tz, basis = sm.local_tz(sink.run_start)
+    tz, basis = sm.local_tz(sink.run_start, sink)
     col.tz_basis = basis
     names: list[str] | None = None
     disk_mode = False

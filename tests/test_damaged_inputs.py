@@ -1,0 +1,114 @@
+"""Issue 16's damaged inputs that ended in a traceback, reproduced on real files: each is now a ParseError
+naming the file and the line (or refused/flagged by a plausibility bound), exit 2, nothing stored."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ro_con, run_tool
+
+PGB = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"
+
+
+def _damaged(tmp_path: Path, src: Path, edit) -> Path:
+    run = tmp_path / "runs" / "run"
+    run.mkdir(parents=True)
+    if (src.parent / "run.toml").exists():
+        shutil.copy(src.parent / "run.toml", run / "run.toml")
+    data = src.read_bytes()
+    (run / src.name).write_bytes(edit(data))
+    return run
+
+
+def _sub_line(pattern: bytes, repl: bytes, count: int = 1):
+    return lambda data: re.sub(pattern, repl, data, count=count, flags=re.M)
+
+
+def _line_of(data: bytes, pattern: bytes) -> int:
+    m = re.search(pattern, data, flags=re.M)
+    return data[: m.start()].count(b"\n") + 1
+
+
+CASES = {
+    "pgbench: integer over 2^63": (PGB / "pgbench.log", _sub_line(rb"(?<=number of transactions actually processed: )\d+",
+                                                                   b"99999999999999999999"),
+                                   rb"^number of transactions actually processed"),
+    "pgbench -l: carriage return": (next(PGB.glob("pgbench_log.*")), _sub_line(rb"\n", b"\r\n"), None),
+    "strace: integer over 2^63": (FIXTURES / "strace" / "variant=c_f" / "strace_c.txt",
+                                  _sub_line(rb"149540", b"99999999999999999999"), rb"^ 30\.50"),
+    "strace: decimal in calls": (FIXTURES / "strace" / "variant=c_f" / "strace_c.txt",
+                                 _sub_line(rb"149540", b"1495.5"), rb"^ 30\.50"),
+    "pg_test_fsync: integer over 2^63": (FIXTURES / "pg_test_fsync" / "pg_test_fsync15.18_s1.txt",
+                                         _sub_line(rb"54 usecs/op", b"99999999999999999999 usecs/op"),
+                                         rb"^\s+open_datasync\s+18639"),
+    "fio text: integer over 2^63": (FIXTURES / "fio" / "rw=write" / "format=normal" / "rep=1" / "fio_output.txt",
+                                    _sub_line(rb"(?<=pid=)\d+", b"99999999999999999999"), rb"pid=9999"),
+    "sadf -d: hour 53": (FIXTURES / "sar" / "run1" / "sadf_d.csv", _sub_line(rb"2026-11-21 23:45:39", b"2026-11-21 53:45:39"),
+                         rb"^vm;1;2026-11-21 53"),
+    "sadf -j: a line missing": (FIXTURES / "sysstat_variants" / "sadf_j_loop.json",
+                                _sub_line(rb'^\s*"statistics": \[\n', b""), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_damaged_input_is_a_parse_error_with_file_and_line(tmp_path, tmp_db, case):
+    src, edit, line_rx = CASES[case]
+    run = _damaged(tmp_path, src, edit)
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    damaged = (run / src.name).read_bytes()
+    if line_rx is not None:
+        line = _line_of(damaged, line_rx)
+        assert f"{run / src.name}:{line}:" in proc.stderr, proc.stderr
+    else:
+        assert re.search(re.escape(str(run / src.name)) + r":\d+: expected", proc.stderr) or \
+            f"{run / src.name}: expected" in proc.stderr, proc.stderr
+    assert "expected a valid " not in proc.stderr, proc.stderr  # the parser said what it expected
+    if tmp_db.exists():
+        assert ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 0
+
+
+def test_one_damaged_byte_in_sa_file(tmp_path, tmp_db):
+    """Every single-byte change in the first records of a real sa file: refused with the file named,
+    or stored with every CPU share within 0..100 (the reported case stored %usr 1.8e19)."""
+    src = FIXTURES / "sysstat_variants" / "sa_loop.bin"
+    data = src.read_bytes()
+    for k, pos in enumerate(range(700, min(len(data), 2600), 97)):
+        run = tmp_path / f"r{k}" / "run"
+        run.mkdir(parents=True)
+        (run / "sa.bin").write_bytes(data[:pos] + bytes([data[pos] ^ 0xFF]) + data[pos + 1:])
+        db = tmp_path / f"k{k}.duckdb"
+        proc = run_tool("ingest", "--db", db, run)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        if proc.returncode == 0 and db.exists():
+            con = ro_con(db)
+            bad = con.execute("SELECT count(*) FROM sys_metrics WHERE metric LIKE '\\%%' ESCAPE '\\' AND "
+                              "metric NOT IN ('%commit', '%util') AND (value < -0.5 OR value > 105)").fetchone()[0]
+            con.close()
+            assert bad == 0, pos
+        else:
+            assert proc.returncode == 2 and str(run / "sa.bin") in proc.stderr, proc.stderr
+
+
+def test_txlog_with_every_line_duplicated_is_refused(tmp_path, tmp_db):
+    src = next(PGB.glob("pgbench_log.*"))
+    run = _damaged(tmp_path, src, lambda d: b"".join(l + l for l in d.splitlines(keepends=True)))
+    shutil.copy(PGB / "pgbench.log", run / "pgbench.log")
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, proc.stdout
+    assert re.search(re.escape(str(run / src.name)) + r":\d+: expected each transaction number once per client",
+                     proc.stderr), proc.stderr
+
+
+def test_interval_of_ten_to_the_seventeen_seconds_is_refused(tmp_path, tmp_db):
+    src = FIXTURES / "sysstat_variants" / "sadf_d_loop.csv"
+    run = _damaged(tmp_path, src, _sub_line(rb"^vm;1;(?=2026-11-23 02:01:40)", b"vm;100000000000000000;"))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    line = _line_of((run / src.name).read_bytes(), rb"^vm;100000000000000000;")
+    assert proc.returncode == 2
+    assert f"{run / src.name}:{line}: expected a sampling interval between 0 s and 31 days" in proc.stderr, proc.stderr

@@ -1,0 +1,216 @@
+"""sadf -j output (JSON, sysstat 10.0.3+), keys mapped to the sar column names: docs/formats.md §2.6."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kansoku.errors import ParseError
+from kansoku.parsers.base import FileHead, Sink
+from kansoku.parsers.sysstat import common as sm
+from kansoku.parsers.sysstat.activities import TEXT_ACTIVITIES, norm_instance
+
+
+# -- sadf -j ----------------------------------------------------------------------------
+
+# JSON key -> sar header name, per activity (docs/formats.md §2.6). Default rule: '<x>-percent' -> '%<x>'.
+_RATE = "/s"
+JSON_ACTIVITY = {  # json key -> (activity, instance key, suffix rule)
+    "cpu-load": ("cpu", "cpu", "pct"), "cpu-load-all": ("cpu", "cpu", "pct"),
+    "process-and-context-switch": ("task", None, _RATE), "interrupts": ("intr", "intr", ""),
+    "swap-pages": ("swapping", None, _RATE), "paging": ("paging", None, _RATE), "io": ("io", None, "io"),
+    "memory": ("memory", None, "kb"), "hugepages": ("hugepages", None, "kb"), "kernel": ("kernel", None, ""),
+    "queue": ("queue", None, ""), "serial": ("serial", "line", _RATE), "disk": ("disk", "disk-device", "disk"),
+    "net-dev": ("net-dev", "iface", _RATE), "net-edev": ("net-edev", "iface", _RATE),
+    "net-nfs": ("net-nfs", None, _RATE), "net-nfsd": ("net-nfsd", None, _RATE), "net-sock": ("net-sock", None, ""),
+    "net-ip": ("net-ip", None, _RATE), "net-eip": ("net-eip", None, _RATE), "net-icmp": ("net-icmp", None, _RATE),
+    "net-eicmp": ("net-eicmp", None, _RATE), "net-tcp": ("net-tcp", None, _RATE),
+    "net-etcp": ("net-etcp", None, _RATE), "net-udp": ("net-udp", None, _RATE),
+    "net-sock6": ("net-sock6", None, ""), "net-ip6": ("net-ip6", None, _RATE),
+    "net-eip6": ("net-eip6", None, _RATE), "net-icmp6": ("net-icmp6", None, _RATE),
+    "net-eicmp6": ("net-eicmp6", None, _RATE), "net-udp6": ("net-udp6", None, _RATE),
+    "softnet": ("softnet", "cpu", "softnet"), "cpu-frequency": ("cpu-frequency", "number", "freq"),
+    "filesystems": ("filesystems", "filesystem", ""), "fan-speed": ("fan", "number", ""),
+    "temperature": ("temp", "number", ""), "voltage-input": ("in", "number", ""),
+    "fchosts": ("fchost", "fchost", _RATE), "usb-devices": ("usb", None, ""), "battery": ("battery", "number", "bat"),
+    "psi-cpu": ("psi-cpu", None, "psi"), "psi-io": ("psi-io", None, "psi"), "psi-mem": ("psi-mem", None, "psi"),
+}
+_KB_RENAME = {"active": "kbactive", "inactive": "kbinact"}
+_PSI = {"cpu": "cpu", "io": "io", "mem": "mem"}
+_DISK_RATE = {"rd_sec", "wr_sec", "dc_sec", "rkB", "wkB", "dkB"}
+_SOFTNET_KEEP = {"blg_len"}
+
+
+def _json_metric(rule: str, act: str, key: str) -> tuple[str, str]:
+    """(activity, metric name) for a sadf -j key."""
+    if key.endswith("-percent"):
+        name = "%" + key[: -len("-percent")]
+        if act == "memory" and key.startswith("swp"):
+            return "swap", name
+        return act, name
+    if rule == "pct":
+        return act, "%" + key
+    if rule == _RATE:
+        return act, key + "/s"
+    if rule == "io":
+        return act, key + "/s" if key in ("bread", "bwrtn", "bdscd") else key
+    if rule == "kb":
+        name = _KB_RENAME.get(key, "kb" + key)
+        if act == "memory" and key.startswith("swp"):
+            return "swap", name
+        return act, name
+    if rule == "disk":
+        return act, key + "/s" if key in _DISK_RATE else key
+    if rule == "softnet":
+        return act, key if key in _SOFTNET_KEEP else key + "/s"
+    if rule == "bat":
+        return act, {"percent-capacity": "%cap", "variation": "cap/min"}.get(key, key)
+    if rule == "freq":
+        return act, "MHz" if key == "frequency" else key
+    if rule == "psi":
+        m = re.fullmatch(r"(some|full)_avg(\d*)", key)
+        if m:
+            kind = act.split("-")[1]
+            return act, f"%{m.group(1)[0]}{kind}" + (f"-{m.group(2)}" if m.group(2) else "")
+    return act, key
+
+
+def sniff_sadf_json(head: FileHead) -> bool:
+    if head.is_binary:
+        return False
+    t = head.text.lstrip()
+    return t.startswith("{") and '"sysstat"' in t[:200] and ('"file-date"' in t or '"file-utc-time"' in t
+                                                            or '"restarts"' in t or '"cpu-load' in t)
+
+
+def load_json_salvaging(path: Path, sink: Sink, what: str) -> dict:
+    """json.load, or -- for a document cut off mid-write (sadf/iostat interrupted, docs/formats.md §0.5) --
+    the host header and every complete ``statistics`` record before the cut, with a warning."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(path, raw[: exc.start].count(b"\n") + 1, f"UTF-8 JSON ({what})", "undecodable bytes") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = text.find('"statistics"')
+        if at < 0:
+            raise ParseError(path, exc.lineno, f"a JSON document ({what})", exc.msg) from None
+        head_txt = text[:at]
+        host: dict[str, Any] = {}
+        for k, v in re.findall(r'"([\w-]+)":\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)', head_txt):
+            host[k] = json.loads(v)
+        lb = text.index("[", at)
+        dec = json.JSONDecoder()
+        pos = lb + 1
+        stats = []
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n,":
+                pos += 1
+            if pos >= len(text) or text[pos] == "]":
+                break
+            try:
+                obj, pos = dec.raw_decode(text, pos)
+            except json.JSONDecodeError:
+                break
+            stats.append(obj)
+        if not stats and text[pos:pos + 1] != "]":
+            raise ParseError(path, exc.lineno, f"a JSON document ({what})", exc.msg) from None
+        line = text[:pos].count("\n") + 1
+        sink.warn(line, f"JSON document ends early ({exc.msg} at line {exc.lineno}); "
+                        f"kept the {len(stats)} complete statistics records before it")
+        host["statistics"] = stats
+        doc = {"sysstat": {"hosts": [host]}}
+    if not isinstance(doc, dict) or "sysstat" not in doc or not isinstance(doc["sysstat"], dict):
+        raise ParseError(path, 1, f"a JSON document with a top-level 'sysstat' object ({what})",
+                         str(list(doc)[:3]) if isinstance(doc, dict) else type(doc).__name__)
+    return doc
+
+
+def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | None = None) -> None:
+    if doc is None:
+        doc = load_json_salvaging(path, sink, "sadf -j output")
+    col = sm.Collector("sar", fmt)
+    tz, basis = sm.local_tz(sink.run_start, sink)
+    col.tz_basis = "sadf -j timestamps (UTC)"
+    unknown: set[str] = set()
+    for host in doc["sysstat"].get("hosts", []):
+        col.host = host.get("nodename")
+        host_tz = timezone.utc
+        for sample, st in enumerate(host.get("statistics", [])):
+            ts_obj = st.get("timestamp")
+            if not isinstance(ts_obj, dict) or "date" not in ts_obj or "time" not in ts_obj:
+                raise ParseError(path, None, f"a 'timestamp' object with date and time in statistics record {sample + 1}",
+                                 json.dumps(ts_obj)[:60])
+            tzname = ts_obj.get("tz")
+            z = host_tz
+            if tzname and tzname not in ("UTC", "GMT"):
+                # an abbreviation (tzname[0], standard time all year): against the run's IANA zone
+                z, guess = sm.zone_for_abbreviation(tzname, sink)
+                if z is None:
+                    z = tz
+                    col.tz_basis = f"sadf -j zone {tzname!r} unknown: {basis}"
+                elif guess:
+                    col.tz_basis = f"GUESS: sadf -j zone {tzname!r} read as {getattr(z, 'key', z)}"
+            elif not tzname and not ts_obj.get("utc", 1):
+                z = tz
+                col.tz_basis = f"sadf -j local time: {basis}"
+            ts = datetime.fromisoformat(f"{ts_obj['date']}T{ts_obj['time']}").replace(tzinfo=z)
+            iv = ts_obj.get("interval")
+            for key, val in st.items():
+                if key == "timestamp":
+                    continue
+                _json_activity(col, key, val, ts, iv, sample, unknown)
+        for r in host.get("restarts", []) or []:
+            b = r.get("boot", {}) if isinstance(r, dict) else {}
+            if "date" in b and "time" in b:
+                ts = datetime.fromisoformat(f"{b['date']}T{b['time']}").replace(tzinfo=host_tz)
+                col.add(ts, "restart", None, "cpu_count", b.get("cpu_count"))
+    for k in sorted(unknown):
+        sink.warn(None, f"sadf -j activity {k!r} is not known to kansoku; stored under that name")
+    if not col.rows:
+        sink.warn(None, "no statistics records in the document")
+    col.flush(sink)
+
+
+def _json_activity(col, key: str, val: Any, ts, iv, sample: int, unknown: set) -> None:
+    if key in ("network", "power-management", "psi") and isinstance(val, dict):
+        for k2, v2 in val.items():
+            _json_activity(col, k2, v2, ts, iv, sample, unknown)
+        return
+    spec = JSON_ACTIVITY.get(key)
+    if spec is None:
+        unknown.add(key)
+        spec = (key, None, "")
+    act, inst_key, rule = spec
+    if act in TEXT_ACTIVITIES:
+        return
+    items = val if isinstance(val, list) else [val]
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        inst = None
+        if inst_key is None:
+            for cand in ("cpu", "iface", "disk-device", "filesystem", "number", "intr", "line"):
+                if cand in item and isinstance(item[cand], (str, int)):
+                    inst_key = cand
+                    break
+        if inst_key is not None and inst_key in item:
+            inst = norm_instance(act, str(item[inst_key]))
+        flat: list[tuple[str, Any]] = []
+        for k, v in item.items():
+            if k == inst_key:
+                continue
+            if isinstance(v, dict):  # io: io-reads {rtps, bread}, ...
+                flat.extend(v.items())
+            else:
+                flat.append((k, v))
+        for k, v in flat:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                continue
+            a, name = _json_metric(rule, act, k)
+            col.add(ts, a, inst, name, float(v), interval_s=iv, sample=sample)

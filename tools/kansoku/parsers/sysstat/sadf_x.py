@@ -1,0 +1,101 @@
+"""sadf -x output (XML, DTD 2.x-3.x): the same records as sadf -j, as elements and attributes
+(docs/formats.md §2.6). Turned into the sadf -j document shape and read by the same code, so both give
+the same rows: list items are elements with attributes (``<cpu number="all" usr="…"/>``), scalars are
+child texts (``<memfree>…</memfree>``)."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from kansoku.errors import ParseError
+from kansoku.parsers import textfile
+from kansoku.parsers.base import FileHead, Sink
+from kansoku.parsers.sysstat.sadf_json import parse_sadf_json
+
+# Attributes naming the item, renamed to the sadf -j key (per element); they stay strings.
+ITEM_ATTRS = {"cpu": {"number": "cpu"}, "disk-device": {"dev": "disk-device"}}
+TEXT_ATTRS = {"number", "dev", "iface", "line", "intr", "cpu", "fsname", "mountp", "name", "fchost", "bus",
+              "manufact", "product", "idvendor", "idprod", "device", "status"}
+META_ATTRS = {"per", "unit"}
+
+
+def sniff_sadf_xml(head: FileHead) -> bool:
+    t = head.text.lstrip()
+    return t.startswith("<?xml") and "<sysstat" in t[:2000] and "<sysdata-version>" in t
+
+
+def _value(v: str) -> Any:
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def _attrs(el: ET.Element) -> dict[str, Any]:
+    ren = ITEM_ATTRS.get(_tag(el), {})
+    out: dict[str, Any] = {}
+    for k, v in el.attrib.items():
+        if k in META_ATTRS:
+            continue
+        out[ren.get(k, k)] = v if k in TEXT_ATTRS else _value(v)
+    return out
+
+
+def _tag(el: ET.Element) -> str:
+    return el.tag.rsplit("}", 1)[-1]
+
+
+def _activity(el: ET.Element) -> Any:
+    kids = list(el)
+    if not kids:
+        return _attrs(el) if el.attrib else _value((el.text or "").strip())
+    tags = [_tag(k) for k in kids]
+    if len(set(tags)) == 1 and len(kids) > 1 or (len(kids) == 1 and kids[0].attrib and not list(kids[0])
+                                                   and _tag(kids[0]) in ("cpu", "disk-device", "tty")):
+        return [dict(_attrs(k), **{_tag(g): _activity(g) for g in k}) for k in kids]
+    out: dict[str, Any] = _attrs(el)
+    for k in kids:
+        t = _tag(k)
+        v = _activity(k)
+        if t in out:
+            out[t] = (out[t] if isinstance(out[t], list) else [out[t]]) + [v]
+        else:
+            out[t] = v
+    return out
+
+
+def parse_sadf_xml(path: Path, sink: Sink) -> None:
+    text = textfile.read_text(path, "sadf -x output")
+    if re.search(r"<!ENTITY", text[:4096]):
+        raise ParseError(path, None, "sadf -x XML (no entity declarations)", "an <!ENTITY declaration")
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ParseError(path, exc.position[0], "well-formed sadf -x XML", str(exc).split(":")[0]) from None
+    hosts = []
+    for host in root.iter():
+        if _tag(host) != "host":
+            continue
+        stats = []
+        for st in host.iter():
+            if _tag(st) != "timestamp":
+                continue
+            a = st.attrib
+            rec: dict[str, Any] = {"timestamp": {"date": a.get("date"), "time": a.get("time"),
+                                                 "utc": int(a.get("utc", "1") or 1),
+                                                 "interval": _value(a.get("interval", "")) or None}}
+            if "tz" in a:
+                rec["timestamp"]["tz"] = a["tz"]
+            if rec["timestamp"]["date"] is None or rec["timestamp"]["time"] is None:
+                raise ParseError(path, None, f"a <timestamp date=… time=…> in statistics record {len(stats) + 1}",
+                                 str(dict(a))[:60])
+            for act in st:
+                rec[_tag(act)] = _activity(act)
+            stats.append(rec)
+        hosts.append({"nodename": host.attrib.get("nodename"), "statistics": stats})
+    if not hosts:
+        raise ParseError(path, None, "a <host> element in the sadf -x document", "none")
+    parse_sadf_json(path, sink, fmt="sadf-xml", doc={"sysstat": {"hosts": hosts}})

@@ -1,0 +1,58 @@
+"""Opening a text output: the one preamble every text parser shares (UTF-8, no NUL byte, a multi-byte
+character cut by a killed tool at the very end tolerated), errors naming file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kansoku.errors import ParseError
+
+
+def read_text(path: Path, what: str) -> str:
+    """The whole file as text. ``what`` names the tool output for the error ('fio output')."""
+    data = path.read_bytes()
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise ParseError(path, data[:nul].count(b"\n") + 1, f"text ({what})", "binary data (NUL byte)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(data) - 3 and not data.endswith(b"\n"):  # a character cut at EOF
+            return data[: exc.start].decode("utf-8", errors="replace")
+        raise ParseError(path, data[: exc.start].count(b"\n") + 1, f"UTF-8 text ({what})",
+                         "undecodable bytes") from None
+
+
+def split_lines(text: str) -> tuple[list[str], bool]:
+    """Lines without their newline (and a trailing carriage return), and whether the last was cut off."""
+    truncated = bool(text) and not text.endswith("\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [l.removesuffix("\r") for l in lines], truncated
+
+
+def refuse_control_bytes(path: Path, expected: str) -> None:
+    """A carriage return (a log edited on Windows) or a NUL byte stops DuckDB's CSV reader with an error that
+    would abort the ingest transaction, whatever ignore_errors says: found first, at memchr speed."""
+    offset = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 23):
+            for byte, what in ((b"\r", "a carriage return (CRLF line ends?)"), (b"\x00", "a NUL byte")):
+                i = chunk.find(byte)
+                if i >= 0:
+                    line = line_of_offset(path, offset + i)
+                    raise ParseError(path, line, f"{expected}, lines ending in LF only", what)
+            offset += len(chunk)
+
+
+def line_of_offset(path: Path, offset: int) -> int:
+    n, done = 1, 0
+    with open(path, "rb") as fh:
+        while done < offset:
+            chunk = fh.read(min(1 << 23, offset - done))
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            done += len(chunk)
+    return n
