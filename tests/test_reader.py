@@ -130,3 +130,24 @@ def test_site_links_its_pdfs_and_the_pdf_names_the_site(example_site, tmp_path):
     assert ".pdf" not in other
     p = run_tool("build", "--db", db, "--out", out, "--generated", tmp_path / "gen", "--pdf", "nosuch")
     assert p.returncode != 0 and "no report 'nosuch'" in p.stderr
+
+
+def test_hover_templates_are_markup_and_measured_text_is_text(example_site):
+    """The charts' own hover templates keep their <br> (they were escaped into visible markup); a measured
+    string (a trace name, a category) is escaped wherever it enters, for the site and the PDF export."""
+    import json
+
+    from kansoku.render.charts._draw import esc, escape_plotly
+
+    _, public = example_site
+    html = (public / "en/reports/example/scaleup/index.html").read_text(encoding="utf-8")
+    blobs = re.findall(r'<script type="application/json" class="chart-data"[^>]*>(.*?)</script>', html, re.S)
+    templates = [t.get("hovertemplate") for b in blobs for t in json.loads(b)["data"] if t.get("hovertemplate")]
+    assert templates and all("&lt;br&gt;" not in t for t in templates)
+    assert any("<br>" in t for t in templates)
+    fig = {"data": [{"name": "<b>x</b>", "y": ["a&b"], "hovertemplate": f"{esc('<i>run</i>')}<br>%{{y}}"}],
+           "layout": {"title": {"text": "<sup>t</sup>"}}}
+    out = escape_plotly(fig)
+    assert out["data"][0]["name"] == "&lt;b&gt;x&lt;/b&gt;" and out["data"][0]["y"] == ["a&amp;b"]
+    assert out["data"][0]["hovertemplate"] == "&lt;i&gt;run&lt;/i&gt;<br>%{y}"
+    assert out["layout"]["title"]["text"] == "&lt;sup&gt;t&lt;/sup&gt;"

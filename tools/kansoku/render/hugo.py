@@ -38,6 +38,7 @@ from kansoku.errors import KansokuError, MissingToolError
 from kansoku.report.model import ComputedReport, Table, Trends
 from kansoku.report.structure import parse_front_matter
 from kansoku.render import publish
+from kansoku.render.charts._draw import escape_plotly
 
 GENERATED = Path("data/generated")
 CONTENT = Path("content")
@@ -63,20 +64,6 @@ class BuildResult:
     seconds: float = 0.0
     pdfs: list[Path] = field(default_factory=list)
     out: Path = Path("public")
-
-
-def escape_plotly(obj: Any) -> Any:
-    """plotly.js renders trace names, tick labels and hover text as pseudo-HTML: a '<' or '&' that came
-    from a measured file must reach the reader as text. plotly decodes these entities back for display."""
-    if isinstance(obj, str):
-        if any(c in obj for c in "<>&"):
-            return obj.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        return obj
-    if isinstance(obj, list):
-        return [escape_plotly(v) for v in obj]
-    if isinstance(obj, dict):
-        return {k: escape_plotly(v) for k, v in obj.items()}
-    return obj
 
 
 def check_trace_types(rep_id: str, fig: dict) -> None:

@@ -38,6 +38,7 @@ import jinja2
 from markupsafe import Markup
 
 from kansoku import words
+from kansoku.render.charts._draw import escape_plotly
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.report.model import ComputedReport, Figure, Table
 from kansoku.report.structure import Page, parse_front_matter
@@ -529,7 +530,7 @@ class Document:
     def figure(self, f: Figure, ch: Any) -> str:
         L, ui = self.lang, self.ui
         svg = self.svg_dir / f"fig-{ch.number}-{re.sub(r'[^A-Za-z0-9_-]', '_', f.id)}.{L}.svg"
-        fig = (f.figure or {}).get(L) or {"data": [], "layout": {}}
+        fig = escape_plotly((f.figure or {}).get(L) or {"data": [], "layout": {}})  # measured text stays text
         chart = Chart(fig, svg, self.chart_fonts)
         self.charts.append(chart)
         w, h = chart.size_px

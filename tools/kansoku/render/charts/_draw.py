@@ -16,6 +16,27 @@ Drawer = Callable[[ChartData, str], dict]
 DRAW: dict[str, Drawer] = {}
 
 
+def esc(s: Any) -> str:
+    """A measured string placed inside the chart's own pseudo-HTML (a hover template): as text."""
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def escape_plotly(obj: Any, key: str | None = None) -> Any:
+    """plotly.js (and the chart export for the PDF) renders trace names, tick labels and hover text as
+    pseudo-HTML: a '<' or '&' that came from a measured file must reach the reader as text, so every string
+    of a figure is escaped — except hover templates, which are the chart's own markup (``<br>``) and escape
+    the measured parts they embed themselves (:func:`esc`). plotly decodes the entities back for display."""
+    if isinstance(obj, str):
+        if key == "hovertemplate" or not any(c in obj for c in "<>&"):
+            return obj
+        return esc(obj)
+    if isinstance(obj, list):
+        return [escape_plotly(v, key) for v in obj]
+    if isinstance(obj, dict):
+        return {k: escape_plotly(v, k) for k, v in obj.items()}
+    return obj
+
+
 def draws(*names: str):
     def deco(f: Drawer) -> Drawer:
         for n in names:

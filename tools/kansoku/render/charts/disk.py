@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import color, compact, draws, layout
+from kansoku.render.charts._draw import color, compact, draws, esc, layout
 from kansoku.report.model import ChartData
 
 
@@ -31,7 +31,7 @@ def fsync_methods(chart: ChartData, lang: str) -> dict:
         name = w["names"][i]
         fig.add_trace(go.Bar(x=b["x"], y=b["y"], name=name, orientation="h", marker=dict(color=color(i)),
                              text=b["text"], textposition="outside", cliponaxis=False,
-                             hovertemplate=f"{name}<br>%{{y}}: %{{text}} ops/s<extra></extra>"))
+                             hovertemplate=f"{esc(name)}<br>%{{y}}: %{{text}} ops/s<extra></extra>"))
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category")
     lay.setdefault("height", max(320, 22 * len(d["labels"]) * max(1, len(d["bars"])) + 140))

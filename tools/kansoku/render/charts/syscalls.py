@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import color, compact, draws, layout
+from kansoku.render.charts._draw import color, compact, draws, esc, layout
 from kansoku.report.model import ChartData
 
 
@@ -44,7 +44,7 @@ def syscalls_calls_errors(chart: ChartData, lang: str) -> dict:
             fig.add_trace(go.Bar(
                 x=xs, y=order, name=f"{name}: {label}", orientation="h", marker=marker, legendgroup=f"c{i}",
                 text=[f"{x:,}" if x is not None else "" for x in xs], textposition="outside", cliponaxis=False,
-                hovertemplate=f"{name}<br>%{{y}}: %{{x:,}} {label}<extra></extra>"))
+                hovertemplate=f"{esc(name)}<br>%{{y}}: %{{x:,}} {esc(label)}<extra></extra>"))
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category")
     lay.setdefault("height", max(320, 14 * len(order) * 2 * max(1, len(d["counts"])) + 150))

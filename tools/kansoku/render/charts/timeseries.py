@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import color, compact, draws, layout
+from kansoku.render.charts._draw import color, compact, draws, esc, layout
 from kansoku.render.charts.events import add_events
 from kansoku.report.model import ChartData
 
@@ -16,7 +16,7 @@ def tps_over_time(chart: ChartData, lang: str) -> dict:
     fig = go.Figure()
     for i, tr in enumerate(d["traces"]):
         name = w["names"][i]
-        hover = f"{name}<br>{w['source']}: {w['sources'][i]}<br>%{{x:.1f}} s: %{{y:.1f}} TPS<extra></extra>"
+        hover = f"{esc(name)}<br>{esc(w['source'])}: {esc(w['sources'][i])}<br>%{{x:.1f}} s: %{{y:.1f}} TPS<extra></extra>"
         col = color(i)
         fig.add_trace(go.Scatter(
             x=tr["x"], y=tr["tps"], name=name,
@@ -26,7 +26,7 @@ def tps_over_time(chart: ChartData, lang: str) -> dict:
             fig.add_trace(go.Scatter(
                 x=tr["x"], y=tr["latency"], name=f"{name} {w['latency']}", yaxis="y2", mode="lines",
                 line=dict(color=col, width=1.5, dash="dot"), legendgroup=f"g{i}",
-                hovertemplate=f"{name}<br>%{{x:.1f}} s: %{{y:.2f}} ms<extra></extra>"))
+                hovertemplate=f"{esc(name)}<br>%{{x:.1f}} s: %{{y:.2f}} ms<extra></extra>"))
     if d.get("events"):
         add_events(fig, d["events"], w["event_labels"], w["event_kinds"])
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
