@@ -18,6 +18,7 @@ from conftest import ROOT, ro_con
 RUNS = ROOT / "tests" / "fixtures" / "runs" / "campaign=corpus-2026-11" / "study=scaleup" / "workload=read" / \
     "config=checksums-off"
 LOG = RUNS / "clients=2" / "rep=1" / "pgbench.log"  # says 2 clients, tps = 427.039398
+VMSTAT = ROOT / "tests" / "fixtures" / "vmstat" / "vmstat.txt"
 
 
 def put(d: Path, name: str = "pgbench.log", src: Path = LOG) -> Path:
@@ -104,20 +105,23 @@ def test_a_runs_files_are_a_set_renamed_and_deleted_files_leave_no_rows(tool, tm
     assert q(tmp_db, "SELECT file_name FROM sources") == [("pgbench-renamed.log",)]
     text = tool("ingest", "--db", tmp_db, tmp_path, check=True).stdout
     assert "removed" not in text
-    # a second file, then deleted: its rows go with it, and the summary says so
-    put(run, "copy.log", RUNS / "clients=2" / "rep=2" / "pgbench.log")
+    # a second file (a monitor's; a second pgbench output would be a second run), then deleted: its rows
+    # go with it, and the summary says so
+    put(run, "vmstat.txt", VMSTAT)
     ingest_json(tool, tmp_db, tmp_path)
-    assert q(tmp_db, "SELECT count(*) FROM pgbench_summary") == [(2,)]
-    (run / "copy.log").unlink()
+    rows = q(tmp_db, "SELECT count(*) FROM sys_metrics")[0][0]
+    assert rows > 0 and q(tmp_db, "SELECT count(*) FROM sources") == [(2,)]
+    (run / "vmstat.txt").unlink()
     text = tool("ingest", "--db", tmp_db, tmp_path, check=True).stdout
     assert "1 removed" in text
+    assert q(tmp_db, "SELECT count(*) FROM sys_metrics") == [(0,)]
     assert q(tmp_db, "SELECT count(*) FROM pgbench_summary") == [(1,)]
     assert q(tmp_db, "SELECT count(*) FROM sources") == [(1,)]
 
 
 def test_a_single_file_given_does_not_remove_its_neighbours(tool, tmp_path, tmp_db):
     run = put(tmp_path / "clients=2" / "rep=1").parent
-    put(run, "second.log", RUNS / "clients=2" / "rep=2" / "pgbench.log")
+    put(run, "vmstat.txt", VMSTAT)
     ingest_json(tool, tmp_db, tmp_path)
     _, rep = ingest_json(tool, tmp_db, run / "pgbench.log")
     assert rep["counts"] == {"unchanged": 1}
