@@ -179,7 +179,7 @@ def test_fy2017_parallel_off_speedups_agree(store):
 
 
 def test_fy2017_table_9_3_changes_agree_except_pattern_2_at_30_clients(store):
-    tps = values(store, "fy2017-t9.3", "tps")
+    tps = values(store, "fy2017-t9.3", "throughput")
     change = values(store, "fy2017-t9.3", "published_change_pct")
     assert len(tps) == 44 and len(change) == 33
     bad = set()
