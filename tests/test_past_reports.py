@@ -285,6 +285,24 @@ def test_transcriptions_equal_the_numbers_of_the_seed_text_in_reading_order():
     cases["2017 9.3"] = (["1", "10", "20", "30", "40", "50", "60", "70", "80", "90", "100"]
                          + [v.lstrip("-") for r in f for v in (r["tps"], r["published_change_pct"]) if v],
                          seed_numbers(s17, 2364, 2434))
+    # the two tables transcribed before (6.8-6.11, 8.8-8.10) are checked the same way
+    pq = csv_rows("fy2017_t6.8-6.11_parallel_query.csv")
+    cases["2017 6.8-6.11"] = (seq(pq, ["version", "elapsed_s", "published_speedup_vs_9.5"]),
+                              [n for a in (1084, 1100, 1110, 1120) for n in seed_numbers(s17, a, a + 2)])
+    rep = {r["pattern"]: r for r in csv_rows("fy2017_t8.8-8.10_replication.csv")}
+
+    def tps_pct(p: str) -> list[str]:
+        return [rep[p]["tps"], rep[p]["published_pct_of_no_replication"]]
+    cases["2017 8.8"] = (tps_pct("none") + [v for p in ("sync-1", "sync-2", "sync-3")
+                                            for v in [rep[p]["sync_standbys"]] + tps_pct(p)],
+                         seed_numbers(s17, 2119, 2122))
+    cases["2017 8.9"] = (tps_pct("none") + [v for p in ("async-1", "async-2", "async-3")
+                                            for v in [rep[p]["async_standbys"]] + tps_pct(p)],
+                         seed_numbers(s17, 2125, 2128))
+    marks = {"mixed-1s2a": ["1"], "mixed-2s1a": ["2"]}  # the printed notes [1], [2] after the cell
+    cases["2017 8.10"] = ([v for p in ("none", "async-3", "mixed-1s2a", "mixed-2s1a", "sync-3")
+                           for v in [rep[p]["sync_standbys"], rep[p]["async_standbys"]] + tps_pct(p) + marks.get(p, [])],
+                          seed_numbers(s17, 2137, 2141))
     for name, (got, want) in cases.items():
         assert got == want, name
-    assert sum(len(g) for g, _ in cases.values()) > 450
+    assert sum(len(g) for g, _ in cases.values()) > 500
