@@ -314,3 +314,30 @@ def test_transcriptions_equal_the_numbers_of_the_seed_text_in_reading_order():
     for name, (got, want) in cases.items():
         assert got == want, name
     assert sum(len(g) for g, _ in cases.values()) > 500
+
+
+# ---- on the site: every new table, numbered as printed, in both languages ------------------------------
+
+SITE_PAGES = {
+    "past-fy2013/partitioning": ["3.5", "3.6"],
+    "past-fy2013/ssd": ["4.5", "4.6", "4.7", "4.8", "4.9"],
+    "past-fy2013/postgres-xc": ["5.5", "5.6"],
+    "past-fy2017/windows": ["5.3"],
+    "past-fy2017/parallel-query": [f"6.{n}" for n in range(8, 20)],
+    "past-fy2017/full-text-search": [f"7.{n}" for n in range(7, 13)],
+    "past-fy2017/fdw": ["9.3"],
+}
+
+
+@pytest.mark.parametrize("lang,label", [("ja", "表 {}"), ("en", "Table {}")])
+def test_new_seed_tables_on_the_site_in_both_languages(example_site, lang, label):
+    _, public = example_site
+    for path, numbers in SITE_PAGES.items():
+        page = (public / lang / "reports" / path / "index.html").read_text(encoding="utf-8")
+        for n in numbers:
+            assert re.search(re.escape(label.format(n)) + r"(?![\d.])", page), (lang, path, n)
+        assert "mark-transcribed" in page, (lang, path)
+    fdw = (public / lang / "reports" / "past-fy2017/fdw" / "index.html").read_text(encoding="utf-8")
+    table = re.search(r'id="table-select".*?</table>', fdw, re.S).group(0)
+    mismatched = [v for cls, v in re.findall(r'<td class="([^"]*)"[^>]*>([^<]*)', table) if "mismatch" in cls.split()]
+    assert len(mismatched) == 2 and any("78.23" in v for v in mismatched), mismatched
