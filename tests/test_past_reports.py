@@ -63,7 +63,7 @@ def test_fy2013_index_scan_printed_medians_are_the_medians_of_the_runs(store, ta
     medians = values(store, table_id, "published_tps_median")
     assert len(runs) == 30 and len(medians) == 10
     for cell, (printed_median, text, _) in medians.items():
-        of_cell = [v for r, (v, _, _) in runs.items() if r.startswith(cell + "/run=")]
+        of_cell = [v for r, (v, _, _) in runs.items() if r.startswith(cell + "/rep=")]
         assert len(of_cell) == 3, cell
         assert statistics.median(of_cell) == printed_median, (cell, of_cell, text)
 
