@@ -279,8 +279,8 @@ series = "config"
 options = { x_log = true }
 """)
     f = figures.build_figure(store, r, r.item("x", "figure"))
-    assert f["transcribed"] is True and f["label"] == {"ja": "図 1.1", "en": "Figure 1.1"}
-    names = [tr["name"] for tr in f["figure"]["ja"]["data"]]
+    assert f.transcribed is True and f.label == {"ja": "図 1.1", "en": "Figure 1.1"}
+    names = [tr["name"] for tr in f.figure["ja"]["data"]]
     assert names == ["有効", "無効"]
-    assert f["figure"]["en"]["layout"]["xaxis"]["type"] == "log"
-    assert "(transcribed)" in f["figure"]["en"]["data"][0]["hovertext"][0]
+    assert f.figure["en"]["layout"]["xaxis"]["type"] == "log"
+    assert "(transcribed)" in f.figure["en"]["data"][0]["hovertext"][0]

@@ -132,7 +132,7 @@ def env(tmp_path_factory):
 
 
 def fig(env, fid: str, lang: str = "en") -> dict:
-    return env["built"][fid]["figure"][lang]
+    return env["built"][fid].figure[lang]
 
 
 def axis_title(f: dict, axis: str = "xaxis") -> str:
@@ -145,10 +145,10 @@ def test_every_kind_is_registered_and_uses_the_basic_bundle(env):
         assert k in figures.KINDS
     for fid, f in env["built"].items():
         for lang in ("ja", "en"):
-            data = f["figure"][lang]["data"]
+            data = f.figure[lang]["data"]
             assert data, fid
             assert {t.get("type", "scatter") for t in data} <= BASIC_TRACES, fid
-        assert f["runs"], f"{fid}: the figure names its runs"
+        assert f.runs, f"{fid}: the figure names its runs"
 
 
 # -- tps_over_time ------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_tps_over_time_matches_the_raw_logs(env):
     f = fig(env, "tps-all")
     assert len(f["data"]) == 6  # 2 conditions x 3 runs
     sources = set()
-    for run_id, tr in zip(sorted(env["built"]["tps-all"]["runs"], key=lambda r: (int(r.split("clients=")[1][0]), r)),
+    for run_id, tr in zip(sorted(env["built"]["tps-all"].runs, key=lambda r: (int(r.split("clients=")[1][0]), r)),
                           f["data"]):
         expected = independent_tps_series(run_dir_of(run_id))
         sources.add(bool(list(run_dir_of(run_id).glob("pgbench_log.*"))))
@@ -207,8 +207,8 @@ def test_tps_over_time_representative_runs_and_labels(env):
     store, report = env["store"], env["report"]
     item = report.item("tps", "figure")
     groups = analysis.aggregate(store, item, "tps", ["clients"])
-    assert sorted(built["runs"]) == sorted(g.representative_run_id for g in groups)
-    en, ja = built["figure"]["en"], built["figure"]["ja"]
+    assert sorted(built.runs) == sorted(g.representative_run_id for g in groups)
+    en, ja = built.figure["en"], built.figure["ja"]
     assert [t["name"] for t in en["data"] if t.get("yaxis") != "y2"] == ["Clients 1", "Clients 8"]
     assert [t["name"] for t in ja["data"] if t.get("yaxis") != "y2"] == ["クライアント数 1", "クライアント数 8"]
     assert axis_title(en) == "Time since the run's start (s)" and axis_title(ja) == "実行開始からの経過時間 (秒)"
@@ -241,8 +241,8 @@ def test_cpu_stacked_one_representative_run_with_disk_util(env):
     built = env["built"]["cpu"]
     store, report = env["store"], env["report"]
     (g,) = analysis.aggregate(store, report.item("cpu", "figure"), "tps", [])
-    assert built["runs"] == [g.representative_run_id]
-    en, ja = built["figure"]["en"], built["figure"]["ja"]
+    assert built.runs == [g.representative_run_id]
+    en, ja = built.figure["en"], built.figure["ja"]
     stacked = [t for t in en["data"] if t.get("stackgroup")]
     assert [t["name"] for t in stacked] == ["%usr", "%sys", "%iowait", "%soft", "%steal"]
     util = [t for t in en["data"] if t.get("yaxis") == "y2"]
@@ -342,7 +342,7 @@ def test_fio_bandwidth_per_pattern_and_ratio_to_the_baseline_device(env):
     assert ssd["text"] == [f"×{r:.2f}" for r in ratios]
     assert axis_title(en, "yaxis") == "Bandwidth (MiB/s)" and axis_title(ja, "yaxis") == "帯域 (MiB/s)"
     assert axis_title(en) == "Access pattern" and axis_title(ja) == "アクセスパターン"
-    assert len(env["built"]["fio"]["runs"]) == 4
+    assert len(env["built"]["fio"].runs) == 4
 
 
 def test_fsync_methods_from_the_real_output(env):

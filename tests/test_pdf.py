@@ -37,7 +37,7 @@ def built(example_site, tmp_path_factory):
         assert proc.stdout.count("wrote ") == 2, proc.stdout
         pdfs[rid] = {lang: out / f"{rid}.{lang}.pdf" for lang in LANGS}
         site[rid] = json.loads((db.parent / "generated" / "data" / "reports" / f"{rid}.json").read_text("utf-8"))
-    return pdfs, site
+    return pdfs, site, db
 
 
 def pages_text(pdf: Path, layout: bool = True) -> list[str]:
@@ -75,7 +75,7 @@ def ui(lang: str) -> dict:
 @pytest.mark.parametrize("rid", SPECS)
 @pytest.mark.parametrize("lang", LANGS)
 def test_title_page_front_matter_and_contents(built, rid, lang):
-    pdfs, site = built
+    pdfs, site, _ = built
     rep = site[rid]
     pages = pages_text(pdfs[rid][lang])
     assert flat(rep["title"][lang]) in flat(pages[0]), "title page shows the report title"
@@ -105,7 +105,7 @@ def test_title_page_front_matter_and_contents(built, rid, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_chapters_keep_their_sections(built, lang):
-    pdfs, _ = built
+    pdfs, _, _ = built
     text = "\n".join(pages_text(pdfs["example"][lang], layout=False))
     src = (ROOT / "content" / "reports" / "example" / f"scaleup.{lang}.md").read_text("utf-8")
     sections = re.findall(r"^##\s+(.+)$", src, re.M)
@@ -122,7 +122,7 @@ def test_chapters_keep_their_sections(built, lang):
 @pytest.mark.parametrize("rid", SPECS)
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_table_and_figure_numbered_and_in_order(built, rid, lang):
-    pdfs, site = built
+    pdfs, site, _ = built
     text = flat("\n".join(pages_text(pdfs[rid][lang])))
     for ch in site[rid]["chapters"]:
         for iid in ch["order"]:
@@ -153,7 +153,7 @@ def loose(v: str) -> str:
 def test_table_rows_have_the_sites_numbers(built, rid, lang):
     """Each row of each table reads, left to right after its caption, the same rounded numbers as the
     site's JSON, each transcribed value with its † and each mismatch with its !."""
-    pdfs, site = built
+    pdfs, site, _ = built
     text = raw_text(pdfs[rid][lang])
     baseline = ui(lang)["baseline"]
     checked = 0
@@ -180,21 +180,15 @@ def test_table_rows_have_the_sites_numbers(built, rid, lang):
 
 
 def test_example_numbers_against_compute_report(built, example_site):
-    """A few numbers straight from compute_report (not the site's JSON) appear in both PDFs."""
-    from kansoku.render.hugo import compute_report
-    from kansoku.spec.model import load_report
-    from kansoku.store.db import open_store
+    """A few numbers straight from the computed report (not the site's JSON) appear in both PDFs."""
+    from kansoku.report.build import compute_one
 
     db, _ = example_site
-    store = open_store(db, read_only=True)
-    try:
-        rep = compute_report(store, load_report(ROOT / "data" / "reports" / "example.toml"), ROOT / "content" / "reports")
-    finally:
-        store.close()
-    t = rep["chapters"][0]["tables"]["read-tps"]
-    vals = [cell_text(c, "en") for row in t["rows"] for c in row if c.get("k") == "value"]
+    rep = compute_one(db, ROOT / "data" / "reports" / "example.toml", ROOT / "content" / "reports")
+    t = rep.chapters[0].tables["read-tps"]
+    vals = [c.text["en"] for row in t.rows for c in row if c.kind == "value"]
     assert len(vals) >= 8
-    pdfs, _ = built
+    pdfs, _, _ = built
     for lang in LANGS:
         text = flat("\n".join(pages_text(pdfs["example"][lang])))
         for v in vals:
@@ -203,7 +197,7 @@ def test_example_numbers_against_compute_report(built, example_site):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_transcribed_and_mismatch_marks_with_legend(built, lang):
-    pdfs, site = built
+    pdfs, site, _ = built
     s = ui(lang)
     rep = site["past-fy2013"]
     text = flat("\n".join(pages_text(pdfs["past-fy2013"][lang])))
@@ -231,13 +225,13 @@ def test_transcribed_and_mismatch_marks_with_legend(built, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_baseline_marked(built, lang):
-    pdfs, _ = built
+    pdfs, _, _ = built
     text = flat("\n".join(pages_text(pdfs["example"][lang])))
     assert flat(f"{'チェックサム無効' if lang == 'ja' else 'checksums off'} ({ui(lang)['baseline']})") in text
 
 
 def test_charts_are_vector_and_in_the_languages_labels(built):
-    pdfs, site = built
+    pdfs, site, _ = built
     for rid in SPECS:
         for lang in LANGS:
             pdf = pdfs[rid][lang]
@@ -258,7 +252,7 @@ def test_charts_are_vector_and_in_the_languages_labels(built):
 @pytest.mark.parametrize("rid", SPECS)
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_page_has_its_number_and_the_copyright_footer(built, rid, lang):
-    pdfs, site = built
+    pdfs, site, _ = built
     rep = site[rid]
     pages = pages_text(pdfs[rid][lang])
     assert len(pages) >= 5
@@ -274,7 +268,7 @@ def test_every_page_has_its_number_and_the_copyright_footer(built, rid, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_fonts_embedded_japanese_and_latin(built, lang):
-    pdfs, _ = built
+    pdfs, _, _ = built
     for rid in SPECS:
         out = subprocess.run(["pdffonts", str(pdfs[rid][lang])], check=True, capture_output=True, text=True).stdout
         rows = out.splitlines()[2:]
@@ -290,7 +284,7 @@ def test_fonts_embedded_japanese_and_latin(built, lang):
 
 
 def test_japanese_text_is_whole_and_broken_properly(built):
-    pdfs, site = built
+    pdfs, site, _ = built
     text = "\n".join(pages_text(pdfs["example"]["ja"], layout=False))
     assert "\ufffd" not in text
     # line starts never carry closing punctuation (kinsoku); Japanese lines are not cut inside a word by spaces
@@ -327,7 +321,7 @@ def test_pages_render_to_png(built, tmp_path):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_environment_appendix_and_authors(built, lang):
-    pdfs, site = built
+    pdfs, site, _ = built
     rep = site["example"]
     s = ui(lang)
     text = flat("\n".join(pages_text(pdfs["example"][lang], layout=False)))
@@ -383,19 +377,17 @@ def test_missing_japanese_font_says_what_to_install(example_site, tmp_path):
 
 @pytest.fixture
 def doc_factory(built, tmp_path):
-    """A Document over a copy of the example's content (to break it), with the site's computed data."""
+    """A Document over a copy of the example's content (to break it), computed from the example's store."""
     from kansoku.render.typst import Document
-    from kansoku.spec.model import load_report
-    from kansoku.report.structure import report_pages
+    from kansoku.report.build import compute_one
 
-    _, site = built
+    db = built[2]
     content = tmp_path / "content"
     shutil.copytree(ROOT / "content" / "reports" / "example", content / "example")
-    report = load_report(ROOT / "data" / "reports" / "example.toml")
 
     def make(lang: str):
-        doc = Document(report, site["example"], lang, content, tmp_path)
-        return doc, report_pages(report, content, site=False)
+        rep = compute_one(db, ROOT / "data" / "reports" / "example.toml", content)
+        return Document(rep, lang, tmp_path), rep.pdf_pages
 
     return make, content
 

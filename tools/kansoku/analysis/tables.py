@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kansoku import parsers
+from kansoku import parsers, words
+from kansoku.report.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report
 from kansoku.store.db import Store
 
@@ -43,6 +44,7 @@ class Group:
     # of values each known to ±h are known to ±h).
     half_unit: float = 0.0
     printed: str | None = None  # the number as printed, when the group is one transcribed value
+    run_values: dict[str, float] = field(default_factory=dict)  # each run's own value
 
 
 def factor_sort_key(report: Report | None, factor: str):
@@ -67,7 +69,7 @@ def _cached(store: Store, name: str, compute):
 
 def known_factors(store: Store) -> set[str]:
     return _cached(store, "factors", lambda: {
-        r[0] for r in store.con.execute("SELECT DISTINCT factor FROM run_factors").fetchall()})
+        r[0] for r in store.query("SELECT DISTINCT factor FROM run_factors")})
 
 
 def known_metrics(store: Store) -> set[str]:
@@ -77,8 +79,8 @@ def known_metrics(store: Store) -> set[str]:
         for mod in parsers.modules():
             if mod.metrics_sql:
                 try:
-                    names |= {r[0] for r in store.con.execute(
-                        f"SELECT DISTINCT metric FROM ({mod.metrics_sql})").fetchall()}
+                    names |= {r[0] for r in store.query(
+                        f"SELECT DISTINCT metric FROM ({mod.metrics_sql})")}
                 except Exception:  # an older database without the module's tables
                     pass
         return names
@@ -138,8 +140,8 @@ def metric_sql(metric: str, groups: dict[str, list[str]] | None = None) -> tuple
 
 
 def _has_published(store: Store) -> bool:
-    return _cached(store, "has_published", lambda: bool(store.con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'published_values'").fetchone()[0]))
+    return _cached(store, "has_published", lambda: bool(store.query(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'published_values'")[0][0]))
 
 
 def check_factor(store: Store, item: Item, factor: str, role: str) -> None:
@@ -226,28 +228,23 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
     SELECT {keys}, any_value(aggv) AS value, count(*) AS n, list(run_id ORDER BY run_id) AS run_ids,
            first(run_id ORDER BY abs(value - aggv), run_id) AS representative_run_id,
            bool_or(origin = 'transcribed') AS transcribed, max(hu) AS half_unit,
-           CASE WHEN count(*) = 1 THEN any_value(printed) END AS printed
+           CASE WHEN count(*) = 1 THEN any_value(printed) END AS printed,
+           map(list(run_id ORDER BY run_id), list(value ORDER BY run_id)) AS run_values
     FROM w GROUP BY ALL
     """
-    rows = store.con.execute(sql, params).fetchall()
+    rows = store.query(sql, params)
     out = []
     k = len(group_by)
     off = k if group_by else 1
     for r in rows:
         keys_t = tuple(r[:k]) if group_by else ()
         g = Group(keys_t, r[off], r[off + 1], r[off + 2], r[off + 3], bool(r[off + 4]), float(r[off + 5] or 0.0),
-                  r[off + 6])
+                  r[off + 6], dict(r[off + 7] or {}))
         if agg == "single" and g.n != 1:
             raise item.error(f"aggregate = 'single' but {g.n} runs match {dict(zip(group_by, keys_t))}: "
                              f"{g.run_ids[:4]}; narrow `where` or choose median/mean")
         out.append(g)
     return out
-
-
-def run_metric(store: Store, run_id: str, metric: str, groups: dict[str, list[str]] | None = None) -> float | None:
-    msql, params = metric_sql(metric, groups)
-    r = store.con.execute(f"SELECT value FROM {msql} WHERE run_id = ?", params + [run_id]).fetchone()
-    return None if r is None else r[0]
 
 
 def runs_metric_groups(store: Store, run_ids: list[str], metric: str,
@@ -262,10 +259,10 @@ def runs_metric_groups(store: Store, run_ids: list[str], metric: str,
                "coalesce(pv.half_unit, 0.0), pv.printed")
     else:
         pub = ("", [], "0.0, NULL")
-    rows = store.con.execute(
+    rows = store.query(
         f"SELECT m.run_id, m.value, r.origin, {pub[2]} FROM {msql} m JOIN runs r ON r.run_id = m.run_id {pub[0]} "
-        f"WHERE m.run_id IN (SELECT unnest(?::VARCHAR[]))", params + pub[1] + [run_ids]).fetchall()
-    return {rid: Group((), v, 1, [rid], rid, origin == "transcribed", float(hu), printed)
+        f"WHERE m.run_id IN (SELECT unnest(?::VARCHAR[]))", params + pub[1] + [run_ids])
+    return {rid: Group((), v, 1, [rid], rid, origin == "transcribed", float(hu), printed, {rid: v})
             for rid, v, origin, hu, printed in rows if v is not None}
 
 
@@ -330,10 +327,8 @@ def fmt_printed(num: str, fmt: str, lang: str) -> str:
         neg = num.startswith("-")
         mag = num.lstrip("+-")
         if float(mag) == 0:
-            return f"{mag}%" if lang == "ja" else f"{mag} %"
-        if neg:
-            return f"▲{mag}%" if lang == "ja" else f"\u2212{mag} %"
-        return f"+{mag}%" if lang == "ja" else f"+{mag} %"
+            return words.t(lang, "change_zero", mag)
+        return words.t(lang, "change_down" if neg else "change_up", mag)
     return num
 
 
@@ -426,31 +421,6 @@ def check_published(v: float, hv: float, b: float, hb: float, how: str, fmt: str
 # -- tables ---------------------------------------------------------------------
 
 @dataclass
-class Cell:
-    text: dict[str, str]
-    value: float | None = None
-    kind: str = "value"  # 'factor' | 'value' | 'count' | 'compare' | 'published' | 'factor-value'
-    runs: list[str] = field(default_factory=list)
-    representative: str | None = None
-    flags: list[str] = field(default_factory=list)  # 'baseline', 'transcribed', 'mismatch', 'checked', ...
-    published: dict | None = None  # compare cells with a printed value: {v, t, printed, computed, interval}
-
-    def as_json(self) -> dict:
-        d: dict[str, Any] = {"t": self.text if self.text["ja"] != self.text["en"] else self.text["ja"], "k": self.kind}
-        if self.value is not None:
-            d["v"] = self.value
-        if self.runs:
-            d["runs"] = self.runs
-        if self.representative:
-            d["rep"] = self.representative
-        if self.flags:
-            d["flags"] = self.flags
-        if self.published is not None:
-            d["published"] = self.published
-        return d
-
-
-@dataclass
 class ComputedTable:
     item: Item
     header: list[list[dict]]  # rows of {text: {ja,en}, colspan, rowspan, kind}
@@ -458,42 +428,44 @@ class ComputedTable:
     rows: list[list[Cell]]
     runs: list[str]
     citations: list[str] = field(default_factory=list)
+    row_groups: list[RowGroup] = field(default_factory=list)
+    row_group_name: dict[str, str] | None = None
+    notes: list[CellNote] = field(default_factory=list)
 
     def checks(self) -> dict[str, int]:
         flat = [c for row in self.rows for c in row if c.kind == "compare"]
         return {"checked": sum("checked" in c.flags or "mismatch" in c.flags for c in flat),
                 "mismatch": sum("mismatch" in c.flags for c in flat)}
 
-    def as_json(self) -> dict:
+    def to_model(self, provenance: Provenance | None = None) -> Table:
         it = self.item
-        return {
-            "id": it.id, "number": it.number, "kind": "table",
-            "label": {lang: it.prefix(lang) for lang in LANGS},
-            "caption": it.caption.as_dict(),
-            "footnote": it.footnote.as_dict() if it.footnote else None,
-            "header": self.header, "columns": self.columns,
-            "rows": [[c.as_json() for c in row] for row in self.rows],
-            "runs": self.runs,
-            "transcribed": any("transcribed" in c.flags for row in self.rows for c in row),
-            "citations": self.citations,
-            "checks": self.checks(),
-        }
-
-    def csv(self, lang: str) -> str:
-        import csv
-        import io
-
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow([c["text"][lang] for c in self.columns])
         for row in self.rows:
-            w.writerow([c.text[lang] if c.value is None or c.kind in ("factor", "factor-value") else repr_num(c.value)
-                        for c in row])
-        return buf.getvalue()
+            for c in row:
+                if c.value is not None and c.kind not in ("factor", "factor-value"):
+                    c.exact = exact_text(c.value)
+        marks = sorted({fl for row in self.rows for c in row for fl in c.flags if fl in ("transcribed", "mismatch")})
+        return Table(
+            id=it.id, number=it.number, label={lang: it.prefix(lang) for lang in LANGS},
+            caption=it.caption.as_dict(), footnote=it.footnote.as_dict() if it.footnote else None,
+            header=[[HeaderCell(h["text"], h.get("colspan", 1), h.get("rowspan", 1), h.get("kind"), h.get("baseline"))
+                     for h in hrow] for hrow in self.header],
+            columns=[Column(c["text"], c["kind"], c["baseline"]) for c in self.columns],
+            rows=self.rows, runs=self.runs, citations=self.citations, checks=self.checks(), marks=marks,
+            provenance=provenance or Provenance(), row_groups=self.row_groups, row_group_name=self.row_group_name,
+            notes=self.notes)
 
 
 def repr_num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def exact_text(v: float) -> str:
+    """A number for a download: 12 significant digits as a plain decimal, so that the binary noise of an
+    aggregate (53.132999999999996) never reaches a file and two builds write the same bytes."""
+    d = Decimal(f"{float(v):.12g}")
+    if d == d.to_integral_value():
+        return str(int(d))
+    return f"{d.normalize():f}"
 
 
 def both(f) -> dict[str, str]:
@@ -510,7 +482,79 @@ def resolve_compare(report: Report, item: Item, b: Baseline, metric: str) -> str
     return "ratio" if hib else "speedup"
 
 
+NUMBER_FORMATS = ("plain", "thousands", "exponent")
+
+
+def check_grammar(item: Item) -> None:
+    """The table-grammar keys of an item (docs/spec.md "Table grammar"): types and names."""
+    if not isinstance(item.per_run, bool):
+        raise item.error(f"per_run must be true or false, got {item.per_run!r}")
+    for k, v in item.number_format.items():
+        if k != "default" and k not in item.metrics:
+            raise item.error(f"number_format.{k}: not one of the table's metrics {item.metrics} (or default)")
+        if v not in NUMBER_FORMATS:
+            raise item.error(f"number_format.{k} = {v!r} is not one of {list(NUMBER_FORMATS)}")
+    if item.baseline is not None and not isinstance(item.baseline.inline, bool):
+        raise item.error(f"baseline inline must be true or false, got {item.baseline.inline!r}")
+    if item.row_groups is not None:
+        if not isinstance(item.row_groups, str):
+            raise item.error(f"row_groups must be a factor name, got {item.row_groups!r}")
+        if item.row_groups in (item.rows, item.columns):
+            raise item.error(f"row_groups = {item.row_groups!r} is already the table's rows or columns")
+
+
+def present(text: str, value: float | None, fmt: str, digits: int) -> str:
+    """A number's printed text in a presentation: thousands separators (1,234.5) or exponent (2.04E-05).
+    A text that is not a plain decimal (a dash, a value as printed in exponent form) is left as it is."""
+    if fmt == "plain" or value is None or not _NUMERIC.match(text):
+        return text
+    if fmt == "thousands":
+        return f"{Decimal(text):,f}"
+    return f"{value:.{digits}E}"
+
+
 def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
+    check_grammar(item)
+    if item.row_groups:
+        t = _grouped_table(store, report, item)
+    elif item.rows == METRIC_ROWS:
+        t = _metric_rows_table(store, report, item)
+    else:
+        t = _plain_table(store, report, item)
+    if "cell_notes" in item.raw and not item.raw.get("__sub__"):
+        apply_cell_notes(item, t)
+    return t
+
+
+def apply_cell_notes(item: Item, t: ComputedTable) -> None:
+    """``cell_notes = [{ row, column, metric, group, mark, note }]``: each note on the cells it names (every
+    given key must match the cell's coordinates), marked ``*1``, ``*2``, … unless it gives its own mark."""
+    notes = item.raw.get("cell_notes")
+    if not isinstance(notes, list):
+        raise item.error("cell_notes must be a list of { row, column, metric, group, mark, note }")
+    for i, n in enumerate(notes, start=1):
+        where = f"cell_notes[{i - 1}]"
+        if not isinstance(n, dict) or "note" not in n:
+            raise item.error(f"{where}: needs note = {{ ja, en }} and at least one of row, column, metric, group")
+        bad = set(n) - {"row", "column", "metric", "group", "mark", "note"}
+        if bad:
+            raise item.error(f"{where}: unknown key(s) {sorted(bad)}")
+        want = {k: _canon(v) for k, v in n.items() if k in ("row", "column", "metric", "group")}
+        if not want:
+            raise item.error(f"{where}: name the cells with row, column, metric and/or group")
+        note = CellNote(str(n.get("mark", f"*{i}")), _text_or_error(item, n["note"], f"{where}.note"))
+        hit = 0
+        for row in t.rows:
+            for c in row:
+                if c.coords and c.kind != "factor" and all(c.coords.get(k) == v for k, v in want.items()):
+                    c.notes.append(note)
+                    hit += 1
+        if not hit:
+            raise item.error(f"{where}: no cell of the table is at {want}")
+        t.notes.append(note)
+
+
+def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
     rows_f = item.rows
     cols_f = item.columns
     check_factor(store, item, rows_f, "rows")
@@ -577,7 +621,8 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
         d = digits(metric)
         if d == "printed":
             return g.printed if g.printed is not None else fmt_number(g.value, 2)
-        return fmt_number(g.value, int(d))
+        nf = item.number_format.get(metric, item.number_format.get("default", "plain"))
+        return present(fmt_number(g.value, int(d)), g.value, nf, int(d))
 
     if item.companions != "aggregate":
         reps = sorted({g.representative_run_id for g in main if g.representative_run_id})
@@ -602,6 +647,24 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
             return lookup(b_metric, key_of(b.value, cv))
         return outside.get(key_of(rv, cv))
 
+    # a value missing from a table of transcribed values was not printed; from measured ones, not measured
+    missing_word = "cell_not_printed" if all(g.transcribed for g in main) else "cell_not_measured"
+
+    # per-run columns: each run's own value, in the order of the rep factor
+    max_runs = max((g.n for g in main), default=0) if item.per_run else 0
+    per_run: dict[str, Group] = {}
+    rep_of: dict[str, str] = {}
+    if item.per_run:
+        all_ids = sorted({r for g in main for r in g.run_ids})
+        per_run = runs_metric_groups(store, all_ids, first, item.device_groups)
+        rep_of = {r: v for r, v in store.query(
+            "SELECT run_id, value FROM run_factors WHERE factor = 'rep' AND run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [all_ids])}
+    rep_key = factor_sort_key(report, "rep")
+
+    def per_run_ids(g: Group) -> list[str]:
+        return sorted(g.run_ids, key=lambda r: (rep_key(rep_of.get(r, "")), r))
+
     # leaf columns and header
     columns: list[dict] = [{"text": both(lambda l: factor_name(report, rows_f, l)), "kind": "factor", "baseline": False}]
     header_top: list[dict] = [{"text": columns[0]["text"], "colspan": 1, "rowspan": 2 if cols_f else 1}]
@@ -611,29 +674,38 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
         columns.append({"text": t, "kind": "factor-value", "baseline": False})
         header_top.append({"text": t, "colspan": 1, "rowspan": 2 if cols_f else 1, "kind": "factor-value"})
     plan: list[tuple[str, Any, str]] = []  # (kind, col_value, metric)
+    inline = bool(b is not None and b.inline)
     for cv in col_vals:
         is_base_col = b is not None and b.factor is not None and b.factor == cols_f and cv == b.value
         if is_base_col and not b.show_baseline:
             continue
         leafs = []
         for m in item.metrics:
+            if item.per_run and m == first:
+                leafs.extend(("run", cv, i) for i in range(max_runs))
             leafs.append(("value", cv, m))
             if item.count and m == first:
                 leafs.append(("count", cv, m))
         if b is not None and not is_base_col:
-            leafs.append(("compare", cv, b_metric))
+            if not inline:  # inline: the comparison goes into the value's cell, "1,234 (▲12.3%)"
+                leafs.append(("compare", cv, b_metric))
             if b.published and b.show_published:
                 leafs.append(("published", cv, b.published))
         for kind, _, m in leafs:
-            if kind == "value":
+            if kind == "run":
+                t = words.both("column_run_n", m + 1)
+            elif kind == "value" and item.per_run and m == first:
+                t = both(lambda l, m=m: words.t(l, f"aggregate_{item.aggregate}") if len(item.metrics) == 1 else
+                         f"{metric_label(m, l, report=report)} ({words.t(l, f'aggregate_{item.aggregate}')})")
+            elif kind == "value":
                 t = both(lambda l, m=m: metric_label(m, l, report=report))
             elif kind == "count":
-                t = {"ja": "回数", "en": "runs"}
+                t = words.both("column_runs")
             elif kind == "compare":
                 t = both(lambda l: compare_label(report, b, l, item, how))
             else:
                 t = both(lambda l: b.published_label.get(l) if b.published_label else
-                         ("報告書の値" if l == "ja" else "as published"))
+                         words.t(l, "column_as_published"))
             col = {"text": t, "kind": kind, "baseline": is_base_col}
             if cols_f:  # leaf text for CSV: "TPS (checksums off)"
                 col["text"] = {l: f"{t[l]} ({factor_value_label(report, cols_f, cv, l)})" for l in LANGS}
@@ -656,21 +728,41 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
         row_runs = sorted({r for cv in col_vals for r in (by_key.get(key_of(rv, cv)).run_ids
                                                           if by_key.get(key_of(rv, cv)) else [])})
         for f in item.show_factors:
-            vals = sorted({v for (v,) in store.con.execute(
+            vals = sorted({v for (v,) in store.query(
                 "SELECT DISTINCT value FROM run_factors WHERE factor = ? AND run_id IN (SELECT unnest(?::VARCHAR[]))",
-                [f, row_runs]).fetchall()}, key=factor_sort_key(report, f))
+                [f, row_runs])}, key=factor_sort_key(report, f))
             cells.append(Cell(both(lambda l, f=f, vals=vals: " / ".join(factor_value_label(report, f, v, l)
                                                                           for v in vals) or "—"),
                               kind="factor-value"))
         for kind, cv, m in plan:
             key = key_of(rv, cv)
+            if kind == "run":  # the i-th repetition (by the rep factor) of the first metric's group
+                g = by_key.get(key)
+                rid = per_run_ids(g)[m] if g and m < len(per_run_ids(g)) else None
+                rg = per_run.get(rid) if rid else None
+                cells.append(Cell(both(lambda l, rg=rg: fmt_value(rg, first)) if rg else words.both("cell_not_measured"),
+                                  rg.value if rg else None, "run", [rid] if rg else [], rid if rg else None,
+                                  (["transcribed"] if rg.transcribed else []) if rg else ["not-measured"]))
+                continue
             g = lookup(m, key) if kind != "published" else published.get(key)
             flags = ["transcribed"] if g and g.transcribed else []
             if kind == "value":
                 if g:
                     all_runs.update(g.run_ids)
-                cells.append(Cell(both(lambda l, g=g, m=m: fmt_value(g, m)), g.value if g else None, "value",
-                                  g.run_ids if g else [], g.representative_run_id if g else None, flags))
+                cell = Cell(both(lambda l, g=g, m=m: fmt_value(g, m)), g.value if g else None, "value",
+                            g.run_ids if g else [], g.representative_run_id if g else None, flags,
+                            run_values=dict(g.run_values) if g else {})
+                if g is None:  # a transcription that left the cell blank, or a condition never measured
+                    cell.text = words.both(missing_word)
+                    cell.flags = [missing_word.removeprefix("cell_").replace("_", "-")]
+                is_base_col = b is not None and b.factor is not None and b.factor == cols_f and cv == b.value
+                if inline and m == b_metric and g is not None and not is_base_col and not is_base_row:
+                    cc = _compare_cell(report, item, b, how, g, baseline_group(rv, cv), published.get(key), False)
+                    if cc.value is not None or "no-ratio" in cc.flags:
+                        cell.text = {l: f"{cell.text[l]} ({cc.text[l]})" for l in LANGS}
+                        cell.flags = cell.flags + [f for f in cc.flags if f not in cell.flags]
+                        cell.published = cc.published
+                cells.append(cell)
             elif kind == "count":
                 g0 = by_key.get(key)
                 cells.append(Cell(both(lambda l, g0=g0: str(g0.n) if g0 else "—"), float(g0.n) if g0 else None,
@@ -680,8 +772,182 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
                                            is_base_row))
             else:
                 cells.append(_published_cell(b, g, cells[-1]))
+        for (kind, cv, m), c in zip(plan, cells[1 + len(item.show_factors):]):
+            c.coords = {"row": rv, "metric": first if kind == "run" else m}
+            if cv is not None:
+                c.coords["column"] = cv
         rows_out.append(cells)
     return ComputedTable(item, header, columns, rows_out, sorted(all_runs), citations(store, sorted(all_runs)))
+
+
+METRIC_ROWS = "metrics"  # rows = "metrics": one row per metric of the table
+
+
+def item_digits(report: Report, item: Item, metric: str) -> int | str:
+    if metric in item.digits:
+        return item.digits[metric]
+    info = report.metric_info.get(metric)
+    if info and info.digits is not None:
+        return info.digits
+    return item.digits.get("default", 2)
+
+
+def format_value(report: Report, item: Item, g: Group | None, metric: str) -> str:
+    """A value as the table prints it: its metric's digits (or as printed) and number format."""
+    if g is None:
+        return "—"
+    d = item_digits(report, item, metric)
+    if d == "printed":
+        return g.printed if g.printed is not None else fmt_number(g.value, 2)
+    nf = item.number_format.get(metric, item.number_format.get("default", "plain"))
+    return present(fmt_number(g.value, int(d)), g.value, nf, int(d))
+
+
+def _metric_rows_table(store: Store, report: Report, item: Item) -> ComputedTable:
+    """Rows that are different metrics (FY2013 表 4.8: read and write KB/s): one row per metric of
+    ``metrics``, one column per value of the ``columns`` factor; ``sum_column`` adds their sum; a
+    ``baseline`` compares each cell (and the sum) with the same metric of the baseline."""
+    cols_f = item.columns
+    if not cols_f:
+        raise item.error('rows = "metrics" needs columns = "<factor>"')
+    check_factor(store, item, cols_f, "columns")
+    for m in item.metrics:
+        check_metric(store, item, m)
+    b = item.baseline
+    if b is not None and (b.first_row or b.published or b.factor == cols_f and b.inline):
+        raise item.error('rows = "metrics": baseline must be a value of a factor (or fixed), without published')
+    groups = {m: {g.keys[0]: g for g in aggregate(store, item, m, [cols_f])} for m in item.metrics}
+    col_vals = sorted({cv for d in groups.values() for cv in d}, key=factor_sort_key(report, cols_f))
+    if not col_vals:
+        raise item.error(f"no runs match: metrics {item.metrics}, where {item.where}")
+    outside: dict[str, dict[str, Group]] = {}
+    if b is not None and b.factor is not None and b.factor != cols_f:
+        check_factor(store, item, b.factor, "baseline")
+        where = {**item.where, b.factor: b.value}
+        outside = {m: {g.keys[0]: g for g in aggregate(store, item, m, [cols_f], where=where)} for m in item.metrics}
+        if not any(outside.values()):
+            raise item.error(f"baseline {b.factor} = {b.value!r} has no data (where {where})")
+    sum_label = item.raw.get("sum_column")
+    if sum_label is not None:
+        sum_label = _text_or_error(item, sum_label, "sum_column")
+
+    def base_of(m: str, cv: str | None) -> Group | None:
+        if b is None:
+            return None
+        if b.fixed is not None:
+            return Group((), b.fixed, 0, [], None, False, 0.0)
+        if b.factor == cols_f:
+            return groups[m].get(b.value)
+        return outside[m].get(cv) if cv is not None else _sum_group(outside[m].values())
+
+    stub = words.both("column_metric")
+    plan: list[tuple[str, str | None]] = []
+    for cv in col_vals:
+        is_base_col = b is not None and b.factor == cols_f and cv == b.value
+        plan.append(("value", cv))
+        if b is not None and not is_base_col and not b.inline:
+            plan.append(("compare", cv))
+    if sum_label is not None:
+        plan.append(("sum", None))
+        if b is not None and b.factor != cols_f and not b.inline:
+            plan.append(("compare", None))
+    columns = [{"text": stub, "kind": "factor", "baseline": False}]
+    for kind, cv in plan:
+        if kind == "value":
+            t = both(lambda l, cv=cv: factor_value_label(report, cols_f, cv, l))
+        elif kind == "sum":
+            t = sum_label
+        else:
+            ref = both(lambda l, cv=cv: factor_value_label(report, cols_f, cv, l) if cv is not None else sum_label[l])
+            t = {l: f"{ref[l]}: {compare_label(report, b, l, item, resolve_compare(report, item, b, item.metrics[0]))}"
+                 for l in LANGS}
+        columns.append({"text": t, "kind": "value" if kind == "sum" else kind,
+                        "baseline": b is not None and b.factor == cols_f and cv == b.value})
+    header = [[{"text": c["text"], "colspan": 1, "rowspan": 1, **({"kind": c["kind"], "baseline": c["baseline"]}
+                                                                  if i else {})} for i, c in enumerate(columns)]]
+    rows: list[list[Cell]] = []
+    all_runs: set[str] = set()
+    for m in item.metrics:
+        how = resolve_compare(report, item, b, m) if b is not None else None
+        cells = [Cell(both(lambda l, m=m: metric_label(m, l, report=report)), kind="factor")]
+        for kind, cv in plan:
+            g = groups[m].get(cv) if cv is not None else _sum_group(groups[m].values())
+            if kind in ("value", "sum"):
+                if g is None:
+                    cells.append(Cell(words.both("cell_not_measured"), None, "value"))
+                    continue
+                all_runs.update(g.run_ids)
+                cell = Cell(both(lambda l, g=g, m=m: format_value(report, item, g, m)), g.value, "value",
+                            g.run_ids, g.representative_run_id, ["transcribed"] if g.transcribed else [],
+                            run_values=dict(g.run_values))
+                is_base = b is not None and b.factor == cols_f and cv == b.value
+                if b is not None and b.inline and not is_base:
+                    cc = _compare_cell(report, item, b, how, g, base_of(m, cv), None, False)
+                    if cc.value is not None or "no-ratio" in cc.flags:
+                        cell.text = {l: f"{cell.text[l]} ({cc.text[l]})" for l in LANGS}
+                        cell.flags = cell.flags + [f for f in cc.flags if f not in cell.flags]
+                cells.append(cell)
+            else:
+                cells.append(_compare_cell(report, item, b, how, g, base_of(m, cv), None, False))
+        for (kind, cv), c in zip(plan, cells[1:]):
+            c.coords = {"row": m, "metric": m, "column": cv if cv is not None else "sum"}
+        rows.append(cells)
+    runs = sorted(all_runs)
+    return ComputedTable(item, header, columns, rows, runs, citations(store, runs))
+
+
+def _sum_group(groups) -> Group | None:
+    """The sum of several aggregates (a derived column): its runs are all of theirs; transcribed values'
+    rounding bounds add up."""
+    gs = [g for g in groups if g is not None and g.value is not None]
+    if not gs:
+        return None
+    runs = sorted({r for g in gs for r in g.run_ids})
+    return Group((), sum(g.value for g in gs), len(runs), runs, None, any(g.transcribed for g in gs),
+                 sum(g.half_unit for g in gs))
+
+
+def _text_or_error(item: Item, v: Any, key: str) -> dict[str, str]:
+    if isinstance(v, str):
+        return {"ja": v, "en": v}
+    if isinstance(v, dict) and set(v) <= set(LANGS) and v:
+        return {l: str(v.get(l) or next(iter(v.values()))) for l in LANGS}
+    raise item.error(f"{key} must be a string or {{ ja, en }}, got {v!r}")
+
+
+def _grouped_table(store: Store, report: Report, item: Item) -> ComputedTable:
+    """Several factors on rows: one block of rows per value of ``row_groups``, each computed like a table of
+    its own (its baseline row, its checks) and labelled; the blocks share one header."""
+    gf = item.row_groups
+    check_factor(store, item, gf, "row_groups")
+    values = sorted({g.keys[0] for g in aggregate(store, item, item.metrics[0], [gf])}, key=factor_sort_key(report, gf))
+    listed = item.where.get(gf)
+    if isinstance(listed, list):  # the blocks in the order the spec lists them in `where`
+        order = [_canon(v) for v in listed]
+        values.sort(key=lambda v: order.index(v) if v in order else len(order))
+    if not values:
+        raise item.error(f"no runs match: metric {item.metrics[0]!r}, where {item.where}")
+    parts = [(v, compute_table(store, report, replace(item, where={**item.where, gf: v}, row_groups=None,
+                                                      raw={**item.raw, "__sub__": True})))
+             for v in values]
+    for v, t in parts:
+        for row in t.rows:
+            for c in row:
+                if c.coords:
+                    c.coords["group"] = v
+    first = parts[0][1]
+    rows: list[list[Cell]] = []
+    groups: list[RowGroup] = []
+    for v, t in parts:
+        if [c["text"] for c in t.columns] != [c["text"] for c in first.columns]:
+            raise item.error(f"row_groups: the block {gf} = {v!r} has other columns than {gf} = {parts[0][0]!r} "
+                             f"({[c['text']['en'] for c in t.columns]} vs {[c['text']['en'] for c in first.columns]})")
+        groups.append(RowGroup(both(lambda l, v=v: factor_value_label(report, gf, v, l)), len(rows), len(t.rows)))
+        rows.extend(t.rows)
+    runs = sorted({r for _, t in parts for r in t.runs})
+    t = ComputedTable(item, first.header, first.columns, rows, runs, citations(store, runs), groups)
+    t.row_group_name = both(lambda l: factor_name(report, gf, l))
+    return t
 
 
 def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | None, bg: Group | None,
@@ -690,6 +956,11 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
     base = bg.value if bg else None
     x = compare(v, base, how)
     flags = []
+    if base == 0 and v is not None:  # no ratio against 0: said so, never an infinite interval
+        flags.append("no-ratio")
+        if is_base_row:
+            flags.append("baseline")
+        return Cell(words.both("no_ratio_baseline_zero"), None, "compare", flags=flags)
     if (g and g.transcribed) or (bg and bg.transcribed):
         flags.append("transcribed")
     if is_base_row:
@@ -709,7 +980,9 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
         if v is not None and base is not None and x is not None:
             chk = check_published(v, g.half_unit, base, bg.half_unit, how, b.format, pub.value, pub.half_unit,
                                   pub.printed)
-            published.update({"computed": chk.computed, "interval": [chk.low, chk.high], "agrees": chk.agrees})
+            bounded = math.isfinite(chk.low) and math.isfinite(chk.high)
+            published.update({"computed": chk.computed, "interval": [chk.low, chk.high] if bounded else None,
+                               "agrees": chk.agrees})
             flags.append("checked" if chk.agrees else "mismatch")
     return Cell(both(lambda l: fmt_compare(x, b.format, b.digits, l, b.significant)), x, "compare",
                 flags=flags, published=published)
@@ -734,9 +1007,9 @@ def _published_cell(b: Baseline, pub: Group | None, compare_cell: Cell) -> Cell:
 def citations(store: Store, run_ids: list[str]) -> list[str]:
     if not run_ids:
         return []
-    return [r[0] for r in store.con.execute(
+    return [r[0] for r in store.query(
         "SELECT DISTINCT citation FROM runs WHERE origin = 'transcribed' AND citation IS NOT NULL AND run_id IN "
-        "(SELECT unnest(?::VARCHAR[])) ORDER BY citation", [run_ids]).fetchall()]
+        "(SELECT unnest(?::VARCHAR[])) ORDER BY citation", [run_ids])]
 
 
 def compare_label(report: Report, b: Baseline, lang: str, item: Item, how: str | None = None) -> str:
@@ -746,12 +1019,7 @@ def compare_label(report: Report, b: Baseline, lang: str, item: Item, how: str |
     if b.factor:
         ref = factor_value_label(report, b.factor, b.value, lang)
     elif b.first_row:
-        ref = "先頭行" if lang == "ja" else "first row"
+        ref = words.t(lang, "baseline_first_row")
     else:
         ref = fmt_number(b.fixed, 2)
-    names = {
-        ("ratio", "ja"): f"{ref} 比", ("ratio", "en"): f"ratio to {ref}",
-        ("speedup", "ja"): f"{ref} からの高速化", ("speedup", "en"): f"speed-up over {ref}",
-        ("change", "ja"): f"{ref} からの変化", ("change", "en"): f"change from {ref}",
-    }
-    return names[(how, lang)]
+    return words.t(lang, f"compare_label_{how}", ref)

@@ -1,10 +1,10 @@
 """PDF export: the whole report as the site shows it, one language per PDF, via pandoc (-t typst) and typst.
 
-Reading order and content are the site's (structure.py decides both): title page, revision history and
+Reading order and content are the site's (report/structure.py decides both): title page, revision history and
 license, table of contents, then every page of ``report_pages(site=False)`` (introduction, one chapter per
 study with its sections, closing, authors, appendix). Prose comes from the same Markdown pages
 (``content/reports/<id>/<page>.<lang>.md``, pandoc's Markdown reader) and every number, label and caption
-from the same computed dict as the site (``site.compute_report``), so ``表 2.2`` and ``図 2.1`` are the same
+from the same computed report as the site (``report.build.compute_report``), so ``表 2.2`` and ``図 2.1`` are the same
 objects in both outputs.
 
 The Hugo shortcodes the site supports are replaced by raw typst (``SHORTCODES``): ``tbl`` (a real typst
@@ -30,19 +30,23 @@ import re
 import shutil
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jinja2
+from markupsafe import Markup
+
+from kansoku import words
 from kansoku.errors import KansokuError, MissingToolError
-from kansoku.spec.model import LANGS, Report, load_report
-from kansoku.store.db import open_store
-from kansoku.report.structure import Page, parse_front_matter, report_pages
+from kansoku.report.model import ComputedReport, Figure, Table
+from kansoku.report.structure import Page, parse_front_matter
+
+LANGS = words.LANGS
 
 REPO = Path(__file__).resolve().parents[3]
 TEMPLATE = Path(__file__).with_name("templates") / "report.typ"
-I18N_DIR = REPO / "i18n"
+I18N_DIR = words.I18N_DIR
 
 # Fonts per role, in order of preference; each role needs at least one present (``check_fonts``).
 # "Libertinus Serif" and "DejaVu Sans Mono" are embedded in typst itself.
@@ -71,12 +75,6 @@ CHART_WIDTH_PX = 700          # SVG export size; printed at the text width (abou
 CHART_HEIGHT_PX = 420
 TEXT_WIDTH_PT = 470           # A4 minus 2 x 22 mm
 MAX_CHART_HEIGHT_PT = 560
-
-PDF_UI = {
-    "ja": {"figure_transcribed": "この図の値は過去の報告書からの転記値です。"},
-    "en": {"figure_transcribed": "The values of this figure are transcribed from an earlier report."},
-}
-
 
 @dataclass
 class PdfResult:
@@ -154,29 +152,30 @@ def pick(v: Any, lang: str) -> str:
 
 # -- UI strings: the site's i18n files, so both outputs say the same --------------------------------------
 
-def load_i18n(lang: str) -> dict[str, dict]:
-    f = I18N_DIR / f"{lang}.toml"
-    try:
-        with open(f, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise KansokuError(f"{f}: missing (the UI strings the site and the PDF share)") from None
-
-
 class UI:
+    """The words of one language (kansoku.words: the site's i18n files, so both outputs say the same)."""
+
     def __init__(self, lang: str):
         self.lang = lang
-        self.strings = load_i18n(lang)
 
     def __call__(self, key: str, arg: Any = None) -> str:
-        entry = self.strings.get(key)
-        if entry is None:
-            if key in PDF_UI[self.lang]:
-                return PDF_UI[self.lang][key]
-            raise KansokuError(f"{I18N_DIR / (self.lang + '.toml')}: no string [{key}] (needed by the PDF)")
-        form = "one" if arg == 1 and "one" in entry else "other"
-        s = entry.get(form) or next(iter(entry.values()))
-        return re.sub(r"\{\{\s*\.\s*\}\}", str(arg), s) if arg is not None else s
+        try:
+            return words.t(self.lang, key, arg)
+        except KeyError as exc:
+            raise KansokuError(f"{exc.args[0]} (needed by the PDF)") from None
+
+
+# -- templates: raw typst for tables and figures ---------------------------------------------------------
+
+def _finalize(v: Any) -> Any:
+    """Every placed value is verbatim text unless this renderer marked it as its own code (|raw, |str)."""
+    return v if isinstance(v, Markup) else Markup(tx(v))
+
+
+TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE.parent), finalize=_finalize,
+                               autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+TEMPLATES.filters["str"] = lambda v: Markup(typst_str(v))
+TEMPLATES.filters["raw"] = lambda v: Markup(str(v))
 
 
 # -- preflight: fonts and chromium ----------------------------------------------------------------------
@@ -266,6 +265,20 @@ class Chart:
         return int(w), int(h)
 
 
+# The browser that draws the charts never needs the network: plotly.js comes from the plotly package, MathJax
+# is off, and every request it would make (an image URL in a figure's JSON) goes to a proxy that is not
+# there. kaleido itself loads its page and plotly.js from local files, so file access cannot be turned off.
+NO_NETWORK_PROXY = "127.0.0.1:9"
+
+
+def kaleido_options(chromium: str) -> dict[str, Any]:
+    import plotly
+
+    plotlyjs = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    return {"path": chromium, "mathjax": False, "plotlyjs": str(plotlyjs), "proxy_server": NO_NETWORK_PROXY,
+            "enable_extensions": False, "enable_gpu": False}
+
+
 def export_svgs(charts: list[Chart], chromium: str | None = None) -> float:
     """All charts in one kaleido batch: one chromium start for the whole run (every language)."""
     if not charts:
@@ -285,7 +298,7 @@ def export_svgs(charts: list[Chart], chromium: str | None = None) -> float:
         jobs.append({"fig": {"data": c.fig.get("data", []), "layout": layout}, "path": str(c.path),
                      "opts": {"format": "svg", "width": w, "height": h}})
     try:
-        kaleido.write_fig_from_object_sync(jobs, kopts={"path": chromium, "mathjax": False})
+        kaleido.write_fig_from_object_sync(jobs, kopts=kaleido_options(chromium))
     except Exception as exc:  # kaleido/choreographer raise their own types
         raise MissingToolError(f"chart export with kaleido and {chromium} failed ({type(exc).__name__}: {exc}); "
                                "is Debian's chromium installed and working? apt-get install chromium") from exc
@@ -300,19 +313,20 @@ def export_svgs(charts: list[Chart], chromium: str | None = None) -> float:
 class Document:
     """One language's report as Markdown with raw typst blocks, plus the charts it needs."""
 
-    def __init__(self, report: Report, computed: dict, lang: str, content_root: Path, svg_dir: Path,
+    def __init__(self, computed: ComputedReport, lang: str, svg_dir: Path, content_root: Path | None = None,
                  chart_fonts: list[str] | None = None):
-        self.report, self.rep, self.lang = report, computed, lang
-        self.content_dir = content_root / report.id
+        self.rep, self.lang = computed, lang
+        self.content_dir = content_root / computed.id if content_root else (computed.content_dir or Path("."))
         self.svg_dir = svg_dir
         self.ui = UI(lang)
         self.charts: list[Chart] = []
         self.chart_fonts = chart_fonts or []
-        self.chapters = {c["id"]: c for c in computed["chapters"]}
+        self.chapters = {c.id: c for c in computed.chapters}
 
     # ---- whole document
 
-    def markdown(self, pages: list[Page]) -> str:
+    def markdown(self, pages: list[Page] | None = None) -> str:
+        pages = self.rep.pdf_pages if pages is None else pages
         parts = [self.title_page(), self.front_matter(), raw_block("#report-outline()")]
         for p in pages:
             if p.in_pdf:
@@ -321,18 +335,18 @@ class Document:
 
     def title_page(self) -> str:
         r, L, ui = self.rep, self.lang, self.ui
-        themes = (r.get("themes") or {}).get(L) or []
+        themes = r.themes.get(L) or []
         if not themes:
             front = self._cover_front()
             themes = front.get("themes") or []
-        rows = [(ui("organisation"), pick(r["organisation"], L)), (ui("revision"), r["revision"])]
-        if r.get("revision_history"):
-            rows.append((ui("date"), r["revision_history"][-1].get("date", "")))
+        rows = [(ui("organisation"), pick(r.organisation, L)), (ui("revision"), r.revision)]
+        if r.revision_history:
+            rows.append((ui("date"), r.revision_history[-1].date))
         if themes:
             rows.append((ui("themes"), " / ".join(str(t) for t in themes)))
         meta = ", ".join(f"{typst_str(k)}, {typst_str(v)}" for k, v in rows)
-        body = (f"#title-page({typst_str(ui('fiscal_year', r['fiscal_year']))}, {typst_str(pick(r['title'], L))}, "
-                f"{typst_str(pick(r.get('subtitle'), L))}, ({meta},))")
+        body = (f"#title-page({typst_str(ui('fiscal_year', r.fiscal_year))}, {typst_str(pick(r.title, L))}, "
+                f"{typst_str(pick(r.subtitle, L))}, ({meta},))")
         return raw_block(body)
 
     def _cover_front(self) -> dict:
@@ -359,20 +373,20 @@ class Document:
                 if lang != L:
                     out.append(self.notice(ui(f"translation_missing_from_{lang}")))
                 out.append(body)
-        hist = r.get("revision_history") or []
+        hist = r.revision_history
         out.append(raw_block(f"#front-heading({typst_str(ui('revision_history'))})"))
         if hist:
-            rows = [[h.get("revision", ""), h.get("date", ""), pick(h.get("changes"), L)] for h in hist]
+            rows = [[h.revision, h.date, pick(h.changes, L)] for h in hist]
             out.append(raw_block(plain_table([ui("revision"), ui("date"), ui("changes")], rows,
                                              "(auto, auto, 1fr)")))
         else:
-            out.append(raw_block(para(f"{ui('revision')} {r['revision']}")))
+            out.append(raw_block(para(f"{ui('revision')} {r.revision}")))
         out.append(raw_block(f"#front-heading({typst_str(ui('license'))})"))
-        lic = pick(r.get("license"), L)
+        lic = pick(r.license, L)
         if lic:
             out.append(raw_block(para(lic)))
-        if r.get("copyright"):
-            out.append(raw_block(para(r["copyright"])))
+        if r.copyright:
+            out.append(raw_block(para(r.copyright)))
         return "".join(out)
 
     # ---- pages
@@ -387,7 +401,7 @@ class Document:
         out = [raw_block(head)]
         src = p.source_lang(L)
         if src is None:
-            body = self.expand(p.generated_body(self.report), f"(generated page {p.id!r})", 0, p)
+            body = self.expand(self.rep.generated_bodies.get(p.id, ""), f"(generated page {p.id!r})", 0, p)
             if p.kind == "chapter":
                 out.append(self.notice(ui("no_prose")))
             out.append(body)
@@ -428,14 +442,14 @@ class Document:
                     raise KansokuError(f"{where}:{line}: {{{{< {name} >}}}} needs the id of a {name} of the chapter")
                 if chapter_id not in self.chapters:
                     raise KansokuError(f"{where}:{line}: {{{{< {inner} >}}}} is on a page that is not a chapter "
-                                       f"of report {self.report.id!r} (front matter: chapter = {chapter_id!r})")
+                                       f"of report {self.rep.id!r} (front matter: chapter = {chapter_id!r})")
                 ch = self.chapters[chapter_id]
                 iid = words[1]
-                coll = ch["tables"] if name == "tbl" else ch["figures"]
+                coll = ch.tables if name == "tbl" else ch.figures
                 if iid not in coll:
                     kind = "table" if name == "tbl" else "figure"
                     raise KansokuError(f"{where}:{line}: {kind} {iid!r} is not declared in chapter {chapter_id!r} "
-                                       f"of report {self.report.id!r} (it has {', '.join(coll) or 'none'})")
+                                       f"of report {self.rep.id!r} (it has {', '.join(coll) or 'none'})")
                 return raw_block(self.table(coll[iid]) if name == "tbl" else self.figure(coll[iid], ch))
             if name == "authors":
                 return self.authors()
@@ -445,60 +459,57 @@ class Document:
 
     # ---- tables and figures
 
-    def table(self, t: dict) -> str:
+    def table(self, t: Table) -> str:
         L, ui = self.lang, self.ui
-        cols = t["columns"]
+        cols = t.columns
         n = len(cols)
-        size = "9pt" if n <= 6 else "8pt" if n <= 9 else "7pt"
-        aligns = ", ".join("left" if c.get("kind") == "factor" else "right" for c in cols)
-        lines = [f"#data-table({typst_str(pick(t['label'], L))}, {typst_str(pick(t['caption'], L))}, "
-                 f"size: {size}, breakable: {'true' if len(t['rows']) > 15 else 'false'}, table(", f"  columns: {n},", f"  align: ({aligns},),",
-                 "  table.header(repeat: true,"]
-        for hrow in t["header"]:
+        header = []
+        for hrow in t.header:
             for h in hrow:
-                txt = pick(h["text"], L)
-                mark = f" ({ui('baseline')})" if h.get("baseline") and h.get("colspan", 1) > 1 else ""
-                lines.append(f"    table.cell(colspan: {h.get('colspan', 1)}, rowspan: {h.get('rowspan', 1)}, "
-                             f"align: center + horizon, fill: luma(232))[*{tx(txt + mark)}*],")
-        lines.append("  ),")
+                mark = f" ({ui('baseline')})" if h.baseline and h.colspan > 1 else ""
+                header.append({"colspan": h.colspan, "rowspan": h.rowspan, "text": pick(h.text, L) + mark})
         marks: set[str] = set()
-        for row in t["rows"]:
+        rows = []
+        for row in t.rows:
             cells = []
             for c in row:
-                txt = pick(c.get("t"), L)
-                flags = c.get("flags") or []
-                if c.get("k") == "factor":
-                    if "baseline" in flags:
+                txt = pick(c.text, L)
+                if c.kind == "factor":
+                    if "baseline" in c.flags:
                         txt += f" ({ui('baseline')})"
-                    cells.append(f"[{tx(txt)}]")
+                    cells.append({"text": txt, "marks": [], "fill": None, "notes": []})
                     continue
-                body = tx(txt.replace(" ", "\u00a0"))
-                if "transcribed" in flags:
-                    body += "#super[†]"
+                cell = {"text": txt.replace(" ", "\u00a0"), "marks": [], "fill": None,
+                        "notes": [f"({cn.mark})" for cn in c.notes]}
+                if "transcribed" in c.flags:
+                    cell["marks"].append("#super[†]")
                     marks.add("transcribed")
-                if "mismatch" in flags:
-                    body += "#super[*!*]"
+                if "mismatch" in c.flags:
+                    cell["marks"].append("#super[*!*]")
+                    cell["fill"] = "#fde2e1"
                     marks.add("mismatch")
-                    cells.append(f"table.cell(fill: rgb(\"#fde2e1\"))[{body}]")
-                else:
-                    cells.append(f"[{body}]")
-            lines.append("  " + ", ".join(cells) + ",")
-        lines.append("),")
+                cells.append(cell)
+            rows.append(cells)
         notes = []
-        if t.get("footnote"):
-            notes.append(tx(pick(t["footnote"], L)))
-        marks |= set(t.get("marks") or [])
+        if t.footnote:
+            notes.append({"mark": "", "text": pick(t.footnote, L)})
+        for cn in t.notes:
+            notes.append({"mark": "", "text": f"({cn.mark}) {pick(cn.text, L)}"})
+        marks |= set(t.marks)
         if "transcribed" in marks:
-            notes.append(f"#super[†] {tx(ui('transcribed'))}")
+            notes.append({"mark": "#super[†] ", "text": ui("transcribed")})
         if "mismatch" in marks:
-            notes.append(f"#super[*!*] {tx(ui('mismatch'))}")
-        lines.append("notes: (" + "".join(f"[{x}], " for x in notes) + "))")
-        return "\n".join(lines)
+            notes.append({"mark": "#super[*!*] ", "text": ui("mismatch")})
+        return TEMPLATES.get_template("table.typ.j2").render(
+            label=pick(t.label, L), caption=pick(t.caption, L), size="9pt" if n <= 6 else "8pt" if n <= 9 else "7pt",
+            breakable="true" if len(t.rows) > 15 else "false", columns=n,
+            aligns=", ".join("left" if c.kind == "factor" else "right" for c in cols),
+            header=header, rows=rows, notes=notes, groups={g.first_row: pick(g.label, L) for g in t.row_groups})
 
-    def figure(self, f: dict, ch: dict) -> str:
+    def figure(self, f: Figure, ch: Any) -> str:
         L, ui = self.lang, self.ui
-        svg = self.svg_dir / f"fig-{ch['number']}-{re.sub(r'[^A-Za-z0-9_-]', '_', f['id'])}.{L}.svg"
-        fig = (f.get("figure") or {}).get(L) or {"data": [], "layout": {}}
+        svg = self.svg_dir / f"fig-{ch.number}-{re.sub(r'[^A-Za-z0-9_-]', '_', f.id)}.{L}.svg"
+        fig = (f.figure or {}).get(L) or {"data": [], "layout": {}}
         chart = Chart(fig, svg, self.chart_fonts)
         self.charts.append(chart)
         w, h = chart.size_px
@@ -507,35 +518,34 @@ class Document:
             width_pt = int(MAX_CHART_HEIGHT_PT * w / h)
         notes = []
         if not fig.get("data"):
-            notes.append(tx(ui("no_chart_data")))
-        if f.get("footnote"):
-            notes.append(tx(pick(f["footnote"], L)))
-        if f.get("transcribed"):
-            notes.append(f"#super[†] {tx(ui('figure_transcribed'))}")
-        for c in f.get("citations") or []:
-            notes.append(f"{tx(ui('citation'))}: {tx(soft_breaks(str(c)))}")
-        return (f"#data-figure({typst_str(pick(f['label'], L))}, {typst_str(pick(f['caption'], L))}, "
-                f"image({typst_str(svg.name)}, width: {width_pt}pt), "
-                f"notes: (" + "".join(f"[{x}], " for x in notes) + "))")
+            notes.append({"mark": "", "text": ui("no_chart_data")})
+        if f.footnote:
+            notes.append({"mark": "", "text": pick(f.footnote, L)})
+        if f.transcribed:
+            notes.append({"mark": "#super[†] ", "text": ui("figure_transcribed")})
+        for c in f.citations:
+            notes.append({"mark": "", "text": f"{ui('citation')}: {soft_breaks(str(c))}"})
+        return TEMPLATES.get_template("figure.typ.j2").render(
+            label=pick(f.label, L), caption=pick(f.caption, L), image=svg.name, width=width_pt, notes=notes)
 
     # ---- authors and the environment appendix
 
     def authors(self) -> str:
         L, ui = self.lang, self.ui
-        authors = self.rep.get("authors") or []
+        authors = self.rep.authors
         if not authors:
             return raw_block(para(ui("no_authors")))
         rows = []
         for a in authors:
             chs = ", ".join((f"{c['number']}. " if c.get("number") is not None else "") + pick(c.get("title"), L)
-                            for c in a.get("chapters") or [])
-            rows.append([pick(a.get("name"), L), pick(a.get("affiliation"), L), chs])
+                            for c in a.chapters)
+            rows.append([pick(a.name, L), pick(a.affiliation, L), chs])
         return raw_block(plain_table([ui("author_name"), ui("affiliation"), ui("chapters")], rows,
                                      "(auto, auto, 1fr)"))
 
     def environment(self) -> str:
         L, ui = self.lang, self.ui
-        env = self.rep.get("environment") or {}
+        env = self.rep.environment.to_json()
         if not env.get("runs"):
             return self.notice(ui("env_none"))
         out = []
@@ -634,32 +644,43 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
                spec_dir: Path = Path("data/reports"), content_root: Path = Path("content/reports"),
                out: dict[str, Path] | None = None, font_dirs: list[str] | None = None,
                keep_typst: Path | None = None) -> list[PdfResult]:
-    """Write the report's PDF in each of ``langs``: one computation, one chart export for all of them.
+    """tools/pdf: compute the report (report.build, the one entry point that reads the store), then
+    :func:`render_pdfs`."""
+    from kansoku.report.build import compute_one
+
+    t0 = time.monotonic()
+    for lang in langs:
+        if lang not in LANGS:
+            raise KansokuError(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}")
+    # preflight before anything slow: fonts (CJK decided later, per document)
+    fonts = font_set(font_dirs)
+    for lang in langs:
+        check_fonts(lang, fonts, need_cjk=False)
+    computed = compute_one(db, spec_dir / f"{report_id}.toml", content_root)
+    results = render_pdfs(computed, langs, out_dir, out=out, fonts=fonts, keep_typst=keep_typst)
+    total = time.monotonic() - t0
+    for res in results:  # time of the whole build, shared work included
+        res.seconds = total
+    return results
+
+
+def render_pdfs(computed: ComputedReport, langs: list[str] | tuple[str, ...], out_dir: Path | None = None,
+                out: dict[str, Path] | None = None, fonts: FontSet | None = None, font_dirs: list[str] | None = None,
+                keep_typst: Path | None = None) -> list[PdfResult]:
+    """Write the computed report's PDF in each of ``langs``: one chart export for all of them.
 
     Output: ``out[lang]`` if given, else ``out_dir/<id>.<lang>.pdf`` (default public/pdf/).
     ``keep_typst``: a directory to keep the generated .typ and SVG files in (for debugging).
     """
-    from kansoku.render.hugo import compute_report
-
     t0 = time.monotonic()
     langs = list(dict.fromkeys(langs))
     for lang in langs:
         if lang not in LANGS:
             raise KansokuError(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}")
-    report: Report = load_report(spec_dir / f"{report_id}.toml")
-    # preflight before anything slow: fonts (CJK decided later, per document), chromium if there are charts
-    fonts = font_set(font_dirs)
+    fonts = fonts or font_set(font_dirs)
     for lang in langs:
         check_fonts(lang, fonts, need_cjk=False)
-    has_charts = any(it.kind == "figure" for ch in report.chapters for it in ch.items)
-    chromium = find_chromium() if has_charts else None
-
-    store = open_store(db, read_only=True)
-    try:
-        computed = compute_report(store, report, content_root)
-    finally:
-        store.close()
-    pages = report_pages(report, content_root, site=False)
+    chromium = find_chromium() if computed.figures() else None
     out_dir = out_dir or Path("public") / "pdf"
     results = []
     with tempfile.TemporaryDirectory(prefix="kansoku-pdf-") as tmp:
@@ -667,8 +688,8 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
         tmpd.mkdir(parents=True, exist_ok=True)
         docs = {}
         for lang in langs:
-            doc = Document(report, computed, lang, content_root, tmpd)
-            md = doc.markdown(pages)
+            doc = Document(computed, lang, tmpd)
+            md = doc.markdown()
             need_cjk = lang == "ja" or bool(CJK.search(md)) or any(
                 CJK.search(json.dumps(c.fig, ensure_ascii=False, default=str)) for c in doc.charts)
             roles = check_fonts(lang, fonts, need_cjk=need_cjk)
@@ -681,9 +702,9 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
             r = computed
             variables = {
                 "lang": lang,
-                "title-str": typst_str(pick(r["title"], lang)),
-                "copyright-str": typst_str(r.get("copyright") or ""),
-                "organisation-str": typst_str(pick(r["organisation"], lang)),
+                "title-str": typst_str(pick(r.title, lang)),
+                "copyright-str": typst_str(r.copyright or ""),
+                "organisation-str": typst_str(pick(r.organisation, lang)),
                 "toc-title-str": typst_str(doc.ui("contents")),
                 "body-fonts": fonts_literal(roles["body"]),
                 "sans-fonts": fonts_literal(roles["sans"]),
@@ -692,14 +713,14 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
             if lang == "ja":
                 variables["strong-sans"] = "true"
             typ = _pandoc(md, variables)
-            typ_path = tmpd / f"{report.id}.{lang}.typ"
+            typ_path = tmpd / f"{computed.id}.{lang}.typ"
             typ_path.write_text(typ, encoding="utf-8")
-            target = (out or {}).get(lang) or out_dir / f"{report.id}.{lang}.pdf"
+            target = (out or {}).get(lang) or out_dir / f"{computed.id}.{lang}.pdf"
             target.parent.mkdir(parents=True, exist_ok=True)
             _typst_compile(typ_path, target, tmpd, fonts)
             results.append(PdfResult(target, count_pages(target), time.monotonic() - t1, lang))
     total = time.monotonic() - t0
-    for res in results:  # time of the whole build, shared work included
+    for res in results:
         res.seconds = total
     return results
 

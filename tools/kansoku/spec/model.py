@@ -86,6 +86,7 @@ class Baseline:
     show_published: bool = True     # show the printed value in its own column beside the computed one
     published_label: Text | None = None
     show_baseline: bool = True      # False: leave the baseline's column group out (the ratio still uses it)
+    inline: bool = False        # the comparison in the value's cell, "1,234 (▲12.3%)" (docs/spec.md)
 
 
 @dataclass
@@ -116,6 +117,10 @@ class Item:
     row_labels: dict[str, Text] = field(default_factory=dict)  # table: labels of row values, this table only
     device_groups: dict[str, list[str]] = field(default_factory=dict)  # the report's [device_groups]
     raw: dict[str, Any] = field(default_factory=dict)
+    # table grammar (docs/spec.md "Table grammar"); read from ``raw`` and checked by analysis.tables
+    row_groups: str | None = None   # table: a second factor on rows: one block of rows per value, labelled
+    per_run: bool = False           # table: each run's value in its own column before the aggregate
+    number_format: dict[str, str] = field(default_factory=dict)  # metric|default -> plain|thousands|exponent
 
     @property
     def label(self) -> str:
@@ -182,9 +187,10 @@ class Report:
 
 
 ITEM_KEYS = {"id", "number", "caption", "metric", "metrics", "where", "rows", "columns", "x", "series", "aggregate",
-             "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors", "row_labels"}
+             "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors", "row_labels",
+             "row_groups", "per_run", "number_format", "sum_column", "cell_notes"}
 BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits", "significant", "metric", "label",
-                 "published", "show_published", "published_label", "show_baseline"}
+                 "published", "show_published", "published_label", "show_baseline", "inline"}
 
 
 def load_report(path: str | Path) -> Report:
@@ -346,7 +352,7 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
             published=b.get("published"), show_published=bool(b.get("show_published", True)),
             published_label=text(b.get("published_label"), f"{where} baseline published_label", path,
                                  required=False),
-            show_baseline=bool(b.get("show_baseline", True)),
+            show_baseline=bool(b.get("show_baseline", True)), inline=b.get("inline", False),
         )
         if baseline.fixed is not None and baseline.fixed == 0:
             raise SpecError(path, where, "baseline fixed = 0: cannot compare with zero")
@@ -370,7 +376,8 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
         footnote=text(it.get("footnote"), f"{where} footnote", path, required=False),
         show_factors=list(it.get("show_factors", [])),
         row_labels={_canon(k): text(v, f"{where} row_labels.{k}", path) for k, v in it.get("row_labels", {}).items()},
-        raw=it,
+        raw=it, row_groups=it.get("row_groups"), per_run=it.get("per_run", False),
+        number_format=dict(it.get("number_format", {})),
     )
     if kind == "table" and not item.rows:
         raise SpecError(path, where, "a table needs rows = \"<factor>\"")

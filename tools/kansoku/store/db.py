@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import duckdb
 
@@ -142,6 +142,18 @@ class Store:
 
     def close(self) -> None:
         self.con.close()
+
+    # -- reading: the analysis and report stages ask through these, never through ``con`` --
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
+        """Rows of a read-only query over the stored tables and views."""
+        return self.con.execute(sql, list(params or [])).fetchall()
+
+    def query_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Rows as dicts keyed by column name."""
+        cur = self.con.execute(sql, list(params or []))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 def schema_fingerprint() -> str:

@@ -1,16 +1,9 @@
-"""Chart kinds beyond line/bar, one module per family (docs/charts.md).
-
-Importing this package registers them in ``figures.KINDS`` (figures.py imports it last).
-``RUNS_OF`` tells ``figures.figure_runs`` which runs a figure of these kinds shows.
+"""Chart drawing: plotly figures from computed chart data (``report.model.ChartData``), one module per
+family (docs/charts.md). No store and no words here: the data and every label were computed by
+``analysis/figures.py`` and ``analysis/charts/``. Importing this package registers every kind in ``DRAW``.
 """
 
-from kansoku.render.charts import disk
+from kansoku.render.charts import disk, lines, syscalls, system, timeseries, trends  # noqa: F401
+from kansoku.render.charts._draw import DRAW, draw
 
-from kansoku.render.charts import syscalls
-
-from kansoku.render.charts import system
-
-from kansoku.render.charts import timeseries  # noqa: F401  (registration by import)
-from kansoku.render.charts._common import RUNS_OF
-
-__all__ = ["RUNS_OF"]
+__all__ = ["DRAW", "draw"]

@@ -1,4 +1,4 @@
-"""Helpers shared by the chart families: option checks, run selection, labels, layouts.
+"""Helpers shared by the chart families' data: option checks, run selection, labels (both languages).
 
 Run selection follows the tables' rules (analysis.py): the runs of a figure are those its
 ``where`` selects among runs with status 'ok' and a value of the item's first metric; a
@@ -13,12 +13,23 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kansoku.analysis.tables import aggregate, check_factor, factor_name, factor_sort_key, factor_value_label, where_sql
-from kansoku.analysis.figures import COLORS, base_layout
-from kansoku.spec.model import Item, Report
+from kansoku.report.model import ChartData
+from kansoku.spec.model import LANGS, Item, Report  # noqa: F401
 from kansoku.store.db import Store
 
-# Options every kind accepts (figures.base_layout and the axis-title override).
+# Options every kind accepts (render.charts._draw.layout and the axis-title override).
 COMMON_OPTIONS = {"x_log", "y_log", "x_title", "y_title", "height"}
+
+# kind -> function (store, report, item) -> ChartData: the data of every chart kind (figures.KINDS).
+KINDS: dict[str, Callable[..., ChartData]] = {}
+
+
+def kind(name: str):
+    def deco(f):
+        KINDS[name] = f
+        return f
+    return deco
+
 
 # kind -> function (store, item) -> run ids the figure shows; figures.figure_runs asks it.
 RUNS_OF: dict[str, Callable[[Store, Item], list[str]]] = {}
@@ -68,8 +79,12 @@ def opt_str_list(item: Item, key: str) -> list[str] | None:
     return [str(x) for x in v]
 
 
-def tr(lang: str, ja: str, en: str) -> str:
-    return ja if lang == "ja" else en
+def chart(item: Item, data: dict[str, Any], words: dict[str, dict[str, Any]]) -> ChartData:
+    """The computed chart, with the options the drawing reads (checked here: a bad one is a spec error)."""
+    h = item.options.get("height")
+    if h is not None and (isinstance(h, bool) or not isinstance(h, int) or not 200 <= h <= 3000):
+        raise item.error(f"option height must be a number of pixels between 200 and 3000, got {h!r}")
+    return ChartData(item.chart, dict(item.options), data, words)
 
 
 # -- runs ------------------------------------------------------------------------------
@@ -78,8 +93,8 @@ def where_runs(store: Store, item: Item) -> list[str]:
     """Runs with status 'ok' that the item's ``where`` selects (whatever data they have)."""
     params: list[Any] = []
     cond = where_sql(item, store, params)
-    return [r[0] for r in store.con.execute(
-        f"SELECT m.run_id FROM runs m WHERE m.status = 'ok' AND {cond} ORDER BY m.run_id", params).fetchall()]
+    return [r[0] for r in store.query(
+        f"SELECT m.run_id FROM runs m WHERE m.status = 'ok' AND {cond} ORDER BY m.run_id", params)]
 
 
 @dataclass
@@ -105,17 +120,17 @@ def picks(store: Store, report: Report, item: Item, factor: str | None, mode: st
     if explicit is not None:
         if not isinstance(explicit, str):
             raise item.error(f"option run must be a run id (string), got {explicit!r}")
-        ok = store.con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [explicit]).fetchone()[0]
+        ok = store.query("SELECT count(*) FROM runs WHERE run_id = ?", [explicit])[0][0]
         if not ok:
             raise item.error(f"option run: no run {explicit!r} in the database")
-        if has_data and explicit not in {r[0] for r in store.con.execute(has_data).fetchall()}:
+        if has_data and explicit not in {r[0] for r in store.query(has_data)}:
             raise item.error(f"option run: run {explicit!r} has no data for chart {item.chart!r}")
         return [Pick(None, [explicit], explicit, 1)]
     if factor:
         check_factor(store, item, factor, "series")
     where = None
     if has_data:
-        runs = {r[0] for r in store.con.execute(has_data).fetchall()}
+        runs = {r[0] for r in store.query(has_data)}
         selected = [r for r in where_runs(store, item) if r in runs]
         if not selected:
             raise item.error(f"no runs with data for chart {item.chart!r} match where {item.where}")
@@ -164,9 +179,9 @@ def _closest(store: Store, item: Item, runs: list[str], value: float | None) -> 
 
 def run_factors(store: Store, run_ids: list[str]) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {r: {} for r in run_ids}
-    for run_id, f, v in store.con.execute(
+    for run_id, f, v in store.query(
             "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-            [run_ids]).fetchall():
+            [run_ids]):
         out[run_id][f] = v
     return out
 
@@ -201,25 +216,3 @@ def pick_name(report: Report, item: Item, factor: str | None, p: Pick, run_id: s
     if len(p.run_ids) > 1:
         name = f"{name} ({labels.get(run_id, run_id)})"
     return name
-
-
-def layout(item: Item, lang: str, x_title: str, y_title: str, **extra: Any) -> dict:
-    lay = base_layout(item, lang, _title(item, "x_title", lang, x_title), _title(item, "y_title", lang, y_title))
-    h = item.options.get("height")
-    if h is not None:
-        if isinstance(h, bool) or not isinstance(h, int) or not 200 <= h <= 3000:
-            raise item.error(f"option height must be a number of pixels between 200 and 3000, got {h!r}")
-        lay["height"] = h
-    lay.update(extra)
-    return lay
-
-
-def _title(item: Item, key: str, lang: str, default: str) -> str:
-    t = item.options.get(key)
-    if isinstance(t, dict):
-        return t.get(lang) or t.get("en") or t.get("ja") or default
-    return t or default
-
-
-def color(i: int) -> str:
-    return COLORS[i % len(COLORS)]

@@ -1,0 +1,312 @@
+"""The computed report is the renderers' only input: a ComputedReport built by hand (no store, no spec)
+renders to Hugo data and a Hugo page, and to typst that compiles to a PDF; measured strings stay text."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+# A measured string that is markup in every target: typst (#, *, [ ]), HTML (<, &), Markdown, CSV formula.
+HOSTILE = '=cmd|x #strong[bold] *star* <b>&amp; $x$ `code`'
+
+
+def handmade_report(content_root: Path):
+    from kansoku.report.model import (Cell, CellNote, Chapter, Column, ComputedReport, Environment, Figure, HeaderCell,
+                                      Provenance, ProvenanceGroup, ProvenanceRun, RowGroup, RunInfo, SourceFile,
+                                      Table)
+    from kansoku.report.structure import Page
+
+    def w(s: str) -> dict[str, str]:
+        return {"ja": s, "en": s}
+
+    rows = [
+        [Cell(w("1"), kind="factor", flags=["baseline"]),
+         Cell(w("1,000.5"), 1000.5, "value", ["run-a", "run-b"], "run-a", run_values={"run-a": 1000.0, "run-b": 1001.0},
+              exact="1000.5"),
+         Cell({"ja": "比なし (基準値 0)", "en": "no ratio (baseline 0)"}, None, "compare", flags=["no-ratio"])],
+        [Cell(w(HOSTILE), kind="factor"),
+         Cell(w("53.133"), 53.133, "value", ["run-c"], "run-c", ["transcribed"], exact="53.133",
+              notes=[CellNote("*1", w("a cell note [x]"))]),
+         Cell({"ja": "▲12.3%", "en": "\u221212.3 %"}, -0.123, "compare", flags=["transcribed", "mismatch"],
+              exact="-0.123")],
+    ]
+    table = Table(
+        id="t1", number="1.1", label={"ja": "表 1.1", "en": "Table 1.1"}, caption=w("A table made by hand"),
+        footnote=w("footnote " + HOSTILE),
+        header=[[HeaderCell(w("clients"), rowspan=2), HeaderCell(w("checksums on"), colspan=2, baseline=False)],
+                [HeaderCell(w("TPS"), kind="value", baseline=False), HeaderCell(w("change"), kind="compare")]],
+        columns=[Column(w("clients"), "factor"), Column(w("TPS"), "value"), Column(w("change"), "compare")],
+        rows=rows, runs=["run-a", "run-b", "run-c"], citations=["a report, table 9"],
+        checks={"checked": 1, "mismatch": 1}, marks=["mismatch", "transcribed"],
+        provenance=Provenance(common=[(w("scale"), w("100"))], factors=[w("clients")],
+                              groups=[ProvenanceGroup([w("1")], [ProvenanceRun("run-a", "run-aaaa", "1", True)])],
+                              runs=3),
+        row_groups=[RowGroup(w("group A"), 0, 1), RowGroup(w("group B <i>"), 1, 1)], row_group_name=w("group"),
+        notes=[CellNote("*1", w("a cell note [x]"))])
+    figure = Figure(id="f1", number="1.1", chart="line", label={"ja": "図 1.1", "en": "Figure 1.1"},
+                    caption=w("A figure made by hand"), footnote=None,
+                    figure={lang: {"data": [{"type": "scatter", "x": [1, 2], "y": [3.0, 4.0], "name": HOSTILE}],
+                                   "layout": {"xaxis": {"title": {"text": "x"}}}} for lang in ("ja", "en")},
+                    runs=["run-a"])
+    chapter = Chapter("one", 1, w("Chapter one"), tables={"t1": table}, figures={"f1": figure}, order=["t1", "f1"])
+    page = Page("one", "chapter", 1, w("Chapter one"), {"ja": None, "en": None}, number=1)
+    return ComputedReport(
+        id="handmade", fiscal_year=2030, title=w("Handmade report"), subtitle=None, organisation=w("Org"),
+        revision="1.0", copyright="(c) nobody", license=None, revision_history=[], authors=[],
+        themes={"ja": [], "en": []}, publish_raw=False, chapters=[chapter],
+        runs={"run-a": RunInfo("run-a", "measured", "ok", None, None, "host", "run-aaaa", {"clients": "1"},
+                               [SourceFile("pgbench.log", 10, "ab" * 32, "pgbench", "stdout", "15", "10 B")])},
+        environment=Environment(), pages=[page], pdf_pages=[page],
+        generated_bodies={"one": '{{< tbl "t1" >}}\n\n{{< fig "f1" >}}\n'}, content_dir=content_root / "handmade")
+
+
+def test_renderers_import_neither_the_store_nor_the_analysis():
+    for path in [ROOT / "tools/kansoku/render/hugo.py", ROOT / "tools/kansoku/render/typst.py"]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        names = [n.module for n in top if isinstance(n, ast.ImportFrom)] + [a.name for n in top
+                                                                              if isinstance(n, ast.Import)
+                                                                              for a in n.names]
+        bad = [m for m in names if m and m.startswith(("kansoku.store", "kansoku.analysis", "kansoku.spec"))]
+        assert not bad, f"{path.name} imports {bad}"
+        src = path.read_text(encoding="utf-8")
+        assert ".execute(" not in src and "load_report" not in src.split("def build_pdfs")[0]
+        assert "load_all" not in src
+
+
+def test_chart_drawing_reads_no_store_and_no_analysis():
+    """render/charts builds plotly figures from computed chart data only; no import circle with analysis."""
+    for path in sorted((ROOT / "tools/kansoku/render").rglob("*.py")):
+        src = path.read_text(encoding="utf-8")
+        tree = ast.parse(src)
+        mods = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + [
+            a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        top = [n.module for n in tree.body if isinstance(n, ast.ImportFrom)]
+        assert not [m for m in top if m and m.startswith(("kansoku.store", "kansoku.analysis", "kansoku.spec"))], path
+        if path.parent.name == "charts":
+            assert not [m for m in mods if m and m.startswith(("kansoku.store", "kansoku.analysis", "kansoku.spec",
+                                                                "kansoku.words"))], path
+        assert ".execute(" not in src and ".con." not in src, path
+    for path in sorted((ROOT / "tools/kansoku/analysis").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        mods = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [m for m in mods if m and m.startswith("kansoku.render")], path
+
+
+def test_handmade_report_to_hugo_data_and_page(tmp_path):
+    from kansoku.render.hugo import csv_text, run_hugo, write_generated
+
+    content = tmp_path / "content"
+    (content / "reports").mkdir(parents=True)
+    rep = handmade_report(content / "reports")
+    gen, out = tmp_path / "generated", tmp_path / "public"
+    write_generated([rep], gen)
+    data = json.loads((gen / "data" / "reports" / "handmade.json").read_text("utf-8"))
+    t = data["chapters"][0]["tables"]["t1"]
+    assert t["rows"][1][0]["t"] == HOSTILE and t["rows"][0][2]["flags"] == ["no-ratio"]
+    assert t["prov"]["groups"][0]["runs"][0] == {"id": "run-a", "a": "run-aaaa", "rep": "1", "r": True}
+    # plotly.js reads names as pseudo-HTML: escaped in the data
+    assert data["chapters"][0]["figures"]["f1"]["figure"]["en"]["data"][0]["name"].count("&lt;b&gt;") == 1
+    csv = (gen / "static" / "csv" / "handmade" / "t1.en.csv").read_text("utf-8")
+    assert csv == "\ufeff" + csv_text(rep.chapters[0].tables["t1"], "en")
+    lines = csv.lstrip("\ufeff").splitlines()
+    assert lines[0] == "group,clients,TPS,change"
+    assert lines[1] == "group A,1,1000.5,no ratio (baseline 0)"
+    assert lines[2].startswith("group B <i>,'=cmd|x") and lines[2].endswith(",53.133,-0.123"), lines[2]
+    run_hugo(out, gen, content, site_root=ROOT)
+    html = (out / "en" / "reports" / "handmade" / "one" / "index.html").read_text("utf-8")
+    assert "Table 1.1" in html and "1,000.5" in html and "no ratio (baseline 0)" in html
+    assert "<b>&amp;" not in html and "&lt;b&gt;&amp;amp;" in html  # the measured string stays text
+    assert html.count('class="row-group"') == 2 and "group B &lt;i&gt;" in html
+
+
+def test_handmade_report_to_typst_and_pdf(tmp_path):
+    from kansoku.render.typst import Document, render_pdfs
+
+    content = tmp_path / "content"
+    (content / "reports").mkdir(parents=True)
+    rep = handmade_report(content / "reports")
+    typ = Document(rep, "en", tmp_path).table(rep.chapters[0].tables["t1"])
+    # every occurrence is inside a typst string literal (closed right after it), none is markup
+    assert typ.count("#strong[bold]") == typ.count(HOSTILE.replace('"', '\\"') + '"') == 2
+    results = render_pdfs(rep, ["en"], out={"en": tmp_path / "handmade.en.pdf"})
+    assert results[0].pages >= 2
+    text = subprocess.run(["pdftotext", "-layout", str(tmp_path / "handmade.en.pdf"), "-"], check=True,
+                          capture_output=True, text=True).stdout
+    flat = " ".join(text.split())
+    assert "=cmd|x #strong[bold] *star* <b>&amp; $x$ `code`" in flat  # printed as is, not as markup
+    assert "1,000.5" in flat and "no ratio (baseline 0)" in flat and "Table 1.1" in flat and "Figure 1.1" in flat
+    assert "group A" in flat and "group B <i>" in flat and "(*1) a cell note [x]" in flat and "53.133†(*1)" in flat
+
+
+@pytest.mark.parametrize("value,text", [(53.132999999999996, "53.133"), (18.109999999999996, "18.11"),
+                                        (3.0, "3"), (2.04e-05, "0.0000204"), (-0.12300000000000001, "-0.123"),
+                                        (7471.238842, "7471.238842")])
+def test_download_numbers_are_stable_decimals(value, text):
+    from kansoku.analysis.tables import exact_text
+
+    assert exact_text(value) == text
+
+
+def test_report_model_doc_is_current():
+    from kansoku.report.model_doc import render
+
+    assert (ROOT / "docs" / "report_model.md").read_text(encoding="utf-8") == render(), (
+        "docs/report_model.md is out of date: cd tools && python -m kansoku.report.model_doc > ../docs/report_model.md")
+
+
+def test_every_model_field_is_in_the_doc():
+    import dataclasses
+
+    from kansoku.report.model_doc import records
+
+    doc = (ROOT / "docs" / "report_model.md").read_text(encoding="utf-8")
+    for cls in records():
+        assert f"## {cls.__name__}" in doc
+        for f in dataclasses.fields(cls):
+            assert f"| `{f.name}` |" in doc, (cls.__name__, f.name)
+
+
+ZERO_PUBLISHED = """
+[published]
+id = "zero-t1"
+csv = "zero.csv"
+[published.citation]
+report = { ja = "テスト", en = "test" }
+table = "1"
+[published.factors]
+fiscal_year = 2030
+study = "zero"
+[published.columns]
+clients = { factor = "clients" }
+tps_off = { metric = "tps", factors = { config = "off" } }
+tps_on = { metric = "tps", factors = { config = "on" } }
+ratio = { metric = "published_ratio_pct", unit = "%", factors = { config = "on" } }
+"""
+ZERO_CSV = "clients,tps_off,tps_on,ratio\n1,0,50.5,0.00\n2,100.0,0,0.00\n4,200.0,100.0,50.00\n"
+ZERO_SPEC = """
+[report]
+id = "zero"
+fiscal_year = 2030
+title = { ja = "zero", en = "zero" }
+organisation = { ja = "o", en = "o" }
+revision = "1"
+[metrics.tps]
+higher_is_better = true
+[metrics.published_ratio_pct]
+unit = "%"
+[[chapter]]
+id = "one"
+number = 1
+title = { ja = "one", en = "one" }
+[[chapter.table]]
+id = "t"
+caption = { ja = "t", en = "t" }
+metrics = ["tps"]
+where = { published_table = "zero-t1" }
+rows = "clients"
+columns = "config"
+aggregate = "single"
+baseline = { factor = "config", value = "off", compare = "ratio", format = "percent", digits = 2, published = "published_ratio_pct" }
+"""
+
+
+def test_transcribed_zero_baseline_is_no_ratio_and_json_stays_finite(tmp_path):
+    """A printed 0 as the baseline: a cell saying "no ratio (baseline 0)", never an infinite interval (Hugo
+    cannot read Infinity); a printed 0 as the value: checked against the printed ratio, no infinity."""
+    from kansoku.ingest.pipeline import ingest
+    from kansoku.render.hugo import write_generated
+    from kansoku.report.build import compute_one
+
+    pub = tmp_path / "published"
+    pub.mkdir()
+    (pub / "zero.toml").write_text(ZERO_PUBLISHED, encoding="utf-8")
+    (pub / "zero.csv").write_text(ZERO_CSV, encoding="utf-8")
+    (tmp_path / "zero.toml").write_text(ZERO_SPEC, encoding="utf-8")
+    db = tmp_path / "k.duckdb"
+    res = ingest([pub], db)
+    assert res.ok, res.errors
+    rep = compute_one(db, tmp_path / "zero.toml", tmp_path / "content")
+    rows = {r[0].text["en"]: r for r in rep.chapters[0].tables["t"].rows}
+    comp = [c for c in rows["1"] if c.kind == "compare"][0]
+    assert comp.text == {"ja": "比なし (基準値 0)", "en": "no ratio (baseline 0)"} and "no-ratio" in comp.flags
+    assert comp.value is None
+    zero_value = [c for c in rows["2"] if c.kind == "compare"][0]
+    assert zero_value.text["en"] == "0.00 %" and zero_value.published["interval"] is None
+    assert [c for c in rows["4"] if c.kind == "compare"][0].text["en"] == "50.00 %"
+    write_generated([rep], tmp_path / "gen")
+    raw = (tmp_path / "gen" / "data" / "reports" / "zero.json").read_text("utf-8")
+    assert "Infinity" not in raw and "NaN" not in raw
+    json.loads(raw, parse_constant=lambda c: pytest.fail(f"non-finite {c} in the JSON"))
+
+
+def test_chart_export_makes_no_network_request(tmp_path):
+    """A figure whose JSON names a URL (an image in its layout): chromium asks nobody for it."""
+    import http.server
+    import socket
+    import threading
+
+    from kansoku.render.typst import Chart, export_svgs
+
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            hits.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # a non-loopback address of this machine (chromium never sends loopback through a proxy)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("192.0.2.1", 9))
+        host = s.getsockname()[0]
+    url = f"http://{host}:{server.server_address[1]}/beacon.png"
+    try:
+        import urllib.request
+
+        try:
+            urllib.request.urlopen(url, timeout=5)  # the server is reachable from here
+        except Exception:
+            pass
+        assert hits == ["/beacon.png"]
+        hits.clear()
+        fig = {"data": [{"type": "scatter", "x": [1, 2], "y": [1, 2]}],
+               "layout": {"images": [{"source": url, "xref": "paper", "yref": "paper", "x": 0, "y": 1,
+                                      "sizex": 0.5, "sizey": 0.5}]}}
+        svg = tmp_path / "c.svg"
+        export_svgs([Chart(fig, svg, ["DejaVu Sans"])])
+        assert svg.is_file()
+        assert hits == [], f"chart export fetched {hits}"
+    finally:
+        server.shutdown()
+
+
+def test_not_printed_and_not_measured_cells_differ(tmp_path):
+    """A transcribed table's blank cell says "not printed"; a comparison that cannot be made says "—"."""
+    from kansoku.ingest.pipeline import ingest
+    from kansoku.report.build import compute_one
+
+    pub = tmp_path / "published"
+    pub.mkdir()
+    (pub / "zero.toml").write_text(ZERO_PUBLISHED, encoding="utf-8")
+    (pub / "zero.csv").write_text("clients,tps_off,tps_on,ratio\n1,10.0,,\n2,100.0,50.0,50.00\n", encoding="utf-8")
+    (tmp_path / "zero.toml").write_text(ZERO_SPEC, encoding="utf-8")
+    db = tmp_path / "k.duckdb"
+    assert ingest([pub], db).ok
+    rep = compute_one(db, tmp_path / "zero.toml", tmp_path / "content")
+    row = rep.chapters[0].tables["t"].rows[0]
+    assert row[0].text["en"] == "1"
+    on = [c for c in row if c.kind == "value"][1]
+    assert on.text == {"ja": "記載なし", "en": "not printed"} and on.flags == ["not-printed"]
+    assert [c for c in row if c.kind == "compare"][0].text["en"] == "—"

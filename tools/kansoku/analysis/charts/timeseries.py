@@ -1,0 +1,123 @@
+"""pgbench charts' data: per-second TPS over time, latency percentiles vs a factor (docs/charts.md).
+
+Data: the ``pgbench_tps_per_second`` view (pgbench txlog parser), which takes each run's best
+per-second source: the per-transaction log (-l, corrected for --sampling-rate), else the
+aggregate log, else the -P progress lines; and the latency percentile metrics
+(``latency_p50_ms`` ... from the per-transaction logs). Drawn by render/charts/timeseries.py.
+"""
+
+from __future__ import annotations
+
+from kansoku import words
+from kansoku.analysis.charts import _select as c
+from kansoku.analysis.tables import aggregate, factor_name, factor_sort_key, factor_value_label, metric_label
+from kansoku.report.model import ChartData
+from kansoku.spec.model import LANGS, Item, Report
+from kansoku.store.db import Store
+
+TPS_HAS_DATA = "SELECT DISTINCT run_id FROM pgbench_tps_per_second"
+
+
+def _tps_picks(store: Store, report: Report | None, item: Item) -> list[c.Pick]:
+    mode = c.opt_choice(item, "runs", "representative", ("representative", "all"))
+    return c.picks(store, report, item, item.series, mode, has_data=TPS_HAS_DATA)
+
+
+def tps_series(store: Store, run_id: str, partial: bool = False) -> list[tuple]:
+    """(elapsed_s, tps, latency_avg_ms, series_source) of one run. Unless ``partial``, intervals that
+    reach outside the run's window (run.toml start/end) are left out: the per-transaction log is cut
+    into wall-clock seconds, so its first and last seconds hold only part of a second of the run and
+    would show as dips."""
+    keep = "TRUE" if partial else (
+        "(r.start_time IS NULL OR r.end_time IS NULL OR (s.elapsed_s - s.interval_s >= -0.001 "
+        "AND s.elapsed_s <= epoch(r.end_time) - epoch(r.start_time) + 0.001))")
+    return store.query(
+        "SELECT s.elapsed_s, s.tps, s.latency_avg_ms, s.series_source FROM pgbench_tps_per_second s "
+        f"LEFT JOIN runs r USING (run_id) WHERE s.run_id = ? AND {keep} ORDER BY s.elapsed_s", [run_id])
+
+
+@c.kind("tps_over_time")
+def tps_over_time(store: Store, report: Report, item: Item) -> ChartData:
+    """Per-second TPS (and optionally mean latency on a second y axis) over seconds since the run's start."""
+    c.check_options(item, {"runs", "run", "latency", "markers", "partial"})
+    latency = c.opt(item, "latency", False, bool, "true or false")
+    partial = c.opt(item, "partial", False, bool, "true or false")
+    markers = c.opt(item, "markers", True, bool, "true or false")
+    picks = _tps_picks(store, report, item)
+    all_runs = [r for p in picks for r in p.run_ids]
+    labels = {lang: c.run_labels(store, report, all_runs, lang) for lang in LANGS}
+    traces = []
+    names: dict[str, list[str]] = {lang: [] for lang in LANGS}
+    sources: dict[str, list[str]] = {lang: [] for lang in LANGS}
+    for p in picks:
+        for run_id in p.run_ids:
+            rows = tps_series(store, run_id, partial)
+            traces.append({"run": run_id, "x": [round(r[0], 3) for r in rows], "tps": [r[1] for r in rows],
+                           "latency": [r[2] for r in rows]})
+            for lang in LANGS:
+                names[lang].append(c.pick_name(report, item, item.series, p, run_id, lang, labels[lang]))
+                src = rows[0][3] if rows else None
+                key = f"chart_source_{src}"
+                sources[lang].append((words.t(lang, key) if words.has(key, lang) else str(src)) if rows else "")
+    return c.chart(item, {"traces": traces, "latency": latency, "markers": markers}, {lang: {
+        "names": names[lang], "sources": sources[lang], "source": words.t(lang, "chart_source"),
+        "latency": words.t(lang, "chart_latency"), "x_title": words.t(lang, "chart_elapsed_s"),
+        "y_title": words.t(lang, "chart_tps_axis"), "y2_title": words.t(lang, "chart_mean_latency_axis"),
+    } for lang in LANGS})
+
+
+c.RUNS_OF["tps_over_time"] = lambda store, item: sorted({r for p in _tps_picks(store, None, item) for r in p.run_ids})
+
+
+@c.kind("latency_percentiles")
+def latency_percentiles(store: Store, report: Report, item: Item) -> ChartData:
+    """Latency percentiles (the item's metrics, e.g. latency_p50_ms .. latency_p99_ms) against ``x``
+    (e.g. clients): one line per metric, and per value of ``series`` when given (line style)."""
+    c.check_options(item, set())
+    if not item.x:
+        raise item.error("chart 'latency_percentiles' needs x = \"<factor>\" (e.g. x = \"clients\")")
+    group_by = [item.x] + ([item.series] if item.series else [])
+    xkey = factor_sort_key(report, item.x)
+    series_vals: list[str | None] = [None]
+    per_metric = {}
+    for m in item.metrics:
+        groups = aggregate(store, item, m, group_by)
+        if not groups:
+            raise item.error(f"no runs match: metric {m!r}, where {item.where}")
+        per_metric[m] = {g.keys: g for g in groups}
+    if item.series:
+        series_vals = sorted({k[1] for d in per_metric.values() for k in d}, key=factor_sort_key(report, item.series))
+    x_vals = sorted({k[0] for d in per_metric.values() for k in d}, key=xkey)
+    numeric = all(_is_num(v) for v in x_vals)
+    traces = []
+    w: dict[str, dict] = {lang: {"names": [], "x": []} for lang in LANGS}
+    for si, sv in enumerate(series_vals):
+        for mi, m in enumerate(item.metrics):
+            xvs, ys, texts = [], [], []
+            for xv in x_vals:
+                g = per_metric[m].get((xv, sv) if item.series else (xv,))
+                if g is None:
+                    continue
+                xvs.append(xv)
+                ys.append(g.value)
+                texts.append(f"n={g.n}")
+            traces.append({"series_index": si, "metric_index": mi, "x": [float(x) for x in xvs] if numeric else None,
+                           "y": ys, "hover": texts})
+            for lang in LANGS:
+                name = metric_label(m, lang, with_unit=False, report=report)
+                if item.series:
+                    name = f"{name}, {factor_value_label(report, item.series, sv, lang)}"
+                w[lang]["names"].append(name)
+                w[lang]["x"].append(None if numeric else [factor_value_label(report, item.x, x, lang) for x in xvs])
+    for lang in LANGS:
+        w[lang]["x_title"] = factor_name(report, item.x, lang)
+        w[lang]["y_title"] = words.t(lang, "chart_latency_axis")
+    return c.chart(item, {"traces": traces, "numeric": numeric, "x_vals": x_vals}, w)
+
+
+def _is_num(v: str) -> bool:
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False

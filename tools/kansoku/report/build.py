@@ -1,0 +1,525 @@
+"""Build the computed report: store + report spec -> :class:`~kansoku.report.model.ComputedReport`.
+
+Everything the site and the PDF show is computed here, once: tables (``analysis.tables``), figures
+(``analysis.figures``), the runs behind each item (provenance), the test-environment appendix, the page
+structure (``report.structure``) and the cross-year view. The renderers take the result and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from kansoku import words
+from kansoku.analysis import figures
+from kansoku.analysis import tables as analysis
+from kansoku.errors import KansokuError
+from kansoku.render import charts
+from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, Provenance,
+                                  ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Trends)
+from kansoku.report.structure import report_pages
+from kansoku.spec.model import LANGS, Item, Report, Text, text
+from kansoku.store.db import Store
+
+CONTENT = Path("content")
+CONFIG = Path("config.toml")
+
+
+# -- one report ---------------------------------------------------------------------------------------
+
+def run_anchor(run_id: str) -> str:
+    """A short, stable, HTML-safe id for a run (run ids hold '/', '=' and whatever a directory name holds)."""
+    return "run-" + hashlib.sha1(run_id.encode("utf-8")).hexdigest()[:12]
+
+
+def _text_dict(v: Any, where: str, report: Report) -> dict[str, str] | None:
+    t = text(v, where, report.spec_file, required=False)
+    return t.as_dict() if t else None
+
+
+def compute_report(store: Store, report: Report, content_root: Path = CONTENT / "reports") -> ComputedReport:
+    """Everything the site and the PDF show for one report, computed once."""
+    chapters = []
+    run_ids: set[str] = set()
+    for ch in report.chapters:
+        out = Chapter(ch.id, ch.number, ch.title.as_dict(), order=[it.id for it in ch.items])
+        for it in ch.items:
+            if it.kind == "table":
+                t = analysis.compute_table(store, report, it)
+                reps = {c.representative for row in t.rows for c in row if c.representative}
+                out.tables[it.id] = t.to_model(item_provenance(store, report, t.runs, reps))
+                run_ids.update(t.runs)
+            else:
+                f = build_figure(store, report, it)
+                f.provenance = item_provenance(store, report, f.runs, figure_representatives(store, it))
+                out.figures[it.id] = f
+                run_ids.update(f.runs)
+        chapters.append(out)
+    rep = report.raw.get("report", {})
+    pages = report_pages(report, content_root)
+    pdf_pages = report_pages(report, content_root, site=False)
+    bodies = {p.id: p.generated_body(report) for p in pages}
+    return ComputedReport(
+        id=report.id, fiscal_year=report.fiscal_year, title=report.title.as_dict(),
+        subtitle=report.subtitle.as_dict() if report.subtitle else None,
+        organisation=report.organisation.as_dict(), revision=report.revision, copyright=report.copyright,
+        license=_text_dict(rep.get("license"), "[report] license", report),
+        revision_history=revision_history(report), authors=authors(report), themes=themes(report),
+        publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
+        runs=runs_provenance(store, sorted(run_ids)), environment=environment(store, sorted(run_ids)),
+        pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
+    )
+
+
+def build_figure(store: Store, report: Report, item: Item) -> Figure:
+    """A figure: its data computed (analysis.figures), then drawn in each language (render.charts)."""
+    f = figures.figure_data(store, report, item)
+    f.figure = {lang: charts.draw(f.chart_data, lang) for lang in LANGS}
+    return f
+
+
+def revision_history(report: Report) -> list[Revision]:
+    out = []
+    for i, e in enumerate(report.raw.get("report", {}).get("revision_history", []) or []):
+        out.append(Revision(str(e.get("revision", "")), str(e.get("date", "")),
+                            _text_dict(e.get("changes"), f"[[report.revision_history]] #{i + 1} changes",
+                                       report) or {"ja": "", "en": ""}))
+    return out
+
+
+def authors(report: Report) -> list[Author]:
+    out = []
+    for i, a in enumerate(report.raw.get("report", {}).get("author", []) or []):
+        chapters = [str(c) for c in a.get("chapters", [])]
+        titles = {c.id: c for c in report.chapters}
+        out.append(Author(
+            name=_text_dict(a.get("name"), f"[[report.author]] #{i + 1} name", report) or {"ja": "", "en": ""},
+            affiliation=_text_dict(a.get("affiliation"), f"[[report.author]] #{i + 1} affiliation", report),
+            chapters=[{"id": c, "number": titles[c].number if c in titles else None,
+                       "title": titles[c].title.as_dict() if c in titles else {"ja": c, "en": c}}
+                      for c in chapters],
+        ))
+    return out
+
+
+def themes(report: Report) -> dict[str, list[str]]:
+    raw = report.raw.get("report", {}).get("themes", []) or []
+    out: dict[str, list[str]] = {lang: [] for lang in LANGS}
+    for i, t in enumerate(raw):
+        d = _text_dict(t, f"[report] themes #{i + 1}", report) or {}
+        for lang in LANGS:
+            if d.get(lang):
+                out[lang].append(d[lang])
+    return out
+
+
+def runs_provenance(store: Store, run_ids: list[str]) -> dict[str, RunInfo]:
+    if not run_ids:
+        return {}
+    out: dict[str, RunInfo] = {}
+    for run_id, origin, status, start, citation, hostname in store.query(
+        "SELECT run_id, origin, status, start_time::VARCHAR, citation, hostname FROM runs WHERE run_id IN "
+            "(SELECT unnest(?::VARCHAR[])) ORDER BY run_id", [run_ids]):
+        out[run_id] = RunInfo(run_id, origin, status, start, citation, hostname, run_anchor(run_id))
+    for run_id, factor, value in store.query(
+        "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "ORDER BY run_id, factor", [run_ids]):
+        if run_id in out:
+            out[run_id].factors[factor] = value
+    for run_id, name, size, sha, tool, fmt, ver, path in store.query(
+        "SELECT run_id, file_name, size_bytes, sha256, tool, format, tool_version, path FROM sources "
+            "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, file_name", [run_ids]):
+        if run_id in out:
+            out[run_id].sources.append(SourceFile(name, size, sha, tool, fmt, ver, human_size(size),
+                                                  Path(path) if path else None))
+    for run_id, run_dir in store.query(
+            "SELECT run_id, run_dir FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]):
+        if run_dir and run_id in out:
+            out[run_id].run_toml = Path(run_dir) / "run.toml"
+    return out
+
+
+def human_size(n: int | None) -> str:
+    if n is None:
+        return "—"
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return f"{n / div:.1f} {unit}"
+    return f"{n} B"
+
+
+def figure_representatives(store: Store, item: Item) -> set[str]:
+    """Representative runs of a line/bar figure's points (the run closest to each aggregate)."""
+    if not item.x:
+        return set()
+    try:
+        groups = analysis.aggregate(store, item, item.metrics[0], [item.x] + ([item.series] if item.series else []))
+    except Exception:  # a chart kind with its own grouping: no representative runs to show
+        return set()
+    return {g.representative_run_id for g in groups if g.representative_run_id}
+
+
+def item_provenance(store: Store, report: Any, run_ids: list[str], reps: set[str]) -> Provenance:
+    """The runs behind a table or figure, grouped by their factors (all but ``rep``).
+
+    Factors with the same value for every run are listed once (``common``); each group lists its
+    repetitions, the representative one marked. Labels are the report's factor names and value labels.
+    """
+    if not run_ids:
+        return Provenance()
+    rows = store.query(
+        "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids])
+    factors: dict[str, dict[str, str]] = {r: {} for r in run_ids}
+    for run_id, f, v in rows:
+        factors[run_id][f] = v
+    names = sorted({f for fs in factors.values() for f in fs})
+    rep_factor = "rep"
+    common, varying = [], []
+    for f in names:
+        vals = {fs.get(f) for fs in factors.values()}
+        if f == rep_factor:
+            continue
+        (common if len(vals) == 1 and None not in vals else varying).append(f)
+    # varying factors in the report's usual order: those with a declared order first
+    varying.sort(key=lambda f: (f not in report.factor_names, f))
+
+    def lab(f: str, v: str | None) -> dict[str, str]:
+        if v is None:
+            return {lang: "—" for lang in LANGS}
+        return {lang: analysis.factor_value_label(report, f, v, lang) for lang in LANGS}
+
+    def fname(f: str) -> dict[str, str]:
+        return {lang: analysis.factor_name(report, f, lang) for lang in LANGS}
+
+    groups: dict[tuple, tuple[ProvenanceGroup, tuple]] = {}
+    for run_id in run_ids:
+        fs = factors[run_id]
+        key = tuple(fs.get(f) for f in varying)
+        g, _ = groups.setdefault(key, (ProvenanceGroup([lab(f, fs.get(f)) for f in varying], []), key))
+        g.runs.append(ProvenanceRun(run_id, run_anchor(run_id), fs.get(rep_factor) or "·", run_id in reps))
+    ordered = sorted(groups.values(), key=lambda gk: tuple(
+        analysis.factor_sort_key(report, f)(v or "") for f, v in zip(varying, gk[1])))
+    for g, _ in ordered:
+        g.runs.sort(key=lambda r: analysis.factor_sort_key(None, rep_factor)(r.rep))
+    return Provenance(
+        common=[(fname(f), lab(f, factors[run_ids[0]].get(f))) for f in common],
+        factors=[fname(f) for f in varying],
+        groups=[g for g, _ in ordered],
+        runs=len(run_ids),
+    )
+
+
+# -- the test-environment appendix ---------------------------------------------------------------------
+
+# What the appendix reads: runs.run_toml (run.toml as JSON, written by tools/collect or by hand) of the
+# report's measured runs. [machine]: hardware and OS; [versions]: one line per tool; [server]: PostgreSQL
+# settings as captured with the run. Shown settings: those [server].non_default names (pg_settings
+# source <> 'default', written by tools/collect) plus any setting whose value differs between runs;
+# without a non_default list, every captured setting. Keys below are not settings.
+SERVER_META = {"conninfo", "version", "server_version", "config", "database", "non_default", "capture_error"}
+SETTING_NOISE = {"application_name"}  # set by the collector's own connection
+# [machine] keys in the order shown; their labels are the words env_field_<key>.
+MACHINE_FIELDS = ["hostname", "cpu_model", "cpu_count", "nproc", "mem_total_kib", "swap_total_kib", "os", "kernel",
+                  "virtualization", "filesystem", "disks"]
+
+
+def _machine_value(key: str, v: Any) -> dict[str, str] | str:
+    if key in ("mem_total_kib", "swap_total_kib") and isinstance(v, (int, float)):
+        return human_size(int(v) * 1024)
+    if key == "filesystem" and isinstance(v, dict):
+        parts = [str(v.get("device", "")), str(v.get("fstype", ""))]
+        s = " ".join(p for p in parts if p)
+        if v.get("mount"):
+            s += f" ({v['mount']})"
+        return s
+    if key == "disks" and isinstance(v, dict):
+        items = []
+        for name, d in sorted(v.items()):
+            if not isinstance(d, dict):
+                items.append({lang: f"{name}: {d}" for lang in LANGS})
+                continue
+            size = human_size(d.get("size_bytes")) if d.get("size_bytes") is not None else ""
+            rot = d.get("rotational")
+            kind = {True: words.both("env_disk_rotational"), False: words.both("env_disk_non_rotational")}
+            items.append({lang: ", ".join(x for x in (f"{name}: {size}".rstrip(": "),
+                                                     kind[rot][lang] if rot in kind else "") if x)
+                          for lang in LANGS})
+        return {lang: "; ".join(i[lang] for i in items) for lang in LANGS}
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False, sort_keys=True)
+    return str(v)
+
+
+def environment(store: Store, run_ids: list[str]) -> Environment:
+    """Hardware, software versions and PostgreSQL settings of the report's measured runs (see above)."""
+    env = Environment()
+    out: dict[str, Any] = {"runs": 0, "without_capture": 0, "machines": [], "machine_fields": [], "versions": [],
+                           "settings": [], "settings_kind": "non_default"}
+    if not run_ids:
+        return env
+    rows = store.query(
+        "SELECT run_id, origin, run_toml::VARCHAR FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY run_id", [run_ids])
+    factors: dict[str, dict[str, str]] = {}
+    for run_id, f, v in store.query(
+            "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [run_ids]):
+        factors.setdefault(run_id, {})[f] = v
+    captured: dict[str, dict] = {}
+    for run_id, origin, rt in rows:
+        if origin != "measured":
+            continue
+        doc = json.loads(rt) if rt else {}
+        if not any(isinstance(doc.get(k), dict) for k in ("machine", "versions", "server")):
+            out["without_capture"] += 1
+            continue
+        captured[run_id] = doc
+    out["runs"] = len(captured)
+    if not captured:
+        return Environment(**out)
+
+    # machines: runs grouped by identical [machine] tables, one column per distinct machine
+    machines: dict[str, dict] = {}
+    for run_id, doc in captured.items():
+        m = doc.get("machine") or {}
+        if not m.get("hostname") and doc.get("hostname"):
+            m = {**m, "hostname": doc["hostname"]}
+        key = json.dumps(m, sort_keys=True, default=str)
+        machines.setdefault(key, {"machine": m, "runs": 0})["runs"] += 1
+    keys = list(MACHINE_FIELDS)
+    extra = sorted({k for g in machines.values() for k in g["machine"]} - set(keys))
+    fields = [(k, words.both(f"env_field_{k}")) for k in MACHINE_FIELDS] + [(k, {"ja": k, "en": k}) for k in extra]
+    present = [(k, lab) for k, lab in fields if any(k in g["machine"] for g in machines.values())]
+    out["machine_fields"] = [lab for _, lab in present]
+    for g in machines.values():
+        vals = []
+        for k, _ in present:
+            v = g["machine"].get(k)
+            vals.append("—" if v is None else _machine_value(k, v))
+        out["machines"].append({"values": vals, "runs": g["runs"]})
+
+    # versions: every distinct value per tool, with its number of runs
+    vers: dict[str, dict[str, int]] = {}
+    for doc in captured.values():
+        for tool, v in (doc.get("versions") or {}).items():
+            d = vers.setdefault(tool, {})
+            d[str(v)] = d.get(str(v), 0) + 1
+    out["versions"] = [{"tool": t, "values": [{"value": v, "runs": n} for v, n in sorted(vals.items())]}
+                       for t, vals in sorted(vers.items())]
+
+    # settings
+    servers = {r: (doc.get("server") or {}) for r, doc in captured.items()}
+    listed = [set(s.get("non_default") or []) for s in servers.values() if s.get("non_default") is not None]
+    all_keys = {k for s in servers.values() for k in s} - SERVER_META - SETTING_NOISE
+    differing = {k for k in all_keys if len({str(s.get(k)) for s in servers.values()}) > 1}
+    if listed:
+        names = (set().union(*listed) | differing) & all_keys
+    else:
+        names = all_keys
+        out["settings_kind"] = "captured"
+    names -= SETTING_NOISE
+    for name in sorted(names, key=str.lower):
+        by_value: dict[str, list[str]] = {}
+        for r, s in servers.items():
+            v = s.get(name)
+            by_value.setdefault("—" if v is None else str(v), []).append(r)
+        values = []
+        for v, runs in sorted(by_value.items()):
+            values.append({"value": v, "runs": len(runs),
+                           "where": _distinguishing(runs, list(servers), factors) if len(by_value) > 1 else ""})
+        out["settings"].append({"name": name, "values": values})
+    return Environment(**out)
+
+
+def _distinguishing(runs: list[str], all_runs: list[str], factors: dict[str, dict[str, str]]) -> str:
+    """Factor values shared by these runs and by no other run ('config=checksums-on')."""
+    shared = None
+    for r in runs:
+        fs = set(factors.get(r, {}).items())
+        shared = fs if shared is None else shared & fs
+    others = [set(factors.get(r, {}).items()) for r in all_runs if r not in runs]
+    picked = sorted(fv for fv in (shared or set()) if not any(fv in o for o in others))
+    return ", ".join(f"{f}={v}" for f, v in picked[:2])
+
+
+# -- the cross-year view -------------------------------------------------------------------------------
+
+TREND_IGNORED_FACTORS = ("rep", "fiscal_year", "report", "published_table", "campaign")
+TREND_HOVER_FACTORS = ("clients", "config", "checksums", "threads")
+
+
+def load_config(config: Path = CONFIG) -> dict:
+    with open(config, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def trend_specs(config: dict) -> list[dict]:
+    """[[params.trends]] of config.toml: id, metric, where, series (factor), title, y_title."""
+    return list(config.get("params", {}).get("trends", []) or [])
+
+
+def _pg_major(doc: dict) -> str | None:
+    """'15' from [server] server_version / [versions] postgres ('postgres (PostgreSQL) 15.18 (Debian ...)')."""
+    import re
+
+    for v in ((doc.get("server") or {}).get("server_version"), (doc.get("versions") or {}).get("postgres")):
+        if v:
+            m = re.search(r"(\d+)(?:\.(\d+))?", str(v).split(")")[-1] if "(PostgreSQL)" in str(v) else str(v))
+            if m:
+                major = int(m.group(1))
+                return f"{major}.{m.group(2)}" if major < 10 and m.group(2) else str(major)
+    return None
+
+
+# One point per (series, origin, year): the peak over conditions of the median over a condition's runs
+# (between equal peaks, the condition whose first run id sorts first).
+# A condition is the set of factor values of a run but the ignored ones and the series factor.
+TREND_POINTS_SQL = """
+WITH tagged AS (
+    SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::INTEGER[]) AS year, unnest(?::VARCHAR[]) AS sv
+), vals AS (
+    SELECT m.run_id, m.value, r.origin FROM run_metrics m JOIN runs r ON r.run_id = m.run_id
+    WHERE m.metric = ? AND m.run_id IN (SELECT run_id FROM tagged)
+      AND m.value IS NOT NULL AND NOT isnan(m.value)
+), conds AS (
+    SELECT run_id, string_agg(factor || '=' || value, chr(31) ORDER BY factor) AS cond_key,
+           map(list(factor ORDER BY factor), list(value ORDER BY factor)) AS cond
+    FROM run_factors
+    WHERE run_id IN (SELECT run_id FROM tagged) AND factor NOT IN (SELECT unnest(?::VARCHAR[]))
+    GROUP BY run_id
+), cells AS (
+    SELECT t.year, t.sv, v.origin, coalesce(c.cond_key, '') AS cond_key, any_value(c.cond) AS cond,
+           median(v.value) AS med, list(v.run_id ORDER BY v.run_id) AS runs
+    FROM vals v JOIN tagged t ON t.run_id = v.run_id LEFT JOIN conds c ON c.run_id = v.run_id
+    GROUP BY ALL
+)
+SELECT sv, origin, year, med, runs, cond FROM cells
+QUALIFY row_number() OVER (PARTITION BY sv, origin, year ORDER BY med DESC, runs[1], cond_key) = 1
+ORDER BY sv, origin, year
+"""
+
+
+def compute_trends(store: Store, reports: list[Report], computed: list[ComputedReport], specs: list[dict]) -> Trends:
+    """The same metric across fiscal years, measured and transcribed runs together.
+
+    A run's fiscal year: its ``fiscal_year`` factor; else its ``report`` factor (a report id); else the
+    fiscal year of every report whose tables and figures use it. The series factor (e.g. version) comes from
+    the run's factors; for ``version`` a run without that factor uses the PostgreSQL version it captured.
+    A condition is a set of runs sharing every factor but rep (and the bookkeeping factors fiscal_year,
+    report, published_table, campaign); its value is the median over its runs. A point is the peak: per
+    (year, series, origin) the highest median over all its conditions (e.g. the best client count).
+    Medians and peaks are taken in SQL (TREND_POINTS_SQL); Python only says which year and series a run has.
+    """
+    fy_of_report = {r.id: r.fiscal_year for r in reports}
+    years_of_run: dict[str, set[int]] = {}
+    for rep in computed:
+        for run_id in rep.runs:
+            years_of_run.setdefault(run_id, set()).add(rep.fiscal_year)
+    out = Trends(title=words.both("trends_page_title"))
+    for n, spec in enumerate(specs, start=1):
+        sid = str(spec.get("id", f"trend-{n}"))
+        metric = spec["metric"]
+        where_src = Path("config.toml")
+        title = text(spec.get("title"), f"[[params.trends]] {sid} title", where_src) or Text(sid, sid)
+        item = Item(kind="figure", id=sid, number=str(n), caption=title, spec_file=where_src,
+                    chapter_id="trends", metrics=[metric], where=dict(spec.get("where", {})),
+                    options=dict(spec.get("options", {})))
+        params: list[Any] = [metric]
+        try:
+            cond = analysis.where_sql(item, store, params)
+        except KansokuError:
+            cond = None
+        rows = [] if cond is None else store.query(
+            f"SELECT m.run_id, r.run_toml::VARCHAR FROM run_metrics m "
+            f"JOIN runs r ON r.run_id = m.run_id AND r.status = 'ok' "
+            f"WHERE m.metric = ? AND m.value IS NOT NULL AND NOT isnan(m.value) AND {cond}", params)
+        facs: dict[str, dict[str, str]] = {}
+        if rows:
+            for run_id, f, v in store.query(
+                    "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [[r[0] for r in rows]]):
+                facs.setdefault(run_id, {})[f] = v
+        series_f = spec.get("series")
+        tag_runs: list[str] = []
+        tag_years: list[int] = []
+        tag_series: list[str] = []
+        for run_id, rt in rows:  # each run's fiscal year(s) and series value
+            fs = facs.get(run_id, {})
+            if fs.get("fiscal_year", "").isdigit():
+                years = {int(fs["fiscal_year"])}
+            elif fs.get("report") in fy_of_report:
+                years = {fy_of_report[fs["report"]]}
+            else:
+                years = years_of_run.get(run_id, set())
+            sv = fs.get(series_f) if series_f else ""
+            if sv is None and series_f == "version":
+                sv = _pg_major(json.loads(rt) if rt else {})
+            if sv is None:
+                continue
+            for y in sorted(years):
+                tag_runs.append(run_id)
+                tag_years.append(y)
+                tag_series.append(sv)
+        ignored = list(TREND_IGNORED_FACTORS) + ([series_f] if series_f else [])
+        points: dict[tuple, tuple[int, float, list[str], dict]] = {}  # (series, origin, year) -> the peak
+        if tag_runs:
+            for sv, origin, y, med, runs, cond_map in store.query(
+                    TREND_POINTS_SQL, [tag_runs, tag_years, tag_series, metric, ignored]):
+                points[(sv, origin, y)] = (y, med, list(runs), dict(cond_map or {}))
+        all_runs = sorted({r for p in points.values() for r in p[2]})
+        series_vals = sorted({k[:2] for k in points}, key=lambda s: (analysis.factor_sort_key(None, "v")(s[0]), s[1]))
+        series = []
+        for sv, origin in series_vals:
+            pts = sorted(p for k, p in points.items() if k[:2] == (sv, origin))
+            series.append({"value": sv, "origin": origin, "x": [p[0] for p in pts], "y": [p[1] for p in pts],
+                           "hover": [", ".join([f"{f}={p[3][f]}" for f in TREND_HOVER_FACTORS if f in p[3]]
+                                               + [f"n={len(p[2])}"]) for p in pts]})
+        y_title = text(spec.get("y_title"), "y_title", where_src) if spec.get("y_title") else None
+        chart = ChartData("trend", dict(item.options), {
+            "series": series, "years": sorted({p[0] for p in points.values()})}, {lang: {
+                "names": [f"{s['value']}{words.t(lang, 'trend_transcribed_suffix') if s['origin'] == 'transcribed' else ''}"
+                          for s in series],
+                "x_title": words.t(lang, "trend_axis_fiscal_year"),
+                "y_title": y_title.get(lang) if y_title else analysis.metric_label(metric, lang)} for lang in LANGS})
+        figs = {lang: charts.draw(chart, lang) for lang in LANGS}
+        labels = SimpleNamespace(factor_names={}, factor_labels={}, factor_order={})
+        out.figures.append(Figure(
+            id=sid, number=f"T.{n}", chart="line", label=words.both("figure_label", f"T.{n}"),
+            caption=title.as_dict(), footnote=None, figure=figs, runs=all_runs, points=len(points),
+            provenance=item_provenance(store, labels, all_runs, set()), chart_data=chart))
+    return out
+
+
+# -- every report of a site ------------------------------------------------------------------------------
+
+def compute_site(db: Path, spec_dir: Path, content: Path = CONTENT,
+                 config: Path = CONFIG) -> tuple[list[ComputedReport], Trends]:
+    """Every report of ``spec_dir`` and the cross-year view, from the store at ``db`` (read-only)."""
+    from kansoku.spec.model import load_all
+    from kansoku.store.db import open_store
+
+    reports = load_all(spec_dir)
+    store = open_store(db, read_only=True)
+    try:
+        computed = [compute_report(store, r, content / "reports") for r in reports]
+        trends = compute_trends(store, reports, computed, trend_specs(load_config(config)))
+    finally:
+        store.close()
+    return computed, trends
+
+
+def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "reports") -> ComputedReport:
+    """One report (tools/pdf)."""
+    from kansoku.spec.model import load_report
+    from kansoku.store.db import open_store
+
+    report = load_report(spec_file)
+    store = open_store(db, read_only=True)
+    try:
+        return compute_report(store, report, content_root)
+    finally:
+        store.close()
