@@ -196,13 +196,14 @@ def test_fy2017_table_9_3_changes_agree_except_pattern_2_at_30_clients(store):
 
 
 def test_fy2017_table_9_3_disagreement_is_flagged_by_the_spec_table(store):
+    """As printed: patterns on rows, clients on columns, value and change in one cell (inline)."""
     report = load_report(SPECS / "past-fy2017.toml")
     t = analysis.compute_table(store, report, report.item("select"))
-    flagged = [(row[0].text["en"], i) for row in t.rows for i, c in enumerate(row)
-               if c.kind == "compare" and "mismatch" in c.flags]
-    checked = sum(1 for row in t.rows for c in row if c.kind == "compare" and "checked" in c.flags)
-    assert flagged == [("30", 3)]  # pattern 2's compare cell in the row of 30 clients
-    assert checked == 32
+    cells = [(row[0].text["en"], c) for row in t.rows for c in row[1:]]
+    flagged = [(r, c.text["en"], c.published["printed"]) for r, c in cells if "mismatch" in c.flags]
+    checked = sum(1 for _, c in cells if "checked" in c.flags)
+    assert flagged == [("pattern 2", "3379.8 (−78.3 %)", "-78.23")]
+    assert checked == 32 and len(cells) == 44
 
 
 # ---- every transcription against the seed text ------------------------------------------------------
@@ -341,4 +342,4 @@ def test_new_seed_tables_on_the_site_in_both_languages(example_site, lang, label
     fdw = (public / lang / "reports" / "past-fy2017/fdw" / "index.html").read_text(encoding="utf-8")
     table = re.search(r'id="table-select".*?</table>', fdw, re.S).group(0)
     mismatched = [v for cls, v in re.findall(r'<td class="([^"]*)"[^>]*>([^<]*)', table) if "mismatch" in cls.split()]
-    assert len(mismatched) == 2 and any("78.23" in v for v in mismatched), mismatched
+    assert len(mismatched) == 1 and "3379.8" in mismatched[0], mismatched
