@@ -4,6 +4,7 @@ against the printed ones: they agree to the printed precision except exactly the
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,12 @@ def test_interval_check_is_the_printed_precision():
     # measured values (exact): only the published value's rounding counts
     assert check_published(1.0, 0, 3.0, 0, "ratio", "percent", 33.33, 0.005).agrees
     assert not check_published(1.0, 0, 3.0, 0, "ratio", "percent", 33.32, 0.005).agrees
+
+
+def test_a_printed_zero_over_a_baseline_has_a_bounded_interval():
+    """A transcribed 0.00 (known to ±0.005) over a baseline of 100 is a ratio in [-0.00005, 0.00005]: bounded.
+    Only a denominator whose interval holds 0 makes the interval unbounded."""
+    lo, hi = analysis.compare_interval(0.0, 0.005, 100.0, 0.05, "ratio")
+    assert lo == pytest.approx(-0.005 / 99.95) and hi == pytest.approx(0.005 / 99.95)
+    assert analysis.compare_interval(5.0, 0.005, 0.0, 0.005, "ratio") == (-math.inf, math.inf)
+    assert analysis.compare_interval(0.0, 0.005, 100.0, 0.05, "speedup") == (-math.inf, math.inf)

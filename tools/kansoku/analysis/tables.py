@@ -394,6 +394,10 @@ def compare_interval(v: float, hv: float, b: float, hb: float, how: str) -> tupl
 
     ratio, speed-up and change are monotone in each argument for positive inputs, so
     the extremes lie at the corners of the box [v±hv] × [b±hb]."""
+    # only a denominator that may be 0 makes the interval unbounded (a printed 0.00 over a baseline is fine)
+    den = (v - hv, v + hv) if how == "speedup" else (b - hb, b + hb)
+    if den[0] * den[1] <= 0:
+        return -math.inf, math.inf
     corners = []
     for vv in (v - hv, v + hv):
         for bb in (b - hb, b + hb):
@@ -401,8 +405,6 @@ def compare_interval(v: float, hv: float, b: float, hb: float, how: str) -> tupl
             if c is None:
                 return -math.inf, math.inf
             corners.append(c)
-    if (v - hv) * (v + hv) <= 0 or (b - hb) * (b + hb) <= 0:  # interval contains 0: unbounded
-        return -math.inf, math.inf
     return min(corners), max(corners)
 
 

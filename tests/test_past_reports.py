@@ -1,0 +1,345 @@
+"""The seed tables of the past reports (FY2013 chapters 3-5, FY2017 chapters 5-9), transcribed into
+data/published/: ingested into a real DuckDB store, their printed derived values (medians of runs,
+HDD+SSD sums, ratios to all-on-HDD, speed-ups, changes) are recomputed here with plain SQL and
+interval arithmetic, independently of kansoku's analysis code, and must agree with the printed
+ones except exactly the disagreements of the original report. The transcriptions themselves are
+compared, number by number and in reading order, with the seed text when it is present."""
+
+from __future__ import annotations
+
+import csv
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from kansoku.analysis import tables as analysis
+from kansoku.ingest.pipeline import ingest
+from kansoku.spec.model import load_report
+from kansoku.store.db import open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+PUB = ROOT / "data" / "published"
+SPECS = ROOT / "data" / "reports"
+SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    db = tmp_path_factory.mktemp("past") / "kansoku.duckdb"
+    rep = ingest([PUB], db)
+    assert rep.ok, rep.errors
+    st = open_store(db, read_only=True)
+    yield st
+    st.close()
+
+
+def values(store, table_id: str, metric: str) -> dict[str, tuple[float, str, float]]:
+    """run id -> (value, printed text, half a unit of the last printed digit)."""
+    rows = store.con.execute(
+        "SELECT transcribed_run_id, value, printed, half_unit FROM published_values WHERE table_id = ? AND metric = ?",
+        [table_id, metric]).fetchall()
+    assert rows, (table_id, metric)
+    return {r: (v, p, h) for r, v, p, h in rows}
+
+
+def ratio_interval(v: float, hv: float, b: float, hb: float) -> tuple[float, float]:
+    """The interval of v/b when v and b are printed values (each +- half a unit)."""
+    corners = [(v + dv) / (b + db) for dv in (-hv, hv) for db in (-hb, hb) if b + db > 0]
+    return min(corners), max(corners)
+
+
+def agrees(lo: float, hi: float, printed: float, half: float) -> bool:
+    return hi >= printed - half - 1e-12 and lo <= printed + half + 1e-12
+
+
+# ---- FY2013 表 4.5 / 4.6: the printed median of three runs ---------------------------------------
+
+
+@pytest.mark.parametrize("table_id", ["fy2013-t4.5", "fy2013-t4.6"])
+def test_fy2013_index_scan_printed_medians_are_the_medians_of_the_runs(store, table_id):
+    runs = values(store, table_id, "tps")
+    medians = values(store, table_id, "published_tps_median")
+    assert len(runs) == 30 and len(medians) == 10
+    for cell, (printed_median, text, _) in medians.items():
+        of_cell = [v for r, (v, _, _) in runs.items() if r.startswith(cell + "/rep=")]
+        assert len(of_cell) == 3, cell
+        assert statistics.median(of_cell) == printed_median, (cell, of_cell, text)
+
+
+def test_fy2013_index_scan_medians_computed_by_the_spec_table(store):
+    """The spec's 表 4.5 (runs 1-3, their median, the printed median) shows equal numbers."""
+    report = load_report(SPECS / "past-fy2013.toml")
+    t = analysis.compute_table(store, report, report.item("index-scan-pcie"))
+    assert len(t.rows) == 10
+    for row in t.rows:
+        runs = [c for c in row if c.kind == "run"]
+        computed, printed = [c for c in row if c.kind == "value"]
+        assert len(runs) == 3 and computed.value == statistics.median(c.value for c in runs)
+        assert computed.value == printed.value, row[0].text["en"]
+
+
+# ---- FY2013 表 4.8 / 4.9: HDD+SSD sums and ratios to all on HDD -----------------------------------
+
+
+def io_cells(store, table_id: str):
+    out: dict[tuple[str, str, str], tuple[float, str, float]] = {}
+    for metric, kind in (("disk_read_kb_s", "read"), ("disk_write_kb_s", "write"),
+                         ("published_read_ratio", "read_ratio"), ("published_write_ratio", "write_ratio")):
+        for run, val in values(store, table_id, metric).items():
+            pattern = re.search(r"pattern=([^/]+)", run).group(1)
+            device = re.search(r"device=([^/]+)", run).group(1)
+            out[(pattern, device, kind)] = val
+    return out
+
+
+@pytest.mark.parametrize("table_id", ["fy2013-t4.8", "fy2013-t4.9"])
+def test_fy2013_io_sums_and_ratios_agree_with_the_printed_rounding(store, table_id):
+    cells = io_cells(store, table_id)
+    patterns = ["all-hdd", "wal-ssd", "index-ssd", "table-ssd", "all-ssd"]
+    checked = 0
+    for kind in ("read", "write"):
+        base, _, hbase = cells[("all-hdd", "hdd+ssd", kind)]
+        for p in patterns:
+            hdd, ssd, tot = (cells[(p, d, kind)] for d in ("hdd", "ssd", "hdd+ssd"))
+            # the sum of the printed parts, each +- half a unit, meets the printed total
+            assert abs(hdd[0] + ssd[0] - tot[0]) <= hdd[2] + ssd[2] + tot[2] + 1e-9, (table_id, p, kind)
+            for d in ("hdd", "ssd", "hdd+ssd"):
+                v, _, hv = cells[(p, d, kind)]
+                r, rtext, hr = cells[(p, d, kind + "_ratio")]
+                # every printed ratio is against the all-on-HDD HDD+SSD total (not the same column)
+                lo, hi = ratio_interval(v, hv, base, hbase)
+                assert agrees(lo, hi, r, hr), (table_id, p, d, kind, v, base, rtext)
+                checked += 1
+    assert checked == 30
+
+
+def test_fy2013_table_4_8_tps_column_disagrees_exactly_where_the_run_is_not_the_median(store):
+    """表 4.8 prints for WAL on SSD and table on SSD the TPS of run 3 (253.9, 332.9) beside a ratio
+    computed from the median of 表 4.5 (281.1, 338.2): the printed TPS and ratio disagree there."""
+    tps = {re.search(r"pattern=([^/]+)$", r).group(1): v for r, v in values(store, "fy2013-t4.8-tps", "tps").items()}
+    ratio = {re.search(r"pattern=([^/]+)$", r).group(1): v
+             for r, v in values(store, "fy2013-t4.8-tps", "published_tps_ratio").items()}
+    medians = {re.search(r"pattern=([^/]+)$", r).group(1): v[0]
+               for r, v in values(store, "fy2013-t4.5", "published_tps_median").items() if "/workload=update" in r}
+    base = tps["all-hdd"]
+    bad_with_printed_tps, bad_with_median = set(), set()
+    for p, (r, _, hr) in ratio.items():
+        lo, hi = ratio_interval(tps[p][0], tps[p][2], base[0], base[2])
+        if not agrees(lo, hi, r, hr):
+            bad_with_printed_tps.add(p)
+        lo, hi = ratio_interval(medians[p], 0.05, base[0], base[2])
+        if not agrees(lo, hi, r, hr):
+            bad_with_median.add(p)
+    assert bad_with_printed_tps == {"wal-ssd", "table-ssd"}
+    assert bad_with_median == set()
+    assert {p for p in tps if tps[p][0] != medians[p]} == {"wal-ssd", "table-ssd"}
+
+
+def test_fy2013_table_4_9_tps_are_the_read_medians_of_4_5_and_ratios_agree(store):
+    tps = {re.search(r"pattern=([^/]+)$", r).group(1): v for r, v in values(store, "fy2013-t4.9-tps", "tps").items()}
+    ratio = {re.search(r"pattern=([^/]+)$", r).group(1): v
+             for r, v in values(store, "fy2013-t4.9-tps", "published_tps_ratio").items()}
+    medians = {re.search(r"pattern=([^/]+)$", r).group(1): v[0]
+               for r, v in values(store, "fy2013-t4.5", "published_tps_median").items() if "/workload=read" in r}
+    assert {p: v[0] for p, v in tps.items()} == medians
+    for p, (r, text, hr) in ratio.items():
+        lo, hi = ratio_interval(tps[p][0], tps[p][2], tps["all-hdd"][0], tps["all-hdd"][2])
+        assert agrees(lo, hi, r, hr), (p, text)
+
+
+# ---- FY2013 表 5.5: the ratios quoted in the text --------------------------------------------------
+
+
+def test_fy2013_table_5_5_matches_the_ratios_quoted_in_section_5_6(store):
+    tps = {}
+    for run, (v, _, _) in values(store, "fy2013-t5.5", "tps").items():
+        config = re.search(r"config=([^/]+)", run).group(1)
+        case = re.search(r"case=([^/]+)", run).group(1)
+        tps[(config, case)] = v
+    quoted = {("xc-1", "throughput-update"): 0.93, ("xc-4", "throughput-update"): 3.01,
+              ("xc-1", "throughput-read"): 0.98, ("xc-4", "throughput-read"): 23.4,
+              ("xc-1", "dbsize-update"): 0.81, ("xc-4", "dbsize-update"): 0.83,
+              ("xc-1", "dbsize-read"): 0.89, ("xc-4", "dbsize-read"): 2.8}
+    for (config, case), q in quoted.items():
+        r = tps[(config, case)] / tps[("postgresql", case)]
+        assert round(r, len(str(q).split(".")[1])) == q, (config, case, r)
+
+
+# ---- FY2017 表 6.18 / 6.19 speed-ups and 表 9.3 changes --------------------------------------------
+
+
+def test_fy2017_parallel_off_speedups_agree(store):
+    t = values(store, "fy2017-t6.18-6.19", "elapsed_s")
+    s = values(store, "fy2017-t6.18-6.19", "published_speedup")
+    for run, (sp, text, hs) in s.items():
+        base_run = re.sub(r"version=[^/]+", "version=9.5", run)
+        lo, hi = ratio_interval(t[base_run][0], t[base_run][2], t[run][0], t[run][2])
+        assert agrees(lo, hi, sp, hs), (run, text)
+    assert len(s) == 6
+
+
+def test_fy2017_table_9_3_changes_agree_except_pattern_2_at_30_clients(store):
+    tps = values(store, "fy2017-t9.3", "throughput")
+    change = values(store, "fy2017-t9.3", "published_change_pct")
+    assert len(tps) == 44 and len(change) == 33
+    bad = set()
+    for run, (c, text, hc) in change.items():
+        base = re.sub(r"pattern=\d", "pattern=1", run)
+        lo, hi = ratio_interval(tps[run][0], tps[run][2], tps[base][0], tps[base][2])
+        if not agrees((lo - 1) * 100, (hi - 1) * 100, c, hc):
+            bad.add(run)
+    assert bad == {"published/fy2017-t9.3/pattern=2/clients=30"}
+    # 3379.8 / 15561.3 - 1 = -78.28 %, printed ▲78.23 %
+    assert change["published/fy2017-t9.3/pattern=2/clients=30"][1] == "-78.23"
+
+
+def test_fy2017_table_9_3_disagreement_is_flagged_by_the_spec_table(store):
+    """Value and change in one cell (inline), as printed; clients on rows (transposed to fit a page)."""
+    report = load_report(SPECS / "past-fy2017.toml")
+    t = analysis.compute_table(store, report, report.item("select"))
+    cells = [(row[0].text["en"], c) for row in t.rows for c in row[1:]]
+    flagged = [(r, c.text["en"], c.published["printed"]) for r, c in cells if "mismatch" in c.flags]
+    checked = sum(1 for _, c in cells if "checked" in c.flags)
+    assert flagged == [("30", "3379.8 (−78.3 %)", "-78.23")]
+    assert checked == 32 and len(cells) == 44
+
+
+# ---- every transcription against the seed text ------------------------------------------------------
+
+NUM = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:E-\d+)?")
+
+
+def seed_numbers(lines: list[str], first: int, last: int) -> list[str]:
+    text = "\n".join(lines[first - 1:last]).replace("[KB/s]", " ")
+    for label in ("1回目", "2回目", "3回目", "1 ヶ月 (約 30", "3 ヶ月 (約 90", "6 ヶ月 (約 180"):
+        text = text.replace(label, " ")
+    return [n.replace(",", "") for n in NUM.findall(text)]
+
+
+def csv_rows(name: str) -> list[dict]:
+    (path,) = PUB.rglob(name)
+    with open(path, encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def seq(rows: list[dict], cols: list[str], keep=lambda r: True) -> list[str]:
+    return [r[c] for r in rows if keep(r) for c in cols if r[c] != ""]
+
+
+def io_seq(name: str) -> list[str]:
+    """The printed reading order of 表 4.8/4.9: per pattern, the read row (HDD, SSD, HDD+SSD), the
+    pattern's TPS and its ratio, the read ratios, the write row, the write ratios."""
+    io = csv_rows(name + ".csv")
+    tps = {r["pattern"]: r for r in csv_rows(name + "_tps.csv")}
+    out = []
+    for p in tps:
+        cells = [r for r in io if r["pattern"] == p]
+        assert [r["device"] for r in cells] == ["hdd", "ssd", "hdd+ssd"]
+        out += [r["read_kb_s"] for r in cells] + [tps[p]["tps"], tps[p]["tps_ratio"]]
+        out += [r["read_ratio"] for r in cells] + [r["write_kb_s"] for r in cells] + [r["write_ratio"] for r in cells]
+    return out
+
+
+@pytest.mark.skipif(not (SEEDS / "000_926b80ef1aca7e8f.txt").is_file(), reason="seed texts not present")
+def test_transcriptions_equal_the_numbers_of_the_seed_text_in_reading_order():
+    s13 = (SEEDS / "000_926b80ef1aca7e8f.txt").read_text(encoding="utf-8").splitlines()
+    s17 = (SEEDS / "001_5daa9022db1814f4.txt").read_text(encoding="utf-8").splitlines()
+    t35 = [v or "0" for r in csv_rows("fy2013_t3.5_insert.csv") for v in (r["insert_s_1m"], r["insert_s_3m"], r["insert_s_6m"])]
+    cases = {
+        # the extracted text shows 0 where the report marks (*1); the CSV leaves those cells empty
+        "3.5": (t35, seed_numbers(s13, 913, 921)),
+        "3.6": (seq(csv_rows("fy2013_t3.6_delete.csv"), ["months", "delete_truncate_s", "vacuum_s", "analyze_s"]),
+                seed_numbers(s13, 993, 1011)),
+        "4.5": (seq(csv_rows("fy2013_t4.5_index_scan_pcie.csv"), ["tps_run1", "tps_run2", "tps_run3", "tps_median"]),
+                seed_numbers(s13, 1673, 1712)),
+        "4.6": (seq(csv_rows("fy2013_t4.6_index_scan_sata.csv"), ["tps_run1", "tps_run2", "tps_run3", "tps_median"]),
+                seed_numbers(s13, 1716, 1755)),
+        "4.7": (seq(csv_rows("fy2013_t4.7_index_only_scan.csv"),
+                    ["tps_pcie_success", "tps_pcie_failure", "tps_sata_success", "tps_sata_failure"]),
+                seed_numbers(s13, 1762, 1790)),
+        "4.8": (io_seq("fy2013_t4.8_io_update"), seed_numbers(s13, 1871, 1930)),
+        # 表 4.9 is cut by a page break and the caption of figure 4.6 (lines 1975-1986)
+        "4.9": (io_seq("fy2013_t4.9_io_read"), seed_numbers(s13, 1961, 1974) + seed_numbers(s13, 1987, 2032)),
+        "5.5": ([v for r in csv_rows("fy2013_t5.5_xc_throughput.csv")
+                 for v in ([] if r["config"] == "postgresql" else [r["nodes"]])
+                 + [r["tps_throughput_read"], r["tps_throughput_update"], r["tps_dbsize_read"], r["tps_dbsize_update"]]],
+                seed_numbers(s13, 2580, 2589)),
+        "5.6": (["8", "3.6", "128", "40.2", "197"], seed_numbers(s13, 2711, 2715)),
+        "2017 5.3": (["8"] + seq(csv_rows("fy2017_t5.3_pg_test_fsync.csv"),
+                                 ["open_datasync", "fdatasync", "fsync_writethrough", "fsync", "open_sync"]),
+                     seed_numbers(s17, 626, 626)),
+        "2017 6.18-6.19": (seq(csv_rows("fy2017_t6.18-6.19_parallel_off.csv"),
+                               ["version", "elapsed_s", "published_speedup_vs_9.5"]),
+                           seed_numbers(s17, 1219, 1221) + seed_numbers(s17, 1229, 1231)),
+        "2017 7.7": (seq(csv_rows("fy2017_t7.7_insert.csv"), ["insert_none", "insert_pg_bigm", "insert_pgroonga"]),
+                     seed_numbers(s17, 1768, 1769)),
+        "2017 7.10": (seq(csv_rows("fy2017_t7.10_insert_logical.csv"), ["insert_none"]), seed_numbers(s17, 1794, 1794)),
+        "2017 7.8-7.12": (seq(csv_rows("fy2017_t7.8-7.12_search.csv"), ["latency_none", "latency_pg_bigm", "latency_pgroonga"]),
+                          seed_numbers(s17, 1777, 1778) + seed_numbers(s17, 1781, 1782)
+                          + seed_numbers(s17, 1804, 1805) + seed_numbers(s17, 1808, 1809)),
+    }
+    w = csv_rows("fy2017_t6.12-6.15_workers.csv")
+    for t, q, sv, line in (("6.12", "No.10", "server1", 1136), ("6.13", "No.10", "server2", 1147),
+                           ("6.14", "No.11", "server1", 1158), ("6.15", "No.11", "server2", 1169)):
+        cases["2017 " + t] = (seq(w, ["workers", "elapsed_s_9.6", "elapsed_s_10"],
+                                  lambda r, q=q, sv=sv: r["query"] == q and r["server"] == sv),
+                              seed_numbers(s17, line + 1, line + 4))
+    p = csv_rows("fy2017_t6.16-6.17_parallel_part.csv")
+    cases["2017 6.16"] = (seq(p, ["workers", "elapsed_s_9.6", "elapsed_s_10"], lambda r: r["query"] == "No.10"),
+                          seed_numbers(s17, 1190, 1193))
+    cases["2017 6.17"] = (seq(p, ["workers", "elapsed_s_10"], lambda r: r["query"] == "No.11"),
+                          seed_numbers(s17, 1202, 1206))
+    f = csv_rows("fy2017_t9.3_fdw_select.csv")
+    cases["2017 9.3"] = (["1", "10", "20", "30", "40", "50", "60", "70", "80", "90", "100"]
+                         + [v.lstrip("-") for r in f for v in (r["tps"], r["published_change_pct"]) if v],
+                         seed_numbers(s17, 2364, 2434))
+    # the two tables transcribed before (6.8-6.11, 8.8-8.10) are checked the same way
+    pq = csv_rows("fy2017_t6.8-6.11_parallel_query.csv")
+    cases["2017 6.8-6.11"] = (seq(pq, ["version", "elapsed_s", "published_speedup_vs_9.5"]),
+                              [n for a in (1084, 1100, 1110, 1120) for n in seed_numbers(s17, a, a + 2)])
+    rep = {r["pattern"]: r for r in csv_rows("fy2017_t8.8-8.10_replication.csv")}
+
+    def tps_pct(p: str) -> list[str]:
+        return [rep[p]["tps"], rep[p]["published_pct_of_no_replication"]]
+    cases["2017 8.8"] = (tps_pct("none") + [v for p in ("sync-1", "sync-2", "sync-3")
+                                            for v in [rep[p]["sync_standbys"]] + tps_pct(p)],
+                         seed_numbers(s17, 2119, 2122))
+    cases["2017 8.9"] = (tps_pct("none") + [v for p in ("async-1", "async-2", "async-3")
+                                            for v in [rep[p]["async_standbys"]] + tps_pct(p)],
+                         seed_numbers(s17, 2125, 2128))
+    marks = {"mixed-1s2a": ["1"], "mixed-2s1a": ["2"]}  # the printed notes [1], [2] after the cell
+    cases["2017 8.10"] = ([v for p in ("none", "async-3", "mixed-1s2a", "mixed-2s1a", "sync-3")
+                           for v in [rep[p]["sync_standbys"], rep[p]["async_standbys"]] + tps_pct(p) + marks.get(p, [])],
+                          seed_numbers(s17, 2137, 2141))
+    for name, (got, want) in cases.items():
+        assert got == want, name
+    assert sum(len(g) for g, _ in cases.values()) > 500
+
+
+# ---- on the site: every new table, numbered as printed, in both languages ------------------------------
+
+SITE_PAGES = {
+    "past-fy2013/partitioning": ["3.5", "3.6"],
+    "past-fy2013/ssd": ["4.5", "4.6", "4.7", "4.8", "4.9"],
+    "past-fy2013/postgres-xc": ["5.5", "5.6"],
+    "past-fy2017/windows": ["5.3"],
+    "past-fy2017/parallel-query": [f"6.{n}" for n in range(8, 20)],
+    "past-fy2017/full-text-search": [f"7.{n}" for n in range(7, 13)],
+    "past-fy2017/fdw": ["9.3"],
+}
+
+
+@pytest.mark.parametrize("lang,label", [("ja", "表 {}"), ("en", "Table {}")])
+def test_new_seed_tables_on_the_site_in_both_languages(example_site, lang, label):
+    _, public = example_site
+    for path, numbers in SITE_PAGES.items():
+        page = (public / lang / "reports" / path / "index.html").read_text(encoding="utf-8")
+        for n in numbers:
+            assert re.search(re.escape(label.format(n)) + r"(?![\d.])", page), (lang, path, n)
+        assert "mark-transcribed" in page, (lang, path)
+    fdw = (public / lang / "reports" / "past-fy2017/fdw" / "index.html").read_text(encoding="utf-8")
+    table = re.search(r'id="table-select".*?</table>', fdw, re.S).group(0)
+    mismatched = [v for cls, v in re.findall(r'<td class="([^"]*)"[^>]*>([^<]*)', table) if "mismatch" in cls.split()]
+    assert len(mismatched) == 1 and "3379.8" in mismatched[0], mismatched
