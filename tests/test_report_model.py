@@ -238,7 +238,9 @@ def test_transcribed_zero_baseline_is_no_ratio_and_json_stays_finite(tmp_path):
     assert comp.text == {"ja": "比なし (基準値 0)", "en": "no ratio (baseline 0)"} and "no-ratio" in comp.flags
     assert comp.value is None
     zero_value = [c for c in rows["2"] if c.kind == "compare"][0]
-    assert zero_value.text["en"] == "0.00 %" and zero_value.published["interval"] is None
+    # a printed 0.00 over a printed baseline: the ratio's interval is bounded (only a 0 baseline is not)
+    assert zero_value.text["en"] == "0.00 %"
+    assert zero_value.published["interval"] == pytest.approx([-0.5002501250625313, 0.5002501250625313])
     assert [c for c in rows["4"] if c.kind == "compare"][0].text["en"] == "50.00 %"
     write_generated([rep], tmp_path / "gen")
     raw = (tmp_path / "gen" / "data" / "reports" / "zero.json").read_text("utf-8")
