@@ -648,3 +648,19 @@ def _n(v: Any) -> Any:
 
 
 Collector._bulk_load = _bulk_load_impl  # type: ignore[attr-defined]
+
+
+def sniff_sysstat_text(head, is_header, banner_lines: int = 80, scan_lines: int = 60) -> bool:
+    """A sysstat text report (mpstat, pidstat, …): the sysstat banner first, then, within ``scan_lines``, a
+    time-of-day header line that ``is_header`` recognises (its columns after the time)."""
+    if head.is_binary:
+        return False
+    lines = [ANSI_SGR.sub("", l) for l in head.lines(banner_lines) if l.strip()]
+    if not lines or not BANNER.match(lines[0]):
+        return False
+    for l in lines[1:scan_lines]:
+        toks = l.split()
+        t = parse_tod(toks)
+        if t is not None and is_header(toks[t[1]:]):
+            return True
+    return False

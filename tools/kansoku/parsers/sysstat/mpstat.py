@@ -56,17 +56,7 @@ def is_mpstat_header(cols: list[str]) -> bool:
 
 
 def sniff_mpstat_text(head: FileHead) -> bool:
-    if head.is_binary:
-        return False
-    lines = [sm.ANSI_SGR.sub("", l) for l in head.lines(80) if l.strip()]
-    if not lines or not sm.BANNER.match(lines[0]):
-        return False
-    for l in lines[1:60]:
-        toks = l.split()
-        t = sm.parse_tod(toks)
-        if t is not None and is_mpstat_header(toks[t[1]:]):
-            return True
-    return False
+    return sm.sniff_sysstat_text(head, is_mpstat_header, banner_lines=80, scan_lines=60)
 
 
 def parse_mpstat_text(path: Path, sink: Sink) -> None:

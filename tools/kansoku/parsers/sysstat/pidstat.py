@@ -44,17 +44,7 @@ def _header(cols: list[str]) -> bool:
 
 
 def sniff_pidstat_text(head: FileHead) -> bool:
-    if head.is_binary:
-        return False
-    lines = [sm.ANSI_SGR.sub("", l) for l in head.lines(60) if l.strip()]
-    if not lines or not sm.BANNER.match(lines[0]):
-        return False
-    for l in lines[1:40]:
-        toks = l.split()
-        t = sm.parse_tod(toks)
-        if t is not None and _header(toks[t[1]:]):
-            return True
-    return False
+    return sm.sniff_sysstat_text(head, _header, banner_lines=60, scan_lines=40)
 
 
 def _int(tok: str) -> int | None:
