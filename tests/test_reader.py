@@ -151,3 +151,27 @@ def test_hover_templates_are_markup_and_measured_text_is_text(example_site):
     assert out["data"][0]["name"] == "&lt;b&gt;x&lt;/b&gt;" and out["data"][0]["y"] == ["a&amp;b"]
     assert out["data"][0]["hovertemplate"] == "&lt;i&gt;run&lt;/i&gt;<br>%{y}"
     assert out["layout"]["title"]["text"] == "&lt;sup&gt;t&lt;/sup&gt;"
+
+
+def test_every_figure_has_its_data_as_csv(example_site):
+    """Each figure links a CSV of what it plots; the read-TPS figure's points are the medians the raw
+    pgbench.log files give (the table's numbers, unrounded)."""
+    import csv
+    import statistics
+
+    from test_example_report import independent_runs
+
+    _, public = example_site
+    for lang in ("ja", "en"):
+        html = (public / lang / "reports/example/scaleup/index.html").read_text(encoding="utf-8")
+        figures = re.findall(r'<figure class="kansoku-figure" id="figure-([^"]+)"', html)
+        links = re.findall(r'href="([^"]*/csv/example/figure-[^"]+\.' + lang + r'\.csv)"', html)
+        assert figures and len(links) == len(figures)
+        for href in links:
+            assert (public / "csv" / "example" / Path(href).name).is_file()
+    rows = list(csv.reader((public / "csv/example/figure-read-tps.en.csv").read_text(encoding="utf-8-sig").splitlines()))
+    assert rows[0] == ["series", "x", "y"]
+    runs = independent_runs("read")
+    names = {"checksums off": "checksums-off", "checksums on": "checksums-on"}
+    points = {(names[s], x): float(y) for s, x, y in rows[1:]}
+    assert points == {k: pytest.approx(statistics.median(v)) for k, v in runs.items()}

@@ -155,6 +155,31 @@ def csv_text(t: Table, lang: str) -> str:
     return buf.getvalue()
 
 
+def figure_csv(fig: dict[str, Any]) -> str:
+    """A figure's data as a download: one row per point (series, x, y; a pie's label and value), the numbers
+    plotted, written as decimals of 12 significant digits (the same bytes from every build)."""
+    def num(v: Any) -> str:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return csv_cell("" if v is None else str(v), False)
+        return f"{v:.12g}"
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["series", "x", "y"])
+    for tr in fig.get("data") or []:
+        name = csv_cell(str(tr.get("name") or ""), False)
+        if tr.get("type") == "pie":
+            for label, value in zip(tr.get("labels") or [], tr.get("values") or []):
+                w.writerow([name, num(label), num(value)])
+            continue
+        xs, ys = tr.get("x") or [], tr.get("y") or []
+        if tr.get("mode") == "markers" and ys and all(y == 0 for y in ys) and tr.get("hovertext"):
+            continue  # event marks drawn on the axis, not data
+        for x, y in zip(xs, ys):
+            w.writerow([name, num(x), num(y)])
+    return buf.getvalue()
+
+
 def dumps(obj: Any) -> str:
     """Compact JSON for Hugo; a NaN or an infinity is a bug upstream (Hugo cannot read them), never written."""
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_default)
@@ -188,6 +213,7 @@ def report_json(rep: ComputedReport) -> dict:
         for f in ch["figures"].values():
             check_trace_types(rep.id, f)
             f["figure"] = escape_plotly(f["figure"])
+            f["csv"] = {lang: f"/csv/{rep.id}/figure-{f['id']}.{lang}.csv" for lang in LANGS}
     return d
 
 
@@ -215,6 +241,12 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
             for lang in LANGS:
                 # BOM so spreadsheet programs read the Japanese headers as UTF-8
                 (out_dir / f"{t.id}.{lang}.csv").write_text("\ufeff" + csv_text(t, lang), encoding="utf-8")
+        for f in rep.figures():  # each figure's plotted data, per language (series names are translated)
+            out_dir = static_dir / "csv" / rep.id
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for lang in LANGS:
+                fig = (f.figure or {}).get(lang) or {}
+                (out_dir / f"figure-{f.id}.{lang}.csv").write_text("\ufeff" + figure_csv(fig), encoding="utf-8")
         for rel, txt in generated_pages(rep).items():
             p = content_dir / rel
             p.parent.mkdir(parents=True, exist_ok=True)
