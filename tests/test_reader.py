@@ -175,3 +175,23 @@ def test_every_figure_has_its_data_as_csv(example_site):
     names = {"checksums off": "checksums-off", "checksums on": "checksums-on"}
     points = {(names[s], x): float(y) for s, x, y in rows[1:]}
     assert points == {k: pytest.approx(statistics.median(v)) for k, v in runs.items()}
+
+
+def test_each_table_offers_the_runs_behind_its_medians(example_site):
+    """The spread as a download: every run's own TPS behind each median of table 1.1, as the raw logs say."""
+    import csv
+
+    from test_example_report import independent_runs
+
+    _, public = example_site
+    html = (public / "ja/reports/example/scaleup/index.html").read_text(encoding="utf-8")
+    assert "/csv/example/read-tps.runs.ja.csv" in html
+    rows = list(csv.reader((public / "csv/example/read-tps.runs.en.csv").read_text(encoding="utf-8-sig").splitlines()))
+    assert rows[0] == ["row", "column", "run", "value"]
+    got: dict = {}
+    for clients, column, run, value in rows[1:]:
+        if column.startswith("TPS ("):
+            config = "checksums-off" if "off" in column else "checksums-on"
+            assert f"config={config}/clients={clients}/" in run
+            got.setdefault((config, clients), []).append(float(value))
+    assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in independent_runs("read").items()}

@@ -155,6 +155,23 @@ def csv_text(t: Table, lang: str) -> str:
     return buf.getvalue()
 
 
+def runs_csv(t: Table, lang: str) -> str:
+    """The runs behind each aggregated cell of a table, one row per run: the cell's row and column, the run
+    and its own value (the spread behind every median, as a download)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["row", "column", "run", "value"])
+    for row in t.rows:
+        stub = row[0].text[lang] if row else ""
+        for col, c in zip(t.columns, row):
+            if c.kind != "value":
+                continue
+            for run_id, v in sorted(c.run_values.items()):
+                w.writerow([csv_cell(stub, False), csv_cell(col.text[lang], False), csv_cell(run_id, False),
+                            f"{v:.12g}"])
+    return buf.getvalue()
+
+
 def figure_csv(fig: dict[str, Any]) -> str:
     """A figure's data as a download: one row per point (series, x, y; a pie's label and value), the numbers
     plotted, written as decimals of 12 significant digits (the same bytes from every build)."""
@@ -241,6 +258,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
             for lang in LANGS:
                 # BOM so spreadsheet programs read the Japanese headers as UTF-8
                 (out_dir / f"{t.id}.{lang}.csv").write_text("\ufeff" + csv_text(t, lang), encoding="utf-8")
+                (out_dir / f"{t.id}.runs.{lang}.csv").write_text("\ufeff" + runs_csv(t, lang), encoding="utf-8")
         for f in rep.figures():  # each figure's plotted data, per language (series names are translated)
             out_dir = static_dir / "csv" / rep.id
             out_dir.mkdir(parents=True, exist_ok=True)
