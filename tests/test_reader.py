@@ -195,3 +195,22 @@ def test_each_table_offers_the_runs_behind_its_medians(example_site):
             assert f"config={config}/clients={clients}/" in run
             got.setdefault((config, clients), []).append(float(value))
     assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in independent_runs("read").items()}
+
+
+def test_line_charts_draw_their_runs_range(example_site):
+    """Figure 1.1's error bars span each median's runs, min to max, as the raw logs give them."""
+    import json
+
+    from test_example_report import independent_runs
+
+    _, public = example_site
+    html = (public / "en/reports/example/scaleup/index.html").read_text(encoding="utf-8")
+    blob = re.search(r'<script type="application/json" class="chart-data" data-for="read-tps">(.*?)</script>',
+                     html, re.S).group(1)
+    runs = independent_runs("read")
+    configs = {"checksums off": "checksums-off", "checksums on": "checksums-on"}
+    for tr in json.loads(blob)["data"]:
+        err = tr["error_y"]
+        for x, y, up, down in zip(tr["x"], tr["y"], err["array"], err["arrayminus"]):
+            vals = runs[(configs[tr["name"]], str(x))]
+            assert y + up == pytest.approx(max(vals)) and y - down == pytest.approx(min(vals))

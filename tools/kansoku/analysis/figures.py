@@ -13,7 +13,7 @@ from typing import Any, Callable
 from kansoku import words
 from kansoku.analysis.charts import RUNS_OF
 from kansoku.analysis.charts._select import KINDS, kind
-from kansoku.analysis.tables import aggregate, factor_name, factor_sort_key, factor_value_label, metric_label
+from kansoku.analysis.tables import aggregate, item_digits, factor_name, factor_sort_key, factor_value_label, metric_label
 from kansoku.report.model import ChartData, Figure
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
@@ -56,10 +56,16 @@ def line_chart(store: Store, report: Report, item: Item, bar: bool = False) -> C
     # A factor whose values the spec orders explicitly (versions: 9.5, 9.6, 10) is categorical, not a scale.
     numeric_x = (all(isinstance(_num(x), (int, float)) for x in x_vals) and not bar
                  and item.x not in report.factor_order)
+    spread = item.options.get("spread", "range")
+    if spread not in ("range", "none"):
+        raise item.error(f"options.spread: expected \"range\" (error bars from the runs' min to max, the default) "
+                         f"or \"none\", found {spread!r}")
+    digits = item_digits(report, item, item.metrics[0])
+    digits = digits if isinstance(digits, int) else 2
     traces = []
     w: dict[str, dict] = {lang: {"names": [], "x": [], "hover": []} for lang in LANGS}
     for sv in series_vals:
-        xvs, ys, ns, runs, trans = [], [], [], [], []
+        xvs, ys, ns, runs, trans, los, his = [], [], [], [], [], [], []
         for xv in x_vals:
             g = by.get((xv, sv) if item.series else (xv,))
             if g is None:
@@ -69,12 +75,16 @@ def line_chart(store: Store, report: Report, item: Item, bar: bool = False) -> C
             ns.append(g.n)
             runs.append(g.run_ids)
             trans.append(g.transcribed)
+            vals = list(g.run_values.values())
+            los.append(min(vals) if len(vals) >= 2 else None)  # the runs' range behind the aggregate
+            his.append(max(vals) if len(vals) >= 2 else None)
         traces.append({"x": [_num(x) for x in xvs] if numeric_x else None, "y": ys, "n": ns, "runs": runs,
-                       "transcribed": trans})
+                       "transcribed": trans, "lo": los, "hi": his})
         for lang in LANGS:
             w[lang]["x"].append(None if numeric_x else [factor_value_label(report, item.x, x, lang) for x in xvs])
-            w[lang]["hover"].append([f"n={n}" + (words.t(lang, "hover_transcribed") if t else "")
-                                     for n, t in zip(ns, trans)])
+            w[lang]["hover"].append([f"n={n}" + (f", {lo:.{digits}f}–{hi:.{digits}f}" if lo is not None else "")
+                                     + (words.t(lang, "hover_transcribed") if t else "")
+                                     for n, t, lo, hi in zip(ns, trans, los, his)])
             w[lang]["names"].append(factor_value_label(report, item.series, sv, lang) if item.series
                                     else metric_label(item.metrics[0], lang, report=report))
     for lang in LANGS:
@@ -82,7 +92,7 @@ def line_chart(store: Store, report: Report, item: Item, bar: bool = False) -> C
         w[lang]["y_title"] = _axis_title(item, "y_title", lang, metric_label(item.metrics[0], lang, report=report))
     return ChartData(item.chart, dict(item.options), {
         "bar": bar, "numeric_x": numeric_x, "x_ticks": [_num(x) for x in x_vals] if numeric_x else None,
-        "traces": traces}, w)
+        "traces": traces, "spread": spread == "range" and any(lo is not None for t in traces for lo in t["lo"])}, w)
 
 
 @kind("bar")
