@@ -210,6 +210,15 @@ class _Aborted(Exception):
     """A parser's bulk load failed inside DuckDB: the transaction is gone, the ingest stops (rolled back)."""
 
 
+def _kept_digest(path: Path, blobs: Path) -> str:
+    """The file's sha256, read once when its copy is already kept (the usual case of an unchanged file);
+    a copy that is missing is made (a second read)."""
+    digest = hash_and_keep(path, None)[0]
+    if not blob_path(blobs, digest).is_file():
+        digest = hash_and_keep(path, blobs)[0]
+    return digest
+
+
 def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -> FileResult:
     path = det.path
     fmt = det.format
@@ -225,12 +234,10 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         hashing = _HASHER.submit(hash_and_keep, path, blobs)
         digest = ""
     else:
-        digest = hash_and_keep(path, None)[0]
-        if not fmt.companions and not blob_path(blobs, digest).is_file():
-            digest = hash_and_keep(path, blobs)[0]
+        digest = _kept_digest(path, blobs)
         if fmt.companions:  # files the parse also reads: a change to them must re-ingest this file
-            digest = hashlib.sha256("".join([hash_and_keep(path, blobs)[0]] + [
-                hash_and_keep(c, blobs)[0] for c in fmt.companions(path)]).encode()).hexdigest()
+            digest = hashlib.sha256("".join([digest] + [_kept_digest(c, blobs) for c in fmt.companions(path)])
+                                    .encode()).hexdigest()
     if old and old[0] == digest:
         if old[2] != str(path.resolve()):  # the same bytes seen at another place: say where they are now
             store.set_source_path(sid, str(path.resolve()))
