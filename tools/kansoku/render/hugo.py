@@ -39,6 +39,7 @@ from kansoku.report.model import ComputedReport, Table, Trends
 from kansoku.report.structure import parse_front_matter
 from kansoku.render import publish
 from kansoku.render.charts._draw import escape_plotly
+from kansoku.render.charts.events import EVENT_META
 
 GENERATED = Path("data/generated")
 CONTENT = Path("content")
@@ -189,9 +190,9 @@ def figure_csv(fig: dict[str, Any]) -> str:
             for label, value in zip(tr.get("labels") or [], tr.get("values") or []):
                 w.writerow([name, num(label), num(value)])
             continue
+        if tr.get("meta") == EVENT_META:
+            continue  # checkpoints, stalls … drawn on the axis: marks, not data
         xs, ys = tr.get("x") or [], tr.get("y") or []
-        if tr.get("mode") == "markers" and ys and all(y == 0 for y in ys) and tr.get("hovertext"):
-            continue  # event marks drawn on the axis, not data
         for x, y in zip(xs, ys):
             w.writerow([name, num(x), num(y)])
     return buf.getvalue()

@@ -24,6 +24,7 @@ STYLE = {
     "run_end": ("rgba(90, 90, 90, 0.9)", "line-ns-open"),
 }
 SPANS = {"checkpoint", "restartpoint", "stall"}
+EVENT_META = "event"  # the marks' traces say what they are: not data (a figure's CSV leaves them out)
 
 
 def add_events(fig: go.Figure, events: list[dict], labels: list[str], kind_names: dict[str, str]) -> int:
@@ -46,6 +47,7 @@ def add_events(fig: go.Figure, events: list[dict], labels: list[str], kind_names
                                    line=dict(color=colour, width=1, dash="dot" if kind == "run_end" else "dash")))
         fig.add_trace(go.Scatter(
             x=[e["at_s"] for e, _ in evs], y=[0] * len(evs), mode="markers", name=kind_names[kind],
+            meta=EVENT_META,
             marker=dict(symbol=symbol, size=9, color=colour.replace("0.18)", "0.9)")),
             hovertext=[label for _, label in evs], hovertemplate="%{hovertext}<br>%{x:.1f} s<extra></extra>"))
     if shapes:
