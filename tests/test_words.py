@@ -18,3 +18,9 @@ def test_argument_and_plural_forms():
 def test_unknown_key_names_the_file():
     with pytest.raises(KeyError, match=r"ja\.toml.*no string \[no_such_word\]"):
         words.t("ja", "no_such_word")
+
+
+def test_named_arguments_as_hugo_writes_them():
+    assert words.t("en", "cell_spread", "1–2", n=3) == "range over runs 1–2 (n = 3)"
+    with pytest.raises(KeyError):  # a named argument the word does not have filled in is a bug, not a blank
+        words.t("en", "cell_spread", "1–2", m=3)

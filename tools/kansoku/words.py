@@ -24,6 +24,7 @@ from typing import Any
 LANGS = ("ja", "en")
 I18N_DIR = Path(__file__).resolve().parents[2] / "i18n"
 _ARG = re.compile(r"\{\{\s*\.\s*\}\}")
+_NAMED = re.compile(r"\{\{\s*\.(\w+)\s*\}\}")
 
 
 @lru_cache(maxsize=None)
@@ -39,14 +40,19 @@ def has(key: str, lang: str = "ja") -> bool:
     return key in table(lang)
 
 
-def t(lang: str, key: str, arg: Any = None) -> str:
-    """The word ``key`` in ``lang``; ``{{ . }}`` is replaced by ``arg`` (the ``one`` form when arg == 1)."""
+def t(lang: str, key: str, arg: Any = None, **named: Any) -> str:
+    """The word ``key`` in ``lang``; ``{{ . }}`` is replaced by ``arg`` (the ``one`` form when arg == 1) and
+    ``{{ .name }}`` by ``named["name"]`` (Hugo's syntax for a named argument)."""
     entry = table(lang).get(key)
     if entry is None:
         raise KeyError(f"{I18N_DIR / (lang + '.toml')}: no string [{key}]")
     form = "one" if arg == 1 and "one" in entry else "other"
     s = entry.get(form) or next(iter(entry.values()))
-    return _ARG.sub(str(arg), s) if arg is not None else s
+    if arg is not None:
+        s = _ARG.sub(str(arg), s)
+    if named:
+        s = _NAMED.sub(lambda m: str(named[m.group(1)]), s)
+    return s
 
 
 def both(key: str, arg: Any = None) -> dict[str, str]:

@@ -186,10 +186,8 @@ def smallest_p(n_value: int, n_baseline: int) -> float:
 
 def method_note(lang: str, method: Method | None = None) -> str:
     """The verdict's method and parameters in words, for the note under a table and the methods section."""
-    import re
-
     from kansoku import words
 
     m = method or Method()
     values = {"alpha": f"{m.alpha:g}", "min_effect": f"{m.min_effect * 100:g}", "min_runs": str(m.min_runs)}
-    return re.sub(r"\{\{\s*\.(\w+)\s*\}\}", lambda g: values[g.group(1)], words.t(lang, "verdict_method"))
+    return words.t(lang, "verdict_method", **values)

@@ -8,7 +8,6 @@ The rule and its parameters: docs/steady-state.md and ``STEADY_PARAMS``.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +16,6 @@ from kansoku.parsers.pgbench.steady import STEADY_PARAMS
 from kansoku.store import steady as q
 from kansoku.store.db import Store
 
-_NAMED = re.compile(r"\{\{\s*\.(\w+)\s*\}\}")
 
 
 @dataclass(frozen=True)
@@ -118,4 +116,4 @@ def method_note(lang: str) -> str:
         "drift_level_pct": f"{100 * math.erfc(p['drift_z'] / math.sqrt(2)):.1g}",
     }
     # Hugo's i18n syntax for named arguments ({{ .name }}), filled in here
-    return _NAMED.sub(lambda m: str(values[m.group(1)]), words.t(lang, "steady_method"))
+    return words.t(lang, "steady_method", **values)

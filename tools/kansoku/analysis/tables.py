@@ -451,8 +451,6 @@ class ComputedTable:
             for c in row:
                 if c.value is not None and c.kind not in ("factor", "factor-value"):
                     c.exact = exact_text(c.value)
-        for row in self.rows:
-            for c in row:
                 if c.kind == "value" and len(c.run_values) >= 2:
                     c.spread = spread_text(c)
         marks = sorted({fl for row in self.rows for c in row for fl in c.flags
@@ -971,7 +969,7 @@ def spread_text(c: Cell) -> dict[str, str]:
     d = len(m.group(1)) if m else 0
     vals = list(c.run_values.values())
     rng = f"{min(vals):.{d}f}–{max(vals):.{d}f}"
-    return both(lambda l: words.t(l, "cell_spread", rng).replace("{{ .n }}", str(len(vals))))
+    return both(lambda l: words.t(l, "cell_spread", rng, n=len(vals)))
 
 
 def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | None, bg: Group | None,
