@@ -382,6 +382,7 @@ def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s
                 announced = True
             time.sleep(0.25)
     con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")  # a big file's load prints no bar on stdout
     store = Store(con, path, read_only)
     if not read_only:
         if not store.schema_is_current():  # the DDL is only re-run when a definition changed
@@ -446,7 +447,6 @@ class FileSink:
             yield row
 
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
-        self.store.con.execute("SET enable_progress_bar = false")  # a big file's load prints no bar on stdout
         all_params = {"source_id": self.source_id, "run_id": self.run_id, **(params or {})}
         used = {k: v for k, v in all_params.items() if f"${k}" in select_sql}
         n = self.store.con.execute(f"INSERT INTO {table} BY NAME {select_sql}", used).fetchone()[0]
