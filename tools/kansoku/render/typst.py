@@ -501,7 +501,7 @@ class Document:
                     marks.add("mismatch")
                 if c.verdict:  # the noise-aware verdict: a symbol for black-and-white print, a light fill
                     kind = c.verdict["kind"]
-                    cell["marks"].append(f"#super[{VERDICT_MARKS[kind]}]")
+                    cell["marks"].append(f"#text(size: 0.9em, weight: \"bold\")[{VERDICT_MARKS[kind]}]")
                     cell["fill"] = cell["fill"] or VERDICT_FILLS.get(kind)
                     marks.add(kind)
                 cells.append(cell)
@@ -518,7 +518,7 @@ class Document:
             notes.append({"mark": "#super[*!*] ", "text": ui("mismatch")})
         for kind in ("better", "worse", "within-noise", "too-few-runs"):
             if kind in marks:
-                notes.append({"mark": f"#super[{VERDICT_MARKS[kind]}] ", "text": ui("verdict_" + kind.replace("-", "_"))})
+                notes.append({"mark": f"#text(weight: \"bold\")[{VERDICT_MARKS[kind]}] ", "text": ui("verdict_" + kind.replace("-", "_"))})
         if t.method:
             notes.append({"mark": "", "text": pick(t.method, L)})
         return TEMPLATES.get_template("table.typ.j2").render(
