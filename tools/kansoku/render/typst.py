@@ -501,7 +501,7 @@ class Document:
                     marks.add("mismatch")
                 if c.verdict:  # the noise-aware verdict: a symbol for black-and-white print, a light fill
                     kind = c.verdict["kind"]
-                    cell["marks"].append(f"#text(size: 0.9em, weight: \"bold\")[{VERDICT_MARKS[kind]}]")
+                    cell["marks"].append(f"#super(typographic: false, size: 0.85em)[#strong[{VERDICT_MARKS[kind]}]]")
                     cell["fill"] = cell["fill"] or VERDICT_FILLS.get(kind)
                     marks.add(kind)
                 cells.append(cell)
