@@ -46,7 +46,8 @@ metadata is mistaken for a factor)::
     notes = "..."                              # --note
     [factors]      key = "value", every factor as a string, in directory order
     [commands]     benchmark (shell-quoted), argv, cwd, output, sar, iostat, vmstat, strace,
-                   collectors_stop_signal, strace_stop_signal
+                   collectors_stop_signal, strace_stop_signal, scripts (the pgbench -f scripts copied
+                   into the run directory, so the run keeps the script it ran)
     [machine]      hostname, kernel (uname -srvm), os, cpu_model, cpu_count (online logical CPUs),
                    nproc (usable by this process), mem_total_kib, swap_total_kib, virtualization,
                    [machine.filesystem] of the run directory (device, mount, fstype, options),
@@ -577,6 +578,45 @@ def _strace_target(req: RunRequest) -> int | None:
     return None
 
 
+def script_args(argv: list[str]) -> list[str]:
+    """The script files a pgbench command line names (``-f FILE``, ``-fFILE``, ``--file=FILE``; ``@weight`` cut)."""
+    if not argv or Path(argv[0]).name != "pgbench":
+        return []
+    out = []
+    for i, tok in enumerate(argv):
+        if tok in ("-f", "--file") and i + 1 < len(argv):
+            val = argv[i + 1]
+        elif tok.startswith("--file="):
+            val = tok.split("=", 1)[1]
+        elif tok.startswith("-f") and len(tok) > 2 and not tok.startswith("--"):
+            val = tok[2:]
+        else:
+            continue
+        out.append(re.sub(r"@\d+$", "", val))
+    return out
+
+
+def copy_scripts(argv: list[str], run_dir: Path) -> list[str]:
+    """Copy the pgbench scripts of the command into the run directory: the run keeps the script it ran.
+
+    A script is copied under its own name unless a different file of that name is already there. The names
+    kept are returned (run.toml [commands] scripts)."""
+    kept = []
+    for arg in script_args(argv):
+        src = Path(arg) if Path(arg).is_absolute() else run_dir / arg
+        if not src.is_file():
+            continue  # pgbench itself will say so
+        target = run_dir / src.name
+        if target.resolve() == src.resolve():
+            kept.append(src.name)
+            continue
+        if target.exists() and target.read_bytes() != src.read_bytes():
+            continue
+        shutil.copyfile(src, target)
+        kept.append(src.name)
+    return kept
+
+
 def collect_run(req: RunRequest) -> RunResult:
     """Run one benchmark with monitors; always leaves a run.toml saying how it ended."""
     if not req.command:
@@ -616,6 +656,9 @@ def collect_run(req: RunRequest) -> RunResult:
     if strace_pid is not None:
         strace = Monitor("strace", ["strace", "-c", "-f", "-p", str(strace_pid), "-o", "strace_c.txt"], None)
         commands["strace"] = shlex.join(strace.argv) + " 2> strace_stderr.txt"
+    scripts = copy_scripts(req.command, run_dir)
+    if scripts:
+        commands["scripts"] = scripts
     meta["commands"] = commands
     meta["machine"] = machine_info(run_dir)
     meta["versions"] = tool_versions(run_tools(Path(req.command[0]).name, req.monitors, strace is not None,

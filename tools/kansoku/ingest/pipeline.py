@@ -119,6 +119,10 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             continue
         by_dir[w.path.parent].append(d)
         roots[w.path.parent] = w.root
+    for run_dir in [d for d, dets in by_dir.items() if all(x.format.attachment for x in dets)]:
+        for d in by_dir.pop(run_dir):  # scripts beside a plan, not in a run directory: not a run
+            report.files.append(FileResult(str(d.path), None, "skipped",
+                                           reason=f"{d.format.description}, outside a run directory"))
     work = [(run_dir, d) for run_dir in sorted(by_dir) for d in by_dir[run_dir]]
     for run_dir, dets in sorted(by_dir.items()):  # one run per directory (formats declare what that means)
         why = runs_mixed_in_directory([(d.path, d.format) for d in dets if d.format is not None])

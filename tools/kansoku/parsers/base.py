@@ -118,6 +118,9 @@ class Format:
     # A run holds at most one file of this format (pgbench stdout: one summary per run). Several in one
     # run directory are several runs laid out as one: refused (one run per directory), never merged.
     one_per_run: bool = False
+    # A file that belongs to a run but never makes a directory a run by itself (a pgbench script lying
+    # beside a campaign plan): in a directory with no other run file it is skipped.
+    attachment: bool = False
     # Which run a file of this format belongs to, from its name (pgbench -l logs: PREFIX.PID): files with
     # different keys in one run directory are refused like ``one_per_run``.
     run_key: Callable[[Path], str | None] | None = None

@@ -70,7 +70,7 @@ CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\
 
 # Hugo shortcodes: {{< name args >}} and {{% name args %}}; {{</* ... */>}} is Hugo's escaped (literal) form.
 SHORTCODE = re.compile(r"\{\{(<|%)\s*(/\*.*?\*/|[^>%]*?)\s*(>|%)\}\}", re.S)
-SHORTCODES = ("tbl", "fig", "authors", "environment")
+SHORTCODES = ("tbl", "fig", "authors", "environment", "commands")
 
 CHART_WIDTH_PX = 700          # SVG export size; printed at the text width (about 0.67 pt per px)
 CHART_HEIGHT_PX = 420
@@ -463,6 +463,11 @@ class Document:
                 return raw_block(self.table(coll[iid]) if name == "tbl" else self.figure(coll[iid], ch))
             if name == "authors":
                 return self.authors()
+            if name == "commands":
+                if chapter_id not in self.chapters:
+                    raise KansokuError(f"{where}:{line}: {{{{< commands >}}}} is on a page that is not a chapter "
+                                       f"of report {self.rep.id!r} (front matter: chapter = {chapter_id!r})")
+                return self.commands(self.chapters[chapter_id])
             return self.environment()
 
         return SHORTCODE.sub(repl, body)
@@ -563,6 +568,39 @@ class Document:
             rows.append([pick(a.name, L), pick(a.affiliation, L), chs])
         return raw_block(plain_table([ui("author_name"), ui("affiliation"), ui("chapters")], rows,
                                      "(auto, auto, 1fr)"))
+
+    def commands(self, ch: Any) -> str:
+        """How the chapter's runs were run (analysis/commands.py): commands, values that vary, scripts."""
+        L = self.lang
+
+        def t(key: str, **named: Any) -> str:
+            return words.t(L, key, **named)
+
+        def code(lines: list[str]) -> str:
+            return f"#block(width: 100%, fill: luma(246), inset: 6pt, radius: 2pt, " \
+                   f"raw({typst_str(chr(10).join(lines))}, block: true))"
+
+        if not ch.commands:
+            return raw_block(para(t("cmd_none")))
+        out = []
+        for b in ch.commands:
+            if b.setup:
+                out.append(para(t("cmd_setup")))
+                out.append(code(["$ " + pick(x, L) for x in b.setup]))
+            out.append(para(t("cmd_command", runs=b.runs)))
+            out.append(code(["$ " + pick(b.command, L)]))
+            for key, lines in (("cmd_varying", b.varying), ("cmd_optional", b.optional)):
+                if lines:
+                    out.append(para(t(key)))
+                    out.append("#list(" + ", ".join("raw(" + typst_str(pick(x, L)) + ")" for x in lines) + ")")
+            for sc in b.scripts:
+                head = t("cmd_script", name=sc.name)
+                if sc.sha256:
+                    head += " (" + t("cmd_script_runs", runs=sc.runs, sha=sc.sha256[:12]) + ")"
+                out.append(para(head))
+                out.append(code(sc.text.rstrip("\n").split("\n")) if sc.text else para(t("cmd_script_missing")))
+        out.append("#text(size: 0.85em, fill: luma(90), " + typst_str(t("cmd_source")) + ")")
+        return raw_block("\n".join(out))
 
     def environment(self) -> str:
         L, ui = self.lang, self.ui

@@ -16,6 +16,7 @@ from typing import Any
 
 from kansoku import words
 from kansoku.analysis import figures
+from kansoku.analysis.commands import command_blocks
 from kansoku.analysis import tables as analysis
 from kansoku.errors import KansokuError
 from kansoku.render import charts
@@ -47,6 +48,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     run_ids: set[str] = set()
     for ch in report.chapters:
         out = Chapter(ch.id, ch.number, ch.title.as_dict(), order=[it.id for it in ch.items])
+        chapter_runs: set[str] = set()
         for it in ch.items:
             if it.kind == "table":
                 t = analysis.compute_table(store, report, it)
@@ -58,6 +60,8 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
                 f.provenance = item_provenance(store, report, f.runs, figure_representatives(store, it))
                 out.figures[it.id] = f
                 run_ids.update(f.runs)
+            chapter_runs.update(out.tables[it.id].runs if it.kind == "table" else out.figures[it.id].runs)
+        out.commands = command_blocks(store, report, sorted(chapter_runs))
         chapters.append(out)
     rep = report.raw.get("report", {})
     pages = report_pages(report, content_root)

@@ -360,6 +360,41 @@ class Revision:
 
 
 @dataclass
+class Script:
+    """A pgbench script (``-f``) that a block's command ran, as kept with its runs."""
+
+    name: str                          # as the command names it, relative to the campaign root ("scripts/read.sql")
+    text: str | None                   # the script as stored with the runs; None: no run kept a copy
+    sha256: str | None
+    runs: int                          # runs that kept this copy
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "text": self.text, "sha256": self.sha256, "runs": self.runs}
+
+
+@dataclass
+class CommandBlock:
+    """How a group of a chapter's runs was run, from their run.toml: ``{{< commands >}}`` in the prose.
+
+    One block per pgbench script (or per program without scripts). Values that differ between the runs are
+    printed as ``[name]`` and listed under the command; options that only some runs used are in ``[ ]`` with
+    the runs they were used in."""
+
+    program: str                       # "pgbench"
+    runs: int                          # runs the block describes
+    setup: list[Words]                 # commands run before groups of runs (the campaign plan's [[setup]])
+    command: Words                     # the benchmark command as a template
+    varying: list[Words]               # "[threads]: 1, 1, 2, 4 (clients 1, 2, 4, 8)"
+    optional: list[Words]              # "[-l --sampling-rate=0.02]: rep = 1"
+    scripts: list[Script] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"program": self.program, "runs": self.runs, "setup": self.setup, "command": self.command,
+                "varying": self.varying, "optional": self.optional,
+                "scripts": [s.to_json() for s in self.scripts]}
+
+
+@dataclass
 class Chapter:
     id: str                                                   # the spec's chapter id (file stem of its prose)
     number: int
@@ -367,11 +402,13 @@ class Chapter:
     tables: dict[str, Table] = field(default_factory=dict)    # by id
     figures: dict[str, Figure] = field(default_factory=dict)  # by id
     order: list[str] = field(default_factory=list)   # item ids in spec order
+    commands: list[CommandBlock] = field(default_factory=list)  # how its runs were run (run.toml commands)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "number": self.number, "title": self.title,
                 "tables": {k: t.to_json() for k, t in self.tables.items()},
-                "figures": {k: f.to_json() for k, f in self.figures.items()}, "order": self.order}
+                "figures": {k: f.to_json() for k, f in self.figures.items()}, "order": self.order,
+                "commands": [c.to_json() for c in self.commands]}
 
 
 @dataclass

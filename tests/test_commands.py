@@ -1,0 +1,126 @@
+"""The method section's commands and scripts (analysis/commands.py, {{< commands >}}), from the runs' run.toml.
+
+The example campaign's scale-up runs recorded their pgbench command lines; the scripts they ran are kept with
+them (tools/collect copies -f scripts into the run directory). The block printed in the method section must be
+the template of those commands — values that differ as [name], options some runs used in brackets with the
+runs that used them — and the scripts byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_tool
+from kansoku.analysis.commands import _parts
+from kansoku.collect.run import copy_scripts, script_args
+from kansoku.ingest.detect import detect
+from kansoku.report.build import compute_one
+from kansoku.store.db import open_store
+
+EXAMPLE = ROOT / "data" / "runs" / "example"
+
+
+def test_pgbench_argv_parts():
+    parts = _parts(shlex.split("pgbench -n -c 8 -j4 --rate=100 -f a.sql@2 -f b.sql -l bench"), "pgbench")
+    assert [(k, v) for k, _, v in parts] == [
+        ("-n", None), ("-c", "8"), ("-j", "4"), ("--rate", "100"), ("-f", "a.sql@2"), ("-f#2", "b.sql"),
+        ("-l", None), ("@1", "bench")]
+
+
+def test_collect_copies_the_scripts_a_run_used(tmp_path: Path):
+    script = tmp_path / "plan" / "read.sql"
+    script.parent.mkdir()
+    script.write_text("\\set aid random(1, 100)\nSELECT 1;\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    argv = ["pgbench", "-c", "1", "-f", str(script) + "@3", "--file=missing.sql", "bench"]
+    assert script_args(argv) == [str(script), "missing.sql"]
+    assert copy_scripts(argv, run_dir) == ["read.sql"]  # the missing one is pgbench's to report
+    assert (run_dir / "read.sql").read_bytes() == script.read_bytes()
+    assert copy_scripts(["fio", "-f", str(script)], run_dir) == []  # only pgbench's -f is a script
+
+
+@pytest.mark.parametrize("name", ["read.sql", "update.sql"])
+def test_the_example_scripts_are_detected_by_content(name: str):
+    fmt = detect(EXAMPLE / "scripts" / name).format
+    assert fmt is not None and fmt.name == "pgbench-script"
+
+
+def test_plain_sql_and_other_text_are_not_scripts(tmp_path: Path):
+    for i, text in enumerate(["SELECT 1;\n", "\\set x 1\nhello world\n", "transaction type: x.sql\n\\set a 1\n"]):
+        p = tmp_path / f"f{i}.txt"
+        p.write_text(text)
+        fmt = detect(p).format
+        assert fmt is None or fmt.name != "pgbench-script", text
+
+
+@pytest.fixture(scope="module")
+def example_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("commands") / "k.duckdb"
+    run_tool("ingest", "--db", db, EXAMPLE, check=True)
+    return db
+
+
+def test_scaleup_method_shows_the_commands_the_runs_recorded(example_db: Path):
+    rep = compute_one(example_db, ROOT / "data" / "reports" / "example.toml")
+    ch = next(c for c in rep.chapters if c.id == "scaleup")
+    blocks = {tuple(s.name for s in b.scripts): b for b in ch.commands}
+    assert set(blocks) == {("scripts/read.sql",), ("scripts/update.sql",)}
+    store = open_store(example_db, read_only=True)
+    try:
+        recorded = store.query(
+            "SELECT r.run_toml->>'$.commands.benchmark', f.value FROM runs r JOIN run_factors f USING (run_id) "
+            "WHERE f.factor = 'workload' AND r.run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [sorted(set(r for t in ch.tables.values() for r in t.runs))])
+        plan_scripts_as_run = store.query("SELECT count(*) FROM runs WHERE run_id LIKE 'scripts%'")[0][0]
+    finally:
+        store.close()
+    assert plan_scripts_as_run == 0  # scripts/ beside the plans is not a run: its files are attachments
+    for workload, block in (("read", blocks[("scripts/read.sql",)]), ("update", blocks[("scripts/update.sql",)])):
+        mine = [cmd for cmd, w in recorded if w == workload]
+        assert block.runs == len(mine)
+        en = block.command["en"]
+        # every recorded command is an instance of the template: fill the placeholders back in
+        for cmd in mine:
+            argv = shlex.split(cmd)
+            clients = argv[argv.index("-c") + 1]
+            threads = argv[argv.index("-j") + 1]
+            expect = en.replace("[Clients]", clients).replace("[threads]", threads)
+            logging = "-l" in argv
+            expect = re.sub(r" \[(-l [^\]]*)\]", (lambda m: " " + m.group(1)) if logging else "", expect)
+            got = " ".join(a if "/scripts/" not in a else "scripts/" + a.rsplit("/scripts/", 1)[1] for a in argv)
+            assert expect == got
+        assert "-c [Clients]" in en and "-j [threads]" in en
+        assert "[threads]: 1, 1, 2, 4 (Clients 1, 2, 4, 8)" in block.varying[0]["en"]
+        assert block.optional and block.optional[0]["en"].endswith(": rep = 1")
+        assert "-c [クライアント数]" in block.command["ja"]
+        assert any("pgbench -i" in s["en"] for s in block.setup)
+        assert any("[Configuration]" in s["en"] for s in block.setup)  # sh setup.sh start [Configuration]
+        (script,) = block.scripts
+        assert script.text == (EXAMPLE / "scripts" / f"{workload}.sql").read_text()
+        assert script.runs == block.runs
+    assert "/work/" not in json.dumps([b.to_json() for b in ch.commands])  # no measuring machine's paths
+
+
+def test_commands_appear_in_the_site_and_the_pdf(example_site):
+    _, public = example_site
+    for lang, word in (("en", "The benchmark command"), ("ja", "ベンチマークのコマンド")):
+        html = (public / lang / "reports" / "example" / "scaleup" / "index.html").read_text()
+        assert word in html
+        assert "\\set aid random(1, :aid_max)" in html
+        assert "-c [" in html
+
+
+def test_commands_in_the_pdf(tmp_path: Path, example_db: Path):
+    out = tmp_path / "example.en.pdf"
+    run_tool("pdf", "example", "--lang", "en", "--db", example_db, "--out", out, check=True)
+    text = subprocess.run(["pdftotext", "-layout", str(out), "-"], capture_output=True, text=True, check=True).stdout
+    assert "The benchmark command" in text
+    assert "-c [Clients] -j [threads]" in text
+    assert "UPDATE pgbench_accounts SET filler" in text

@@ -1,0 +1,309 @@
+"""How a chapter's runs were run: their commands and scripts, printed in the method section.
+
+Everything comes from what the runs recorded (run.toml ``[commands] argv``, ``[campaign] setup``) and from the
+pgbench scripts kept with them (``tools/collect`` copies ``-f`` scripts into the run directory; the ingest stores
+them, docs/formats.md §1.8). Nothing is typed by hand, so the method section cannot drift from the runs.
+
+The runs are grouped by the scripts their command names (one block per workload script, as the consortium's
+reports printed one command per workload). Inside a block the command is one template:
+
+- a value that differs between runs is printed as ``[name]``: the factor's name when it always equals the run's
+  factor value (``-c [clients]``), else the option's meaning (``-j [threads]``), listed under the command with
+  the factor that decides it when one does (``[threads]: 1, 1, 2, 4 (clients 1, 2, 4, 8)``);
+- options that only some runs used are printed in brackets and listed with the runs that used them
+  (``[-l --sampling-rate=0.02]: rep = 1``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections import Counter
+from pathlib import PurePosixPath
+from typing import Any
+
+from kansoku import words
+from kansoku.analysis.tables import factor_name, factor_value_label
+from kansoku.report.model import CommandBlock, Script
+from kansoku.spec.model import LANGS, Report
+from kansoku.store.db import Store
+
+# pgbench options that take a value as the next argument (PostgreSQL 9.6–17, pgbench --help).
+PGBENCH_VALUE_OPTIONS = {
+    "-b", "-c", "-D", "-f", "-F", "-h", "-I", "-j", "-L", "-M", "-p", "-P", "-R", "-s", "-t", "-T", "-U",
+    "--builtin", "--client", "--define", "--file", "--fillfactor", "--host", "--init-steps", "--jobs",
+    "--latency-limit", "--log-prefix", "--port", "--progress", "--protocol", "--rate", "--sampling-rate",
+    "--aggregate-interval", "--scale", "--time", "--transactions", "--username", "--partitions",
+    "--partition-method", "--random-seed", "--max-tries",
+}
+# What a varying option's value means, as a placeholder name (words key cmd_value_<name>).
+OPTION_MEANING = {
+    "-c": "clients", "--client": "clients", "-j": "threads", "--jobs": "threads", "-T": "duration",
+    "--time": "duration", "-t": "transactions", "--transactions": "transactions", "-s": "scale",
+    "--scale": "scale", "-M": "protocol", "--protocol": "protocol", "-R": "rate", "--rate": "rate",
+    "-f": "script", "--file": "script", "-h": "host", "--host": "host", "-p": "port", "--port": "port",
+    "-U": "user", "--username": "user", "--sampling-rate": "sampling_rate",
+}
+SKIP_FACTORS = {"rep", "campaign"}
+
+
+def _parts(argv: list[str], program: str) -> list[tuple[str, list[str], str | None]]:
+    """(key, tokens as written, value) of a command line; keys unique within the line."""
+    out: list[tuple[str, list[str], str | None]] = []
+    seen: Counter[str] = Counter()
+    takes = PGBENCH_VALUE_OPTIONS if program == "pgbench" else set()
+    positional = 0
+    i = 1
+    while i < len(argv):
+        tok = argv[i]
+        if tok.startswith("--") and "=" in tok:
+            key, val = tok.split("=", 1)
+            toks = [tok]
+        elif tok in takes and i + 1 < len(argv):
+            key, val, toks = tok, argv[i + 1], [tok, argv[i + 1]]
+            i += 1
+        elif program == "pgbench" and re.match(r"^-[a-zA-Z].+", tok) and tok[:2] in takes:
+            key, val, toks = tok[:2], tok[2:], [tok]
+        elif tok.startswith("-") and len(tok) > 1:
+            key, val, toks = tok, None, [tok]
+        else:
+            positional += 1
+            key, val, toks = f"@{positional}", tok, [tok]
+        seen[key] += 1
+        out.append((key if seen[key] == 1 else f"{key}#{seen[key]}", toks, val))
+        i += 1
+    return out
+
+
+def _render(toks: list[str], value: str | None, placeholder: str | None) -> str:
+    if placeholder is None:
+        return shlex.join(toks)
+    if len(toks) == 2:  # "-c 8"
+        return f"{toks[0]} {placeholder}"
+    tok = toks[0]
+    if value is None or tok == value:  # a positional argument
+        return placeholder
+    if tok.startswith("--") and "=" in tok:  # "--rate=100"
+        return tok.split("=", 1)[0] + "=" + placeholder
+    return tok[:2] + placeholder  # "-c8"
+
+
+def _sort_key(v: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(v), v)
+    except ValueError:
+        return (1, 0.0, v)
+
+
+class _Runs:
+    """The runs of one block with what each recorded."""
+
+    def __init__(self, report: Report, runs: list[dict[str, Any]]):
+        self.report = report
+        self.runs = runs
+        values: dict[str, set[str]] = {}
+        for r in runs:
+            for f, v in r["factors"].items():
+                values.setdefault(f, set()).add(v)
+        self.varying = [f for f in sorted(values) if len(values[f]) > 1 and f not in SKIP_FACTORS]
+        self.all_factors = sorted(values)
+
+    def fname(self, f: str) -> dict[str, str]:
+        return {lang: factor_name(self.report, f, lang) for lang in LANGS}
+
+    def vlabel(self, f: str, v: str) -> dict[str, str]:
+        return {lang: factor_value_label(self.report, f, v, lang) for lang in LANGS}
+
+    def factor_equal(self, ids: list[int], value_of) -> str | None:
+        """A varying factor whose value equals ``value_of(run)`` in every run."""
+        for f in self.varying:
+            if all(value_of(i) == self.runs[i]["factors"].get(f) for i in ids):
+                return f
+        return None
+
+    def deciding_factor(self, ids: list[int], value_of) -> str | None:
+        """A varying factor whose value decides ``value_of(run)`` (a function of it)."""
+        for f in self.varying:
+            seen: dict[str, str] = {}
+            if all(seen.setdefault(self.runs[i]["factors"].get(f, ""), value_of(i)) == value_of(i) for i in ids):
+                return f
+        return None
+
+    def condition(self, ids: set[int]) -> dict[str, str]:
+        """Words naming the runs ``ids`` among the block's: "rep = 1", else "5 of 80 runs"."""
+        n = len(self.runs)
+        for f in self.all_factors:
+            if f in ("campaign",):
+                continue
+            for v in sorted({r["factors"].get(f) for r in self.runs if f in r["factors"]}, key=_sort_key):
+                if {i for i in range(n) if self.runs[i]["factors"].get(f) == v} == ids:
+                    fn, vl = self.fname(f), self.vlabel(f, v)
+                    return {lang: f"{fn[lang]} = {vl[lang]}" for lang in LANGS}
+        return {lang: words.t(lang, "cmd_runs_of", n=len(ids), total=n) for lang in LANGS}
+
+
+def _placeholder_words(block: _Runs, key: str, ids: list[int], value_of) -> tuple[dict[str, str], dict[str, str] | None]:
+    """The ``[name]`` of a varying value, and the line listing its values (None when a factor names it)."""
+    f = block.factor_equal(ids, value_of)
+    if f:
+        fn = block.fname(f)
+        return {lang: f"[{fn[lang]}]" for lang in LANGS}, None
+    base = key.split("#")[0]
+    meaning = OPTION_MEANING.get(base)
+    name = words.both(f"cmd_value_{meaning}") if meaning else {lang: base.lstrip("-@") for lang in LANGS}
+    if base.startswith("@"):
+        name = words.both("cmd_value_argument")
+    ph = {lang: f"[{name[lang]}]" for lang in LANGS}
+    decider = block.deciding_factor(ids, value_of)
+    if decider:
+        order = sorted({block.runs[i]["factors"].get(decider, "") for i in ids}, key=_sort_key)
+        by = {block.runs[i]["factors"].get(decider, ""): value_of(i) for i in ids}
+        fn = block.fname(decider)
+        line = {lang: f"{ph[lang]}: {', '.join(by[v] for v in order)} "
+                      f"({fn[lang]} {', '.join(block.vlabel(decider, v)[lang] for v in order)})" for lang in LANGS}
+    else:
+        vals = sorted({value_of(i) for i in ids}, key=_sort_key)
+        line = {lang: f"{ph[lang]}: {', '.join(vals)}" for lang in LANGS}
+    return ph, line
+
+
+def _template_setup(block: _Runs) -> list[dict[str, str]]:
+    """The runs' setup commands, in order, each value of a varying factor printed as [factor]."""
+    out: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for r in block.runs:
+        for line in r["setup"]:
+            per_lang = {}
+            for lang in LANGS:
+                toks = line.split(" ")
+                for f in block.varying:
+                    v = r["factors"].get(f)
+                    if v and len(v) > 1:
+                        toks = [f"[{factor_name(block.report, f, lang)}]" if t == v else t for t in toks]
+                per_lang[lang] = " ".join(toks)
+            if per_lang["en"] not in seen:
+                seen.add(per_lang["en"])
+                out.append(per_lang)
+    return out
+
+
+def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dict[str, list[dict[str, Any]]]
+           ) -> CommandBlock:
+    block = _Runs(report, runs)
+    parsed = [_parts(r["argv"], program) for r in runs]
+    by_run = [{k: (t, v) for k, t, v in p} for p in parsed]
+    order: list[str] = []
+    for p in parsed:
+        prev = None
+        for k, _, _ in p:
+            if k not in order:
+                order.insert(order.index(prev) + 1 if prev is not None else 0, k)
+            prev = k
+    n = len(runs)
+    pieces: list[tuple[dict[str, str], frozenset[int] | None]] = []  # text, runs using it (None: all)
+    varying: list[dict[str, str]] = []
+    for key in order:
+        ids = [i for i in range(n) if key in by_run[i]]
+        toks0, val0 = by_run[ids[0]][key]
+        same = all(by_run[i][key] == (toks0, val0) for i in ids)
+        if same:
+            text = {lang: _render(toks0, val0, None) for lang in LANGS}
+        else:
+            ph, line = _placeholder_words(block, key, ids, lambda i, k=key: by_run[i][k][1] or "")
+            text = {lang: _render(toks0, val0, ph[lang]) for lang in LANGS}
+            if line:
+                varying.append(line)
+        pieces.append((text, None if len(ids) == n else frozenset(ids)))
+    # options used by the same subset of runs, one after the other, share one pair of brackets
+    command = {lang: shlex.quote(program) for lang in LANGS}
+    optional: list[dict[str, str]] = []
+    i = 0
+    while i < len(pieces):
+        text, subset = pieces[i]
+        if subset is None:
+            for lang in LANGS:
+                command[lang] += " " + text[lang]
+            i += 1
+            continue
+        j = i
+        group = []
+        while j < len(pieces) and pieces[j][1] == subset:
+            group.append(pieces[j][0])
+            j += 1
+        part = {lang: "[" + " ".join(g[lang] for g in group) + "]" for lang in LANGS}
+        for lang in LANGS:
+            command[lang] += " " + part[lang]
+        cond = block.condition(set(subset))
+        optional.append({lang: f"{part[lang]}: {cond[lang]}" for lang in LANGS})
+        i = j
+    scripts = []
+    for name in runs[0]["scripts"]:
+        copies: Counter[tuple[str, str]] = Counter()
+        for r in runs:
+            for s in stored.get(r["run_id"], []):
+                if s["file_name"] == PurePosixPath(name).name:
+                    copies[(s["sha256"], s["text"])] += 1
+        if not copies:
+            scripts.append(Script(name, None, None, 0))
+        for (sha, text), k in copies.most_common():
+            scripts.append(Script(name, text, sha, k))
+    return CommandBlock(program=program, runs=n, setup=_template_setup(block), command=command,
+                        varying=varying, optional=optional, scripts=scripts)
+
+
+def _script_names(argv: list[str], program: str, root: str | None) -> list[str]:
+    """The -f scripts of a pgbench command, relative to the campaign root where they lie under it."""
+    if program != "pgbench":
+        return []
+    out = []
+    for key, toks, val in _parts(argv, program):
+        if key.split("#")[0] in ("-f", "--file") and val:
+            val = re.sub(r"@\d+$", "", val)
+            if root and val.startswith(root.rstrip("/") + "/"):
+                val = val[len(root.rstrip("/")) + 1:]
+            out.append(val)
+    return out
+
+
+def command_blocks(store: Store, report: Report, run_ids: list[str]) -> list[CommandBlock]:
+    """The command blocks of a set of runs (a chapter's): measured runs whose run.toml has an argv."""
+    if not run_ids:
+        return []
+    rows = store.query_dicts(
+        "SELECT r.run_id, r.run_toml::VARCHAR AS run_toml FROM runs r WHERE r.origin = 'measured' "
+        "AND r.run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY r.run_id", [run_ids])
+    factors: dict[str, dict[str, str]] = {}
+    for run_id, f, v in store.query(
+            "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [run_ids]):
+        factors.setdefault(run_id, {})[f] = v
+    stored: dict[str, list[dict[str, Any]]] = {}
+    for d in store.query_dicts(
+            "SELECT s.run_id, s.file_name, s.sha256, p.text FROM sources s JOIN pgbench_script_files p USING (source_id) "
+            "WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY s.run_id, s.file_name", [run_ids]):
+        stored.setdefault(d["run_id"], []).append(d)
+    groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
+    for row in rows:
+        doc = json.loads(row["run_toml"]) if row["run_toml"] else {}
+        cmds = doc.get("commands") or {}
+        argv = cmds.get("argv")
+        if not argv and isinstance(cmds.get("benchmark"), str):
+            try:
+                argv = shlex.split(cmds["benchmark"])
+            except ValueError:
+                argv = None
+        if not argv or not isinstance(argv, list):
+            continue
+        argv = [str(a) for a in argv]
+        program = PurePosixPath(argv[0]).name
+        cwd = cmds.get("cwd")
+        root = cwd[: -len(row["run_id"])].rstrip("/") if isinstance(cwd, str) and cwd.endswith(row["run_id"]) else None
+        scripts = _script_names(argv, program, root)
+        if root:  # paths on the measuring machine, printed relative to the campaign root
+            argv = [argv[0]] + [a.replace(root + "/", "") for a in argv[1:]]
+        setup = (doc.get("campaign") or {}).get("setup") or []
+        run = {"run_id": row["run_id"], "argv": argv, "factors": factors.get(row["run_id"], {}),
+               "scripts": scripts, "setup": [str(s) for s in setup if isinstance(s, str)]}
+        groups.setdefault((program, tuple(scripts)), []).append(run)
+    return [_block(report, program, runs, stored) for (program, _), runs in groups.items()]

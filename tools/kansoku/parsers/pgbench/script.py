@@ -1,0 +1,82 @@
+"""pgbench custom scripts (``pgbench -f FILE``), kept with the runs that used them. docs/formats.md §1.8.
+
+A script is recognised by content: at least one pgbench meta-command line (``\\set``, ``\\sleep``, …) and at
+least one SQL statement. A plain SQL file without meta-commands is not claimed (it could be anything). The
+text is stored as written, so the report's method section can print the script a run really used.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kansoku.errors import ParseError
+from kansoku.parsers import textfile
+from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS pgbench_script_files (
+    source_id VARCHAR NOT NULL,
+    run_id VARCHAR,
+    meta_commands INTEGER NOT NULL,   -- lines starting with a pgbench meta-command (\\set, \\sleep, ...)
+    sql_statements INTEGER NOT NULL,  -- SQL statements (ended by ';' or by the end of the script)
+    text VARCHAR NOT NULL             -- the script as written
+);
+"""
+
+# pgbench's meta-commands (PostgreSQL 9.x–17; \setrandom is 9.5 and older).
+META = re.compile(r"^\\(set|setrandom|setshell|shell|sleep|gset|aset|if|elif|else|endif|"
+                  r"startpipeline|endpipeline|syncpipeline)(\s|$)")
+SQL = re.compile(r"^\s*(select|insert|update|delete|begin|end|commit|rollback|with|values|call|do|"
+                 r"prepare|execute|vacuum|analyze|copy|lock|savepoint|release|set|show|truncate|"
+                 r"create|drop|alter)\b", re.IGNORECASE)
+MAX_BYTES = 256 * 1024
+
+
+def _counts(text: str) -> tuple[int, int, int]:
+    """(meta-commands, SQL statements, lines that are neither)."""
+    meta = sql = other = 0
+    in_sql = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("--"):
+            continue
+        if META.match(line):
+            meta += 1
+            in_sql = False
+            continue
+        if in_sql or SQL.match(line):
+            if not in_sql:
+                sql += 1
+            in_sql = not line.rstrip().endswith(";")
+            continue
+        other += 1
+    return meta, sql, other
+
+
+def sniff_script(head: FileHead) -> bool:
+    if head.is_binary or head.size_bytes > MAX_BYTES:
+        return False
+    meta, sql, other = _counts(head.text)
+    return meta >= 1 and sql >= 1 and other == 0
+
+
+def parse_script(path: Path, sink: Sink) -> None:
+    text = textfile.read_text(path, "pgbench custom script")
+    meta, sql, other = _counts(text)
+    if not (meta and sql):
+        raise ParseError(path, None, "a pgbench script (meta-commands such as \\set and SQL statements)",
+                         "no meta-command" if not meta else "no SQL statement")
+    sink.add_rows("pgbench_script_files", [{"meta_commands": meta, "sql_statements": sql, "text": text}])
+
+
+MODULE = ParserModule(
+    name="pgbench-script",
+    formats=[
+        Format(tool="pgbench", name="pgbench-script",
+               description="pgbench custom script (-f): meta-commands and SQL, kept as written",
+               sniff=sniff_script, parse=parse_script, priority=5, attachment=True),
+    ],
+    schema=SCHEMA,
+    tables=["pgbench_script_files"],
+)
