@@ -272,7 +272,7 @@ def test_provenance_panels_link_runs_and_files(site):
     panel = page[start:page.index("</details>", start)]
     assert "★" in panel and "Repetitions" in panel
     anchors = set(re.findall(r'#(run-[0-9a-f]{12})"', panel))
-    assert len(anchors) == 24  # table 1.1: 2 configurations x 4 client counts x 3 repetitions
+    assert len(anchors) == 40  # table 1.1: 2 configurations x 4 client counts x 5 repetitions
     sources = read(site / "en/reports/example/sources/index.html")
     for a in anchors:
         assert f'id="{a}"' in sources

@@ -227,3 +227,14 @@ def test_cell_note_that_names_no_cell_is_an_error(store, tmp_path):
     r = spec(tmp_path, table=TABLE + 'cell_notes = [{ row = 3, note = "x" }]\n')
     with pytest.raises(SpecError, match=r"cell_notes\[0\]: no cell of the table is at \{'row': '3'\}"):
         analysis.compute_table(store, r, r.item("g"))
+
+
+def test_a_decimal_tie_prints_the_same_whatever_the_float_noise():
+    """The mean CPU %idle of a real example run is 33.865 in decimal; DuckDB's parallel sum gives
+    33.864999999999995 or 33.865000000000002 depending on the order it adds the samples. Both must print
+    33.87, or the site and the PDF (two computations) disagree on the same run."""
+    from kansoku.analysis.tables import round_text
+
+    assert round_text(33.864999999999995, 2) == round_text(33.865000000000002, 2) == "33.87"
+    assert round_text(-33.864999999999995, 2) == "-33.87"
+    assert round_text(0.125, 2) == "0.13" and round_text(1.0382 * 100, 2) == "103.82"

@@ -277,10 +277,14 @@ def runs_metric_groups(store: Store, run_ids: list[str], metric: str,
 def round_text(v: float, digits: int) -> str:
     """``v`` rounded half away from zero to ``digits`` decimals, as printed reports (and
     spreadsheets) round: 86.25 -> '86.3' (Python's format would give '86.2'). The shortest
-    repr of the float is rounded, so 0.125 is a tie and 1.0382 * 100 is 103.82."""
+    repr of the float is rounded, so 0.125 is a tie and 1.0382 * 100 is 103.82.
+
+    The float is first cut to 12 significant digits: a mean of samples printed with two decimals often
+    lands on a decimal tie (33.865), which the sum's order makes 33.864999999999995 or 33.865000000000002;
+    the same runs must print the same number in every build and in the site and the PDF."""
     if not math.isfinite(v):
         return str(v)
-    d = Decimal(repr(float(v))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    d = Decimal(f"{float(v):.12g}").quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
     if d == 0:
         d = abs(d)
     return f"{d:f}"

@@ -129,7 +129,7 @@ def soft_breaks(s: str, limit: int = 24) -> str:
 # Japanese (typst adds its own small space between Japanese and Latin letters). Not before a new block
 # (list item, heading, quote, table, fence), and never inside fenced code or raw typst blocks.
 CJK_CHAR = r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
-JOIN = re.compile(r"(?:(?<=%s)\n[ \t]*(?=[^\s])|(?<=[^\s\\])\n[ \t]*(?=%s))(?![-*+#>|`~<]|\d+[.)]\s)"
+JOIN = re.compile(r"(?:(?<=%s)\n[ \t]*(?=[^\s])|(?<=[^\s\\])\n[ \t]*(?=%s))(?![-*+#>|<]|`{3}|~{3}|\d+[.)]\s)"
                   % (CJK_CHAR, CJK_CHAR))
 
 
