@@ -70,7 +70,7 @@ CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\
 
 # Hugo shortcodes: {{< name args >}} and {{% name args %}}; {{</* ... */>}} is Hugo's escaped (literal) form.
 SHORTCODE = re.compile(r"\{\{(<|%)\s*(/\*.*?\*/|[^>%]*?)\s*(>|%)\}\}", re.S)
-SHORTCODES = ("tbl", "fig", "authors", "environment")
+SHORTCODES = ("tbl", "fig", "authors", "environment", "methods")
 
 CHART_WIDTH_PX = 700          # SVG export size; printed at the text width (about 0.67 pt per px)
 CHART_HEIGHT_PX = 420
@@ -463,6 +463,8 @@ class Document:
                 return raw_block(self.table(coll[iid]) if name == "tbl" else self.figure(coll[iid], ch))
             if name == "authors":
                 return self.authors()
+            if name == "methods":
+                return self.methods()
             return self.environment()
 
         return SHORTCODE.sub(repl, body)
@@ -488,10 +490,12 @@ class Document:
                 if c.kind == "factor":
                     if "baseline" in c.flags:
                         txt += f" ({ui('baseline')})"
-                    cells.append({"text": txt, "marks": [], "fill": None, "notes": []})
+                    cells.append({"text": txt, "marks": [], "fill": None, "notes": [], "below": None})
                     continue
                 cell = {"text": txt.replace(" ", "\u00a0"), "marks": [], "fill": None,
-                        "notes": [f"({cn.mark})" for cn in c.notes]}
+                        "notes": [f"({cn.mark})" for cn in c.notes], "below": None}
+                if t.print_spread and c.range:  # spec spread = "range": the runs' min–max under the median
+                    cell["below"] = f"#linebreak()#text(size: 0.8em, fill: luma(70))[{tx('[' + c.range + ']')}]"
                 if "transcribed" in c.flags:
                     cell["marks"].append("#super[†]")
                     marks.add("transcribed")
@@ -521,6 +525,9 @@ class Document:
                 notes.append({"mark": f"#text(weight: \"bold\")[{VERDICT_MARKS[kind]}] ", "text": ui("verdict_" + kind.replace("-", "_"))})
         if t.method:
             notes.append({"mark": "", "text": pick(t.method, L)})
+            methods = next((p for p in self.rep.pdf_pages if p.kind == "methods"), None)
+            if methods is not None:  # the full method, its parameters and the runs: the methods page
+                notes.append({"mark": "", "text": ui("see_methods", pick(methods.title, L))})
         return TEMPLATES.get_template("table.typ.j2").render(
             label=pick(t.label, L), caption=pick(t.caption, L), size="9pt" if n <= 6 else "8pt" if n <= 9 else "7pt",
             breakable="true" if len(t.rows) > 15 else "false", columns=n,
@@ -563,6 +570,13 @@ class Document:
             rows.append([pick(a.name, L), pick(a.affiliation, L), chs])
         return raw_block(plain_table([ui("author_name"), ui("affiliation"), ui("chapters")], rows,
                                      "(auto, auto, 1fr)"))
+
+    def methods(self) -> str:
+        """The generated methods page: one section per method note (report/methods.py)."""
+        L, ui = self.lang, self.ui
+        if not self.rep.methods:
+            return raw_block(para(ui("methods_none")))
+        return "".join(f"\n\n## {pick(m.title, L)}\n\n" + raw_block(para(pick(m.text, L))) for m in self.rep.methods)
 
     def environment(self) -> str:
         L, ui = self.lang, self.ui
@@ -725,6 +739,7 @@ def render_pdfs(computed: ComputedReport, langs: list[str] | tuple[str, ...], ou
                 "lang": lang,
                 "title-str": typst_str(pick(r.title, lang)),
                 "copyright-str": typst_str(r.copyright or ""),
+                "transcribed-str": typst_str(pick(r.transcribed, lang) if r.transcribed else ""),
                 "organisation-str": typst_str(pick(r.organisation, lang)),
                 "toc-title-str": typst_str(doc.ui("contents")),
                 "body-fonts": fonts_literal(roles["body"]),
