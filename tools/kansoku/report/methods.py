@@ -73,8 +73,9 @@ def transcribed_note(store: Store, run_ids: list[str]) -> dict[str, str] | None:
     if not run_ids:
         return None
     cits = [json.loads(r[0]) for r in store.query(
-        "SELECT DISTINCT (run_toml->'$.published.citation')::VARCHAR FROM runs WHERE origin = 'transcribed' "
-        "AND run_id IN (SELECT unnest(?::VARCHAR[])) AND run_toml->'$.published.citation' IS NOT NULL",
+        "SELECT DISTINCT json_extract(run_toml, '$.published.citation')::VARCHAR FROM runs "
+        "WHERE origin = 'transcribed' AND run_id IN (SELECT unnest(?::VARCHAR[])) "
+        "AND json_extract(run_toml, '$.published.citation') IS NOT NULL",
         [run_ids]) if r[0]]
     if not cits:
         return None

@@ -245,8 +245,8 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
                            "hi": hi, "runs": list(runs), "cond": dict(cond_map or {})})
     sort_v = analysis.factor_sort_key(None, "v")
     points.sort(key=lambda p: (p["year"], sort_v(p["series"]), p["origin"], p["machine"]))
-    machine_order = sorted({p["machine"] for p in points}, key=lambda k: min(p["year"] for p in points
-                                                                           if p["machine"] == k))
+    machine_order = sorted({p["machine"] for p in points},
+                           key=lambda k: (min(p["year"] for p in points if p["machine"] == k), k))
     series_order = sorted({p["series"] for p in points}, key=sort_v)
     y_title = text(spec.get("y_title"), "y_title", where_src) if spec.get("y_title") else None
     missing = _missing_years(spec, points, report_years)
