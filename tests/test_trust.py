@@ -76,7 +76,7 @@ def spread_build(example_site, tmp_path_factory):
     db, _ = example_site
     base = tmp_path_factory.mktemp("spread")
     specs = base / "specs"
-    specs.mkdir()
+    shutil.copytree(ROOT / "data" / "reports", specs)  # every report (their prose pages need their specs)
     text = (ROOT / "data" / "reports" / "example.toml").read_text(encoding="utf-8")
     assert "[[chapter.table]]\n" in text
     (specs / "example.toml").write_text(text.replace("[[chapter.table]]\n", "[[chapter.table]]\nspread = \"range\"\n", 1),
@@ -140,9 +140,11 @@ def test_spread_option_is_declared_and_checked(example_site, tmp_path):
     s = json.dumps(schema())
     assert '"range"' in s and "spread" in s
     spec = (ROOT / "data" / "reports" / "example.toml").read_text(encoding="utf-8")
-    bad = tmp_path / "example.toml"
+    specs = tmp_path / "specs"
+    shutil.copytree(ROOT / "data" / "reports", specs)
+    bad = specs / "example.toml"
     bad.write_text(spec.replace("[[chapter.table]]\n", "[[chapter.table]]\nspread = \"ranges\"\n", 1), encoding="utf-8")
-    p = run_tool("build", "--specs", tmp_path, "--db", db, "--out", tmp_path / "o", "--generated", tmp_path / "g")
+    p = run_tool("build", "--specs", specs, "--db", db, "--out", tmp_path / "o", "--generated", tmp_path / "g")
     assert p.returncode == 3 and "spread" in p.stderr, p.stderr
 
 
@@ -311,7 +313,7 @@ def test_trend_points_say_machine_length_and_origin_and_lines_never_join_machine
     assert any("80 cores" in c[3] and "2 TB" in c[3] for c in cd)
     assert any("logical CPUs" in c[3] and "GiB" in c[3] for c in cd)
     assert any("300 s × 3 runs" in c[4] for c in cd)
-    assert any(c[5].startswith("transcribed from PGECons FY2013 WG1 activity report (2014), 表 2.2") for c in cd)
+    assert any(c[5] == "Origin: transcribed from PGECons FY2013 WG1 activity report (2014), 表 2.2, §2.3" for c in cd)
 
 
 def test_trend_plots_only_what_the_config_declares_comparable(example_site):
