@@ -116,9 +116,10 @@ def test_handmade_report_to_hugo_data_and_page(tmp_path):
     csv = (gen / "static" / "csv" / "handmade" / "t1.en.csv").read_text("utf-8")
     assert csv == "\ufeff" + csv_text(rep.chapters[0].tables["t1"], "en")
     lines = csv.lstrip("\ufeff").splitlines()
-    assert lines[0] == "group,clients,TPS,change"
-    assert lines[1] == "group A,1,1000.5,no ratio (baseline 0)"
-    assert lines[2].startswith("group B <i>,'=cmd|x") and lines[2].endswith(",53.133,-0.123"), lines[2]
+    # beside the aggregated column: its runs' min, max and n (empty where a cell has no per-run values)
+    assert lines[0] == "group,clients,TPS,TPS (min over runs),TPS (max over runs),TPS (runs),change"
+    assert lines[1] == "group A,1,1000.5,1000,1001,2,no ratio (baseline 0)"
+    assert lines[2].startswith("group B <i>,'=cmd|x") and lines[2].endswith(",53.133,,,,-0.123"), lines[2]
     run_hugo(out, gen, content, site_root=ROOT)
     html = (out / "en" / "reports" / "handmade" / "one" / "index.html").read_text("utf-8")
     assert "Table 1.1" in html and "1,000.5" in html and "no ratio (baseline 0)" in html

@@ -103,6 +103,57 @@ def run_notes(store: Store, run_ids: list[str], lang: str) -> dict[str, list[str
     return notes
 
 
+# the flags that put a note on a table's cells, in the order their notes are listed
+NOTE_FLAGS = ("no_steady_state", "drift", "stall")
+
+
+def flagged_runs(store: Store) -> dict[str, SteadyState]:
+    """Every run whose steady state is flagged (no steady state, drift, stall), computed once per store
+    (a build opens it read-only; each table asks for its own runs)."""
+    cache = store.__dict__.setdefault("_kansoku_steady_cache", {})
+    if "flagged" not in cache:
+        cache["flagged"] = {r: st for r, st in all_states(store).items() if any(f in NOTE_FLAGS for f in st.flags)}
+    return cache["flagged"]
+
+
+def all_states(store: Store) -> dict[str, SteadyState]:
+    """The steady state of every run with a per-second series, computed once per store."""
+    cache = store.__dict__.setdefault("_kansoku_steady_cache", {})
+    if "all" not in cache:
+        cache["all"] = steady_states(store)
+    return cache["all"]
+
+
+def _detail(st: SteadyState, flag: str) -> str:
+    if flag == "drift" and st.tps_drift_pct is not None:
+        return f"{st.tps_drift_pct:+.0f} %"
+    if flag == "stall":
+        return f"{st.stall_s:.0f} s"
+    return ""
+
+
+def table_notes(store: Store, cell_runs: list[list[str]]) -> list[tuple[list[int], dict[str, str]]]:
+    """Steady-state notes for a table whose cells use the given runs (one list of run ids per cell).
+
+    One note per kind of flag (no steady state, drift, stall), listed once per table however many cells
+    it marks: ``(indices of the cells it marks, text per language)``. The text says how many of the
+    table's runs have the flag and how much (each run's drift in %, stall in s)."""
+    flagged = flagged_runs(store)
+    if not flagged:
+        return []
+    out = []
+    for flag in NOTE_FLAGS:
+        cells = [i for i, runs in enumerate(cell_runs) if any(flag in flagged[r].flags for r in runs if r in flagged)]
+        if not cells:
+            continue
+        runs = sorted({r for i in cells for r in cell_runs[i] if r in flagged and flag in flagged[r].flags})
+        details = ", ".join(d for d in (_detail(flagged[r], flag) for r in runs) if d)
+        text = {lang: words.t(lang, f"steady_cellnote_{flag}", len(runs), details=details)
+                for lang in ("ja", "en")}
+        out.append((cells, text))
+    return out
+
+
 def method_note(lang: str) -> str:
     """The rule in words, with its parameters, for a report's methods section."""
     p = STEADY_PARAMS

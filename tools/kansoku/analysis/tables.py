@@ -457,6 +457,8 @@ class ComputedTable:
                     c.exact = exact_text(c.value)
                 if c.kind == "value" and len(c.run_values) >= 2:
                     c.spread = spread_text(c)
+                    if it.raw.get("spread") == "range":
+                        c.range = range_text(c)
         marks = sorted({fl for row in self.rows for c in row for fl in c.flags
                         if fl in ("transcribed", "mismatch") or fl in VERDICT_FLAGS.values()})
         return Table(
@@ -467,7 +469,7 @@ class ComputedTable:
             columns=[Column(c["text"], c["kind"], c["baseline"]) for c in self.columns],
             rows=self.rows, runs=self.runs, citations=self.citations, checks=self.checks(), marks=marks,
             provenance=provenance or Provenance(), row_groups=self.row_groups, row_group_name=self.row_group_name,
-            notes=self.notes,
+            notes=self.notes, print_spread=it.raw.get("spread") == "range",
             method={lang: noise.method_note(lang) for lang in LANGS}
             if any(c.verdict for row in self.rows for c in row) else None)
 
@@ -540,7 +542,34 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
         t = _plain_table(store, report, item)
     if "cell_notes" in item.raw and not item.raw.get("__sub__"):
         apply_cell_notes(item, t)
+    if not item.raw.get("__sub__"):
+        apply_steady_notes(store, t)
     return t
+
+
+def _add_note(t: ComputedTable, cell: Cell, text: dict[str, str], mark: str | None = None) -> CellNote:
+    """A note on a cell: one note per distinct text in the table (a second cell with the same text gets
+    the same mark), listed once under it."""
+    note = next((n for n in t.notes if n.text == text), None)
+    if note is None:
+        used = {n.mark for n in t.notes}
+        mark = mark or next(f"*{i}" for i in range(1, len(used) + 2) if f"*{i}" not in used)
+        note = CellNote(mark, text)
+        t.notes.append(note)
+    if note not in cell.notes:
+        cell.notes.append(note)
+    return note
+
+
+def apply_steady_notes(store: Store, t: ComputedTable) -> None:
+    """Runs whose throughput drifts, stalls or never settles (analysis/steady.py) mark the aggregated cells
+    that use them; each kind of note is listed once under the table."""
+    from kansoku.analysis import steady
+
+    cells = [c for row in t.rows for c in row if c.kind == "value" and (c.run_values or c.runs)]
+    for idx, text in steady.table_notes(store, [list(c.run_values) or list(c.runs) for c in cells]):
+        for i in idx:
+            _add_note(t, cells[i], text)
 
 
 def apply_cell_notes(item: Item, t: ComputedTable) -> None:
@@ -559,16 +588,16 @@ def apply_cell_notes(item: Item, t: ComputedTable) -> None:
         want = {k: _canon(v) for k, v in n.items() if k in ("row", "column", "metric", "group")}
         if not want:
             raise item.error(f"{where}: name the cells with row, column, metric and/or group")
-        note = CellNote(str(n.get("mark", f"*{i}")), _text_or_error(item, n["note"], f"{where}.note"))
+        text_ = _text_or_error(item, n["note"], f"{where}.note")
+        mark = str(n["mark"]) if "mark" in n else None
         hit = 0
         for row in t.rows:
             for c in row:
                 if c.coords and c.kind != "factor" and all(c.coords.get(k) == v for k, v in want.items()):
-                    c.notes.append(note)
+                    _add_note(t, c, text_, mark)  # the same note on many cells: listed once
                     hit += 1
         if not hit:
             raise item.error(f"{where}: no cell of the table is at {want}")
-        t.notes.append(note)
 
 
 def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
@@ -967,13 +996,18 @@ VERDICT_FLAGS = {"better": "better", "worse": "worse", "within_noise": "within-n
                  "too_few_runs": "too-few-runs", "no_ratio": "too-few-runs"}
 
 
-def spread_text(c: Cell) -> dict[str, str]:
-    """The runs' range of an aggregated cell, with the decimals its value is printed with."""
+def range_text(c: Cell) -> str:
+    """The runs' min–max of an aggregated cell, with the decimals its value is printed with."""
     m = re.search(r"\.(\d+)", c.text.get("en", ""))
     d = len(m.group(1)) if m else 0
     vals = list(c.run_values.values())
-    rng = f"{min(vals):.{d}f}–{max(vals):.{d}f}"
-    return both(lambda l: words.t(l, "cell_spread", rng, n=len(vals)))
+    return f"{min(vals):.{d}f}–{max(vals):.{d}f}"
+
+
+def spread_text(c: Cell) -> dict[str, str]:
+    """The runs' range of an aggregated cell, with the decimals its value is printed with."""
+    rng = range_text(c)
+    return both(lambda l: words.t(l, "cell_spread", rng, n=len(c.run_values)))
 
 
 def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | None, bg: Group | None,

@@ -35,9 +35,14 @@ from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule
 from kansoku.ingest.runs import canon as _canon  # one spelling of a factor value everywhere
 
-SIDECAR_KEYS = {"id", "csv", "citation", "factors", "columns", "note"}
-CITATION_KEYS = {"report", "document", "table", "page", "section", "url", "printed_as", "note",
+SIDECAR_KEYS = {"id", "csv", "citation", "factors", "columns", "note", "environment"}
+CITATION_KEYS = {"report", "year", "document", "table", "page", "section", "url", "printed_as", "note",
                  "transcribed_by", "transcribed_on"}
+# [published.environment]: the machine and method the numbers were measured with, as the report states them
+# (the cross-year view shows them beside each point): machine (an id: equal ids are one machine), cpu, cores,
+# memory, storage, os (texts, or { ja, en }), scale (pgbench scale factor), duration_s (run length), runs
+# (repetitions behind each printed value), note
+ENVIRONMENT_KEYS = {"machine", "cpu", "cores", "memory", "storage", "os", "scale", "duration_s", "runs", "note"}
 COLUMN_KEYS = {"factor", "metric", "factors", "unit", "ignore"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -149,20 +154,19 @@ def _line_of(text: str, needle: str) -> int | None:
 
 
 def citation_line(c: dict[str, Any]) -> str:
-    """One line for runs.citation: 'report (ja / en), table, section, page, document'."""
+    """One line for runs.citation: 'report (ja / en) (year), table, section, page, url' — the original report
+    as a reader finds it; ``document`` (the file it was transcribed from) stays in the structured citation."""
     rep = c.get("report")
     if isinstance(rep, dict):
         names = [rep.get("ja"), rep.get("en")]
         rep = " / ".join(n for n in names if n)
-    parts = [str(rep)]
+    parts = [f"{rep} ({c['year']})" if c.get("year") else str(rep)]
     if c.get("table"):
         parts.append(str(c["table"]))
     if c.get("section"):
         parts.append(f"§{c['section']}")
     if c.get("page"):
         parts.append(f"p. {c['page']}")
-    if c.get("document"):
-        parts.append(str(c["document"]))
     if c.get("url"):
         parts.append(str(c["url"]))
     return ", ".join(parts)
@@ -205,6 +209,15 @@ def parse_sidecar(path: Path, sink) -> None:
     bad = set(cit) - CITATION_KEYS
     if bad:
         raise err(sorted(bad)[0], f"citation keys among {sorted(CITATION_KEYS)}", sorted(bad))
+    env = pub.get("environment") or {}
+    if not isinstance(env, dict):
+        raise err("environment", "a [published.environment] table (machine, cpu, cores, memory, storage, ...)")
+    bad = set(env) - ENVIRONMENT_KEYS
+    if bad:
+        raise err(sorted(bad)[0], f"environment keys among {sorted(ENVIRONMENT_KEYS)}", sorted(bad))
+    for k in ("cores", "scale", "duration_s", "runs"):
+        if k in env and (isinstance(env[k], bool) or not isinstance(env[k], (int, float)) or env[k] <= 0):
+            raise err(k, f"environment {k} = a positive number", env[k])
     const = {k: _canon(v) for k, v in (pub.get("factors") or {}).items()}
     columns = pub.get("columns")
     if not isinstance(columns, dict) or not columns:
@@ -289,7 +302,7 @@ def parse_sidecar(path: Path, sink) -> None:
     for run_id, r in runs.items():
         sink.add_run(run_id, r["factors"], citation=citation,
                      meta={"published": {"table_id": table_id, "csv": csv_path.name, "csv_line": r["line"],
-                                         "citation": cit, "note": pub.get("note")}})
+                                         "citation": cit, "note": pub.get("note"), "environment": env}})
     sink.add_rows("published_values", values)
     sink.add_rows("published_tables", [{
         "table_id": table_id, "csv_file": csv_path.name,

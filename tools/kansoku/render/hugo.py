@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kansoku import words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.report.model import ComputedReport, Table, Trends
 from kansoku.report.structure import parse_front_matter
@@ -144,15 +145,34 @@ def csv_cell(s: str, numeric: bool) -> str:
     return s
 
 
+def spread_columns(t: Table) -> set[int]:
+    """Leaf columns of aggregated values (a median over runs): each gets min, max and n beside it."""
+    return {i for i, col in enumerate(t.columns)
+            if col.kind == "value" and any(i < len(row) and row[i].run_values for row in t.rows)}
+
+
 def csv_text(t: Table, lang: str) -> str:
+    """A table's download: its printed columns as exact decimals, and beside every aggregated column the
+    runs' minimum, maximum and count (n) of each cell, so the spread behind each median travels with it."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     rows = t.csv_rows(lang)
-    w.writerow([csv_cell(h, False) for h in rows[0]])
     lead = 1 if t.row_groups else 0  # the row group's label comes first
+    spread = spread_columns(t)
+    head = [csv_cell(h, False) for h in rows[0][:lead]]
+    for i, h in enumerate(rows[0][lead:]):
+        head.append(csv_cell(h, False))
+        if i in spread:
+            head += [csv_cell(words.t(lang, f"csv_spread_{k}", h), False) for k in ("min", "max", "n")]
+    w.writerow(head)
     for row, cells in zip(rows[1:], t.rows):
-        w.writerow([csv_cell(v, False) for v in row[:lead]]
-                   + [csv_cell(v, c.exact is not None) for v, c in zip(row[lead:], cells)])
+        out = [csv_cell(v, False) for v in row[:lead]]
+        for i, (v, c) in enumerate(zip(row[lead:], cells)):
+            out.append(csv_cell(v, c.exact is not None))
+            if i in spread:
+                vals = list(c.run_values.values())
+                out += ([f"{min(vals):.12g}", f"{max(vals):.12g}", str(len(vals))] if vals else ["", "", ""])
+        w.writerow(out)
     return buf.getvalue()
 
 
@@ -170,6 +190,17 @@ def runs_csv(t: Table, lang: str) -> str:
             for run_id, v in sorted(c.run_values.items()):
                 w.writerow([csv_cell(stub, False), csv_cell(col.text[lang], False), csv_cell(run_id, False),
                             f"{v:.12g}"])
+    return buf.getvalue()
+
+
+def trend_csv(trend: dict[str, Any], lang: str) -> str:
+    """A cross-year figure's table: one row per point (year, series, value, range, condition, machine, run
+    length and runs, origin with its citation), as printed under the chart."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([csv_cell(c, False) for c in trend["csv_columns"][lang]])
+    for row in trend["csv_rows"][lang]:
+        w.writerow([csv_cell(str(v), i in (2, 3, 4, 5)) for i, v in enumerate(row)])
     return buf.getvalue()
 
 
@@ -276,6 +307,13 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         for f in tj["figures"]:
             check_trace_types("trends", f)
             f["figure"] = escape_plotly(f["figure"])
+            if f.get("trend"):  # the table under the cross-year chart, as a download
+                out_dir = static_dir / "csv" / "trends"
+                out_dir.mkdir(parents=True, exist_ok=True)
+                for lang in LANGS:
+                    (out_dir / f"{f['id']}.{lang}.csv").write_text("\ufeff" + trend_csv(f["trend"], lang),
+                                                                   encoding="utf-8")
+                f["csv"] = {lang: f"/csv/trends/{f['id']}.{lang}.csv" for lang in LANGS}
         (gen / "data" / "trends.json").write_text(dumps(tj), encoding="utf-8")
         for lang in LANGS:
             p = content_dir / "trends" / f"_index.{lang}.md"

@@ -70,7 +70,7 @@ CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\
 
 # Hugo shortcodes: {{< name args >}} and {{% name args %}}; {{</* ... */>}} is Hugo's escaped (literal) form.
 SHORTCODE = re.compile(r"\{\{(<|%)\s*(/\*.*?\*/|[^>%]*?)\s*(>|%)\}\}", re.S)
-SHORTCODES = ("tbl", "fig", "authors", "environment", "commands")
+SHORTCODES = ("tbl", "fig", "authors", "environment", "commands", "methods")
 
 CHART_WIDTH_PX = 700          # SVG export size; printed at the text width (about 0.67 pt per px)
 CHART_HEIGHT_PX = 420
@@ -468,6 +468,8 @@ class Document:
                     raise KansokuError(f"{where}:{line}: {{{{< commands >}}}} is on a page that is not a chapter "
                                        f"of report {self.rep.id!r} (front matter: chapter = {chapter_id!r})")
                 return self.commands(self.chapters[chapter_id])
+            if name == "methods":
+                return self.methods()
             return self.environment()
 
         return SHORTCODE.sub(repl, body)
@@ -493,10 +495,12 @@ class Document:
                 if c.kind == "factor":
                     if "baseline" in c.flags:
                         txt += f" ({ui('baseline')})"
-                    cells.append({"text": txt, "marks": [], "fill": None, "notes": []})
+                    cells.append({"text": txt, "marks": [], "fill": None, "notes": [], "below": None})
                     continue
                 cell = {"text": txt.replace(" ", "\u00a0"), "marks": [], "fill": None,
-                        "notes": [f"({cn.mark})" for cn in c.notes]}
+                        "notes": [f"({cn.mark})" for cn in c.notes], "below": None}
+                if t.print_spread and c.range:  # spec spread = "range": the runs' min–max under the median
+                    cell["below"] = f"#linebreak()#text(size: 0.8em, fill: luma(70))[{tx('[' + c.range + ']')}]"
                 if "transcribed" in c.flags:
                     cell["marks"].append("#super[†]")
                     marks.add("transcribed")
@@ -526,6 +530,9 @@ class Document:
                 notes.append({"mark": f"#text(weight: \"bold\")[{VERDICT_MARKS[kind]}] ", "text": ui("verdict_" + kind.replace("-", "_"))})
         if t.method:
             notes.append({"mark": "", "text": pick(t.method, L)})
+            methods = next((p for p in self.rep.pdf_pages if p.kind == "methods"), None)
+            if methods is not None:  # the full method, its parameters and the runs: the methods page
+                notes.append({"mark": "", "text": ui("see_methods", pick(methods.title, L))})
         return TEMPLATES.get_template("table.typ.j2").render(
             label=pick(t.label, L), caption=pick(t.caption, L), size="9pt" if n <= 6 else "8pt" if n <= 9 else "7pt",
             breakable="true" if len(t.rows) > 15 else "false", columns=n,
@@ -601,6 +608,12 @@ class Document:
                 out.append(code(sc.text.rstrip("\n").split("\n")) if sc.text else para(t("cmd_script_missing")))
         out.append("#text(size: 0.85em, fill: luma(90), " + typst_str(t("cmd_source")) + ")")
         return raw_block("\n".join(out))
+    def methods(self) -> str:
+        """The generated methods page: one section per method note (report/methods.py)."""
+        L, ui = self.lang, self.ui
+        if not self.rep.methods:
+            return raw_block(para(ui("methods_none")))
+        return "".join(f"\n\n## {pick(m.title, L)}\n\n" + raw_block(para(pick(m.text, L))) for m in self.rep.methods)
 
     def environment(self) -> str:
         L, ui = self.lang, self.ui
@@ -763,6 +776,7 @@ def render_pdfs(computed: ComputedReport, langs: list[str] | tuple[str, ...], ou
                 "lang": lang,
                 "title-str": typst_str(pick(r.title, lang)),
                 "copyright-str": typst_str(r.copyright or ""),
+                "transcribed-str": typst_str(pick(r.transcribed, lang) if r.transcribed else ""),
                 "organisation-str": typst_str(pick(r.organisation, lang)),
                 "toc-title-str": typst_str(doc.ui("contents")),
                 "body-fonts": fonts_literal(roles["body"]),

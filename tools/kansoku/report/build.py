@@ -22,6 +22,7 @@ from kansoku.errors import KansokuError
 from kansoku.render import charts
 from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, Provenance,
                                   ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Trends)
+from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.structure import report_pages
 from kansoku.spec.model import LANGS, Item, Report, Text, text
 from kansoku.store.db import Store
@@ -76,7 +77,8 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
         runs=runs_provenance(store, sorted(run_ids)), environment=environment(store, sorted(run_ids)),
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
-        site_url=rep.get("site_url"),
+        site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
+        transcribed=transcribed_note(store, sorted(run_ids)),
     )
 
 
@@ -359,10 +361,6 @@ def _distinguishing(runs: list[str], all_runs: list[str], factors: dict[str, dic
 
 # -- the cross-year view -------------------------------------------------------------------------------
 
-TREND_IGNORED_FACTORS = ("rep", "fiscal_year", "report", "published_table", "campaign")
-TREND_HOVER_FACTORS = ("clients", "config", "checksums", "threads")
-
-
 def load_config(config: Path = CONFIG) -> dict:
     with open(config, "rb") as fh:
         return tomllib.load(fh)
@@ -373,136 +371,11 @@ def trend_specs(config: dict) -> list[dict]:
     return list(config.get("params", {}).get("trends", []) or [])
 
 
-def _pg_major(doc: dict) -> str | None:
-    """'15' from [server] server_version / [versions] postgres ('postgres (PostgreSQL) 15.18 (Debian ...)')."""
-    import re
-
-    for v in ((doc.get("server") or {}).get("server_version"), (doc.get("versions") or {}).get("postgres")):
-        if v:
-            m = re.search(r"(\d+)(?:\.(\d+))?", str(v).split(")")[-1] if "(PostgreSQL)" in str(v) else str(v))
-            if m:
-                major = int(m.group(1))
-                return f"{major}.{m.group(2)}" if major < 10 and m.group(2) else str(major)
-    return None
-
-
-# One point per (series, origin, year): the peak over conditions of the median over a condition's runs
-# (between equal peaks, the condition whose first run id sorts first).
-# A condition is the set of factor values of a run but the ignored ones and the series factor.
-TREND_POINTS_SQL = """
-WITH tagged AS (
-    SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::INTEGER[]) AS year, unnest(?::VARCHAR[]) AS sv
-), vals AS (
-    SELECT m.run_id, m.value, r.origin FROM run_metrics m JOIN runs r ON r.run_id = m.run_id
-    WHERE m.metric = ? AND m.run_id IN (SELECT run_id FROM tagged)
-      AND m.value IS NOT NULL AND NOT isnan(m.value)
-), conds AS (
-    SELECT run_id, string_agg(factor || '=' || value, chr(31) ORDER BY factor) AS cond_key,
-           map(list(factor ORDER BY factor), list(value ORDER BY factor)) AS cond
-    FROM run_factors
-    WHERE run_id IN (SELECT run_id FROM tagged) AND factor NOT IN (SELECT unnest(?::VARCHAR[]))
-    GROUP BY run_id
-), cells AS (
-    SELECT t.year, t.sv, v.origin, coalesce(c.cond_key, '') AS cond_key, any_value(c.cond) AS cond,
-           median(v.value) AS med, list(v.run_id ORDER BY v.run_id) AS runs
-    FROM vals v JOIN tagged t ON t.run_id = v.run_id LEFT JOIN conds c ON c.run_id = v.run_id
-    GROUP BY ALL
-)
-SELECT sv, origin, year, med, runs, cond FROM cells
-QUALIFY row_number() OVER (PARTITION BY sv, origin, year ORDER BY med DESC, runs[1], cond_key) = 1
-ORDER BY sv, origin, year
-"""
-
-
 def compute_trends(store: Store, reports: list[Report], computed: list[ComputedReport], specs: list[dict]) -> Trends:
-    """The same metric across fiscal years, measured and transcribed runs together.
+    """The cross-year view: report/trends.py (comparable runs only, machine, run length and origin per point)."""
+    from kansoku.report.trends import compute_trends as compute
 
-    A run's fiscal year: its ``fiscal_year`` factor; else its ``report`` factor (a report id); else the
-    fiscal year of every report whose tables and figures use it. The series factor (e.g. version) comes from
-    the run's factors; for ``version`` a run without that factor uses the PostgreSQL version it captured.
-    A condition is a set of runs sharing every factor but rep (and the bookkeeping factors fiscal_year,
-    report, published_table, campaign); its value is the median over its runs. A point is the peak: per
-    (year, series, origin) the highest median over all its conditions (e.g. the best client count).
-    Medians and peaks are taken in SQL (TREND_POINTS_SQL); Python only says which year and series a run has.
-    """
-    fy_of_report = {r.id: r.fiscal_year for r in reports}
-    years_of_run: dict[str, set[int]] = {}
-    for rep in computed:
-        for run_id in rep.runs:
-            years_of_run.setdefault(run_id, set()).add(rep.fiscal_year)
-    out = Trends(title=words.both("trends_page_title"))
-    for n, spec in enumerate(specs, start=1):
-        sid = str(spec.get("id", f"trend-{n}"))
-        metric = spec["metric"]
-        where_src = Path("config.toml")
-        title = text(spec.get("title"), f"[[params.trends]] {sid} title", where_src) or Text(sid, sid)
-        item = Item(kind="figure", id=sid, number=str(n), caption=title, spec_file=where_src,
-                    chapter_id="trends", metrics=[metric], where=dict(spec.get("where", {})),
-                    options=dict(spec.get("options", {})))
-        params: list[Any] = [metric]
-        try:
-            cond = analysis.where_sql(item, store, params)
-        except KansokuError:
-            cond = None
-        rows = [] if cond is None else store.query(
-            f"SELECT m.run_id, r.run_toml::VARCHAR FROM run_metrics m "
-            f"JOIN runs r ON r.run_id = m.run_id AND r.status = 'ok' "
-            f"WHERE m.metric = ? AND m.value IS NOT NULL AND NOT isnan(m.value) AND {cond}", params)
-        facs: dict[str, dict[str, str]] = {}
-        if rows:
-            for run_id, f, v in store.query(
-                    "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-                    [[r[0] for r in rows]]):
-                facs.setdefault(run_id, {})[f] = v
-        series_f = spec.get("series")
-        tag_runs: list[str] = []
-        tag_years: list[int] = []
-        tag_series: list[str] = []
-        for run_id, rt in rows:  # each run's fiscal year(s) and series value
-            fs = facs.get(run_id, {})
-            if fs.get("fiscal_year", "").isdigit():
-                years = {int(fs["fiscal_year"])}
-            elif fs.get("report") in fy_of_report:
-                years = {fy_of_report[fs["report"]]}
-            else:
-                years = years_of_run.get(run_id, set())
-            sv = fs.get(series_f) if series_f else ""
-            if sv is None and series_f == "version":
-                sv = _pg_major(json.loads(rt) if rt else {})
-            if sv is None:
-                continue
-            for y in sorted(years):
-                tag_runs.append(run_id)
-                tag_years.append(y)
-                tag_series.append(sv)
-        ignored = list(TREND_IGNORED_FACTORS) + ([series_f] if series_f else [])
-        points: dict[tuple, tuple[int, float, list[str], dict]] = {}  # (series, origin, year) -> the peak
-        if tag_runs:
-            for sv, origin, y, med, runs, cond_map in store.query(
-                    TREND_POINTS_SQL, [tag_runs, tag_years, tag_series, metric, ignored]):
-                points[(sv, origin, y)] = (y, med, list(runs), dict(cond_map or {}))
-        all_runs = sorted({r for p in points.values() for r in p[2]})
-        series_vals = sorted({k[:2] for k in points}, key=lambda s: (analysis.factor_sort_key(None, "v")(s[0]), s[1]))
-        series = []
-        for sv, origin in series_vals:
-            pts = sorted(p for k, p in points.items() if k[:2] == (sv, origin))
-            series.append({"value": sv, "origin": origin, "x": [p[0] for p in pts], "y": [p[1] for p in pts],
-                           "hover": [", ".join([f"{f}={p[3][f]}" for f in TREND_HOVER_FACTORS if f in p[3]]
-                                               + [f"n={len(p[2])}"]) for p in pts]})
-        y_title = text(spec.get("y_title"), "y_title", where_src) if spec.get("y_title") else None
-        chart = ChartData("trend", dict(item.options), {
-            "series": series, "years": sorted({p[0] for p in points.values()})}, {lang: {
-                "names": [f"{s['value']}{words.t(lang, 'trend_transcribed_suffix') if s['origin'] == 'transcribed' else ''}"
-                          for s in series],
-                "x_title": words.t(lang, "trend_axis_fiscal_year"),
-                "y_title": y_title.get(lang) if y_title else analysis.metric_label(metric, lang)} for lang in LANGS})
-        figs = {lang: charts.draw(chart, lang) for lang in LANGS}
-        labels = SimpleNamespace(factor_names={}, factor_labels={}, factor_order={})
-        out.figures.append(Figure(
-            id=sid, number=f"T.{n}", chart="line", label=words.both("figure_label", f"T.{n}"),
-            caption=title.as_dict(), footnote=None, figure=figs, runs=all_runs, points=len(points),
-            provenance=item_provenance(store, labels, all_runs, set()), chart_data=chart))
-    return out
+    return compute(store, reports, computed, specs)
 
 
 # -- every report of a site ------------------------------------------------------------------------------

@@ -66,6 +66,8 @@ class Cell:
     spread: Words | None = None                   # the runs' range as printed, "677.30–894.10 (n = 3)"
     verdict: dict[str, Any] | None = None         # compare cells: the noise-aware verdict (analysis/noise.py):
                                                   # kind, p, lo/hi (interval of the ratio), n [value, baseline]
+    range: str | None = None                      # the runs' min–max printed under the value (spec
+                                                  # `spread = "range"`), "677.30–894.10"
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"t": _words_json(self.text), "k": self.kind}
@@ -85,6 +87,8 @@ class Cell:
             d["spread"] = _words_json(self.spread)
         if self.verdict is not None:
             d["verdict"] = self.verdict
+        if self.range is not None:
+            d["rg"] = self.range
         return d
 
 
@@ -187,6 +191,7 @@ class Table:
     row_group_name: Words | None = None  # the name of the grouping factor (a CSV column)
     notes: list[CellNote] = field(default_factory=list)  # cell notes, in the order of their marks
     method: Words | None = None        # how its comparisons' verdicts were decided (tables with verdicts)
+    print_spread: bool = False         # spec `spread = "range"`: each aggregate's range printed under it
 
     @property
     def transcribed(self) -> bool:
@@ -208,6 +213,8 @@ class Table:
             d["notes"] = [n.to_json() for n in self.notes]
         if self.method is not None:
             d["method"] = self.method
+        if self.print_spread:
+            d["print_spread"] = True
         return d
 
     def csv_rows(self, lang: str) -> list[list[str]]:
@@ -258,6 +265,8 @@ class Figure:
     provenance: Provenance = field(default_factory=Provenance)
     chart_data: ChartData | None = None  # what the figure draws (render.charts builds ``figure`` from it)
     points: int | None = None          # cross-year figures: number of points
+    trend: dict[str, Any] | None = None  # cross-year figures: what was compared, the table under the chart
+                                         # (columns, rows per language), years without data and why
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -266,6 +275,8 @@ class Figure:
         }
         if self.points is not None:
             d["points"] = self.points
+            if self.trend is not None:
+                d["trend"] = self.trend
         else:
             d["transcribed"] = self.transcribed
             d["citations"] = self.citations
@@ -395,6 +406,18 @@ class CommandBlock:
 
 
 @dataclass
+class MethodNote:
+    """One section of the generated methods page (aggregation, spread, verdicts, runs, steady state)."""
+
+    id: str                            # aggregate | spread | verdict | interval | runs | steady
+    title: Words
+    text: Words
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "text": self.text}
+
+
+@dataclass
 class Chapter:
     id: str                                                   # the spec's chapter id (file stem of its prose)
     number: int
@@ -436,6 +459,10 @@ class ComputedReport:
     content_dir: Path | None = None    # where the prose of this report lives
     site_url: str | None = None        # the web edition's address (spec `[report] site_url`), printed in the PDF
     pdf: dict[str, str] = field(default_factory=dict)  # language -> site URL of the PDF built with the site
+    transcribed: Words | None = None   # the footer of a report with transcribed numbers: the original
+                                       # reports they come from (title, year)
+    methods: list[MethodNote] = field(default_factory=list)  # the methods page: how values were aggregated
+                                                             # and comparisons decided (report/methods.py)
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         return next((c for c in self.chapters if c.id == chapter_id), None)
@@ -463,6 +490,7 @@ class ComputedReport:
             "publish_raw": self.publish_raw, "chapters": [c.to_json() for c in self.chapters],
             "runs": {k: r.to_json() for k, r in self.runs.items()}, "pages": self.pages_json(),
             "environment": self.environment.to_json(), "site_url": self.site_url, "pdf": self.pdf,
+            "methods": [m.to_json() for m in self.methods], "transcribed": self.transcribed,
         }
 
 

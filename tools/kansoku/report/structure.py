@@ -15,7 +15,8 @@ a language is decided here too (``fallback``), so both outputs agree:
   (site only) lists every run and raw file; an introduction or closing without
   prose is left out rather than shown empty.
 
-Weights: introduction 0, chapter N -> N, closing 900, authors 910, appendix
+Weights: introduction 0, chapter N -> N, closing 900, authors 910, methods 940
+(generated for a report with comparisons: how values are aggregated and verdicts decided), appendix
 950, sources 990; other prose pages keep their front-matter weight.
 
 Front matter is read as Hugo reads it (YAML with PyYAML, TOML with tomllib, JSON),
@@ -45,15 +46,15 @@ FRONT_MATTER = re.compile(r"\A(?P<delim>---|\+\+\+)[ \t]*\r?\n(?P<block>.*?\r?\n
 
 # titles of the pages a report has without prose of its own (words: i18n page_title_<kind>)
 DEFAULT_TITLES = {kind: words.both(f"page_title_{kind}")
-                  for kind in ("introduction", "closing", "authors", "appendix", "sources")}
-WEIGHTS = {"introduction": 0, "closing": 900, "authors": 910, "appendix": 950, "sources": 990}
+                  for kind in ("introduction", "closing", "authors", "methods", "appendix", "sources")}
+WEIGHTS = {"introduction": 0, "closing": 900, "authors": 910, "methods": 940, "appendix": 950, "sources": 990}
 SITE_ONLY = {"sources"}
 
 
 @dataclass
 class Page:
     id: str                          # file stem: 'introduction', a chapter id, 'closing', ...
-    kind: str                        # introduction | chapter | closing | authors | appendix | sources | page
+    kind: str                        # introduction | chapter | closing | authors | methods | appendix | sources | page
     weight: int
     title: dict[str, str]
     files: dict[str, Path | None]    # prose file per language, None when missing
@@ -83,6 +84,8 @@ class Page:
             return "{{< authors >}}\n"
         if self.kind == "appendix":
             return "{{< environment >}}\n"
+        if self.kind == "methods":
+            return "{{< methods >}}\n"
         return ""
 
 
@@ -189,6 +192,9 @@ def report_pages(report: Report, content_root: Path = Path("content/reports"), *
     add("closing", "closing", WEIGHTS["closing"], DEFAULT_TITLES["closing"], always=False)
     add("authors", "authors", WEIGHTS["authors"], DEFAULT_TITLES["authors"],
         always=bool(report.raw.get("report", {}).get("author")))
+    # how values were aggregated and comparisons decided: generated for every report with a comparison
+    add("methods", "methods", WEIGHTS["methods"], DEFAULT_TITLES["methods"],
+        always=any(it.kind == "table" and it.baseline is not None for ch in report.chapters for it in ch.items))
     add("appendix", "appendix", WEIGHTS["appendix"], DEFAULT_TITLES["appendix"], always=True)
     if site:
         add("sources", "sources", WEIGHTS["sources"], DEFAULT_TITLES["sources"], always=True)

@@ -181,6 +181,10 @@ TABLE = {  # tables only
         "note": {"$ref": "#/$defs/text"}, "mark": {"type": "string"}},
         "required": ["note"], "additionalProperties": False}}),
         "notes on cells: `[{ row, column, metric, group, note = { ja, en }, mark = \"*1\" }]` (see below)"),
+    "spread": key(one_of("none", "range"),
+                  "`\"range\"`: print each aggregated value's range over its runs under it (`842.61` "
+                  "`[677.30–894.10]`) in the PDF and on the site; `\"none\"` (default): the range only on hover "
+                  "(site) and in the CSV"),
 }
 
 FIGURE = {  # figures only
