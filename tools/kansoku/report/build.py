@@ -21,6 +21,7 @@ from kansoku.errors import KansokuError
 from kansoku.render import charts
 from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, Provenance,
                                   ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Trends)
+from kansoku.report.comparisons import compute_comparison
 from kansoku.report.structure import report_pages
 from kansoku.spec.model import LANGS, Item, Report, Text, text
 from kansoku.store.db import Store
@@ -59,6 +60,9 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
                 out.figures[it.id] = f
                 run_ids.update(f.runs)
         chapters.append(out)
+    compares = [compute_comparison(store, report, spec) for spec in report.compares]
+    for c in compares:
+        run_ids.update(c.runs)
     rep = report.raw.get("report", {})
     pages = report_pages(report, content_root)
     pdf_pages = report_pages(report, content_root, site=False)
@@ -72,7 +76,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
         runs=runs_provenance(store, sorted(run_ids)), environment=environment(store, sorted(run_ids)),
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
-        site_url=rep.get("site_url"),
+        site_url=rep.get("site_url"), compares=compares,
     )
 
 
