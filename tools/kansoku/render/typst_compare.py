@@ -1,8 +1,9 @@
 """A ``[[compare]]`` in the PDF: the site's comparison table (``{{< compare "id" >}}``) as a typst table.
 
 The same rows, words, verdict symbols and fills as the site and as the tables' comparison columns
-(``render/typst.py`` VERDICT_MARKS / VERDICT_FILLS); the run links of the site are left out (a PDF
-names its runs on the site's sources page, whose address the PDF prints).
+(``render/typst.py`` VERDICT_MARKS / VERDICT_FILLS, explained under the table); the site's verdict-in-words
+column and its run links are left out to fit the page width (a PDF names its runs on the site's sources
+page, whose address the PDF prints).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ def compare_table(c: Comparison, lang: str) -> str:
     header = [{"colspan": 1, "rowspan": 1, "text": t} for t in
               [ui("compare_metric")] + [pick(f, L) for f in c.factors]
               + [f"A: {ui('compare_spread_header')}", f"B: {ui('compare_spread_header')}", ui("compare_change"),
-                 ui("compare_interval_header"), ui("compare_verdict")]]
+                 ui("compare_interval_header")]]
     rows = []
     for r in c.rows:
         change = {"text": pick(r.change, L).replace(" ", "\u00a0"), "marks": [], "notes": [],
@@ -29,8 +30,7 @@ def compare_table(c: Comparison, lang: str) -> str:
         cells = [pick(r.metric_label, L)] + [pick(v, L) for v in r.values] + [
             pick(r.a.text, L).replace(" ", "\u00a0"), pick(r.b.text, L).replace(" ", "\u00a0")]
         rows.append([{"text": t, "marks": [], "fill": None, "notes": []} for t in cells] + [
-            change, {"text": pick(r.interval, L), "marks": [], "fill": None, "notes": []},
-            {"text": pick(r.verdict_text, L), "marks": [], "fill": None, "notes": []}])
+            change, {"text": pick(r.interval, L), "marks": [], "fill": None, "notes": []}])
     notes = []
     if c.common:
         notes.append({"mark": "", "text": ui("common_factors") + ": " + ", ".join(
@@ -49,5 +49,5 @@ def compare_table(c: Comparison, lang: str) -> str:
         notes.insert(0, {"mark": "", "text": ui("compare_none")})
     return TEMPLATES.get_template("table.typ.j2").render(
         label="", caption=caption, size="8pt" if n <= 9 else "7pt", breakable="true", columns=n,
-        aligns=", ".join(["left"] * (1 + len(c.factors)) + ["right"] * 4 + ["left"]),
+        aligns=", ".join(["left"] * (1 + len(c.factors)) + ["right"] * 4),
         header=header, rows=rows, notes=notes, groups={})
