@@ -85,7 +85,8 @@ def compute_comparison(store: Store, report: Report, spec: CompareSpec) -> Compa
     # the where factors are not conditions (the selections name them) but every row shares them too
     shared = [(f, vals[0]) for f, vals in spec.where.items() if len(vals) == 1]
     shared += sorted(common, key=lambda kv: (kv[0] not in report.factor_names, kv[0]))
-    method_note = _both(lambda lang: noise.method_note(lang, method) + " " + words.t(
+    # the second sentence brings its own separator (a space in English, none after a Japanese full stop)
+    method_note = _both(lambda lang: noise.method_note(lang, method) + words.t(
         lang, "compare_interval_method", level=f"{method.level * 100:g}", resamples=method.resamples))
     runs = sorted({r for row in rows for r in row.a.runs + row.b.runs})
     return Comparison(
