@@ -93,6 +93,7 @@ root = "runs"
 seed = 1
 order = "random"
 settle_s = 0.5
+pg_stat_interval_s = 0.5
 repetitions = 1
 
 [factors]
@@ -182,6 +183,10 @@ def test_campaign_ingest_build(server, tmp_path, tool):
         assert csv_lines[0] == "name,setting,unit,source"
         assert any(line.startswith("shared_buffers,4096,8kB,configuration file") for line in csv_lines)
         assert meta["versions"]["pgbench"].startswith("pgbench (PostgreSQL)")
+        # the checkpointer's counters every 0.5 s during the benchmark (collect/pg_stat_series.py)
+        series = (run_dir / "pg_stat_bgwriter.series.csv").read_text().splitlines()
+        assert series[0].startswith("snapshot_at,checkpoints_timed,checkpoints_req")
+        assert len(series) - 1 == meta["commands"]["pg_stat_series_snapshots"] >= 1
         assert meta["campaign"]["total"] == 2
         assert "tps = " in (run_dir / "pgbench.log").read_text()
         assert (run_dir / "sa.bin").stat().st_size > 0

@@ -114,5 +114,6 @@ def test_example_campaign_checksums(tmp_path):
     doc = json.loads(p.stdout)
     cells = {(c["condition"]["workload"], c["condition"]["clients"]): c for c in doc["comparisons"]
              if c["condition"].get("study") == "scaleup"}
-    assert len(cells) == 8 and all(c["baseline"]["n"] == 5 and c["candidate"]["n"] == 5 for c in cells.values())
+    # as many runs a side as the campaign repeated each condition (not hard-coded: the example is re-measured)
+    assert len(cells) == 8 and all(c["baseline"]["n"] == c["candidate"]["n"] >= 3 for c in cells.values())
     assert all(c["verdict"] in ("better", "worse", "within_noise") for c in cells.values())

@@ -167,14 +167,15 @@ def test_report_reading_order_cover_toc_and_prev_next(site):
     cover = read(site / "ja/reports/example/index.html")
     for text_ in ("改訂履歴", "ライセンス", "CC BY 4.0", "2026 年度", "kansoku プロジェクト", "新規作成"):
         assert text_ in cover
-    order = ["introduction", "scaleup", "syscalls", "disk", "closing", "authors", "methods", "appendix", "sources"]
-    toc = re.findall(r'href="\.\./\.\./\.\./ja/reports/example/([a-z]+)/"', cover)
+    order = ["introduction", "scaleup", "syscalls", "disk", "compare-checksums", "closing", "authors", "methods",
+             "appendix", "sources"]
+    toc = re.findall(r'href="\.\./\.\./\.\./ja/reports/example/([a-z-]+)/"', cover)
     assert [t for t in dict.fromkeys(toc)] == order
     for i, pid in enumerate(order):
         page = read(site / f"en/reports/example/{pid}/index.html")
         assert 'class="report-toc"' in page and 'aria-current="page"' in page
-        nxt = re.search(r'<a class="next" rel="next" href="[./]*en/reports/example/([a-z]+)/"', page)
-        prv = re.search(r'<a class="prev" rel="prev" href="[./]*en/reports/example/(?:([a-z]+)/)?"', page)
+        nxt = re.search(r'<a class="next" rel="next" href="[./]*en/reports/example/([a-z-]+)/"', page)
+        prv = re.search(r'<a class="prev" rel="prev" href="[./]*en/reports/example/(?:([a-z-]+)/)?"', page)
         assert (nxt.group(1) if nxt else None) == (order[i + 1] if i + 1 < len(order) else None)
         assert prv.group(1) == (order[i - 1] if i else None)
 

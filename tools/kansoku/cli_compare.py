@@ -10,10 +10,8 @@ import argparse
 import dataclasses
 import csv
 import json
-import math
 import sys
 from pathlib import Path
-from typing import Any
 
 from kansoku.errors import KansokuError
 
@@ -23,52 +21,22 @@ VERDICT_TEXT = {"better": "better", "worse": "WORSE", "within_noise": "within no
                 "higher": "higher", "lower": "lower"}
 
 
-def _num(v: float | None) -> str:
-    if v is None or not math.isfinite(v):
-        return "—"
-    if abs(v) >= 100:
-        return f"{v:,.1f}"
-    return f"{v:.4g}"
-
-
 def _pct(r: float | None) -> str:
     return "—" if r is None else f"{(r - 1) * 100:+.1f} %"
 
 
-def _cond(c, common: frozenset = frozenset()) -> str:
-    return " ".join(f"{k}={v}" for k, v in c.condition if (k, v) not in common) or "(all)"
-
-
-def _common(result) -> frozenset:
-    """Factor values shared by every compared condition: said once above the table, not on every row."""
-    conds = [set(c.condition) for c in result.comparisons]
-    return frozenset(set.intersection(*conds)) if len(conds) > 1 else frozenset()
-
-
 def _spread(s) -> str:
-    return f"{_num(s.median)} [{_num(s.minimum)}–{_num(s.maximum)}] n={s.n}"
+    from kansoku.analysis.compare import num_text
 
-
-def _records(result) -> list[dict[str, Any]]:
-    out = []
-    for c in result.comparisons:
-        v = c.verdict
-        out.append({
-            "metric": c.metric, "unit": c.unit, "condition": dict(c.condition),
-            "baseline": {"median": c.baseline.median, "min": c.baseline.minimum, "max": c.baseline.maximum,
-                         "n": c.baseline.n, "values": list(c.baseline.values), "runs": list(c.baseline_runs)},
-            "candidate": {"median": c.candidate.median, "min": c.candidate.minimum, "max": c.candidate.maximum,
-                          "n": c.candidate.n, "values": list(c.candidate.values), "runs": list(c.candidate_runs)},
-            "ratio": v.ratio, "ratio_interval": [v.ratio_low, v.ratio_high], "p_value": v.p_value,
-            "verdict": c.label, "direction": c.direction, "transcribed": c.transcribed,
-        })
-    return out
+    return f"{num_text(s.median)} [{num_text(s.minimum)}–{num_text(s.maximum)}] n={s.n}"
 
 
 def _print_table(result, a_label: str, b_label: str, out) -> None:
+    from kansoku.analysis.compare import common_condition, condition_text
+
     m = result.method
     print(f"A (baseline) = {a_label}   B = {b_label}", file=out)
-    common = _common(result)
+    common = common_condition(result)
     if common:
         print("every condition: " + " ".join(f"{k}={v}" for k, v in sorted(common)), file=out)
     print(f"verdict: exact two-sided rank-sum test at alpha {m.alpha:g} and a change of at least "
@@ -79,7 +47,7 @@ def _print_table(result, a_label: str, b_label: str, out) -> None:
     for c in result.comparisons:
         v = c.verdict
         interval = "" if v.ratio_low is None else f"{_pct(v.ratio_low)} … {_pct(v.ratio_high)}"
-        rows.append([c.metric + (f" ({c.unit})" if c.unit else ""), _cond(c, common), _spread(c.baseline),
+        rows.append([c.metric + (f" ({c.unit})" if c.unit else ""), condition_text(c, common), _spread(c.baseline),
                      _spread(c.candidate), _pct(v.ratio), interval,
                      VERDICT_TEXT[c.label] + (" (transcribed)" if c.transcribed else "")])
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
@@ -102,7 +70,6 @@ def compare_main(argv: list[str] | None = None) -> int:
     from kansoku.analysis import noise
     from kansoku.cli import EPILOG, REPO, _err, _prepare_command
     from kansoku.store.db import DEFAULT_DB, open_store
-    from kansoku.store.selection import factor_values, metric_values
 
     ap = argparse.ArgumentParser(
         prog="tools/compare",
@@ -133,48 +100,28 @@ def compare_main(argv: list[str] | None = None) -> int:
         if not 0 < args.alpha < 1 or args.min_effect < 0:
             raise cmp.SelectionError("--alpha must be between 0 and 1 and --min-effect not negative")
         method = noise.Method(alpha=args.alpha, min_effect=args.min_effect / 100)
-        store_a = open_store(args.db, read_only=True)
-        store_b = open_store(args.db_b, read_only=True) if args.db_b else store_a
-        try:
-            problems = []
-            for sel, st, label in ((sel_a, store_a, "A"), (sel_b, store_b, "B")):
-                try:
-                    cmp.check_selection(sel, factor_values(st), label)
-                except cmp.SelectionError as exc:
-                    problems.append(str(exc))
-            if problems:
-                raise cmp.SelectionError("; ".join(problems))
-            values_a = metric_values(store_a, sel_a, args.metric)
-            values_b = metric_values(store_b, sel_b, args.metric)
-        finally:
-            store_a.close()
-            if store_b is not store_a:
-                store_b.close()
         if args.a == args.b and not args.db_b:
             raise cmp.SelectionError("A and B select the same runs")
-        result = cmp.compare(values_a, values_b, set(sel_a) | set(sel_b), method)
+        store_a = open_store(args.db, read_only=True)
+        store_b = open_store(args.db_b, read_only=True) if args.db_b else None
+        try:
+            result = cmp.select_and_compare(store_a, sel_a, sel_b, args.metric, method, store_b)
+        finally:
+            store_a.close()
+            if store_b is not None:
+                store_b.close()
     except KansokuError as exc:
         _err(str(exc))
         return exc.exit_code
     out = sys.stdout
     if args.json:
         json.dump({"a": args.a, "b": args.b, "method": dataclasses.asdict(method),
-                   "comparisons": _records(result), "not_compared": {"a": result.only_baseline,
+                   "comparisons": cmp.records(result), "not_compared": {"a": result.only_baseline,
                                                                      "b": result.only_candidate}},
                   out, ensure_ascii=False, indent=1, default=float)
         print(file=out)
     elif args.csv:
-        w = csv.writer(out)
-        w.writerow(["metric", "unit", "condition", "a_median", "a_min", "a_max", "a_n", "b_median", "b_min",
-                    "b_max", "b_n", "ratio", "ratio_low", "ratio_high", "p_value", "verdict"])
-        for c in result.comparisons:
-            v = c.verdict
-            w.writerow([c.metric, c.unit or "", _cond(c), repr(c.baseline.median), repr(c.baseline.minimum),
-                        repr(c.baseline.maximum), c.baseline.n, repr(c.candidate.median),
-                        repr(c.candidate.minimum), repr(c.candidate.maximum), c.candidate.n,
-                        "" if v.ratio is None else repr(v.ratio), "" if v.ratio_low is None else repr(v.ratio_low),
-                        "" if v.ratio_high is None else repr(v.ratio_high),
-                        "" if v.p_value is None else repr(v.p_value), c.label])
+        csv.writer(out).writerows(cmp.csv_rows(result))
     else:
         if not result.comparisons:
             print("no metric and condition is present in both selections", file=out)
@@ -184,6 +131,6 @@ def compare_main(argv: list[str] | None = None) -> int:
         bad = result.regressions(args.fail_above)
         if bad:
             print(f"{len(bad)} regression(s) beyond noise of at least {args.fail_above:g} %: "
-                  + "; ".join(f"{c.metric} {_cond(c)} {_pct(c.verdict.ratio)}" for c in bad[:5]), file=sys.stderr)
+                  + "; ".join(f"{c.metric} {cmp.condition_text(c)} {_pct(c.verdict.ratio)}" for c in bad[:5]), file=sys.stderr)
             return EXIT_REGRESSION
     return 0

@@ -15,7 +15,7 @@ import difflib
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from kansoku import parsers
 from kansoku.analysis import noise
@@ -139,3 +139,93 @@ def compare(baseline: Iterable[RunValue], candidate: Iterable[RunValue], selecti
     factors = sorted({k for c in comps for k, _ in c.condition})
     return CompareResult(comps, method, factors,
                          only_baseline=len(set(a) - set(b)), only_candidate=len(set(b) - set(a)))
+
+
+# -- one computation, several outputs ------------------------------------------------------------------
+# tools/compare (terminal, --json, --csv) and the compare page of a report (report/build.py) both call
+# select_and_compare and write records / csv_rows, so that the terminal and the site cannot disagree.
+
+def select_and_compare(store_a, sel_a: dict[str, list[str]], sel_b: dict[str, list[str]],
+                       metrics: list[str] | None = None, method: noise.Method | None = None,
+                       store_b=None) -> CompareResult:
+    """Selections A (baseline) and B, each read from its store (B from ``store_a`` unless ``store_b``),
+    compared condition by condition. A selection naming an unknown factor or value is a SelectionError."""
+    from kansoku.store.selection import factor_values, metric_values
+
+    store_b = store_b if store_b is not None else store_a
+    problems = []
+    for sel, st, label in ((sel_a, store_a, "A"), (sel_b, store_b, "B")):
+        try:
+            check_selection(sel, factor_values(st), label)
+        except SelectionError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise SelectionError("; ".join(problems))
+    values_a = metric_values(store_a, sel_a, metrics)
+    values_b = metric_values(store_b, sel_b, metrics)
+    return compare(values_a, values_b, set(sel_a) | set(sel_b), method)
+
+
+def num_text(v: float | None) -> str:
+    """A median or a bound as the terminal and the compare page print it: thousands separators and one
+    decimal from 100 up, four significant digits below."""
+    if v is None or not math.isfinite(v):
+        return "—"
+    if abs(v) >= 100:
+        return f"{v:,.1f}"
+    return f"{v:.4g}"
+
+
+def change_pct(ratio: float | None) -> float | None:
+    """B / A as a change in percent (+5.0 for a ratio of 1.05)."""
+    return None if ratio is None else (ratio - 1) * 100
+
+
+def condition_text(c: Comparison, common: frozenset = frozenset()) -> str:
+    """``clients=8 workload=read``: the condition's factors but those shared by every row."""
+    return " ".join(f"{k}={v}" for k, v in c.condition if (k, v) not in common) or "(all)"
+
+
+def common_condition(result: CompareResult) -> frozenset:
+    """Factor values shared by every compared condition: said once above the table, not on every row."""
+    conds = [set(c.condition) for c in result.comparisons]
+    return frozenset(set.intersection(*conds)) if len(conds) > 1 else frozenset()
+
+
+def _side(s: noise.Spread, runs: tuple[str, ...]) -> dict[str, Any]:
+    return {"median": s.median, "min": s.minimum, "max": s.maximum, "n": s.n, "values": list(s.values),
+            "runs": list(runs)}
+
+
+def record(c: Comparison) -> dict[str, Any]:
+    """One comparison as ``tools/compare --json`` prints it (and as the compare page carries it)."""
+    v = c.verdict
+    return {
+        "metric": c.metric, "unit": c.unit, "condition": dict(c.condition),
+        "baseline": _side(c.baseline, c.baseline_runs), "candidate": _side(c.candidate, c.candidate_runs),
+        "ratio": v.ratio, "ratio_interval": [v.ratio_low, v.ratio_high], "p_value": v.p_value,
+        "verdict": c.label, "direction": c.direction, "transcribed": c.transcribed,
+    }
+
+
+def records(result: CompareResult) -> list[dict[str, Any]]:
+    return [record(c) for c in result.comparisons]
+
+
+CSV_HEADER = ["metric", "unit", "condition", "a_median", "a_min", "a_max", "a_n", "b_median", "b_min", "b_max",
+              "b_n", "ratio", "ratio_low", "ratio_high", "p_value", "verdict"]
+
+
+def csv_rows(result: CompareResult) -> list[list[str]]:
+    """``tools/compare --csv`` (header first): numbers as Python writes them back exactly (repr)."""
+    def r(x: float | None) -> str:
+        return "" if x is None else repr(x)
+
+    out = [list(CSV_HEADER)]
+    for c in result.comparisons:
+        v = c.verdict
+        out.append([c.metric, c.unit or "", condition_text(c), r(c.baseline.median), r(c.baseline.minimum),
+                    r(c.baseline.maximum), str(c.baseline.n), r(c.candidate.median), r(c.candidate.minimum),
+                    r(c.candidate.maximum), str(c.candidate.n), r(v.ratio), r(v.ratio_low), r(v.ratio_high),
+                    r(v.p_value), c.label])
+    return out

@@ -47,7 +47,8 @@ class Event:
     """A mark on a run's time axis (seconds since the run's start, the per-second charts' x axis).
 
     ``event``: run_start, run_end, steady_start (end of warm-up), steady_end (start of ramp-down),
-    stall, checkpoint, restartpoint. Spans (stall, checkpoint) have ``until_s``."""
+    stall, checkpoint, restartpoint, checkpoint_stat (counted by pg_stat_bgwriter / pg_stat_checkpointer
+    between two snapshots). Spans (stall, checkpoint, checkpoint_stat) have ``until_s``."""
 
     run_id: str
     event: str
@@ -69,6 +70,14 @@ class Event:
             if self.until_s is not None:
                 details.append(f"{self.until_s - self.at_s:.1f} s")
             return f"{text} ({', '.join(details)})" if details else text
+        if self.event == "checkpoint_stat":  # counted between two snapshots: said so, never a time it does not know
+            details = [words.t(lang, "event_between_snapshots", start=f"{self.at_s:.1f}",
+                               end=f"{(self.until_s if self.until_s is not None else self.at_s):.1f}")]
+            if self.reason:
+                details.append(", ".join(words.t(lang, f"event_reason_{r.strip()}") for r in self.reason.split(",")))
+            if self.value is not None:
+                details.append(words.t(lang, "event_checkpoints_counted", int(self.value)))
+            return f"{text}: {'; '.join(details)}"
         if self.event == "stall" and self.value is not None:
             return f"{text} ({words.t(lang, 'event_stall_min_tps', f'{self.value:.0f}')})"
         return text

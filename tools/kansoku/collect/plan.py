@@ -9,6 +9,7 @@ A plan is a TOML file (``tools/collect --plan PLAN.toml``; see data/runs/example
                                # inside each group (so setups below run once per group, not per run)
     repetitions = 3            # adds the factor rep = 1..N after the factors below
     settle_s = 1               # monitors run this long before and after each benchmark
+    pg_stat_interval_s = 5     # with conninfo: checkpoint counters every this many seconds (0: none)
     monitors = true            # sar, iostat, vmstat
 
     [factors]                  # the directory order is this order: study=.../workload=.../clients=...
@@ -72,7 +73,7 @@ from typing import Any
 from kansoku.collect.run import EXIT_INTERRUPTED, KEY, default_signals, CollectError, RunRequest, collect_run, run_path, run_state
 from kansoku.ingest.runs import canon
 
-TOP_KEYS = {"root", "seed", "order", "group_by", "repetitions", "rep_factor", "settle_s", "monitors",
+TOP_KEYS = {"root", "seed", "order", "group_by", "repetitions", "rep_factor", "settle_s", "pg_stat_interval_s", "monitors",
             "factors", "run", "vars", "when", "setup", "description"}
 RUN_KEYS = {"command", "output", "conninfo", "strace_pidfile", "strace_pid", "note", "server_log"}
 SETUP_KEYS = {"on", "match", "command", "log"}
@@ -104,6 +105,7 @@ class Plan:
     setups: list[Setup]
     settle_s: float = 1.0
     monitors: bool = True
+    pg_stat_interval_s: float = 5.0
 
 
 @dataclass
@@ -192,7 +194,15 @@ def load_plan(path: Path) -> Plan:
     plan_dir = path.resolve().parent
     return Plan(path=path.resolve(), root=(plan_dir / d.get("root", ".")).resolve(), seed=seed, order=order,
                 group_by=group_by, factors=factors, run=run, vars=dict(d.get("vars", {})), when=when,
-                setups=setups, settle_s=float(d.get("settle_s", 1.0)), monitors=bool(d.get("monitors", True)))
+                setups=setups, settle_s=float(d.get("settle_s", 1.0)), monitors=bool(d.get("monitors", True)),
+                pg_stat_interval_s=_interval(d.get("pg_stat_interval_s", 5.0), path))
+
+
+def _interval(v: Any, path: Path) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+        raise PlanError(f"{path}: pg_stat_interval_s must be a number of seconds >= 0 (0: no snapshots during "
+                        f"a run), got {v!r}")
+    return float(v)
 
 
 def plan_runs(plan: Plan) -> list[PlannedRun]:
@@ -244,7 +254,7 @@ def request_for(plan: Plan, pr: PlannedRun, total: int, setups: list[str], quiet
         root=plan.root, factors=pr.factors, command=command, output=opt.get("output"),
         conninfo=opt.get("conninfo"), strace_pid=int(opt["strace_pid"]) if "strace_pid" in opt else None,
         strace_pidfile=Path(opt["strace_pidfile"]) if "strace_pidfile" in opt else None,
-        server_log=Path(opt["server_log"]) if "server_log" in opt else None, settle_s=plan.settle_s, monitors=plan.monitors, replace=True, note=opt.get("note"), quiet=quiet,
+        server_log=Path(opt["server_log"]) if "server_log" in opt else None, settle_s=plan.settle_s, pg_stat_interval_s=plan.pg_stat_interval_s, monitors=plan.monitors, replace=True, note=opt.get("note"), quiet=quiet,
         campaign={"plan": str(plan.path), "seed": plan.seed, "order": plan.order, "position": pr.position,
                   "total": total, "setup": setups})
 

@@ -22,6 +22,10 @@ clients=4/rep=1``, in the order given), and holds:
                     ``SELECT now() AS snapshot_at, *`` from pg_stat_bgwriter, pg_stat_checkpointer (17+),
                     pg_stat_wal (14+) and pg_stat_database (this database), just before and after the
                     benchmark (views the server lacks are listed in [commands] pg_stat_missing)
+``pg_stat_checkpointer.series.csv`` / ``pg_stat_bgwriter.series.csv``  with ``--conninfo``: the same query
+                    every ``--pg-stat-interval`` seconds (default 5; 0: none) while the benchmark runs, one
+                    row per snapshot, so that checkpoints can be placed on the run's time axis
+                    (collect/pg_stat_series.py)
 ``run.toml``        metadata, see below.
 
 The monitors are started (each in its own session, with default signal dispositions, even when
@@ -89,6 +93,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kansoku.collect.pg_stat_series import PgStatSeries
 from kansoku.collect.server_log import ServerLogTail
 from kansoku.ingest.runs import METADATA_KEYS
 
@@ -540,6 +545,7 @@ class RunRequest:
     strace_pid: int | None = None
     strace_pidfile: Path | None = None
     server_log: Path | None = None  # PostgreSQL server log: the part written during the run is kept
+    pg_stat_interval_s: float = 5.0  # with conninfo: checkpoint counters every this many seconds (0: none)
     settle_s: float = 1.0
     monitors: bool = True
     replace: bool = False
@@ -690,8 +696,13 @@ def collect_run(req: RunRequest) -> RunResult:
         _sleep_unless(intr, req.settle_s)
         if req.conninfo and intr.received is None:
             commands["pg_stat_missing"] = snapshot_pg_stat(req.conninfo, run_dir, "before")
+        series = None
+        if req.conninfo and req.pg_stat_interval_s > 0 and intr.received is None and shutil.which("psql"):
+            series = PgStatSeries(req.conninfo, run_dir, req.pg_stat_interval_s, _psql)
         proc = None
         if intr.received is None:
+            if series is not None:
+                series.start()
             try:
                 with open(run_dir / output, "wb") as out:
                     start = _now()
@@ -706,6 +717,8 @@ def collect_run(req: RunRequest) -> RunResult:
                 note = f"the command could not be started: {exc}"
                 exit_code = 127
             end = _now()
+            if series is not None:
+                commands.update(series.stop())
             if req.conninfo and intr.received is None:
                 snapshot_pg_stat(req.conninfo, run_dir, "after")
         if intr.received is None:
@@ -852,6 +865,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--server-log", type=Path, metavar="FILE",
                     help="the PostgreSQL server log: the part written during the run is copied to server.log "
                          "(checkpoints on the TPS charts; log_checkpoints = on)")
+    ap.add_argument("--pg-stat-interval", type=float, default=5.0, metavar="SECONDS",
+                    help="with --conninfo: read the checkpointer's counters (pg_stat_checkpointer, or "
+                         "pg_stat_bgwriter before PostgreSQL 17) every SECONDS during the benchmark, so that "
+                         "checkpoints appear on the TPS charts (default 5; 0: only before and after)")
     ap.add_argument("--settle", type=float, default=1.0, metavar="SECONDS",
                     help="monitors start this long before the benchmark and stop this long after it (default 1)")
     ap.add_argument("--no-monitors", action="store_true", help="do not run sar, iostat, vmstat")
@@ -889,6 +906,8 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
         if not command:
             ap.error("give the benchmark command after --")
+        if args.pg_stat_interval < 0:
+            ap.error("--pg-stat-interval must be 0 (none) or a number of seconds")
         missing = [a[0] for _, a, _ in MONITORS if shutil.which(a[0]) is None] if not args.no_monitors else []
         if args.strace_pid is not None or args.strace_pidfile is not None:
             missing += ["strace"] if shutil.which("strace") is None else []
@@ -899,6 +918,7 @@ def main(argv: list[str] | None = None) -> int:
         req = RunRequest(root=args.root, factors=parse_factors(args.factors), command=command,
                          output=args.output, conninfo=args.conninfo, strace_pid=args.strace_pid,
                          strace_pidfile=args.strace_pidfile, server_log=args.server_log, settle_s=args.settle,
+                         pg_stat_interval_s=args.pg_stat_interval,
                          monitors=not args.no_monitors, replace=args.replace, note=args.note, quiet=args.quiet)
         _log(f"run {req.run_dir}: {shlex.join(command)}", args.quiet)
         res = collect_run(req)

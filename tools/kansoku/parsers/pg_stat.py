@@ -4,8 +4,11 @@
 
 Which view a file holds is told by its header (table ``VIEWS_BY_COLUMNS``). When a snapshot was taken comes
 from a ``snapshot_at`` column (``tools/collect`` selects ``now() AS snapshot_at, *``); a file without it is
-placed by the word ``before``/``after`` in its name, with a warning. Per run, the change between the first
-and the last snapshot of a view is the run's figure (``pg_stat_delta``).
+placed by the word ``before``/``after`` in its name, with a warning. A file may hold several snapshots, one
+row each: ``tools/collect`` writes ``<view>.series.csv`` with the checkpointer's counters every few seconds
+during the run (collect/pg_stat_series.py), from which store/events.sql places checkpoints on the run's time
+axis (``run_stat_checkpoints``). Per run, what each counter rose by from the first to the last snapshot is
+the run's figure (``pg_stat_delta``; a reset in between is counted from zero).
 """
 
 from __future__ import annotations
@@ -46,17 +49,25 @@ VIEWS_BY_COLUMNS = [
 TEXT_COLUMNS = {"snapshot_at", "stats_reset", "datname", "checksum_last_failure", "datid"}
 
 VIEWS = """
--- Per run, view, object and counter: the last snapshot minus the first (the run's own activity).
+-- Per run, view, object and counter: what the counter rose by from the first snapshot to the last (the run's
+-- own activity). Snapshots in order: before, those without a word in their file name (a series taken during
+-- the run), after; by time within each. A counter that went down between two snapshots was reset (stats_reset)
+-- and counts from zero again: that step adds its new value (as a monitoring system's counter increase does).
 CREATE OR REPLACE VIEW pg_stat_delta AS
 WITH o AS (
   SELECT run_id, view, object, counter, value,
          CASE moment WHEN 'before' THEN 0 WHEN 'at' THEN 1 ELSE 2 END AS m_rank, snapshot_at
-  FROM pg_stat_snapshot)
+  FROM pg_stat_snapshot
+), steps AS (
+  SELECT run_id, view, object, counter, value,
+         lag(value) OVER (PARTITION BY run_id, view, object, counter
+                          ORDER BY m_rank, snapshot_at NULLS FIRST, value) AS prev
+  FROM o
+)
 SELECT run_id, view, object, counter,
-       arg_max(value, m_rank * 1e12 + coalesce(epoch(snapshot_at), 0))
-         - arg_min(value, m_rank * 1e12 + coalesce(epoch(snapshot_at), 0)) AS delta,
+       sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END) AS delta,
        count(*) AS snapshots
-FROM o GROUP BY ALL HAVING count(*) >= 2;
+FROM steps GROUP BY ALL HAVING count(*) >= 2;
 """
 
 

@@ -5,7 +5,8 @@ under the generated directory (default data/generated/):
 
 - ``data/reports/<id>.json``  one dict per report (``ComputedReport.to_json``; the PDF reads the same model),
   ``data/trends.json``        the cross-year view;
-- ``static/csv/<id>/<table>.<lang>.csv`` each table's numbers;
+- ``static/csv/<id>/<table>.<lang>.csv`` each table's numbers; ``compare-<cid>.csv`` each ``[[compare]]``'s rows
+  as ``tools/compare --csv`` prints them;
 - ``content/`` pages the prose does not provide: a missing translation (the other language's text with
   a notice), chapters without prose, authors, the environment appendix, the data-sources page, the
   cross-year page (see report/structure.py for the rules);
@@ -36,7 +37,7 @@ from typing import Any
 
 from kansoku import words
 from kansoku.errors import KansokuError, MissingToolError
-from kansoku.report.model import ComputedReport, Table, Trends
+from kansoku.report.model import Comparison, ComputedReport, Table, Trends
 from kansoku.report.structure import parse_front_matter
 from kansoku.render import publish
 from kansoku.render.charts._draw import escape_plotly
@@ -204,6 +205,15 @@ def trend_csv(trend: dict[str, Any], lang: str) -> str:
     return buf.getvalue()
 
 
+def compare_csv(c: Comparison) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    text_columns = {0, 1, 2, len(c.csv[0]) - 1}  # metric, unit, condition, verdict; the rest are numbers
+    for row in c.csv:
+        w.writerow([csv_cell(v, i not in text_columns) for i, v in enumerate(row)])
+    return buf.getvalue()
+
+
 def figure_csv(fig: dict[str, Any]) -> str:
     """A figure's data as a download: one row per point (series, x, y; a pie's label and value), the numbers
     plotted, written as decimals of 12 significant digits (the same bytes from every build)."""
@@ -297,6 +307,9 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
             for lang in LANGS:
                 fig = (f.figure or {}).get(lang) or {}
                 (out_dir / f"figure-{f.id}.{lang}.csv").write_text("\ufeff" + figure_csv(fig), encoding="utf-8")
+        for c in rep.compares:  # a comparison's rows as tools/compare --csv prints them (one file: no words)
+            (static_dir / "csv" / rep.id).mkdir(parents=True, exist_ok=True)
+            (static_dir / "csv" / rep.id / f"{c.page}.csv").write_text("\ufeff" + compare_csv(c), encoding="utf-8")
         for rel, txt in generated_pages(rep).items():
             p = content_dir / rel
             p.parent.mkdir(parents=True, exist_ok=True)

@@ -70,7 +70,7 @@ CJK = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\
 
 # Hugo shortcodes: {{< name args >}} and {{% name args %}}; {{</* ... */>}} is Hugo's escaped (literal) form.
 SHORTCODE = re.compile(r"\{\{(<|%)\s*(/\*.*?\*/|[^>%]*?)\s*(>|%)\}\}", re.S)
-SHORTCODES = ("tbl", "fig", "authors", "environment", "commands", "methods")
+SHORTCODES = ("tbl", "fig", "authors", "environment", "commands", "methods", "compare")
 
 CHART_WIDTH_PX = 700          # SVG export size; printed at the text width (about 0.67 pt per px)
 CHART_HEIGHT_PX = 420
@@ -470,6 +470,14 @@ class Document:
                 return self.commands(self.chapters[chapter_id])
             if name == "methods":
                 return self.methods()
+            if name == "compare":  # a [[compare]] of the spec (render/typst_compare.py)
+                from kansoku.render.typst_compare import compare_table
+
+                found = {c.id: c for c in self.rep.compares}
+                if len(words) < 2 or words[1] not in found:
+                    raise KansokuError(f"{where}:{line}: {{{{< {inner} >}}}}: report {self.rep.id!r} has no such "
+                                       f"[[compare]] (it has {', '.join(found) or 'none'})")
+                return raw_block(compare_table(found[words[1]], self.lang))
             return self.environment()
 
         return SHORTCODE.sub(repl, body)

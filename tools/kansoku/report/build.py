@@ -23,6 +23,7 @@ from kansoku.render import charts
 from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, Provenance,
                                   ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Trends)
 from kansoku.report.methods import method_notes, transcribed_note
+from kansoku.report.comparisons import compute_comparison
 from kansoku.report.structure import report_pages
 from kansoku.spec.model import LANGS, Item, Report, Text, text
 from kansoku.store.db import Store
@@ -64,6 +65,9 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
             chapter_runs.update(out.tables[it.id].runs if it.kind == "table" else out.figures[it.id].runs)
         out.commands = command_blocks(store, report, sorted(chapter_runs))
         chapters.append(out)
+    compares = [compute_comparison(store, report, spec) for spec in report.compares]
+    for c in compares:
+        run_ids.update(c.runs)
     rep = report.raw.get("report", {})
     pages = report_pages(report, content_root)
     pdf_pages = report_pages(report, content_root, site=False)
@@ -78,7 +82,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         runs=runs_provenance(store, sorted(run_ids)), environment=environment(store, sorted(run_ids)),
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
-        transcribed=transcribed_note(store, sorted(run_ids)),
+        transcribed=transcribed_note(store, sorted(run_ids)), compares=compares,
     )
 
 

@@ -284,6 +284,94 @@ class Figure:
         return d
 
 
+# -- comparisons of two selections ([[compare]], tools/compare) -----------------------------------------
+
+@dataclass
+class CompareSide:
+    """One side of a compared condition: the runs of selection A (baseline) or B."""
+
+    median: float
+    minimum: float
+    maximum: float
+    n: int                             # number of runs
+    values: list[float]                # each run's value, in the order of ``runs``
+    runs: list[str]                    # run ids
+    text: Words                        # as printed: "1,234.5 [1,200.0–1,250.0] n = 3"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"median": self.median, "min": self.minimum, "max": self.maximum, "n": self.n,
+                "values": self.values, "runs": self.runs, "t": _words_json(self.text)}
+
+
+@dataclass
+class CompareRow:
+    """One metric in one condition, A against B, exactly as ``tools/compare --json`` computes it."""
+
+    metric: str
+    unit: str | None
+    condition: dict[str, str]          # the condition's factor values (all but the selections' and rep)
+    a: CompareSide                     # the baseline
+    b: CompareSide
+    ratio: float | None                # median(B) / median(A)
+    ratio_low: float | None            # 95 % bootstrap interval of the ratio
+    ratio_high: float | None
+    p_value: float | None              # exact rank-sum p
+    verdict: str                       # better | worse | within_noise | too_few_runs | no_ratio | higher | lower
+    direction: str                     # higher_is_better | lower_is_better | unknown
+    transcribed: bool                  # a side holds transcribed values
+    flag: str | None                   # the table cells' verdict flag (better, worse, within-noise, too-few-runs)
+    metric_label: Words                # the metric as the report names it
+    values: list[Words]                # the condition as printed, one per factor of ``Comparison.factors``
+    change: Words                      # B/A − 1 as printed ("+5.0 %", "▲5.0%")
+    interval: Words                    # the interval of the change as printed ("" when none)
+    verdict_text: Words                # the verdict in words
+
+    def record(self) -> dict[str, Any]:
+        """The row as a comparison record of ``tools/compare --json``."""
+        def side(s: CompareSide) -> dict[str, Any]:
+            return {"median": s.median, "min": s.minimum, "max": s.maximum, "n": s.n, "values": s.values,
+                    "runs": s.runs}
+        return {"metric": self.metric, "unit": self.unit, "condition": self.condition, "baseline": side(self.a),
+                "candidate": side(self.b), "ratio": self.ratio, "ratio_interval": [self.ratio_low, self.ratio_high],
+                "p_value": self.p_value, "verdict": self.verdict, "direction": self.direction,
+                "transcribed": self.transcribed}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "unit": self.unit, "condition": self.condition, "a": self.a.to_json(),
+                "b": self.b.to_json(), "ratio": self.ratio, "lo": self.ratio_low, "hi": self.ratio_high,
+                "p": self.p_value, "verdict": self.verdict, "flag": self.flag, "transcribed": self.transcribed,
+                "label": self.metric_label, "values": self.values, "change": _words_json(self.change),
+                "interval": _words_json(self.interval), "verdict_text": self.verdict_text}
+
+
+@dataclass
+class Comparison:
+    """A ``[[compare]]`` of the spec, computed: selections A and B condition by condition (its own page)."""
+
+    id: str                            # the spec's id
+    page: str                          # page id ("compare-<id>")
+    title: Words
+    footnote: Words | None
+    a_label: Words                     # selection A as the report names it ("checksums off")
+    b_label: Words
+    selections: str                    # the same comparison as tools/compare arguments
+    common: list[tuple[Words, Words]]  # (factor name, value) shared by every row (where, and more)
+    factors: list[Words]               # names of the factors that vary between rows (one column each)
+    rows: list[CompareRow]             # sorted by the size of the change, largest first
+    method: Words                      # how the verdicts were decided (parameters included)
+    marks: list[str]                   # verdict flags present (the legend)
+    not_compared: dict[str, int]       # (metric, condition) pairs present on side "a" or "b" only
+    csv: list[list[str]]               # the rows of ``tools/compare --csv`` (header first)
+    runs: list[str]                    # every run of either side
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "page": self.page, "title": self.title, "footnote": self.footnote,
+                "a_label": self.a_label, "b_label": self.b_label, "selections": self.selections,
+                "common": [{"name": n, "value": v} for n, v in self.common], "factors": self.factors,
+                "rows": [r.to_json() for r in self.rows], "method": self.method, "marks": self.marks,
+                "not_compared": self.not_compared, "runs": len(self.runs)}
+
+
 # -- runs, environment, pages ---------------------------------------------------------------------------
 
 @dataclass
@@ -463,6 +551,7 @@ class ComputedReport:
                                        # reports they come from (title, year)
     methods: list[MethodNote] = field(default_factory=list)  # the methods page: how values were aggregated
                                                              # and comparisons decided (report/methods.py)
+    compares: list[Comparison] = field(default_factory=list)  # [[compare]] pages, in spec order
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         return next((c for c in self.chapters if c.id == chapter_id), None)
@@ -491,6 +580,7 @@ class ComputedReport:
             "runs": {k: r.to_json() for k, r in self.runs.items()}, "pages": self.pages_json(),
             "environment": self.environment.to_json(), "site_url": self.site_url, "pdf": self.pdf,
             "methods": [m.to_json() for m in self.methods], "transcribed": self.transcribed,
+            "compares": {c.id: c.to_json() for c in self.compares},
         }
 
 

@@ -47,14 +47,15 @@ FRONT_MATTER = re.compile(r"\A(?P<delim>---|\+\+\+)[ \t]*\r?\n(?P<block>.*?\r?\n
 # titles of the pages a report has without prose of its own (words: i18n page_title_<kind>)
 DEFAULT_TITLES = {kind: words.both(f"page_title_{kind}")
                   for kind in ("introduction", "closing", "authors", "methods", "appendix", "sources")}
-WEIGHTS = {"introduction": 0, "closing": 900, "authors": 910, "methods": 940, "appendix": 950, "sources": 990}
+WEIGHTS = {"introduction": 0, "compare": 800, "closing": 900, "authors": 910, "methods": 940, "appendix": 950,
+           "sources": 990}
 SITE_ONLY = {"sources"}
 
 
 @dataclass
 class Page:
     id: str                          # file stem: 'introduction', a chapter id, 'closing', ...
-    kind: str                        # introduction | chapter | closing | authors | methods | appendix | sources | page
+    kind: str                        # introduction | chapter | compare | closing | authors | methods | appendix | sources | page
     weight: int
     title: dict[str, str]
     files: dict[str, Path | None]    # prose file per language, None when missing
@@ -80,6 +81,8 @@ class Page:
             ch = next(c for c in report.chapters if c.id == self.id)
             return "\n\n".join(("{{< tbl \"%s\" >}}" if it.kind == "table" else "{{< fig \"%s\" >}}") % it.id
                                for it in ch.items) + "\n"
+        if self.kind == "compare":
+            return "{{< compare \"%s\" >}}\n" % self.id.removeprefix("compare-")
         if self.kind == "authors":
             return "{{< authors >}}\n"
         if self.kind == "appendix":
@@ -189,6 +192,8 @@ def report_pages(report: Report, content_root: Path = Path("content/reports"), *
     add("introduction", "introduction", WEIGHTS["introduction"], DEFAULT_TITLES["introduction"], always=False)
     for ch in report.chapters:
         add(ch.id, "chapter", ch.number, ch.title.as_dict(), always=True, number=ch.number)
+    for i, c in enumerate(getattr(report, "compares", [])):  # [[compare]] pages, after the chapters
+        add(c.page_id, "compare", WEIGHTS["compare"] + i, c.title.as_dict(), always=True)
     add("closing", "closing", WEIGHTS["closing"], DEFAULT_TITLES["closing"], always=False)
     add("authors", "authors", WEIGHTS["authors"], DEFAULT_TITLES["authors"],
         always=bool(report.raw.get("report", {}).get("author")))

@@ -29,10 +29,11 @@ FORMATS = ("percent", "times", "change", "number")
 REPORT_KEYS = {"id", "fiscal_year", "title", "subtitle", "organisation", "revision", "copyright", "license",
                "revision_history", "author", "themes", "note", "publish_raw",
                "site_url"}
-TOP_KEYS = {"report", "factors", "metrics", "device_groups", "chapter"}
+TOP_KEYS = {"report", "factors", "metrics", "device_groups", "chapter", "compare"}
 CHAPTER_KEYS = {"id", "number", "title", "table", "figure"}
 FACTOR_KEYS = {"name", "order", "labels", "unit"}
 METRIC_KEYS = {"label", "unit", "higher_is_better", "digits"}
+COMPARE_KEYS = {"id", "title", "a", "b", "where", "metrics", "footnote"}
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,27 @@ class Chapter:
 
 
 @dataclass
+class CompareSpec:
+    """A ``[[compare]]``: selections A (baseline) and B, each ``where`` + its own, compared as tools/compare
+    does. Selections are factor -> accepted values (as strings, canonical spelling)."""
+
+    id: str
+    title: Text
+    a: dict[str, list[str]]
+    b: dict[str, list[str]]
+    where: dict[str, list[str]] = field(default_factory=dict)
+    metrics: list[str] | None = None
+    footnote: Text | None = None
+
+    @property
+    def page_id(self) -> str:
+        return f"compare-{self.id}"
+
+    def selection(self, side: str) -> dict[str, list[str]]:
+        return {**self.where, **(self.a if side == "a" else self.b)}
+
+
+@dataclass
 class Report:
     id: str
     spec_file: Path
@@ -180,6 +202,7 @@ class Report:
     factor_names: dict[str, Text]
     raw: dict[str, Any]
     metric_info: dict[str, MetricInfo] = field(default_factory=dict)
+    compares: list[CompareSpec] = field(default_factory=list)  # [[compare]] pages, in spec order
 
     def item(self, item_id: str, kind: str = "table") -> Item:
         for ch in self.chapters:
@@ -286,7 +309,44 @@ def load_report(path: str | Path, *, validated: bool = False) -> Report:
         copyright=str(rep.get("copyright", "")),
         chapters=chapters, factor_order=factor_order, factor_labels=factor_labels,
         factor_names=factor_names, raw=raw, metric_info=metric_info,
+        compares=[_compare(path, i, c) for i, c in enumerate(raw.get("compare", []) or [])],
     )
+
+
+def _selection(path: Path, where: str, v: Any) -> dict[str, list[str]]:
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise SpecError(path, where, "expected a table { factor = value | [values] }")
+    out = {}
+    for f, cond in v.items():
+        vals = cond if isinstance(cond, list) else [cond]
+        if not vals or any(isinstance(x, (dict, list)) for x in vals):
+            raise SpecError(path, f"{where} {f}", "expected a value or a list of values")
+        out[str(f)] = [_canon(x) for x in vals]
+    return out
+
+
+def _compare(path: Path, i: int, c: Any) -> CompareSpec:
+    where = f"[[compare]] #{i + 1}"
+    if not isinstance(c, dict):
+        raise SpecError(path, where, "expected a table")
+    _known(path, where, c, COMPARE_KEYS)
+    cid = c.get("id")
+    if not isinstance(cid, str) or not cid:
+        raise SpecError(path, where, "missing id")
+    where = f"compare {cid!r}"
+    a, b = _selection(path, f"{where} a", c.get("a")), _selection(path, f"{where} b", c.get("b"))
+    common = _selection(path, f"{where} where", c.get("where"))
+    if not a or not b:
+        raise SpecError(path, where, "needs a = { factor = value } and b = { factor = value }")
+    both = (set(a) | set(b)) & set(common)
+    if both:
+        raise SpecError(path, where, f"factor(s) {sorted(both)} are in where and in a or b")
+    metrics = c.get("metrics")
+    return CompareSpec(cid, text(c.get("title"), f"{where} title", path), a, b, common,
+                       [str(m) for m in metrics] if metrics else None,
+                       text(c.get("footnote"), f"{where} footnote", path, required=False))
 
 
 def _digits(path: Path, where: str, v: Any) -> int | str | None:

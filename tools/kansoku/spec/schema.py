@@ -224,6 +224,22 @@ BASELINE = {
     "published_label": key(TEXT, "header of that column (default: \"as published\", in each language)"),
 }
 
+SELECTION = ("table of values", {"$ref": "#/$defs/selection"})
+
+COMPARE = {  # [[compare]]: two selections compared condition by condition (the page of tools/compare)
+    "id": key(STRING, "unique in the report; the page is `compare-<id>` (its CSV `compare-<id>.csv`)",
+              required=True, pattern="^[A-Za-z0-9][A-Za-z0-9_.-]*$"),
+    "title": key(TEXT, "title of the page (in the table of contents)", required=True),
+    "a": key(SELECTION, "selection A, the baseline: `{ config = \"checksums-off\" }` (`f = v` or `f = [v1, v2]`)",
+             required=True),
+    "b": key(SELECTION, "selection B, compared with A: `{ config = \"checksums-on\" }`", required=True),
+    "where": key(SELECTION, "conditions both sides share (`{ study = \"scaleup\" }`); a factor named here "
+                            "cannot be named in `a` or `b`"),
+    "metrics": key(array_of("list of metric names", {"type": "string", "minLength": 1}, 1),
+                   "compare only these metrics (default: every metric both selections have)"),
+    "footnote": key(TEXT, "a note under the comparison"),
+}
+
 TOP = {
     "report": key(("table", {"$ref": "#/$defs/report"}), "`[report]`: the report itself", required=True),
     "factors": key(table_of("table of tables", {"$ref": "#/$defs/factor"}),
@@ -235,12 +251,15 @@ TOP = {
                          "`[device_groups]`: `name = [\"sdb\", \"sdc\"]`, devices named together"),
     "chapter": key(("list of tables", {"type": "array", "items": {"$ref": "#/$defs/chapter"}}),
                    "`[[chapter]]`: chapters in order"),
+    "compare": key(("list of tables", {"type": "array", "items": {"$ref": "#/$defs/compare"}}),
+                   "`[[compare]]`: pages comparing two selections of runs, as `tools/compare` does (see below)"),
 }
 
 # name in docs markers -> (section keys, what the table is called in error messages)
 SECTIONS: dict[str, dict[str, dict]] = {
     "top": TOP, "report": REPORT, "revision": REVISION, "author": AUTHOR, "factor": FACTOR_DEF,
     "metric": METRIC_DEF, "chapter": CHAPTER, "item": ITEM, "table": TABLE, "figure": FIGURE, "baseline": BASELINE,
+    "compare": COMPARE,
 }
 
 
@@ -251,7 +270,8 @@ def _model_keys() -> dict[str, set[str]]:
 
     return {"report": set(model.REPORT_KEYS), "top": set(model.TOP_KEYS), "chapter": set(model.CHAPTER_KEYS),
             "factor": set(model.FACTOR_KEYS), "metric": set(model.METRIC_KEYS), "item": set(model.ITEM_KEYS),
-            "baseline": set(model.BASELINE_KEYS)}
+            "baseline": set(model.BASELINE_KEYS),
+            "compare": set(model.COMPARE_KEYS)}
 
 
 def section_keys(name: str) -> dict[str, dict]:
@@ -308,6 +328,14 @@ def schema() -> dict[str, Any]:
                           {"type": "object", "minProperties": 1, "additionalProperties": False,
                            "properties": {"min": {"type": "number"}, "max": {"type": "number"}}}],
             },
+            "selection": {
+                "title": "selection",
+                "description": "factor = value or factor = [values]: the runs whose factors have these values",
+                "type": "object", "minProperties": 1,
+                "additionalProperties": {"anyOf": [
+                    {"type": ["string", "number", "boolean"]},
+                    {"type": "array", "minItems": 1, "items": {"type": ["string", "number", "boolean"]}}]},
+            },
             "report": _object("report", "[report]"),
             "revision": _object("revision", "[[report.revision_history]]"),
             "author": _object("author", "[[report.author]]"),
@@ -316,6 +344,7 @@ def schema() -> dict[str, Any]:
             "chapter": _object("chapter", "[[chapter]]"),
             "table": _object(["item", "table"], "[[chapter.table]]", anyOf=one_metric),
             "figure": _object(["item", "figure"], "[[chapter.figure]]", anyOf=one_metric),
+            "compare": _object("compare", "[[compare]]"),
             "baseline": _object(
                 "baseline", "baseline = { … }",
                 oneOf=[{"required": ["factor"]}, {"required": ["row"]}, {"required": ["fixed"]}],

@@ -52,6 +52,9 @@ def item_label(raw: Any, path: tuple) -> str | None:
         if len(path) >= 4 and path[0] == "chapter" and path[2] in ("table", "figure"):
             iid = raw["chapter"][path[1]][path[2]][path[3]].get("id")
             return f"{path[2]} {iid!r}" if isinstance(iid, str) else None
+        if len(path) >= 2 and path[0] == "compare":
+            cid = raw["compare"][path[1]].get("id")
+            return f"compare {cid!r}" if isinstance(cid, str) else None
         if len(path) >= 2 and path[0] == "chapter":
             cid = raw["chapter"][path[1]].get("id")
             return f"chapter {cid!r}" if isinstance(cid, str) else None
@@ -387,6 +390,20 @@ def cross_problems(raw: dict) -> list[tuple[tuple, str]]:
                 if isinstance(bm, str) and bm not in metrics:
                     out.append((("chapter", ci, kind, ii, "baseline", "metric"),
                                 f"{bm!r} is not one of the table's metrics {metrics}" + did_you_mean(bm, metrics)))
+    compare_ids: dict[str, int] = {}
+    for k, c in enumerate(raw.get("compare") if isinstance(raw.get("compare"), list) else []):
+        if not isinstance(c, dict):
+            continue
+        if isinstance(c.get("id"), str):
+            if c["id"] in compare_ids:
+                out.append((("compare", k, "id"), f"compare id {c['id']!r} is used twice (also compare[{compare_ids[c['id']]}])"))
+            compare_ids.setdefault(c["id"], k)
+        if isinstance(c.get("a"), dict) and c.get("a") == c.get("b"):
+            out.append((("compare", k, "b"), "selects the same runs as a: nothing to compare"))
+        common = set(c["where"]) if isinstance(c.get("where"), dict) else set()
+        for side in ("a", "b"):
+            for f in sorted(set(c[side]) & common if isinstance(c.get(side), dict) else ()):
+                out.append((("compare", k, side, f), f"factor {f!r} is in where too: name it in one place"))
     rep = raw.get("report") if isinstance(raw.get("report"), dict) else {}
     for ai, a in enumerate(rep.get("author") or [] if isinstance(rep.get("author"), list) else []):
         if isinstance(a, dict) and isinstance(a.get("chapters"), list):
@@ -488,6 +505,17 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
         typo(("factors", f), "factor", f, factors)
     for m in _d(raw.get("metrics")):
         typo(("metrics", m), "metric", m, metrics)
+    for k, c in enumerate(_l(raw.get("compare"))):
+        c = _d(c)
+        for side in ("where", "a", "b"):
+            for f, cond in _d(c.get(side)).items():
+                if not check_factor(("compare", k, side, f), f, None, None):
+                    continue
+                for j, v in enumerate(cond if isinstance(cond, list) else [cond]):
+                    check_value(("compare", k, side, f) + ((j,) if isinstance(cond, list) else ()), f, v, c, "compare")
+        for j, m in enumerate(_l(c.get("metrics"))):
+            if isinstance(m, str) and m not in metrics:
+                add(("compare", k, "metrics", j), f"unknown metric {m!r}" + (did_you_mean(m, metrics) or ""))
     for p, kind, it in item_paths(raw):
         where_ok = report is not None
         for f, cond in _d(it.get("where")).items():

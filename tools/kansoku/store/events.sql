@@ -34,11 +34,54 @@ WHERE c.start_ts IS NOT NULL
   AND epoch(c.start_ts) <= w.end_epoch_s
   AND coalesce(epoch(c.end_ts), epoch(c.start_ts)) >= w.origin_epoch_s;
 
+-- Checkpoints told by the server's statistics: between two consecutive snapshots of a run's
+-- pg_stat_bgwriter (PostgreSQL <= 16: checkpoints_timed, checkpoints_req) or pg_stat_checkpointer (17+:
+-- num_timed, num_requested; num_done from 18 when present) the counters rose, so a checkpoint was counted
+-- in that interval -- when exactly inside it, the statistics do not say. Only snapshots with their time
+-- (snapshot_at) count; a counter that went down (a stats reset) gives no row. An interval that a checkpoint
+-- of the server log already explains (run_checkpoints, to the second) is left out.
+-- column run_id: the run whose snapshots these are
+-- column view: 'pg_stat_bgwriter' or 'pg_stat_checkpointer'
+-- column start_s: the earlier snapshot, seconds since the run's start
+-- column end_s: the later snapshot, seconds since the run's start
+-- column timed: rise of checkpoints_timed / num_timed (checkpoints started by checkpoint_timeout)
+-- column requested: rise of checkpoints_req / num_requested (requested: CHECKPOINT, max_wal_size, ...)
+-- column checkpoints: checkpoints counted in the interval (num_done's rise when the view has it, else timed + requested)
+CREATE OR REPLACE VIEW run_stat_checkpoints AS
+WITH snaps AS (
+    SELECT run_id, view, snapshot_at,
+           sum(value) FILTER (WHERE counter IN ('checkpoints_timed', 'num_timed')) AS timed,
+           sum(value) FILTER (WHERE counter IN ('checkpoints_req', 'num_requested')) AS requested,
+           sum(value) FILTER (WHERE counter = 'num_done') AS done
+    FROM pg_stat_snapshot
+    WHERE snapshot_at IS NOT NULL AND run_id IS NOT NULL
+      AND view IN ('pg_stat_bgwriter', 'pg_stat_checkpointer')
+    GROUP BY run_id, view, snapshot_at
+), steps AS (
+    SELECT run_id, view, lag(snapshot_at) OVER w AS from_at, snapshot_at AS to_at,
+           timed - lag(timed) OVER w AS timed, requested - lag(requested) OVER w AS requested,
+           done - lag(done) OVER w AS done
+    FROM snaps
+    WINDOW w AS (PARTITION BY run_id, view ORDER BY snapshot_at)
+), counted AS (
+    SELECT s.run_id, s.view, epoch(s.from_at) - a.origin_epoch_s AS start_s,
+           epoch(s.to_at) - a.origin_epoch_s AS end_s, s.timed, s.requested,
+           coalesce(s.done, s.timed + s.requested) AS checkpoints
+    FROM steps s JOIN run_time_axis a USING (run_id)
+    WHERE s.from_at IS NOT NULL AND a.origin_epoch_s IS NOT NULL AND s.timed >= 0 AND s.requested >= 0
+      AND coalesce(s.done, 0) >= 0
+)
+SELECT c.* FROM counted c
+WHERE c.checkpoints > 0
+  AND NOT EXISTS (SELECT 1 FROM run_checkpoints k WHERE k.run_id = c.run_id
+                  AND k.start_s <= c.end_s AND coalesce(k.end_s, k.start_s) >= c.start_s);
+
 -- One row per event of a run (docs/steady-state.md):
--- column event: 'run_start', 'run_end', 'steady_start' (end of warm-up), 'steady_end' (start of ramp-down), 'stall', 'checkpoint', 'restartpoint'
+-- column event: 'run_start', 'run_end', 'steady_start' (end of warm-up), 'steady_end' (start of ramp-down), 'stall', 'checkpoint', 'restartpoint', 'checkpoint_stat' (a checkpoint counted by pg_stat_bgwriter / pg_stat_checkpointer between two snapshots: at_s and until_s are the snapshots, not the checkpoint)
 -- column at_s: when, in seconds since the run's start (the x axis of the per-second TPS charts)
--- column until_s: end of a span (stall, checkpoint), same axis; NULL for an instant
--- column value: checkpoint: buffers written; stall: lowest TPS; steady_start/steady_end: warm-up/ramp-down seconds
+-- column until_s: end of a span (stall, checkpoint, the later snapshot of checkpoint_stat), same axis; NULL for an instant
+-- column reason: checkpoint: the server log's reason; checkpoint_stat: 'timed', 'requested' or 'timed, requested'
+-- column value: checkpoint: buffers written; checkpoint_stat: checkpoints counted; stall: lowest TPS; steady_start/steady_end: warm-up/ramp-down seconds
 -- column unit: unit of value
 CREATE OR REPLACE VIEW run_events AS
 SELECT run_id, 'run_start' AS event, 0.0 AS at_s, NULL::DOUBLE AS until_s, NULL::VARCHAR AS reason,
@@ -58,4 +101,9 @@ SELECT run_id, 'stall', start_s, end_s, NULL, tps_min, 'tps'
 FROM pgbench_stalls
 UNION ALL
 SELECT run_id, kind, start_s, end_s, reason, buffers_written, 'buffers'
-FROM run_checkpoints;
+FROM run_checkpoints
+UNION ALL
+SELECT run_id, 'checkpoint_stat', start_s, end_s,
+       concat_ws(', ', CASE WHEN timed > 0 THEN 'timed' END, CASE WHEN requested > 0 THEN 'requested' END),
+       checkpoints, 'checkpoints'
+FROM run_stat_checkpoints;

@@ -43,7 +43,10 @@ def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[s
         ORDER BY m.metric, m.run_id"""
     out = []
     for run_id, metric, value, unit, origin, factors in store.con.execute(sql, params).fetchall():
-        out.append(RunValue(run_id, metric, float(value), unit, origin, dict(factors or {})))
+        # 12 significant digits (the rule of the report's downloads): a metric that DuckDB sums in parallel
+        # (sysstat averages) can differ in its last bit between two queries of the same data, and the
+        # terminal and the report must print, and test, the same numbers
+        out.append(RunValue(run_id, metric, float(f"{float(value):.12g}"), unit, origin, dict(factors or {})))
     return out
 
 

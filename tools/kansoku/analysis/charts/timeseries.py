@@ -18,7 +18,7 @@ from kansoku.store.db import Store
 
 TPS_HAS_DATA = "SELECT DISTINCT run_id FROM pgbench_tps_per_second"
 # the events drawn on a TPS-over-time chart (render/charts/events.py styles them)
-EVENT_KINDS = ("checkpoint", "restartpoint", "stall", "steady_start", "steady_end", "run_end")
+EVENT_KINDS = ("checkpoint", "restartpoint", "checkpoint_stat", "stall", "steady_start", "steady_end", "run_end")
 
 
 def _tps_picks(store: Store, report: Report | None, item: Item) -> list[c.Pick]:

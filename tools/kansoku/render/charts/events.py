@@ -11,6 +11,8 @@ and scatter traces: the site's plotly.js basic bundle draws them.
 
 from __future__ import annotations
 
+import re
+
 import plotly.graph_objects as go
 
 
@@ -18,12 +20,16 @@ import plotly.graph_objects as go
 STYLE = {
     "checkpoint": ("rgba(120, 120, 120, 0.18)", "triangle-up"),
     "restartpoint": ("rgba(120, 120, 120, 0.18)", "triangle-up"),
+    # counted by pg_stat_bgwriter / pg_stat_checkpointer between two snapshots: a lighter band over the
+    # interval (the checkpoint is somewhere in it) and an open marker at its middle
+    "checkpoint_stat": ("rgba(120, 120, 120, 0.10)", "triangle-up-open"),
     "stall": ("rgba(214, 39, 40, 0.18)", "x"),
     "steady_start": ("rgba(44, 160, 44, 0.9)", "line-ns-open"),
     "steady_end": ("rgba(44, 160, 44, 0.9)", "line-ns-open"),
     "run_end": ("rgba(90, 90, 90, 0.9)", "line-ns-open"),
 }
-SPANS = {"checkpoint", "restartpoint", "stall"}
+SPANS = {"checkpoint", "restartpoint", "stall", "checkpoint_stat"}
+INTERVALS = {"checkpoint_stat"}  # spans that say "somewhere between", not "from … to": no single time in the hover
 EVENT_META = "event"  # the marks' traces say what they are: not data (a figure's CSV leaves them out)
 
 
@@ -45,11 +51,15 @@ def add_events(fig: go.Figure, events: list[dict], labels: list[str], kind_names
             else:
                 shapes.append(dict(type="line", xref="x", yref="paper", x0=e["at_s"], x1=e["at_s"], y0=0, y1=1,
                                    line=dict(color=colour, width=1, dash="dot" if kind == "run_end" else "dash")))
+        between = kind in INTERVALS
         fig.add_trace(go.Scatter(
-            x=[e["at_s"] for e, _ in evs], y=[0] * len(evs), mode="markers", name=kind_names[kind],
+            x=[(e["at_s"] + (e["until_s"] if e["until_s"] is not None else e["at_s"])) / 2 if between else e["at_s"]
+               for e, _ in evs],
+            y=[0] * len(evs), mode="markers", name=kind_names[kind],
             meta=EVENT_META,
-            marker=dict(symbol=symbol, size=9, color=colour.replace("0.18)", "0.9)")),
-            hovertext=[label for _, label in evs], hovertemplate="%{hovertext}<br>%{x:.1f} s<extra></extra>"))
+            marker=dict(symbol=symbol, size=9, color=re.sub(r"0\.\d+\)$", "0.9)", colour)),
+            hovertext=[label for _, label in evs],
+            hovertemplate="%{hovertext}<extra></extra>" if between else "%{hovertext}<br>%{x:.1f} s<extra></extra>"))
     if shapes:
         fig.update_layout(shapes=list(fig.layout.shapes or ()) + shapes)
     return sum(len(v) for v in by_kind.values())
