@@ -21,6 +21,7 @@ from kansoku.errors import KansokuError
 from kansoku.render import charts
 from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, Provenance,
                                   ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Trends)
+from kansoku.report.runs import run_pages
 from kansoku.report.structure import report_pages
 from kansoku.spec.model import LANGS, Item, Report, Text, text
 from kansoku.store.db import Store
@@ -41,8 +42,9 @@ def _text_dict(v: Any, where: str, report: Report) -> dict[str, str] | None:
     return t.as_dict() if t else None
 
 
-def compute_report(store: Store, report: Report, content_root: Path = CONTENT / "reports") -> ComputedReport:
-    """Everything the site and the PDF show for one report, computed once."""
+def compute_report(store: Store, report: Report, content_root: Path = CONTENT / "reports",
+                   with_run_pages: bool = True) -> ComputedReport:
+    """Everything the site and the PDF show for one report, computed once (the run pages only for the site)."""
     chapters = []
     run_ids: set[str] = set()
     for ch in report.chapters:
@@ -63,6 +65,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     pages = report_pages(report, content_root)
     pdf_pages = report_pages(report, content_root, site=False)
     bodies = {p.id: p.generated_body(report) for p in pages}
+    runs = runs_provenance(store, sorted(run_ids))
     return ComputedReport(
         id=report.id, fiscal_year=report.fiscal_year, title=report.title.as_dict(),
         subtitle=report.subtitle.as_dict() if report.subtitle else None,
@@ -70,9 +73,9 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         license=_text_dict(rep.get("license"), "[report] license", report),
         revision_history=revision_history(report), authors=authors(report), themes=themes(report),
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
-        runs=runs_provenance(store, sorted(run_ids)), environment=environment(store, sorted(run_ids)),
+        runs=runs, environment=environment(store, sorted(run_ids)),
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
-        site_url=rep.get("site_url"),
+        site_url=rep.get("site_url"), run_pages=run_pages(store, report, chapters, runs) if with_run_pages else {},
     )
 
 
@@ -527,6 +530,6 @@ def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "repor
     report = load_report(spec_file)
     store = open_store(db, read_only=True)
     try:
-        return compute_report(store, report, content_root)
+        return compute_report(store, report, content_root, with_run_pages=False)  # the PDF has no run pages
     finally:
         store.close()
