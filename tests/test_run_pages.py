@@ -252,7 +252,7 @@ def test_every_run_link_lands_on_the_run_page_and_back(site):
             hrefs = re.findall(r'href="([^"]+)"', uses)
             assert hrefs, run_id
             data = _run_data(gen, anchor)
-            assert len(hrefs) == len(data["uses"])
+            assert len(hrefs) == len(data["uses"]) == len({(u["kind"], u["id"]) for u in data["uses"]})
             for h, use in zip(hrefs, data["uses"]):
                 target = urljoin(url, h)
                 page, frag = target.split("#")

@@ -402,6 +402,8 @@ class RunPage:
     settings_kind: str = "non_default"  # non_default (pg_settings source <> default) | captured (all captured)
     syscalls: list[dict[str, Any]] = field(default_factory=list)  # strace -c: top syscalls by time
     fio: list[dict[str, Any]] = field(default_factory=list)       # fio jobs: direction, bw, iops, latency
+    events: list[dict[str, Any]] = field(default_factory=list)    # marks on its time axis: kind, at, until (s
+                                                                  # since its start), label (Words)
 
     def to_json(self) -> dict[str, Any]:
         d = self.info.to_json()
@@ -417,7 +419,7 @@ class RunPage:
             "machine": [{"name": k, "value": v} for k, v in self.machine],
             "versions": [{"tool": k, "value": v} for k, v in self.versions],
             "settings": [{"name": k, "value": v} for k, v in self.settings], "settings_kind": self.settings_kind,
-            "syscalls": self.syscalls, "fio": self.fio,
+            "syscalls": self.syscalls, "fio": self.fio, "events": self.events,
         })
         return d
 

@@ -7,15 +7,18 @@ per-second series (pgbench TPS and latency, CPU and disks over the run window; a
 a transaction row), its system calls (strace -c) and fio jobs, its raw files, and every table cell and
 figure that uses it.
 
-Cost: a fixed number of set-based queries over all the report's runs at once (metrics with their
-condition's statistics in one window query, the series of every run in one query, run.toml, strace, fio),
-never one query per run, so a campaign of 1,000 runs costs the same handful of queries as one of 10; the
-per-second series are formatted in SQL (fixed decimals per column) and only joined into CSV lines here.
+Cost: a fixed number of set-based queries, never one per run, so a campaign of 1,000 runs costs the same
+handful of queries as one of 10: every run's metrics and events once per build (the ``run_metrics`` and
+``run_events`` views compute all runs in one pass; every report's pages share the result), and per report
+the series of all its runs in one query, run.toml, strace and fio. The per-second series are formatted in
+SQL (fixed decimals per column) and only joined into CSV lines here; a condition's median, min and max are
+taken over the few runs of the condition.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from typing import Any
 
 from kansoku import parsers
@@ -26,25 +29,21 @@ from kansoku.spec.model import LANGS, Report
 from kansoku.store.db import Store
 
 REP = "rep"
+# the events marked on a run's TPS chart and listed under it (analysis/steady.py, docs/steady-state.md)
+EVENT_KINDS = ("checkpoint", "restartpoint", "stall", "steady_start", "steady_end")
 SIGNIFICANT = 4   # digits a run page prints of a metric (the condition's magnitude decides the decimals)
 TOP_SYSCALLS = 15
+# the headline metrics first (a pgbench run's throughput and latency), then the others in the parsers' order
+HEADLINE = ("tps", "tps_steady", "tps_txlog", "transactions_processed", "latency_avg_ms", "latency_stddev_ms",
+            "latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms")
 
-# One value per (run, metric) with its condition's median, min, max and count: the condition of a run is
-# its factors but rep, among the report's runs (the window runs over those only).
-METRICS_SQL = """
-WITH sel AS (SELECT unnest(?::VARCHAR[]) AS run_id),
-cond AS (
-    SELECT s.run_id, coalesce(string_agg(f.factor || '=' || f.value, chr(31) ORDER BY f.factor), '') AS ck
-    FROM sel s LEFT JOIN run_factors f ON f.run_id = s.run_id AND f.factor <> 'rep'
-    GROUP BY s.run_id
-), vals AS (
-    SELECT m.run_id, m.metric, m.value, c.ck FROM run_metrics m JOIN cond c ON c.run_id = m.run_id
-    WHERE m.value IS NOT NULL AND isfinite(m.value)
-)
-SELECT run_id, metric, value, median(value) OVER w, min(value) OVER w, max(value) OVER w, count(*) OVER w
-FROM vals WINDOW w AS (PARTITION BY ck, metric)
-ORDER BY run_id, metric
+# Every metric of every stored run, read once per build and shared by every report's run pages: the
+# run_metrics view computes all metrics of all runs in one pass (a per-report or per-run query would repeat
+# that pass); each report then takes its runs' values and its conditions' statistics from it.
+ALL_METRICS_SQL = """
+SELECT run_id, metric, value FROM run_metrics WHERE value IS NOT NULL AND isfinite(value) ORDER BY run_id, metric
 """
+
 
 # Every run's per-second series in one query: pgbench's per-second TPS (its best source, the seconds inside
 # the run window), CPU of all CPUs (the best tool the run has) and its physical disks summed (the best
@@ -134,25 +133,61 @@ def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict
     _run_toml(store, run_ids, pages)
     _syscalls(store, run_ids, pages)
     _fio(store, run_ids, pages)
+    _events(store, run_ids, pages)
     return pages
 
 
+def _per_store(store: Store, name: str, compute):
+    """Computed once per open store (a build opens it read-only: nothing changes under us)."""
+    cache = store.__dict__.setdefault("_kansoku_run_pages_cache", {})
+    if name not in cache:
+        cache[name] = compute()
+    return cache[name]
+
+
+def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
+    def compute() -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for rid, metric, v in store.query(ALL_METRICS_SQL):
+            out.setdefault(rid, {})[metric] = v
+        return out
+    return _per_store(store, "metrics", compute)
+
+
+def _decimals(values: list[float]) -> int:
+    """Decimals for a row of numbers printed side by side: four significant digits of the largest, then
+    no trailing zero that every one of them would print (0.163 and 0.165, not 0.1630 and 0.1650)."""
+    d = min(analysis.sig_decimals(max(abs(x) for x in values), SIGNIFICANT), 6)
+    while d > 0 and all(analysis.round_text(x, d).endswith("0") for x in values):
+        d -= 1
+    return d
+
+
 def _metrics(store: Store, report: Report, run_ids: list[str], pages: dict[str, RunPage]) -> None:
-    order = {m: i for i, m in enumerate(parsers.metrics())}
-    for rid, metric, v, med, lo, hi, n in store.query(METRICS_SQL, [run_ids]):
-        d = min(analysis.sig_decimals(max(abs(v), abs(med)), SIGNIFICANT), 6)
-        pages[rid].metrics.append(RunMetric(
-            metric, {lang: analysis.metric_label(metric, lang, report=report) for lang in LANGS}, v,
-            analysis.round_text(v, d), analysis.round_text(med, d), analysis.round_text(lo, d),
-            analysis.round_text(hi, d), int(n)))
-    for p in pages.values():
-        p.metrics.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
+    """Each run's metrics beside the median, min and max of its condition (the report's runs sharing
+    every factor but rep; ``page.condition``)."""
+    order = {m: i for i, m in enumerate(list(HEADLINE) + [m for m in parsers.metrics() if m not in HEADLINE])}
+    values = _all_metrics(store)
+    labels: dict[str, dict[str, str]] = {}
+    for rid in run_ids:
+        page = pages[rid]
+        cond = [values.get(r.id, {}) for r in page.condition]
+        for metric, v in values.get(rid, {}).items():
+            vals = [c[metric] for c in cond if metric in c]
+            med, lo, hi = statistics.median(vals), min(vals), max(vals)
+            d = _decimals([v, med, lo, hi])
+            if metric not in labels:
+                labels[metric] = {lang: analysis.metric_label(metric, lang, report=report) for lang in LANGS}
+            page.metrics.append(RunMetric(metric, labels[metric], v, analysis.round_text(v, d),
+                                          analysis.round_text(med, d), analysis.round_text(lo, d),
+                                          analysis.round_text(hi, d), len(vals)))
+        page.metrics.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
 
 
 def _uses(chapters: list[Chapter], pages: dict[str, RunPage]) -> None:
     """Every table (with the cells) and figure that uses each run, in the report's order."""
     for ch in chapters:
-        for item_id in ch.order:
+        for item_id in dict.fromkeys(ch.order):  # a table and a figure may share an id: both handled below
             t = ch.tables.get(item_id)
             if t is not None:
                 cells: dict[str, list[dict[str, str]]] = {}
@@ -261,3 +296,17 @@ def _fio(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
             pages[rid].fio.append({"job": job, "direction": direction, "rw": rw, "bs": bs,
                                    "iodepth": depth, "numjobs": numjobs, "bw_kib_s": _num(bw, 1),
                                    "iops": _num(iops, 1), "lat_mean_us": _num(lat, 2), "clat_p99_us": _num(p99, 2)})
+
+
+def _events(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
+    """Checkpoints, stalls and the steady window of every run (one query for all: ``steady.events``)."""
+    from kansoku.analysis import steady
+
+    # the run_events view is computed for every stored run in one pass: once per build, for every report
+    every = _per_store(store, "events", lambda: steady.events(
+        store, [r[0] for r in store.query("SELECT run_id FROM runs")]))
+    for rid, evs in every.items():
+        if rid in pages:
+            pages[rid].events = [
+                {"kind": e.event, "at": round(e.at_s, 3), "until": None if e.until_s is None else round(e.until_s, 3),
+                 "label": {lang: e.label(lang) for lang in LANGS}} for e in evs if e.event in EVENT_KINDS]
