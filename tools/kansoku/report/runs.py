@@ -158,7 +158,7 @@ def _decimals(values: list[float]) -> int:
     """Decimals for a row of numbers printed side by side: four significant digits of the largest, then
     no trailing zero that every one of them would print (0.163 and 0.165, not 0.1630 and 0.1650)."""
     d = min(analysis.sig_decimals(max(abs(x) for x in values), SIGNIFICANT), 6)
-    while d > 0 and all(analysis.round_text(x, d).endswith("0") for x in values):
+    while d > 0 and all(f"{x:.{d}f}".endswith("0") for x in values):  # (a check only: printing rounds half up)
         d -= 1
     return d
 
