@@ -10,6 +10,7 @@ under the generated directory (default data/generated/):
 - ``content/`` pages the prose does not provide: a missing translation (the other language's text with
   a notice), chapters without prose, authors, the environment appendix, the data-sources page, the
   cross-year page (see report/structure.py for the rules);
+- the page of every run, its data and its per-second CSV (``render/run_pages.py``);
 - ``hugo.json`` the Hugo configuration actually used: config.toml with its mounts pointed at this
   generated directory (so a test or a bench can build elsewhere without touching data/generated).
 
@@ -40,6 +41,7 @@ from kansoku.errors import KansokuError, MissingToolError
 from kansoku.report.model import Comparison, ComputedReport, Table, Trends
 from kansoku.report.structure import parse_front_matter
 from kansoku.render import publish
+from kansoku.render.run_pages import write_run_pages
 from kansoku.render.charts._draw import escape_plotly
 from kansoku.render.charts.events import EVENT_META
 
@@ -315,6 +317,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(txt, encoding="utf-8")
             stats["generated_pages"] += 1
+        stats["run_pages"] = stats.get("run_pages", 0) + write_run_pages(rep, gen, dumps)
     if trends is not None:
         tj = trends.to_json()
         for f in tj["figures"]:

@@ -24,6 +24,7 @@ from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, En
                                   ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Trends)
 from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.comparisons import compute_comparison
+from kansoku.report.runs import run_pages
 from kansoku.report.structure import report_pages
 from kansoku.spec.model import LANGS, Item, Report, Text, text
 from kansoku.store.db import Store
@@ -44,8 +45,9 @@ def _text_dict(v: Any, where: str, report: Report) -> dict[str, str] | None:
     return t.as_dict() if t else None
 
 
-def compute_report(store: Store, report: Report, content_root: Path = CONTENT / "reports") -> ComputedReport:
-    """Everything the site and the PDF show for one report, computed once."""
+def compute_report(store: Store, report: Report, content_root: Path = CONTENT / "reports",
+                   with_run_pages: bool = True) -> ComputedReport:
+    """Everything the site and the PDF show for one report, computed once (the run pages only for the site)."""
     chapters = []
     run_ids: set[str] = set()
     for ch in report.chapters:
@@ -72,6 +74,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     pages = report_pages(report, content_root)
     pdf_pages = report_pages(report, content_root, site=False)
     bodies = {p.id: p.generated_body(report) for p in pages}
+    runs = runs_provenance(store, sorted(run_ids))
     return ComputedReport(
         id=report.id, fiscal_year=report.fiscal_year, title=report.title.as_dict(),
         subtitle=report.subtitle.as_dict() if report.subtitle else None,
@@ -79,10 +82,11 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         license=_text_dict(rep.get("license"), "[report] license", report),
         revision_history=revision_history(report), authors=authors(report), themes=themes(report),
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
-        runs=runs_provenance(store, sorted(run_ids)), environment=environment(store, sorted(run_ids)),
+        runs=runs, environment=environment(store, sorted(run_ids)),
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
         transcribed=transcribed_note(store, sorted(run_ids)), compares=compares,
+        run_pages=run_pages(store, report, chapters, runs) if with_run_pages else {},
     )
 
 
@@ -408,6 +412,6 @@ def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "repor
     report = load_report(spec_file)
     store = open_store(db, read_only=True)
     try:
-        return compute_report(store, report, content_root)
+        return compute_report(store, report, content_root, with_run_pages=False)  # the PDF has no run pages
     finally:
         store.close()

@@ -421,6 +421,109 @@ class RunInfo:
 
 
 @dataclass
+class RunMetric:
+    """One metric of a run beside its condition (the report's runs sharing every factor but ``rep``)."""
+
+    metric: str                        # metric name (run_metrics.metric)
+    label: Words                       # its label with the unit
+    value: float                       # the run's own value
+    text: str                          # the run's value as printed (decimals from the condition's magnitude)
+    median: str                        # the condition's median, min and max as printed (same decimals)
+    low: str
+    high: str
+    n: int                             # runs of the condition with this metric
+
+    def to_json(self) -> dict[str, Any]:
+        return {"m": self.metric, "label": self.label, "v": self.value, "t": self.text,
+                "med": self.median, "lo": self.low, "hi": self.high, "n": self.n}
+
+
+@dataclass
+class RunUse:
+    """A table or figure of the report that uses the run, with where it sits (its chapter page and anchor)."""
+
+    kind: str                          # table | figure
+    id: str                            # the item's spec id
+    label: Words                       # "表 2.1" / "Table 2.1"
+    caption: Words
+    page: str                          # id of the chapter page that shows it
+    anchor: str                        # its HTML id on that page ("table-read-tps")
+    cells: list[Words] = field(default_factory=list)  # tables: the cells that use the run ("8 × TPS (…)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "label": self.label, "caption": self.caption, "page": self.page,
+                "anchor": self.anchor, "cells": self.cells}
+
+
+# Per-second columns of a run's time series, in CSV order, with their decimals (the same bytes from every build).
+SERIES_COLUMNS: dict[str, int] = {
+    "second": 0, "tps": 3, "latency_avg_ms": 3, "latency_max_ms": 3,
+    "cpu_usr_pct": 2, "cpu_sys_pct": 2, "cpu_iowait_pct": 2, "cpu_soft_pct": 2, "cpu_steal_pct": 2,
+    "cpu_idle_pct": 2, "disk_read_kb_s": 2, "disk_write_kb_s": 2, "disk_util_pct": 2,
+}
+
+
+@dataclass
+class RunSeries:
+    """A run's per-second time series (aggregated per second, never transaction rows): pgbench TPS and latency,
+    CPU (all CPUs) and physical disks over the run window, joined on the second since the run's start."""
+
+    columns: list[str]                 # the columns the run has, in SERIES_COLUMNS order ("second" first)
+    values: dict[str, list[float | None]]  # column -> one value per second (None: no sample that second)
+    csv: str                           # the series as a download: header, then one line per second, each
+                                       # column with its fixed decimals (SERIES_COLUMNS)
+    tps_source: str | None = None      # where TPS comes from: txlog | aggregate | progress
+    cpu_tool: str | None = None        # the tool of the CPU columns (sar > mpstat > iostat > vmstat)
+    disk_tool: str | None = None       # the tool of the disk columns (sar > iostat)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"columns": self.columns, **{c: self.values[c] for c in self.columns},
+                "tps_source": self.tps_source, "cpu_tool": self.cpu_tool, "disk_tool": self.disk_tool}
+
+
+@dataclass
+class RunPage:
+    """Everything the page of one run shows (site only; generated for every run of the report)."""
+
+    info: RunInfo                      # origin, status, factors, raw files (with their published URLs)
+    factors: list[tuple[Words, Words]]  # (factor name, value label), in the report's order
+    condition: list[ProvenanceRun]     # the runs of its condition (itself included), by rep
+    end: str | None = None             # end time
+    status_note: str | None = None
+    metrics: list[RunMetric] = field(default_factory=list)
+    uses: list[RunUse] = field(default_factory=list)  # every table and figure that uses it, in report order
+    series: RunSeries | None = None    # per-second series, when the run has any
+    commands: list[tuple[str, str]] = field(default_factory=list)  # run.toml [commands]: name, command line
+    meta: list[tuple[str, str]] = field(default_factory=list)  # run.toml top-level scalars (exit_code, notes, …)
+    machine: list[tuple[Words, Any]] = field(default_factory=list)  # run.toml [machine]: label, value
+    versions: list[tuple[str, str]] = field(default_factory=list)   # run.toml [versions]: tool, version
+    settings: list[tuple[str, str]] = field(default_factory=list)   # PostgreSQL settings captured ([server])
+    settings_kind: str = "non_default"  # non_default (pg_settings source <> default) | captured (all captured)
+    syscalls: list[dict[str, Any]] = field(default_factory=list)  # strace -c: top syscalls by time
+    fio: list[dict[str, Any]] = field(default_factory=list)       # fio jobs: direction, bw, iops, latency
+    events: list[dict[str, Any]] = field(default_factory=list)    # marks on its time axis: kind, at, until (s
+                                                                  # since its start), label (Words)
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.info.to_json()
+        d.update({
+            "id": self.info.id, "end": self.end, "status_note": self.status_note,
+            "run_toml_sha256": self.info.run_toml_sha256,
+            "factor_list": [{"name": n, "value": v} for n, v in self.factors],
+            "condition": [r.to_json() for r in self.condition],
+            "metrics": [m.to_json() for m in self.metrics], "uses": [u.to_json() for u in self.uses],
+            "series": self.series.to_json() if self.series else None,
+            "commands": [{"name": k, "value": v} for k, v in self.commands],
+            "meta": [{"name": k, "value": v} for k, v in self.meta],
+            "machine": [{"name": k, "value": v} for k, v in self.machine],
+            "versions": [{"tool": k, "value": v} for k, v in self.versions],
+            "settings": [{"name": k, "value": v} for k, v in self.settings], "settings_kind": self.settings_kind,
+            "syscalls": self.syscalls, "fio": self.fio, "events": self.events,
+        })
+        return d
+
+
+@dataclass
 class Environment:
     """The test-environment appendix: machines, tool versions and PostgreSQL settings of the measured runs."""
 
@@ -552,6 +655,8 @@ class ComputedReport:
     methods: list[MethodNote] = field(default_factory=list)  # the methods page: how values were aggregated
                                                              # and comparisons decided (report/methods.py)
     compares: list[Comparison] = field(default_factory=list)  # [[compare]] pages, in spec order
+    run_pages: dict[str, RunPage] = field(default_factory=dict)  # run id -> its page (site only; written
+                                                                  # one file per run, not in to_json)
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         return next((c for c in self.chapters if c.id == chapter_id), None)

@@ -1,0 +1,352 @@
+"""A page for every run (issue 18, and issue 17's per-run time series as CSV), on the example campaign: real
+data, a real Hugo build (conftest.example_site), a real Chromium. Expectations come from the store and the
+raw files, never from counts written here (the example is re-measured with other repetitions)."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import http.server
+import io
+import json
+import math
+import re
+import statistics
+import subprocess
+import threading
+import tomllib
+from collections import Counter
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import pytest
+
+from conftest import ROOT, ro_con, run_tool
+
+CAMPAIGN = ROOT / "data" / "runs" / "example"
+TPS_LINE = re.compile(r"^tps = ([0-9.]+) \((?:without initial connection time|excluding connections establishing)\)", re.M)
+PROGRESS = re.compile(r"^progress: ([0-9.]+) s, ([0-9.]+) tps, lat ([0-9.]+) ms", re.M)
+PROCESSED = re.compile(r"^number of transactions actually processed: (\d+)", re.M)
+
+
+@pytest.fixture(scope="module")
+def site(example_site):
+    db, public = example_site
+    gen = db.parent / "generated"
+    rep = json.loads((gen / "data" / "reports" / "example.json").read_text(encoding="utf-8"))
+    return db, public, gen, rep
+
+
+def _report_runs(rep: dict) -> set[str]:
+    """Every run behind a table or figure of the computed report (what the store selected for the spec)."""
+    out = set()
+    for ch in rep["chapters"]:
+        for t in ch["tables"].values():
+            out |= set(t["runs"])
+        for f in ch["figures"].values():
+            out |= set(f["runs"])
+    return out
+
+
+def _run_data(gen: Path, anchor: str) -> dict:
+    return json.loads((gen / "data" / "runs" / "example" / f"{anchor}.json").read_text(encoding="utf-8"))
+
+
+def _page(public: Path, lang: str, anchor: str) -> str:
+    return (public / lang / "reports" / "example" / "runs" / anchor / "index.html").read_text(encoding="utf-8")
+
+
+def test_every_run_of_the_example_has_a_page(site):
+    db, public, gen, rep = site
+    runs = _report_runs(rep)
+    assert runs and set(rep["runs"]) == runs
+    with ro_con(db) as con:  # the runs are the store's, and the example has measured runs of every study
+        stored = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
+    assert runs <= stored
+    for lang in ("ja", "en"):
+        pages = sorted((public / lang / "reports" / "example" / "runs").glob("*/index.html"))
+        assert len(pages) == len(runs), lang
+        for run_id, info in rep["runs"].items():
+            html = _page(public, lang, info["anchor"])
+            assert f'<code class="run-id">{run_id}</code>' in html
+            assert f'lang="{lang}"' in html
+
+
+def _condition(rep: dict, run_id: str) -> list[str]:
+    key = {f: v for f, v in rep["runs"][run_id]["factors"].items() if f != "rep"}
+    return [r for r, info in rep["runs"].items()
+            if {f: v for f, v in info["factors"].items() if f != "rep"} == key]
+
+
+def _raw_tps(run_id: str) -> float | None:
+    log = CAMPAIGN / run_id / "pgbench.log"
+    m = TPS_LINE.search(log.read_text()) if log.is_file() else None
+    return float(m.group(1)) if m else None
+
+
+def _metric_row(html: str, metric: str) -> list[str]:
+    m = re.search(rf'<tr data-metric="{metric}">(.*?)</tr>', html, re.S)
+    assert m, metric
+    return [c.strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", m.group(1), re.S)]
+
+
+def _close(printed: str, value: float) -> bool:
+    """``printed`` is ``value`` rounded to the decimals it shows."""
+    decimals = len(printed.split(".")[1]) if "." in printed else 0
+    return abs(float(printed) - value) <= 0.5 * 10 ** -decimals + 1e-9
+
+
+def test_run_page_shows_factors_and_metrics_beside_its_condition(site):
+    """TPS of a run and the median, min and max of its condition, computed here from the runs' own pgbench.log."""
+    _, public, _, rep = site
+    checked = 0
+    for run_id, info in sorted(rep["runs"].items()):
+        if info["factors"].get("study") != "scaleup" or _raw_tps(run_id) is None:
+            continue
+        cond = [_raw_tps(r) for r in _condition(rep, run_id)]
+        cond = [v for v in cond if v is not None]
+        html = _page(public, "en", info["anchor"])
+        label, value, median, rng, n = _metric_row(html, "tps")
+        assert label == "TPS"
+        assert _close(value, _raw_tps(run_id))
+        assert _close(median, statistics.median(cond))
+        lo, hi = rng.split("–")
+        assert _close(lo, min(cond)) and _close(hi, max(cond))
+        assert int(n) == len(cond) >= 1
+        # every factor with the report's labels: "Clients" and its value, "Configuration": "checksums off"
+        rows = dict(re.findall(r'<tr><th scope="row">([^<]*)</th><td>([^<]*)</td></tr>',
+                               html.split('class="plain run-factors"')[1].split("</table>")[0]))
+        assert rows["Clients"] == info["factors"]["clients"]
+        assert rows["Configuration"] == {"checksums-off": "checksums off", "checksums-on": "checksums on"}[
+            info["factors"]["config"]]
+        assert rows["rep"] == info["factors"]["rep"]
+        ja = _page(public, "ja", info["anchor"])
+        assert "クライアント数" in ja and "条件の中央値" in ja
+        # its condition's runs link to each other's pages
+        for other in _condition(rep, run_id):
+            if other != run_id:
+                assert f'href="../{rep["runs"][other]["anchor"]}/"' in html or \
+                    f'/runs/{rep["runs"][other]["anchor"]}/"' in html
+        checked += 1
+    assert checked >= 4
+
+
+def _csv(public: Path, anchor: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO((public / "csv" / "example" / "runs" / f"{anchor}.csv").read_text())))
+
+
+def _epoch(v) -> float:
+    return v.timestamp()
+
+
+def _txlog_tps(run_dir: Path, meta: dict) -> dict[int, float]:
+    """Per-second TPS from the pgbench -l files (completed transactions per epoch second, divided by the
+    sampling fraction, i.e. logged over processed), on the run's time axis, inside its window."""
+    per_epoch: Counter = Counter()
+    logged = 0
+    for f in run_dir.iterdir():
+        if not f.name.startswith("pgbench_log."):
+            continue
+        for line in f.read_text().splitlines():
+            parts = line.split()
+            if len(parts) >= 6 and parts[2].isdigit():  # "failed" / "skipped" in place of a latency
+                per_epoch[int(parts[4])] += 1
+                logged += 1
+    processed = int(PROCESSED.search((run_dir / "pgbench.log").read_text()).group(1))
+    fraction = logged / processed if logged < 0.99 * processed else 1.0
+    start, end = _epoch(meta["start"]), _epoch(meta["end"])
+    out = {}
+    for epoch, n in per_epoch.items():
+        elapsed = epoch + 1 - start
+        if elapsed - 1 >= -0.001 and elapsed <= end - start + 0.001:
+            out[math.floor(elapsed + 0.5)] = n / fraction
+    return out
+
+
+def test_time_series_csv_matches_the_raw_files(site):
+    """Each run's per-second CSV: TPS equal to pgbench's own progress lines (-P), or to the transaction log
+    (-l) counted here; CPU %usr among the values sar recorded (sadf); fixed decimals; linked from the page."""
+    _, public, gen, rep = site
+    by_source: Counter = Counter()
+    for run_id, info in sorted(rep["runs"].items()):
+        run_dir = CAMPAIGN / run_id
+        if not (run_dir / "pgbench.log").is_file():
+            continue
+        data = _run_data(gen, info["anchor"])
+        rows = _csv(public, info["anchor"])
+        assert rows and data["csv"] == f"/csv/example/runs/{info['anchor']}.csv"
+        for lang in ("ja", "en"):
+            assert f'href="../../../../csv/example/runs/{info["anchor"]}.csv"' in _page(public, lang, info["anchor"]) \
+                or f'/csv/example/runs/{info["anchor"]}.csv"' in _page(public, lang, info["anchor"])
+        header = list(rows[0])
+        assert header[:2] == ["second", "tps"]
+        for r in rows:  # stable decimals: 3 for TPS and latency, 2 for CPU and disk
+            for col, v in r.items():
+                if v:
+                    want = 0 if col == "second" else 3 if col in ("tps", "latency_avg_ms", "latency_max_ms") else 2
+                    assert re.fullmatch(rf"-?\d+(\.\d{{{want}}})?" if want == 0 else rf"-?\d+\.\d{{{want}}}", v), (col, v)
+        tps = {int(r["second"]): float(r["tps"]) for r in rows if r["tps"]}
+        meta = tomllib.loads((run_dir / "run.toml").read_text())
+        source = data["series"]["tps_source"]
+        by_source[source] += 1
+        if source == "progress":
+            want = {round(float(s)): float(t) for s, t, _ in PROGRESS.findall((run_dir / "pgbench.log").read_text())}
+            assert tps == want, run_id
+            lat = {int(r["second"]): float(r["latency_avg_ms"]) for r in rows if r["latency_avg_ms"]}
+            assert lat == {round(float(s)): float(l) for s, _, l in
+                           PROGRESS.findall((run_dir / "pgbench.log").read_text())}
+        else:
+            assert source == "txlog", source
+            want = _txlog_tps(run_dir, meta)
+            assert set(tps) == set(want), run_id
+            assert all(abs(tps[s] - want[s]) <= 0.0005 + 1e-9 for s in want), run_id
+        # at most one row per second of the run: aggregated, never a transaction row
+        assert len(rows) <= (_epoch(meta["end"]) - _epoch(meta["start"])) + 3
+        if (run_dir / "sa.bin").is_file() and "cpu_usr_pct" in header and data["series"]["cpu_tool"] == "sar":
+            doc = json.loads(subprocess.run(["sadf", "-j", str(run_dir / "sa.bin"), "--", "-u", "ALL"],
+                                            capture_output=True, text=True, check=True).stdout)
+            stats = doc["sysstat"]["hosts"][0]["statistics"]
+            usr = {f"{c.get('usr', c.get('user')):.2f}" for s in stats
+                   for c in s.get("cpu-load-all", s.get("cpu-load", [])) if c["cpu"] == "all"}
+            shown = [r["cpu_usr_pct"] for r in rows if r["cpu_usr_pct"]]
+            assert shown and set(shown) <= usr, run_id
+            by_source["sar"] += 1
+    assert by_source["progress"] and by_source["sar"], by_source
+
+
+def _file_of(public: Path, url: str) -> Path:
+    path = urlparse(url).path
+    return public / path.lstrip("/") / "index.html" if path.endswith("/") else public / path.lstrip("/")
+
+
+def test_every_run_link_lands_on_the_run_page_and_back(site):
+    """Provenance panels (tables and figures) and the sources page link each run to its page; the page links
+    every table and figure that uses it, each to an anchor that exists on its chapter page."""
+    _, public, gen, rep = site
+    anchors = {info["anchor"]: run_id for run_id, info in rep["runs"].items()}
+    for lang in ("ja", "en"):
+        base = f"http://x/{lang}/reports/example/"
+        reached = set()
+        for ch in rep["chapters"]:
+            url = f"{base}{ch['id']}/"
+            html = _file_of(public, url).read_text(encoding="utf-8")
+            cells = re.findall(r'<td class="reps">(.*?)</td>', html, re.S)
+            assert cells or not (ch["tables"] or ch["figures"])
+            for cell in cells:
+                for h in re.findall(r'href="([^"]+)"', cell):
+                    target = urljoin(url, h)
+                    assert "/runs/run-" in target and "#" not in target, target
+                    assert _file_of(public, target).is_file(), target
+                    reached.add(target.rstrip("/").rsplit("/", 1)[1])
+        assert reached == set(anchors), lang  # every run is reached from a table or figure that cites it
+        src_url = f"{base}sources/"
+        src = _file_of(public, src_url).read_text(encoding="utf-8")
+        from_sources = {urljoin(src_url, h).rstrip("/").rsplit("/", 1)[1]
+                        for h in re.findall(r'<h2 class="run-id"><a href="([^"]+)"', src)}
+        assert from_sources == set(anchors)
+        # and back: each use on a run page is a link to an element that exists
+        for anchor, run_id in anchors.items():
+            url = f"{base}runs/{anchor}/"
+            html = _file_of(public, url).read_text(encoding="utf-8")
+            uses = re.findall(r'<ul class="run-uses">(.*?)</ul>', html, re.S)[0]
+            hrefs = re.findall(r'href="([^"]+)"', uses)
+            assert hrefs, run_id
+            data = _run_data(gen, anchor)
+            assert len(hrefs) == len(data["uses"]) == len({(u["kind"], u["id"]) for u in data["uses"]})
+            for h, use in zip(hrefs, data["uses"]):
+                target = urljoin(url, h)
+                page, frag = target.split("#")
+                assert frag == use["anchor"]
+                assert f'id="{frag}"' in _file_of(public, page).read_text(encoding="utf-8"), target
+                assert run_id in _table_or_figure_runs(rep, use)
+
+
+def _table_or_figure_runs(rep: dict, use: dict) -> list[str]:
+    for ch in rep["chapters"]:
+        item = ch["tables" if use["kind"] == "table" else "figures"].get(use["id"])
+        if item is not None:
+            return item["runs"]
+    return []
+
+
+def test_run_pages_are_small_and_list_raw_files_with_sha256(site):
+    db, public, gen, rep = site
+    with ro_con(db) as con:
+        files = con.execute("SELECT run_id, file_name, sha256 FROM sources").fetchall()
+    by_run: dict[str, list] = {}
+    for run_id, name, sha in files:
+        by_run.setdefault(run_id, []).append((name, sha))
+    for run_id, info in rep["runs"].items():
+        html = _page(public, "en", info["anchor"])
+        assert len(html) < 150_000, (run_id, len(html))
+        for name, sha in by_run.get(run_id, []):
+            assert sha in html and name in html, (run_id, name)
+        if rep["publish_raw"]:  # the published copies are linked, and exist with those bytes
+            for h in re.findall(r'<a href="([^"]+)" download><code>', html):
+                target = urljoin(f"http://x/en/reports/example/runs/{info['anchor']}/", h)
+                assert _file_of(public, target).is_file(), target
+
+
+def test_pdf_has_no_run_pages(site, tmp_path):
+    """Run pages are site-only: the PDF's computed report has none and its text has none of their words."""
+    from kansoku.report.build import compute_one
+
+    db, _, _, rep = site
+    one = compute_one(db, ROOT / "data" / "reports" / "example.toml", ROOT / "content" / "reports")
+    assert one.run_pages == {} and "run_pages" not in one.to_json()
+    out = tmp_path / "example.en.pdf"
+    run_tool("pdf", "example", "--lang", "en", "--db", db, "--out", out, check=True)
+    text = subprocess.run(["pdftotext", str(out), "-"], capture_output=True, text=True, check=True).stdout
+    for phrase in ("Runs of its condition", "Per-second series", "Where the report uses this run"):
+        assert phrase not in text
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    pw_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian's chromium is not installed")
+    _, public, _, _ = site
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(public)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    with pw_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path="/usr/bin/chromium",
+                               args=["--no-sandbox", "--disable-gpu",
+                                     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        yield base, b.new_page()
+        b.close()
+    srv.shutdown()
+
+
+@pytest.mark.browser
+def test_browser_follows_a_table_cell_to_its_run_page_and_back(browser, site):
+    base, page = browser
+    _, _, _, rep = site
+    table = rep["chapters"][0]["tables"]["read-tps"]
+    for lang in ("en", "ja"):
+        page.goto(f"{base}/{lang}/reports/example/scaleup/")
+        page.wait_for_load_state("load")
+        panel = page.locator("#table-read-tps details.provenance")
+        panel.locator("summary").click()
+        link = panel.locator("td.reps a").first
+        run_id = link.get_attribute("title")
+        assert run_id in table["runs"]
+        link.click()
+        page.wait_for_load_state("load")
+        assert f"/{lang}/reports/example/runs/{rep['runs'][run_id]['anchor']}/" in page.url
+        assert page.locator("h1 code.run-id").inner_text() == run_id
+        # its charts are drawn from the page's own data (per second)
+        page.wait_for_selector("div.chart[data-figure='run-tps'][data-rendered='true']", timeout=15000)
+        back = page.locator("ul.run-uses a[href$='#table-read-tps']")
+        assert back.count() == 1
+        back.click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith(f"/{lang}/reports/example/scaleup/#table-read-tps")
+        assert page.locator("#table-read-tps").is_visible()
+        assert page.evaluate("document.querySelector('#table-read-tps').getBoundingClientRect().top") < 200

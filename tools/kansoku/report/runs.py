@@ -1,0 +1,312 @@
+"""The page of every run of a report: what it is, what it measured, how it behaved, where the report uses it.
+
+Every run behind a table or figure of the report gets a page (``report.model.RunPage``), whatever the spec
+declares: its factors and run.toml (machine, versions, commands, PostgreSQL settings), each metric beside
+the median, min and max of its condition (the report's runs sharing every factor but ``rep``), its
+per-second series (pgbench TPS and latency, CPU and disks over the run window; aggregated per second, never
+a transaction row), its system calls (strace -c) and fio jobs, its raw files, and every table cell and
+figure that uses it.
+
+Cost: a fixed number of set-based queries, never one per run, so a campaign of 1,000 runs costs the same
+handful of queries as one of 10: every run's metrics and events once per build (the ``run_metrics`` and
+``run_events`` views compute all runs in one pass; every report's pages share the result), and per report
+the series of all its runs in one query, run.toml, strace and fio. The per-second series are formatted in
+SQL (fixed decimals per column) and only joined into CSV lines here; a condition's median, min and max are
+taken over the few runs of the condition.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from typing import Any
+
+from kansoku import parsers
+from kansoku.analysis import tables as analysis
+from kansoku.report.model import (SERIES_COLUMNS, Chapter, ProvenanceRun, RunInfo, RunMetric, RunPage, RunSeries,
+                                  RunUse)
+from kansoku.spec.model import LANGS, Report
+from kansoku.store.db import Store
+
+REP = "rep"
+# the events marked on a run's TPS chart and listed under it (analysis/steady.py, docs/steady-state.md)
+EVENT_KINDS = ("checkpoint", "restartpoint", "stall", "steady_start", "steady_end")
+SIGNIFICANT = 4   # digits a run page prints of a metric (the condition's magnitude decides the decimals)
+TOP_SYSCALLS = 15
+# the headline metrics first (a pgbench run's throughput and latency), then the others in the parsers' order
+HEADLINE = ("tps", "tps_steady", "tps_txlog", "transactions_processed", "latency_avg_ms", "latency_stddev_ms",
+            "latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms")
+
+# Every metric of every stored run, read once per build and shared by every report's run pages: the
+# run_metrics view computes all metrics of all runs in one pass (a per-report or per-run query would repeat
+# that pass); each report then takes its runs' values and its conditions' statistics from it.
+ALL_METRICS_SQL = """
+SELECT run_id, metric, value FROM run_metrics WHERE value IS NOT NULL AND isfinite(value) ORDER BY run_id, metric
+"""
+
+
+# Every run's per-second series in one query: pgbench's per-second TPS (its best source, the seconds inside
+# the run window), CPU of all CPUs (the best tool the run has) and its physical disks summed (the best
+# tool), each binned to the whole second since the run's start and joined on it. Each column comes back
+# as numbers rounded to its decimals and as text with exactly those decimals (the CSV).
+_CPU = ("usr", "sys", "iowait", "soft", "steal", "idle")
+_SERIES_VALUES = [c for c in SERIES_COLUMNS if c != "second"]
+SERIES_SQL = """
+WITH sel AS (SELECT unnest(?::VARCHAR[]) AS run_id),
+t AS (
+    SELECT s.run_id, round(s.elapsed_s)::BIGINT AS second, avg(s.tps) AS tps,
+           avg(s.latency_avg_ms) AS latency_avg_ms, max(s.latency_max_ms) AS latency_max_ms,
+           any_value(s.series_source) AS tps_source
+    FROM pgbench_tps_per_second s JOIN sel ON sel.run_id = s.run_id LEFT JOIN runs r ON r.run_id = s.run_id
+    WHERE s.elapsed_s IS NOT NULL AND (r.start_time IS NULL OR r.end_time IS NULL OR
+          (s.elapsed_s - s.interval_s >= -0.001 AND s.elapsed_s <= epoch(r.end_time) - epoch(r.start_time) + 0.001))
+    GROUP BY ALL
+), c0 AS (
+    SELECT c.* FROM cpu_in_run c JOIN sel ON sel.run_id = c.run_id WHERE c.cpu = 'all' AND c.t_s IS NOT NULL
+), cbest AS (
+    SELECT run_id, arg_min(tool, CASE tool WHEN 'sar' THEN 1 WHEN 'mpstat' THEN 2 WHEN 'iostat' THEN 3 ELSE 4 END)
+           AS tool
+    FROM c0 GROUP BY run_id
+), c AS (
+    SELECT c0.run_id, round(c0.t_s)::BIGINT AS second, any_value(c0.tool) AS cpu_tool,
+           """ + ", ".join(f"avg(c0.{x}_pct) AS cpu_{x}_pct" for x in _CPU) + """
+    FROM c0 JOIN cbest ON cbest.run_id = c0.run_id AND cbest.tool = c0.tool GROUP BY ALL
+), d0 AS (
+    SELECT d.* FROM disk_in_run d JOIN sel ON sel.run_id = d.run_id
+    WHERE NOT coalesce(d.is_virtual, false) AND NOT coalesce(d.is_partition, false) AND d.t_s IS NOT NULL
+), dbest AS (
+    SELECT run_id, arg_min(tool, CASE tool WHEN 'sar' THEN 1 ELSE 2 END) AS tool FROM d0 GROUP BY run_id
+), dsum AS (
+    SELECT d0.run_id, d0.tool, d0.t_s, sum(d0.read_kb_s) AS rd, sum(d0.write_kb_s) AS wr, max(d0.util_pct) AS ut
+    FROM d0 JOIN dbest ON dbest.run_id = d0.run_id AND dbest.tool = d0.tool GROUP BY ALL
+), d AS (
+    SELECT run_id, round(t_s)::BIGINT AS second, any_value(tool) AS disk_tool, avg(rd) AS disk_read_kb_s,
+           avg(wr) AS disk_write_kb_s, avg(ut) AS disk_util_pct
+    FROM dsum GROUP BY ALL
+), j AS (
+    SELECT coalesce(t.run_id, c.run_id, d.run_id) AS run_id, coalesce(t.second, c.second, d.second) AS second,
+           t.tps_source, c.cpu_tool, d.disk_tool,
+           """ + ", ".join(_SERIES_VALUES) + """
+    FROM t FULL JOIN c ON c.run_id = t.run_id AND c.second = t.second
+         FULL JOIN d ON d.run_id = coalesce(t.run_id, c.run_id) AND d.second = coalesce(t.second, c.second)
+)
+SELECT run_id, any_value(tps_source), any_value(cpu_tool), any_value(disk_tool), list(second ORDER BY second),
+       """ + ",\n       ".join(
+    f"list(round({col}, {SERIES_COLUMNS[col]}) ORDER BY second), "
+    f"list(printf('%.{SERIES_COLUMNS[col]}f', {col}) ORDER BY second)" for col in _SERIES_VALUES) + """
+FROM j GROUP BY run_id
+"""
+
+
+def _factor_order(report: Report, factors: set[str]) -> list[str]:
+    declared = list(report.factor_names)
+    return [f for f in declared if f in factors] + sorted(factors - set(declared))
+
+
+def _cond_key(factors: dict[str, str]) -> tuple:
+    return tuple(sorted((f, v) for f, v in factors.items() if f != REP))
+
+
+def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo]) -> dict[str, RunPage]:
+    """The page of every run in ``infos`` (the runs behind the report's tables and figures)."""
+    run_ids = sorted(infos)
+    if not run_ids:
+        return {}
+    pages: dict[str, RunPage] = {}
+    # the condition of each run: the report's runs with the same factors but rep
+    conditions: dict[tuple, list[str]] = {}
+    for rid in run_ids:
+        conditions.setdefault(_cond_key(infos[rid].factors), []).append(rid)
+    rep_key = analysis.factor_sort_key(None, REP)
+    for rid in run_ids:
+        info = infos[rid]
+        fs = info.factors
+        names = _factor_order(report, set(fs))
+        factors = [({lang: analysis.factor_name(report, f, lang) for lang in LANGS},
+                    {lang: analysis.factor_value_label(report, f, fs[f], lang) for lang in LANGS}) for f in names]
+        siblings = sorted(conditions[_cond_key(fs)], key=lambda r: (rep_key(infos[r].factors.get(REP, "")), r))
+        pages[rid] = RunPage(info=info, factors=factors, condition=[
+            ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False) for r in siblings])
+    _metrics(store, report, run_ids, pages)
+    _uses(chapters, pages)
+    _series(store, run_ids, pages)
+    _run_toml(store, run_ids, pages)
+    _syscalls(store, run_ids, pages)
+    _fio(store, run_ids, pages)
+    _events(store, run_ids, pages)
+    return pages
+
+
+def _per_store(store: Store, name: str, compute):
+    """Computed once per open store (a build opens it read-only: nothing changes under us)."""
+    cache = store.__dict__.setdefault("_kansoku_run_pages_cache", {})
+    if name not in cache:
+        cache[name] = compute()
+    return cache[name]
+
+
+def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
+    def compute() -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for rid, metric, v in store.query(ALL_METRICS_SQL):
+            out.setdefault(rid, {})[metric] = v
+        return out
+    return _per_store(store, "metrics", compute)
+
+
+def _decimals(values: list[float]) -> int:
+    """Decimals for a row of numbers printed side by side: four significant digits of the largest, then
+    no trailing zero that every one of them would print (0.163 and 0.165, not 0.1630 and 0.1650)."""
+    d = min(analysis.sig_decimals(max(abs(x) for x in values), SIGNIFICANT), 6)
+    while d > 0 and all(f"{x:.{d}f}".endswith("0") for x in values):  # (a check only: printing rounds half up)
+        d -= 1
+    return d
+
+
+def _metrics(store: Store, report: Report, run_ids: list[str], pages: dict[str, RunPage]) -> None:
+    """Each run's metrics beside the median, min and max of its condition (the report's runs sharing
+    every factor but rep; ``page.condition``)."""
+    order = {m: i for i, m in enumerate(list(HEADLINE) + [m for m in parsers.metrics() if m not in HEADLINE])}
+    values = _all_metrics(store)
+    labels: dict[str, dict[str, str]] = {}
+    for rid in run_ids:
+        page = pages[rid]
+        cond = [values.get(r.id, {}) for r in page.condition]
+        for metric, v in values.get(rid, {}).items():
+            vals = [c[metric] for c in cond if metric in c]
+            med, lo, hi = statistics.median(vals), min(vals), max(vals)
+            d = _decimals([v, med, lo, hi])
+            if metric not in labels:
+                labels[metric] = {lang: analysis.metric_label(metric, lang, report=report) for lang in LANGS}
+            page.metrics.append(RunMetric(metric, labels[metric], v, analysis.round_text(v, d),
+                                          analysis.round_text(med, d), analysis.round_text(lo, d),
+                                          analysis.round_text(hi, d), len(vals)))
+        page.metrics.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
+
+
+def _uses(chapters: list[Chapter], pages: dict[str, RunPage]) -> None:
+    """Every table (with the cells) and figure that uses each run, in the report's order."""
+    for ch in chapters:
+        for item_id in dict.fromkeys(ch.order):  # a table and a figure may share an id: both handled below
+            t = ch.tables.get(item_id)
+            if t is not None:
+                cells: dict[str, list[dict[str, str]]] = {}
+                for row in t.rows:
+                    stub = row[0].text if row else {lang: "" for lang in LANGS}
+                    for col, c in zip(t.columns, row):
+                        if c.kind in ("factor", "factor-value"):
+                            continue
+                        for rid in c.runs:
+                            if rid in pages:
+                                lab = {lang: f"{stub[lang]} × {col.text[lang]}" for lang in LANGS}
+                                if lab not in cells.setdefault(rid, []):
+                                    cells[rid].append(lab)
+                for rid in dict.fromkeys([r for r in t.runs if r in pages] + list(cells)):
+                    pages[rid].uses.append(RunUse("table", t.id, t.label, t.caption, ch.id, f"table-{t.id}",
+                                                  cells.get(rid, [])))
+            f = ch.figures.get(item_id)
+            if f is not None:
+                for rid in dict.fromkeys(f.runs):
+                    if rid in pages:
+                        pages[rid].uses.append(RunUse("figure", f.id, f.label, f.caption, ch.id, f"figure-{f.id}"))
+
+
+def _series(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
+    for row in store.query(SERIES_SQL, [run_ids]):
+        rid, tps_source, cpu_tool, disk_tool, seconds = row[:5]
+        if rid not in pages or not seconds:
+            continue
+        values: dict[str, list] = {"second": list(seconds)}
+        texts: dict[str, list] = {"second": [str(s) for s in seconds]}
+        for i, col in enumerate(_SERIES_VALUES):
+            values[col], texts[col] = list(row[5 + 2 * i]), list(row[6 + 2 * i])
+        cols = [c for c in SERIES_COLUMNS if any(v is not None for v in values[c])]
+        lines = [",".join(cols)]
+        lines += [",".join(texts[c][i] or "" for c in cols) for i in range(len(seconds))]
+        pages[rid].series = RunSeries(cols, {c: values[c] for c in cols}, "\n".join(lines) + "\n",
+                                      tps_source, cpu_tool, disk_tool)
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
+    """Commands, machine, versions and PostgreSQL settings from each run's run.toml (as the appendix reads them)."""
+    from kansoku.report.build import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, _machine_value
+    from kansoku import words
+
+    for rid, rt, end, note in store.query(
+            "SELECT run_id, run_toml::VARCHAR, end_time::VARCHAR, status_note FROM runs "
+            "WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]):
+        p = pages.get(rid)
+        if p is None:
+            continue
+        p.end, p.status_note = end, note
+        doc = json.loads(rt) if rt else {}
+        if not isinstance(doc, dict):
+            continue
+        p.meta = [(k, _text(v)) for k, v in doc.items()
+                  if not isinstance(v, (dict, list)) and k not in ("start", "end", "hostname")]
+        cmds = doc.get("commands")
+        if isinstance(cmds, dict):
+            p.commands = [(k, _text(v)) for k, v in cmds.items() if not isinstance(v, (dict, list))]
+        m = doc.get("machine")
+        if isinstance(m, dict):
+            keys = [k for k in MACHINE_FIELDS if k in m] + sorted(k for k in m if k not in MACHINE_FIELDS)
+            p.machine = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else {"ja": k, "en": k},
+                          _machine_value(k, m[k])) for k in keys]
+        vers = doc.get("versions")
+        if isinstance(vers, dict):
+            p.versions = [(k, _text(v)) for k, v in vers.items()]
+        server = doc.get("server")
+        if isinstance(server, dict):
+            names = set(server) - SERVER_META - SETTING_NOISE
+            listed = server.get("non_default")
+            if isinstance(listed, list):
+                names &= set(map(str, listed))
+            else:
+                p.settings_kind = "captured"
+            p.settings = [(k, _text(server[k])) for k in sorted(names, key=str.lower)]
+
+
+def _num(v: Any, digits: int) -> str:
+    return "—" if v is None else analysis.fmt_number(float(v), digits)
+
+
+def _syscalls(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
+    for rid, name, pct, secs, calls, errors in store.query(
+            "SELECT run_id, syscall, time_pct, seconds, calls, errors FROM strace_top_syscalls "
+            "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) AND time_rank <= ? ORDER BY run_id, time_rank",
+            [run_ids, TOP_SYSCALLS]):
+        if rid in pages:
+            pages[rid].syscalls.append({"syscall": name, "time_pct": _num(pct, 2), "seconds": _num(secs, 6),
+                                        "calls": _num(calls, 0), "errors": _num(errors, 0)})
+
+
+def _fio(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
+    for rid, job, direction, rw, bs, depth, numjobs, bw, iops, lat, p99 in store.query(
+            "SELECT run_id, jobname, direction, rw, bs, iodepth, numjobs, bw_kib_s, iops, lat_mean_us, clat_p99_us "
+            "FROM fio_jobs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "QUALIFY dense_rank() OVER (PARTITION BY run_id ORDER BY report_format) = 1 "
+            "ORDER BY run_id, job_no, direction", [run_ids]):
+        if rid in pages:
+            pages[rid].fio.append({"job": job, "direction": direction, "rw": rw, "bs": bs,
+                                   "iodepth": depth, "numjobs": numjobs, "bw_kib_s": _num(bw, 1),
+                                   "iops": _num(iops, 1), "lat_mean_us": _num(lat, 2), "clat_p99_us": _num(p99, 2)})
+
+
+def _events(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
+    """Checkpoints, stalls and the steady window of every run (one query for all: ``steady.events``)."""
+    from kansoku.analysis import steady
+
+    # the run_events view is computed for every stored run in one pass: once per build, for every report
+    every = _per_store(store, "events", lambda: steady.events(
+        store, [r[0] for r in store.query("SELECT run_id FROM runs")]))
+    for rid, evs in every.items():
+        if rid in pages:
+            pages[rid].events = [
+                {"kind": e.event, "at": round(e.at_s, 3), "until": None if e.until_s is None else round(e.until_s, 3),
+                 "label": {lang: e.label(lang) for lang in LANGS}} for e in evs if e.event in EVENT_KINDS]
