@@ -103,6 +103,15 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
                        jobs=jobs)
     except KeyboardInterrupt:  # before the transaction began (walking, detecting, waiting for the store)
         raise Interrupted(False) from None
+    except RuntimeError as exc:  # DuckDB's form of a Ctrl-C during a statement (creating the schema)
+        if _is_interrupt(exc):
+            raise Interrupted(False) from None
+        raise
+
+
+def _is_interrupt(exc: BaseException) -> bool:
+    """Ctrl-C: Python's KeyboardInterrupt, or DuckDB's 'Query interrupted' when it came during a statement."""
+    return isinstance(exc, KeyboardInterrupt) or (isinstance(exc, RuntimeError) and "Query interrupted" in str(exc))
 
 
 def _pooled(work: list[tuple[Path, Detection]], runs: dict, jobs: int | None) -> tuple[set[Path], int]:
@@ -224,7 +233,9 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 report.runs_new += state == "new"
                 report.runs_updated += state == "updated"
         report.committed = tx.committed
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, RuntimeError) as exc:
+        if not _is_interrupt(exc):
+            raise
         raise Interrupted(tx is not None and tx.committed) from None
     finally:
         if pool is not None:  # an error or Ctrl-C before the pool was drained
