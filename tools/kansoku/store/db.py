@@ -28,6 +28,11 @@ DEFAULT_DB = Path("data/kansoku.duckdb")
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 CORE_TABLES_WITH_SOURCE = ["ingest_warnings"]
 
+# The ingest's DuckDB memory. An ingest streams files into tables, so it needs little; without a limit
+# DuckDB keeps every block it wrote cached (80 % of the machine's memory by default), and a day of sar
+# (40 million rows) would hold gigabytes. Beyond the limit DuckDB evicts written blocks and spills to disk.
+WRITER_MEMORY_LIMIT = "160MB"
+
 _LOCK_RE = re.compile(r"(Could not set lock|Conflicting lock)", re.I)
 _PID_RE = re.compile(r"PID (\d+)")
 
@@ -408,6 +413,8 @@ def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s
             time.sleep(0.25)
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")  # a big file's load prints no bar on stdout
+    if not read_only:
+        con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
     store = Store(con, path, read_only)
     if not read_only:
         if not store.schema_is_current():  # the DDL is only re-run when a definition changed
@@ -433,6 +440,7 @@ def scratch_store(path: Path) -> Store:
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")
     con.execute("SET threads = 1")
+    con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
     store = Store(con, Path(path), False)
     store.ensure_schema()
     return store
