@@ -120,8 +120,12 @@ def _sql_list(items: list[str]) -> str:
     return "[" + ", ".join(sm.sql_str(x) for x in items) + "]"
 
 
+BATCH_BYTES = 8 << 20  # sections read by one pair of statements: few statements for a small file, and
+# DuckDB still reads a long file while sadf prints its next sections
+
+
 class _Loader:
-    """Loads the sections of one sa file into sys_metrics, set-based."""
+    """Loads the sections of one sa file into sys_metrics, set-based, a batch of sections at a time."""
 
     def __init__(self, path: Path, sink: Sink):
         self.path = path
@@ -129,18 +133,22 @@ class _Loader:
         self.host: str | None = None
         self.sections = 0
         self.restarts_done = False
+        self.pending: list[dict] = []
+        self.pending_bytes = 0
 
-    def _reader(self) -> str:
+    @staticmethod
+    def _reader(param: str) -> str:
         # one VARCHAR per line (a delimiter sadf never prints, no quoting): restart and comment lines,
         # and the variable width of the interrupt rows, are then handled in SQL
-        return ("(SELECT string_split(l, ';') AS f FROM read_csv($csv_path, columns = {'l': 'VARCHAR'}, "
+        return (f"(SELECT string_split(l, ';') AS f FROM read_csv(${param}, columns = {{'l': 'VARCHAR'}}, "
                 "header = false, auto_detect = false, delim = '\x01', quote = '', escape = '', "
                 "new_line = '\\n'))")
 
     _DATA = "len(f) >= 4 AND NOT starts_with(f[4], 'LINUX-RESTART') AND NOT starts_with(f[4], 'COM ')"
 
     def load(self, header: bytes, section: Path) -> None:
-        path, sink = self.path, self.sink
+        """Take one section; its rows are stored when the batch is full (or at ``flush``)."""
+        path = self.path
         self.sections += 1
         text = header.decode("utf-8", errors="replace").rstrip("\r\n")
         cols = text[2:].split(";")[3:]
@@ -152,59 +160,89 @@ class _Loader:
         seg = segs[0]
         act = seg["activity"]
         if act in TEXT_ACTIVITIES:
+            section.unlink(missing_ok=True)
             return
-        params = {"csv_path": str(section)}
-        star = seg["star"]
-        inst_pos = [i + 4 for i, c in enumerate(cols) if c in INSTANCE_COLS]
-        metric_pos = [(i + 4, c) for i, c in enumerate(cols)
-                      if c not in INSTANCE_COLS and c != "CPU*" and c not in TEXT_COLUMNS]
-        width = 3 + len(cols)
-        width_ok = f"len(f) >= {width + 1}" if star else f"len(f) = {width}"
-        stats = sink.own_rows("sys_metrics", f"""
-            SELECT count(*), count(*) FILTER (WHERE NOT ({width_ok})),
-                   any_value(array_to_string(f, ';')) FILTER (WHERE NOT ({width_ok})),
-                   count(*) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL),
-                   any_value(f[3]) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL),
-                   count(*) FILTER (WHERE try_cast(f[2] AS DOUBLE) IS NULL
-                                     OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {sm.MAX_INTERVAL_S}),
-                   any_value(f[2]) FILTER (WHERE try_cast(f[2] AS DOUBLE) IS NULL
-                                     OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {sm.MAX_INTERVAL_S}),
-                   any_value(f[1]), count(DISTINCT f[3]),
-                   count(DISTINCT {self._instance_expr(act, inst_pos) if inst_pos else "NULL"}),
-                   count(*) FILTER (WHERE len(f) < 4)
-            FROM {self._reader()} WHERE len(f) < 4 OR ({self._DATA})""", params)[0]
-        n, bad_w, bad_w_line, bad_ts, bad_ts_tok, bad_iv, bad_iv_tok, host, n_ts, n_inst, short = stats
-        if n == 0:
+        self.pending.append({"text": text, "cols": cols, "act": act, "star": seg["star"], "file": section,
+                             "param": f"csv{len(self.pending)}_"})
+        self.pending_bytes += section.stat().st_size
+        if self.pending_bytes >= BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        batch, self.pending, self.pending_bytes = self.pending, [], 0
+        if not batch:
             return
-        what = f"in the {act} section of 'sadf -d' output"
-        if short or bad_w:
-            raise ParseError(path, None, f"{'at least ' if star else ''}{width + (1 if star else 0)} "
-                             f"';'-separated fields per row {what} (header {text[:60]}...)",
-                             (bad_w_line or "")[:80])
-        if bad_ts:
-            raise ParseError(path, None, f"a timestamp 'YYYY-MM-DD HH:MM:SS UTC' {what}", str(bad_ts_tok)[:40])
-        if bad_iv:
-            raise ParseError(path, None, f"a sampling interval between 0 s and 31 days {what}", str(bad_iv_tok)[:40])
-        self.host = self.host or host
-        if n > n_ts * max(n_inst, 1):
-            sink.warn(None, f"a sample time appears twice in the {act} section: duplicated samples "
-                            "(clock set back, or files concatenated?)")
-        inst = self._instance_expr(act, inst_pos) if inst_pos else "NULL::VARCHAR"
-        if star:
-            metrics = "list_transform(range(len(f) - 4), lambda i: CASE WHEN i = 0 THEN 'all' ELSE 'CPU' || CAST(i - 1 AS VARCHAR) END)"
-            values = "list_transform(f[5:], lambda x: try_cast(x AS DOUBLE))"
-        else:
-            metrics = _sql_list([c for _, c in metric_pos])
-            values = "[" + ", ".join(f"try_cast(f[{i}] AS DOUBLE)" for i, _ in metric_pos) + "]"
+        try:
+            self._load_batch(batch)
+        finally:
+            for sec in batch:
+                sec["file"].unlink(missing_ok=True)
+
+    def _load_batch(self, batch: list[dict]) -> None:
+        path, sink = self.path, self.sink
+        params = {sec["param"]: str(sec["file"]) for sec in batch}
+        stats_sql, rows_sql = [], []
+        for k, sec in enumerate(batch):
+            cols, act, star = sec["cols"], sec["act"], sec["star"]
+            inst_pos = [i + 4 for i, c in enumerate(cols) if c in INSTANCE_COLS]
+            metric_pos = [(i + 4, c) for i, c in enumerate(cols)
+                          if c not in INSTANCE_COLS and c != "CPU*" and c not in TEXT_COLUMNS]
+            width = 3 + len(cols)
+            sec["width"] = width
+            width_ok = f"len(f) >= {width + 1}" if star else f"len(f) = {width}"
+            inst = self._instance_expr(act, inst_pos) if inst_pos else "NULL::VARCHAR"
+            bad_iv = f"try_cast(f[2] AS DOUBLE) IS NULL OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {sm.MAX_INTERVAL_S}"
+            reader = self._reader(sec["param"])
+            stats_sql.append(f"""
+                SELECT {k} AS k, count(*) AS n, count(*) FILTER (WHERE NOT ({width_ok})) AS bad_w,
+                       any_value(array_to_string(f, ';')) FILTER (WHERE NOT ({width_ok})) AS bad_w_line,
+                       count(*) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL) AS bad_ts,
+                       any_value(f[3]) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL) AS bad_ts_tok,
+                       count(*) FILTER (WHERE {bad_iv}) AS bad_iv, any_value(f[2]) FILTER (WHERE {bad_iv}) AS bad_iv_tok,
+                       any_value(f[1]) AS host, count(DISTINCT f[3]) AS n_ts, count(DISTINCT {inst}) AS n_inst
+                FROM {reader} WHERE len(f) < 4 OR ({self._DATA})""")
+            if star:
+                metrics = ("list_transform(range(len(f) - 4), lambda i: CASE WHEN i = 0 THEN 'all' "
+                           "ELSE 'CPU' || CAST(i - 1 AS VARCHAR) END)")
+                values = "list_transform(f[5:], lambda x: try_cast(x AS DOUBLE))"
+            else:
+                metrics = _sql_list([c for _, c in metric_pos])
+                values = "[" + ", ".join(f"try_cast(f[{i}] AS DOUBLE)" for i, _ in metric_pos) + "]"
+            rows_sql.append(f"""
+                SELECT f[3] AS tstok, try_cast(f[2] AS DOUBLE) AS interval_s, {sm.sql_str(act)} AS activity,
+                       {inst} AS instance, unnest({metrics}) AS metric, unnest({values}) AS value
+                FROM {reader} WHERE {self._DATA}""")
+        stats = sink.own_rows("sys_metrics", " UNION ALL ".join(stats_sql) + " ORDER BY k", params)
+        for (k, n, bad_w, bad_w_line, bad_ts, bad_ts_tok, bad_iv, bad_iv_tok, host, n_ts, n_inst), sec \
+                in zip(stats, batch):
+            if n == 0:
+                continue
+            act, star, width, text = sec["act"], sec["star"], sec["width"], sec["text"]
+            what = f"in the {act} section of 'sadf -d' output"
+            if bad_w:
+                raise ParseError(path, None, f"{'at least ' if star else ''}{width + (1 if star else 0)} "
+                                 f"';'-separated fields per row {what} (header {text[:60]}...)",
+                                 (bad_w_line or "")[:80])
+            if bad_ts:
+                raise ParseError(path, None, f"a timestamp 'YYYY-MM-DD HH:MM:SS UTC' {what}", str(bad_ts_tok)[:40])
+            if bad_iv:
+                raise ParseError(path, None, f"a sampling interval between 0 s and 31 days {what}",
+                                 str(bad_iv_tok)[:40])
+            self.host = self.host or host
+            if n > n_ts * max(n_inst, 1):
+                sink.warn(None, f"a sample time appears twice in the {act} section: duplicated samples "
+                                "(clock set back, or files concatenated?)")
+        # the sample number: the rank of the record's time (every section covers the same records)
+        times = " UNION ".join(f"SELECT f[3] AS tstok FROM {self._reader(sec['param'])} WHERE {self._DATA}"
+                               for sec in batch)
         sink.load_sql("sys_metrics", f"""
             SELECT $source_id AS source_id, $run_id AS run_id, 'sar' AS tool, 'sa-binary' AS format,
-                   k.ts, try_cast(f[2] AS DOUBLE) AS interval_s, k.sample, false AS since_boot,
-                   {sm.sql_str(act)} AS activity, {inst} AS instance,
-                   unnest({metrics}) AS metric, unnest({values}) AS value, NULL::INTEGER AS line
-            FROM (SELECT f, f[3] AS tstok FROM {self._reader()} WHERE {self._DATA}) r
+                   k.ts, r.interval_s, k.sample, false AS since_boot, r.activity, r.instance, r.metric, r.value,
+                   NULL::INTEGER AS line
+            FROM ({" UNION ALL ".join(rows_sql)}) r
             JOIN (SELECT tstok, (row_number() OVER (ORDER BY tstok) - 1)::INTEGER AS sample,
                          timezone('UTC', strptime(tstok, '{TS_FORMAT}')) AS ts
-                  FROM (SELECT DISTINCT f[3] AS tstok FROM {self._reader()} WHERE {self._DATA})) k
+                  FROM ({times})) k
               USING (tstok)""", params)
 
     @staticmethod
@@ -218,9 +256,9 @@ class _Loader:
     def _restarts(self, section: Path) -> None:
         """LINUX-RESTART lines (each section repeats them: read from the first)."""
         self.restarts_done = True
-        rows = self.sink.own_rows("sys_metrics", f"SELECT f[3], f[4] FROM {self._reader()} "
+        rows = self.sink.own_rows("sys_metrics", f"SELECT f[3], f[4] FROM {self._reader('restarts_')} "
                                                  "WHERE len(f) >= 4 AND starts_with(f[4], 'LINUX-RESTART')",
-                                  {"csv_path": str(section)})
+                                  {"restarts_": str(section)})
         ts, cpus = [], []
         for tok, what in rows:
             try:
@@ -268,11 +306,8 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
                 if isinstance(item, BaseException):
                     failure = item
                     continue
-                header, section = item
-                try:
-                    loader.load(header, section)
-                finally:
-                    section.unlink(missing_ok=True)
+                loader.load(*item)
+            loader.flush()
         except BaseException:
             stop.set()
             proc.kill()
