@@ -44,6 +44,15 @@ class MemSink:
         self.con.execute(f"INSERT INTO {table} BY NAME {select_sql}", used)
         return 0
 
+    def own_rows(self, table, select_sql, params=None):
+        sql = select_sql.replace("{rows}", f"(SELECT * FROM {table} WHERE source_id = 's')")
+        p = {k: v for k, v in (params or {}).items() if f"${k}" in sql}
+        return self.con.execute(sql, p).fetchall()
+
+    def update_own_rows(self, table, set_sql, params=None):
+        sql = f"UPDATE {table} SET {set_sql} WHERE source_id = 's'"
+        self.con.execute(sql, {k: v for k, v in (params or {}).items() if f"${k}" in sql})
+
     def warn(self, line, message):
         self.warnings.append((line, message))
 

@@ -121,7 +121,11 @@ def test_every_sysstat_iostat_vmstat_file_in_the_corpus_parses(corpus, monkeypat
             failures.append(f"{f}: detected as {d.format and d.format.name} ({d.reason})")
             continue
         try:
-            parse(d.format.name, f, mem=False)
+            if d.format.name == "sa-binary":  # streamed: DuckDB does the rows, so they are counted there
+                s = parse(d.format.name, f)
+                counted[str(f)] = s.q("SELECT count(*) FROM sys_metrics")[0][0]
+            else:
+                parse(d.format.name, f, mem=False)
         except ParseError as exc:
             failures.append(str(exc))
             continue

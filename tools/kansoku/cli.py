@@ -99,12 +99,15 @@ def ingest_main(argv: list[str] | None = None) -> int:
                     help="list every file with the format it was read as (or why it was skipped) and every warning")
     ap.add_argument("--keep-going", action="store_true",
                     help="store the files that parse even when others fail; list the failures and exit 2")
+    ap.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                    help="processes parsing files at once (default: every core when there are many files; "
+                         "1: one at a time)")
     _version(ap)
     args = ap.parse_args(argv)
     _prepare_command(args)
     try:
         report = ingest(args.paths, args.db, wait_s=args.wait, progress=_progress("ingest"),
-                        on_wait=lambda m: print(m, file=sys.stderr), keep_going=args.keep_going)
+                        on_wait=lambda m: print(m, file=sys.stderr), keep_going=args.keep_going, jobs=args.jobs)
     except KansokuError as exc:
         _err(str(exc))
         return exc.exit_code

@@ -22,8 +22,10 @@ import duckdb
 from kansoku.ingest.detect import Detection, detect
 from kansoku.errors import KansokuError, ParseError, RunError
 from kansoku.ingest.runs import CAMPAIGN_MARKER, RUN_TOML, Run, campaign_root, make_run, walk_files
-from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, open_store
-from kansoku.parsers.base import runs_mixed_in_directory
+from kansoku.ingest import parallel
+from kansoku.ingest.parallel import FileOutcome, FileTask
+from kansoku.store.db import FileSink, Store, hash_and_keep, open_store
+from kansoku.parsers.base import IngestWarning, runs_mixed_in_directory
 
 
 @dataclass
@@ -89,18 +91,43 @@ def source_id_for(run_id: str, file_name: str) -> str:
 
 def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
            progress: Callable[[Iterable], Iterable] | None = None,
-           on_wait: Callable[[str], None] | None = None, keep_going: bool = False) -> IngestReport:
+           on_wait: Callable[[str], None] | None = None, keep_going: bool = False,
+           jobs: int | None = None) -> IngestReport:
     """Ingest the paths in one transaction. Ctrl-C raises Interrupted, which says whether it committed.
     ``keep_going``: store the files that parse (and their runs) even when others fail; the failures are
-    still listed in ``report.errors`` (the caller exits non-zero)."""
+    still listed in ``report.errors`` (the caller exits non-zero).
+    ``jobs``: processes parsing files (``ingest/parallel.py``); None: every core when there are enough
+    files to pay for starting them, 1: all in this process."""
     try:
-        return _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait, keep_going=keep_going)
+        return _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait, keep_going=keep_going,
+                       jobs=jobs)
     except KeyboardInterrupt:  # before the transaction began (walking, detecting, waiting for the store)
         raise Interrupted(False) from None
+    except RuntimeError as exc:  # DuckDB's form of a Ctrl-C during a statement (creating the schema)
+        if _is_interrupt(exc):
+            raise Interrupted(False) from None
+        raise
+
+
+def _is_interrupt(exc: BaseException) -> bool:
+    """Ctrl-C: Python's KeyboardInterrupt, or DuckDB's 'Query interrupted' when it came during a statement."""
+    return isinstance(exc, KeyboardInterrupt) or (isinstance(exc, RuntimeError) and "Query interrupted" in str(exc))
+
+
+def _pooled(work: list[tuple[Path, Detection]], runs: dict, jobs: int | None) -> tuple[set[Path], int]:
+    """The files the workers parse (small ones of runs with an identity) and how many workers."""
+    small = {det.path for run_dir, det in work
+             if runs.get(run_dir) is not None and det.path.stat().st_size < parallel.BIG_FILE_BYTES}
+    if jobs is None:
+        n = parallel.default_jobs() if len(small) >= parallel.AUTO_MIN_FILES else 1
+    else:
+        n = max(1, jobs)
+    n = min(n, len(small))
+    return (small, n) if n > 1 else (set(), 1)
 
 
 def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wait,
-            keep_going: bool = False) -> IngestReport:
+            keep_going: bool = False, jobs: int | None = None) -> IngestReport:
     report = IngestReport(db=str(db_path))
     # 1. discover and detect (no database needed yet)
     by_dir: dict[Path, list[Detection]] = defaultdict(list)
@@ -148,6 +175,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
 
     store = open_store(db_path, wait_s=wait_s, on_wait=on_wait)
     tx = None
+    pool: parallel.Pool | None = None
+    pooled, n_jobs = _pooled(work, runs, jobs)
     try:
         with store.atomic() as tx:
             stored_as = store.runs_in_dirs([str(r.run_dir) for r in measured.values()])
@@ -159,6 +188,9 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         f"{run.run_id!r} (relative to {campaign_root(run.run_dir, roots[_key(runs, run)].resolve())}). "
                         f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
                         f"file so that every path names a run the same way")
+            if pooled:
+                tasks = [_task(store, runs[run_dir], det) for run_dir, det in work if det.path in pooled]
+                pool = parallel.Pool(tasks, n_jobs)
             iterator = progress(work) if progress else work
             aborted = False
             for run_dir, det in iterator:
@@ -168,13 +200,19 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                                                    reason="run metadata error"))
                     continue
                 try:
-                    res = _ingest_file(store, run, det, report)
+                    if det.path in pooled:
+                        res = _apply_outcome(store, run, det, next(pool.results), report)
+                    else:
+                        res = _ingest_file(store, run, det, report)
                 except _Aborted:
                     report.files.append(FileResult(str(det.path), run.run_id, "failed", det.format.name,
                                                    reason=report.errors[-2] if len(report.errors) > 1 else None))
                     aborted = True
                     break
                 report.files.append(res)
+            if pool is not None:
+                pool.close(abort=aborted)
+                pool = None
             if report.errors and (aborted or not keep_going):
                 tx.rollback()
                 return report
@@ -199,9 +237,13 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 report.runs_new += state == "new"
                 report.runs_updated += state == "updated"
         report.committed = tx.committed
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, RuntimeError) as exc:
+        if not _is_interrupt(exc):
+            raise
         raise Interrupted(tx is not None and tx.committed) from None
     finally:
+        if pool is not None:  # an error or Ctrl-C before the pool was drained
+            pool.close(abort=True)
         store.close()
     return report
 
@@ -214,20 +256,82 @@ class _Aborted(Exception):
     """A parser's bulk load failed inside DuckDB: the transaction is gone, the ingest stops (rolled back)."""
 
 
-def _kept_digest(path: Path, blobs: Path) -> str:
-    """The file's sha256, read once when its copy is already kept (the usual case of an unchanged file);
-    a copy that is missing is made (a second read)."""
-    digest = hash_and_keep(path, None)[0]
-    if not blob_path(blobs, digest).is_file():
-        digest = hash_and_keep(path, blobs)[0]
-    return digest
+def _file_name(run: Run, path: Path) -> str:
+    return path.relative_to(run.run_dir).as_posix() if path.is_relative_to(run.run_dir) else path.name
+
+
+def _task(store: Store, run: Run, det: Detection) -> FileTask:
+    """What a worker needs to parse one file (ingest/parallel.py)."""
+    sid = source_id_for(run.run_id, _file_name(run, det.path))
+    old = store.source_state(sid)
+    return FileTask(path=str(det.path), format=det.format.name, run_id=None if det.format.own_runs else run.run_id,
+                    source_id=sid, run_start=run.start_time, run_meta=run.meta,
+                    old_sha256=old[0] if old else None, blobs=str(store.blobs))
+
+
+@dataclass
+class _Parsed:
+    """What the writer keeps of a worker's sink (the fields _store_declared_runs reads)."""
+    source_id: str
+    runs: list
+
+
+def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, report: IngestReport) -> FileResult:
+    """A worker's outcome for one file, applied by the writer as _ingest_file would have stored it."""
+    path, fmt = det.path, det.format
+    file_name = _file_name(run, path)
+    sid = source_id_for(run.run_id, file_name)
+    old = store.source_state(sid)
+    if out.status == "unchanged":
+        if old[2] != str(path.resolve()):  # the same bytes seen at another place: say where they are now
+            store.set_source_path(sid, str(path.resolve()))
+        return FileResult(str(path), run.run_id, "unchanged", fmt.name)
+    if old:
+        store.delete_source(sid)
+    if out.status == "failed":
+        report.errors.append(out.error)
+        return FileResult(str(path), run.run_id, "failed", fmt.name, reason=out.reason)
+    run_id = None if fmt.own_runs else run.run_id
+    for table, part in out.parts.items():
+        store.import_rows(table, part)
+        Path(part).unlink(missing_ok=True)
+    try:
+        for name, value in out.facts.items():
+            run.check_fact(name, value, path)
+        _store_declared_runs(store, _Parsed(sid, out.runs), path)
+    except RunError as exc:
+        report.errors.append(str(exc))
+        store.delete_source(sid)
+        return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
+    warnings = [IngestWarning(line, message) for line, message in out.warnings]
+    return _record_source(store, run, det, sid, file_name, run_id, out.digest, out.tool_version,
+                          out.rows_loaded, warnings, len(out.runs), replaced=bool(old))
+
+
+def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: str, run_id: str | None,
+                   digest: str, tool_version: str | None, rows_loaded: int, warnings: list[IngestWarning],
+                   declared_runs: int, *, replaced: bool) -> FileResult:
+    """The file's warnings and its row of ``sources``; its result."""
+    path, fmt = det.path, det.format
+    if warnings:
+        store.insert_rows("ingest_warnings", (
+            {"line": w.line, "message": w.message} for w in warnings), {"source_id": sid})
+    store.insert_rows("sources", [{
+        "source_id": sid, "run_id": run_id, "path": str(path.resolve()), "file_name": file_name,
+        "sha256": digest, "size_bytes": path.stat().st_size, "tool": fmt.tool, "format": fmt.name,
+        "tool_version": tool_version, "rows_loaded": rows_loaded,
+        "ingested_at": datetime.now(timezone.utc),
+    }])
+    return FileResult(str(path), run_id, "replaced" if replaced else "new", fmt.name, rows_loaded,
+                      warnings=[f"{path}:{w.line}: {w.message}" if w.line else f"{path}: {w.message}"
+                                for w in warnings], declared_runs=declared_runs)
 
 
 def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -> FileResult:
     path = det.path
     fmt = det.format
     assert fmt is not None
-    file_name = path.relative_to(run.run_dir).as_posix() if path.is_relative_to(run.run_dir) else path.name
+    file_name = _file_name(run, path)
     sid = source_id_for(run.run_id, file_name)
     old = store.source_state(sid)
     blobs = store.blobs
@@ -238,10 +342,8 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         hashing = _HASHER.submit(hash_and_keep, path, blobs)
         digest = ""
     else:
-        digest = _kept_digest(path, blobs)
-        if fmt.companions:  # files the parse also reads: a change to them must re-ingest this file
-            digest = hashlib.sha256("".join([digest] + [_kept_digest(c, blobs) for c in fmt.companions(path)])
-                                    .encode()).hexdigest()
+        # with companions (files the parse also reads), a change to them must re-ingest this file
+        digest = parallel.digest_with_companions(path, blobs, fmt.companions)
     if old and old[0] == digest:
         if old[2] != str(path.resolve()):  # the same bytes seen at another place: say where they are now
             store.set_source_path(sid, str(path.resolve()))
@@ -271,21 +373,11 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
     if hashing is not None:
         digest = hashing.result()[0]
-    if sink.warnings:
-        store.insert_rows("ingest_warnings", (
-            {"line": w.line, "message": w.message} for w in sink.warnings), {"source_id": sid})
-    store.insert_rows("sources", [{
-        "source_id": sid, "run_id": run_id, "path": str(path.resolve()), "file_name": file_name,
-        "sha256": digest, "size_bytes": path.stat().st_size, "tool": fmt.tool, "format": fmt.name,
-        "tool_version": sink.tool_version, "rows_loaded": sink.rows_loaded,
-        "ingested_at": datetime.now(timezone.utc),
-    }])
-    return FileResult(str(path), run_id, "replaced" if old else "new", fmt.name, sink.rows_loaded,
-                      warnings=[f"{path}:{w.line}: {w.message}" if w.line else f"{path}: {w.message}"
-                                for w in sink.warnings], declared_runs=len(sink.runs))
+    return _record_source(store, run, det, sid, file_name, run_id, digest, sink.tool_version, sink.rows_loaded,
+                          sink.warnings, len(sink.runs), replaced=bool(old))
 
 
-def _store_declared_runs(store: Store, sink: FileSink, path: Path) -> None:
+def _store_declared_runs(store: Store, sink: FileSink | _Parsed, path: Path) -> None:
     """Runs a file declares itself (transcribed published tables): origin 'transcribed', with citation."""
     if not sink.runs:
         return

@@ -28,6 +28,11 @@ DEFAULT_DB = Path("data/kansoku.duckdb")
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 CORE_TABLES_WITH_SOURCE = ["ingest_warnings"]
 
+# The ingest's DuckDB memory. An ingest streams files into tables, so it needs little; without a limit
+# DuckDB keeps every block it wrote cached (80 % of the machine's memory by default), and a day of sar
+# (40 million rows) would hold gigabytes. Beyond the limit DuckDB evicts written blocks and spills to disk.
+WRITER_MEMORY_LIMIT = "160MB"
+
 _LOCK_RE = re.compile(r"(Could not set lock|Conflicting lock)", re.I)
 _PID_RE = re.compile(r"PID (\d+)")
 
@@ -148,6 +153,31 @@ class Store:
 
     def close(self) -> None:
         self.con.close()
+
+    # -- parallel ingest: a worker's scratch store hands a file's rows to the writer as Parquet --------
+    @contextmanager
+    def discarded(self) -> Iterator[None]:
+        """A transaction that is always rolled back: a worker's rows leave as Parquet before it ends."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        finally:
+            try:
+                self.con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+
+    def export_source_rows(self, table: str, source_id: str, out: Path) -> int:
+        """Write the rows of ``source_id`` in ``table`` to a Parquet file; the number of rows."""
+        self.table_columns(table)  # a known table, not a name from elsewhere
+        return self.con.execute(f"COPY (SELECT * FROM {table} WHERE source_id = {sql_str(source_id)}) "
+                                f"TO {sql_str(str(out))} (FORMAT parquet)").fetchone()[0]
+
+    def import_rows(self, table: str, parquet: Path | str) -> int:
+        """Insert the rows a worker exported (``export_source_rows``) into ``table``."""
+        self.table_columns(table)
+        return self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?)",
+                                [str(parquet)]).fetchone()[0]
 
     # -- reading: the analysis and report stages ask through these, never through ``con`` --
 
@@ -383,6 +413,8 @@ def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s
             time.sleep(0.25)
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")  # a big file's load prints no bar on stdout
+    if not read_only:
+        con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
     store = Store(con, path, read_only)
     if not read_only:
         if not store.schema_is_current():  # the DDL is only re-run when a definition changed
@@ -393,6 +425,24 @@ def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s
         raise KansokuError(
             f"{path} was made by another version of kansoku (its tables and views differ from this one's); "
             f"nothing was changed. Run tools/ingest on your runs (it upgrades the store), then try again.")
+    return store
+
+
+def _used(sql: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The named parameters a statement uses (DuckDB refuses unused ones)."""
+    return {k: v for k, v in params.items() if f"${k}" in sql}
+
+
+def scratch_store(path: Path) -> Store:
+    """A private database with the store's schema, for a parallel ingest's worker (one thread: the
+    workers already use every core)."""
+    con = duckdb.connect(str(path))
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET threads = 1")
+    con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
+    store = Store(con, Path(path), False)
+    store.ensure_schema()
     return store
 
 
@@ -416,6 +466,7 @@ class FileSink:
     tool_version: str | None = None
     newlines: Any = None  # () -> int, when the ingest counts the file's newlines while hashing it
     runs: list[dict[str, Any]] = field(default_factory=list)  # runs the file declares (own_runs formats)
+    tables: set[str] = field(default_factory=set)  # tables the parser wrote rows into
 
     def _fixed(self) -> dict[str, Any]:
         return {"source_id": self.source_id, "run_id": self.run_id}
@@ -424,6 +475,7 @@ class FileSink:
         cols = self.store.table_columns(table)
         fixed = {k: v for k, v in self._fixed().items() if k in cols}
         n = self.store.insert_rows(table, self._checked(table, cols, rows), fixed)
+        self.tables.add(table)
         self.rows_loaded += n
         return n
 
@@ -449,6 +501,7 @@ class FileSink:
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
         all_params = {"source_id": self.source_id, "run_id": self.run_id, **(params or {})}
         used = {k: v for k, v in all_params.items() if f"${k}" in select_sql}
+        self.tables.add(table)
         n = self.store.con.execute(f"INSERT INTO {table} BY NAME {select_sql}", used).fetchone()[0]
         self.rows_loaded += n
         return n
@@ -459,12 +512,12 @@ class FileSink:
     def own_rows(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> list[tuple]:
         """Run ``select_sql`` where ``{rows}`` stands for this file's rows of ``table``."""
         sql = select_sql.replace("{rows}", f"(SELECT * FROM {table} WHERE source_id = $source_id)")
-        return self.store.con.execute(sql, {"source_id": self.source_id, **(params or {})}).fetchall()
+        return self.store.con.execute(sql, _used(sql, {"source_id": self.source_id, **(params or {})})).fetchall()
 
     def update_own_rows(self, table: str, set_sql: str, params: dict[str, Any] | None = None) -> None:
         """UPDATE this file's rows of ``table`` SET ``set_sql``."""
-        self.store.con.execute(f"UPDATE {table} SET {set_sql} WHERE source_id = $source_id",
-                               {"source_id": self.source_id, **(params or {})})
+        sql = f"UPDATE {table} SET {set_sql} WHERE source_id = $source_id"
+        self.store.con.execute(sql, _used(sql, {"source_id": self.source_id, **(params or {})}))
 
     def delete_last_own_row(self, table: str, where_sql: str, params: list[Any]) -> int:
         """Delete the newest of this file's rows matching ``where_sql`` (positional ``?``): a cut last

@@ -503,19 +503,25 @@ class Collector:
         check_plausible(self.rows, sink)
         self._bulk_load(sink)
         devices = {r["instance"] for r in self.rows if r["activity"] == "disk" and r["instance"] is not None}
-        if devices:
-            classes = classify_devices(devices, self.groups)
-            names = sorted(classes)
-            guessed = [n for n in names if classes[n][1].startswith(("unknown", "dynamic major, no"))]
-            if guessed:
-                sink.warn(None, f"device(s) {', '.join(guessed[:5])} not in kansoku's device table: counted as "
-                                "physical disks in 'all devices' sums (name the devices in the spec's "
-                                "[device_groups] to choose otherwise)")
-            sink.load_sql("sys_devices",
-                          "SELECT $source_id AS source_id, $run_id AS run_id, unnest($names) AS device, "
-                          "unnest($classes) AS device_class, unnest($rules) AS class_rule",
-                          {"names": names, "classes": [classes[n][0] for n in names],
-                           "rules": [classes[n][1] for n in names]})
+        store_devices(sink, devices, self.groups)
+
+
+def store_devices(sink, devices: set[str], groups: set[str]) -> None:
+    """sys_devices rows of the block devices a file printed (and a warning for names not in the table)."""
+    if not devices:
+        return
+    classes = classify_devices(devices, groups)
+    names = sorted(classes)
+    guessed = [n for n in names if classes[n][1].startswith(("unknown", "dynamic major, no"))]
+    if guessed:
+        sink.warn(None, f"device(s) {', '.join(guessed[:5])} not in kansoku's device table: counted as "
+                        "physical disks in 'all devices' sums (name the devices in the spec's "
+                        "[device_groups] to choose otherwise)")
+    sink.load_sql("sys_devices",
+                  "SELECT $source_id AS source_id, $run_id AS run_id, unnest($names) AS device, "
+                  "unnest($classes) AS device_class, unnest($rules) AS class_rule",
+                  {"names": names, "classes": [classes[n][0] for n in names],
+                   "rules": [classes[n][1] for n in names]})
 
 
 # Plausibility (issue: a damaged sa byte gave %usr 1.8e19): bounds per metric kind. Percentages that
@@ -591,6 +597,101 @@ def check_plausible(rows: list[dict[str, Any]], sink) -> None:
                                      f"{r['instance'] or ''} {m}: duplicated samples (files concatenated?)")
                 dup_warned = True
             seen.add(key)
+
+
+def sql_str(s: str) -> str:
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def _sql_set(names) -> str:
+    return "(" + ", ".join(sql_str(n) for n in sorted(names)) + ")"
+
+
+# check_plausible over the rows already stored (the streamed sa path never holds its rows in Python):
+# the same rules, as SQL over the file's own rows of sys_metrics.
+_PCT_RULES = f"""
+    CASE WHEN isnan(value) OR isinf(value) THEN 'finite'
+         WHEN metric IN {_sql_set(PCT_SOFT_CAP)} AND value > 100.5 THEN NULL
+         WHEN starts_with(metric, '%') AND metric NOT IN {_sql_set(PCT_UNBOUNDED)}
+              AND (value < -0.5 OR value > 105) THEN 'pct'
+         WHEN value < 0 AND metric NOT IN {_sql_set(SIGNED_METRICS)} THEN 'neg' END"""
+_SOFT_CAP = " ".join(f"WHEN metric = {sql_str(m)} AND value > {cap} THEN 'drop'" for m, cap in PCT_SOFT_CAP.items())
+_WARN_RULES = f"""
+    CASE {_SOFT_CAP}
+         WHEN metric IN {_sql_set(PCT_SOFT_CAP)} AND value > 100.5 THEN 'util'
+         WHEN starts_with(metric, '%') AND metric NOT IN {_sql_set(PCT_UNBOUNDED)} AND value > 100.5 THEN 'pct'
+         WHEN abs(value) > 1e15 THEN 'drop' END"""
+MAX_DROP_WARNINGS = 100
+
+
+def check_plausible_sql(sink) -> None:
+    """``check_plausible`` for rows a parser loaded with ``load_sql``: a value no tool prints is a
+    ParseError naming the file and sample, a counter wrap is stored as NULL with a warning."""
+    path = sink.path
+    bad = sink.own_rows("sys_metrics", f"""
+        SELECT kind, metric, value, sample FROM (SELECT {_PCT_RULES} AS kind, * FROM {{rows}}
+                                               WHERE value IS NOT NULL AND activity <> 'restart')
+        WHERE kind IS NOT NULL ORDER BY sample, metric LIMIT 1""")
+    if bad:
+        kind, m, v, sample = bad[0]
+        expected = {"finite": f"a finite number for {m!r}",
+                    "pct": f"a percentage between 0 and 100 for {m!r}",
+                    "neg": f"a non-negative {'rate' if m.endswith('/s') else 'value'} for {m!r}"}[kind]
+        raise ParseError(path, None, f"{expected} (sample {sample})", str(v) if kind == "finite" else repr(v))
+    missing = sink.own_rows("sys_metrics", """
+        SELECT metric, sample FROM {rows} WHERE value IS NULL AND activity <> 'restart'
+        ORDER BY sample, metric LIMIT 1""")
+    if missing:
+        m, sample = missing[0]
+        raise ParseError(path, None, f"a number in column {m!r} (sample {sample})", "not a number")
+    notes = sink.own_rows("sys_metrics", f"""
+        SELECT kind, metric, value, sample, instance FROM (SELECT {_WARN_RULES} AS kind, * FROM {{rows}}
+                                                         WHERE value IS NOT NULL)
+        WHERE kind IS NOT NULL ORDER BY sample, metric""")
+    dropped = 0
+    seen = set()
+    for kind, m, v, sample, inst in notes:
+        if kind == "drop":
+            dropped += 1
+            if dropped <= MAX_DROP_WARNINGS:
+                sink.warn(None, f"{m} = {v:g} (sample {sample}) is not a plausible figure (a counter wrap or "
+                                "restart?): not stored")
+        elif kind not in seen:
+            seen.add(kind)
+            if kind == "util":
+                sink.warn(None, f"{m} {v} above 100 % (device {inst}): stored as printed; "
+                                "busy-time accounting of this device is not a share of the interval")
+            else:
+                sink.warn(None, f"{m} {v} slightly above 100 %: stored as printed")
+    if dropped > MAX_DROP_WARNINGS:
+        sink.warn(None, f"... and {dropped - MAX_DROP_WARNINGS} more values not stored for the same reason")
+    if dropped:
+        sink.update_own_rows("sys_metrics", f"value = CASE WHEN {_WARN_RULES} = 'drop' THEN NULL ELSE value END")
+
+
+def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str) -> None:
+    """After a parser loaded its sys_metrics rows with ``load_sql``: the plausibility rules, the
+    per-activity summary (sys_series) and the device classes, all set-based over the stored rows."""
+    n = sink.own_rows("sys_metrics", "SELECT count(*) FROM {rows}")[0][0]
+    if not n:
+        sink.warn(None, "no statistics records in the file")
+        return
+    check_plausible_sql(sink)
+    sink.load_sql(
+        "sys_series",
+        """SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
+                  $rank::INTEGER AS format_rank, activity, $host::VARCHAR AS host,
+                  count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE NOT since_boot) AS samples,
+                  min(ts) FILTER (WHERE NOT since_boot) AS first_ts,
+                  max(ts) FILTER (WHERE NOT since_boot) AS last_ts,
+                  mode(interval_s) FILTER (WHERE NOT since_boot) AS interval_s,
+                  count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
+                  $tz_basis::VARCHAR AS tz_basis
+           FROM sys_metrics WHERE source_id = $source_id GROUP BY activity""",
+        {"tool": tool, "format": fmt, "rank": FORMAT_RANK[fmt], "host": host, "tz_basis": tz_basis})
+    devices = {r[0] for r in sink.own_rows(
+        "sys_metrics", "SELECT DISTINCT instance FROM {rows} WHERE activity = 'disk' AND instance IS NOT NULL")}
+    store_devices(sink, devices, set())
 
 
 _CSV_COLUMNS = ("{'tool': 'VARCHAR', 'format': 'VARCHAR', 'ts': 'TIMESTAMPTZ', 'interval_s': 'DOUBLE', "

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Benchmark: ingest of a campaign of many run directories, one process vs every core.
+
+    python3 bench/ingest_parallel.py [--runs 1000] [--reps 3] [--jobs N] [--keep DIR]
+
+The campaign is made of the real runs of the corpus (``corpus/real/study=scaleup``: pgbench stdout and
+four -l logs, the sa file and its sar / sadf -d / sadf -j renderings, iostat, vmstat, run.toml; about
+0.8 MB and a dozen files per run), hard-linked ``--runs`` times under ``copy=N/`` directories (each copy
+is a run of its own). Then, in this one run and interleaved, each in its own process and into a fresh
+database: ``tools/ingest --jobs 1`` and ``tools/ingest --jobs N`` (N = every core by default). Prints the
+medians, the speed-up, and whether the parallel ingest meets the issue's target (a 1,000-run campaign in
+under 2 minutes, scaled to --runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("KANSOKU_CORPUS", ROOT.parent / "shared" / "corpus"))
+TARGET_S_PER_1000 = 120.0
+
+
+def _corpus() -> Path:
+    for c in (CORPUS, Path("/work/shared/corpus")):
+        if (c / "real" / "study=scaleup").is_dir():
+            return c
+    raise SystemExit("corpus not found (set KANSOKU_CORPUS to the directory holding real/study=scaleup)")
+
+
+def make_campaign(dest: Path, runs: int) -> int:
+    """``runs`` run directories (hard links to the corpus's real runs); the number of files."""
+    sources = sorted({p.parent for p in (_corpus() / "real" / "study=scaleup").rglob("run.toml")})
+    if not sources:
+        raise SystemExit("no real runs in the corpus")
+    (dest / ".kansoku-campaign").parent.mkdir(parents=True, exist_ok=True)
+    (dest / ".kansoku-campaign").write_text("")
+    files = 0
+    for i in range(runs):
+        src = sources[i % len(sources)]
+        run = dest / f"copy={i // len(sources)}" / src.relative_to(src.parents[4])
+        run.mkdir(parents=True, exist_ok=True)
+        for f in src.iterdir():
+            if f.is_file():
+                target = run / f.name
+                if not target.exists():
+                    try:
+                        os.link(f, target)
+                    except OSError:  # another file system: a copy
+                        shutil.copy2(f, target)
+                files += 1
+    return files
+
+
+def measure(campaign: Path, work: Path, jobs: int) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``tools/ingest`` (its children, the workers and sadf, included)."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    t = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(work / "k.duckdb"),
+                             "--jobs", str(jobs), str(campaign)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"ingest --jobs {jobs} failed: {err[-2000:]}")
+    shutil.rmtree(work, ignore_errors=True)
+    # ru_*time of wait4 is the ingest's own; its workers and sadf are counted by RUSAGE_CHILDREN deltas
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=1000, help="run directories in the campaign (default 1000)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of each measurement (median reported)")
+    ap.add_argument("--jobs", type=int, default=0, help="workers of the parallel ingest (default: every core)")
+    ap.add_argument("--keep", type=Path, help="work in this directory and keep the campaign")
+    args = ap.parse_args(argv)
+    jobs = args.jobs or len(os.sched_getaffinity(0))
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="kansoku-bench-par-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        campaign = work / "campaign"
+        t = time.perf_counter()
+        files = make_campaign(campaign, args.runs)
+        print(f"campaign: {campaign} ({args.runs:,} runs, {files:,} files), made in {time.perf_counter() - t:.1f} s")
+        print(f"machine: {os.cpu_count()} CPUs ({len(os.sched_getaffinity(0))} usable), python {sys.version.split()[0]}",
+              flush=True)
+        times: dict[int, list[float]] = {1: [], jobs: []}
+        for rep in range(args.reps):
+            for j in times:
+                wall, _cpu = measure(campaign, work / "db", j)
+                times[j].append(wall)
+                print(f"  rep {rep + 1}: --jobs {j:<3d} {wall:8.2f} s wall", flush=True)
+        med = {j: statistics.median(v) for j, v in times.items()}
+        target = TARGET_S_PER_1000 * args.runs / 1000
+        print()
+        print(f"ingest, 1 process : {med[1]:8.2f} s (median), {med[1] / args.runs * 1000:.1f} ms per run")
+        print(f"ingest, {jobs} workers : {med[jobs]:8.2f} s (median), {med[jobs] / args.runs * 1000:.1f} ms per run")
+        print(f"speed-up: {med[1] / med[jobs]:.2f}x on {jobs} workers")
+        ok = med[jobs] <= target
+        print(f"parallel ingest of {args.runs:,} runs: {med[jobs]:.1f} s (target < {target:.0f} s: "
+              f"{'meets' if ok else 'MISSES'})")
+        return 0 if ok else 1
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

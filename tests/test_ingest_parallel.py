@@ -1,0 +1,133 @@
+"""Issue 20: parallel ingest (ingest/parallel.py) stores exactly what a serial ingest stores, keeps the
+all-or-nothing rule and the error report (file, line, what was expected, exit 2), and --keep-going."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import ro_con, run_tool
+
+RUNS = [("read", 1, 1), ("read", 2, 2), ("update", 4, 1), ("update", 8, 3)]
+
+
+def _campaign(corpus: Path, dest: Path) -> Path:
+    """Four real runs (pgbench stdout and -l logs, sa file, sar text, sadf -d and -j, iostat, vmstat)."""
+    root = dest / "campaign"
+    for w, c, r in RUNS:
+        src = corpus / "real" / f"study=scaleup/workload={w}/config=checksums-off/clients={c}/rep={r}"
+        shutil.copytree(src, root / f"workload={w}" / f"clients={c}" / f"rep={r}")
+    (root / ".kansoku-campaign").write_text("")
+    return root
+
+
+def _contents(db: Path) -> dict[str, list[tuple]]:
+    """Every stored table, rows sorted; the ingest's clock (ingested_at) left out."""
+    con = ro_con(db)
+    out = {}
+    for (table,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
+                                "ORDER BY 1").fetchall():
+        cols = [c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ? "
+                                          "AND schema_name = 'main' ORDER BY column_index", [table]).fetchall()
+                if c != "ingested_at"]
+        out[table] = con.execute(f"SELECT {', '.join(chr(34) + c + chr(34) for c in cols)} FROM {table} ORDER BY ALL").fetchall()
+    con.close()
+    return out
+
+
+def test_parallel_ingest_stores_what_a_serial_one_stores(corpus, tmp_path, monkeypatch):
+    from kansoku.ingest import parallel
+    from kansoku.ingest.pipeline import ingest
+
+    root = _campaign(corpus, tmp_path)
+    # the sa files and the JSON renderings (> 80 kB) are parsed by the writer itself, the rest by the workers
+    monkeypatch.setattr(parallel, "BIG_FILE_BYTES", 80_000)
+    serial = ingest([root], tmp_path / "serial" / "k.duckdb", jobs=1)
+    par = ingest([root], tmp_path / "par" / "k.duckdb", jobs=2)
+    assert serial.ok and par.ok and serial.committed and par.committed, (serial.errors, par.errors)
+    assert [(f.path, f.status, f.format, f.rows, f.warnings) for f in serial.files] == \
+        [(f.path, f.status, f.format, f.rows, f.warnings) for f in par.files]
+    a, b = _contents(tmp_path / "serial" / "k.duckdb"), _contents(tmp_path / "par" / "k.duckdb")
+    assert sum(len(v) for v in a.values()) > 50_000
+    assert a["pgbench_transaction_rows"] and a["sys_metrics"] and a["sources"]
+    for table in a:
+        assert a[table] == b[table], table
+    # the raw files are kept by the workers as by a serial ingest
+    kept = sorted(p.name for p in (tmp_path / "par" / "blobs").rglob("*") if p.is_file() and len(p.name) == 64)
+    assert kept == sorted(p.name for p in (tmp_path / "serial" / "blobs").rglob("*")
+                          if p.is_file() and len(p.name) == 64)
+    # again: nothing changed, every file is recognised as unchanged by the workers
+    again = ingest([root], tmp_path / "par" / "k.duckdb", jobs=2)
+    assert again.ok and {f.status for f in again.files if f.status != "skipped"} == {"unchanged"}
+    assert _contents(tmp_path / "par" / "k.duckdb") == b
+
+
+def _damage_sadf_csv(root: Path) -> Path:
+    bad = root / "workload=update" / "clients=4" / "rep=1" / "sadf_d.csv"
+    lines = bad.read_text().splitlines(keepends=True)
+    lines[5] = lines[5].rsplit(";", 1)[0] + ";12.3.4\n"
+    bad.chmod(0o644)
+    bad.write_text("".join(lines))
+    return bad
+
+
+def test_bad_file_among_many_in_parallel_stores_nothing(corpus, tmp_path, tmp_db):
+    root = _campaign(corpus, tmp_path)
+    bad = _damage_sadf_csv(root)
+    p = run_tool("ingest", "--db", tmp_db, "--jobs", "2", root)
+    assert p.returncode == 2, p.stderr
+    assert f"{bad}:6: expected" in p.stderr and "nothing was stored" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    if tmp_db.exists():
+        con = ro_con(tmp_db)
+        assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM sys_metrics").fetchone()[0] == 0
+        con.close()
+    # --keep-going: every other file and run stored, the bad file listed
+    p = run_tool("ingest", "--db", tmp_db, "--jobs", "2", "--keep-going", "--json", root)
+    assert p.returncode == 2 and f"{bad}:6" in p.stdout, p.stdout  # --json: the errors are in the summary
+    con = ro_con(tmp_db)
+    stored = {r[0] for r in con.execute("SELECT path FROM sources").fetchall()}
+    runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    con.close()
+    assert str(bad.resolve()) not in stored and len(stored) >= 25 and runs == len(RUNS)
+
+
+def test_busy_store_is_exit_4_with_a_pool(corpus, tmp_path, tmp_db):
+    root = _campaign(corpus, tmp_path)
+    run_tool("ingest", "--db", tmp_db, "--jobs", "1", root / "workload=read", check=True)
+    holder = duckdb.connect(str(tmp_db))
+    try:
+        p = run_tool("ingest", "--db", tmp_db, "--jobs", "2", root)
+    finally:
+        holder.close()
+    assert p.returncode == 4 and "in use" in p.stderr, p.stderr
+
+
+def test_ctrl_c_during_a_parallel_ingest(corpus, tmp_path, tmp_db):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while workers parse: exit 130,
+    no traceback from the ingest or its workers, the store as it was."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    root = _campaign(corpus, tmp_path)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(tmp_db), "--jobs", "2",
+                             str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    time.sleep(2.5)  # the walk is done and the workers are starting or parsing
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err, err
+    assert proc.returncode in (130, 0), (proc.returncode, err)
+    if proc.returncode == 130 and "nothing was stored" in err and tmp_db.exists():
+        con = ro_con(tmp_db)
+        assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 0
+        con.close()

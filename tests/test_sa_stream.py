@@ -1,0 +1,112 @@
+"""Issue 20: binary sa files are streamed through `sadf -d` into DuckDB (parsers/sysstat/sa_binary.py).
+
+The stored values are checked against the two readers that hold a whole rendering in memory: the sadf -d
+reader (the same rendering, read line by line in Python) and the sadf -j reader the sa path used before
+(the same data, through the JSON keys)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+from sys_helpers import parse
+
+pytestmark = pytest.mark.skipif(shutil.which("sadf") is None, reason="sadf not installed")
+
+ENV = {"LC_ALL": "C", "PATH": "/usr/bin:/bin"}
+REAL = "study=scaleup/workload={w}/config=checksums-off/clients={c}/rep=1/sa.bin"
+# sadf -j carries legacy disk keys besides the current ones (docs/formats.md §2.6); sadf -d prints the current
+JSON_ONLY = {"rd_sec/s", "wr_sec/s", "dc_sec/s", "avgrq-sz", "avgqu-sz"}
+ROW = "SELECT activity, instance, metric, ts, interval_s, sample, round(value, 6) FROM sys_metrics"
+
+
+def _sa_files(corpus: Path) -> list[Path]:
+    files = [FIXTURES / "sar" / "run1" / "sa.bin", FIXTURES / "sysstat_variants" / "sa_loop.bin"]
+    files += [corpus / "real" / REAL.format(w=w, c=c) for w, c in (("read", 8), ("update", 1))]
+    files += sorted((corpus / "real" / "study=syscalls").rglob("sa.bin"))[:1]
+    return [f for f in files if f.is_file()]
+
+
+def _render(sa: Path, tmp: Path, flag: str, name: str) -> Path:
+    out = tmp / name
+    with open(out, "w") as fh:
+        subprocess.run(["sadf", flag, str(sa), "--", "-A"], stdout=fh, check=True, env=ENV)
+    return out
+
+
+def test_streamed_sa_rows_equal_the_sadf_d_reader(corpus, tmp_path):
+    files = _sa_files(corpus)
+    assert len(files) >= 4
+    for sa in files:
+        new = parse("sa-binary", sa)
+        csv = parse("sadf-csv", _render(sa, tmp_path, "-d", f"{sa.parent.name}-d.csv"))
+        got, want = new.q(ROW + " ORDER BY ALL"), csv.q(ROW + " ORDER BY ALL")
+        assert len(got) > 100, sa
+        assert got == want, sa
+        q = "SELECT activity, samples, first_ts, last_ts, interval_s, host FROM sys_series ORDER BY activity"
+        assert new.q(q) == csv.q(q), sa
+        assert new.q("SELECT * EXCLUDE (source_id) FROM sys_devices ORDER BY ALL") == \
+            csv.q("SELECT * EXCLUDE (source_id) FROM sys_devices ORDER BY ALL")
+        assert new.version and new.version.startswith("12.")
+
+
+def test_streamed_sa_rows_equal_the_sadf_j_path_used_before(corpus, tmp_path):
+    """Before issue 20 an sa file was read as the whole `sadf -j` document: every value it stored is
+    stored again, except sadf -j's legacy disk aliases and its numbering of serial lines."""
+    for sa in _sa_files(corpus):
+        new = parse("sa-binary", sa)
+        old = parse("sadf-json", _render(sa, tmp_path, "-j", f"{sa.parent.name}.json"))
+        cond = " WHERE activity <> 'serial' AND metric NOT IN ('" + "', '".join(sorted(JSON_ONLY)) + "')"
+        got, want = set(new.q(ROW + cond)), set(old.q(ROW + cond))
+        assert len(got) > 100 and got == want, (sa, sorted(got ^ want)[:5])
+        # every activity of the old rows is there, with the same number of samples and time span
+        q = "SELECT activity, samples, first_ts, last_ts FROM sys_series WHERE activity <> 'serial' ORDER BY 1"
+        assert new.q(q) == old.q(q), sa
+
+
+def test_a_long_generated_sa_file_streams_whole(tmp_path):
+    """A few thousand one-second records made by bench/sa_day.py (a day is the bench's default)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import sa_day
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    sa = tmp_path / "sa.bin"
+    records = 3000
+    sa_day.make_day_file(sa, records)
+    sa_day.check_day_file(sa, records)
+    s = parse("sa-binary", sa)
+    assert s.q("SELECT count(*), count(DISTINCT ts), min(sample), max(sample) FROM sys_metrics "
+               "WHERE activity = 'cpu' AND instance = 'all' AND metric = '%idle'") == [(records, records, 0, records - 1)]
+    assert s.q("SELECT count(*) FROM sys_metrics")[0][0] > records * 100
+    assert s.q("SELECT samples FROM sys_series WHERE activity = 'cpu'") == [(records,)]
+
+
+def test_damaged_sadf_values_are_refused_with_the_file_named(tmp_path, monkeypatch):
+    """A value sadf prints that no machine gives (a damaged file): a ParseError naming the file and sample,
+    nothing half-checked."""
+    from kansoku.errors import ParseError
+    from kansoku.parsers.sysstat import sa_binary
+
+    sa = FIXTURES / "sar" / "run1" / "sa.bin"
+    lines = subprocess.run(["sadf", "-d", str(sa), "--", "-A"], capture_output=True, text=True,
+                           env=ENV).stdout.splitlines(keepends=True)
+    third = [i for i, l in enumerate(lines) if l.startswith("vm;") and ";-1;" in l][2]  # CPU all, 3rd record
+    lines[third] = lines[third].rsplit(";", 1)[0] + ";18446744073709551.00\n"  # its %idle
+    damaged = tmp_path / "out.csv"
+    damaged.write_text("".join(lines))
+    real = subprocess.Popen
+
+    def fake_sadf(cmd, *a, **kw):
+        return real(["/bin/cat", str(damaged)] if cmd[1] == "-d" else cmd, *a, **kw)
+
+    monkeypatch.setattr(sa_binary.subprocess, "Popen", fake_sadf)
+    with pytest.raises(ParseError) as ei:
+        parse("sa-binary", sa)
+    msg = str(ei.value)
+    assert "sa.bin" in msg and "%idle" in msg and "(sample 2)" in msg, msg

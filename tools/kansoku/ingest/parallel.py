@@ -1,0 +1,188 @@
+"""Parallel ingest: independent files parsed on all cores, one writer.
+
+DuckDB allows one writing process per database file, and the ingest is one transaction (all-or-nothing).
+So the files are parsed by worker processes, each into a scratch DuckDB database of its own with the same
+schema: a worker hashes the file (keeping its copy under ``blobs/``, as the serial ingest does), runs the
+parser inside a transaction of its scratch database, writes the rows the parser stored to Parquet
+(one file per table), rolls its transaction back, and hands back what the sink collected (warnings,
+facts, tool version, declared runs). The ingest's own process remains the only writer of the store: it
+applies the outcomes in the order of the walk (so the store's contents do not depend on which worker
+finished first) inside its one transaction, with ``INSERT ... SELECT * FROM read_parquet``.
+
+Big files (pgbench -l logs, a day of sar) are not sent to the workers: DuckDB already reads one big file
+on every core, and copying its rows through Parquet would cost as much again. The ingest's process parses
+them itself, straight into the store, while the workers parse the small ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import signal
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kansoku.errors import KansokuError, ParseError, RunError
+from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, scratch_store
+
+# Files at least this big are parsed by the writer itself (see the module's docstring).
+BIG_FILE_BYTES = 32 << 20
+# Without --jobs, a pool is started only for this many small files: starting a worker (a Python with
+# DuckDB and every parser imported, its scratch schema) costs about half a second of CPU.
+AUTO_MIN_FILES = 24
+
+
+@dataclass(frozen=True)
+class FileTask:
+    path: str
+    format: str
+    run_id: str | None
+    source_id: str
+    run_start: Any
+    run_meta: dict[str, Any]
+    old_sha256: str | None
+    blobs: str
+
+
+@dataclass
+class FileOutcome:
+    status: str  # 'unchanged' | 'parsed' | 'failed'
+    digest: str = ""
+    error: str | None = None  # as listed in the ingest's errors
+    reason: str | None = None  # as kept with the file's result
+    parts: dict[str, str] = field(default_factory=dict)  # table -> Parquet file of the file's rows
+    warnings: list[tuple[int | None, str]] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    tool_version: str | None = None
+    rows_loaded: int = 0
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def kept_digest(path: Path, blobs: Path) -> str:
+    """The file's sha256, read once when its copy is already kept (the usual case of an unchanged file);
+    a copy that is missing is made (a second read)."""
+    digest = hash_and_keep(path, None)[0]
+    if not blob_path(blobs, digest).is_file():
+        digest = hash_and_keep(path, blobs)[0]
+    return digest
+
+
+def digest_with_companions(path: Path, blobs: Path, companions) -> str:
+    """A file's digest; with companions (files the parse also reads), a digest of all their digests."""
+    digest = kept_digest(path, blobs)
+    if companions:
+        digest = hashlib.sha256("".join([digest] + [kept_digest(c, blobs) for c in companions(path)])
+                                .encode()).hexdigest()
+    return digest
+
+
+# -- the worker side -----------------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(scratch_dir: str) -> None:
+    # Ctrl-C is the ingest process's to handle: it stops the pool; a worker must not print a traceback
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from kansoku import parsers
+
+    path = Path(scratch_dir) / f"worker-{os.getpid()}.duckdb"
+    _WORKER["store"] = scratch_store(path)
+    _WORKER["formats"] = {f.name: f for f in parsers.formats()}
+    _WORKER["hasher"] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-sha256")
+    _WORKER["out"] = Path(scratch_dir)
+
+
+def parse_task(task: FileTask) -> FileOutcome:
+    """Hash, and unless unchanged parse, one file into the worker's scratch database; its rows leave as
+    Parquet files, the scratch transaction is rolled back."""
+    store: Store = _WORKER["store"]
+    fmt = _WORKER["formats"][task.format]
+    path = Path(task.path)
+    blobs = Path(task.blobs)
+    hashing = None
+    if task.old_sha256 is None and not fmt.companions:
+        # a new file is parsed whatever its hash: hash it (and keep its bytes) while the parser runs
+        hashing = _WORKER["hasher"].submit(hash_and_keep, path, blobs)
+        digest = ""
+    else:
+        digest = digest_with_companions(path, blobs, fmt.companions)
+        if digest == task.old_sha256:
+            return FileOutcome("unchanged", digest)
+    try:
+        with store.discarded():
+            sink = FileSink(store=store, path=path, run_id=task.run_id, source_id=task.source_id,
+                            run_start=task.run_start, run_meta=task.run_meta,
+                            newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
+            try:
+                fmt.parse(path, sink)
+            except (ParseError, RunError) as exc:
+                return FileOutcome("failed", error=str(exc), reason=str(exc))
+            except KansokuError as exc:
+                return FileOutcome("failed", error=f"{path}: {exc}", reason=str(exc))
+            if hashing is not None:
+                digest = hashing.result()[0]
+            parts = {}
+            for table in sorted(sink.tables):
+                out = _WORKER["out"] / f"{task.source_id}-{table}.parquet"
+                if store.export_source_rows(table, task.source_id, out):
+                    parts[table] = str(out)
+                else:
+                    out.unlink(missing_ok=True)
+            return FileOutcome("parsed", digest, parts=parts,
+                               warnings=[(w.line, w.message) for w in sink.warnings], facts=dict(sink.facts),
+                               tool_version=sink.tool_version, rows_loaded=sink.rows_loaded, runs=list(sink.runs))
+    finally:
+        if hashing is not None:
+            hashing.result()  # the kept copy is complete before the writer may publish it
+
+
+# -- the writer side -----------------------------------------------------------------------------
+
+
+class Pool:
+    """Worker processes parsing FileTasks; ``results`` yields outcomes in the order of the tasks."""
+
+    def __init__(self, tasks: list[FileTask], jobs: int):
+        self.scratch = tempfile.TemporaryDirectory(prefix="kansoku-ingest-")
+        # spawn, not fork: the ingest process holds DuckDB's threads and an open store. A spawned worker
+        # would run the main script again (tools/ingest has no __main__ guard, and needs nothing from
+        # it): the workers are started with the main module's origin hidden.
+        ctx = multiprocessing.get_context("spawn")
+        main = sys.modules["__main__"]
+        saved = {k: main.__dict__.pop(k) for k in ("__file__", "__spec__") if k in main.__dict__}
+        # Ctrl-C goes to the whole process group: a worker still importing would print a traceback. An
+        # ignored SIGINT survives exec, and Python then leaves it ignored, so the workers start deaf to it.
+        try:
+            handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except ValueError:  # not the main thread: signals are not this thread's to handle
+            handler = None
+        try:
+            main.__spec__ = None
+            self.pool = ctx.Pool(processes=jobs, initializer=_init_worker, initargs=(self.scratch.name,))
+        finally:
+            if handler is not None:
+                signal.signal(signal.SIGINT, handler)
+            main.__dict__.pop("__spec__", None)
+            main.__dict__.update(saved)
+        self.results = self.pool.imap(parse_task, tasks, chunksize=1)
+
+    def close(self, *, abort: bool = False) -> None:
+        if abort:
+            self.pool.terminate()
+        else:
+            self.pool.close()
+        self.pool.join()
+        self.scratch.cleanup()
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
