@@ -20,7 +20,8 @@ from kansoku.analysis import tables as analysis
 from kansoku.errors import KansokuError
 from kansoku.render import charts
 from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, Provenance,
-                                  ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Trends)
+                                  ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Table, Trends)
+from kansoku.report.cache import ItemCache
 from kansoku.report.structure import report_pages
 from kansoku.spec.model import LANGS, Item, Report, Text, text
 from kansoku.store.db import Store
@@ -41,23 +42,23 @@ def _text_dict(v: Any, where: str, report: Report) -> dict[str, str] | None:
     return t.as_dict() if t else None
 
 
-def compute_report(store: Store, report: Report, content_root: Path = CONTENT / "reports") -> ComputedReport:
-    """Everything the site and the PDF show for one report, computed once."""
+def compute_report(store: Store, report: Report, content_root: Path = CONTENT / "reports",
+                   cache: ItemCache | None = None) -> ComputedReport:
+    """Everything the site and the PDF show for one report, computed once. With a ``cache``, a table or
+    figure whose inputs have not changed since it was last computed is reused (report/cache.py)."""
+    cache = cache or ItemCache(None)
     chapters = []
     run_ids: set[str] = set()
     for ch in report.chapters:
         out = Chapter(ch.id, ch.number, ch.title.as_dict(), order=[it.id for it in ch.items])
         for it in ch.items:
             if it.kind == "table":
-                t = analysis.compute_table(store, report, it)
-                reps = {c.representative for row in t.rows for c in row if c.representative}
-                out.tables[it.id] = t.to_model(item_provenance(store, report, t.runs, reps))
-                run_ids.update(t.runs)
+                out.tables[it.id] = t = cache.get_or_compute(store, report, it,
+                                                             lambda it=it: compute_table_model(store, report, it))
             else:
-                f = build_figure(store, report, it)
-                f.provenance = item_provenance(store, report, f.runs, figure_representatives(store, it))
-                out.figures[it.id] = f
-                run_ids.update(f.runs)
+                out.figures[it.id] = t = cache.get_or_compute(store, report, it,
+                                                              lambda it=it: compute_figure_model(store, report, it))
+            run_ids.update(t.runs)
         chapters.append(out)
     rep = report.raw.get("report", {})
     pages = report_pages(report, content_root)
@@ -74,6 +75,20 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"),
     )
+
+
+def compute_table_model(store: Store, report: Report, item: Item) -> Table:
+    """A table: its numbers (analysis.tables) and the runs behind it, grouped (provenance)."""
+    t = analysis.compute_table(store, report, item)
+    reps = {c.representative for row in t.rows for c in row if c.representative}
+    return t.to_model(item_provenance(store, report, t.runs, reps))
+
+
+def compute_figure_model(store: Store, report: Report, item: Item) -> Figure:
+    """A figure: its data, drawn in each language, and the runs behind it, grouped (provenance)."""
+    f = build_figure(store, report, item)
+    f.provenance = item_provenance(store, report, f.runs, figure_representatives(store, item))
+    return f
 
 
 def build_figure(store: Store, report: Report, item: Item) -> Figure:
@@ -329,6 +344,7 @@ def environment(store: Store, run_ids: list[str]) -> Environment:
         names = all_keys
         out["settings_kind"] = "captured"
     names -= SETTING_NOISE
+    counts = _factor_counts(list(servers), factors)
     for name in sorted(names, key=str.lower):
         by_value: dict[str, list[str]] = {}
         for r, s in servers.items():
@@ -337,20 +353,35 @@ def environment(store: Store, run_ids: list[str]) -> Environment:
         values = []
         for v, runs in sorted(by_value.items()):
             values.append({"value": v, "runs": len(runs),
-                           "where": _distinguishing(runs, list(servers), factors) if len(by_value) > 1 else ""})
+                           "where": _distinguishing(runs, list(servers), factors, counts)
+                           if len(by_value) > 1 else ""})
         out["settings"].append({"name": name, "values": values})
     return Environment(**out)
 
 
-def _distinguishing(runs: list[str], all_runs: list[str], factors: dict[str, dict[str, str]]) -> str:
-    """Factor values shared by these runs and by no other run ('config=checksums-on')."""
+def _distinguishing(runs: list[str], all_runs: list[str], factors: dict[str, dict[str, str]],
+                    counts: dict[tuple[str, str], int] | None = None) -> str:
+    """Factor values shared by these runs and by no other run ('config=checksums-on').
+
+    ``runs`` are distinct runs of ``all_runs``; ``counts`` (the number of runs of ``all_runs`` with each
+    factor value, :func:`_factor_counts`) may be given once for many calls: a value the runs share is held
+    by no other run exactly when as many runs of ``all_runs`` hold it as there are ``runs``."""
+    if counts is None:
+        counts = _factor_counts(all_runs, factors)
     shared = None
     for r in runs:
         fs = set(factors.get(r, {}).items())
         shared = fs if shared is None else shared & fs
-    others = [set(factors.get(r, {}).items()) for r in all_runs if r not in runs]
-    picked = sorted(fv for fv in (shared or set()) if not any(fv in o for o in others))
+    picked = sorted(fv for fv in (shared or set()) if counts.get(fv, 0) == len(runs))
     return ", ".join(f"{f}={v}" for f, v in picked[:2])
+
+
+def _factor_counts(all_runs: list[str], factors: dict[str, dict[str, str]]) -> dict[tuple[str, str], int]:
+    counts: dict[tuple[str, str], int] = {}
+    for r in set(all_runs):
+        for fv in factors.get(r, {}).items():
+            counts[fv] = counts.get(fv, 0) + 1
+    return counts
 
 
 # -- the cross-year view -------------------------------------------------------------------------------
@@ -389,8 +420,8 @@ TREND_POINTS_SQL = """
 WITH tagged AS (
     SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::INTEGER[]) AS year, unnest(?::VARCHAR[]) AS sv
 ), vals AS (
-    SELECT m.run_id, m.value, r.origin FROM run_metrics m JOIN runs r ON r.run_id = m.run_id
-    WHERE m.metric = ? AND m.run_id IN (SELECT run_id FROM tagged)
+    SELECT m.run_id, m.value, r.origin FROM {metric} m JOIN runs r ON r.run_id = m.run_id
+    WHERE m.run_id IN (SELECT run_id FROM tagged)
       AND m.value IS NOT NULL AND NOT isnan(m.value)
 ), conds AS (
     SELECT run_id, string_agg(factor || '=' || value, chr(31) ORDER BY factor) AS cond_key,
@@ -435,15 +466,17 @@ def compute_trends(store: Store, reports: list[Report], computed: list[ComputedR
         item = Item(kind="figure", id=sid, number=str(n), caption=title, spec_file=where_src,
                     chapter_id="trends", metrics=[metric], where=dict(spec.get("where", {})),
                     options=dict(spec.get("options", {})))
-        params: list[Any] = [metric]
+        # the metric's values of every run, computed once per build (the rows run_metrics has for it)
+        msql, mparams = analysis.metric_values_sql(store, metric)
+        params: list[Any] = list(mparams)
         try:
             cond = analysis.where_sql(item, store, params)
         except KansokuError:
             cond = None
         rows = [] if cond is None else store.query(
-            f"SELECT m.run_id, r.run_toml::VARCHAR FROM run_metrics m "
+            f"SELECT m.run_id, r.run_toml::VARCHAR FROM {msql} m "
             f"JOIN runs r ON r.run_id = m.run_id AND r.status = 'ok' "
-            f"WHERE m.metric = ? AND m.value IS NOT NULL AND NOT isnan(m.value) AND {cond}", params)
+            f"WHERE m.value IS NOT NULL AND NOT isnan(m.value) AND {cond}", params)
         facs: dict[str, dict[str, str]] = {}
         if rows:
             for run_id, f, v in store.query(
@@ -475,7 +508,7 @@ def compute_trends(store: Store, reports: list[Report], computed: list[ComputedR
         points: dict[tuple, tuple[int, float, list[str], dict]] = {}  # (series, origin, year) -> the peak
         if tag_runs:
             for sv, origin, y, med, runs, cond_map in store.query(
-                    TREND_POINTS_SQL, [tag_runs, tag_years, tag_series, metric, ignored]):
+                    TREND_POINTS_SQL.replace("{metric}", msql), [tag_runs, tag_years, tag_series, *mparams, ignored]):
                 points[(sv, origin, y)] = (y, med, list(runs), dict(cond_map or {}))
         all_runs = sorted({r for p in points.values() for r in p[2]})
         series_vals = sorted({k[:2] for k in points}, key=lambda s: (analysis.factor_sort_key(None, "v")(s[0]), s[1]))
@@ -504,15 +537,17 @@ def compute_trends(store: Store, reports: list[Report], computed: list[ComputedR
 # -- every report of a site ------------------------------------------------------------------------------
 
 def compute_site(db: Path, spec_dir: Path, content: Path = CONTENT, config: Path = CONFIG,
-                 wait_s: float = 0.0, on_wait=None) -> tuple[list[ComputedReport], Trends]:
-    """Every report of ``spec_dir`` and the cross-year view, from the store at ``db`` (read-only)."""
+                 wait_s: float = 0.0, on_wait=None,
+                 cache: ItemCache | None = None) -> tuple[list[ComputedReport], Trends]:
+    """Every report of ``spec_dir`` and the cross-year view, from the store at ``db`` (read-only).
+    ``cache``: reuse the tables and figures whose inputs did not change (report/cache.py)."""
     from kansoku.spec.model import load_all
     from kansoku.store.db import open_store
 
     reports = load_all(spec_dir)
     store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
     try:
-        computed = [compute_report(store, r, content / "reports") for r in reports]
+        computed = [compute_report(store, r, content / "reports", cache) for r in reports]
         trends = compute_trends(store, reports, computed, trend_specs(load_config(config)))
     finally:
         store.close()
