@@ -15,7 +15,6 @@ site and PDF alike.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
@@ -221,7 +220,7 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
     cache = store.__dict__.setdefault("_kansoku_analysis_cache", {})
     if key not in cache:
         cache[key] = _aggregate(store, item, metric, group_by, aggregate, where)
-    return copy.deepcopy(cache[key])
+    return [replace(g, run_ids=list(g.run_ids), run_values=dict(g.run_values)) for g in cache[key]]
 
 
 def _aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggregate: str | None,
@@ -1056,12 +1055,20 @@ def _published_cell(b: Baseline, pub: Group | None, compare_cell: Cell) -> Cell:
                 pub.run_ids, pub.representative_run_id, flags)
 
 
+def run_rows(store: Store) -> dict[str, tuple[str, str, str | None]]:
+    """run_id -> (origin, status, citation) of every run, read once per build (the store is read-only)."""
+    return _cached(store, "run_rows", lambda: {
+        r: (origin, status, citation)
+        for r, origin, status, citation in store.query("SELECT run_id, origin, status, citation FROM runs")})
+
+
 def citations(store: Store, run_ids: list[str]) -> list[str]:
+    """The published sources (citations) of the transcribed runs among ``run_ids``, sorted."""
     if not run_ids:
         return []
-    return [r[0] for r in store.query(
-        "SELECT DISTINCT citation FROM runs WHERE origin = 'transcribed' AND citation IS NOT NULL AND run_id IN "
-        "(SELECT unnest(?::VARCHAR[])) ORDER BY citation", [run_ids])]
+    rows = run_rows(store)
+    return sorted({rows[r][2] for r in set(run_ids) if r in rows and rows[r][0] == "transcribed"
+                   and rows[r][2] is not None})
 
 
 def compare_label(report: Report, b: Baseline, lang: str, item: Item, how: str | None = None) -> str:

@@ -7,7 +7,8 @@ An item's key is the sha256 of
 - the report's context (its spec without the chapters: factor names, labels and orders, metric labels,
   device groups, ...), and the item itself (its spec entry, number and chapter),
 - the fingerprint of every run the item can read: the runs its ``where`` selects (without the baseline's
-  factor, whose other value a comparison reads) and a run named by ``options.run``. A run's fingerprint
+  factor, whose other value a comparison reads; a range selects every run with the factor) and a run named
+  by ``options.run``. A run's fingerprint
   covers its row in ``runs`` (status, origin, times, run.toml), its factors and the sha256 of each of its
   files, so a new, changed, re-labelled or removed run changes the key of exactly the items that can select it.
 
@@ -26,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from kansoku.errors import KansokuError
 from kansoku.store.db import Store
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -85,6 +85,8 @@ class ItemCache:
     used: set[str] = field(default_factory=set)
     _runs: dict[str, str] | None = None
     _store_id: int | None = None
+    _factors: dict[str, dict[str, set[str]]] | None = None
+    _factors_store: int | None = None
 
     def run_fingerprints(self, store: Store) -> dict[str, str]:
         if self._runs is None or self._store_id != id(store):
@@ -92,20 +94,44 @@ class ItemCache:
             self._store_id = id(store)
         return self._runs
 
+    def run_factors(self, store: Store) -> dict[str, dict[str, set[str]]]:
+        """factor -> value -> runs, read once."""
+        if self._factors is None or self._factors_store != id(store):
+            self._factors = {}
+            for r, f, v in store.query("SELECT run_id, factor, value FROM run_factors"):
+                self._factors.setdefault(f, {}).setdefault(v, set()).add(r)
+            self._factors_store = id(store)
+        return self._factors
+
+    def selected_runs(self, store: Store, item: Any) -> set[str] | None:
+        """The runs the item can read: those its ``where`` selects, the baseline's factor left out (a
+        superset for a range: every run with the factor). None: a factor the store does not have."""
+        from kansoku.analysis.tables import _canon
+
+        b = item.baseline
+        runs: set[str] | None = None
+        factors = self.run_factors(store)
+        for factor, cond in item.where.items():
+            if b is not None and factor == b.factor:
+                continue
+            values = factors.get(factor)
+            if values is None:
+                return None
+            if isinstance(cond, list):
+                sel = set().union(*(values.get(_canon(c), set()) for c in cond)) if cond else set()
+            elif isinstance(cond, dict):
+                sel = set().union(*values.values())
+            else:
+                sel = values.get(_canon(cond), set())
+            runs = sel if runs is None else runs & sel
+        return set(self.run_fingerprints(store)) - {None} if runs is None else runs
+
     def key(self, store: Store, report: Any, item: Any) -> str | None:
         """The item's key, or None when its runs cannot be told (it is then computed, uncached)."""
-        from kansoku.analysis.tables import where_sql
-
-        where = dict(item.where)
-        b = item.baseline
-        if b is not None and b.factor is not None:
-            where.pop(b.factor, None)
-        params: list[Any] = []
-        try:
-            cond = where_sql(item, store, params, where)
-        except KansokuError:
+        selected = self.selected_runs(store, item)
+        if selected is None:
             return None
-        runs = [r[0] for r in store.query(f"SELECT m.run_id FROM runs m WHERE {cond} ORDER BY m.run_id", params)]
+        runs = list(selected)
         explicit = item.options.get("run") if isinstance(item.options, dict) else None
         if isinstance(explicit, str):
             runs.append(explicit)
