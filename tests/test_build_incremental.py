@@ -164,3 +164,77 @@ def test_distinguishing_factor_values_match_the_pairwise_rule():
                    for r in all_runs}
         runs = rng.sample(all_runs, rng.randint(1, len(all_runs)))
         assert _distinguishing(runs, all_runs, factors) == pairwise(runs, all_runs, factors)
+
+
+def _serve(public: Path):
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(public)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}"
+
+
+def test_long_run_lists_load_on_demand_and_the_sources_page_comes_in_parts(env, monkeypatch):
+    """Thresholds lowered so that the fixture's runs exceed them: a page holds at most the limit."""
+    import json
+    import re
+
+    from kansoku.render import hugo
+
+    monkeypatch.setattr(hugo, "SOURCES_PER_PAGE", 4)
+    monkeypatch.setattr(hugo, "PROV_INLINE_RUNS", 3)
+    tmp = env[0]
+    build(env)
+    rep = json.loads((tmp / "gen" / "data" / "reports" / "inc.json").read_text(encoding="utf-8"))
+    n_runs = len(rep["runs"])
+    assert n_runs > 8
+    # the sources page in parts: every run on exactly one part, at most 4 a part
+    public = tmp / "public"
+    parts = [public / "en/reports/inc/sources/index.html"] + sorted(
+        public.glob("en/reports/inc/sources-*/index.html"), key=lambda p: int(p.parent.name.split("-")[1]))
+    assert len(parts) == -(-n_runs // 4)
+    shown = [re.findall(r'<section class="run" id="([^"]+)"', p.read_text(encoding="utf-8")) for p in parts]
+    assert all(len(s) <= 4 for s in shown)
+    assert sorted(a for s in shown for a in s) == sorted(r["anchor"] for r in rep["runs"].values())
+    # part 1 forwards a run's anchor to its part
+    first = parts[0].read_text(encoding="utf-8")
+    part_of = json.loads(re.search(r'id="sources-part-of">(.*?)</script>', first, re.S).group(1))
+    assert set(part_of) == {a for s in shown[1:] for a in s}
+    # a long run list is a file of its own, loaded when the panel opens
+    table = rep["chapters"][0]["tables"]["read"]
+    assert table["prov"]["groups"] == [] and table["prov"]["src"] == "/prov/inc/table-read.json"
+    prov = json.loads((public / "prov/inc/table-read.json").read_text(encoding="utf-8"))
+    assert sum(len(g["runs"]) for g in prov["groups"]) == prov["runs"] == len(table["runs"])
+    chapter = (public / "en/reports/inc/a/index.html").read_text(encoding="utf-8")
+    assert chapter.count("data-prov-src=") == 4
+    assert not any(f'title="{r}"' in chapter for r in table["runs"])  # no run link in the page itself
+
+    from playwright.sync_api import sync_playwright
+
+    srv, base = _serve(public)
+    try:
+        with sync_playwright() as pw:
+            b = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+            page = b.new_page()
+            page.goto(base + "/en/reports/inc/a/")
+            panel = page.locator("#table-read details.provenance")
+            panel.locator("summary").click()
+            page.wait_for_function("document.querySelectorAll('#table-read .prov-table .reps a').length > 0")
+            links = panel.locator(".reps a")
+            assert links.count() == len(table["runs"])
+            hrefs = {links.nth(i).get_attribute("href") for i in range(links.count())}
+            assert all(h.startswith("/en/reports/inc/sources/#run-") for h in hrefs)
+            # a link to a run on part 2 of the sources page lands there
+            anchor = shown[1][0]
+            page.goto(base + f"/en/reports/inc/sources/#{anchor}")
+            page.wait_for_url(re.compile(r"/sources-2/#"))
+            assert page.locator(f"#{anchor}").count() == 1
+            b.close()
+    finally:
+        srv.shutdown()
