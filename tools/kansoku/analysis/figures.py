@@ -13,7 +13,8 @@ from typing import Any, Callable
 from kansoku import words
 from kansoku.analysis.charts import RUNS_OF
 from kansoku.analysis.charts._select import KINDS, kind
-from kansoku.analysis.tables import aggregate, item_digits, factor_name, factor_sort_key, factor_value_label, metric_label
+from kansoku.analysis.tables import (aggregate, item_digits, factor_name, factor_sort_key, factor_value_label,
+                                     metric_label, run_rows)
 from kansoku.report.model import ChartData, Figure
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
@@ -111,9 +112,8 @@ def figure_data(store: Store, report: Report, item: Item) -> Figure:
     """A figure computed (its ``chart_data``, runs, citations); ``figure`` (plotly) is left to the renderer."""
     data = chart_data(store, report, item)
     runs = figure_runs(store, item)
-    transcribed = bool(runs) and bool(store.query(
-        "SELECT bool_or(origin = 'transcribed') FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-        [runs])[0][0])
+    rows = run_rows(store)
+    transcribed = any(rows[r][0] == "transcribed" for r in runs if r in rows)
     return Figure(
         id=item.id, number=item.number, chart=item.chart, label={lang: item.prefix(lang) for lang in LANGS},
         caption=item.caption.as_dict(), footnote=item.footnote.as_dict() if item.footnote else None,

@@ -139,7 +139,47 @@ def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def ratio_interval(value: Sequence[float], baseline: Sequence[float], method: Method) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of median(value) / median(baseline), resampling each side."""
+    """Percentile bootstrap interval of median(value) / median(baseline), resampling each side.
+
+    With a positive baseline (no resample's median can be 0) the resamples are drawn at once with numpy
+    from the same Mersenne Twister state as ``random.Random(SEED)`` and the same ``floor(random() * n)``
+    choice, so the interval is the one the loop below gives, bit for bit (tests/test_noise.py), in a
+    fraction of its time: a build of a hundred tables draws millions of resamples."""
+    if baseline and value and all(b > 0 for b in baseline):
+        return _ratio_interval_vectorised(value, baseline, method)
+    return _ratio_interval_loop(value, baseline, method)
+
+
+def _ratio_interval_vectorised(value: Sequence[float], baseline: Sequence[float],
+                               method: Method) -> tuple[float, float] | None:
+    import numpy as np
+
+    state = random.Random(SEED).getstate()[1]
+    rs = np.random.RandomState()
+    rs.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), state[624]))
+    nb, nv = len(baseline), len(value)
+    u = rs.random_sample(method.resamples * (nb + nv)).reshape(method.resamples, nb + nv)
+    b = np.asarray(baseline, dtype=float)[np.floor(u[:, :nb] * float(nb)).astype(np.int64)]
+    v = np.asarray(value, dtype=float)[np.floor(u[:, nb:] * float(nv)).astype(np.int64)]
+    ratios = sorted((_medians(v) / _medians(b)).tolist())
+    tail = (1 - method.level) / 2
+    lo = ratios[int(math.floor(tail * (len(ratios) - 1)))]
+    hi = ratios[int(math.ceil((1 - tail) * (len(ratios) - 1)))]
+    return lo, hi
+
+
+def _medians(rows):
+    """statistics.median of each row: the middle value, or the mean of the two middle values ((a + b) / 2)."""
+    import numpy as np
+
+    s = np.sort(rows, axis=1)
+    n = s.shape[1]
+    if n % 2:
+        return s[:, n // 2]
+    return (s[:, n // 2 - 1] + s[:, n // 2]) / 2
+
+
+def _ratio_interval_loop(value: Sequence[float], baseline: Sequence[float], method: Method) -> tuple[float, float] | None:
     rng = random.Random(SEED)
     ratios = []
     for _ in range(method.resamples):

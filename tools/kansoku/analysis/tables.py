@@ -119,7 +119,7 @@ def check_metric(store: Store, item: Item, metric: str) -> None:
             takes = sorted(n for n, d in parsers.metrics().items() if d.selection_sql)
             raise item.error(f"metric {base!r} takes no [selection]; metrics that do: {takes}")
         for tok in (t.strip() for t in re.split(r"[+,]", sel) if t.strip()):  # a name without data: a typo
-            msql, params = metric_sql(f"{base}[{tok}]", item.device_groups)
+            msql, params = metric_values_sql(store, f"{base}[{tok}]", item.device_groups)
             if not store.query(f"SELECT count(*) FROM {msql} m WHERE m.value IS NOT NULL", params)[0][0]:
                 what = "device group" if tok in item.device_groups else md.selection_of or "selection"
                 raise item.error(f"{metric}: {what} {tok!r} matches no data in the database")
@@ -143,6 +143,21 @@ def metric_sql(metric: str, groups: dict[str, list[str]] | None = None) -> tuple
             parts.append(f"SELECT run_id, CAST(value AS DOUBLE) AS value FROM ({mod.metrics_sql}) WHERE metric = ?")
             params.append(metric)
     return "(" + " UNION ALL ".join(parts) + ")", params
+
+
+def metric_values_sql(store: Store, metric: str, groups: dict[str, list[str]] | None = None) -> tuple[str, list[Any]]:
+    """Like :func:`metric_sql`, but the metric's defining query runs once per build: its (run_id, value)
+    rows are kept (the store is opened read-only for a build) and handed back to DuckDB as two lists. A
+    metric over a view that computes every run at once (the steady-state views) is then computed once,
+    not once per table and figure that uses it."""
+    key = ("metric_values", metric, repr(sorted((groups or {}).items())))
+    cache = store.__dict__.setdefault("_kansoku_analysis_cache", {})
+    if key not in cache:
+        msql, params = metric_sql(metric, groups)
+        rows = store.query(f"SELECT m.run_id, m.value FROM {msql} m", params)
+        cache[key] = ([r[0] for r in rows], [r[1] for r in rows])
+    ids, values = cache[key]
+    return "(SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::DOUBLE[]) AS value)", [ids, values]
 
 
 def _has_published(store: Store) -> bool:
@@ -197,7 +212,19 @@ def _canon(v: Any) -> str:
 
 def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggregate: str | None = None,
               where: dict[str, Any] | None = None) -> list[Group]:
-    """Aggregate ``metric`` over the item's runs (or those of ``where``), grouped by the given factors."""
+    """Aggregate ``metric`` over the item's runs (or those of ``where``), grouped by the given factors.
+
+    A figure asks the same aggregate for its data, its runs and its representative runs: the query runs
+    once per build (the store is opened read-only) and each caller gets its own copy of the groups."""
+    key = ("aggregate", repr(item), metric, tuple(group_by), aggregate, repr(where))
+    cache = store.__dict__.setdefault("_kansoku_analysis_cache", {})
+    if key not in cache:
+        cache[key] = _aggregate(store, item, metric, group_by, aggregate, where)
+    return [replace(g, run_ids=list(g.run_ids), run_values=dict(g.run_values)) for g in cache[key]]
+
+
+def _aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggregate: str | None,
+               where: dict[str, Any] | None) -> list[Group]:
     agg = aggregate or item.aggregate
     check_metric(store, item, metric)
     for g in group_by:
@@ -215,7 +242,7 @@ def aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggreg
         params.append(metric)
     else:
         pub_cols, pub_join = ", 0.0 AS hu, NULL::VARCHAR AS printed", ""
-    msql, mparams = metric_sql(metric, item.device_groups)
+    msql, mparams = metric_values_sql(store, metric, item.device_groups)
     params = mparams + params
     cond = where_sql(item, store, params, where)
     keys = ", ".join(f"k{i}" for i in range(len(group_by))) or "NULL"
@@ -259,7 +286,7 @@ def runs_metric_groups(store: Store, run_ids: list[str], metric: str,
     in one query."""
     if not run_ids:
         return {}
-    msql, params = metric_sql(metric, groups)
+    msql, params = metric_values_sql(store, metric, groups)
     if _has_published(store):
         pub = ("LEFT JOIN published_values pv ON pv.transcribed_run_id = m.run_id AND pv.metric = ?", [metric],
                "coalesce(pv.half_unit, 0.0), pv.printed")
@@ -1066,12 +1093,20 @@ def _published_cell(b: Baseline, pub: Group | None, compare_cell: Cell) -> Cell:
                 pub.run_ids, pub.representative_run_id, flags)
 
 
+def run_rows(store: Store) -> dict[str, tuple[str, str, str | None]]:
+    """run_id -> (origin, status, citation) of every run, read once per build (the store is read-only)."""
+    return _cached(store, "run_rows", lambda: {
+        r: (origin, status, citation)
+        for r, origin, status, citation in store.query("SELECT run_id, origin, status, citation FROM runs")})
+
+
 def citations(store: Store, run_ids: list[str]) -> list[str]:
+    """The published sources (citations) of the transcribed runs among ``run_ids``, sorted."""
     if not run_ids:
         return []
-    return [r[0] for r in store.query(
-        "SELECT DISTINCT citation FROM runs WHERE origin = 'transcribed' AND citation IS NOT NULL AND run_id IN "
-        "(SELECT unnest(?::VARCHAR[])) ORDER BY citation", [run_ids])]
+    rows = run_rows(store)
+    return sorted({rows[r][2] for r in set(run_ids) if r in rows and rows[r][0] == "transcribed"
+                   and rows[r][2] is not None})
 
 
 def compare_label(report: Report, b: Baseline, lang: str, item: Item, how: str | None = None) -> str:

@@ -7,12 +7,18 @@ under the generated directory (default data/generated/):
   ``data/trends.json``        the cross-year view;
 - ``static/csv/<id>/<table>.<lang>.csv`` each table's numbers; ``compare-<cid>.csv`` each ``[[compare]]``'s rows
   as ``tools/compare --csv`` prints them;
+- ``static/prov/<id>/<kind>-<item>.json`` the run list of an item with many runs (loaded on demand);
 - ``content/`` pages the prose does not provide: a missing translation (the other language's text with
-  a notice), chapters without prose, authors, the environment appendix, the data-sources page, the
-  cross-year page (see report/structure.py for the rules);
+  a notice), chapters without prose, authors, the environment appendix, the data-sources page (in parts
+  of SOURCES_PER_PAGE runs), the cross-year page (see report/structure.py for the rules);
 - the page of every run, its data and its per-second CSV (``render/run_pages.py``);
 - ``hugo.json`` the Hugo configuration actually used: config.toml with its mounts pointed at this
-  generated directory (so a test or a bench can build elsewhere without touching data/generated).
+  generated directory (so a test or a bench can build elsewhere without touching data/generated);
+- ``build-cache/`` the tables and figures of the last build, reused while their inputs are unchanged
+  (report/cache.py), and the raw files' verified stamps (publish.py).
+
+A file is written only when its bytes change and files no longer produced are removed, so a rebuild with
+nothing changed writes nothing there (docs/build-performance.md).
 
 ``build`` then runs Hugo into a fresh directory, hard-links the raw files of reports whose spec says
 ``[report] publish_raw = true`` from the store's kept copies (``render/publish.py``, sha256 verified) to
@@ -59,6 +65,10 @@ BUNDLE_TRACES = {"scatter", "bar", "pie"}
 
 OTHER = {"ja": "en", "en": "ja"}
 
+# Runs per part of a report's data-sources page: part 1 is the sources page, part k a generated page
+# sources-k (layouts/_default/sources.html); a page stays small however many runs a report has.
+SOURCES_PER_PAGE = 250
+
 
 @dataclass
 class BuildResult:
@@ -69,6 +79,9 @@ class BuildResult:
     seconds: float = 0.0
     pdfs: list[Path] = field(default_factory=list)
     out: Path = Path("public")
+    items_computed: list[str] = field(default_factory=list)  # '<report>/<item>' computed by this build
+    items_reused: list[str] = field(default_factory=list)    # ... reused from the last build (unchanged inputs)
+    files_written: int = 0                                   # generated files whose bytes changed
 
 
 def check_trace_types(rep_id: str, fig: dict) -> None:
@@ -133,6 +146,22 @@ def generated_pages(rep: ComputedReport) -> dict[str, str]:
                 if p.kind == "chapter":
                     front["no_prose"] = True
             out[f"{base}/{p.id}.{lang}.md"] = _front(front) + body
+    out.update(sources_parts(rep))
+    return out
+
+
+def sources_parts(rep: ComputedReport) -> dict[str, str]:
+    """The data-sources page's parts 2.. (SOURCES_PER_PAGE runs each, in run id order) as generated pages."""
+    src = next((p for p in rep.pages if p.kind == "sources"), None)
+    parts = -(-len(rep.runs) // SOURCES_PER_PAGE)
+    out: dict[str, str] = {}
+    if src is None or parts < 2:
+        return out
+    for k in range(2, parts + 1):
+        for lang in LANGS:
+            out[f"reports/{rep.id}/{src.id}-{k}.{lang}.md"] = _front({
+                "title": f"{src.title[lang]} ({k}/{parts})", "report": rep.id, "weight": src.weight,
+                "layout": "sources", "sources_part": k, "generated": True})
     return out
 
 
@@ -278,44 +307,62 @@ def report_json(rep: ComputedReport) -> dict:
     return d
 
 
+# A table's or figure's list of runs longer than this is not written into the page: the page carries the
+# summary and the panel loads the list when opened (layouts/partials/provenance-lazy.html,
+# static/js/provenance.js) from static/prov/<report>/<kind>-<id>.json.
+PROV_INLINE_RUNS = 100
+
+
+def lazy_provenance(rep_id: str, d: dict, files: dict[str, str]) -> None:
+    """Move the long run lists of a report's JSON ``d`` into files of their own (added to ``files``)."""
+    for ch in d["chapters"]:
+        for kind in ("tables", "figures"):
+            for item in ch[kind].values():
+                prov = item.get("prov") or {}
+                if prov.get("runs", 0) <= PROV_INLINE_RUNS:
+                    continue
+                rel = f"prov/{rep_id}/{kind[:-1]}-{item['id']}.json"
+                files[f"static/{rel}"] = dumps(prov)
+                item["prov"] = {**prov, "groups": [], "src": f"/{rel}"}
+
+
+GENERATED_ROOTS = ("data", "static", "content")  # what write_generated owns under the generated directory
+BUILD_CACHE = "build-cache"  # computed tables and figures, verified raw files (report/cache.py, publish.py)
+
+
 def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | None = None) -> dict[str, int]:
-    data_dir = gen / "data" / "reports"
-    static_dir = gen / "static"
-    content_dir = gen / "content"
-    if gen.exists():
-        shutil.rmtree(gen)
-    data_dir.mkdir(parents=True)
-    static_dir.mkdir(parents=True)
-    content_dir.mkdir(parents=True)
+    """Write the page-ready data under ``gen``. Only files whose bytes change are written, and files no
+    longer produced are removed: a rebuild with nothing changed writes nothing (Hugo's cache and the build
+    cache beside them are kept)."""
+    # files another writer puts under gen during this build (after this stamp) are its own: never removed
+    stamp = gen / BUILD_CACHE / "write-started"
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_bytes(b"")
+    since = stamp.stat().st_mtime_ns
+    files: dict[str, str] = {}
     stats = {"raw_files": 0, "generated_pages": 0}
     for rep in computed:
         d = report_json(rep)
+        lazy_provenance(rep.id, d, files)
         try:
             text_ = dumps(d)
         except ValueError:
             _finite(d, rep.id)
             raise
-        (data_dir / f"{rep.id}.json").write_text(text_, encoding="utf-8")
+        files[f"data/reports/{rep.id}.json"] = text_
         for t in rep.tables():
-            out_dir = static_dir / "csv" / rep.id
-            out_dir.mkdir(parents=True, exist_ok=True)
             for lang in LANGS:
                 # BOM so spreadsheet programs read the Japanese headers as UTF-8
-                (out_dir / f"{t.id}.{lang}.csv").write_text("\ufeff" + csv_text(t, lang), encoding="utf-8")
-                (out_dir / f"{t.id}.runs.{lang}.csv").write_text("\ufeff" + runs_csv(t, lang), encoding="utf-8")
+                files[f"static/csv/{rep.id}/{t.id}.{lang}.csv"] = "\ufeff" + csv_text(t, lang)
+                files[f"static/csv/{rep.id}/{t.id}.runs.{lang}.csv"] = "\ufeff" + runs_csv(t, lang)
         for f in rep.figures():  # each figure's plotted data, per language (series names are translated)
-            out_dir = static_dir / "csv" / rep.id
-            out_dir.mkdir(parents=True, exist_ok=True)
             for lang in LANGS:
                 fig = (f.figure or {}).get(lang) or {}
-                (out_dir / f"figure-{f.id}.{lang}.csv").write_text("\ufeff" + figure_csv(fig), encoding="utf-8")
+                files[f"static/csv/{rep.id}/figure-{f.id}.{lang}.csv"] = "\ufeff" + figure_csv(fig)
         for c in rep.compares:  # a comparison's rows as tools/compare --csv prints them (one file: no words)
-            (static_dir / "csv" / rep.id).mkdir(parents=True, exist_ok=True)
-            (static_dir / "csv" / rep.id / f"{c.page}.csv").write_text("\ufeff" + compare_csv(c), encoding="utf-8")
+            files[f"static/csv/{rep.id}/{c.page}.csv"] = "\ufeff" + compare_csv(c)
         for rel, txt in generated_pages(rep).items():
-            p = content_dir / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(txt, encoding="utf-8")
+            files[f"content/{rel}"] = txt
             stats["generated_pages"] += 1
         stats["run_pages"] = stats.get("run_pages", 0) + write_run_pages(rep, gen, dumps)
     if trends is not None:
@@ -324,18 +371,47 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
             check_trace_types("trends", f)
             f["figure"] = escape_plotly(f["figure"])
             if f.get("trend"):  # the table under the cross-year chart, as a download
-                out_dir = static_dir / "csv" / "trends"
-                out_dir.mkdir(parents=True, exist_ok=True)
                 for lang in LANGS:
-                    (out_dir / f"{f['id']}.{lang}.csv").write_text("\ufeff" + trend_csv(f["trend"], lang),
-                                                                   encoding="utf-8")
+                    files[f"static/csv/trends/{f['id']}.{lang}.csv"] = "\ufeff" + trend_csv(f["trend"], lang)
                 f["csv"] = {lang: f"/csv/trends/{f['id']}.{lang}.csv" for lang in LANGS}
-        (gen / "data" / "trends.json").write_text(dumps(tj), encoding="utf-8")
+        files["data/trends.json"] = dumps(tj)
         for lang in LANGS:
-            p = content_dir / "trends" / f"_index.{lang}.md"
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(_front({"title": trends.title[lang], "weight": 10}), encoding="utf-8")
+            files[f"content/trends/_index.{lang}.md"] = _front({"title": trends.title[lang], "weight": 10})
+    stats.update(sync_files(gen, files, GENERATED_ROOTS, since))
     return stats
+
+
+def sync_files(base: Path, files: dict[str, str], roots: tuple[str, ...], since: int | None = None) -> dict[str, int]:
+    """Make ``base/<root>/`` hold exactly ``files`` (relative path -> text): write a file only when its bytes
+    differ, remove the files (and emptied directories) that are not listed, but those modified at or after
+    ``since`` (ns; written during this build by another writer)."""
+    written = unchanged = removed = 0
+    for rel, txt in files.items():
+        p = base / rel
+        data = txt.encode("utf-8")
+        try:
+            if p.stat().st_size == len(data) and p.read_bytes() == data:
+                unchanged += 1
+                continue
+        except FileNotFoundError:
+            pass
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+        written += 1
+    wanted = {(base / rel) for rel in files}
+    for root in roots:
+        top = base / root
+        if not top.is_dir():
+            top.mkdir(parents=True)
+            continue
+        for p in sorted(top.rglob("*"), key=lambda q: len(q.parts), reverse=True):
+            if p.is_dir():
+                if not any(p.iterdir()):
+                    p.rmdir()
+            elif p not in wanted and (since is None or p.stat().st_mtime_ns < since):
+                p.unlink()
+                removed += 1
+    return {"files_written": written, "files_unchanged": unchanged, "files_removed": removed}
 
 
 # -- Hugo ------------------------------------------------------------------------------------------
@@ -367,8 +443,11 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
         raise MissingToolError(f"static/{PLOTLY_BUNDLE} is missing: npm pack plotly.js-basic-dist-min@"
                                f"{PLOTLY_JS_VERSION} and copy its plotly-basic.min.js there")
     cfg.setdefault("params", {})["plotly_bundle"] = PLOTLY_BUNDLE
+    cfg["params"]["sources_per_page"] = SOURCES_PER_PAGE
     path = gen / "hugo.json"
-    path.write_text(json.dumps(cfg, ensure_ascii=False, indent=1), encoding="utf-8")
+    text_ = json.dumps(cfg, ensure_ascii=False, indent=1)
+    if not path.is_file() or path.read_text(encoding="utf-8") != text_:
+        path.write_text(text_, encoding="utf-8")
     return path
 
 
@@ -398,10 +477,13 @@ def build(db: Path, out: Path, spec_dir: Path = Path("data/reports"), generated:
     ``pdf``: ids of reports (or ``["all"]``) whose PDFs are written into the site (``pdf/<id>.<lang>.pdf``)
     and linked from every page of the report."""
     from kansoku.report.build import compute_site  # the one entry point that reads the store
+    from kansoku.report.cache import ItemCache
 
     t0 = time.monotonic()
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
-        computed, trends = compute_site(db, spec_dir, content, wait_s=wait_s, on_wait=on_wait)
+        # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
+        cache = ItemCache(generated / BUILD_CACHE / "items")
+        computed, trends = compute_site(db, spec_dir, content, wait_s=wait_s, on_wait=on_wait, cache=cache)
         raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
         with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
         unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
@@ -410,8 +492,10 @@ def build(db: Path, out: Path, spec_dir: Path = Path("data/reports"), generated:
                                f"(reports: {', '.join(rep.id for rep in computed)})")
         for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
             rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
-        write_generated(computed, generated, trends)
+        written = write_generated(computed, generated, trends)
         res = BuildResult(out=out)
+        res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
+        res.files_written = written["files_written"]
         res.reports = [r.id for r in computed]
         res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
         res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
@@ -423,10 +507,11 @@ def build(db: Path, out: Path, spec_dir: Path = Path("data/reports"), generated:
 
                 for rep in with_pdf:
                     res.pdfs += [r.path for r in render_pdfs(rep, LANGS, out_dir=new / "pdf")]
-            publish.link_raw(raw, new)
+            publish.link_raw(raw, new, verified=generated / BUILD_CACHE / "verified-raw.json")
             publish.swap_in(new, out)
         except BaseException:
             publish.discard(new)
             raise
+        cache.prune()  # entries no item of this build used
     res.seconds = time.monotonic() - t0
     return res

@@ -10,7 +10,8 @@ raw files linked from the store's content-addressed copies.
 - ``plan_raw`` / ``link_raw``: the raw files of a report that publishes them are the store's copies
   (``blobs/<sha256[:2]>/<sha256>``, written by the ingest), hard-linked into the new site (copied
   when the output is on another file system), each checked against its sha256 first: a published
-  file always matches the hash on the sources page, and nothing outside the store is published.
+  file always matches the hash on the sources page, and nothing outside the store is published. A rebuild
+  re-reads only the copies whose size, modification time or inode changed since they were last checked.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import ctypes
 import errno
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import time
@@ -167,20 +169,38 @@ def plan_raw(rep: ComputedReport) -> list[RawFile]:
     return out
 
 
-def link_raw(files: list[RawFile], site: Path) -> int:
+def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> int:
     """Hard-link each raw file from the store's copy into the site, after checking the copy's sha256.
-    A missing or altered copy stops the build: it names the file and says how to restore it."""
-    verified: set[str] = set()
+    A missing or altered copy stops the build: it names the file and says how to restore it.
+
+    ``verified``: a JSON file remembering the copies already checked (path -> size, mtime, inode, sha256):
+    a copy that has not changed since (same size, modification time and inode) is not read again, so a
+    rebuild links its raw files without reading them; any other copy is read and checked."""
+    memo: dict[str, list] = {}
+    if verified is not None:
+        try:
+            memo = json.loads(verified.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            memo = {}
+    seen: dict[str, list] = {}
+    checked: set[str] = set()
     for f in files:
         src = f.copy
-        if f.sha256 not in verified:
-            if not src.is_file():
+        if f.sha256 not in checked:
+            try:
+                st = src.stat()
+            except FileNotFoundError:
+                st = None
+            if st is None or not src.is_file():
                 raise KansokuError(f"{src}: the stored copy of {f.target} is missing; ingest its run again "
                                    f"(tools/ingest) to restore it")
-            if _sha256(src) != f.sha256:
-                raise KansokuError(f"{src}: the stored copy of {f.target} no longer matches its sha256; remove "
-                                   f"it and ingest its run again (tools/ingest)")
-            verified.add(f.sha256)
+            stamp = [st.st_size, st.st_mtime_ns, st.st_ino, f.sha256]
+            if memo.get(str(src)) != stamp:
+                if _sha256(src) != f.sha256:
+                    raise KansokuError(f"{src}: the stored copy of {f.target} no longer matches its sha256; "
+                                       f"remove it and ingest its run again (tools/ingest)")
+            seen[str(src)] = stamp
+            checked.add(f.sha256)
         target = site / f.target
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -189,6 +209,11 @@ def link_raw(files: list[RawFile], site: Path) -> int:
             if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
                 raise
             shutil.copyfile(src, target)  # another file system: a copy of the verified bytes
+    if verified is not None and seen != memo:
+        verified.parent.mkdir(parents=True, exist_ok=True)
+        tmp = verified.with_name(verified.name + f".tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(seen, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, verified)
     return len(files)
 
 

@@ -21,7 +21,8 @@ from kansoku.analysis import tables as analysis
 from kansoku.errors import KansokuError
 from kansoku.render import charts
 from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, Provenance,
-                                  ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Trends)
+                                  ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Table, Trends)
+from kansoku.report.cache import ItemCache
 from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.comparisons import compute_comparison
 from kansoku.report.runs import run_pages
@@ -46,8 +47,11 @@ def _text_dict(v: Any, where: str, report: Report) -> dict[str, str] | None:
 
 
 def compute_report(store: Store, report: Report, content_root: Path = CONTENT / "reports",
-                   with_run_pages: bool = True) -> ComputedReport:
-    """Everything the site and the PDF show for one report, computed once (the run pages only for the site)."""
+                   with_run_pages: bool = True, cache: ItemCache | None = None) -> ComputedReport:
+    """Everything the site and the PDF show for one report, computed once (the run pages only for the site).
+    With a ``cache``, a table or figure whose inputs have not changed since it was last computed is reused
+    (report/cache.py)."""
+    cache = cache or ItemCache(None)
     chapters = []
     run_ids: set[str] = set()
     for ch in report.chapters:
@@ -55,16 +59,13 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         chapter_runs: set[str] = set()
         for it in ch.items:
             if it.kind == "table":
-                t = analysis.compute_table(store, report, it)
-                reps = {c.representative for row in t.rows for c in row if c.representative}
-                out.tables[it.id] = t.to_model(item_provenance(store, report, t.runs, reps))
-                run_ids.update(t.runs)
+                out.tables[it.id] = t = cache.get_or_compute(store, report, it,
+                                                             lambda it=it: compute_table_model(store, report, it))
             else:
-                f = build_figure(store, report, it)
-                f.provenance = item_provenance(store, report, f.runs, figure_representatives(store, it))
-                out.figures[it.id] = f
-                run_ids.update(f.runs)
-            chapter_runs.update(out.tables[it.id].runs if it.kind == "table" else out.figures[it.id].runs)
+                out.figures[it.id] = t = cache.get_or_compute(store, report, it,
+                                                              lambda it=it: compute_figure_model(store, report, it))
+            run_ids.update(t.runs)
+            chapter_runs.update(t.runs)
         out.commands = command_blocks(store, report, sorted(chapter_runs))
         chapters.append(out)
     compares = [compute_comparison(store, report, spec) for spec in report.compares]
@@ -88,6 +89,20 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         transcribed=transcribed_note(store, sorted(run_ids)), compares=compares,
         run_pages=run_pages(store, report, chapters, runs) if with_run_pages else {},
     )
+
+
+def compute_table_model(store: Store, report: Report, item: Item) -> Table:
+    """A table: its numbers (analysis.tables) and the runs behind it, grouped (provenance)."""
+    t = analysis.compute_table(store, report, item)
+    reps = {c.representative for row in t.rows for c in row if c.representative}
+    return t.to_model(item_provenance(store, report, t.runs, reps))
+
+
+def compute_figure_model(store: Store, report: Report, item: Item) -> Figure:
+    """A figure: its data, drawn in each language, and the runs behind it, grouped (provenance)."""
+    f = build_figure(store, report, item)
+    f.provenance = item_provenance(store, report, f.runs, figure_representatives(store, item))
+    return f
 
 
 def build_figure(store: Store, report: Report, item: Item) -> Figure:
@@ -343,6 +358,7 @@ def environment(store: Store, run_ids: list[str]) -> Environment:
         names = all_keys
         out["settings_kind"] = "captured"
     names -= SETTING_NOISE
+    counts = _factor_counts(list(servers), factors)
     for name in sorted(names, key=str.lower):
         by_value: dict[str, list[str]] = {}
         for r, s in servers.items():
@@ -351,20 +367,35 @@ def environment(store: Store, run_ids: list[str]) -> Environment:
         values = []
         for v, runs in sorted(by_value.items()):
             values.append({"value": v, "runs": len(runs),
-                           "where": _distinguishing(runs, list(servers), factors) if len(by_value) > 1 else ""})
+                           "where": _distinguishing(runs, list(servers), factors, counts)
+                           if len(by_value) > 1 else ""})
         out["settings"].append({"name": name, "values": values})
     return Environment(**out)
 
 
-def _distinguishing(runs: list[str], all_runs: list[str], factors: dict[str, dict[str, str]]) -> str:
-    """Factor values shared by these runs and by no other run ('config=checksums-on')."""
+def _distinguishing(runs: list[str], all_runs: list[str], factors: dict[str, dict[str, str]],
+                    counts: dict[tuple[str, str], int] | None = None) -> str:
+    """Factor values shared by these runs and by no other run ('config=checksums-on').
+
+    ``runs`` are distinct runs of ``all_runs``; ``counts`` (the number of runs of ``all_runs`` with each
+    factor value, :func:`_factor_counts`) may be given once for many calls: a value the runs share is held
+    by no other run exactly when as many runs of ``all_runs`` hold it as there are ``runs``."""
+    if counts is None:
+        counts = _factor_counts(all_runs, factors)
     shared = None
     for r in runs:
         fs = set(factors.get(r, {}).items())
         shared = fs if shared is None else shared & fs
-    others = [set(factors.get(r, {}).items()) for r in all_runs if r not in runs]
-    picked = sorted(fv for fv in (shared or set()) if not any(fv in o for o in others))
+    picked = sorted(fv for fv in (shared or set()) if counts.get(fv, 0) == len(runs))
     return ", ".join(f"{f}={v}" for f, v in picked[:2])
+
+
+def _factor_counts(all_runs: list[str], factors: dict[str, dict[str, str]]) -> dict[tuple[str, str], int]:
+    counts: dict[tuple[str, str], int] = {}
+    for r in set(all_runs):
+        for fv in factors.get(r, {}).items():
+            counts[fv] = counts.get(fv, 0) + 1
+    return counts
 
 
 # -- the cross-year view -------------------------------------------------------------------------------
@@ -389,15 +420,17 @@ def compute_trends(store: Store, reports: list[Report], computed: list[ComputedR
 # -- every report of a site ------------------------------------------------------------------------------
 
 def compute_site(db: Path, spec_dir: Path, content: Path = CONTENT, config: Path = CONFIG,
-                 wait_s: float = 0.0, on_wait=None) -> tuple[list[ComputedReport], Trends]:
-    """Every report of ``spec_dir`` and the cross-year view, from the store at ``db`` (read-only)."""
+                 wait_s: float = 0.0, on_wait=None,
+                 cache: ItemCache | None = None) -> tuple[list[ComputedReport], Trends]:
+    """Every report of ``spec_dir`` and the cross-year view, from the store at ``db`` (read-only).
+    ``cache``: reuse the tables and figures whose inputs did not change (report/cache.py)."""
     from kansoku.spec.model import load_all
     from kansoku.store.db import open_store
 
     reports = load_all(spec_dir)
     store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
     try:
-        computed = [compute_report(store, r, content / "reports") for r in reports]
+        computed = [compute_report(store, r, content / "reports", cache=cache) for r in reports]
         trends = compute_trends(store, reports, computed, trend_specs(load_config(config)))
     finally:
         store.close()

@@ -97,6 +97,16 @@ def where_runs(store: Store, item: Item) -> list[str]:
         f"SELECT m.run_id FROM runs m WHERE m.status = 'ok' AND {cond} ORDER BY m.run_id", params)]
 
 
+def runs_with_data(store: Store, has_data: str) -> set[str]:
+    """The runs ``has_data`` (SQL yielding run_id) yields, asked once per build and chart family (the store is
+    opened read-only for a build; a figure asks it for its data and again for its runs)."""
+    cache = store.__dict__.setdefault("_kansoku_analysis_cache", {})
+    key = ("has_data", has_data)
+    if key not in cache:
+        cache[key] = frozenset(r[0] for r in store.query(has_data))
+    return set(cache[key])
+
+
 @dataclass
 class Pick:
     """The run(s) shown for one condition: key = the series factor's value (None: no series)."""
@@ -123,14 +133,14 @@ def picks(store: Store, report: Report, item: Item, factor: str | None, mode: st
         ok = store.query("SELECT count(*) FROM runs WHERE run_id = ?", [explicit])[0][0]
         if not ok:
             raise item.error(f"option run: no run {explicit!r} in the database")
-        if has_data and explicit not in {r[0] for r in store.query(has_data)}:
+        if has_data and explicit not in runs_with_data(store, has_data):
             raise item.error(f"option run: run {explicit!r} has no data for chart {item.chart!r}")
         return [Pick(None, [explicit], explicit, 1)]
     if factor:
         check_factor(store, item, factor, "series")
     where = None
     if has_data:
-        runs = {r[0] for r in store.query(has_data)}
+        runs = runs_with_data(store, has_data)
         selected = [r for r in where_runs(store, item) if r in runs]
         if not selected:
             raise item.error(f"no runs with data for chart {item.chart!r} match where {item.where}")

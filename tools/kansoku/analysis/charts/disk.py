@@ -30,7 +30,7 @@ def _check_single(item: Item, n: int, what: str) -> None:
 
 
 def _selected(store: Store, item: Item, has_data: str) -> list[str]:
-    have = {r[0] for r in store.query(has_data)}
+    have = c.runs_with_data(store, has_data)
     runs = [r for r in c.where_runs(store, item) if r in have]
     if not runs:
         raise item.error(f"no runs with data for chart {item.chart!r} match where {item.where}")

@@ -31,12 +31,21 @@ def tps_series(store: Store, run_id: str, partial: bool = False) -> list[tuple]:
     reach outside the run's window (run.toml start/end) are left out: the per-transaction log is cut
     into wall-clock seconds, so its first and last seconds hold only part of a second of the run and
     would show as dips."""
+    return tps_series_of(store, [run_id], partial).get(run_id, [])
+
+
+def tps_series_of(store: Store, run_ids: list[str], partial: bool = False) -> dict[str, list[tuple]]:
+    """:func:`tps_series` of several runs in one query (the view computes its runs together)."""
     keep = "TRUE" if partial else (
         "(r.start_time IS NULL OR r.end_time IS NULL OR (s.elapsed_s - s.interval_s >= -0.001 "
         "AND s.elapsed_s <= epoch(r.end_time) - epoch(r.start_time) + 0.001))")
-    return store.query(
-        "SELECT s.elapsed_s, s.tps, s.latency_avg_ms, s.series_source FROM pgbench_tps_per_second s "
-        f"LEFT JOIN runs r USING (run_id) WHERE s.run_id = ? AND {keep} ORDER BY s.elapsed_s", [run_id])
+    out: dict[str, list[tuple]] = {}
+    for run_id, *row in store.query(
+            "SELECT s.run_id, s.elapsed_s, s.tps, s.latency_avg_ms, s.series_source FROM pgbench_tps_per_second s "
+            f"LEFT JOIN runs r USING (run_id) WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) AND {keep} "
+            "ORDER BY s.run_id, s.elapsed_s", [list(run_ids)]):
+        out.setdefault(run_id, []).append(tuple(row))
+    return out
 
 
 @c.kind("tps_over_time")
@@ -53,9 +62,10 @@ def tps_over_time(store: Store, report: Report, item: Item) -> ChartData:
     traces = []
     names: dict[str, list[str]] = {lang: [] for lang in LANGS}
     sources: dict[str, list[str]] = {lang: [] for lang in LANGS}
+    series = tps_series_of(store, all_runs, partial)
     for p in picks:
         for run_id in p.run_ids:
-            rows = tps_series(store, run_id, partial)
+            rows = series.get(run_id, [])
             traces.append({"run": run_id, "x": [round(r[0], 3) for r in rows], "tps": [r[1] for r in rows],
                            "latency": [r[2] for r in rows]})
             for lang in LANGS:

@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Benchmark: a synthetic campaign's ingest and build against the issue's budgets.
+
+    python3 bench/campaign_build.py [--runs 100,1000] [--keep DIR] [--profile FILE]
+
+For each size, in a temporary directory (nothing of the repository is touched):
+
+1. writes N runs (bench/synthetic.py: pgbench stdout, sar text, iostat, run.toml from the example's files);
+2. **ingest**: ``tools/ingest`` of the whole campaign into a fresh database (budget < 2 min at 1,000 runs);
+3. **full build**: ``tools/build`` (the whole command: spec check, compute, generated data, Hugo, raw files)
+   of a campaign report (12 tables and 12 figures over every run) from an empty generated directory
+   (budget < 30 s);
+4. **rebuild, nothing changed**: ``tools/build`` again (no budget; it should reuse every table and figure);
+5. **rebuild after one new run**: one more run written and ingested, then ``tools/build``
+   (budget < 5 s; the ingest of the one run is printed, not counted);
+6. **100 tables + 100 figures**: a spec of 100 tables and 100 figures over the campaign, built from an empty
+   generated directory (budget < 1 min);
+7. **heaviest page**: every HTML page of the last two sites, weighed as a reader's first load counts it:
+   the HTML (with its inline data) and the site's own scripts and styles it references, without the
+   plotly.js bundle (cached once per site). Budget: no page over 1.5 MB.
+
+Each figure is printed against its budget; the exit status is 1 when a budget is missed. The budgets hold
+for 1,000 runs; at other sizes the figures are printed for comparison only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html.parser
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+import synthetic  # noqa: E402
+
+BUDGETS = {"ingest": 120.0, "build": 30.0, "rebuild_one": 5.0, "spec100": 60.0, "page_bytes": 1_500_000}
+BUDGET_RUNS = 1000
+
+HEAD = """
+[report]
+id = "{id}"
+fiscal_year = 2026
+title = {{ ja = "合成キャンペーン", en = "Synthetic campaign" }}
+organisation = {{ ja = "kansoku", en = "kansoku" }}
+revision = "1.0"
+publish_raw = true
+
+[factors.config]
+name = {{ ja = "構成", en = "Configuration" }}
+order = ["checksums-off", "checksums-on"]
+
+[factors.clients]
+name = {{ ja = "クライアント数", en = "Clients" }}
+
+[factors.workload]
+name = {{ ja = "ワークロード", en = "Workload" }}
+order = ["read", "update"]
+"""
+
+TABLE = """
+[[chapter.table]]
+id = "t{n}"
+caption = {{ ja = "表 {n}", en = "Table {n}" }}
+metrics = {metrics}
+where = {{ study = "synthetic", workload = "{workload}", shared_buffers = "{sb}" }}
+rows = "clients"
+columns = "config"
+aggregate = "median"
+count = true
+baseline = {{ factor = "config", value = "checksums-off", compare = "ratio", format = "percent", digits = 2 }}
+"""
+
+# every run of the campaign in one table and one figure (their run lists are the longest of a page)
+OVERVIEW = """
+[[chapter.table]]
+id = "overview"
+caption = { ja = "全実行", en = "Every run" }
+metric = "tps"
+where = { study = "synthetic" }
+rows = "clients"
+columns = "workload"
+count = true
+
+[[chapter.figure]]
+id = "overview"
+caption = { ja = "全実行", en = "Every run" }
+chart = "line"
+metric = "tps"
+where = { study = "synthetic" }
+x = "clients"
+series = "workload"
+"""
+
+FIGURES = {
+    "line": """
+[[chapter.figure]]
+id = "f{n}"
+caption = {{ ja = "図 {n}", en = "Figure {n}" }}
+chart = "line"
+metric = "{metric}"
+where = {{ study = "synthetic", workload = "{workload}", shared_buffers = "{sb}" }}
+x = "clients"
+series = "config"
+""",
+    "bar": """
+[[chapter.figure]]
+id = "f{n}"
+caption = {{ ja = "図 {n}", en = "Figure {n}" }}
+chart = "bar"
+metric = "{metric}"
+where = {{ study = "synthetic", workload = "{workload}", shared_buffers = "{sb}" }}
+x = "clients"
+series = "config"
+""",
+    "tps_over_time": """
+[[chapter.figure]]
+id = "f{n}"
+caption = {{ ja = "図 {n}", en = "Figure {n}" }}
+chart = "tps_over_time"
+metric = "tps"
+where = {{ study = "synthetic", workload = "{workload}", shared_buffers = "{sb}", config = "checksums-off" }}
+series = "clients"
+""",
+    "cpu_stacked": """
+[[chapter.figure]]
+id = "f{n}"
+caption = {{ ja = "図 {n}", en = "Figure {n}" }}
+chart = "cpu_stacked"
+metric = "tps"
+where = {{ study = "synthetic", workload = "{workload}", shared_buffers = "{sb}", config = "checksums-off", clients = 8 }}
+""",
+}
+TABLE_METRICS = ['["tps", "cpu_idle_pct"]', '["latency_avg_ms"]', '["tps", "latency_avg_ms"]', '["tps_steady"]']
+FIGURE_METRICS = ["tps", "latency_avg_ms", "cpu_idle_pct", "tps_steady"]
+
+
+def campaign_spec(report_id: str, n_runs: int, tables: int, figures: int, per_chapter: int = 10) -> str:
+    """A report over the synthetic campaign: ``tables`` tables and ``figures`` figures (the first of each over
+    every run, the others cycling over the campaign's workloads and shared_buffers values, metrics and chart
+    kinds); ``per_chapter`` items a chapter."""
+    conds, _ = synthetic.grid(n_runs)
+    combos = sorted({(c["workload"], c["shared_buffers"]) for c in conds})
+    kinds = list(FIGURES)
+    items = [OVERVIEW]
+    for n in range(max(tables, figures) - 1):
+        wl, sb = combos[n % len(combos)]
+        if n < tables - 1:
+            items.append(TABLE.format(n=n + 1, metrics=TABLE_METRICS[n % len(TABLE_METRICS)], workload=wl, sb=sb))
+        if n < figures - 1:
+            items.append(FIGURES[kinds[n % len(kinds)]].format(
+                n=n + 1, metric=FIGURE_METRICS[n % len(FIGURE_METRICS)], workload=wl, sb=sb))
+    out = [HEAD.format(id=report_id)]
+    for c in range(0, len(items), per_chapter):
+        out.append(f'\n[[chapter]]\nid = "c{c // per_chapter + 1}"\n'
+                   f'title = {{ ja = "章 {c // per_chapter + 1}", en = "Chapter {c // per_chapter + 1}" }}\n')
+        out.extend(items[c:c + per_chapter])
+    return "".join(out)
+
+
+def content_dir(base: Path, report_id: str) -> Path:
+    """The site's own pages (home, reports list) and a report cover; chapters get generated pages."""
+    content = base / "content"
+    if content.exists():
+        shutil.rmtree(content)
+    (content / "reports" / report_id).mkdir(parents=True)
+    for p in (ROOT / "content").glob("_index.*.md"):
+        shutil.copy(p, content)
+    for p in (ROOT / "content/reports").glob("_index.*.md"):
+        shutil.copy(p, content / "reports")
+    for lang in ("ja", "en"):
+        (content / "reports" / report_id / f"_index.{lang}.md").write_text(
+            f"---\ntitle: Synthetic campaign\nreport: {report_id}\nfiscal_year: 2026\n---\n", encoding="utf-8")
+    return content
+
+
+def tool(name: str, *args: object, profile: Path | None = None) -> tuple[float, str]:
+    """Run tools/NAME as a user would; its wall time and its stdout. A failure stops the bench."""
+    cmd = [sys.executable]
+    if profile is not None:
+        cmd += ["-m", "cProfile", "-o", str(profile)]
+    cmd += [str(ROOT / "tools" / name), *map(str, args)]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    dt = time.monotonic() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"tools/{name} {' '.join(map(str, args))} exited {proc.returncode}:\n"
+                         f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return dt, proc.stdout.strip()
+
+
+class _Refs(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.refs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "script" and a.get("src"):
+            self.refs.append(a["src"])
+        elif tag == "link" and a.get("href") and "stylesheet" in (a.get("rel") or ""):
+            self.refs.append(a["href"])
+
+
+def page_weights(public: Path, skip: str) -> list[tuple[int, str]]:
+    """(bytes, page) of every HTML page: the HTML and the local scripts and styles it loads, but ``skip``."""
+    sizes: dict[Path, int] = {}
+    out = []
+    for page in public.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        p = _Refs()
+        p.feed(text)
+        total = len(text.encode("utf-8"))
+        for ref in set(p.refs):
+            if skip in ref or ref.startswith(("http:", "https:", "//")):
+                continue
+            f = public / ref.split("?")[0].lstrip("/") if ref.startswith("/") else page.parent / ref.split("?")[0]
+            if f.is_file():
+                total += sizes.setdefault(f, f.stat().st_size)
+        out.append((total, str(page.relative_to(public))))
+    return sorted(out, reverse=True)
+
+
+def verdict(value: float, budget: float, applies: bool) -> str:
+    if not applies:
+        return "(budget applies at 1,000 runs)"
+    return "OK" if value < budget else "OVER BUDGET"
+
+
+def bench_size(n: int, base: Path, profile_dir: Path | None, results: list[bool]) -> None:
+    from kansoku.render.hugo import PLOTLY_BUNDLE
+
+    applies = n >= BUDGET_RUNS
+    base.mkdir(parents=True, exist_ok=True)
+    camp = base / "campaign"
+    t0 = time.monotonic()
+    synthetic.write_campaign(camp, n, work=base / "templates")
+    print(f"\n== {n} runs ({base}) ==\nwritten in {time.monotonic() - t0:.1f} s")
+    db = base / "kansoku.duckdb"
+    db.unlink(missing_ok=True)
+    dt, _ = tool("ingest", "--db", db, camp)
+    ok = dt < BUDGETS["ingest"]
+    results.append(ok or not applies)
+    print(f"ingest of {n} runs:           {dt:7.1f} s   budget < {BUDGETS['ingest']:.0f} s   "
+          f"{verdict(dt, BUDGETS['ingest'], applies)}")
+
+    specs = base / "specs"
+    shutil.rmtree(specs, ignore_errors=True)
+    specs.mkdir()
+    (specs / "campaign.toml").write_text(campaign_spec("campaign", n, 12, 12), encoding="utf-8")
+    content = content_dir(base, "campaign")
+    gen, out = base / "generated", base / "public"
+    shutil.rmtree(gen, ignore_errors=True)
+    prof = (lambda name: profile_dir / f"{n}-{name}.prof") if profile_dir else (lambda name: None)
+    build = ["--db", db, "--out", out, "--specs", specs, "--generated", gen, "--content", content]
+    dt, msg = tool("build", *build, profile=prof("build"))
+    results.append(dt < BUDGETS["build"] or not applies)
+    print(f"full build (12 + 12 items):  {dt:7.1f} s   budget < {BUDGETS['build']:.0f} s    "
+          f"{verdict(dt, BUDGETS['build'], applies)}   [{msg}]")
+    dt, msg = tool("build", *build, profile=prof("rebuild"))
+    print(f"rebuild, nothing changed:    {dt:7.1f} s   [{msg}]")
+    new = synthetic.add_run(camp, n, work=base / "templates")
+    dt_i, _ = tool("ingest", "--db", db, new)
+    dt, msg = tool("build", *build, profile=prof("rebuild-one"))
+    results.append(dt < BUDGETS["rebuild_one"] or not applies)
+    print(f"rebuild after one new run:   {dt:7.1f} s   budget < {BUDGETS['rebuild_one']:.0f} s     "
+          f"{verdict(dt, BUDGETS['rebuild_one'], applies)}   (its ingest: {dt_i:.1f} s)   [{msg}]")
+    heavy = page_weights(out, PLOTLY_BUNDLE)
+
+    specs100 = base / "specs100"
+    shutil.rmtree(specs100, ignore_errors=True)
+    specs100.mkdir()
+    (specs100 / "campaign.toml").write_text(campaign_spec("campaign", n, 100, 100), encoding="utf-8")
+    gen100, out100 = base / "generated100", base / "public100"
+    shutil.rmtree(gen100, ignore_errors=True)
+    dt, msg = tool("build", "--db", db, "--out", out100, "--specs", specs100, "--generated", gen100,
+                   "--content", content, profile=prof("spec100"))
+    results.append(dt < BUDGETS["spec100"] or not applies)
+    print(f"100 tables + 100 figures:    {dt:7.1f} s   budget < {BUDGETS['spec100']:.0f} s    "
+          f"{verdict(dt, BUDGETS['spec100'], applies)}   [{msg}]")
+    heavy = sorted(heavy + [(b, f"public100/{p}") for b, p in page_weights(out100, PLOTLY_BUNDLE)], reverse=True)
+    b, page = heavy[0]
+    results.append(b < BUDGETS["page_bytes"])
+    print(f"heaviest page:               {b / 1e6:7.2f} MB  budget < {BUDGETS['page_bytes'] / 1e6:.1f} MB  "
+          f"{'OK' if b < BUDGETS['page_bytes'] else 'OVER BUDGET'}   ({page}; of {len(heavy)} pages)")
+    for b, page in heavy[1:4]:
+        print(f"    next: {b / 1e6:.2f} MB  {page}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", default="100,1000", help="campaign sizes, comma-separated (default 100,1000)")
+    ap.add_argument("--keep", type=Path, help="work here and keep everything (default: a temporary directory)")
+    ap.add_argument("--profile", type=Path, metavar="DIR", help="write a cProfile of each build into DIR")
+    args = ap.parse_args()
+    tmp = args.keep or Path(tempfile.mkdtemp(prefix="kansoku-campaign-bench-"))
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    results: list[bool] = []
+    try:
+        for n in (int(x) for x in args.runs.split(",") if x.strip()):
+            bench_size(n, tmp / f"runs-{n}", args.profile, results)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

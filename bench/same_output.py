@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Check: this tree's build writes the same generated data as another revision's, and a second build with
+nothing changed writes nothing.
+
+    python3 bench/same_output.py [--rev main] [--keep DIR]
+
+The revision's tree is exported (``git archive``) into a temporary directory; the repository's example
+measurements (data/runs, data/published) are ingested once, with the revision's tools, into one database;
+both trees build the revision's reports (data/reports: every table and figure of every report) from it
+into their own generated directories; every file under ``data/``, ``static/`` and ``content/`` of the two is
+compared byte for byte. Then this tree builds again: no generated file may be written and the output must be
+the same. Exit 1 on any difference (listed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ROOTS = ("data", "static", "content")
+
+
+def export(rev: str, dest: Path) -> None:
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+
+
+def run(tree: Path, name: str, *args: object) -> str:
+    proc = subprocess.run([sys.executable, str(tree / "tools" / name), *map(str, args)], cwd=tree,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{tree}/tools/{name} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout.strip()
+
+
+def snapshot(gen: Path) -> dict[str, tuple[str, int]]:
+    """relative path -> (sha256, mtime_ns) of every generated file."""
+    out = {}
+    for root in ROOTS:
+        for p in sorted((gen / root).rglob("*")):
+            if p.is_file():
+                out[str(p.relative_to(gen))] = (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rev", default="main", help="the revision to compare with (default main)")
+    ap.add_argument("--keep", type=Path, help="work here and keep everything")
+    args = ap.parse_args()
+    tmp = args.keep or Path(tempfile.mkdtemp(prefix="kansoku-same-output-"))
+    try:
+        base = tmp / "base"
+        if not base.exists():
+            export(args.rev, base)
+        db = tmp / "kansoku.duckdb"
+        if not db.exists():
+            inputs = [base / "data" / "runs"] + ([base / "data" / "published"]
+                                                 if (base / "data" / "published").is_dir() else [])
+            run(base, "ingest", "--db", db, *inputs)
+        common = ["--db", db, "--specs", base / "data" / "reports", "--content", base / "content"]
+        for d in ("gen-base", "gen-new", "public-base", "public-new"):
+            shutil.rmtree(tmp / d, ignore_errors=True)
+        print(f"{args.rev}: " + run(base, "build", *common, "--out", tmp / "public-base", "--generated",
+                                    tmp / "gen-base"))
+        print("this tree: " + run(ROOT, "build", *common, "--out", tmp / "public-new", "--generated",
+                                  tmp / "gen-new"))
+        a, b = snapshot(tmp / "gen-base"), snapshot(tmp / "gen-new")
+        problems = [f"only in {args.rev}: {p}" for p in sorted(set(a) - set(b))]
+        problems += [f"only in this tree: {p}" for p in sorted(set(b) - set(a))]
+        problems += [f"differs: {p}" for p in sorted(set(a) & set(b)) if a[p][0] != b[p][0]]
+        print(f"{len(a)} generated files compared: {len(problems)} differences")
+        print("this tree, again: " + run(ROOT, "build", *common, "--out", tmp / "public-new", "--generated",
+                                         tmp / "gen-new"))
+        c = snapshot(tmp / "gen-new")
+        rewritten = [p for p in c if p in b and c[p][1] != b[p][1]]
+        changed = [p for p in c if p not in b or c[p][0] != b[p][0]] + [p for p in b if p not in c]
+        print(f"second build: {len(rewritten)} files rewritten, {len(changed)} changed")
+        problems += [f"rewritten by a build with nothing changed: {p}" for p in rewritten]
+        problems += [f"changed by a build with nothing changed: {p}" for p in changed]
+        for p in problems[:50]:
+            print("  " + p)
+        return 1 if problems else 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    sys.exit(main())

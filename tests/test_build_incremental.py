@@ -1,0 +1,240 @@
+"""Issue 20, build side: an incremental build (a real ingest, real Hugo builds).
+
+A rebuild with nothing changed reuses every table and figure and writes no generated file; one new run
+recomputes exactly the items that select it, and the result is the same as a build from scratch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_tool
+
+SCALEUP = ROOT / "tests" / "fixtures" / "runs" / "campaign=corpus-2026-11" / "study=scaleup"
+HELD_BACK = "workload=read/config=checksums-off/clients=8/rep=3"  # the "one new run"
+
+SPEC = '''
+[report]
+id = "inc"
+fiscal_year = 2026
+title = { ja = "増分ビルド", en = "Incremental build" }
+organisation = { ja = "テスト", en = "Test" }
+revision = "0.1"
+publish_raw = true
+
+[[chapter]]
+id = "a"
+title = { ja = "章 A", en = "Chapter A" }
+
+[[chapter.table]]
+id = "read"
+caption = { ja = "参照系", en = "Read" }
+metric = "tps"
+where = { workload = "read" }
+rows = "clients"
+count = true
+
+[[chapter.figure]]
+id = "read-line"
+caption = { ja = "参照系", en = "Read" }
+chart = "line"
+metric = "tps"
+where = { workload = "read" }
+x = "clients"
+
+[[chapter.table]]
+id = "update"
+caption = { ja = "更新系", en = "Update" }
+metric = "tps"
+where = { workload = "update" }
+rows = "clients"
+count = true
+
+[[chapter.figure]]
+id = "update-line"
+caption = { ja = "更新系", en = "Update" }
+chart = "line"
+metric = "tps"
+where = { workload = "update" }
+x = "clients"
+'''
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    camp = tmp_path / "campaign"
+    shutil.copytree(SCALEUP, camp / "study=scaleup")
+    (camp / ".kansoku-campaign").write_text("# test campaign\n", encoding="utf-8")
+    held = tmp_path / "held"
+    shutil.move(camp / "study=scaleup" / HELD_BACK, held)
+    db = tmp_path / "db" / "kansoku.duckdb"
+    run_tool("ingest", "--db", db, camp, check=True)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "inc.toml").write_text(SPEC, encoding="utf-8")
+    content = tmp_path / "content"
+    (content / "reports").mkdir(parents=True)
+    for p in (ROOT / "content").glob("_index.*.md"):
+        shutil.copy(p, content)
+    for p in (ROOT / "content/reports").glob("_index.*.md"):
+        shutil.copy(p, content / "reports")
+    monkeypatch.chdir(ROOT)  # config.toml, layouts/ and i18n/ of the repository
+    return tmp_path, camp, held, db, specs, content
+
+
+def build(env, gen_name: str = "gen"):
+    from kansoku.render.hugo import build as site_build
+
+    tmp, camp, held, db, specs, content = env
+    return site_build(db, tmp / "public", spec_dir=specs, generated=tmp / gen_name, content=content)
+
+
+def snapshot(gen: Path) -> dict[str, tuple[str, int]]:
+    out = {}
+    for root in ("data", "static", "content"):
+        for p in sorted((gen / root).rglob("*")):
+            if p.is_file():
+                out[p.relative_to(gen).as_posix()] = (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+    return out
+
+
+def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env):
+    tmp, camp, held, db, specs, content = env
+    first = build(env)
+    assert sorted(first.items_computed) == ["inc/read", "inc/read-line", "inc/update", "inc/update-line"]
+    assert first.items_reused == [] and first.files_written > 0
+    before = snapshot(tmp / "gen")
+    assert "data/reports/inc.json" in before and "static/csv/inc/read.en.csv" in before
+
+    again = build(env)
+    assert again.items_computed == []
+    assert sorted(again.items_reused) == ["inc/read", "inc/read-line", "inc/update", "inc/update-line"]
+    assert again.files_written == 0
+    assert snapshot(tmp / "gen") == before  # same bytes, not even rewritten (same modification times)
+
+    shutil.move(held, camp / "study=scaleup" / HELD_BACK)
+    run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)
+    after_one = build(env)
+    assert sorted(after_one.items_computed) == ["inc/read", "inc/read-line"]
+    assert sorted(after_one.items_reused) == ["inc/update", "inc/update-line"]
+    now = snapshot(tmp / "gen")
+    changed = {p for p in now if p not in before or now[p] != before[p]}
+    assert "data/reports/inc.json" in changed and "static/csv/inc/read.runs.en.csv" in changed
+    assert not {p for p in changed if "update" in Path(p).name}  # the update items' files are left alone
+
+    # the incremental result is the result of a build from scratch
+    fresh = build(env, "gen-fresh")
+    assert sorted(fresh.items_computed) == ["inc/read", "inc/read-line", "inc/update", "inc/update-line"]
+    scratch = snapshot(tmp / "gen-fresh")
+    assert {p: h for p, (h, _) in scratch.items()} == {p: h for p, (h, _) in now.items()}
+
+
+def test_a_changed_spec_item_recomputes_that_item_only(env):
+    tmp, camp, held, db, specs, content = env
+    build(env)
+    spec = specs / "inc.toml"
+    spec.write_text(SPEC.replace('id = "update"\ncaption = { ja = "更新系", en = "Update" }',
+                                 'id = "update"\ncaption = { ja = "更新系 (改)", en = "Update (revised)" }'),
+                    encoding="utf-8")
+    res = build(env)
+    assert res.items_computed == ["inc/update"]
+
+
+def test_distinguishing_factor_values_match_the_pairwise_rule():
+    from kansoku.report.build import _distinguishing
+
+    def pairwise(runs, all_runs, factors):  # the rule, written out run against run
+        shared = None
+        for r in runs:
+            fs = set(factors.get(r, {}).items())
+            shared = fs if shared is None else shared & fs
+        others = [set(factors.get(r, {}).items()) for r in all_runs if r not in runs]
+        picked = sorted(fv for fv in (shared or set()) if not any(fv in o for o in others))
+        return ", ".join(f"{f}={v}" for f, v in picked[:2])
+
+    rng = random.Random(7)
+    for _ in range(200):
+        all_runs = [f"r{i}" for i in range(rng.randint(1, 12))]
+        factors = {r: {f: rng.choice("abc") for f in ("config", "clients", "rep") if rng.random() < 0.9}
+                   for r in all_runs}
+        runs = rng.sample(all_runs, rng.randint(1, len(all_runs)))
+        assert _distinguishing(runs, all_runs, factors) == pairwise(runs, all_runs, factors)
+
+
+def _serve(public: Path):
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(public)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}"
+
+
+def test_long_run_lists_load_on_demand_and_the_sources_page_comes_in_parts(env, monkeypatch):
+    """Thresholds lowered so that the fixture's runs exceed them: a page holds at most the limit."""
+    import json
+    import re
+
+    from kansoku.render import hugo
+
+    monkeypatch.setattr(hugo, "SOURCES_PER_PAGE", 4)
+    monkeypatch.setattr(hugo, "PROV_INLINE_RUNS", 3)
+    tmp = env[0]
+    build(env)
+    rep = json.loads((tmp / "gen" / "data" / "reports" / "inc.json").read_text(encoding="utf-8"))
+    n_runs = len(rep["runs"])
+    assert n_runs > 8
+    # the sources page in parts: every run on exactly one part, at most 4 a part
+    public = tmp / "public"
+    parts = [public / "en/reports/inc/sources/index.html"] + sorted(
+        public.glob("en/reports/inc/sources-*/index.html"), key=lambda p: int(p.parent.name.split("-")[1]))
+    assert len(parts) == -(-n_runs // 4)
+    shown = [re.findall(r'<section class="run" id="([^"]+)"', p.read_text(encoding="utf-8")) for p in parts]
+    assert all(len(s) <= 4 for s in shown)
+    assert sorted(a for s in shown for a in s) == sorted(r["anchor"] for r in rep["runs"].values())
+    # part 1 forwards a run's anchor to its part
+    first = parts[0].read_text(encoding="utf-8")
+    part_of = json.loads(re.search(r'id="sources-part-of">(.*?)</script>', first, re.S).group(1))
+    assert set(part_of) == {a for s in shown[1:] for a in s}
+    # a long run list is a file of its own, loaded when the panel opens
+    table = rep["chapters"][0]["tables"]["read"]
+    assert table["prov"]["groups"] == [] and table["prov"]["src"] == "/prov/inc/table-read.json"
+    prov = json.loads((public / "prov/inc/table-read.json").read_text(encoding="utf-8"))
+    assert sum(len(g["runs"]) for g in prov["groups"]) == prov["runs"] == len(table["runs"])
+    chapter = (public / "en/reports/inc/a/index.html").read_text(encoding="utf-8")
+    assert chapter.count("data-prov-src=") == 4
+    assert not any(f'title="{r}"' in chapter for r in table["runs"])  # no run link in the page itself
+
+    from playwright.sync_api import sync_playwright
+
+    srv, base = _serve(public)
+    try:
+        with sync_playwright() as pw:
+            b = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+            page = b.new_page()
+            page.goto(base + "/en/reports/inc/a/")
+            panel = page.locator("#table-read details.provenance")
+            panel.locator("summary").click()
+            page.wait_for_function("document.querySelectorAll('#table-read .prov-table .reps a').length > 0")
+            links = panel.locator(".reps a")
+            assert links.count() == len(table["runs"])
+            hrefs = {links.nth(i).get_attribute("href") for i in range(links.count())}
+            assert all(h.startswith("/en/reports/inc/sources/#run-") for h in hrefs)
+            # a link to a run on part 2 of the sources page lands there
+            anchor = shown[1][0]
+            page.goto(base + f"/en/reports/inc/sources/#{anchor}")
+            page.wait_for_url(re.compile(r"/sources-2/#"))
+            assert page.locator(f"#{anchor}").count() == 1
+            b.close()
+    finally:
+        srv.shutdown()

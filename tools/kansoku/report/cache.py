@@ -1,0 +1,190 @@
+"""The incremental build: a computed table or figure is kept beside the generated data and reused while
+nothing it depends on has changed.
+
+An item's key is the sha256 of
+- the code version (every source file of the package and the words of ``i18n/``: a change of a parser, a
+  query, a label or a drawing recomputes everything),
+- the report's context (its spec without the chapters: factor names, labels and orders, metric labels,
+  device groups, ...), and the item itself (its spec entry, number and chapter),
+- the fingerprint of every run the item can read: the runs its ``where`` selects (without the baseline's
+  factor, whose other value a comparison reads; a range selects every run with the factor) and a run named
+  by ``options.run``. A run's fingerprint
+  covers its row in ``runs`` (status, origin, times, run.toml), its factors and the sha256 of each of its
+  files, so a new, changed, re-labelled or removed run changes the key of exactly the items that can select it.
+
+A build that cannot say which runs an item reads (an unknown factor in ``where``: an error the computation
+reports) computes the item without the cache. Entries a build did not use are removed once it succeeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from kansoku.store.db import Store
+
+PACKAGE = Path(__file__).resolve().parents[1]
+REPO = PACKAGE.parents[1]
+CODE_SUFFIXES = (".py", ".sql", ".toml", ".j2", ".json")
+
+_code_version: str | None = None
+
+
+def code_version() -> str:
+    """sha256 over the package's source files and the words (i18n/*.toml), computed once per process."""
+    global _code_version
+    if _code_version is None:
+        h = hashlib.sha256()
+        files = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix in CODE_SUFFIXES
+                       and "__pycache__" not in p.parts)
+        files += sorted((REPO / "i18n").glob("*.toml"))
+        for p in files:
+            h.update(str(p.relative_to(REPO)).encode())
+            h.update(b"\0")
+            h.update(p.read_bytes())
+            h.update(b"\0")
+        _code_version = h.hexdigest()
+    return _code_version
+
+
+# One fingerprint per run, in one query: everything of the run a table or figure can read, but where it was
+# ingested from and when (run_dir, ingested_at).
+RUN_FINGERPRINTS_SQL = """
+WITH f AS (
+    SELECT run_id, string_agg(factor || '=' || value, chr(31) ORDER BY factor, value) AS fs
+    FROM run_factors GROUP BY run_id
+), s AS (
+    SELECT run_id, string_agg(file_name || ':' || sha256, chr(31) ORDER BY file_name, sha256) AS ss
+    FROM sources WHERE run_id IS NOT NULL GROUP BY run_id
+)
+SELECT r.run_id, sha256(concat_ws(chr(30), r.origin, r.status, coalesce(r.status_note, ''),
+           coalesce(r.start_time::VARCHAR, ''), coalesce(r.end_time::VARCHAR, ''), coalesce(r.hostname, ''),
+           coalesce(r.citation, ''), coalesce(r.run_toml::VARCHAR, ''), coalesce(r.run_toml_sha256, ''),
+           coalesce(f.fs, ''), coalesce(s.ss, '')))
+FROM runs r LEFT JOIN f USING (run_id) LEFT JOIN s USING (run_id)
+UNION ALL  -- files of no one run (a published report's tables hold many runs): they count for every item
+SELECT NULL, sha256(coalesce(string_agg(file_name || ':' || sha256, chr(31) ORDER BY file_name, sha256), ''))
+FROM sources WHERE run_id IS NULL
+"""
+
+
+@dataclass
+class ItemCache:
+    """Computed items kept in ``directory`` (one pickle per key). ``hits``/``computed`` name the items of
+    this build that were reused / computed (``<report>/<item>``)."""
+
+    directory: Path | None
+    hits: list[str] = field(default_factory=list)
+    computed: list[str] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)
+    _runs: dict[str, str] | None = None
+    _store_id: int | None = None
+    _factors: dict[str, dict[str, set[str]]] | None = None
+    _factors_store: int | None = None
+
+    def run_fingerprints(self, store: Store) -> dict[str, str]:
+        if self._runs is None or self._store_id != id(store):
+            self._runs = {r: fp for r, fp in store.query(RUN_FINGERPRINTS_SQL)}
+            self._store_id = id(store)
+        return self._runs
+
+    def run_factors(self, store: Store) -> dict[str, dict[str, set[str]]]:
+        """factor -> value -> runs, read once."""
+        if self._factors is None or self._factors_store != id(store):
+            self._factors = {}
+            for r, f, v in store.query("SELECT run_id, factor, value FROM run_factors"):
+                self._factors.setdefault(f, {}).setdefault(v, set()).add(r)
+            self._factors_store = id(store)
+        return self._factors
+
+    def selected_runs(self, store: Store, item: Any) -> set[str] | None:
+        """The runs the item can read: those its ``where`` selects, the baseline's factor left out (a
+        superset for a range: every run with the factor). None: a factor the store does not have."""
+        from kansoku.analysis.tables import _canon
+
+        b = item.baseline
+        runs: set[str] | None = None
+        factors = self.run_factors(store)
+        for factor, cond in item.where.items():
+            if b is not None and factor == b.factor:
+                continue
+            values = factors.get(factor)
+            if values is None:
+                return None
+            if isinstance(cond, list):
+                sel = set().union(*(values.get(_canon(c), set()) for c in cond)) if cond else set()
+            elif isinstance(cond, dict):
+                sel = set().union(*values.values())
+            else:
+                sel = values.get(_canon(cond), set())
+            runs = sel if runs is None else runs & sel
+        return set(self.run_fingerprints(store)) - {None} if runs is None else runs
+
+    def key(self, store: Store, report: Any, item: Any) -> str | None:
+        """The item's key, or None when its runs cannot be told (it is then computed, uncached)."""
+        selected = self.selected_runs(store, item)
+        if selected is None:
+            return None
+        runs = list(selected)
+        explicit = item.options.get("run") if isinstance(item.options, dict) else None
+        if isinstance(explicit, str):
+            runs.append(explicit)
+        fps = self.run_fingerprints(store)
+        h = hashlib.sha256()
+        h.update(code_version().encode())
+        context = {k: v for k, v in report.raw.items() if k != "chapter"}
+        h.update(json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode())
+        h.update(repr(item).encode())
+        h.update((fps.get(None) or "").encode())
+        for r in sorted(set(runs)):
+            h.update(b"\0" + r.encode() + b"\1" + (fps.get(r) or "-").encode())
+        return h.hexdigest()
+
+    def get_or_compute(self, store: Store, report: Any, item: Any, compute: Callable[[], Any]) -> Any:
+        name = f"{report.id}/{item.id}"
+        key = self.key(store, report, item) if self.directory is not None else None
+        if key is not None:
+            path = self.directory / f"{key}.pickle"
+            try:
+                with open(path, "rb") as fh:
+                    value = pickle.load(fh)
+            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+                value = None
+            if value is not None:
+                self.used.add(path.name)
+                self.hits.append(name)
+                return value
+        value = compute()
+        self.computed.append(name)
+        if key is not None:
+            self._write(self.directory / f"{key}.pickle", value)
+        return value
+
+    def _write(self, path: Path, value: Any) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)  # a killed build never leaves half an entry
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self.used.add(path.name)
+
+    def prune(self) -> int:
+        """Remove the entries this build did not use (call once the build succeeded)."""
+        if self.directory is None or not self.directory.is_dir():
+            return 0
+        n = 0
+        for p in self.directory.iterdir():
+            if p.name not in self.used:
+                p.unlink(missing_ok=True)
+                n += 1
+        return n
