@@ -91,13 +91,13 @@ def test_scaleup_method_shows_the_commands_the_runs_recorded(example_db: Path):
             argv = shlex.split(cmd)
             clients = argv[argv.index("-c") + 1]
             threads = argv[argv.index("-j") + 1]
-            expect = en.replace("[Clients]", clients).replace("[threads]", threads)
+            expect = en.replace("[Clients]", clients).replace("[Threads]", threads)
             logging = "-l" in argv
             expect = re.sub(r" \[(-l [^\]]*)\]", (lambda m: " " + m.group(1)) if logging else "", expect)
             got = " ".join(a if "/scripts/" not in a else "scripts/" + a.rsplit("/scripts/", 1)[1] for a in argv)
             assert expect == got
-        assert "-c [Clients]" in en and "-j [threads]" in en
-        assert "[threads]: 1, 1, 2, 4 (Clients 1, 2, 4, 8)" in block.varying[0]["en"]
+        assert "-c [Clients]" in en and "-j [Threads]" in en
+        assert "[Threads]: 1, 1, 2, 4 (Clients 1, 2, 4, 8)" in block.varying[0]["en"]
         assert block.optional and block.optional[0]["en"].endswith(": rep = 1")
         assert "-c [クライアント数]" in block.command["ja"]
         assert any("pgbench -i" in s["en"] for s in block.setup)
@@ -110,7 +110,7 @@ def test_scaleup_method_shows_the_commands_the_runs_recorded(example_db: Path):
 
 def test_commands_appear_in_the_site_and_the_pdf(example_site):
     _, public = example_site
-    for lang, word in (("en", "The benchmark command"), ("ja", "ベンチマークのコマンド")):
+    for lang, word in (("en", "scripts/read.sql: 40 runs"), ("ja", "scripts/read.sql: 40 実行")):
         html = (public / lang / "reports" / "example" / "scaleup" / "index.html").read_text()
         assert word in html
         assert "\\set aid random(1, :aid_max)" in html
@@ -122,5 +122,5 @@ def test_commands_in_the_pdf(tmp_path: Path, example_db: Path):
     run_tool("pdf", "example", "--lang", "en", "--db", example_db, "--out", out, check=True)
     text = subprocess.run(["pdftotext", "-layout", str(out), "-"], capture_output=True, text=True, check=True).stdout
     assert "The benchmark command" in text
-    assert "-c [Clients] -j [threads]" in text
+    assert "-c [Clients] -j [Threads]" in text
     assert "UPDATE pgbench_accounts SET filler" in text

@@ -599,6 +599,8 @@ class Document:
             return raw_block(para(t("cmd_none")))
         out = []
         for b in ch.commands:
+            name = ", ".join(sc.name for sc in b.scripts) if b.scripts else b.program
+            out.append("#block(above: 1.2em, strong(" + typst_str(t("cmd_block", name=name, runs=b.runs)) + "))")
             if b.setup:
                 out.append(para(t("cmd_setup")))
                 out.append(code(["$ " + pick(x, L) for x in b.setup]))
