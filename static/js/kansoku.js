@@ -18,7 +18,8 @@
     var layout = fig.layout || {};
     if (window.matchMedia && window.matchMedia("(max-width: 600px)").matches) {
       // narrower side margins; the top margin stays the toolbar's room (the legend is at the bottom)
-      layout.margin = Object.assign({}, layout.margin || {}, { l: 48, r: 8 });
+      var m = layout.margin || {};
+      layout.margin = Object.assign({}, m, { l: m.l > 64 ? m.l : 48, r: 8 });  // keep room made for long labels
       layout.font = Object.assign({}, layout.font || {}, { size: 11 });
       if (layout.legend) { layout.legend = Object.assign({}, layout.legend, { font: { size: 10 } }); }
     }

@@ -146,6 +146,14 @@ def fit_legend(fig: go.Figure, width: int = 700) -> None:
     fig.update_layout(legend=dict(font=dict(size=size)), height=int(height + max(0, rows - 1) * (size + 9)))
 
 
+def room_for_categories(lay: dict, labels: Sequence[str], size: int = 13) -> None:
+    """A left margin that holds the longest category label of a horizontal bar chart and the axis title
+    beside it (plotly's automargin left the title over the labels)."""
+    if labels:
+        need = int(max(text_px(s, size) for s in labels)) + 44
+        lay["margin"] = dict(lay["margin"], l=max(lay["margin"].get("l", 64), need))
+
+
 def room_for_labels(fig: go.Figure, axis: str, values: Sequence[float | None], share: float = 0.16) -> None:
     """Data labels drawn outside bars fit inside the plot: the value axis reaches ``share`` beyond the
     largest value (a label at the edge of the figure was cut)."""
