@@ -406,9 +406,7 @@ class Document:
         if themes:
             rows.append((ui("themes"), " / ".join(str(t) for t in themes)))
         meta = ", ".join(f"{typst_str(k)}, {typst_str(v)}" for k, v in rows)
-        # the fiscal year above the title, unless the title already says it ("2017年度 WG1 …")
-        fy = "" if str(r.fiscal_year) in pick(r.title, L) else ui("fiscal_year", r.fiscal_year)
-        body = (f"#title-page({typst_str(fy)}, {typst_str(pick(r.title, L))}, "
+        body = (f"#title-page({typst_str(ui('fiscal_year', r.fiscal_year))}, {typst_str(pick(r.title, L))}, "
                 f"{typst_str(pick(r.subtitle, L))}, ({meta},))")
         return raw_block(body)
 
