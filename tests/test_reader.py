@@ -223,3 +223,299 @@ def test_figure_csv_holds_data_not_event_marks():
     fig = {"data": [{"name": "=run 1", "x": [1.0, 2.0], "y": [100.5, 0.1 + 0.2]},
                     {"name": "Checkpoint", "x": [1.5], "y": [0], "mode": "markers", "meta": EVENT_META}]}
     assert figure_csv(fig).splitlines() == ["series,x,y", "'=run 1,1,100.5", "'=run 1,2,0.3"]
+
+
+# -- charts: hover, ticks, legend and toolbar (issue 17, charts) -----------------------------------------------
+
+def _chart(p, fig_id: str):
+    p.wait_for_selector(f'div.chart[data-figure="{fig_id}"][data-rendered="true"]', timeout=30000)
+    return f'document.querySelector(\'div.chart[data-figure="{fig_id}"]\')'
+
+
+@pytest.mark.browser
+def test_line_chart_hover_names_its_axes_and_prints_the_tables_digits(page):
+    """Hovering a point of figure 1.1 reads "Clients: 2", "TPS …: <median as table 1.1 prints it>" and the
+    runs' range with their number: no markup, no plotly default "(2, 842.6058)"."""
+    import statistics
+    from decimal import ROUND_HALF_UP, Decimal
+
+    from test_example_report import independent_runs
+
+    p = page("/en/reports/example/scaleup/")
+    div = _chart(p, "read-tps")
+    data = p.evaluate(f"{div}.data.map(t => ({{name: t.name, x: t.x}}))")
+    y_title = p.evaluate(f"{div}.layout.yaxis.title.text")
+    runs = independent_runs("read")
+    names = {"checksums off": "checksums-off", "checksums on": "checksums-on"}
+    checked = 0
+    for curve, tr in enumerate(data):
+        for point, x in enumerate(tr["x"]):
+            p.wait_for_timeout(120)  # plotly throttles hover events
+            p.evaluate(f"Plotly.Fx.hover({div}, [{{curveNumber: {curve}, pointNumber: {point}}}])")
+            text = p.evaluate(f"{div}.querySelector('.hoverlayer').textContent")
+            vals = runs[(names[tr["name"]], str(x))]
+            # table 1.1 prints TPS with 2 decimals, rounded half away from zero
+            table_text = str(Decimal(str(statistics.median(vals))).quantize(Decimal("0.01"), ROUND_HALF_UP))
+            assert f"Clients: {x}" in text, text
+            assert f"{y_title}: {table_text}" in text, text
+            assert f"{min(vals):.2f}–{max(vals):.2f} (n = {len(vals)})" in text, text
+            assert "<br>" not in text and "<extra>" not in text and "n=" not in text
+            assert not re.search(r"\d+\.\d{3,}", text), text  # no more digits than the table prints
+            checked += 1
+    assert checked >= 4
+    # the hover of the percentile chart and of the per-second chart name their axes too
+    ja = page("/ja/reports/example/scaleup/")
+    div = _chart(ja, "update-tps-per-second")
+    ja.evaluate(f"Plotly.Fx.hover({div}, [{{curveNumber: 0, pointNumber: 3}}])")
+    text = ja.evaluate(f"{div}.querySelector('.hoverlayer').textContent")
+    assert "実行開始からの時間" in text or "経過" in text, text
+    assert "<br>" not in text and "TPS" in text
+
+
+def _tick_boxes(p, div: str) -> list[dict]:
+    return p.evaluate(f"""[...{div}.querySelectorAll('.xtick text')].map(t => {{
+        const r = t.getBoundingClientRect(); return {{text: t.textContent, l: r.left, r: r.right}}; }})""")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width,height", [(1280, 900), (390, 844)])
+def test_client_count_ticks_sit_at_the_measured_values_and_never_touch(page, width, height):
+    """"1 2" must not read "12": every line chart against clients has one tick per measured value and no
+    two tick labels touch, on a desktop and on a phone."""
+    checked = 0
+    for path in ("/en/reports/example/scaleup/", "/en/reports/past-fy2013/scaleup/"):  # linear, log axes
+        p = page(path)
+        p.set_viewport_size({"width": width, "height": height})
+        p.reload()
+        p.wait_for_load_state("load")
+        figs = p.evaluate("[...document.querySelectorAll('div.chart[data-figure]')].map(d => d.dataset.figure)")
+        for fig_id in figs:
+            div = _chart(p, fig_id)
+            title = p.evaluate(f"({div}.layout.xaxis.title || {{}}).text || ''")
+            if title != "Clients":
+                continue
+            xs = p.evaluate(f"[...new Set({div}.data.flatMap(t => (t.x || []).map(String)))]")
+            vals = p.evaluate(f"({div}._fullLayout.xaxis._vals || []).map(v => String(v.x))")
+            boxes = [b for b in _tick_boxes(p, div) if b["text"]]
+            labels = [b["text"].replace(",", "") for b in boxes]
+            if p.evaluate(f"{div}._fullLayout.xaxis.type") == "category":
+                assert sorted(labels) == sorted(xs), (fig_id, labels, xs)  # every measured value, evenly spaced
+            else:  # a tick at each measured value, only there; labels only at measured values
+                log = p.evaluate(f"{div}._fullLayout.xaxis.type") == "log"
+                ticks = {round(10 ** float(v) if log else float(v), 6) for v in vals}
+                assert ticks == {float(x) for x in xs}, (fig_id, vals, xs)
+                assert set(labels) <= set(xs) and len(labels) >= len(xs) / 2, (fig_id, labels, xs)
+            boxes.sort(key=lambda b: b["l"])
+            for a, b in zip(boxes, boxes[1:]):
+                assert b["l"] - a["r"] >= 3, (path, fig_id, width, a, b)
+            checked += 1
+    assert checked >= 3
+    p.set_viewport_size({"width": 1280, "height": 900})
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width,height", [(1280, 900), (390, 844)])
+def test_legend_is_never_under_the_toolbar_nor_cut(page, width, height):
+    """The plotly toolbar (shown on hover) and the legend are placed apart on every chart of the chapters,
+    and the legend lies inside its chart's box (not cut off)."""
+    checked = 0
+    for path in ("/ja/reports/example/scaleup/", "/en/reports/example/syscalls/", "/en/reports/example/disk/"):
+        p = page(path)
+        p.set_viewport_size({"width": width, "height": height})
+        p.reload()
+        p.wait_for_load_state("load")
+        figs = p.evaluate("[...document.querySelectorAll('div.chart[data-figure]')].map(d => d.dataset.figure)")
+        for fig_id in figs:
+            div = _chart(p, fig_id)
+            p.evaluate(f"{div}.scrollIntoView()")
+            p.hover(f'div.chart[data-figure="{fig_id}"] .nsewdrag', force=True)
+            rects = p.evaluate(f"""(() => {{ const d = {div}; const box = e => e && e.getBoundingClientRect().toJSON();
+                return {{bar: box(d.querySelector('.modebar')), legend: box(d.querySelector('g.legend')),
+                         chart: box(d), shown: getComputedStyle(d.querySelector('.modebar-container') || d).opacity}}; }})()""")
+            if not rects["legend"]:
+                continue  # a chart without a legend (small multiples)
+            assert rects["bar"] and rects["bar"]["width"] > 0, fig_id
+            assert not _overlap(rects["bar"], rects["legend"]), (path, fig_id, width, rects)
+            c, lg = rects["chart"], rects["legend"]
+            assert lg["left"] >= c["left"] - 1 and lg["right"] <= c["right"] + 1 and lg["bottom"] <= c["bottom"] + 1, \
+                (path, fig_id, width, rects)
+            checked += 1
+    assert checked >= 5
+    p.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_many_series_make_a_taller_figure_with_a_smaller_legend():
+    """A legend that scales: twenty series do not squeeze the plot (the figure grows by the legend's rows)."""
+    from kansoku.render.charts import draw
+    from kansoku.report.model import ChartData
+
+    def chart(n: int) -> dict:
+        traces = [{"x": [1, 2, 4], "y": [1.0, 2.0, 3.0], "n": [1] * 3, "runs": [[]] * 3, "transcribed": [False] * 3,
+                   "lo": [None] * 3, "hi": [None] * 3, "y_text": ["1.00", "2.00", "3.00"]} for _ in range(n)]
+        words = {lang: {"names": [f"series number {i}" for i in range(n)], "x": [None] * n,
+                        "hover": [["1 run"] * 3] * n, "x_title": "Clients", "y_title": "TPS"} for lang in ("ja", "en")}
+        data = {"bar": False, "numeric_x": True, "x_ticks": [1, 2, 4], "traces": traces, "spread": False}
+        return draw(ChartData("line", {}, data, words), "en")
+
+    few, many = chart(2), chart(20)
+    assert (few["layout"].get("height") or 450) == 450
+    assert many["layout"]["height"] > 520 and many["layout"]["legend"]["font"]["size"] < 13
+    assert many["layout"]["legend"]["y"] == 0 and many["layout"]["legend"]["yref"] == "container"
+
+
+def test_log_axes_get_enough_ticks_and_bar_labels_fit():
+    from kansoku.render.charts._draw import crowded, log_ticks
+
+    assert log_ticks([120, 950]) == [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]
+    assert len(log_ticks([3, 40000])) >= 10
+    assert crowded([1, 2, 4, 8, 16, 32, 64]) and not crowded([1, 2, 4, 8])
+
+
+# -- appendix and home page (issue 17) ----------------------------------------------------------------------
+
+def test_appendix_groups_runs_by_configuration(example_site):
+    """The settings that differ between runs are one column per configuration, not a "(study=…, 12 runs)"
+    repeated on every row; runs without a PostgreSQL server (fio) are named once."""
+    _, public = example_site
+    for lang in ("ja", "en"):
+        html = (public / lang / "reports/example/appendix/index.html").read_text(encoding="utf-8")
+        rows = re.findall(r'<tr><th scope="row"><code>([^<]+)</code></th>(.*?)</tr>', html, re.S)
+        names = [n for n, _ in rows]
+        assert names and len(names) == len(set(names)), "each setting once"
+        for _, cells in rows:
+            assert not re.search(r"\(\s*\w+=[^,)]+,\s*\d+", cells), cells  # no "(study=fio, 12 runs)" in a cell
+        assert html.count("study=fio") <= 2, html.count("study=fio")
+        if "env-settings-varying" in html:
+            head = re.search(r'<table class="plain env-settings env-settings-varying">\s*<thead>(.*?)</thead>', html, re.S)
+            assert head.group(1).count("<th") >= 3  # a parameter column and at least two configurations
+
+
+def test_home_page_says_the_year_once(example_site):
+    """A title that already says its fiscal year ("2017年度 WG1 …", "FY2017 …") is not preceded by it again."""
+    _, public = example_site
+    for lang in ("ja", "en"):
+        html = (public / lang / "index.html").read_text(encoding="utf-8")
+        items = re.findall(r'<ul class="report-list">(.*)</ul>', html, re.S)[0]
+        links = re.findall(r"<a href=[^>]+>(.*?)</a>", items, re.S)
+        assert len(links) >= 3
+        for link in links:
+            fy = re.search(r'<span class="fy">(.*?)</span>', link)
+            title = re.search(r'<span class="report-title">(.*?)</span>', link).group(1)
+            if fy:
+                assert fy.group(1).replace(" ", "") not in title.replace(" ", ""), link
+        flat = re.sub(r"<[^>]+>|\s+", "", items)
+        assert flat.count("2017年度" if lang == "ja" else "FY2017") == 1
+    assert "2017 年度 2017年度" not in (public / "ja/index.html").read_text(encoding="utf-8")
+
+
+# -- the PDF: data-sources appendix, the site's address, wide tables (issue 17) ------------------------------
+
+def _pdf_text(pdf: Path, *args: str) -> str:
+    import subprocess
+
+    out = subprocess.run(["pdftotext", *args, str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    return out.replace("\u200b", "").replace("\u2060", "").replace("\u00a0", " ")
+
+
+@pytest.fixture(scope="module")
+def example_pdfs(example_site, tmp_path_factory):
+    import shutil
+
+    from conftest import run_tool
+
+    if not shutil.which("pdftotext"):
+        pytest.skip("poppler-utils not installed")
+    db, _ = example_site
+    out = tmp_path_factory.mktemp("reader-pdfs")
+    run_tool("pdf", "example", "--lang", "all", "--db", db, "--out", out, check=True, timeout=900)
+    return {lang: out / f"example.{lang}.pdf" for lang in ("ja", "en")}
+
+
+def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_pdfs):
+    """The PDF's last appendix names, for every table and figure, its runs; every run's raw files follow
+    with the start of their sha256 (computed here from the raw files themselves); it gives the address of
+    the site's data-sources page, and the "how to read" text says the appendix is there."""
+    import hashlib
+
+    from kansoku import words
+
+    runs_root = Path(__file__).resolve().parents[1] / "data" / "runs"
+    logs = sorted(runs_root.rglob("study=scaleup/workload=read/config=checksums-off/clients=1/rep=1/pgbench.log"))
+    assert logs
+    sha = hashlib.sha256(logs[0].read_bytes()).hexdigest()
+    for lang, pdf in example_pdfs.items():
+        text = _pdf_text(pdf)
+        title = words.t(lang, "pdf_sources_title")
+        start = text.index(title, text.index(title) + 1)  # after its entry in the contents
+        appendix = re.sub(r"\s+", "", text[start:])
+        assert f"http://127.0.0.1:1313/{lang}/reports/example/sources/" in appendix
+        assert sha[:16] in appendix and sha[:17] not in appendix  # abbreviated: the full hash is on the site
+        for label in re.findall(r"(?:表|図|Table|Figure) \d+\.\d+", text[:start]):
+            assert re.sub(r"\s+", "", label) in appendix, label
+        assert re.search(r"R1[–,]", appendix)
+        name = title.split(":")[-1].strip().lower().replace(" ", "")  # "datasources", "元データ"
+        assert name in re.sub(r"\s+", "", text[:start]).lower()  # named in "how to read"
+
+
+def _wide_spec(tmp_path: Path, metrics: list[str], rep_id: str) -> Path:
+    src = (Path(__file__).resolve().parents[1] / "data" / "reports" / "example.toml").read_text(encoding="utf-8")
+    head = src[:src.index("[[chapter]]")].replace('id = "example"', f'id = "{rep_id}"')
+    head = re.sub(r'chapters = \[[^\]]*\]', 'chapters = ["wide"]', head)
+    specs = tmp_path / "specs"
+    specs.mkdir(exist_ok=True)
+    (specs / f"{rep_id}.toml").write_text(head + f'''
+[[chapter]]
+id = "wide"
+title = {{ ja = "広い表", en = "A wide table" }}
+
+[[chapter.table]]
+id = "wide"
+caption = {{ ja = "多くの列", en = "Many columns" }}
+metrics = {json_list(metrics)}
+where = {{ campaign = "example-2026-11", study = "scaleup", workload = "update", rep = ["1", "2", "3"] }}
+rows = "clients"
+columns = "config"
+aggregate = "median"
+count = true
+digits = {{ default = 2 }}
+''', encoding="utf-8")
+    return specs
+
+
+def json_list(xs: list[str]) -> str:
+    return "[" + ", ".join(f'"{x}"' for x in xs) + "]"
+
+
+def test_wide_tables_turn_the_page_or_split_instead_of_shrinking(example_site, tmp_path):
+    """A table wider than the page is set on a landscape page, and one wider than that is split by columns
+    with its row labels repeated: the text stays at 8 pt or more (a 7 pt block was unreadable)."""
+    import subprocess
+
+    from conftest import run_tool
+
+    db, _ = example_site
+    cases = {"wide1": ["tps", "cpu_idle_pct", "latency_avg_ms", "latency_p50_ms", "latency_p90_ms"],
+             "wide2": ["tps", "cpu_idle_pct", "latency_avg_ms", "latency_p50_ms", "latency_p90_ms", "latency_p95_ms",
+                       "latency_p99_ms", "cpu_usr_pct", "cpu_sys_pct", "cpu_iowait_pct"]}
+    for rep_id, metrics in cases.items():
+        specs = _wide_spec(tmp_path, metrics, rep_id)
+        pdf = tmp_path / f"{rep_id}.en.pdf"
+        run_tool("pdf", rep_id, "--lang", "en", "--db", db, "--specs", specs, "--out", pdf, check=True, timeout=600)
+        info = subprocess.run(["pdfinfo", "-f", "1", "-l", "99", str(pdf)], capture_output=True, text=True,
+                              check=True).stdout
+        sizes = re.findall(r"Page\s+(\d+) size:\s+([\d.]+) x ([\d.]+)", info)
+        landscape = [int(n) for n, w, h in sizes if float(w) > float(h)]
+        assert landscape, f"{rep_id}: no landscape page"
+        page_text = _pdf_text(pdf, "-f", str(landscape[0]), "-l", str(landscape[-1]))
+        assert "Many columns" in page_text
+        if rep_id == "wide2":
+            assert "part 1 of" in page_text and "part 2 of" in page_text
+        # glyph size: the table's numbers are drawn at 8 pt or more (pdftotext -bbox gives each word's box)
+        bbox = _pdf_text(pdf, "-bbox", "-f", str(landscape[0]), "-l", str(landscape[0]))
+        heights = [float(y2) - float(y1) for y1, y2, w in re.findall(
+            r'<word xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([\d,]+\.\d\d)</word>', bbox)]
+        assert heights and min(heights) >= 8 * 1.1, (rep_id, min(heights or [0]))

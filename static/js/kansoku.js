@@ -17,8 +17,11 @@
     var fig = JSON.parse(holder.textContent);
     var layout = fig.layout || {};
     if (window.matchMedia && window.matchMedia("(max-width: 600px)").matches) {
-      layout.margin = { l: 48, r: 8, t: 8, b: 48 };
+      // narrower side margins; the top margin stays the toolbar's room (the legend is at the bottom)
+      var m = layout.margin || {};
+      layout.margin = Object.assign({}, m, { l: m.l > 64 ? m.l : 48, r: 8 });  // keep room made for long labels
       layout.font = Object.assign({}, layout.font || {}, { size: 11 });
+      if (layout.legend) { layout.legend = Object.assign({}, layout.legend, { font: { size: 10 } }); }
     }
     div.innerHTML = "";
     window.Plotly.newPlot(div, fig.data, layout, config(id)).then(function () {

@@ -14,7 +14,7 @@ from kansoku import words
 from kansoku.analysis.charts import RUNS_OF
 from kansoku.analysis.charts._select import KINDS, kind
 from kansoku.analysis.tables import (aggregate, item_digits, factor_name, factor_sort_key, factor_value_label,
-                                     metric_label, run_rows)
+                                     format_value, metric_label, run_rows)
 from kansoku.report.model import ChartData, Figure
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
@@ -66,13 +66,14 @@ def line_chart(store: Store, report: Report, item: Item, bar: bool = False) -> C
     traces = []
     w: dict[str, dict] = {lang: {"names": [], "x": [], "hover": []} for lang in LANGS}
     for sv in series_vals:
-        xvs, ys, ns, runs, trans, los, his = [], [], [], [], [], [], []
+        xvs, ys, ns, runs, trans, los, his, texts = [], [], [], [], [], [], [], []
         for xv in x_vals:
             g = by.get((xv, sv) if item.series else (xv,))
             if g is None:
                 continue
             xvs.append(xv)
             ys.append(g.value)
+            texts.append(format_value(report, item, g, item.metrics[0]))  # the hover prints the table's digits
             ns.append(g.n)
             runs.append(g.run_ids)
             trans.append(g.transcribed)
@@ -80,10 +81,11 @@ def line_chart(store: Store, report: Report, item: Item, bar: bool = False) -> C
             los.append(min(vals) if len(vals) >= 2 else None)  # the runs' range behind the aggregate
             his.append(max(vals) if len(vals) >= 2 else None)
         traces.append({"x": [_num(x) for x in xvs] if numeric_x else None, "y": ys, "n": ns, "runs": runs,
-                       "transcribed": trans, "lo": los, "hi": his})
+                       "transcribed": trans, "lo": los, "hi": his, "y_text": texts})
         for lang in LANGS:
             w[lang]["x"].append(None if numeric_x else [factor_value_label(report, item.x, x, lang) for x in xvs])
-            w[lang]["hover"].append([f"n={n}" + (f", {lo:.{digits}f}–{hi:.{digits}f}" if lo is not None else "")
+            w[lang]["hover"].append([(words.t(lang, "cell_spread", f"{lo:.{digits}f}–{hi:.{digits}f}", n=n) if lo is not None
+                                      else words.t(lang, "chart_hover_runs", n))
                                      + (words.t(lang, "hover_transcribed") if t else "")
                                      for n, t, lo, hi in zip(ns, trans, los, his)])
             w[lang]["names"].append(factor_value_label(report, item.series, sv, lang) if item.series

@@ -30,6 +30,7 @@ import re
 import shutil
 import tempfile
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,9 +165,9 @@ class UI:
     def __init__(self, lang: str):
         self.lang = lang
 
-    def __call__(self, key: str, arg: Any = None) -> str:
+    def __call__(self, key: str, arg: Any = None, **named: Any) -> str:
         try:
-            return words.t(self.lang, key, arg)
+            return words.t(self.lang, key, arg, **named)
         except KeyError as exc:
             raise KansokuError(f"{exc.args[0]} (needed by the PDF)") from None
 
@@ -337,7 +338,61 @@ class Document:
         for p in pages:
             if p.in_pdf:
                 parts.append(self.page(p))
+        parts.append(self.sources_appendix())
         return "".join(parts)
+
+    # ---- the data-sources appendix: the PDF reader's provenance
+
+    def sources_appendix(self) -> str:
+        """Per table and figure, its runs (numbered R1, R2, … once for the whole report); then every run
+        with its raw files and the first ``SHA_SHOWN`` hex digits of their SHA-256 (the full hashes and
+        the files are on the site's data-sources page, whose address this appendix gives)."""
+        r, L, ui = self.rep, self.lang, self.ui
+        items = []
+        for ch in r.chapters:
+            for coll in (ch.tables, ch.figures):
+                for it in sorted(coll.values(), key=lambda x: _number_key(x.number)):
+                    items.append((pick(it.label, L), pick(it.caption, L), [x for x in it.runs if x in r.runs]))
+        used = sorted({x for _, _, runs in items for x in runs})
+        if not used:
+            return ""
+        number = {run_id: i + 1 for i, run_id in enumerate(used)}
+        url = self.site_link(f"{L}/reports/{r.id}/sources/")
+        out = [raw_block(f"#chapter-heading(none, {typst_str(ui('pdf_sources_title'))})")]
+        before, _, after = ui("pdf_sources_intro", SHA_SHOWN, where="\x00").partition("\x00")
+        out.append(raw_block(f"#par[{tx(before)}#link({typst_str(url)})[{tx(url)}]{tx(after)}]"))
+        out.append(f"\n\n## {ui('pdf_sources_items')}\n\n")
+        rows = [[f"{label} {caption}", ui("n_runs", len(runs)), run_ranges([number[x] for x in runs])]
+                for label, caption, runs in items]
+        out.append(raw_block(plain_table([ui("pdf_sources_item"), ui("pdf_sources_count"), ui("pdf_sources_runs")],
+                                         rows, "(1fr, auto, auto)", size="8pt")))
+        out.append(f"\n\n## {ui('pdf_sources_files')}\n\n")
+        # runs that share their files (values transcribed from one published table) are listed together
+        groups: dict[tuple, list[str]] = {}
+        for run_id in used:
+            info = r.runs[run_id]
+            files = [(s.file, s.sha256) for s in info.sources]
+            if info.run_toml_sha256 and not any(f == "run.toml" for f, _ in files):
+                files.append(("run.toml", info.run_toml_sha256))
+            key = (tuple(files), info.citation) if files and info.origin == "transcribed" else (run_id,)
+            groups.setdefault(key, []).append(run_id)
+        cells = []
+        for ids in groups.values():
+            info = r.runs[ids[0]]
+            head = ", ".join(soft_breaks(x, 12) for x in ids)
+            if info.origin == "transcribed" and info.citation:
+                head += f" — {ui('citation')}: {info.citation}"
+            cells.append(f"[*{run_ranges([number[x] for x in ids])}*], table.cell(colspan: 2)[#mono[{tx(head)}]]")
+            files = [(s.file, s.sha256) for s in info.sources]
+            if info.run_toml_sha256 and not any(f == "run.toml" for f, _ in files):
+                files.append(("run.toml", info.run_toml_sha256))
+            for f, sha in files:
+                cells.append(f"[], [#mono[{tx(soft_breaks(f, 16))}]], [#mono[{tx((sha or '—')[:SHA_SHOWN])}]]")
+        out.append(raw_block(
+            "#plain-table(columns: (auto, 1fr, auto), size: 7.5pt, inset: (x: 4pt, y: 2pt),\n"
+            f"  table.header([*{tx(ui('pdf_sources_run'))}*], [*{tx(ui('file'))}*], "
+            f"[*{tx(ui('pdf_sources_sha', SHA_SHOWN))}*]),\n  " + ",\n  ".join(cells) + ",\n)"))
+        return "".join(out)
 
     def title_page(self) -> str:
         r, L, ui = self.rep, self.lang, self.ui
@@ -541,11 +596,51 @@ class Document:
             methods = next((p for p in self.rep.pdf_pages if p.kind == "methods"), None)
             if methods is not None:  # the full method, its parameters and the runs: the methods page
                 notes.append({"mark": "", "text": ui("see_methods", pick(methods.title, L))})
-        return TEMPLATES.get_template("table.typ.j2").render(
-            label=pick(t.label, L), caption=pick(t.caption, L), size="9pt" if n <= 6 else "8pt" if n <= 9 else "7pt",
-            breakable="true" if len(t.rows) > 15 else "false", columns=n,
-            aligns=", ".join("left" if c.kind == "factor" else "right" for c in cols),
-            header=header, rows=rows, notes=notes, groups={g.first_row: pick(g.label, L) for g in t.row_groups})
+        return self.place_table(t, header, rows, notes)
+
+    def place_table(self, t: Table, header: list[dict], rows: list[list[dict]], notes: list[dict]) -> str:
+        """A table's typst at a readable size (never below 8 pt): on the portrait page when it fits, on a
+        landscape page when it is wider, split into parts by columns (the row labels repeated) when even the
+        landscape page is too narrow; a table of more than ``PDF_MAX_ROWS`` rows prints its first rows and
+        says where all of them are (the site's CSV)."""
+        L, ui = self.lang, self.ui
+        cols = t.columns
+        n = len(cols)
+        groups = {g.first_row: pick(g.label, L) for g in t.row_groups}
+        notes = list(notes)
+        if len(rows) > PDF_MAX_ROWS:
+            url = self.site_link(f"csv/{self.rep.id}/{t.id}.{L}.csv")
+            notes.insert(0, {"mark": "", "text": ui("pdf_rows_cut", PDF_MAX_ROWS, total=len(rows), where=url)})
+            rows = rows[:PDF_MAX_ROWS]
+            groups = {k: v for k, v in groups.items() if k < PDF_MAX_ROWS}
+        size_pt = 9 if n <= 6 else 8
+        widths = column_widths(header, rows, n, size_pt)
+        lead = next((i for i, c in enumerate(cols) if c.kind != "factor"), n) or 1
+        parts = [list(range(n))]
+        landscape = sum(widths) > TEXT_WIDTH_PT
+        if sum(widths) > LANDSCAPE_WIDTH_PT:
+            parts = column_parts(header, widths, lead, LANDSCAPE_WIDTH_PT)
+        out = []
+        for k, part in enumerate(parts):
+            keep = set(part)
+            caption = pick(t.caption, L)
+            if len(parts) > 1:
+                caption += " " + ui("pdf_table_part", None, i=k + 1, k=len(parts))
+            out.append(TEMPLATES.get_template("table.typ.j2").render(
+                label=pick(t.label, L), caption=caption, size=f"{size_pt}pt",
+                breakable="true" if len(rows) > 15 else "false", columns=len(part),
+                aligns=", ".join("left" if cols[i].kind == "factor" else "right" for i in part),
+                header=[h for h, span in zip(header, header_spans(header, n)) if set(span) <= keep],
+                rows=[[c for i, c in enumerate(r) if i in keep] for r in rows],
+                notes=notes if k == len(parts) - 1 else [], groups=groups))
+        body = "\n".join(out)
+        # a landscape page of its own: typst turns the page, the running header and footer stay
+        return f"#page(flipped: true)[\n{body}\n]" if landscape else body
+
+    def site_link(self, path: str) -> str:
+        """The web edition's address of a site path (the spec's site_url), or the path on the site."""
+        base = (self.rep.site_url or "").rstrip("/")
+        return f"{base}/{path}" if base else f"/{path}"
 
     def figure(self, f: Figure, ch: Any) -> str:
         L, ui = self.lang, self.ui
@@ -637,7 +732,8 @@ class Document:
         out.append(raw_block(para(src)))
         out.append(f"\n\n## {ui('env_hardware')}\n\n")
         machines = env.get("machines") or []
-        head = [""] + [ui("n_runs", m["runs"]) for m in machines] if len(machines) > 1 else None
+        head = [""] + [(f"{m['where']}\n" if m.get("where") else "") + ui("n_runs", m["runs"])
+                       for m in machines] if len(machines) > 1 else None
         rows = []
         for i, label in enumerate(env.get("machine_fields") or []):
             rows.append([pick(label, L)] + [soft_breaks(pick(m["values"][i], L)) for m in machines])
@@ -667,11 +763,126 @@ class Document:
         if rows:
             out.append(raw_block(plain_table([ui("env_parameter"), ui("env_value")], rows, "(auto, 1fr)",
                                              row_header=True, mono_first=True)))
+        out.append(self.settings_by_configuration(env))
+        return "".join(out)
+
+    def settings_by_configuration(self, env: dict) -> str:
+        """The settings that differ between runs: one column per configuration (the runs sharing them),
+        instead of the configuration repeated on every row; runs without a PostgreSQL server named once."""
+        ui = self.ui
+        out = []
+        configs = env.get("settings_configs") or []
+        if env.get("settings_varying") and configs:
+            out.append(f"\n\n### {ui('env_settings_varying')}\n\n")
+            head = [ui("env_parameter")] + [(f"{c['where']}\n" if c.get("where") else "") + ui("n_runs", c["runs"])
+                                            for c in configs]
+            rows = [[v["name"]] + [soft_breaks(x) for x in v["values"]] for v in env["settings_varying"]]
+            out.append(raw_block(plain_table(head, rows, "(auto," + " 1fr," * len(configs) + ")",
+                                             row_header=True, mono_first=True)))
+        ns = env.get("settings_without_server")
+        if ns:
+            what = ui("n_runs", ns["runs"]) + (f" ({ns['where']})" if ns.get("where") else "")
+            out.append(raw_block(para(ui("env_without_server", what))))
         return "".join(out)
 
 
+PDF_MAX_ROWS = 150            # a longer table prints its first rows and points to its CSV on the site
+LANDSCAPE_WIDTH_PT = 717      # A4 landscape minus 2 x 22 mm
+
+
+def text_pt(s: str, size_pt: float) -> float:
+    """The printed width of a text: full-width (Japanese) characters 1 em, digits and Latin about 0.55 em."""
+    return sum(size_pt if unicodedata.east_asian_width(ch) in "WF" else 0.55 * size_pt for ch in str(s))
+
+
+def _cell_text(c: dict) -> str:
+    return str(c.get("text", "")) + " " * (len(c.get("marks") or []) + 2 * len(c.get("notes") or []))
+
+
+def header_spans(header: list[dict], ncols: int) -> list[range]:
+    """The leaf columns each header cell covers, placed as typst places them (row by row, skipping the
+    columns a cell of an earlier row still covers with its rowspan)."""
+    taken: dict[tuple[int, int], bool] = {}
+    spans: list[range] = []
+    row, col = 0, 0
+    for h in header:
+        while True:
+            if col >= ncols:
+                row, col = row + 1, 0
+            if (row, col) in taken:
+                col += 1
+                continue
+            break
+        span = range(col, min(col + h["colspan"], ncols))
+        for r in range(row, row + h["rowspan"]):
+            for c in span:
+                taken[(r, c)] = True
+        spans.append(span)
+        col = span.stop
+    return spans
+
+
+def column_widths(header: list[dict], rows: list[list[dict]], ncols: int, size_pt: float) -> list[float]:
+    """Each leaf column's printed width: its widest cell, or its header's longest word (headers wrap)."""
+    inset = 8.0
+    widths = [0.0] * ncols
+    for r in rows:
+        for i, c in enumerate(r[:ncols]):
+            widths[i] = max(widths[i], text_pt(_cell_text(c), size_pt) + inset)
+    for h, span in zip(header, header_spans(header, ncols)):
+        text = str(h["text"])
+        words_ = re.split(r"\s+", text)
+        need = max(max((text_pt(w, size_pt) for w in words_), default=0), text_pt(text, size_pt) / 3) + inset
+        if len(span) == 1:
+            widths[span.start] = max(widths[span.start], need)
+    return widths
+
+
+def column_parts(header: list[dict], widths: list[float], lead: int, limit: float) -> list[list[int]]:
+    """Leaf columns in parts that each fit ``limit`` with the ``lead`` row-label columns repeated, cut only
+    where no header cell spans the cut (a spanner's columns stay together)."""
+    n = len(widths)
+    cuts = {lead, n}
+    for b in range(lead + 1, n):
+        if not any(sp.start < b < sp.stop for sp in header_spans(header, n)):
+            cuts.add(b)
+    bounds = sorted(cuts)
+    segments = [list(range(a, b)) for a, b in zip(bounds, bounds[1:])]
+    base = sum(widths[:lead])
+    parts: list[list[int]] = []
+    cur: list[int] = []
+    for seg in segments:
+        if cur and base + sum(widths[i] for i in cur + seg) > limit:
+            parts.append(cur)
+            cur = []
+        cur = cur + seg
+    if cur:
+        parts.append(cur)
+    return [list(range(lead)) + p for p in parts] or [list(range(n))]
+
+
+SHA_SHOWN = 16                # hex digits of a file's SHA-256 in the PDF (the site prints all 64)
+
+
+def _number_key(number: str) -> tuple:
+    return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.\-]", str(number)))
+
+
+def run_ranges(numbers: list[int]) -> str:
+    """R1–R12, R25, R27–R30: consecutive run numbers as ranges."""
+    out, ns = [], sorted(set(numbers))
+    i = 0
+    while i < len(ns):
+        j = i
+        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
+            j += 1
+        out.append(f"R{ns[i]}" if i == j else f"R{ns[i]}–R{ns[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
 def plain_table(head: list[str] | None, rows: list[list[str]], columns: str, row_header: bool = False,
-                mono_first: bool = False) -> str:
+                mono_first: bool = False, size: str | None = None) -> str:
     """An unnumbered table (revision history, authors, environment), header repeated across pages."""
     def cell(s: str, first: bool) -> str:
         parts = [tx(x) for x in str(s).split("\n")]
@@ -682,9 +893,10 @@ def plain_table(head: list[str] | None, rows: list[list[str]], columns: str, row
             body = f"*{body}*" if not mono_first else body
         return f"[{body}]"
 
-    lines = [f"#plain-table(columns: {columns},"]
+    lines = [f"#plain-table(columns: {columns}," + (f" size: {size}," if size else "")]
     if head:
-        lines.append("  table.header(" + ", ".join(f"[*{tx(h)}*]" for h in head) + "),")
+        lines.append("  table.header(" + ", ".join("[*" + " \\ ".join(tx(x) for x in str(h).split("\n")) + "*]"
+                                                   for h in head) + "),")
     for r in rows:
         lines.append("  " + ", ".join(cell(c, i == 0) for i, c in enumerate(r)) + ",")
     lines.append(")")

@@ -325,7 +325,9 @@ def environment(store: Store, run_ids: list[str]) -> Environment:
         if not m.get("hostname") and doc.get("hostname"):
             m = {**m, "hostname": doc["hostname"]}
         key = json.dumps(m, sort_keys=True, default=str)
-        machines.setdefault(key, {"machine": m, "runs": 0})["runs"] += 1
+        g = machines.setdefault(key, {"machine": m, "runs": 0, "ids": []})
+        g["runs"] += 1
+        g["ids"].append(run_id)
     keys = list(MACHINE_FIELDS)
     extra = sorted({k for g in machines.values() for k in g["machine"]} - set(keys))
     fields = [(k, words.both(f"env_field_{k}")) for k in MACHINE_FIELDS] + [(k, {"ja": k, "en": k}) for k in extra]
@@ -336,7 +338,8 @@ def environment(store: Store, run_ids: list[str]) -> Environment:
         for k, _ in present:
             v = g["machine"].get(k)
             vals.append("—" if v is None else _machine_value(k, v))
-        out["machines"].append({"values": vals, "runs": g["runs"]})
+        out["machines"].append({"values": vals, "runs": g["runs"], "where": _distinguishing(
+            g["ids"], list(captured), factors) if len(machines) > 1 else ""})
 
     # versions: every distinct value per tool, with its number of runs
     vers: dict[str, dict[str, int]] = {}
@@ -347,8 +350,14 @@ def environment(store: Store, run_ids: list[str]) -> Environment:
     out["versions"] = [{"tool": t, "values": [{"value": v, "runs": n} for v, n in sorted(vals.items())]}
                        for t, vals in sorted(vers.items())]
 
-    # settings
+    # settings: runs that captured no PostgreSQL server (fio, pg_test_fsync) are left out and named once;
+    # the settings that differ between the others group their runs into configurations (one column each)
     servers = {r: (doc.get("server") or {}) for r, doc in captured.items()}
+    no_server = [r for r, sv in servers.items() if not set(sv) - SERVER_META - SETTING_NOISE]
+    if no_server and len(no_server) < len(servers):
+        out["settings_without_server"] = {"runs": len(no_server),
+                                          "where": _distinguishing(no_server, list(servers), factors)}
+        servers = {r: sv for r, sv in servers.items() if r not in set(no_server)}
     listed = [set(s.get("non_default") or []) for s in servers.values() if s.get("non_default") is not None]
     all_keys = {k for s in servers.values() for k in s} - SERVER_META - SETTING_NOISE
     differing = {k for k in all_keys if len({str(s.get(k)) for s in servers.values()}) > 1}
@@ -359,17 +368,20 @@ def environment(store: Store, run_ids: list[str]) -> Environment:
         out["settings_kind"] = "captured"
     names -= SETTING_NOISE
     counts = _factor_counts(list(servers), factors)
-    for name in sorted(names, key=str.lower):
-        by_value: dict[str, list[str]] = {}
-        for r, s in servers.items():
-            v = s.get(name)
-            by_value.setdefault("—" if v is None else str(v), []).append(r)
-        values = []
-        for v, runs in sorted(by_value.items()):
-            values.append({"value": v, "runs": len(runs),
-                           "where": _distinguishing(runs, list(servers), factors, counts)
-                           if len(by_value) > 1 else ""})
-        out["settings"].append({"name": name, "values": values})
+    varying = sorted(names & differing, key=str.lower)
+    for name in sorted(names - differing, key=str.lower):
+        v = next(iter(servers.values())).get(name)
+        out["settings"].append({"name": name, "values": [{"value": "—" if v is None else str(v),
+                                                          "runs": len(servers), "where": ""}]})
+    configs: dict[tuple, list[str]] = {}
+    for r, sv in servers.items():
+        configs.setdefault(tuple("—" if sv.get(n) is None else str(sv.get(n)) for n in varying), []).append(r)
+    if varying:
+        ordered = sorted(configs.items(), key=lambda kv: (_distinguishing(kv[1], list(servers), factors, counts), kv[0]))
+        out["settings_configs"] = [{"runs": len(runs), "where": _distinguishing(runs, list(servers), factors, counts)}
+                                   for _, runs in ordered]
+        out["settings_varying"] = [{"name": n, "values": [key[i] for key, _ in ordered]}
+                                   for i, n in enumerate(varying)]
     return Environment(**out)
 
 

@@ -534,11 +534,16 @@ class Environment:
     versions: list[dict[str, Any]] = field(default_factory=list)   # {tool, values: [{value, runs}]}
     settings: list[dict[str, Any]] = field(default_factory=list)   # {name, values: [{value, runs, where}]}
     settings_kind: str = "non_default"                             # non_default | captured
+    # settings that differ between runs: the runs grouped into configurations (columns), one row per setting
+    settings_configs: list[dict[str, Any]] = field(default_factory=list)  # {runs, where}
+    settings_varying: list[dict[str, Any]] = field(default_factory=list)  # {name, values: [str per config]}
+    settings_without_server: dict[str, Any] | None = None  # {runs, where}: runs without a PostgreSQL server
 
     def to_json(self) -> dict[str, Any]:
         return {"runs": self.runs, "without_capture": self.without_capture, "machines": self.machines,
                 "machine_fields": self.machine_fields, "versions": self.versions, "settings": self.settings,
-                "settings_kind": self.settings_kind}
+                "settings_kind": self.settings_kind, "settings_configs": self.settings_configs,
+                "settings_varying": self.settings_varying, "settings_without_server": self.settings_without_server}
 
 
 @dataclass

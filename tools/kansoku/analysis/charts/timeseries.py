@@ -11,7 +11,8 @@ from __future__ import annotations
 from kansoku import words
 from kansoku.analysis import steady
 from kansoku.analysis.charts import _select as c
-from kansoku.analysis.tables import aggregate, factor_name, factor_sort_key, factor_value_label, metric_label
+from kansoku.analysis.tables import (aggregate, factor_name, factor_sort_key, factor_value_label, format_value,
+                                     metric_label)
 from kansoku.report.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
@@ -115,7 +116,7 @@ def latency_percentiles(store: Store, report: Report, item: Item) -> ChartData:
     w: dict[str, dict] = {lang: {"names": [], "x": []} for lang in LANGS}
     for si, sv in enumerate(series_vals):
         for mi, m in enumerate(item.metrics):
-            xvs, ys, texts = [], [], []
+            xvs, ys, texts, shown, ns = [], [], [], [], []
             for xv in x_vals:
                 g = per_metric[m].get((xv, sv) if item.series else (xv,))
                 if g is None:
@@ -123,13 +124,16 @@ def latency_percentiles(store: Store, report: Report, item: Item) -> ChartData:
                 xvs.append(xv)
                 ys.append(g.value)
                 texts.append(f"n={g.n}")
+                shown.append(format_value(report, item, g, m))  # the hover prints the table's digits
+                ns.append(g.n)
             traces.append({"series_index": si, "metric_index": mi, "x": [float(x) for x in xvs] if numeric else None,
-                           "y": ys, "hover": texts})
+                           "y": ys, "hover": texts, "y_text": shown})
             for lang in LANGS:
                 name = metric_label(m, lang, with_unit=False, report=report)
                 if item.series:
                     name = f"{name}, {factor_value_label(report, item.series, sv, lang)}"
                 w[lang]["names"].append(name)
+                w[lang].setdefault("hover", []).append([words.t(lang, "chart_hover_runs", n) for n in ns])
                 w[lang]["x"].append(None if numeric else [factor_value_label(report, item.x, x, lang) for x in xvs])
     for lang in LANGS:
         w[lang]["x_title"] = factor_name(report, item.x, lang)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import color, compact, draws, esc, layout
+from kansoku.render.charts._draw import color, compact, draws, esc, layout, room_for_categories, room_for_labels
 from kansoku.report.model import ChartData
 
 
@@ -20,6 +20,7 @@ def fio_bandwidth(chart: ChartData, lang: str) -> dict:
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["xaxis"] = dict(lay["xaxis"], type="category", showgrid=False)
     fig.update_layout(**lay, barmode="group", bargap=0.3, showlegend=True)  # name the device even if alone
+    room_for_labels(fig, "yaxis", [y for b in d["bars"] for y in b["y"]])
     return compact(fig)
 
 
@@ -35,5 +36,7 @@ def fsync_methods(chart: ChartData, lang: str) -> dict:
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category")
     lay.setdefault("height", max(320, 22 * len(d["labels"]) * max(1, len(d["bars"])) + 140))
+    room_for_categories(lay, [str(x) for x in d["labels"]])
     fig.update_layout(**lay, barmode="group", bargap=0.25)
+    room_for_labels(fig, "xaxis", [x for b in d["bars"] for x in b["x"]], share=0.22)
     return compact(fig)

@@ -1,34 +1,51 @@
-"""line and bar charts (docs/spec.md): one trace per series. Data and words: analysis/figures.py."""
+"""line and bar charts (docs/spec.md): one trace per series. Data and words: analysis/figures.py.
+
+Ticks: a numeric x (client counts) gets its ticks exactly at the measured values; when those would collide
+on a linear axis (1, 2, 4 … 32: "1 2" read as "12") the axis is categorical, evenly spaced in the
+measured order. Hover: the series, then "axis name: value" for both axes, the value as the table prints
+it (its digits and number format), then the runs' range and their number for aggregated points."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import base_layout, compact, draws
+from kansoku.render.charts._draw import base_layout, compact, crowded, draws, hover, tick_labels
 from kansoku.report.model import ChartData
 
 
 @draws("line", "bar")
 def line_chart(chart: ChartData, lang: str) -> dict:
     d, w, opts = chart.data, chart.words[lang], chart.options
+    numeric = d["numeric_x"]
+    categorical = numeric and not opts.get("x_log") and crowded(d["x_ticks"] or [])
     fig = go.Figure()
     for i, tr in enumerate(d["traces"]):
-        xs = tr["x"] if d["numeric_x"] else w["x"][i]
+        xs = tr["x"] if numeric else w["x"][i]
+        if categorical:
+            xs = [str(x) for x in xs]
         err = None
         if d.get("spread"):  # error bars from the runs' min to max (points of one run have none)
             err = dict(type="data", symmetric=False, thickness=1.2, width=4,
                        array=[None if hi is None else hi - y for y, hi in zip(tr["y"], tr["hi"])],
                        arrayminus=[None if lo is None else y - lo for y, lo in zip(tr["y"], tr["lo"])])
+        name = w["names"][i]
+        # y as the table prints it (customdata); older computed data without it: plotly's own number
+        y_shown = "%{customdata}" if tr.get("y_text") else "%{y}"
+        tmpl = hover(name, [(w["x_title"], "%{x}"), (w["y_title"], y_shown)]).replace(
+            "<extra></extra>", "<br>%{hovertext}<extra></extra>")
+        common = dict(x=xs, y=tr["y"], name=name, hovertext=w["hover"][i], customdata=tr.get("y_text"),
+                      hovertemplate=tmpl, error_y=err)
         if d["bar"]:
-            fig.add_trace(go.Bar(x=xs, y=tr["y"], name=w["names"][i], hovertext=w["hover"][i], error_y=err))
+            fig.add_trace(go.Bar(**common))
         else:
-            fig.add_trace(go.Scatter(x=xs, y=tr["y"], name=w["names"][i], mode="lines+markers",
-                                     hovertext=w["hover"][i], error_y=err))
+            fig.add_trace(go.Scatter(mode="lines+markers", **common))
     fig.update_layout(**base_layout(opts, w["x_title"], w["y_title"]))
     if d["bar"]:
         fig.update_layout(barmode="group")
-    if d["numeric_x"] and not opts.get("x_log"):
-        fig.update_xaxes(tickmode="array", tickvals=d["x_ticks"])
-    if d["numeric_x"] and opts.get("x_log"):
-        fig.update_xaxes(tickvals=d["x_ticks"])
+    if categorical:
+        order = [str(x) for x in d["x_ticks"]]
+        fig.update_xaxes(type="category", categoryorder="array", categoryarray=order)
+    elif numeric:  # a tick at each measured value; on a log axis close ones leave their label out
+        fig.update_xaxes(tickmode="array", tickvals=d["x_ticks"],
+                         ticktext=tick_labels(d["x_ticks"], log=bool(opts.get("x_log"))))
     return compact(fig)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import color, compact, draws, esc, layout
+from kansoku.render.charts._draw import color, compact, draws, esc, layout, room_for_categories, room_for_labels
 from kansoku.report.model import ChartData
 
 
@@ -22,8 +22,10 @@ def syscalls_top(chart: ChartData, lang: str) -> dict:
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category")
     lay["xaxis"] = dict(lay["xaxis"], rangemode="tozero")
+    room_for_categories(lay, order)
     lay.setdefault("height", max(320, 26 * len(order) * max(1, len(d["bars"])) // 2 + 140))
     fig.update_layout(**lay, barmode="group", bargap=0.25)
+    room_for_labels(fig, "xaxis", [x for xs in d["bars"] for x in xs])
     return compact(fig)
 
 
@@ -48,5 +50,8 @@ def syscalls_calls_errors(chart: ChartData, lang: str) -> dict:
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category")
     lay.setdefault("height", max(320, 14 * len(order) * 2 * max(1, len(d["counts"])) + 150))
+    room_for_categories(lay, order)
     fig.update_layout(**lay, barmode="group", bargap=0.2)
+    room_for_labels(fig, "xaxis", [x for c in d["counts"] for what in ("calls", "errors") for x in c[what]],
+                    share=0.22)  # "12,345,678" is a long label
     return compact(fig)

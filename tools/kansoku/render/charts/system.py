@@ -8,7 +8,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kansoku.render.charts._draw import compact, draws, esc, layout
+from kansoku.render.charts._draw import compact, draws, hover, layout
 from kansoku.report.model import ChartData
 
 CPU_COLORS = {"usr": "#1f4e79", "nice": "#9dc3e6", "sys": "#c55a11", "iowait": "#bf9000", "steal": "#7f7f7f",
@@ -24,14 +24,15 @@ def cpu_stacked(chart: ChartData, lang: str) -> dict:
         fig.add_trace(go.Scatter(
             x=d["x"], y=s["y"], name=f"%{col}", mode="lines", stackgroup="cpu",
             line=dict(width=0.5, color=CPU_COLORS[col]), fillcolor=CPU_COLORS[col],
-            hovertemplate=f"%{{x:.0f}} s: %{col} %{{y:.1f}} %<extra></extra>"))
+            hovertemplate=hover(f"%{col}", [(w["x_title"], "%{x:.0f}"), (w["y_title"], "%{y:.1f}")])))
     dashes = ["solid", "dash", "dot", "dashdot"]
     for k, u in enumerate(d["util"]):
         dev = u["device"]
         fig.add_trace(go.Scatter(
             x=u["x"], y=u["y"], name=f"{dev} %util", yaxis="y2",
             mode="lines+markers", line=dict(color="#000000", width=2, dash=dashes[k % len(dashes)]),
-            marker=dict(size=5), hovertemplate=f"%{{x:.0f}} s: {esc(dev)} %util %{{y:.1f}} %<extra></extra>"))
+            marker=dict(size=5), hovertemplate=hover(f"{dev} %util", [(w["x_title"], "%{x:.0f}"),
+                                                                       (w["y2_title"], "%{y:.1f}")])))
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["yaxis"] = dict(lay["yaxis"], range=[0, 100], rangemode="normal")
     lay["legend"] = dict(lay["legend"], traceorder="normal")  # stacked areas: keep usr, sys, ... order
@@ -60,7 +61,7 @@ def cpu_per_cpu(chart: ChartData, lang: str) -> dict:
             x=p["x"], y=p["y"], name=f"CPU {cpu}", mode="lines",
             line=dict(color="#1f4e79", width=1.5), fill="tozeroy",
             fillcolor="rgba(31,78,121,0.25)", showlegend=False,
-            hovertemplate=f"CPU {esc(cpu)}, %{{x:.0f}} s: %{col} %{{y:.1f}} %<extra></extra>"),
+            hovertemplate=hover(f"CPU {cpu}", [(w["x_title"], "%{x:.0f}"), (f"%{col}", "%{y:.1f} %")])),
             row=k // ncols + 1, col=k % ncols + 1)
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     base_x, base_y = lay.pop("xaxis"), lay.pop("yaxis")

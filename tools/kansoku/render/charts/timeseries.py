@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import color, compact, draws, esc, layout
+from kansoku.render.charts._draw import color, compact, crowded, draws, esc, hover, layout
 from kansoku.render.charts.events import add_events
 from kansoku.report.model import ChartData
 
@@ -16,17 +16,18 @@ def tps_over_time(chart: ChartData, lang: str) -> dict:
     fig = go.Figure()
     for i, tr in enumerate(d["traces"]):
         name = w["names"][i]
-        hover = f"{esc(name)}<br>{esc(w['source'])}: {esc(w['sources'][i])}<br>%{{x:.1f}} s: %{{y:.1f}} TPS<extra></extra>"
+        tmpl = hover(name, [(w["source"], esc(w["sources"][i])), (w["x_title"], "%{x:.1f}"),
+                            (w["y_title"], "%{y:,.1f}")])
         col = color(i)
         fig.add_trace(go.Scatter(
             x=tr["x"], y=tr["tps"], name=name,
             mode="lines+markers" if d["markers"] else "lines", line=dict(color=col, width=2),
-            marker=dict(size=5), legendgroup=f"g{i}", hovertemplate=hover))
+            marker=dict(size=5), legendgroup=f"g{i}", hovertemplate=tmpl))
         if d["latency"]:
             fig.add_trace(go.Scatter(
                 x=tr["x"], y=tr["latency"], name=f"{name} {w['latency']}", yaxis="y2", mode="lines",
                 line=dict(color=col, width=1.5, dash="dot"), legendgroup=f"g{i}",
-                hovertemplate=f"{esc(name)}<br>%{{x:.1f}} s: %{{y:.2f}} ms<extra></extra>"))
+                hovertemplate=hover(name, [(w["x_title"], "%{x:.1f}"), (w["y2_title"], "%{y:.2f}")])))
     if d.get("events"):
         add_events(fig, d["events"], w["event_labels"], w["event_kinds"])
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
@@ -45,14 +46,31 @@ PERCENTILE_DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot
 def latency_percentiles(chart: ChartData, lang: str) -> dict:
     d, w = chart.data, chart.words[lang]
     fig = go.Figure()
+    lay = layout(chart.options, lang, w["x_title"], w["y_title"])
+    x_title, y_title = lay["xaxis"]["title"]["text"], lay["yaxis"]["title"]["text"]
+    # ticks exactly at the measured values; categorical when they would collide ("1 2" read as "12")
+    categorical = d["numeric"] and crowded([float(v) for v in d["x_vals"]])
     for i, tr in enumerate(d["traces"]):
         si, mi = tr["series_index"], tr["metric_index"]
+        xs = tr["x"] if d["numeric"] else w["x"][i]
+        if categorical:
+            xs = [_tick(x) for x in xs]
+        runs = (w.get("hover") or [None] * len(d["traces"]))[i] or tr["hover"]
         fig.add_trace(go.Scatter(
-            x=tr["x"] if d["numeric"] else w["x"][i], y=tr["y"], name=w["names"][i], mode="lines+markers",
-            hovertext=tr["hover"],
+            x=xs, y=tr["y"], name=w["names"][i], mode="lines+markers",
+            hovertext=runs, customdata=tr.get("y_text"),
+            hovertemplate=hover(w["names"][i], [(x_title, "%{x}"),
+                                                (y_title, "%{customdata}" if tr.get("y_text") else "%{y}")]
+                                ).replace("<extra></extra>", "<br>%{hovertext}<extra></extra>"),
             line=dict(color=color(mi), dash=PERCENTILE_DASHES[si % len(PERCENTILE_DASHES)]),
             marker=dict(symbol=["circle", "square", "diamond", "triangle-up"][si % 4])))
-    fig.update_layout(**layout(chart.options, lang, w["x_title"], w["y_title"]))
-    if d["numeric"]:
+    fig.update_layout(**lay)
+    if categorical:
+        fig.update_xaxes(type="category", categoryorder="array", categoryarray=[_tick(float(v)) for v in d["x_vals"]])
+    elif d["numeric"]:
         fig.update_xaxes(tickmode="array", tickvals=[float(v) for v in d["x_vals"]], ticktext=list(d["x_vals"]))
     return compact(fig)
+
+
+def _tick(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
