@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -229,7 +230,7 @@ def test_long_run_lists_load_on_demand_and_the_sources_page_comes_in_parts(env, 
             links = panel.locator(".reps a")
             assert links.count() == len(table["runs"])
             hrefs = {links.nth(i).get_attribute("href") for i in range(links.count())}
-            assert all(h.startswith("/en/reports/inc/sources/#run-") for h in hrefs)
+            assert all(re.fullmatch(r"/en/reports/inc/runs/run-[0-9a-f]{12}/", h) for h in hrefs), hrefs  # run pages
             # a link to a run on part 2 of the sources page lands there
             anchor = shown[1][0]
             page.goto(base + f"/en/reports/inc/sources/#{anchor}")

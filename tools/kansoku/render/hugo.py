@@ -47,7 +47,7 @@ from kansoku.errors import KansokuError, MissingToolError
 from kansoku.report.model import Comparison, ComputedReport, Table, Trends
 from kansoku.report.structure import parse_front_matter
 from kansoku.render import publish
-from kansoku.render.run_pages import write_run_pages
+from kansoku.render.run_pages import run_page_files
 from kansoku.render.charts._draw import escape_plotly
 from kansoku.render.charts.events import EVENT_META
 
@@ -364,7 +364,9 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         for rel, txt in generated_pages(rep).items():
             files[f"content/{rel}"] = txt
             stats["generated_pages"] += 1
-        stats["run_pages"] = stats.get("run_pages", 0) + write_run_pages(rep, gen, dumps)
+        run_files, pages = run_page_files(rep, dumps)
+        files.update(run_files)
+        stats["run_pages"] = stats.get("run_pages", 0) + pages
     if trends is not None:
         tj = trends.to_json()
         for f in tj["figures"]:

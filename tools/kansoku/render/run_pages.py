@@ -33,26 +33,21 @@ def _front(d: dict) -> str:
     return "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in d.items()) + "---\n"
 
 
-def write_run_pages(rep: ComputedReport, gen: Path, dumps) -> int:
-    """Write the data, CSV and pages of every run page of ``rep``; returns the number of pages written.
-    ``dumps`` is the renderer's JSON writer (refuses NaN and infinities)."""
-    if not rep.run_pages:
-        return 0
-    data_dir = gen / "data" / "runs" / rep.id
-    csv_dir = gen / "static" / "csv" / rep.id / "runs"
-    page_dir = gen / "content" / "reports" / rep.id / "runs"
-    for d in (data_dir, csv_dir, page_dir):
-        d.mkdir(parents=True, exist_ok=True)
+def run_page_files(rep: ComputedReport, dumps) -> tuple[dict[str, str], int]:
+    """The data, CSV and pages of every run page of ``rep``, as {path under the generated directory: text},
+    and the number of pages. render/hugo.py writes them with the report's other files (only the files whose
+    bytes change, stale ones removed). ``dumps`` is the renderer's JSON writer (refuses NaN and infinities)."""
+    files: dict[str, str] = {}
     n = 0
     for run_id, page in rep.run_pages.items():
         anchor = page.info.anchor
         d = page.to_json()
         if page.series is not None:
             d["csv"] = run_csv_url(rep.id, anchor)
-            (csv_dir / f"{anchor}.csv").write_text(page.series.csv, encoding="utf-8")
-        (data_dir / f"{anchor}.json").write_text(dumps(d), encoding="utf-8")
+            files[f"static/csv/{rep.id}/runs/{anchor}.csv"] = page.series.csv
+        files[f"data/runs/{rep.id}/{anchor}.json"] = dumps(d)
         for lang in LANGS:
             front = {"title": run_id, "report": rep.id, "run": anchor, "type": "runs", "generated": True}
-            (page_dir / f"{anchor}.{lang}.md").write_text(_front(front), encoding="utf-8")
+            files[f"content/reports/{rep.id}/runs/{anchor}.{lang}.md"] = _front(front)
             n += 1
-    return n
+    return files, n

@@ -21,7 +21,7 @@ def compare_table(c: Comparison, lang: str) -> str:
                  ui("compare_interval_header")]]
     rows = []
     for r in c.rows:
-        change = {"text": pick(r.change, L).replace(" ", "\u00a0"), "marks": [], "notes": [],
+        change = {"text": pick(r.change, L).replace(" ", "\u00a0"), "marks": [], "notes": [], "below": None,
                   "fill": VERDICT_FILLS.get(r.flag or "")}
         if r.flag:
             change["marks"].append(f"#super(typographic: false, size: 0.85em)[#strong[{VERDICT_MARKS[r.flag]}]]")
@@ -29,8 +29,8 @@ def compare_table(c: Comparison, lang: str) -> str:
             change["marks"].append("#super[†]")
         cells = [pick(r.metric_label, L)] + [pick(v, L) for v in r.values] + [
             pick(r.a.text, L).replace(" ", "\u00a0"), pick(r.b.text, L).replace(" ", "\u00a0")]
-        rows.append([{"text": t, "marks": [], "fill": None, "notes": []} for t in cells] + [
-            change, {"text": pick(r.interval, L), "marks": [], "fill": None, "notes": []}])
+        rows.append([{"text": t, "marks": [], "fill": None, "notes": [], "below": None} for t in cells] + [
+            change, {"text": pick(r.interval, L), "marks": [], "fill": None, "notes": [], "below": None}])
     notes = []
     if c.common:
         notes.append({"mark": "", "text": ui("common_factors") + ": " + ", ".join(
