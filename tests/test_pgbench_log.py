@@ -334,6 +334,8 @@ def test_every_corpus_pgbench_file_parses(corpus, tmp_path):
         if not path.is_file() or path.name in ("run.toml", "README.md", "SOURCES.md"):
             continue
         det = detect(path)
+        if det.format is not None and det.format.tool == "pgbench" and det.format.attachment:
+            continue  # a pgbench script (-f): an input kept with a run, never a run of its own (test_commands.py)
         if det.format is not None and det.format.tool == "pgbench":
             found.append(path)
         elif det.format is None and path.stat().st_size and b"pgbench" in path.read_bytes()[:4096] \

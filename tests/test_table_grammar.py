@@ -186,7 +186,9 @@ def test_rows_that_are_metrics_with_a_sum_column_against_another_condition(store
                 checked_zero = True
             else:
                 assert ratio == "×" + analysis.round_text(c.value / bc.value, 2) + ")", (c.text, bc.value)
-    assert checked_zero
+    # the example's 10-second runs read nothing from disk now and then (a zero baseline: "no ratio"); its
+    # re-measured 30-second runs always do, so that branch is checked only when the data has it
+    assert checked_zero or all(bc.value for brow in bt.rows for bc in brow[1:])
 
 
 def test_rows_that_are_metrics_need_columns(store, tmp_path):
@@ -204,9 +206,11 @@ def test_cell_notes_mark_the_cells_and_print_under_the_table(store, tmp_path):
              '  { group = "read", metric = "tps", mark = "#2", note = "every read cell" }]\n')
     r = spec(tmp_path, table=TABLE.replace("per_run = true\n", "") + notes)
     t = analysis.compute_table(store, r, r.item("g")).to_model()
-    marked = {(c.coords.get("group"), c.coords["row"], c.coords.get("column"), c.kind): [n.mark for n in c.notes]
-              for row in t.rows for c in row if c.notes}
-    assert [n.mark for n in t.notes] == ["*1", "#2"]
+    # the spec's two notes; notes the data adds (steady state: the example's runs that drift or stall) follow
+    steady = {n.mark for n in t.notes if n.text["en"].startswith("Steady state")}
+    marked = {(c.coords.get("group"), c.coords["row"], c.coords.get("column"), c.kind):
+              [n.mark for n in c.notes if n.mark not in steady] for row in t.rows for c in row if c.notes}
+    assert [n.mark for n in t.notes if n.mark not in steady] == ["*1", "#2"]
     assert marked[("update", "4", "checksums-on", "value")] == ["*1"]
     assert marked[("read", "4", "checksums-on", "value")] == ["*1", "#2"]
     assert all("#2" in m for (g, *_), m in marked.items() if g == "read")
