@@ -354,7 +354,8 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     sink = FileSink(store=store, path=path, run_id=run_id, source_id=sid, run_start=run.start_time,
                     run_meta=run.meta, newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
     try:
-        fmt.parse(path, sink)
+        with store.memory_limited(fmt.memory_bound):
+            fmt.parse(path, sink)
         for name, value in sink.facts.items():
             run.check_fact(name, value, path)
         _store_declared_runs(store, sink, path)

@@ -28,9 +28,10 @@ DEFAULT_DB = Path("data/kansoku.duckdb")
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 CORE_TABLES_WITH_SOURCE = ["ingest_warnings"]
 
-# The ingest's DuckDB memory. An ingest streams files into tables, so it needs little; without a limit
-# DuckDB keeps every block it wrote cached (80 % of the machine's memory by default), and a day of sar
-# (40 million rows) would hold gigabytes. Beyond the limit DuckDB evicts written blocks and spills to disk.
+# DuckDB's memory while a memory-bound format is parsed (Format.memory_bound: binary sa files) and in the
+# parallel ingest's workers. Without a limit DuckDB keeps every block it wrote cached (80 % of the machine's
+# memory by default), and a day of sar (40 million rows) would hold gigabytes; beyond the limit it evicts
+# written blocks. Not applied to every parse: a limited bulk read_csv (transaction logs) spills and is slower.
 WRITER_MEMORY_LIMIT = "160MB"
 
 _LOCK_RE = re.compile(r"(Could not set lock|Conflicting lock)", re.I)
@@ -45,6 +46,22 @@ class Store:
         self.path = path
         self.read_only = read_only
         self._columns: dict[str, dict[str, str]] = {}  # the schema is fixed while a store is open
+
+    @contextmanager
+    def memory_limited(self, limited: bool = True) -> Iterator[None]:
+        """DuckDB's memory limited to WRITER_MEMORY_LIMIT inside the block (when ``limited``), restored after."""
+        if not limited:
+            yield
+            return
+        before = self.con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+        self.con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
+        try:
+            yield
+        finally:
+            try:
+                self.con.execute(f"SET memory_limit = '{before}'")
+            except duckdb.Error:  # the parse's error aborted the transaction: the ingest rolls back and closes
+                pass
 
     # -- schema -------------------------------------------------------------
     def ensure_schema(self) -> None:
@@ -413,8 +430,6 @@ def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s
             time.sleep(0.25)
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")  # a big file's load prints no bar on stdout
-    if not read_only:
-        con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
     store = Store(con, path, read_only)
     if not read_only:
         if not store.schema_is_current():  # the DDL is only re-run when a definition changed
