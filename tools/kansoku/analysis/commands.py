@@ -134,7 +134,7 @@ class _Runs:
         """Words naming the runs ``ids`` among the block's: "rep = 1", else "5 of 80 runs"."""
         n = len(self.runs)
         for f in self.all_factors:
-            if f in ("campaign",):
+            if f == "campaign":  # the same for every run of a block; rep may name the runs ("rep = 1")
                 continue
             for v in sorted({r["factors"].get(f) for r in self.runs if f in r["factors"]}, key=_sort_key):
                 if {i for i in range(n) if self.runs[i]["factors"].get(f) == v} == ids:
@@ -191,7 +191,7 @@ def _template_setup(block: _Runs) -> list[dict[str, str]]:
 def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dict[str, list[dict[str, Any]]]
            ) -> CommandBlock:
     block = _Runs(report, runs)
-    parsed = [_parts(r["argv"], program) for r in runs]
+    parsed = [r["parts"] for r in runs]
     by_run = [{k: (t, v) for k, t, v in p} for p in parsed]
     order: list[str] = []
     for p in parsed:
@@ -252,18 +252,9 @@ def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dic
                         varying=varying, optional=optional, scripts=scripts)
 
 
-def _script_names(argv: list[str], program: str, root: str | None) -> list[str]:
-    """The -f scripts of a pgbench command, relative to the campaign root where they lie under it."""
-    if program != "pgbench":
-        return []
-    out = []
-    for key, toks, val in _parts(argv, program):
-        if key.split("#")[0] in ("-f", "--file") and val:
-            val = re.sub(r"@\d+$", "", val)
-            if root and val.startswith(root.rstrip("/") + "/"):
-                val = val[len(root.rstrip("/")) + 1:]
-            out.append(val)
-    return out
+def _script_names(parts: list[tuple[str, list[str], str | None]]) -> list[str]:
+    """The -f scripts of a parsed pgbench command line (``@weight`` cut)."""
+    return [re.sub(r"@\d+$", "", val) for key, _, val in parts if key.split("#")[0] in ("-f", "--file") and val]
 
 
 def command_blocks(store: Store, report: Report, run_ids: list[str]) -> list[CommandBlock]:
@@ -299,11 +290,12 @@ def command_blocks(store: Store, report: Report, run_ids: list[str]) -> list[Com
         program = PurePosixPath(argv[0]).name
         cwd = cmds.get("cwd")
         root = cwd[: -len(row["run_id"])].rstrip("/") if isinstance(cwd, str) and cwd.endswith(row["run_id"]) else None
-        scripts = _script_names(argv, program, root)
         if root:  # paths on the measuring machine, printed relative to the campaign root
             argv = [argv[0]] + [a.replace(root + "/", "") for a in argv[1:]]
+        parts = _parts(argv, program)  # parsed once: the block's template and its scripts
+        scripts = _script_names(parts) if program == "pgbench" else []
         setup = (doc.get("campaign") or {}).get("setup") or []
-        run = {"run_id": row["run_id"], "argv": argv, "factors": factors.get(row["run_id"], {}),
+        run = {"run_id": row["run_id"], "parts": parts, "factors": factors.get(row["run_id"], {}),
                "scripts": scripts, "setup": [str(s) for s in setup if isinstance(s, str)]}
         groups.setdefault((program, tuple(scripts)), []).append(run)
     return [_block(report, program, runs, stored) for (program, _), runs in groups.items()]

@@ -13,7 +13,6 @@ Nothing here computes: the numbers and the CSV text are in the model; this modul
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from kansoku.report.model import ComputedReport
 

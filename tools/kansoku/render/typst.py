@@ -159,6 +159,11 @@ def pick(v: Any, lang: str) -> str:
 
 # -- UI strings: the site's i18n files, so both outputs say the same --------------------------------------
 
+def table_cell(text: str, *, fill: str | None = None, notes: list[str] | None = None) -> dict[str, Any]:
+    """One body cell for templates/table.typ.j2 (every key the template reads: marks and ``below`` added later)."""
+    return {"text": text, "marks": [], "fill": fill, "notes": notes or [], "below": None}
+
+
 class UI:
     """The words of one language (kansoku.words: the site's i18n files, so both outputs say the same)."""
 
@@ -558,10 +563,9 @@ class Document:
                 if c.kind == "factor":
                     if "baseline" in c.flags:
                         txt += f" ({ui('baseline')})"
-                    cells.append({"text": txt, "marks": [], "fill": None, "notes": [], "below": None})
+                    cells.append(table_cell(txt))
                     continue
-                cell = {"text": txt.replace(" ", "\u00a0"), "marks": [], "fill": None,
-                        "notes": [f"({cn.mark})" for cn in c.notes], "below": None}
+                cell = table_cell(txt.replace(" ", "\u00a0"), notes=[f"({cn.mark})" for cn in c.notes])
                 if t.print_spread and c.range:  # spec spread = "range": the runs' min–max under the median
                     cell["below"] = f"#linebreak()#text(size: 0.8em, fill: luma(70))[{tx('[' + c.range + ']')}]"
                 if "transcribed" in c.flags:

@@ -8,7 +8,7 @@ page, whose address the PDF prints).
 
 from __future__ import annotations
 
-from kansoku.render.typst import TEMPLATES, VERDICT_FILLS, VERDICT_MARKS, UI, pick
+from kansoku.render.typst import TEMPLATES, UI, VERDICT_FILLS, VERDICT_MARKS, pick, table_cell
 from kansoku.report.model import Comparison
 
 
@@ -21,16 +21,14 @@ def compare_table(c: Comparison, lang: str) -> str:
                  ui("compare_interval_header")]]
     rows = []
     for r in c.rows:
-        change = {"text": pick(r.change, L).replace(" ", "\u00a0"), "marks": [], "notes": [], "below": None,
-                  "fill": VERDICT_FILLS.get(r.flag or "")}
+        change = table_cell(pick(r.change, L).replace(" ", "\u00a0"), fill=VERDICT_FILLS.get(r.flag or ""))
         if r.flag:
             change["marks"].append(f"#super(typographic: false, size: 0.85em)[#strong[{VERDICT_MARKS[r.flag]}]]")
         if r.transcribed:
             change["marks"].append("#super[†]")
         cells = [pick(r.metric_label, L)] + [pick(v, L) for v in r.values] + [
             pick(r.a.text, L).replace(" ", "\u00a0"), pick(r.b.text, L).replace(" ", "\u00a0")]
-        rows.append([{"text": t, "marks": [], "fill": None, "notes": [], "below": None} for t in cells] + [
-            change, {"text": pick(r.interval, L), "marks": [], "fill": None, "notes": [], "below": None}])
+        rows.append([table_cell(t) for t in cells] + [change, table_cell(pick(r.interval, L))])
     notes = []
     if c.common:
         notes.append({"mark": "", "text": ui("common_factors") + ": " + ", ".join(
