@@ -60,8 +60,8 @@ class Store:
         finally:
             try:
                 self.con.execute(f"SET memory_limit = '{before}'")
-            except duckdb.Error:  # the parse's error aborted the transaction: the ingest rolls back and closes
-                pass
+            except duckdb.TransactionException:  # the parse's error aborted the transaction: the ingest rolls
+                pass                                # back and closes (an interrupt is never swallowed here)
 
     # -- schema -------------------------------------------------------------
     def ensure_schema(self) -> None:
