@@ -24,7 +24,7 @@ from kansoku.errors import KansokuError, ParseError, RunError
 from kansoku.ingest.runs import CAMPAIGN_MARKER, RUN_TOML, Run, campaign_root, make_run, walk_files
 from kansoku.ingest import parallel
 from kansoku.ingest.parallel import FileOutcome, FileTask
-from kansoku.store.db import FileSink, Store, hash_and_keep, open_store
+from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
 from kansoku.parsers.base import IngestWarning, runs_mixed_in_directory
 
 
@@ -98,14 +98,15 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
     still listed in ``report.errors`` (the caller exits non-zero).
     ``jobs``: processes parsing files (``ingest/parallel.py``); None: every core when there are enough
     files to pay for starting them, 1: all in this process."""
+    began: list[Transaction] = []  # the ingest's transaction once it has begun
     try:
         return _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait, keep_going=keep_going,
-                       jobs=jobs)
-    except KeyboardInterrupt:  # before the transaction began (walking, detecting, waiting for the store)
-        raise Interrupted(False) from None
+                       jobs=jobs, began=began)
+    except KeyboardInterrupt:  # outside the transaction: before it began, or after it ended (closing the store)
+        raise Interrupted(bool(began) and began[0].committed) from None
     except RuntimeError as exc:  # DuckDB's form of a Ctrl-C during a statement (creating the schema)
         if _is_interrupt(exc):
-            raise Interrupted(False) from None
+            raise Interrupted(bool(began) and began[0].committed) from None
         raise
 
 
@@ -127,7 +128,7 @@ def _pooled(work: list[tuple[Path, Detection]], runs: dict, jobs: int | None) ->
 
 
 def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wait,
-            keep_going: bool = False, jobs: int | None = None) -> IngestReport:
+            keep_going: bool = False, jobs: int | None = None, began: list | None = None) -> IngestReport:
     report = IngestReport(db=str(db_path))
     # 1. discover and detect (no database needed yet)
     by_dir: dict[Path, list[Detection]] = defaultdict(list)
@@ -179,6 +180,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
     pooled, n_jobs = _pooled(work, runs, jobs)
     try:
         with store.atomic() as tx:
+            if began is not None:  # a Ctrl-C after COMMIT (while the store closes) must not say "nothing stored"
+                began.append(tx)
             stored_as = store.runs_in_dirs([str(r.run_dir) for r in measured.values()])
             for run in measured.values():
                 old_id = stored_as.get(str(run.run_dir))
