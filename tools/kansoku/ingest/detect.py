@@ -9,7 +9,7 @@ from kansoku import parsers
 from kansoku.parsers.base import SNIFF_BYTES, FileHead, Format
 
 # Files that belong to the run layout itself, handled by runs.py, not by a parser.
-RUN_METADATA = {"run.toml"}
+RUN_METADATA = {"run.toml", "host.toml"}
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ class FileTask:
     run_meta: dict[str, Any]
     old_sha256: str | None
     blobs: str
+    host: str | None = None  # the file's host and role (docs/ingest.md, "Hosts in a run")
+    role: str | None = None
 
 
 @dataclass
@@ -117,7 +119,7 @@ def parse_task(task: FileTask) -> FileOutcome:
     try:
         with store.discarded():
             sink = FileSink(store=store, path=path, run_id=task.run_id, source_id=task.source_id,
-                            run_start=task.run_start, run_meta=task.run_meta,
+                            run_start=task.run_start, run_meta=task.run_meta, host=task.host, role=task.role,
                             newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
             try:
                 fmt.parse(path, sink)

@@ -21,7 +21,8 @@ import duckdb
 
 from kansoku.ingest.detect import Detection, detect
 from kansoku.errors import KansokuError, ParseError, RunError
-from kansoku.ingest.runs import CAMPAIGN_MARKER, RUN_TOML, Run, campaign_root, make_run, walk_files
+from kansoku.ingest.runs import (CAMPAIGN_MARKER, HOST_DIR_PREFIX, HOST_TOML, RUN_TOML, Host, Run, campaign_root,
+                                 host_dir_key, load_host, machine_fingerprint, make_run, walk_files)
 from kansoku.ingest import parallel
 from kansoku.ingest.parallel import FileOutcome, FileTask
 from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
@@ -134,34 +135,44 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
     by_dir: dict[Path, list[Detection]] = defaultdict(list)
     roots: dict[Path, Path] = {}
     whole: set[Path] = set()  # directories walked whole: their set of files is known
+    host_dirs: dict[Path, set[str]] = defaultdict(set)  # run directory -> its host=<name>/ subdirectories
     for w in walk_files([Path(p) for p in paths]):
         if w.link:
             report.files.append(FileResult(str(w.path), None, "skipped", reason=w.link))
             continue
+        parent = w.path.parent
+        host_key = host_dir_key(parent)  # a host=<name>/ subdirectory belongs to its run (docs/ingest.md)
+        run_dir = parent.parent if host_key is not None else parent
         if w.whole_dir:
-            whole.add(w.path.parent)
+            whole.add(run_dir)
         d = detect(w.path)
         if d.format is None:
             if d.reason != "run metadata":
                 report.files.append(FileResult(str(w.path), None, "skipped", reason=d.reason))
             continue
-        by_dir[w.path.parent].append(d)
-        roots[w.path.parent] = w.root
+        by_dir[run_dir].append(d)
+        roots[run_dir] = w.root
+        if host_key is not None:
+            host_dirs[run_dir].add(host_key)
     for run_dir in [d for d, dets in by_dir.items() if all(x.format.attachment for x in dets)]:
         for d in by_dir.pop(run_dir):  # scripts beside a plan, not in a run directory: not a run
             report.files.append(FileResult(str(d.path), None, "skipped",
                                            reason=f"{d.format.description}, outside a run directory"))
     work = [(run_dir, d) for run_dir in sorted(by_dir) for d in by_dir[run_dir]]
     for run_dir, dets in sorted(by_dir.items()):  # one run per directory (formats declare what that means)
-        why = runs_mixed_in_directory([(d.path, d.format) for d in dets if d.format is not None])
-        if why:
-            report.errors.append(f"{run_dir}: {why}. A run is a directory: put each run (its pgbench output, "
-                                 "-l logs, monitors) in its own directory, e.g. clients=4/rep=1/; nothing stored")
+        for where in sorted({d.path.parent for d in dets}):  # each host's files by themselves
+            why = runs_mixed_in_directory([(d.path, d.format) for d in dets
+                                           if d.format is not None and d.path.parent == where])
+            if why:
+                report.errors.append(f"{where}: {why}. A run is a directory: put each run (its pgbench output, "
+                                     "-l logs, monitors) in its own directory, e.g. clients=4/rep=1/; nothing stored")
     # 2. identities: one directory, one run; one run, one directory
     runs: dict[Path, Run | None] = {}
     for run_dir in sorted(by_dir):
         try:
             runs[run_dir] = make_run(run_dir, roots[run_dir])
+            for key in sorted(host_dirs.get(run_dir, ())):
+                runs[run_dir].hosts[key] = load_host(runs[run_dir], key, run_dir / f"{HOST_DIR_PREFIX}{key}")
         except RunError as exc:
             runs[run_dir] = None
             report.errors.append(str(exc))
@@ -219,15 +230,24 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             if report.errors and (aborted or not keep_going):
                 tx.rollback()
                 return report
+            # outputs of two hosts without the layout that says which is which: the run is refused
+            refused = {d for d, run in measured.items() if _hosts_contradicted(store, run, report)}
+            if refused and not keep_going:
+                tx.rollback()
+                return report
+            for run_dir in refused:
+                for sid in store.run_sources(measured[run_dir].run_id).values():
+                    store.delete_source(sid)
             # with keep_going, a directory none of whose files was stored is not stored as a run
-            failed = {f.path for f in report.files if f.status == "failed"}
+            failed = {f.path for f in report.files if f.status == "failed"} | {
+                str(det.path) for run_dir, det in work if run_dir in refused}
             stored_dirs = {run_dir for run_dir, det in work if not det.format.own_runs and str(det.path) not in failed}
             measured = {d: r for d, r in measured.items() if d in stored_dirs}
             # a run's files are a set: files no longer in a directory walked whole leave no rows behind
             for run_dir, run in measured.items():
                 if run_dir not in whole:
                     continue
-                present = {d.path.name for d in by_dir[run_dir] if not d.format.own_runs}
+                present = {_file_name(run, d.path) for d in by_dir[run_dir] if not d.format.own_runs}
                 for name, sid in sorted(store.run_sources(run.run_id).items()):
                     if name not in present:
                         state = store.source_state(sid)
@@ -251,6 +271,39 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
     return report
 
 
+LAYOUT_HINT = ("lay the run out as docs/ingest.md says (\"Hosts in a run\"): the files of the host run.toml "
+               "describes at the top of the run directory, each other host's files in a subdirectory "
+               "host=<name>/ with a host.toml (hostname = \"<name>\", role = \"server\" | \"client\" | ...); "
+               "nothing from this run was stored")
+
+
+def _hosts_contradicted(store: Store, run: Run, report: IngestReport) -> bool:
+    """The hostnames the run's files print (sysstat headers) against the layout: two hostnames in one
+    directory, or a hostname that is not its directory's host, refuse the run (an error each; True)."""
+    printed: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # host key -> name -> files
+    for file_name, _, name in store.printed_hosts(run.run_id):
+        key = file_name.split("/", 1)[0][len(HOST_DIR_PREFIX):] if "/" in file_name else ""
+        printed[key if key in run.hosts else ""][name].append(file_name)
+    bad = False
+    for key, names in sorted(printed.items()):
+        host = run.hosts[key]
+        where = run.run_dir / f"{HOST_DIR_PREFIX}{key}" if key else run.run_dir
+        if len(names) > 1:
+            said = "; ".join(f"{', '.join(files)} say{'s' if len(files) == 1 else ''} {n!r}"
+                             for n, files in sorted(names.items()))
+            report.errors.append(f"{where}: the outputs of {len(names)} hosts in one directory of run "
+                                 f"{run.run_id!r} ({said}); {LAYOUT_HINT}")
+            bad = True
+        elif host.hostname and next(iter(names)) != host.hostname:
+            name, files = next(iter(names.items()))
+            told = (host.toml_path or where / (HOST_TOML if key else RUN_TOML))
+            report.errors.append(f"{where / files[0]}: the file says its host is {name!r}, but {told} says hostname = "
+                                 f"{host.hostname!r} (run {run.run_id!r}, host {key or host.hostname!r}); "
+                                 f"{LAYOUT_HINT}")
+            bad = True
+    return bad
+
+
 def _key(runs: dict[Path, Run | None], run: Run) -> Path:
     return next(d for d, r in runs.items() if r is run)
 
@@ -267,9 +320,12 @@ def _task(store: Store, run: Run, det: Detection) -> FileTask:
     """What a worker needs to parse one file (ingest/parallel.py)."""
     sid = source_id_for(run.run_id, _file_name(run, det.path))
     old = store.source_state(sid)
+    host = run.host_of(det.path)
+    if old and store.source_host(sid) != (host.hostname, host.role):  # its host or role changed: parse again
+        old = None
     return FileTask(path=str(det.path), format=det.format.name, run_id=None if det.format.own_runs else run.run_id,
                     source_id=sid, run_start=run.start_time, run_meta=run.meta,
-                    old_sha256=old[0] if old else None, blobs=str(store.blobs))
+                    old_sha256=old[0] if old else None, blobs=str(store.blobs), host=host.hostname, role=host.role)
 
 
 @dataclass
@@ -316,6 +372,7 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
                    declared_runs: int, *, replaced: bool) -> FileResult:
     """The file's warnings and its row of ``sources``; its result."""
     path, fmt = det.path, det.format
+    host = run.host_of(path)
     if warnings:
         store.insert_rows("ingest_warnings", (
             {"line": w.line, "message": w.message} for w in warnings), {"source_id": sid})
@@ -323,7 +380,7 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
         "source_id": sid, "run_id": run_id, "path": str(path.resolve()), "file_name": file_name,
         "sha256": digest, "size_bytes": path.stat().st_size, "tool": fmt.tool, "format": fmt.name,
         "tool_version": tool_version, "rows_loaded": rows_loaded,
-        "ingested_at": datetime.now(timezone.utc),
+        "ingested_at": datetime.now(timezone.utc), "host": host.hostname, "role": host.role,
     }])
     return FileResult(str(path), run_id, "replaced" if replaced else "new", fmt.name, rows_loaded,
                       warnings=[f"{path}:{w.line}: {w.message}" if w.line else f"{path}: {w.message}"
@@ -347,7 +404,8 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     else:
         # with companions (files the parse also reads), a change to them must re-ingest this file
         digest = parallel.digest_with_companions(path, blobs, fmt.companions)
-    if old and old[0] == digest:
+    host = run.host_of(path)
+    if old and old[0] == digest and store.source_host(sid) == (host.hostname, host.role):
         if old[2] != str(path.resolve()):  # the same bytes seen at another place: say where they are now
             store.set_source_path(sid, str(path.resolve()))
         return FileResult(str(path), run.run_id, "unchanged", fmt.name)
@@ -355,7 +413,7 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         store.delete_source(sid)
     run_id = None if fmt.own_runs else run.run_id
     sink = FileSink(store=store, path=path, run_id=run_id, source_id=sid, run_start=run.start_time,
-                    run_meta=run.meta, newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
+                    run_meta=run.meta, host=host.hostname, role=host.role, newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
     try:
         with store.memory_limited(fmt.memory_bound):
             fmt.parse(path, sink)
@@ -407,5 +465,31 @@ def _upsert_run(store: Store, run: Run) -> str:
         "run_id": run.run_id, "run_dir": str(run.run_dir), "origin": "measured", "status": status,
         "status_note": note, "start_time": run.start_time, "end_time": run.end_time,
         "hostname": run.hostname, "citation": None, "run_toml": run.meta_json(), "run_toml_sha256": toml_sha,
+        "default_role": run.default_role,
     }
-    return store.upsert_run(row, {k: (v, run.factor_origin[k]) for k, v in run.factors.items()})
+    state = store.upsert_run(row, {k: (v, run.factor_origin[k]) for k, v in run.factors.items()})
+    hosts, machines = [], {}
+    for key, host in sorted(run.hosts.items()):
+        mid = machine_fingerprint(host.machine)
+        if mid is not None:
+            inv = {k: v for k, v in host.machine.items() if k != "hostname"}
+            machines[mid] = {"machine_id": mid, "cpu_model": _text(inv.get("cpu_model")),
+                             "cpu_count": inv.get("cpu_count") if isinstance(inv.get("cpu_count"), int) else None,
+                             "mem_total_kib": inv.get("mem_total_kib") if isinstance(inv.get("mem_total_kib"), int)
+                             else None, "kernel": _text(inv.get("kernel")), "os": _text(inv.get("os")),
+                             "virtualization": _text(inv.get("virtualization")),
+                             "inventory": json.dumps(inv, default=str, ensure_ascii=False)}
+        sha = None
+        if key and host.toml_path is not None:
+            sha = hash_and_keep(host.toml_path, store.blobs)[0]
+        hosts.append({"run_id": run.run_id, "host": host.hostname, "role": host.role,
+                      "host_dir": f"{HOST_DIR_PREFIX}{key}" if key else "", "machine_id": mid,
+                      "clock_offset_s": host.clock_offset_s, "clock_offset_error_s": host.clock_offset_error_s,
+                      "host_toml": json.dumps(host.meta, default=str, ensure_ascii=False) if key else None,
+                      "host_toml_sha256": sha})
+    store.replace_run_hosts(run.run_id, hosts, list(machines.values()))
+    return state
+
+
+def _text(v) -> str | None:
+    return None if v is None else str(v)

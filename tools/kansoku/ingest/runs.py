@@ -21,6 +21,7 @@ prints clients, threads, duration). Conflicts between them are errors.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -33,6 +34,10 @@ from typing import Any, Iterator
 from kansoku.errors import RunError
 
 RUN_TOML = "run.toml"
+HOST_TOML = "host.toml"
+HOST_DIR_PREFIX = "host="
+DEFAULT_ROLE = "server"  # the run's own host when neither run.toml nor the campaign says
+_ROLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 BLOBS_MARKER = ".kansoku-blobs"  # as in store/db.py (the ingest stage does not import the store here)
 CAMPAIGN_MARKER = ".kansoku-campaign"
 _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.+)$")
@@ -40,10 +45,55 @@ _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.+)$")
 # Top-level run.toml keys that describe the run but are not factors.
 METADATA_KEYS = {
     "start", "end", "collectors_start", "collectors_stop", "hostname", "notes", "note",
-    "pgbench_exit_code", "exit_code", "status", "status_note", "logging", "duration_s",
+    "pgbench_exit_code", "exit_code", "status", "status_note", "logging", "duration_s", "role",
 }
 # Facts a file may state about its run, and the factor names they must agree with.
 FACT_FACTORS = {"clients": "clients", "threads": "threads", "duration_s": "duration_s"}
+
+
+def machine_fingerprint(machine: dict[str, Any] | None) -> str | None:
+    """A machine is its inventory ([machine] of run.toml / host.toml) without its hostname: the first 12
+    hex digits of the sha256 of that table as canonical JSON. None when nothing was captured."""
+    inv = {k: v for k, v in (machine or {}).items() if k != "hostname"}
+    if not inv:
+        return None
+    text = json.dumps(inv, sort_keys=True, default=str, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@dataclass
+class Host:
+    """One host of a run: the run's own host (``key`` '', the files at the top of the run directory, described
+    by run.toml) or another one (``key`` the name of its ``host=<key>/`` subdirectory, described by host.toml)."""
+
+    key: str
+    hostname: str | None  # what the host's `hostname` printed (host.toml / run.toml), else the directory's name
+    role: str
+    meta: dict[str, Any] = field(default_factory=dict)  # host.toml (or run.toml for the run's own host)
+    toml_path: Path | None = None
+
+    @property
+    def machine(self) -> dict[str, Any]:
+        m = self.meta.get("machine")
+        return m if isinstance(m, dict) else {}
+
+    @property
+    def machine_id(self) -> str | None:
+        return machine_fingerprint(self.machine)
+
+    @property
+    def clock_offset_s(self) -> float | None:
+        v = self.meta.get("clock_offset_s") if self.key else 0.0
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    @property
+    def clock_offset_error_s(self) -> float | None:
+        v = self.meta.get("clock_offset_error_s") if self.key else 0.0
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    @property
+    def where(self) -> str:
+        return f"{HOST_DIR_PREFIX}{self.key}/" if self.key else "the top of the run directory"
 
 
 @dataclass
@@ -53,6 +103,8 @@ class Run:
     factors: dict[str, str]
     factor_origin: dict[str, str]
     meta: dict[str, Any] = field(default_factory=dict)  # run.toml, verbatim
+    default_role: str | None = None  # the campaign's declared default role (.kansoku-campaign), if any
+    hosts: dict[str, Host] = field(default_factory=dict)  # key ('' = the run's own host) -> host
 
     @property
     def start_time(self) -> datetime | None:
@@ -78,6 +130,14 @@ class Run:
             if isinstance(code, int) and code != 0:
                 return "failed", f"run.toml: {key} = {code}"
         return "ok", None
+
+    def host_of(self, path: Path) -> Host:
+        """The host a file of this run belongs to (its host=<name>/ subdirectory, else the run's own)."""
+        if path.parent != self.run_dir and path.parent.name.startswith(HOST_DIR_PREFIX):
+            key = path.parent.name[len(HOST_DIR_PREFIX):]
+            if key in self.hosts:
+                return self.hosts[key]
+        return self.hosts[""]
 
     def meta_json(self) -> str:
         return json.dumps(self.meta, default=str, ensure_ascii=False)
@@ -128,6 +188,62 @@ def load_run_toml(run_dir: Path) -> dict[str, Any]:
         raise RunError(f"{p}: not valid TOML: {exc}") from None
 
 
+def campaign_settings(run_dir: Path) -> dict[str, Any]:
+    """The campaign's settings: the nearest ``.kansoku-campaign`` at or above the run, read as TOML when it
+    is TOML (its content is otherwise free: a marker of comments only has no settings). Keys read:
+    ``default_role`` (the role of a run's own host when run.toml names none, and the role a spec's metric
+    without ``[role]`` reads in runs with several hosts)."""
+    for d in (run_dir, *run_dir.parents):
+        marker = d / CAMPAIGN_MARKER
+        if marker.is_file() and not marker.is_symlink():
+            try:
+                doc = tomllib.loads(marker.read_text(errors="replace"))
+            except tomllib.TOMLDecodeError:
+                return {}
+            role = doc.get("default_role")
+            if role is not None and (not isinstance(role, str) or not _ROLE.match(role)):
+                raise RunError(f"{marker}: default_role = {role!r}: expected a role name such as \"server\" "
+                               "or \"client\" (letters, digits, '_' and '-')")
+            return doc
+    return {}
+
+
+def host_dir_key(d: Path) -> str | None:
+    """``<name>`` when ``d`` is a ``host=<name>/`` subdirectory of a run (docs/ingest.md, "Hosts in a run"):
+    it holds a host.toml, or its parent holds a run.toml. A ``host=`` directory without either is an older
+    campaign's factor segment and stays one."""
+    if not d.name.startswith(HOST_DIR_PREFIX) or len(d.name) == len(HOST_DIR_PREFIX):
+        return None
+    if (d / HOST_TOML).is_file() or (d.parent / RUN_TOML).is_file():
+        return d.name[len(HOST_DIR_PREFIX):]
+    return None
+
+
+def load_host(run: Run, key: str, host_dir: Path) -> Host:
+    """A host=<key>/ subdirectory's host (host.toml read as metadata; see docs/ingest.md)."""
+    p = host_dir / HOST_TOML
+    meta: dict[str, Any] = {}
+    if p.is_file() and not p.is_symlink():
+        try:
+            with open(p, "rb") as fh:
+                meta = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise RunError(f"{p}: not valid TOML: {exc}") from None
+    role = meta.get("role")
+    if role is None:
+        raise RunError(f"{p if meta else host_dir}: the host {key!r} of run {run.run_id!r} has no role; write "
+                       f"{HOST_TOML} with role = \"server\" (or client, standby, a name of the campaign's) and "
+                       "hostname = \"<what `hostname` prints there>\"")
+    if not isinstance(role, str) or not _ROLE.match(role):
+        raise RunError(f"{p}: role = {role!r}: expected a role name such as \"server\" or \"client\"")
+    for k in ("clock_offset_s", "clock_offset_error_s"):
+        v = meta.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise RunError(f"{p}: {k} = {v!r}: expected a number of seconds")
+    hostname = meta.get("hostname") or (meta.get("machine") or {}).get("hostname") or key
+    return Host(key, str(hostname), role, meta, p if meta else None)
+
+
 def campaign_root(run_dir: Path, given: Path) -> Path:
     """The directory a run's id is relative to (see the module docstring). Both paths absolute, resolved."""
     for d in (run_dir, *run_dir.parents):
@@ -169,7 +285,14 @@ def make_run(run_dir: Path, root: Path) -> Run:
         if k not in factors:
             factors[k], origin[k] = cv, "run.toml"
     run_id = run_id_for(run_dir, root.resolve())
-    return Run(run_id=run_id, run_dir=run_dir, factors=factors, factor_origin=origin, meta=meta)
+    default_role = campaign_settings(run_dir).get("default_role")
+    role = meta.get("role", default_role or DEFAULT_ROLE)
+    if not isinstance(role, str) or not _ROLE.match(role):
+        raise RunError(f"{run_dir / RUN_TOML}: role = {role!r}: expected a role name such as \"server\" or \"client\"")
+    run = Run(run_id=run_id, run_dir=run_dir, factors=factors, factor_origin=origin, meta=meta,
+              default_role=default_role)
+    run.hosts[""] = Host("", run.hostname, role, meta, run_dir / RUN_TOML if meta else None)
+    return run
 
 
 @dataclass(frozen=True)

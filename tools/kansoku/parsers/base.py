@@ -182,6 +182,10 @@ class MetricDef:
     # selected instance names; a spec's [device_groups] name several devices at once.
     selection_sql: str | None = None
     selection_of: str = ""  # what the selection names: "device", "cpu"
+    # The metric is measured on a host (system metrics, statistics snapshots): ``sql`` and ``selection_sql``
+    # yield ``run_id, host, role, value``, one row per host of the run; a spec picks the host by its role,
+    # ``cpu_idle_pct[server]`` (docs/spec.md, "Hosts and roles"), never an average of hosts.
+    per_host: bool = False
 
     def __post_init__(self) -> None:
         from kansoku import words

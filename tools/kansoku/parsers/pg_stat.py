@@ -55,16 +55,16 @@ VIEWS = """
 -- and counts from zero again: that step adds its new value (as a monitoring system's counter increase does).
 CREATE OR REPLACE VIEW pg_stat_delta AS
 WITH o AS (
-  SELECT run_id, view, object, counter, value,
+  SELECT run_id, host, role, view, object, counter, value,
          CASE moment WHEN 'before' THEN 0 WHEN 'at' THEN 1 ELSE 2 END AS m_rank, snapshot_at
   FROM pg_stat_snapshot
 ), steps AS (
-  SELECT run_id, view, object, counter, value,
-         lag(value) OVER (PARTITION BY run_id, view, object, counter
+  SELECT run_id, host, role, view, object, counter, value,
+         lag(value) OVER (PARTITION BY run_id, host, role, view, object, counter
                           ORDER BY m_rank, snapshot_at NULLS FIRST, value) AS prev
   FROM o
 )
-SELECT run_id, view, object, counter,
+SELECT run_id, host, role, view, object, counter,
        sum(CASE WHEN prev IS NULL THEN 0 WHEN value >= prev THEN value - prev ELSE value END) AS delta,
        count(*) AS snapshots
 FROM steps GROUP BY ALL HAVING count(*) >= 2;
@@ -72,24 +72,24 @@ FROM steps GROUP BY ALL HAVING count(*) >= 2;
 
 
 def _delta(counters: str, view: str) -> str:
-    return (f"SELECT run_id, sum(delta) AS value FROM pg_stat_delta WHERE view = '{view}' "
-            f"AND counter IN ({counters}) GROUP BY run_id")
+    return (f"SELECT run_id, host, role, sum(delta) AS value FROM pg_stat_delta WHERE view = '{view}' "
+            f"AND counter IN ({counters}) GROUP BY run_id, host, role")
 
 
 METRICS = [
-    MetricDef("pg_checkpoints", "SELECT run_id, sum(value) AS value FROM (" +
+    MetricDef("pg_checkpoints", "SELECT run_id, host, role, sum(value) AS value FROM (" +
               _delta("'checkpoints_timed', 'checkpoints_req'", "pg_stat_bgwriter") + " UNION ALL " +
-              _delta("'num_timed', 'num_requested'", "pg_stat_checkpointer") + ") GROUP BY run_id",
-              "count", False),
-    MetricDef("pg_buffers_checkpoint", "SELECT run_id, sum(value) AS value FROM (" +
+              _delta("'num_timed', 'num_requested'", "pg_stat_checkpointer") + ") GROUP BY run_id, host, role",
+              "count", False, per_host=True),
+    MetricDef("pg_buffers_checkpoint", "SELECT run_id, host, role, sum(value) AS value FROM (" +
               _delta("'buffers_checkpoint'", "pg_stat_bgwriter") + " UNION ALL " +
-              _delta("'buffers_written'", "pg_stat_checkpointer") + ") GROUP BY run_id",
-              "buffers", False),
-    MetricDef("pg_wal_bytes", _delta("'wal_bytes'", "pg_stat_wal"), "bytes", False),
+              _delta("'buffers_written'", "pg_stat_checkpointer") + ") GROUP BY run_id, host, role",
+              "buffers", False, per_host=True),
+    MetricDef("pg_wal_bytes", _delta("'wal_bytes'", "pg_stat_wal"), "bytes", False, per_host=True),
     MetricDef("pg_wal_bytes_per_tx",
-              "SELECT w.run_id, w.value / nullif(s.transactions_processed, 0) AS value FROM ("
+              "SELECT w.run_id, w.host, w.role, w.value / nullif(s.transactions_processed, 0) AS value FROM ("
               + _delta("'wal_bytes'", "pg_stat_wal") + ") w JOIN pgbench_summary s ON s.run_id = w.run_id "
-              "WHERE s.status = 'ok'", "bytes", False),
+              "WHERE s.status = 'ok'", "bytes", False, per_host=True),
 ]
 
 

@@ -26,6 +26,8 @@ from kansoku.parsers.base import IngestWarning
 
 DEFAULT_DB = Path("data/kansoku.duckdb")
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
+# host and role columns on the parser modules' tables, applied after their DDL
+HOSTS_SCHEMA_FILE = Path(__file__).with_name("hosts.sql")
 CORE_TABLES_WITH_SOURCE = ["ingest_warnings"]
 
 # DuckDB's memory while a memory-bound format is parsed (Format.memory_bound: binary sa files) and in the
@@ -70,6 +72,7 @@ class Store:
         for mod in parsers.modules():
             if mod.schema:
                 con.execute(mod.schema)
+        con.execute(HOSTS_SCHEMA_FILE.read_text())
         self.create_views()
         con.execute("DELETE FROM kansoku_meta WHERE key = 'schema_fingerprint'")
         con.execute("INSERT INTO kansoku_meta VALUES ('schema_fingerprint', ?)", [schema_fingerprint()])
@@ -95,18 +98,22 @@ class Store:
                         f"{self.path} was made by an older kansoku whose layout changed ({exc}). The store is "
                         f"rebuilt from the raw files: remove {self.path} and run tools/ingest again.") from None
         metric_selects = []
-        for md in parsers.metrics().values():
+        for md in parsers.metrics().values():  # per-host metrics: one row per host of the run
+            hr = "host::VARCHAR AS host, role::VARCHAR AS role" if md.per_host else \
+                "NULL::VARCHAR AS host, NULL::VARCHAR AS role"
             metric_selects.append(
                 f"SELECT run_id, {sql_str(md.name)} AS metric, CAST(value AS DOUBLE) AS value, "
-                f"{sql_str(md.unit)} AS unit FROM ({md.sql})"
+                f"{sql_str(md.unit)} AS unit, {hr} FROM ({md.sql})"
             )
         for mod in parsers.modules():
             if mod.metrics_sql:  # metrics named by data (transcribed published values)
                 metric_selects.append(
-                    f"SELECT run_id, metric, CAST(value AS DOUBLE) AS value, unit FROM ({mod.metrics_sql})")
+                    f"SELECT run_id, metric, CAST(value AS DOUBLE) AS value, unit, NULL::VARCHAR AS host, "
+                    f"NULL::VARCHAR AS role FROM ({mod.metrics_sql})")
         if not metric_selects:
             metric_selects.append(
-                "SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS metric, NULL::DOUBLE AS value, NULL::VARCHAR AS unit WHERE false"
+                "SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS metric, NULL::DOUBLE AS value, NULL::VARCHAR AS unit, "
+                "NULL::VARCHAR AS host, NULL::VARCHAR AS role WHERE false"
             )
         con.execute("CREATE OR REPLACE VIEW run_metrics AS\n" + "\nUNION ALL\n".join(metric_selects))
         # A wide view of factors for the DuckDB CLI: runs with a MAP of factors.
@@ -238,6 +245,30 @@ class Store:
         return self.con.execute("SELECT sha256, size_bytes, path FROM sources WHERE source_id = ?",
                                 [source_id]).fetchone()
 
+    def source_host(self, source_id: str) -> tuple[str | None, str | None]:
+        """(host, role) a stored source was ingested as (a file whose host or role changed is parsed again)."""
+        row = self.con.execute("SELECT host, role FROM sources WHERE source_id = ?", [source_id]).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def printed_hosts(self, run_id: str) -> list[tuple[str, str | None, str]]:
+        """(file_name, host the layout gives the file, hostname the file itself prints) of a run's files that
+        print one (sysstat headers)."""
+        return self.con.execute(
+            "SELECT DISTINCT src.file_name, src.host, ss.host FROM sys_series ss JOIN sources src USING (source_id) "
+            "WHERE src.run_id = ? AND ss.host IS NOT NULL AND ss.host <> '' ORDER BY 1", [run_id]).fetchall()
+
+    def replace_run_hosts(self, run_id: str, hosts: list[dict[str, Any]], machines: list[dict[str, Any]]) -> None:
+        """A run's hosts (``run_hosts`` rows) and the machines they ran on (``machines`` rows, kept once)."""
+        self.con.execute("DELETE FROM run_hosts WHERE run_id = ?", [run_id])
+        if hosts:
+            self.insert_rows("run_hosts", hosts)
+        known = {r[0] for r in self.con.execute("SELECT machine_id FROM machines WHERE machine_id IN "
+                                                "(SELECT unnest(?::VARCHAR[]))",
+                                                [[m["machine_id"] for m in machines]]).fetchall()}
+        new = [m for m in machines if m["machine_id"] not in known]
+        if new:
+            self.insert_rows("machines", new)
+
     def set_source_path(self, source_id: str, path: str) -> None:
         """An unchanged file seen at another place: sources.path says where it is now."""
         self.con.execute("UPDATE sources SET path = ? WHERE source_id = ?", [path, source_id])
@@ -273,14 +304,15 @@ class Store:
         (name -> (value, origin)). Returns 'new', 'updated' or 'unchanged'."""
         run_id = row["run_id"]
         old = self.con.execute(
-            "SELECT run_dir, status, status_note, run_toml::VARCHAR, run_toml_sha256 FROM runs WHERE run_id = ?",
-            [run_id]).fetchone()
+            "SELECT run_dir, status, status_note, run_toml::VARCHAR, run_toml_sha256, default_role FROM runs "
+            "WHERE run_id = ?", [run_id]).fetchone()
         old_factors = dict(self.con.execute(
             "SELECT factor, value FROM run_factors WHERE run_id = ?", [run_id]).fetchall())
         if old and old_factors == {k: v for k, (v, _) in factors.items()} \
                 and old[1:3] == (row["status"], row["status_note"]) \
                 and json.loads(old[3] or "null") == json.loads(row["run_toml"]) \
-                and old[0] == row["run_dir"] and old[4] == row.get("run_toml_sha256"):
+                and old[0] == row["run_dir"] and old[4] == row.get("run_toml_sha256") \
+                and old[5] == row.get("default_role"):
             return "unchanged"
         self.con.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
         self.con.execute("DELETE FROM run_factors WHERE run_id = ?", [run_id])
@@ -300,6 +332,10 @@ class Store:
                 "SELECT run_id, run_toml_sha256 FROM runs WHERE run_toml_sha256 IS NOT NULL "
                 "AND run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]).fetchall():
             out[(r, RUN_TOML)] = (sha, -1)
+        for r, d, sha in self.con.execute(
+                "SELECT run_id, host_dir, host_toml_sha256 FROM run_hosts WHERE host_toml_sha256 IS NOT NULL "
+                "AND run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]).fetchall():
+            out[(r, f"{d}/host.toml")] = (sha, -1)
         return out
 
     @property
@@ -375,7 +411,7 @@ def schema_fingerprint() -> str:
     """Changes whenever a table, view or metric definition changes."""
     import hashlib
 
-    h = hashlib.sha256(SCHEMA_FILE.read_bytes())
+    h = hashlib.sha256(SCHEMA_FILE.read_bytes() + HOSTS_SCHEMA_FILE.read_bytes())
     for mod in parsers.modules():
         h.update(mod.name.encode() + mod.schema.encode() + mod.views.encode())
     for md in parsers.metrics().values():
@@ -482,13 +518,21 @@ class FileSink:
     newlines: Any = None  # () -> int, when the ingest counts the file's newlines while hashing it
     runs: list[dict[str, Any]] = field(default_factory=list)  # runs the file declares (own_runs formats)
     tables: set[str] = field(default_factory=set)  # tables the parser wrote rows into
+    host: str | None = None  # the file's host and its role in the run (docs/ingest.md, "Hosts in a run")
+    role: str | None = None
 
     def _fixed(self) -> dict[str, Any]:
-        return {"source_id": self.source_id, "run_id": self.run_id}
+        return {"source_id": self.source_id, "run_id": self.run_id, "host": self.host, "role": self.role}
+
+    def _host_columns(self, table: str) -> list[str]:
+        """The host columns a table has that the sink fills (sys_series keeps the hostname it prints)."""
+        cols = self.store.table_columns(table)
+        return [c for c in ("host", "role") if c in cols and not (c == "host" and table == "sys_series")]
 
     def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int:
         cols = self.store.table_columns(table)
-        fixed = {k: v for k, v in self._fixed().items() if k in cols}
+        fixed = {k: v for k, v in self._fixed().items() if k in cols and (k not in ("host", "role")
+                                                                         or k in self._host_columns(table))}
         n = self.store.insert_rows(table, self._checked(table, cols, rows), fixed)
         self.tables.add(table)
         self.rows_loaded += n
@@ -515,6 +559,11 @@ class FileSink:
 
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
         all_params = {"source_id": self.source_id, "run_id": self.run_id, **(params or {})}
+        host_cols = self._host_columns(table)
+        if host_cols:  # the file's host and role on every row, whatever the parser's SELECT names
+            extra = ", ".join(f"$kansoku_{c}::VARCHAR AS {c}" for c in host_cols)
+            select_sql = f"SELECT *, {extra} FROM ({select_sql})"
+            all_params.update({f"kansoku_{c}": getattr(self, c) for c in host_cols})
         used = {k: v for k, v in all_params.items() if f"${k}" in select_sql}
         self.tables.add(table)
         n = self.store.con.execute(f"INSERT INTO {table} BY NAME {select_sql}", used).fetchone()[0]

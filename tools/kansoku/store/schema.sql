@@ -52,3 +52,36 @@ CREATE TABLE IF NOT EXISTS ingest_warnings (
     line      INTEGER,
     message   VARCHAR NOT NULL
 );
+
+-- Hosts and machines (docs/ingest.md, "Hosts in a run").
+-- The campaign's declared default role (.kansoku-campaign default_role), NULL when it declares none
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS default_role VARCHAR;
+-- The host the file came from: its host=<name>/ subdirectory's hostname, or the run's own (run.toml hostname)
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS host VARCHAR;
+-- The role of the file's host in its run: 'server' | 'client' | 'standby' | a name of the campaign's
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS role VARCHAR;
+
+-- One row per machine: a machine is its inventory (run.toml / host.toml [machine] without hostname).
+CREATE TABLE IF NOT EXISTS machines (
+    machine_id     VARCHAR NOT NULL,   -- first 12 hex digits of the sha256 of the inventory as canonical JSON
+    cpu_model      VARCHAR,            -- [machine] cpu_model
+    cpu_count      INTEGER,            -- [machine] cpu_count
+    mem_total_kib  BIGINT,             -- [machine] mem_total_kib
+    kernel         VARCHAR,            -- [machine] kernel
+    os             VARCHAR,            -- [machine] os
+    virtualization VARCHAR,            -- [machine] virtualization
+    inventory      JSON                -- the whole [machine] table without hostname
+);
+
+-- One row per (run, host): the hosts whose outputs a run holds, their roles, machines and clocks.
+CREATE TABLE IF NOT EXISTS run_hosts (
+    run_id               VARCHAR NOT NULL,
+    host                 VARCHAR,      -- what `hostname` printed there (host.toml / run.toml), else the host= directory's name; NULL: the run's own host, unnamed
+    role                 VARCHAR NOT NULL,
+    host_dir             VARCHAR NOT NULL, -- '' for the run's own host (files at the top of the run directory), else 'host=<name>'
+    machine_id           VARCHAR,      -- machines.machine_id; NULL when the host's inventory was not captured
+    clock_offset_s       DOUBLE,       -- that host's clock minus the collecting host's, measured at start (0 for the run's own host)
+    clock_offset_error_s DOUBLE,       -- half the round trip of that measurement
+    host_toml            JSON,         -- host.toml as JSON, verbatim (NULL for the run's own host: see runs.run_toml)
+    host_toml_sha256     VARCHAR       -- sha256 of host.toml as ingested (kept under blobs/ like run.toml)
+);

@@ -144,14 +144,14 @@ def parse_pidstat_text(path: Path, sink: Sink) -> None:
 _IN_RUN = ("JOIN runs r ON r.run_id = p.run_id WHERE NOT p.since_boot AND p.metric = '%CPU' "
            "AND p.ts BETWEEN r.start_time AND r.end_time + INTERVAL 1 SECOND")
 _PROC_SQL = f"""
-WITH samples AS (SELECT DISTINCT p.run_id, p.source_id, p.ts FROM pidstat p {_IN_RUN}),
+WITH samples AS (SELECT DISTINCT p.run_id, p.host, p.role, p.source_id, p.ts FROM pidstat p {_IN_RUN}),
      sums AS (SELECT p.run_id, p.source_id, p.ts, sum(p.value) AS v FROM pidstat p {_IN_RUN} {{cond}} GROUP BY ALL)
-SELECT s.run_id, avg(coalesce(x.v, 0)) AS value
-FROM samples s LEFT JOIN sums x USING (run_id, source_id, ts) GROUP BY s.run_id
+SELECT s.run_id, s.host, s.role, avg(coalesce(x.v, 0)) AS value
+FROM samples s LEFT JOIN sums x USING (run_id, source_id, ts) GROUP BY s.run_id, s.host, s.role
 """
 
 METRICS = [
-    MetricDef("proc_cpu_pct", _PROC_SQL.replace("{cond}", ""), "%", False,
+    MetricDef("proc_cpu_pct", _PROC_SQL.replace("{cond}", ""), "%", False, per_host=True,
               selection_sql=_PROC_SQL.replace("{cond}", "AND p.command IN {selection}"), selection_of="command"),
 ]
 

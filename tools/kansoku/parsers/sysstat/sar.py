@@ -37,18 +37,18 @@ __all__ = ["MODULE", "load_json_salvaging"]
 VIEWS = r"""
 CREATE OR REPLACE VIEW sys_series_chosen AS
 SELECT * EXCLUDE (choice) FROM (
-  SELECT s.*, row_number() OVER (PARTITION BY coalesce(s.run_id, s.source_id), s.tool, s.activity
-                                 ORDER BY s.format_rank, s.samples DESC, s.source_id) AS choice
-  FROM sys_series s) WHERE choice = 1;
+  SELECT s.*, row_number() OVER (PARTITION BY coalesce(s.run_id, s.source_id), src.host, src.role, s.tool,
+                                 s.activity ORDER BY s.format_rank, s.samples DESC, s.source_id) AS choice
+  FROM sys_series s LEFT JOIN sources src ON src.source_id = s.source_id) WHERE choice = 1;
 
--- The authoritative samples: one file per (run, tool, activity), since-boot samples excluded.
+-- The authoritative samples: one file per (run, host, tool, activity), since-boot samples excluded.
 CREATE OR REPLACE VIEW sys_metrics_auth AS
 SELECT m.* FROM sys_metrics m
 WHERE NOT m.since_boot
   AND (m.source_id, m.activity) IN (SELECT (source_id, activity) FROM sys_series_chosen);
 
 CREATE OR REPLACE VIEW cpu AS
-SELECT m.run_id, m.source_id, m.tool, m.format, m.ts, m.interval_s, m.sample,
+SELECT m.run_id, m.source_id, m.host, m.role, m.tool, m.format, m.ts, m.interval_s, m.sample,
        epoch(m.ts) - epoch(r.start_time) AS t_s,
        coalesce(m.instance, 'all') AS cpu,
        max(m.value) FILTER (WHERE m.metric IN ('%usr', '%user', 'us')) AS usr_pct,
@@ -66,7 +66,7 @@ WHERE m.activity = 'cpu'
 GROUP BY ALL;
 
 CREATE OR REPLACE VIEW disk AS
-SELECT m.run_id, m.source_id, m.tool, m.format, m.ts, m.interval_s, m.sample,
+SELECT m.run_id, m.source_id, m.host, m.role, m.tool, m.format, m.ts, m.interval_s, m.sample,
        epoch(m.ts) - epoch(r.start_time) AS t_s,
        m.instance AS device,
        any_value(dv.device_class) AS device_class,
@@ -97,12 +97,12 @@ SELECT m.run_id, m.source_id, m.tool, m.format, m.ts, m.interval_s, m.sample,
 FROM sys_metrics_auth m LEFT JOIN runs r ON r.run_id = m.run_id
      LEFT JOIN sys_devices dv ON dv.source_id = m.source_id AND dv.device = m.instance
 WHERE m.activity = 'disk'
-GROUP BY m.run_id, m.source_id, m.tool, m.format, m.ts, m.interval_s, m.sample, t_s, m.instance;
+GROUP BY m.run_id, m.source_id, m.host, m.role, m.tool, m.format, m.ts, m.interval_s, m.sample, t_s, m.instance;
 
 -- sar -r/-S (kB) and vmstat (KiB by default: vmstat -S changes the unit and cannot be seen in the
 -- output, docs/formats.md §4; such files are stored as printed).
 CREATE OR REPLACE VIEW memory AS
-SELECT m.run_id, m.source_id, m.tool, m.format, m.ts, m.interval_s, m.sample,
+SELECT m.run_id, m.source_id, m.host, m.role, m.tool, m.format, m.ts, m.interval_s, m.sample,
        epoch(m.ts) - epoch(r.start_time) AS t_s,
        max(m.value) FILTER (WHERE m.metric IN ('kbmemfree', 'free')) AS mem_free_kb,
        max(m.value) FILTER (WHERE m.metric = 'kbavail') AS mem_avail_kb,
@@ -135,30 +135,30 @@ CREATE OR REPLACE VIEW memory_in_run AS
 SELECT x.* FROM memory x JOIN runs r ON r.run_id = x.run_id
 WHERE epoch(x.ts) - coalesce(x.interval_s, 0) / 2 BETWEEN epoch(r.start_time) AND epoch(r.end_time);
 
--- Per run, the best tool for CPU numbers: sar (has %soft, per CPU) > mpstat (the same, per CPU) > iostat
--- > vmstat (integers).
+-- Per run and host, the best tool for CPU numbers: sar (has %soft, per CPU) > mpstat (the same, per CPU)
+-- > iostat > vmstat (integers).
 CREATE OR REPLACE VIEW cpu_in_run_mean AS
 WITH ranked AS (
-  SELECT c.*, dense_rank() OVER (PARTITION BY run_id
+  SELECT c.*, dense_rank() OVER (PARTITION BY run_id, host, role
       ORDER BY CASE tool WHEN 'sar' THEN 1 WHEN 'mpstat' THEN 2 WHEN 'iostat' THEN 3 ELSE 4 END) AS tool_rank
   FROM cpu_in_run c)
-SELECT run_id, tool, cpu, count(*) AS samples,
+SELECT run_id, host, role, tool, cpu, count(*) AS samples,
        avg(usr_pct) AS usr_pct, avg(nice_pct) AS nice_pct, avg(sys_pct) AS sys_pct,
        avg(iowait_pct) AS iowait_pct, avg(steal_pct) AS steal_pct, avg(irq_pct) AS irq_pct,
        avg(soft_pct) AS soft_pct, avg(idle_pct) AS idle_pct
-FROM ranked WHERE tool_rank = 1 GROUP BY run_id, tool, cpu;
+FROM ranked WHERE tool_rank = 1 GROUP BY run_id, host, role, tool, cpu;
 
 CREATE OR REPLACE VIEW disk_in_run_mean AS
 WITH ranked AS (
-  SELECT d.*, dense_rank() OVER (PARTITION BY run_id
+  SELECT d.*, dense_rank() OVER (PARTITION BY run_id, host, role
       ORDER BY CASE tool WHEN 'sar' THEN 1 ELSE 2 END) AS tool_rank
   FROM disk_in_run d)
-SELECT run_id, device, tool, any_value(device_class) AS device_class,
+SELECT run_id, host, role, device, tool, any_value(device_class) AS device_class,
        bool_or(is_virtual) AS is_virtual, bool_or(is_partition) AS is_partition,
        count(*) AS samples, avg(read_kb_s) AS read_kb_s, avg(write_kb_s) AS write_kb_s,
        avg(discard_kb_s) AS discard_kb_s, avg(tps) AS tps, avg(util_pct) AS util_pct,
        avg(await_ms) AS await_ms, avg(aqu_sz) AS aqu_sz
-FROM ranked WHERE tool_rank = 1 GROUP BY run_id, device, tool;
+FROM ranked WHERE tool_rank = 1 GROUP BY run_id, host, role, device, tool;
 
 -- Clocks: each file's first/last sample against the run window (and against sar in the same run).
 CREATE OR REPLACE VIEW sys_source_clock AS
@@ -179,9 +179,10 @@ _REAL_DISKS = "NOT is_virtual AND NOT is_partition"
 
 
 def _cpu_metric(name: str, col: str, hib: bool) -> MetricDef:
-    return MetricDef(name, f"SELECT run_id, {col} AS value FROM cpu_in_run_mean WHERE cpu = 'all'", "%", hib,
-                     selection_sql=f"SELECT run_id, avg({col}) AS value FROM cpu_in_run_mean "
-                                   "WHERE cpu IN {selection} GROUP BY run_id",
+    return MetricDef(name, f"SELECT run_id, host, role, {col} AS value FROM cpu_in_run_mean WHERE cpu = 'all'",
+                     "%", hib, per_host=True,
+                     selection_sql=f"SELECT run_id, host, role, avg({col}) AS value FROM cpu_in_run_mean "
+                                   "WHERE cpu IN {selection} GROUP BY run_id, host, role",
                      selection_of="cpu")
 
 
@@ -192,20 +193,20 @@ METRICS = [
     _cpu_metric("cpu_iowait_pct", "iowait_pct", False),
     _cpu_metric("cpu_soft_pct", "soft_pct", False),
     MetricDef("disk_read_kb_s",
-              f"SELECT run_id, sum(read_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "KB/s", True,
-              selection_sql="SELECT run_id, sum(read_kb_s) AS value FROM disk_in_run_mean "
-                            "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
+              f"SELECT run_id, host, role, sum(read_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} "
+              "GROUP BY run_id, host, role", "KB/s", True, per_host=True,
+              selection_sql="SELECT run_id, host, role, sum(read_kb_s) AS value FROM disk_in_run_mean "
+                            "WHERE device IN {selection} GROUP BY run_id, host, role", selection_of="device"),
     MetricDef("disk_write_kb_s",
-              f"SELECT run_id, sum(write_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "KB/s", True,
-              selection_sql="SELECT run_id, sum(write_kb_s) AS value FROM disk_in_run_mean "
-                            "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
+              f"SELECT run_id, host, role, sum(write_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} "
+              "GROUP BY run_id, host, role", "KB/s", True, per_host=True,
+              selection_sql="SELECT run_id, host, role, sum(write_kb_s) AS value FROM disk_in_run_mean "
+                            "WHERE device IN {selection} GROUP BY run_id, host, role", selection_of="device"),
     MetricDef("disk_util_pct_max",
-              f"SELECT run_id, max(util_pct) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "%", False,
-              selection_sql="SELECT run_id, max(util_pct) AS value FROM disk_in_run_mean "
-                            "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
+              f"SELECT run_id, host, role, max(util_pct) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} "
+              "GROUP BY run_id, host, role", "%", False, per_host=True,
+              selection_sql="SELECT run_id, host, role, max(util_pct) AS value FROM disk_in_run_mean "
+                            "WHERE device IN {selection} GROUP BY run_id, host, role", selection_of="device"),
 ]
 
 MODULE = ParserModule(

@@ -1,0 +1,200 @@
+"""Hosts in a run (issue 24): host=<name>/ subdirectories, host.toml, roles on every system metric, machines,
+and the refusal of two hosts' outputs laid out without the layout (docs/ingest.md, "Hosts in a run").
+
+The sysstat files are real `sar -u` output (made by sar when the test runs), their header's hostname
+rewritten to the server's and the client's; the client's samples are rewritten to 90 % idle so that the
+two hosts' numbers can be told apart."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from conftest import ro_con, run_tool
+
+pytestmark = pytest.mark.skipif(shutil.which("sar") is None, reason="sysstat (sar) is installed by .ci/setup")
+
+
+@pytest.fixture(scope="module")
+def real_sar_u() -> str:
+    """`sar -u 1 3` as this machine prints it (LC_ALL=C, ISO dates)."""
+    env = {**os.environ, "LC_ALL": "C", "S_TIME_FORMAT": "ISO"}
+    return subprocess.run(["sar", "-u", "1", "3"], capture_output=True, text=True, env=env, check=True,
+                          timeout=30).stdout
+
+
+def as_host(sar: str, hostname: str, idle: float | None = None) -> str:
+    """The same output as printed on ``hostname`` (the header's '(host)'), optionally with every sample
+    ``idle`` % idle (the rest user time)."""
+    lines = sar.splitlines()
+    lines[0] = re.sub(r"\(([^)]*)\)", f"({hostname})", lines[0], count=1)
+    if idle is not None:
+        out = []
+        for line in lines:
+            parts = line.split()
+            if len(parts) == 8 and parts[1] == "all":
+                line = (f"{parts[0]:<15} all {100 - idle:9.2f} {0:9.2f} {0:9.2f} {0:9.2f} {0:9.2f} {idle:9.2f}")
+            out.append(line)
+        lines = out
+    return "\n".join(lines) + "\n"
+
+
+def window(sar: str) -> tuple[datetime, datetime]:
+    """A run window around the samples (sar text prints local times of the header's date)."""
+    day = re.search(r"(\d{4}-\d{2}-\d{2})", sar.splitlines()[0]).group(1)
+    times = [l.split()[0] for l in sar.splitlines()[2:] if re.match(r"^\d\d:\d\d:\d\d\s+all", l)]
+    first = datetime.fromisoformat(f"{day}T{times[0]}").replace(tzinfo=timezone.utc)
+    last = datetime.fromisoformat(f"{day}T{times[-1]}").replace(tzinfo=timezone.utc)
+    return first - timedelta(seconds=5), last + timedelta(seconds=5)
+
+
+def run_toml(sar: str, hostname: str, extra: str = "") -> str:
+    start, end = window(sar)
+    return (f'status = "ok"\nstart = {start.isoformat()}\nend = {end.isoformat()}\nhostname = "{hostname}"\n'
+            f'{extra}\n[factors]\nclients = "4"\n\n[machine]\nhostname = "{hostname}"\ncpu_model = "Intel Xeon"\n'
+            'cpu_count = 2\nmem_total_kib = 8000000\nkernel = "Linux 6.1"\n')
+
+
+def host_toml(hostname: str, role: str, cpu: str = "AMD EPYC") -> str:
+    return (f'hostname = "{hostname}"\nrole = "{role}"\nclock_offset_s = 0.0021\nclock_offset_error_s = 0.0004\n\n'
+            f'[machine]\nhostname = "{hostname}"\ncpu_model = "{cpu}"\ncpu_count = 32\nmem_total_kib = 64000000\n'
+            'kernel = "Linux 6.1"\n')
+
+
+def counts(db: Path) -> tuple[int, int]:
+    if not db.exists():
+        return 0, 0
+    con = ro_con(db)
+    try:
+        return (con.execute("SELECT count(*) FROM runs").fetchone()[0],
+                con.execute("SELECT count(*) FROM sys_metrics").fetchone()[0])
+    finally:
+        con.close()
+
+
+def test_two_hosts_sar_in_one_directory_is_refused_with_the_layout(tmp_path, real_sar_u):
+    """The issue's repro: the server's and the client's `sar -u` side by side in one run directory.
+    Before: exit 0 and the run's cpu_idle_pct was the client's 90 %. Now: exit 2, both hostnames named,
+    the layout to use, nothing stored."""
+    run = tmp_path / "campaign" / "clients=4"
+    run.mkdir(parents=True)
+    (tmp_path / "campaign" / ".kansoku-campaign").write_text("")
+    (run / "sar_u_server.txt").write_text(as_host(real_sar_u, "dbserver"))
+    (run / "sar_u_client.txt").write_text(as_host(real_sar_u, "pgclient", idle=90.0))
+    db = tmp_path / "k.duckdb"
+    p = run_tool("ingest", "--db", db, tmp_path / "campaign")
+    assert p.returncode == 2, p.stdout + p.stderr
+    err = p.stdout + p.stderr
+    assert "'dbserver'" in err and "'pgclient'" in err and "2 hosts in one directory" in err
+    assert "host=<name>/" in err and "host.toml" in err and "Traceback" not in err
+    assert counts(db) == (0, 0)
+
+
+def test_a_file_whose_hostname_contradicts_its_host_toml_is_refused(tmp_path, real_sar_u):
+    run = tmp_path / "campaign" / "clients=4"
+    (run / "host=dbserver").mkdir(parents=True)
+    (tmp_path / "campaign" / ".kansoku-campaign").write_text("")
+    (run / "run.toml").write_text(run_toml(real_sar_u, "pgclient", 'role = "client"'))
+    (run / "sar_u.txt").write_text(as_host(real_sar_u, "pgclient", idle=90.0))
+    (run / "host=dbserver" / "host.toml").write_text(host_toml("dbserver", "server"))
+    (run / "host=dbserver" / "sar_u.txt").write_text(as_host(real_sar_u, "standby1"))
+    db = tmp_path / "k.duckdb"
+    p = run_tool("ingest", "--db", db, tmp_path / "campaign")
+    assert p.returncode == 2, p.stdout + p.stderr
+    err = p.stdout + p.stderr
+    assert "'standby1'" in err and "hostname = 'dbserver'" in err and "host.toml" in err
+    assert "clients=4" in err and "Traceback" not in err
+    assert counts(db) == (0, 0)
+
+
+@pytest.fixture
+def two_host_run(tmp_path, real_sar_u) -> tuple[Path, Path]:
+    """A run laid out as docs/ingest.md says: the client's files at the top (run.toml role = "client"), the
+    server's under host=dbserver/ with its host.toml. Returns (campaign, db)."""
+    camp = tmp_path / "campaign"
+    run = camp / "clients=4"
+    (run / "host=dbserver").mkdir(parents=True)
+    (camp / ".kansoku-campaign").write_text("# the campaign root\n")
+    (run / "run.toml").write_text(run_toml(real_sar_u, "pgclient", 'role = "client"'))
+    (run / "sar_u.txt").write_text(as_host(real_sar_u, "pgclient", idle=90.0))
+    (run / "host=dbserver" / "host.toml").write_text(host_toml("dbserver", "server"))
+    (run / "host=dbserver" / "sar_u.txt").write_text(as_host(real_sar_u, "dbserver", idle=20.0))
+    return camp, tmp_path / "k.duckdb"
+
+
+def test_the_layout_ingests_each_metric_with_its_host_and_role(two_host_run):
+    camp, db = two_host_run
+    p = run_tool("ingest", "--db", db, camp)
+    assert p.returncode == 0, p.stdout + p.stderr
+    con = ro_con(db)
+    try:
+        assert con.execute("SELECT run_id FROM runs").fetchall() == [("clients=4",)]  # one run, not two
+        assert con.execute("SELECT count(*) FROM run_factors WHERE factor = 'host'").fetchone()[0] == 0
+        hosts = con.execute("SELECT host, role, host_dir, clock_offset_s, clock_offset_error_s FROM run_hosts "
+                            "ORDER BY host").fetchall()
+        assert hosts == [("dbserver", "server", "host=dbserver", 0.0021, 0.0004), ("pgclient", "client", "", 0.0, 0.0)]
+        by_role = dict(con.execute("SELECT role, round(avg(idle_pct), 2) FROM cpu WHERE cpu = 'all' GROUP BY role").fetchall())
+        assert by_role == {"client": 90.0, "server": 20.0}
+        assert set(con.execute("SELECT DISTINCT host, role FROM sys_metrics").fetchall()) == {
+            ("pgclient", "client"), ("dbserver", "server")}
+        per_host = dict(con.execute("SELECT role, value FROM run_metrics WHERE metric = 'cpu_idle_pct'").fetchall())
+        assert per_host == {"client": 90.0, "server": 20.0}
+        # two machines, by inventory: the client's Xeon (run.toml) and the server's EPYC (host.toml)
+        assert sorted(r[0] for r in con.execute("SELECT cpu_model FROM machines").fetchall()) == ["AMD EPYC", "Intel Xeon"]
+        assert con.execute("SELECT count(DISTINCT machine_id) FROM run_hosts").fetchone()[0] == 2
+        files = {r[0]: r[1:] for r in con.execute("SELECT file_name, host, role FROM sources").fetchall()}
+        assert files == {"sar_u.txt": ("pgclient", "client"), "host=dbserver/sar_u.txt": ("dbserver", "server")}
+    finally:
+        con.close()
+    # unchanged on a second ingest
+    again = run_tool("ingest", "--db", db, camp, "--json")
+    assert again.returncode == 0 and '"replaced"' not in again.stdout
+
+
+def test_a_role_changed_in_host_toml_reaches_the_stored_rows(two_host_run):
+    camp, db = two_host_run
+    run_tool("ingest", "--db", db, camp, check=True)
+    toml = camp / "clients=4" / "host=dbserver" / "host.toml"
+    toml.write_text(toml.read_text().replace('role = "server"', 'role = "primary"'))
+    run_tool("ingest", "--db", db, camp, check=True)
+    con = ro_con(db)
+    try:
+        assert set(con.execute("SELECT DISTINCT role FROM sys_metrics").fetchall()) == {("client",), ("primary",)}
+    finally:
+        con.close()
+
+
+def test_a_host_directory_without_role_is_an_error_naming_it(tmp_path, real_sar_u):
+    run = tmp_path / "campaign" / "clients=4"
+    (run / "host=dbserver").mkdir(parents=True)
+    (run / "run.toml").write_text(run_toml(real_sar_u, "pgclient"))
+    (run / "sar_u.txt").write_text(as_host(real_sar_u, "pgclient"))
+    (run / "host=dbserver" / "host.toml").write_text('hostname = "dbserver"\n')
+    (run / "host=dbserver" / "sar_u.txt").write_text(as_host(real_sar_u, "dbserver"))
+    p = run_tool("ingest", "--db", tmp_path / "k.duckdb", tmp_path / "campaign")
+    assert p.returncode == 2
+    assert "host.toml" in p.stdout + p.stderr and "has no role" in p.stdout + p.stderr
+
+
+def test_default_role_from_the_campaign_file(tmp_path, real_sar_u):
+    """The run's own host without run.toml role: the campaign's default_role (else 'server')."""
+    camp = tmp_path / "campaign"
+    run = camp / "clients=4"
+    run.mkdir(parents=True)
+    (camp / ".kansoku-campaign").write_text('default_role = "client"\n')
+    (run / "run.toml").write_text(run_toml(real_sar_u, "pgclient"))
+    (run / "sar_u.txt").write_text(as_host(real_sar_u, "pgclient"))
+    db = tmp_path / "k.duckdb"
+    run_tool("ingest", "--db", db, camp, check=True)
+    con = ro_con(db)
+    try:
+        assert con.execute("SELECT DISTINCT role FROM sys_metrics").fetchall() == [("client",)]
+        assert con.execute("SELECT default_role FROM runs").fetchall() == [("client",)]
+    finally:
+        con.close()
