@@ -198,3 +198,82 @@ def test_default_role_from_the_campaign_file(tmp_path, real_sar_u):
         assert con.execute("SELECT default_role FROM runs").fetchall() == [("client",)]
     finally:
         con.close()
+
+
+# -- specs select a role ------------------------------------------------------------------------------------
+
+SPEC = """
+[report]
+id = "hosts"
+fiscal_year = 2026
+title = "t"
+organisation = "o"
+
+[[chapter]]
+id = "c"
+title = "c"
+
+[[chapter.table]]
+id = "t"
+caption = "t"
+metrics = [{metrics}]
+where = {{ clients = 4 }}
+rows = "clients"
+digits = {{ default = 2 }}
+"""
+
+
+def table_values(db: Path, tmp_path: Path, metrics: str) -> list:
+    from kansoku.analysis.tables import compute_table
+    from kansoku.spec.model import load_report
+    from kansoku.store.db import open_store
+
+    p = tmp_path / "hosts.toml"
+    p.write_text(SPEC.format(metrics=metrics), encoding="utf-8")
+    report = load_report(p)
+    store = open_store(db, read_only=True)
+    try:
+        table = compute_table(store, report, report.item("t"))
+    finally:
+        store.close()
+    return [c.value for c in table.rows[0]][1:]
+
+
+def test_a_spec_selects_each_role(two_host_run, tmp_path):
+    camp, db = two_host_run
+    run_tool("ingest", "--db", db, camp, check=True)
+    server, client = table_values(db, tmp_path, '"cpu_idle_pct[server]", "cpu_idle_pct[client]"')
+    assert (server, client) == (pytest.approx(20.0), pytest.approx(90.0))
+
+
+def test_two_hosts_without_a_role_is_a_spec_error_naming_both(two_host_run, tmp_path):
+    from kansoku.errors import SpecError
+
+    camp, db = two_host_run
+    run_tool("ingest", "--db", db, camp, check=True)
+    with pytest.raises(SpecError) as exc:
+        table_values(db, tmp_path, '"cpu_idle_pct"')
+    msg = str(exc.value)
+    assert exc.value.exit_code == 3
+    assert "dbserver (server)" in msg and "pgclient (client)" in msg and "clients=4" in msg
+    assert "cpu_idle_pct[client] or cpu_idle_pct[server]" in msg
+
+
+def test_a_role_the_run_lacks_is_a_spec_error_naming_run_and_role(two_host_run, tmp_path):
+    from kansoku.errors import SpecError
+
+    camp, db = two_host_run
+    run_tool("ingest", "--db", db, camp, check=True)
+    with pytest.raises(SpecError) as exc:
+        table_values(db, tmp_path, '"cpu_idle_pct[standby]"')
+    assert exc.value.exit_code == 3
+    assert "'clients=4'" in str(exc.value) and "role 'standby'" in str(exc.value)
+
+
+def test_the_campaigns_default_role_answers_a_metric_without_role(two_host_run, tmp_path):
+    camp, db = two_host_run
+    (camp / ".kansoku-campaign").write_text('default_role = "server"\n')
+    (camp / "clients=4" / "run.toml").write_text(
+        (camp / "clients=4" / "run.toml").read_text())  # role = "client" stays on the run's own host
+    run_tool("ingest", "--db", db, camp, check=True)
+    assert table_values(db, tmp_path, '"cpu_idle_pct"') == [pytest.approx(20.0)]

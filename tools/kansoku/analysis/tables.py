@@ -88,13 +88,52 @@ def known_metrics(store: Store) -> set[str]:
     return _cached(store, "metrics", compute)
 
 
-_SELECTION = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)\[(?P<sel>[^\]]+)\]$")
+_SELECTION = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)\[(?P<a>[^\]]+)\](?:\[(?P<b>[^\]]+)\])?$")
+# Roles a per-host metric's [bracket] names without any data to say so; the roles of the store's runs
+# (run_hosts.role) are added by known_roles (docs/spec.md, "Hosts and roles").
+WELL_KNOWN_ROLES = {"server", "client", "standby", "primary"}
+_roles_seen: set[str] = set()
+
+
+def parse_metric(metric: str) -> tuple[str, str | None, str | None]:
+    """A spec's metric name -> (metric, role, selection): 'cpu_idle_pct[server]' -> ('cpu_idle_pct', 'server',
+    None); 'disk_read_kb_s[hdd]' -> (.., None, 'hdd'); 'disk_read_kb_s[server][hdd]' -> (.., 'server', 'hdd').
+    A single bracket names a role when the metric is measured per host and the name is a role."""
+    m = _SELECTION.match(metric)
+    if not m:
+        return metric, None, None
+    base, a, b = m.group("base"), m.group("a").strip(), m.group("b")
+    if b is not None:
+        return base, a, b.strip()
+    md = parsers.metrics().get(base)
+    if md is not None and md.per_host and a in (WELL_KNOWN_ROLES | _roles_seen):
+        return base, a, None
+    return base, None, a
 
 
 def split_metric(metric: str) -> tuple[str, str | None]:
-    """'disk_read_kb_s[hdd]' -> ('disk_read_kb_s', 'hdd'); a plain name -> (name, None)."""
-    m = _SELECTION.match(metric)
-    return (m.group("base"), m.group("sel")) if m else (metric, None)
+    """'disk_read_kb_s[hdd]' -> ('disk_read_kb_s', 'hdd'); a plain name -> (name, None); a role is left out
+    (see :func:`parse_metric`)."""
+    base, _, sel = parse_metric(metric)
+    return base, sel
+
+
+def known_roles(store: Store) -> set[str]:
+    """The roles of the store's hosts (run_hosts), with the well-known ones."""
+    def compute() -> set[str]:
+        try:
+            roles = {r[0] for r in store.query("SELECT DISTINCT role FROM run_hosts WHERE role IS NOT NULL")}
+        except Exception:  # a store made before hosts were kept
+            roles = set()
+        _roles_seen.update(roles)
+        return roles | WELL_KNOWN_ROLES
+    return _cached(store, "roles", compute)
+
+
+def role_label(role: str, lang: str) -> str:
+    """A role as a reader sees it: the words role_<name> (server, client, standby, primary), else the name."""
+    key = f"role_{role}"
+    return words.t(lang, key) if words.has(key, lang) else role
 
 
 def selection_values(sel: str, groups: dict[str, list[str]] | None) -> list[str]:
@@ -108,11 +147,18 @@ def selection_values(sel: str, groups: dict[str, list[str]] | None) -> list[str]
 
 
 def check_metric(store: Store, item: Item, metric: str) -> None:
-    """Unknown metrics and selections a metric does not take are spec errors naming the item."""
-    base, sel = split_metric(metric)
+    """Unknown metrics and selections a metric does not take are spec errors naming the item; so are a
+    per-host metric that several hosts of a run answer without a role chosen, and a role a run lacks."""
+    known_roles(store)
+    base, role, sel = parse_metric(metric)
     known = known_metrics(store)
     if base not in known:
         raise item.error(f"unknown metric {metric!r}; known metrics: {sorted(known)}")
+    md = parsers.metrics().get(base)
+    if role is not None and (md is None or not md.per_host):
+        raise item.error(f"{metric}: metric {base!r} is not measured per host and takes no [role]")
+    if md is not None and md.per_host:
+        check_hosts(store, item, metric)
     if sel is not None:
         md = parsers.metrics().get(base)
         if md is None or md.selection_sql is None:
@@ -128,8 +174,19 @@ def check_metric(store: Store, item: Item, metric: str) -> None:
 def metric_sql(metric: str, groups: dict[str, list[str]] | None = None) -> tuple[str, list[Any]]:
     """A subquery yielding run_id, value for one metric: the rows ``run_metrics`` has for it,
     read from the defining SQL directly (the union view would compute every metric).
-    ``name[selection]`` computes the metric over the selected devices or CPUs."""
-    base, sel = split_metric(metric)
+    ``name[selection]`` computes the metric over the selected devices or CPUs. A metric measured per host
+    yields ``run_id, host, role, value`` (one row per host; only the role's hosts when one is named):
+    :func:`metric_values_sql` picks each run's host."""
+    base, role, sel = parse_metric(metric)
+    md = parsers.metrics().get(base)
+    if md is not None and md.per_host:
+        sql = md.sql
+        if sel is not None:
+            values = ", ".join("'" + v.replace("'", "''") + "'" for v in selection_values(sel, groups))
+            sql = md.selection_sql.format(selection=f"({values})")
+        if role is None:
+            return f"(SELECT run_id, host, role, value FROM ({sql}))", []
+        return f"(SELECT run_id, host, role, value FROM ({sql}) WHERE role = ?)", [role]
     if sel is not None:
         md = parsers.metrics()[base]
         values = ", ".join("'" + v.replace("'", "''") + "'" for v in selection_values(sel, groups))
@@ -150,14 +207,100 @@ def metric_values_sql(store: Store, metric: str, groups: dict[str, list[str]] | 
     rows are kept (the store is opened read-only for a build) and handed back to DuckDB as two lists. A
     metric over a view that computes every run at once (the steady-state views) is then computed once,
     not once per table and figure that uses it."""
+    ids, values = host_resolved(store, metric, groups)[:2]
+    return "(SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::DOUBLE[]) AS value)", [ids, values]
+
+
+def host_resolved(store: Store, metric: str, groups: dict[str, list[str]] | None = None):
+    """(run ids, values, ambiguous, lacking) of one metric, computed once per build. A metric measured per
+    host gives each run the value of its one host that answers (with the role named, that role's host;
+    without, the run's only host with a value, or the host of the campaign's default_role). Runs where
+    several hosts answer are ``ambiguous`` (run -> [(host, role)]), never averaged; runs with values but
+    none from the named role are ``lacking`` (run -> [(host, role)] of the hosts it has)."""
+    known_roles(store)
     key = ("metric_values", metric, repr(sorted((groups or {}).items())))
     cache = store.__dict__.setdefault("_kansoku_analysis_cache", {})
-    if key not in cache:
+    if key in cache:
+        return cache[key]
+    base, role, _ = parse_metric(metric)
+    md = parsers.metrics().get(base)
+    if md is None or not md.per_host:
         msql, params = metric_sql(metric, groups)
         rows = store.query(f"SELECT m.run_id, m.value FROM {msql} m", params)
-        cache[key] = ([r[0] for r in rows], [r[1] for r in rows])
-    ids, values = cache[key]
-    return "(SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::DOUBLE[]) AS value)", [ids, values]
+        cache[key] = ([r[0] for r in rows], [r[1] for r in rows], {}, {})
+        return cache[key]
+    sel = parse_metric(metric)[2]
+    sql = md.sql
+    if sel is not None:
+        sql = md.selection_sql.format(selection="(" + ", ".join(
+            "'" + v.replace("'", "''") + "'" for v in selection_values(sel, groups)) + ")")
+    rows = store.query(f"SELECT m.run_id, m.host, m.role, m.value FROM ({sql}) m "
+                       "WHERE m.value IS NOT NULL AND NOT isnan(m.value) ORDER BY m.run_id, m.host")
+    defaults = dict(store.query("SELECT run_id, default_role FROM runs WHERE default_role IS NOT NULL"))
+    by_run: dict[str, list[tuple]] = {}
+    for r in rows:
+        by_run.setdefault(r[0], []).append(r)
+    ids, values, ambiguous, lacking = [], [], {}, {}
+    for run_id, rs in by_run.items():
+        if role is not None:
+            cand = [r for r in rs if r[2] == role]
+            if not cand:
+                lacking[run_id] = sorted({(r[1], r[2]) for r in rs}, key=str)
+                continue
+        else:
+            cand = rs
+            if len({(r[1], r[2]) for r in cand}) > 1 and defaults.get(run_id):
+                cand = [r for r in cand if r[2] == defaults[run_id]] or cand
+        if len({(r[1], r[2]) for r in cand}) > 1:
+            ambiguous[run_id] = sorted({(r[1], r[2]) for r in cand}, key=str)
+            continue
+        ids.append(run_id)
+        values.append(cand[0][3])
+    cache[key] = (ids, values, ambiguous, lacking)
+    return cache[key]
+
+
+def _hosts_text(hosts: list[tuple]) -> str:
+    """'dbserver (server), pgclient (client)'."""
+    return ", ".join(f"{h} ({r})" if h else f"the run's own host ({r})" for h, r in hosts)
+
+
+def check_hosts(store: Store, item: Item, metric: str, where: dict[str, Any] | None = None) -> None:
+    """Spec errors (exit 3) for a per-host metric over the item's runs: several hosts answer and no role is
+    chosen (naming both hosts); the named role is missing from a run (naming the run and the role)."""
+    base, role, _ = parse_metric(metric)
+    _, _, ambiguous, lacking = host_resolved(store, metric, item.device_groups)
+    params: list[Any] = []
+    cond = where_sql(item, store, params, where)
+    runs = [r[0] for r in store.query(f"SELECT m.run_id FROM runs m WHERE m.status = 'ok' AND {cond} "
+                                      "ORDER BY m.run_id", params)]
+    for run_id in runs:
+        if run_id in ambiguous:
+            hosts = ambiguous[run_id]
+            roles = sorted({r for _, r in hosts if r})
+            choose = " or ".join(f"{base}[{r}]" for r in roles) if len(roles) > 1 else \
+                "one role per host (host.toml role)"
+            raise item.error(
+                f"{metric}: run {run_id!r} has this metric from {len(hosts)} hosts, {_hosts_text(hosts)}; a table "
+                f"or figure never averages hosts: choose {choose}, or declare default_role in the campaign's "
+                ".kansoku-campaign (docs/spec.md, \"Hosts and roles\")")
+    if role is None:
+        return
+    have: dict[str, list[tuple]] = {}
+    try:
+        for run_id, host, r in store.query(
+                "SELECT h.run_id, h.host, h.role FROM run_hosts h JOIN runs x USING (run_id) "
+                "WHERE x.origin = 'measured' AND h.run_id IN (SELECT unnest(?::VARCHAR[]))", [runs]):
+            have.setdefault(run_id, []).append((host, r))
+    except Exception:  # a store made before hosts were kept: the values tell
+        pass
+    for run_id in runs:
+        hosts = lacking.get(run_id) or ([] if run_id not in have or any(r == role for _, r in have[run_id])
+                                        else have[run_id])
+        if hosts:
+            raise item.error(f"{metric}: run {run_id!r} has no host with role {role!r} (its hosts: "
+                             f"{_hosts_text(hosts)}); name a role the run has, or lay its files out as "
+                             "docs/ingest.md says (\"Hosts in a run\")")
 
 
 def _has_published(store: Store) -> bool:
@@ -371,14 +514,15 @@ def fmt_printed(num: str, fmt: str, lang: str) -> str:
 
 def metric_label(metric: str, lang: str, with_unit: bool = True, report: Report | None = None) -> str:
     info = report.metric_info.get(metric) if report else None
-    base, sel = split_metric(metric)
+    base, role, sel = parse_metric(metric)
     md = parsers.metrics().get(base)
     if info and info.label:
         label = info.label.get(lang)
     elif md is not None:
         label = md.label_ja if lang == "ja" else md.label_en
-        if sel is not None:  # "Disk read [hdd]"
-            label = re.sub(r"\s*[(（].*?[)）]\s*$", "", label) + f" [{sel}]"
+        if sel is not None or role is not None:  # "Disk read [hdd]", "CPU idle [server]"
+            label = re.sub(r"\s*[(（].*?[)）]\s*$", "", label) + "".join(
+                f" [{x}]" for x in (role_label(role, lang) if role else None, sel) if x)
     else:
         label = metric
     unit = info.unit if info and info.unit is not None else (md.unit if md else None)

@@ -449,6 +449,7 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
     def add(path: tuple, message: str, item: dict | None = None, kind: str | None = None) -> None:
         problems.append(Problem(spec_file, loc.line(path), path, message, item_label(raw, path)))
 
+    tables.known_roles(store)  # a per-host metric's [role] (cpu_idle_pct[server]) is told from a [selection]
     metrics = tables.known_metrics(store)
     factors = tables.known_factors(store)
     values = factor_values(store)
