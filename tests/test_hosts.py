@@ -277,3 +277,51 @@ def test_the_campaigns_default_role_answers_a_metric_without_role(two_host_run, 
         (camp / "clients=4" / "run.toml").read_text())  # role = "client" stays on the run's own host
     run_tool("ingest", "--db", db, camp, check=True)
     assert table_values(db, tmp_path, '"cpu_idle_pct"') == [pytest.approx(20.0)]
+
+
+# -- tools/compare ------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def two_runs(two_host_run, real_sar_u) -> tuple[Path, Path]:
+    """clients=4 (above) and clients=8: the same layout, the server on a newer kernel and 40 % idle."""
+    camp, db = two_host_run
+    run = camp / "clients=8"
+    (run / "host=dbserver").mkdir(parents=True)
+    (run / "run.toml").write_text(run_toml(real_sar_u, "pgclient", 'role = "client"').replace('clients = "4"',
+                                                                                              'clients = "8"'))
+    (run / "sar_u.txt").write_text(as_host(real_sar_u, "pgclient", idle=80.0))
+    (run / "host=dbserver" / "host.toml").write_text(host_toml("dbserver", "server").replace("Linux 6.1", "Linux 6.6"))
+    (run / "host=dbserver" / "sar_u.txt").write_text(as_host(real_sar_u, "dbserver", idle=40.0))
+    run_tool("ingest", "--db", db, camp, check=True)
+    return camp, db
+
+
+def test_compare_selects_a_role_and_lists_environment_differences(two_runs):
+    import json
+
+    _, db = two_runs
+    p = run_tool("compare", "--db", db, "clients=4", "clients=8", "--metric", "cpu_idle_pct[server]", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    [c] = doc["comparisons"]
+    assert c["metric"] == "cpu_idle_pct[server]"
+    assert (c["baseline"]["median"], c["candidate"]["median"]) == (pytest.approx(20.0), pytest.approx(40.0))
+    env = {(d["role"], d["key"]): (d["a"], d["b"]) for d in doc["environment"]}
+    assert env[("server", "machine.kernel")] == (["Linux 6.1"], ["Linux 6.6"])
+    assert ("client", "machine.kernel") not in env  # the client's machine did not change
+    text = run_tool("compare", "--db", db, "clients=4", "clients=8", "--metric", "cpu_idle_pct[client]")
+    assert text.returncode == 0 and "environment differences" in text.stdout
+    assert "[server] machine.kernel" in text.stdout and "Linux 6.1" in text.stdout and "Linux 6.6" in text.stdout
+    # without --metric every host's value is compared, each by its role
+    every = json.loads(run_tool("compare", "--db", db, "clients=4", "clients=8", "--json", check=True).stdout)
+    assert {"cpu_idle_pct[server]", "cpu_idle_pct[client]"} <= {c["metric"] for c in every["comparisons"]}
+    assert "cpu_idle_pct" not in {c["metric"] for c in every["comparisons"]}
+
+
+def test_compare_metric_without_role_on_two_hosts_is_exit_3_naming_them(two_runs):
+    _, db = two_runs
+    p = run_tool("compare", "--db", db, "clients=4", "clients=8", "--metric", "cpu_idle_pct")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "dbserver (server)" in p.stderr and "pgclient (client)" in p.stderr
+    lack = run_tool("compare", "--db", db, "clients=4", "clients=8", "--metric", "cpu_idle_pct[standby]")
+    assert lack.returncode == 3 and "role 'standby'" in lack.stderr and "clients=4" in lack.stderr

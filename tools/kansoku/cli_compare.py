@@ -1,7 +1,8 @@
 """tools/compare: two selections of runs compared condition by condition (see --help).
 
-Exit status: 0 compared (whatever the verdicts), 2 bad selection, 4 database busy, 6 a metric regressed
-beyond noise by at least ``--fail-above`` percent (for CI jobs).
+Exit status: 0 compared (whatever the verdicts), 2 bad selection, 3 a --metric several hosts answer without
+a role (or a role a run lacks), 4 database busy, 6 a metric regressed beyond noise by at least
+``--fail-above`` percent (for CI jobs).
 """
 
 from __future__ import annotations
@@ -63,6 +64,19 @@ def _print_table(result, a_label: str, b_label: str, out) -> None:
     if result.only_baseline or result.only_candidate:
         print(f"not compared (a condition on one side only): {result.only_baseline} in A, "
               f"{result.only_candidate} in B", file=out)
+    if result.environment:
+        print("", file=out)
+        print(f"environment differences ({len(result.environment)}; recorded with the runs: run.toml, host.toml):",
+              file=out)
+        env_rows = [[(f"[{d.role}] " if d.role else "") + d.key, " | ".join(d.a), " | ".join(d.b)]
+                    for d in result.environment]
+        env_widths = [max(len(h), *(len(r[i]) for r in env_rows)) for i, h in enumerate(("key", "A", "B"))]
+        print("  ".join(h.ljust(w) for h, w in zip(("key", "A", "B"), env_widths)), file=out)
+        print("  ".join("-" * w for w in env_widths), file=out)
+        for r in env_rows:
+            print("  ".join(x.ljust(w) for x, w in zip(r, env_widths)), file=out)
+    else:
+        print("environment: no difference recorded between A's and B's runs (machine, versions, settings)", file=out)
 
 
 def compare_main(argv: list[str] | None = None) -> int:
@@ -84,7 +98,8 @@ def compare_main(argv: list[str] | None = None) -> int:
     ap.add_argument("b", help="selection B (e.g. version=15)")
     ap.add_argument("--db", type=Path, default=REPO / DEFAULT_DB, help=f"database of A (default {DEFAULT_DB})")
     ap.add_argument("--db-b", type=Path, default=None, help="database of B, when the two campaigns were ingested apart")
-    ap.add_argument("--metric", action="append", default=None, help="compare only this metric (repeatable)")
+    ap.add_argument("--metric", action="append", default=None, help="compare only this metric (repeatable); a metric measured per host takes its "
+                         "host's role: cpu_idle_pct[server]")
     ap.add_argument("--alpha", type=float, default=noise.ALPHA, help=f"level of the test (default {noise.ALPHA})")
     ap.add_argument("--min-effect", type=float, default=noise.MIN_EFFECT * 100,
                     help=f"smallest change in percent that can be better/worse (default {noise.MIN_EFFECT * 100:g})")
@@ -117,7 +132,8 @@ def compare_main(argv: list[str] | None = None) -> int:
     if args.json:
         json.dump({"a": args.a, "b": args.b, "method": dataclasses.asdict(method),
                    "comparisons": cmp.records(result), "not_compared": {"a": result.only_baseline,
-                                                                     "b": result.only_candidate}},
+                                                                     "b": result.only_candidate},
+                   "environment": cmp.environment_records(result)},
                   out, ensure_ascii=False, indent=1, default=float)
         print(file=out)
     elif args.csv:

@@ -11,6 +11,7 @@ the metric's definition; a metric whose direction is not known (a transcribed pu
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 from collections import defaultdict
@@ -29,6 +30,13 @@ class SelectionError(KansokuError):
     """A selection names a factor or value the store does not have (exit 2: bad input)."""
 
     exit_code = 2
+
+
+class MetricChoiceError(KansokuError):
+    """``--metric`` that several hosts of a run answer without a role, or a role a run lacks (exit 3, as in
+    a spec: docs/spec.md, "Hosts and roles")."""
+
+    exit_code = 3
 
 
 def parse_selection(text: str) -> dict[str, list[str]]:
@@ -98,6 +106,7 @@ class CompareResult:
     only_baseline: int = 0  # (metric, condition) pairs present on one side only
     only_candidate: int = 0
     skipped_metrics: list[str] = field(default_factory=list)
+    environment: list["EnvDifference"] = field(default_factory=list)  # what differs between the sides' machines
 
     def regressions(self, threshold_pct: float) -> list[Comparison]:
         """Worse beyond noise by at least ``threshold_pct`` percent (a CI job's failure)."""
@@ -127,7 +136,7 @@ def compare(baseline: Iterable[RunValue], candidate: Iterable[RunValue], selecti
     for key in sorted(set(a) & set(b)):
         metric, cond = key
         ra, rb = a[key], b[key]
-        md = defs.get(metric)
+        md = defs.get(metric.split("[", 1)[0])
         direction = "unknown" if md is None else ("higher_is_better" if md.higher_is_better else "lower_is_better")
         va, vb = [r.value for r in ra], [r.value for r in rb]
         verdict = noise.compare(vb, va, md.higher_is_better if md else True, method)
@@ -161,9 +170,132 @@ def select_and_compare(store_a, sel_a: dict[str, list[str]], sel_b: dict[str, li
             problems.append(str(exc))
     if problems:
         raise SelectionError("; ".join(problems))
-    values_a = metric_values(store_a, sel_a, metrics)
-    values_b = metric_values(store_b, sel_b, metrics)
-    return compare(values_a, values_b, set(sel_a) | set(sel_b), method)
+    bases = sorted({m.split("[", 1)[0] for m in metrics}) if metrics else None
+    values_a = metric_values(store_a, sel_a, bases)
+    values_b = metric_values(store_b, sel_b, bases)
+    values_a, values_b = by_host(values_a, values_b, metrics, store_a, store_b)
+    result = compare(values_a, values_b, set(sel_a) | set(sel_b), method)
+    result.environment = environment_differences(store_a, sorted({v.run_id for v in values_a}),
+                                                 store_b, sorted({v.run_id for v in values_b}))
+    return result
+
+
+def by_host(values_a: list[RunValue], values_b: list[RunValue], metrics: list[str] | None,
+            store_a, store_b) -> tuple[list[RunValue], list[RunValue]]:
+    """Per-host values named for comparison. When no run of either side has a metric from several hosts,
+    the names stay plain (``cpu_idle_pct``: single-host campaigns compare as before). Otherwise each host's
+    value is ``cpu_idle_pct[server]``, ``cpu_idle_pct[client]`` (``[role:host]`` when two hosts of a run share
+    a role), never an average of hosts. ``--metric`` may name a role; a plain name that several hosts of a
+    run answer (and no default_role of the campaign picks one) is an error naming the hosts; a role a run
+    lacks is an error naming the run and the role."""
+    from kansoku.store.selection import run_hosts
+
+    def hosts_of(values):
+        per: dict[tuple[str, str], set] = defaultdict(set)
+        for v in values:
+            if v.role is not None:
+                per[(v.run_id, v.metric)].add((v.host, v.role))
+        return per
+
+    per_a, per_b = hosts_of(values_a), hosts_of(values_b)
+    multi = any(len(h) > 1 for h in list(per_a.values()) + list(per_b.values()))
+    wanted = metrics or []
+    plain_wanted = {m for m in wanted if "[" not in m}
+    role_wanted = {m.split("[", 1)[0]: m[m.index("[") + 1:].rstrip("]") for m in wanted if "[" in m}
+
+    def rename(values, per, store):
+        out = []
+        for v in values:
+            if v.role is None:
+                out.append(v)
+                continue
+            hosts = per[(v.run_id, v.metric)]
+            same_role = sum(1 for _, r in hosts if r == v.role)
+            name = f"{v.metric}[{v.role}]" if same_role == 1 else f"{v.metric}[{v.role}:{v.host}]"
+            if v.metric in role_wanted:
+                if v.role == role_wanted[v.metric]:
+                    out.append(dataclasses.replace(v, metric=f"{v.metric}[{role_wanted[v.metric]}]"))
+                continue
+            if v.metric in plain_wanted or not multi:
+                if len(hosts) == 1:
+                    out.append(v)
+                elif v.default_role and sum(1 for _, r in hosts if r == v.default_role) == 1:
+                    if v.role == v.default_role:
+                        out.append(v)
+                elif v.metric in plain_wanted:
+                    text = ", ".join(f"{h} ({r})" for h, r in sorted(hosts, key=str))
+                    roles = " or ".join(sorted({f"{v.metric}[{r}]" for _, r in hosts}))
+                    raise MetricChoiceError(
+                        f"--metric {v.metric}: run {v.run_id!r} has it from {len(hosts)} hosts, {text}; "
+                        f"compare never averages hosts: name one, {roles}")
+                continue
+            out.append(dataclasses.replace(v, metric=name))
+        for base, role in role_wanted.items():  # a role a run lacks
+            have = {v.run_id for v in values if v.metric == base and v.role == role}
+            for run_id in sorted({v.run_id for v in values if v.metric == base} - have):
+                raise MetricChoiceError(f"--metric {base}[{role}]: run {run_id!r} has no host with role {role!r} "
+                                        f"(its hosts: {', '.join(f'{h} ({r})' for h, r in sorted(per[(run_id, base)], key=str))})")
+        return out
+
+    return rename(values_a, per_a, store_a), rename(values_b, per_b, store_b)
+
+
+# -- environment differences (as pg_perfbench's report diff shows them beside the results) ----------------
+
+# Not environment: the collector's own connection, where the server listened, bookkeeping of the capture.
+ENV_IGNORED = {"machine.hostname", "server.conninfo", "server.non_default", "server.capture_error",
+               "server.application_name", "server.version"}
+
+
+@dataclass(frozen=True)
+class EnvDifference:
+    role: str | None      # the host's role ('server', 'client', ...); None: the run's own host
+    key: str              # 'machine.kernel', 'machine.cpu_model', 'server.shared_buffers', 'versions.postgres'
+    a: tuple[str, ...]    # the values the baseline's runs recorded (sorted, distinct)
+    b: tuple[str, ...]
+
+
+def _flatten(prefix: str, d: Any, out: dict[str, str]) -> None:
+    if isinstance(d, dict):
+        for k, v in d.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(d, list):
+        out[prefix] = ", ".join(map(str, d))
+    elif d is not None:
+        out[prefix] = str(d)
+
+
+def _env_values(store, run_ids: list[str]) -> dict[tuple[str | None, str], set[str]]:
+    from kansoku.store.selection import run_environments
+
+    out: dict[tuple[str | None, str], set[str]] = defaultdict(set)
+    for run_id, env in run_environments(store, run_ids).items():
+        parts = [(env.get("role"), {k: env.get(k) for k in ("machine", "versions", "server")})]
+        parts += [(role, doc) for role, doc in (env.get("hosts") or {}).items()]
+        for role, doc in parts:
+            flat: dict[str, str] = {}
+            _flatten("", doc, flat)
+            for k, v in flat.items():
+                if k not in ENV_IGNORED:
+                    out[(role, k)].add(v)
+    return out
+
+
+def environment_differences(store_a, runs_a: list[str], store_b, runs_b: list[str]) -> list[EnvDifference]:
+    """What the two sides' runs recorded differently about their environment: every [machine], [versions]
+    and [server] key of run.toml / host.toml (per host role) whose values differ (a key one side lacks
+    shows '—')."""
+    ea, eb = _env_values(store_a, runs_a), _env_values(store_b, runs_b)
+    out = []
+    for key in sorted(set(ea) | set(eb), key=lambda k: (str(k[0] or ""), k[1])):
+        a, b = ea.get(key, set()), eb.get(key, set())
+        if a != b:
+            out.append(EnvDifference(key[0], key[1], tuple(sorted(a)) or ("—",), tuple(sorted(b)) or ("—",)))
+    return out
+
+
+def environment_records(result: CompareResult) -> list[dict[str, Any]]:
+    return [{"role": d.role, "key": d.key, "a": list(d.a), "b": list(d.b)} for d in result.environment]
 
 
 def num_text(v: float | None) -> str:

@@ -21,6 +21,9 @@ class RunValue:
     unit: str | None
     origin: str
     factors: dict[str, str]
+    host: str | None = None  # a metric measured per host: the host and its role (one RunValue per host)
+    role: str | None = None
+    default_role: str | None = None  # the run's campaign's declared default role
 
 
 def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[str] | None = None) -> list[RunValue]:
@@ -37,16 +40,58 @@ def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[s
     sql = f"""
         SELECT m.run_id, m.metric, m.value, m.unit, r.origin,
                (SELECT map(list(f.factor ORDER BY f.factor), list(f.value ORDER BY f.factor))
-                FROM run_factors f WHERE f.run_id = r.run_id) AS factors
+                FROM run_factors f WHERE f.run_id = r.run_id) AS factors, m.host, m.role, r.default_role
         FROM run_metrics m JOIN runs r ON r.run_id = m.run_id
         WHERE {' AND '.join(conds)}
-        ORDER BY m.metric, m.run_id"""
+        ORDER BY m.metric, m.run_id, m.host"""
     out = []
-    for run_id, metric, value, unit, origin, factors in store.con.execute(sql, params).fetchall():
+    for run_id, metric, value, unit, origin, factors, host, role, default_role in store.con.execute(sql, params).fetchall():
         # 12 significant digits (the rule of the report's downloads): a metric that DuckDB sums in parallel
         # (sysstat averages) can differ in its last bit between two queries of the same data, and the
         # terminal and the report must print, and test, the same numbers
-        out.append(RunValue(run_id, metric, float(f"{float(value):.12g}"), unit, origin, dict(factors or {})))
+        out.append(RunValue(run_id, metric, float(f"{float(value):.12g}"), unit, origin, dict(factors or {}),
+                            host, role, default_role))
+    return out
+
+
+def run_hosts(store: Store, run_ids: list[str]) -> dict[str, list[tuple[str | None, str]]]:
+    """run -> [(host, role)] of the runs' hosts (empty for a store made before hosts were kept)."""
+    out: dict[str, list[tuple[str | None, str]]] = {}
+    try:
+        rows = store.con.execute("SELECT run_id, host, role FROM run_hosts WHERE run_id IN "
+                                 "(SELECT unnest(?::VARCHAR[])) ORDER BY run_id, host", [run_ids]).fetchall()
+    except Exception:
+        return out
+    for run_id, host, role in rows:
+        out.setdefault(run_id, []).append((host, role))
+    return out
+
+
+def run_environments(store: Store, run_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """run -> {'machine': {...}, 'versions': {...}, 'server': {...}, 'hosts': {host_dir: host.toml}} as
+    captured with the run (run.toml, host.toml), for tools/compare's environment differences."""
+    out: dict[str, dict[str, Any]] = {}
+    import json
+
+    for run_id, doc in store.con.execute(
+            "SELECT run_id, run_toml::VARCHAR FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [run_ids]).fetchall():
+        d = json.loads(doc) if doc else {}
+        out[run_id] = {k: d.get(k) for k in ("machine", "versions", "server") if isinstance(d.get(k), dict)}
+        out[run_id]["role"] = None
+    try:
+        rows = store.con.execute(
+            "SELECT run_id, host_dir, role, host_toml::VARCHAR FROM run_hosts WHERE run_id IN "
+            "(SELECT unnest(?::VARCHAR[]))", [run_ids]).fetchall()
+    except Exception:
+        rows = []
+    for run_id, host_dir, role, doc in rows:
+        if not host_dir:
+            out.setdefault(run_id, {})["role"] = role
+            continue
+        d = json.loads(doc) if doc else {}
+        out.setdefault(run_id, {}).setdefault("hosts", {})[role] = {
+            k: d.get(k) for k in ("machine", "versions", "server") if isinstance(d.get(k), dict)}
     return out
 
 
