@@ -180,13 +180,7 @@ def metric_sql(metric: str, groups: dict[str, list[str]] | None = None) -> tuple
     base, role, sel = parse_metric(metric)
     md = parsers.metrics().get(base)
     if md is not None and md.per_host:
-        sql = md.sql
-        if sel is not None:
-            values = ", ".join("'" + v.replace("'", "''") + "'" for v in selection_values(sel, groups))
-            sql = md.selection_sql.format(selection=f"({values})")
-        if role is None:
-            return f"(SELECT run_id, host, role, value FROM ({sql}))", []
-        return f"(SELECT run_id, host, role, value FROM ({sql}) WHERE role = ?)", [role]
+        return _host_rows_sql(md, role, sel, groups)
     if sel is not None:
         md = parsers.metrics()[base]
         values = ", ".join("'" + v.replace("'", "''") + "'" for v in selection_values(sel, groups))
@@ -200,6 +194,33 @@ def metric_sql(metric: str, groups: dict[str, list[str]] | None = None) -> tuple
             parts.append(f"SELECT run_id, CAST(value AS DOUBLE) AS value FROM ({mod.metrics_sql}) WHERE metric = ?")
             params.append(metric)
     return "(" + " UNION ALL ".join(parts) + ")", params
+
+
+def _host_rows_sql(md, role: str | None, sel: str | None, groups) -> tuple[str, list[Any]]:
+    """run_id, host, role, value of a per-host metric (the role's hosts only when one is named), with the
+    metric's transcribed values (no host) when no selection is asked."""
+    sql = md.sql
+    if sel is not None:
+        values = ", ".join("'" + v.replace("'", "''") + "'" for v in selection_values(sel, groups))
+        sql = md.selection_sql.format(selection=f"({values})")
+    parts = [f"SELECT run_id, host::VARCHAR AS host, role::VARCHAR AS role, CAST(value AS DOUBLE) AS value "
+             f"FROM ({sql})" + (" WHERE role = ?" if role is not None else "")]
+    params: list[Any] = [role] if role is not None else []
+    if sel is None:  # transcribed values of the metric (no host): published tables
+        parts += _published_parts(md.name, params)
+    return "(" + " UNION ALL ".join(parts) + ")", params
+
+
+def _published_parts(metric: str, params: list[Any]) -> list[str]:
+    """SELECTs of the values named by data (transcribed published values) of one metric, as per-host rows
+    without a host."""
+    parts = []
+    for mod in parsers.modules():
+        if mod.metrics_sql:
+            parts.append(f"SELECT run_id, NULL::VARCHAR AS host, NULL::VARCHAR AS role, CAST(value AS DOUBLE) AS value "
+                          f"FROM ({mod.metrics_sql}) WHERE metric = ?")
+            params.append(metric)
+    return parts
 
 
 def metric_values_sql(store: Store, metric: str, groups: dict[str, list[str]] | None = None) -> tuple[str, list[Any]]:
@@ -229,13 +250,9 @@ def host_resolved(store: Store, metric: str, groups: dict[str, list[str]] | None
         rows = store.query(f"SELECT m.run_id, m.value FROM {msql} m", params)
         cache[key] = ([r[0] for r in rows], [r[1] for r in rows], {}, {})
         return cache[key]
-    sel = parse_metric(metric)[2]
-    sql = md.sql
-    if sel is not None:
-        sql = md.selection_sql.format(selection="(" + ", ".join(
-            "'" + v.replace("'", "''") + "'" for v in selection_values(sel, groups)) + ")")
-    rows = store.query(f"SELECT m.run_id, m.host, m.role, m.value FROM ({sql}) m "
-                       "WHERE m.value IS NOT NULL AND NOT isnan(m.value) ORDER BY m.run_id, m.host")
+    msql, params = _host_rows_sql(md, None, parse_metric(metric)[2], groups)
+    rows = store.query(f"SELECT m.run_id, m.host, m.role, m.value FROM {msql} m "
+                       "WHERE m.value IS NOT NULL AND NOT isnan(m.value) ORDER BY m.run_id, m.host", params)
     defaults = dict(store.query("SELECT run_id, default_role FROM runs WHERE default_role IS NOT NULL"))
     by_run: dict[str, list[tuple]] = {}
     for r in rows:
@@ -243,7 +260,7 @@ def host_resolved(store: Store, metric: str, groups: dict[str, list[str]] | None
     ids, values, ambiguous, lacking = [], [], {}, {}
     for run_id, rs in by_run.items():
         if role is not None:
-            cand = [r for r in rs if r[2] == role]
+            cand = [r for r in rs if r[2] == role or (r[1] is None and r[2] is None)]  # transcribed: no host
             if not cand:
                 lacking[run_id] = sorted({(r[1], r[2]) for r in rs}, key=str)
                 continue

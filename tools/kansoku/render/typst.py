@@ -479,6 +479,30 @@ class Document:
             if src != L:
                 out.append(self.notice(ui(f"translation_missing_from_{src}")))
             out.append(self.prose(p.files[src], p))
+        if p.kind == "chapter" and p.id in self.chapters and self.chapters[p.id].machines.get("machines"):
+            out.append(self.machines(self.chapters[p.id].machines))
+        return "".join(out)
+
+    def machines(self, m: dict) -> str:
+        """A chapter's machines (report/machines.py): which machines its runs ran on, and whether they span several."""
+        L, ui = self.lang, self.ui
+        out = [f"\n\n## {ui('machines_heading')}\n\n"]
+        text = ui("machines_span", m["machine_count"]) if m.get("span") else ui("machines_one")
+        if m.get("unknown"):
+            text += " " + ui("machines_unknown", m["unknown"])
+        out.append(raw_block(para(text)))
+        head = [ui("machines_col_machine")] + ([ui("machines_col_role")] if m.get("with_roles") else []) + [
+            ui("machines_col_cpu"), ui("machines_col_memory"), ui("machines_col_os"), ui("machines_col_storage"),
+            ui("machines_col_runs")]
+        rows = []
+        for x in m["machines"]:
+            rows.append([pick(x["name"], L)] + ([pick(x["role"], L) if x.get("role") else ""] if m.get("with_roles")
+                                                 else []) + [pick(x["cpu"], L), x["memory"], soft_breaks(x["os"]),
+                                                             soft_breaks(pick(x["storage"], L)), str(x["runs"])])
+        ncol = len(head)
+        out.append(raw_block(plain_table(head, rows, "(auto," + " 1fr," * (ncol - 2) + " auto,)", row_header=True,
+                                         size="8pt")))
+        out.append(raw_block(para(ui("machines_source"))))
         return "".join(out)
 
     def prose(self, f: Path, p: Page | None) -> str:
@@ -736,8 +760,9 @@ class Document:
         out.append(raw_block(para(src)))
         out.append(f"\n\n## {ui('env_hardware')}\n\n")
         machines = env.get("machines") or []
-        head = [""] + [(f"{m['where']}\n" if m.get("where") else "") + ui("n_runs", m["runs"])
-                       for m in machines] if len(machines) > 1 else None
+        head = [""] + [(f"{pick(m['name'], L)}\n" if m.get("name") else "") + (f"{m['where']}, " if m.get("where")
+                                                                           else "") + ui("n_runs", m["runs"])
+                       for m in machines]
         rows = []
         for i, label in enumerate(env.get("machine_fields") or []):
             rows.append([pick(label, L)] + [soft_breaks(pick(m["values"][i], L)) for m in machines])

@@ -22,6 +22,7 @@ from kansoku.errors import KansokuError
 from kansoku.render import charts
 from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, Provenance,
                                   ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Table, Trends)
+from kansoku.report import machines
 from kansoku.report.cache import ItemCache
 from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.comparisons import compute_comparison
@@ -54,6 +55,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     cache = cache or ItemCache(None)
     chapters = []
     run_ids: set[str] = set()
+    item_runs: list[tuple[Item, list[str]]] = []
     for ch in report.chapters:
         out = Chapter(ch.id, ch.number, ch.title.as_dict(), order=[it.id for it in ch.items])
         chapter_runs: set[str] = set()
@@ -66,8 +68,17 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
                                                               lambda it=it: compute_figure_model(store, report, it))
             run_ids.update(t.runs)
             chapter_runs.update(t.runs)
+            item_runs.append((it, list(t.runs)))
         out.commands = command_blocks(store, report, sorted(chapter_runs))
         chapters.append(out)
+    # machines: named once per report; a table or figure mixes them only when its spec says so
+    rm = machines.run_machines(store, sorted(run_ids))
+    names = machines.machine_names(rm)
+    for it, runs_of in item_runs:
+        machines.check_item(report, it, rm, names, runs_of)
+    for ch, out in zip(report.chapters, chapters):
+        ch_runs = sorted({r for it, rs in item_runs if it.chapter_id == ch.id for r in rs})
+        out.machines = machines.chapter_machines(rm, names, ch_runs)
     compares = [compute_comparison(store, report, spec) for spec in report.compares]
     for c in compares:
         run_ids.update(c.runs)
@@ -83,7 +94,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         license=_text_dict(rep.get("license"), "[report] license", report),
         revision_history=revision_history(report), authors=authors(report), themes=themes(report),
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
-        runs=runs, environment=environment(store, sorted(run_ids)),
+        runs=runs, environment=environment(store, sorted(run_ids), rm, names),
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
         transcribed=transcribed_note(store, sorted(run_ids)), compares=compares,
@@ -290,8 +301,13 @@ def _machine_value(key: str, v: Any) -> dict[str, str] | str:
     return str(v)
 
 
-def environment(store: Store, run_ids: list[str]) -> Environment:
-    """Hardware, software versions and PostgreSQL settings of the report's measured runs (see above)."""
+def environment(store: Store, run_ids: list[str], rm: "machines.RunMachines | None" = None,
+                names: dict[str, dict[str, str]] | None = None) -> Environment:
+    """Hardware, software versions and PostgreSQL settings of the report's measured runs (see above). The
+    machines are those of report/machines.py (every host's, by inventory), each column headed by its name."""
+    if rm is None:
+        rm = machines.run_machines(store, run_ids)
+        names = machines.machine_names(rm)
     env = Environment()
     out: dict[str, Any] = {"runs": 0, "without_capture": 0, "machines": [], "machine_fields": [], "versions": [],
                            "settings": [], "settings_kind": "non_default"}
@@ -318,28 +334,39 @@ def environment(store: Store, run_ids: list[str]) -> Environment:
     if not captured:
         return Environment(**out)
 
-    # machines: runs grouped by identical [machine] tables, one column per distinct machine
-    machines: dict[str, dict] = {}
-    for run_id, doc in captured.items():
-        m = doc.get("machine") or {}
-        if not m.get("hostname") and doc.get("hostname"):
-            m = {**m, "hostname": doc["hostname"]}
-        key = json.dumps(m, sort_keys=True, default=str)
-        g = machines.setdefault(key, {"machine": m, "runs": 0, "ids": []})
-        g["runs"] += 1
-        g["ids"].append(run_id)
+    # machines: one column per machine (its inventory, report/machines.py), named as in the chapters; the
+    # hostnames it had and the roles it played are rows of its own
+    groups: dict[str, dict] = {}
+    for run_id in captured:
+        for role, host, mid in rm.hosts.get(run_id, []):
+            g = groups.setdefault(mid, {"machine": dict(rm.inventory.get(mid, {})), "hosts": set(), "roles": set(),
+                                        "ids": set()})
+            if host:
+                g["hosts"].add(str(host))
+            g["roles"].add(role)
+            g["ids"].add(run_id)
+    for g in groups.values():
+        if g["hosts"]:
+            g["machine"]["hostname"] = ", ".join(sorted(g["hosts"]))
+    with_roles = any(len(g["roles"]) > 1 for g in groups.values()) or len({r for g in groups.values()
+                                                                           for r in g["roles"]}) > 1
     keys = list(MACHINE_FIELDS)
-    extra = sorted({k for g in machines.values() for k in g["machine"]} - set(keys))
+    extra = sorted({k for g in groups.values() for k in g["machine"]} - set(keys))
     fields = [(k, words.both(f"env_field_{k}")) for k in MACHINE_FIELDS] + [(k, {"ja": k, "en": k}) for k in extra]
-    present = [(k, lab) for k, lab in fields if any(k in g["machine"] for g in machines.values())]
-    out["machine_fields"] = [lab for _, lab in present]
-    for g in machines.values():
-        vals = []
+    present = [(k, lab) for k, lab in fields if any(k in g["machine"] for g in groups.values())]
+    out["machine_fields"] = ([words.both("env_field_role")] if with_roles else []) + [lab for _, lab in present]
+    order = sorted(groups, key=lambda mid: (names.get(mid, {}).get("en", ""), mid))
+    for mid in order:
+        g = groups[mid]
+        vals: list = []
+        if with_roles:
+            vals.append({lang: ", ".join(machines._role(r, lang) for r in sorted(g["roles"])) for lang in LANGS})
         for k, _ in present:
             v = g["machine"].get(k)
             vals.append("—" if v is None else _machine_value(k, v))
-        out["machines"].append({"values": vals, "runs": g["runs"], "where": _distinguishing(
-            g["ids"], list(captured), factors) if len(machines) > 1 else ""})
+        out["machines"].append({"id": mid, "name": names.get(mid, {lang: mid for lang in LANGS}), "values": vals,
+                                "runs": len(g["ids"]), "where": _distinguishing(
+                                    sorted(g["ids"]), list(captured), factors) if len(groups) > 1 else ""})
 
     # versions: every distinct value per tool, with its number of runs
     vers: dict[str, dict[str, int]] = {}

@@ -529,7 +529,7 @@ class Environment:
 
     runs: int = 0                                                  # measured runs with a capture
     without_capture: int = 0                                       # measured runs without one
-    machines: list[dict[str, Any]] = field(default_factory=list)   # {values: [str | Words], runs}
+    machines: list[dict[str, Any]] = field(default_factory=list)   # {id, name: Words, values: [str | Words], runs, where}
     machine_fields: list[Words] = field(default_factory=list)
     versions: list[dict[str, Any]] = field(default_factory=list)   # {tool, values: [{value, runs}]}
     settings: list[dict[str, Any]] = field(default_factory=list)   # {name, values: [{value, runs, where}]}
@@ -622,12 +622,16 @@ class Chapter:
     figures: dict[str, Figure] = field(default_factory=dict)  # by id
     order: list[str] = field(default_factory=list)   # item ids in spec order
     commands: list[CommandBlock] = field(default_factory=list)  # how its runs were run (run.toml commands)
+    # the machines its runs ran on (report/machines.py): {machines: [{id, name, role, runs, cpu, memory, os,
+    # virtualization, storage}], span: bool (more than one), machine_count, unknown: runs without a capture,
+    # with_roles: bool (several host roles)}
+    machines: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "number": self.number, "title": self.title,
                 "tables": {k: t.to_json() for k, t in self.tables.items()},
                 "figures": {k: f.to_json() for k, f in self.figures.items()}, "order": self.order,
-                "commands": [c.to_json() for c in self.commands]}
+                "commands": [c.to_json() for c in self.commands], "machines": self.machines}
 
 
 @dataclass

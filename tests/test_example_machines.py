@@ -1,0 +1,97 @@
+"""What the example report and data/runs/example/README.md say about machines, dates and counts matches the
+run records (issue 24): the run.toml of every run, read here directly.
+
+The records say: the 80 scale-up runs ran on an AMD EPYC guest on 2026-11-23; the 2 strace and 12 fio runs
+on an Intel Xeon guest on 2026-11-22. The syscall chapter once said "the same machine as chapter 1"."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+from kansoku.ingest.runs import machine_fingerprint
+
+EXAMPLE = ROOT / "data" / "runs" / "example"
+CONTENT = ROOT / "content" / "reports" / "example"
+README = EXAMPLE / "README.md"
+CHAPTER_STUDIES = {"scaleup": ["scaleup"], "syscalls": ["syscalls"], "disk": ["fio"]}
+SAME_MACHINE = {"en": re.compile(r"same machine", re.I), "ja": re.compile(r"同じマシン")}
+
+
+@pytest.fixture(scope="module")
+def records() -> dict[str, list[dict]]:
+    """study -> the run.toml of each of its runs."""
+    out: dict[str, list[dict]] = defaultdict(list)
+    for p in sorted(EXAMPLE.rglob("run.toml")):
+        if any(part.startswith(".") for part in p.relative_to(EXAMPLE).parts):
+            continue  # an interrupted attempt kept aside (ingest ignores hidden directories)
+        study = re.search(r"study=([^/]+)", str(p)).group(1)
+        with open(p, "rb") as fh:
+            out[study].append(tomllib.load(fh))
+    return out
+
+
+def machines_of(runs: list[dict]) -> set[str]:
+    return {machine_fingerprint(r["machine"]) for r in runs}
+
+
+def cpu_short(cpu_model: str) -> str:
+    """'Intel(R) Xeon(R) Processor @ 2.50GHz' -> 'Intel Xeon'; 'AMD EPYC' -> 'AMD EPYC'."""
+    return " ".join(re.sub(r"\(R\)|\(TM\)", "", cpu_model).split()[:2])
+
+
+def dates(runs: list[dict]) -> set[str]:
+    return {r["start"].astimezone().date().isoformat() if r["start"].tzinfo is None else
+            r["start"].date().isoformat() for r in runs}
+
+
+def test_readme_counts_dates_and_machines_match_the_records(records):
+    text = README.read_text(encoding="utf-8")
+    total = sum(len(v) for v in records.values())
+    assert f"{total} runs ({len(records['scaleup'])} scale-up, {len(records['syscalls'])} strace, " \
+           f"{len(records['fio'])} fio)" in text
+    every = [r for v in records.values() for r in v]
+    n_machines = len(machines_of(every))
+    assert n_machines == 2  # what the README and the prose below are written for
+    assert "two small virtual machines" in text and "one small machine" not in text
+    for study, label in (("scaleup", "scale-up study"), ("syscalls", "strace"), ("fio", "fio")):
+        runs = records[study]
+        [machine] = machines_of(runs)  # each study ran on one machine
+        cpu = runs[0]["machine"]["cpu_model"]
+        [day] = dates(runs)
+        row = next((l for l in text.splitlines() if l.startswith("|") and f"`{cpu}`" in l), None)
+        assert row is not None, f"README: no machine row for {cpu}"
+        assert day in row and f"study={study}" in row, row
+        kernel = runs[0]["machine"]["kernel"].split()[1]
+        assert f"`{kernel}`" in row
+    # the opening sentence's dates and CPUs
+    opening = text.split("\n\n", 2)[1]
+    for study in ("scaleup", "syscalls", "fio"):
+        [day] = dates(records[study])
+        assert day in opening and cpu_short(records[study][0]["machine"]["cpu_model"]) in opening
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_each_chapter_names_the_machine_its_runs_ran_on(records, lang):
+    first = records["scaleup"]
+    for chapter, studies in CHAPTER_STUDIES.items():
+        runs = [r for s in studies for r in records[s]]
+        text = (CONTENT / f"{chapter}.{lang}.md").read_text(encoding="utf-8")
+        setup = text.split("## ", 3)[2]  # the setup section
+        cpus = {cpu_short(r["machine"]["cpu_model"]) for r in runs}
+        for cpu in cpus:
+            assert cpu in setup, f"{chapter}.{lang}.md: the setup does not name {cpu}"
+        if chapter != "scaleup" and machines_of(runs) != machines_of(first):
+            assert not SAME_MACHINE[lang].search(setup) or ("Not the machine of chapter 1" in setup
+                                                             or "第 1 章とは別のマシン" in setup
+                                                             or "第 1 章の AMD EPYC の仮想マシンではない" in setup), \
+                f"{chapter}.{lang}.md says the same machine as chapter 1, the records say otherwise"
+            assert cpu_short(first[0]["machine"]["cpu_model"]) in setup  # says which machine chapter 1 used
+        for day in dates(runs):
+            assert day in setup, f"{chapter}.{lang}.md: the setup does not give the date {day} of its runs"
