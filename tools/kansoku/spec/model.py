@@ -28,7 +28,7 @@ FORMATS = ("percent", "times", "change", "number")
 
 REPORT_KEYS = {"id", "fiscal_year", "title", "subtitle", "organisation", "revision", "copyright", "license",
                "revision_history", "author", "themes", "note", "publish_raw",
-               "site_url"}
+               "site_url", "machines"}
 TOP_KEYS = {"report", "factors", "metrics", "device_groups", "chapter", "compare"}
 CHAPTER_KEYS = {"id", "number", "title", "table", "figure"}
 FACTOR_KEYS = {"name", "order", "labels", "unit"}
@@ -215,7 +215,7 @@ class Report:
 ITEM_KEYS = {"id", "number", "caption", "metric", "metrics", "where", "rows", "columns", "x", "series", "aggregate",
              "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors", "row_labels",
              "row_groups", "per_run", "number_format", "sum_column", "cell_notes",
-             "spread"}
+             "spread", "machines"}
 BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits", "significant", "metric", "label",
                  "published", "show_published", "published_label", "show_baseline", "inline"}
 

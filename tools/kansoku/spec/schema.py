@@ -85,6 +85,7 @@ REPORT = {
     "site_url": key(("URL", {"type": "string", "pattern": "^https?://"}),
                     "the site's root address (`https://example.org/`): the PDF prints the report's web edition, `<site_url><lang>/reports/<id>/`"),
     "publish_raw": key(BOOL, "`true`: the runs' raw files are copied into the site and linked from the sources page"),
+    "machines": key(one_of("one", "factor"), "the default of every table's and figure's `machines` (see there)"),
 }
 
 REVISION = {
@@ -140,7 +141,8 @@ ITEM = {  # tables and figures
     "caption": key(TEXT, "caption", required=True),
     "footnote": key(TEXT, "footnote under the table or figure"),
     "metric": key(METRIC, "one metric (`tps`); names from `run_metrics` (parsers' `METRICS`, transcribed "
-                          "values), `name[selection]` over devices or CPUs"),
+                          "values), `name[selection]` over devices or CPUs, `name[role]` (`cpu_idle_pct[server]`) "
+                          "the host of that role for a metric measured per host, `name[role][selection]` both"),
     "metrics": key(array_of("list of metric names", {"type": "string", "minLength": 1}, 1),
                    "several metrics side by side (`[\"tps\", \"cpu_idle_pct\"]`)"),
     "where": key(table_of("table of conditions", {"$ref": "#/$defs/condition"}),
@@ -148,6 +150,10 @@ ITEM = {  # tables and figures
                  "(numeric range, either bound optional); all conditions hold"),
     "aggregate": key(one_of(*AGGREGATES), "over the runs of a cell: `median` (default), `mean`, `min`, `max`, "
                                           "`single` (exactly one run, else an error)"),
+    "machines": key(one_of("one", "factor"),
+                    "`\"one\"` (default): the runs must have run on one machine (a machine is its inventory, "
+                    "run.toml / host.toml `[machine]`), else the build stops (exit 3) naming the machines; "
+                    "`\"factor\"`: the machine is a factor of this item, its runs may span machines"),
     "digits": key(table_of("table of digits", {"$ref": "#/$defs/digits"}),
                   "`{ metric = n | \"printed\", default = n }` decimals per metric (else `[metrics.X] digits`, "
                   "else 2)"),

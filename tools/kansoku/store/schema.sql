@@ -77,7 +77,7 @@ CREATE TABLE IF NOT EXISTS machines (
 CREATE TABLE IF NOT EXISTS run_hosts (
     run_id               VARCHAR NOT NULL,
     host                 VARCHAR,      -- what `hostname` printed there (host.toml / run.toml), else the host= directory's name; NULL: the run's own host, unnamed
-    role                 VARCHAR NOT NULL,
+    role                 VARCHAR NOT NULL, -- 'server' | 'client' | 'standby' | ... (host.toml role; run.toml role or the campaign's default_role)
     host_dir             VARCHAR NOT NULL, -- '' for the run's own host (files at the top of the run directory), else 'host=<name>'
     machine_id           VARCHAR,      -- machines.machine_id; NULL when the host's inventory was not captured
     clock_offset_s       DOUBLE,       -- that host's clock minus the collecting host's, measured at start (0 for the run's own host)

@@ -14,11 +14,13 @@ import tempfile
 from pathlib import Path
 
 from kansoku import parsers
-from kansoku.store.db import SCHEMA_FILE, open_store
+from kansoku.store.db import HOSTS_SCHEMA_FILE, SCHEMA_FILE, open_store
 
 # A view documents its own columns with comment lines ``-- column NAME: meaning`` before its CREATE.
 _VIEW_COL_COMMENT = re.compile(r"^\s*--\s*column\s+([a-z_][a-z0-9_]*):\s*(.+?)\s*$")
 _CREATE_VIEW = re.compile(r"^\s*CREATE (?:OR REPLACE )?VIEW ([a-z_][a-z0-9_]*)", re.I)
+# ``ALTER TABLE t ADD COLUMN IF NOT EXISTS c TYPE;  -- comment``, or the comment on the line above it
+_ALTER = re.compile(r"^\s*ALTER TABLE ([a-z_][a-z0-9_]*) ADD COLUMN IF NOT EXISTS ([a-z_][a-z0-9_]*)\b[^;]*;\s*(?:--\s*(.+?))?\s*$")
 _CREATE_TABLE = re.compile(r"^\s*CREATE TABLE (?:IF NOT EXISTS )?([a-z_][a-z0-9_]*)", re.I)
 _COL_COMMENT = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s+[A-Z][A-Z0-9_\[\]]*(?:\([^)]*\))?[^-]*?--\s*(.+?)\s*$")
 
@@ -39,9 +41,20 @@ def view_column_comments() -> dict[tuple[str, str], str]:
     """(view or table, column) -> comment: the ``-- column`` lines above each view's CREATE, and the
     comments in each table's own DDL (a column name shared by several tables keeps its own meaning)."""
     out: dict[tuple[str, str], str] = {}
-    for text in [SCHEMA_FILE.read_text()] + [m.schema for m in parsers.modules()]:
+    for text in [SCHEMA_FILE.read_text(), HOSTS_SCHEMA_FILE.read_text()] + [m.schema for m in parsers.modules()]:
         table = None
+        above = None
         for line in text.splitlines():
+            if m := _ALTER.match(line):
+                if m.group(3) or above:
+                    out.setdefault((m.group(1), m.group(2)), m.group(3) or above)
+                elif m.group(2) in ("host", "role"):  # the hosts file: one comment serves every table
+                    first = {"host": "the file's host (sources.host)",
+                             "role": "the file's host's role in its run (sources.role)"}[m.group(2)]
+                    out.setdefault((m.group(1), m.group(2)), first)
+                above = None
+                continue
+            above = (line.strip()[2:].strip() if line.strip().startswith("--") else None)
             if m := _CREATE_TABLE.match(line):
                 table = m.group(1)
             elif table and (m := _COL_COMMENT.match(line)):
@@ -72,7 +85,11 @@ def render() -> str:
         metrics = sorted(parsers.metrics().values(), key=lambda m: m.name)
         store.close()
     comments = column_comments()
+    # host and role mean the same in every table and view that has them (docs/ingest.md, "Hosts in a run")
+    comments["host"] = "the host the row's file came from (sources.host; docs/ingest.md, \"Hosts in a run\")"
+    comments["role"] = "that host's role in its run: 'server', 'client', 'standby', ... (sources.role)"
     view_comments = view_column_comments()
+    view_comments.setdefault(("sys_series", "host"), "the hostname the file itself prints (sysstat header)")
     owner = {}
     for mod in parsers.modules():
         for name, _ in objs:
@@ -83,11 +100,13 @@ def render() -> str:
              "(tools/kansoku/store/schema.sql and each parser module); do not edit by hand.", "",
              "## Metrics (`run_metrics.metric`)", "",
              "A metric with a selection is written `name[sel]` in a report spec: `disk_write_kb_s[hdd]` "
-             "(devices, or a group of the spec's `[device_groups]`), `cpu_soft_pct[0+1]` (CPUs).", "",
-             "| metric | unit | better | selection | label (en) |", "|---|---|---|---|---|"]
+             "(devices, or a group of the spec's `[device_groups]`), `cpu_soft_pct[0+1]` (CPUs). A metric measured "
+             "per host has one row per host of a run (`run_metrics.host`, `role`); a spec picks one by its role, "
+             "`cpu_idle_pct[server]` (docs/spec.md, \"Hosts and roles\").", "",
+             "| metric | unit | better | selection | per host | label (en) |", "|---|---|---|---|---|---|"]
     for m in metrics:
         lines.append(f"| `{m.name}` | {m.unit} | {'higher' if m.higher_is_better else 'lower'} | "
-                     f"{m.selection_of or ''} | {m.label_en} |")
+                     f"{m.selection_of or ''} | {'yes' if m.per_host else ''} | {m.label_en} |")
     for kind, title in (("BASE TABLE", "Tables"), ("VIEW", "Views")):
         lines += ["", f"## {title}", ""]
         for name, typ in objs:
