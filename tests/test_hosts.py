@@ -325,3 +325,44 @@ def test_compare_metric_without_role_on_two_hosts_is_exit_3_naming_them(two_runs
     assert "dbserver (server)" in p.stderr and "pgclient (client)" in p.stderr
     lack = run_tool("compare", "--db", db, "clients=4", "clients=8", "--metric", "cpu_idle_pct[standby]")
     assert lack.returncode == 3 and "role 'standby'" in lack.stderr and "clients=4" in lack.stderr
+
+
+# -- machines in a report -------------------------------------------------------------------------------------
+
+def computed(db: Path, tmp_path: Path, table_extra: str = ""):
+    from kansoku.report.build import compute_report
+    from kansoku.spec.model import load_report
+    from kansoku.store.db import open_store
+
+    spec = SPEC.replace('where = {{ clients = 4 }}', 'where = {{ clients = [4, 8] }}') + table_extra
+    p = tmp_path / "hosts.toml"
+    p.write_text(spec.format(metrics='"tps_missing_ok", "cpu_idle_pct[server]"').replace('"tps_missing_ok", ', ""),
+                 encoding="utf-8")
+    report = load_report(p)
+    store = open_store(db, read_only=True)
+    try:
+        return compute_report(store, report, content_root=tmp_path / "content", with_run_pages=False)
+    finally:
+        store.close()
+
+
+def test_a_table_mixing_machines_is_a_build_error_unless_declared(two_runs, tmp_path):
+    from kansoku.errors import SpecError
+
+    _, db = two_runs
+    with pytest.raises(SpecError) as exc:
+        computed(db, tmp_path)
+    msg = str(exc.value)
+    assert exc.value.exit_code == 3 and "2 different machines" in msg and 'machines = "factor"' in msg
+    assert "AMD EPYC" in msg and "Machine A" in msg and "Machine B" in msg
+    rep = computed(db, tmp_path, 'machines = "factor"\n')
+    block = rep.chapters[0].machines
+    assert block["span"] and block["with_roles"] and block["machine_count"] == 3
+    roles = sorted((r["name"]["en"], r["role"]["en"], r["runs"]) for r in block["machines"])
+    assert [x[1] for x in roles].count("server") == 2 and [x[1] for x in roles].count("client") == 1
+    assert block["summary"]["en"].startswith("The runs of this chapter ran on 3 different machines")
+    assert "3 台の異なるマシン" in block["summary"]["ja"]
+    # the appendix names every machine, with the roles it played
+    env = rep.environment.to_json()
+    assert sorted(m["name"]["en"] for m in env["machines"]) == ["Machine A", "Machine B", "Machine C"]
+    assert env["machine_fields"][0]["en"] == "Role"

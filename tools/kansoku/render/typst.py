@@ -487,7 +487,7 @@ class Document:
         """A chapter's machines (report/machines.py): which machines its runs ran on, and whether they span several."""
         L, ui = self.lang, self.ui
         out = [f"\n\n## {ui('machines_heading')}\n\n"]
-        text = ui("machines_span", m["machine_count"]) if m.get("span") else ui("machines_one")
+        text = pick(m["summary"], L)
         if m.get("unknown"):
             text += " " + ui("machines_unknown", m["unknown"])
         out.append(raw_block(para(text)))

@@ -100,6 +100,11 @@ def _human_kib(v: Any) -> str:
     return f"{n} B"
 
 
+def _kernel(v: Any) -> str:
+    """'Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0 x86_64' -> 'Linux 6.18.44-fc-v669' (the appendix has it all)."""
+    return " ".join(str(v).split()[:2]) if v else ""
+
+
 def describe(inv: dict[str, Any]) -> dict[str, Any]:
     """A machine's short description, the cells of a chapter's machines block (strings, or {ja, en})."""
     cpu = str(inv.get("cpu_model") or "—")
@@ -126,7 +131,7 @@ def describe(inv: dict[str, Any]) -> dict[str, Any]:
     return {
         "cpu": {lang: f"{cpu} × {n}" if n else cpu for lang in LANGS} if n else cpu,
         "memory": _human_kib(inv.get("mem_total_kib")),
-        "os": " / ".join(str(inv[k]) for k in ("os", "kernel") if inv.get(k)) or "—",
+        "os": " / ".join(x for x in (str(inv.get("os") or ""), _kernel(inv.get("kernel"))) if x) or "—",
         "virtualization": str(inv.get("virtualization") or "—"),
         "storage": store_text,
     }
@@ -151,7 +156,19 @@ def chapter_machines(rm: RunMachines, names: dict[str, dict[str, str]], run_ids:
         out_rows.append({"id": mid, "name": names.get(mid, {lang: mid for lang in LANGS}),
                          "role": {lang: _role(role, lang) for lang in LANGS} if len(roles) > 1 else None,
                          "runs": len(runs), **describe(rm.inventory.get(mid, {}))})
-    return {"machines": out_rows, "span": len(sigs) > 1, "machine_count": len({mid for mid, _ in rows}),
+    count = len({mid for mid, _ in rows})
+    if not out_rows:
+        summary = None
+    elif len(sigs) > 1:
+        summary = words.both("machines_span", count)
+    elif count > 1:
+        summary = words.both("machines_same_set", count)
+    elif len(names) > 1:
+        summary = {lang: words.t(lang, "machines_one_of", name=out_rows[0]["name"][lang], count=len(names))
+                   for lang in LANGS}
+    else:
+        summary = words.both("machines_one")
+    return {"machines": out_rows, "span": len(sigs) > 1, "machine_count": count, "summary": summary,
             "unknown": unknown, "with_roles": len(roles) > 1}
 
 

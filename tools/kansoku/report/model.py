@@ -623,8 +623,8 @@ class Chapter:
     order: list[str] = field(default_factory=list)   # item ids in spec order
     commands: list[CommandBlock] = field(default_factory=list)  # how its runs were run (run.toml commands)
     # the machines its runs ran on (report/machines.py): {machines: [{id, name, role, runs, cpu, memory, os,
-    # virtualization, storage}], span: bool (more than one), machine_count, unknown: runs without a capture,
-    # with_roles: bool (several host roles)}
+    # virtualization, storage}], span: bool (runs on different machines), machine_count, summary: Words (the
+    # sentence above the block), unknown: runs without a capture, with_roles: bool (several host roles)}
     machines: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
