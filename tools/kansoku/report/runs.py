@@ -39,9 +39,12 @@ HEADLINE = ("tps", "tps_steady", "tps_txlog", "transactions_processed", "latency
 
 # Every metric of every stored run, read once per build and shared by every report's run pages: the
 # run_metrics view computes all metrics of all runs in one pass (a per-report or per-run query would repeat
-# that pass); each report then takes its runs' values and its conditions' statistics from it.
+# that pass); each report then takes its runs' values and its conditions' statistics from it. A metric that
+# several hosts of a run measured is listed once per host, by role: cpu_idle_pct[server], cpu_idle_pct[client].
 ALL_METRICS_SQL = """
-SELECT run_id, metric, value FROM run_metrics WHERE value IS NOT NULL AND isfinite(value) ORDER BY run_id, metric
+SELECT run_id, CASE WHEN count(*) OVER (PARTITION BY run_id, metric) > 1 THEN metric || '[' || role || ']'
+                    ELSE metric END AS metric, value
+FROM run_metrics WHERE value IS NOT NULL AND isfinite(value) ORDER BY run_id, metric
 """
 
 

@@ -125,6 +125,8 @@ WITH tagged AS (
     SELECT m.run_id, m.value, r.origin FROM run_metrics m JOIN runs r ON r.run_id = m.run_id
     WHERE m.metric = ? AND m.run_id IN (SELECT run_id FROM tagged)
       AND m.value IS NOT NULL AND NOT isnan(m.value)
+    -- a metric several hosts of a run measured: the host of the campaign's default role (else the server)
+    QUALIFY count(*) OVER (PARTITION BY m.run_id) = 1 OR m.role = coalesce(r.default_role, 'server')
 ), conds AS (
     SELECT run_id, string_agg(factor || '=' || value, chr(31) ORDER BY factor) AS cond_key,
            map(list(factor ORDER BY factor), list(value ORDER BY factor)) AS cond

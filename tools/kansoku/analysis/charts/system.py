@@ -26,8 +26,30 @@ def one_run(store: Store, report: Report | None, item: Item) -> str:
     return c.picks(store, report, item, None, "representative", has_data=CPU_HAS_DATA)[0].representative
 
 
-def cpu_tool(store: Store, item: Item, run_id: str, table: str = "cpu_in_run") -> str:
-    have = [r[0] for r in store.query(f"SELECT DISTINCT tool FROM {table} WHERE run_id = ?", [run_id])]
+def host_role(store: Store, item: Item, run_id: str, table: str = "cpu_in_run") -> str | None:
+    """The role of the host a one-run chart shows: option ``role``, else the run's only host with samples,
+    else the campaign's default_role; a run with several hosts and no role chosen is a spec error naming
+    them (never a mix of hosts' samples; docs/spec.md, "Hosts and roles")."""
+    hosts = store.query(f"SELECT DISTINCT host, role FROM {table} WHERE run_id = ? ORDER BY ALL", [run_id])
+    role = item.options.get("role")
+    if role is not None:
+        if role not in {r for _, r in hosts}:
+            raise item.error(f"option role = {role!r}: run {run_id!r} has no host with role {role!r} "
+                             f"(its hosts: {', '.join(f'{h} ({r})' for h, r in hosts) or 'none'})")
+        return role
+    if len(hosts) <= 1:
+        return hosts[0][1] if hosts else None
+    default = store.query("SELECT default_role FROM runs WHERE run_id = ?", [run_id])
+    if default and default[0][0] in {r for _, r in hosts}:
+        return default[0][0]
+    raise item.error(f"run {run_id!r} has samples from {len(hosts)} hosts, "
+                     f"{', '.join(f'{h} ({r})' for h, r in hosts)}; a chart never mixes hosts: choose one with "
+                     f"option role = \"{hosts[0][1]}\" (or declare default_role in the campaign's .kansoku-campaign)")
+
+
+def cpu_tool(store: Store, item: Item, run_id: str, table: str = "cpu_in_run", role: str | None = None) -> str:
+    have = [r[0] for r in store.query(f"SELECT DISTINCT tool FROM {table} WHERE run_id = ? "
+                                      "AND role IS NOT DISTINCT FROM ?", [run_id, role])]
     tool = item.options.get("tool")
     if tool is not None:
         if tool not in TOOLS:
@@ -53,17 +75,19 @@ def _columns(item: Item, key: str, default: list[str]) -> list[str]:
 def cpu_stacked(store: Store, report: Report, item: Item) -> ChartData:
     """Stacked areas of CPU usage (%usr, %sys, %iowait, %soft, %steal) over one run's seconds, with each
     physical disk's %util as a line on a second y axis."""
-    c.check_options(item, {"run", "tool", "cpu", "columns", "util", "devices"})
+    c.check_options(item, {"run", "tool", "cpu", "columns", "util", "devices", "role"})
     run_id = one_run(store, report, item)
-    tool = cpu_tool(store, item, run_id)
+    role = host_role(store, item, run_id)
+    tool = cpu_tool(store, item, run_id, role=role)
     cpu = str(c.opt(item, "cpu", "all", (str, int), "a CPU number or \"all\""))
     cols = _columns(item, "columns", DEFAULT_STACK)
     rows = store.query(
         f"SELECT t_s, {', '.join(x + '_pct' for x in cols)} FROM cpu_in_run "
-        "WHERE run_id = ? AND tool = ? AND cpu = ? ORDER BY t_s", [run_id, tool, cpu])
+        "WHERE run_id = ? AND tool = ? AND cpu = ? AND role IS NOT DISTINCT FROM ? ORDER BY t_s",
+        [run_id, tool, cpu, role])
     if not rows:
-        cpus = [r[0] for r in store.query("SELECT DISTINCT cpu FROM cpu_in_run WHERE run_id = ? AND tool = ?",
-                                          [run_id, tool])]
+        cpus = [r[0] for r in store.query("SELECT DISTINCT cpu FROM cpu_in_run WHERE run_id = ? AND tool = ? "
+                                          "AND role IS NOT DISTINCT FROM ?", [run_id, tool, role])]
         raise item.error(f"option cpu = {cpu!r}: run {run_id!r} has {tool} CPU rows for {sorted(cpus)}")
     xs = [round(r[0], 3) for r in rows]
     stack = []
@@ -76,14 +100,15 @@ def cpu_stacked(store: Store, report: Report, item: Item) -> ChartData:
     util = []
     if show_util:
         devices = c.opt_str_list(item, "devices")
-        dtool = _disk_tool(store, run_id)
-        params = [run_id, dtool]
+        dtool = _disk_tool(store, run_id, role)
+        params = [run_id, dtool, role]
         cond = "NOT is_virtual AND NOT is_partition"
         if devices:
             cond = "device IN (SELECT unnest(?::VARCHAR[]))"
             params.append(devices)
         drows = store.query(
-            f"SELECT device, t_s, util_pct FROM disk_in_run WHERE run_id = ? AND tool = ? AND {cond} "
+            f"SELECT device, t_s, util_pct FROM disk_in_run WHERE run_id = ? AND tool = ? "
+            f"AND role IS NOT DISTINCT FROM ? AND {cond} "
             "AND util_pct IS NOT NULL ORDER BY device, t_s", params) if dtool else []
         by_dev: dict[str, list] = {}
         for dev, t, u in drows:
@@ -103,8 +128,9 @@ def cpu_stacked(store: Store, report: Report, item: Item) -> ChartData:
     return c.chart(item, {"run": run_id, "x": xs, "stack": stack, "util": util, "show_util": show_util}, w)
 
 
-def _disk_tool(store: Store, run_id: str) -> str | None:
-    have = {r[0] for r in store.query("SELECT DISTINCT tool FROM disk_in_run WHERE run_id = ?", [run_id])}
+def _disk_tool(store: Store, run_id: str, role: str | None = None) -> str | None:
+    have = {r[0] for r in store.query("SELECT DISTINCT tool FROM disk_in_run WHERE run_id = ? "
+                                      "AND role IS NOT DISTINCT FROM ?", [run_id, role])}
     for t in ("sar", "iostat"):
         if t in have:
             return t
@@ -115,15 +141,16 @@ def _disk_tool(store: Store, run_id: str) -> str | None:
 def cpu_per_cpu(store: Store, report: Report, item: Item) -> ChartData:
     """One column (default %soft) of every CPU of one run over time, as small multiples with a shared y
     axis: a bottleneck on a few CPUs (softirq on 8 of 32) stands out."""
-    c.check_options(item, {"run", "tool", "column", "cpus", "columns_per_row"})
+    c.check_options(item, {"run", "tool", "column", "cpus", "columns_per_row", "role"})
     run_id = one_run(store, report, item)
-    tool = cpu_tool(store, item, run_id)
+    role = host_role(store, item, run_id)
+    tool = cpu_tool(store, item, run_id, role=role)
     col = c.opt(item, "column", "soft", str, "a CPU column name")
     if col not in CPU_COLUMNS:
         raise item.error(f"option column = {col!r} is not one of {list(CPU_COLUMNS)}")
     rows = store.query(
         f"SELECT cpu, t_s, {col}_pct FROM cpu_in_run WHERE run_id = ? AND tool = ? AND cpu <> 'all' "
-        "ORDER BY t_s", [run_id, tool])
+        "AND role IS NOT DISTINCT FROM ? ORDER BY t_s", [run_id, tool, role])
     by_cpu: dict[str, list] = {}
     for cpu, t, v in rows:
         by_cpu.setdefault(cpu, []).append((t, v))
