@@ -366,3 +366,32 @@ def test_a_table_mixing_machines_is_a_build_error_unless_declared(two_runs, tmp_
     env = rep.environment.to_json()
     assert sorted(m["name"]["en"] for m in env["machines"]) == ["Machine A", "Machine B", "Machine C"]
     assert env["machine_fields"][0]["en"] == "Role"
+
+
+def test_the_parallel_ingest_attributes_hosts_as_the_serial_one(two_host_run):
+    camp, db = two_host_run
+    p = run_tool("ingest", "--db", db, "--jobs", "2", camp)
+    assert p.returncode == 0, p.stdout + p.stderr
+    con = ro_con(db)
+    try:
+        assert set(con.execute("SELECT DISTINCT host, role FROM sys_metrics").fetchall()) == {
+            ("pgclient", "client"), ("dbserver", "server")}
+    finally:
+        con.close()
+
+
+def test_an_older_campaigns_host_segment_stays_a_factor(tmp_path, real_sar_u):
+    """host=<name> as a path factor (no host.toml, no run.toml above it) is a run of its own, as before."""
+    camp = tmp_path / "campaign"
+    for name in ("a", "b"):
+        run = camp / f"host={name}"
+        run.mkdir(parents=True)
+        (run / "sar_u.txt").write_text(as_host(real_sar_u, name))
+    db = tmp_path / "k.duckdb"
+    run_tool("ingest", "--db", db, camp, check=True)
+    con = ro_con(db)
+    try:
+        assert sorted(con.execute("SELECT value FROM run_factors WHERE factor = 'host'").fetchall()) == [("a",), ("b",)]
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
+    finally:
+        con.close()
