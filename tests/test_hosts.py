@@ -395,3 +395,14 @@ def test_an_older_campaigns_host_segment_stays_a_factor(tmp_path, real_sar_u):
         assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
     finally:
         con.close()
+
+
+def test_clocks_further_apart_than_the_sampling_interval_are_refused(two_host_run):
+    camp, db = two_host_run
+    toml = camp / "clients=4" / "host=dbserver" / "host.toml"
+    toml.write_text(toml.read_text().replace("clock_offset_s = 0.0021", "clock_offset_s = 2.5"))
+    p = run_tool("ingest", "--db", db, camp)
+    assert p.returncode == 2, p.stdout + p.stderr
+    err = p.stdout + p.stderr
+    assert "clock_offset_s = 2.5" in err and "'dbserver'" in err and "clients=4" in err and "1 s" in err
+    assert counts(db) == (0, 0)

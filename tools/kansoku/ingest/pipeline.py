@@ -301,6 +301,20 @@ def _hosts_contradicted(store: Store, run: Run, report: IngestReport) -> bool:
                                  f"{host.hostname!r} (run {run.run_id!r}, host {key or host.hostname!r}); "
                                  f"{LAYOUT_HINT}")
             bad = True
+    intervals = store.sampling_intervals(run.run_id)
+    for key, host in sorted(run.hosts.items()):
+        offset = host.clock_offset_s
+        if not key or offset is None:
+            continue
+        mine = {f: i for f, i in intervals.items() if f.startswith(f"{HOST_DIR_PREFIX}{key}/")}
+        if mine and abs(offset) > min(mine.values()):
+            f, i = min(mine.items(), key=lambda kv: kv[1])
+            report.errors.append(
+                f"{host.toml_path}: clock_offset_s = {offset:g}: the clock of host {host.hostname!r} (run "
+                f"{run.run_id!r}) is further from the collecting host's than its sampling interval ({i:g} s in "
+                f"{f}); its samples cannot be lined up with the run's. Synchronise the clocks (chrony/NTP) and "
+                "measure again; nothing from this run was stored")
+            bad = True
     return bad
 
 

@@ -257,6 +257,12 @@ class Store:
             "SELECT DISTINCT src.file_name, src.host, ss.host FROM sys_series ss JOIN sources src USING (source_id) "
             "WHERE src.run_id = ? AND ss.host IS NOT NULL AND ss.host <> '' ORDER BY 1", [run_id]).fetchall()
 
+    def sampling_intervals(self, run_id: str) -> dict[str, float]:
+        """file_name -> the shortest sampling interval (s) of a run's monitor files (sysstat)."""
+        return dict(self.con.execute(
+            "SELECT src.file_name, min(ss.interval_s) FROM sys_series ss JOIN sources src USING (source_id) "
+            "WHERE src.run_id = ? AND ss.interval_s > 0 GROUP BY 1", [run_id]).fetchall())
+
     def replace_run_hosts(self, run_id: str, hosts: list[dict[str, Any]], machines: list[dict[str, Any]]) -> None:
         """A run's hosts (``run_hosts`` rows) and the machines they ran on (``machines`` rows, kept once)."""
         self.con.execute("DELETE FROM run_hosts WHERE run_id = ?", [run_id])
