@@ -54,7 +54,13 @@ def handmade_report(content_root: Path):
                     figure={lang: {"data": [{"type": "scatter", "x": [1, 2], "y": [3.0, 4.0], "name": HOSTILE}],
                                    "layout": {"xaxis": {"title": {"text": "x"}}}} for lang in ("ja", "en")},
                     runs=["run-a"])
-    chapter = Chapter("one", 1, w("Chapter one"), tables={"t1": table}, figures={"f1": figure}, order=["t1", "f1"])
+    chapter = Chapter("one", 1, w("Chapter one"), tables={"t1": table}, figures={"f1": figure}, order=["t1", "f1"],
+                      machines={"machines": [{"id": "0123456789ab", "name": w("Machine A"), "role": w("server"),
+                                              "runs": 3, "cpu": "CPU " + HOSTILE, "memory": "1.0 GiB",
+                                              "os": "Debian / Linux 6.1", "virtualization": "kvm",
+                                              "storage": w("vda 256 GiB")}],
+                                "span": True, "machine_count": 2, "summary": w("Ran on 2 machines " + HOSTILE),
+                                "unknown": 1, "with_roles": True})
     page = Page("one", "chapter", 1, w("Chapter one"), {"ja": None, "en": None}, number=1)
     return ComputedReport(
         id="handmade", fiscal_year=2030, title=w("Handmade report"), subtitle=None, organisation=w("Org"),
@@ -125,6 +131,9 @@ def test_handmade_report_to_hugo_data_and_page(tmp_path):
     assert "Table 1.1" in html and "1,000.5" in html and "no ratio (baseline 0)" in html
     assert "<b>&amp;" not in html and "&lt;b&gt;&amp;amp;" in html  # the measured string stays text
     assert html.count('class="row-group"') == 2 and "group B &lt;i&gt;" in html
+    # the chapter's machines block (report/machines.py): names, role, the sentence; measured strings escaped
+    assert "Machines of this chapter" in html and "Machine A" in html and "<strong>Ran on 2 machines" in html
+    assert "CPU =cmd|x" in html and "<b>&amp;" not in html.split("chapter-machines")[1]
 
 
 def test_handmade_report_to_typst_and_pdf(tmp_path):
@@ -144,6 +153,7 @@ def test_handmade_report_to_typst_and_pdf(tmp_path):
     assert "=cmd|x #strong[bold] *star* <b>&amp; $x$ `code`" in flat  # printed as is, not as markup
     assert "1,000.5" in flat and "no ratio (baseline 0)" in flat and "Table 1.1" in flat and "Figure 1.1" in flat
     assert "group A" in flat and "group B <i>" in flat and "(*1) a cell note [x]" in flat and "53.133†(*1)" in flat
+    assert "Machines of this chapter" in flat and "Machine A" in flat and "Ran on 2 machines =cmd|x #strong[bold]" in flat
 
 
 @pytest.mark.parametrize("value,text", [(53.132999999999996, "53.133"), (18.109999999999996, "18.11"),

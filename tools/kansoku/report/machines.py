@@ -120,7 +120,7 @@ def describe(inv: dict[str, Any]) -> dict[str, Any]:
                 storage.append((name, f"{int(size) / (1 << 30):.0f} GiB" if isinstance(size, (int, float)) else "",
                                 kind))
     if isinstance(fs, dict):
-        fs_text = " ".join(str(fs.get(k)) for k in ("fstype", "mount") if fs.get(k))
+        fs_text = " ".join(x for x in (str(fs.get("fstype") or ""), f"({fs['mount']})" if fs.get("mount") else "") if x)
     else:
         fs_text = ""
     store_text = {}
