@@ -277,6 +277,10 @@ LAYOUT_HINT = ("lay the run out as docs/ingest.md says (\"Hosts in a run\"): the
                "nothing from this run was stored")
 
 
+def _short_host(name: str) -> str:
+    return name.split(".", 1)[0].lower()
+
+
 def _hosts_contradicted(store: Store, run: Run, report: IngestReport) -> bool:
     """The hostnames the run's files print (sysstat headers) against the layout: two hostnames in one
     directory, or a hostname that is not its directory's host, refuse the run (an error each; True)."""
@@ -288,13 +292,16 @@ def _hosts_contradicted(store: Store, run: Run, report: IngestReport) -> bool:
     for key, names in sorted(printed.items()):
         host = run.hosts[key]
         where = run.run_dir / f"{HOST_DIR_PREFIX}{key}" if key else run.run_dir
-        if len(names) > 1:
+        by_short: dict[str, list[str]] = defaultdict(list)  # 'db1' and 'db1.example.org' (uname -n) are one host
+        for n, files in names.items():
+            by_short[_short_host(n)].extend(files)
+        if len(by_short) > 1:
             said = "; ".join(f"{', '.join(files)} say{'s' if len(files) == 1 else ''} {n!r}"
                              for n, files in sorted(names.items()))
             report.errors.append(f"{where}: the outputs of {len(names)} hosts in one directory of run "
                                  f"{run.run_id!r} ({said}); {LAYOUT_HINT}")
             bad = True
-        elif host.hostname and next(iter(names)) != host.hostname:
+        elif host.hostname and _short_host(next(iter(names))) != _short_host(host.hostname):
             name, files = next(iter(names.items()))
             told = (host.toml_path or where / (HOST_TOML if key else RUN_TOML))
             report.errors.append(f"{where / files[0]}: the file says its host is {name!r}, but {told} says hostname = "
