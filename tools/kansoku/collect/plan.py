@@ -39,6 +39,22 @@ A plan is a TOML file (``tools/collect --plan PLAN.toml``; see data/runs/example
     command = "pgbench -i -s 10 -F 80 -h 127.0.0.1 -p 5433 -U postgres bench"
     log = ".setup/init_{config}_{clients}.log"   # optional, relative to root; default .setup/setup.log
 
+    [hosts.pgclient]           # the hosts of each run (optional; collect/hosts.py). No ssh: this host,
+    role = "client"            # whose files stay at the top of the run directory (run.toml role)
+
+    [hosts.dbserver]           # reached over ssh: its monitors' files go to <run>/host=dbserver/
+    role = "server"
+    ssh = "postgres@db1"       # ssh destination (or ssh://user@host:port, or an alias of the ssh config)
+    identity = "~/.ssh/id_ed25519"           # optional (default: the ssh agent / ssh config); BatchMode
+    ssh_config = "ssh_config"                # optional, relative to the plan
+    monitors = ["sar", "iostat", "vmstat"]   # optional (default all three)
+    conninfo = "dbname=bench_{workload}"      # optional: psql there: [server], pg_stat snapshots
+    strace_pidfile = "/var/lib/postgresql/15/main/postmaster.pid"   # optional: strace -c there
+    pg_stat_replication = false               # optional: the standbys' lags (with conninfo)
+
+The plan is checked before anything runs (collect/plan_schema.py, schema in docs/collect-plan.schema.json):
+every problem at once, with its line and "did you mean", exit status 3.
+
 Templates are Python ``str.format`` strings; the names are the factors (``{clients}``, ``{rep}``), the
 vars, ``{plan_dir}`` (directory of the plan file), ``{root}`` and ``{run_dir}`` (absolute paths).
 The benchmark command is split like a shell would (``shlex``) after the substitution, but it is not run
@@ -56,6 +72,7 @@ as interrupted; the same command resumes it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import random
@@ -70,12 +87,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kansoku.collect.hosts import Host, RemoteHosts
 from kansoku.collect.run import EXIT_INTERRUPTED, KEY, default_signals, CollectError, RunRequest, collect_run, run_path, run_state
 from kansoku.ingest.runs import canon
 
 TOP_KEYS = {"root", "seed", "order", "group_by", "repetitions", "rep_factor", "settle_s", "pg_stat_interval_s", "monitors",
             "factors", "run", "vars", "when", "setup", "description"}
-RUN_KEYS = {"command", "output", "conninfo", "strace_pidfile", "strace_pid", "note", "server_log"}
+RUN_KEYS = {"command", "output", "conninfo", "strace_pidfile", "strace_pid", "note", "server_log", "pg_stat_replication"}
 SETUP_KEYS = {"on", "match", "command", "log"}
 
 
@@ -106,6 +124,8 @@ class Plan:
     settle_s: float = 1.0
     monitors: bool = True
     pg_stat_interval_s: float = 5.0
+    hosts: list[Host] = field(default_factory=list)  # the hosts reached over ssh
+    role: str | None = None  # the role of the host collect runs on ([hosts.NAME] without ssh)
 
 
 @dataclass
@@ -127,14 +147,33 @@ def _matches(match: dict[str, list[str]], factors: dict[str, str]) -> bool:
     return all(factors.get(k) in vals for k, vals in match.items())
 
 
+def hosts_of(d: dict, base: Path) -> tuple[list[Host], str | None]:
+    """The [hosts] of a checked plan or hosts file: those reached over ssh, and the role of this host."""
+    remote, role = [], None
+    for name, h in d.get("hosts", {}).items():
+        if "ssh" not in h:
+            role = h["role"]
+            continue
+        cfg = h.get("ssh_config")
+        remote.append(Host(name=name, role=h["role"], target=h["ssh"], identity=h.get("identity"),
+                           ssh_config=str((base / Path(cfg).expanduser()).resolve()) if cfg else None,
+                           monitors=tuple(h.get("monitors", Host.monitors)), conninfo=h.get("conninfo"),
+                           strace_pidfile=h.get("strace_pidfile"),
+                           pg_stat_replication=bool(h.get("pg_stat_replication", False))))
+    return remote, role
+
+
+def load_hosts(path: Path) -> tuple[list[Host], str | None]:
+    """tools/collect --hosts FILE: a file of [hosts.NAME] tables, checked like a plan's."""
+    from kansoku.collect.plan_schema import check
+
+    return hosts_of(check(path, hosts_only=True), path.resolve().parent)
+
+
 def load_plan(path: Path) -> Plan:
-    try:
-        with open(path, "rb") as fh:
-            d = tomllib.load(fh)
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read the plan ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PlanError(f"{path}: not valid TOML: {exc}") from None
+    from kansoku.collect.plan_schema import check
+
+    d = check(path)  # every problem at once, with lines (PlanProblems, exit 3)
     unknown = set(d) - TOP_KEYS
     if unknown:
         raise PlanError(f"{path}: unknown key(s) {sorted(unknown)}; known: {sorted(TOP_KEYS)}")
@@ -192,10 +231,11 @@ def load_plan(path: Path) -> Plan:
     if order == "random" and not isinstance(seed, int):
         raise PlanError(f"{path}: a random order needs an integer seed (it makes the order reproducible)")
     plan_dir = path.resolve().parent
+    hosts, role = hosts_of(d, plan_dir)
     return Plan(path=path.resolve(), root=(plan_dir / d.get("root", ".")).resolve(), seed=seed, order=order,
                 group_by=group_by, factors=factors, run=run, vars=dict(d.get("vars", {})), when=when,
                 setups=setups, settle_s=float(d.get("settle_s", 1.0)), monitors=bool(d.get("monitors", True)),
-                pg_stat_interval_s=_interval(d.get("pg_stat_interval_s", 5.0), path))
+                pg_stat_interval_s=_interval(d.get("pg_stat_interval_s", 5.0), path), hosts=hosts, role=role)
 
 
 def _interval(v: Any, path: Path) -> float:
@@ -250,7 +290,11 @@ def request_for(plan: Plan, pr: PlannedRun, total: int, setups: list[str], quiet
     command = [a for a in shlex.split(_render(plan.run["command"], v, where))]
     opt = {k: _render(str(plan.run[k]), v, where) for k in ("output", "conninfo", "strace_pidfile", "note",
                                                               "strace_pid", "server_log") if k in plan.run}
+    hosts = [dataclasses.replace(h, **{k: _render(getattr(h, k), v, f"{plan.path}: [hosts.{h.name}]")
+                                       for k in ("conninfo", "strace_pidfile") if getattr(h, k)})
+             for h in plan.hosts]
     return RunRequest(
+        hosts=hosts, role=plan.role, pg_stat_replication=bool(plan.run.get("pg_stat_replication", False)),
         root=plan.root, factors=pr.factors, command=command, output=opt.get("output"),
         conninfo=opt.get("conninfo"), strace_pid=int(opt["strace_pid"]) if "strace_pid" in opt else None,
         strace_pidfile=Path(opt["strace_pidfile"]) if "strace_pidfile" in opt else None,
@@ -325,6 +369,12 @@ def run_plan(path: Path, *, dry_run: bool = False, limit: int | None = None, qui
         todo = todo[:limit]
     for pr in todo:  # template errors show up now, not after an hour of measurements
         request_for(plan, pr, total, [c for _, c in _setup_commands(plan, pr)], quiet)
+    if todo and plan.hosts:  # and an unreachable host before the first setup (each run checks again)
+        hosts = RemoteHosts(plan.hosts, quiet)
+        try:
+            hosts.open()
+        finally:
+            hosts.close()
     t0 = time.monotonic()
     failed: list[str] = []
     prev_groups: dict[int, tuple | None] = {}

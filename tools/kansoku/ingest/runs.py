@@ -41,6 +41,7 @@ _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)=(.+)$")
 METADATA_KEYS = {
     "start", "end", "collectors_start", "collectors_stop", "hostname", "notes", "note",
     "pgbench_exit_code", "exit_code", "status", "status_note", "logging", "duration_s",
+    "role",  # the role of the run's own host (docs/ingest.md, hosts)
 }
 # Facts a file may state about its run, and the factor names they must agree with.
 FACT_FACTORS = {"clients": "clients", "threads": "threads", "duration_s": "duration_s"}
