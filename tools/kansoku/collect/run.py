@@ -909,7 +909,7 @@ examples:
       workload=read clients=4 rep=1 -- pgbench -n -h 127.0.0.1 -p 5433 -U postgres -c 4 -j 2 -T 60 -P 1 -r bench
   tools/collect --root runs --output fio_output.json study=fio rw=randread rep=1 -- \\
       fio --name=randread --rw=randread --filename=/tmp/fio.dat --size=256M --bs=8k --direct=1 --output-format=json+
-  tools/collect --plan data/runs/example/campaign.toml
+  tools/collect --plan data/runs/example/scaleup.toml
 
 exit status: the benchmark's exit status; 130 if interrupted; 2 bad request (bad factor,
 run directory already holds a run, a host that cannot be reached or whose clock is off); 3 the
