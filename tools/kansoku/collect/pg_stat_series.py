@@ -73,7 +73,7 @@ class PgStatSeries:
         if self.view is None and not self._choose_view():
             return False
         lines = self._query(self.sql or f"SELECT now() AS snapshot_at, * FROM {self.view}")
-        if lines is None or len(lines) < 2:
+        if lines is None or (len(lines) < 2 and self.sql is None):  # a view of rows (standbys) may have none
             return False
         header, rows = lines[0], [ln for ln in lines[1:] if ln]
         with open(self.run_dir / self.output, "a", encoding="utf-8") as fh:
