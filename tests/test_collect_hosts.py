@@ -240,3 +240,42 @@ def test_inventory_of_a_host_is_read_like_this_hosts():
     for key in ("hostname", "kernel", "os", "cpu_model", "cpu_count", "mem_total_kib", "disks", "filesystem"):
         assert machine.get(key) == local.get(key), key
     assert versions["sysstat"].startswith("sysstat version")
+
+
+# ---------------------------------------------------------------- a PostgreSQL server on the "remote" host
+
+from test_collect_integration import _skip_reason as _pg_skip_reason, server  # noqa: E402,F401  (fixture)
+
+needs_pg = pytest.mark.skipif(_pg_skip_reason() is not None, reason=_pg_skip_reason() or "")
+
+
+@needs_ssh
+@needs_pg
+def test_pgbench_here_against_a_server_monitored_over_ssh(sshd, server, tmp_path):
+    """This host runs pgbench (client); the server's settings and pg_stat snapshots are read by psql ON the
+    server host, over ssh, and land in host=dbserver/ beside its monitors' files."""
+    port = server["port"]
+    conninfo = f"host=127.0.0.1 port={port} user=postgres dbname=bench"
+    subprocess.run(["pgbench", "-i", "-q", "-s", "1", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "bench"],
+                   check=True, capture_output=True)
+    hosts = _hosts_file(tmp_path, sshd["ssh_config"],
+                        extra=f'conninfo = "{conninfo}"\npg_stat_replication = true\n')
+    p = _collect("--root", tmp_path / "runs", "--hosts", hosts, "--settle", "0.5", "--pg-stat-interval", "1",
+                 "study=hosts", "clients=2", "rep=1", "--",
+                 "pgbench", "-n", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-c", "2", "-T", "3", "bench")
+    assert p.returncode == 0, p.stderr
+    run = tmp_path / "runs" / "study=hosts" / "clients=2" / "rep=1"
+    assert "tps = " in (run / "pgbench.log").read_text()
+    hd = run / "host=dbserver"
+    host = _load(hd / "host.toml")
+    assert host["server"]["version"].startswith("PostgreSQL ") and host["server"]["port"] == str(port)
+    assert "capture_error" not in host["server"] and host["versions"]["psql"].startswith("psql (PostgreSQL)")
+    assert (hd / "pg_settings.csv").read_text().startswith("name,setting,unit,source")
+    for moment in ("before", "after"):
+        assert (hd / f"pg_stat_bgwriter.{moment}.csv").read_text().startswith("snapshot_at,checkpoints_timed")
+        # a primary without standbys: the header alone
+        assert (hd / f"pg_stat_replication.{moment}.csv").read_text().startswith("snapshot_at,pid,application_name")
+    series = (hd / "pg_stat_bgwriter.series.csv").read_text().splitlines()
+    assert len(series) - 1 == host["collect"]["pg_stat_series_snapshots"] >= 1
+    assert host["collect"]["pg_stat_replication_series_snapshots"] >= 1 and "errors" not in host["collect"]
+    assert not (run / "pg_settings.csv").exists()  # nothing of the server's at the top: this host had no conninfo
