@@ -242,6 +242,61 @@ def test_inventory_of_a_host_is_read_like_this_hosts():
     assert versions["sysstat"].startswith("sysstat version")
 
 
+PLAN = """\
+root = "runs"
+order = "listed"
+settle_s = 0.2
+monitors = false
+
+[factors]
+study = ["hosts"]
+clients = [1, 2]
+
+[run]
+command = "sh -c 'sleep 1; echo {{clients}} >> {{plan_dir}}/ran.txt'"
+
+[[setup]]
+on = ["study"]
+command = "echo setup >> ran.txt"
+
+[hosts.pgclient]
+role = "client"
+
+[hosts.dbserver]
+role = "server"
+ssh = "{alias}"
+ssh_config = "{config}"
+monitors = ["vmstat"]
+"""
+
+
+@needs_ssh
+def test_a_plan_with_hosts(sshd, tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(alias=ALIAS, config=sshd["ssh_config"]))
+    p = _collect("--plan", plan)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "ran.txt").read_text().split() == ["setup", "1", "2"]
+    for clients in (1, 2):
+        run = tmp_path / "runs" / "study=hosts" / f"clients={clients}"
+        assert _load(run / "run.toml")["role"] == "client"
+        host = _load(run / "host=dbserver" / "host.toml")
+        assert host["role"] == "server" and host["collect"]["collectors_stop_signal"] == "vmstat:INT"
+        assert (run / "host=dbserver" / "vmstat.txt").stat().st_size > 0
+        assert not (run / "host=dbserver" / "sa.bin").exists()  # only the monitors the host asks for
+
+
+@needs_ssh
+def test_a_plan_with_an_unreachable_host_stops_before_its_first_setup(sshd, tmp_path):
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(sshd["ssh_config"].read_text().replace(f"Port {sshd['port']}", f"Port {_free_port()}"))
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(alias=ALIAS, config=cfg))
+    p = _collect("--plan", plan)
+    assert p.returncode == 2 and "host 'dbserver'" in p.stderr and "cannot be reached" in p.stderr, p.stderr
+    assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "runs").exists()
+
+
 # ---------------------------------------------------------------- a PostgreSQL server on the "remote" host
 
 from test_collect_integration import _skip_reason as _pg_skip_reason, server  # noqa: E402,F401  (fixture)
