@@ -10,3 +10,7 @@ tools/collect --plan "$HERE/scaleup.toml"
 tools/collect --plan "$HERE/syscalls.toml"
 tools/collect --plan "$HERE/fio.toml"
 sh "$HERE/setup.sh" stop
+# the replication study: a primary and two standbys of their own (replication.sh), about 15 minutes
+sh "$HERE/replication.sh" init
+tools/collect --plan "$HERE/replication.toml"
+sh "$HERE/replication.sh" stop

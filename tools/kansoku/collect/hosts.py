@@ -42,7 +42,6 @@ The ssh sessions run in their own session (Ctrl-C at the terminal reaches collec
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import shutil
 import subprocess
