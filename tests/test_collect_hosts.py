@@ -313,8 +313,10 @@ def test_pgbench_here_against_a_server_monitored_over_ssh(sshd, server, tmp_path
     conninfo = f"host=127.0.0.1 port={port} user=postgres dbname=bench"
     subprocess.run(["pgbench", "-i", "-q", "-s", "1", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "bench"],
                    check=True, capture_output=True)
+    strace = shutil.which("strace") is not None
     hosts = _hosts_file(tmp_path, sshd["ssh_config"],
-                        extra=f'conninfo = "{conninfo}"\npg_stat_replication = true\n')
+                        extra=f'conninfo = "{conninfo}"\npg_stat_replication = true\n'
+                              + (f'strace_pidfile = "{server["data"]}/postmaster.pid"\n' if strace else ""))
     p = _collect("--root", tmp_path / "runs", "--hosts", hosts, "--settle", "0.5", "--pg-stat-interval", "1",
                  "study=hosts", "clients=2", "rep=1", "--",
                  "pgbench", "-n", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-c", "2", "-T", "3", "bench")
@@ -334,3 +336,6 @@ def test_pgbench_here_against_a_server_monitored_over_ssh(sshd, server, tmp_path
     assert len(series) - 1 == host["collect"]["pg_stat_series_snapshots"] >= 1
     assert host["collect"]["pg_stat_replication_series_snapshots"] >= 1 and "errors" not in host["collect"]
     assert not (run / "pg_settings.csv").exists()  # nothing of the server's at the top: this host had no conninfo
+    if strace:  # strace -c -f on the server host's postmaster, stopped like the monitors
+        assert "% time" in (hd / "strace_c.txt").read_text()
+        assert host["collect"]["strace_stop_signal"] == "INT" and host["versions"]["strace"].startswith("strace")

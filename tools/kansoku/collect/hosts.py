@@ -13,8 +13,11 @@ directory, run.toml describes it). Every other host of the plan (``[hosts.NAME]`
     [machine]  [versions]  [server]   # the same probes as run.toml's, run on that host
     [collect]                      # ssh target, monitor commands, how they stopped, errors, times
 
-How, step by step (dbt2's ``dbt2-run`` starts sar/iostat/vmstat on the database host over ssh and copies the
-files back afterwards; this is the same idea, with the failure cases closed):
+How, step by step. dbt2's ``dbt2-run`` starts its stats collectors on the client and database hosts with
+``ssh host "... &"`` and rsyncs ``<host>/`` directories back afterwards; this is the same idea with the failure
+cases closed: dbt2 turns host key checking off (``StrictHostKeyChecking=no``, ``UserKnownHostsFile=/dev/null``),
+finds an unreachable host only when its collector fails to start, measures no clock offset, and stops remote
+collectors only from its own Ctrl-C trap, so a killed driver leaves them running.
 
 1. **Reach every host before anything runs.** One master connection per host (``ssh -f -N`` with
    ``ControlMaster=yes`` and a control socket in a private temporary directory; ``BatchMode=yes``: keys from the
