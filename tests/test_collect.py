@@ -373,3 +373,17 @@ def test_plan_schema_document_is_current():
 
     assert plan_schema.SCHEMA_JSON.read_text(encoding="utf-8") == plan_schema.schema_json(), \
         "run: python3 -m kansoku.collect.plan_schema (from tools/)"
+
+
+def test_a_bad_hosts_file_is_refused_before_anything_runs(tool, tmp_path):
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[hosts.a]\nrole = "client"\n\n[hosts.b]\nrole = "server"\n\n[hosts.c]\nrole = "server"\n'
+                     'ssh = "db1"\nidentiy = "~/.ssh/id"\nmonitors = ["sar", "mpstat"]\n')
+    marker = tmp_path / "ran"
+    r = tool("collect", "--root", tmp_path / "runs", "--hosts", hosts, "k=v", "--", "touch", marker)
+    assert r.returncode == 3, r.stderr
+    assert f"{hosts}:4: hosts.b: hosts a, b have no ssh" in r.stderr
+    assert "3 problems in the hosts file" in r.stderr
+    assert f'{hosts}:10: hosts.c.identiy: unknown key "identiy"; did you mean "identity"?' in r.stderr
+    assert f'{hosts}:11: hosts.c.monitors[1]: expected one of "sar", "iostat", "vmstat", found "mpstat"' in r.stderr
+    assert not marker.exists() and not (tmp_path / "runs").exists()

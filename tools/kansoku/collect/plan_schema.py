@@ -131,10 +131,10 @@ class PlanProblems(CollectError):
 
     exit_code = 3
 
-    def __init__(self, path: Path, problems: list[Any]):
+    def __init__(self, path: Path, problems: list[Any], what: str = "the collect plan"):
         self.problems = sorted(problems, key=lambda p: p.line or 0)
         n = len(self.problems)
-        super().__init__(f"{n} problem{'s' if n != 1 else ''} in the collect plan {path}:\n"
+        super().__init__(f"{n} problem{'s' if n != 1 else ''} in {what} {path}:\n"
                          + "\n".join(f"  {p}" for p in self.problems))
 
 
@@ -235,6 +235,10 @@ def cross_problems(raw: dict) -> list[tuple[tuple, str]]:
     run = raw.get("run") if isinstance(raw.get("run"), dict) else {}
     for k, v in run.items():
         templates(("run", k), v)
+    if run.get("pg_stat_replication") and "conninfo" not in run:
+        out.append((("run", "pg_stat_replication"), "needs conninfo (the primary psql reads it from)"))
+    if "strace_pid" in run and "strace_pidfile" in run:
+        out.append((("run", "strace_pid"), "give strace_pid or strace_pidfile, not both"))
     for i, s in enumerate(setups):
         if isinstance(s, dict):
             for k in ("command", "log"):
@@ -294,16 +298,17 @@ def check(path: Path, hosts_only: bool = False) -> dict:
     """The plan (or hosts file) as data, or PlanProblems listing every problem (exit 3)."""
     from kansoku.spec.validate import Locator, Problem, load_toml, plain
 
+    what = "the hosts file" if hosts_only else "the collect plan"
     raw, text, problems = load_toml(path)
     if raw is None:
         if problems and problems[0].message == "no such report spec":
             raise CollectError(f"{path}: no such file")
-        raise PlanProblems(path, problems)
+        raise PlanProblems(path, problems, what)
     found = _schema_problems(plain(raw), HOSTS_FILE_SCHEMA if hosts_only else SCHEMA)
     found += host_problems(raw) if hosts_only else cross_problems(raw)
     if found:
         loc = Locator(text or "")
-        raise PlanProblems(path, [Problem(path, loc.line(p), p, m) for p, m in found])
+        raise PlanProblems(path, [Problem(path, loc.line(p), p, m) for p, m in found], what)
     return raw
 
 
