@@ -274,6 +274,8 @@ monitors = ["vmstat"]
 def test_a_plan_with_hosts(sshd, tmp_path):
     plan = tmp_path / "plan.toml"
     plan.write_text(PLAN.format(alias=ALIAS, config=sshd["ssh_config"]))
+    dry = _collect("--plan", plan, "--dry-run")
+    assert dry.returncode == 0 and f"hosts: this host (client), dbserver (server, ssh {ALIAS})" in dry.stdout
     p = _collect("--plan", plan)
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "ran.txt").read_text().split() == ["setup", "1", "2"]

@@ -307,6 +307,10 @@ def run_plan(path: Path, *, dry_run: bool = False, limit: int | None = None, qui
     head = (f"plan {plan.path}: {total} runs ({plan.order} order, seed {plan.seed}), {len(done)} already done, "
             f"{len(todo)} to run; runs under {plan.root}")
     print(head, file=sys.stderr if not dry_run else sys.stdout, flush=True)
+    if plan.hosts:
+        print("hosts: " + (f"this host ({plan.role}), " if plan.role else "this host, ")
+              + ", ".join(f"{h.name} ({h.role}, ssh {h.target})" for h in plan.hosts),
+              file=sys.stderr if not dry_run else sys.stdout, flush=True)
     if dry_run:
         for pr in runs:
             req = request_for(plan, pr, total, [c for _, c in _setup_commands(plan, pr)], True)
