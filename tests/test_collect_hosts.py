@@ -219,6 +219,38 @@ def test_ctrl_c_stops_the_monitors_on_every_host(sshd, tmp_path):
     assert not _remote_leftovers()
 
 
+
+@needs_ssh
+def test_a_killed_collect_leaves_no_monitor_running_on_the_other_host(sshd, tmp_path):
+    """SIGKILL gives collect no chance to stop anything: the end of the supervisor's ssh session does."""
+    hosts = _hosts_file(tmp_path, sshd["ssh_config"])
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "collect"), "--root", str(tmp_path / "runs"),
+                             "--hosts", str(hosts), "--no-monitors", "study=hosts", "rep=1", "--", "sleep", "30"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not _remote_leftovers():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 20
+    while _remote_leftovers():
+        assert time.monotonic() < deadline, _remote_leftovers()
+        time.sleep(0.2)
+    # what the kill orphaned here: the benchmark, and the ssh master connection (it would close itself after
+    # 60 idle seconds); ended by PID
+    run = (tmp_path / "runs" / "study=hosts" / "rep=1").resolve()
+    for pid_dir in Path("/proc").iterdir():
+        try:
+            if not pid_dir.name.isdigit():
+                continue
+            cmd = (pid_dir / "cmdline").read_bytes().split(b"\0")
+            if Path(os.readlink(pid_dir / "cwd")) == run or (b"ControlMaster=yes" in cmd and
+                                                             str(sshd["ssh_config"]).encode() in cmd):
+                os.kill(int(pid_dir.name), signal.SIGKILL)
+        except OSError:
+            continue
+
 def test_a_clock_further_off_than_the_sampling_interval_is_an_error():
     # a "host" whose date runs 5 s ahead: the offset is measured, then refused naming the host
     fake = ["sh", "-c", "while read x; do echo $(( $(date +%s) + 5 )).$(date +%N); done"]

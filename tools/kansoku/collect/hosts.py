@@ -121,7 +121,7 @@ class Ssh:
         """The master connection; an unreachable host raises SshError with ssh's message."""
         with tempfile.TemporaryFile() as err:
             try:
-                p = subprocess.run(self._base() + ["-o", "ControlMaster=yes", "-o", "ControlPersist=120", "-f", "-N",
+                p = subprocess.run(self._base() + ["-o", "ControlMaster=yes", "-o", "ControlPersist=60", "-f", "-N",
                                                    str(self.host.target)],
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, timeout=40,
                                    start_new_session=True)
@@ -319,6 +319,9 @@ stop() {{
     echo "stopped $n $s"
 }}
 {chr(10).join(starts)}
+# from here the session may end at any moment (collect killed, connection lost): a write to the closed
+# channel must not kill this shell before its monitors are stopped
+trap '' PIPE HUP
 echo ready
 read line || true
 for n in $names; do stop "$n"; done
