@@ -26,6 +26,10 @@ clients=4/rep=1``, in the order given), and holds:
                     every ``--pg-stat-interval`` seconds (default 5; 0: none) while the benchmark runs, one
                     row per snapshot, so that checkpoints can be placed on the run's time axis
                     (collect/pg_stat_series.py)
+``pg_stat_replication.before.csv`` / ``.series.csv`` / ``.after.csv``  with ``--pg-stat-replication``: the
+                    primary's standbys and their lags (``REPLICATION_VIEW``; parsers/pg_stat_replication.py)
+``host=<name>/``    with ``--hosts`` (or a plan's [hosts]): another host's monitors, pg_stat snapshots and
+                    ``host.toml`` (role, clock offset, inventory), collected over ssh (collect/hosts.py)
 ``run.toml``        metadata, see below.
 
 The monitors are started (each in its own session, with default signal dispositions, even when
@@ -47,9 +51,10 @@ metadata is mistaken for a factor)::
     collectors_start = ...                     # monitors
     collectors_stop = ...
     hostname = "vm"
+    role = "client"                            # --role, or the plan's [hosts] entry without ssh
     notes = "..."                              # --note
     [factors]      key = "value", every factor as a string, in directory order
-    [commands]     benchmark (shell-quoted), argv, cwd, output, sar, iostat, vmstat, strace,
+    [commands]     benchmark (shell-quoted), argv, cwd, output, sar, iostat, vmstat, strace, hosts,
                    collectors_stop_signal, strace_stop_signal, scripts (the pgbench -f scripts copied
                    into the run directory, so the run keeps the script it ran)
     [machine]      hostname, kernel (uname -srvm), os, cpu_model, cpu_count (online logical CPUs),
