@@ -990,6 +990,10 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("give the benchmark command after --")
         if args.pg_stat_interval < 0:
             ap.error("--pg-stat-interval must be 0 (none) or a number of seconds")
+        if args.pg_stat_replication and not args.conninfo:
+            ap.error("--pg-stat-replication needs --conninfo (the primary psql reads pg_stat_replication from)")
+        if args.role is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", args.role):
+            ap.error(f"--role {args.role!r}: a name like server, client or standby")
         missing = [a[0] for _, a, _ in MONITORS if shutil.which(a[0]) is None] if not args.no_monitors else []
         if args.strace_pid is not None or args.strace_pidfile is not None:
             missing += ["strace"] if shutil.which("strace") is None else []
