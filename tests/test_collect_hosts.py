@@ -85,21 +85,34 @@ Host {ALIAS}
     UserKnownHostsFile {base}/known_hosts
     StrictHostKeyChecking yes
 """)
+    proc = _start_sshd(base / "sshd_config", port)
+    try:
+        yield {"port": port, "base": base, "ssh_config": base / "ssh_config"}
+    finally:
+        _stop(proc)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _start_sshd(config: Path, port: int) -> subprocess.Popen:
     if os.geteuid() == 0:
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation directory
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(base / "sshd_config")], stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _wait_listening(port, proc)
-        yield {"port": port, "base": base, "ssh_config": base / "ssh_config"}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(base, ignore_errors=True)
+    except AssertionError:
+        _stop(proc)
+        raise
+    return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _hosts_file(tmp_path: Path, ssh_config: Path, extra: str = "", target: str = ALIAS) -> Path:
@@ -250,6 +263,36 @@ def test_a_killed_collect_leaves_no_monitor_running_on_the_other_host(sshd, tmp_
                 os.kill(int(pid_dir.name), signal.SIGKILL)
         except OSError:
             continue
+
+
+@needs_ssh
+def test_a_host_whose_clock_is_off_stops_the_run_before_the_benchmark(sshd, tmp_path):
+    """A second sshd whose sessions find a `date` running 5 s ahead first in their PATH (sshd's SetEnv)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "date").write_text('#!/bin/sh\nif [ "$1" = "+%s.%N" ]; then t=$(/bin/date +%s.%N); '
+                               'echo "$(( ${t%.*} + 5 )).${t#*.}"; else exec /bin/date "$@"; fi\n')
+    (fake / "date").chmod(0o755)
+    port = _free_port()
+    base = sshd["base"]
+    config = tmp_path / "sshd_config"
+    config.write_text((base / "sshd_config").read_text().replace(f"Port {sshd['port']}", f"Port {port}")
+                      .replace(f"PidFile {base}/sshd.pid", f"PidFile {tmp_path}/sshd.pid")
+                      + f"SetEnv PATH={fake}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin\n")
+    (tmp_path / "known_hosts").write_text((base / "known_hosts").read_text().replace(f"]:{sshd['port']} ", f"]:{port} "))
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(sshd["ssh_config"].read_text().replace(f"Port {sshd['port']}", f"Port {port}")
+                   .replace(str(base / "known_hosts"), str(tmp_path / "known_hosts")))
+    proc = _start_sshd(config, port)
+    try:
+        marker = tmp_path / "benchmark-ran"
+        p = _collect("--root", tmp_path / "runs", "--hosts", _hosts_file(tmp_path, cfg), "study=hosts", "rep=1",
+                     "--", "touch", marker)
+    finally:
+        _stop(proc)
+    assert p.returncode == 2, p.stderr
+    assert "host 'dbserver'" in p.stderr and "its clock is +5.0" in p.stderr and "sampling interval" in p.stderr, p.stderr
+    assert not marker.exists() and not (tmp_path / "runs").exists()
 
 def test_a_clock_further_off_than_the_sampling_interval_is_an_error():
     # a "host" whose date runs 5 s ahead: the offset is measured, then refused naming the host
