@@ -172,6 +172,7 @@ def test_collect_from_a_second_host_over_ssh(sshd, tmp_path):
     host = _load(hd / "host.toml")
     assert host["role"] == "server" and host["hostname"] == socket.gethostname()
     assert abs(host["clock_offset_s"]) < 0.5 and 0 < host["clock_offset_error_s"] < 0.5
+    assert abs(host["collect"]["clock_offset_end_s"]) < 0.5  # measured again when the run ended
     assert host["machine"]["cpu_count"] == os.cpu_count() and host["machine"]["mem_total_kib"] > 0
     assert host["machine"]["kernel"] == meta["machine"]["kernel"]
     assert host["versions"]["sysstat"].startswith("sysstat version")

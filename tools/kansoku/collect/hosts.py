@@ -514,6 +514,13 @@ class RemoteHosts:
                 rh.errors.append("monitors: " + _words(rh.proc.stderr.read().decode(errors="replace")))
             rh.proc = None
             self._fetch(rh)
+            try:  # measured again at the end: a clock that drifted during the run is seen (host.toml [collect])
+                off, err = clock_offset(rh.ssh.argv(CLOCK_SCRIPT))
+                rh.collect["clock_offset_end_s"], rh.collect["clock_offset_end_error_s"] = round(off, 6), round(err, 6)
+                if rh.offset is not None and abs(off - rh.offset) > SAMPLING_INTERVAL_S:
+                    rh.errors.append(f"its clock drifted by {off - rh.offset:+.3f} s during the run")
+            except (ValueError, OSError, subprocess.SubprocessError) as exc:
+                rh.collect["clock_offset_end_error"] = str(exc)[:200]
 
     def _fetch(self, rh: RemoteHost) -> None:
         if not rh.remote_dir:
