@@ -305,18 +305,38 @@ start() {{
     names="$names $n"
     echo "started $n $!"
 }}
-stop() {{
-    n=$1; eval "p=\\$pid_$n"
-    kill -INT "-$p" 2>/dev/null
-    (trap 'kill $s 2>/dev/null; exit 0' TERM
-     sleep 3 & s=$!; wait $s; kill -TERM "-$p" 2>/dev/null && echo TERM > ".stop_$n"
-     sleep 2 & s=$!; wait $s; kill -KILL "-$p" 2>/dev/null && echo KILL > ".stop_$n") >/dev/null 2>&1 &
-    k=$!
-    wait "$p" 2>/dev/null
-    kill "$k" 2>/dev/null
-    kill -KILL "-$p" 2>/dev/null
-    s=INT; if [ -f ".stop_$n" ]; then s=$(cat ".stop_$n"); rm -f ".stop_$n"; fi
-    echo "stopped $n $s"
+alive() {{  # a process that has not exited (a zombie waiting for its parent counts as gone)
+    st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+    case "$st" in Z*|"") return 1;; esac
+}}
+if ! command -v ps >/dev/null 2>&1; then alive() {{ sleep 1; return 1; }}; fi
+settle() {{  # wait up to $1 tenths of a second until no monitor is alive
+    i=0
+    while [ "$i" -lt "$1" ]; do
+        any=""
+        for n in $names; do eval "p=\\$pid_$n"; if alive "$p"; then any=1; fi; done
+        [ -z "$any" ] && return 0
+        sleep 0.1; i=$((i + 1))
+    done
+    return 1
+}}
+stop_all() {{  # SIGINT to every monitor's process group, SIGTERM after 3 s, SIGKILL after 2 s more
+    for n in $names; do
+        eval "p=\\$pid_$n"
+        if alive "$p"; then kill -INT "-$p" 2>/dev/null; eval "sig_$n=INT"; else eval "sig_$n=exited"; fi
+    done
+    if ! settle 30; then
+        for n in $names; do
+            eval "p=\\$pid_$n"; if alive "$p"; then kill -TERM "-$p" 2>/dev/null; eval "sig_$n=TERM"; fi
+        done
+        if ! settle 20; then
+            for n in $names; do eval "p=\\$pid_$n"; if alive "$p"; then eval "sig_$n=KILL"; fi; done
+        fi
+    fi
+    for n in $names; do  # the rest of each group (sar's sadc) goes too
+        eval "p=\\$pid_$n"; kill -KILL "-$p" 2>/dev/null; wait "$p" 2>/dev/null
+        eval "echo \\"stopped $n \\$sig_$n\\""
+    done
 }}
 {chr(10).join(starts)}
 # from here the session may end at any moment (collect killed, connection lost): a write to the closed
@@ -324,7 +344,7 @@ stop() {{
 trap '' PIPE HUP
 echo ready
 read line || true
-for n in $names; do stop "$n"; done
+stop_all
 if [ -s sa.bin ]; then
     if command -v sadf >/dev/null 2>&1; then
         {render} sadf -j sa.bin -- -A > sadf.json 2> .sadf.err || {{ echo "error sadf_json: $(head -c 300 .sadf.err | tr '\\n' ' ')"; rm -f sadf.json; }}
