@@ -342,6 +342,7 @@ role = "client"
 role = "server"
 ssh = "{alias}"
 ssh_config = "{config}"
+identity = "{identity}"
 monitors = ["vmstat"]
 """
 
@@ -349,7 +350,7 @@ monitors = ["vmstat"]
 @needs_ssh
 def test_a_plan_with_hosts(sshd, tmp_path):
     plan = tmp_path / "plan.toml"
-    plan.write_text(PLAN.format(alias=ALIAS, config=sshd["ssh_config"]))
+    plan.write_text(PLAN.format(alias=ALIAS, config=sshd["ssh_config"], identity=sshd["base"] / "user_key"))
     dry = _collect("--plan", plan, "--dry-run")
     assert dry.returncode == 0 and f"hosts: this host (client), dbserver (server, ssh {ALIAS})" in dry.stdout
     p = _collect("--plan", plan)
@@ -369,7 +370,7 @@ def test_a_plan_with_an_unreachable_host_stops_before_its_first_setup(sshd, tmp_
     cfg = tmp_path / "ssh_config"
     cfg.write_text(sshd["ssh_config"].read_text().replace(f"Port {sshd['port']}", f"Port {_free_port()}"))
     plan = tmp_path / "plan.toml"
-    plan.write_text(PLAN.format(alias=ALIAS, config=cfg))
+    plan.write_text(PLAN.format(alias=ALIAS, config=cfg, identity=sshd["base"] / "user_key"))
     p = _collect("--plan", plan)
     assert p.returncode == 2 and "host 'dbserver'" in p.stderr and "cannot be reached" in p.stderr, p.stderr
     assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "runs").exists()

@@ -149,8 +149,9 @@ def hosts_of(d: dict, base: Path) -> tuple[list[Host], str | None]:
         if "ssh" not in h:
             role = h["role"]
             continue
-        cfg = h.get("ssh_config")
-        remote.append(Host(name=name, role=h["role"], target=h["ssh"], identity=h.get("identity"),
+        cfg, ident = h.get("ssh_config"), h.get("identity")
+        remote.append(Host(name=name, role=h["role"], target=h["ssh"],
+                           identity=str((base / Path(ident).expanduser()).resolve()) if ident else None,
                            ssh_config=str((base / Path(cfg).expanduser()).resolve()) if cfg else None,
                            monitors=tuple(h.get("monitors", Host.monitors)), conninfo=h.get("conninfo"),
                            strace_pidfile=h.get("strace_pidfile"),

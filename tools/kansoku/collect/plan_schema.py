@@ -46,7 +46,8 @@ HOST = {
         "ssh": _d("ssh destination of the host ([user@]host, an alias of the ssh config, or ssh://[user@]host[:port]); "
                   "absent: the host tools/collect runs on (its files at the top of the run directory)",
                   {"type": "string", "minLength": 1, "pattern": "^[^-]"}),
-        "identity": _d("private key file for ssh -i (default: the ssh agent and the ssh config); never a password",
+        "identity": _d("private key file for ssh -i, relative to the plan (default: the ssh agent and the ssh "
+                                   "config); never a password",
                        {"type": "string", "minLength": 1}),
         "ssh_config": _d("ssh configuration file for ssh -F, relative to the plan", {"type": "string", "minLength": 1}),
         "monitors": _d("the monitors run on this host (default all: sar, iostat, vmstat; [] none)",
