@@ -237,6 +237,8 @@ def test_ctrl_c_stops_the_monitors_on_every_host(sshd, tmp_path):
 @needs_ssh
 def test_a_killed_collect_leaves_no_monitor_running_on_the_other_host(sshd, tmp_path):
     """SIGKILL gives collect no chance to stop anything: the end of the supervisor's ssh session does."""
+    tmp = Path(tempfile.gettempdir())
+    before = set(tmp.glob("kansoku-collect.*")) | set(tmp.glob("kansoku-ssh-*"))
     hosts = _hosts_file(tmp_path, sshd["ssh_config"])
     proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "collect"), "--root", str(tmp_path / "runs"),
                              "--hosts", str(hosts), "--no-monitors", "study=hosts", "rep=1", "--", "sleep", "30"],
@@ -264,6 +266,9 @@ def test_a_killed_collect_leaves_no_monitor_running_on_the_other_host(sshd, tmp_
                 os.kill(int(pid_dir.name), signal.SIGKILL)
         except OSError:
             continue
+    # what a killed collect cannot remove: the remote files (never fetched) and its ssh control directory
+    for left in (set(tmp.glob("kansoku-collect.*")) | set(tmp.glob("kansoku-ssh-*"))) - before:
+        shutil.rmtree(left, ignore_errors=True)
 
 
 @needs_ssh
