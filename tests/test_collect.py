@@ -307,8 +307,44 @@ def test_plan_template_error_names_the_file(tool, tmp_path):
     p = write_plan(tmp_path)
     p.write_text(p.read_text().replace("{threads}", "{thread}"))
     r = tool("collect", "--plan", p)
-    assert r.returncode == 2 and "thread" in r.stderr and str(p) in r.stderr
+    assert r.returncode == 3 and str(p) in r.stderr
+    line = 1 + p.read_text().splitlines().index(next(ln for ln in p.read_text().splitlines() if "{thread}" in ln))
+    assert f'{p}:{line}: run.command: {{thread}} is not a factor' in r.stderr and 'did you mean "threads"' in r.stderr
     assert not (tmp_path / "runs").exists()  # checked before the first run
+
+
+def test_plan_problems_all_at_once_with_lines_and_did_you_mean(tool, tmp_path):
+    """A misspelt key, a match on a factor the plan lacks or a value it never takes, an override of an
+    undeclared variable: each would silently drop an override; all are listed, with lines, exit 3."""
+    p = write_plan(tmp_path, extra='\n[[when]]\nmatch = { client = 4 }\nthreads = 8\n'
+                                   '\n[[when]]\nmatch = { config = "c" }\nthread = 3\n'
+                                   '\n[hosts.db]\nrole = "server"\nssh = "db1"\nmonitor = ["sar"]\n')
+    p.write_text(p.read_text().replace("settle_s = 0", "settle_s = 0\nworkloud = 1"))
+    text = p.read_text().splitlines()
+    at = lambda s: 1 + next(i for i, ln in enumerate(text) if s in ln)  # noqa: E731
+    r = tool("collect", "--plan", p, "--dry-run")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "5 problems in the collect plan" in r.stderr
+    for expected in (f'{p}:{at("workloud")}: workloud: unknown key "workloud"',
+                     f'{p}:{at("client = 4")}: when[2].match.client: match names "client" is not a factor of the plan; '
+                     'did you mean "clients"?',
+                     f'{p}:{at("{ config = ")}: when[3].match.config: config = "c" never matches: config takes a, b',
+                     f'{p}:{at("thread = 3")}: when[3].thread: "thread" is not a variable of [vars]: the override would '
+                     'be dropped; did you mean "threads"?',
+                     f'{p}:{at("monitor =")}: hosts.db.monitor: unknown key "monitor"; did you mean "monitors"?'):
+        assert expected in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not r.stdout
+
+
+def test_help_points_to_files_that_exist(tool):
+    import re
+
+    r = tool("collect", "--help")
+    assert r.returncode == 0
+    named = re.findall(r"((?:docs|tools|data)/[\w./-]+\.\w+)", r.stdout)
+    assert "docs/collect.md" in named
+    for name in named:
+        assert (ROOT / name).exists(), name
 
 
 def test_plan_interrupt_during_setup(tmp_path):
@@ -330,3 +366,24 @@ def test_versions_of_the_tools_a_run_uses():
     assert collect.run_tools("pgbench", True, True, True) == ["sysstat", "procps_vmstat", "strace", "pgbench",
                                                               "psql", "postgres"]
     assert collect.run_tools("sysbench", False, False, True) == ["sysbench", "pgbench", "psql", "postgres"]
+
+
+def test_plan_schema_document_is_current():
+    from kansoku.collect import plan_schema
+
+    assert plan_schema.SCHEMA_JSON.read_text(encoding="utf-8") == plan_schema.schema_json(), \
+        "run: python3 -m kansoku.collect.plan_schema (from tools/)"
+
+
+def test_a_bad_hosts_file_is_refused_before_anything_runs(tool, tmp_path):
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[hosts.a]\nrole = "client"\n\n[hosts.b]\nrole = "server"\n\n[hosts.c]\nrole = "server"\n'
+                     'ssh = "db1"\nidentiy = "~/.ssh/id"\nmonitors = ["sar", "mpstat"]\n')
+    marker = tmp_path / "ran"
+    r = tool("collect", "--root", tmp_path / "runs", "--hosts", hosts, "k=v", "--", "touch", marker)
+    assert r.returncode == 3, r.stderr
+    assert f"{hosts}:4: hosts.b: hosts a, b have no ssh" in r.stderr
+    assert "3 problems in the hosts file" in r.stderr
+    assert f'{hosts}:10: hosts.c.identiy: unknown key "identiy"; did you mean "identity"?' in r.stderr
+    assert f'{hosts}:11: hosts.c.monitors[1]: expected one of "sar", "iostat", "vmstat", found "mpstat"' in r.stderr
+    assert not marker.exists() and not (tmp_path / "runs").exists()

@@ -1,5 +1,6 @@
 #!/bin/sh
-# The whole example campaign, as it was run for data/runs/example (about 50 minutes on 2 vCPUs).
+# The whole example campaign, as it was run for data/runs/example (about 65 minutes on 2 vCPUs, of which
+# the replication study, last, about 15).
 # Run from the repository root as root (the clusters run as the postgres OS user):
 #   sh data/runs/example/run_campaign.sh
 # Interrupted? Run it again: finished runs are skipped.
@@ -10,3 +11,7 @@ tools/collect --plan "$HERE/scaleup.toml"
 tools/collect --plan "$HERE/syscalls.toml"
 tools/collect --plan "$HERE/fio.toml"
 sh "$HERE/setup.sh" stop
+# the replication study: a primary and two standbys of their own (replication.sh), about 15 minutes
+sh "$HERE/replication.sh" init
+tools/collect --plan "$HERE/replication.toml"
+sh "$HERE/replication.sh" stop

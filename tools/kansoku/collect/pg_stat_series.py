@@ -11,6 +11,10 @@ checkpoint was counted in that interval (store/events.sql ``run_stat_checkpoints
 
 Each snapshot is one short psql connection (no session is held open during the benchmark); a snapshot that
 fails is counted and the series goes on, three failures in a row end it (run.toml says why).
+
+The same loop reads another view when given one (``view``, ``sql``): with ``pg_stat_replication``, tools/collect
+records the standbys' lags every interval (``pg_stat_replication.series.csv``; keys ``pg_stat_replication_series*``
+in [commands]).
 """
 
 from __future__ import annotations
@@ -26,9 +30,12 @@ MAX_FAILURES = 3
 
 
 class PgStatSeries:
-    def __init__(self, conninfo: str, run_dir: Path, interval_s: float, psql: PsqlRunner):
+    def __init__(self, conninfo: str, run_dir: Path, interval_s: float, psql: PsqlRunner,
+                 view: str | None = None, sql: str | None = None):
         self.conninfo, self.run_dir, self.interval_s, self.psql = conninfo, run_dir, interval_s, psql
-        self.view: str | None = None
+        self.view: str | None = view
+        self.sql = sql
+        self.key = "pg_stat_series" if sql is None else f"{view}_series"
         self.snapshots = 0
         self.failures = 0
         self.error: str | None = None
@@ -65,8 +72,8 @@ class PgStatSeries:
     def _snapshot(self) -> bool:
         if self.view is None and not self._choose_view():
             return False
-        lines = self._query(f"SELECT now() AS snapshot_at, * FROM {self.view}")
-        if lines is None or len(lines) < 2:
+        lines = self._query(self.sql or f"SELECT now() AS snapshot_at, * FROM {self.view}")
+        if lines is None or (len(lines) < 2 and self.sql is None):  # a view of rows (standbys) may have none
             return False
         header, rows = lines[0], [ln for ln in lines[1:] if ln]
         with open(self.run_dir / self.output, "a", encoding="utf-8") as fh:
@@ -78,7 +85,8 @@ class PgStatSeries:
         return True
 
     def _loop(self) -> None:
-        self._choose_view()  # at once: the first snapshot is then one interval after the benchmark's start
+        if self.view is None:
+            self._choose_view()  # at once: the first snapshot is then one interval after the benchmark's start
         consecutive = 0
         while not self._stop.wait(self.interval_s):
             if self._snapshot():
@@ -95,13 +103,13 @@ class PgStatSeries:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=40)  # a psql call times out after 30 s
-        info: dict[str, Any] = {"pg_stat_series_interval_s": self.interval_s,
-                                "pg_stat_series_snapshots": self.snapshots}
+        k = self.key
+        info: dict[str, Any] = {f"{k}_interval_s": self.interval_s, f"{k}_snapshots": self.snapshots}
         if self.view is not None and self.snapshots:
-            info["pg_stat_series"] = f"{self.output}: SELECT now() AS snapshot_at, * FROM {self.view}"
+            info[k] = f"{self.output}: " + (self.sql or f"SELECT now() AS snapshot_at, * FROM {self.view}")
         if self.failures:
-            info["pg_stat_series_failures"] = self.failures
+            info[f"{k}_failures"] = self.failures
         if self.error:
-            info["pg_stat_series_error"] = self.error
+            info[f"{k}_error"] = self.error
         return info
 

@@ -39,6 +39,22 @@ A plan is a TOML file (``tools/collect --plan PLAN.toml``; see data/runs/example
     command = "pgbench -i -s 10 -F 80 -h 127.0.0.1 -p 5433 -U postgres bench"
     log = ".setup/init_{config}_{clients}.log"   # optional, relative to root; default .setup/setup.log
 
+    [hosts.pgclient]           # the hosts of each run (optional; collect/hosts.py). No ssh: this host,
+    role = "client"            # whose files stay at the top of the run directory (run.toml role)
+
+    [hosts.dbserver]           # reached over ssh: its monitors' files go to <run>/host=dbserver/
+    role = "server"
+    ssh = "postgres@db1"       # ssh destination (or ssh://user@host:port, or an alias of the ssh config)
+    identity = "~/.ssh/id_ed25519"           # optional (default: the ssh agent / ssh config); BatchMode
+    ssh_config = "ssh_config"                # optional, relative to the plan
+    monitors = ["sar", "iostat", "vmstat"]   # optional (default all three)
+    conninfo = "dbname=bench_{workload}"      # optional: psql there: [server], pg_stat snapshots
+    strace_pidfile = "/var/lib/postgresql/15/main/postmaster.pid"   # optional: strace -c there
+    pg_stat_replication = false               # optional: the standbys' lags (with conninfo)
+
+The plan is checked before anything runs (collect/plan_schema.py, schema in docs/collect-plan.schema.json):
+every problem at once, with its line and "did you mean", exit status 3.
+
 Templates are Python ``str.format`` strings; the names are the factors (``{clients}``, ``{rep}``), the
 vars, ``{plan_dir}`` (directory of the plan file), ``{root}`` and ``{run_dir}`` (absolute paths).
 The benchmark command is split like a shell would (``shlex``) after the substitution, but it is not run
@@ -56,6 +72,7 @@ as interrupted; the same command resumes it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import random
@@ -64,19 +81,15 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kansoku.collect.run import EXIT_INTERRUPTED, KEY, default_signals, CollectError, RunRequest, collect_run, run_path, run_state
+from kansoku.collect.hosts import Host, RemoteHosts
+from kansoku.collect.run import EXIT_INTERRUPTED, default_signals, CollectError, RunRequest, collect_run, run_path, run_state
 from kansoku.ingest.runs import canon
 
-TOP_KEYS = {"root", "seed", "order", "group_by", "repetitions", "rep_factor", "settle_s", "pg_stat_interval_s", "monitors",
-            "factors", "run", "vars", "when", "setup", "description"}
-RUN_KEYS = {"command", "output", "conninfo", "strace_pidfile", "strace_pid", "note", "server_log"}
-SETUP_KEYS = {"on", "match", "command", "log"}
 
 
 class PlanError(CollectError):
@@ -106,6 +119,8 @@ class Plan:
     settle_s: float = 1.0
     monitors: bool = True
     pg_stat_interval_s: float = 5.0
+    hosts: list[Host] = field(default_factory=list)  # the hosts reached over ssh
+    role: str | None = None  # the role of the host collect runs on ([hosts.NAME] without ssh)
 
 
 @dataclass
@@ -127,82 +142,56 @@ def _matches(match: dict[str, list[str]], factors: dict[str, str]) -> bool:
     return all(factors.get(k) in vals for k, vals in match.items())
 
 
+def hosts_of(d: dict, base: Path) -> tuple[list[Host], str | None]:
+    """The [hosts] of a checked plan or hosts file: those reached over ssh, and the role of this host."""
+    remote, role = [], None
+    for name, h in d.get("hosts", {}).items():
+        if "ssh" not in h:
+            role = h["role"]
+            continue
+        cfg, ident = h.get("ssh_config"), h.get("identity")
+        remote.append(Host(name=name, role=h["role"], target=h["ssh"],
+                           identity=str((base / Path(ident).expanduser()).resolve()) if ident else None,
+                           ssh_config=str((base / Path(cfg).expanduser()).resolve()) if cfg else None,
+                           monitors=tuple(h.get("monitors", Host.monitors)), conninfo=h.get("conninfo"),
+                           strace_pidfile=h.get("strace_pidfile"),
+                           pg_stat_replication=bool(h.get("pg_stat_replication", False))))
+    return remote, role
+
+
+def load_hosts(path: Path) -> tuple[list[Host], str | None]:
+    """tools/collect --hosts FILE: a file of [hosts.NAME] tables, checked like a plan's."""
+    from kansoku.collect.plan_schema import check
+
+    return hosts_of(check(path, hosts_only=True), path.resolve().parent)
+
+
 def load_plan(path: Path) -> Plan:
-    try:
-        with open(path, "rb") as fh:
-            d = tomllib.load(fh)
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot read the plan ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PlanError(f"{path}: not valid TOML: {exc}") from None
-    unknown = set(d) - TOP_KEYS
-    if unknown:
-        raise PlanError(f"{path}: unknown key(s) {sorted(unknown)}; known: {sorted(TOP_KEYS)}")
-    factors_in = d.get("factors")
-    if not isinstance(factors_in, dict) or not factors_in:
-        raise PlanError(f"{path}: [factors] is required, e.g. clients = [1, 2, 4]")
-    factors: dict[str, list[str]] = {}
-    for k, v in factors_in.items():
-        vals = v if isinstance(v, list) else [v]
-        if not KEY.match(k) or not vals:
-            raise PlanError(f"{path}: [factors] {k}: a factor name with a non-empty list of values")
-        factors[k] = [canon(x) for x in vals]
-        for x in factors[k]:
-            if "/" in x or x.startswith(".") or not x:
-                raise PlanError(f"{path}: [factors] {k}: value {x!r} cannot name a directory")
+    from kansoku.collect.plan_schema import check
+
+    d = check(path)  # every problem at once, with lines (PlanProblems, exit 3); what follows only converts
+    factors: dict[str, list[str]] = {k: [canon(x) for x in (v if isinstance(v, list) else [v])]
+                                     for k, v in d["factors"].items()}
     reps = d.get("repetitions")
     if reps is not None:
-        if not isinstance(reps, int) or reps < 1:
-            raise PlanError(f"{path}: repetitions must be a positive integer")
-        rep_factor = d.get("rep_factor", "rep")
-        if rep_factor in factors:
-            raise PlanError(f"{path}: repetitions adds the factor {rep_factor!r}, which [factors] already has")
-        factors[rep_factor] = [str(i) for i in range(1, reps + 1)]
-    run = d.get("run")
-    if not isinstance(run, dict) or "command" not in run:
-        raise PlanError(f"{path}: [run] with a command is required")
-    if set(run) - RUN_KEYS:
-        raise PlanError(f"{path}: [run]: unknown key(s) {sorted(set(run) - RUN_KEYS)}; known: {sorted(RUN_KEYS)}")
+        factors[d.get("rep_factor", "rep")] = [str(i) for i in range(1, reps + 1)]
+    run = d["run"]
     order = d.get("order", "random")
-    if order not in ("random", "listed"):
-        raise PlanError(f"{path}: order must be \"random\" or \"listed\"")
     group_by = list(d.get("group_by", []))
-    for g in group_by:
-        if g not in factors:
-            raise PlanError(f"{path}: group_by names {g!r}, which is not a factor")
-    when = []
-    for i, w in enumerate(d.get("when", []), 1):
-        if not isinstance(w, dict) or "match" not in w:
-            raise PlanError(f"{path}: [[when]] #{i} needs a match table")
-        when.append((_match(w["match"], f"{path}: [[when]] #{i}"), {k: v for k, v in w.items() if k != "match"}))
+    when = [(_match(w["match"], f"{path}: [[when]] #{i}"), {k: v for k, v in w.items() if k != "match"})
+            for i, w in enumerate(d.get("when", []), 1)]
     setups = []
-    for i, s in enumerate(d.get("setup", []), 1):
-        where = f"{path}: [[setup]] #{i}"
-        if not isinstance(s, dict) or "command" not in s:
-            raise PlanError(f"{where} needs a command")
-        if set(s) - SETUP_KEYS:
-            raise PlanError(f"{where}: unknown key(s) {sorted(set(s) - SETUP_KEYS)}")
+    for s in d.get("setup", []):
         on = s.get("on", [])
-        on = [on] if isinstance(on, str) else list(on)
-        for g in on:
-            if g not in factors:
-                raise PlanError(f"{where}: on names {g!r}, which is not a factor")
-        setups.append(Setup(on, _match(s.get("match"), where), s["command"], s.get("log", ".setup/setup.log")))
+        setups.append(Setup([on] if isinstance(on, str) else list(on), _match(s.get("match"), str(path)),
+                            s["command"], s.get("log", ".setup/setup.log")))
     seed = d.get("seed")
-    if order == "random" and not isinstance(seed, int):
-        raise PlanError(f"{path}: a random order needs an integer seed (it makes the order reproducible)")
     plan_dir = path.resolve().parent
+    hosts, role = hosts_of(d, plan_dir)
     return Plan(path=path.resolve(), root=(plan_dir / d.get("root", ".")).resolve(), seed=seed, order=order,
                 group_by=group_by, factors=factors, run=run, vars=dict(d.get("vars", {})), when=when,
                 setups=setups, settle_s=float(d.get("settle_s", 1.0)), monitors=bool(d.get("monitors", True)),
-                pg_stat_interval_s=_interval(d.get("pg_stat_interval_s", 5.0), path))
-
-
-def _interval(v: Any, path: Path) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-        raise PlanError(f"{path}: pg_stat_interval_s must be a number of seconds >= 0 (0: no snapshots during "
-                        f"a run), got {v!r}")
-    return float(v)
+                pg_stat_interval_s=float(d.get("pg_stat_interval_s", 5.0)), hosts=hosts, role=role)
 
 
 def plan_runs(plan: Plan) -> list[PlannedRun]:
@@ -250,7 +239,11 @@ def request_for(plan: Plan, pr: PlannedRun, total: int, setups: list[str], quiet
     command = [a for a in shlex.split(_render(plan.run["command"], v, where))]
     opt = {k: _render(str(plan.run[k]), v, where) for k in ("output", "conninfo", "strace_pidfile", "note",
                                                               "strace_pid", "server_log") if k in plan.run}
+    hosts = [dataclasses.replace(h, **{k: _render(getattr(h, k), v, f"{plan.path}: [hosts.{h.name}]")
+                                       for k in ("conninfo", "strace_pidfile") if getattr(h, k)})
+             for h in plan.hosts]
     return RunRequest(
+        hosts=hosts, role=plan.role, pg_stat_replication=bool(plan.run.get("pg_stat_replication", False)),
         root=plan.root, factors=pr.factors, command=command, output=opt.get("output"),
         conninfo=opt.get("conninfo"), strace_pid=int(opt["strace_pid"]) if "strace_pid" in opt else None,
         strace_pidfile=Path(opt["strace_pidfile"]) if "strace_pidfile" in opt else None,
@@ -315,6 +308,10 @@ def run_plan(path: Path, *, dry_run: bool = False, limit: int | None = None, qui
     head = (f"plan {plan.path}: {total} runs ({plan.order} order, seed {plan.seed}), {len(done)} already done, "
             f"{len(todo)} to run; runs under {plan.root}")
     print(head, file=sys.stderr if not dry_run else sys.stdout, flush=True)
+    if plan.hosts:
+        print("hosts: " + (f"this host ({plan.role}), " if plan.role else "this host, ")
+              + ", ".join(f"{h.name} ({h.role}, ssh {h.target})" for h in plan.hosts),
+              file=sys.stderr if not dry_run else sys.stdout, flush=True)
     if dry_run:
         for pr in runs:
             req = request_for(plan, pr, total, [c for _, c in _setup_commands(plan, pr)], True)
@@ -325,6 +322,12 @@ def run_plan(path: Path, *, dry_run: bool = False, limit: int | None = None, qui
         todo = todo[:limit]
     for pr in todo:  # template errors show up now, not after an hour of measurements
         request_for(plan, pr, total, [c for _, c in _setup_commands(plan, pr)], quiet)
+    if todo and plan.hosts:  # and an unreachable host before the first setup (each run checks again)
+        hosts = RemoteHosts(plan.hosts, quiet)
+        try:
+            hosts.open()
+        finally:
+            hosts.close()
     t0 = time.monotonic()
     failed: list[str] = []
     prev_groups: dict[int, tuple | None] = {}

@@ -26,6 +26,10 @@ clients=4/rep=1``, in the order given), and holds:
                     every ``--pg-stat-interval`` seconds (default 5; 0: none) while the benchmark runs, one
                     row per snapshot, so that checkpoints can be placed on the run's time axis
                     (collect/pg_stat_series.py)
+``pg_stat_replication.before.csv`` / ``.series.csv`` / ``.after.csv``  with ``--pg-stat-replication``: the
+                    primary's standbys and their lags (``REPLICATION_VIEW``; parsers/pg_stat_replication.py)
+``host=<name>/``    with ``--hosts`` (or a plan's [hosts]): another host's monitors, pg_stat snapshots and
+                    ``host.toml`` (role, clock offset, inventory), collected over ssh (collect/hosts.py)
 ``run.toml``        metadata, see below.
 
 The monitors are started (each in its own session, with default signal dispositions, even when
@@ -47,9 +51,10 @@ metadata is mistaken for a factor)::
     collectors_start = ...                     # monitors
     collectors_stop = ...
     hostname = "vm"
+    role = "client"                            # --role, or the plan's [hosts] entry without ssh
     notes = "..."                              # --note
     [factors]      key = "value", every factor as a string, in directory order
-    [commands]     benchmark (shell-quoted), argv, cwd, output, sar, iostat, vmstat, strace,
+    [commands]     benchmark (shell-quoted), argv, cwd, output, sar, iostat, vmstat, strace, hosts,
                    collectors_stop_signal, strace_stop_signal, scripts (the pgbench -f scripts copied
                    into the run directory, so the run keeps the script it ran)
     [machine]      hostname, kernel (uname -srvm), os, cpu_model, cpu_count (online logical CPUs),
@@ -188,7 +193,7 @@ def write_run_toml(run_dir: Path, meta: dict[str, Any]) -> None:
     bad = [k for k, v in meta.items() if not isinstance(v, dict) and k not in METADATA_KEYS]
     assert not bad, f"top-level run.toml keys would be read as factors: {bad}"
     tmp = run_dir / (RUN_TOML + ".tmp")
-    tmp.write_text(toml_dumps(meta, "written by kansoku tools/collect; see tools/kansoku/collect.py"),
+    tmp.write_text(toml_dumps(meta, "written by kansoku tools/collect; see tools/kansoku/collect/run.py"),
                    encoding="utf-8")
     os.replace(tmp, run_dir / RUN_TOML)
 
@@ -286,52 +291,66 @@ def _read(path: str) -> str:
 
 
 def machine_info(run_dir: Path) -> dict[str, Any]:
+    """The inventory of the machine collect runs on ([machine] of run.toml)."""
+    from kansoku.parsers.sysstat.common import machine_zone
+
     u = platform.uname()
-    m: dict[str, Any] = {"hostname": socket.gethostname(), "kernel": f"{u.system} {u.release} {u.version} {u.machine}"}
-    osr = dict(re.findall(r'^(\w+)="?(.*?)"?$', _read("/etc/os-release"), re.M))
+    try:
+        nproc: int | None = len(os.sched_getaffinity(0))
+    except AttributeError:
+        nproc = None
+    blocks = [d.name for d in sorted(Path("/sys/block").glob("*"))] if Path("/sys/block").is_dir() else []
+    # the IANA zone: sar/mpstat/pidstat/vmstat print local times without a zone; ingest reads them in this
+    # zone (summer time right), docs/formats.md §2.2
+    return machine_from(_read, hostname=socket.gethostname(), kernel=f"{u.system} {u.release} {u.version} {u.machine}",
+                        cpu_count=os.cpu_count(), nproc=nproc, virtualization=_virtualization(),
+                        timezone=machine_zone().key, path=str(run_dir.resolve()), block_devices=blocks)
+
+
+def machine_from(read: Any, *, hostname: str, kernel: str, cpu_count: int | None, nproc: int | None,
+                 virtualization: str | None, timezone: str | None, path: str | None,
+                 block_devices: list[str]) -> dict[str, Any]:
+    """[machine] from the files a Linux machine describes itself in, read by ``read(path) -> text`` (local
+    files here, the same files over ssh for another host: collect/hosts.py), and the facts given."""
+    m: dict[str, Any] = {"hostname": hostname, "kernel": kernel}
+    osr = dict(re.findall(r'^(\w+)="?(.*?)"?$', read("/etc/os-release"), re.M))
     if osr.get("PRETTY_NAME"):
         m["os"] = osr["PRETTY_NAME"]
-    cpu = re.search(r"^model name\s*:\s*(.+)$", _read("/proc/cpuinfo"), re.M)
+    cpu = re.search(r"^model name\s*:\s*(.+)$", read("/proc/cpuinfo"), re.M)
     if cpu:
         m["cpu_model"] = cpu.group(1).strip()
-    m["cpu_count"] = os.cpu_count()
-    try:
-        m["nproc"] = len(os.sched_getaffinity(0))
-    except AttributeError:
-        pass
-    meminfo = dict(re.findall(r"^(\w+):\s+(\d+) kB$", _read("/proc/meminfo"), re.M))
+    m["cpu_count"] = cpu_count
+    if nproc is not None:
+        m["nproc"] = nproc
+    meminfo = dict(re.findall(r"^(\w+):\s+(\d+) kB$", read("/proc/meminfo"), re.M))
     for key, name in (("MemTotal", "mem_total_kib"), ("SwapTotal", "swap_total_kib")):
         if key in meminfo:
             m[name] = int(meminfo[key])
-    virt = _virtualization()
-    if virt:
-        m["virtualization"] = virt
-    # the IANA zone: sar/mpstat/pidstat/vmstat print local times without a zone; ingest reads them in this
-    # zone (summer time right), docs/formats.md §2.2
-    from kansoku.parsers.sysstat.common import machine_zone
-
-    m["timezone"] = machine_zone().key
-    fs = _filesystem_of(run_dir)
+    if virtualization:
+        m["virtualization"] = virtualization
+    if timezone:
+        m["timezone"] = timezone
+    fs = _filesystem_of(path, read("/proc/self/mounts")) if path else None
     if fs:
         m["filesystem"] = fs
     disks = {}
-    for dev in sorted(Path("/sys/block").glob("*")) if Path("/sys/block").is_dir() else []:
-        if dev.name.startswith(("loop", "ram", "zram", "dm-")):
+    for name in block_devices:
+        if name.startswith(("loop", "ram", "zram", "dm-")):
             continue
         d: dict[str, Any] = {}
-        size = _read(str(dev / "size")).strip()
+        size = read(f"/sys/block/{name}/size").strip()
         if size.isdigit():
             d["size_bytes"] = int(size) * 512
-        rot = _read(str(dev / "queue/rotational")).strip()
+        rot = read(f"/sys/block/{name}/queue/rotational").strip()
         if rot in ("0", "1"):
             d["rotational"] = rot == "1"
-        model = _read(str(dev / "device/model")).strip()
+        model = read(f"/sys/block/{name}/device/model").strip()
         if model:
             d["model"] = model
-        disks[dev.name] = d
+        disks[name] = d
     if disks:
         m["disks"] = disks
-    return m
+    return {k: v for k, v in m.items() if v is not None}
 
 
 @functools.lru_cache(maxsize=1)
@@ -339,10 +358,9 @@ def _virtualization() -> str | None:  # does not change during a campaign; the p
     return _first_line(["systemd-detect-virt"])
 
 
-def _filesystem_of(path: Path) -> dict[str, str] | None:
+def _filesystem_of(target: str, mounts: str) -> dict[str, str] | None:
     best = None
-    target = str(path.resolve())
-    for line in _read("/proc/self/mounts").splitlines():
+    for line in mounts.splitlines():
         parts = line.split()
         if len(parts) < 4:
             continue
@@ -371,8 +389,8 @@ def _psql(conninfo: str, sql: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "PGAPPNAME": "kansoku-collect", "PGCONNECT_TIMEOUT": "10"})
 
 
-def _psql_csv(conninfo: str, sql: str) -> list[dict[str, str]]:
-    p = _psql(conninfo, sql)
+def _psql_csv(conninfo: str, sql: str, psql: Any = _psql) -> list[dict[str, str]]:
+    p = psql(conninfo, sql)
     if p.returncode != 0:
         raise RuntimeError(p.stderr.strip() or f"psql exited {p.returncode}")
     return list(csv.DictReader(io.StringIO(p.stdout)))
@@ -386,16 +404,32 @@ PG_STAT_VIEWS = (
     ("pg_stat_wal", "SELECT now() AS snapshot_at, * FROM pg_stat_wal"),
     ("pg_stat_database", "SELECT now() AS snapshot_at, * FROM pg_stat_database WHERE datname = current_database()"),
 )
+# The standbys of a primary, one row each (parsers/pg_stat_replication.py): lags as seconds and bytes, so that
+# the CSV needs no interval parsing. Before/after a run and, with a series interval, during it.
+REPLICATION_VIEW = ("pg_stat_replication", (
+    "SELECT now() AS snapshot_at, pid, application_name, client_addr, state, sync_state, sync_priority, "
+    "pg_current_wal_lsn() AS current_lsn, sent_lsn, write_lsn, flush_lsn, replay_lsn, "
+    "pg_wal_lsn_diff(pg_current_wal_lsn(), sent_lsn) AS sent_lag_bytes, "
+    "pg_wal_lsn_diff(pg_current_wal_lsn(), write_lsn) AS write_lag_bytes, "
+    "pg_wal_lsn_diff(pg_current_wal_lsn(), flush_lsn) AS flush_lag_bytes, "
+    "pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn) AS replay_lag_bytes, "
+    "extract(epoch FROM write_lag) AS write_lag_s, extract(epoch FROM flush_lag) AS flush_lag_s, "
+    "extract(epoch FROM replay_lag) AS replay_lag_s "
+    "FROM pg_stat_replication ORDER BY application_name, pid"))
 
 
-def snapshot_pg_stat(conninfo: str, run_dir: Path, moment: str) -> list[str]:
-    """Write pg_stat_<view>.<moment>.csv for each view the server has; the views it lacks, by name."""
+def snapshot_pg_stat(conninfo: str, run_dir: Path, moment: str, psql: Any = _psql,
+                     replication: bool = False) -> list[str]:
+    """Write pg_stat_<view>.<moment>.csv for each view the server has; the views it lacks, by name.
+
+    ``psql(conninfo, sql)`` runs the query (here, or on another host: collect/hosts.py); with
+    ``replication``, pg_stat_replication too (one row per standby, lags in seconds)."""
     missing: list[str] = []
-    if shutil.which("psql") is None:
+    if psql is _psql and shutil.which("psql") is None:
         return ["psql not found in PATH"]
-    for view, sql in PG_STAT_VIEWS:
+    for view, sql in PG_STAT_VIEWS + ((REPLICATION_VIEW,) if replication else ()):
         try:
-            p = _psql(conninfo, sql)
+            p = psql(conninfo, sql)
         except (OSError, subprocess.TimeoutExpired) as exc:
             missing.append(f"{view}: {exc}")
             continue
@@ -406,15 +440,15 @@ def snapshot_pg_stat(conninfo: str, run_dir: Path, moment: str) -> list[str]:
     return missing
 
 
-def server_info(conninfo: str, run_dir: Path) -> dict[str, Any]:
+def server_info(conninfo: str, run_dir: Path, psql: Any = _psql) -> dict[str, Any]:
     """Capture SELECT version() and the non-default settings; see the module docstring."""
     info: dict[str, Any] = {"conninfo": redact_conninfo(conninfo)}
-    if shutil.which("psql") is None:
+    if psql is _psql and shutil.which("psql") is None:
         info["capture_error"] = "psql not found in PATH"
         return info
     try:
-        info["version"] = _psql_csv(conninfo, "SELECT version()")[0]["version"]
-        p = _psql(conninfo, SETTINGS_QUERY)
+        info["version"] = _psql_csv(conninfo, "SELECT version()", psql)[0]["version"]
+        p = psql(conninfo, SETTINGS_QUERY)
         if p.returncode != 0:
             raise RuntimeError(p.stderr.strip())
         (run_dir / "pg_settings.csv").write_text(p.stdout, encoding="utf-8")
@@ -422,7 +456,7 @@ def server_info(conninfo: str, run_dir: Path) -> dict[str, Any]:
         wanted = sorted(set(names) | set(KEY_SETTINGS))
         in_list = ",".join("'" + n.replace("'", "''") + "'" for n in wanted)
         rows = _psql_csv(conninfo, f"SELECT name, current_setting(name) AS value FROM pg_settings "
-                                   f"WHERE name IN ({in_list}) ORDER BY name")
+                                   f"WHERE name IN ({in_list}) ORDER BY name", psql)
         for r in rows:
             if r["name"] not in ("conninfo", "version", "non_default", "capture_error"):
                 info[r["name"]] = r["value"]
@@ -552,6 +586,9 @@ class RunRequest:
     note: str | None = None
     campaign: dict[str, Any] = field(default_factory=dict)
     quiet: bool = False
+    hosts: list[Any] = field(default_factory=list)  # collect.hosts.Host: the other hosts, reached over ssh
+    role: str | None = None  # role of this host in the run (run.toml role); None: the campaign's default
+    pg_stat_replication: bool = False  # with conninfo: pg_stat_replication before, during and after
 
     @property
     def run_dir(self) -> Path:
@@ -631,13 +668,25 @@ def collect_run(req: RunRequest) -> RunResult:
         raise CollectError("give at least one factor KEY=VALUE (it names the run directory)")
     run_dir = req.run_dir
     state = run_state(run_dir)
-    if state is not None:
-        if not req.replace:
-            raise CollectError(f"{run_dir} already holds a run (status {state}); use --replace to keep it "
-                               f"aside as a hidden .attempt directory and measure again")
-        aside = move_aside(run_dir)
-        _log(f"earlier attempt moved to {aside}", req.quiet)
+    if state is not None and not req.replace:
+        raise CollectError(f"{run_dir} already holds a run (status {state}); use --replace to keep it "
+                           f"aside as a hidden .attempt directory and measure again")
     strace_pid = _strace_target(req)
+    from kansoku.collect.hosts import RemoteHosts
+
+    remote = RemoteHosts(req.hosts, req.quiet)
+    try:
+        remote.open()  # every other host reached and its clock checked before anything is started or written
+        if state is not None:
+            aside = move_aside(run_dir)
+            _log(f"earlier attempt moved to {aside}", req.quiet)
+        return _measure(req, run_dir, strace_pid, remote)
+    finally:
+        remote.close()  # supervisors still running are stopped, ssh masters closed, whatever happened
+
+
+def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any) -> RunResult:
+    """The run itself, once collect_run has checked the request and reached the other hosts."""
     run_dir.mkdir(parents=True, exist_ok=True)
     run_dir = run_dir.resolve()
     t0 = time.monotonic()
@@ -647,6 +696,8 @@ def collect_run(req: RunRequest) -> RunResult:
         "status_note": "collect has not finished this run (still running, or collect was killed)",
         "hostname": socket.gethostname(),
     }
+    if req.role:
+        meta["role"] = req.role
     if req.note:
         meta["notes"] = req.note
     meta["factors"] = dict(req.factors)
@@ -667,9 +718,12 @@ def collect_run(req: RunRequest) -> RunResult:
         commands["scripts"] = scripts
     meta["commands"] = commands
     meta["machine"] = machine_info(run_dir)
-    meta["versions"] = tool_versions(run_tools(Path(req.command[0]).name, req.monitors, strace is not None,
-                                               bool(req.conninfo)))
+    tools = run_tools(Path(req.command[0]).name, req.monitors, strace is not None, bool(req.conninfo))
+    meta["versions"] = tool_versions(tools)
     meta["env"] = env_info()
+    if remote:
+        commands["hosts"] = [f"{h.name} ({h.role}): {h.dir_name}/, ssh {h.target}" for h in req.hosts if h.target]
+        remote.inventory(run_dir)
     if req.campaign:
         meta["campaign"] = dict(req.campaign)
     write_run_toml(run_dir, meta)  # status "interrupted" until we know better
@@ -691,18 +745,27 @@ def collect_run(req: RunRequest) -> RunResult:
         if strace is not None:
             strace.start(run_dir, "strace_stderr.txt")
         errors = [f"{m.name}: {m.error}" for m in monitors + ([strace] if strace else []) if m.error]
+        if remote and intr.received is None:
+            errors += remote.start_monitors()
         for e in errors:
             _log(f"warning: monitor not started: {e}", req.quiet)
         _sleep_unless(intr, req.settle_s)
         if req.conninfo and intr.received is None:
-            commands["pg_stat_missing"] = snapshot_pg_stat(req.conninfo, run_dir, "before")
-        series = None
+            commands["pg_stat_missing"] = snapshot_pg_stat(req.conninfo, run_dir, "before",
+                                                           replication=req.pg_stat_replication)
+        if remote and intr.received is None:
+            remote.snapshot("before")
+        series = []
         if req.conninfo and req.pg_stat_interval_s > 0 and intr.received is None and shutil.which("psql"):
-            series = PgStatSeries(req.conninfo, run_dir, req.pg_stat_interval_s, _psql)
+            series.append(PgStatSeries(req.conninfo, run_dir, req.pg_stat_interval_s, _psql))
+            if req.pg_stat_replication:
+                series.append(PgStatSeries(req.conninfo, run_dir, req.pg_stat_interval_s, _psql, *REPLICATION_VIEW))
         proc = None
         if intr.received is None:
-            if series is not None:
-                series.start()
+            for s in series:
+                s.start()
+            if remote:
+                remote.start_series(req.pg_stat_interval_s)
             try:
                 with open(run_dir / output, "wb") as out:
                     start = _now()
@@ -717,16 +780,22 @@ def collect_run(req: RunRequest) -> RunResult:
                 note = f"the command could not be started: {exc}"
                 exit_code = 127
             end = _now()
-            if series is not None:
-                commands.update(series.stop())
+            for s in series:
+                commands.update(s.stop())
+            if remote:
+                remote.stop_series()
             if req.conninfo and intr.received is None:
-                snapshot_pg_stat(req.conninfo, run_dir, "after")
+                snapshot_pg_stat(req.conninfo, run_dir, "after", replication=req.pg_stat_replication)
+            if remote and intr.received is None:
+                remote.snapshot("after")
         if intr.received is None:
             _sleep_unless(intr, req.settle_s)
         if strace is not None:
             strace.stop()
         for mon in monitors:
             mon.stop()
+        if remote:
+            remote.stop_monitors()
         meta["collectors_stop"] = _now()
         if tail is not None:
             commands.update(tail.stop(run_dir))
@@ -764,10 +833,12 @@ def collect_run(req: RunRequest) -> RunResult:
         commands["monitor_errors"] = errors + render_errors
     # rebuild the dict so top-level keys come first in the file
     order = ["status", "status_note", "exit_code", "start", "end", "collectors_start", "collectors_stop",
-             "hostname", "notes"]
+             "hostname", "role", "notes"]
     final = {k: meta[k] for k in order if k in meta}
     final.update({k: v for k, v in meta.items() if k not in final})
     write_run_toml(run_dir, final)
+    if remote:
+        remote.write_host_tomls()
     return RunResult(run_dir, status, exit_code, received is not None, time.monotonic() - t0)
 
 
@@ -832,8 +903,10 @@ with sar (sa.bin), iostat (iostat_x.txt) and vmstat (vmstat.txt) sampling every 
 exactly the run, the command's stdout+stderr in <prog>.log (pgbench.log), optional strace -c
 on a PID, the server's version and non-default settings (--conninfo), and run.toml (start/end,
 machine, tool versions, exact command, exit code and status). The command runs in the run
-directory. With --plan, run a whole campaign (factors x repetitions, randomized with a seed,
-resumable); see tools/kansoku/collect_plan.py for the plan format."""
+directory. With --hosts (or a plan's [hosts]), the monitors also run on other hosts over ssh and
+their files come back under <run>/host=<name>/ with host.toml (role, clock offset, inventory).
+With --plan, run a whole campaign (factors x repetitions, randomized with a seed, resumable);
+the plan format is in docs/collect.md (schema: docs/collect-plan.schema.json)."""
 
 EXAMPLES = """\
 examples:
@@ -841,10 +914,12 @@ examples:
       workload=read clients=4 rep=1 -- pgbench -n -h 127.0.0.1 -p 5433 -U postgres -c 4 -j 2 -T 60 -P 1 -r bench
   tools/collect --root runs --output fio_output.json study=fio rw=randread rep=1 -- \\
       fio --name=randread --rw=randread --filename=/tmp/fio.dat --size=256M --bs=8k --direct=1 --output-format=json+
-  tools/collect --plan data/runs/example/campaign.toml
+  tools/collect --plan data/runs/example/scaleup.toml
 
 exit status: the benchmark's exit status; 130 if interrupted; 2 bad request (bad factor,
-run directory already holds a run); 5 a monitor program is missing (use --no-monitors)"""
+run directory already holds a run, a host that cannot be reached or whose clock is off); 3 the
+plan or hosts file has problems (all listed, with lines); 5 a monitor program is missing
+(use --no-monitors)"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -872,6 +947,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--settle", type=float, default=1.0, metavar="SECONDS",
                     help="monitors start this long before the benchmark and stop this long after it (default 1)")
     ap.add_argument("--no-monitors", action="store_true", help="do not run sar, iostat, vmstat")
+    ap.add_argument("--pg-stat-replication", action="store_true",
+                    help="with --conninfo: pg_stat_replication (the standbys' write/flush/replay lags) before, "
+                         "during (every --pg-stat-interval) and after the benchmark")
+    ap.add_argument("--hosts", type=Path, metavar="HOSTS.toml",
+                    help="other hosts of the run, reached over ssh ([hosts.NAME] tables as in a plan, "
+                         "docs/collect.md): their monitors, clock offset and inventory go to <run>/host=NAME/")
+    ap.add_argument("--role", help="role of this host in the run (server, client, ...; run.toml role)")
     ap.add_argument("--replace", action="store_true",
                     help="if the run directory already holds a run, move it aside (hidden .attempt dir) and rerun")
     ap.add_argument("--note", help="free text stored as notes in run.toml")
@@ -908,6 +990,10 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("give the benchmark command after --")
         if args.pg_stat_interval < 0:
             ap.error("--pg-stat-interval must be 0 (none) or a number of seconds")
+        if args.pg_stat_replication and not args.conninfo:
+            ap.error("--pg-stat-replication needs --conninfo (the primary psql reads pg_stat_replication from)")
+        if args.role is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", args.role):
+            ap.error(f"--role {args.role!r}: a name like server, client or standby")
         missing = [a[0] for _, a, _ in MONITORS if shutil.which(a[0]) is None] if not args.no_monitors else []
         if args.strace_pid is not None or args.strace_pidfile is not None:
             missing += ["strace"] if shutil.which("strace") is None else []
@@ -915,7 +1001,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {', '.join(missing)} not found in PATH (Debian: apt-get install sysstat procps strace)",
                   file=sys.stderr)
             return 5
+        hosts, role = [], args.role
+        if args.hosts is not None:
+            from kansoku.collect.plan import load_hosts
+
+            hosts, file_role = load_hosts(args.hosts)
+            role = role or file_role
         req = RunRequest(root=args.root, factors=parse_factors(args.factors), command=command,
+                         hosts=hosts, role=role, pg_stat_replication=args.pg_stat_replication,
                          output=args.output, conninfo=args.conninfo, strace_pid=args.strace_pid,
                          strace_pidfile=args.strace_pidfile, server_log=args.server_log, settle_s=args.settle,
                          pg_stat_interval_s=args.pg_stat_interval,
@@ -924,7 +1017,7 @@ def main(argv: list[str] | None = None) -> int:
         res = collect_run(req)
     except CollectError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return getattr(exc, "exit_code", 2)
     except KeyboardInterrupt:
         print("collect: interrupted (between runs); run the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED

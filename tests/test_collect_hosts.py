@@ -1,0 +1,425 @@
+"""tools/collect on several hosts, for real: an OpenSSH server on 127.0.0.1 at a free port, with a throw-away
+host key and a throw-away user key, is the "remote" database server of a run whose client is this host.
+
+Skips when sshd, ssh or sysstat are absent (.ci/setup installs openssh-server, openssh-client, sysstat).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from kansoku.collect import hosts as collect_hosts
+
+ROOT = Path(__file__).resolve().parents[1]
+SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if Path("/usr/sbin/sshd").exists() else None)
+MISSING = [p for p, ok in (("sshd", SSHD), ("ssh", shutil.which("ssh")), ("ssh-keygen", shutil.which("ssh-keygen")),
+                           ("sar", shutil.which("sar")), ("iostat", shutil.which("iostat"))) if not ok]
+needs_ssh = pytest.mark.skipif(bool(MISSING), reason=f"{', '.join(MISSING)} not installed "
+                                                      "(apt-get install openssh-server openssh-client sysstat)")
+ALIAS = "kansoku-test-server"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_listening(port: int, proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"sshd exited {proc.returncode}: {proc.stderr.read().decode() if proc.stderr else ''}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError("sshd is not listening")
+
+
+@pytest.fixture(scope="module")
+def sshd():
+    """sshd -D on 127.0.0.1:<free port>, its own config, host key and authorized key; an ssh config naming it."""
+    base = Path(tempfile.mkdtemp(prefix="kansoku_sshd_"))
+    for name in ("host_key", "user_key"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"kansoku-test-{name}",
+                        "-f", str(base / name)], check=True, capture_output=True)
+    (base / "authorized_keys").write_text((base / "user_key.pub").read_text())
+    port = _free_port()
+    login = "root" if os.geteuid() == 0 else os.environ.get("USER") or __import__("pwd").getpwuid(os.geteuid()).pw_name
+    (base / "sshd_config").write_text(f"""\
+ListenAddress 127.0.0.1
+Port {port}
+HostKey {base}/host_key
+PidFile {base}/sshd.pid
+AuthorizedKeysFile {base}/authorized_keys
+StrictModes no
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+AllowUsers {login}
+LogLevel ERROR
+""")
+    (base / "known_hosts").write_text(f"[127.0.0.1]:{port} " + " ".join((base / "host_key.pub").read_text().split()[:2]) + "\n")
+    (base / "ssh_config").write_text(f"""\
+Host {ALIAS}
+    HostName 127.0.0.1
+    Port {port}
+    User {login}
+    IdentityFile {base}/user_key
+    IdentitiesOnly yes
+    IdentityAgent none
+    UserKnownHostsFile {base}/known_hosts
+    StrictHostKeyChecking yes
+""")
+    proc = _start_sshd(base / "sshd_config", port)
+    try:
+        yield {"port": port, "base": base, "ssh_config": base / "ssh_config"}
+    finally:
+        _stop(proc)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _start_sshd(config: Path, port: int) -> subprocess.Popen:
+    if os.geteuid() == 0:
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation directory
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_listening(port, proc)
+    except AssertionError:
+        _stop(proc)
+        raise
+    return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _hosts_file(tmp_path: Path, ssh_config: Path, extra: str = "", target: str = ALIAS) -> Path:
+    p = tmp_path / "hosts.toml"
+    p.write_text(f"""\
+[hosts.pgclient]
+role = "client"
+
+[hosts.dbserver]
+role = "server"
+ssh = "{target}"
+ssh_config = "{ssh_config}"
+{extra}""")
+    return p
+
+
+def _collect(*args, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "tools" / "collect"), *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _remote_leftovers() -> list[str]:
+    """Live processes working in a supervisor's directory (monitors a run left behind on the 'remote' host)."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(p / "cwd")
+            if "/kansoku-collect." in cwd and (p / "stat").read_text().split()[2] != "Z":
+                out.append((p / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue
+    return out
+
+
+def _load(path: Path) -> dict:
+    with open(path, "rb") as fh:
+        return tomllib.load(fh)
+
+
+@needs_ssh
+def test_collect_from_a_second_host_over_ssh(sshd, tmp_path):
+    hosts = _hosts_file(tmp_path, sshd["ssh_config"])
+    p = _collect("--root", tmp_path / "runs", "--hosts", hosts, "--settle", "0.5",
+                 "study=hosts", "rep=1", "--", "sh", "-c", "sleep 3; echo benchmark done")
+    assert p.returncode == 0, p.stderr
+    run = tmp_path / "runs" / "study=hosts" / "rep=1"
+    meta = _load(run / "run.toml")
+    assert meta["status"] == "ok" and meta["role"] == "client"
+    assert meta["commands"]["hosts"] == [f"dbserver (server): host=dbserver/, ssh {ALIAS}"]
+    assert "monitor_errors" not in meta["commands"], meta["commands"]["monitor_errors"]
+    hd = run / "host=dbserver"
+    for name in ("sa.bin", "sadf.json", "iostat_x.txt", "vmstat.txt", "host.toml"):
+        assert (hd / name).is_file() and (hd / name).stat().st_size > 0, name
+    assert (run / "sa.bin").is_file()  # this host's own monitors stay at the top
+    host = _load(hd / "host.toml")
+    assert host["role"] == "server" and host["hostname"] == socket.gethostname()
+    assert abs(host["clock_offset_s"]) < 0.5 and 0 < host["clock_offset_error_s"] < 0.5
+    assert abs(host["collect"]["clock_offset_end_s"]) < 0.5  # measured again when the run ended
+    assert host["machine"]["cpu_count"] == os.cpu_count() and host["machine"]["mem_total_kib"] > 0
+    assert host["machine"]["kernel"] == meta["machine"]["kernel"]
+    assert host["versions"]["sysstat"].startswith("sysstat version")
+    coll = host["collect"]
+    assert coll["ssh"] == ALIAS and "errors" not in coll, coll.get("errors")
+    assert coll["collectors_stop_signal"] == "sar:INT iostat:INT vmstat:INT"
+    assert coll["collectors_start"] < meta["start"] < meta["end"] < coll["collectors_stop"]
+    # the remote monitors sampled over the benchmark: vmstat printed one line a second for >= 3 s
+    samples = [ln for ln in (hd / "vmstat.txt").read_text().splitlines() if ln.strip()[:1].isdigit()]
+    assert len(samples) >= 3
+    assert not list(Path(tempfile.gettempdir()).glob(coll["fetched_from"].rsplit("/", 1)[-1]))  # removed there
+    assert not _remote_leftovers()
+
+
+@needs_ssh
+def test_unreachable_host_stops_the_run_before_the_benchmark(sshd, tmp_path):
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(sshd["ssh_config"].read_text().replace(f"Port {sshd['port']}", f"Port {_free_port()}"))
+    hosts = _hosts_file(tmp_path, cfg)
+    marker = tmp_path / "benchmark-ran"
+    p = _collect("--root", tmp_path / "runs", "--hosts", hosts, "study=hosts", "rep=1", "--", "touch", marker)
+    assert p.returncode == 2, p.stderr
+    assert "host 'dbserver'" in p.stderr and "cannot be reached" in p.stderr and "Connection refused" in p.stderr
+    assert "Traceback" not in p.stderr
+    assert not marker.exists() and not (tmp_path / "runs").exists()
+
+
+@needs_ssh
+def test_unknown_host_key_is_refused_without_a_prompt(sshd, tmp_path):
+    cfg = tmp_path / "ssh_config"
+    (tmp_path / "known_hosts").write_text("")
+    cfg.write_text(sshd["ssh_config"].read_text().replace(str(sshd["base"] / "known_hosts"),
+                                                          str(tmp_path / "known_hosts")))
+    p = _collect("--root", tmp_path / "runs", "--hosts", _hosts_file(tmp_path, cfg), "study=hosts", "rep=1",
+                 "--", "true", timeout=60)
+    assert p.returncode == 2 and "Host key verification failed" in p.stderr, p.stderr
+
+
+@needs_ssh
+def test_ctrl_c_stops_the_monitors_on_every_host(sshd, tmp_path):
+    hosts = _hosts_file(tmp_path, sshd["ssh_config"])
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "collect"), "--root", str(tmp_path / "runs"),
+                             "--hosts", str(hosts), "--settle", "0.2", "study=hosts", "rep=1", "--", "sleep", "30"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not _remote_leftovers():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=40)
+    assert proc.returncode == 130, err
+    run = tmp_path / "runs" / "study=hosts" / "rep=1"
+    assert _load(run / "run.toml")["status"] == "interrupted"
+    host = _load(run / "host=dbserver" / "host.toml")
+    assert host["collect"]["collectors_stop_signal"] == "sar:INT iostat:INT vmstat:INT"
+    assert (run / "host=dbserver" / "sa.bin").is_file()
+    assert not _remote_leftovers()
+
+
+
+@needs_ssh
+def test_a_killed_collect_leaves_no_monitor_running_on_the_other_host(sshd, tmp_path):
+    """SIGKILL gives collect no chance to stop anything: the end of the supervisor's ssh session does."""
+    tmp = Path(tempfile.gettempdir())
+    before = set(tmp.glob("kansoku-collect.*")) | set(tmp.glob("kansoku-ssh-*"))
+    hosts = _hosts_file(tmp_path, sshd["ssh_config"])
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "collect"), "--root", str(tmp_path / "runs"),
+                             "--hosts", str(hosts), "--no-monitors", "study=hosts", "rep=1", "--", "sleep", "30"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not _remote_leftovers():
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 20
+    while _remote_leftovers():
+        assert time.monotonic() < deadline, _remote_leftovers()
+        time.sleep(0.2)
+    # what the kill orphaned here: the benchmark, and the ssh master connection (it would close itself after
+    # 60 idle seconds); ended by PID
+    run = (tmp_path / "runs" / "study=hosts" / "rep=1").resolve()
+    for pid_dir in Path("/proc").iterdir():
+        try:
+            if not pid_dir.name.isdigit():
+                continue
+            cmd = (pid_dir / "cmdline").read_bytes().split(b"\0")
+            if Path(os.readlink(pid_dir / "cwd")) == run or (b"ControlMaster=yes" in cmd and
+                                                             str(sshd["ssh_config"]).encode() in cmd):
+                os.kill(int(pid_dir.name), signal.SIGKILL)
+        except OSError:
+            continue
+    # what a killed collect cannot remove: the remote files (never fetched) and its ssh control directory
+    for left in (set(tmp.glob("kansoku-collect.*")) | set(tmp.glob("kansoku-ssh-*"))) - before:
+        shutil.rmtree(left, ignore_errors=True)
+
+
+@needs_ssh
+def test_a_host_whose_clock_is_off_stops_the_run_before_the_benchmark(sshd, tmp_path):
+    """A second sshd whose sessions find a `date` running 5 s ahead first in their PATH (sshd's SetEnv)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "date").write_text('#!/bin/sh\nif [ "$1" = "+%s.%N" ]; then t=$(/bin/date +%s.%N); '
+                               'echo "$(( ${t%.*} + 5 )).${t#*.}"; else exec /bin/date "$@"; fi\n')
+    (fake / "date").chmod(0o755)
+    port = _free_port()
+    base = sshd["base"]
+    config = tmp_path / "sshd_config"
+    config.write_text((base / "sshd_config").read_text().replace(f"Port {sshd['port']}", f"Port {port}")
+                      .replace(f"PidFile {base}/sshd.pid", f"PidFile {tmp_path}/sshd.pid")
+                      + f"SetEnv PATH={fake}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin\n")
+    (tmp_path / "known_hosts").write_text((base / "known_hosts").read_text().replace(f"]:{sshd['port']} ", f"]:{port} "))
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(sshd["ssh_config"].read_text().replace(f"Port {sshd['port']}", f"Port {port}")
+                   .replace(str(base / "known_hosts"), str(tmp_path / "known_hosts")))
+    proc = _start_sshd(config, port)
+    try:
+        marker = tmp_path / "benchmark-ran"
+        p = _collect("--root", tmp_path / "runs", "--hosts", _hosts_file(tmp_path, cfg), "study=hosts", "rep=1",
+                     "--", "touch", marker)
+    finally:
+        _stop(proc)
+    assert p.returncode == 2, p.stderr
+    assert "host 'dbserver'" in p.stderr and "its clock is +5.0" in p.stderr and "sampling interval" in p.stderr, p.stderr
+    assert not marker.exists() and not (tmp_path / "runs").exists()
+
+def test_a_clock_further_off_than_the_sampling_interval_is_an_error():
+    # a "host" whose date runs 5 s ahead: the offset is measured, then refused naming the host
+    fake = ["sh", "-c", "while read x; do echo $(( $(date +%s) + 5 )).$(date +%N); done"]
+    offset, error = collect_hosts.clock_offset(fake)
+    assert 4.9 < offset < 5.1 and 0 <= error < 0.1
+    with pytest.raises(collect_hosts.SshError) as exc:
+        collect_hosts.check_clock("dbserver", "host 'dbserver' (ssh db1)", offset, error)
+    assert "host 'dbserver'" in str(exc.value) and "sampling interval" in str(exc.value)
+    collect_hosts.check_clock("dbserver", "host 'dbserver'", 0.2, 0.01)  # within: no error
+
+
+def test_inventory_of_a_host_is_read_like_this_hosts():
+    from kansoku.collect.run import machine_info
+
+    script = collect_hosts._inventory_script(["sysstat"])
+    p = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30)
+    machine, versions = collect_hosts.parse_inventory(p.stdout)
+    local = machine_info(Path(tempfile.gettempdir()))
+    for key in ("hostname", "kernel", "os", "cpu_model", "cpu_count", "mem_total_kib", "disks", "filesystem"):
+        assert machine.get(key) == local.get(key), key
+    assert versions["sysstat"].startswith("sysstat version")
+
+
+PLAN = """\
+root = "runs"
+order = "listed"
+settle_s = 0.2
+monitors = false
+
+[factors]
+study = ["hosts"]
+clients = [1, 2]
+
+[run]
+command = "sh -c 'sleep 1; echo {{clients}} >> {{plan_dir}}/ran.txt'"
+
+[[setup]]
+on = ["study"]
+command = "echo setup >> ran.txt"
+
+[hosts.pgclient]
+role = "client"
+
+[hosts.dbserver]
+role = "server"
+ssh = "{alias}"
+ssh_config = "{config}"
+identity = "{identity}"
+monitors = ["vmstat"]
+"""
+
+
+@needs_ssh
+def test_a_plan_with_hosts(sshd, tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(alias=ALIAS, config=sshd["ssh_config"], identity=sshd["base"] / "user_key"))
+    dry = _collect("--plan", plan, "--dry-run")
+    assert dry.returncode == 0 and f"hosts: this host (client), dbserver (server, ssh {ALIAS})" in dry.stdout
+    p = _collect("--plan", plan)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "ran.txt").read_text().split() == ["setup", "1", "2"]
+    for clients in (1, 2):
+        run = tmp_path / "runs" / "study=hosts" / f"clients={clients}"
+        assert _load(run / "run.toml")["role"] == "client"
+        host = _load(run / "host=dbserver" / "host.toml")
+        assert host["role"] == "server" and host["collect"]["collectors_stop_signal"] == "vmstat:INT"
+        assert (run / "host=dbserver" / "vmstat.txt").stat().st_size > 0
+        assert not (run / "host=dbserver" / "sa.bin").exists()  # only the monitors the host asks for
+
+
+@needs_ssh
+def test_a_plan_with_an_unreachable_host_stops_before_its_first_setup(sshd, tmp_path):
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(sshd["ssh_config"].read_text().replace(f"Port {sshd['port']}", f"Port {_free_port()}"))
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(alias=ALIAS, config=cfg, identity=sshd["base"] / "user_key"))
+    p = _collect("--plan", plan)
+    assert p.returncode == 2 and "host 'dbserver'" in p.stderr and "cannot be reached" in p.stderr, p.stderr
+    assert not (tmp_path / "ran.txt").exists() and not (tmp_path / "runs").exists()
+
+
+# ---------------------------------------------------------------- a PostgreSQL server on the "remote" host
+
+from test_collect_integration import _skip_reason as _pg_skip_reason, server  # noqa: E402,F401  (fixture)
+
+needs_pg = pytest.mark.skipif(_pg_skip_reason() is not None, reason=_pg_skip_reason() or "")
+
+
+@needs_ssh
+@needs_pg
+def test_pgbench_here_against_a_server_monitored_over_ssh(sshd, server, tmp_path):
+    """This host runs pgbench (client); the server's settings and pg_stat snapshots are read by psql ON the
+    server host, over ssh, and land in host=dbserver/ beside its monitors' files."""
+    port = server["port"]
+    conninfo = f"host=127.0.0.1 port={port} user=postgres dbname=bench"
+    subprocess.run(["pgbench", "-i", "-q", "-s", "1", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "bench"],
+                   check=True, capture_output=True)
+    strace = shutil.which("strace") is not None
+    hosts = _hosts_file(tmp_path, sshd["ssh_config"],
+                        extra=f'conninfo = "{conninfo}"\npg_stat_replication = true\n'
+                              + (f'strace_pidfile = "{server["data"]}/postmaster.pid"\n' if strace else ""))
+    p = _collect("--root", tmp_path / "runs", "--hosts", hosts, "--settle", "0.5", "--pg-stat-interval", "1",
+                 "study=hosts", "clients=2", "rep=1", "--",
+                 "pgbench", "-n", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-c", "2", "-T", "3", "bench")
+    assert p.returncode == 0, p.stderr
+    run = tmp_path / "runs" / "study=hosts" / "clients=2" / "rep=1"
+    assert "tps = " in (run / "pgbench.log").read_text()
+    hd = run / "host=dbserver"
+    host = _load(hd / "host.toml")
+    assert host["server"]["version"].startswith("PostgreSQL ") and host["server"]["port"] == str(port)
+    assert "capture_error" not in host["server"] and host["versions"]["psql"].startswith("psql (PostgreSQL)")
+    assert (hd / "pg_settings.csv").read_text().startswith("name,setting,unit,source")
+    for moment in ("before", "after"):
+        assert (hd / f"pg_stat_bgwriter.{moment}.csv").read_text().startswith("snapshot_at,checkpoints_timed")
+        # a primary without standbys: the header alone
+        assert (hd / f"pg_stat_replication.{moment}.csv").read_text().startswith("snapshot_at,pid,application_name")
+    series = (hd / "pg_stat_bgwriter.series.csv").read_text().splitlines()
+    assert len(series) - 1 == host["collect"]["pg_stat_series_snapshots"] >= 1
+    assert host["collect"]["pg_stat_replication_series_snapshots"] >= 1 and "errors" not in host["collect"]
+    assert not (run / "pg_settings.csv").exists()  # nothing of the server's at the top: this host had no conninfo
+    if strace:  # strace -c -f on the server host's postmaster, stopped like the monitors
+        assert "% time" in (hd / "strace_c.txt").read_text()
+        assert host["collect"]["strace_stop_signal"] == "INT" and host["versions"]["strace"].startswith("strace")
