@@ -11,6 +11,9 @@ import pytest
 
 from conftest import FIXTURES, ro_con, run_tool
 
+AGG = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=8" / "rep=agg"
+PGLOG = FIXTURES / "postgres_log" / "study=checkpoints" / "clients=2" / "rep=1"
+PGSTAT = FIXTURES / "pg_stat" / "clients=2"
 PGB = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"
 
 
@@ -51,6 +54,24 @@ CASES = {
                          rb"^vm;1;2026-11-21 53"),
     "sadf -j: a line missing": (FIXTURES / "sysstat_variants" / "sadf_j_loop.json",
                                 _sub_line(rb'^\s*"statistics": \[\n', b""), None),
+    # issue 30: values no version of the tool can print, once stored; now refused by the bounds tables
+    "pgbench -P: negative TPS": (PGB / "pgbench.log", _sub_line(rb"181\.0 tps", b"-181.0 tps"), rb"^progress: 1\.0 s"),
+    "pgbench: latency 9.2e18": (PGB / "pgbench.log", _sub_line(rb"(?<=latency average = )4\.536", b"9223372036854775807"),
+                                rb"^transaction type"),
+    "pgbench aggregate: NaN latency": (AGG / "pgbench_log.15216", _sub_line(rb" 1981231 ", b" nan "), None),
+    "pgbench aggregate: inf latency": (AGG / "pgbench_log.15216", _sub_line(rb" 2000850 ", b" inf "), None),
+    "pgbench aggregate: every interval twice": (AGG / "pgbench_log.15216", lambda data: data + data, None),
+    "postgres log: checkpoint dated 1900": (PGLOG / "server.log", _sub_line(rb"^2026-11-23 11:06:18\.589(?= JST \[32644\] LOG:  checkpoint starting)",
+                                                                      b"1900-11-23 11:06:18.589"),
+                                            rb"^1900-11-23"),
+    "pg_stat: snapshot in 1970": (PGSTAT / "pg_stat_bgwriter.after.csv",
+                                  _sub_line(rb"^2026-11-23 02:43:26\.059935\+00", b"1970-01-01 00:00:00+00"), rb"^1970"),
+    "strace: usecs/call -9": (FIXTURES / "strace" / "variant=c_f" / "strace_c.txt",
+                              _sub_line(rb"^( 30\.50    0\.906743) {11}6", rb"\1          -9"), rb"^ 30\.50"),
+    "strace: the output appended twice": (FIXTURES / "strace" / "variant=c_f" / "strace_c.txt", lambda data: data + data,
+                                          None),
+    "fio text: clat 1e23 us": (FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
+                               _sub_line(rb"(?<=clat \(usec\): min=29, max=)9573", b"100000000000000000000000"), None),
 }
 
 

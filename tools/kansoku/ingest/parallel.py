@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import KansokuError, ParseError, RunError
+from kansoku.parsers import bounds
 from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, scratch_store
 
 # Files at least this big are parsed by the writer itself (see the module's docstring).
@@ -121,6 +122,7 @@ def parse_task(task: FileTask) -> FileOutcome:
                             newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
             try:
                 fmt.parse(path, sink)
+                bounds.check(sink, bounds.for_format(fmt.name))
             except (ParseError, RunError) as exc:
                 return FileOutcome("failed", error=str(exc), reason=str(exc))
             except KansokuError as exc:

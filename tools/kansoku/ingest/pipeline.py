@@ -25,6 +25,7 @@ from kansoku.ingest.runs import CAMPAIGN_MARKER, RUN_TOML, Run, campaign_root, m
 from kansoku.ingest import parallel
 from kansoku.ingest.parallel import FileOutcome, FileTask
 from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
+from kansoku.parsers import bounds
 from kansoku.parsers.base import IngestWarning, runs_mixed_in_directory
 
 
@@ -359,6 +360,7 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     try:
         with store.memory_limited(fmt.memory_bound):
             fmt.parse(path, sink)
+        bounds.check(sink, bounds.for_format(fmt.name))
         for name, value in sink.facts.items():
             run.check_fact(name, value, path)
         _store_declared_runs(store, sink, path)

@@ -38,6 +38,7 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.bounds import EARLIEST_EPOCH_S, LATEST_EPOCH_S, LONGEST_US, MOST, Bound, TableBounds
 
 FAILURE_WORDS = ("skipped", "failed", "serialization", "deadlock")
 _TX_TIME = r"(?:\d+|" + "|".join(FAILURE_WORDS) + r")"
@@ -616,8 +617,36 @@ def log_run_key(path: Path) -> str | None:
     return f"{m.group('prefix')}.{m.group('pid')}" if m else None
 
 
+# What pgbench's -l logs can hold (parsers/bounds.py): integer microseconds and counts, never negative, never
+# NaN; epochs of a real clock; each aggregate interval once per file (a file appended to itself is refused).
+BOUNDS = [
+    TableBounds("pgbench_transaction_rows", line=None, at="'client ' || client_id || ' transaction ' || transaction_no",
+                bounds=(
+        Bound("latency_us", 0, LONGEST_US, "a latency within a run"),
+        Bound("lag_us", 0, LONGEST_US, "a schedule lag within a run"),
+        Bound("end_epoch_us", EARLIEST_EPOCH_S * 1e6, LATEST_EPOCH_S * 1e6, "a Unix time in µs between 1995 and 2100"),
+    )),
+    TableBounds("pgbench_aggregate", line=None, at="'interval starting ' || interval_start_epoch_s",
+                unique=("thread", "interval_start_epoch_s"), unique_what="aggregate interval", bounds=(
+        Bound("interval_start_epoch_s", EARLIEST_EPOCH_S, LATEST_EPOCH_S, "a Unix time between 1995 and 2100"),
+        Bound("transactions", 0, MOST, "a count"),
+        Bound("latency_sum_us", 0, None, "a sum of latencies"),
+        Bound("latency_sum2_us2", 0, None, "a sum of squared latencies"),
+        Bound("latency_min_us", 0, LONGEST_US, "a latency within a run"),
+        Bound("latency_max_us", 0, LONGEST_US, "a latency within a run"),
+        Bound("lag_sum_us", 0, None, "a sum of schedule lags"),
+        Bound("lag_sum2_us2", 0, None, "a sum of squared schedule lags"),
+        Bound("lag_min_us", 0, LONGEST_US, "a schedule lag within a run"),
+        Bound("lag_max_us", 0, LONGEST_US, "a schedule lag within a run"),
+        Bound("skipped", 0, MOST, "a count"),
+        Bound("retried", 0, MOST, "a count"),
+        Bound("retries", 0, MOST, "a count"),
+    )),
+]
+
 MODULE = ParserModule(
     name="pgbench_log",
+    bounds=BOUNDS,
     formats=[
         Format(tool="pgbench", name="pgbench-txlog",
                description="pgbench per-transaction log (-l), one file per thread",
