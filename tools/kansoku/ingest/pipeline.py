@@ -192,6 +192,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         f"{run.run_id!r} (relative to {campaign_root(run.run_dir, roots[_key(runs, run)].resolve())}). "
                         f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
                         f"file so that every path names a run the same way")
+            _check_against_stored(store, measured, by_dir, whole, report)
             if pooled:
                 tasks = [_task(store, runs[run_dir], det) for run_dir, det in work if det.path in pooled]
                 pool = parallel.Pool(tasks, n_jobs)
@@ -250,6 +251,45 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             pool.close(abort=True)
         store.close()
     return report
+
+
+def _check_against_stored(store: Store, measured: dict[Path, Run], by_dir: dict[Path, list[Detection]],
+                          whole: set[Path], report: IngestReport) -> None:
+    """The identity rules against what is already stored, not only within this ingest: a run id stored from
+    another directory with other content is an error naming both (never a silent replacement), and a file
+    given alone must not make its stored run hold two runs' files (a renamed pgbench output)."""
+    stored_dirs = store.measured_run_dirs([r.run_id for r in measured.values()])
+    for run_dir, run in measured.items():
+        dets = [d for d in by_dir[run_dir] if not d.format.own_runs]
+        stored = store.run_files(run.run_id)
+        old_dir = stored_dirs.get(run.run_id)
+        if old_dir is not None and old_dir != str(run.run_dir) and stored:
+            here = {_file_name(run, d.path): d for d in dets}
+            common = sorted(set(here) & set(stored))
+            differs = [n for n in common if sha256_file(here[n].path) != stored[n][0]]
+            if differs or not common:
+                what = f"{differs[0]} differs" if differs else "none of its files is stored there"
+                report.errors.append(
+                    f"{run.run_dir} would be run {run.run_id!r}, which is already stored from {old_dir} with other "
+                    f"content ({what}); two run directories never share an id: ingest both from their common "
+                    f"campaign root (or put a {CAMPAIGN_MARKER} file at the top of each campaign) so that each "
+                    f"keeps a name of its own; nothing stored")
+                continue
+        if run_dir in whole or not stored:
+            continue  # a directory walked whole replaces its stored set of files
+        from kansoku import parsers
+
+        fmts = {f.name: f for f in parsers.formats()}
+        given = {_file_name(run, d.path) for d in dets}
+        files = [(run.run_dir / name, fmts[fmt]) for name, (_, fmt) in sorted(stored.items())
+                 if name not in given and fmt in fmts]
+        files += [(d.path, d.format) for d in dets]
+        why = runs_mixed_in_directory(files)
+        if why:
+            report.errors.append(
+                f"{run.run_dir}: with the files already stored for run {run.run_id!r}, {why}; a run is a directory "
+                f"holding one run: ingest the whole directory (its files replace the stored set, so a renamed or "
+                f"deleted file leaves nothing behind); nothing stored")
 
 
 def _key(runs: dict[Path, Run | None], run: Run) -> Path:
