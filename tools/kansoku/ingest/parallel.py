@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kansoku.errors import KansokuError, ParseError, RunError
+from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.parsers import bounds
 from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, scratch_store
 
@@ -52,7 +52,7 @@ class FileTask:
 
 @dataclass
 class FileOutcome:
-    status: str  # 'unchanged' | 'parsed' | 'failed'
+    status: str  # 'unchanged' | 'parsed' | 'failed' | 'unusable' (skipped with its reason)
     digest: str = ""
     error: str | None = None  # as listed in the ingest's errors
     reason: str | None = None  # as kept with the file's result
@@ -123,6 +123,8 @@ def parse_task(task: FileTask) -> FileOutcome:
             try:
                 fmt.parse(path, sink)
                 bounds.check(sink, bounds.for_format(fmt.name))
+            except UnusableFile as exc:
+                return FileOutcome("unusable", reason=str(exc))
             except (ParseError, RunError) as exc:
                 return FileOutcome("failed", error=str(exc), reason=str(exc))
             except KansokuError as exc:

@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 import duckdb
 
 from kansoku.ingest.detect import Detection, detect
-from kansoku.errors import KansokuError, ParseError, RunError
+from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.ingest.runs import CAMPAIGN_MARKER, RUN_TOML, Run, campaign_root, make_run, walk_files
 from kansoku.ingest import parallel
 from kansoku.ingest.parallel import FileOutcome, FileTask
@@ -222,7 +222,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 tx.rollback()
                 return report
             # with keep_going, a directory none of whose files was stored is not stored as a run
-            failed = {f.path for f in report.files if f.status == "failed"}
+            failed = {f.path for f in report.files if f.status == "failed" or (f.status == "skipped" and f.format)}
             stored_dirs = {run_dir for run_dir, det in work if not det.format.own_runs and str(det.path) not in failed}
             measured = {d: r for d, r in measured.items() if d in stored_dirs}
             # a run's files are a set: files no longer in a directory walked whole leave no rows behind
@@ -332,6 +332,8 @@ def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, rep
         return FileResult(str(path), run.run_id, "unchanged", fmt.name)
     if old:
         store.delete_source(sid)
+    if out.status == "unusable":
+        return FileResult(str(path), run.run_id, "skipped", fmt.name, reason=f"cannot be used: {out.reason}")
     if out.status == "failed":
         report.errors.append(out.error)
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=out.reason)
@@ -404,6 +406,9 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         for name, value in sink.facts.items():
             run.check_fact(name, value, path)
         _store_declared_runs(store, sink, path)
+    except UnusableFile as exc:  # one file never loses its run: skipped, with the reason
+        store.delete_source(sid)
+        return FileResult(str(path), run.run_id, "skipped", fmt.name, reason=f"cannot be used: {exc}")
     except (ParseError, RunError) as exc:
         report.errors.append(str(exc))
         try:

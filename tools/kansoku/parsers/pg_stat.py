@@ -19,7 +19,7 @@ import math
 from datetime import datetime
 from pathlib import Path
 
-from kansoku.errors import ParseError
+from kansoku.errors import ParseError, UnusableFile
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST, LATEST, Bound, TableBounds
@@ -135,7 +135,7 @@ def parse_pg_stat(path: Path, sink: Sink) -> None:
     word = "before" if "before" in name else "after" if "after" in name else None
     if "snapshot_at" not in cols:
         if word is None:
-            raise ParseError(path, 1, "a snapshot_at column (SELECT now() AS snapshot_at, * FROM ...) or "
+            raise UnusableFile(path, 1, "a snapshot_at column (SELECT now() AS snapshot_at, * FROM ...) or "
                              "'before'/'after' in the file name, to tell when the snapshot was taken",
                              ",".join(cols[:3]))
         sink.warn(None, f"no snapshot_at column: taken as the {word} snapshot from the file name")
@@ -175,7 +175,7 @@ def parse_pg_stat(path: Path, sink: Sink) -> None:
 BOUNDS = [
     TableBounds("pg_stat_snapshot", bounds=(
         Bound("snapshot_at", EARLIEST, LATEST, "the time a snapshot was taken"),
-        Bound("value", None, None, "a counter"),
+        Bound("value", 0, None, "a counter or a time"),
     )),
 ]
 
