@@ -133,3 +133,20 @@ def test_interval_of_ten_to_the_seventeen_seconds_is_refused(tmp_path, tmp_db):
     line = _line_of((run / src.name).read_bytes(), rb"^vm;100000000000000000;")
     assert proc.returncode == 2
     assert f"{run / src.name}:{line}: expected a sampling interval between 0 s and 31 days" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("src", [next(PGB.glob("pgbench_log.*")), AGG / "pgbench_log.15216"], ids=["txlog", "aggregate"])
+def test_crlf_pgbench_logs_are_read_like_crlf_stdout(tmp_path, src):
+    """Issue 30: a -l log copied through Windows (every line CRLF) was refused while CRLF stdout was read."""
+    sums = []
+    for name, edit in (("lf", lambda d: d), ("crlf", lambda d: d.replace(b"\n", b"\r\n"))):
+        run = _damaged(tmp_path / name, src, edit)
+        db = tmp_path / name / "k.duckdb"
+        proc = run_tool("ingest", "--db", db, run)
+        assert proc.returncode == 0, proc.stderr
+        con = ro_con(db)
+        sums.append(con.execute("SELECT count(*), sum(latency_us) FROM pgbench_transaction_rows").fetchone()
+                    if "agg" not in str(src) else
+                    con.execute("SELECT count(*), sum(latency_sum_us) FROM pgbench_aggregate").fetchone())
+        con.close()
+    assert sums[0] == sums[1] and sums[0][0] > 0
