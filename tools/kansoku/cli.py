@@ -118,10 +118,18 @@ def ingest_main(argv: list[str] | None = None) -> int:
         else:
             print(f"interrupted: nothing was stored; {args.db} is as it was", file=sys.stderr)
         return EXIT_INTERRUPTED
-    if args.json:
-        print(report.to_json())
-    else:
-        _print_ingest_summary(report, args.verbose)
+    try:
+        if args.json:
+            print(report.to_json())
+        else:
+            _print_ingest_summary(report, args.verbose)
+    except KeyboardInterrupt:  # after the ingest returned: its outcome is known, say it (not just "interrupted")
+        if report.committed:
+            print(f"interrupted after the ingest had committed: {args.db} holds this ingest's files",
+                  file=sys.stderr)
+        else:
+            print(f"interrupted: nothing was stored; {args.db} is as it was", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if report.ok and report.runs_seen == 0 and report.runs_transcribed == 0 and \
             not any(f.status in ("new", "replaced", "unchanged") for f in report.files):
         _err(f"0 runs: none of the {len(report.files)} files under {', '.join(map(str, args.paths))} is a "
