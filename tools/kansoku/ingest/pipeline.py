@@ -176,6 +176,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                                  f"ingest them from one campaign root (a {CAMPAIGN_MARKER} file marks one; see docs/ingest.md)")
 
     store = open_store(db_path, wait_s=wait_s, on_wait=on_wait)
+    parallel.clean_scratch(db_path)  # this process is the store's one writer: what is there was left by a kill
     tx = None
     pool: parallel.Pool | None = None
     pooled, n_jobs = _pooled(work, runs, jobs)
@@ -195,7 +196,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             _check_against_stored(store, measured, by_dir, whole, report)
             if pooled:
                 tasks = [_task(store, runs[run_dir], det) for run_dir, det in work if det.path in pooled]
-                pool = parallel.Pool(tasks, n_jobs)
+                pool = parallel.Pool(tasks, n_jobs, scratch=parallel.scratch_root(db_path))
             iterator = progress(work) if progress else work
             aborted = False
             for run_dir, det in iterator:
