@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,41 @@ def test_ctrl_c_at_any_moment_of_a_serial_ingest_says_the_truth(tmp_path, delay)
     db = tmp_path / "k.duckdb"
     proc = interrupt_ingest(db, [RUN], delay, "--jobs", "1")
     check_outcome(proc, db)
+
+
+def test_a_killed_ingests_scratch_is_removed_by_the_next_one(tmp_path):
+    """kill -9 left worker databases and Parquet parts in /tmp forever (37 MB in the report); the scratch now
+    lives beside the store and the next writer removes what a killed ingest left."""
+    db = tmp_path / "k.duckdb"
+    left = tmp_path / ".kansoku-scratch" / "ingest-4242-x"
+    left.mkdir(parents=True)
+    (left / "worker-4243.duckdb").write_bytes(b"\0" * 1024)
+    (left / "0123-pgbench_summary.parquet").write_bytes(b"PAR1")
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(db), str(RUN)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert list((tmp_path / ".kansoku-scratch").iterdir()) == []
+
+
+def test_a_parallel_ingest_keeps_its_scratch_beside_the_store(tmp_path, monkeypatch):
+    import tempfile
+
+    from kansoku.ingest import parallel
+    from kansoku.ingest.pipeline import ingest
+
+    made = []
+    real = tempfile.TemporaryDirectory
+
+    def spy(*args, **kwargs):
+        d = real(*args, **kwargs)
+        made.append(Path(d.name))
+        return d
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", spy)
+    db = tmp_path / "store" / "k.duckdb"
+    db.parent.mkdir()
+    report = ingest([FIXTURES / "sysstat_variants"], db, jobs=2)
+    assert report.ok, report.errors
+    pools = [d for d in made if d.name.startswith("ingest-")]
+    assert pools and all(d.parent == parallel.scratch_root(db) for d in pools)
+    assert not any(d.exists() for d in pools)
