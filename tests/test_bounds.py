@@ -167,3 +167,28 @@ def test_a_run_dated_outside_any_clock_is_refused(tmp_path, tmp_db, key, when):
     assert f"{run / 'run.toml'}:3:" in proc.stderr and key in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
     assert not tmp_db.exists() or ro_con(tmp_db).execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+
+
+def test_the_streamed_sa_path_stores_psi_overshoot_warned(scratch):
+    """The binary sa path checks its stored rows in SQL (common.check_plausible_sql): the reported 1 s sa
+    file was refused at '%scpu' 105.59; stored as printed with a warning, the kernel's averages still capped."""
+    from datetime import timezone
+
+    from kansoku.parsers.sysstat import common
+
+    def rows(metric, value):
+        return [{"source_id": "s1", "run_id": "r", "tool": "sar", "format": "sa-binary",
+                 "ts": datetime(2026, 1, 1, tzinfo=timezone.utc), "interval_s": 1.0, "sample": 33,
+                 "since_boot": False, "activity": "psi-cpu", "instance": None, "metric": metric, "value": value,
+                 "line": None}]
+
+    with scratch.discarded():
+        sink = FileSink(store=scratch, path=Path("/runs/r/sa.bin"), run_id="r", source_id="s1")
+        scratch.insert_rows("sys_metrics", rows("%scpu", 105.59))
+        common.check_plausible_sql(sink)
+        assert any("%scpu 105.59 above 100 %" in w.message for w in sink.warnings), sink.warnings
+    with scratch.discarded():
+        sink = FileSink(store=scratch, path=Path("/runs/r/sa.bin"), run_id="r", source_id="s1")
+        scratch.insert_rows("sys_metrics", rows("%scpu-10", 105.59))
+        with pytest.raises(ParseError, match="%scpu-10"):
+            common.check_plausible_sql(sink)
