@@ -344,7 +344,8 @@ def test_pg_stat_without_a_time_needs_before_or_after_in_its_name(tmp_path, tmp_
     # a file that cannot be placed in time is skipped with its reason (issue 30: one file never loses a run);
     # alone in its directory it leaves no run, which is an error
     assert proc.returncode == 2, proc.stderr
-    assert "wal.csv:1: expected a snapshot_at column" in proc.stdout + proc.stderr, (proc.stdout, proc.stderr)
+    assert "wal.csv:1: expected a snapshot_at column" in proc.stderr, (proc.stdout, proc.stderr)
+    assert "cannot be used" in proc.stderr
 
 
 def test_a_pg_stat_file_that_cannot_be_placed_in_time_never_loses_its_run(tmp_path, tmp_db):
