@@ -45,8 +45,10 @@ def _row(store, table: str) -> dict:
     return {c: _DEFAULTS.get(t.upper()) if c in required else None for c, t in cols.items()}
 
 
-def _check_one(store, table: str, column: str, value, tb) -> FileSink:
+def _check_one(store, table: str, column: str, value, tb, b=None) -> FileSink:
     row = _row(store, table)
+    if b is not None:  # the row is one the bound applies to
+        row.update({c: vs[0] for c, vs in b.where})
     row[column] = value
     with store.discarded():
         sink = FileSink(store=store, path=Path("/runs/r/file.txt"), run_id="r", source_id="s1")
@@ -76,7 +78,7 @@ def test_each_bound_stores_its_edges_and_refuses_beyond(scratch, module, tb, b):
     ctype = scratch.table_columns(tb.table)[b.column].upper()
     for edge in (b.low, b.high):
         if edge is not None:
-            _check_one(scratch, tb.table, b.column, int(edge) if ctype in ("BIGINT", "INTEGER") else edge, tb)
+            _check_one(scratch, tb.table, b.column, int(edge) if ctype in ("BIGINT", "INTEGER") else edge, tb, b)
     bad = _outside(b)
     if ctype == "DOUBLE":
         bad += [float("nan"), float("inf"), float("-inf")]
@@ -87,7 +89,7 @@ def test_each_bound_stores_its_edges_and_refuses_beyond(scratch, module, tb, b):
             if not -2 ** 63 <= v < 2 ** 63:
                 continue
         with pytest.raises(ParseError) as exc:
-            _check_one(scratch, tb.table, b.column, v, tb)
+            _check_one(scratch, tb.table, b.column, v, tb, b)
         assert "/runs/r/file.txt" in str(exc.value) and b.column in str(exc.value)
 
 

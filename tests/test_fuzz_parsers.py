@@ -112,7 +112,7 @@ def _stored_garbage(db: Path, tables: list[str]) -> list[str]:
                     continue
                 for b in tb.bounds:
                     cond, params = bounds._range_sql(b)
-                    where = f"({b.where}) AND " if b.where else ""
+                    where = f"({bounds.where_sql(b)}) AND " if b.where else ""
                     n = _count_outside(con, tb.table, where, b, cond, params)
                     if n:
                         bad.append(f"{tb.table}.{b.column}: {n} values outside {bounds._expected(b)}")

@@ -48,7 +48,7 @@ class Bound:
     low: float | datetime | None
     high: float | datetime | None
     why: str  # what the tool can print, in a few words (the error message quotes it)
-    where: str = ""
+    where: tuple[tuple[str, tuple[str, ...]], ...] = ()  # the rows it applies to: ((column, (values...)), ...)
     warn_above: float | None = None  # stored as printed, warned, between warn_above and high
 
 
@@ -86,6 +86,11 @@ def _range_sql(b: Bound) -> tuple[str, dict[str, Any]]:
     return " OR ".join(parts), params
 
 
+def where_sql(b: Bound) -> str:
+    """SQL selecting the rows a bound applies to ('' for every row)."""
+    return " AND ".join(f"{c} IN ({', '.join(repr(str(v)) for v in vs)})" for c, vs in b.where)
+
+
 def _shown(v: Any) -> str:
     if isinstance(v, datetime):
         return v.isoformat()
@@ -114,7 +119,7 @@ def check(sink, tables) -> None:
         at = tb.at or "NULL::VARCHAR"
         for b in tb.bounds:
             cond, params = _range_sql(b)
-            where = f"({b.where}) AND " if b.where else ""
+            where = f"({where_sql(b)}) AND " if b.where else ""
             bad = sink.own_rows(tb.table, f"""
                 SELECT {line}, ({at})::VARCHAR, {b.column} FROM {{rows}}
                 WHERE {where}{b.column} IS NOT NULL AND ({cond})

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
+from kansoku.parsers import bounds
 from kansoku.parsers import textfile
 
 # -- storage -------------------------------------------------------------------
@@ -543,8 +544,8 @@ PCT_SOFT_CAP = {
 # (page-frame balance of sar -R, temperatures of sar -m TEMP).
 SIGNED_METRICS = {"frmpg/s", "bufpg/s", "campg/s", "degC", "%temp", "cap/min"}
 MAX_INTERVAL_S = 31 * 86400
-EARLIEST_TS = datetime(1995, 1, 1, tzinfo=timezone.utc)
-LATEST_TS = datetime(2100, 1, 1, tzinfo=timezone.utc)
+EARLIEST_TS = bounds.EARLIEST  # the dates every format's table uses (parsers/bounds.py)
+LATEST_TS = bounds.LATEST
 
 
 def _of_device(instance) -> str:
