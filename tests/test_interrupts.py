@@ -116,3 +116,27 @@ def test_a_parallel_ingest_keeps_its_scratch_beside_the_store(tmp_path, monkeypa
     pools = [d for d in made if d.name.startswith("ingest-")]
     assert pools and all(d.parent == parallel.scratch_root(db) for d in pools)
     assert not any(d.exists() for d in pools)
+
+
+def test_a_ctrl_c_during_a_parsers_duckdb_statement_is_an_interrupt_not_a_damaged_file(tmp_path, monkeypatch):
+    """DuckDB turns a Ctrl-C during a statement into RuntimeError('Query interrupted'); the parsers' safety net
+    reported it as a damaged file ('expected a valid pgbench-txlog file') and the ingest went on parsing (a
+    second Ctrl-C was needed). Now it is the user's interrupt: nothing stored, 'interrupted'."""
+    import threading
+
+    from kansoku.ingest.pipeline import Interrupted, ingest
+    from kansoku.store.db import FileSink
+
+    real = FileSink.load_sql
+
+    def slow_then_real(self, table, select_sql, params=None):
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        self.store.con.execute("SELECT count(*) FROM range(20000000000) t(x) WHERE x % 7 = 3").fetchone()
+        return real(self, table, select_sql, params)
+
+    monkeypatch.setattr(FileSink, "load_sql", slow_then_real)
+    db = tmp_path / "k.duckdb"
+    with pytest.raises(Interrupted) as exc:
+        ingest([RUN], db, jobs=1)
+    assert not exc.value.committed
+    assert _sources(db) == 0
