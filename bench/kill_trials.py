@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """Kill ingests and builds at random points (SIGKILL after a random delay) and check what is left.
 
-Ingest trials: a store holding campaign A; `tools/ingest` of campaign B is killed at a random moment.
-Afterwards the store must hold exactly A or exactly A+B (counted table by table), every kept copy under
-blobs/ must match its sha256, and the next ingest must complete to A+B.
+Ingest trials: a store holding campaign A; `tools/ingest` of campaign B is stopped at a random moment, in
+turn by SIGKILL (kill -9) and by SIGINT to its process group (Ctrl-C), serial (--jobs 1) and parallel
+(--jobs 2). Afterwards the store must hold exactly A or exactly A+B (counted table by table), every kept
+copy under blobs/ must match its sha256, and the next ingest must complete to A+B and leave no scratch
+files. A Ctrl-C must end with exit 130 and one line that tells the truth about the store ("nothing was
+stored" = A, "had committed" = A+B), never a traceback, within a bounded time (no lock-up); a kill -9 must
+leave no worker traceback behind.
 
 Build trials: an output directory holding a complete site; `tools/build` into it is killed at a random
 moment. Afterwards the output must be a complete site (the same files as a reference build, every raw
 file matching its sha256), and the next build must succeed (no stale lock, leftovers cleaned).
 
     bench/kill_trials.py [--ingest N] [--build N] [--seed S] [--keep DIR]
+
+The ingest trials cycle through (SIGKILL, serial), (SIGKILL, parallel), (SIGINT, serial), (SIGINT, parallel).
 
 Prints, per kind, the trials, how many processes were still running when killed, and the failures;
 exits 1 when any trial failed. Real tools, real fixtures (tests/fixtures), a real DuckDB file, real Hugo.
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import random
 import shutil
 import signal
@@ -94,19 +101,42 @@ def site_manifest(out: Path) -> set[str]:
 
 def kill_at(cmd: list[str], delay: float) -> bool:
     """Run cmd, SIGKILL it after delay seconds; True when it was still running."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        proc.wait(timeout=delay)
-        return False
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        return True
+    return stop_at(cmd, delay, signal.SIGKILL)[0]
+
+
+# A Ctrl-C must end the ingest within this many seconds (a lock-up is a failure, not a hang of the bench).
+INTERRUPT_BOUND_S = 60
+
+
+def stop_at(cmd: list[str], delay: float, sig: int, stderr_path: Path | None = None) -> tuple[bool, int | None, str]:
+    """Run cmd, send sig after delay seconds (SIGKILL to the process, SIGINT to its process group as a terminal
+    does); (was still running, exit code or None when it did not end in time, its stderr)."""
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        running = True
+        try:
+            proc.wait(timeout=delay)
+            running = False
+        except subprocess.TimeoutExpired:
+            if sig == signal.SIGKILL:
+                proc.send_signal(signal.SIGKILL)
+            else:
+                os.killpg(proc.pid, sig)
+        try:
+            code = proc.wait(timeout=INTERRUPT_BOUND_S)
+        except subprocess.TimeoutExpired:  # locked up: end it (and its workers) for the next trial
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            code = None
+        time.sleep(0.5)  # a killed ingest's workers would write their tracebacks now
+        err.seek(0)
+        return running, code, err.read()
 
 
 def run(n_ingest: int, n_build: int, seed: int, work: Path, out=print) -> dict[str, dict[str, int]]:
     rng = random.Random(seed)
-    results = {"ingest": {"trials": 0, "killed": 0, "failures": 0, "as_before": 0, "complete": 0},
+    results = {"ingest": {"trials": 0, "killed": 0, "failures": 0, "as_before": 0, "complete": 0,
+                          "sigint": 0, "parallel": 0},
                "build": {"trials": 0, "killed": 0, "failures": 0}}
     # campaign A: 24 pgbench runs; campaign B: pgbench with per-transaction logs, and sar
     runs_a = work / "A"
@@ -114,6 +144,7 @@ def run(n_ingest: int, n_build: int, seed: int, work: Path, out=print) -> dict[s
     runs_b = work / "B"
     shutil.copytree(FIXTURES / "pgbench", runs_b / "pgbench")
     shutil.copytree(FIXTURES / "sar", runs_b / "sar")
+    shutil.copytree(FIXTURES / "sysstat_variants", runs_b / "sysstat_variants")  # small files: a pool's work
     base = work / "base" / "kansoku.duckdb"
     tool("ingest", "--db", base, runs_a)
     state_a = fingerprint(base)
@@ -131,26 +162,50 @@ def run(n_ingest: int, n_build: int, seed: int, work: Path, out=print) -> dict[s
         shutil.copytree(base.parent, d)
         db = d / "kansoku.duckdb"
         delay = rng.uniform(0, t_ingest * 1.2)
-        killed = kill_at([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(db), str(runs_b)], delay)
+        sig = signal.SIGKILL if i % 4 < 2 else signal.SIGINT
+        jobs = "1" if i % 2 == 0 else "2"
+        results["ingest"]["sigint"] += sig == signal.SIGINT
+        results["ingest"]["parallel"] += jobs == "2"
+        killed, code, err = stop_at([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(db), "--jobs", jobs,
+                                     str(runs_b)], delay, sig)
         results["ingest"]["killed"] += killed
         problems = []
+        if "Traceback" in err:
+            problems.append(f"a traceback: {err[-800:]}")
+        if code is None:
+            problems.append(f"still running {INTERRUPT_BOUND_S} s after the signal (locked up)")
         try:
             state = fingerprint(db)
             if state not in (state_a, state_ab):
                 problems.append(f"store holds neither A nor A+B: {state}")
             results["ingest"]["as_before"] += state == state_a
             results["ingest"]["complete"] += state == state_ab
+            if sig == signal.SIGINT and killed and code is not None:
+                said = [ln for ln in err.splitlines() if ln.strip()]
+                truth = {"nothing was stored": state_a, "had committed": state_ab, "interrupted": state_a}
+                claim = next((k for k in truth if len(said) == 1 and k in said[0]), None)
+                if code == 130 and (claim is None or truth[claim] != state):
+                    problems.append(f"the message is not the truth about the store "
+                                    f"({'A' if state == state_a else 'A+B'}): {err!r}")
+                elif code not in (0, 130):
+                    problems.append(f"Ctrl-C ended with exit {code}: {err[-500:]}")
+                elif code == 0 and state != state_ab:
+                    problems.append("exit 0 but the store does not hold the ingest")
             problems += [f"kept copy does not match its name: {b}" for b in blobs_ok(d / "blobs")]
             again = tool("ingest", "--db", db, runs_b, check=False)
             if again.returncode != 0:
                 problems.append(f"next ingest exited {again.returncode}: {again.stderr[-500:]}")
             elif fingerprint(db) != state_ab:
                 problems.append("next ingest did not reach A+B")
+            left = [p.name for p in (d / ".kansoku-scratch").glob("*")]
+            if left:
+                problems.append(f"scratch files left after the next ingest: {left}")
         except Exception as exc:  # a store that cannot be opened is a failure, not a crash of the bench
             problems.append(f"{type(exc).__name__}: {exc}")
         if problems:
             results["ingest"]["failures"] += 1
-            out(f"ingest trial {i} (kill after {delay:.2f} s): FAILED: " + "; ".join(problems))
+            what = f"{'kill -9' if sig == signal.SIGKILL else 'Ctrl-C'} after {delay:.2f} s, --jobs {jobs}"
+            out(f"ingest trial {i} ({what}): FAILED: " + "; ".join(problems))
         shutil.rmtree(d, ignore_errors=True)
 
     if n_build:
@@ -240,8 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="kansoku-kill-") as tmp:
             res = run(args.ingest, args.build, args.seed, Path(tmp))
     for kind, r in res.items():
-        extra = (f" (store left as before {r['as_before']}, with the whole ingest {r['complete']})"
-                 if kind == "ingest" else "")
+        extra = (f" ({r['sigint']} by Ctrl-C, {r['parallel']} parallel; store left as before {r['as_before']}, "
+                 f"with the whole ingest {r['complete']})" if kind == "ingest" else "")
         print(f"{kind}: {r['trials']} trials, {r['killed']} killed while running{extra}, {r['failures']} failures")
     return 1 if any(r["failures"] for r in res.values()) else 0
 

@@ -1,4 +1,5 @@
-"""Issue 16: kill -9 at random points of ingests and builds; the store and the site stay whole.
+"""Issue 16 and 30: kill -9 and Ctrl-C at random points of ingests (serial and parallel) and builds; the store
+and the site stay whole, every Ctrl-C message is true, nothing locks up, no scratch file or traceback is left.
 
 A bounded run of bench/kill_trials.py (the full run: `bench/kill_trials.py`, figures in the README)."""
 
@@ -16,4 +17,5 @@ def test_killed_ingests_and_builds_leave_store_and_site_whole(tmp_path):
     lines: list[str] = []
     res = kill_trials.run(4, 3, seed=19, work=tmp_path, out=lines.append)
     assert res["ingest"]["trials"] == 4 and res["build"]["trials"] == 3
+    assert res["ingest"]["sigint"] == 2 and res["ingest"]["parallel"] == 2
     assert res["ingest"]["failures"] == 0 and res["build"]["failures"] == 0, lines

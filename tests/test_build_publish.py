@@ -153,9 +153,18 @@ def test_a_second_build_into_the_same_output_stops_or_waits(env, tmp_path):
                                     "--specs", str(specs), "--generated", str(tmp_path / "gen"),
                                     "--content", str(tmp / "content"), "--wait", "120"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        # release the lock only once the second build says it waits for it (a real signal, not a sleep: under
+        # load a second was not enough for the build to start). readline is bounded: the build gives up
+        # after its --wait and closes stderr.
+        first = []
+        while not any("waiting" in ln for ln in first):
+            line = waiting.stderr.readline()
+            if not line:
+                break
+            first.append(line)
         release.set()
         _, err = waiting.communicate(timeout=180)
+        err = "".join(first) + err
         assert waiting.returncode == 0, err
         assert "waiting" in err
     finally:

@@ -11,6 +11,9 @@ import pytest
 
 from conftest import FIXTURES, ro_con, run_tool
 
+AGG = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=8" / "rep=agg"
+PGLOG = FIXTURES / "postgres_log" / "study=checkpoints" / "clients=2" / "rep=1"
+PGSTAT = FIXTURES / "pg_stat" / "clients=2"
 PGB = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"
 
 
@@ -51,6 +54,24 @@ CASES = {
                          rb"^vm;1;2026-11-21 53"),
     "sadf -j: a line missing": (FIXTURES / "sysstat_variants" / "sadf_j_loop.json",
                                 _sub_line(rb'^\s*"statistics": \[\n', b""), None),
+    # issue 30: values no version of the tool can print, once stored; now refused by the bounds tables
+    "pgbench -P: negative TPS": (PGB / "pgbench.log", _sub_line(rb"181\.0 tps", b"-181.0 tps"), rb"^progress: 1\.0 s"),
+    "pgbench: latency 9.2e18": (PGB / "pgbench.log", _sub_line(rb"(?<=latency average = )4\.536", b"9223372036854775807"),
+                                rb"^transaction type"),
+    "pgbench aggregate: NaN latency": (AGG / "pgbench_log.15216", _sub_line(rb" 1981231 ", b" nan "), None),
+    "pgbench aggregate: inf latency": (AGG / "pgbench_log.15216", _sub_line(rb" 2000850 ", b" inf "), None),
+    "pgbench aggregate: every interval twice": (AGG / "pgbench_log.15216", lambda data: data + data, None),
+    "postgres log: checkpoint dated 1900": (PGLOG / "server.log", _sub_line(rb"^2026-11-23 11:06:18\.589(?= JST \[32644\] LOG:  checkpoint starting)",
+                                                                      b"1900-11-23 11:06:18.589"),
+                                            rb"^1900-11-23"),
+    "pg_stat: snapshot in 1970": (PGSTAT / "pg_stat_bgwriter.after.csv",
+                                  _sub_line(rb"^2026-11-23 02:43:26\.059935\+00", b"1970-01-01 00:00:00+00"), rb"^1970"),
+    "strace: usecs/call -9": (FIXTURES / "strace" / "variant=c_f" / "strace_c.txt",
+                              _sub_line(rb"^( 30\.50    0\.906743) {11}6", rb"\1          -9"), rb"^ 30\.50"),
+    "strace: the output appended twice": (FIXTURES / "strace" / "variant=c_f" / "strace_c.txt", lambda data: data + data,
+                                          None),
+    "fio text: clat 1e23 us": (FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
+                               _sub_line(rb"(?<=clat \(usec\): min=29, max=)9573", b"100000000000000000000000"), None),
 }
 
 
@@ -112,3 +133,20 @@ def test_interval_of_ten_to_the_seventeen_seconds_is_refused(tmp_path, tmp_db):
     line = _line_of((run / src.name).read_bytes(), rb"^vm;100000000000000000;")
     assert proc.returncode == 2
     assert f"{run / src.name}:{line}: expected a sampling interval between 0 s and 31 days" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("src", [next(PGB.glob("pgbench_log.*")), AGG / "pgbench_log.15216"], ids=["txlog", "aggregate"])
+def test_crlf_pgbench_logs_are_read_like_crlf_stdout(tmp_path, src):
+    """Issue 30: a -l log copied through Windows (every line CRLF) was refused while CRLF stdout was read."""
+    sums = []
+    for name, edit in (("lf", lambda d: d), ("crlf", lambda d: d.replace(b"\n", b"\r\n"))):
+        run = _damaged(tmp_path / name, src, edit)
+        db = tmp_path / name / "k.duckdb"
+        proc = run_tool("ingest", "--db", db, run)
+        assert proc.returncode == 0, proc.stderr
+        con = ro_con(db)
+        sums.append(con.execute("SELECT count(*), sum(latency_us) FROM pgbench_transaction_rows").fetchone()
+                    if "agg" not in str(src) else
+                    con.execute("SELECT count(*), sum(latency_sum_us) FROM pgbench_aggregate").fetchone())
+        con.close()
+    assert sums[0] == sums[1] and sums[0][0] > 0

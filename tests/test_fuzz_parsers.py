@@ -1,8 +1,9 @@
 """A fuzz test per parser (issues 15 and 16): real files from tests/fixtures, mutated the ways damaged
 files reach users (a flipped byte, a line lost or doubled, a carriage return, a number beyond 2^31 or 2^63,
-a decimal where a count belongs, 'nan', a negative number, hour 53, a file cut short), ingested into a real
-DuckDB store. Each must end as stored data or as a listed error (file, line): never a traceback, never a
-hang, never NaN/infinity or an out-of-range share stored.
+a decimal where a count belongs, 'nan', 'inf', a negative number, 1e23, hour 53, a year 1900 or 2150, a file
+cut short, the whole file twice), ingested into a real DuckDB store. Each must end as stored data or as a
+listed error (file, line): never a traceback, never a hang, never NaN/infinity, an out-of-range share or any
+value outside its format's declared bounds (parsers/bounds.py: what the tool can print) stored.
 
 Bounded so CI stays fast: a fixed seed (derandomize) and a few examples per format.
 """
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from kansoku import parsers
+from kansoku.parsers import bounds
 from kansoku.ingest.detect import detect
 from kansoku.ingest.pipeline import ingest
 
@@ -58,6 +60,14 @@ def _mutate(data: bytes, op: str, pos: int, pick: int) -> bytes:
         return data[:j] + bytes([pick % 256]) + data[j + 1:]
     if op == "cut":
         return data[: pos % (len(data) + 1)]
+    if op == "twice":
+        return data + (b"" if data.endswith(b"\n") else b"\n") + data
+    if op == "year":
+        years = list(re.finditer(rb"(?<!\d)20\d\d(?=-\d\d-\d\d)", data))
+        if not years:
+            return data
+        m = years[pick % len(years)]
+        return data[:m.start()] + (b"1900", b"2150", b"1970")[pick % 3] + data[m.end():]
     if op == "drop":
         del lines[i]
     elif op == "double":
@@ -69,7 +79,8 @@ def _mutate(data: bytes, op: str, pos: int, pick: int) -> bytes:
         if not nums:
             return data
         m = nums[pick % len(nums)]
-        rep = {"big": BIG[pick % 3], "decimal": b"1.5", "nan": b"nan", "negative": b"-7", "hour": b"53"}[op]
+        rep = {"big": BIG[pick % 3], "decimal": b"1.5", "nan": b"nan", "negative": b"-7", "hour": b"53",
+               "inf": b"inf", "huge": b"1e23"}[op]
         lines[i] = lines[i][:m.start()] + rep + lines[i][m.end():]
     return b"\n".join(lines)
 
@@ -95,6 +106,16 @@ def _stored_garbage(db: Path, tables: list[str]) -> list[str]:
                 n = con.execute(f'SELECT count(*) FROM {t} WHERE isnan("{c}") OR isinf("{c}")').fetchone()[0]
                 if n:
                     bad.append(f"{t}.{c}: {n} NaN/inf")
+        for m in parsers.modules():  # every declared bound (what the tool can print) holds for what was stored
+            for tb in m.bounds:
+                if tb.table not in tables:
+                    continue
+                for b in tb.bounds:
+                    cond, params = bounds._range_sql(b)
+                    where = f"({bounds.where_sql(b)}) AND " if b.where else ""
+                    n = _count_outside(con, tb.table, where, b, cond, params)
+                    if n:
+                        bad.append(f"{tb.table}.{b.column}: {n} values outside {bounds._expected(b)}")
         if "sys_metrics" in tables:
             n = con.execute("SELECT count(*) FROM sys_metrics WHERE metric IN ('%usr', '%user', '%sys', '%system', "
                             "'%idle', '%iowait', '%soft', 'us', 'sy', 'id', 'wa') AND (value < 0 OR value > 105)"
@@ -104,6 +125,11 @@ def _stored_garbage(db: Path, tables: list[str]) -> list[str]:
         return bad
     finally:
         con.close()
+
+
+def _count_outside(con, table: str, where: str, b, cond: str, params: dict) -> int:
+    sql = f"SELECT count(*) FROM {table} WHERE {where}{b.column} IS NOT NULL AND ({cond})"
+    return con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchone()[0]
 
 
 @pytest.mark.parametrize("fmt_name", ALL_FORMATS)
@@ -116,7 +142,8 @@ def test_fuzz(fmt_name, tmp_path_factory):
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     @given(src=st.sampled_from(SAMPLES[fmt_name]),
-           op=st.sampled_from(["flip", "cut", "drop", "double", "cr", "big", "decimal", "nan", "negative", "hour"]),
+           op=st.sampled_from(["flip", "cut", "drop", "double", "cr", "big", "decimal", "nan", "negative", "hour",
+                               "inf", "huge", "year", "twice"]),
            pos=st.integers(0, 10 ** 6), pick=st.integers(0, 10 ** 6))
     def one(src: Path, op: str, pos: int, pick: int) -> None:
         run = base / "runs" / "run"

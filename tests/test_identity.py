@@ -242,3 +242,56 @@ def test_ctrl_c_during_commit_tells_the_truth(tmp_path, tmp_db):
     assert proc.returncode == 130, proc.stderr
     assert "Traceback" not in proc.stderr and "had committed" in proc.stderr
     assert q(tmp_db, "SELECT count(*) FROM runs") == [(1,)]
+
+
+# -- issue 30: the identity rules hold against what is already stored ------------------------------------
+
+LOG4 = RUNS / "clients=4" / "rep=1" / "pgbench.log"
+
+
+def test_two_hosts_ingested_one_at_a_time_never_replace_each_other_silently(tool, tmp_path, tmp_db):
+    """tools/ingest runs/hostA then tools/ingest runs/hostB, no campaign marker: both name their run
+    'clients=2/rep=1'. hostB silently replaced hostA ('1 updated', exit 0); now an error naming both."""
+    a = put(tmp_path / "runs" / "hostA" / "clients=2" / "rep=1").parent
+    b = tmp_path / "runs" / "hostB" / "clients=2" / "rep=1"
+    b.mkdir(parents=True)
+    (b / "pgbench.log").write_bytes(LOG.read_bytes().replace(b"tps = 427.039398", b"tps = 400.000000"))
+    tool("ingest", "--db", tmp_db, tmp_path / "runs" / "hostA", check=True)
+    before = q(tmp_db, "SELECT run_id, run_dir FROM runs")
+    proc = tool("ingest", "--db", tmp_db, tmp_path / "runs" / "hostB")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert str(a) in proc.stderr and str(b) in proc.stderr and "Traceback" not in proc.stderr
+    assert q(tmp_db, "SELECT run_id, run_dir FROM runs") == before
+    assert q(tmp_db, "SELECT tps FROM pgbench_summary") == [(427.039398,)]
+    assert "campaign root" in proc.stderr
+
+
+def test_a_copy_of_a_run_elsewhere_is_still_the_same_run(tool, tmp_path, tmp_db):
+    put(tmp_path / "one" / "clients=2" / "rep=1")
+    put(tmp_path / "two" / "clients=2" / "rep=1")
+    tool("ingest", "--db", tmp_db, tmp_path / "one", check=True)
+    proc = tool("ingest", "--db", tmp_db, tmp_path / "two", check=True)
+    assert "0 new" in proc.stdout
+    assert q(tmp_db, "SELECT count(*) FROM pgbench_summary") == [(1,)]
+
+
+def test_a_renamed_output_given_alone_never_gives_its_run_two_summaries(tool, tmp_path, tmp_db):
+    run = put(tmp_path / "clients=2" / "rep=1").parent
+    tool("ingest", "--db", tmp_db, tmp_path, check=True)
+    (run / "pgbench.log").rename(run / "pgbench-renamed.log")
+    proc = tool("ingest", "--db", tmp_db, run / "pgbench-renamed.log")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "pgbench.log" in proc.stderr and "pgbench-renamed.log" in proc.stderr
+    assert q(tmp_db, "SELECT count(*) FROM pgbench_summary") == [(1,)]
+    assert q(tmp_db, "SELECT count(*) FROM run_metrics WHERE metric = 'tps'") == [(1,)]
+    tool("ingest", "--db", tmp_db, tmp_path, check=True)  # the whole directory: its set replaces the stored one
+    assert q(tmp_db, "SELECT file_name FROM sources") == [("pgbench-renamed.log",)]
+
+
+def test_a_run_toml_that_is_not_utf8_is_a_clear_error(tool, tmp_path, tmp_db):
+    run = put(tmp_path / "clients=2" / "rep=1").parent
+    (run / "run.toml").write_bytes('clients = 2\nnote = "Résumé"\n'.encode("latin-1"))
+    proc = tool("ingest", "--db", tmp_db, tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / 'run.toml'}:2: expected UTF-8" in proc.stderr
+    assert "Traceback" not in proc.stderr

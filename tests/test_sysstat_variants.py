@@ -340,8 +340,50 @@ def test_pg_stat_without_a_time_needs_before_or_after_in_its_name(tmp_path, tmp_
     text = (FIXTURES / "pg_stat" / "clients=2" / "pg_stat_wal.before.csv").read_text().splitlines()
     cut = [",".join(l.split(",")[1:]) for l in text]  # as a user's own 'psql --csv -c "TABLE pg_stat_wal"'
     (d / "wal.csv").write_text("\n".join(cut) + "\n")
-    proc = run_tool("ingest", "--db", tmp_db, d)
-    assert proc.returncode == 2 and "wal.csv:1: expected a snapshot_at column" in proc.stderr, proc.stderr
+    proc = run_tool("ingest", "-v", "--db", tmp_db, d)
+    # a file that cannot be placed in time is skipped with its reason (issue 30: one file never loses a run);
+    # alone in its directory it leaves no run, which is an error
+    assert proc.returncode == 2, proc.stderr
+    assert "wal.csv:1: expected a snapshot_at column" in proc.stderr, (proc.stdout, proc.stderr)
+    assert "cannot be used" in proc.stderr
+
+
+def test_a_pg_stat_file_that_cannot_be_placed_in_time_never_loses_its_run(tmp_path, tmp_db):
+    """The reported run: a pg_stat CSV with a 'ctime' column and no snapshot time refused the whole run
+    (sadf CSVs, a server log, an sa file); now the file is skipped with its reason and the run is stored."""
+    d = tmp_path / "runs" / "run"
+    shutil.copytree(FIXTURES / "pg_stat" / "clients=2", d)
+    text = (d / "pg_stat_wal.before.csv").read_text().splitlines()
+    (d / "pg_stat_wal.before.csv").unlink()
+    (d / "pg_stat_wal.after.csv").unlink()
+    cut = ["ctime," + ",".join(l.split(",")[1:]) if i == 0 else "2026-11-23 02:43:22," + ",".join(l.split(",")[1:])
+           for i, l in enumerate(text)]
+    (d / "wal_stats.csv").write_text("\n".join(cut) + "\n")
+    proc = run_tool("ingest", "-v", "--db", tmp_db, d)
+    assert proc.returncode == 0, proc.stderr
+    assert "wal_stats.csv" in proc.stdout and "cannot be used" in proc.stdout, proc.stdout
+    con = ro_con(tmp_db)
+    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+    assert con.execute("SELECT count(*) FROM pgbench_summary").fetchone()[0] == 1
+    assert con.execute("SELECT count(DISTINCT view) FROM pg_stat_snapshot").fetchone()[0] == 2
+    assert con.execute("SELECT count(*) FROM sources WHERE file_name = 'wal_stats.csv'").fetchone()[0] == 0
+
+
+def test_sadf_p_of_a_machine_with_a_battery(tmp_path, tmp_db):
+    """sar -m BAT prints 'status Full', a text value: the file was refused whole at that line."""
+    src = V / "sadf_p_all.txt"
+    lines = src.read_text().splitlines()
+    host, iv, ts = lines[-1].split("\t")[:3]
+    bat = [f"{host}\t{iv}\t{ts}\tBAT0\t%cap\t100.00", f"{host}\t{iv}\t{ts}\tBAT0\tcap/min\t0.00",
+           f"{host}\t{iv}\t{ts}\tBAT0\tstatus\tFull"]
+    d = tmp_path / "runs" / "run"
+    d.mkdir(parents=True)
+    (d / "sadf_p.txt").write_text("\n".join(lines + bat) + "\n")
+    proc = run_tool("ingest", "-v", "--db", tmp_db, d)
+    assert proc.returncode == 0, proc.stderr
+    assert "status 'Full' is text" in proc.stdout, proc.stdout
+    con = ro_con(tmp_db)
+    assert con.execute("SELECT count(*) FROM sys_metrics WHERE metric = '%cap'").fetchone()[0] == 1
 
 
 def test_sadf_x_gives_exactly_the_rows_of_sadf_j():

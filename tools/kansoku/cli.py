@@ -118,14 +118,28 @@ def ingest_main(argv: list[str] | None = None) -> int:
         else:
             print(f"interrupted: nothing was stored; {args.db} is as it was", file=sys.stderr)
         return EXIT_INTERRUPTED
-    if args.json:
-        print(report.to_json())
-    else:
-        _print_ingest_summary(report, args.verbose)
+    try:
+        if args.json:
+            print(report.to_json())
+        else:
+            _print_ingest_summary(report, args.verbose)
+    except KeyboardInterrupt:  # after the ingest returned: its outcome is known, say it (not just "interrupted")
+        if report.committed:
+            print(f"interrupted after the ingest had committed: {args.db} holds this ingest's files",
+                  file=sys.stderr)
+        else:
+            print(f"interrupted: nothing was stored; {args.db} is as it was", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if report.ok and report.runs_seen == 0 and report.runs_transcribed == 0 and \
             not any(f.status in ("new", "replaced", "unchanged") for f in report.files):
-        _err(f"0 runs: none of the {len(report.files)} files under {', '.join(map(str, args.paths))} is a "
-             "known tool output (tools/ingest -v says why each was skipped)")
+        unusable = [f for f in report.files if f.status == "skipped" and f.format]
+        if unusable:  # recognised, but none could be used (a pg_stat snapshot with no time): say so, and why
+            _err(f"0 runs: of the {len(report.files)} files under {', '.join(map(str, args.paths))}, "
+                 f"{len(unusable)} are known tool outputs that cannot be used: "
+                 + "; ".join(f"{f.path}: {f.reason}" for f in unusable[:3]))
+        else:
+            _err(f"0 runs: none of the {len(report.files)} files under {', '.join(map(str, args.paths))} is a "
+                 "known tool output (tools/ingest -v says why each was skipped)")
         return 2
     return 0 if report.ok else 2
 

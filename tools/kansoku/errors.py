@@ -29,6 +29,11 @@ class ParseError(KansokuError):
         super().__init__(msg)
 
 
+class UnusableFile(ParseError):
+    """A file recognised as its format that cannot be used (a statistics snapshot with no time): the ingest
+    skips it with the reason and stores the rest of its run; one file never loses a run."""
+
+
 class RunError(KansokuError):
     """Run metadata is inconsistent (e.g. path factors disagree with run.toml)."""
 

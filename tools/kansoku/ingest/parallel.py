@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kansoku.errors import KansokuError, ParseError, RunError
+from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
+from kansoku.parsers import bounds
 from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, scratch_store
 
 # Files at least this big are parsed by the writer itself (see the module's docstring).
@@ -53,7 +54,7 @@ class FileTask:
 
 @dataclass
 class FileOutcome:
-    status: str  # 'unchanged' | 'parsed' | 'failed'
+    status: str  # 'unchanged' | 'parsed' | 'failed' | 'unusable' (skipped with its reason)
     digest: str = ""
     error: str | None = None  # as listed in the ingest's errors
     reason: str | None = None  # as kept with the file's result
@@ -88,9 +89,47 @@ def digest_with_companions(path: Path, blobs: Path, companions) -> str:
 _WORKER: dict[str, Any] = {}
 
 
+# Scratch space of a parallel ingest: beside the store (never /tmp, where a killed ingest's files stayed
+# forever), one directory per ingest, removed when the pool closes; leftovers of a killed ingest are removed
+# by the next writer (which holds the store's lock, so no other ingest can be using them).
+SCRATCH_DIR = ".kansoku-scratch"
+
+
+def scratch_root(db_path: Path) -> Path:
+    return Path(db_path).resolve().parent / SCRATCH_DIR
+
+
+def clean_scratch(db_path: Path) -> int:
+    """Remove what killed ingests left in the store's scratch directory; how many entries were removed."""
+    import shutil
+
+    root = scratch_root(db_path)
+    n = 0
+    if root.is_dir():
+        for p in root.iterdir():
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+            n += 1
+    return n
+
+
+def _die_with_parent() -> None:
+    """A worker whose ingest was killed (kill -9) ends at once and silently, instead of printing a traceback
+    when its task queue breaks (Linux: PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the pool's own checks end the worker
+        return
+    if os.getppid() == 1:  # the parent died before the call
+        os._exit(0)
+
+
 def _init_worker(scratch_dir: str) -> None:
     # Ctrl-C is the ingest process's to handle: it stops the pool; a worker must not print a traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     from kansoku import parsers
 
     path = Path(scratch_dir) / f"worker-{os.getpid()}.duckdb"
@@ -123,6 +162,9 @@ def parse_task(task: FileTask) -> FileOutcome:
                             newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
             try:
                 fmt.parse(path, sink)
+                bounds.check(sink, bounds.for_format(fmt.name))
+            except UnusableFile as exc:
+                return FileOutcome("unusable", reason=str(exc))
             except (ParseError, RunError) as exc:
                 return FileOutcome("failed", error=str(exc), reason=str(exc))
             except KansokuError as exc:
@@ -150,8 +192,11 @@ def parse_task(task: FileTask) -> FileOutcome:
 class Pool:
     """Worker processes parsing FileTasks; ``results`` yields outcomes in the order of the tasks."""
 
-    def __init__(self, tasks: list[FileTask], jobs: int):
-        self.scratch = tempfile.TemporaryDirectory(prefix="kansoku-ingest-")
+    def __init__(self, tasks: list[FileTask], jobs: int, scratch: Path | None = None):
+        if scratch is not None:
+            scratch.mkdir(parents=True, exist_ok=True)
+        self.scratch = tempfile.TemporaryDirectory(prefix=f"ingest-{os.getpid()}-",
+                                                   dir=str(scratch) if scratch is not None else None)
         # spawn, not fork: the ingest process holds DuckDB's threads and an open store. A spawned worker
         # would run the main script again (tools/ingest has no __main__ guard, and needs nothing from
         # it): the workers are started with the main module's origin hidden.

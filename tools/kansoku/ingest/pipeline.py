@@ -20,12 +20,13 @@ from typing import Callable, Iterable
 import duckdb
 
 from kansoku.ingest.detect import Detection, detect
-from kansoku.errors import KansokuError, ParseError, RunError
+from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.ingest.runs import (CAMPAIGN_MARKER, HOST_DIR_PREFIX, HOST_TOML, RUN_TOML, Host, Run, campaign_root,
                                  host_dir_key, load_host, machine_fingerprint, make_run, walk_files)
 from kansoku.ingest import parallel
 from kansoku.ingest.parallel import FileOutcome, FileTask
 from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
+from kansoku.parsers import bounds
 from kansoku.parsers.base import IngestWarning, runs_mixed_in_directory
 
 
@@ -186,6 +187,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                                  f"ingest them from one campaign root (a {CAMPAIGN_MARKER} file marks one; see docs/ingest.md)")
 
     store = open_store(db_path, wait_s=wait_s, on_wait=on_wait)
+    parallel.clean_scratch(db_path)  # this process is the store's one writer: what is there was left by a kill
     tx = None
     pool: parallel.Pool | None = None
     pooled, n_jobs = _pooled(work, runs, jobs)
@@ -202,9 +204,10 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         f"{run.run_id!r} (relative to {campaign_root(run.run_dir, roots[_key(runs, run)].resolve())}). "
                         f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
                         f"file so that every path names a run the same way")
+            _check_against_stored(store, measured, by_dir, whole, report)
             if pooled:
                 tasks = [_task(store, runs[run_dir], det) for run_dir, det in work if det.path in pooled]
-                pool = parallel.Pool(tasks, n_jobs)
+                pool = parallel.Pool(tasks, n_jobs, scratch=parallel.scratch_root(db_path))
             iterator = progress(work) if progress else work
             aborted = False
             for run_dir, det in iterator:
@@ -239,7 +242,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 for sid in store.run_sources(measured[run_dir].run_id).values():
                     store.delete_source(sid)
             # with keep_going, a directory none of whose files was stored is not stored as a run
-            failed = {f.path for f in report.files if f.status == "failed"} | {
+            failed = {f.path for f in report.files if f.status == "failed" or (f.status == "skipped" and f.format)} | {
                 str(det.path) for run_dir, det in work if run_dir in refused}
             stored_dirs = {run_dir for run_dir, det in work if not det.format.own_runs and str(det.path) not in failed}
             measured = {d: r for d, r in measured.items() if d in stored_dirs}
@@ -325,6 +328,45 @@ def _hosts_contradicted(store: Store, run: Run, report: IngestReport) -> bool:
     return bad
 
 
+def _check_against_stored(store: Store, measured: dict[Path, Run], by_dir: dict[Path, list[Detection]],
+                          whole: set[Path], report: IngestReport) -> None:
+    """The identity rules against what is already stored, not only within this ingest: a run id stored from
+    another directory with other content is an error naming both (never a silent replacement), and a file
+    given alone must not make its stored run hold two runs' files (a renamed pgbench output)."""
+    stored_dirs = store.measured_run_dirs([r.run_id for r in measured.values()])
+    for run_dir, run in measured.items():
+        dets = [d for d in by_dir[run_dir] if not d.format.own_runs]
+        stored = store.run_files(run.run_id)
+        old_dir = stored_dirs.get(run.run_id)
+        if old_dir is not None and old_dir != str(run.run_dir) and stored:
+            here = {_file_name(run, d.path): d for d in dets}
+            common = sorted(set(here) & set(stored))
+            differs = [n for n in common if sha256_file(here[n].path) != stored[n][0]]
+            if differs or not common:
+                what = f"{differs[0]} differs" if differs else "none of its files is stored there"
+                report.errors.append(
+                    f"{run.run_dir} would be run {run.run_id!r}, which is already stored from {old_dir} with other "
+                    f"content ({what}); two run directories never share an id: ingest both from their common "
+                    f"campaign root (or put a {CAMPAIGN_MARKER} file at the top of each campaign) so that each "
+                    f"keeps a name of its own; nothing stored")
+                continue
+        if run_dir in whole or not stored:
+            continue  # a directory walked whole replaces its stored set of files
+        from kansoku import parsers
+
+        fmts = {f.name: f for f in parsers.formats()}
+        given = {_file_name(run, d.path) for d in dets}
+        files = [(run.run_dir / name, fmts[fmt]) for name, (_, fmt) in sorted(stored.items())
+                 if name not in given and fmt in fmts]
+        files += [(d.path, d.format) for d in dets]
+        why = runs_mixed_in_directory(files)
+        if why:
+            report.errors.append(
+                f"{run.run_dir}: with the files already stored for run {run.run_id!r}, {why}; a run is a directory "
+                f"holding one run: ingest the whole directory (its files replace the stored set, so a renamed or "
+                f"deleted file leaves nothing behind); nothing stored")
+
+
 def _key(runs: dict[Path, Run | None], run: Run) -> Path:
     return next(d for d, r in runs.items() if r is run)
 
@@ -368,6 +410,8 @@ def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, rep
         return FileResult(str(path), run.run_id, "unchanged", fmt.name)
     if old:
         store.delete_source(sid)
+    if out.status == "unusable":
+        return FileResult(str(path), run.run_id, "skipped", fmt.name, reason=f"cannot be used: {out.reason}")
     if out.status == "failed":
         report.errors.append(out.error)
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=out.reason)
@@ -438,9 +482,13 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     try:
         with store.memory_limited(fmt.memory_bound):
             fmt.parse(path, sink)
+        bounds.check(sink, bounds.for_format(fmt.name))
         for name, value in sink.facts.items():
             run.check_fact(name, value, path)
         _store_declared_runs(store, sink, path)
+    except UnusableFile as exc:  # one file never loses its run: skipped, with the reason
+        store.delete_source(sid)
+        return FileResult(str(path), run.run_id, "skipped", fmt.name, reason=f"cannot be used: {exc}")
     except (ParseError, RunError) as exc:
         report.errors.append(str(exc))
         try:

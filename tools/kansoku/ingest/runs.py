@@ -181,11 +181,39 @@ def load_run_toml(run_dir: Path) -> dict[str, Any]:
     p = run_dir / RUN_TOML
     if p.is_symlink() or not p.is_file():  # a link may point anywhere: never read (the walk reports it)
         return {}
+    raw = p.read_bytes()
     try:
-        with open(p, "rb") as fh:
-            return tomllib.load(fh)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise RunError(f"{p}:{line}: expected UTF-8 text (TOML is UTF-8), found the byte 0x{raw[exc.start]:02x}; "
+                       "save the file as UTF-8") from None
+    try:
+        meta = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RunError(f"{p}: not valid TOML: {exc}") from None
+    _check_times(p, text, meta)
+    return meta
+
+
+# The times of a run (run.toml), like every time a tool prints (parsers/bounds.py): from a real clock.
+RUN_TIMES = ("start", "end", "collectors_start", "collectors_stop")
+
+
+def _check_times(p: Path, text: str, meta: dict[str, Any]) -> None:
+    from kansoku.parsers.bounds import EARLIEST, LATEST
+
+    for key in RUN_TIMES:
+        v = meta.get(key)
+        if not isinstance(v, datetime):
+            continue
+        aware = v if v.tzinfo is not None else v.replace(tzinfo=EARLIEST.tzinfo)
+        if not EARLIEST <= aware <= LATEST:
+            m = re.search(rf"^\s*{key}\s*=", text, re.M)
+            line = text[:m.start()].count("\n") + 1 if m else None
+            where = f"{p}:{line}" if line else str(p)
+            raise RunError(f"{where}: expected {key} between {EARLIEST.year} and {LATEST.year} (a time of a real "
+                           f"clock), found {v.isoformat()}")
 
 
 def campaign_settings(run_dir: Path) -> dict[str, Any]:

@@ -54,13 +54,21 @@ def guarded(name: str, parse: Callable[[Path, Sink], None]) -> Callable[[Path, S
             raise ParseError(path, None, f"a {name} file", "nesting too deep") from None
         except (MemoryError, KeyboardInterrupt):
             raise
+        except RuntimeError as exc:
+            if "Query interrupted" in str(exc):  # DuckDB's form of a Ctrl-C during the parser's statement: the
+                raise KeyboardInterrupt from None  # user's interrupt, never "a damaged file" (nor swallowed)
+            raise _damaged(name, path, exc) from None
         except Exception as exc:  # noqa: BLE001 -- the net: anything else is a damaged input
-            text = " ".join(str(exc).split())
-            m = _LINE_IN_MESSAGE.search(text)
-            raise ParseError(path, int(m.group(1)) if m else None, f"a valid {name} file",
-                             f"{type(exc).__name__}: {text[:120]}") from None
+            raise _damaged(name, path, exc) from None
 
     return run
+
+
+def _damaged(name: str, path: Path, exc: BaseException) -> ParseError:
+    text = " ".join(str(exc).split())
+    m = _LINE_IN_MESSAGE.search(text)
+    return ParseError(path, int(m.group(1)) if m else None, f"a valid {name} file",
+                      f"{type(exc).__name__}: {text[:120]}")
 
 
 def formats() -> list[Format]:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
+from kansoku.parsers.bounds import TableBounds
+
 SNIFF_BYTES = 64 * 1024
 
 
@@ -161,6 +163,9 @@ class ParserModule:
     # A SELECT yielding run_id, metric, value, unit for metrics whose names are data, not
     # code (transcribed published values); UNION-ed into run_metrics like METRICS.
     metrics_sql: str = ""
+    # What the tool can print: one table of plausibility bounds per format (parsers/bounds.py), checked
+    # against the rows of every file the ingest parses.
+    bounds: list[TableBounds] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

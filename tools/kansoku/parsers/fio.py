@@ -45,6 +45,7 @@ from typing import Any
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.bounds import EARLIEST, LATEST, FASTEST_PER_S, LONGEST_MS, LONGEST_US, MOST, Bound, TableBounds
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS fio_jobs (
@@ -877,4 +878,31 @@ FORMATS = [
            sniff_text, parse_text, priority=15),
 ]
 
-MODULE = ParserModule(name="fio", formats=FORMATS, schema=SCHEMA, views=VIEWS, metrics=METRICS, tables=TABLES)
+# What fio prints (parsers/bounds.py): latencies within a run, rates and counts never negative, percentiles
+# of 0..100; a JSON report's timestamp from a real clock.
+_FIO_LAT = ("slat_mean_us", "clat_min_us", "clat_max_us", "clat_mean_us", "clat_stddev_us", "lat_min_us",
+            "lat_max_us", "lat_mean_us", "lat_stddev_us", "clat_p50_us", "clat_p95_us", "clat_p99_us",
+            "clat_p99_9_us")
+BOUNDS = [
+    TableBounds("fio_jobs", bounds=(
+        *(Bound(c, 0, LONGEST_US, "a latency within a run") for c in _FIO_LAT),
+        Bound("io_kib", 0, MOST, "KiB transferred"),
+        Bound("bw_kib_s", 0, FASTEST_PER_S, "KiB per second"),
+        Bound("bw_min_kib_s", 0, FASTEST_PER_S, "KiB per second"),
+        Bound("bw_max_kib_s", 0, FASTEST_PER_S, "KiB per second"),
+        Bound("bw_mean_kib_s", 0, FASTEST_PER_S, "KiB per second"),
+        Bound("iops", 0, FASTEST_PER_S, "I/Os per second"),
+        Bound("iops_mean", 0, FASTEST_PER_S, "I/Os per second"),
+        Bound("runtime_ms", 0, LONGEST_MS, "a run's duration"),
+        Bound("total_ios", 0, MOST, "a count"),
+        Bound("usr_cpu_pct", 0, None, "a CPU share"),
+        Bound("sys_cpu_pct", 0, None, "a CPU share"),
+        Bound("report_time", EARLIEST, LATEST, "a report's time"),
+    )),
+    TableBounds("fio_latency_percentiles", line=None, at="'job ' || job_no || ' ' || kind || ' p' || percentile",
+                bounds=(Bound("percentile", 0, 100, "a percentile"),
+                        Bound("value_us", 0, LONGEST_US, "a latency within a run"))),
+]
+
+MODULE = ParserModule(name="fio", formats=FORMATS, schema=SCHEMA, views=VIEWS, metrics=METRICS, tables=TABLES,
+                      bounds=BOUNDS)

@@ -17,6 +17,7 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
+from kansoku.parsers.bounds import FASTEST_PER_S, LONGEST_MS, LONGEST_S, LONGEST_US, Bound, TableBounds
 
 SCHEMA = """
 -- One row per line of a fio --write_*_log file.
@@ -106,8 +107,19 @@ def _first_bad_line(path: Path) -> tuple[int | None, str | None]:
     return None, None
 
 
+# What fio's logs can hold (parsers/bounds.py): ms since the job started and a value per kind, within a run.
+BOUNDS = [
+    TableBounds("fio_log", line=None, at="'time ' || time_ms || ' ms'", bounds=(
+        Bound("time_ms", 0, LONGEST_MS, "ms since the job started"),
+        Bound("value", 0, LONGEST_S * 1e9, "a latency in ns", where=(("unit", ("ns",)),)),
+        Bound("value", 0, LONGEST_US, "a latency in µs", where=(("unit", ("us",)),)),
+        Bound("value", 0, FASTEST_PER_S, "KiB or I/Os per second", where=(("kind", ("bw", "iops")),)),
+    )),
+]
+
 MODULE = ParserModule(
     name="fio_log",
+    bounds=BOUNDS,
     formats=[Format("fio", "fio-log", "fio --write_bw_log / --write_lat_log / --write_iops_log (one file per job "
                     "and kind)", sniff_fio_log, parse_fio_log, priority=6)],
     schema=SCHEMA,

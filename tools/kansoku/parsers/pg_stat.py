@@ -19,9 +19,10 @@ import math
 from datetime import datetime
 from pathlib import Path
 
-from kansoku.errors import ParseError
+from kansoku.errors import ParseError, UnusableFile
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.bounds import EARLIEST, LATEST, Bound, TableBounds
 
 SCHEMA = """
 -- One row per (snapshot, object, counter) of a PostgreSQL statistics view.
@@ -134,7 +135,7 @@ def parse_pg_stat(path: Path, sink: Sink) -> None:
     word = "before" if "before" in name else "after" if "after" in name else None
     if "snapshot_at" not in cols:
         if word is None:
-            raise ParseError(path, 1, "a snapshot_at column (SELECT now() AS snapshot_at, * FROM ...) or "
+            raise UnusableFile(path, 1, "a snapshot_at column (SELECT now() AS snapshot_at, * FROM ...) or "
                              "'before'/'after' in the file name, to tell when the snapshot was taken",
                              ",".join(cols[:3]))
         sink.warn(None, f"no snapshot_at column: taken as the {word} snapshot from the file name")
@@ -169,8 +170,18 @@ def parse_pg_stat(path: Path, sink: Sink) -> None:
     sink.add_rows("pg_stat_snapshot", out)
 
 
+# What psql prints of a statistics view (parsers/bounds.py): a snapshot taken by a real clock (an epoch of 0,
+# 1970, is a clock never set), counters and times that are finite numbers.
+BOUNDS = [
+    TableBounds("pg_stat_snapshot", bounds=(
+        Bound("snapshot_at", EARLIEST, LATEST, "the time a snapshot was taken"),
+        Bound("value", 0, None, "a counter or a time"),
+    )),
+]
+
 MODULE = ParserModule(
     name="pg_stat",
+    bounds=BOUNDS,
     formats=[Format("postgres", "pg-stat-csv", "psql --csv of pg_stat_bgwriter / pg_stat_checkpointer / "
                     "pg_stat_wal / pg_stat_database (snapshots before and after a run)", sniff_pg_stat,
                     parse_pg_stat, priority=8)],

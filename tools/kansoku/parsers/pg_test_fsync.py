@@ -23,6 +23,7 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.bounds import FASTEST_PER_S, LONGEST_US, Bound, TableBounds
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pg_test_fsync_results (
@@ -205,5 +206,13 @@ FORMATS = [
     Format("pg_test_fsync", "pg_test_fsync", "pg_test_fsync text output (9.1 .. 18)", sniff, parse, priority=5),
 ]
 
-MODULE = ParserModule(name="pg_test_fsync", formats=FORMATS, schema=SCHEMA, views=VIEWS, metrics=METRICS,
+# What pg_test_fsync prints (parsers/bounds.py): operations per second and microseconds per operation.
+BOUNDS = [
+    TableBounds("pg_test_fsync_results", bounds=(
+        Bound("ops_per_sec", 0, FASTEST_PER_S, "operations per second"),
+        Bound("usecs_per_op", 0, LONGEST_US, "microseconds per operation"),
+    )),
+]
+
+MODULE = ParserModule(bounds=BOUNDS, name="pg_test_fsync", formats=FORMATS, schema=SCHEMA, views=VIEWS, metrics=METRICS,
                       tables=TABLES)

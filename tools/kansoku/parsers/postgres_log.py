@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
+from kansoku.parsers.bounds import EARLIEST, LATEST, LONGEST_S, MOST, Bound, TableBounds
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pg_checkpoints (
@@ -293,8 +294,27 @@ def parse_json(path: Path, sink: Sink) -> None:
     _parse_records(path, sink, _json_records)
 
 
+# What a PostgreSQL server log can say of a checkpoint (parsers/bounds.py): times of a real clock, seconds and
+# counts never negative, buffers written as a share of shared_buffers printed with one decimal.
+BOUNDS = [
+    TableBounds("pg_checkpoints", line="coalesce(start_line, end_line)", bounds=(
+        Bound("start_ts", EARLIEST, LATEST, "a log line's time"),
+        Bound("end_ts", EARLIEST, LATEST, "a log line's time"),
+        Bound("buffers_written", 0, MOST, "a count"),
+        Bound("buffers_pct", 0, 100, "a share of shared_buffers"),
+        Bound("write_s", 0, LONGEST_S, "seconds of a checkpoint"),
+        Bound("sync_s", 0, LONGEST_S, "seconds of a checkpoint"),
+        Bound("total_s", 0, LONGEST_S, "seconds of a checkpoint"),
+        Bound("sync_longest_s", 0, LONGEST_S, "seconds of a checkpoint"),
+        Bound("sync_average_s", 0, LONGEST_S, "seconds of a checkpoint"),
+        Bound("distance_kb", 0, MOST, "kB of WAL"),
+        Bound("estimate_kb", 0, MOST, "kB of WAL"),
+    )),
+]
+
 MODULE = ParserModule(
     name="postgres_log",
+    bounds=BOUNDS,
     formats=[
         Format(tool="postgres", name="postgres-log",
                description="PostgreSQL server log (stderr format): checkpoint and restartpoint lines",

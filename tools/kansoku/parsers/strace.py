@@ -33,6 +33,7 @@ from typing import Any
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.bounds import LONGEST_S, LONGEST_US, MOST, Bound, TableBounds
 
 # Header words (after "% time" is glued to "%time") -> column names in the store.
 # strace 4.x-6.x default columns and the -U names they print (docs/formats.md §5.2).
@@ -461,6 +462,16 @@ def parse(path: Path, sink: Sink) -> None:
     if other_lines:
         sink.warn(other_lines[0], f"{len(other_lines)} line(s) outside the strace table (trace or program "
                   f"output) ignored, the first at line {other_lines[0]}")
+    # the same table twice (strace -c output appended to the file again) would be counted twice: refused
+    printed: dict[tuple, int] = {}
+    for t in tables:
+        key = (t.personality, tuple(tuple(sorted((k, str(v)) for k, v in r.items() if k != "line")) for r in t.rows),
+               None if t.total is None else tuple(sorted((k, str(v)) for k, v in t.total.items())))
+        if t.rows and key in printed:
+            raise ParseError(path, t.header_line, "each strace -c table once (this table repeats the one at line "
+                             f"{printed[key]} row for row: the output appended twice?); nothing of the file is "
+                             "counted", "the same table again")
+        printed.setdefault(key, t.header_line)
     cmd = strace_command(sink)
     srows, trows = [], []
     for t in tables:
@@ -520,4 +531,26 @@ FORMATS = [
            sniff_messages, parse_messages, priority=1),
 ]
 
-MODULE = ParserModule(name="strace", formats=FORMATS, schema=SCHEMA, views=VIEWS, metrics=METRICS, tables=TABLES)
+# What strace -c prints (parsers/bounds.py): shares of 100, seconds, µs per call and counts, never negative.
+# Seconds are summed over every traced process (-f), so they may pass the run's wall-clock time.
+BOUNDS = [
+    TableBounds("strace_syscalls", bounds=(
+        Bound("time_pct", 0, 100, "a share of the total time"),
+        Bound("seconds", 0, 1000 * LONGEST_S, "seconds summed over processes"),
+        Bound("usecs_per_call", 0, LONGEST_US, "microseconds per call"),
+        Bound("calls", 0, MOST, "a count"),
+        Bound("errors", 0, MOST, "a count"),
+        Bound("min_seconds", 0, LONGEST_S, "one call's seconds"),
+        Bound("max_seconds", 0, LONGEST_S, "one call's seconds"),
+    )),
+    TableBounds("strace_tables", line="total_line", bounds=(
+        Bound("total_time_pct", 0, 100.5, "a share of the total time"),
+        Bound("total_seconds", 0, 1000 * LONGEST_S, "seconds summed over processes"),
+        Bound("total_usecs_per_call", 0, LONGEST_US, "microseconds per call"),
+        Bound("total_calls", 0, MOST, "a count"),
+        Bound("total_errors", 0, MOST, "a count"),
+    )),
+]
+
+MODULE = ParserModule(name="strace", formats=FORMATS, schema=SCHEMA, views=VIEWS, metrics=METRICS, tables=TABLES,
+                      bounds=BOUNDS)

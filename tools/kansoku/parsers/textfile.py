@@ -32,17 +32,32 @@ def split_lines(text: str) -> tuple[list[str], bool]:
     return [l.removesuffix("\r") for l in lines], truncated
 
 
-def refuse_control_bytes(path: Path, expected: str) -> None:
-    """A carriage return (a log edited on Windows) or a NUL byte stops DuckDB's CSV reader with an error that
-    would abort the ingest transaction, whatever ignore_errors says: found first, at memchr speed."""
+def refuse_control_bytes(path: Path, expected: str, *, crlf: bool = False) -> None:
+    """A stray carriage return or a NUL byte stops DuckDB's CSV reader with an error that would abort the
+    ingest transaction, whatever ignore_errors says: found first, at memchr speed. ``crlf``: the file's lines
+    end in CRLF (read so), and every line must: a lone CR or LF is refused."""
     offset = 0
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 23):
-            for byte, what in ((b"\r", "a carriage return (CRLF line ends?)"), (b"\x00", "a NUL byte")):
-                i = chunk.find(byte)
+            if crlf and chunk.endswith(b"\r"):
+                chunk += fh.read(1)  # a CRLF across the chunk's end
+            if not crlf:
+                checks = ((b"\r", "a carriage return (CRLF line ends?)"), (b"\x00", "a NUL byte"))
+                for byte, what in checks:
+                    i = chunk.find(byte)
+                    if i >= 0:
+                        line = line_of_offset(path, offset + i)
+                        raise ParseError(path, line, f"{expected}, lines ending in LF only", what)
+            else:
+                i = chunk.find(b"\x00")
                 if i >= 0:
-                    line = line_of_offset(path, offset + i)
-                    raise ParseError(path, line, f"{expected}, lines ending in LF only", what)
+                    raise ParseError(path, line_of_offset(path, offset + i), expected, "a NUL byte")
+                if chunk.count(b"\r") != chunk.count(b"\r\n") or chunk.count(b"\n") != chunk.count(b"\r\n"):
+                    bare = chunk.replace(b"\r\n", b"\x00\x00")
+                    i = min(j for j in (bare.find(b"\r"), bare.find(b"\n")) if j >= 0)
+                    raise ParseError(path, line_of_offset(path, offset + i),
+                                     f"{expected}, every line ending in CRLF as the first one does",
+                                     "a line ending in a lone CR or LF")
             offset += len(chunk)
 
 

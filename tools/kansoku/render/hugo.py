@@ -35,14 +35,13 @@ import io
 import json
 import math
 import shutil
-import subprocess
 import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kansoku import words
+from kansoku import external, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.report.model import Comparison, ComputedReport, Table, Trends
 from kansoku.report.structure import parse_front_matter
@@ -458,7 +457,8 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
     cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", str(cfg.resolve()),
            "--destination", str(out.resolve()), "--cleanDestinationDir", "--panicOnWarning",
            "--cacheDir", str((gen / "hugo-cache").resolve())]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # bounded by its input (kansoku.external): the generated data and the prose
+    proc = external.run("hugo", cmd, nbytes=external.input_bytes([gen, content]), capture_output=True, text=True)
     if proc.returncode != 0:
         lines = (proc.stdout + "\n" + proc.stderr).splitlines()
         log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])

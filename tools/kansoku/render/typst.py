@@ -38,7 +38,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from kansoku import words
+from kansoku import external, words
 from kansoku.render.charts._draw import escape_plotly
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.report.model import ComputedReport, Figure, Table
@@ -309,8 +309,11 @@ def export_svgs(charts: list[Chart], chromium: str | None = None) -> float:
         layout["font"] = font
         jobs.append({"fig": {"data": c.fig.get("data", []), "layout": layout}, "path": str(c.path),
                      "opts": {"format": "svg", "width": w, "height": h}})
+    # bounded (kansoku.external): kaleido stops a figure that takes longer than its timeout
+    kopts = {**kaleido_options(chromium), "timeout": external.timeout_for("kaleido", max(
+        len(json.dumps(j["fig"], default=str)) for j in jobs))}
     try:
-        kaleido.write_fig_from_object_sync(jobs, kopts=kaleido_options(chromium))
+        kaleido.write_fig_from_object_sync(jobs, kopts=kopts)
     except Exception as exc:  # kaleido/choreographer raise their own types
         raise MissingToolError(f"chart export with kaleido and {chromium} failed ({type(exc).__name__}: {exc}); "
                                "is Debian's chromium installed and working? apt-get install chromium") from exc
@@ -942,25 +945,43 @@ def _pandoc(md: str, variables: dict[str, str]) -> str:
     args = ["--standalone", f"--template={TEMPLATE}", "--wrap=none"]
     args += [f"--variable={k}:{v}" for k, v in variables.items()]
     try:
-        return pypandoc.convert_text(md, "typst", format="markdown+east_asian_line_breaks-implicit_figures",
-                                     extra_args=args)
+        exe = pypandoc.get_pandoc_path()
     except OSError as exc:
         raise MissingToolError(f"pandoc could not run ({exc}): pip install pypandoc-binary") from exc
-    except RuntimeError as exc:
-        raise KansokuError(f"pandoc could not convert the report: {exc}") from exc
+    data = md.encode("utf-8")
+    # pandoc itself, bounded by its input (kansoku.external), as pypandoc would run it
+    proc = external.run("pandoc", [exe, "--from=markdown+east_asian_line_breaks-implicit_figures", "--to=typst",
+                                   *args], nbytes=len(data), input=data, capture_output=True)
+    if proc.returncode != 0:
+        raise KansokuError(f"pandoc could not convert the report: {proc.stderr.decode('utf-8', 'replace')[-2000:]}")
+    return proc.stdout.decode("utf-8")
+
+
+# typst compiles in a child process so that its time is bounded (kansoku.external): an in-process compile
+# that never ends could not be stopped.
+_TYPST_CHILD = """import json, sys
+import typst
+a = json.loads(sys.argv[1])
+try:
+    typst.compile(a["src"], output=a["out"], root=a["root"], font_paths=a["fonts"], ignore_system_fonts=a["ignore"])
+except Exception as exc:
+    sys.stderr.write(str(getattr(exc, "diagnostic", None) or exc))
+    sys.exit(3)
+"""
 
 
 def _typst_compile(typ_path: Path, out: Path, root: Path, fonts: FontSet) -> None:
-    import typst
+    import sys
 
-    try:
-        typst.compile(str(typ_path), output=str(out), root=str(root), font_paths=fonts.font_paths,
-                      ignore_system_fonts=fonts.ignore_system)
-    except Exception as exc:
-        msg = getattr(exc, "diagnostic", None) or str(exc)
+    args = json.dumps({"src": str(typ_path), "out": str(out), "root": str(root),
+                       "fonts": [str(p) for p in fonts.font_paths], "ignore": fonts.ignore_system})
+    proc = external.run("typst", [sys.executable, "-c", _TYPST_CHILD, args],
+                        nbytes=external.input_bytes([typ_path, *root.glob("*.svg")]), capture_output=True)
+    if proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace")
         lines = msg.strip().splitlines()
         msg = "\n".join(lines[:25] + ([f"... ({len(lines) - 25} more lines)"] if len(lines) > 25 else []))
-        raise KansokuError(f"typst could not compile the report ({typ_path.name}): {msg}") from exc
+        raise KansokuError(f"typst could not compile the report ({typ_path.name}): {msg}")
 
 
 def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out_dir: Path | None = None,

@@ -290,6 +290,17 @@ class Store:
             "SELECT run_dir, run_id FROM runs WHERE origin = 'measured' AND run_dir IN (SELECT unnest(?::VARCHAR[]))",
             [run_dirs]).fetchall())
 
+    def measured_run_dirs(self, run_ids: list[str]) -> dict[str, str]:
+        """run_id -> run_dir of these runs stored as measured runs."""
+        return dict(self.con.execute(
+            "SELECT run_id, run_dir FROM runs WHERE origin = 'measured' AND run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [run_ids]).fetchall())
+
+    def run_files(self, run_id: str) -> dict[str, tuple[str, str]]:
+        """file_name -> (sha256, format) of the files stored for a run."""
+        return {n: (sha, fmt) for n, sha, fmt in self.con.execute(
+            "SELECT file_name, sha256, format FROM sources WHERE run_id = ?", [run_id]).fetchall()}
+
     def delete_source(self, source_id: str) -> None:
         """A file's rows everywhere, and the runs it declared itself (transcribed tables)."""
         declared = ("SELECT run_id FROM runs WHERE origin = 'transcribed' "

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.bounds import EARLIEST, LATEST, FASTEST_PER_S, LONGEST_MS, LONGEST_S, Bound, TableBounds
 
 NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf"
 
@@ -445,8 +446,40 @@ def _statement_row(line: str, cols: str) -> dict | None:
 
 
 
+# What pgbench can print (parsers/bounds.py): rates and times are never negative; no run lasts a year.
+BOUNDS = [
+    TableBounds("pgbench_summary", line="first_line", bounds=(
+        Bound("tps", 0, FASTEST_PER_S, "transactions per second"),
+        Bound("tps_including_connections", 0, FASTEST_PER_S, "transactions per second"),
+        Bound("tps_excluding_connections", 0, FASTEST_PER_S, "transactions per second"),
+        Bound("latency_avg_ms", 0, LONGEST_MS, "a latency within a run"),
+        Bound("latency_stddev_ms", 0, LONGEST_MS, "a latency within a run"),
+        Bound("rate_limit_lag_avg_ms", 0, LONGEST_MS, "a schedule lag within a run"),
+        Bound("rate_limit_lag_max_ms", 0, LONGEST_MS, "a schedule lag within a run"),
+        Bound("initial_connection_time_ms", 0, LONGEST_MS, "a time within a run"),
+        Bound("average_connection_time_ms", 0, LONGEST_MS, "a time within a run"),
+        Bound("duration_s", 0, LONGEST_S, "a run's duration"),
+    )),
+    TableBounds("pgbench_progress", bounds=(
+        Bound("tps", 0, FASTEST_PER_S, "transactions per second"),
+        Bound("latency_avg_ms", 0, LONGEST_MS, "a latency within a run"),
+        Bound("latency_stddev_ms", 0, LONGEST_MS, "a latency within a run"),
+        Bound("lag_ms", 0, LONGEST_MS, "a schedule lag within a run"),
+        Bound("elapsed_s", 0, LONGEST_S, "seconds since the start of a run"),
+        Bound("ts", EARLIEST, LATEST, "a wall-clock time"),
+    )),
+    TableBounds("pgbench_scripts", line=None, at="'script ' || script_no", bounds=(
+        Bound("tps", 0, FASTEST_PER_S, "transactions per second"),
+        Bound("latency_avg_ms", 0, LONGEST_MS, "a latency within a run"),
+        Bound("latency_stddev_ms", 0, LONGEST_MS, "a latency within a run"),
+    )),
+    TableBounds("pgbench_statement_latency", line=None, at="'script ' || script_no || ' statement ' || statement_no",
+                bounds=(Bound("latency_ms", 0, LONGEST_MS, "a latency within a run"),)),
+]
+
 MODULE = ParserModule(
     name="pgbench",
+    bounds=BOUNDS,
     formats=[
         Format(tool="pgbench", name="pgbench-stdout",
                description="pgbench standard output: summary, -r statement latencies, -P progress",

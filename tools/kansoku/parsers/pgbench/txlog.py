@@ -38,6 +38,7 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.bounds import EARLIEST_EPOCH_S, LATEST_EPOCH_S, LONGEST_US, MOST, Bound, TableBounds
 
 FAILURE_WORDS = ("skipped", "failed", "serialization", "deadlock")
 _TX_TIME = r"(?:\d+|" + "|".join(FAILURE_WORDS) + r")"
@@ -428,29 +429,36 @@ def _tail(path: Path, size: int) -> tuple[bool, bytes, int]:
     return False, last, size - len(last)
 
 
-def _csv_source(columns: dict[str, str], record_rejects: bool = False) -> str:
+def crlf_of(head: bytes) -> bool:
+    """A log whose first line ends in CRLF (copied through Windows) is read with CRLF line ends throughout,
+    as pgbench's CRLF stdout is; a carriage return anywhere else is still refused (textfile)."""
+    return head.split(b"\n", 1)[0].endswith(b"\r")
+
+
+def _csv_source(columns: dict[str, str], record_rejects: bool = False, crlf: bool = False) -> str:
     """DuckDB's reader for a pgbench log. Lines it cannot read are skipped (an error inside the ingest
     transaction would abort it) and counted afterwards; ``record_rejects`` (the error path) keeps them."""
     cols = "{" + ", ".join(f"'{k}': '{v}'" for k, v in columns.items()) + "}"
+    nl = "\\r\\n" if crlf else "\\n"
     return (f"read_csv($path, delim=' ', header=false, auto_detect=false, columns={cols}, "
-            "quote='', escape='', new_line='\\n', ignore_errors=true"
+            f"quote='', escape='', new_line='{nl}', ignore_errors=true"
             + (", store_rejects=true)" if record_rejects else ")"))
 
 
 def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, params: dict,
-          columns: dict[str, str]) -> int:
+          columns: dict[str, str], crlf: bool = False) -> int:
     """Load through DuckDB; lines it could not read are errors, except a cut-off last line (warned, skipped).
 
     The load itself records no rejects (that costs ~10 % on big logs): the rows loaded are compared with
     the lines of the file, and only when some are missing is the file scanned again to name them."""
     size = path.stat().st_size
-    textfile.refuse_control_bytes(path, expected)
+    textfile.refuse_control_bytes(path, expected, crlf=crlf)
     ends_nl, last_line, last_off = _tail(path, size)
     n = sink.load_sql(table, select_sql, {"path": str(path), **params})
     lines = sink.newline_count() + (0 if ends_nl or not last_line.strip() else 1)
     cut_rejected = False
     if n < lines:
-        for line, offset, text, message in _rejected_lines(sink, path, columns):
+        for line, offset, text, message in _rejected_lines(sink, path, columns, crlf):
             if not ends_nl and offset >= last_off - 1:
                 cut_rejected = True
                 continue
@@ -462,9 +470,10 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
     return n
 
 
-def _rejected_lines(sink: Sink, path: Path, columns: dict[str, str]) -> list[tuple[int, int, str, str]]:
+def _rejected_lines(sink: Sink, path: Path, columns: dict[str, str],
+                    crlf: bool = False) -> list[tuple[int, int, str, str]]:
     """Error path: read the file again recording DuckDB's rejects; (line, byte offset, text, message)."""
-    return sink.csv_rejects(_csv_source(columns, record_rejects=True), {"path": str(path)})
+    return sink.csv_rejects(_csv_source(columns, record_rejects=True, crlf=crlf), {"path": str(path)})
 
 
 def _delete_cut_line(sink: Sink, table: str, path: Path, last_line: bytes) -> int:
@@ -516,9 +525,10 @@ def parse_txlog(path: Path, sink: Sink) -> None:
                latency_us, script_no,
                CASE WHEN epoch_s = 0 AND epoch_us = 0 THEN NULL ELSE epoch_s * 1000000 + epoch_us END
                  AS end_epoch_us{extra_sql}
-        FROM (SELECT *, TRY_CAST(time AS BIGINT) AS latency_us FROM {_csv_source(columns)})"""
+        FROM (SELECT *, TRY_CAST(time AS BIGINT) AS latency_us FROM {_csv_source(columns, crlf=crlf_of(head))})"""
     n = _load(path, sink, "pgbench_transaction_rows", select,
-              f"a per-transaction log line of {shape.fields} space-separated fields", {"thread": thread}, columns)
+              f"a per-transaction log line of {shape.fields} space-separated fields", {"thread": thread}, columns,
+              crlf=crlf_of(head))
     # One pass over the new rows: unknown words in the time field, rows without a completion time.
     bad_word, n_bad, no_time = sink.own_rows("pgbench_transaction_rows",
         "SELECT any_value(failure) FILTER (WHERE failure NOT IN ('skipped', 'failed', 'serialization', "
@@ -592,10 +602,10 @@ def parse_aggregate(path: Path, sink: Sink) -> None:
     cols = dict(_AGG_COLUMNS[:shape.fields])
     names = ", ".join(cols)
     select = (f"SELECT $source_id AS source_id, $run_id AS run_id, $thread::INTEGER AS thread, "
-              f"$fields::INTEGER AS fields, {names} FROM {_csv_source(cols)}")
+              f"$fields::INTEGER AS fields, {names} FROM {_csv_source(cols, crlf=crlf_of(head))}")
     n = _load(path, sink, "pgbench_aggregate", select,
               f"an aggregate log line of {shape.fields} numbers ({AGG_FIELD_COUNTS[shape.fields]})",
-              {"thread": thread, "fields": shape.fields}, cols)
+              {"thread": thread, "fields": shape.fields}, cols, crlf=crlf_of(head))
     if n == 0:
         raise ParseError(path, None, "at least one complete aggregate log line", "none")
     step = sink.own_rows("pgbench_aggregate",
@@ -616,8 +626,36 @@ def log_run_key(path: Path) -> str | None:
     return f"{m.group('prefix')}.{m.group('pid')}" if m else None
 
 
+# What pgbench's -l logs can hold (parsers/bounds.py): integer microseconds and counts, never negative, never
+# NaN; epochs of a real clock; each aggregate interval once per file (a file appended to itself is refused).
+BOUNDS = [
+    TableBounds("pgbench_transaction_rows", line=None, at="'client ' || client_id || ' transaction ' || transaction_no",
+                bounds=(
+        Bound("latency_us", 0, LONGEST_US, "a latency within a run"),
+        Bound("lag_us", 0, LONGEST_US, "a schedule lag within a run"),
+        Bound("end_epoch_us", EARLIEST_EPOCH_S * 1e6, LATEST_EPOCH_S * 1e6, "a Unix time in µs between 1995 and 2100"),
+    )),
+    TableBounds("pgbench_aggregate", line=None, at="'interval starting ' || interval_start_epoch_s",
+                unique=("thread", "interval_start_epoch_s"), unique_what="aggregate interval", bounds=(
+        Bound("interval_start_epoch_s", EARLIEST_EPOCH_S, LATEST_EPOCH_S, "a Unix time between 1995 and 2100"),
+        Bound("transactions", 0, MOST, "a count"),
+        Bound("latency_sum_us", 0, None, "a sum of latencies"),
+        Bound("latency_sum2_us2", 0, None, "a sum of squared latencies"),
+        Bound("latency_min_us", 0, LONGEST_US, "a latency within a run"),
+        Bound("latency_max_us", 0, LONGEST_US, "a latency within a run"),
+        Bound("lag_sum_us", 0, None, "a sum of schedule lags"),
+        Bound("lag_sum2_us2", 0, None, "a sum of squared schedule lags"),
+        Bound("lag_min_us", 0, LONGEST_US, "a schedule lag within a run"),
+        Bound("lag_max_us", 0, LONGEST_US, "a schedule lag within a run"),
+        Bound("skipped", 0, MOST, "a count"),
+        Bound("retried", 0, MOST, "a count"),
+        Bound("retries", 0, MOST, "a count"),
+    )),
+]
+
 MODULE = ParserModule(
     name="pgbench_log",
+    bounds=BOUNDS,
     formats=[
         Format(tool="pgbench", name="pgbench-txlog",
                description="pgbench per-transaction log (-l), one file per thread",

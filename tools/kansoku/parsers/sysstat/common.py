@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
+from kansoku.parsers import bounds
 from kansoku.parsers import textfile
 
 # -- storage -------------------------------------------------------------------
@@ -527,15 +528,28 @@ def store_devices(sink, devices: set[str], groups: set[str]) -> None:
 # Plausibility (issue: a damaged sa byte gave %usr 1.8e19): bounds per metric kind. Percentages that
 # may pass 100 legitimately; rates that may be negative (page-frame balance).
 PCT_UNBOUNDED = {"%commit", "%CPU", "%MEM", "%swpcad"}
-# Percentages real tools print above 100 (disk %util of virtual disks and of devices with requests in
-# flight across the sample: seen 194.4 in this project's own runs): stored, warned; refused above the cap.
-PCT_SOFT_CAP = {"%util": 10000.0, "util": 10000.0}
+# Percentages real tools print above 100, stored as printed with a warning (one per file and kind); above the
+# cap a counter read across a restart (sar prints %util 13748294.72): stored as NULL with a warning.
+# metric -> (cap, why sysstat prints more than 100).
+_UTIL_WHY = "busy-time accounting of this device is not a share of the interval"
+# PSI totals (sar -q CPU/IO/MEM): the stall time read from /proc/pressure over the time between two reads
+# of a timer that is not the same clock; at a 1 s interval a real file printed %scpu 105.59. The kernel's own
+# averages (%scpu-10, -60, -300) are shares the kernel caps at 100.00: they stay bounded by 100.
+_PSI_WHY = "stall time over a short interval measured by another clock than the interval"
+PCT_SOFT_CAP = {
+    "%util": (10000.0, _UTIL_WHY), "util": (10000.0, _UTIL_WHY),  # virtual disks: seen 194.4 in our runs
+    **{m: (10000.0, _PSI_WHY) for m in ("%scpu", "%sio", "%fio", "%smem", "%fmem")},
+}
 # Every sysstat/procps figure is a count, a rate, a size or a share: never negative, except these
 # (page-frame balance of sar -R, temperatures of sar -m TEMP).
 SIGNED_METRICS = {"frmpg/s", "bufpg/s", "campg/s", "degC", "%temp", "cap/min"}
 MAX_INTERVAL_S = 31 * 86400
-EARLIEST_TS = datetime(1995, 1, 1, tzinfo=timezone.utc)
-LATEST_TS = datetime(2100, 1, 1, tzinfo=timezone.utc)
+EARLIEST_TS = bounds.EARLIEST  # the dates every format's table uses (parsers/bounds.py)
+LATEST_TS = bounds.LATEST
+
+
+def _of_device(instance) -> str:
+    return f" (device {instance})" if instance else ""
 
 
 def check_plausible(rows: list[dict[str, Any]], sink) -> None:
@@ -548,7 +562,8 @@ def check_plausible(rows: list[dict[str, Any]], sink) -> None:
         return r["line"], "" if r["line"] else f" (sample {r['sample']})"
 
     seen: set = set()
-    dup_warned = util_warned = pct_warned = False
+    dup_warned = pct_warned = False
+    util_warned: set[str] = set()
     for r in rows:
         v = r["value"]
         m = r["metric"]
@@ -557,15 +572,15 @@ def check_plausible(rows: list[dict[str, Any]], sink) -> None:
                 line, s = where(r)
                 raise ParseError(path, line, f"a finite number for {m!r}{s}", str(v))
             if m in PCT_SOFT_CAP and v > 100.5:
-                if v > PCT_SOFT_CAP[m]:  # a counter read across a restart (sar prints %util 13748294.72)
+                if v > PCT_SOFT_CAP[m][0]:  # a counter read across a restart (sar prints %util 13748294.72)
                     sink.warn(r["line"], f"{m} = {v:g}{where(r)[1]} is not a plausible figure (a counter wrap "
                                          "or restart?): not stored")
                     r["value"] = None
                     continue
-                if not util_warned:
-                    util_warned = True
-                    sink.warn(r["line"], f"{m} {v} above 100 % (device {r['instance']}): stored as printed; "
-                                         "busy-time accounting of this device is not a share of the interval")
+                if m not in util_warned:
+                    util_warned.add(m)
+                    sink.warn(r["line"], f"{m} {v} above 100 %{_of_device(r['instance'])}: stored as printed; "
+                                         f"{PCT_SOFT_CAP[m][1]}")
             elif m.startswith("%") and m not in PCT_UNBOUNDED and not (-0.5 <= v <= 100.5):
                 if not (100.5 < v <= 105):
                     line, s = where(r)
@@ -615,7 +630,7 @@ _PCT_RULES = f"""
          WHEN starts_with(metric, '%') AND metric NOT IN {_sql_set(PCT_UNBOUNDED)}
               AND (value < -0.5 OR value > 105) THEN 'pct'
          WHEN value < 0 AND metric NOT IN {_sql_set(SIGNED_METRICS)} THEN 'neg' END"""
-_SOFT_CAP = " ".join(f"WHEN metric = {sql_str(m)} AND value > {cap} THEN 'drop'" for m, cap in PCT_SOFT_CAP.items())
+_SOFT_CAP = " ".join(f"WHEN metric = {sql_str(m)} AND value > {cap} THEN 'drop'" for m, (cap, _) in PCT_SOFT_CAP.items())
 _WARN_RULES = f"""
     CASE {_SOFT_CAP}
          WHEN metric IN {_sql_set(PCT_SOFT_CAP)} AND value > 100.5 THEN 'util'
@@ -651,6 +666,7 @@ def check_plausible_sql(sink) -> None:
     dropped = 0
     seen = set()
     for kind, m, v, sample, inst in notes:
+        kind = f"util:{m}" if kind == "util" else kind
         if kind == "drop":
             dropped += 1
             if dropped <= MAX_DROP_WARNINGS:
@@ -658,9 +674,9 @@ def check_plausible_sql(sink) -> None:
                                 "restart?): not stored")
         elif kind not in seen:
             seen.add(kind)
-            if kind == "util":
-                sink.warn(None, f"{m} {v} above 100 % (device {inst}): stored as printed; "
-                                "busy-time accounting of this device is not a share of the interval")
+            if kind.startswith("util:"):
+                sink.warn(None, f"{m} {v} above 100 %{_of_device(inst)} (sample {sample}): stored as printed; "
+                                f"{PCT_SOFT_CAP[m][1]}")
             else:
                 sink.warn(None, f"{m} {v} slightly above 100 %: stored as printed")
     if dropped > MAX_DROP_WARNINGS:

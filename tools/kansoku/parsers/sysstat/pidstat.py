@@ -15,6 +15,7 @@ from typing import Any
 
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.bounds import EARLIEST, LATEST, Bound, TableBounds
 from kansoku.parsers.sysstat import common as sm
 
 SCHEMA = """
@@ -155,8 +156,18 @@ METRICS = [
               selection_sql=_PROC_SQL.replace("{cond}", "AND p.command IN {selection}"), selection_of="command"),
 ]
 
+# What pidstat prints (parsers/bounds.py): counts, rates, sizes and shares, never negative (%CPU of a
+# multi-threaded process passes 100: no upper bound); sample times of a real clock.
+BOUNDS = [
+    TableBounds("pidstat", bounds=(
+        Bound("value", 0, None, "a count, rate, size or share"),
+        Bound("ts", EARLIEST, LATEST, "a sample time"),
+    )),
+]
+
 MODULE = ParserModule(
     name="sysstat-pidstat",
+    bounds=BOUNDS,
     formats=[
         Format(tool="pidstat", name="pidstat-text", description="pidstat text (-u, -r, -d, -w, -t, -l)",
                sniff=sniff_pidstat_text, parse=parse_pidstat_text, priority=17),

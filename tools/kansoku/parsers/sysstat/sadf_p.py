@@ -10,7 +10,7 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
 from kansoku.parsers.sysstat import common as sm
-from kansoku.parsers.sysstat.activities import SIGNATURES, activity_of, norm_instance
+from kansoku.parsers.sysstat.activities import SIGNATURES, TEXT_COLUMNS, activity_of, norm_instance
 from kansoku.parsers.sysstat.sadf_csv import _sadf_ts
 
 _TS = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?: \S+)?$|^\d{9,11}$")
@@ -56,6 +56,7 @@ def parse_sadf_p(path: Path, sink: Sink) -> None:
     record: list[tuple[int, str, float]] = []
     key: tuple | None = None
     samples: dict[str, int] = {}
+    text_seen: set[str] = set()
     n = len(lines)
 
     def flush() -> None:
@@ -83,6 +84,11 @@ def parse_sadf_p(path: Path, sink: Sink) -> None:
         col.host = host
         ts = _sadf_ts(tstok, tz, tz_cache, sink)
         v = sm.num(vtok)
+        if v is None and metric in TEXT_COLUMNS and ts is not None:  # sar -m BAT 'status Full': text, not a figure
+            if metric not in text_seen:
+                text_seen.add(metric)
+                sink.warn(lineno, f"{item} {metric} {vtok!r} is text (sysstat prints it so): not stored")
+            continue
         if ts is None or v is None:
             if truncated and lineno == n:
                 sink.warn(lineno, "last line is cut off (sadf killed?); skipped")

@@ -1,0 +1,75 @@
+"""Issue 30: nothing waits without a bound. Every external program (hugo, pandoc, typst, chromium through
+kaleido) runs with a timeout proportional to its input (kansoku.external); a program that does not finish
+is stopped and the command says which, how long it was given and how to allow more."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from kansoku import external
+
+
+def test_a_program_past_its_bound_is_stopped_with_a_message(monkeypatch):
+    monkeypatch.setenv(external.SCALE_ENV, "0.005")  # hugo's bound becomes 0.6 s
+    t0 = time.monotonic()
+    with pytest.raises(external.ExternalTimeout) as exc:
+        external.run("hugo", ["sleep", "30"], nbytes=0)
+    assert time.monotonic() - t0 < 10
+    assert "hugo did not finish within" in str(exc.value) and external.SCALE_ENV in str(exc.value)
+
+
+def test_the_bound_grows_with_the_input():
+    assert external.timeout_for("hugo", 100_000_000) > external.timeout_for("hugo", 1_000) > 0
+    for program in external.BOUNDS:
+        assert external.timeout_for(program, 0) >= 30  # never a bound a healthy start could miss
+
+
+def test_hugo_is_run_with_its_bound(tmp_path, monkeypatch):
+    from kansoku.render import hugo
+
+    fake = tmp_path / "hugo"
+    fake.write_text("#!/bin/sh\nexec sleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(hugo, "hugo_binary", lambda: str(fake))
+    monkeypatch.setenv(external.SCALE_ENV, "0.005")
+    gen = tmp_path / "gen"
+    gen.mkdir()
+    t0 = time.monotonic()
+    with pytest.raises(external.ExternalTimeout, match="hugo did not finish"):
+        hugo.run_hugo(tmp_path / "public", gen, ROOT / "content", ROOT)
+    assert time.monotonic() - t0 < 15
+
+
+def test_pandoc_and_typst_are_run_with_their_bounds(tmp_path, monkeypatch):
+    from kansoku.render import typst
+
+    monkeypatch.setenv(external.SCALE_ENV, "0.000001")
+    with pytest.raises(external.ExternalTimeout, match="pandoc did not finish"):
+        typst._pandoc("# a\n\nb\n", {})
+    src = tmp_path / "a.typ"
+    src.write_text("= a\n")
+    with pytest.raises(external.ExternalTimeout, match="typst did not finish"):
+        typst._typst_compile(src, tmp_path / "a.pdf", tmp_path, _Fonts())
+
+
+def test_typst_in_its_child_compiles_and_reports_errors(tmp_path):
+    from kansoku.errors import KansokuError
+    from kansoku.render import typst
+
+    src = tmp_path / "a.typ"
+    src.write_text("= A title\n\nSome text.\n")
+    typst._typst_compile(src, tmp_path / "a.pdf", tmp_path, _Fonts())
+    assert (tmp_path / "a.pdf").read_bytes().startswith(b"%PDF")
+    src.write_text("#let x = (\n")
+    with pytest.raises(KansokuError, match="typst could not compile"):
+        typst._typst_compile(src, tmp_path / "b.pdf", tmp_path, _Fonts())
+
+
+class _Fonts:
+    font_paths: list = []
+    ignore_system = False

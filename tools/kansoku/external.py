@@ -1,0 +1,75 @@
+"""External programs (hugo, pandoc, typst, sadf, chromium through kaleido) run with a time bound.
+
+Nothing waits without a bound: each program gets a timeout proportional to its input (a base for its start
+plus seconds per MB), after which it is stopped and the command ends with a message saying which program,
+how long it was given and for how much input. ``KANSOKU_TIMEOUT_SCALE`` multiplies every bound (a slow or
+busy machine: ``KANSOKU_TIMEOUT_SCALE=4``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, Iterable
+
+from kansoku.errors import KansokuError, MissingToolError
+
+SCALE_ENV = "KANSOKU_TIMEOUT_SCALE"
+
+# program -> (seconds to start and finish a tiny input, seconds per MB of input): generous, an order of
+# magnitude above what this project measures (bench/), so that only a program that is stuck is stopped.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "hugo": (120.0, 10.0),
+    "pandoc": (60.0, 20.0),
+    "typst": (120.0, 30.0),
+    "sadf": (60.0, 10.0),
+    "kaleido": (90.0, 30.0),  # per figure, chromium's start included
+}
+
+
+class ExternalTimeout(KansokuError):
+    """An external program did not finish within its bound: stopped."""
+
+    exit_code = 1
+
+
+def input_bytes(paths: Iterable[Path | str]) -> int:
+    """Bytes of the files (directories walked) a program reads."""
+    total = 0
+    for p in map(Path, paths):
+        if p.is_file():
+            total += p.stat().st_size
+        elif p.is_dir():
+            total += sum(f.stat().st_size for f in p.rglob("*") if f.is_file() and not f.is_symlink())
+    return total
+
+
+def scale() -> float:
+    try:
+        v = float(os.environ.get(SCALE_ENV, "1"))
+    except ValueError:
+        return 1.0
+    return v if v > 0 else 1.0
+
+
+def timeout_for(program: str, nbytes: int) -> float:
+    base, per_mb = BOUNDS[program]
+    return (base + per_mb * nbytes / 1e6) * scale()
+
+
+def run(program: str, cmd: list[str], *, nbytes: int, **kwargs: Any) -> subprocess.CompletedProcess:
+    """subprocess.run with the program's bound for ``nbytes`` of input; a program that does not finish in
+    time is killed and an ExternalTimeout names it."""
+    t = timeout_for(program, nbytes)
+    try:
+        return subprocess.run(cmd, timeout=t, **kwargs)
+    except subprocess.TimeoutExpired:
+        raise ExternalTimeout(timeout_message(program, t, nbytes)) from None
+    except FileNotFoundError as exc:
+        raise MissingToolError(f"{program} not found ({exc.filename})") from None
+
+
+def timeout_message(program: str, t: float, nbytes: int) -> str:
+    return (f"{program} did not finish within {t:.0f} s (its bound for {nbytes / 1e6:.1f} MB of input) and was "
+            f"stopped; on a slow or busy machine set {SCALE_ENV}=4 to allow four times as long")

@@ -1,0 +1,162 @@
+"""Plausibility bounds: what a tool can print, declared as one table per format next to its parser.
+
+A parser stores what the file says; these tables say which values no version of the tool can print
+(a negative TPS, a latency of 9.2e18 ms, a checkpoint dated 1900, NaN in an integer sum). After a file is
+parsed, the ingest checks the rows it stored against its module's table (``check``): a value outside a
+bound is a ParseError naming the file and the line (or the row when the table keeps no line), and nothing
+of the ingest is stored. A value a tool really prints but that is unusual (``warn_above``) is stored as
+printed with one warning per bound naming the first line.
+
+``unique`` declares the columns that identify one row of a file: a repeat is a file holding its lines
+twice (concatenated, appended twice), which would be counted twice; it is refused.
+
+The tables are data: ``docs/formats.md`` quotes them, and ``tests/test_bounds.py`` checks every bound of
+every table both ways (a value just inside is stored, one outside is refused).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from datetime import datetime, timezone
+from typing import Any
+
+from kansoku.errors import ParseError
+
+# Every wall-clock time a benchmark tool prints: after the first sysstat/pgbench release that could
+# print it and before any machine this tool will meet (1970 is an epoch of 0, 1900 a broken clock).
+EARLIEST = datetime(1995, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(2100, 1, 1, tzinfo=timezone.utc)
+EARLIEST_EPOCH_S = EARLIEST.timestamp()
+LATEST_EPOCH_S = LATEST.timestamp()
+# No benchmark lasts longer than this: a latency or duration beyond it is a damaged number.
+LONGEST_S = 400 * 86400.0
+LONGEST_MS = LONGEST_S * 1e3
+LONGEST_US = LONGEST_S * 1e6
+# A rate no machine reaches (transactions, I/Os or calls per second).
+FASTEST_PER_S = 1e10
+# Counts: anything a 64-bit counter holds is printable, but a count beyond this in one run is a damaged number.
+MOST = 1e16
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One column's printable range (inclusive). ``low``/``high`` None: unbounded on that side, yet NaN and
+    infinities are always refused. ``where``: SQL selecting the rows the bound applies to."""
+
+    column: str
+    low: float | datetime | None
+    high: float | datetime | None
+    why: str  # what the tool can print, in a few words (the error message quotes it)
+    where: tuple[tuple[str, tuple[str, ...]], ...] = ()  # the rows it applies to: ((column, (values...)), ...)
+    warn_above: float | None = None  # stored as printed, warned, between warn_above and high
+
+
+@dataclass(frozen=True)
+class TableBounds:
+    table: str
+    bounds: tuple[Bound, ...] = ()
+    line: str | None = "line"  # the column holding the row's line in the file, None when it keeps none
+    at: str | None = None  # SQL naming a row for the message when it has no line
+    unique: tuple[str, ...] = ()  # columns identifying one row of a file: a repeat is refused
+    unique_what: str = ""  # what a repeated row is, for the message
+
+
+def _range_sql(b: Bound) -> tuple[str, dict[str, Any]]:
+    """SQL true for a value outside the bound (NaN and infinities included), and its parameters."""
+    c = b.column
+    params: dict[str, Any] = {}
+    parts = []
+    if isinstance(b.low, datetime) or isinstance(b.high, datetime):
+        if b.low is not None:
+            parts.append(f"{c} < $lo")
+            params["lo"] = b.low
+        if b.high is not None:
+            parts.append(f"{c} > $hi")
+            params["hi"] = b.high
+        return " OR ".join(parts) or "false", params
+    # NaN compares greater than every number in DuckDB; test it (and the infinities) explicitly
+    parts.append(f"isnan({c}::DOUBLE) OR isinf({c}::DOUBLE)")
+    if b.low is not None:
+        parts.append(f"{c} < $lo")
+        params["lo"] = float(b.low)
+    if b.high is not None:
+        parts.append(f"{c} > $hi")
+        params["hi"] = float(b.high)
+    return " OR ".join(parts), params
+
+
+def where_sql(b: Bound) -> str:
+    """SQL selecting the rows a bound applies to ('' for every row)."""
+    return " AND ".join(f"{c} IN ({', '.join(repr(str(v)) for v in vs)})" for c, vs in b.where)
+
+
+def _shown(v: Any) -> str:
+    if isinstance(v, datetime):
+        return v.isoformat()
+    return repr(v)
+
+
+def _expected(b: Bound) -> str:
+    if b.low is not None and b.high is not None:
+        rng = f"between {_shown(b.low)} and {_shown(b.high)}"
+    elif b.low is not None:
+        rng = f"at least {_shown(b.low)}"
+    elif b.high is not None:
+        rng = f"at most {_shown(b.high)}"
+    else:
+        rng = "a finite number"
+    return f"{b.column} {rng} ({b.why})"
+
+
+def check(sink, tables) -> None:
+    """Check the rows the parser stored (``sink.own_rows``) against the bounds of the tables it wrote."""
+    written = getattr(sink, "tables", None)
+    for tb in tables:
+        if written is not None and tb.table not in written:
+            continue
+        line = tb.line or "NULL::INTEGER"
+        at = tb.at or "NULL::VARCHAR"
+        for b in tb.bounds:
+            cond, params = _range_sql(b)
+            where = f"({where_sql(b)}) AND " if b.where else ""
+            bad = sink.own_rows(tb.table, f"""
+                SELECT {line}, ({at})::VARCHAR, {b.column} FROM {{rows}}
+                WHERE {where}{b.column} IS NOT NULL AND ({cond})
+                ORDER BY {line} NULLS LAST LIMIT 1""", params)
+            if bad:
+                ln, where_at, v = bad[0]
+                found = _shown(v) if not isinstance(v, float) else repr(v)
+                raise ParseError(sink.path, ln, _expected(b) + (f" ({where_at})" if where_at else ""), found)
+            if b.warn_above is not None:
+                hi = sink.own_rows(tb.table, f"""
+                    SELECT count(*), min({line}), max({b.column}) FROM {{rows}}
+                    WHERE {where}{b.column} > $w""", {"w": float(b.warn_above)})
+                n, ln, top = hi[0]
+                if n:
+                    sink.warn(ln, f"{b.column} above {b.warn_above:g} in {n} row(s) (highest {top:g}; {b.why}): "
+                                  "stored as printed")
+        if tb.unique:
+            cols = ", ".join(tb.unique)
+            dup = sink.own_rows(tb.table, f"""
+                SELECT {cols}, count(*) AS n, min({line}) AS first, max({line}) AS second FROM {{rows}}
+                GROUP BY ALL HAVING count(*) > 1 ORDER BY first NULLS LAST LIMIT 1""")
+            if dup:
+                *key, n, first, second = dup[0]
+                named = ", ".join(f"{c} {v}" for c, v in zip(tb.unique, key))
+                raise ParseError(sink.path, second,
+                                 f"each {tb.unique_what or 'row'} once ({named} appears {n} times"
+                                 + (f", first at line {first}" if first is not None and first != second else "")
+                                 + "): the file holds its lines twice (appended or concatenated?); "
+                                   "nothing of it is counted", named)
+
+
+@lru_cache(maxsize=None)
+def for_format(format_name: str) -> tuple[TableBounds, ...]:
+    """The bounds of the module that declares ``format_name``."""
+    from kansoku import parsers
+
+    for m in parsers.modules():
+        if any(f.name == format_name for f in m.formats):
+            return tuple(m.bounds)
+    return ()
