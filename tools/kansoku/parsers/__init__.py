@@ -55,6 +55,8 @@ def guarded(name: str, parse: Callable[[Path, Sink], None]) -> Callable[[Path, S
         except (MemoryError, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 -- the net: anything else is a damaged input
+            if isinstance(exc, RuntimeError) and "Query interrupted" in str(exc):
+                raise KeyboardInterrupt from None  # DuckDB's form of a Ctrl-C during a statement: not the file's fault
             text = " ".join(str(exc).split())
             m = _LINE_IN_MESSAGE.search(text)
             raise ParseError(path, int(m.group(1)) if m else None, f"a valid {name} file",

@@ -57,13 +57,20 @@ def _readable_rendering_beside(path: Path) -> Path | None:
     return None
 
 
+# a line sadf -d prints before the first section header: a LINUX-RESTART (or COM) record of a file that
+# begins with one (sa1 --boot, sysstat-collect after a reboot); anything else there is not sadf -d output
+_PREAMBLE_LINE = re.compile(rb"[^;\n]*;-?\d+;[^;\n]+;(LINUX-RESTART|COM )[^\n]*")
+PREAMBLE_MAX = 1 << 20  # a few records at most; more is not a preamble
+
+
 def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) -> None:
     """Copy sadf -d's output into one file per section (header line, file path), put on ``out`` as each
-    is complete; then None. Whole blocks are copied; only header positions are looked for."""
+    is complete; then None. Whole blocks are copied; only header positions are looked for. Restart and
+    comment records printed before the first header are put first, as the section ``(b"", path)``."""
     fh = None
     header: bytes | None = None
     current: Path | None = None
-    preamble = b""
+    preamble = bytearray()
     n = 0
 
     def finish() -> None:
@@ -72,6 +79,18 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
             fh.close()
             fh = None
             out.put((header, current))
+
+    def preamble_done() -> None:
+        lines = bytes(preamble).splitlines()
+        if all(_PREAMBLE_LINE.fullmatch(l) for l in lines if l.strip()):
+            if any(l.strip() for l in lines):
+                pre = tmp / "preamble.csv"
+                pre.write_bytes(b"\n".join(l for l in lines if l.strip()) + b"\n")
+                out.put((b"", pre))
+        else:
+            bad = next(l for l in lines if l.strip() and not _PREAMBLE_LINE.fullmatch(l))
+            out.put(ValueError(f"output before the first '# hostname;...' header: {bad[:80]!r}"))
+        preamble.clear()
 
     try:
         carry = b""
@@ -91,13 +110,16 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
                 stop_at = len(data) if i < 0 else i
                 if stop_at > pos:
                     if fh is None:
-                        preamble += bytes(view[pos:min(stop_at, pos + 200)])
+                        if n == 0 and len(preamble) < PREAMBLE_MAX:
+                            preamble += view[pos:min(stop_at, pos + PREAMBLE_MAX)]
                     else:
                         fh.write(view[pos:stop_at])
                 if i < 0:
                     break
                 j = data.index(b"\n", i) + 1
                 finish()
+                if n == 0:
+                    preamble_done()
                 header = bytes(view[i:j])
                 n += 1
                 current = tmp / f"section-{n}.csv"
@@ -105,9 +127,11 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
                 pos = j
         if carry and fh is not None:  # a last line without its newline
             fh.write(carry + b"\n")
+        elif carry and n == 0:
+            preamble += carry[:PREAMBLE_MAX]
         finish()
-        if preamble.strip():
-            out.put(ValueError(f"output before the first '# hostname;...' header: {preamble[:80]!r}"))
+        if n == 0 and preamble.strip():
+            preamble_done()
     except BaseException as exc:  # noqa: BLE001 -- handed to the reading thread, which raises it
         out.put(exc)
     finally:
@@ -133,6 +157,7 @@ class _Loader:
         self.host: str | None = None
         self.sections = 0
         self.restarts_done = False
+        self.restarts_seen: set[str] = set()  # restart times loaded (the preamble's and the first section's)
         self.pending: list[dict] = []
         self.pending_bytes = 0
 
@@ -149,6 +174,10 @@ class _Loader:
     def load(self, header: bytes, section: Path) -> None:
         """Take one section; its rows are stored when the batch is full (or at ``flush``)."""
         path = self.path
+        if not header:  # restart records printed before the first header (a file that begins with one)
+            self._restarts(section, first_section=False)
+            section.unlink(missing_ok=True)
+            return
         self.sections += 1
         text = header.decode("utf-8", errors="replace").rstrip("\r\n")
         cols = text[2:].split(";")[3:]
@@ -226,7 +255,8 @@ class _Loader:
             if bad_ts:
                 raise ParseError(path, None, f"a timestamp 'YYYY-MM-DD HH:MM:SS UTC' {what}", str(bad_ts_tok)[:40])
             if bad_iv:
-                raise ParseError(path, None, f"a sampling interval between 0 s and 31 days {what}",
+                raise ParseError(path, None, f"a sampling interval between 0 s and 31 days {what} (sadf read "
+                                 "beyond the records: a damaged sa file, or sa files concatenated with cat?)",
                                  str(bad_iv_tok)[:40])
             self.host = self.host or host
             if n > n_ts * max(n_inst, 1):
@@ -253,9 +283,11 @@ class _Loader:
             e = f"CASE WHEN {e} IN ('-1', 'all') THEN 'all' ELSE {e} END"
         return e
 
-    def _restarts(self, section: Path) -> None:
-        """LINUX-RESTART lines (each section repeats them: read from the first)."""
-        self.restarts_done = True
+    def _restarts(self, section: Path, first_section: bool = True) -> None:
+        """LINUX-RESTART lines (each section repeats them: read from the first; a restart that begins the
+        file is printed once, before the first header)."""
+        if first_section:
+            self.restarts_done = True
         rows = self.sink.own_rows("sys_metrics", f"SELECT f[3], f[4] FROM {self._reader('restarts_')} "
                                                  "WHERE len(f) >= 4 AND starts_with(f[4], 'LINUX-RESTART')",
                                   {"restarts_": str(section)})
@@ -267,6 +299,9 @@ class _Loader:
                 raise ParseError(self.path, None, "a timestamp 'YYYY-MM-DD HH:MM:SS UTC' on a LINUX-RESTART row",
                                  tok[:40]) from None
             m = re.search(r"\((\d+) CPU\)", what)
+            if tok in self.restarts_seen:
+                continue
+            self.restarts_seen.add(tok)
             ts.append(t)
             cpus.append(float(m.group(1)) if m else None)
         if ts:
@@ -292,35 +327,62 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
                         "dnf install sysstat); render it with 'sadf -d FILE -- -A > sadf_d.csv' elsewhere")
         return
     loader = _Loader(path, sink)
+    limit_s = sadf_timeout(path)
     with tempfile.TemporaryDirectory(prefix="kansoku-sa-") as tmp, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sadf, "-d", str(path), "--", "-A"], stdout=subprocess.PIPE, stderr=err,
                                 env=SADF_ENV)
+        timed_out = threading.Event()
+
+        def overtime() -> None:  # nothing waits without a bound: sadf stuck on a damaged file is ended
+            timed_out.set()
+            proc.kill()
+
+        watchdog = threading.Timer(limit_s, overtime)
+        watchdog.daemon = True
+        watchdog.start()
         sections: queue.Queue = queue.Queue(maxsize=2)  # at most a few sections on disk at once
         stop = threading.Event()
         splitter = threading.Thread(target=_split_sections, args=(proc.stdout, Path(tmp), sections, stop),
                                     name="kansoku-sadf-split", daemon=True)
         splitter.start()
         failure: BaseException | None = None
+        ended = False  # the splitter's final None was taken
         try:
             while (item := sections.get()) is not None:
                 if isinstance(item, BaseException):
                     failure = item
                     continue
                 loader.load(*item)
+            ended = True
             loader.flush()
         except BaseException:
+            # a failed check, a DuckDB error or Ctrl-C: stop sadf and the splitter, and wait for neither
+            # longer than it takes them to notice (the final None may already have been taken)
             stop.set()
             proc.kill()
-            while sections.get() is not None:  # let the splitter finish (it ends at EOF after the kill)
-                pass
-            proc.wait()
+            while not ended:
+                try:
+                    ended = sections.get(timeout=0.2) is None
+                except queue.Empty:
+                    ended = not splitter.is_alive() and sections.empty()
             raise
         finally:
-            splitter.join()
+            watchdog.cancel()
+            splitter.join(timeout=5)
             proc.stdout.close()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         rc = proc.wait()
         err.seek(0)
         stderr = err.read().decode("utf-8", errors="replace")
+    if timed_out.is_set():
+        raise ParseError(path, None, f"a sa data file the installed sadf renders within {limit_s:.0f} s",
+                         "sadf still running (a damaged file?)")
+    if rc == 0 and loader.sections == 0 and failure is None and loader.restarts_seen:
+        sink.warn(None, "the sa file holds restart records only (no activity was recorded)")
+        return
     if failure is not None and not isinstance(failure, ValueError):
         raise failure
     if rc != 0 or loader.sections == 0 or failure is not None:
@@ -339,12 +401,23 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
                          "render it with the sysstat that wrote it (sar -A -f / sadf -d), or keep that rendering "
                          "beside it (it is then used instead)", "an sa file this sadf cannot read")
     m = re.search(r"File created by sar/sadc from sysstat version (\S+)",
-                  subprocess.run([sadf, "-H", str(path)], capture_output=True, text=True, env=SADF_ENV).stdout)
+                  subprocess.run([sadf, "-H", str(path)], capture_output=True, text=True, env=SADF_ENV,
+                                 timeout=limit_s).stdout)
     if m:
         sink.set_tool_version(m.group(1))
     sm.finish_sql(sink, "sar", "sa-binary", loader.host, "sadf -d timestamps (UTC)")
 
 
+def sadf_timeout(path: Path) -> float:
+    """How long sadf may take to render ``path``: a minute, plus ten seconds a megabyte (a day of 1-second
+    records, ~200 MB, renders in about a minute on a small machine)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    return 60.0 + 10.0 * size / (1 << 20)
+
+
 def _sadf_version(sadf: str) -> str:
-    p = subprocess.run([sadf, "-V"], capture_output=True, text=True)
+    p = subprocess.run([sadf, "-V"], capture_output=True, text=True, timeout=60)
     return p.stdout.split("\n")[0].strip() or p.stderr.split("\n")[0].strip()
