@@ -237,3 +237,35 @@ def test_ctrl_c_during_the_sa_parse_of_a_serial_ingest_ends_it_at_once(tmp_path)
             assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 0
         finally:
             con.close()
+
+
+def test_ctrl_c_in_the_last_batch_ends_the_parse_at_once(monkeypatch):
+    """Ctrl-C that lands while the last batch is stored (the splitter's final marker already taken): the
+    parse ends with the KeyboardInterrupt at once instead of waiting for a marker that never comes."""
+    from kansoku.parsers.sysstat import sa_binary
+    from sys_helpers import parse
+
+    real = sa_binary._Loader.flush
+
+    def interrupted_flush(self):
+        if not self.pending:
+            return real(self)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sa_binary._Loader, "flush", interrupted_flush)
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        parse("sa-binary", FIXTURES / "sar" / "run1" / "sa.bin")
+    assert time.monotonic() - t0 < 30
+
+
+def test_duckdbs_query_interrupted_is_a_ctrl_c_not_a_damaged_file(tmp_path):
+    """DuckDB answers a Ctrl-C during a statement with RuntimeError('Query interrupted'): the parser's net
+    passes it on as the interrupt it is, never as 'expected a valid ... file'."""
+    from kansoku import parsers
+
+    def parse_stmt(path, sink):
+        raise RuntimeError("Query interrupted")
+
+    with pytest.raises(KeyboardInterrupt):
+        parsers.guarded("sa-binary", parse_stmt)(tmp_path / "sa.bin", None)
