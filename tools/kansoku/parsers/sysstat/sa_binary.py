@@ -144,6 +144,10 @@ def _sql_list(items: list[str]) -> str:
     return "[" + ", ".join(sm.sql_str(x) for x in items) + "]"
 
 
+def _int_list(items: list[int]) -> str:
+    return "[" + ", ".join(str(int(x)) for x in items) + "]::INTEGER[]"
+
+
 BATCH_BYTES = 8 << 20  # sections read by one pair of statements: few statements for a small file, and
 # DuckDB still reads a long file while sadf prints its next sections
 
@@ -208,44 +212,44 @@ class _Loader:
                 sec["file"].unlink(missing_ok=True)
 
     def _load_batch(self, batch: list[dict]) -> None:
+        """The batch's sections in two statements whatever their number: one read of every section file
+        (``read_csv`` over the list), each line joined to its section's layout (activity, instance and
+        metric positions, given as a VALUES table), checked in one GROUP BY and unpivoted in one INSERT.
+        The plan's size does not grow with the sections (one UNION branch per section cost most of a
+        small file's time)."""
         path, sink = self.path, self.sink
-        params = {sec["param"]: str(sec["file"]) for sec in batch}
-        stats_sql, rows_sql = [], []
+        layouts = []
         for k, sec in enumerate(batch):
-            cols, act, star = sec["cols"], sec["act"], sec["star"]
+            cols, star = sec["cols"], sec["star"]
             inst_pos = [i + 4 for i, c in enumerate(cols) if c in INSTANCE_COLS]
             metric_pos = [(i + 4, c) for i, c in enumerate(cols)
                           if c not in INSTANCE_COLS and c != "CPU*" and c not in TEXT_COLUMNS]
-            width = 3 + len(cols)
-            sec["width"] = width
-            width_ok = f"len(f) >= {width + 1}" if star else f"len(f) = {width}"
-            inst = self._instance_expr(act, inst_pos) if inst_pos else "NULL::VARCHAR"
-            bad_iv = f"try_cast(f[2] AS DOUBLE) IS NULL OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {sm.MAX_INTERVAL_S}"
-            reader = self._reader(sec["param"])
-            stats_sql.append(f"""
-                SELECT {k} AS k, count(*) AS n, count(*) FILTER (WHERE NOT ({width_ok})) AS bad_w,
-                       any_value(array_to_string(f, ';')) FILTER (WHERE NOT ({width_ok})) AS bad_w_line,
-                       count(*) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL) AS bad_ts,
-                       any_value(f[3]) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL) AS bad_ts_tok,
-                       count(*) FILTER (WHERE {bad_iv}) AS bad_iv, any_value(f[2]) FILTER (WHERE {bad_iv}) AS bad_iv_tok,
-                       any_value(f[1]) AS host, count(DISTINCT f[3]) AS n_ts, count(DISTINCT {inst}) AS n_inst
-                FROM {reader} WHERE len(f) < 4 OR ({self._DATA})""")
-            if star:
-                metrics = ("list_transform(range(len(f) - 4), lambda i: CASE WHEN i = 0 THEN 'all' "
-                           "ELSE 'CPU' || CAST(i - 1 AS VARCHAR) END)")
-                values = "list_transform(f[5:], lambda x: try_cast(x AS DOUBLE))"
-            else:
-                metrics = _sql_list([c for _, c in metric_pos])
-                values = "[" + ", ".join(f"try_cast(f[{i}] AS DOUBLE)" for i, _ in metric_pos) + "]"
-            rows_sql.append(f"""
-                SELECT f[3] AS tstok, try_cast(f[2] AS DOUBLE) AS interval_s, {sm.sql_str(act)} AS activity,
-                       {inst} AS instance, unnest({metrics}) AS metric, unnest({values}) AS value
-                FROM {reader} WHERE {self._DATA}""")
-        stats = sink.own_rows("sys_metrics", " UNION ALL ".join(stats_sql) + " ORDER BY k", params)
-        for (k, n, bad_w, bad_w_line, bad_ts, bad_ts_tok, bad_iv, bad_iv_tok, host, n_ts, n_inst), sec \
-                in zip(stats, batch):
-            if n == 0:
-                continue
+            sec["width"] = width = 3 + len(cols)
+            layouts.append(f"({k}, {sm.sql_str(sec['file'].name)}, {sm.sql_str(sec['act'])}, {str(star).lower()}, "
+                           f"{width}, {_sql_list([c for _, c in metric_pos])}::VARCHAR[], "
+                           f"{_int_list([i for i, _ in metric_pos])}, {_int_list(inst_pos)}, "
+                           f"{str(sec['act'] in _ALL_CPU_ACTIVITIES).lower()})")
+        params = {"files_": [str(sec["file"]) for sec in batch]}
+        lines = f"""(SELECT m.*, string_split(r.l, ';') AS f
+                    FROM read_csv($files_, columns = {{'l': 'VARCHAR'}}, header = false, auto_detect = false,
+                                  delim = '\x01', quote = '', escape = '', new_line = '\\n', filename = true) r
+                    JOIN (VALUES {", ".join(layouts)}) m(k, fname, act, star, width, names, pos, inst_pos, all_cpu)
+                      ON parse_filename(r.filename) = m.fname)"""
+        width_ok = "CASE WHEN star THEN len(f) >= width + 1 ELSE len(f) = width END"
+        inst = ("CASE WHEN len(inst_pos) = 0 THEN NULL::VARCHAR "
+                "WHEN all_cpu AND f[inst_pos[1]] IN ('-1', 'all') THEN 'all' "
+                "ELSE array_to_string(list_transform(inst_pos, lambda i: f[i]), '/') END")
+        bad_iv = f"try_cast(f[2] AS DOUBLE) IS NULL OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {sm.MAX_INTERVAL_S}"
+        stats = sink.own_rows("sys_metrics", f"""
+            SELECT k, count(*) AS n, count(*) FILTER (WHERE NOT ({width_ok})) AS bad_w,
+                   any_value(array_to_string(f, ';')) FILTER (WHERE NOT ({width_ok})) AS bad_w_line,
+                   count(*) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL) AS bad_ts,
+                   any_value(f[3]) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL) AS bad_ts_tok,
+                   count(*) FILTER (WHERE {bad_iv}) AS bad_iv, any_value(f[2]) FILTER (WHERE {bad_iv}) AS bad_iv_tok,
+                   any_value(f[1]) AS host, count(DISTINCT f[3]) AS n_ts, count(DISTINCT {inst}) AS n_inst
+            FROM {lines} WHERE len(f) < 4 OR ({self._DATA}) GROUP BY k ORDER BY k""", params)
+        for (k, n, bad_w, bad_w_line, bad_ts, bad_ts_tok, bad_iv, bad_iv_tok, host, n_ts, n_inst) in stats:
+            sec = batch[k]
             act, star, width, text = sec["act"], sec["star"], sec["width"], sec["text"]
             what = f"in the {act} section of 'sadf -d' output"
             if bad_w:
@@ -263,17 +267,21 @@ class _Loader:
                 sink.warn(None, f"a sample time appears twice in the {act} section: duplicated samples "
                                 "(clock set back, or files concatenated?)")
         # the sample number: the rank of the record's time (every section covers the same records)
-        times = " UNION ".join(f"SELECT f[3] AS tstok FROM {self._reader(sec['param'])} WHERE {self._DATA}"
-                               for sec in batch)
+        metrics = ("CASE WHEN star THEN list_transform(range(len(f) - 4), lambda i: CASE WHEN i = 0 THEN 'all' "
+                   "ELSE 'CPU' || CAST(i - 1 AS VARCHAR) END) ELSE names END")
+        values = ("CASE WHEN star THEN list_transform(f[5:], lambda x: try_cast(x AS DOUBLE)) "
+                  "ELSE list_transform(pos, lambda i: try_cast(f[i] AS DOUBLE)) END")
         sink.load_sql("sys_metrics", f"""
+            WITH l AS (SELECT * FROM {lines} WHERE {self._DATA}),
+                 r AS (SELECT f[3] AS tstok, try_cast(f[2] AS DOUBLE) AS interval_s, act AS activity,
+                              {inst} AS instance, unnest({metrics}) AS metric, unnest({values}) AS value FROM l),
+                 k AS (SELECT tstok, (row_number() OVER (ORDER BY tstok) - 1)::INTEGER AS sample,
+                              timezone('UTC', strptime(tstok, '{TS_FORMAT}')) AS ts
+                       FROM (SELECT DISTINCT f[3] AS tstok FROM l))
             SELECT $source_id AS source_id, $run_id AS run_id, 'sar' AS tool, 'sa-binary' AS format,
                    k.ts, r.interval_s, k.sample, false AS since_boot, r.activity, r.instance, r.metric, r.value,
                    NULL::INTEGER AS line
-            FROM ({" UNION ALL ".join(rows_sql)}) r
-            JOIN (SELECT tstok, (row_number() OVER (ORDER BY tstok) - 1)::INTEGER AS sample,
-                         timezone('UTC', strptime(tstok, '{TS_FORMAT}')) AS ts
-                  FROM ({times})) k
-              USING (tstok)""", params)
+            FROM r JOIN k USING (tstok)""", params)
 
     @staticmethod
     def _instance_expr(act: str, inst_pos: list[int]) -> str:
@@ -400,12 +408,20 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
                          f"{msg or f'exit status {rc}'}. Convert it with 'sadf -c OLDFILE > NEWFILE', "
                          "render it with the sysstat that wrote it (sar -A -f / sadf -d), or keep that rendering "
                          "beside it (it is then used instead)", "an sa file this sadf cannot read")
-    m = re.search(r"File created by sar/sadc from sysstat version (\S+)",
-                  subprocess.run([sadf, "-H", str(path)], capture_output=True, text=True, env=SADF_ENV,
-                                 timeout=limit_s).stdout)
-    if m:
-        sink.set_tool_version(m.group(1))
+    version = _file_version(path)  # the file header's, as 'sadf -H' prints it (one sadf run per file)
+    if version:
+        sink.set_tool_version(version)
     sm.finish_sql(sink, "sar", "sa-binary", loader.host, "sadf -d timestamps (UTC)")
+
+
+def _file_version(path: Path) -> str | None:
+    """The sysstat version that wrote the file: bytes 4-6 of its header (struct file_magic: magic, format
+    magic, then version, patch level and sublevel, one byte each), e.g. 12.6.1."""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    if len(head) < 8 or head[:2] not in SA_MAGIC:
+        return None
+    return ".".join(str(b) for b in head[4:7])
 
 
 def sadf_timeout(path: Path) -> float:
