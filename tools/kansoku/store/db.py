@@ -331,6 +331,23 @@ def blob_path(blobs: Path, sha256: str) -> Path:
     return blobs / sha256[:2] / sha256
 
 
+_FICLONE = 0x40049409  # ioctl(dest, FICLONE, src): a copy-on-write clone of the whole file (Linux)
+
+
+def _reflink(path: Path, dest_fd: int) -> bool:
+    """Make ``dest_fd`` a copy-on-write clone of ``path`` where the filesystem allows it (never a hard
+    link: a file edited in place later would change the kept copy). False: copy the bytes instead."""
+    import fcntl
+
+    try:
+        with open(path, "rb") as src:
+            fcntl.ioctl(dest_fd, _FICLONE, src.fileno())
+        os.lseek(dest_fd, 0, os.SEEK_SET)
+        return True
+    except OSError:  # EXDEV, EOPNOTSUPP, EINVAL (ext4, tmpfs, another filesystem): copied instead
+        return False
+
+
 def hash_and_keep(path: Path, blobs: Path | None) -> tuple[str, int, int]:
     """Read the file once: its sha256, its size, its number of newlines, and (unless ``blobs`` is None)
     a copy of exactly the bytes hashed kept as ``blobs/<sha256[:2]>/<sha256>`` (read-only; written
@@ -350,12 +367,21 @@ def hash_and_keep(path: Path, blobs: Path | None) -> tuple[str, int, int]:
         (blobs / BLOBS_MARKER).write_text("kansoku: raw files kept by sha256; tools/ingest never walks this directory\n")
     fd, tmp = tempfile.mkstemp(prefix=".incoming-", dir=blobs)
     try:
-        with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
-            for chunk in iter(lambda: src.read(1 << 20), b""):
-                h.update(chunk)
-                newlines += chunk.count(b"\n")
-                size += len(chunk)
-                dst.write(chunk)
+        if _reflink(path, fd):
+            # the copy shares the file's blocks (copy-on-write: btrfs, XFS): no bytes written; the bytes
+            # hashed are read from the copy, so they are exactly the kept ones whatever the file becomes
+            with os.fdopen(fd, "rb") as kept:
+                for chunk in iter(lambda: kept.read(1 << 20), b""):
+                    h.update(chunk)
+                    newlines += chunk.count(b"\n")
+                    size += len(chunk)
+        else:
+            with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+                for chunk in iter(lambda: src.read(1 << 20), b""):
+                    h.update(chunk)
+                    newlines += chunk.count(b"\n")
+                    size += len(chunk)
+                    dst.write(chunk)
         digest = h.hexdigest()
         target = blob_path(blobs, digest)
         if target.is_file() and target.stat().st_size == size:
