@@ -204,13 +204,16 @@ def main(argv: list[str] | None = None) -> int:
         cpu = {m: statistics.median(r["cpu_s"] for r in v) for m, v in runs.items()}
         rss = {m: statistics.median(r["rss_mb"] for r in v) for m, v in runs.items()}
         ratio = med["kansoku"] / med["sadf"]
-        ok_time, ok_rss = ratio <= TIME_TARGET, rss["kansoku"] < RSS_TARGET_MB
+        cpu_ratio = cpu["kansoku"] / cpu["sadf"]
+        # the target is on CPU (user+sys, sadf included): on a shared machine wall time says more about the
+        # neighbours than about the ingest (issue 29)
+        ok_time, ok_rss = cpu_ratio <= TIME_TARGET, rss["kansoku"] < RSS_TARGET_MB
         print()
         print(f"sadf -d -A alone : {med['sadf']:8.2f} s wall (median), {cpu['sadf']:.2f} s CPU, {rss['sadf']:.0f} MB peak")
         print(f"kansoku ingest   : {med['kansoku']:8.2f} s wall (median), {cpu['kansoku']:.2f} s CPU, "
               f"{rss['kansoku']:.0f} MB peak")
-        print(f"ingest / sadf alone: {ratio:.2f} wall (target <= {TIME_TARGET}: {'meets' if ok_time else 'MISSES'}), "
-              f"{cpu['kansoku'] / cpu['sadf']:.2f} CPU")
+        print(f"ingest / sadf alone: {cpu_ratio:.2f} CPU (target <= {TIME_TARGET}: {'meets' if ok_time else 'MISSES'}), "
+              f"{ratio:.2f} wall; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"ingest peak RSS: {rss['kansoku']:.0f} MB (target < {RSS_TARGET_MB:.0f} MB: "
               f"{'meets' if ok_rss else 'MISSES'})")
         return 0 if ok_time and ok_rss else 1

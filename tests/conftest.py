@@ -50,16 +50,82 @@ def tool():
     return run_tool
 
 
+def pytest_addoption(parser):
+    parser.addoption("--all", action="store_true", default=False,
+                     help="also run the tests marked slow or browser (PDF renders, headless Chromium): what CI "
+                          "runs (.ci/run); the whole suite's default run skips them")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The README's `python3 -m pytest -q` (the whole suite, no paths) skips the tests marked slow (PDF
+    renders) or browser (headless Chromium), so that it stays under five minutes on two cores; `--all`
+    (what CI runs), `-m ...`, or naming test files or tests runs them too."""
+    if config.getoption("--all") or os.environ.get("KANSOKU_ALL_TESTS") == "1" or config.option.markexpr:
+        return
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS:  # files or tests named: run what was named
+        return
+    skip = pytest.mark.skip(reason="slow or browser (a PDF render, headless Chromium): run with --all, as CI does")
+    for item in items:
+        if "slow" in item.keywords or "browser" in item.keywords:
+            item.add_marker(skip)
+
+
+def copy_store(db: Path, dest: Path) -> Path:
+    """A writable copy of a test store in ``dest``: the database file copied, its blobs hard-linked (a
+    store never rewrites a blob). For a test that ingests more into a session's store."""
+    import shutil
+
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(db, dest / db.name)
+    for extra in (db.with_name(db.name + ".wal"),):
+        if extra.exists():
+            shutil.copy2(extra, dest / extra.name)
+    blobs = db.parent / "blobs"
+    if blobs.is_dir():
+        shutil.copytree(blobs, dest / "blobs", copy_function=os.link)
+    return dest / db.name
+
+
 @pytest.fixture(scope="session")
-def example_site(tmp_path_factory):
-    """The README's example: ingest data/runs (and data/published when present) into a fresh
-    database and build the site, once per test session. Returns (db, public_dir)."""
+def example_db(tmp_path_factory) -> Path:
+    """The README's example ingested once per test session: data/runs (the example campaign) and
+    data/published when present, into a fresh database. Read it only (read-only connections, tools that
+    read); a test that writes takes a copy (``copy_store``)."""
     base = tmp_path_factory.mktemp("example")
-    db, out = base / "kansoku.duckdb", base / "public"
+    db = base / "kansoku.duckdb"
     inputs = [ROOT / "data" / "runs"] + ([ROOT / "data" / "published"] if (ROOT / "data" / "published").is_dir() else [])
     run_tool("ingest", "--db", db, *inputs, check=True)
-    run_tool("build", "--db", db, "--out", out, "--generated", base / "generated", check=True)
-    return db, out
+    return db
+
+
+@pytest.fixture(scope="session")
+def example_site(example_db):
+    """The example's site, built once per test session from ``example_db``. Returns (db, public_dir)."""
+    base = example_db.parent
+    out = base / "public"
+    run_tool("build", "--db", example_db, "--out", out, "--generated", base / "generated", check=True)
+    return example_db, out
+
+
+REPORT_SPECS = sorted(p.stem for p in (ROOT / "data" / "reports").glob("*.toml"))
+
+
+@pytest.fixture(scope="session")
+def example_pdfs_all(example_site, tmp_path_factory) -> dict[str, dict[str, Path]]:
+    """{report id: {lang: pdf}}: tools/pdf REPORT --lang all for every spec in data/reports, once per
+    session (the PDF tests and the reader's tests read the same files)."""
+    import shutil
+
+    if not shutil.which("pdftotext"):
+        pytest.skip("poppler-utils not installed")
+    db, _ = example_site
+    out = tmp_path_factory.mktemp("pdfs")
+    pdfs = {}
+    for rid in REPORT_SPECS:
+        proc = run_tool("pdf", rid, "--lang", "all", "--db", db, "--out", out, check=True, timeout=900)
+        assert proc.stdout.count("wrote ") == 2, proc.stdout
+        pdfs[rid] = {lang: out / f"{rid}.{lang}.pdf" for lang in ("ja", "en")}
+    return pdfs
 
 
 def _run_toml_beside(path: Path) -> dict:

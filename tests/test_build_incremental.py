@@ -181,6 +181,7 @@ def _serve(public: Path):
     return srv, f"http://127.0.0.1:{srv.server_address[1]}"
 
 
+@pytest.mark.browser
 def test_long_run_lists_load_on_demand_and_the_sources_page_comes_in_parts(env, monkeypatch):
     """Thresholds lowered so that the fixture's runs exceed them: a page holds at most the limit."""
     import json

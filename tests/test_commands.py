@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_tool
+from conftest import ROOT
 from kansoku.analysis.commands import _parts
 from kansoku.collect.run import copy_scripts, script_args
 from kansoku.ingest.detect import detect
@@ -58,13 +58,6 @@ def test_plain_sql_and_other_text_are_not_scripts(tmp_path: Path):
         p.write_text(text)
         fmt = detect(p).format
         assert fmt is None or fmt.name != "pgbench-script", text
-
-
-@pytest.fixture(scope="module")
-def example_db(tmp_path_factory) -> Path:
-    db = tmp_path_factory.mktemp("commands") / "k.duckdb"
-    run_tool("ingest", "--db", db, EXAMPLE, check=True)
-    return db
 
 
 def test_scaleup_method_shows_the_commands_the_runs_recorded(example_db: Path):
@@ -117,9 +110,9 @@ def test_commands_appear_in_the_site_and_the_pdf(example_site):
         assert "-c [" in html
 
 
-def test_commands_in_the_pdf(tmp_path: Path, example_db: Path):
-    out = tmp_path / "example.en.pdf"
-    run_tool("pdf", "example", "--lang", "en", "--db", example_db, "--out", out, check=True)
+@pytest.mark.slow
+def test_commands_in_the_pdf(example_pdfs_all):
+    out = example_pdfs_all["example"]["en"]  # built once per session (conftest)
     text = subprocess.run(["pdftotext", "-layout", str(out), "-"], capture_output=True, text=True, check=True).stdout
     assert "The benchmark command" in text
     assert "-c [Clients] -j [Threads]" in text

@@ -106,10 +106,9 @@ def test_bad_selection_is_exit_2_with_a_hint(campaign):
     assert p.returncode == 2 and "expected factor=value" in p.stderr
 
 
-def test_example_campaign_checksums(tmp_path):
-    """The example report's own question, asked of its bundled runs."""
-    db = tmp_path / "ex.duckdb"
-    run("ingest", "--db", str(db), str(ROOT / "data/runs"))
+def test_example_campaign_checksums(example_db):
+    """The example report's own question, asked of its bundled runs (ingested once per session)."""
+    db = example_db
     p = run("compare", "--db", str(db), "config=checksums-off", "config=checksums-on", "--metric", "tps", "--json")
     doc = json.loads(p.stdout)
     cells = {(c["condition"]["workload"], c["condition"]["clients"]): c for c in doc["comparisons"]

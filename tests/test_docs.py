@@ -23,6 +23,8 @@ def test_readme_lists_the_core_tables_and_the_setup_commands():
     assert first_block[1].startswith("bash .ci/setup && python3 -m pytest -q")
     ci = (ROOT / ".ci" / "run").read_text()
     assert "bash .ci/setup && python3 -m pytest -q" in ci
+    # CI runs every test (the quick run skips the PDF renders and browser tests); the README says so
+    assert "python3 -m pytest -q --all" in ci and "python3 -m pytest -q --all" in first_block[2]
 
 
 def test_every_chart_kind_is_documented():

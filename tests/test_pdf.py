@@ -2,7 +2,8 @@
 pdffonts, pdfimages and pdftoppm on the result, checked against the site's own data
 (generated/data/reports/<id>.json written by tools/build from the same database).
 
-Every PDF is built once per module (one tools/pdf run per report, both languages in it).
+Every PDF is built once per test session (one tools/pdf run per report, both languages in it:
+conftest.example_pdfs_all); the module is marked slow (the README's quick run skips it, CI runs it).
 """
 
 from __future__ import annotations
@@ -23,21 +24,18 @@ LANGS = ("ja", "en")
 TOC = {"ja": "目次", "en": "Contents"}
 NBSP = "\u00a0"
 
-pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils not installed")
+pytestmark = [pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils not installed"),
+              pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def built(example_site, tmp_path_factory):
-    """{report id: {lang: pdf}} for every spec in data/reports, and the site's JSON per report."""
+def built(example_pdfs_all, example_site):
+    """{report id: {lang: pdf}} for every spec in data/reports (built once per session: conftest), and the
+    site's JSON per report."""
     db, _ = example_site
-    out = tmp_path_factory.mktemp("pdfs")
-    pdfs, site = {}, {}
-    for rid in SPECS:
-        proc = run_tool("pdf", rid, "--lang", "all", "--db", db, "--out", out, check=True, timeout=300)
-        assert proc.stdout.count("wrote ") == 2, proc.stdout
-        pdfs[rid] = {lang: out / f"{rid}.{lang}.pdf" for lang in LANGS}
-        site[rid] = json.loads((db.parent / "generated" / "data" / "reports" / f"{rid}.json").read_text("utf-8"))
-    return pdfs, site, db
+    site = {rid: json.loads((db.parent / "generated" / "data" / "reports" / f"{rid}.json").read_text("utf-8"))
+            for rid in SPECS}
+    return {rid: example_pdfs_all[rid] for rid in SPECS}, site, db
 
 
 def pages_text(pdf: Path, layout: bool = True) -> list[str]:

@@ -102,6 +102,7 @@ def test_aggregated_cells_carry_their_spread(example_site):
     assert f'title="range over runs {lo:.2f}–{hi:.2f} (n = {len(runs[("checksums-off", "2")])})"' in html
 
 
+@pytest.mark.slow
 def test_site_links_its_pdfs_and_the_pdf_names_the_site(example_site, tmp_path):
     """tools/build --pdf writes the report's PDFs into the site and links them from every page of the report;
     the PDF prints the web edition's address (spec [report] site_url)."""
@@ -422,19 +423,12 @@ def _pdf_text(pdf: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def example_pdfs(example_site, tmp_path_factory):
-    import shutil
-
-    from conftest import run_tool
-
-    if not shutil.which("pdftotext"):
-        pytest.skip("poppler-utils not installed")
-    db, _ = example_site
-    out = tmp_path_factory.mktemp("reader-pdfs")
-    run_tool("pdf", "example", "--lang", "all", "--db", db, "--out", out, check=True, timeout=900)
-    return {lang: out / f"example.{lang}.pdf" for lang in ("ja", "en")}
+def example_pdfs(example_pdfs_all):
+    """The example report's PDFs, built once per session with the others (conftest.example_pdfs_all)."""
+    return example_pdfs_all["example"]
 
 
+@pytest.mark.slow
 def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_pdfs):
     """The PDF's last appendix names, for every table and figure, its runs; every run's raw files follow
     with the start of their sha256 (computed here from the raw files themselves); it gives the address of
@@ -490,6 +484,7 @@ def json_list(xs: list[str]) -> str:
     return "[" + ", ".join(f'"{x}"' for x in xs) + "]"
 
 
+@pytest.mark.slow
 def test_wide_tables_turn_the_page_or_split_instead_of_shrinking(example_site, tmp_path):
     """A table wider than the page is set on a landscape page, and one wider than that is split by columns
     with its row labels repeated: the text stays at 8 pt or more (a 7 pt block was unreadable)."""

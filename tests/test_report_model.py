@@ -136,6 +136,7 @@ def test_handmade_report_to_hugo_data_and_page(tmp_path):
     assert "CPU =cmd|x" in html and "<b>&amp;" not in html.split("chapter-machines")[1]
 
 
+@pytest.mark.slow
 def test_handmade_report_to_typst_and_pdf(tmp_path):
     from kansoku.render.typst import Document, render_pdfs
 
@@ -259,6 +260,7 @@ def test_transcribed_zero_baseline_is_no_ratio_and_json_stays_finite(tmp_path):
     json.loads(raw, parse_constant=lambda c: pytest.fail(f"non-finite {c} in the JSON"))
 
 
+@pytest.mark.browser
 def test_chart_export_makes_no_network_request(tmp_path):
     """A figure whose JSON names a URL (an image in its layout): chromium asks nobody for it."""
     import http.server

@@ -287,6 +287,7 @@ def test_run_pages_are_small_and_list_raw_files_with_sha256(site):
                 assert _file_of(public, target).is_file(), target
 
 
+@pytest.mark.slow
 def test_pdf_has_no_run_pages(site, tmp_path):
     """Run pages are site-only: the PDF's computed report has none and its text has none of their words."""
     from kansoku.report.build import compute_one

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_tool
+from conftest import ROOT, copy_store, run_tool
 
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -100,7 +100,7 @@ rows = "config"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def site(tmp_path_factory, example_db) -> Path:
     tmp = tmp_path_factory.mktemp("site")
     if not CORPUS_SCALEUP.is_dir():
         pytest.skip("tests/fixtures/runs is not present")
@@ -109,9 +109,10 @@ def site(tmp_path_factory) -> Path:
     src = sorted(CORPUS_SCALEUP.glob("workload=read/config=checksums-off/clients=1/rep=*"))
     _evil_run(evil_root, EVIL_CONFIG, 1, src[0])
     _evil_run(evil_root, "plain", 2, src[1])
-    db = tmp / "kansoku.duckdb"
-    # the example report's own measurements (the campaign its spec selects)
-    run_tool("ingest", "--db", db, ROOT / "data/runs/example", evil_root, check=True)
+    # the example report's own measurements (the campaign its spec selects: the session's ingest, copied),
+    # and the hostile runs ingested into the copy
+    db = copy_store(example_db, tmp / "store")
+    run_tool("ingest", "--db", db, evil_root, check=True)
     # specs: the repository's example report, and the hostile one
     specs = tmp / "specs"
     specs.mkdir()

@@ -13,7 +13,6 @@ from conftest import ROOT
 
 from kansoku.analysis import tables as analysis
 from kansoku.errors import SpecError
-from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
@@ -34,11 +33,8 @@ digits = { tps = 1 }
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    db = tmp_path_factory.mktemp("grammar") / "k.duckdb"
-    res = ingest([ROOT / "data" / "runs"], db)
-    assert res.ok, res.errors
-    st = open_store(db, read_only=True)
+def store(example_db):
+    st = open_store(example_db, read_only=True)  # the example's runs, ingested once per session
     yield st
     st.close()
 

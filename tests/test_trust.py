@@ -94,6 +94,7 @@ def _printed_tables(rep: dict) -> list[dict]:
 
 
 @pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils not installed")
+@pytest.mark.slow
 def test_spread_range_is_printed_under_the_median_in_the_pdf_and_on_the_site(spread_build):
     rep, out, pdf = spread_build
     tables = _printed_tables(rep)
@@ -122,6 +123,7 @@ def test_spread_range_is_printed_under_the_median_in_the_pdf_and_on_the_site(spr
 
 
 @pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils not installed")
+@pytest.mark.slow
 def test_pdf_has_the_methods_section_and_the_legends_point_to_it(spread_build):
     rep, _, pdf = spread_build
     text = re.sub(r"\s+", " ", subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
@@ -265,12 +267,11 @@ def test_citations_name_the_original_report_not_a_file(example_site):
     assert "footer-transcribed" not in example  # measured numbers: nothing to say
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils not installed")
-def test_pdf_footer_of_a_transcribed_report_says_so(example_site, tmp_path):
-    db, _ = example_site
-    run_tool("pdf", "past-fy2013", "--lang", "en", "--db", db, "--out", tmp_path / "past-fy2013.en.pdf", check=True,
-             timeout=600)
-    pages = subprocess.run(["pdftotext", str(tmp_path / "past-fy2013.en.pdf"), "-"], capture_output=True,
+def test_pdf_footer_of_a_transcribed_report_says_so(example_pdfs_all):
+    pdf = example_pdfs_all["past-fy2013"]["en"]  # built once per session (conftest)
+    pages = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True,
                            text=True, check=True).stdout.split("\f")[:-1]
     assert len(pages) > 3
     for p in pages:

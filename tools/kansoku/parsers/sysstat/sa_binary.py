@@ -57,13 +57,20 @@ def _readable_rendering_beside(path: Path) -> Path | None:
     return None
 
 
+# a line sadf -d prints before the first section header: a LINUX-RESTART (or COM) record of a file that
+# begins with one (sa1 --boot, sysstat-collect after a reboot); anything else there is not sadf -d output
+_PREAMBLE_LINE = re.compile(rb"[^;\n]*;-?\d+;[^;\n]+;(LINUX-RESTART|COM )[^\n]*")
+PREAMBLE_MAX = 1 << 20  # a few records at most; more is not a preamble
+
+
 def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) -> None:
     """Copy sadf -d's output into one file per section (header line, file path), put on ``out`` as each
-    is complete; then None. Whole blocks are copied; only header positions are looked for."""
+    is complete; then None. Whole blocks are copied; only header positions are looked for. Restart and
+    comment records printed before the first header are put first, as the section ``(b"", path)``."""
     fh = None
     header: bytes | None = None
     current: Path | None = None
-    preamble = b""
+    preamble = bytearray()
     n = 0
 
     def finish() -> None:
@@ -72,6 +79,18 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
             fh.close()
             fh = None
             out.put((header, current))
+
+    def preamble_done() -> None:
+        lines = bytes(preamble).splitlines()
+        if all(_PREAMBLE_LINE.fullmatch(l) for l in lines if l.strip()):
+            if any(l.strip() for l in lines):
+                pre = tmp / "preamble.csv"
+                pre.write_bytes(b"\n".join(l for l in lines if l.strip()) + b"\n")
+                out.put((b"", pre))
+        else:
+            bad = next(l for l in lines if l.strip() and not _PREAMBLE_LINE.fullmatch(l))
+            out.put(ValueError(f"output before the first '# hostname;...' header: {bad[:80]!r}"))
+        preamble.clear()
 
     try:
         carry = b""
@@ -91,13 +110,16 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
                 stop_at = len(data) if i < 0 else i
                 if stop_at > pos:
                     if fh is None:
-                        preamble += bytes(view[pos:min(stop_at, pos + 200)])
+                        if n == 0 and len(preamble) < PREAMBLE_MAX:
+                            preamble += view[pos:min(stop_at, pos + PREAMBLE_MAX)]
                     else:
                         fh.write(view[pos:stop_at])
                 if i < 0:
                     break
                 j = data.index(b"\n", i) + 1
                 finish()
+                if n == 0:
+                    preamble_done()
                 header = bytes(view[i:j])
                 n += 1
                 current = tmp / f"section-{n}.csv"
@@ -105,9 +127,11 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
                 pos = j
         if carry and fh is not None:  # a last line without its newline
             fh.write(carry + b"\n")
+        elif carry and n == 0:
+            preamble += carry[:PREAMBLE_MAX]
         finish()
-        if preamble.strip():
-            out.put(ValueError(f"output before the first '# hostname;...' header: {preamble[:80]!r}"))
+        if n == 0 and preamble.strip():
+            preamble_done()
     except BaseException as exc:  # noqa: BLE001 -- handed to the reading thread, which raises it
         out.put(exc)
     finally:
@@ -118,6 +142,10 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
 
 def _sql_list(items: list[str]) -> str:
     return "[" + ", ".join(sm.sql_str(x) for x in items) + "]"
+
+
+def _int_list(items: list[int]) -> str:
+    return "[" + ", ".join(str(int(x)) for x in items) + "]::INTEGER[]"
 
 
 BATCH_BYTES = 8 << 20  # sections read by one pair of statements: few statements for a small file, and
@@ -133,6 +161,7 @@ class _Loader:
         self.host: str | None = None
         self.sections = 0
         self.restarts_done = False
+        self.restarts_seen: set[str] = set()  # restart times loaded (the preamble's and the first section's)
         self.pending: list[dict] = []
         self.pending_bytes = 0
 
@@ -149,6 +178,10 @@ class _Loader:
     def load(self, header: bytes, section: Path) -> None:
         """Take one section; its rows are stored when the batch is full (or at ``flush``)."""
         path = self.path
+        if not header:  # restart records printed before the first header (a file that begins with one)
+            self._restarts(section, first_section=False)
+            section.unlink(missing_ok=True)
+            return
         self.sections += 1
         text = header.decode("utf-8", errors="replace").rstrip("\r\n")
         cols = text[2:].split(";")[3:]
@@ -179,44 +212,44 @@ class _Loader:
                 sec["file"].unlink(missing_ok=True)
 
     def _load_batch(self, batch: list[dict]) -> None:
+        """The batch's sections in two statements whatever their number: one read of every section file
+        (``read_csv`` over the list), each line joined to its section's layout (activity, instance and
+        metric positions, given as a VALUES table), checked in one GROUP BY and unpivoted in one INSERT.
+        The plan's size does not grow with the sections (one UNION branch per section cost most of a
+        small file's time)."""
         path, sink = self.path, self.sink
-        params = {sec["param"]: str(sec["file"]) for sec in batch}
-        stats_sql, rows_sql = [], []
+        layouts = []
         for k, sec in enumerate(batch):
-            cols, act, star = sec["cols"], sec["act"], sec["star"]
+            cols, star = sec["cols"], sec["star"]
             inst_pos = [i + 4 for i, c in enumerate(cols) if c in INSTANCE_COLS]
             metric_pos = [(i + 4, c) for i, c in enumerate(cols)
                           if c not in INSTANCE_COLS and c != "CPU*" and c not in TEXT_COLUMNS]
-            width = 3 + len(cols)
-            sec["width"] = width
-            width_ok = f"len(f) >= {width + 1}" if star else f"len(f) = {width}"
-            inst = self._instance_expr(act, inst_pos) if inst_pos else "NULL::VARCHAR"
-            bad_iv = f"try_cast(f[2] AS DOUBLE) IS NULL OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {sm.MAX_INTERVAL_S}"
-            reader = self._reader(sec["param"])
-            stats_sql.append(f"""
-                SELECT {k} AS k, count(*) AS n, count(*) FILTER (WHERE NOT ({width_ok})) AS bad_w,
-                       any_value(array_to_string(f, ';')) FILTER (WHERE NOT ({width_ok})) AS bad_w_line,
-                       count(*) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL) AS bad_ts,
-                       any_value(f[3]) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL) AS bad_ts_tok,
-                       count(*) FILTER (WHERE {bad_iv}) AS bad_iv, any_value(f[2]) FILTER (WHERE {bad_iv}) AS bad_iv_tok,
-                       any_value(f[1]) AS host, count(DISTINCT f[3]) AS n_ts, count(DISTINCT {inst}) AS n_inst
-                FROM {reader} WHERE len(f) < 4 OR ({self._DATA})""")
-            if star:
-                metrics = ("list_transform(range(len(f) - 4), lambda i: CASE WHEN i = 0 THEN 'all' "
-                           "ELSE 'CPU' || CAST(i - 1 AS VARCHAR) END)")
-                values = "list_transform(f[5:], lambda x: try_cast(x AS DOUBLE))"
-            else:
-                metrics = _sql_list([c for _, c in metric_pos])
-                values = "[" + ", ".join(f"try_cast(f[{i}] AS DOUBLE)" for i, _ in metric_pos) + "]"
-            rows_sql.append(f"""
-                SELECT f[3] AS tstok, try_cast(f[2] AS DOUBLE) AS interval_s, {sm.sql_str(act)} AS activity,
-                       {inst} AS instance, unnest({metrics}) AS metric, unnest({values}) AS value
-                FROM {reader} WHERE {self._DATA}""")
-        stats = sink.own_rows("sys_metrics", " UNION ALL ".join(stats_sql) + " ORDER BY k", params)
-        for (k, n, bad_w, bad_w_line, bad_ts, bad_ts_tok, bad_iv, bad_iv_tok, host, n_ts, n_inst), sec \
-                in zip(stats, batch):
-            if n == 0:
-                continue
+            sec["width"] = width = 3 + len(cols)
+            layouts.append(f"({k}, {sm.sql_str(sec['file'].name)}, {sm.sql_str(sec['act'])}, {str(star).lower()}, "
+                           f"{width}, {_sql_list([c for _, c in metric_pos])}::VARCHAR[], "
+                           f"{_int_list([i for i, _ in metric_pos])}, {_int_list(inst_pos)}, "
+                           f"{str(sec['act'] in _ALL_CPU_ACTIVITIES).lower()})")
+        params = {"files_": [str(sec["file"]) for sec in batch]}
+        lines = f"""(SELECT m.*, string_split(r.l, ';') AS f
+                    FROM read_csv($files_, columns = {{'l': 'VARCHAR'}}, header = false, auto_detect = false,
+                                  delim = '\x01', quote = '', escape = '', new_line = '\\n', filename = true) r
+                    JOIN (VALUES {", ".join(layouts)}) m(k, fname, act, star, width, names, pos, inst_pos, all_cpu)
+                      ON parse_filename(r.filename) = m.fname)"""
+        width_ok = "CASE WHEN star THEN len(f) >= width + 1 ELSE len(f) = width END"
+        inst = ("CASE WHEN len(inst_pos) = 0 THEN NULL::VARCHAR "
+                "WHEN all_cpu AND f[inst_pos[1]] IN ('-1', 'all') THEN 'all' "
+                "ELSE array_to_string(list_transform(inst_pos, lambda i: f[i]), '/') END")
+        bad_iv = f"try_cast(f[2] AS DOUBLE) IS NULL OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {sm.MAX_INTERVAL_S}"
+        stats = sink.own_rows("sys_metrics", f"""
+            SELECT k, count(*) AS n, count(*) FILTER (WHERE NOT ({width_ok})) AS bad_w,
+                   any_value(array_to_string(f, ';')) FILTER (WHERE NOT ({width_ok})) AS bad_w_line,
+                   count(*) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL) AS bad_ts,
+                   any_value(f[3]) FILTER (WHERE try_strptime(f[3], '{TS_FORMAT}') IS NULL) AS bad_ts_tok,
+                   count(*) FILTER (WHERE {bad_iv}) AS bad_iv, any_value(f[2]) FILTER (WHERE {bad_iv}) AS bad_iv_tok,
+                   any_value(f[1]) AS host, count(DISTINCT f[3]) AS n_ts, count(DISTINCT {inst}) AS n_inst
+            FROM {lines} WHERE len(f) < 4 OR ({self._DATA}) GROUP BY k ORDER BY k""", params)
+        for (k, n, bad_w, bad_w_line, bad_ts, bad_ts_tok, bad_iv, bad_iv_tok, host, n_ts, n_inst) in stats:
+            sec = batch[k]
             act, star, width, text = sec["act"], sec["star"], sec["width"], sec["text"]
             what = f"in the {act} section of 'sadf -d' output"
             if bad_w:
@@ -226,24 +259,29 @@ class _Loader:
             if bad_ts:
                 raise ParseError(path, None, f"a timestamp 'YYYY-MM-DD HH:MM:SS UTC' {what}", str(bad_ts_tok)[:40])
             if bad_iv:
-                raise ParseError(path, None, f"a sampling interval between 0 s and 31 days {what}",
+                raise ParseError(path, None, f"a sampling interval between 0 s and 31 days {what} (sadf read "
+                                 "beyond the records: a damaged sa file, or sa files concatenated with cat?)",
                                  str(bad_iv_tok)[:40])
             self.host = self.host or host
             if n > n_ts * max(n_inst, 1):
                 sink.warn(None, f"a sample time appears twice in the {act} section: duplicated samples "
                                 "(clock set back, or files concatenated?)")
         # the sample number: the rank of the record's time (every section covers the same records)
-        times = " UNION ".join(f"SELECT f[3] AS tstok FROM {self._reader(sec['param'])} WHERE {self._DATA}"
-                               for sec in batch)
+        metrics = ("CASE WHEN star THEN list_transform(range(len(f) - 4), lambda i: CASE WHEN i = 0 THEN 'all' "
+                   "ELSE 'CPU' || CAST(i - 1 AS VARCHAR) END) ELSE names END")
+        values = ("CASE WHEN star THEN list_transform(f[5:], lambda x: try_cast(x AS DOUBLE)) "
+                  "ELSE list_transform(pos, lambda i: try_cast(f[i] AS DOUBLE)) END")
         sink.load_sql("sys_metrics", f"""
+            WITH l AS (SELECT * FROM {lines} WHERE {self._DATA}),
+                 r AS (SELECT f[3] AS tstok, try_cast(f[2] AS DOUBLE) AS interval_s, act AS activity,
+                              {inst} AS instance, unnest({metrics}) AS metric, unnest({values}) AS value FROM l),
+                 k AS (SELECT tstok, (row_number() OVER (ORDER BY tstok) - 1)::INTEGER AS sample,
+                              timezone('UTC', strptime(tstok, '{TS_FORMAT}')) AS ts
+                       FROM (SELECT DISTINCT f[3] AS tstok FROM l))
             SELECT $source_id AS source_id, $run_id AS run_id, 'sar' AS tool, 'sa-binary' AS format,
                    k.ts, r.interval_s, k.sample, false AS since_boot, r.activity, r.instance, r.metric, r.value,
                    NULL::INTEGER AS line
-            FROM ({" UNION ALL ".join(rows_sql)}) r
-            JOIN (SELECT tstok, (row_number() OVER (ORDER BY tstok) - 1)::INTEGER AS sample,
-                         timezone('UTC', strptime(tstok, '{TS_FORMAT}')) AS ts
-                  FROM ({times})) k
-              USING (tstok)""", params)
+            FROM r JOIN k USING (tstok)""", params)
 
     @staticmethod
     def _instance_expr(act: str, inst_pos: list[int]) -> str:
@@ -253,9 +291,11 @@ class _Loader:
             e = f"CASE WHEN {e} IN ('-1', 'all') THEN 'all' ELSE {e} END"
         return e
 
-    def _restarts(self, section: Path) -> None:
-        """LINUX-RESTART lines (each section repeats them: read from the first)."""
-        self.restarts_done = True
+    def _restarts(self, section: Path, first_section: bool = True) -> None:
+        """LINUX-RESTART lines (each section repeats them: read from the first; a restart that begins the
+        file is printed once, before the first header)."""
+        if first_section:
+            self.restarts_done = True
         rows = self.sink.own_rows("sys_metrics", f"SELECT f[3], f[4] FROM {self._reader('restarts_')} "
                                                  "WHERE len(f) >= 4 AND starts_with(f[4], 'LINUX-RESTART')",
                                   {"restarts_": str(section)})
@@ -267,6 +307,9 @@ class _Loader:
                 raise ParseError(self.path, None, "a timestamp 'YYYY-MM-DD HH:MM:SS UTC' on a LINUX-RESTART row",
                                  tok[:40]) from None
             m = re.search(r"\((\d+) CPU\)", what)
+            if tok in self.restarts_seen:
+                continue
+            self.restarts_seen.add(tok)
             ts.append(t)
             cpus.append(float(m.group(1)) if m else None)
         if ts:
@@ -292,35 +335,62 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
                         "dnf install sysstat); render it with 'sadf -d FILE -- -A > sadf_d.csv' elsewhere")
         return
     loader = _Loader(path, sink)
+    limit_s = sadf_timeout(path)
     with tempfile.TemporaryDirectory(prefix="kansoku-sa-") as tmp, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sadf, "-d", str(path), "--", "-A"], stdout=subprocess.PIPE, stderr=err,
                                 env=SADF_ENV)
+        timed_out = threading.Event()
+
+        def overtime() -> None:  # nothing waits without a bound: sadf stuck on a damaged file is ended
+            timed_out.set()
+            proc.kill()
+
+        watchdog = threading.Timer(limit_s, overtime)
+        watchdog.daemon = True
+        watchdog.start()
         sections: queue.Queue = queue.Queue(maxsize=2)  # at most a few sections on disk at once
         stop = threading.Event()
         splitter = threading.Thread(target=_split_sections, args=(proc.stdout, Path(tmp), sections, stop),
                                     name="kansoku-sadf-split", daemon=True)
         splitter.start()
         failure: BaseException | None = None
+        ended = False  # the splitter's final None was taken
         try:
             while (item := sections.get()) is not None:
                 if isinstance(item, BaseException):
                     failure = item
                     continue
                 loader.load(*item)
+            ended = True
             loader.flush()
         except BaseException:
+            # a failed check, a DuckDB error or Ctrl-C: stop sadf and the splitter, and wait for neither
+            # longer than it takes them to notice (the final None may already have been taken)
             stop.set()
             proc.kill()
-            while sections.get() is not None:  # let the splitter finish (it ends at EOF after the kill)
-                pass
-            proc.wait()
+            while not ended:
+                try:
+                    ended = sections.get(timeout=0.2) is None
+                except queue.Empty:
+                    ended = not splitter.is_alive() and sections.empty()
             raise
         finally:
-            splitter.join()
+            watchdog.cancel()
+            splitter.join(timeout=5)
             proc.stdout.close()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         rc = proc.wait()
         err.seek(0)
         stderr = err.read().decode("utf-8", errors="replace")
+    if timed_out.is_set():
+        raise ParseError(path, None, f"a sa data file the installed sadf renders within {limit_s:.0f} s",
+                         "sadf still running (a damaged file?)")
+    if rc == 0 and loader.sections == 0 and failure is None and loader.restarts_seen:
+        sink.warn(None, "the sa file holds restart records only (no activity was recorded)")
+        return
     if failure is not None and not isinstance(failure, ValueError):
         raise failure
     if rc != 0 or loader.sections == 0 or failure is not None:
@@ -338,13 +408,32 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
                          f"{msg or f'exit status {rc}'}. Convert it with 'sadf -c OLDFILE > NEWFILE', "
                          "render it with the sysstat that wrote it (sar -A -f / sadf -d), or keep that rendering "
                          "beside it (it is then used instead)", "an sa file this sadf cannot read")
-    m = re.search(r"File created by sar/sadc from sysstat version (\S+)",
-                  subprocess.run([sadf, "-H", str(path)], capture_output=True, text=True, env=SADF_ENV).stdout)
-    if m:
-        sink.set_tool_version(m.group(1))
+    version = _file_version(path)  # the file header's, as 'sadf -H' prints it (one sadf run per file)
+    if version:
+        sink.set_tool_version(version)
     sm.finish_sql(sink, "sar", "sa-binary", loader.host, "sadf -d timestamps (UTC)")
 
 
+def _file_version(path: Path) -> str | None:
+    """The sysstat version that wrote the file: bytes 4-6 of its header (struct file_magic: magic, format
+    magic, then version, patch level and sublevel, one byte each), e.g. 12.6.1."""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    if len(head) < 8 or head[:2] not in SA_MAGIC:
+        return None
+    return ".".join(str(b) for b in head[4:7])
+
+
+def sadf_timeout(path: Path) -> float:
+    """How long sadf may take to render ``path``: a minute, plus ten seconds a megabyte (a day of 1-second
+    records, ~200 MB, renders in about a minute on a small machine)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    return 60.0 + 10.0 * size / (1 << 20)
+
+
 def _sadf_version(sadf: str) -> str:
-    p = subprocess.run([sadf, "-V"], capture_output=True, text=True)
+    p = subprocess.run([sadf, "-V"], capture_output=True, text=True, timeout=60)
     return p.stdout.split("\n")[0].strip() or p.stderr.split("\n")[0].strip()
