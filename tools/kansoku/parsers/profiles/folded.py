@@ -35,10 +35,13 @@ def sniff(head: FileHead) -> bool:
         lines = lines[:-1]  # the head may end mid-line
     if not lines:
         return False
+    # most lines a counted stack, (nearly) all stack-shaped: a line that lost its count is then the parse's
+    # error with its line, not a reason to skip the file
     matched = [l for l in lines if LINE.match(l)]
+    stacky = sum(1 for l in lines if LINE.match(l) or (";" in l and l[:1] not in " #"))
     with_semicolon = sum(1 for l in matched if ";" in l)
-    return len(matched) >= 0.9 * len(lines) and with_semicolon >= max(1, len(lines) // 2) \
-        and not any("\t" in l for l in lines[:20])
+    return len(matched) >= 0.5 * len(lines) and stacky >= 0.9 * len(lines) \
+        and with_semicolon >= max(1, len(matched) // 2) and not any("\t" in l for l in lines[:20])
 
 
 def parse(path: Path, sink: Sink) -> None:

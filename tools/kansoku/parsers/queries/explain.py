@@ -137,7 +137,7 @@ def parse(path: Path, sink: Sink) -> None:
         try:
             doc, end = decoder.raw_decode(text, start)
         except json.JSONDecodeError as exc:
-            cut = exc.pos >= len(text.rstrip())
+            cut = text.rstrip().count("\n", exc.pos) == 0  # the error is on the file's last line: it ends mid-document
             raise ParseError(path, text.count("\n", 0, exc.pos) + 1, EXPECTED,
                              "the document cut short (a killed psql?)" if cut else f"invalid JSON: {exc.msg}") from None
         if not isinstance(doc, list) or not doc or not all(isinstance(d, dict) and "Plan" in d for d in doc):

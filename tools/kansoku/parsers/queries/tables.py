@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS query_plan_nodes (
     actual_total_ms DOUBLE,     -- 'Actual Total Time' (per loop, as printed)
     inclusive_ms DOUBLE,        -- time * loops, divided by the processes running it below a Gather (wall time)
     self_ms DOUBLE,             -- inclusive_ms minus the children's (never below 0)
-    actual_rows BIGINT,         -- 'Actual Rows' * loops
+    actual_rows BIGINT,         -- 'Actual Rows' * loops (rows are printed per loop, rounded: 66667 x 3 = 200001)
     plan_rows DOUBLE,           -- the planner's estimate
     shared_hit_blocks BIGINT,   -- BUFFERS: inclusive of the children, as printed
     shared_read_blocks BIGINT,
