@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,24 @@ class ProfileRequest:
                 raise ProfileError(f"{self.pidfile}: cannot read a PID from it ({exc})") from None
         if pid is None:
             raise ProfileError("perf: give a PID (--perf-pid, --perf-pidfile) or --perf-system-wide")
-        return ["-p", str(pid)]
+        if not Path(f"/proc/{pid}").exists():
+            raise ProfileError(f"perf: no process {pid} to profile (is the server running?)")
+        # perf -p follows the processes forked after it attached (its counters are inherited), not the
+        # children that already run (checkpointer, walwriter, …): they are named too
+        return ["-p", ",".join(str(p) for p in [pid, *children(pid)])]
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1] == str(pid):
+            out.append(int(stat.parent.name))
+    return sorted(out)
 
 
 def _paranoid() -> str | None:
@@ -122,6 +140,22 @@ class Profiler:
             self.error = f"perf record: {exc}"
         finally:
             err.close()
+        self._wait_attached()
+
+    def _wait_attached(self, timeout: float = 10.0) -> None:
+        """Wait until perf has opened its events (perf_event file descriptors), so that the benchmark's
+        first connections are not forked before perf follows the postmaster."""
+        if self.proc is None:
+            return
+        deadline = time.monotonic() + timeout
+        fd_dir = Path(f"/proc/{self.proc.pid}/fd")
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if any("perf_event" in os.readlink(fd) for fd in fd_dir.iterdir()):
+                    return
+            except OSError:
+                pass
+            time.sleep(0.02)
 
     def stop(self, run_dir: Path) -> list[str]:
         """Stop perf record (SIGINT: it writes its data and exits), then write perf script's output, gzip-compressed.
