@@ -150,8 +150,8 @@ def test_profile_diff_uses_the_verdict_language(env):
 def test_top_functions_table(env):
     store, report, _ = env
     t = tables.compute_table(store, report, _item(report, "top")).to_model()
-    assert [c.text["en"] for c in t.columns] == ["function", "1: self (%)", "1: total (%)", "8: self (%)",
-                                                 "8: total (%)"]
+    assert [c.text["en"] for c in t.columns] == ["function", "Clients 1: self (%)", "Clients 1: total (%)",
+                                                 "Clients 8: self (%)", "Clients 8: total (%)"]
     assert len(t.rows) == 8 and len(t.header) == 2
     con = store
     for row in t.rows:
@@ -178,8 +178,8 @@ def _times(workers: int) -> dict[str, list[float]]:
 def test_query_table_speedup_against_the_baseline(env):
     store, report, _ = env
     t = tables.compute_table(store, report, _item(report, "q")).to_model()
-    assert [c.text["en"] for c in t.columns] == ["query", "0: elapsed (ms)", "2: elapsed (ms)", "2: speed-up",
-                                                 "2: dominant plan node"]
+    assert [c.text["en"] for c in t.columns] == ["query", "Workers 0: elapsed (ms)", "Workers 2: elapsed (ms)",
+                                                 "Workers 2: speed-up", "Workers 2: dominant plan node"]
     t0, t2 = _times(0), _times(2)
     for row in t.rows:
         q = row[0].text["en"]

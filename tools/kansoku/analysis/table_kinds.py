@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 from kansoku import words
 from kansoku.analysis import noise
-from kansoku.analysis.tables import VERDICT_FLAGS, ComputedTable, both, check_factor, citations, factor_sort_key, factor_value_label, \
-    fmt_number, where_sql
+from kansoku.analysis.tables import VERDICT_FLAGS, ComputedTable, both, check_factor, citations, factor_name, \
+    factor_sort_key, factor_value_label, fmt_number, where_sql
 from kansoku.report.model import Cell
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
@@ -57,7 +57,11 @@ def _opt(item: Item, key: str, default: Any, choices: tuple | None = None) -> An
 
 
 def _cond_label(report: Report, item: Item, v: str | None, lang: str) -> str:
-    return factor_value_label(report, item.columns, v, lang) if v is not None else words.t(lang, "chart_profile_all_runs")
+    """A condition as a column header: its label, or the factor's name and the value ("Clients 8")."""
+    if v is None:
+        return words.t(lang, "chart_profile_all_runs")
+    label = factor_value_label(report, item.columns, v, lang)
+    return label if item.columns in report.factor_labels else f"{factor_name(report, item.columns, lang)} {label}"
 
 
 def _value_cell(values: dict[str, float], digits: int, coords: dict[str, str]) -> Cell:

@@ -68,7 +68,8 @@ def profile_diff(chart, lang: str) -> dict:
     hover = [f"{esc(r['function'])}<br>{esc(w['a'])}: {r['a']:.2f} %<br>{esc(w['b'])}: {r['b']:.2f} %<br>"
              f"{r['delta']:+.2f}<br>{esc(v)}" for r, v in zip(rows, w["verdicts"])]
     fig = go.Figure(go.Bar(x=xs, y=order, orientation="h", marker=dict(color=colors), hovertext=hover,
-                           hoverinfo="text", text=[f"{x:+.2f}" for x in xs], textposition="outside",
+                           hoverinfo="text", text=[f"{x:+.2f}" for x in xs],
+                           textposition=["outside" if x >= 0 else "inside" for x in xs],
                            cliponaxis=False, showlegend=False))
     # one legend entry per verdict that occurs, in the verdict language of the tables
     seen = []
