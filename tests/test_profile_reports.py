@@ -57,6 +57,21 @@ metric = "profile_samples"
 series = "clients"
 options = { a = "1", b = "8", top = 10 }
 
+[[chapter.figure]]
+id = "qt"
+caption = { ja = "クエリ", en = "Queries" }
+chart = "query_times"
+metric = "query_elapsed_ms"
+series = "workers"
+
+[[chapter.figure]]
+id = "qs"
+caption = { ja = "高速化率", en = "Speed-up" }
+chart = "query_times"
+metric = "query_elapsed_ms"
+series = "workers"
+options = { baseline = "0" }
+
 [[chapter.table]]
 id = "top"
 caption = { ja = "上位の関数", en = "Top functions" }
@@ -197,3 +212,21 @@ def test_bad_options_are_spec_errors(env, tmp_path):
     bad.write_text(spec.read_text().replace('options = { a = "1", b = "8", top = 10 }', 'options = { a = "1", b = "3" }'))
     with pytest.raises(SpecError, match="option b must be a value of clients"):
         figures.chart_data(store, load_report(bad), _item(load_report(bad), "diff"))
+
+
+def test_query_times_chart(env):
+    store, report, _ = env
+    t0, t2 = _times(0), _times(2)
+    cd = figures.chart_data(store, report, _item(report, "qt"))
+    order = cd.data["order"]
+    assert sorted(order) == sorted(t0) and cd.words["en"]["names"] == ["Workers 0", "Workers 2"]
+    for k, q in enumerate(order):
+        assert cd.data["bars"][0][k] == pytest.approx(statistics.median(t0[q]))
+        assert cd.data["low"][1][k] == pytest.approx(min(t2[q])) and cd.data["high"][1][k] == pytest.approx(max(t2[q]))
+    sp = figures.chart_data(store, report, _item(report, "qs"))
+    for k, q in enumerate(sp.data["order"]):
+        assert sp.data["bars"][0][k] == pytest.approx(1.0)
+        assert sp.data["bars"][1][k] == pytest.approx(statistics.median(t0[q]) / statistics.median(t2[q]))
+    assert sp.words["en"]["y_title"].startswith("speed-up")
+    fig = draw(sp, "en")
+    assert {tr["type"] for tr in fig["data"]} == {"bar"}

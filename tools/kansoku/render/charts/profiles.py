@@ -54,6 +54,7 @@ def flamegraph(chart, lang: str) -> dict:
                uniformtext=dict(minsize=9, mode="hide"), bargap=0, margin=dict(l=8, r=8, t=36, b=36),
                plot_bgcolor="#ffffff")
     fig.update_layout(**lay)
+    fig.update_annotations(x=0, xanchor="left", font=dict(size=13))  # panel titles: left, clear of the mode bar
     fig.update_xaxes(ticksuffix=" %", row=n, col=1)
     return compact(fig)
 
