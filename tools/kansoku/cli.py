@@ -243,6 +243,10 @@ def collect_main(argv: list[str] | None = None) -> int:
 
     if argv is None:
         argv = sys.argv[1:]
+    if argv[:1] == ["queries"]:  # the benchmark of a query study: tools/collect queries … (collect/queries.py)
+        from kansoku.collect.queries import main as queries_main
+
+        return queries_main(argv[1:])
     if argv[:1] == ["--version"]:
         ap = argparse.ArgumentParser(prog="tools/collect")
         _version(ap)

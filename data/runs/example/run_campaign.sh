@@ -10,6 +10,9 @@ sh "$HERE/setup.sh" init
 tools/collect --plan "$HERE/scaleup.toml"
 tools/collect --plan "$HERE/syscalls.toml"
 tools/collect --plan "$HERE/fio.toml"
+# issue 26: a parallel-query study and CPU profiles of the update workload (about 25 minutes more)
+tools/collect --plan "$HERE/parallel.toml"
+tools/collect --plan "$HERE/profile.toml"
 sh "$HERE/setup.sh" stop
 # the replication study: a primary and two standbys of their own (replication.sh), about 15 minutes
 sh "$HERE/replication.sh" init

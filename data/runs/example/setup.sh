@@ -8,6 +8,8 @@
 #                               create the databases bench_read and bench_update if missing
 #   sh setup.sh stop            stop both clusters
 #   sh setup.sh fio-file        stop both clusters; write the fio test file (256 MiB of random data)
+#   sh setup.sh query-data S    the parallel-query study's data (parallel.toml): pgbench's tables at scale S in
+#                               bench_query, analysed (once per scale; the running cluster)
 #   sh setup.sh clean           stop both clusters and delete $BASE
 #
 # Environment: KANSOKU_EXAMPLE_BASE (default /tmp/kansoku_example), KANSOKU_EXAMPLE_PORT (default 5433),
@@ -23,7 +25,7 @@ running() { [ -f "$BASE/$1/postmaster.pid" ] && as_pg "$BIN/pg_ctl" -D "$BASE/$1
 
 case "${1:-}" in
 install)
-    apt-get install -y postgresql sysstat fio strace procps
+    apt-get install -y postgresql sysstat fio strace procps linux-perf
     ;;
 init)
     mkdir -p "$BASE/sock"
@@ -53,7 +55,7 @@ start)
     if ! running "$cfg"; then
         as_pg "$BIN/pg_ctl" -D "$BASE/$cfg" -l "$BASE/$cfg.log" -w start
     fi
-    for db in bench_read bench_update; do
+    for db in bench_read bench_update bench_query; do
         as_pg "$BIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -tAc \
             "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1 ||
             as_pg "$BIN/createdb" -h 127.0.0.1 -p "$PORT" -U postgres "$db"
@@ -69,11 +71,20 @@ fio-file)
     [ -f "$BASE/fio/fio.dat" ] ||
         dd if=/dev/urandom of="$BASE/fio/fio.dat" bs=1M count=256 oflag=direct conv=fsync status=none
     ;;
+query-data)
+    scale=${2:?usage: setup.sh query-data SCALE}
+    have=$(as_pg "$BIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d bench_query -tAc \
+        "SELECT count(*) / 100000 FROM pgbench_accounts" 2>/dev/null || echo 0)
+    if [ "$have" != "$scale" ]; then
+        pgbench -i -q -s "$scale" -h 127.0.0.1 -p "$PORT" -U postgres bench_query
+    fi
+    as_pg "$BIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d bench_query -c "VACUUM ANALYZE"
+    ;;
 clean)
     sh "$0" stop
     rm -rf "$BASE"
     ;;
 *)
-    sed -n '2,16p' "$0"; exit 2
+    sed -n '2,18p' "$0"; exit 2
     ;;
 esac

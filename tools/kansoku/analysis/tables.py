@@ -721,6 +721,10 @@ def present(text: str, value: float | None, fmt: str, digits: int) -> str:
 
 
 def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
+    from kansoku.analysis import table_kinds  # rows that are data: "functions", "queries" (issue 26)
+
+    if item.rows in table_kinds.KINDS:
+        return table_kinds.KINDS[item.rows](store, report, item)
     check_grammar(item)
     if item.row_groups:
         t = _grouped_table(store, report, item)

@@ -22,6 +22,8 @@ A plan is a TOML file (``tools/collect --plan PLAN.toml``; see data/runs/example
     output = "pgbench.log"     # optional; default <program>.log
     conninfo = "host=127.0.0.1 port=5433 user=postgres dbname=bench"     # optional
     strace_pidfile = "/tmp/pgdata/postmaster.pid"                         # optional
+    perf_pidfile = "/tmp/pgdata/postmaster.pid"   # optional: perf record -g on the postmaster's processes
+    # perf_system_wide = true; perf_frequency = 99; perf_event = "cpu-clock"    (collect/profile.py)
     server_log = "/tmp/pgdata/server.log"      # optional: the part written during the run -> server.log
     note = "..."               # optional
 
@@ -87,6 +89,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.collect.hosts import Host, RemoteHosts
+from kansoku.collect.profile import ProfileRequest
 from kansoku.collect.run import EXIT_INTERRUPTED, default_signals, CollectError, RunRequest, collect_run, run_path, run_state
 from kansoku.ingest.runs import canon
 
@@ -249,7 +252,17 @@ def request_for(plan: Plan, pr: PlannedRun, total: int, setups: list[str], quiet
         strace_pidfile=Path(opt["strace_pidfile"]) if "strace_pidfile" in opt else None,
         server_log=Path(opt["server_log"]) if "server_log" in opt else None, settle_s=plan.settle_s, pg_stat_interval_s=plan.pg_stat_interval_s, monitors=plan.monitors, replace=True, note=opt.get("note"), quiet=quiet,
         campaign={"plan": str(plan.path), "seed": plan.seed, "order": plan.order, "position": pr.position,
-                  "total": total, "setup": setups})
+                  "total": total, "setup": setups}, profile=_profile(plan, v, where))
+
+
+def _profile(plan: Plan, v: dict[str, Any], where: str) -> ProfileRequest | None:
+    """[run] perf_pidfile / perf_system_wide (with perf_frequency, perf_event): perf record -g during the run."""
+    r = plan.run
+    if "perf_pidfile" not in r and not r.get("perf_system_wide"):
+        return None
+    return ProfileRequest(int(r.get("perf_frequency", 99)), None,
+                          Path(_render(str(r["perf_pidfile"]), v, where)) if "perf_pidfile" in r else None,
+                          bool(r.get("perf_system_wide", False)), r.get("perf_event"))
 
 
 def _setup_commands(plan: Plan, pr: PlannedRun) -> list[tuple[Setup, str]]:

@@ -99,6 +99,13 @@ SCHEMA: dict[str, Any] = {
                 "pg_stat_replication": _d("with conninfo: pg_stat_replication (standbys' lags) before, during and "
                                           "after each run", {"type": "boolean"}),
                 "note": _d("free text stored as notes in run.toml", {"type": "string"}),
+                "perf_pidfile": _d("perf record -g on the processes of the PostgreSQL server whose postmaster.pid "
+                                   "this is (template; collect/profile.py)", {"type": "string", "minLength": 1}),
+                "perf_system_wide": _d("perf record -g -a: every CPU of this host", {"type": "boolean"}),
+                "perf_frequency": _d("perf's sampling frequency in Hz (default 99)",
+                                     {"type": "integer", "minimum": 1, "maximum": 100000}),
+                "perf_event": _d("the event perf samples (default cycles; cpu-clock where the machine has no "
+                                 "hardware counters)", {"type": "string", "minLength": 1}),
             },
         },
         "vars": _d("template variables and their defaults", {"type": "object", "additionalProperties": _SCALAR}),

@@ -99,6 +99,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.collect.pg_stat_series import PgStatSeries
+from kansoku.collect.profile import ProfileError, ProfileRequest, Profiler
 from kansoku.collect.server_log import ServerLogTail
 from kansoku.ingest.runs import METADATA_KEYS
 
@@ -126,7 +127,7 @@ VERSION_PROBES = {
     "sysstat": ["sar", "-V"], "procps_vmstat": ["vmstat", "-V"], "strace": ["strace", "-V"],
     "fio": ["fio", "--version"], "pgbench": ["pgbench", "--version"], "psql": ["psql", "--version"],
     "postgres": ["postgres", "--version"], "sysbench": ["sysbench", "--version"],
-    "pg_test_fsync": ["pg_test_fsync", "--version"],
+    "pg_test_fsync": ["pg_test_fsync", "--version"], "perf": ["perf", "--version"],
 }
 POSTGRES_CLIENTS = {"pgbench", "psql", "pg_test_fsync"}
 STOP_SIGNALS = ((signal.SIGINT, 3.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0))
@@ -589,6 +590,7 @@ class RunRequest:
     hosts: list[Any] = field(default_factory=list)  # collect.hosts.Host: the other hosts, reached over ssh
     role: str | None = None  # role of this host in the run (run.toml role); None: the campaign's default
     pg_stat_replication: bool = False  # with conninfo: pg_stat_replication before, during and after
+    profile: ProfileRequest | None = None  # perf record -g during the benchmark (collect/profile.py)
 
     @property
     def run_dir(self) -> Path:
@@ -672,6 +674,10 @@ def collect_run(req: RunRequest) -> RunResult:
         raise CollectError(f"{run_dir} already holds a run (status {state}); use --replace to keep it "
                            f"aside as a hidden .attempt directory and measure again")
     strace_pid = _strace_target(req)
+    try:  # perf is probed before anything is written: a machine where it cannot record stops here
+        profiler = Profiler.prepare(req.profile) if req.profile is not None else None
+    except ProfileError as exc:
+        raise CollectError(str(exc)) from None
     from kansoku.collect.hosts import RemoteHosts
 
     remote = RemoteHosts(req.hosts, req.quiet)
@@ -680,12 +686,12 @@ def collect_run(req: RunRequest) -> RunResult:
         if state is not None:
             aside = move_aside(run_dir)
             _log(f"earlier attempt moved to {aside}", req.quiet)
-        return _measure(req, run_dir, strace_pid, remote)
+        return _measure(req, run_dir, strace_pid, remote, profiler)
     finally:
         remote.close()  # supervisors still running are stopped, ssh masters closed, whatever happened
 
 
-def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any) -> RunResult:
+def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any, profiler: Any) -> RunResult:
     """The run itself, once collect_run has checked the request and reached the other hosts."""
     run_dir.mkdir(parents=True, exist_ok=True)
     run_dir = run_dir.resolve()
@@ -713,13 +719,15 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
     if strace_pid is not None:
         strace = Monitor("strace", ["strace", "-c", "-f", "-p", str(strace_pid), "-o", "strace_c.txt"], None)
         commands["strace"] = shlex.join(strace.argv) + " 2> strace_stderr.txt"
+    if profiler is not None:
+        commands.update(profiler.commands())
     scripts = copy_scripts(req.command, run_dir)
     if scripts:
         commands["scripts"] = scripts
     meta["commands"] = commands
     meta["machine"] = machine_info(run_dir)
     tools = run_tools(Path(req.command[0]).name, req.monitors, strace is not None, bool(req.conninfo))
-    meta["versions"] = tool_versions(tools)
+    meta["versions"] = tool_versions(tools + (["perf"] if profiler else []))
     meta["env"] = env_info()
     if remote:
         commands["hosts"] = [f"{h.name} ({h.role}): {h.dir_name}/, ssh {h.target}" for h in req.hosts if h.target]
@@ -744,6 +752,8 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
             mon.start(run_dir)
         if strace is not None:
             strace.start(run_dir, "strace_stderr.txt")
+        if profiler is not None:
+            profiler.start(run_dir)
         errors = [f"{m.name}: {m.error}" for m in monitors + ([strace] if strace else []) if m.error]
         if remote and intr.received is None:
             errors += remote.start_monitors()
@@ -792,6 +802,9 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
             _sleep_unless(intr, req.settle_s)
         if strace is not None:
             strace.stop()
+        if profiler is not None:
+            errors += [f"perf: {e}" for e in profiler.stop(run_dir)]
+            commands["perf_stop_signal"] = profiler.stop_signal
         for mon in monitors:
             mon.stop()
         if remote:
@@ -937,6 +950,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--strace-pid", type=int, metavar="PID", help="run strace -c -f -p PID during the benchmark")
     g.add_argument("--strace-pidfile", type=Path, metavar="FILE",
                    help="like --strace-pid, PID from the first line of FILE (e.g. $PGDATA/postmaster.pid)")
+    pf = ap.add_argument_group("CPU profile (perf record -g; collect/profile.py)")
+    pt = pf.add_mutually_exclusive_group()
+    pt.add_argument("--perf-pid", type=int, metavar="PID", help="profile PID and its processes (the postmaster)")
+    pt.add_argument("--perf-pidfile", type=Path, metavar="FILE", help="like --perf-pid, PID from the first line of "
+                    "FILE ($PGDATA/postmaster.pid)")
+    pt.add_argument("--perf-system-wide", action="store_true", help="profile every CPU (perf record -a)")
+    pf.add_argument("--perf-frequency", type=int, default=99, metavar="HZ", help="samples per second (default 99)")
+    pf.add_argument("--perf-event", metavar="EVENT", help="perf event (default: cycles if available, else cpu-clock)")
     ap.add_argument("--server-log", type=Path, metavar="FILE",
                     help="the PostgreSQL server log: the part written during the run is copied to server.log "
                          "(checkpoints on the TPS charts; log_checkpoints = on)")
@@ -1012,7 +1033,10 @@ def main(argv: list[str] | None = None) -> int:
                          output=args.output, conninfo=args.conninfo, strace_pid=args.strace_pid,
                          strace_pidfile=args.strace_pidfile, server_log=args.server_log, settle_s=args.settle,
                          pg_stat_interval_s=args.pg_stat_interval,
-                         monitors=not args.no_monitors, replace=args.replace, note=args.note, quiet=args.quiet)
+                         monitors=not args.no_monitors, replace=args.replace, note=args.note, quiet=args.quiet,
+                         profile=ProfileRequest(args.perf_frequency, args.perf_pid, args.perf_pidfile,
+                                                args.perf_system_wide, args.perf_event)
+                         if (args.perf_pid or args.perf_pidfile or args.perf_system_wide) else None)
         _log(f"run {req.run_dir}: {shlex.join(command)}", args.quiet)
         res = collect_run(req)
     except CollectError as exc:

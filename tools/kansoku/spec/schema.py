@@ -160,8 +160,11 @@ ITEM = {  # tables and figures
 }
 
 TABLE = {  # tables only
-    "rows": key(FACTOR, "factor whose values are the rows, or `\"metrics\"`: one row per metric of `metrics`",
-                required=True),
+    "rows": key(FACTOR, "factor whose values are the rows, or `\"metrics\"`: one row per metric of `metrics`, "
+                        "`\"functions\"`: the top functions of a profile, `\"queries\"`: elapsed time per query "
+                        "(see docs/spec.md, issue 26)", required=True),
+    "options": key(("table", {"type": "object"}), "options of `rows = \"functions\"`: `top` (10), `profile` "
+                                                  "(`\"cpu\"`, `\"syscalls\"`), `rank_by` (`\"self\"`, `\"total\"`)"),
     "columns": key(FACTOR, "factor pivoted into column groups"),
     "count": key(BOOL, "`true` adds the number of runs after the first metric"),
     "companions": key(one_of("representative", "aggregate"),

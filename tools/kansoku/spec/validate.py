@@ -529,7 +529,7 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
             elif not isinstance(cond, dict):
                 where_ok &= check_value(p + ("where", f), f, cond, it, kind)
         for role in ("rows", "columns", "x", "series", "row_groups"):
-            if role == "rows" and it.get(role) == "metrics":  # rows that are the table's metrics, not a factor
+            if role == "rows" and it.get(role) in ("metrics", "functions", "queries"):  # rows that are not a factor
                 continue
             check_factor(p + (role,), it.get(role), it, kind)
         for k, f in enumerate(_l(it.get("show_factors"))):

@@ -1,0 +1,154 @@
+"""Query studies (issue 26): EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) and psql \\timing output ingested by content;
+per statement and per plan node; failures stored as failed with their line, never a zero; bad input refused.
+
+Real files (tests/fixtures/queries/): `tools/collect queries` against PostgreSQL 15 (collect_ok: two statements with
+max_parallel_workers_per_gather = 2; collect_failed: a list with a statement the server refuses, repeated twice),
+and a plain `psql -At -c "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) …"` after SET commands (explain_plain) and a
+psql session with \\timing on (timing).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, one_file_run, ro_con
+from kansoku.ingest.detect import detect
+from kansoku.ingest.pipeline import ingest
+
+Q = FIXTURES / "queries"
+
+
+def _warnings(rep) -> list[str]:
+    return [w for f in rep.files for w in f.warnings]
+
+
+def _copy(tmp_path: Path, name: str, src: Path) -> Path:
+    d = tmp_path / "runs" / name
+    shutil.copytree(src, d)
+    return d
+
+
+def test_formats_are_detected_by_content():
+    assert detect(Q / "collect_ok" / "queries-explain.txt").format.name == "explain-json"
+    assert detect(Q / "collect_ok" / "queries-timing.txt").format.name == "psql-timing"
+    assert detect(Q / "explain_plain" / "explain.json").format.name == "explain-json"
+    assert detect(Q / "timing" / "psql-timing.txt").format.name == "psql-timing"
+    assert detect(Q / "collect_ok" / "queries.sql").format is None  # the list itself is not a result
+
+
+def test_a_collected_query_run(tmp_db, tmp_path):
+    rep = ingest([_copy(tmp_path, "ok", Q / "collect_ok")], tmp_db)
+    assert rep.ok, rep.errors
+    assert {f.format for f in rep.files if f.format} == {"explain-json", "psql-timing"}
+    con = ro_con(tmp_db)
+    st = con.execute("SELECT query, mode, status, elapsed_ms, workers_planned, workers_launched, dominant_node "
+                     "FROM query_statements ORDER BY mode, query").fetchall()
+    assert [(r[0], r[1], r[2]) for r in st] == [("bybranch", "explain", "ok"), ("count", "explain", "ok"),
+                                               ("bybranch", "timing", "ok"), ("count", "timing", "ok")]
+    assert all(r[3] > 0 for r in st)
+    explain = {r[0]: r for r in st if r[1] == "explain"}
+    assert explain["count"][4] == 2 and explain["count"][5] == 2  # parallel workers planned and launched
+    # the times as printed: 'Execution Time' of the JSON, 'Time:' of psql
+    text = (Q / "collect_ok" / "queries-timing.txt").read_text()
+    first = float(text.split("Time: ")[1].split(" ms")[0])
+    assert con.execute("SELECT elapsed_ms FROM query_statements WHERE mode = 'timing' AND statement_no = 1"
+                       ).fetchone()[0] == first
+    # plan nodes: the top node's inclusive time is the plan's total, self times add up to it
+    tot = con.execute("SELECT s.elapsed_ms, n.inclusive_ms, (SELECT sum(self_ms) FROM query_plan_nodes m "
+                      "WHERE m.query = 'count') FROM query_statements s JOIN query_plan_nodes n USING (query) "
+                      "WHERE s.mode = 'explain' AND s.query = 'count' AND n.node_no = 1").fetchone()
+    assert tot[1] == pytest.approx(tot[2]) and tot[1] <= tot[0]
+    scan = con.execute("SELECT node_type, relation, loops, actual_rows FROM query_plan_nodes WHERE query = 'count' "
+                       "AND relation IS NOT NULL").fetchone()
+    # rows are printed per loop, rounded (66667 x 3 processes for 200000 rows)
+    assert scan == ("Index Only Scan", "pgbench_accounts", 3, 200001)
+    # the table's time is the plain run's; the dominant node from the plan
+    qt = dict(con.execute("SELECT query, mode FROM query_times").fetchall())
+    assert qt == {"count": "timing", "bybranch": "timing"}
+    m = dict(con.execute("SELECT metric, value FROM run_metrics WHERE metric LIKE 'query%'").fetchall())
+    assert m["query_elapsed_ms"] == pytest.approx(sum(r[3] for r in st if r[1] == "timing"))
+    assert m["query_workers_launched"] == 2
+
+
+def test_a_failed_statement_is_stored_as_failed_with_its_line_never_a_zero(tmp_db, tmp_path):
+    rep = ingest([_copy(tmp_path, "failed", Q / "collect_failed")], tmp_db)
+    assert rep.ok, rep.errors
+    warned = [w for w in _warnings(rep) if "failed on the server" in w]
+    assert len(warned) == 4 and all("query broken" in w and "nosuchtable" in w for w in warned)
+    assert any("queries-timing.txt:6:" in w for w in warned), warned
+    con = ro_con(tmp_db)
+    failed = con.execute("SELECT mode, repetition, elapsed_ms, error FROM query_statements WHERE status = 'failed' "
+                         "ORDER BY ALL").fetchall()
+    assert [(r[0], r[1], r[2]) for r in failed] == [("explain", 1, None), ("explain", 2, None), ("timing", 1, None),
+                                                   ("timing", 2, None)]
+    assert "nosuchtable" in failed[0][3]
+    # psql printed 'Time: 0.253 ms' after the error: not stored as the statement's time
+    assert "Time: " in (Q / "collect_failed" / "queries-timing.txt").read_text().split("nosuchtable")[2]
+    # a run with a failed statement has no total (never a partial sum), the others keep theirs
+    m = dict(con.execute("SELECT metric, value FROM run_metrics WHERE metric = 'query_elapsed_ms'").fetchall())
+    assert m.get("query_elapsed_ms") is None
+    ok = con.execute("SELECT count(*) FROM query_times WHERE elapsed_ms IS NOT NULL").fetchone()[0]
+    assert ok == 2
+    assert con.execute("SELECT repetitions FROM query_times WHERE query = 'count'").fetchone()[0] == 2
+
+
+def test_plain_explain_named_by_its_file(tmp_db, tmp_path):
+    d = tmp_path / "runs" / "p"
+    d.mkdir(parents=True)
+    shutil.copy(Q / "explain_plain" / "explain.json", d / "q6.json")
+    rep = ingest([d], tmp_db)
+    assert rep.ok, rep.errors
+    con = ro_con(tmp_db)
+    assert con.execute("SELECT query, workers_launched, planning_ms FROM query_statements").fetchone() == ("q6", 2, 0.303)
+    dom = con.execute("SELECT node_type, rank FROM query_node_times ORDER BY rank LIMIT 1").fetchone()
+    assert dom == ("Aggregate", 1)
+
+
+def _explain_text() -> str:
+    return (Q / "explain_plain" / "explain.json").read_text()
+
+
+@pytest.mark.parametrize("name, make, line, words", [
+    ("cut.json", lambda t: t[: len(t) // 2], None, "cut short"),
+    ("noanalyze.json", lambda t: "[\n  {\n    \"Plan\": {\n      \"Node Type\": \"Seq Scan\",\n"
+                                  "      \"Total Cost\": 1.0\n    }\n  }\n]\n", 1, "without ANALYZE"),
+    ("aligned.json", lambda t: "              QUERY PLAN\n-------------\n [          +\n   {\"Plan\": {\"Node Type\": "
+                                "\"Result\"}}+\n ]\n(1 row)\n", 1, "psql -At"),
+    ("timing.txt", lambda t: "-- kansoku query=a repetition=1\nTime: 1.5 ms\n-- kansoku query=b repetition=1\n"
+                             "-- kansoku query=c repetition=1\nTime: 2.0 ms\n", 3, "a 'Time:' line for query b"),
+    ("timing2.txt", lambda t: "Timing is on.\nTime: 1.5 ms\nTime: -2.0 ms\n", 3, "Time: N.NNN ms"),
+])
+def test_bad_input_is_refused_with_file_and_line(tmp_db, tmp_path, name, make, line, words):
+    rep = ingest([one_file_run(tmp_path, name, make(_explain_text()))], tmp_db)
+    assert not rep.ok, rep.files
+    (err,) = rep.errors
+    assert name in err and words in err, err
+    if line is not None:
+        assert f"{name}:{line}:" in err, err
+
+
+def test_a_query_list_error_names_the_list_and_line(tmp_path, tool):
+    bad = tmp_path / "q.sql"
+    bad.write_text("-- query: a\nSELECT 1;\nSELECT 2\n")
+    proc = tool("collect", "queries", "--conninfo", "host=127.0.0.1 port=1", str(bad), cwd=tmp_path)
+    assert proc.returncode == 2 and f"{bad}:3: expected the statement to end with ';'" in proc.stderr, proc.stderr
+    bad.write_text("SELECT 1;\n\\timing on\n")
+    proc = tool("collect", "queries", "--conninfo", "host=127.0.0.1 port=1", str(bad), cwd=tmp_path)
+    assert proc.returncode == 2 and f"{bad}:2: expected an SQL statement" in proc.stderr, proc.stderr
+
+
+def test_the_collect_script_maps_errors_to_the_list():
+    from kansoku.collect.queries import Statement, script
+
+    sts = [Statement("a", "SELECT 1;", 2), Statement("b", "SELECT\n  2;", 4)]
+    text, where = script(sts, "timing", 2, [("work_mem", "64MB")], "random", 7)
+    lines = text.split("\n")
+    for no, src in where.items():
+        assert lines[no - 1].strip() in ("SELECT 1;", "SELECT", "2;")
+        assert src in (2, 4, 5)
+    assert text.count("-- kansoku query=b") == 2 and "SET work_mem = '64MB';" in text and "\\timing on" in text
+    ex, _ = script(sts, "explain", 1, [], "listed", 1)
+    assert "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT 1;" in ex and "\\o /dev/null" not in ex

@@ -1,0 +1,198 @@
+"""Profile charts' data (issue 26; docs/charts.md): a flame graph per condition and the differential view of two
+conditions. Drawn by render/charts/profiles.py.
+
+Data: ``profile_stacks`` / ``profile_functions`` (parsers/profiles). A condition (a value of ``series``) is all its
+runs: each run's stacks as shares of the run's samples, averaged over the runs (every repetition weighs the same,
+however many samples it took). The differential view compares the per-run shares of each function between two
+conditions with the tables' verdict (analysis/noise.py): higher or lower beyond run-to-run noise, or within noise.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from kansoku import words
+from kansoku.analysis import noise
+from kansoku.analysis.charts import _select as c
+from kansoku.report.model import ChartData
+from kansoku.spec.model import LANGS, Item, Report
+from kansoku.store.db import Store
+
+PROFILES = ("cpu", "syscalls")
+
+
+def _has_data(profile: str) -> str:
+    return f"SELECT DISTINCT run_id FROM profile_stacks WHERE profile = '{profile}'"
+
+
+def _conditions(store: Store, report: Report | None, item: Item, profile: str) -> list[tuple[c.Pick, dict[str, str]]]:
+    """Every condition (all its runs) and its name per language."""
+    ps = c.picks(store, report, item, item.series, "all", has_data=_has_data(profile))
+    out = []
+    for p in ps:
+        names = {}
+        if report is not None:
+            for lang in LANGS:
+                if item.series:
+                    names[lang] = c.pick_name(report, item, item.series, c.Pick(p.key, [p.run_ids[0]], None, 1),
+                                              p.run_ids[0], lang, {})
+                else:
+                    names[lang] = words.t(lang, "chart_profile_all_runs")
+        out.append((p, names))
+    return out
+
+
+def _processes_sql(item: Item) -> tuple[str, list]:
+    procs = c.opt_str_list(item, "process")
+    if not procs:
+        return "", []
+    return " AND process IN (SELECT unnest(?::VARCHAR[]))", [procs]
+
+
+def _stack_shares(store: Store, item: Item, runs: list[str], profile: str) -> dict[str, float]:
+    """Mean share (%) of each stack over the runs."""
+    extra, params = _processes_sql(item)
+    rows = store.query(
+        f"""SELECT run_id, stack, sum(samples) AS s FROM profile_stacks
+            WHERE profile = ? AND run_id IN (SELECT unnest(?::VARCHAR[])){extra} GROUP BY run_id, stack""",
+        [profile, runs, *params])
+    totals: dict[str, int] = {}
+    for r, _, s in rows:
+        totals[r] = totals.get(r, 0) + int(s)
+    out: dict[str, float] = {}
+    for r, stack, s in rows:
+        out[stack] = out.get(stack, 0.0) + 100.0 * int(s) / totals[r] / len(runs)
+    return out
+
+
+def flame_tree(shares: dict[str, float], min_pct: float, max_depth: int) -> dict[str, list]:
+    """The flame graph's frames: ``labels``, ``parents`` (index, -1 for the root), ``depth`` (0 the root),
+    ``starts`` (left edge, in % of the samples: callees side by side from their caller's left edge, in
+    alphabetical order as in Brendan Gregg's flame graphs), ``values`` (width: the total share, callees
+    included), ``self`` (the share where the frame is the leaf). Frames below ``min_pct`` are left out (their
+    share stays in their caller's width), and frames deeper than ``max_depth``."""
+    total: dict[tuple[str, ...], float] = {(): 0.0}
+    self_: dict[tuple[str, ...], float] = {}
+    for stack, share in shares.items():
+        frames = tuple(stack.split(";"))[:max_depth]
+        total[()] += share
+        for k in range(1, len(frames) + 1):
+            total[frames[:k]] = total.get(frames[:k], 0.0) + share
+        self_[frames] = self_.get(frames, 0.0) + share
+    keep = sorted((p for p, v in total.items() if p == () or v >= min_pct), key=lambda p: (len(p), p))
+    index = {p: i for i, p in enumerate(keep)}
+    start: dict[tuple[str, ...], float] = {(): 0.0}
+    next_free: dict[tuple[str, ...], float] = {(): 0.0}
+    for p in keep[1:]:  # sorted by depth, then alphabetically: a caller is placed before its callees
+        parent = p[:-1]
+        start[p] = next_free[parent]
+        next_free[parent] += total[p]
+        next_free[p] = start[p]
+    return {"labels": [p[-1] if p else "" for p in keep],
+            "parents": [index.get(p[:-1], -1) if p else -1 for p in keep],
+            "depth": [len(p) for p in keep],
+            "starts": [round(start[p], 4) for p in keep],
+            "values": [round(total[p], 4) for p in keep],
+            "self": [round(self_.get(p, 0.0), 4) for p in keep]}
+
+
+@c.kind("flamegraph")
+def flamegraph(store: Store, report: Report, item: Item) -> ChartData:
+    """A flame graph per condition (root at the bottom, callees above, width = share of the samples), drawn
+    with horizontal bars (the site's plotly bundle): zoom with a box to read narrow frames. Options: ``profile`` (cpu, syscalls), ``process`` (only these
+    processes, e.g. "postgres" in a system-wide profile), ``min_pct`` (frames below this share are left out,
+    default 0.5), ``max_depth`` (default 60)."""
+    c.check_options(item, {"profile", "process", "min_pct", "max_depth", "run"})
+    profile = c.opt_choice(item, "profile", "cpu", PROFILES)
+    min_pct = float(c.opt(item, "min_pct", 0.5, (int, float), "a share in % (0 to 100)"))
+    if not 0 <= min_pct <= 100:
+        raise item.error(f"option min_pct must be a share in % (0 to 100), got {min_pct!r}")
+    max_depth = c.opt_int(item, "max_depth", 60)
+    conds = _conditions(store, report, item, profile)
+    trees, runs = [], []
+    for p, _ in conds:
+        shares = _stack_shares(store, item, p.run_ids, profile)
+        if not shares:
+            raise item.error(f"no {profile} profile samples in runs {p.run_ids}"
+                             + (f" for processes {c.opt_str_list(item, 'process')}" if "process" in item.options else ""))
+        trees.append(flame_tree(shares, min_pct, max_depth))
+        runs.append(len(p.run_ids))
+    w = {}
+    for lang in LANGS:
+        root = words.t(lang, "chart_profile_root_" + profile)
+        w[lang] = {"names": [names[lang] for _, names in conds], "root": root,
+                   "n_runs": [words.t(lang, "chart_profile_runs", n) for n in runs],
+                   "total": words.t(lang, "chart_profile_total_share"), "self": words.t(lang, "chart_profile_self_share")}
+    return c.chart(item, {"trees": trees, "runs": runs, "min_pct": min_pct}, w)
+
+
+def function_shares(store: Store, runs: list[str], profile: str, measure: str) -> dict[str, dict[str, float]]:
+    """function -> run -> share (%) of the run's samples (self or total); a function a run never sampled is 0."""
+    col = "self_pct" if measure == "self" else "total_pct"
+    out: dict[str, dict[str, float]] = {}
+    for r, f, v in store.query(f"SELECT run_id, function, {col} FROM profile_functions WHERE profile = ? "
+                               "AND run_id IN (SELECT unnest(?::VARCHAR[]))", [profile, runs]):
+        out.setdefault(f, {})[r] = float(v)
+    return out
+
+
+def diff_rows(store: Store, a_runs: list[str], b_runs: list[str], profile: str, measure: str,
+              top: int) -> list[dict]:
+    """Per function: the median share in A and in B, B − A in percentage points, and the verdict on the per-run
+    shares (noise.compare, direction unknown: higher / lower / within noise / too few runs); the ``top``
+    functions by the size of the change."""
+    sa = function_shares(store, a_runs, profile, measure)
+    sb = function_shares(store, b_runs, profile, measure)
+    rows = []
+    for f in set(sa) | set(sb):
+        av = [sa.get(f, {}).get(r, 0.0) for r in a_runs]
+        bv = [sb.get(f, {}).get(r, 0.0) for r in b_runs]
+        v = noise.compare(bv, av, higher_is_better=True)
+        kind = {"better": "higher", "worse": "lower"}.get(v.kind, v.kind)
+        if v.kind == "no_ratio":  # absent from A: any share in B is new
+            kind = "too_few_runs" if min(len(av), len(bv)) < v.method.min_runs else (
+                "higher" if noise.rank_sum_p(bv, av) <= v.method.alpha + 1e-12 else "within_noise")
+        rows.append({"function": f, "a": statistics.median(av), "b": statistics.median(bv),
+                     "delta": statistics.median(bv) - statistics.median(av), "verdict": kind, "p": v.p_value})
+    rows.sort(key=lambda r: (-abs(r["delta"]), r["function"]))
+    return rows[:top]
+
+
+@c.kind("profile_diff")
+def profile_diff(store: Store, report: Report, item: Item) -> ChartData:
+    """Which functions grew: the change of each function's share of the samples from condition ``a`` to
+    condition ``b`` (values of ``series``), in percentage points, the ``top`` largest changes (default 15),
+    each bar coloured by its verdict. Options: ``a``, ``b`` (required), ``measure`` (self, total), ``profile``."""
+    c.check_options(item, {"a", "b", "measure", "top", "profile"})
+    if not item.series:
+        raise item.error("chart 'profile_diff' needs series = the factor whose values a and b name")
+    profile = c.opt_choice(item, "profile", "cpu", PROFILES)
+    measure = c.opt_choice(item, "measure", "self", ("self", "total"))
+    top = c.opt_int(item, "top", 15)
+    conds = {str(p.key): (p, names) for p, names in _conditions(store, report, item, profile)}
+    sides = []
+    for side in ("a", "b"):
+        v = item.options.get(side)
+        if v is None or str(v) not in conds:
+            raise item.error(f"option {side} must be a value of {item.series} with profiles: {sorted(conds)}")
+        sides.append(conds[str(v)])
+    (pa, na), (pb, nb) = sides
+    rows = diff_rows(store, pa.run_ids, pb.run_ids, profile, measure, top)
+    w = {}
+    for lang in LANGS:
+        w[lang] = {"a": na[lang], "b": nb[lang],
+                   "verdicts": [words.t(lang, f"verdict_{r['verdict']}") for r in rows],
+                   "x_title": words.t(lang, f"chart_profile_diff_{measure}", na[lang], b=nb[lang]),
+                   "y_title": words.t(lang, "chart_profile_function"),
+                   "n": words.t(lang, "chart_profile_diff_runs", len(pa.run_ids), b=len(pb.run_ids))}
+    return c.chart(item, {"rows": rows, "n_a": len(pa.run_ids), "n_b": len(pb.run_ids)}, w)
+
+
+def _runs(store: Store, item: Item) -> list[str]:
+    profile = item.options.get("profile", "cpu")
+    return sorted(r for p, _ in _conditions(store, None, item, profile if profile in PROFILES else "cpu")
+                  for r in p.run_ids)
+
+
+c.RUNS_OF["flamegraph"] = _runs
+c.RUNS_OF["profile_diff"] = _runs

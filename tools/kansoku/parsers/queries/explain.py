@@ -1,0 +1,188 @@
+"""``EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`` output (docs/formats.md §10.1), as ``psql -X -At`` prints it:
+one JSON array per statement (``[{"Plan": {…}, "Planning Time": …, "Execution Time": …}]``), several in one
+file, each optionally preceded by the marker ``tools/collect`` echoes (``-- kansoku query=q3 repetition=2``).
+A statement the server refused shows psql's ``ERROR:`` line after its marker: stored as ``failed`` with the
+message, and warned with its line (never a zero time).
+
+Refused with file and line: a document cut short (a killed psql), a plan without actual times (``EXPLAIN``
+without ``ANALYZE``: there is nothing measured in it), psql's aligned output (``+`` at the line ends: use
+``-At``). Without markers a statement is named by the file (``q3.json`` → ``q3``; ``#2`` for the second of
+several).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from kansoku.errors import ParseError
+from kansoku.parsers import textfile
+from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
+from kansoku.parsers.queries.common import MARKER, PSQL_ERROR
+from kansoku.parsers.queries.tables import TABLES
+
+EXPECTED = "EXPLAIN (ANALYZE, FORMAT JSON) output as psql -At prints it: a JSON array of {\"Plan\": …}"
+_GATHER = ("Gather", "Gather Merge")
+_COMMAND_TAG = re.compile(r"^[A-Z][A-Z ]*[A-Z](?: \d+)*$")  # psql prints SET, BEGIN, … for other statements
+_BUFFERS = {"shared_hit_blocks": "Shared Hit Blocks", "shared_read_blocks": "Shared Read Blocks",
+            "shared_dirtied_blocks": "Shared Dirtied Blocks", "shared_written_blocks": "Shared Written Blocks",
+            "temp_read_blocks": "Temp Read Blocks", "temp_written_blocks": "Temp Written Blocks"}
+
+
+def sniff(head: FileHead) -> bool:
+    if head.is_binary:
+        return False
+    text = head.text
+    if '"Plan"' not in text or '"Node Type"' not in text:
+        return False
+    for line in text.split("\n")[:50]:
+        s = line.strip().rstrip("+").strip()
+        if not s or MARKER.match(line) or PSQL_ERROR.match(line) or _COMMAND_TAG.match(s) or set(s) <= {"-"}:
+            continue
+        return s.startswith("[")
+    return False
+
+
+def _num(v: Any, path: Path, line: int, what: str, integer: bool = False) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+        raise ParseError(path, line, f"a number for {what!r}", repr(v)[:40])
+    if v < 0:
+        raise ParseError(path, line, f"a number ≥ 0 for {what!r}", repr(v)[:40])
+    return int(v) if integer else float(v)
+
+
+def _nodes(plan: dict, path: Path, line: int) -> list[dict]:
+    """The plan's nodes in pre-order with inclusive and self time."""
+    out: list[dict] = []
+
+    def walk(node: Any, parent: int | None, depth: int, procs: int) -> float:
+        if not isinstance(node, dict) or "Node Type" not in node:
+            raise ParseError(path, line, EXPECTED + " (each plan node with a \"Node Type\")", repr(node)[:60])
+        if "Actual Total Time" not in node and not node.get("Actual Loops") == 0:
+            raise ParseError(path, line, "EXPLAIN with ANALYZE (actual times in every node)",
+                             f"a {node['Node Type']!r} node without 'Actual Total Time' (EXPLAIN without ANALYZE?)")
+        loops = _num(node.get("Actual Loops", 0), path, line, "Actual Loops", True)
+        total = _num(node.get("Actual Total Time", 0.0), path, line, "Actual Total Time")
+        rows = _num(node.get("Actual Rows", 0), path, line, "Actual Rows")
+        planned = _num(node.get("Workers Planned"), path, line, "Workers Planned", True)
+        launched = _num(node.get("Workers Launched"), path, line, "Workers Launched", True)
+        row = {"node_no": len(out) + 1, "parent_no": parent, "depth": depth, "node_type": str(node["Node Type"]),
+               "relation": node.get("Relation Name"), "parallel_aware": bool(node.get("Parallel Aware", False)),
+               "workers_planned": planned, "workers_launched": launched, "loops": loops,
+               "actual_total_ms": total, "inclusive_ms": total * loops / max(1, min(procs, loops or 1)),
+               "actual_rows": int(round(rows * loops)), "plan_rows": _num(node.get("Plan Rows"), path, line, "Plan Rows"),
+               **{k: _num(node.get(v), path, line, v, True) for k, v in _BUFFERS.items()}}
+        out.append(row)
+        child_procs = procs
+        if row["node_type"] in _GATHER:
+            child_procs = (launched or 0) + (0 if node.get("Single Copy") else 1)
+        children = node.get("Plans") or []
+        if not isinstance(children, list):
+            raise ParseError(path, line, EXPECTED + " (\"Plans\" a list)", repr(children)[:60])
+        child_time = sum(walk(c, row["node_no"], depth + 1, child_procs) for c in children)
+        row["self_ms"] = max(0.0, row["inclusive_ms"] - child_time)
+        return row["inclusive_ms"]
+
+    walk(plan, None, 0, 1)
+    return out
+
+
+def parse(path: Path, sink: Sink) -> None:
+    text = textfile.read_text(path, "EXPLAIN JSON")
+    lines = text.split("\n")
+    offsets = [0]
+    for l in lines:
+        offsets.append(offsets[-1] + len(l) + 1)
+    decoder = json.JSONDecoder()
+    statements: list[dict] = []
+    nodes: list[dict] = []
+    marker: tuple[str, int, int] | None = None  # query, repetition, line
+    pending_error: tuple[str, int] | None = None
+    default_name = path.name.split(".")[0] or path.name
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip("\r")
+        lineno = i + 1
+        m = MARKER.match(line)
+        if m:
+            if marker is not None and pending_error is None:
+                raise ParseError(path, marker[2], "after the marker of query " + marker[0] + " its EXPLAIN JSON or "
+                                 "psql's ERROR line", "the next marker (line " + str(lineno) + ")")
+            _flush_failed(statements, marker, pending_error, sink)
+            marker, pending_error = (m["query"], int(m["rep"]), lineno), None
+            i += 1
+            continue
+        e = PSQL_ERROR.match(line)
+        if e:
+            if pending_error is None:
+                pending_error = (e["msg"].strip(), lineno)
+            i += 1
+            continue
+        s = line.strip()
+        if not s or s.startswith("LINE ") or set(s) <= {"^", " "} or s.startswith(("HINT:", "DETAIL:", "CONTEXT:")):
+            i += 1
+            continue
+        if s == "QUERY PLAN" or s.endswith("+"):
+            raise ParseError(path, lineno, EXPECTED, "psql's aligned output ('+' at the line ends): use psql -At")
+        if _COMMAND_TAG.match(s):
+            i += 1
+            continue
+        if not s.startswith("["):
+            raise ParseError(path, lineno, EXPECTED, s[:80])
+        start = offsets[i] + lines[i].index("[")
+        try:
+            doc, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            cut = text.rstrip().count("\n", exc.pos) == 0  # the error is on the file's last line: it ends mid-document
+            raise ParseError(path, text.count("\n", 0, exc.pos) + 1, EXPECTED,
+                             "the document cut short (a killed psql?)" if cut else f"invalid JSON: {exc.msg}") from None
+        if not isinstance(doc, list) or not doc or not all(isinstance(d, dict) and "Plan" in d for d in doc):
+            raise ParseError(path, lineno, EXPECTED, "JSON of another shape")
+        for d in doc:
+            if "Execution Time" not in d:
+                raise ParseError(path, lineno, "EXPLAIN with ANALYZE (an 'Execution Time')",
+                                 "a plan without 'Execution Time' (EXPLAIN without ANALYZE?)")
+            no = len(statements) + 1
+            query, rep, at = marker if marker else (default_name if no == 1 else f"#{no}", 1, lineno)
+            plan_nodes = _nodes(d["Plan"], path, lineno)
+            dom = max(plan_nodes, key=lambda n: n["self_ms"])
+            statements.append({
+                "query": query, "repetition": rep, "statement_no": no, "mode": "explain", "status": "ok",
+                "elapsed_ms": _num(d["Execution Time"], path, lineno, "Execution Time"),
+                "planning_ms": _num(d.get("Planning Time"), path, lineno, "Planning Time"),
+                "workers_planned": sum(n["workers_planned"] or 0 for n in plan_nodes if n["node_type"] in _GATHER),
+                "workers_launched": sum(n["workers_launched"] or 0 for n in plan_nodes if n["node_type"] in _GATHER),
+                "dominant_node": dom["node_type"], "dominant_self_ms": dom["self_ms"], "line": at})
+            nodes.extend({**n, "query": query, "repetition": rep, "statement_no": no} for n in plan_nodes)
+            marker = None
+        if pending_error is not None:
+            sink.warn(pending_error[1], f"psql error ignored (not after a query marker): {pending_error[0][:100]}")
+            pending_error = None
+        i = text.count("\n", 0, end) + 1
+    if marker is not None and pending_error is None:
+        raise ParseError(path, marker[2], f"after the marker of query {marker[0]} its EXPLAIN JSON", "the end of the file")
+    _flush_failed(statements, marker, pending_error, sink)
+    if not statements:
+        raise ParseError(path, None, EXPECTED, "no plan")
+    sink.add_rows("query_statements", statements)
+    sink.add_rows("query_plan_nodes", nodes)
+
+
+def _flush_failed(statements: list[dict], marker, error, sink: Sink) -> None:
+    if marker is None or error is None:
+        return
+    query, rep, at = marker
+    statements.append({"query": query, "repetition": rep, "statement_no": len(statements) + 1, "mode": "explain",
+                       "status": "failed", "error": error[0], "line": at})
+    sink.warn(error[1], f"query {query} (repetition {rep}) failed on the server: {error[0][:120]}; stored as failed, "
+              "without a time")
+
+
+FORMATS = [Format("query", "explain-json", "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) output (psql -At)", sniff, parse,
+                  priority=10)]
+
+MODULE = ParserModule(name="query_explain", formats=FORMATS, tables=TABLES)
