@@ -20,7 +20,7 @@ from conftest import ROOT, run_tool
 from kansoku.analysis.commands import _parts
 from kansoku.collect.run import copy_scripts, script_args
 from kansoku.ingest.detect import detect
-from kansoku.report.build import compute_one
+from kansoku.app import compute_one
 from kansoku.store.db import open_store
 
 EXAMPLE = ROOT / "data" / "runs" / "example"

@@ -183,7 +183,7 @@ def _print_ingest_summary(report, verbose: bool) -> None:
 
 @interruptible
 def build_main(argv: list[str] | None = None) -> int:
-    from kansoku.render.hugo import build
+    from kansoku.app import build_site, preflight
     from kansoku.store.db import DEFAULT_DB
 
     ap = argparse.ArgumentParser(
@@ -208,10 +208,8 @@ def build_main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     _prepare_command(args)
     try:
-        from kansoku.spec.validate import preflight
-
         preflight(args.specs, args.db, args.content / "reports")  # every spec problem at once (exit 3)
-        res = build(args.db, args.out, args.specs, generated=args.generated, content=args.content, wait_s=args.wait,
+        res = build_site(args.db, args.out, args.specs, generated=args.generated, content=args.content, wait_s=args.wait,
                     on_wait=lambda m: print(m, file=sys.stderr),
                     pdf=[p.strip() for p in args.pdf.split(",") if p.strip()] if args.pdf else None)
     except KansokuError as exc:
@@ -238,8 +236,9 @@ def collect_main(argv: list[str] | None = None) -> int:
 
 @interruptible
 def pdf_main(argv: list[str] | None = None) -> int:
-    from kansoku.render.typst import build_pdf
+    from kansoku.app import build_pdf, build_pdfs, preflight
     from kansoku.store.db import DEFAULT_DB
+    from kansoku.words import LANGS
 
     ap = argparse.ArgumentParser(
         prog="tools/pdf",
@@ -247,7 +246,7 @@ def pdf_main(argv: list[str] | None = None) -> int:
                     "(pandoc to typst, charts as SVG via kaleido and chromium).",
         epilog=EPILOG)
     ap.add_argument("report", help="report id (data/reports/REPORT.toml)")
-    ap.add_argument("--lang", choices=["ja", "en", "all"], required=True,
+    ap.add_argument("--lang", choices=[*LANGS, "all"], required=True,
                     help="language of the PDF; all: every language, sharing one computation and one chart export")
     ap.add_argument("--db", type=Path, default=REPO / DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in the repository)")
     ap.add_argument("--out", type=Path, default=None, help="output file (default public/pdf/REPORT.LANG.pdf); with --lang all, a directory")
@@ -256,13 +255,8 @@ def pdf_main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     _prepare_command(args)
     try:
-        from kansoku.spec.validate import preflight
-
         preflight(args.specs, args.db, REPO / "content" / "reports", report_id=args.report)
         if args.lang == "all":
-            from kansoku.render.typst import build_pdfs
-            from kansoku.spec.model import LANGS
-
             results = build_pdfs(args.report, LANGS, args.db, out_dir=args.out, spec_dir=args.specs)
         else:
             results = [build_pdf(args.report, args.lang, args.db, args.out, args.specs)]

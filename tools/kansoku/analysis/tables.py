@@ -23,7 +23,7 @@ from typing import Any
 
 from kansoku import parsers, words
 from kansoku.analysis import noise
-from kansoku.report.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
+from kansoku.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report
 from kansoku.store.db import Store
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from kansoku.report.model import ComputedReport
+from kansoku.model import ComputedReport
 
 LANGS = ("ja", "en")
 

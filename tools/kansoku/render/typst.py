@@ -39,9 +39,10 @@ import jinja2
 from markupsafe import Markup
 
 from kansoku import words
-from kansoku.render.charts._draw import escape_plotly
+from kansoku.render import charts
+from kansoku.render.charts import escape_plotly
 from kansoku.errors import KansokuError, MissingToolError
-from kansoku.report.model import ComputedReport, Figure, Table
+from kansoku.model import ComputedReport, Figure, Table
 from kansoku.report.structure import Page, parse_front_matter
 
 LANGS = words.LANGS
@@ -649,7 +650,7 @@ class Document:
     def figure(self, f: Figure, ch: Any) -> str:
         L, ui = self.lang, self.ui
         svg = self.svg_dir / f"fig-{ch.number}-{re.sub(r'[^A-Za-z0-9_-]', '_', f.id)}.{L}.svg"
-        fig = escape_plotly((f.figure or {}).get(L) or {"data": [], "layout": {}})  # measured text stays text
+        fig = escape_plotly(charts.draw(f.chart_data, L))  # drawn for this language; measured text stays text
         chart = Chart(fig, svg, self.chart_fonts)
         self.charts.append(chart)
         w, h = chart.size_px
@@ -938,30 +939,6 @@ def _typst_compile(typ_path: Path, out: Path, root: Path, fonts: FontSet) -> Non
         raise KansokuError(f"typst could not compile the report ({typ_path.name}): {msg}") from exc
 
 
-def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out_dir: Path | None = None,
-               spec_dir: Path = Path("data/reports"), content_root: Path = Path("content/reports"),
-               out: dict[str, Path] | None = None, font_dirs: list[str] | None = None,
-               keep_typst: Path | None = None) -> list[PdfResult]:
-    """tools/pdf: compute the report (report.build, the one entry point that reads the store), then
-    :func:`render_pdfs`."""
-    from kansoku.report.build import compute_one
-
-    t0 = time.monotonic()
-    for lang in langs:
-        if lang not in LANGS:
-            raise KansokuError(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}")
-    # preflight before anything slow: fonts (CJK decided later, per document)
-    fonts = font_set(font_dirs)
-    for lang in langs:
-        check_fonts(lang, fonts, need_cjk=False)
-    computed = compute_one(db, spec_dir / f"{report_id}.toml", content_root)
-    results = render_pdfs(computed, langs, out_dir, out=out, fonts=fonts, keep_typst=keep_typst)
-    total = time.monotonic() - t0
-    for res in results:  # time of the whole build, shared work included
-        res.seconds = total
-    return results
-
-
 def render_pdfs(computed: ComputedReport, langs: list[str] | tuple[str, ...], out_dir: Path | None = None,
                 out: dict[str, Path] | None = None, fonts: FontSet | None = None, font_dirs: list[str] | None = None,
                 keep_typst: Path | None = None) -> list[PdfResult]:
@@ -1022,13 +999,6 @@ def render_pdfs(computed: ComputedReport, langs: list[str] | tuple[str, ...], ou
     for res in results:
         res.seconds = total
     return results
-
-
-def build_pdf(report_id: str, lang: str, db: Path, out: Path | None, spec_dir: Path = Path("data/reports"),
-              content_root: Path = Path("content/reports")) -> PdfResult:
-    """One language (tools/pdf REPORT --lang ja|en)."""
-    outs = {lang: out} if out else None
-    return build_pdfs(report_id, [lang], db, spec_dir=spec_dir, content_root=content_root, out=outs)[0]
 
 
 def count_pages(pdf: Path) -> int:

@@ -9,7 +9,7 @@ page, whose address the PDF prints).
 from __future__ import annotations
 
 from kansoku.render.typst import TEMPLATES, UI, VERDICT_FILLS, VERDICT_MARKS, pick, table_cell
-from kansoku.report.model import Comparison
+from kansoku.model import Comparison
 
 
 def compare_table(c: Comparison, lang: str) -> str:

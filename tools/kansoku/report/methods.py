@@ -12,7 +12,7 @@ import json
 
 from kansoku import words
 from kansoku.analysis import noise, steady
-from kansoku.report.model import Chapter, MethodNote
+from kansoku.model import Chapter, MethodNote
 from kansoku.spec.model import LANGS
 from kansoku.store.db import Store
 

@@ -27,11 +27,9 @@ silent orphan.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import tomllib
-from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any, Iterable
@@ -40,6 +38,7 @@ import yaml
 
 from kansoku import words
 from kansoku.errors import SpecError
+from kansoku.model import Page
 from kansoku.spec.model import LANGS, Report
 
 FRONT_MATTER = re.compile(r"\A(?P<delim>---|\+\+\+)[ \t]*\r?\n(?P<block>.*?\r?\n)??(?P=delim)[ \t]*(?:\r?\n|\Z)", re.S)
@@ -52,44 +51,21 @@ WEIGHTS = {"introduction": 0, "compare": 800, "closing": 900, "authors": 910, "m
 SITE_ONLY = {"sources"}
 
 
-@dataclass
-class Page:
-    id: str                          # file stem: 'introduction', a chapter id, 'closing', ...
-    kind: str                        # introduction | chapter | compare | closing | authors | methods | appendix | sources | page
-    weight: int
-    title: dict[str, str]
-    files: dict[str, Path | None]    # prose file per language, None when missing
-    number: int | None = None        # chapter number
-    in_pdf: bool = True
-    front: dict[str, dict[str, Any]] = field(default_factory=dict)  # parsed front matter per language
-
-    def missing(self, lang: str) -> bool:
-        return self.files.get(lang) is None
-
-    def source_lang(self, lang: str) -> str | None:
-        """The language whose prose is shown on the ``lang`` page (None: no prose at all)."""
-        if self.files.get(lang):
-            return lang
-        for other in LANGS:
-            if self.files.get(other):
-                return other
-        return None
-
-    def generated_body(self, report: Report) -> str:
-        """Body for a page without prose in any language: shortcodes only (shared with the PDF)."""
-        if self.kind == "chapter":
-            ch = next(c for c in report.chapters if c.id == self.id)
-            return "\n\n".join(("{{< tbl \"%s\" >}}" if it.kind == "table" else "{{< fig \"%s\" >}}") % it.id
-                               for it in ch.items) + "\n"
-        if self.kind == "compare":
-            return "{{< compare \"%s\" >}}\n" % self.id.removeprefix("compare-")
-        if self.kind == "authors":
-            return "{{< authors >}}\n"
-        if self.kind == "appendix":
-            return "{{< environment >}}\n"
-        if self.kind == "methods":
-            return "{{< methods >}}\n"
-        return ""
+def generated_body(page: Page, report: Report) -> str:
+    """Body for a page without prose in any language: shortcodes only (shared with the PDF)."""
+    if page.kind == "chapter":
+        ch = next(c for c in report.chapters if c.id == page.id)
+        return "\n\n".join(("{{< tbl \"%s\" >}}" if it.kind == "table" else "{{< fig \"%s\" >}}") % it.id
+                           for it in ch.items) + "\n"
+    if page.kind == "compare":
+        return "{{< compare \"%s\" >}}\n" % page.id.removeprefix("compare-")
+    if page.kind == "authors":
+        return "{{< authors >}}\n"
+    if page.kind == "appendix":
+        return "{{< environment >}}\n"
+    if page.kind == "methods":
+        return "{{< methods >}}\n"
+    return ""
 
 
 def parse_front_matter(text: str, path: str | Path | None = None) -> tuple[dict[str, Any], str]:

@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 import plotly.graph_objects as go
 
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 
 FONT_FAMILY = "IPAexGothic, 'Noto Sans CJK JP', 'Hiragino Sans', 'Yu Gothic', Meiryo, sans-serif"
 COLORS = ["#1f4e79", "#c55a11", "#548235", "#7030a0", "#bf9000", "#2e75b6", "#c00000", "#7f7f7f"]
