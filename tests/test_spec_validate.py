@@ -18,7 +18,8 @@ from conftest import ROOT
 
 from kansoku.errors import KansokuError, SpecError
 from kansoku.ingest.pipeline import ingest
-from kansoku.report.structure import parse_front_matter, report_pages
+from kansoku.front_matter import parse_front_matter
+from kansoku.report.structure import report_pages
 from kansoku.spec import schema as spec_schema
 from kansoku.spec.model import load_report
 from kansoku.analysis.spec_check import store_problems

@@ -22,6 +22,13 @@ Words = dict[str, str]
 """Text per language: ``{"ja": "…", "en": "…"}``."""
 
 
+# The noise-aware verdicts (analysis/noise.py) in the order their legend lists them, and the mark each prints
+# beside a value, readable in black and white: spelled here only; the site and the PDF read them from the
+# page-ready JSON (``verdict_marks``).
+VERDICT_KINDS = ("better", "worse", "within-noise", "too-few-runs")
+VERDICT_MARKS = {"better": "✓", "worse": "✗", "within-noise": "≈", "too-few-runs": "?"}
+
+
 def _words_json(t: Words) -> Words | str:
     """One string when both languages print the same, else the per-language dict (the layouts accept both)."""
     return t["ja"] if t.get("ja") == t.get("en") else t
@@ -446,6 +453,8 @@ class RunInfo:
              "sources": [s.to_json() for s in self.sources]}
         if self.run_toml_url:
             d["run_toml_url"] = self.run_toml_url
+        if self.run_toml_sha256:
+            d["run_toml_sha256"] = self.run_toml_sha256
         return d
 
 
@@ -719,7 +728,7 @@ class ComputedReport:
             "runs": {k: r.to_json() for k, r in self.runs.items()}, "pages": self.pages_json(),
             "environment": self.environment.to_json(), "site_url": self.site_url, "pdf": self.pdf,
             "methods": [m.to_json() for m in self.methods], "transcribed": self.transcribed,
-            "compares": {c.id: c.to_json() for c in self.compares},
+            "compares": {c.id: c.to_json() for c in self.compares}, "verdict_marks": VERDICT_MARKS,
         }
 
 

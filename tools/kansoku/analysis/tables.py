@@ -23,6 +23,7 @@ from typing import Any
 
 from kansoku import parsers, words
 from kansoku.analysis import noise
+from kansoku.analysis.table_kinds import kind_of, table_kind
 from kansoku.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report
 from kansoku.store.db import Store
@@ -561,12 +562,7 @@ def present(text: str, value: float | None, fmt: str, digits: int) -> str:
 
 def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
     check_grammar(item)
-    if item.row_groups:
-        t = _grouped_table(store, report, item)
-    elif item.rows == METRIC_ROWS:
-        t = _metric_rows_table(store, report, item)
-    else:
-        t = _plain_table(store, report, item)
+    t = kind_of(item).build(store, report, item)  # the registered table kinds (analysis/table_kinds.py)
     if "cell_notes" in item.raw and not item.raw.get("__sub__"):
         apply_cell_notes(item, t)
     if not item.raw.get("__sub__"):
@@ -627,6 +623,7 @@ def apply_cell_notes(item: Item, t: ComputedTable) -> None:
             raise item.error(f"{where}: no cell of the table is at {want}")
 
 
+@table_kind("plain", claims=lambda item: True, priority=0)
 def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
     rows_f = item.rows
     cols_f = item.columns
@@ -871,6 +868,7 @@ def format_value(report: Report, item: Item, g: Group | None, metric: str) -> st
     return present(fmt_number(g.value, int(d)), g.value, nf, int(d))
 
 
+@table_kind("metric-rows", claims=lambda item: item.rows == METRIC_ROWS, priority=10)
 def _metric_rows_table(store: Store, report: Report, item: Item) -> ComputedTable:
     """Rows that are different metrics (FY2013 表 4.8: read and write KB/s): one row per metric of
     ``metrics``, one column per value of the ``columns`` factor; ``sum_column`` adds their sum; a
@@ -983,6 +981,7 @@ def _text_or_error(item: Item, v: Any, key: str) -> dict[str, str]:
     raise item.error(f"{key} must be a string or {{ ja, en }}, got {v!r}")
 
 
+@table_kind("grouped", claims=lambda item: bool(item.row_groups), priority=20)
 def _grouped_table(store: Store, report: Report, item: Item) -> ComputedTable:
     """Several factors on rows: one block of rows per value of ``row_groups``, each computed like a table of
     its own (its baseline row, its checks) and labelled; the blocks share one header."""

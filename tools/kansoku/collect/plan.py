@@ -71,7 +71,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.collect.run import EXIT_INTERRUPTED, KEY, default_signals, CollectError, RunRequest, collect_run, run_path, run_state
-from kansoku.ingest.runs import canon
+from kansoku.values import canon
 
 TOP_KEYS = {"root", "seed", "order", "group_by", "repetitions", "rep_factor", "settle_s", "pg_stat_interval_s", "monitors",
             "factors", "run", "vars", "when", "setup", "description"}

@@ -43,7 +43,7 @@ from typing import Any
 from kansoku import words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.model import Comparison, ComputedReport, Figure, Table, Trends
-from kansoku.report.structure import parse_front_matter
+from kansoku.front_matter import parse_front_matter
 from kansoku.render import charts
 from kansoku.render.run_pages import run_page_files
 from kansoku.render.charts import escape_plotly

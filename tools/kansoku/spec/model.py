@@ -19,21 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import SpecError
-from kansoku.ingest.runs import canon as _canon  # one spelling of a factor value everywhere
+from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
+from kansoku.spec.keys import (BASELINE_KEYS, CHAPTER_KEYS, COMPARE_KEYS, FACTOR_KEYS, ITEM_KEYS, METRIC_KEYS,
+                               REPORT_KEYS, TOP_KEYS)
+from kansoku.spec.validate import SpecProblems, check_file
 
 LANGS = ("ja", "en")
 AGGREGATES = ("median", "mean", "min", "max", "single")
 COMPARES = ("ratio", "speedup", "change", "auto")  # auto: ratio if higher is better, else speed-up
 FORMATS = ("percent", "times", "change", "number")
-
-REPORT_KEYS = {"id", "fiscal_year", "title", "subtitle", "organisation", "revision", "copyright", "license",
-               "revision_history", "author", "themes", "note", "publish_raw",
-               "site_url"}
-TOP_KEYS = {"report", "factors", "metrics", "device_groups", "chapter", "compare"}
-CHAPTER_KEYS = {"id", "number", "title", "table", "figure"}
-FACTOR_KEYS = {"name", "order", "labels", "unit"}
-METRIC_KEYS = {"label", "unit", "higher_is_better", "digits"}
-COMPARE_KEYS = {"id", "title", "a", "b", "where", "metrics", "footnote"}
 
 
 @dataclass(frozen=True)
@@ -212,19 +206,10 @@ class Report:
         raise KeyError(item_id)
 
 
-ITEM_KEYS = {"id", "number", "caption", "metric", "metrics", "where", "rows", "columns", "x", "series", "aggregate",
-             "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors", "row_labels",
-             "row_groups", "per_run", "number_format", "sum_column", "cell_notes",
-             "spread"}
-BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits", "significant", "metric", "label",
-                 "published", "show_published", "published_label", "show_baseline", "inline"}
-
 
 def load_report(path: str | Path, *, validated: bool = False) -> Report:
     path = Path(path)
     if not validated:  # every problem of the spec at once, with lines (spec/validate.py)
-        from kansoku.spec.validate import SpecProblems, check_file
-
         problems = check_file(path)[1]
         if problems:
             raise SpecProblems(problems)
@@ -466,8 +451,6 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
 
 
 def load_all(spec_dir: str | Path = "data/reports") -> list[Report]:
-    from kansoku.spec.validate import SpecProblems, check_file
-
     spec_dir = Path(spec_dir)
     paths = sorted(spec_dir.glob("*.toml"))
     problems = [pr for p in paths for pr in check_file(p)[1]]

@@ -266,7 +266,7 @@ SECTIONS: dict[str, dict[str, dict]] = {
 def _model_keys() -> dict[str, set[str]]:
     """Keys spec/model.py accepts: a key added there before it is described here still validates
     (the docs then say so), so that the two never disagree at run time."""
-    from kansoku.spec import model
+    from kansoku.spec import keys as model
 
     return {"report": set(model.REPORT_KEYS), "top": set(model.TOP_KEYS), "chapter": set(model.CHAPTER_KEYS),
             "factor": set(model.FACTOR_KEYS), "metric": set(model.METRIC_KEYS), "item": set(model.ITEM_KEYS),
