@@ -157,10 +157,11 @@ def legend(marks: set[str], lang: str) -> list[dict]:
 
 def table_layout(page: Page, *, item_id: str | None, label: str, caption: str, header: list[dict],
                  rows: list[list[dict]], notes: list[dict], kinds: list[str], groups: dict[int, str],
-                 size_pt: float | None = None, breakable: bool | None = None) -> dict[str, Any]:
+                 size_pt: float | None = None, breakable: bool | None = None, fit: bool = True) -> dict[str, Any]:
     """A table at a readable size (never below 8 pt): on the portrait page when it fits, on a landscape page
     when it is wider, split into parts by columns (the row labels repeated) when even the landscape page is
-    too narrow; more than ``PDF_MAX_ROWS`` rows: the first rows and where all of them are (the site's CSV)."""
+    too narrow; more than ``PDF_MAX_ROWS`` rows: the first rows and where all of them are (the site's CSV).
+    ``fit=False``: as it is, on the portrait page (its cells wrap)."""
     L = page.lang
     n = len(kinds)
     notes = list(notes)
@@ -173,7 +174,7 @@ def table_layout(page: Page, *, item_id: str | None, label: str, caption: str, h
     widths = column_widths(header, rows, n, size_pt)
     lead = next((i for i, k in enumerate(kinds) if k != "factor"), n) or 1
     cols = [list(range(n))]
-    if sum(widths) > LANDSCAPE_WIDTH_PT:
+    if fit and sum(widths) > LANDSCAPE_WIDTH_PT:
         cols = column_parts(header, widths, lead, LANDSCAPE_WIDTH_PT)
     parts = []
     for k, part in enumerate(cols):
@@ -185,7 +186,7 @@ def table_layout(page: Page, *, item_id: str | None, label: str, caption: str, h
             "rows": [[c for i, c in enumerate(r) if i in keep] for r in rows]})
     return {"label": label, "parts": parts, "notes": notes, "groups": groups, "size": f"{size_pt}pt",
             "breakable": "true" if (len(rows) > 15 if breakable is None else breakable) else "false",
-            "landscape": sum(widths) > TEXT_WIDTH_PT}
+            "landscape": fit and sum(widths) > TEXT_WIDTH_PT}
 
 
 @block("tbl", "layouts/shortcodes/tbl.html", needs_chapter=True)
@@ -265,8 +266,8 @@ def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str
                       fill=flag if flag in ("better", "worse") else None,
                       marks=([flag] if flag else []) + (["transcribed"] if r.get("transcribed") else []))
         rows.append([cell(pick(r["label"], L))] + [cell(pick(v, L)) for v in r["values"]]
-                    + [cell(pick(r["a"]["text"], L).replace(" ", "\u00a0")),
-                       cell(pick(r["b"]["text"], L).replace(" ", "\u00a0")), change, cell(pick(r["interval"], L))])
+                    + [cell(pick(r["a"]["t"], L).replace(" ", "\u00a0")),
+                       cell(pick(r["b"]["t"], L).replace(" ", "\u00a0")), change, cell(pick(r["interval"], L))])
     notes = []
     if not rows:
         notes.append({"mark": "", "text": ui(L, "compare_none")})
@@ -281,7 +282,7 @@ def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str
     kinds = ["factor"] * (1 + len(c["factors"])) + ["value"] * 4
     caption = f"A ({ui(L, 'baseline')}): {pick(c['a_label'], L)} — B: {pick(c['b_label'], L)}"
     return table_layout(page, item_id=None, label="", caption=caption, header=header, rows=rows, notes=notes,
-                        kinds=kinds, groups={}, size_pt=8 if len(head) <= 9 else 7, breakable=True)
+                        kinds=kinds, groups={}, size_pt=8 if len(head) <= 9 else 7, breakable=True, fit=False)
 
 
 # -- figures ------------------------------------------------------------------------------------------------
