@@ -1,7 +1,8 @@
 """Render: a computed report -> data for Hugo -> `hugo` builds public/.
 
-Takes :class:`~kansoku.model.ComputedReport` records (``report.build`` computes them) and writes only
-under the generated directory (default data/generated/):
+Takes :class:`~kansoku.model.ComputedReport` records (``app`` has ``report.build`` compute them and hands
+them here), draws their figures (``render.charts``) and writes only under the generated directory (default
+data/generated/):
 
 - ``data/reports/<id>.json``  one dict per report (``ComputedReport.to_json``; the PDF reads the same model),
   ``data/trends.json``        the cross-year view;
@@ -20,9 +21,9 @@ under the generated directory (default data/generated/):
 A file is written only when its bytes change and files no longer produced are removed, so a rebuild with
 nothing changed writes nothing there (docs/build-performance.md).
 
-``build`` then runs Hugo into a fresh directory, hard-links the raw files of reports whose spec says
-``[report] publish_raw = true`` from the store's kept copies (``render/publish.py``, sha256 verified) to
-``raw/<id>/<run>/<file>``, and swaps the directory in only when it is complete.
+``app.build_site`` then runs Hugo (``run_hugo``) into a fresh directory, hard-links the raw files of reports
+whose spec says ``[report] publish_raw = true`` from the store's kept copies (``render/publish.py``, sha256
+verified) to ``raw/<id>/<run>/<file>``, and swaps the directory in only when it is complete.
 
 Hugo never reads the raw measurements or the database, and templates only place, label and escape:
 every number and every derived string is in the computed report. This module only places files.
