@@ -30,8 +30,9 @@ VERDICT_MARKS = {"better": "✓", "worse": "✗", "within-noise": "≈", "too-fe
 
 
 def _words_json(t: Words) -> Words | str:
-    """One string when both languages print the same, else the per-language dict (the layouts accept both)."""
-    return t["ja"] if t.get("ja") == t.get("en") else t
+    """One string when every language prints the same, else the per-language dict (the layouts accept both)."""
+    values = {t.get(lang) for lang in LANGS}
+    return t[LANGS[0]] if len(values) == 1 and None not in values else t
 
 
 # -- pages --------------------------------------------------------------------------------------------
@@ -715,7 +716,7 @@ class ComputedReport:
         return [{"id": p.id, "kind": p.kind, "weight": p.weight, "number": p.number, "title": p.title,
                  "in_pdf": p.in_pdf, "prev": pages[i - 1].id if i > 0 else None,
                  "next": pages[i + 1].id if i + 1 < len(pages) else None,
-                 "missing": {lang: p.missing(lang) for lang in ("ja", "en")}}
+                 "missing": {lang: p.missing(lang) for lang in LANGS}}
                 for i, p in enumerate(pages)]
 
     def to_json(self) -> dict[str, Any]:

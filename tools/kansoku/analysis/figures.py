@@ -33,7 +33,7 @@ def _num(v: str) -> Any:
 def _axis_title(item: Item, key: str, lang: str, default: str) -> str:
     t = item.options.get(key)
     if isinstance(t, dict):
-        return t.get(lang) or t.get("en") or t.get("ja") or default
+        return words.pick(t, lang, default)
     return t or default
 
 

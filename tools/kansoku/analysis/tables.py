@@ -377,7 +377,7 @@ def metric_label(metric: str, lang: str, with_unit: bool = True, report: Report 
     if info and info.label:
         label = info.label.get(lang)
     elif md is not None:
-        label = md.label_ja if lang == "ja" else md.label_en
+        label = md.label(lang)
         if sel is not None:  # "Disk read [hdd]"
             label = re.sub(r"\s*[(（].*?[)）]\s*$", "", label) + f" [{sel}]"
     else:
@@ -975,7 +975,7 @@ def _sum_group(groups) -> Group | None:
 
 def _text_or_error(item: Item, v: Any, key: str) -> dict[str, str]:
     if isinstance(v, str):
-        return {"ja": v, "en": v}
+        return words.same(v)
     if isinstance(v, dict) and set(v) <= set(LANGS) and v:
         return {l: str(v.get(l) or next(iter(v.values()))) for l in LANGS}
     raise item.error(f"{key} must be a string or {{ ja, en }}, got {v!r}")
@@ -1064,7 +1064,7 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
         p_text = both(lambda l: fmt_printed(pub.printed, b.format, l) if pub.printed
                       else fmt_compare(pub.value / format_scale(b.format), b.format, b.digits, l, b.significant))
         published = {"v": pub.value / format_scale(b.format), "printed": pub.printed or repr_num(pub.value),
-                     "t": p_text if p_text["ja"] != p_text["en"] else p_text["ja"]}
+                     "t": p_text if len(set(p_text.values())) > 1 else p_text[LANGS[0]]}
         if v is not None and base is not None and x is not None:
             chk = check_published(v, g.half_unit, base, bg.half_unit, how, b.format, pub.value, pub.half_unit,
                                   pub.printed)
@@ -1078,7 +1078,7 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
 
 def _published_cell(b: Baseline, pub: Group | None, compare_cell: Cell) -> Cell:
     if pub is None or pub.value is None:
-        return Cell({"ja": "—", "en": "—"}, None, "published")
+        return Cell(words.same("—"), None, "published")
     flags = ["transcribed"]
     if "mismatch" in compare_cell.flags:
         flags.append("mismatch")
@@ -1088,7 +1088,7 @@ def _published_cell(b: Baseline, pub: Group | None, compare_cell: Cell) -> Cell:
         flags.append("baseline")
     p = compare_cell.published or {}
     t = p.get("t") or both(lambda l: fmt_compare(pub.value / format_scale(b.format), b.format, b.digits, l))
-    return Cell(t if isinstance(t, dict) else {"ja": t, "en": t}, pub.value / format_scale(b.format), "published",
+    return Cell(t if isinstance(t, dict) else words.same(t), pub.value / format_scale(b.format), "published",
                 pub.run_ids, pub.representative_run_id, flags)
 
 

@@ -53,7 +53,7 @@ from kansoku.render.charts.events import EVENT_META
 GENERATED = Path("data/generated")
 CONTENT = Path("content")
 CONFIG = Path("config.toml")
-LANGS = ("ja", "en")
+LANGS = words.LANGS
 
 # plotly.js served by the site: the "basic" partial bundle (scatter, bar, pie; 1.2 MB, MIT) from the npm
 # package plotly.js-basic-dist-min, the same plotly.js version as the plotly Python package that builds
@@ -62,7 +62,6 @@ PLOTLY_JS_VERSION = "4.1.1"
 PLOTLY_BUNDLE = f"js/vendor/plotly-basic-{PLOTLY_JS_VERSION}.min.js"
 BUNDLE_TRACES = {"scatter", "bar", "pie"}
 
-OTHER = {"ja": "en", "en": "ja"}
 
 # Runs per part of a report's data-sources page: part 1 is the sources page, part k a generated page
 # sources-k (layouts/_default/sources.html); a page stays small however many runs a report has.
@@ -100,14 +99,14 @@ def generated_pages(rep: ComputedReport) -> dict[str, str]:
     for lang in LANGS:
         if cover_files[lang].is_file():
             continue
-        other = cover_files[OTHER[lang]]
+        src = next((x for x in LANGS if cover_files[x].is_file()), None)  # the first language that has one
         front = {"title": rep.title.get(lang), "report": rep.id, "fiscal_year": rep.fiscal_year,
-                 "themes": rep.themes[lang] or None}
+                 "themes": rep.themes.get(lang) or None}
         body = ""
-        if other.is_file():
-            ofront, body = parse_front_matter(other.read_text(encoding="utf-8"))
-            front["themes"] = rep.themes[lang] or ofront.get("themes")
-            front.update({"translation_missing": True, "translated_from": OTHER[lang]})
+        if src is not None:
+            ofront, body = parse_front_matter(cover_files[src].read_text(encoding="utf-8"))
+            front["themes"] = rep.themes.get(lang) or ofront.get("themes")
+            front.update({"translation_missing": True, "translated_from": src})
         out[f"{base}/_index.{lang}.md"] = _front(front) + body
     for p in rep.pages:
         for lang in LANGS:
@@ -440,6 +439,18 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
     if not (root / "static" / PLOTLY_BUNDLE).is_file():
         raise MissingToolError(f"static/{PLOTLY_BUNDLE} is missing: npm pack plotly.js-basic-dist-min@"
                                f"{PLOTLY_JS_VERSION} and copy its plotly-basic.min.js there")
+    # the languages: one per i18n/<lang>.toml (words.LANGS, in their order; the first is the default), each
+    # with every word
+    missing = words.missing_words()
+    if missing:
+        raise KansokuError("a word is missing in a language: " + "; ".join(
+            f"{words.I18N_DIR / (lang + '.toml')} lacks {', '.join(keys[:10])}" + (f" (and {len(keys) - 10} more)"
+                                                                              if len(keys) > 10 else "")
+            for lang, keys in missing.items()))
+    cfg["defaultContentLanguage"] = LANGS[0]
+    cfg["languages"] = {lang: {"label": words.t(lang, "language_name"), "locale": lang, "weight": i + 1,
+                               "title": words.t(lang, "site_title"), **cfg.get("languages", {}).get(lang, {})}
+                        for i, lang in enumerate(LANGS)}
     cfg.setdefault("params", {})["plotly_bundle"] = PLOTLY_BUNDLE
     cfg["params"]["sources_per_page"] = SOURCES_PER_PAGE
     path = gen / "hugo.json"
@@ -452,7 +463,7 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
 def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path(".")) -> int:
     cfg = hugo_config(gen, content, site_root / CONFIG)
     cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", str(cfg.resolve()),
-           "--destination", str(out.resolve()), "--cleanDestinationDir", "--panicOnWarning",
+           "--destination", str(out.resolve()), "--cleanDestinationDir", "--panicOnWarning", "--printI18nWarnings",
            "--cacheDir", str((gen / "hugo-cache").resolve())]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:

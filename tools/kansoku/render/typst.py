@@ -53,6 +53,8 @@ I18N_DIR = words.I18N_DIR
 # "Libertinus Serif" and "DejaVu Sans Mono" are embedded in typst itself.
 CJK_SERIF = ["IPAexMincho", "Noto Serif CJK JP"]
 CJK_SANS = ["IPAexGothic", "Noto Sans CJK JP"]
+# Fonts by script: Japanese (CJK_LANGS) or Latin (every other language of the site).
+CJK_LANGS = {"ja"}
 FONTS = {
     "ja": {"body": CJK_SERIF, "sans": CJK_SANS, "mono": ["DejaVu Sans Mono", "Liberation Mono"]},
     "en": {"body": ["Libertinus Serif", "Liberation Serif", "DejaVu Serif"],
@@ -121,26 +123,27 @@ def check_fonts(lang: str, fonts: FontSet, need_cjk: bool = True) -> dict[str, l
     document holds Japanese text (a page shown in the other language, a citation)."""
     where = ("the font directories " + ", ".join(fonts.font_paths or ["(none)"])) if fonts.ignore_system \
         else "the system fonts"
-    if lang == "ja" or need_cjk:
+    cjk = lang in CJK_LANGS
+    if cjk or need_cjk:
         for role, names in (("serif, body text", CJK_SERIF), ("sans-serif, headings and charts", CJK_SANS)):
             if not fonts.available(names):
                 raise MissingToolError(
                     f"no Japanese font ({role}) for the {lang} PDF: none of {', '.join(names)} in {where}; "
                     f"Japanese text would print as empty boxes. Install one: {_install_hint(names)}")
     out: dict[str, list[str]] = {}
-    for role, names in FONTS[lang].items():
+    for role, names in FONTS["ja" if cjk else "en"].items():
         have = fonts.available(names)
         if not have:
             raise MissingToolError(f"no {role} font for the {lang} PDF: none of {', '.join(names)} in {where}; "
                                    f"install one: {_install_hint(names)}")
         out[role] = have
-    if lang == "ja" or need_cjk:
+    if cjk or need_cjk:
         serif, sans = fonts.available(CJK_SERIF), fonts.available(CJK_SANS)
-        if lang == "en":  # Latin first, Japanese for what the Latin fonts lack
+        if not cjk:  # Latin first, Japanese for what the Latin fonts lack
             out["body"] = out["body"] + serif
             out["sans"] = out["sans"] + sans
         out["mono"] = out["mono"] + sans
-    out["chart"] = out["sans"] if lang == "en" else out["sans"] + fonts.available(FONTS["en"]["sans"])
+    out["chart"] = out["sans"] + fonts.available(FONTS["en"]["sans"]) if cjk else out["sans"]
     return out
 
 
@@ -449,7 +452,7 @@ def render_pdfs(computed: ComputedReport, langs: list[str] | tuple[str, ...], ou
         for lang in langs:
             doc = Document(computed, lang, tmpd)
             md = doc.markdown()
-            need_cjk = lang == "ja" or bool(CJK.search(md)) or any(
+            need_cjk = lang in CJK_LANGS or bool(CJK.search(md)) or any(
                 CJK.search(json.dumps(c.fig, ensure_ascii=False, default=str)) for c in doc.charts)
             roles = check_fonts(lang, fonts, need_cjk=need_cjk)
             for c in doc.charts:

@@ -32,7 +32,7 @@ def typst_str(s: Any) -> str:
 def pick(v: Any, lang: str) -> str:
     """A per-language value (``{"ja": …, "en": …}``) in ``lang``, else another language's, else ''."""
     if isinstance(v, dict):
-        return str(v.get(lang) or next((v[k] for k in words.LANGS if v.get(k)), "") or "")
+        return words.pick(v, lang)
     return "" if v is None else str(v)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kansoku import words
 from kansoku.analysis import figures
 from kansoku.analysis import tables as analysis
 from kansoku.analysis.commands import command_blocks
@@ -101,7 +102,7 @@ def revision_history(report: Report) -> list[Revision]:
     for i, e in enumerate(report.raw.get("report", {}).get("revision_history", []) or []):
         out.append(Revision(str(e.get("revision", "")), str(e.get("date", "")),
                             _text_dict(e.get("changes"), f"[[report.revision_history]] #{i + 1} changes",
-                                       report) or {"ja": "", "en": ""}))
+                                       report) or words.same("")))
     return out
 
 
@@ -111,10 +112,10 @@ def authors(report: Report) -> list[Author]:
         chapters = [str(c) for c in a.get("chapters", [])]
         titles = {c.id: c for c in report.chapters}
         out.append(Author(
-            name=_text_dict(a.get("name"), f"[[report.author]] #{i + 1} name", report) or {"ja": "", "en": ""},
+            name=_text_dict(a.get("name"), f"[[report.author]] #{i + 1} name", report) or words.same(""),
             affiliation=_text_dict(a.get("affiliation"), f"[[report.author]] #{i + 1} affiliation", report),
             chapters=[{"id": c, "number": titles[c].number if c in titles else None,
-                       "title": titles[c].title.as_dict() if c in titles else {"ja": c, "en": c}}
+                       "title": titles[c].title.as_dict() if c in titles else words.same(c)}
                       for c in chapters],
         ))
     return out

@@ -92,7 +92,7 @@ def environment(store: Store, run_ids: list[str]) -> Environment:
         g["ids"].append(run_id)
     keys = list(MACHINE_FIELDS)
     extra = sorted({k for g in machines.values() for k in g["machine"]} - set(keys))
-    fields = [(k, words.both(f"env_field_{k}")) for k in MACHINE_FIELDS] + [(k, {"ja": k, "en": k}) for k in extra]
+    fields = [(k, words.both(f"env_field_{k}")) for k in MACHINE_FIELDS] + [(k, words.same(k)) for k in extra]
     present = [(k, lab) for k, lab in fields if any(k in g["machine"] for g in machines.values())]
     out["machine_fields"] = [lab for _, lab in present]
     for g in machines.values():

@@ -255,7 +255,7 @@ def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> No
         m = doc.get("machine")
         if isinstance(m, dict):
             keys = [k for k in MACHINE_FIELDS if k in m] + sorted(k for k in m if k not in MACHINE_FIELDS)
-            p.machine = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else {"ja": k, "en": k},
+            p.machine = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else words.same(k),
                           machine_value(k, m[k])) for k in keys]
         vers = doc.get("versions")
         if isinstance(vers, dict):

@@ -65,7 +65,7 @@ def _both(v: Any) -> dict[str, str] | None:
     if v is None or v == "":
         return None
     if isinstance(v, dict):
-        return {lang: str(v.get(lang) or v.get("en") or v.get("ja") or "") for lang in LANGS}
+        return {lang: words.pick(v, lang) for lang in LANGS}
     return {lang: str(v) for lang in LANGS}
 
 
@@ -175,7 +175,7 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
     sid = str(spec.get("id", f"trend-{n}"))
     metric = spec["metric"]
     where_src = CONFIG_FILE
-    title = text(spec.get("title"), f"[[params.trends]] {sid} title", where_src) or Text(sid, sid)
+    title = text(spec.get("title"), f"[[params.trends]] {sid} title", where_src) or Text.of(words.same(sid))
     item = Item(kind="figure", id=sid, number=str(n), caption=title, spec_file=where_src,
                 chapter_id="trends", metrics=[metric], where=dict(spec.get("where", {})),
                 options=dict(spec.get("options", {})))

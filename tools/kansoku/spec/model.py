@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import SpecError
+from kansoku.words import LANGS
 from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
 from kansoku.spec.keys import (BASELINE_KEYS, CHAPTER_KEYS, COMPARE_KEYS, FACTOR_KEYS, ITEM_KEYS, METRIC_KEYS,
                                REPORT_KEYS, TOP_KEYS)
 from kansoku.spec.validate import SpecProblems, check_file
 
-LANGS = ("ja", "en")
 AGGREGATES = ("median", "mean", "min", "max", "single")
 COMPARES = ("ratio", "speedup", "change", "auto")  # auto: ratio if higher is better, else speed-up
 FORMATS = ("percent", "times", "change", "number")
@@ -32,39 +32,42 @@ FORMATS = ("percent", "times", "change", "number")
 
 @dataclass(frozen=True)
 class Text:
-    """A bilingual string. A missing language falls back to the other, flagged."""
+    """A text of the spec in each language it gives. A missing language falls back to the first language
+    (LANGS order) that has it, flagged (``missing``)."""
 
-    ja: str | None
-    en: str | None
+    values: tuple[tuple[str, str], ...]   # (language, text) given, in LANGS order
+
+    @classmethod
+    def of(cls, given: dict[str, str | None]) -> Text:
+        return cls(tuple((lang, given[lang]) for lang in LANGS if given.get(lang)))
 
     def get(self, lang: str) -> str:
-        v = getattr(self, lang, None)
-        if v:
-            return v
-        return self.en or self.ja or ""
+        d = dict(self.values)
+        return d.get(lang) or next((v for _, v in self.values if v), "")
 
     def missing(self, lang: str) -> bool:
-        return not getattr(self, lang, None)
+        return lang not in dict(self.values)
 
     def as_dict(self) -> dict[str, str]:
         return {lang: self.get(lang) for lang in LANGS}
 
 
 def text(v: Any, where: str, spec_file: Path, required: bool = True) -> Text | None:
+    langs = ", ".join(LANGS)
     if v is None:
         if required:
-            raise SpecError(spec_file, where, "missing (give { ja = \"…\", en = \"…\" })")
+            raise SpecError(spec_file, where, "missing (give { " + ", ".join(f'{x} = "…"' for x in LANGS) + " })")
         return None
     if isinstance(v, str):
-        return Text(v, v)
+        return Text.of({lang: v for lang in LANGS})
     if isinstance(v, dict):
         unknown = set(v) - set(LANGS)
         if unknown:
-            raise SpecError(spec_file, where, f"unknown language(s) {sorted(unknown)}; use ja and en")
-        if not v.get("ja") and not v.get("en"):
-            raise SpecError(spec_file, where, "needs at least one of ja, en")
-        return Text(v.get("ja"), v.get("en"))
-    raise SpecError(spec_file, where, f"expected a string or {{ ja, en }}, got {type(v).__name__}")
+            raise SpecError(spec_file, where, f"unknown language(s) {sorted(unknown)}; use {langs}")
+        if not any(v.get(lang) for lang in LANGS):
+            raise SpecError(spec_file, where, f"needs at least one of {langs}")
+        return Text.of(v)
+    raise SpecError(spec_file, where, f"expected a string or {{ {langs} }}, got {type(v).__name__}")
 
 
 @dataclass

@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence
 
 import plotly.graph_objects as go
 
+from kansoku import words
 from kansoku.model import ChartData
 
 FONT_FAMILY = "IPAexGothic, 'Noto Sans CJK JP', 'Hiragino Sans', 'Yu Gothic', Meiryo, sans-serif"
@@ -184,7 +185,7 @@ def axis_title(options: dict[str, Any], key: str, lang: str, default: str) -> st
     """The spec's axis title (a string or one per language) over the chart's own."""
     t = options.get(key)
     if isinstance(t, dict):
-        return t.get(lang) or t.get("en") or t.get("ja") or default
+        return words.pick(t, lang, default)
     return t or default
 
 
