@@ -242,6 +242,84 @@ def table_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
                         header=header, rows=rows, notes=notes, kinds=kinds, groups=groups)
 
 
+# -- figures ------------------------------------------------------------------------------------------------
+
+@block("fig", "layouts/shortcodes/fig.html", needs_chapter=True)
+def figure_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
+    """A numbered figure: its chart exported to SVG in this language, at the text width (or less, when tall)."""
+    L = page.lang
+    f = _item(sc, chapter, "figure", page.where)
+    image, width_pt, traces = page.chart(f, chapter)
+    notes = []
+    if not traces:
+        notes.append({"mark": "", "text": ui(L, "no_chart_data")})
+    if f.get("footnote"):
+        notes.append({"mark": "", "text": pick(f["footnote"], L)})
+    if f.get("transcribed"):
+        notes.append({"mark": "transcribed", "text": ui(L, "figure_transcribed")})
+    for c in f.get("citations") or []:
+        notes.append({"mark": "", "text": f"{ui(L, 'citation')}: {soft_breaks(str(c))}"})
+    return {"label": pick(f["label"], L), "caption": pick(f["caption"], L), "image": image, "width": width_pt,
+            "notes": notes}
+
+
+# -- the generated pages' blocks ----------------------------------------------------------------------------
+
+@block("authors", "layouts/shortcodes/authors.html")
+def authors_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
+    L = page.lang
+    return {"authors": [{"row": [pick(a["name"], L), pick(a["affiliation"], L), ", ".join(
+        (f"{c['number']}. " if c.get("number") is not None else "") + pick(c.get("title"), L) for c in a["chapters"])]}
+        for a in page.data["authors"]]}
+
+
+@block("environment", "layouts/shortcodes/environment.html")
+def environment_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
+    """The environment appendix's JSON with the rows of its tables in this language."""
+    L = page.lang
+    env = dict(page.data["environment"])
+
+    def n_runs(n: int) -> str:
+        return ui(L, "n_runs", n)
+
+    machines = env.get("machines") or []
+    env["machines"] = [{**m, "head": (f"{m['where']}\n" if m.get("where") else "") + n_runs(m["runs"])}
+                       for m in machines]
+    env["machine_rows"] = [[pick(label, L)] + [soft_breaks(pick(m["values"][i], L)) for m in machines]
+                           for i, label in enumerate(env.get("machine_fields") or [])]
+    env["version_rows"] = [[v["tool"], "\n".join(soft_breaks(x["value"]) + (f" ({n_runs(x['runs'])})"
+                                                                           if len(v["values"]) > 1 else "")
+                                                 for x in v["values"])] for v in env.get("versions") or []]
+
+    def setting(s: dict) -> dict:
+        multi = len(s["values"]) > 1
+        return {**s, "row": [s["name"], "\n".join(
+            soft_breaks(x["value"]) + (" (" + (f"{x['where']}, " if x.get("where") else "") + n_runs(x["runs"]) + ")"
+                                       if multi else "") for x in s["values"])]}
+
+    env["settings"] = [setting(s) for s in env.get("settings") or []]
+    env["settings_configs"] = [{**c, "head": (f"{c['where']}\n" if c.get("where") else "") + n_runs(c["runs"])}
+                               for c in env.get("settings_configs") or []]
+    env["settings_varying"] = [{**v, "row": [v["name"]] + [soft_breaks(x) for x in v["values"]]}
+                               for v in env.get("settings_varying") or []]
+    ns = env.get("settings_without_server")
+    if ns:
+        env["settings_without_server"] = {**ns, "shown": n_runs(ns["runs"]) + (f" ({ns['where']})" if ns.get("where")
+                                                                                else "")}
+    return {"env": env}
+
+
+@block("commands", "layouts/shortcodes/commands.html", needs_chapter=True)
+def commands_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
+    return {"commands": [{**b, "name": ", ".join(s["name"] for s in b["scripts"]) if b["scripts"] else b["program"]}
+                         for b in chapter.get("commands") or []]}
+
+
+@block("methods", "layouts/shortcodes/methods.html")
+def methods_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
+    return {"methods": page.data["methods"]}
+
+
 @block("compare", "layouts/shortcodes/compare.html")
 def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str, Any]:
     """A [[compare]]: the site's comparison table as a typst table."""
@@ -283,84 +361,6 @@ def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str
     caption = f"A ({ui(L, 'baseline')}): {pick(c['a_label'], L)} — B: {pick(c['b_label'], L)}"
     return table_layout(page, item_id=None, label="", caption=caption, header=header, rows=rows, notes=notes,
                         kinds=kinds, groups={}, size_pt=8 if len(head) <= 9 else 7, breakable=True, fit=False)
-
-
-# -- figures ------------------------------------------------------------------------------------------------
-
-@block("fig", "layouts/shortcodes/fig.html", needs_chapter=True)
-def figure_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
-    """A numbered figure: its chart exported to SVG in this language, at the text width (or less, when tall)."""
-    L = page.lang
-    f = _item(sc, chapter, "figure", page.where)
-    image, width_pt, traces = page.chart(f, chapter)
-    notes = []
-    if not traces:
-        notes.append({"mark": "", "text": ui(L, "no_chart_data")})
-    if f.get("footnote"):
-        notes.append({"mark": "", "text": pick(f["footnote"], L)})
-    if f.get("transcribed"):
-        notes.append({"mark": "transcribed", "text": ui(L, "figure_transcribed")})
-    for c in f.get("citations") or []:
-        notes.append({"mark": "", "text": f"{ui(L, 'citation')}: {soft_breaks(str(c))}"})
-    return {"label": pick(f["label"], L), "caption": pick(f["caption"], L), "image": image, "width": width_pt,
-            "notes": notes}
-
-
-# -- the generated pages' blocks ----------------------------------------------------------------------------
-
-@block("authors", "layouts/shortcodes/authors.html")
-def authors_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    L = page.lang
-    return {"authors": [{"row": [pick(a["name"], L), pick(a["affiliation"], L), ", ".join(
-        (f"{c['number']}. " if c.get("number") is not None else "") + pick(c.get("title"), L) for c in a["chapters"])]}
-        for a in page.data["authors"]]}
-
-
-@block("commands", "layouts/shortcodes/commands.html", needs_chapter=True)
-def commands_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
-    return {"commands": [{**b, "name": ", ".join(s["name"] for s in b["scripts"]) if b["scripts"] else b["program"]}
-                         for b in chapter.get("commands") or []]}
-
-
-@block("methods", "layouts/shortcodes/methods.html")
-def methods_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    return {"methods": page.data["methods"]}
-
-
-@block("environment", "layouts/shortcodes/environment.html")
-def environment_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    """The environment appendix's JSON with the rows of its tables in this language."""
-    L = page.lang
-    env = dict(page.data["environment"])
-
-    def n_runs(n: int) -> str:
-        return ui(L, "n_runs", n)
-
-    machines = env.get("machines") or []
-    env["machines"] = [{**m, "head": (f"{m['where']}\n" if m.get("where") else "") + n_runs(m["runs"])}
-                       for m in machines]
-    env["machine_rows"] = [[pick(label, L)] + [soft_breaks(pick(m["values"][i], L)) for m in machines]
-                           for i, label in enumerate(env.get("machine_fields") or [])]
-    env["version_rows"] = [[v["tool"], "\n".join(soft_breaks(x["value"]) + (f" ({n_runs(x['runs'])})"
-                                                                           if len(v["values"]) > 1 else "")
-                                                 for x in v["values"])] for v in env.get("versions") or []]
-
-    def setting(s: dict) -> dict:
-        multi = len(s["values"]) > 1
-        return {**s, "row": [s["name"], "\n".join(
-            soft_breaks(x["value"]) + (" (" + (f"{x['where']}, " if x.get("where") else "") + n_runs(x["runs"]) + ")"
-                                       if multi else "") for x in s["values"])]}
-
-    env["settings"] = [setting(s) for s in env.get("settings") or []]
-    env["settings_configs"] = [{**c, "head": (f"{c['where']}\n" if c.get("where") else "") + n_runs(c["runs"])}
-                               for c in env.get("settings_configs") or []]
-    env["settings_varying"] = [{**v, "row": [v["name"]] + [soft_breaks(x) for x in v["values"]]}
-                               for v in env.get("settings_varying") or []]
-    ns = env.get("settings_without_server")
-    if ns:
-        env["settings_without_server"] = {**ns, "shown": n_runs(ns["runs"]) + (f" ({ns['where']})" if ns.get("where")
-                                                                                else "")}
-    return {"env": env}
 
 
 # -- the data-sources appendix ------------------------------------------------------------------------------
