@@ -124,3 +124,12 @@ def test_commands_in_the_pdf(tmp_path: Path, example_db: Path):
     assert "The benchmark command" in text
     assert "-c [Clients] -j [Threads]" in text
     assert "UPDATE pgbench_accounts SET filler" in text
+    # every command copies back as it is: a line breaks only between arguments, never inside one
+    flat = " ".join(text.split())
+    rep = compute_one(example_db, ROOT / "data" / "reports" / "example.toml")
+    placed = [ch for ch in rep.chapters  # the chapters whose page places {{< commands >}}
+              if "{{< commands" in (ROOT / "content" / "reports" / "example" / f"{ch.id}.en.md").read_text()]
+    commands = [c["en"] for ch in placed for b in ch.commands for c in [b.command, *b.setup]]
+    assert commands
+    for command in commands:
+        assert "$ " + " ".join(command.split()) in flat, command
