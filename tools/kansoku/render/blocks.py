@@ -82,6 +82,10 @@ def _cell_width_text(c: dict) -> str:
     return str(c.get("text", "")) + " " * (len(c.get("marks") or []) + 2 * len(c.get("notes") or []))
 
 
+CJK_CHAR = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+UNBREAKABLE = re.compile(f"[{CJK_CHAR}]|[^\\s{CJK_CHAR}]+")
+
+
 def header_spans(header: list[dict], ncols: int) -> list[range]:
     """The leaf columns each header cell covers, placed as typst places them (row by row, skipping the
     columns a cell of an earlier row still covers with its rowspan)."""
@@ -112,7 +116,9 @@ def column_widths(header: list[dict], rows: list[list[dict]], ncols: int, size_p
             widths[i] = max(widths[i], text_pt(_cell_width_text(c), size_pt) + inset)
     for h, span in zip(header, header_spans(header, ncols)):
         text = str(h["text"])
-        need = max(max((text_pt(w, size_pt) for w in re.split(r"\s+", text)), default=0),
+        # a header wraps at spaces and between any two Japanese characters: its widest unbreakable piece,
+        # or a third of it (three lines at most)
+        need = max(max((text_pt(w, size_pt) for w in UNBREAKABLE.findall(text)), default=0),
                    text_pt(text, size_pt) / 3) + inset
         if len(span) == 1:
             widths[span.start] = max(widths[span.start], need)
