@@ -137,7 +137,7 @@ def test_handmade_report_to_typst_and_pdf(tmp_path):
     content = tmp_path / "content"
     (content / "reports").mkdir(parents=True)
     rep = handmade_report(content / "reports")
-    typ = Document(rep, "en", tmp_path).table(rep.chapters[0].tables["t1"])
+    typ = Document(rep, "en", tmp_path).block("tbl", "t1", chapter=rep.chapters[0].id)
     # every occurrence is inside a typst string literal (closed right after it), none is markup
     assert typ.count("#strong[bold]") == typ.count(HOSTILE.replace('"', '\\"') + '"') == 2
     results = render_pdfs(rep, ["en"], out={"en": tmp_path / "handmade.en.pdf"})

@@ -373,6 +373,12 @@ class Document:
 
         return shortcodes.expand(body, block, line_offset)
 
+    def block(self, name: str, *args: str, chapter: str | None = None) -> str:
+        """One block as its typst template writes it (``{{< name "args" >}}`` on the page of ``chapter``)."""
+        self.where = f"(block {name})"
+        sc = shortcodes.Shortcode(name, args, 0, 0, 0, " ".join((name, *args)), None)
+        return BLOCKS[name].render(self, sc, self.chapters.get(chapter) if chapter else None)
+
     def site_link(self, path: str) -> str:
         """The web edition's address of a site path (the spec's site_url), or the path on the site."""
         base = (self.rep.site_url or "").rstrip("/")
