@@ -66,6 +66,9 @@ def block(name: str, hugo: str, **options: Any):
     return deco
 
 
+SIDE = re.compile(r"(\S+) (\[[^\]]*\]) (n = \d+)")  # a compared side as printed: median [min–max] n = 5
+
+
 def _item(sc: Shortcode, chapter: dict, kind: str, where: str) -> dict:
     coll = chapter["tables" if kind == "table" else "figures"]
     if not sc.args:
@@ -215,10 +218,10 @@ def table_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
             flags = c.get("flags") or []
             if c["k"] == "factor":
                 cells.append({"text": text + (f" ({ui(L, 'baseline')})" if "baseline" in flags else ""),
-                              "marks": [], "notes": [], "fill": None, "range": None})
+                              "marks": [], "notes": [], "fill": None, "range": None, "boxes": None})
                 continue
             cell = {"text": text.replace(" ", "\u00a0"), "marks": [], "notes": c.get("notes") or [], "fill": None,
-                    "range": c.get("rg") if t.get("print_spread") else None}
+                    "range": c.get("rg") if t.get("print_spread") else None, "boxes": None}
             for flag in ("transcribed", "mismatch"):
                 if flag in flags:
                     cell["marks"].append(flag)
@@ -341,7 +344,12 @@ def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str
     header = [{"colspan": 1, "rowspan": 1, "text": h} for h in head]
 
     def cell(text: str, **more: Any) -> dict:
-        return {"text": text, "marks": [], "notes": [], "fill": None, "range": None, **more}
+        return {"text": text, "marks": [], "notes": [], "fill": None, "range": None, "boxes": None, **more}
+
+    def side(text: str) -> dict:
+        """A side's "median [min–max] n = 5": it breaks between the three, never inside a number or a range."""
+        m = SIDE.fullmatch(text)
+        return cell(text, boxes=list(m.groups())) if m else cell(text.replace(" ", "\u00a0"))
 
     rows = []
     for r in c["rows"]:
@@ -350,8 +358,7 @@ def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str
                       fill=flag if flag in ("better", "worse") else None,
                       marks=([flag] if flag else []) + (["transcribed"] if r.get("transcribed") else []))
         rows.append([cell(pick(r["label"], L))] + [cell(pick(v, L)) for v in r["values"]]
-                    + [cell(pick(r["a"]["t"], L).replace(" ", "\u00a0")),
-                       cell(pick(r["b"]["t"], L).replace(" ", "\u00a0")), change, cell(pick(r["interval"], L))])
+                    + [side(pick(r["a"]["t"], L)), side(pick(r["b"]["t"], L)), change, cell(pick(r["interval"], L))])
     notes = []
     if not rows:
         notes.append({"mark": "", "text": ui(L, "compare_none")})
