@@ -77,3 +77,21 @@ def test_shortcodes_are_parsed_once_for_every_reader(body, expected):
 def test_an_escaped_shortcode_prints_itself():
     assert shortcodes.expand('see {{</* tbl "x" */>}}', lambda sc: "BLOCK") == 'see {{< tbl "x" >}}'
     assert shortcodes.expand('see {{< tbl "x" >}}.', lambda sc: f"[{sc.name}:{sc.args[0]}]") == "see [tbl:x]."
+
+
+@pytest.mark.parametrize("spec_url, base, printed, warned", [
+    (None, "https://reports.example.org/", "https://reports.example.org/", None),
+    (None, "/", None, "prints no web address"),
+    ("http://127.0.0.1:1313/", "/", "http://127.0.0.1:1313/", "a local address"),
+    ("https://a.example/", "https://b.example/", "https://a.example/", None),
+    (None, "http://localhost:1313/", "http://localhost:1313/", "a local address"),
+])
+def test_the_pdf_prints_the_sites_address_and_says_when_it_is_local(spec_url, base, printed, warned):
+    from types import SimpleNamespace
+
+    from kansoku.app.build import site_address
+
+    rep, said = SimpleNamespace(id="r", site_url=spec_url), []
+    site_address(rep, {"baseURL": base}, said.append)
+    assert rep.site_url == printed
+    assert (warned is None and said == []) or (len(said) == 1 and warned in said[0]), said

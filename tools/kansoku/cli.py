@@ -256,10 +256,16 @@ def pdf_main(argv: list[str] | None = None) -> int:
     prepare_command(args)
     try:
         preflight(args.specs, args.db, REPO / "content" / "reports", report_id=args.report)
+
+        def warn(message: str) -> None:
+            print(f"warning: {message}", file=sys.stderr)
+
         if args.lang == "all":
-            results = build_pdfs(args.report, LANGS, args.db, out_dir=args.out, spec_dir=args.specs)
+            results = build_pdfs(args.report, LANGS, args.db, out_dir=args.out, spec_dir=args.specs,
+                                 config=REPO / "config.toml", warn=warn)
         else:
-            results = [build_pdf(args.report, args.lang, args.db, args.out, args.specs)]
+            results = [build_pdf(args.report, args.lang, args.db, args.out, args.specs, config=REPO / "config.toml",
+                                 warn=warn)]
     except KansokuError as exc:
         print_error(str(exc))
         return exc.exit_code

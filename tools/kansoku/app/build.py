@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kansoku import words
 from kansoku.errors import KansokuError
 from kansoku.model import ComputedReport, Trends
 from kansoku.render import hugo, publish, typst
@@ -42,13 +44,33 @@ def load_config(config: Path = CONFIG) -> dict:
         return tomllib.load(fh)
 
 
+LOCAL_HOSTS = ("localhost", "127.", "[::1]", "0.0.0.0")
+
+
+def site_address(rep: ComputedReport, config: dict, warn=None) -> None:
+    """The web edition's address the PDF prints: the spec's ``[report] site_url``, else config.toml's
+    ``baseURL`` when it is an absolute address. A local address (or none) is said (``warn``): a reader of the
+    PDF could not open it."""
+    base = str(config.get("baseURL") or "")
+    rep.site_url = rep.site_url or (base if re.match(r"https?://", base) else None)
+    if warn is None:
+        return
+    if not rep.site_url:
+        warn(words.t("en", "warn_no_site_address", rep.id, base=base or "(none)"))
+    elif re.match(r"https?://(" + "|".join(re.escape(h) for h in LOCAL_HOSTS) + ")", rep.site_url):
+        warn(words.t("en", "warn_local_site_address", rep.id, url=rep.site_url))
+
+
 def compute_site(store: Store, spec_dir: Path, content: Path = CONTENT, config: Path = CONFIG,
                  cache: ItemCache | None = None) -> tuple[list[ComputedReport], Trends]:
     """Every report of ``spec_dir`` and the cross-year view. ``cache``: reuse the tables and figures whose
     inputs did not change (report/cache.py)."""
     reports = load_all(spec_dir)
     computed = [compute_report(store, r, content / "reports", cache=cache) for r in reports]
-    trends = compute_trends(store, reports, computed, trend_specs(load_config(config)))
+    cfg = load_config(config)
+    for rep in computed:
+        site_address(rep, cfg)
+    trends = compute_trends(store, reports, computed, trend_specs(cfg))
     return computed, trends
 
 
@@ -112,7 +134,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
 def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out_dir: Path | None = None,
                spec_dir: Path = SPECS, content_root: Path = CONTENT / "reports",
                out: dict[str, Path] | None = None, font_dirs: list[str] | None = None,
-               keep_typst: Path | None = None) -> list[typst.PdfResult]:
+               keep_typst: Path | None = None, config: Path = CONFIG, warn=None) -> list[typst.PdfResult]:
     """tools/pdf: the fonts checked first (before anything slow), the report computed, then
     :func:`render.typst.render_pdfs` (one chart export for every language)."""
     t0 = time.monotonic()
@@ -123,6 +145,7 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
     for lang in langs:
         typst.check_fonts(lang, fonts, need_cjk=False)  # CJK decided later, per document
     computed = compute_one(db, spec_dir / f"{report_id}.toml", content_root)
+    site_address(computed, load_config(config) if config.is_file() else {}, warn)
     results = typst.render_pdfs(computed, langs, out_dir, out=out, fonts=fonts, keep_typst=keep_typst)
     total = time.monotonic() - t0
     for res in results:  # time of the whole build, shared work included
@@ -131,7 +154,8 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
 
 
 def build_pdf(report_id: str, lang: str, db: Path, out: Path | None, spec_dir: Path = SPECS,
-              content_root: Path = CONTENT / "reports") -> typst.PdfResult:
-    """One language (tools/pdf REPORT --lang ja|en)."""
+              content_root: Path = CONTENT / "reports", config: Path = CONFIG, warn=None) -> typst.PdfResult:
+    """One language (tools/pdf REPORT --lang LANG)."""
     outs = {lang: out} if out else None
-    return build_pdfs(report_id, [lang], db, spec_dir=spec_dir, content_root=content_root, out=outs)[0]
+    return build_pdfs(report_id, [lang], db, spec_dir=spec_dir, content_root=content_root, out=outs,
+                      config=config, warn=warn)[0]
