@@ -421,14 +421,21 @@ def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> d
         files_of[run_id] = files
         key = (tuple(files), info.get("citation")) if files and info["origin"] == "transcribed" else (run_id,)
         groups.setdefault(key, []).append(run_id)
-    shown = []
+    # one row per run (or per group of transcribed runs sharing their files), its files flowing in the row, the
+    # rows of a condition (the runs' directory but the rep=N part) under its heading
+    conditions: dict[str, list[dict]] = {}
     for ids in groups.values():
         info = runs[ids[0]]
-        head = ", ".join(soft_breaks(x, 12) for x in ids)
+        if len(ids) == 1 and "/rep=" in ids[0]:
+            condition, rep = ids[0].rsplit("/", 1)
+        else:
+            condition, rep = "", ", ".join(ids)
         if info["origin"] == "transcribed" and info.get("citation"):
-            head += f" — {ui(L, 'citation')}: {info['citation']}"
-        shown.append({"numbers": run_ranges([number[x] for x in ids]), "head": head,
-                      "files": [{"name": soft_breaks(f, 16), "sha": (sha or "—")[:SHA_SHOWN]} for f, sha in files_of[ids[0]]]})
+            rep += f" — {ui(L, 'citation')}: {info['citation']}"
+        conditions.setdefault(condition, []).append({
+            "numbers": run_ranges([number[x] for x in ids]), "run": soft_breaks(rep, 12),
+            "files": [{"name": soft_breaks(f, 16), "sha": (sha or "—")[:SHA_SHOWN]} for f, sha in files_of[ids[0]]]})
+    shown = [{"condition": soft_breaks(c, 12), "runs": rows} for c, rows in conditions.items()]
     before, _, after = ui(L, "pdf_sources_intro", SHA_SHOWN, where="\x00").partition("\x00")
     return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after), "sha_shown": SHA_SHOWN,
             "items": [[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
