@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from drawing import drawn_figure
 from kansoku.analysis import figures, tables as analysis
 from kansoku.analysis.tables import fmt_compare, fmt_printed
 from kansoku.ingest.pipeline import ingest
@@ -278,7 +279,7 @@ x = "clients"
 series = "config"
 options = { x_log = true }
 """)
-    f = figures.build_figure(store, r, r.item("x", "figure"))
+    f = drawn_figure(store, r, r.item("x", "figure"))
     assert f.transcribed is True and f.label == {"ja": "図 1.1", "en": "Figure 1.1"}
     names = [tr["name"] for tr in f.figure["ja"]["data"]]
     assert names == ["有効", "無効"]

@@ -1,5 +1,6 @@
-"""The house rules of docs/ARCHITECTURE.md, checked on the source: stages as folders with no import circle,
-SQL against stored tables only in store/, renderers that never see the store, words only in i18n."""
+"""The house rules of docs/ARCHITECTURE.md, checked on the source: stages as folders with no import circle and
+no import against the stage order (imports inside functions counted), SQL against stored tables only in store/,
+renderers that see only the computed report, words only in i18n."""
 
 import ast
 import io
@@ -21,18 +22,90 @@ def modules() -> dict[str, Path]:
     return out
 
 
+def import_nodes(path: Path):
+    """Every import statement of a module: at module level and inside functions (a deferred import is still a
+    dependency: it hides a circle, it does not remove it)."""
+    return [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def _absolute(name: str, node: ast.ImportFrom) -> str | None:
+    if not node.level:
+        return node.module
+    base = name.split(".")[: -node.level] if not name.endswith("__init__") else name.split(".")
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def imports(name: str, path: Path, known: set[str]) -> set[str]:
-    """kansoku modules imported at module level (imports inside functions are deferred, not circles)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    """kansoku modules a module imports, wherever the import statement is."""
     found = set()
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kansoku"):
+    for node in import_nodes(path):
+        if isinstance(node, ast.ImportFrom):
+            module = _absolute(name, node)
+            if not module or not module.startswith("kansoku"):
+                continue
             for a in node.names:
-                full = f"{node.module}.{a.name}"
-                found.add(full if full in known else node.module)
-        elif isinstance(node, ast.Import):
+                full = f"{module}.{a.name}"
+                found.add(full if full in known else module)
+        else:
             found |= {a.name for a in node.names if a.name.startswith("kansoku")}
     return {m for m in found if m in known and m != name}
+
+
+# The stages from the ground floor up (docs/ARCHITECTURE.md): a module imports its own stage and the
+# stages below it, never a stage above it nor a sibling of the same floor.
+FLOORS = [
+    {"kansoku", "kansoku.words", "kansoku.errors", "kansoku.interrupts", "kansoku.model", "kansoku.front_matter",
+     "kansoku.languages"},
+    {"kansoku.parsers"},
+    {"kansoku.store"},
+    {"kansoku.ingest", "kansoku.spec"},
+    {"kansoku.analysis"},
+    {"kansoku.report"},
+    {"kansoku.render", "kansoku.collect"},
+    {"kansoku.app"},
+    {"kansoku.cli", "kansoku.cli_compare"},
+]
+
+
+def stage(module: str) -> str:
+    """A module's stage: its folder (kansoku.report), the ground floor (kansoku) or the command line (kansoku.cli)."""
+    if module in FLOORS[0]:
+        return "kansoku"
+    if module.startswith("kansoku.cli"):
+        return "kansoku.cli"
+    parts = module.split(".")
+    for n in (2, 1):
+        name = ".".join(parts[:n])
+        if any(name in floor for floor in FLOORS):
+            return name
+    raise AssertionError(f"{module}: in no stage of FLOORS (add it to tests/test_architecture.py and the docs)")
+
+
+def floor(module: str) -> int:
+    s = stage(module)
+    return next(i for i, f in enumerate(FLOORS) if s in f)
+
+
+def test_every_import_follows_the_stage_order():
+    mods = modules()
+    wrong = []
+    for name, path in mods.items():
+        for dep in imports(name, path, set(mods)):
+            if stage(dep) != stage(name) and floor(dep) >= floor(name):
+                wrong.append(f"{name} -> {dep}")
+    assert wrong == []
+
+
+def test_no_module_imports_another_modules_private_names():
+    mods = modules()
+    wrong = []
+    for name, path in mods.items():
+        for node in import_nodes(path):
+            if isinstance(node, ast.ImportFrom) and (module := _absolute(name, node)) and module.startswith("kansoku"):
+                private = [a.name for a in node.names if a.name.startswith("_") and f"{module}.{a.name}" not in mods]
+                if private and module != name:
+                    wrong.append(f"{name}: from {module} import {', '.join(private)}")
+    assert wrong == []
 
 
 def test_stages_are_folders():
@@ -46,6 +119,10 @@ def test_no_import_circle():
     graph = {m: imports(m, p, set(mods)) for m, p in mods.items()}
     # a package's __init__ importing its own submodules is registration, not a circle between stages
     graph = {m: {d for d in deps if not d.startswith(m + ".")} for m, deps in graph.items()}
+    # ... and a submodule importing its package means the package's own names (kansoku.words, kansoku.model)
+    graph = {m: {d for d in deps if not (m.startswith(d + ".") and mods[d].name == "__init__.py"
+                                         and d != "kansoku" and stage(d) == stage(m))}
+             for m, deps in graph.items()}
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -71,12 +148,14 @@ def test_sql_against_stored_tables_only_in_store():
     assert offenders == []
 
 
-def test_renderers_never_see_the_store_the_spec_or_the_analysis():
+def test_renderers_see_the_computed_report_and_nothing_else():
+    """render/ imports the ground floor (the model, words, errors) and itself: never the store, a spec, the
+    analysis, the report stage (which computes) or the orchestrator."""
     mods = modules()
     for name, path in mods.items():
         if name.startswith("kansoku.render"):
             deps = imports(name, path, set(mods))
-            bad = {d for d in deps if d.startswith(("kansoku.store", "kansoku.analysis", "kansoku.spec"))}
+            bad = {d for d in deps if floor(d) != 0 and stage(d) != "kansoku.render"}
             assert not bad, (name, bad)
 
 

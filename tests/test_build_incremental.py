@@ -89,7 +89,7 @@ def env(tmp_path, monkeypatch):
 
 
 def build(env, gen_name: str = "gen"):
-    from kansoku.render.hugo import build as site_build
+    from kansoku.app import build_site as site_build
 
     tmp, camp, held, db, specs, content = env
     return site_build(db, tmp / "public", spec_dir=specs, generated=tmp / gen_name, content=content)
@@ -147,7 +147,7 @@ def test_a_changed_spec_item_recomputes_that_item_only(env):
 
 
 def test_distinguishing_factor_values_match_the_pairwise_rule():
-    from kansoku.report.build import _distinguishing
+    from kansoku.report.environment import distinguishing
 
     def pairwise(runs, all_runs, factors):  # the rule, written out run against run
         shared = None
@@ -164,7 +164,7 @@ def test_distinguishing_factor_values_match_the_pairwise_rule():
         factors = {r: {f: rng.choice("abc") for f in ("config", "clients", "rep") if rng.random() < 0.9}
                    for r in all_runs}
         runs = rng.sample(all_runs, rng.randint(1, len(all_runs)))
-        assert _distinguishing(runs, all_runs, factors) == pairwise(runs, all_runs, factors)
+        assert distinguishing(runs, all_runs, factors) == pairwise(runs, all_runs, factors)
 
 
 def _serve(public: Path):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT
+from drawing import drawn_figure
 from kansoku.analysis import figures, tables as analysis
 from kansoku.errors import SpecError
 from kansoku.ingest.pipeline import ingest
@@ -126,7 +127,7 @@ def env(tmp_path_factory):
     spec.write_text(spec_text(FIGS), encoding="utf-8")
     store = open_store(db, read_only=True)
     report = load_report(spec)
-    built = {it.id: figures.build_figure(store, report, it) for ch in report.chapters for it in ch.items}
+    built = {it.id: drawn_figure(store, report, it) for ch in report.chapters for it in ch.items}
     yield {"store": store, "report": report, "built": built, "base": base, "db": db}
     store.close()
 
@@ -382,6 +383,6 @@ def test_bad_options_name_the_spec_file_and_the_figure(env, tmp_path, body, mess
     report = load_report(spec)
     item = report.item("broken", "figure")
     with pytest.raises(SpecError) as exc:
-        figures.build_figure(env["store"], report, item)
+        drawn_figure(env["store"], report, item)
     text = str(exc.value)
     assert str(spec) in text and "figure 'broken' (1.1)" in text and message in text, text

@@ -225,7 +225,7 @@ def test_campaign_ingest_build(server, tmp_path, tool):
         return
     # build a site from this database, with its own spec, content and generated-data directories
     # (tools/build would write the working tree's data/generated)
-    from kansoku.render.hugo import build
+    from kansoku.app import build_site as build
 
     specs = tmp_path / "specs"
     specs.mkdir()

@@ -20,7 +20,7 @@ from conftest import ROOT
 from kansoku.analysis.commands import _parts
 from kansoku.collect.run import copy_scripts, script_args
 from kansoku.ingest.detect import detect
-from kansoku.report.build import compute_one
+from kansoku.app import compute_one
 from kansoku.store.db import open_store
 
 EXAMPLE = ROOT / "data" / "runs" / "example"
@@ -117,3 +117,12 @@ def test_commands_in_the_pdf(example_pdfs_all):
     assert "The benchmark command" in text
     assert "-c [Clients] -j [Threads]" in text
     assert "UPDATE pgbench_accounts SET filler" in text
+    # every command copies back as it is: a line breaks only between arguments, never inside one
+    flat = " ".join(text.split())
+    rep = compute_one(example_db, ROOT / "data" / "reports" / "example.toml")
+    placed = [ch for ch in rep.chapters  # the chapters whose page places {{< commands >}}
+              if "{{< commands" in (ROOT / "content" / "reports" / "example" / f"{ch.id}.en.md").read_text()]
+    commands = [c["en"] for ch in placed for b in ch.commands for c in [b.command, *b.setup]]
+    assert commands
+    for command in commands:
+        assert "$ " + " ".join(command.split()) in flat, command

@@ -26,7 +26,7 @@ SYMBOLS = {"better": "✓", "worse": "✗", "within-noise": "≈", "too-few-runs
 @pytest.fixture(scope="module")
 def example(example_site):
     """The example's comparison computed from the example site's store, and that site."""
-    from kansoku.report.build import compute_one
+    from kansoku.app import compute_one
 
     db, public = example_site
     rep = compute_one(db, EXAMPLE, ROOT / "content" / "reports")
@@ -193,7 +193,7 @@ def synthetic(tmp_path_factory):
 
 
 def test_synthetic_verdicts_on_the_page(synthetic):
-    from kansoku.report.build import compute_one
+    from kansoku.app import compute_one
 
     tmp, db = synthetic
     rep = compute_one(db, tmp / "specs" / "cmp.toml", tmp / "content")

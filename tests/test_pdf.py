@@ -182,7 +182,7 @@ def test_table_rows_have_the_sites_numbers(built, rid, lang):
 
 def test_example_numbers_against_compute_report(built, example_site):
     """A few numbers straight from the computed report (not the site's JSON) appear in both PDFs."""
-    from kansoku.report.build import compute_one
+    from kansoku.app import compute_one
 
     db, _ = example_site
     rep = compute_one(db, ROOT / "data" / "reports" / "example.toml", ROOT / "content" / "reports")
@@ -381,7 +381,7 @@ def test_missing_japanese_font_says_what_to_install(example_site, tmp_path):
 def doc_factory(built, tmp_path):
     """A Document over a copy of the example's content (to break it), computed from the example's store."""
     from kansoku.render.typst import Document
-    from kansoku.report.build import compute_one
+    from kansoku.app import compute_one
 
     db = built[2]
     content = tmp_path / "content"

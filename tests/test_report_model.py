@@ -17,10 +17,9 @@ HOSTILE = '=cmd|x #strong[bold] *star* <b>&amp; $x$ `code`'
 
 
 def handmade_report(content_root: Path):
-    from kansoku.report.model import (Cell, CellNote, Chapter, Column, ComputedReport, Environment, Figure, HeaderCell,
-                                      Provenance, ProvenanceGroup, ProvenanceRun, RowGroup, RunInfo, SourceFile,
-                                      Table)
-    from kansoku.report.structure import Page
+    from kansoku.model import (Cell, CellNote, Chapter, ChartData, Column, ComputedReport, Environment, Figure,
+                               HeaderCell, Page, Provenance, ProvenanceGroup, ProvenanceRun, RowGroup, RunInfo,
+                               SourceFile, Table)
 
     def w(s: str) -> dict[str, str]:
         return {"ja": s, "en": s}
@@ -51,8 +50,13 @@ def handmade_report(content_root: Path):
         notes=[CellNote("*1", w("a cell note [x]"))])
     figure = Figure(id="f1", number="1.1", chart="line", label={"ja": "図 1.1", "en": "Figure 1.1"},
                     caption=w("A figure made by hand"), footnote=None,
-                    figure={lang: {"data": [{"type": "scatter", "x": [1, 2], "y": [3.0, 4.0], "name": HOSTILE}],
-                                   "layout": {"xaxis": {"title": {"text": "x"}}}} for lang in ("ja", "en")},
+                    chart_data=ChartData("line", {}, {
+                        "bar": False, "numeric_x": True, "x_ticks": [1, 2], "spread": False,
+                        "traces": [{"x": [1, 2], "y": [3.0, 4.0], "n": [1, 1], "runs": [["run-a"], ["run-a"]],
+                                    "transcribed": [False, False], "lo": [None, None], "hi": [None, None],
+                                    "y_text": ["3.0", "4.0"]}]},
+                        {lang: {"names": [HOSTILE], "x": [None], "hover": [["1 run", "1 run"]], "x_title": "x",
+                                "y_title": "TPS"} for lang in ("ja", "en")}),
                     runs=["run-a"])
     chapter = Chapter("one", 1, w("Chapter one"), tables={"t1": table}, figures={"f1": figure}, order=["t1", "f1"],
                       machines={"machines": [{"id": "0123456789ab", "name": w("Machine A"), "role": w("server"),
@@ -143,7 +147,7 @@ def test_handmade_report_to_typst_and_pdf(tmp_path):
     content = tmp_path / "content"
     (content / "reports").mkdir(parents=True)
     rep = handmade_report(content / "reports")
-    typ = Document(rep, "en", tmp_path).table(rep.chapters[0].tables["t1"])
+    typ = Document(rep, "en", tmp_path).block("tbl", "t1", chapter=rep.chapters[0].id)
     # every occurrence is inside a typst string literal (closed right after it), none is markup
     assert typ.count("#strong[bold]") == typ.count(HOSTILE.replace('"', '\\"') + '"') == 2
     results = render_pdfs(rep, ["en"], out={"en": tmp_path / "handmade.en.pdf"})
@@ -234,7 +238,7 @@ def test_transcribed_zero_baseline_is_no_ratio_and_json_stays_finite(tmp_path):
     cannot read Infinity); a printed 0 as the value: checked against the printed ratio, no infinity."""
     from kansoku.ingest.pipeline import ingest
     from kansoku.render.hugo import write_generated
-    from kansoku.report.build import compute_one
+    from kansoku.app import compute_one
 
     pub = tmp_path / "published"
     pub.mkdir()
@@ -310,7 +314,7 @@ def test_chart_export_makes_no_network_request(tmp_path):
 def test_not_printed_and_not_measured_cells_differ(tmp_path):
     """A transcribed table's blank cell says "not printed"; a comparison that cannot be made says "—"."""
     from kansoku.ingest.pipeline import ingest
-    from kansoku.report.build import compute_one
+    from kansoku.app import compute_one
 
     pub = tmp_path / "published"
     pub.mkdir()

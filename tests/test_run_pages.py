@@ -290,7 +290,7 @@ def test_run_pages_are_small_and_list_raw_files_with_sha256(site):
 @pytest.mark.slow
 def test_pdf_has_no_run_pages(site, tmp_path):
     """Run pages are site-only: the PDF's computed report has none and its text has none of their words."""
-    from kansoku.report.build import compute_one
+    from kansoku.app import compute_one
 
     db, _, _, rep = site
     one = compute_one(db, ROOT / "data" / "reports" / "example.toml", ROOT / "content" / "reports")

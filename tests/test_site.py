@@ -135,7 +135,7 @@ def site(tmp_path_factory, example_db) -> Path:
                                 encoding="utf-8")
     out = tmp / "public"
     gen = tmp / "generated"
-    from kansoku.render.hugo import build
+    from kansoku.app import build_site as build
 
     res = build(db, out, spec_dir=specs, generated=gen, content=content)
     assert res.reports == ["example", "evil"]
@@ -370,7 +370,7 @@ def test_i18n_files_have_the_same_keys():
 
 def test_structure_orders_pages_and_reports_missing_prose(tmp_path):
     from kansoku.spec.model import load_report
-    from kansoku.report.structure import report_pages
+    from kansoku.report.structure import generated_body, report_pages
 
     spec = tmp_path / "evil.toml"
     spec.write_text(EVIL_SPEC, encoding="utf-8")
@@ -384,7 +384,7 @@ def test_structure_orders_pages_and_reports_missing_prose(tmp_path):
     assert [p.id for p in pages_] == ["a", "b", "closing", "extra", "appendix", "sources"]
     a = pages_[0]
     assert a.title == {"ja": "A!", "en": "Chapter A"} and a.source_lang("en") == "ja" and a.missing("en")
-    assert pages_[1].source_lang("ja") is None and '{{< tbl "t2" >}}' in pages_[1].generated_body(rep)
+    assert pages_[1].source_lang("ja") is None and '{{< tbl "t2" >}}' in generated_body(pages_[1], rep)
     assert pages_[2].title == {"ja": "おわりに", "en": "Bye"}
     assert [p.id for p in report_pages(rep, tmp_path / "content/reports", site=False)][-1] == "appendix"
 

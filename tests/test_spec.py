@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from drawing import drawn_figure
 from kansoku.analysis import figures, tables as analysis
 from kansoku.errors import SpecError
 from kansoku.ingest.pipeline import ingest
@@ -187,11 +188,11 @@ def test_figure_errors_name_the_figure(store, tmp_path):
     p = write(tmp_path, '[[chapter.figure]]\nid = "f1"\ncaption = "x"\nmetric = "tps"\nx = "clients"\nchart = "pie"\n')
     r = load_report(p)
     with pytest.raises(SpecError, match=r"figure 'f1' \(2.1\): unknown chart kind 'pie'"):
-        figures.build_figure(store, r, r.item("f1", "figure"))
+        drawn_figure(store, r, r.item("f1", "figure"))
     p = write(tmp_path, '[[chapter.figure]]\nid = "f1"\ncaption = "x"\nmetric = "tps"\nx = "colour"\n')
     r = load_report(p)
     with pytest.raises(SpecError, match=rf"{p}: chapter 'c', figure 'f1' \(2.1\): grouping: unknown factor 'colour'"):
-        figures.build_figure(store, r, r.item("f1", "figure"))
+        drawn_figure(store, r, r.item("f1", "figure"))
 
 
 def test_numbering_explicit_and_continued(tmp_path):

@@ -18,10 +18,13 @@ from conftest import ROOT
 
 from kansoku.errors import KansokuError, SpecError
 from kansoku.ingest.pipeline import ingest
-from kansoku.report.structure import parse_front_matter, report_pages
+from kansoku.front_matter import parse_front_matter
+from kansoku.report.structure import report_pages
 from kansoku.spec import schema as spec_schema
 from kansoku.spec.model import load_report
-from kansoku.spec.validate import SpecProblems, preflight, store_problems
+from kansoku.analysis.spec_check import store_problems
+from kansoku.app import preflight
+from kansoku.spec.validate import SpecProblems
 from kansoku.store.db import open_store
 
 BASE = {

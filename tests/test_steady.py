@@ -19,6 +19,7 @@ import duckdb
 import pytest
 
 from conftest import FIXTURES, ROOT
+from drawing import drawn_figure
 from kansoku.analysis import steady
 from kansoku.ingest.pipeline import ingest
 from kansoku.parsers.pgbench.steady import STEADY_PARAMS
@@ -269,9 +270,9 @@ def test_events_on_the_tps_chart(pg_db, tmp_path):
     store = open_store(pg_db, read_only=True)
     try:
         report = load_report(spec)
-        built = figures.build_figure(store, report, report.chapters[0].items[0])
+        built = drawn_figure(store, report, report.chapters[0].items[0])
         plain = load_report(off)
-        built_off = figures.build_figure(store, plain, plain.chapters[0].items[0])
+        built_off = drawn_figure(store, plain, plain.chapters[0].items[0])
         n_events = store.con.execute(f"SELECT count(*) FROM run_events WHERE run_id = '{PG_RUN}' "
                                      "AND event IN ('checkpoint', 'stall', 'run_end', 'steady_start', 'steady_end')"
                                      ).fetchone()[0]

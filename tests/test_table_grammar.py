@@ -114,7 +114,7 @@ def test_row_groups_render_on_the_site_and_in_typst(store, tmp_path):
     content = tmp_path / "content"
     (content / "reports").mkdir(parents=True)
     rep = compute_report(store, r, content / "reports")
-    typ = Document(rep, "en", tmp_path).table(rep.chapters[0].tables["g"])
+    typ = Document(rep, "en", tmp_path).block("tbl", "g", chapter=rep.chapters[0].id)
     assert typ.count('align: left, fill: luma(245))[*#"update"*]') == 1 and '#"read-only"' in typ
     gen, out = tmp_path / "gen", tmp_path / "public"
     write_generated([rep], gen)
@@ -214,7 +214,7 @@ def test_cell_notes_mark_the_cells_and_print_under_the_table(store, tmp_path):
     content = tmp_path / "content"
     (content / "reports").mkdir(parents=True)
     rep = compute_report(store, r, content / "reports")
-    typ = Document(rep, "en", tmp_path).table(rep.chapters[0].tables["g"])
+    typ = Document(rep, "en", tmp_path).block("tbl", "g", chapter=rep.chapters[0].id)
     assert '#super[#"(*1)"]' in typ and '[#"(*1) a note <b>"]' in typ and '#"(#2) every read cell"' in typ
     gen, out = tmp_path / "gen", tmp_path / "public"
     write_generated([rep], gen)

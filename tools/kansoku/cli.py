@@ -17,7 +17,7 @@ from kansoku.errors import KansokuError
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _prepare_command(args: argparse.Namespace) -> None:
+def prepare_command(args: argparse.Namespace) -> None:
     """Make user-given paths absolute, then work from the repository root, so that the
     commands behave the same from any directory (specs, content and config are found).
     Also: output piped into `head` ends quietly, as with any Unix tool."""
@@ -64,7 +64,7 @@ def interruptible(main):
     return wrapper
 
 
-def _err(msg: str) -> None:
+def print_error(msg: str) -> None:
     print(f"error: {msg}", file=sys.stderr)
 
 
@@ -104,12 +104,12 @@ def ingest_main(argv: list[str] | None = None) -> int:
                          "1: one at a time)")
     _version(ap)
     args = ap.parse_args(argv)
-    _prepare_command(args)
+    prepare_command(args)
     try:
         report = ingest(args.paths, args.db, wait_s=args.wait, progress=_progress("ingest"),
                         on_wait=lambda m: print(m, file=sys.stderr), keep_going=args.keep_going, jobs=args.jobs)
     except KansokuError as exc:
-        _err(str(exc))
+        print_error(str(exc))
         return exc.exit_code
     except Interrupted as exc:
         if exc.committed:
@@ -134,11 +134,11 @@ def ingest_main(argv: list[str] | None = None) -> int:
             not any(f.status in ("new", "replaced", "unchanged") for f in report.files):
         unusable = [f for f in report.files if f.status == "skipped" and f.format]
         if unusable:  # recognised, but none could be used (a pg_stat snapshot with no time): say so, and why
-            _err(f"0 runs: of the {len(report.files)} files under {', '.join(map(str, args.paths))}, "
+            print_error(f"0 runs: of the {len(report.files)} files under {', '.join(map(str, args.paths))}, "
                  f"{len(unusable)} are known tool outputs that cannot be used: "
                  + "; ".join(f"{f.path}: {f.reason}" for f in unusable[:3]))
         else:
-            _err(f"0 runs: none of the {len(report.files)} files under {', '.join(map(str, args.paths))} is a "
+            print_error(f"0 runs: none of the {len(report.files)} files under {', '.join(map(str, args.paths))} is a "
                  "known tool output (tools/ingest -v says why each was skipped)")
         return 2
     return 0 if report.ok else 2
@@ -197,7 +197,7 @@ def _print_ingest_summary(report, verbose: bool) -> None:
 
 @interruptible
 def build_main(argv: list[str] | None = None) -> int:
-    from kansoku.render.hugo import build
+    from kansoku.app import build_site, preflight
     from kansoku.store.db import DEFAULT_DB
 
     ap = argparse.ArgumentParser(
@@ -220,16 +220,14 @@ def build_main(argv: list[str] | None = None) -> int:
                          "pdf/REPORT.LANG.pdf, linked from every page of the report")
     _version(ap)
     args = ap.parse_args(argv)
-    _prepare_command(args)
+    prepare_command(args)
     try:
-        from kansoku.spec.validate import preflight
-
         preflight(args.specs, args.db, args.content / "reports")  # every spec problem at once (exit 3)
-        res = build(args.db, args.out, args.specs, generated=args.generated, content=args.content, wait_s=args.wait,
+        res = build_site(args.db, args.out, args.specs, generated=args.generated, content=args.content, wait_s=args.wait,
                     on_wait=lambda m: print(m, file=sys.stderr),
                     pdf=[p.strip() for p in args.pdf.split(",") if p.strip()] if args.pdf else None)
     except KansokuError as exc:
-        _err(str(exc))
+        print_error(str(exc))
         return exc.exit_code
     print(f"built {args.out}/: {len(res.reports)} report(s) ({', '.join(res.reports)}), {res.tables} tables, "
           f"{res.figures} figures, {res.pages} pages" + (f", {len(res.pdfs)} PDFs" if res.pdfs else "")
@@ -239,7 +237,7 @@ def build_main(argv: list[str] | None = None) -> int:
 
 @interruptible
 def collect_main(argv: list[str] | None = None) -> int:
-    from kansoku.collect.run import main
+    from kansoku.collect.command import main
 
     if argv is None:
         argv = sys.argv[1:]
@@ -256,8 +254,9 @@ def collect_main(argv: list[str] | None = None) -> int:
 
 @interruptible
 def pdf_main(argv: list[str] | None = None) -> int:
-    from kansoku.render.typst import build_pdf
+    from kansoku.app import build_pdf, build_pdfs, preflight
     from kansoku.store.db import DEFAULT_DB
+    from kansoku.words import LANGS
 
     ap = argparse.ArgumentParser(
         prog="tools/pdf",
@@ -265,27 +264,28 @@ def pdf_main(argv: list[str] | None = None) -> int:
                     "(pandoc to typst, charts as SVG via kaleido and chromium).",
         epilog=EPILOG)
     ap.add_argument("report", help="report id (data/reports/REPORT.toml)")
-    ap.add_argument("--lang", choices=["ja", "en", "all"], required=True,
+    ap.add_argument("--lang", choices=[*LANGS, "all"], required=True,
                     help="language of the PDF; all: every language, sharing one computation and one chart export")
     ap.add_argument("--db", type=Path, default=REPO / DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in the repository)")
     ap.add_argument("--out", type=Path, default=None, help="output file (default public/pdf/REPORT.LANG.pdf); with --lang all, a directory")
     ap.add_argument("--specs", type=Path, default=REPO / "data/reports", help="report spec directory (default data/reports)")
     _version(ap)
     args = ap.parse_args(argv)
-    _prepare_command(args)
+    prepare_command(args)
     try:
-        from kansoku.spec.validate import preflight
-
         preflight(args.specs, args.db, REPO / "content" / "reports", report_id=args.report)
-        if args.lang == "all":
-            from kansoku.render.typst import build_pdfs
-            from kansoku.spec.model import LANGS
 
-            results = build_pdfs(args.report, LANGS, args.db, out_dir=args.out, spec_dir=args.specs)
+        def warn(message: str) -> None:
+            print(f"warning: {message}", file=sys.stderr)
+
+        if args.lang == "all":
+            results = build_pdfs(args.report, LANGS, args.db, out_dir=args.out, spec_dir=args.specs,
+                                 config=REPO / "config.toml", warn=warn)
         else:
-            results = [build_pdf(args.report, args.lang, args.db, args.out, args.specs)]
+            results = [build_pdf(args.report, args.lang, args.db, args.out, args.specs, config=REPO / "config.toml",
+                                 warn=warn)]
     except KansokuError as exc:
-        _err(str(exc))
+        print_error(str(exc))
         return exc.exit_code
     for res in results:
         print(f"wrote {res.path}: {res.pages} pages in {res.seconds:.1f} s")
@@ -306,7 +306,7 @@ def example_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-pdf", action="store_true", help="skip the PDFs")
     _version(ap)
     args = ap.parse_args(argv)
-    _prepare_command(args)
+    prepare_command(args)
     inputs = [str(p) for p in (REPO / "data" / "runs", REPO / "data" / "published") if p.is_dir()]
     rc = ingest_main(inputs + ["--wait", "60"])
     if rc != 0:

@@ -82,7 +82,7 @@ def _print_table(result, a_label: str, b_label: str, out) -> None:
 def compare_main(argv: list[str] | None = None) -> int:
     from kansoku.analysis import compare as cmp
     from kansoku.analysis import noise
-    from kansoku.cli import EPILOG, REPO, _err, _prepare_command
+    from kansoku.cli import EPILOG, REPO, print_error, prepare_command
     from kansoku.store.db import DEFAULT_DB, open_store
 
     ap = argparse.ArgumentParser(
@@ -109,7 +109,7 @@ def compare_main(argv: list[str] | None = None) -> int:
     fmt.add_argument("--json", action="store_true", help="print the comparisons as JSON")
     fmt.add_argument("--csv", action="store_true", help="print the comparisons as CSV")
     args = ap.parse_args(argv)
-    _prepare_command(args)
+    prepare_command(args)
     try:
         sel_a, sel_b = cmp.parse_selection(args.a), cmp.parse_selection(args.b)
         if not 0 < args.alpha < 1 or args.min_effect < 0:
@@ -126,7 +126,7 @@ def compare_main(argv: list[str] | None = None) -> int:
             if store_b is not None:
                 store_b.close()
     except KansokuError as exc:
-        _err(str(exc))
+        print_error(str(exc))
         return exc.exit_code
     out = sys.stdout
     if args.json:

@@ -21,8 +21,22 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-LANGS = ("ja", "en")
 I18N_DIR = Path(__file__).resolve().parents[2] / "i18n"
+
+
+def declared_languages(i18n_dir: Path = I18N_DIR) -> tuple[str, ...]:
+    """The site's languages, declared once: one ``i18n/<lang>.toml`` each (its ``[language_weight]`` orders
+    them; the first is the default). Adding a language is adding its file and its content pages; Hugo's
+    language list is generated from these (render/hugo.py ``hugo_config``)."""
+    found = []
+    for p in i18n_dir.glob("*.toml"):
+        with open(p, "rb") as fh:
+            weight = (tomllib.load(fh).get("language_weight") or {}).get("other")
+        found.append((int(weight) if weight else 1000, p.stem))
+    return tuple(lang for _, lang in sorted(found))
+
+
+LANGS = declared_languages()
 _ARG = re.compile(r"\{\{\s*\.\s*\}\}")
 _NAMED = re.compile(r"\{\{\s*\.(\w+)\s*\}\}")
 
@@ -36,7 +50,7 @@ def table(lang: str) -> dict[str, dict[str, str]]:
         return tomllib.load(fh)
 
 
-def has(key: str, lang: str = "ja") -> bool:
+def has(key: str, lang: str = LANGS[0]) -> bool:
     return key in table(lang)
 
 
@@ -56,9 +70,29 @@ def t(lang: str, key: str, arg: Any = None, **named: Any) -> str:
 
 
 def both(key: str, arg: Any = None) -> dict[str, str]:
-    """The word in every language: {"ja": …, "en": …} (the shape of a bilingual spec text)."""
+    """The word in every language: {"ja": …, "en": …} (the shape of a per-language text)."""
     return {lang: t(lang, key, arg) for lang in LANGS}
 
 
 def keys() -> set[str]:
-    return set(table("ja"))
+    return set(table(LANGS[0]))
+
+
+def missing_words() -> dict[str, list[str]]:
+    """Keys some language's file has and another's lacks: language -> its missing keys (none: every word is in
+    every language). Hugo would print the default language's word instead; the build refuses."""
+    every = set().union(*(table(lang) for lang in LANGS))
+    return {lang: sorted(every - set(table(lang))) for lang in LANGS if every - set(table(lang))}
+
+
+def same(text: str) -> dict[str, str]:
+    """One text for every language (a name, a number, a setting: not translated)."""
+    return {lang: text for lang in LANGS}
+
+
+def pick(v: Any, lang: str, default: str = "") -> str:
+    """A per-language value in ``lang``, else in the first language that has it (LANGS order), else
+    ``default``; a plain string is the same in every language."""
+    if isinstance(v, dict):
+        return str(v.get(lang) or next((v[x] for x in LANGS if v.get(x)), None) or default)
+    return default if v is None else str(v)

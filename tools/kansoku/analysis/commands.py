@@ -25,7 +25,7 @@ from typing import Any
 
 from kansoku import words
 from kansoku.analysis.tables import factor_name, factor_value_label
-from kansoku.report.model import CommandBlock, Script
+from kansoku.model import CommandBlock, Script
 from kansoku.spec.model import LANGS, Report
 from kansoku.store.db import Store
 

@@ -1,4 +1,4 @@
-"""Figures' data: what each chart kind draws, computed from the store (``report.model.ChartData``).
+"""Figures' data: what each chart kind draws, computed from the store (``kansoku.model.ChartData``).
 
 Chart kinds are registered in ``KINDS``: a function (store, report, item) -> ChartData holding the
 numbers and, per language, every label. ``render.charts`` draws the plotly figure of each language from
@@ -15,7 +15,7 @@ from kansoku.analysis.charts import RUNS_OF
 from kansoku.analysis.charts._select import KINDS, kind
 from kansoku.analysis.tables import (aggregate, item_digits, factor_name, factor_sort_key, factor_value_label,
                                      format_value, metric_label, run_rows)
-from kansoku.report.model import ChartData, Figure
+from kansoku.model import ChartData, Figure
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
 
@@ -33,7 +33,7 @@ def _num(v: str) -> Any:
 def _axis_title(item: Item, key: str, lang: str, default: str) -> str:
     t = item.options.get(key)
     if isinstance(t, dict):
-        return t.get(lang) or t.get("en") or t.get("ja") or default
+        return words.pick(t, lang, default)
     return t or default
 
 
@@ -111,7 +111,7 @@ def chart_data(store: Store, report: Report, item: Item) -> ChartData:
 
 
 def figure_data(store: Store, report: Report, item: Item) -> Figure:
-    """A figure computed (its ``chart_data``, runs, citations); ``figure`` (plotly) is left to the renderer."""
+    """A figure computed: its ``chart_data`` (drawn by each renderer), runs and citations."""
     data = chart_data(store, report, item)
     runs = figure_runs(store, item)
     rows = run_rows(store)
@@ -119,15 +119,8 @@ def figure_data(store: Store, report: Report, item: Item) -> Figure:
     return Figure(
         id=item.id, number=item.number, chart=item.chart, label={lang: item.prefix(lang) for lang in LANGS},
         caption=item.caption.as_dict(), footnote=item.footnote.as_dict() if item.footnote else None,
-        figure={}, runs=runs, transcribed=transcribed, citations=citations(store, runs), chart_data=data,
+        runs=runs, transcribed=transcribed, citations=citations(store, runs), chart_data=data,
     )
-
-
-def build_figure(store: Store, report: Report, item: Item) -> Figure:
-    """The figure with its plotly JSON per language (report.build draws it with render.charts)."""
-    from kansoku.report.build import build_figure as build  # the report stage joins data and drawing
-
-    return build(store, report, item)
 
 
 def figure_runs(store: Store, item: Item) -> list[str]:

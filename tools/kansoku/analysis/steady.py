@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kansoku import words
+from kansoku.words import LANGS
 from kansoku.parsers.pgbench.steady import STEADY_PARAMS
 from kansoku.store import steady as q
 from kansoku.store.db import Store
@@ -158,7 +159,7 @@ def table_notes(store: Store, cell_runs: list[list[str]]) -> list[tuple[list[int
         runs = sorted({r for i in cells for r in cell_runs[i] if r in flagged and flag in flagged[r].flags})
         details = ", ".join(d for d in (_detail(flagged[r], flag) for r in runs) if d)
         text = {lang: words.t(lang, f"steady_cellnote_{flag}", len(runs), details=details)
-                for lang in ("ja", "en")}
+                for lang in LANGS}
         out.append((cells, text))
     return out
 

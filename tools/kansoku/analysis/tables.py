@@ -23,7 +23,8 @@ from typing import Any
 
 from kansoku import parsers, words
 from kansoku.analysis import noise
-from kansoku.report.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
+from kansoku.analysis.table_kinds import kind_of, table_kind
+from kansoku.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report
 from kansoku.store.db import Store
 
@@ -536,7 +537,7 @@ def metric_label(metric: str, lang: str, with_unit: bool = True, report: Report 
     if info and info.label:
         label = info.label.get(lang)
     elif md is not None:
-        label = md.label_ja if lang == "ja" else md.label_en
+        label = md.label(lang)
         if sel is not None or role is not None:  # "Disk read [hdd]", "CPU idle [server]"
             label = re.sub(r"\s*[(（].*?[)）]\s*$", "", label) + "".join(
                 f" [{x}]" for x in (role_label(role, lang) if role else None, sel) if x)
@@ -721,17 +722,10 @@ def present(text: str, value: float | None, fmt: str, digits: int) -> str:
 
 
 def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
-    from kansoku.analysis import table_kinds  # rows that are data: "functions", "queries" (issue 26)
-
-    if item.rows in table_kinds.KINDS:
-        return table_kinds.KINDS[item.rows](store, report, item)
-    check_grammar(item)
-    if item.row_groups:
-        t = _grouped_table(store, report, item)
-    elif item.rows == METRIC_ROWS:
-        t = _metric_rows_table(store, report, item)
-    else:
-        t = _plain_table(store, report, item)
+    kind = kind_of(item)  # the registered table kinds (analysis/table_kinds.py)
+    if not kind.checks_itself:
+        check_grammar(item)
+    t = kind.build(store, report, item)
     if "cell_notes" in item.raw and not item.raw.get("__sub__"):
         apply_cell_notes(item, t)
     if not item.raw.get("__sub__"):
@@ -792,6 +786,7 @@ def apply_cell_notes(item: Item, t: ComputedTable) -> None:
             raise item.error(f"{where}: no cell of the table is at {want}")
 
 
+@table_kind("plain", claims=lambda item: True, priority=0)
 def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
     rows_f = item.rows
     cols_f = item.columns
@@ -1036,6 +1031,7 @@ def format_value(report: Report, item: Item, g: Group | None, metric: str) -> st
     return present(fmt_number(g.value, int(d)), g.value, nf, int(d))
 
 
+@table_kind("metric-rows", claims=lambda item: item.rows == METRIC_ROWS, priority=10)
 def _metric_rows_table(store: Store, report: Report, item: Item) -> ComputedTable:
     """Rows that are different metrics (FY2013 表 4.8: read and write KB/s): one row per metric of
     ``metrics``, one column per value of the ``columns`` factor; ``sum_column`` adds their sum; a
@@ -1142,12 +1138,13 @@ def _sum_group(groups) -> Group | None:
 
 def _text_or_error(item: Item, v: Any, key: str) -> dict[str, str]:
     if isinstance(v, str):
-        return {"ja": v, "en": v}
+        return words.same(v)
     if isinstance(v, dict) and set(v) <= set(LANGS) and v:
         return {l: str(v.get(l) or next(iter(v.values()))) for l in LANGS}
     raise item.error(f"{key} must be a string or {{ ja, en }}, got {v!r}")
 
 
+@table_kind("grouped", claims=lambda item: bool(item.row_groups), priority=20)
 def _grouped_table(store: Store, report: Report, item: Item) -> ComputedTable:
     """Several factors on rows: one block of rows per value of ``row_groups``, each computed like a table of
     its own (its baseline row, its checks) and labelled; the blocks share one header."""
@@ -1230,7 +1227,7 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
         p_text = both(lambda l: fmt_printed(pub.printed, b.format, l) if pub.printed
                       else fmt_compare(pub.value / format_scale(b.format), b.format, b.digits, l, b.significant))
         published = {"v": pub.value / format_scale(b.format), "printed": pub.printed or repr_num(pub.value),
-                     "t": p_text if p_text["ja"] != p_text["en"] else p_text["ja"]}
+                     "t": p_text if len(set(p_text.values())) > 1 else p_text[LANGS[0]]}
         if v is not None and base is not None and x is not None:
             chk = check_published(v, g.half_unit, base, bg.half_unit, how, b.format, pub.value, pub.half_unit,
                                   pub.printed)
@@ -1244,7 +1241,7 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
 
 def _published_cell(b: Baseline, pub: Group | None, compare_cell: Cell) -> Cell:
     if pub is None or pub.value is None:
-        return Cell({"ja": "—", "en": "—"}, None, "published")
+        return Cell(words.same("—"), None, "published")
     flags = ["transcribed"]
     if "mismatch" in compare_cell.flags:
         flags.append("mismatch")
@@ -1254,7 +1251,7 @@ def _published_cell(b: Baseline, pub: Group | None, compare_cell: Cell) -> Cell:
         flags.append("baseline")
     p = compare_cell.published or {}
     t = p.get("t") or both(lambda l: fmt_compare(pub.value / format_scale(b.format), b.format, b.digits, l))
-    return Cell(t if isinstance(t, dict) else {"ja": t, "en": t}, pub.value / format_scale(b.format), "published",
+    return Cell(t if isinstance(t, dict) else words.same(t), pub.value / format_scale(b.format), "published",
                 pub.run_ids, pub.representative_run_id, flags)
 
 

@@ -91,7 +91,7 @@ from typing import Any
 from kansoku.collect.hosts import Host, RemoteHosts
 from kansoku.collect.profile import ProfileRequest
 from kansoku.collect.run import EXIT_INTERRUPTED, default_signals, CollectError, RunRequest, collect_run, run_path, run_state
-from kansoku.ingest.runs import canon
+from kansoku.values import canon
 
 
 
@@ -359,7 +359,7 @@ def run_plan(path: Path, *, dry_run: bool = False, limit: int | None = None, qui
             name = run_path(Path("."), pr.factors).as_posix()
             print(f"collect: [{len(done) + n}/{total}] {name} (elapsed {_fmt_s(elapsed)}{left})",
                   file=sys.stderr, flush=True)
-        res = collect_run(req)
+        res = collect_run(req, RemoteHosts(req.hosts, req.quiet) if req.hosts else None)
         if res.interrupted:
             print(f"collect: interrupted; {res.run_dir} recorded as interrupted. Run the same command to resume "
                   f"({len(done) + n - 1} of {total} runs done).", file=sys.stderr)

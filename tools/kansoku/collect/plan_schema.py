@@ -291,11 +291,11 @@ def _validator(schema: dict):
 
 
 def _schema_problems(data: Any, schema: dict) -> list[tuple[tuple, str]]:
-    from kansoku.spec.validate import _render
+    from kansoku.spec.validate import schema_error_messages
 
     seen, out = set(), []
     for err in _validator(schema).iter_errors(data):
-        for p, m in _render(err):
+        for p, m in schema_error_messages(err):
             if (p, m) not in seen:
                 seen.add((p, m))
                 out.append((p, m))

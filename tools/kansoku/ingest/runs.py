@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from kansoku.errors import RunError
+from kansoku.values import canon
 
 RUN_TOML = "run.toml"
 HOST_TOML = "host.toml"
@@ -151,15 +152,6 @@ class Run:
                 f"{file}: the file says {name} = {value}, but the run's {factor} is "
                 f"{self.factors[factor]} (from {self.factor_origin[factor]}); fix the directory name or run.toml"
             )
-
-
-def canon(v: Any) -> str:
-    """Canonical string for a factor value: 2 and '2' and 2.0 agree."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
 
 
 def path_safe(value: str) -> str:

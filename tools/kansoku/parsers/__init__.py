@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from kansoku.errors import KansokuError, ParseError
-from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.base import SNIFF_BYTES, FileHead, Format, MetricDef, ParserModule, Sink
 
 
 @lru_cache(maxsize=1)
@@ -75,6 +75,27 @@ def formats() -> list[Format]:
     return [f for m in modules() for f in m.formats]
 
 
+def claim(head: FileHead) -> Format | None:
+    """The format of a file by its head: the highest-priority format whose sniffer claims it (None: none does)."""
+    claims = [f for f in formats() if _safe_sniff(f, head)]
+    claims.sort(key=lambda f: -f.priority)
+    return claims[0] if claims else None
+
+
+def _safe_sniff(fmt: Format, head: FileHead) -> bool:
+    try:
+        return bool(fmt.sniff(head))
+    except Exception:  # a sniffer must never break detection of other formats
+        return False
+
+
+def read_head(path: Path) -> FileHead:
+    """The first SNIFF_BYTES of a file, for the sniffers."""
+    with open(path, "rb") as fh:
+        raw = fh.read(SNIFF_BYTES)
+    return FileHead(path=path, raw=raw, size_bytes=path.stat().st_size)
+
+
 def metrics() -> dict[str, MetricDef]:
     out: dict[str, MetricDef] = {}
     for m in modules():
@@ -85,4 +106,4 @@ def metrics() -> dict[str, MetricDef]:
     return out
 
 
-__all__ = ["FileHead", "Format", "MetricDef", "ParserModule", "modules", "formats", "metrics"]
+__all__ = ["FileHead", "Format", "MetricDef", "ParserModule", "modules", "formats", "metrics", "claim", "read_head"]

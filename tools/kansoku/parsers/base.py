@@ -195,6 +195,12 @@ class MetricDef:
     def __post_init__(self) -> None:
         from kansoku import words
 
-        for lang in words.LANGS:
-            if not getattr(self, f"label_{lang}"):
+        for lang in ("ja", "en"):  # the two fields; every language: label(lang)
+            if lang in words.LANGS and not getattr(self, f"label_{lang}"):
                 object.__setattr__(self, f"label_{lang}", words.t(lang, f"metric_{self.name}"))
+
+    def label(self, lang: str) -> str:
+        """The metric's label in ``lang`` (i18n/<lang>.toml [metric_<name>], unless given)."""
+        from kansoku import words
+
+        return getattr(self, f"label_{lang}", "") or words.t(lang, f"metric_{self.name}")

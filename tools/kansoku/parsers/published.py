@@ -33,7 +33,7 @@ from typing import Any
 
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule
-from kansoku.ingest.runs import canon as _canon  # one spelling of a factor value everywhere
+from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
 
 SIDECAR_KEYS = {"id", "csv", "citation", "factors", "columns", "note", "environment"}
 CITATION_KEYS = {"report", "year", "document", "table", "page", "section", "url", "printed_as", "note",

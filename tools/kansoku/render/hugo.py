@@ -1,7 +1,8 @@
 """Render: a computed report -> data for Hugo -> `hugo` builds public/.
 
-Takes :class:`~kansoku.report.model.ComputedReport` records (``report.build`` computes them) and writes only
-under the generated directory (default data/generated/):
+Takes :class:`~kansoku.model.ComputedReport` records (``app`` has ``report.build`` compute them and hands
+them here), draws their figures (``render.charts``) and writes only under the generated directory (default
+data/generated/):
 
 - ``data/reports/<id>.json``  one dict per report (``ComputedReport.to_json``; the PDF reads the same model),
   ``data/trends.json``        the cross-year view;
@@ -20,9 +21,9 @@ under the generated directory (default data/generated/):
 A file is written only when its bytes change and files no longer produced are removed, so a rebuild with
 nothing changed writes nothing there (docs/build-performance.md).
 
-``build`` then runs Hugo into a fresh directory, hard-links the raw files of reports whose spec says
-``[report] publish_raw = true`` from the store's kept copies (``render/publish.py``, sha256 verified) to
-``raw/<id>/<run>/<file>``, and swaps the directory in only when it is complete.
+``app.build_site`` then runs Hugo (``run_hugo``) into a fresh directory, hard-links the raw files of reports
+whose spec says ``[report] publish_raw = true`` from the store's kept copies (``render/publish.py``, sha256
+verified) to ``raw/<id>/<run>/<file>``, and swaps the directory in only when it is complete.
 
 Hugo never reads the raw measurements or the database, and templates only place, label and escape:
 every number and every derived string is in the computed report. This module only places files.
@@ -35,25 +36,25 @@ import io
 import json
 import math
 import shutil
+import subprocess
 import time
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kansoku import external, words
 from kansoku.errors import KansokuError, MissingToolError
-from kansoku.report.model import Comparison, ComputedReport, Table, Trends
-from kansoku.report.structure import parse_front_matter
-from kansoku.render import publish
+from kansoku.model import Comparison, ComputedReport, Figure, Table, Trends
+from kansoku.front_matter import parse_front_matter
+from kansoku.render import charts
 from kansoku.render.run_pages import run_page_files
-from kansoku.render.charts._draw import escape_plotly
+from kansoku.render.charts import escape_plotly
 from kansoku.render.charts.events import EVENT_META
 
 GENERATED = Path("data/generated")
 CONTENT = Path("content")
 CONFIG = Path("config.toml")
-LANGS = ("ja", "en")
+LANGS = words.LANGS
 
 # plotly.js served by the site: the "basic" partial bundle (scatter, bar, pie; 1.2 MB, MIT) from the npm
 # package plotly.js-basic-dist-min, the same plotly.js version as the plotly Python package that builds
@@ -62,25 +63,10 @@ PLOTLY_JS_VERSION = "4.1.1"
 PLOTLY_BUNDLE = f"js/vendor/plotly-basic-{PLOTLY_JS_VERSION}.min.js"
 BUNDLE_TRACES = {"scatter", "bar", "pie"}
 
-OTHER = {"ja": "en", "en": "ja"}
 
 # Runs per part of a report's data-sources page: part 1 is the sources page, part k a generated page
 # sources-k (layouts/_default/sources.html); a page stays small however many runs a report has.
 SOURCES_PER_PAGE = 250
-
-
-@dataclass
-class BuildResult:
-    reports: list[str] = field(default_factory=list)
-    tables: int = 0
-    figures: int = 0
-    pages: int = 0
-    seconds: float = 0.0
-    pdfs: list[Path] = field(default_factory=list)
-    out: Path = Path("public")
-    items_computed: list[str] = field(default_factory=list)  # '<report>/<item>' computed by this build
-    items_reused: list[str] = field(default_factory=list)    # ... reused from the last build (unchanged inputs)
-    files_written: int = 0                                   # generated files whose bytes changed
 
 
 def check_trace_types(rep_id: str, fig: dict) -> None:
@@ -114,14 +100,14 @@ def generated_pages(rep: ComputedReport) -> dict[str, str]:
     for lang in LANGS:
         if cover_files[lang].is_file():
             continue
-        other = cover_files[OTHER[lang]]
+        src = next((x for x in LANGS if cover_files[x].is_file()), None)  # the first language that has one
         front = {"title": rep.title.get(lang), "report": rep.id, "fiscal_year": rep.fiscal_year,
-                 "themes": rep.themes[lang] or None}
+                 "themes": rep.themes.get(lang) or None}
         body = ""
-        if other.is_file():
-            ofront, body = parse_front_matter(other.read_text(encoding="utf-8"))
-            front["themes"] = rep.themes[lang] or ofront.get("themes")
-            front.update({"translation_missing": True, "translated_from": OTHER[lang]})
+        if src is not None:
+            ofront, body = parse_front_matter(cover_files[src].read_text(encoding="utf-8"))
+            front["themes"] = rep.themes.get(lang) or ofront.get("themes")
+            front.update({"translation_missing": True, "translated_from": src})
         out[f"{base}/_index.{lang}.md"] = _front(front) + body
     for p in rep.pages:
         for lang in LANGS:
@@ -295,11 +281,19 @@ def _finite(obj: Any, where: str) -> None:
             _finite(v, f"{where}[{i}]")
 
 
-def report_json(rep: ComputedReport) -> dict:
-    """The page-ready data of one report, with plotly strings escaped for plotly.js."""
+def drawn(figures: list[Figure]) -> dict[str, dict[str, dict]]:
+    """Every figure drawn in every language (render.charts): figure id -> language -> plotly figure."""
+    return {f.id: {lang: charts.draw(f.chart_data, lang) for lang in LANGS} for f in figures}
+
+
+def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None = None) -> dict:
+    """The page-ready data of one report: the computed report, each figure drawn (``figures``, from
+    :func:`drawn`) with its plotly strings escaped for plotly.js."""
+    figures = drawn(rep.figures()) if figures is None else figures
     d = rep.to_json()
     for ch in d["chapters"]:
         for f in ch["figures"].values():
+            f["figure"] = figures[f["id"]]
             check_trace_types(rep.id, f)
             f["figure"] = escape_plotly(f["figure"])
             f["csv"] = {lang: f"/csv/{rep.id}/figure-{f['id']}.{lang}.csv" for lang in LANGS}
@@ -341,7 +335,8 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     files: dict[str, str] = {}
     stats = {"raw_files": 0, "generated_pages": 0}
     for rep in computed:
-        d = report_json(rep)
+        figures = drawn(rep.figures())
+        d = report_json(rep, figures)
         lazy_provenance(rep.id, d, files)
         try:
             text_ = dumps(d)
@@ -356,7 +351,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
                 files[f"static/csv/{rep.id}/{t.id}.runs.{lang}.csv"] = "\ufeff" + runs_csv(t, lang)
         for f in rep.figures():  # each figure's plotted data, per language (series names are translated)
             for lang in LANGS:
-                fig = (f.figure or {}).get(lang) or {}
+                fig = figures[f.id][lang]
                 files[f"static/csv/{rep.id}/figure-{f.id}.{lang}.csv"] = "\ufeff" + figure_csv(fig)
         for c in rep.compares:  # a comparison's rows as tools/compare --csv prints them (one file: no words)
             files[f"static/csv/{rep.id}/{c.page}.csv"] = "\ufeff" + compare_csv(c)
@@ -368,7 +363,9 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         stats["run_pages"] = stats.get("run_pages", 0) + pages
     if trends is not None:
         tj = trends.to_json()
+        trend_figures = drawn(trends.figures)
         for f in tj["figures"]:
+            f["figure"] = trend_figures[f["id"]]
             check_trace_types("trends", f)
             f["figure"] = escape_plotly(f["figure"])
             if f.get("trend"):  # the table under the cross-year chart, as a download
@@ -443,6 +440,18 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
     if not (root / "static" / PLOTLY_BUNDLE).is_file():
         raise MissingToolError(f"static/{PLOTLY_BUNDLE} is missing: npm pack plotly.js-basic-dist-min@"
                                f"{PLOTLY_JS_VERSION} and copy its plotly-basic.min.js there")
+    # the languages: one per i18n/<lang>.toml (words.LANGS, in their order; the first is the default), each
+    # with every word
+    missing = words.missing_words()
+    if missing:
+        raise KansokuError("a word is missing in a language: " + "; ".join(
+            f"{words.I18N_DIR / (lang + '.toml')} lacks {', '.join(keys[:10])}" + (f" (and {len(keys) - 10} more)"
+                                                                              if len(keys) > 10 else "")
+            for lang, keys in missing.items()))
+    cfg["defaultContentLanguage"] = LANGS[0]
+    cfg["languages"] = {lang: {"label": words.t(lang, "language_name"), "locale": lang, "weight": i + 1,
+                               "title": words.t(lang, "site_title"), **cfg.get("languages", {}).get(lang, {})}
+                        for i, lang in enumerate(LANGS)}
     cfg.setdefault("params", {})["plotly_bundle"] = PLOTLY_BUNDLE
     cfg["params"]["sources_per_page"] = SOURCES_PER_PAGE
     path = gen / "hugo.json"
@@ -455,7 +464,7 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
 def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path(".")) -> int:
     cfg = hugo_config(gen, content, site_root / CONFIG)
     cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", str(cfg.resolve()),
-           "--destination", str(out.resolve()), "--cleanDestinationDir", "--panicOnWarning",
+           "--destination", str(out.resolve()), "--cleanDestinationDir", "--panicOnWarning", "--printI18nWarnings",
            "--cacheDir", str((gen / "hugo-cache").resolve())]
     # bounded by its input (kansoku.external): the generated data and the prose
     proc = external.run("hugo", cmd, nbytes=external.input_bytes([gen, content]), capture_output=True, text=True)
@@ -464,56 +473,3 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
         log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])
         raise KansokuError("hugo failed:\n" + log)
     return sum(1 for _ in out.rglob("*.html"))
-
-
-def load_config(config: Path = CONFIG) -> dict:
-    with open(config, "rb") as fh:
-        return tomllib.load(fh)
-
-
-
-def build(db: Path, out: Path, spec_dir: Path = Path("data/reports"), generated: Path = GENERATED,
-          content: Path = CONTENT, wait_s: float = 0.0, on_wait=None, pdf: list[str] | None = None) -> BuildResult:
-    """tools/build: compute every report (report.build), write the generated directory, run Hugo into a
-    fresh directory, link the raw files from the store's copies, and swap it in only when complete.
-    ``pdf``: ids of reports (or ``["all"]``) whose PDFs are written into the site (``pdf/<id>.<lang>.pdf``)
-    and linked from every page of the report."""
-    from kansoku.report.build import compute_site  # the one entry point that reads the store
-    from kansoku.report.cache import ItemCache
-
-    t0 = time.monotonic()
-    with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
-        # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
-        cache = ItemCache(generated / BUILD_CACHE / "items")
-        computed, trends = compute_site(db, spec_dir, content, wait_s=wait_s, on_wait=on_wait, cache=cache)
-        raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
-        with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
-        unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
-        if unknown:
-            raise KansokuError(f"--pdf: no report {', '.join(map(repr, unknown))} "
-                               f"(reports: {', '.join(rep.id for rep in computed)})")
-        for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
-            rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
-        written = write_generated(computed, generated, trends)
-        res = BuildResult(out=out)
-        res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
-        res.files_written = written["files_written"]
-        res.reports = [r.id for r in computed]
-        res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
-        res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
-        new = publish.fresh_output(out)  # Hugo writes a fresh directory, swapped in only when complete
-        try:
-            res.pages = run_hugo(new, generated, content)
-            if with_pdf:
-                from kansoku.render.typst import render_pdfs
-
-                for rep in with_pdf:
-                    res.pdfs += [r.path for r in render_pdfs(rep, LANGS, out_dir=new / "pdf")]
-            publish.link_raw(raw, new, verified=generated / BUILD_CACHE / "verified-raw.json")
-            publish.swap_in(new, out)
-        except BaseException:
-            publish.discard(new)
-            raise
-        cache.prune()  # entries no item of this build used
-    res.seconds = time.monotonic() - t0
-    return res

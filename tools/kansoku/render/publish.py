@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 from kansoku.errors import KansokuError, StoreBusyError
 from kansoku.interrupts import sigint_held
-from kansoku.report.model import ComputedReport
+from kansoku.model import ComputedReport
 
 
 class BuildBusyError(StoreBusyError):

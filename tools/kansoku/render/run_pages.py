@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 
-from kansoku.report.model import ComputedReport
+from kansoku import words
+from kansoku.model import ComputedReport
 
-LANGS = ("ja", "en")
+LANGS = words.LANGS
 
 
 def run_page_url(rep_id: str, anchor: str) -> str:

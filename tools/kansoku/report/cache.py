@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kansoku.store.db import Store
+from kansoku.values import canon
 
 PACKAGE = Path(__file__).resolve().parents[1]
 REPO = PACKAGE.parents[1]
@@ -106,8 +107,6 @@ class ItemCache:
     def selected_runs(self, store: Store, item: Any) -> set[str] | None:
         """The runs the item can read: those its ``where`` selects, the baseline's factor left out (a
         superset for a range: every run with the factor). None: a factor the store does not have."""
-        from kansoku.analysis.tables import _canon
-
         b = item.baseline
         runs: set[str] | None = None
         factors = self.run_factors(store)
@@ -118,11 +117,11 @@ class ItemCache:
             if values is None:
                 return None
             if isinstance(cond, list):
-                sel = set().union(*(values.get(_canon(c), set()) for c in cond)) if cond else set()
+                sel = set().union(*(values.get(canon(c), set()) for c in cond)) if cond else set()
             elif isinstance(cond, dict):
                 sel = set().union(*values.values())
             else:
-                sel = values.get(_canon(cond), set())
+                sel = values.get(canon(cond), set())
             runs = sel if runs is None else runs & sel
         return set(self.run_fingerprints(store)) - {None} if runs is None else runs
 

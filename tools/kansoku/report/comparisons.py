@@ -15,7 +15,7 @@ from kansoku.analysis import compare as cmp
 from kansoku.analysis import noise
 from kansoku.analysis import tables as analysis
 from kansoku.errors import SpecError
-from kansoku.report.model import CompareRow, CompareSide, Comparison, Words
+from kansoku.model import CompareRow, CompareSide, Comparison, Words
 from kansoku.spec.model import LANGS, CompareSpec, Report
 from kansoku.store.db import Store
 

@@ -154,7 +154,7 @@ def chapter_machines(rm: RunMachines, names: dict[str, dict[str, str]], run_ids:
     out_rows = []
     for (mid, role), runs in sorted(rows.items(), key=lambda kv: (names.get(kv[0][0], {}).get("en", ""), kv[0][1])):
         out_rows.append({"id": mid, "name": names.get(mid, {lang: mid for lang in LANGS}),
-                         "role": {lang: _role(role, lang) for lang in LANGS} if len(roles) > 1 else None,
+                         "role": {lang: role_label(role, lang) for lang in LANGS} if len(roles) > 1 else None,
                          "runs": len(runs), **describe(rm.inventory.get(mid, {}))})
     count = len({mid for mid, _ in rows})
     if not out_rows:
@@ -172,7 +172,7 @@ def chapter_machines(rm: RunMachines, names: dict[str, dict[str, str]], run_ids:
             "unknown": unknown, "with_roles": len(roles) > 1}
 
 
-def _role(role: str, lang: str) -> str:
+def role_label(role: str, lang: str) -> str:
     key = f"role_{role}"
     return words.t(lang, key) if words.has(key, lang) else role
 

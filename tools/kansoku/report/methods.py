@@ -12,7 +12,7 @@ import json
 
 from kansoku import words
 from kansoku.analysis import noise, steady
-from kansoku.report.model import Chapter, MethodNote
+from kansoku.model import Chapter, MethodNote
 from kansoku.spec.model import LANGS
 from kansoku.store.db import Store
 
@@ -55,7 +55,7 @@ def method_notes(store: Store, chapters: list[Chapter], run_ids: list[str]) -> l
 def citation_text(cit: dict, lang: str, *, with_table: bool = True) -> str:
     """The original report as a reader names it: title (year), table, section, page — never a file name."""
     rep = cit.get("report")
-    title = (rep.get(lang) or rep.get("en") or rep.get("ja") or "") if isinstance(rep, dict) else str(rep or "")
+    title = words.pick(rep, lang)
     parts = [f"{title} ({cit['year']})" if cit.get("year") else title]
     if with_table:
         if cit.get("table"):

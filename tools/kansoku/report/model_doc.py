@@ -2,7 +2,7 @@
 
     python -m kansoku.report.model_doc > docs/report_model.md   (run from tools/, or with tools/ on sys.path)
 
-Each field's comment in ``report/model.py`` (``# ...`` after it, continued on the following comment-only
+Each field's comment in ``model.py`` (``# ...`` after it, continued on the following comment-only
 lines) is carried into the document, so the model is documented where it is defined and the document
 cannot drift (tests/test_report_model.py compares them).
 """
@@ -14,7 +14,7 @@ import inspect
 import re
 import sys
 
-from kansoku.report import model
+from kansoku import model
 
 _FIELD = re.compile(r"^    (\w+): (.+?)(?:\s+=\s+(?:field\(.*?\)|[^#]+?))?\s*(?:#\s?(.*))?$")
 _MORE = re.compile(r"^\s+#\s?(.*)$")
@@ -48,8 +48,8 @@ def records() -> list[type]:
 
 
 def render() -> str:
-    out = ["# The computed report (`kansoku.report.model`)", "",
-           "Generated from `tools/kansoku/report/model.py` by `python -m kansoku.report.model_doc`; do not edit.",
+    out = ["# The computed report (`kansoku.model`)", "",
+           "Generated from `tools/kansoku/model.py` by `python -m kansoku.report.model_doc`; do not edit.",
            "", inspect.getdoc(model) or "", "",
            "`Words` is text per language: `{\"ja\": \"…\", \"en\": \"…\"}`.", ""]
     for cls in records():

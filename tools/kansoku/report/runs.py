@@ -1,6 +1,6 @@
 """The page of every run of a report: what it is, what it measured, how it behaved, where the report uses it.
 
-Every run behind a table or figure of the report gets a page (``report.model.RunPage``), whatever the spec
+Every run behind a table or figure of the report gets a page (``kansoku.model.RunPage``), whatever the spec
 declares: its factors and run.toml (machine, versions, commands, PostgreSQL settings), each metric beside
 the median, min and max of its condition (the report's runs sharing every factor but ``rep``), its
 per-second series (pgbench TPS and latency, CPU and disks over the run window; aggregated per second, never
@@ -21,10 +21,12 @@ import json
 import statistics
 from typing import Any
 
-from kansoku import parsers
+from kansoku import parsers, words
+from kansoku.analysis import steady
 from kansoku.analysis import tables as analysis
-from kansoku.report.model import (SERIES_COLUMNS, Chapter, ProvenanceRun, RunInfo, RunMetric, RunPage, RunSeries,
-                                  RunUse)
+from kansoku.model import (SERIES_COLUMNS, Chapter, ProvenanceRun, RunInfo, RunMetric, RunPage, RunSeries,
+                           RunUse)
+from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
 from kansoku.spec.model import LANGS, Report
 from kansoku.store.db import Store
 
@@ -238,9 +240,6 @@ def _text(v: Any) -> str:
 
 def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
     """Commands, machine, versions and PostgreSQL settings from each run's run.toml (as the appendix reads them)."""
-    from kansoku.report.build import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, _machine_value
-    from kansoku import words
-
     for rid, rt, end, note in store.query(
             "SELECT run_id, run_toml::VARCHAR, end_time::VARCHAR, status_note FROM runs "
             "WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]):
@@ -259,8 +258,8 @@ def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> No
         m = doc.get("machine")
         if isinstance(m, dict):
             keys = [k for k in MACHINE_FIELDS if k in m] + sorted(k for k in m if k not in MACHINE_FIELDS)
-            p.machine = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else {"ja": k, "en": k},
-                          _machine_value(k, m[k])) for k in keys]
+            p.machine = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else words.same(k),
+                          machine_value(k, m[k])) for k in keys]
         vers = doc.get("versions")
         if isinstance(vers, dict):
             p.versions = [(k, _text(v)) for k, v in vers.items()]
@@ -303,8 +302,6 @@ def _fio(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
 
 def _events(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
     """Checkpoints, stalls and the steady window of every run (one query for all: ``steady.events``)."""
-    from kansoku.analysis import steady
-
     # the run_events view is computed for every stored run in one pass: once per build, for every report
     every = _per_store(store, "events", lambda: steady.events(
         store, [r[0] for r in store.query("SELECT run_id FROM runs")]))

@@ -27,22 +27,17 @@ silent orphan.
 
 from __future__ import annotations
 
-import difflib
-import json
 import re
-import tomllib
-from dataclasses import dataclass, field
-from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
-import yaml
 
-from kansoku import words
+from kansoku import shortcodes, words
 from kansoku.errors import SpecError
+from kansoku.front_matter import parse_front_matter
+from kansoku.model import Page
 from kansoku.spec.model import LANGS, Report
 
-FRONT_MATTER = re.compile(r"\A(?P<delim>---|\+\+\+)[ \t]*\r?\n(?P<block>.*?\r?\n)??(?P=delim)[ \t]*(?:\r?\n|\Z)", re.S)
 
 # titles of the pages a report has without prose of its own (words: i18n page_title_<kind>)
 DEFAULT_TITLES = {kind: words.both(f"page_title_{kind}")
@@ -52,98 +47,21 @@ WEIGHTS = {"introduction": 0, "compare": 800, "closing": 900, "authors": 910, "m
 SITE_ONLY = {"sources"}
 
 
-@dataclass
-class Page:
-    id: str                          # file stem: 'introduction', a chapter id, 'closing', ...
-    kind: str                        # introduction | chapter | compare | closing | authors | methods | appendix | sources | page
-    weight: int
-    title: dict[str, str]
-    files: dict[str, Path | None]    # prose file per language, None when missing
-    number: int | None = None        # chapter number
-    in_pdf: bool = True
-    front: dict[str, dict[str, Any]] = field(default_factory=dict)  # parsed front matter per language
-
-    def missing(self, lang: str) -> bool:
-        return self.files.get(lang) is None
-
-    def source_lang(self, lang: str) -> str | None:
-        """The language whose prose is shown on the ``lang`` page (None: no prose at all)."""
-        if self.files.get(lang):
-            return lang
-        for other in LANGS:
-            if self.files.get(other):
-                return other
-        return None
-
-    def generated_body(self, report: Report) -> str:
-        """Body for a page without prose in any language: shortcodes only (shared with the PDF)."""
-        if self.kind == "chapter":
-            ch = next(c for c in report.chapters if c.id == self.id)
-            return "\n\n".join(("{{< tbl \"%s\" >}}" if it.kind == "table" else "{{< fig \"%s\" >}}") % it.id
-                               for it in ch.items) + "\n"
-        if self.kind == "compare":
-            return "{{< compare \"%s\" >}}\n" % self.id.removeprefix("compare-")
-        if self.kind == "authors":
-            return "{{< authors >}}\n"
-        if self.kind == "appendix":
-            return "{{< environment >}}\n"
-        if self.kind == "methods":
-            return "{{< methods >}}\n"
-        return ""
-
-
-def parse_front_matter(text: str, path: str | Path | None = None) -> tuple[dict[str, Any], str]:
-    """The front matter of a content file, read as Hugo reads it, and the body.
-
-    ``---`` opens YAML (PyYAML), ``+++`` TOML (tomllib), ``{`` JSON. Dates become ISO strings (the
-    front matter is passed on to generated pages). A front matter that does not parse is a SpecError
-    naming the file and line (exit 3), as Hugo would refuse the page."""
-    where = str(path) if path is not None else "front matter"
-    if text.startswith("{"):
-        try:
-            front, end = json.JSONDecoder().raw_decode(text)
-        except ValueError as exc:
-            raise SpecError(where, None, f"front matter is not valid JSON: {exc}") from None
-        return _front_dict(front, where), text[end:].lstrip("\r\n")
-    m = FRONT_MATTER.match(text)
-    if not m:
-        return {}, text
-    block = m.group("block") or ""
-    first_line = 2  # the block starts on the line after the opening delimiter
-    if m.group("delim") == "+++":
-        try:
-            front = tomllib.loads(block)
-        except tomllib.TOMLDecodeError as exc:
-            lm = re.search(r"at line (\d+)", str(exc))
-            line = f":{int(lm.group(1)) + first_line - 1}" if lm else ""
-            raise SpecError(f"{where}{line}", None, f"front matter is not valid TOML: {exc}") from None
-    else:
-        try:
-            front = yaml.safe_load(block)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = f":{mark.line + first_line}" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise SpecError(f"{where}{line}", None, f"front matter is not valid YAML: {problem}") from None
-    return _front_dict(front, where), text[m.end():]
-
-
-def _front_dict(front: Any, where: str) -> dict[str, Any]:
-    if front is None:
-        return {}
-    if not isinstance(front, dict):
-        raise SpecError(where, None, f"front matter must be a mapping of keys to values, found {type(front).__name__}")
-    return {str(k): _plain(v) for k, v in front.items()}
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, (datetime, date, time)):
-        return v.isoformat()
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v
+def generated_body(page: Page, report: Report) -> str:
+    """Body for a page without prose in any language: shortcodes only (shared with the PDF)."""
+    if page.kind == "chapter":
+        ch = next(c for c in report.chapters if c.id == page.id)
+        return "\n\n".join(("{{< tbl \"%s\" >}}" if it.kind == "table" else "{{< fig \"%s\" >}}") % it.id
+                           for it in ch.items) + "\n"
+    if page.kind == "compare":
+        return "{{< compare \"%s\" >}}\n" % page.id.removeprefix("compare-")
+    if page.kind == "authors":
+        return "{{< authors >}}\n"
+    if page.kind == "appendix":
+        return "{{< environment >}}\n"
+    if page.kind == "methods":
+        return "{{< methods >}}\n"
+    return ""
 
 
 def _prose(content_dir: Path, stem: str) -> tuple[dict[str, Path | None], dict[str, dict]]:
@@ -214,8 +132,12 @@ def report_pages(report: Report, content_root: Path = Path("content/reports"), *
     return pages
 
 
-SHORTCODE = re.compile(r"\{\{[<%]\s*(tbl|fig)\s+\"([^\"]+)\"")
 FIXED_STEMS = set(WEIGHTS) | {"_index"}
+
+
+def placed_items(body: str, line_offset: int) -> list[shortcodes.Shortcode]:
+    """The tables and figures a page places (``{{< tbl "id" >}}``, ``{{< fig "id" >}}``)."""
+    return [sc for sc in shortcodes.parse(body, line_offset) if sc.name in ("tbl", "fig") and sc.args]
 
 
 def page_problems(report: Report, content_root: Path = Path("content/reports")) -> list:
@@ -285,21 +207,19 @@ def page_problems(report: Report, content_root: Path = Path("content/reports")) 
             if hint:
                 add(f, None, f"no chapter {stem!r} in {spec}{hint} (a chapter's page is <chapter id>.<lang>.md)")
                 continue
-            for m in SHORTCODE.finditer(body):
-                add(f, offset + body.count("\n", 0, m.start()) + 1,
-                    f"places {m.group(1)} {m.group(2)!r} but is not the page of a chapter of {spec}")
+            for sc in placed_items(body, offset):
+                add(f, sc.line, f"places {sc.name} {sc.args[0]!r} but is not the page of a chapter of {spec}")
                 break
             continue
         if chapter is None:
             continue
         declared = {("tbl" if it.kind == "table" else "fig", it.id) for it in chapter.items}
-        for m in SHORTCODE.finditer(body):
-            if (m.group(1), m.group(2)) not in declared:
-                kind = "table" if m.group(1) == "tbl" else "figure"
-                ids = [i for k, i in declared if k == m.group(1)]
-                add(f, offset + body.count("\n", 0, m.start()) + 1,
-                    f"{kind} {m.group(2)!r} is not declared in chapter {chapter.id!r} of {spec}"
-                    + did_you_mean(m.group(2), ids))
+        for sc in placed_items(body, offset):
+            if (sc.name, sc.args[0]) not in declared:
+                kind = "table" if sc.name == "tbl" else "figure"
+                ids = [i for k, i in declared if k == sc.name]
+                add(f, sc.line, f"{kind} {sc.args[0]!r} is not declared in chapter {chapter.id!r} of {spec}"
+                    + did_you_mean(sc.args[0], ids))
     return out
 
 

@@ -28,10 +28,9 @@ from typing import Any
 from kansoku import words
 from kansoku.analysis import tables as analysis
 from kansoku.errors import KansokuError
-from kansoku.render import charts
-from kansoku.report.build import item_provenance
+from kansoku.report.provenance import item_provenance
 from kansoku.report.methods import citation_text
-from kansoku.report.model import ChartData, ComputedReport, Figure, Trends
+from kansoku.model import ChartData, ComputedReport, Figure, Trends
 from kansoku.spec.model import LANGS, Item, Report, Text, text
 from kansoku.store.db import Store
 
@@ -66,7 +65,7 @@ def _both(v: Any) -> dict[str, str] | None:
     if v is None or v == "":
         return None
     if isinstance(v, dict):
-        return {lang: str(v.get(lang) or v.get("en") or v.get("ja") or "") for lang in LANGS}
+        return {lang: words.pick(v, lang) for lang in LANGS}
     return {lang: str(v) for lang in LANGS}
 
 
@@ -178,7 +177,7 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
     sid = str(spec.get("id", f"trend-{n}"))
     metric = spec["metric"]
     where_src = CONFIG_FILE
-    title = text(spec.get("title"), f"[[params.trends]] {sid} title", where_src) or Text(sid, sid)
+    title = text(spec.get("title"), f"[[params.trends]] {sid} title", where_src) or Text.of(words.same(sid))
     item = Item(kind="figure", id=sid, number=str(n), caption=title, spec_file=where_src,
                 chapter_id="trends", metrics=[metric], where=dict(spec.get("where", {})),
                 options=dict(spec.get("options", {})))
@@ -329,12 +328,11 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
                         length(p, lang), origin_text(p, lang)] for p in points] for lang in LANGS}
     years = sorted({p["year"] for p in points} | {m["year"] for m in missing})
     chart = ChartData("trend", dict(item.options), {"traces": traces, "years": years}, trace_words)
-    figs = {lang: charts.draw(chart, lang) for lang in LANGS}
     all_runs = sorted({r for p in points for r in p["runs"]})
     labels = SimpleNamespace(factor_names={}, factor_labels={}, factor_order={})
     fig = Figure(
         id=sid, number=f"T.{n}", chart="line", label=words.both("figure_label", f"T.{n}"),
-        caption=title.as_dict(), footnote=None, figure=figs, runs=all_runs, points=len(points),
+        caption=title.as_dict(), footnote=None, runs=all_runs, points=len(points),
         provenance=item_provenance(store, labels, all_runs, set()), chart_data=chart)
     fig.trend = {
         "compared": {lang: words.t(lang, "trend_compared", _conditions_text(spec, lang)) for lang in LANGS},
@@ -363,6 +361,11 @@ def _missing_years(spec: dict, points: list[dict], report_years: dict[int, list[
     for y in sorted((set(report_years) | set(declared)) - have):
         out.append({"year": y, "why": declared.get(y) or words.both("trend_no_comparable_runs")})
     return out
+
+
+def trend_specs(config: dict) -> list[dict]:
+    """[[params.trends]] of config.toml: id, metric, where, series (factor), title, y_title."""
+    return list(config.get("params", {}).get("trends", []) or [])
 
 
 def compute_trends(store: Store, reports: list[Report], computed: list[ComputedReport], specs: list[dict]) -> Trends:

@@ -19,58 +19,55 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import SpecError
-from kansoku.ingest.runs import canon as _canon  # one spelling of a factor value everywhere
+from kansoku.words import LANGS
+from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
+from kansoku.spec.keys import (BASELINE_KEYS, CHAPTER_KEYS, COMPARE_KEYS, FACTOR_KEYS, ITEM_KEYS, METRIC_KEYS,
+                               REPORT_KEYS, TOP_KEYS)
+from kansoku.spec.validate import SpecProblems, check_file
 
-LANGS = ("ja", "en")
 AGGREGATES = ("median", "mean", "min", "max", "single")
 COMPARES = ("ratio", "speedup", "change", "auto")  # auto: ratio if higher is better, else speed-up
 FORMATS = ("percent", "times", "change", "number")
 
-REPORT_KEYS = {"id", "fiscal_year", "title", "subtitle", "organisation", "revision", "copyright", "license",
-               "revision_history", "author", "themes", "note", "publish_raw",
-               "site_url", "machines"}
-TOP_KEYS = {"report", "factors", "metrics", "device_groups", "chapter", "compare"}
-CHAPTER_KEYS = {"id", "number", "title", "table", "figure"}
-FACTOR_KEYS = {"name", "order", "labels", "unit"}
-METRIC_KEYS = {"label", "unit", "higher_is_better", "digits"}
-COMPARE_KEYS = {"id", "title", "a", "b", "where", "metrics", "footnote"}
-
 
 @dataclass(frozen=True)
 class Text:
-    """A bilingual string. A missing language falls back to the other, flagged."""
+    """A text of the spec in each language it gives. A missing language falls back to the first language
+    (LANGS order) that has it, flagged (``missing``)."""
 
-    ja: str | None
-    en: str | None
+    values: tuple[tuple[str, str], ...]   # (language, text) given, in LANGS order
+
+    @classmethod
+    def of(cls, given: dict[str, str | None]) -> Text:
+        return cls(tuple((lang, given[lang]) for lang in LANGS if given.get(lang)))
 
     def get(self, lang: str) -> str:
-        v = getattr(self, lang, None)
-        if v:
-            return v
-        return self.en or self.ja or ""
+        d = dict(self.values)
+        return d.get(lang) or next((v for _, v in self.values if v), "")
 
     def missing(self, lang: str) -> bool:
-        return not getattr(self, lang, None)
+        return lang not in dict(self.values)
 
     def as_dict(self) -> dict[str, str]:
         return {lang: self.get(lang) for lang in LANGS}
 
 
 def text(v: Any, where: str, spec_file: Path, required: bool = True) -> Text | None:
+    langs = ", ".join(LANGS)
     if v is None:
         if required:
-            raise SpecError(spec_file, where, "missing (give { ja = \"…\", en = \"…\" })")
+            raise SpecError(spec_file, where, "missing (give { " + ", ".join(f'{x} = "…"' for x in LANGS) + " })")
         return None
     if isinstance(v, str):
-        return Text(v, v)
+        return Text.of({lang: v for lang in LANGS})
     if isinstance(v, dict):
         unknown = set(v) - set(LANGS)
         if unknown:
-            raise SpecError(spec_file, where, f"unknown language(s) {sorted(unknown)}; use ja and en")
-        if not v.get("ja") and not v.get("en"):
-            raise SpecError(spec_file, where, "needs at least one of ja, en")
-        return Text(v.get("ja"), v.get("en"))
-    raise SpecError(spec_file, where, f"expected a string or {{ ja, en }}, got {type(v).__name__}")
+            raise SpecError(spec_file, where, f"unknown language(s) {sorted(unknown)}; use {langs}")
+        if not any(v.get(lang) for lang in LANGS):
+            raise SpecError(spec_file, where, f"needs at least one of {langs}")
+        return Text.of(v)
+    raise SpecError(spec_file, where, f"expected a string or {{ {langs} }}, got {type(v).__name__}")
 
 
 @dataclass
@@ -212,19 +209,10 @@ class Report:
         raise KeyError(item_id)
 
 
-ITEM_KEYS = {"id", "number", "caption", "metric", "metrics", "where", "rows", "columns", "x", "series", "aggregate",
-             "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors", "row_labels",
-             "row_groups", "per_run", "number_format", "sum_column", "cell_notes",
-             "spread", "machines"}
-BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits", "significant", "metric", "label",
-                 "published", "show_published", "published_label", "show_baseline", "inline"}
-
 
 def load_report(path: str | Path, *, validated: bool = False) -> Report:
     path = Path(path)
     if not validated:  # every problem of the spec at once, with lines (spec/validate.py)
-        from kansoku.spec.validate import SpecProblems, check_file
-
         problems = check_file(path)[1]
         if problems:
             raise SpecProblems(problems)
@@ -466,8 +454,6 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
 
 
 def load_all(spec_dir: str | Path = "data/reports") -> list[Report]:
-    from kansoku.spec.validate import SpecProblems, check_file
-
     spec_dir = Path(spec_dir)
     paths = sorted(spec_dir.glob("*.toml"))
     problems = [pr for p in paths for pr in check_file(p)[1]]

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kansoku.words import LANGS
+
 REPO = Path(__file__).resolve().parents[3]
 SCHEMA_JSON = REPO / "docs" / "report-spec.schema.json"
 SPEC_DOC = REPO / "docs" / "spec.md"
@@ -275,7 +277,7 @@ SECTIONS: dict[str, dict[str, dict]] = {
 def _model_keys() -> dict[str, set[str]]:
     """Keys spec/model.py accepts: a key added there before it is described here still validates
     (the docs then say so), so that the two never disagree at run time."""
-    from kansoku.spec import model
+    from kansoku.spec import keys as model
 
     return {"report": set(model.REPORT_KEYS), "top": set(model.TOP_KEYS), "chapter": set(model.CHAPTER_KEYS),
             "factor": set(model.FACTOR_KEYS), "metric": set(model.METRIC_KEYS), "item": set(model.ITEM_KEYS),
@@ -318,14 +320,14 @@ def schema() -> dict[str, Any]:
         "$defs": {
             "text": {
                 "title": "bilingual text",
-                "description": "{ ja = \"…\", en = \"…\" } or one string for both; a missing language falls "
-                               "back to the other",
+                "description": "{ " + ", ".join(f'{x} = \"…\"' for x in LANGS) + " } or one string for "
+                               + ("both" if len(LANGS) == 2 else "all") + "; a missing language falls back to "
+                               + ("the other" if len(LANGS) == 2 else "another"),
                 "anyOf": [{"type": "string", "minLength": 1},
                           {"type": "object", "additionalProperties": False,
-                           "properties": {"ja": {"type": "string"}, "en": {"type": "string"}},
+                           "properties": {x: {"type": "string"} for x in LANGS},
                            "title": "non-empty text",
-                           "anyOf": [{"required": ["ja"], "properties": {"ja": {"minLength": 1}}},
-                                     {"required": ["en"], "properties": {"en": {"minLength": 1}}}]}],
+                           "anyOf": [{"required": [x], "properties": {x: {"minLength": 1}}} for x in LANGS]}],
             },
             "digits": {"title": "digits", "description": "decimals (0, 1, 2, …) or \"printed\"",
                        "anyOf": [{"type": "integer", "minimum": 0}, {"const": "printed"}]},

@@ -259,7 +259,7 @@ def _matches_type(schema: dict, instance: Any) -> bool:
 def schema_problems(data: Any) -> list[tuple[tuple, str]]:
     out: list[tuple[tuple, str]] = []
     for err in _validator().iter_errors(data):
-        out.extend(_render(err))
+        out.extend(schema_error_messages(err))
     # one message per place and text (a failed anyOf may report the same thing twice)
     seen, unique = set(), []
     for p, m in out:
@@ -269,7 +269,7 @@ def schema_problems(data: Any) -> list[tuple[tuple, str]]:
     return unique
 
 
-def _render(err) -> list[tuple[tuple, str]]:
+def schema_error_messages(err) -> list[tuple[tuple, str]]:
     path = tuple(err.absolute_path)
     inst, v, sch = err.instance, err.validator, err.schema
     if v == "additionalProperties":
@@ -325,7 +325,7 @@ def _render(err) -> list[tuple[tuple, str]]:
         fitting = [i for i, b in enumerate(branches) if _matches_type(b, inst)]
         if len(fitting) == 1:
             inner = [e for e in (err.context or []) if e.relative_schema_path and e.relative_schema_path[0] == fitting[0]]
-            rendered = [r for e in inner for r in _render(e)]
+            rendered = [r for e in inner for r in schema_error_messages(e)]
             if rendered:
                 return rendered
         expected = _EXPECTED.get(sch.get("title", "")) or " or ".join(
@@ -433,186 +433,6 @@ def item_paths(raw: dict) -> Iterable[tuple[tuple, str, dict]]:
                     yield ("chapter", ci, kind, ii), kind, it
 
 
-def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | None = None) -> list[Problem]:
-    """Names the spec uses that the parsers and the database do not know, and device groups that
-    match no data of the item's runs. ``report`` is a loaded model (spec.model.Report), or None with
-    ``spec_file`` and ``raw`` (a spec with schema problems: its names are checked all the same, so
-    that one run lists everything; device groups need the model and wait for the next run)."""
-    from kansoku import parsers
-    from kansoku.analysis import tables
-
-    if report is not None:
-        spec_file, raw = report.spec_file, report.raw
-    loc = Locator(spec_file.read_text(encoding="utf-8"))
-    problems: list[Problem] = []
-
-    def add(path: tuple, message: str, item: dict | None = None, kind: str | None = None) -> None:
-        problems.append(Problem(spec_file, loc.line(path), path, message, item_label(raw, path)))
-
-    tables.known_roles(store)  # a per-host metric's [role] (cpu_idle_pct[server]) is told from a [selection]
-    metrics = tables.known_metrics(store)
-    factors = tables.known_factors(store)
-    values = factor_values(store)
-    defs = parsers.metrics()
-    try:
-        from kansoku.analysis import figures
-
-        kinds = set(figures.KINDS)
-    except Exception:  # pragma: no cover - chart modules missing: the figure step reports it
-        kinds = set()
-
-    def check_metric(path: tuple, name: Any, it: dict, kind: str) -> None:
-        if not isinstance(name, str):
-            return
-        base, sel = tables.split_metric(name)
-        if base not in metrics:
-            add(path, f"unknown metric {base!r}" + (did_you_mean(base, metrics) or
-                                                    " (SELECT DISTINCT metric FROM run_metrics lists them)"), it, kind)
-            return
-        if sel is None:
-            return
-        md = defs.get(base)
-        if md is None or md.selection_sql is None:
-            takes = sorted(n for n, d in defs.items() if d.selection_sql)
-            add(path, f"metric {base!r} takes no [selection]; metrics that do: {takes}", it, kind)
-
-    def check_factor(path: tuple, name: Any, it: dict | None, kind: str | None) -> bool:
-        if isinstance(name, str) and name not in factors:
-            add(path, f"unknown factor {name!r}" + (did_you_mean(name, factors) or
-                                                    f"; the database has {sorted(factors)}"), it, kind)
-            return False
-        return isinstance(name, str)
-
-    def check_value(path: tuple, factor: str, value: Any, it: dict, kind: str) -> bool:
-        v = tables._canon(value)
-        have = values.get(factor, set())
-        if v not in have:
-            shown = sorted(have, key=tables.factor_sort_key(report, factor))
-            add(path, f"{factor} = {v!r} matches no run" + (did_you_mean(v, have) or
-                                                            f"; values of {factor}: {shown[:20]}"), it, kind)
-            return False
-        return True
-
-    # [factors.X] and [metrics.X] may name what the database does not hold yet; only a name that is
-    # absent *and* very close to one it holds is taken for a typo. (Factor values are left alone:
-    # "hdd" and "ssd", "checksums-on" and "-off" are close and both legitimate.)
-    def typo(path: tuple, what: str, name: Any, known: Iterable[str]) -> None:
-        if isinstance(name, str) and name not in known:
-            hint = did_you_mean(name, known, cutoff=0.8)
-            if hint:
-                add(path, f"no {what} {name!r} in the database{hint}")
-
-    for f in _d(raw.get("factors")):
-        typo(("factors", f), "factor", f, factors)
-    for m in _d(raw.get("metrics")):
-        typo(("metrics", m), "metric", m, metrics)
-    for k, c in enumerate(_l(raw.get("compare"))):
-        c = _d(c)
-        for side in ("where", "a", "b"):
-            for f, cond in _d(c.get(side)).items():
-                if not check_factor(("compare", k, side, f), f, None, None):
-                    continue
-                for j, v in enumerate(cond if isinstance(cond, list) else [cond]):
-                    check_value(("compare", k, side, f) + ((j,) if isinstance(cond, list) else ()), f, v, c, "compare")
-        for j, m in enumerate(_l(c.get("metrics"))):
-            if isinstance(m, str) and m not in metrics:
-                add(("compare", k, "metrics", j), f"unknown metric {m!r}" + (did_you_mean(m, metrics) or ""))
-    for p, kind, it in item_paths(raw):
-        where_ok = report is not None
-        for f, cond in _d(it.get("where")).items():
-            if not check_factor(p + ("where", f), f, it, kind):
-                where_ok = False
-                continue
-            if isinstance(cond, list):
-                for k, c in enumerate(cond):
-                    where_ok &= check_value(p + ("where", f, k), f, c, it, kind)
-            elif not isinstance(cond, dict):
-                where_ok &= check_value(p + ("where", f), f, cond, it, kind)
-        for role in ("rows", "columns", "x", "series", "row_groups"):
-            if role == "rows" and it.get(role) in ("metrics", "functions", "queries"):  # rows that are not a factor
-                continue
-            check_factor(p + (role,), it.get(role), it, kind)
-        for k, f in enumerate(_l(it.get("show_factors"))):
-            check_factor(p + ("show_factors", k), f, it, kind)
-        names = [(p + ("metric",), it["metric"])] if "metric" in it else []
-        names += [(p + ("metrics", k), m) for k, m in enumerate(_l(it.get("metrics")))]
-        for mp, m in names:
-            check_metric(mp, m, it, kind)
-        b = _d(it.get("baseline"))
-        if "metric" in b:
-            check_metric(p + ("baseline", "metric"), b["metric"], it, kind)
-        if "published" in b:
-            check_metric(p + ("baseline", "published"), b["published"], it, kind)
-        if "factor" in b and check_factor(p + ("baseline", "factor"), b["factor"], it, kind) and "value" in b:
-            check_value(p + ("baseline", "value"), b["factor"], b["value"], it, kind)
-        if kind == "figure" and kinds:
-            chart = it.get("chart", "line")
-            if isinstance(chart, str) and chart not in kinds:
-                add(p + ("chart",), f"unknown chart kind {chart!r}" + (did_you_mean(chart, kinds) or
-                                                                      f"; kinds: {sorted(kinds)}"), it, kind)
-        if where_ok:
-            for mp, msg in _selection_problems(report, store, p, kind, it, names):
-                add(mp, msg)
-    return problems
-
-
-def factor_values(store) -> dict[str, set[str]]:
-    from kansoku.analysis.tables import _cached
-
-    def compute() -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {}
-        for f, v in store.query("SELECT DISTINCT factor, value FROM run_factors"):
-            out.setdefault(f, set()).add(v)
-        return out
-    return _cached(store, "factor_values", compute)
-
-
-def _selection_problems(report, store, p: tuple, kind: str, it: dict, names) -> list[tuple[tuple, str]]:
-    """A device group (or device, or CPU) that matches no data of the item's runs is an error: the
-    table would otherwise show an empty cell for every run."""
-    from kansoku import parsers
-    from kansoku.analysis import tables
-
-    try:
-        item = report.item(it["id"], kind)
-    except KeyError:
-        return []
-    out = []
-    groups = report.raw.get("device_groups") or {}
-    for mp, m in names:
-        if not isinstance(m, str):
-            continue
-        base, sel = tables.split_metric(m)
-        md = parsers.metrics().get(base)
-        if sel is None or md is None or md.selection_sql is None:
-            continue
-        for tok in [t.strip() for t in re.split(r"[+,]", sel) if t.strip()]:
-            params: list[Any] = []
-            msql, mparams = tables.metric_sql(f"{base}[{tok}]", groups)
-            cond = tables.where_sql(item, store, params)
-            n = store.query(f"SELECT count(*) FROM {msql} m WHERE m.value IS NOT NULL AND {cond}",
-                            mparams + params)[0][0]
-            if n:
-                continue
-            what = md.selection_of or "instance"
-            if tok in groups:
-                msg = f"device group {tok!r} = {groups[tok]} matches no data of this {kind}'s runs"
-            else:
-                msg = f"{what} {tok!r} matches no data of this {kind}'s runs" + (
-                    did_you_mean(tok, groups) if groups else "")
-            out.append((mp, f"{m}: {msg}"))
-    return out
-
-
-def check_with_store(reports: list, store) -> None:
-    """Raise SpecProblems listing every store-level problem of every report (nothing when all is well)."""
-    problems: list[Problem] = []
-    for r in reports:
-        problems += store_problems(r, store)
-    if problems:
-        raise SpecProblems(problems)
-
-
 def outline(path: Path, raw: dict):
     """What the page checks need of a spec that does not load (id, chapters with their numbers and
     items), as far as it can be read."""
@@ -631,46 +451,3 @@ def outline(path: Path, raw: dict):
                  for it in _l(ch.get(kind)) if isinstance(it, dict) and isinstance(it.get("id"), str)]
         chapters.append(SimpleNamespace(id=ch["id"], number=number, items=items))
     return SimpleNamespace(id=rid, spec_file=path, chapters=chapters)
-
-
-def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"), report_id: str | None = None) -> list:
-    """Everything a build can check before computing, in one run: every spec (``specs`` a directory,
-    or one report with ``report_id``) against the schema, the names they use against the parsers and
-    the database (when it exists), and their prose pages (against an outline of a spec that does not
-    load). Raises SpecProblems listing every problem;
-    returns the loaded reports."""
-    from kansoku.report.structure import content_problems, page_problems
-    from kansoku.spec.model import load_all, load_report
-    from kansoku.store.db import open_store
-
-    specs = Path(specs)
-    paths = [specs / f"{report_id}.toml"] if report_id is not None else sorted(specs.glob("*.toml"))
-    checked = [(p, *check_file(p)) for p in paths]
-    problems = [pr for _, _, prs in checked for pr in prs]
-    reports = []
-    if not problems:
-        if report_id is None:
-            reports = load_all(specs)
-            problems += content_problems(reports, content_root)
-        else:
-            reports = [load_report(paths[0], validated=True)]
-            problems += page_problems(reports[0], content_root)
-    else:  # the pages too, against what can be read of the specs, so that one run lists everything
-        outlines = [outline(path, raw) for path, raw, _ in checked if raw is not None]
-        unread = [path.stem for path, raw, _ in checked if raw is None]
-        if report_id is None:
-            problems += content_problems(outlines, content_root, unchecked=unread)
-        elif outlines:
-            problems += page_problems(outlines[0], content_root)
-    if Path(db).exists():
-        store = open_store(db, read_only=True)
-        try:
-            for path, raw, _ in checked:
-                if raw is not None:
-                    rep = next((r for r in reports if r.spec_file == path), None)
-                    problems += store_problems(rep, store, spec_file=path, raw=raw)
-        finally:
-            store.close()
-    if problems:
-        raise SpecProblems(problems)
-    return reports

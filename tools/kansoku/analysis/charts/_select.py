@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kansoku.analysis.tables import aggregate, check_factor, factor_name, factor_sort_key, factor_value_label, where_sql
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report  # noqa: F401
 from kansoku.store.db import Store
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from kansoku import words
 from kansoku.analysis.charts import _select as c
 from kansoku.analysis.tables import check_factor, factor_sort_key, factor_value_label, fmt_number
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
 

@@ -14,7 +14,7 @@ import statistics
 from kansoku import words
 from kansoku.analysis import noise
 from kansoku.analysis.charts import _select as c
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
 

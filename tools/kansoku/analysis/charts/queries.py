@@ -12,7 +12,7 @@ import statistics
 
 from kansoku import words
 from kansoku.analysis.charts import _select as c
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
 
@@ -87,7 +87,7 @@ def query_times(store: Store, report: Report, item: Item) -> ChartData:
 
 
 def _query_key(q: str):
-    from kansoku.analysis.table_kinds import _query_key as k
+    from kansoku.analysis.data_tables import query_key as k
 
     return k(q)
 

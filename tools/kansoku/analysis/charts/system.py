@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kansoku import words
 from kansoku.analysis.charts import _select as c
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
 

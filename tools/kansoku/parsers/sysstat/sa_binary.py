@@ -27,7 +27,7 @@ from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
 from kansoku.parsers.sysstat import common as sm
 from kansoku.parsers.sysstat.activities import INSTANCE_COLS, TEXT_ACTIVITIES, TEXT_COLUMNS
-from kansoku.parsers.sysstat.sadf_csv import _csv_segments
+from kansoku.parsers.sysstat.sadf_csv import csv_segments
 
 # -- sa binary ----------------------------------------------------------------------------
 
@@ -46,13 +46,14 @@ def sniff_sa_binary(head: FileHead) -> bool:
 
 def _readable_rendering_beside(path: Path) -> Path | None:
     """A sar text / sadf -d / sadf -j file in the same directory (detected by content), or None."""
-    from kansoku.ingest.detect import detect
+    from kansoku import parsers  # the registry (this module is one of its parsers)
 
     for p in sorted(path.parent.iterdir()):
-        if p == path or not p.is_file():
+        if p == path or not p.is_file() or p.name == "run.toml":
             continue
-        d = detect(p)
-        if d.format is not None and d.format.name in ("sadf-json", "sadf-csv", "sar-text"):
+        head = parsers.read_head(p)
+        fmt = parsers.claim(head) if head.size_bytes else None
+        if fmt is not None and fmt.name in ("sadf-json", "sadf-csv", "sar-text"):
             return p
     return None
 
@@ -187,7 +188,7 @@ class _Loader:
         cols = text[2:].split(";")[3:]
         if not self.restarts_done:
             self._restarts(section)
-        segs = _csv_segments(cols)
+        segs = csv_segments(cols)
         if len(segs) != 1 or segs[0]["repeated"]:
             raise ParseError(path, None, "one activity per 'sadf -d' section header", text[:120])
         seg = segs[0]

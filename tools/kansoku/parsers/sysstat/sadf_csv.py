@@ -23,7 +23,7 @@ def sniff_sadf_csv(head: FileHead) -> bool:
     return any(l.startswith("# hostname;interval;timestamp;") for l in head.lines(5))
 
 
-def _sadf_ts(tok: str, tz, tz_cache: dict, sink: Sink | None = None) -> datetime | None:
+def sadf_ts(tok: str, tz, tz_cache: dict, sink: Sink | None = None) -> datetime | None:
     if tok.isdigit():
         return datetime.fromtimestamp(int(tok), timezone.utc)  # sadf -U
     m = _SADF_TS.match(tok)
@@ -53,7 +53,7 @@ def _sadf_ts(tok: str, tz, tz_cache: dict, sink: Sink | None = None) -> datetime
     return base.replace(tzinfo=z)
 
 
-def _csv_segments(cols: list[str]) -> list[dict]:
+def csv_segments(cols: list[str]) -> list[dict]:
     """Split a (possibly -h one-line) header into activity segments (docs/formats.md §2.5)."""
     if "idvendor" in cols:  # sar -m USB: text columns, one activity
         return [{"cols": cols, "repeated": False, "activity": "usb", "star": False}]
@@ -165,7 +165,7 @@ def parse_sadf_csv(path: Path, sink: Sink) -> None:
             if not line.startswith("# hostname;interval;timestamp;"):
                 continue
             cols = line[2:].split(";")[3:]
-            segs = _csv_segments(cols)
+            segs = csv_segments(cols)
             simple = len(segs) == 1 and not segs[0]["repeated"] and not segs[0]["star"]
             if len(segs) == 1 and segs[0]["star"] and not segs[0]["repeated"]:
                 simple = False
@@ -178,7 +178,7 @@ def parse_sadf_csv(path: Path, sink: Sink) -> None:
             raise ParseError(path, lineno, "a sadf -d row 'host;interval;timestamp;values...'", line)
         host, interval, tstok, vals = parts[0], parts[1], parts[2], parts[3:]
         col.host = host
-        ts = _sadf_ts(tstok, tz, tz_cache, sink)
+        ts = sadf_ts(tstok, tz, tz_cache, sink)
         if ts is None:
             if truncated and is_last:
                 sink.warn(lineno, "last line is cut off (sadf killed?); skipped")

@@ -11,7 +11,7 @@ from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
 from kansoku.parsers.sysstat import common as sm
 from kansoku.parsers.sysstat.activities import SIGNATURES, TEXT_COLUMNS, activity_of, norm_instance
-from kansoku.parsers.sysstat.sadf_csv import _sadf_ts
+from kansoku.parsers.sysstat.sadf_csv import sadf_ts
 
 _TS = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?: \S+)?$|^\d{9,11}$")
 _CPU_ITEM = re.compile(r"^cpu(\d+)$")
@@ -82,7 +82,7 @@ def parse_sadf_p(path: Path, sink: Sink) -> None:
                              "<TAB>value'", line)
         host, iv, tstok, item, metric, vtok = f
         col.host = host
-        ts = _sadf_ts(tstok, tz, tz_cache, sink)
+        ts = sadf_ts(tstok, tz, tz_cache, sink)
         v = sm.num(vtok)
         if v is None and metric in TEXT_COLUMNS and ts is not None:  # sar -m BAT 'status Full': text, not a figure
             if metric not in text_seen:

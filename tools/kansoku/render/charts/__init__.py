@@ -1,9 +1,9 @@
-"""Chart drawing: plotly figures from computed chart data (``report.model.ChartData``), one module per
+"""Chart drawing: plotly figures from computed chart data (``kansoku.model.ChartData``), one module per
 family (docs/charts.md). No store and no words here: the data and every label were computed by
 ``analysis/figures.py`` and ``analysis/charts/``. Importing this package registers every kind in ``DRAW``.
 """
 
 from kansoku.render.charts import disk, lines, profiles, queries, syscalls, system, timeseries, trends  # noqa: F401
-from kansoku.render.charts._draw import DRAW, draw
+from kansoku.render.charts._draw import DRAW, draw, escape_plotly
 
-__all__ = ["DRAW", "draw"]
+__all__ = ["DRAW", "draw", "escape_plotly"]

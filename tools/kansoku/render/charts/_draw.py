@@ -9,7 +9,8 @@ from typing import Any, Callable, Sequence
 
 import plotly.graph_objects as go
 
-from kansoku.report.model import ChartData
+from kansoku import words
+from kansoku.model import ChartData
 
 FONT_FAMILY = "IPAexGothic, 'Noto Sans CJK JP', 'Hiragino Sans', 'Yu Gothic', Meiryo, sans-serif"
 COLORS = ["#1f4e79", "#c55a11", "#548235", "#7030a0", "#bf9000", "#2e75b6", "#c00000", "#7f7f7f"]
@@ -184,7 +185,7 @@ def axis_title(options: dict[str, Any], key: str, lang: str, default: str) -> st
     """The spec's axis title (a string or one per language) over the chart's own."""
     t = options.get(key)
     if isinstance(t, dict):
-        return t.get(lang) or t.get("en") or t.get("ja") or default
+        return words.pick(t, lang, default)
     return t or default
 
 

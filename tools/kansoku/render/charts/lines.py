@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from kansoku.render.charts._draw import base_layout, compact, crowded, draws, hover, tick_labels
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 
 
 @draws("line", "bar")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from kansoku.render.charts._draw import color, compact, draws, esc, layout, room_for_categories, room_for_labels
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 
 
 @draws("syscalls_top")

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from kansoku.render.charts._draw import color, compact, crowded, draws, esc, hover, layout
 from kansoku.render.charts.events import add_events
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 
 
 @draws("tps_over_time")

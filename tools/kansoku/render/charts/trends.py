@@ -12,7 +12,7 @@ import math
 import plotly.graph_objects as go
 
 from kansoku.render.charts._draw import base_layout, color, compact, draws
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "pentagon", "star", "hexagon", "cross")
 

@@ -16,15 +16,51 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kansoku.report.structure import Page
+from kansoku.words import LANGS
 
 Words = dict[str, str]
 """Text per language: ``{"ja": "…", "en": "…"}``."""
 
 
+# The noise-aware verdicts (analysis/noise.py) in the order their legend lists them, and the mark each prints
+# beside a value, readable in black and white: spelled here only; the site and the PDF read them from the
+# page-ready JSON (``verdict_marks``).
+VERDICT_KINDS = ("better", "worse", "within-noise", "too-few-runs")
+VERDICT_MARKS = {"better": "✓", "worse": "✗", "within-noise": "≈", "too-few-runs": "?"}
+
+
 def _words_json(t: Words) -> Words | str:
-    """One string when both languages print the same, else the per-language dict (the layouts accept both)."""
-    return t["ja"] if t.get("ja") == t.get("en") else t
+    """One string when every language prints the same, else the per-language dict (the layouts accept both)."""
+    values = {t.get(lang) for lang in LANGS}
+    return t[LANGS[0]] if len(values) == 1 and None not in values else t
+
+
+# -- pages --------------------------------------------------------------------------------------------
+
+@dataclass
+class Page:
+    """A page of the report in reading order: its prose files per language (or none: a generated page)."""
+
+    id: str                          # file stem: 'introduction', a chapter id, 'closing', ...
+    kind: str                        # introduction | chapter | compare | closing | authors | methods | appendix | sources | page
+    weight: int
+    title: dict[str, str]
+    files: dict[str, Path | None]    # prose file per language, None when missing
+    number: int | None = None        # chapter number
+    in_pdf: bool = True
+    front: dict[str, dict[str, Any]] = field(default_factory=dict)  # parsed front matter per language
+
+    def missing(self, lang: str) -> bool:
+        return self.files.get(lang) is None
+
+    def source_lang(self, lang: str) -> str | None:
+        """The language whose prose is shown on the ``lang`` page (None: no prose at all)."""
+        if self.files.get(lang):
+            return lang
+        for other in LANGS:
+            if self.files.get(other):
+                return other
+        return None
 
 
 # -- tables -------------------------------------------------------------------------------------------
@@ -249,8 +285,8 @@ class ChartData:
 
 @dataclass
 class Figure:
-    """A numbered figure: the plotly figure per language (data + layout, as plotly.js and kaleido take
-    it), its series data where the chart kind has series, and the runs behind it."""
+    """A numbered figure: what it draws (``chart_data``: numbers and every label per language; each renderer
+    draws it, ``render.charts``), and the runs behind it."""
 
     id: str                            # the spec's id
     number: str                        # as printed
@@ -258,20 +294,21 @@ class Figure:
     label: Words
     caption: Words
     footnote: Words | None
-    figure: dict[str, dict[str, Any]]  # language -> {"data": [...], "layout": {...}}
+    chart_data: ChartData              # what the figure draws (render.charts draws it per language)
     runs: list[str]                    # every run the figure shows
     transcribed: bool = False          # shows transcribed values
     citations: list[str] = field(default_factory=list)  # published sources of transcribed values
     provenance: Provenance = field(default_factory=Provenance)
-    chart_data: ChartData | None = None  # what the figure draws (render.charts builds ``figure`` from it)
     points: int | None = None          # cross-year figures: number of points
     trend: dict[str, Any] | None = None  # cross-year figures: what was compared, the table under the chart
                                          # (columns, rows per language), years without data and why
 
     def to_json(self) -> dict[str, Any]:
+        """The figure's page-ready data without its drawing (the site's renderer adds ``figure``: the plotly
+        figure per language)."""
         d: dict[str, Any] = {
             "id": self.id, "number": self.number, "kind": "figure", "chart": self.chart, "label": self.label,
-            "caption": self.caption, "footnote": self.footnote, "figure": self.figure, "runs": self.runs,
+            "caption": self.caption, "footnote": self.footnote, "runs": self.runs,
         }
         if self.points is not None:
             d["points"] = self.points
@@ -417,6 +454,8 @@ class RunInfo:
              "sources": [s.to_json() for s in self.sources]}
         if self.run_toml_url:
             d["run_toml_url"] = self.run_toml_url
+        if self.run_toml_sha256:
+            d["run_toml_sha256"] = self.run_toml_sha256
         return d
 
 
@@ -681,7 +720,7 @@ class ComputedReport:
         return [{"id": p.id, "kind": p.kind, "weight": p.weight, "number": p.number, "title": p.title,
                  "in_pdf": p.in_pdf, "prev": pages[i - 1].id if i > 0 else None,
                  "next": pages[i + 1].id if i + 1 < len(pages) else None,
-                 "missing": {lang: p.missing(lang) for lang in ("ja", "en")}}
+                 "missing": {lang: p.missing(lang) for lang in LANGS}}
                 for i, p in enumerate(pages)]
 
     def to_json(self) -> dict[str, Any]:
@@ -694,7 +733,7 @@ class ComputedReport:
             "runs": {k: r.to_json() for k, r in self.runs.items()}, "pages": self.pages_json(),
             "environment": self.environment.to_json(), "site_url": self.site_url, "pdf": self.pdf,
             "methods": [m.to_json() for m in self.methods], "transcribed": self.transcribed,
-            "compares": {c.id: c.to_json() for c in self.compares},
+            "compares": {c.id: c.to_json() for c in self.compares}, "verdict_marks": VERDICT_MARKS,
         }
 
 

@@ -1,0 +1,171 @@
+"""A report spec against the store: names of metrics, factors and factor values, chart kinds and device
+groups that the parsers and the database do not know, with "did you mean" (``spec.validate``'s third
+pass; ``app.preflight`` runs it)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from kansoku import parsers
+from kansoku.analysis import figures, tables
+from kansoku.spec.validate import Locator, Problem, did_you_mean, item_label, item_paths
+from kansoku.store.selection import factor_values
+
+
+def _d(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _l(v: Any) -> list:
+    return v if isinstance(v, list) else []
+
+
+def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | None = None) -> list[Problem]:
+    """Names the spec uses that the parsers and the database do not know, and device groups that
+    match no data of the item's runs. ``report`` is a loaded model (spec.model.Report), or None with
+    ``spec_file`` and ``raw`` (a spec with schema problems: its names are checked all the same, so
+    that one run lists everything; device groups need the model and wait for the next run)."""
+    if report is not None:
+        spec_file, raw = report.spec_file, report.raw
+    loc = Locator(spec_file.read_text(encoding="utf-8"))
+    problems: list[Problem] = []
+
+    def add(path: tuple, message: str, item: dict | None = None, kind: str | None = None) -> None:
+        problems.append(Problem(spec_file, loc.line(path), path, message, item_label(raw, path)))
+
+    tables.known_roles(store)  # a per-host metric's [role] (cpu_idle_pct[server]) is told from a [selection]
+    metrics = tables.known_metrics(store)
+    factors = tables.known_factors(store)
+    values = factor_values(store)
+    defs = parsers.metrics()
+    kinds = set(figures.KINDS)
+
+    def check_metric(path: tuple, name: Any, it: dict, kind: str) -> None:
+        if not isinstance(name, str):
+            return
+        base, sel = tables.split_metric(name)
+        if base not in metrics:
+            add(path, f"unknown metric {base!r}" + (did_you_mean(base, metrics) or
+                                                    " (SELECT DISTINCT metric FROM run_metrics lists them)"), it, kind)
+            return
+        if sel is None:
+            return
+        md = defs.get(base)
+        if md is None or md.selection_sql is None:
+            takes = sorted(n for n, d in defs.items() if d.selection_sql)
+            add(path, f"metric {base!r} takes no [selection]; metrics that do: {takes}", it, kind)
+
+    def check_factor(path: tuple, name: Any, it: dict | None, kind: str | None) -> bool:
+        if isinstance(name, str) and name not in factors:
+            add(path, f"unknown factor {name!r}" + (did_you_mean(name, factors) or
+                                                    f"; the database has {sorted(factors)}"), it, kind)
+            return False
+        return isinstance(name, str)
+
+    def check_value(path: tuple, factor: str, value: Any, it: dict, kind: str) -> bool:
+        v = tables._canon(value)
+        have = values.get(factor, set())
+        if v not in have:
+            shown = sorted(have, key=tables.factor_sort_key(report, factor))
+            add(path, f"{factor} = {v!r} matches no run" + (did_you_mean(v, have) or
+                                                            f"; values of {factor}: {shown[:20]}"), it, kind)
+            return False
+        return True
+
+    # [factors.X] and [metrics.X] may name what the database does not hold yet; only a name that is
+    # absent *and* very close to one it holds is taken for a typo. (Factor values are left alone:
+    # "hdd" and "ssd", "checksums-on" and "-off" are close and both legitimate.)
+    def typo(path: tuple, what: str, name: Any, known: Iterable[str]) -> None:
+        if isinstance(name, str) and name not in known:
+            hint = did_you_mean(name, known, cutoff=0.8)
+            if hint:
+                add(path, f"no {what} {name!r} in the database{hint}")
+
+    for f in _d(raw.get("factors")):
+        typo(("factors", f), "factor", f, factors)
+    for m in _d(raw.get("metrics")):
+        typo(("metrics", m), "metric", m, metrics)
+    for k, c in enumerate(_l(raw.get("compare"))):
+        c = _d(c)
+        for side in ("where", "a", "b"):
+            for f, cond in _d(c.get(side)).items():
+                if not check_factor(("compare", k, side, f), f, None, None):
+                    continue
+                for j, v in enumerate(cond if isinstance(cond, list) else [cond]):
+                    check_value(("compare", k, side, f) + ((j,) if isinstance(cond, list) else ()), f, v, c, "compare")
+        for j, m in enumerate(_l(c.get("metrics"))):
+            if isinstance(m, str) and m not in metrics:
+                add(("compare", k, "metrics", j), f"unknown metric {m!r}" + (did_you_mean(m, metrics) or ""))
+    for p, kind, it in item_paths(raw):
+        where_ok = report is not None
+        for f, cond in _d(it.get("where")).items():
+            if not check_factor(p + ("where", f), f, it, kind):
+                where_ok = False
+                continue
+            if isinstance(cond, list):
+                for k, c in enumerate(cond):
+                    where_ok &= check_value(p + ("where", f, k), f, c, it, kind)
+            elif not isinstance(cond, dict):
+                where_ok &= check_value(p + ("where", f), f, cond, it, kind)
+        for role in ("rows", "columns", "x", "series", "row_groups"):
+            if role == "rows" and it.get(role) in ("metrics", "functions", "queries"):  # rows that are not a factor
+                continue
+            check_factor(p + (role,), it.get(role), it, kind)
+        for k, f in enumerate(_l(it.get("show_factors"))):
+            check_factor(p + ("show_factors", k), f, it, kind)
+        names = [(p + ("metric",), it["metric"])] if "metric" in it else []
+        names += [(p + ("metrics", k), m) for k, m in enumerate(_l(it.get("metrics")))]
+        for mp, m in names:
+            check_metric(mp, m, it, kind)
+        b = _d(it.get("baseline"))
+        if "metric" in b:
+            check_metric(p + ("baseline", "metric"), b["metric"], it, kind)
+        if "published" in b:
+            check_metric(p + ("baseline", "published"), b["published"], it, kind)
+        if "factor" in b and check_factor(p + ("baseline", "factor"), b["factor"], it, kind) and "value" in b:
+            check_value(p + ("baseline", "value"), b["factor"], b["value"], it, kind)
+        if kind == "figure" and kinds:
+            chart = it.get("chart", "line")
+            if isinstance(chart, str) and chart not in kinds:
+                add(p + ("chart",), f"unknown chart kind {chart!r}" + (did_you_mean(chart, kinds) or
+                                                                      f"; kinds: {sorted(kinds)}"), it, kind)
+        if where_ok:
+            for mp, msg in selection_problems(report, store, p, kind, it, names):
+                add(mp, msg)
+    return problems
+
+
+def selection_problems(report, store, p: tuple, kind: str, it: dict, names) -> list[tuple[tuple, str]]:
+    """A device group (or device, or CPU) that matches no data of the item's runs is an error: the
+    table would otherwise show an empty cell for every run."""
+    try:
+        item = report.item(it["id"], kind)
+    except KeyError:
+        return []
+    out = []
+    groups = report.raw.get("device_groups") or {}
+    for mp, m in names:
+        if not isinstance(m, str):
+            continue
+        base, sel = tables.split_metric(m)
+        md = parsers.metrics().get(base)
+        if sel is None or md is None or md.selection_sql is None:
+            continue
+        for tok in [t.strip() for t in re.split(r"[+,]", sel) if t.strip()]:
+            params: list[Any] = []
+            msql, mparams = tables.metric_sql(f"{base}[{tok}]", groups)
+            cond = tables.where_sql(item, store, params)
+            n = store.query(f"SELECT count(*) FROM {msql} m WHERE m.value IS NOT NULL AND {cond}",
+                            mparams + params)[0][0]
+            if n:
+                continue
+            what = md.selection_of or "instance"
+            if tok in groups:
+                msg = f"device group {tok!r} = {groups[tok]} matches no data of this {kind}'s runs"
+            else:
+                msg = f"{what} {tok!r} matches no data of this {kind}'s runs" + (
+                    did_you_mean(tok, groups) if groups else "")
+            out.append((mp, f"{m}: {msg}"))
+    return out

@@ -1,0 +1,161 @@
+"""Build the site and the PDFs: store -> computed reports -> renderers (see ``kansoku.app``)."""
+
+from __future__ import annotations
+
+import re
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kansoku import words
+from kansoku.errors import KansokuError
+from kansoku.model import ComputedReport, Trends
+from kansoku.render import hugo, publish, typst
+from kansoku.report.build import compute_report
+from kansoku.report.cache import ItemCache
+from kansoku.report.trends import compute_trends, trend_specs
+from kansoku.spec.model import load_all, load_report
+from kansoku.store.db import Store, open_store
+from kansoku.words import LANGS
+
+CONTENT = Path("content")
+CONFIG = Path("config.toml")
+GENERATED = Path("data/generated")
+SPECS = Path("data/reports")
+
+
+@dataclass
+class BuildResult:
+    reports: list[str] = field(default_factory=list)
+    tables: int = 0
+    figures: int = 0
+    pages: int = 0
+    seconds: float = 0.0
+    pdfs: list[Path] = field(default_factory=list)
+    out: Path = Path("public")
+    items_computed: list[str] = field(default_factory=list)  # '<report>/<item>' computed by this build
+    items_reused: list[str] = field(default_factory=list)    # ... reused from the last build (unchanged inputs)
+    files_written: int = 0                                   # generated files whose bytes changed
+
+
+def load_config(config: Path = CONFIG) -> dict:
+    with open(config, "rb") as fh:
+        return tomllib.load(fh)
+
+
+LOCAL_HOSTS = ("localhost", "127.", "[::1]", "0.0.0.0")
+
+
+def site_address(rep: ComputedReport, config: dict, warn=None) -> None:
+    """The web edition's address the PDF prints: the spec's ``[report] site_url``, else config.toml's
+    ``baseURL`` when it is an absolute address. A local address (or none) is said (``warn``): a reader of the
+    PDF could not open it."""
+    base = str(config.get("baseURL") or "")
+    rep.site_url = rep.site_url or (base if re.match(r"https?://", base) else None)
+    if warn is None:
+        return
+    if not rep.site_url:
+        warn(words.t("en", "warn_no_site_address", rep.id, base=base or "(none)"))
+    elif re.match(r"https?://(" + "|".join(re.escape(h) for h in LOCAL_HOSTS) + ")", rep.site_url):
+        warn(words.t("en", "warn_local_site_address", rep.id, url=rep.site_url))
+
+
+def compute_site(store: Store, spec_dir: Path, content: Path = CONTENT, config: Path = CONFIG,
+                 cache: ItemCache | None = None) -> tuple[list[ComputedReport], Trends]:
+    """Every report of ``spec_dir`` and the cross-year view. ``cache``: reuse the tables and figures whose
+    inputs did not change (report/cache.py)."""
+    reports = load_all(spec_dir)
+    computed = [compute_report(store, r, content / "reports", cache=cache) for r in reports]
+    cfg = load_config(config)
+    for rep in computed:
+        site_address(rep, cfg)
+    trends = compute_trends(store, reports, computed, trend_specs(cfg))
+    return computed, trends
+
+
+def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "reports",
+                with_run_pages: bool = False) -> ComputedReport:
+    """One report from the store at ``db`` (read-only); the PDF has no run pages."""
+    report = load_report(spec_file)
+    store = open_store(db, read_only=True)
+    try:
+        return compute_report(store, report, content_root, with_run_pages=with_run_pages)
+    finally:
+        store.close()
+
+
+def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GENERATED,
+               content: Path = CONTENT, wait_s: float = 0.0, on_wait=None, pdf: list[str] | None = None,
+               config: Path = CONFIG) -> BuildResult:
+    """tools/build: compute every report, write the generated directory (render.hugo), run Hugo into a
+    fresh directory, link the raw files from the store's copies, and swap it in only when complete.
+    ``pdf``: ids of reports (or ``["all"]``) whose PDFs are written into the site (``pdf/<id>.<lang>.pdf``)
+    and linked from every page of the report."""
+    t0 = time.monotonic()
+    with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
+        # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
+        cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
+        store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
+        try:
+            computed, trends = compute_site(store, spec_dir, content, config, cache=cache)
+        finally:
+            store.close()
+        raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
+        with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
+        unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
+        if unknown:
+            raise KansokuError(f"--pdf: no report {', '.join(map(repr, unknown))} "
+                               f"(reports: {', '.join(rep.id for rep in computed)})")
+        for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
+            rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
+        written = hugo.write_generated(computed, generated, trends)
+        res = BuildResult(out=out)
+        res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
+        res.files_written = written["files_written"]
+        res.reports = [r.id for r in computed]
+        res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
+        res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
+        new = publish.fresh_output(out)  # Hugo writes a fresh directory, swapped in only when complete
+        try:
+            res.pages = hugo.run_hugo(new, generated, content, site_root=config.parent)
+            for rep in with_pdf:
+                res.pdfs += [r.path for r in typst.render_pdfs(rep, LANGS, out_dir=new / "pdf")]
+            publish.link_raw(raw, new, verified=generated / hugo.BUILD_CACHE / "verified-raw.json")
+            publish.swap_in(new, out)
+        except BaseException:
+            publish.discard(new)
+            raise
+        cache.prune()  # entries no item of this build used
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out_dir: Path | None = None,
+               spec_dir: Path = SPECS, content_root: Path = CONTENT / "reports",
+               out: dict[str, Path] | None = None, font_dirs: list[str] | None = None,
+               keep_typst: Path | None = None, config: Path = CONFIG, warn=None) -> list[typst.PdfResult]:
+    """tools/pdf: the fonts checked first (before anything slow), the report computed, then
+    :func:`render.typst.render_pdfs` (one chart export for every language)."""
+    t0 = time.monotonic()
+    for lang in langs:
+        if lang not in LANGS:
+            raise KansokuError(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}")
+    fonts = typst.font_set(font_dirs)
+    for lang in langs:
+        typst.check_fonts(lang, fonts, need_cjk=False)  # CJK decided later, per document
+    computed = compute_one(db, spec_dir / f"{report_id}.toml", content_root)
+    site_address(computed, load_config(config) if config.is_file() else {}, warn)
+    results = typst.render_pdfs(computed, langs, out_dir, out=out, fonts=fonts, keep_typst=keep_typst)
+    total = time.monotonic() - t0
+    for res in results:  # time of the whole build, shared work included
+        res.seconds = total
+    return results
+
+
+def build_pdf(report_id: str, lang: str, db: Path, out: Path | None, spec_dir: Path = SPECS,
+              content_root: Path = CONTENT / "reports", config: Path = CONFIG, warn=None) -> typst.PdfResult:
+    """One language (tools/pdf REPORT --lang LANG)."""
+    outs = {lang: out} if out else None
+    return build_pdfs(report_id, [lang], db, spec_dir=spec_dir, content_root=content_root, out=outs,
+                      config=config, warn=warn)[0]

@@ -1,0 +1,162 @@
+"""tools/collect's command line: one run (``collect.run``) or a whole campaign (``--plan``, ``collect.plan``)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+from kansoku.collect.hosts import RemoteHosts
+from kansoku.collect.plan import run_plan
+from kansoku.collect.profile import ProfileRequest
+from kansoku.collect.run import (EXIT_INTERRUPTED, MONITORS, CollectError, RunRequest, collect_run,
+                                 parse_factors)
+
+
+def log(msg: str, quiet: bool = False) -> None:
+    if not quiet:
+        print(f"collect: {msg}", file=sys.stderr, flush=True)
+
+
+USAGE = """tools/collect [options] KEY=VALUE... -- COMMAND [ARG...]
+       tools/collect --plan PLAN.toml [--dry-run] [--limit N]"""
+
+DESCRIPTION = """\
+Capture a benchmark run as a kansoku run directory: ROOT/KEY=VALUE/.../ named by the factors,
+with sar (sa.bin), iostat (iostat_x.txt) and vmstat (vmstat.txt) sampling every second over
+exactly the run, the command's stdout+stderr in <prog>.log (pgbench.log), optional strace -c
+on a PID, the server's version and non-default settings (--conninfo), and run.toml (start/end,
+machine, tool versions, exact command, exit code and status). The command runs in the run
+directory. With --hosts (or a plan's [hosts]), the monitors also run on other hosts over ssh and
+their files come back under <run>/host=<name>/ with host.toml (role, clock offset, inventory).
+With --plan, run a whole campaign (factors x repetitions, randomized with a seed, resumable);
+the plan format is in docs/collect.md (schema: docs/collect-plan.schema.json)."""
+
+EXAMPLES = """\
+examples:
+  tools/collect --root runs --conninfo 'host=127.0.0.1 port=5433 user=postgres dbname=bench' \\
+      workload=read clients=4 rep=1 -- pgbench -n -h 127.0.0.1 -p 5433 -U postgres -c 4 -j 2 -T 60 -P 1 -r bench
+  tools/collect --root runs --output fio_output.json study=fio rw=randread rep=1 -- \\
+      fio --name=randread --rw=randread --filename=/tmp/fio.dat --size=256M --bs=8k --direct=1 --output-format=json+
+  tools/collect --plan data/runs/example/scaleup.toml
+
+exit status: the benchmark's exit status; 130 if interrupted; 2 bad request (bad factor,
+run directory already holds a run, a host that cannot be reached or whose clock is off); 3 the
+plan or hosts file has problems (all listed, with lines); 5 a monitor program is missing
+(use --no-monitors)"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tools/collect", usage=USAGE, description=DESCRIPTION, epilog=EXAMPLES,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("factors", nargs="*", metavar="KEY=VALUE",
+                    help="factors naming the run directory, in this order (e.g. workload=read clients=4 rep=1)")
+    ap.add_argument("--root", type=Path, default=Path("."), help="directory under which runs are created "
+                    "(default: the current directory)")
+    ap.add_argument("--output", metavar="NAME", help="file for the command's stdout+stderr "
+                    "(default: <program>.log, e.g. pgbench.log)")
+    ap.add_argument("--conninfo", metavar="CONNSTR", help="libpq connection string of the server under test: "
+                    "SELECT version() and non-default pg_settings are saved (needs psql)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--strace-pid", type=int, metavar="PID", help="run strace -c -f -p PID during the benchmark")
+    g.add_argument("--strace-pidfile", type=Path, metavar="FILE",
+                   help="like --strace-pid, PID from the first line of FILE (e.g. $PGDATA/postmaster.pid)")
+    pf = ap.add_argument_group("CPU profile (perf record -g; collect/profile.py)")
+    pt = pf.add_mutually_exclusive_group()
+    pt.add_argument("--perf-pid", type=int, metavar="PID", help="profile PID and its processes (the postmaster)")
+    pt.add_argument("--perf-pidfile", type=Path, metavar="FILE", help="like --perf-pid, PID from the first line of "
+                    "FILE ($PGDATA/postmaster.pid)")
+    pt.add_argument("--perf-system-wide", action="store_true", help="profile every CPU (perf record -a)")
+    pf.add_argument("--perf-frequency", type=int, default=99, metavar="HZ", help="samples per second (default 99)")
+    pf.add_argument("--perf-event", metavar="EVENT", help="perf event (default: cycles if available, else cpu-clock)")
+    ap.add_argument("--server-log", type=Path, metavar="FILE",
+                    help="the PostgreSQL server log: the part written during the run is copied to server.log "
+                         "(checkpoints on the TPS charts; log_checkpoints = on)")
+    ap.add_argument("--pg-stat-interval", type=float, default=5.0, metavar="SECONDS",
+                    help="with --conninfo: read the checkpointer's counters (pg_stat_checkpointer, or "
+                         "pg_stat_bgwriter before PostgreSQL 17) every SECONDS during the benchmark, so that "
+                         "checkpoints appear on the TPS charts (default 5; 0: only before and after)")
+    ap.add_argument("--settle", type=float, default=1.0, metavar="SECONDS",
+                    help="monitors start this long before the benchmark and stop this long after it (default 1)")
+    ap.add_argument("--no-monitors", action="store_true", help="do not run sar, iostat, vmstat")
+    ap.add_argument("--pg-stat-replication", action="store_true",
+                    help="with --conninfo: pg_stat_replication (the standbys' write/flush/replay lags) before, "
+                         "during (every --pg-stat-interval) and after the benchmark")
+    ap.add_argument("--hosts", type=Path, metavar="HOSTS.toml",
+                    help="other hosts of the run, reached over ssh ([hosts.NAME] tables as in a plan, "
+                         "docs/collect.md): their monitors, clock offset and inventory go to <run>/host=NAME/")
+    ap.add_argument("--role", help="role of this host in the run (server, client, ...; run.toml role)")
+    ap.add_argument("--replace", action="store_true",
+                    help="if the run directory already holds a run, move it aside (hidden .attempt dir) and rerun")
+    ap.add_argument("--note", help="free text stored as notes in run.toml")
+    ap.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p = ap.add_argument_group("campaign mode")
+    p.add_argument("--plan", type=Path, metavar="PLAN.toml", help="run the campaign described by this plan")
+    p.add_argument("--dry-run", action="store_true", help="with --plan: print the runs in order, run nothing")
+    p.add_argument("--limit", type=int, metavar="N", help="with --plan: stop after N runs")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, command = argv[:i], argv[i + 1:]
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    # Ctrl-C works between runs too, even if our parent started us with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        if args.plan is not None:
+            if command or args.factors:
+                ap.error("--plan takes no KEY=VALUE factors and no command")
+            try:
+                return run_plan(args.plan, dry_run=args.dry_run, limit=args.limit, quiet=args.quiet)
+            except BrokenPipeError:  # --dry-run | head
+                sys.stdout = None
+                return 0
+        if not command:
+            ap.error("give the benchmark command after --")
+        if args.pg_stat_interval < 0:
+            ap.error("--pg-stat-interval must be 0 (none) or a number of seconds")
+        if args.pg_stat_replication and not args.conninfo:
+            ap.error("--pg-stat-replication needs --conninfo (the primary psql reads pg_stat_replication from)")
+        if args.role is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", args.role):
+            ap.error(f"--role {args.role!r}: a name like server, client or standby")
+        missing = [a[0] for _, a, _ in MONITORS if shutil.which(a[0]) is None] if not args.no_monitors else []
+        if args.strace_pid is not None or args.strace_pidfile is not None:
+            missing += ["strace"] if shutil.which("strace") is None else []
+        if missing:
+            print(f"error: {', '.join(missing)} not found in PATH (Debian: apt-get install sysstat procps strace)",
+                  file=sys.stderr)
+            return 5
+        hosts, role = [], args.role
+        if args.hosts is not None:
+            from kansoku.collect.plan import load_hosts
+
+            hosts, file_role = load_hosts(args.hosts)
+            role = role or file_role
+        req = RunRequest(root=args.root, factors=parse_factors(args.factors), command=command,
+                         hosts=hosts, role=role, pg_stat_replication=args.pg_stat_replication,
+                         output=args.output, conninfo=args.conninfo, strace_pid=args.strace_pid,
+                         strace_pidfile=args.strace_pidfile, server_log=args.server_log, settle_s=args.settle,
+                         pg_stat_interval_s=args.pg_stat_interval,
+                         monitors=not args.no_monitors, replace=args.replace, note=args.note, quiet=args.quiet,
+                         profile=ProfileRequest(args.perf_frequency, args.perf_pid, args.perf_pidfile,
+                                                args.perf_system_wide, args.perf_event)
+                         if (args.perf_pid or args.perf_pidfile or args.perf_system_wide) else None)
+        log(f"run {req.run_dir}: {shlex.join(command)}", args.quiet)
+        res = collect_run(req, RemoteHosts(req.hosts, req.quiet) if req.hosts else None)
+    except CollectError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return getattr(exc, "exit_code", 2)
+    except KeyboardInterrupt:
+        print("collect: interrupted (between runs); run the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    log(f"{res.status} (exit code {res.exit_code}, {res.seconds:.1f} s): {res.run_dir}", args.quiet)
+    return EXIT_INTERRUPTED if res.interrupted else res.exit_code

@@ -1,0 +1,70 @@
+"""The front matter of a content page, read as Hugo reads it (the page structure and both renderers use it)."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kansoku.errors import SpecError
+
+FRONT_MATTER = re.compile(r"\A(?P<delim>---|\+\+\+)[ \t]*\r?\n(?P<block>.*?\r?\n)??(?P=delim)[ \t]*(?:\r?\n|\Z)", re.S)
+
+
+def parse_front_matter(text: str, path: str | Path | None = None) -> tuple[dict[str, Any], str]:
+    """The front matter of a content file, read as Hugo reads it, and the body.
+
+    ``---`` opens YAML (PyYAML), ``+++`` TOML (tomllib), ``{`` JSON. Dates become ISO strings (the
+    front matter is passed on to generated pages). A front matter that does not parse is a SpecError
+    naming the file and line (exit 3), as Hugo would refuse the page."""
+    where = str(path) if path is not None else "front matter"
+    if text.startswith("{"):
+        try:
+            front, end = json.JSONDecoder().raw_decode(text)
+        except ValueError as exc:
+            raise SpecError(where, None, f"front matter is not valid JSON: {exc}") from None
+        return _front_dict(front, where), text[end:].lstrip("\r\n")
+    m = FRONT_MATTER.match(text)
+    if not m:
+        return {}, text
+    block = m.group("block") or ""
+    first_line = 2  # the block starts on the line after the opening delimiter
+    if m.group("delim") == "+++":
+        try:
+            front = tomllib.loads(block)
+        except tomllib.TOMLDecodeError as exc:
+            lm = re.search(r"at line (\d+)", str(exc))
+            line = f":{int(lm.group(1)) + first_line - 1}" if lm else ""
+            raise SpecError(f"{where}{line}", None, f"front matter is not valid TOML: {exc}") from None
+    else:
+        try:
+            front = yaml.safe_load(block)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f":{mark.line + first_line}" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise SpecError(f"{where}{line}", None, f"front matter is not valid YAML: {problem}") from None
+    return _front_dict(front, where), text[m.end():]
+
+
+def _front_dict(front: Any, where: str) -> dict[str, Any]:
+    if front is None:
+        return {}
+    if not isinstance(front, dict):
+        raise SpecError(where, None, f"front matter must be a mapping of keys to values, found {type(front).__name__}")
+    return {str(k): _plain(v) for k, v in front.items()}
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (datetime, date, time)):
+        return v.isoformat()
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v

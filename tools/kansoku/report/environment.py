@@ -1,0 +1,189 @@
+"""The test-environment appendix: hardware, software versions and PostgreSQL settings of a report's
+measured runs, read from their run.toml (``runs.run_toml``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kansoku import words
+from kansoku.model import Environment
+from kansoku.report import machines
+from kansoku.report.provenance import human_size
+from kansoku.spec.model import LANGS
+from kansoku.store.db import Store
+
+
+# What the appendix reads: runs.run_toml (run.toml as JSON, written by tools/collect or by hand) of the
+# report's measured runs. [machine]: hardware and OS; [versions]: one line per tool; [server]: PostgreSQL
+# settings as captured with the run. Shown settings: those [server].non_default names (pg_settings
+# source <> 'default', written by tools/collect) plus any setting whose value differs between runs;
+# without a non_default list, every captured setting. Keys below are not settings.
+SERVER_META = {"conninfo", "version", "server_version", "config", "database", "non_default", "capture_error"}
+SETTING_NOISE = {"application_name"}  # set by the collector's own connection
+# [machine] keys in the order shown; their labels are the words env_field_<key>.
+MACHINE_FIELDS = ["hostname", "cpu_model", "cpu_count", "nproc", "mem_total_kib", "swap_total_kib", "os", "kernel",
+                  "virtualization", "filesystem", "disks"]
+
+
+def machine_value(key: str, v: Any) -> dict[str, str] | str:
+    if key in ("mem_total_kib", "swap_total_kib") and isinstance(v, (int, float)):
+        return human_size(int(v) * 1024)
+    if key == "filesystem" and isinstance(v, dict):
+        parts = [str(v.get("device", "")), str(v.get("fstype", ""))]
+        s = " ".join(p for p in parts if p)
+        if v.get("mount"):
+            s += f" ({v['mount']})"
+        return s
+    if key == "disks" and isinstance(v, dict):
+        items = []
+        for name, d in sorted(v.items()):
+            if not isinstance(d, dict):
+                items.append({lang: f"{name}: {d}" for lang in LANGS})
+                continue
+            size = human_size(d.get("size_bytes")) if d.get("size_bytes") is not None else ""
+            rot = d.get("rotational")
+            kind = {True: words.both("env_disk_rotational"), False: words.both("env_disk_non_rotational")}
+            items.append({lang: ", ".join(x for x in (f"{name}: {size}".rstrip(": "),
+                                                     kind[rot][lang] if rot in kind else "") if x)
+                          for lang in LANGS})
+        return {lang: "; ".join(i[lang] for i in items) for lang in LANGS}
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False, sort_keys=True)
+    return str(v)
+
+
+def environment(store: Store, run_ids: list[str], rm: "machines.RunMachines | None" = None,
+                names: dict[str, dict[str, str]] | None = None) -> Environment:
+    """Hardware, software versions and PostgreSQL settings of the report's measured runs (see above). The
+    machines are those of report/machines.py (every host's, by inventory), each column headed by its name."""
+    if rm is None:
+        rm = machines.run_machines(store, run_ids)
+        names = machines.machine_names(rm)
+    env = Environment()
+    out: dict[str, Any] = {"runs": 0, "without_capture": 0, "machines": [], "machine_fields": [], "versions": [],
+                           "settings": [], "settings_kind": "non_default"}
+    if not run_ids:
+        return env
+    rows = store.query(
+        "SELECT run_id, origin, run_toml::VARCHAR FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY run_id", [run_ids])
+    factors: dict[str, dict[str, str]] = {}
+    for run_id, f, v in store.query(
+            "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [run_ids]):
+        factors.setdefault(run_id, {})[f] = v
+    captured: dict[str, dict] = {}
+    for run_id, origin, rt in rows:
+        if origin != "measured":
+            continue
+        doc = json.loads(rt) if rt else {}
+        if not any(isinstance(doc.get(k), dict) for k in ("machine", "versions", "server")):
+            out["without_capture"] += 1
+            continue
+        captured[run_id] = doc
+    out["runs"] = len(captured)
+    if not captured:
+        return Environment(**out)
+
+    # machines: one column per machine (its inventory, report/machines.py), named as in the chapters; the
+    # hostnames it had and the roles it played are rows of its own
+    groups: dict[str, dict] = {}
+    for run_id in captured:
+        for role, host, mid in rm.hosts.get(run_id, []):
+            g = groups.setdefault(mid, {"machine": dict(rm.inventory.get(mid, {})), "hosts": set(), "roles": set(),
+                                        "ids": set()})
+            if host:
+                g["hosts"].add(str(host))
+            g["roles"].add(role)
+            g["ids"].add(run_id)
+    for g in groups.values():
+        if g["hosts"]:
+            g["machine"]["hostname"] = ", ".join(sorted(g["hosts"]))
+    with_roles = any(len(g["roles"]) > 1 for g in groups.values()) or len({r for g in groups.values()
+                                                                           for r in g["roles"]}) > 1
+    keys = list(MACHINE_FIELDS)
+    extra = sorted({k for g in groups.values() for k in g["machine"]} - set(keys))
+    fields = [(k, words.both(f"env_field_{k}")) for k in MACHINE_FIELDS] + [(k, {"ja": k, "en": k}) for k in extra]
+    present = [(k, lab) for k, lab in fields if any(k in g["machine"] for g in groups.values())]
+    out["machine_fields"] = ([words.both("env_field_role")] if with_roles else []) + [lab for _, lab in present]
+    order = sorted(groups, key=lambda mid: (names.get(mid, {}).get("en", ""), mid))
+    for mid in order:
+        g = groups[mid]
+        vals: list = []
+        if with_roles:
+            vals.append({lang: ", ".join(machines.role_label(r, lang) for r in sorted(g["roles"])) for lang in LANGS})
+        for k, _ in present:
+            v = g["machine"].get(k)
+            vals.append("—" if v is None else machine_value(k, v))
+        out["machines"].append({"id": mid, "name": names.get(mid, {lang: mid for lang in LANGS}), "values": vals,
+                                "runs": len(g["ids"]), "where": distinguishing(
+                                    sorted(g["ids"]), list(captured), factors) if len(groups) > 1 else ""})
+
+    # versions: every distinct value per tool, with its number of runs
+    vers: dict[str, dict[str, int]] = {}
+    for doc in captured.values():
+        for tool, v in (doc.get("versions") or {}).items():
+            d = vers.setdefault(tool, {})
+            d[str(v)] = d.get(str(v), 0) + 1
+    out["versions"] = [{"tool": t, "values": [{"value": v, "runs": n} for v, n in sorted(vals.items())]}
+                       for t, vals in sorted(vers.items())]
+
+    # settings: runs that captured no PostgreSQL server (fio, pg_test_fsync) are left out and named once;
+    # the settings that differ between the others group their runs into configurations (one column each)
+    servers = {r: (doc.get("server") or {}) for r, doc in captured.items()}
+    no_server = [r for r, sv in servers.items() if not set(sv) - SERVER_META - SETTING_NOISE]
+    if no_server and len(no_server) < len(servers):
+        out["settings_without_server"] = {"runs": len(no_server),
+                                          "where": distinguishing(no_server, list(servers), factors)}
+        servers = {r: sv for r, sv in servers.items() if r not in set(no_server)}
+    listed = [set(s.get("non_default") or []) for s in servers.values() if s.get("non_default") is not None]
+    all_keys = {k for s in servers.values() for k in s} - SERVER_META - SETTING_NOISE
+    differing = {k for k in all_keys if len({str(s.get(k)) for s in servers.values()}) > 1}
+    if listed:
+        names = (set().union(*listed) | differing) & all_keys
+    else:
+        names = all_keys
+        out["settings_kind"] = "captured"
+    names -= SETTING_NOISE
+    counts = factor_counts(list(servers), factors)
+    varying = sorted(names & differing, key=str.lower)
+    for name in sorted(names - differing, key=str.lower):
+        v = next(iter(servers.values())).get(name)
+        out["settings"].append({"name": name, "values": [{"value": "—" if v is None else str(v),
+                                                          "runs": len(servers), "where": ""}]})
+    configs: dict[tuple, list[str]] = {}
+    for r, sv in servers.items():
+        configs.setdefault(tuple("—" if sv.get(n) is None else str(sv.get(n)) for n in varying), []).append(r)
+    if varying:
+        ordered = sorted(configs.items(), key=lambda kv: (distinguishing(kv[1], list(servers), factors, counts), kv[0]))
+        out["settings_configs"] = [{"runs": len(runs), "where": distinguishing(runs, list(servers), factors, counts)}
+                                   for _, runs in ordered]
+        out["settings_varying"] = [{"name": n, "values": [key[i] for key, _ in ordered]}
+                                   for i, n in enumerate(varying)]
+    return Environment(**out)
+
+
+def distinguishing(runs: list[str], all_runs: list[str], factors: dict[str, dict[str, str]],
+                    counts: dict[tuple[str, str], int] | None = None) -> str:
+    """Factor values shared by these runs and by no other run ('config=checksums-on').
+
+    ``runs`` are distinct runs of ``all_runs``; ``counts`` (the number of runs of ``all_runs`` with each
+    factor value, :func:`factor_counts`) may be given once for many calls: a value the runs share is held
+    by no other run exactly when as many runs of ``all_runs`` hold it as there are ``runs``."""
+    if counts is None:
+        counts = factor_counts(all_runs, factors)
+    shared = None
+    for r in runs:
+        fs = set(factors.get(r, {}).items())
+        shared = fs if shared is None else shared & fs
+    picked = sorted(fv for fv in (shared or set()) if counts.get(fv, 0) == len(runs))
+    return ", ".join(f"{f}={v}" for f, v in picked[:2])
+
+
+def factor_counts(all_runs: list[str], factors: dict[str, dict[str, str]]) -> dict[tuple[str, str], int]:
+    counts: dict[tuple[str, str], int] = {}
+    for r in set(all_runs):
+        for fv in factors.get(r, {}).items():
+            counts[fv] = counts.get(fv, 0) + 1
+    return counts

@@ -1,0 +1,117 @@
+"""Provenance: the runs behind a table or figure, grouped by their factors, and what is known of each run
+(status, origin, citation, kept raw files)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from kansoku.analysis import tables as analysis
+from kansoku.model import Provenance, ProvenanceGroup, ProvenanceRun, RunInfo, SourceFile
+from kansoku.spec.model import LANGS, Item
+from kansoku.store.db import RUN_TOML, Store, blob_path
+
+
+def run_anchor(run_id: str) -> str:
+    """A short, stable, HTML-safe id for a run (run ids hold '/', '=' and whatever a directory name holds)."""
+    return "run-" + hashlib.sha1(run_id.encode("utf-8")).hexdigest()[:12]
+
+
+def runs_provenance(store: Store, run_ids: list[str]) -> dict[str, RunInfo]:
+    if not run_ids:
+        return {}
+    out: dict[str, RunInfo] = {}
+    for run_id, origin, status, start, citation, hostname in store.query(
+        "SELECT run_id, origin, status, start_time::VARCHAR, citation, hostname FROM runs WHERE run_id IN "
+            "(SELECT unnest(?::VARCHAR[])) ORDER BY run_id", [run_ids]):
+        out[run_id] = RunInfo(run_id, origin, status, start, citation, hostname, run_anchor(run_id))
+    for run_id, factor, value in store.query(
+        "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "ORDER BY run_id, factor", [run_ids]):
+        if run_id in out:
+            out[run_id].factors[factor] = value
+    # raw files are published from the store's content-addressed copies (data/blobs), never from where the
+    # runs were ingested: a published file always has the bytes its sha256 names
+    kept = store.raw_files(run_ids)
+    blobs = store.blobs
+    for run_id, name, size, sha, tool, fmt, ver in store.query(
+        "SELECT run_id, file_name, size_bytes, sha256, tool, format, tool_version FROM sources "
+            "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, file_name", [run_ids]):
+        if run_id in out:
+            copy = blob_path(blobs, sha) if sha and (run_id, name) in kept else None
+            out[run_id].sources.append(SourceFile(name, size, sha, tool, fmt, ver, human_size(size), copy))
+    for (run_id, name), (sha, _) in kept.items():
+        if name == RUN_TOML and run_id in out:
+            out[run_id].run_toml = blob_path(blobs, sha)
+            out[run_id].run_toml_sha256 = sha
+    return out
+
+
+def human_size(n: int | None) -> str:
+    if n is None:
+        return "—"
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return f"{n / div:.1f} {unit}"
+    return f"{n} B"
+
+
+def figure_representatives(store: Store, item: Item) -> set[str]:
+    """Representative runs of a line/bar figure's points (the run closest to each aggregate)."""
+    if not item.x:
+        return set()
+    try:
+        groups = analysis.aggregate(store, item, item.metrics[0], [item.x] + ([item.series] if item.series else []))
+    except Exception:  # a chart kind with its own grouping: no representative runs to show
+        return set()
+    return {g.representative_run_id for g in groups if g.representative_run_id}
+
+
+def item_provenance(store: Store, report: Any, run_ids: list[str], reps: set[str]) -> Provenance:
+    """The runs behind a table or figure, grouped by their factors (all but ``rep``).
+
+    Factors with the same value for every run are listed once (``common``); each group lists its
+    repetitions, the representative one marked. Labels are the report's factor names and value labels.
+    """
+    if not run_ids:
+        return Provenance()
+    rows = store.query(
+        "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids])
+    factors: dict[str, dict[str, str]] = {r: {} for r in run_ids}
+    for run_id, f, v in rows:
+        factors[run_id][f] = v
+    names = sorted({f for fs in factors.values() for f in fs})
+    rep_factor = "rep"
+    common, varying = [], []
+    for f in names:
+        vals = {fs.get(f) for fs in factors.values()}
+        if f == rep_factor:
+            continue
+        (common if len(vals) == 1 and None not in vals else varying).append(f)
+    # varying factors in the report's usual order: those with a declared order first
+    varying.sort(key=lambda f: (f not in report.factor_names, f))
+
+    def lab(f: str, v: str | None) -> dict[str, str]:
+        if v is None:
+            return {lang: "—" for lang in LANGS}
+        return {lang: analysis.factor_value_label(report, f, v, lang) for lang in LANGS}
+
+    def fname(f: str) -> dict[str, str]:
+        return {lang: analysis.factor_name(report, f, lang) for lang in LANGS}
+
+    groups: dict[tuple, tuple[ProvenanceGroup, tuple]] = {}
+    for run_id in run_ids:
+        fs = factors[run_id]
+        key = tuple(fs.get(f) for f in varying)
+        g, _ = groups.setdefault(key, (ProvenanceGroup([lab(f, fs.get(f)) for f in varying], []), key))
+        g.runs.append(ProvenanceRun(run_id, run_anchor(run_id), fs.get(rep_factor) or "·", run_id in reps))
+    ordered = sorted(groups.values(), key=lambda gk: tuple(
+        analysis.factor_sort_key(report, f)(v or "") for f, v in zip(varying, gk[1])))
+    for g, _ in ordered:
+        g.runs.sort(key=lambda r: analysis.factor_sort_key(None, rep_factor)(r.rep))
+    return Provenance(
+        common=[(fname(f), lab(f, factors[run_ids[0]].get(f))) for f in common],
+        factors=[fname(f) for f in varying],
+        groups=[g for g, _ in ordered],
+        runs=len(run_ids),
+    )
