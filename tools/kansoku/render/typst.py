@@ -79,7 +79,7 @@ TEXT_WIDTH_PT = 470           # A4 minus 2 x 22 mm
 MAX_CHART_HEIGHT_PT = 560
 
 # verdict marks in the PDF (the site's symbols): readable in black and white; fills a colour-blind-safe pair
-VERDICT_MARKS = {"better": "✓", "worse": "✗", "within-noise": "≈", "too-few-runs": "?"}
+VERDICT_MARKS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}
 VERDICT_FILLS = {"better": "#dbe9f8", "worse": "#fbe3cc"}
 
 
@@ -592,7 +592,7 @@ class Document:
             notes.append({"mark": "#super[†] ", "text": ui("transcribed")})
         if "mismatch" in marks:
             notes.append({"mark": "#super[*!*] ", "text": ui("mismatch")})
-        for kind in ("better", "worse", "within-noise", "too-few-runs"):
+        for kind in VERDICT_MARKS:
             if kind in marks:
                 notes.append({"mark": f"#text(weight: \"bold\")[{VERDICT_MARKS[kind]}] ", "text": ui("verdict_" + kind.replace("-", "_"))})
         if t.method:

@@ -35,7 +35,7 @@ def compare_table(c: Comparison, lang: str) -> str:
             f"{pick(n, L)} = {pick(v, L)}" for n, v in c.common)})
     if c.footnote:
         notes.append({"mark": "", "text": pick(c.footnote, L)})
-    for kind in ("better", "worse", "within-noise", "too-few-runs"):
+    for kind in VERDICT_MARKS:
         if kind in c.marks:
             notes.append({"mark": f"#text(weight: \"bold\")[{VERDICT_MARKS[kind]}] ",
                           "text": ui("verdict_" + kind.replace("-", "_"))})

@@ -151,7 +151,7 @@ FROM samples s LEFT JOIN sums x USING (run_id, source_id, ts) GROUP BY s.run_id
 """
 
 METRICS = [
-    MetricDef("proc_cpu_pct", _PROC_SQL.replace("{cond}", ""), "%", False,
+    MetricDef("proc_cpu_pct", _PROC_SQL.replace("{cond}", ""), "%", None,
               selection_sql=_PROC_SQL.replace("{cond}", "AND p.command IN {selection}"), selection_of="command"),
 ]
 

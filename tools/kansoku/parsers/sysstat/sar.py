@@ -178,7 +178,7 @@ FROM per_source p LEFT JOIN runs r ON r.run_id = p.run_id;
 _REAL_DISKS = "NOT is_virtual AND NOT is_partition"
 
 
-def _cpu_metric(name: str, col: str, hib: bool) -> MetricDef:
+def _cpu_metric(name: str, col: str, hib: bool | None) -> MetricDef:
     return MetricDef(name, f"SELECT run_id, {col} AS value FROM cpu_in_run_mean WHERE cpu = 'all'", "%", hib,
                      selection_sql=f"SELECT run_id, avg({col}) AS value FROM cpu_in_run_mean "
                                    "WHERE cpu IN {selection} GROUP BY run_id",
@@ -186,24 +186,24 @@ def _cpu_metric(name: str, col: str, hib: bool) -> MetricDef:
 
 
 METRICS = [
-    _cpu_metric("cpu_idle_pct", "idle_pct", True),
-    _cpu_metric("cpu_usr_pct", "usr_pct", False),
-    _cpu_metric("cpu_sys_pct", "sys_pct", False),
-    _cpu_metric("cpu_iowait_pct", "iowait_pct", False),
-    _cpu_metric("cpu_soft_pct", "soft_pct", False),
+    _cpu_metric("cpu_idle_pct", "idle_pct", None),
+    _cpu_metric("cpu_usr_pct", "usr_pct", None),
+    _cpu_metric("cpu_sys_pct", "sys_pct", None),
+    _cpu_metric("cpu_iowait_pct", "iowait_pct", None),
+    _cpu_metric("cpu_soft_pct", "soft_pct", None),
     MetricDef("disk_read_kb_s",
               f"SELECT run_id, sum(read_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "KB/s", True,
+              "KB/s", None,
               selection_sql="SELECT run_id, sum(read_kb_s) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
     MetricDef("disk_write_kb_s",
               f"SELECT run_id, sum(write_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "KB/s", True,
+              "KB/s", None,
               selection_sql="SELECT run_id, sum(write_kb_s) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
     MetricDef("disk_util_pct_max",
               f"SELECT run_id, max(util_pct) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} GROUP BY run_id",
-              "%", False,
+              "%", None,
               selection_sql="SELECT run_id, max(util_pct) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id", selection_of="device"),
 ]
