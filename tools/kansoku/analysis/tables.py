@@ -489,13 +489,13 @@ class ComputedTable:
         """How each value column's cells were made from their runs (``Column.aggregation``): the spec's
         aggregate (median, mean, min, max, single), ``representative`` (the value of the run closest to the
         first metric's aggregate, spec ``companions = "representative"``), ``sum`` (a sum of aggregates) or
-        ``published`` (every value in it transcribed: as the original report printed it)."""
+        ``published`` (every value in it one transcribed value: as the original report printed it)."""
         out: dict[int, str] = {}
         for i, col in enumerate(self.columns):
             if col["kind"] != "value":
                 continue
             cells = [row[i] for row in self.rows if i < len(row) and row[i].value is not None]
-            if cells and all("transcribed" in c.flags for c in cells):
+            if cells and all("transcribed" in c.flags and len(c.runs) == 1 for c in cells):
                 out[i] = "published"
             else:
                 out[i] = col.get("aggregation") or self.item.aggregate
