@@ -214,7 +214,8 @@ def report_pages(report: Report, content_root: Path = Path("content/reports"), *
     return pages
 
 
-SHORTCODE = re.compile(r"\{\{[<%]\s*(tbl|fig)\s+\"([^\"]+)\"")
+# {{< fig "id" >}}, {{% tbl "id" %}}, and the unquoted {{< fig id >}} Hugo accepts too
+SHORTCODE = re.compile(r"\{\{[<%]\s*(tbl|fig)\s+(?:\"([^\"]+)\"|([^\s\"<>%}]+))")
 FIXED_STEMS = set(WEIGHTS) | {"_index"}
 
 
@@ -287,19 +288,25 @@ def page_problems(report: Report, content_root: Path = Path("content/reports")) 
                 continue
             for m in SHORTCODE.finditer(body):
                 add(f, offset + body.count("\n", 0, m.start()) + 1,
-                    f"places {m.group(1)} {m.group(2)!r} but is not the page of a chapter of {spec}")
+                    f"places {m.group(1)} {(m.group(2) or m.group(3))!r} but is not the page of a chapter of {spec}")
                 break
             continue
-        if chapter is None:
+        if chapter is None:  # introduction, closing …: Hugo would stop on the shortcode with "%!q(<nil>)"
+            for m in SHORTCODE.finditer(body):
+                kind = "table" if m.group(1) == "tbl" else "figure"
+                add(f, offset + body.count("\n", 0, m.start()) + 1,
+                    f"places {kind} {(m.group(2) or m.group(3))!r}, but {f.name} is not the page of a chapter: "
+                    f"tables and figures are declared in a chapter of {spec} and placed on that chapter's page")
             continue
         declared = {("tbl" if it.kind == "table" else "fig", it.id) for it in chapter.items}
         for m in SHORTCODE.finditer(body):
-            if (m.group(1), m.group(2)) not in declared:
+            ident = m.group(2) or m.group(3)
+            if (m.group(1), ident) not in declared:
                 kind = "table" if m.group(1) == "tbl" else "figure"
                 ids = [i for k, i in declared if k == m.group(1)]
                 add(f, offset + body.count("\n", 0, m.start()) + 1,
-                    f"{kind} {m.group(2)!r} is not declared in chapter {chapter.id!r} of {spec}"
-                    + did_you_mean(m.group(2), ids))
+                    f"{kind} {ident!r} is not declared in chapter {chapter.id!r} of {spec}"
+                    + did_you_mean(ident, ids))
     return out
 
 
