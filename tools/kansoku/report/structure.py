@@ -292,6 +292,8 @@ def page_problems(report: Report, content_root: Path = Path("content/reports")) 
                 break
             continue
         if chapter is None:  # introduction, closing …: Hugo would stop on the shortcode with "%!q(<nil>)"
+            if ch_key is not None:
+                continue  # a chapter page misnamed or naming no chapter: said above, once
             for m in SHORTCODE.finditer(body):
                 kind = "table" if m.group(1) == "tbl" else "figure"
                 add(f, offset + body.count("\n", 0, m.start()) + 1,
