@@ -344,6 +344,19 @@ def test_fio_bandwidth_per_pattern_and_ratio_to_the_baseline_device(env):
     assert axis_title(en, "yaxis") == "Bandwidth (MiB/s)" and axis_title(ja, "yaxis") == "帯域 (MiB/s)"
     assert axis_title(en) == "Access pattern" and axis_title(ja) == "アクセスパターン"
     assert len(env["built"]["fio"].runs) == 4
+    # one run per bar here: no error bar (an aggregate of several runs gets its min–max, as line charts do)
+    assert hdd.get("error_y") in (None, {}) and hdd["meta"] == {"n": [1, 1]}
+
+
+def test_fio_bars_of_several_runs_have_error_bars():
+    from kansoku.render.charts.disk import fio_bandwidth
+    from kansoku.report.model import ChartData
+
+    words = {"names": ["hdd"], "x": [["Sequential read"]], "hover": [["x"]], "x_title": "a", "y_title": "b"}
+    chart = ChartData("fio_bandwidth", {}, {"bars": [{"device": "hdd", "y": [10.0], "text": ["10"], "lo": [8.0],
+                                                      "hi": [13.0], "n": [3]}]}, {"en": words})
+    bar = fio_bandwidth(chart, "en")["data"][0]
+    assert bar["error_y"]["array"] == [3.0] and bar["error_y"]["arrayminus"] == [2.0] and bar["meta"] == {"n": [3]}
 
 
 def test_fsync_methods_from_the_real_output(env):

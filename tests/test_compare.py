@@ -61,8 +61,9 @@ def test_verdicts_follow_the_truth(campaign):
     assert got[16]["ratio"] == pytest.approx(800.0 / 1000.0)
     assert got[16]["baseline"]["min"] == 995.0 and got[16]["baseline"]["max"] == 1012.0
     assert got[8]["ratio_interval"][0] > 1.0 and got[16]["ratio_interval"][1] < 1.0
-    # sorted by effect size: the 50 % (no verdict) first, then 20 % gain/loss, noise last
-    assert [int(c["condition"]["clients"]) for c in doc["comparisons"]][-1] == 32
+    # one metric: its conditions in their natural order (clients 8 before 16, not by the size of the change)
+    assert [int(c["condition"]["clients"]) for c in doc["comparisons"]] == [8, 16, 32, 64]
+    assert {c["direction"] for c in doc["comparisons"]} == {"higher_is_better"}
 
 
 def test_exit_status_for_ci(campaign):
@@ -85,6 +86,27 @@ def test_terminal_table_and_csv(campaign):
     p = run("compare", "--db", str(campaign), "version=14", "version=15", "--metric", "tps", "--csv")
     header, *rows = p.stdout.splitlines()
     assert header.startswith("metric,unit,condition,a_median") and len(rows) == 4
+    # numbers rounded to meaningful digits (6 significant for values, 5 for ratios, 3 for p), never
+    # 6.587677725121718; the exact floats are in --json
+    for row in rows:
+        for field in row.split(",")[3:-1]:
+            digits = field.lstrip("-").replace(".", "").strip("0")
+            assert len(digits) <= 6, (field, row)
+    assert any(r.startswith("tps,tps,clients=8,") and ",1.2," in r for r in rows), rows  # 1200 / 1000
+
+
+def test_direction_and_primary_metric_lead(campaign):
+    """tools/compare shows each metric's direction and leads with TPS, whatever the metric names' order."""
+    p = run("compare", "--db", str(campaign), "version=14", "version=15", "--metric", "latency_avg_ms",
+            "--metric", "tps")
+    rows = [l for l in p.stdout.splitlines() if l.startswith(("tps", "latency_avg_ms"))]
+    assert rows[0].startswith("latency_avg_ms")  # the first metric asked for is the primary one
+    assert all("  lower  " in r for r in rows if r.startswith("latency")) and \
+        all("  higher  " in r for r in rows if r.startswith("tps "))
+    p = run("compare", "--db", str(campaign), "version=14", "version=15")
+    first = next(l for l in p.stdout.splitlines() if l.split(" ")[0] in ("tps", "latency_avg_ms", "latency_stddev_ms",
+                                                                          "transactions_processed"))
+    assert first.startswith("tps ")
 
 
 def test_two_databases(campaign, tmp_path):

@@ -7,7 +7,6 @@ import copy
 import csv
 import io
 import json
-import math
 import re
 import shlex
 import shutil
@@ -20,7 +19,7 @@ from conftest import ROOT, run_tool
 from test_compare import TRUTH, _pgbench_log
 
 EXAMPLE = ROOT / "data" / "reports" / "example.toml"
-SYMBOLS = {"better": "✓", "worse": "✗", "within-noise": "≈", "too-few-runs": "?"}
+SYMBOLS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}
 
 
 @pytest.fixture(scope="module")
@@ -52,16 +51,26 @@ def test_page_rows_are_tools_compare_json(example):
     assert set(c.runs) <= set(rep.runs) and len(c.runs) == len({r for x in c.rows for r in x.a.runs + x.b.runs})
 
 
-def test_rows_sorted_by_effect_size_with_the_noise_verdict(example):
+def test_rows_lead_with_tps_then_the_listed_metrics_with_their_direction_and_verdict(example):
+    """The study's primary metric first (TPS), then the others as the spec lists them; a metric with no better
+    direction (CPU %idle, disk KB/s) is "changed" beyond noise, never better or worse (issue 27)."""
     _, c, _, _ = example
-    effects = [abs(math.log(r.ratio)) if r.ratio and r.ratio > 0 else 0.0 for r in c.rows]
-    assert effects == sorted(effects, reverse=True)
+    order = list(dict.fromkeys(r.metric for r in c.rows))
+    assert order == ["tps", "latency_avg_ms", "latency_p95_ms", "cpu_idle_pct", "disk_write_kb_s"]
+    assert [r.metric for r in c.rows] == sorted((r.metric for r in c.rows), key=order.index)  # grouped
+    direction = {"tps": "higher_is_better", "latency_avg_ms": "lower_is_better", "latency_p95_ms": "lower_is_better",
+                 "cpu_idle_pct": "neither", "disk_write_kb_s": "neither"}
+    for r in c.rows:
+        assert r.direction == direction[r.metric]
+        if r.direction == "neither":
+            assert r.verdict in ("changed", "within_noise", "too_few_runs") and r.flag != "better"
+    assert {r.verdict for r in c.rows if r.direction == "neither"} >= {"changed"}
     assert all(r.ratio is not None for r in c.rows)
     for r in c.rows:
         if min(r.a.n, r.b.n) < 3:
             assert r.verdict == "too_few_runs" and r.flag == "too-few-runs" and r.interval == {"ja": "", "en": ""}
         else:
-            assert r.verdict in ("better", "worse", "within_noise") and r.ratio_low <= r.ratio_high
+            assert r.verdict in ("better", "worse", "changed", "within_noise") and r.ratio_low <= r.ratio_high
             assert r.flag == r.verdict.replace("_", "-") and "…" in r.interval["en"]
         # the printed change is the ratio's, in each language's sign convention (ja ▲ for a decrease)
         shown = f"{(r.ratio - 1) * 100:+.1f}"

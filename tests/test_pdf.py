@@ -169,7 +169,7 @@ def test_table_rows_have_the_sites_numbers(built, rid, lang):
                         parts.append(loose(v) + (" ?" + loose(f"({baseline})") if "baseline" in flags else ""))
                     elif v:
                         mark = ("†" if "transcribed" in flags else "") + ("!" if "mismatch" in flags else "") + (
-                            {"better": "✓", "worse": "✗", "within-noise": "≈", "too-few-runs": "?"}[c["verdict"]["kind"]]
+                            {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}[c["verdict"]["kind"]]
                             if c.get("verdict") else "")
                         notes = "".join(f"({n})" for n in c.get("notes") or [])  # cell_notes marks follow
                         parts.append(loose(v) + re.escape(mark) + re.escape(notes) + r"(?![\d.†!✓✗≈?])")

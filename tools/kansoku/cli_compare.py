@@ -17,9 +17,14 @@ from pathlib import Path
 from kansoku.errors import KansokuError
 
 EXIT_REGRESSION = 6
-VERDICT_TEXT = {"better": "better", "worse": "WORSE", "within_noise": "within noise",
+VERDICT_TEXT = {"better": "better", "worse": "WORSE", "changed": "changed", "within_noise": "within noise",
                 "too_few_runs": "too few runs", "no_ratio": "no ratio (baseline 0)",
                 "higher": "higher", "lower": "lower"}
+
+
+# a metric's direction (the catalogue's, parsers.catalogue()) as the terminal table's "better" column
+DIRECTION_TEXT = {"higher_is_better": "higher", "lower_is_better": "lower", "neither": "neither",
+                  "unknown": "unknown"}
 
 
 def _pct(r: float | None) -> str:
@@ -41,14 +46,14 @@ def _print_table(result, a_label: str, b_label: str, out) -> None:
     if common:
         print("every condition: " + " ".join(f"{k}={v}" for k, v in sorted(common)), file=out)
     print(f"verdict: exact two-sided rank-sum test at alpha {m.alpha:g} and a change of at least "
-          f"{m.min_effect * 100:g} %; fewer than {m.min_runs} runs a side gives no verdict; "
+          f"{m.min_effect * 100:g} % (\"changed\" for a metric with no better direction); fewer than {m.min_runs} runs a side gives no verdict; "
           f"interval: {m.level * 100:g} % bootstrap of the ratio of medians", file=out)
-    headers = ["metric", "condition", "A median [min–max] n", "B median [min–max] n", "B/A", "interval", "verdict"]
+    headers = ["metric", "better", "condition", "A median [min–max] n", "B median [min–max] n", "B/A", "interval", "verdict"]
     rows = []
     for c in result.comparisons:
         v = c.verdict
         interval = "" if v.ratio_low is None else f"{_pct(v.ratio_low)} … {_pct(v.ratio_high)}"
-        rows.append([c.metric + (f" ({c.unit})" if c.unit else ""), condition_text(c, common), _spread(c.baseline),
+        rows.append([c.metric + (f" ({c.unit})" if c.unit else ""), DIRECTION_TEXT[c.direction], condition_text(c, common), _spread(c.baseline),
                      _spread(c.candidate), _pct(v.ratio), interval,
                      VERDICT_TEXT[c.label] + (" (transcribed)" if c.transcribed else "")])
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
@@ -89,7 +94,9 @@ def compare_main(argv: list[str] | None = None) -> int:
         prog="tools/compare",
         description="Compare two selections of runs (A, the baseline, and B) condition by condition for every "
                     "metric they share: both medians with their spread, the change B/A with its interval and a "
-                    "verdict (better / worse / within noise). A selection is factor=value[,factor=value…] "
+                    "verdict (better / worse / within noise; \"changed\" for a metric with no better direction, such as "
+                    "CPU %idle or disk KB/s). Rows lead with the primary metric (TPS, or the first --metric). "
+                    "A selection is factor=value[,factor=value…] "
                     "(value lists with |; an empty string selects every run). Runs are matched on every other "
                     "factor except repetitions (rep). Example: tools/compare config=checksums-off "
                     "config=checksums-on",

@@ -25,8 +25,8 @@ Words = dict[str, str]
 # The noise-aware verdicts (analysis/noise.py) in the order their legend lists them, and the mark each prints
 # beside a value, readable in black and white: spelled here only; the site and the PDF read them from the
 # page-ready JSON (``verdict_marks``).
-VERDICT_KINDS = ("better", "worse", "within-noise", "too-few-runs")
-VERDICT_MARKS = {"better": "✓", "worse": "✗", "within-noise": "≈", "too-few-runs": "?"}
+VERDICT_KINDS = ("better", "worse", "changed", "within-noise", "too-few-runs")
+VERDICT_MARKS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}
 
 
 def _words_json(t: Words) -> Words | str:
@@ -102,8 +102,9 @@ class Cell:
     spread: Words | None = None                   # the runs' range as printed, "677.30–894.10 (n = 3)"
     verdict: dict[str, Any] | None = None         # compare cells: the noise-aware verdict (analysis/noise.py):
                                                   # kind, p, lo/hi (interval of the ratio), n [value, baseline]
-    range: str | None = None                      # the runs' min–max printed under the value (spec
-                                                  # `spread = "range"`), "677.30–894.10"
+    range: str | None = None                      # the runs' min–max under the value, "677.30–894.10" (every
+                                                  # aggregate of >= 2 runs; printed with spec `spread = "range"`,
+                                                  # behind the spread switch on the site otherwise)
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"t": _words_json(self.text), "k": self.kind}
@@ -138,6 +139,7 @@ class HeaderCell:
     rowspan: int = 1                 # header rows it spans
     kind: str | None = None          # the leaf column's kind (see Cell), None for a spanner or the stub
     baseline: bool | None = None     # the column (or spanner) of the baseline value
+    aggregation: Words | None = None  # a value column's aggregation as printed under its label ("median")
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"text": self.text, "colspan": self.colspan, "rowspan": self.rowspan}
@@ -145,6 +147,8 @@ class HeaderCell:
             d["kind"] = self.kind
         if self.baseline is not None:
             d["baseline"] = self.baseline
+        if self.aggregation is not None:
+            d["agg"] = self.aggregation
         return d
 
 
@@ -155,9 +159,17 @@ class Column:
     text: Words                      # full label ("TPS (checksums off)")
     kind: str                        # the kind of its cells (see Cell)
     baseline: bool = False           # the column of the baseline value
+    # value columns: how each cell was made from its runs: median | mean | min | max | single (one run) |
+    # representative (the value of the run closest to the first metric's aggregate) | sum (of aggregates) |
+    # published (transcribed values, as printed); None for other kinds
+    aggregation: str | None = None
+    aggregation_text: Words | None = None  # the same in words, in its header and its CSV column name
 
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "kind": self.kind, "baseline": self.baseline}
+        d = {"text": self.text, "kind": self.kind, "baseline": self.baseline}
+        if self.aggregation is not None:
+            d["aggregation"] = self.aggregation
+        return d
 
 
 @dataclass
@@ -259,7 +271,8 @@ class Table:
         for g in self.row_groups:
             group[g.first_row:g.first_row + g.rows] = [g.label[lang]] * g.rows
         lead = [[(self.row_group_name or {}).get(lang, "")]] if self.row_groups else []
-        out = [(lead[0] if lead else []) + [c.text[lang] for c in self.columns]]
+        out = [(lead[0] if lead else []) + [c.text[lang] + (f" [{c.aggregation_text[lang]}]" if c.aggregation_text
+                                                            else "") for c in self.columns]]
         for i, row in enumerate(self.rows):
             out.append(([group[i]] if self.row_groups else []) + [c.exact if c.exact is not None else c.text[lang]
                                                                   for c in row])
@@ -353,10 +366,12 @@ class CompareRow:
     ratio_low: float | None            # 95 % bootstrap interval of the ratio
     ratio_high: float | None
     p_value: float | None              # exact rank-sum p
-    verdict: str                       # better | worse | within_noise | too_few_runs | no_ratio | higher | lower
-    direction: str                     # higher_is_better | lower_is_better | unknown
+    verdict: str                       # better | worse | changed | within_noise | too_few_runs | no_ratio | higher
+                                       # | lower
+    direction: str                     # higher_is_better | lower_is_better | neither | unknown (metric catalogue)
     transcribed: bool                  # a side holds transcribed values
-    flag: str | None                   # the table cells' verdict flag (better, worse, within-noise, too-few-runs)
+    flag: str | None                   # the table cells' verdict flag (better, worse, changed, within-noise,
+                                       # too-few-runs)
     metric_label: Words                # the metric as the report names it
     values: list[Words]                # the condition as printed, one per factor of ``Comparison.factors``
     change: Words                      # B/A − 1 as printed ("+5.0 %", "▲5.0%")
@@ -377,6 +392,7 @@ class CompareRow:
         return {"metric": self.metric, "unit": self.unit, "condition": self.condition, "a": self.a.to_json(),
                 "b": self.b.to_json(), "ratio": self.ratio, "lo": self.ratio_low, "hi": self.ratio_high,
                 "p": self.p_value, "verdict": self.verdict, "flag": self.flag, "transcribed": self.transcribed,
+                "direction": self.direction,
                 "label": self.metric_label, "values": self.values, "change": _words_json(self.change),
                 "interval": _words_json(self.interval), "verdict_text": self.verdict_text}
 
@@ -394,7 +410,7 @@ class Comparison:
     selections: str                    # the same comparison as tools/compare arguments
     common: list[tuple[Words, Words]]  # (factor name, value) shared by every row (where, and more)
     factors: list[Words]               # names of the factors that vary between rows (one column each)
-    rows: list[CompareRow]             # sorted by the size of the change, largest first
+    rows: list[CompareRow]             # the primary metric (TPS) first, then the others as listed; by condition
     method: Words                      # how the verdicts were decided (parameters included)
     marks: list[str]                   # verdict flags present (the legend)
     not_compared: dict[str, int]       # (metric, condition) pairs present on side "a" or "b" only

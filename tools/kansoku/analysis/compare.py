@@ -5,8 +5,10 @@ the baseline, selection B the candidate. Runs are matched by *condition*: the va
 except the ones that define the selections and the repetition factors (``rep``…). For each metric and
 condition both sides' runs give a spread, the ratio of medians B / A with its interval, and the verdict
 of :mod:`kansoku.analysis.noise` (better / worse / within noise / too few runs). The direction comes from
-the metric's definition; a metric whose direction is not known (a transcribed published value) gets
-"higher" / "lower" instead of better / worse.
+the metric catalogue (``parsers.catalogue()``): a metric with no better direction (CPU %idle, disk KB/s)
+gets "changed", never better or worse; a metric the catalogue does not know (a transcribed published value)
+gets "higher" / "lower". Rows lead with the primary metric (TPS, or the first one asked for), then the other
+metrics in the order asked (catalogue order otherwise), each condition by condition.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ class Comparison:
     baseline: noise.Spread
     candidate: noise.Spread
     verdict: noise.Verdict
-    direction: str  # "higher_is_better", "lower_is_better", "unknown"
+    direction: str  # "higher_is_better", "lower_is_better", "neither", "unknown" (not in the catalogue)
     baseline_runs: tuple[str, ...]
     candidate_runs: tuple[str, ...]
     transcribed: bool
@@ -90,8 +92,8 @@ class Comparison:
 
     @property
     def label(self) -> str:
-        """better / worse / within_noise / too_few_runs / no_ratio, or higher / lower for a metric of
-        unknown direction."""
+        """better / worse / changed (no better direction) / within_noise / too_few_runs / no_ratio, or
+        higher / lower for a metric of unknown direction."""
         k = self.verdict.kind
         if self.direction == "unknown" and k in ("better", "worse"):
             return "higher" if (self.verdict.ratio or 0) > 1 else "lower"
@@ -118,9 +120,37 @@ def _condition(factors: dict[str, str], ignore: set[str]) -> tuple[tuple[str, st
     return tuple(sorted((k, v) for k, v in factors.items() if k not in ignore))
 
 
+DIRECTIONS = {"higher": "higher_is_better", "lower": "lower_is_better", "neither": "neither"}
+PRIMARY_METRIC = "tps"  # a study's primary metric when the caller names none
+
+
+def metric_order(metrics: Iterable[str], asked: list[str] | None = None) -> list[str]:
+    """The order of a comparison's metrics: the primary one first (the first asked for, else TPS), then the
+    others as asked, else in catalogue (name) order."""
+    present = set(metrics)
+    order = [m for m in (asked or []) if m in present]
+    order += sorted(present - set(order))
+    primary = asked[0] if asked else PRIMARY_METRIC
+    if primary in order:
+        order.remove(primary)
+        order.insert(0, primary)
+    return order
+
+
+def _natural(cond: tuple[tuple[str, str], ...]) -> tuple:
+    """clients=2 before clients=16: numeric factor values compare as numbers."""
+    def one(v: str) -> tuple:
+        try:
+            return (0, float(v), "")
+        except ValueError:
+            return (1, 0.0, v)
+    return tuple((k, one(v)) for k, v in cond)
+
+
 def compare(baseline: Iterable[RunValue], candidate: Iterable[RunValue], selection_factors: Iterable[str],
-            method: noise.Method | None = None, repetition_factors: Iterable[str] = REPETITION_FACTORS
-            ) -> CompareResult:
+            method: noise.Method | None = None, repetition_factors: Iterable[str] = REPETITION_FACTORS,
+            metrics: list[str] | None = None) -> CompareResult:
+    """``metrics``: the metrics as asked, in order (the first is the primary one); None, every metric."""
     method = method or noise.Method()
     ignore = set(selection_factors) | set(repetition_factors)
     defs = parsers.metrics()
@@ -137,14 +167,15 @@ def compare(baseline: Iterable[RunValue], candidate: Iterable[RunValue], selecti
         metric, cond = key
         ra, rb = a[key], b[key]
         md = defs.get(metric.split("[", 1)[0])
-        direction = "unknown" if md is None else ("higher_is_better" if md.higher_is_better else "lower_is_better")
+        direction = "unknown" if md is None else DIRECTIONS[md.direction]
         va, vb = [r.value for r in ra], [r.value for r in rb]
         verdict = noise.compare(vb, va, md.higher_is_better if md else True, method)
         comps.append(Comparison(
             metric, ra[0].unit, cond, noise.spread(va), noise.spread(vb), verdict, direction,
             tuple(r.run_id for r in ra), tuple(r.run_id for r in rb),
             any(r.origin == "transcribed" for r in ra + rb)))
-    comps.sort(key=lambda c: (-c.effect, c.metric, c.condition))
+    rank = {m: i for i, m in enumerate(metric_order({c.metric for c in comps}, metrics))}
+    comps.sort(key=lambda c: (rank[c.metric], _natural(c.condition)))
     factors = sorted({k for c in comps for k, _ in c.condition})
     return CompareResult(comps, method, factors,
                          only_baseline=len(set(a) - set(b)), only_candidate=len(set(b) - set(a)))
@@ -174,7 +205,7 @@ def select_and_compare(store_a, sel_a: dict[str, list[str]], sel_b: dict[str, li
     values_a = metric_values(store_a, sel_a, bases)
     values_b = metric_values(store_b, sel_b, bases)
     values_a, values_b = by_host(values_a, values_b, metrics, store_a, store_b)
-    result = compare(values_a, values_b, set(sel_a) | set(sel_b), method)
+    result = compare(values_a, values_b, set(sel_a) | set(sel_b), method, metrics=metrics)
     result.environment = environment_differences(store_a, sorted({v.run_id for v in values_a}),
                                                  store_b, sorted({v.run_id for v in values_b}))
     return result
@@ -348,16 +379,38 @@ CSV_HEADER = ["metric", "unit", "condition", "a_median", "a_min", "a_max", "a_n"
               "b_n", "ratio", "ratio_low", "ratio_high", "p_value", "verdict"]
 
 
+def sig_text(x: float | None, significant: int) -> str:
+    """``x`` with ``significant`` significant digits as a plain decimal (no exponent, no trailing zeros):
+    6.587677725121718 -> '6.58768' (6), 1234567.0 -> '1234570'."""
+    if x is None or not math.isfinite(x):
+        return ""
+    if x == 0:
+        return "0"
+    from decimal import Decimal
+
+    d = Decimal(f"{x:.{significant - 1}e}")
+    return f"{d.normalize():f}" if d != d.to_integral_value() else str(int(d))
+
+
+# digits of the compare CSV, one rule for every row: values (medians, min, max) with 6 significant digits
+# (more than any tool prints them), ratios with 5 (0.001 % of a change), p with 3
+CSV_DIGITS = {"value": 6, "ratio": 5, "p": 3}
+
+
 def csv_rows(result: CompareResult) -> list[list[str]]:
-    """``tools/compare --csv`` (header first): numbers as Python writes them back exactly (repr)."""
+    """``tools/compare --csv`` (header first): numbers rounded to meaningful digits (``CSV_DIGITS``); the
+    full floats are in ``--json``."""
     def r(x: float | None) -> str:
-        return "" if x is None else repr(x)
+        return sig_text(x, CSV_DIGITS["value"])
+
+    def q(x: float | None) -> str:
+        return sig_text(x, CSV_DIGITS["ratio"])
 
     out = [list(CSV_HEADER)]
     for c in result.comparisons:
         v = c.verdict
         out.append([c.metric, c.unit or "", condition_text(c), r(c.baseline.median), r(c.baseline.minimum),
                     r(c.baseline.maximum), str(c.baseline.n), r(c.candidate.median), r(c.candidate.minimum),
-                    r(c.candidate.maximum), str(c.candidate.n), r(v.ratio), r(v.ratio_low), r(v.ratio_high),
-                    r(v.p_value), c.label])
+                    r(c.candidate.maximum), str(c.candidate.n), q(v.ratio), q(v.ratio_low), q(v.ratio_high),
+                    sig_text(v.p_value, CSV_DIGITS["p"]), c.label])
     return out

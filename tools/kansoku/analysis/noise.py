@@ -19,7 +19,9 @@ larger than the run-to-run noise. The method, chosen for so few repetitions:
 * **Interval**: the ratio of medians gets a percentile bootstrap interval (``B`` resamples per side, fixed
   seed) shown beside it; it describes the spread, the verdict comes from the test.
 
-The direction (better or worse) comes from the metric: a higher TPS is better, a higher latency is worse.
+The direction (better or worse) comes from the metric catalogue (``parsers.catalogue()``): a higher TPS
+is better, a higher latency is worse; a metric with no better direction (CPU %idle, disk KB/s) that moved
+beyond the noise is "changed", never better or worse.
 Everything here is pure Python over lists of floats; the callers get the per-run values from the store.
 """
 
@@ -41,7 +43,7 @@ EXACT_LIMIT = 50_000
 MONTE_CARLO_DRAWS = 20_000
 SEED = 20131  # any fixed number: the same runs give the same interval in every build
 
-VerdictKind = Literal["better", "worse", "within_noise", "too_few_runs", "no_ratio"]
+VerdictKind = Literal["better", "worse", "changed", "within_noise", "too_few_runs", "no_ratio"]
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ class Verdict:
 
     @property
     def decided(self) -> bool:
-        return self.kind in ("better", "worse")
+        return self.kind in ("better", "worse", "changed")
 
 
 def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
@@ -196,9 +198,10 @@ def _ratio_interval_loop(value: Sequence[float], baseline: Sequence[float], meth
     return lo, hi
 
 
-def compare(value: Sequence[float], baseline: Sequence[float], higher_is_better: bool,
+def compare(value: Sequence[float], baseline: Sequence[float], higher_is_better: bool | None,
             method: Method | None = None) -> Verdict:
-    """The verdict on ``value`` against ``baseline`` (each the per-run values of one condition)."""
+    """The verdict on ``value`` against ``baseline`` (each the per-run values of one condition);
+    ``higher_is_better`` None (a metric with no better direction): "changed" instead of better / worse."""
     method = method or Method()
     nv, nb = len(value), len(baseline)
     mv = statistics.median(value) if value else None
@@ -215,7 +218,10 @@ def compare(value: Sequence[float], baseline: Sequence[float], higher_is_better:
     p = rank_sum_p(value, baseline)
     kind: VerdictKind = "within_noise"
     if p <= method.alpha + 1e-12 and abs(ratio - 1) >= method.min_effect:
-        kind = "better" if (ratio > 1) == higher_is_better else "worse"
+        if higher_is_better is None:
+            kind = "changed"
+        else:
+            kind = "better" if (ratio > 1) == higher_is_better else "worse"
     return Verdict(kind, ratio, lo, hi, p, nv, nb, method)
 
 

@@ -557,6 +557,15 @@ def higher_is_better(report: Report | None, metric: str) -> bool | None:
     return md.higher_is_better if md else None
 
 
+def direction(report: Report | None, metric: str) -> str | None:
+    """higher / lower (is better) / neither, from the spec's [metrics] or the catalogue; None: unknown."""
+    info = report.metric_info.get(metric) if report else None
+    if info and info.higher_is_better is not None:
+        return "higher" if info.higher_is_better else "lower"
+    md = parsers.metrics().get(split_metric(metric)[0])
+    return md.direction if md else None
+
+
 def factor_value_label(report: Report, factor: str, value: str, lang: str) -> str:
     lab = report.factor_labels.get(factor, {}).get(value)
     return lab.get(lang) if lab else value
@@ -638,6 +647,22 @@ class ComputedTable:
         return {"checked": sum("checked" in c.flags or "mismatch" in c.flags for c in flat),
                 "mismatch": sum("mismatch" in c.flags for c in flat)}
 
+    def aggregations(self) -> dict[int, str]:
+        """How each value column's cells were made from their runs (``Column.aggregation``): the spec's
+        aggregate (median, mean, min, max, single), ``representative`` (the value of the run closest to the
+        first metric's aggregate, spec ``companions = "representative"``), ``sum`` (a sum of aggregates) or
+        ``published`` (every value in it one transcribed value: as the original report printed it)."""
+        out: dict[int, str] = {}
+        for i, col in enumerate(self.columns):
+            if col["kind"] != "value":
+                continue
+            cells = [row[i] for row in self.rows if i < len(row) and row[i].value is not None]
+            if cells and all("transcribed" in c.flags and len(c.runs) == 1 for c in cells):
+                out[i] = "published"
+            else:
+                out[i] = col.get("aggregation") or self.item.aggregate
+        return out
+
     def to_model(self, provenance: Provenance | None = None) -> Table:
         it = self.item
         for row in self.rows:
@@ -646,16 +671,20 @@ class ComputedTable:
                     c.exact = exact_text(c.value)
                 if c.kind == "value" and len(c.run_values) >= 2:
                     c.spread = spread_text(c)
-                    if it.raw.get("spread") == "range":
-                        c.range = range_text(c)
+                    # under the value: always printed with spec spread = "range", on the site behind a switch
+                    c.range = range_text(c)
         marks = sorted({fl for row in self.rows for c in row for fl in c.flags
                         if fl in ("transcribed", "mismatch") or fl in VERDICT_FLAGS.values()})
+        aggs = self.aggregations()
+        agg_words = {i: words.both(f"column_agg_{a}") for i, a in aggs.items()}
         return Table(
             id=it.id, number=it.number, label={lang: it.prefix(lang) for lang in LANGS},
             caption=it.caption.as_dict(), footnote=it.footnote.as_dict() if it.footnote else None,
-            header=[[HeaderCell(h["text"], h.get("colspan", 1), h.get("rowspan", 1), h.get("kind"), h.get("baseline"))
+            header=[[HeaderCell(h["text"], h.get("colspan", 1), h.get("rowspan", 1), h.get("kind"), h.get("baseline"),
+                                None if it.per_run else agg_words.get(h.get("col", -1)))
                      for h in hrow] for hrow in self.header],
-            columns=[Column(c["text"], c["kind"], c["baseline"]) for c in self.columns],
+            columns=[Column(c["text"], c["kind"], c["baseline"], aggs.get(i), agg_words.get(i))
+                     for i, c in enumerate(self.columns)],
             rows=self.rows, runs=self.runs, citations=self.citations, checks=self.checks(), marks=marks,
             provenance=provenance or Provenance(), row_groups=self.row_groups, row_group_name=self.row_group_name,
             notes=self.notes, print_spread=it.raw.get("spread") == "range",
@@ -935,10 +964,14 @@ def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
                 t = both(lambda l: b.published_label.get(l) if b.published_label else
                          words.t(l, "column_as_published"))
             col = {"text": t, "kind": kind, "baseline": is_base_col}
+            if kind == "value":  # how its cells aggregate their runs (said in its header and its CSV)
+                col["aggregation"] = item.aggregate if m == first or item.companions == "aggregate" \
+                    else "representative"
             if cols_f:  # leaf text for CSV: "TPS (checksums off)"
                 col["text"] = {l: f"{t[l]} ({factor_value_label(report, cols_f, cv, l)})" for l in LANGS}
             columns.append(col)
-            header_leaf.append({"text": t, "colspan": 1, "rowspan": 1, "kind": kind, "baseline": is_base_col})
+            header_leaf.append({"text": t, "colspan": 1, "rowspan": 1, "kind": kind, "baseline": is_base_col,
+                                "col": len(columns) - 1})
         if cols_f:
             header_top.append({"text": both(lambda l, cv=cv: factor_value_label(report, cols_f, cv, l)),
                                "colspan": len(leafs), "rowspan": 1, "baseline": is_base_col})
@@ -1091,9 +1124,12 @@ def _metric_rows_table(store: Store, report: Report, item: Item) -> ComputedTabl
             t = {l: f"{ref[l]}: {compare_label(report, b, l, item, resolve_compare(report, item, b, item.metrics[0]))}"
                  for l in LANGS}
         columns.append({"text": t, "kind": "value" if kind == "sum" else kind,
-                        "baseline": b is not None and b.factor == cols_f and cv == b.value})
-    header = [[{"text": c["text"], "colspan": 1, "rowspan": 1, **({"kind": c["kind"], "baseline": c["baseline"]}
-                                                                  if i else {})} for i, c in enumerate(columns)]]
+                        "baseline": b is not None and b.factor == cols_f and cv == b.value,
+                        **({"aggregation": "sum" if kind == "sum" else item.aggregate}
+                           if kind in ("value", "sum") else {})})
+    header = [[{"text": c["text"], "colspan": 1, "rowspan": 1,
+                **({"kind": c["kind"], "baseline": c["baseline"], "col": i} if i else {})}
+               for i, c in enumerate(columns)]]
     rows: list[list[Cell]] = []
     all_runs: set[str] = set()
     for m in item.metrics:
@@ -1181,7 +1217,7 @@ def _grouped_table(store: Store, report: Report, item: Item) -> ComputedTable:
 
 
 # the noise-aware verdict of a comparison, as a cell flag (and the table's legend entry)
-VERDICT_FLAGS = {"better": "better", "worse": "worse", "within_noise": "within-noise",
+VERDICT_FLAGS = {"better": "better", "worse": "worse", "changed": "changed", "within_noise": "within-noise",
                  "too_few_runs": "too-few-runs", "no_ratio": "too-few-runs"}
 
 
@@ -1216,7 +1252,8 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
         flags.append("baseline")
     hib = higher_is_better(report, b.metric or item.metrics[0])
     verdict = None
-    if x is not None and hib is not None and not is_base_row and g is not None and bg is not None:
+    known = direction(report, b.metric or item.metrics[0]) is not None  # neither: "changed", not better/worse
+    if x is not None and known and not is_base_row and g is not None and bg is not None:
         # better / worse only when the runs say the difference is beyond their noise (analysis/noise.py)
         vd = noise.compare(list(g.run_values.values()), list(bg.run_values.values()), hib)
         flags.append(VERDICT_FLAGS[vd.kind])

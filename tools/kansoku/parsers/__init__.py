@@ -106,4 +106,11 @@ def metrics() -> dict[str, MetricDef]:
     return out
 
 
-__all__ = ["FileHead", "Format", "MetricDef", "ParserModule", "modules", "formats", "metrics", "claim", "read_head"]
+def catalogue() -> list[MetricDef]:
+    """The metric catalogue, the one place every reader of a metric asks: each metric's unit, direction
+    (``MetricDef.direction``: higher / lower is better, or neither) and label (words from i18n/), in name
+    order. docs/database.md prints it; verdicts (analysis/noise.py) and the order of compare rows use it."""
+    return [m for _, m in sorted(metrics().items())]
+
+
+__all__ = ["FileHead", "Format", "MetricDef", "ParserModule", "modules", "formats", "metrics", "catalogue", "claim", "read_head"]

@@ -178,7 +178,10 @@ class MetricDef:
     name: str
     sql: str
     unit: str  # "tps", "ms", "%", "KB/s", ...
-    higher_is_better: bool
+    # Its direction: True, higher is better (TPS); False, lower is better (latency); None, neither is
+    # better (CPU %idle, disk KB/s, system calls): a change beyond noise is then "changed", never better or
+    # worse. The catalogue of every metric (unit, direction, label) is ``parsers.catalogue()``.
+    higher_is_better: bool | None
     # Labels shown on the site and in the PDF: i18n/<lang>.toml [metric_<name>] (read in __post_init__).
     label_ja: str = ""
     label_en: str = ""
@@ -191,6 +194,11 @@ class MetricDef:
     # yield ``run_id, host, role, value``, one row per host of the run; a spec picks the host by its role,
     # ``cpu_idle_pct[server]`` (docs/spec.md, "Hosts and roles"), never an average of hosts.
     per_host: bool = False
+
+    @property
+    def direction(self) -> str:
+        """higher (higher is better), lower (lower is better) or neither."""
+        return {True: "higher", False: "lower", None: "neither"}[self.higher_is_better]
 
     def __post_init__(self) -> None:
         from kansoku import words

@@ -81,12 +81,12 @@ METRICS = [
     MetricDef("pg_checkpoints", "SELECT run_id, host, role, sum(value) AS value FROM (" +
               _delta("'checkpoints_timed', 'checkpoints_req'", "pg_stat_bgwriter") + " UNION ALL " +
               _delta("'num_timed', 'num_requested'", "pg_stat_checkpointer") + ") GROUP BY run_id, host, role",
-              "count", False, per_host=True),
+              "count", None, per_host=True),
     MetricDef("pg_buffers_checkpoint", "SELECT run_id, host, role, sum(value) AS value FROM (" +
               _delta("'buffers_checkpoint'", "pg_stat_bgwriter") + " UNION ALL " +
               _delta("'buffers_written'", "pg_stat_checkpointer") + ") GROUP BY run_id, host, role",
-              "buffers", False, per_host=True),
-    MetricDef("pg_wal_bytes", _delta("'wal_bytes'", "pg_stat_wal"), "bytes", False, per_host=True),
+              "buffers", None, per_host=True),
+    MetricDef("pg_wal_bytes", _delta("'wal_bytes'", "pg_stat_wal"), "bytes", None, per_host=True),
     MetricDef("pg_wal_bytes_per_tx",
               "SELECT w.run_id, w.host, w.role, w.value / nullif(s.transactions_processed, 0) AS value FROM ("
               + _delta("'wal_bytes'", "pg_stat_wal") + ") w JOIN pgbench_summary s ON s.run_id = w.run_id "

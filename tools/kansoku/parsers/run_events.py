@@ -20,7 +20,7 @@ METRICS = [
               "WHERE r.run_id IN (SELECT log_run.run_id FROM sources src JOIN runs log_run ON "
               "starts_with(log_run.run_dir || '/', regexp_replace(src.path, '/[^/]*$', '') || '/') "
               "WHERE src.format IN ('postgres-log', 'postgres-csvlog', 'postgres-jsonlog')) GROUP BY r.run_id",
-              "checkpoints", False),
+              "checkpoints", None),
 ]
 
 MODULE = ParserModule(name="run_events", formats=[], views=SQL_FILE.read_text(encoding="utf-8"), metrics=METRICS)

@@ -146,14 +146,14 @@ FROM strace_tables t GROUP BY t.run_id;
 
 METRICS = [
     MetricDef("strace_total_calls", "SELECT run_id, total_calls AS value FROM strace_runs",
-              "calls", False),
+              "calls", None),
     MetricDef("strace_total_errors", "SELECT run_id, total_errors AS value FROM strace_runs",
-              "calls", False),
+              "calls", None),
     MetricDef("strace_total_seconds", "SELECT run_id, total_seconds AS value FROM strace_runs",
-              "s", False),
+              "s", None),
     MetricDef("strace_error_pct",
               "SELECT run_id, 100.0 * total_errors / nullif(total_calls, 0) AS value FROM strace_runs",
-              "%", False),
+              "%", None),
 ]
 
 # -- recognising lines ---------------------------------------------------------

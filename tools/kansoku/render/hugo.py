@@ -240,18 +240,29 @@ def figure_csv(fig: dict[str, Any]) -> str:
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["series", "x", "y"])
+    # min, max and n as in a table's CSV: the runs behind an aggregated point (its error bar), blank otherwise
+    w.writerow(["series", "x", "y", "min", "max", "n"])
     for tr in fig.get("data") or []:
         name = csv_cell(str(tr.get("name") or ""), False)
         if tr.get("type") == "pie":
             for label, value in zip(tr.get("labels") or [], tr.get("values") or []):
-                w.writerow([name, num(label), num(value)])
+                w.writerow([name, num(label), num(value), "", "", ""])
             continue
         if tr.get("meta") == EVENT_META:
             continue  # checkpoints, stalls … drawn on the axis: marks, not data
         xs, ys = tr.get("x") or [], tr.get("y") or []
-        for x, y in zip(xs, ys):
-            w.writerow([name, num(x), num(y)])
+        err = tr.get("error_y") or {}
+        plus, minus = err.get("array") or [], err.get("arrayminus") or []
+        ns = (tr.get("meta") or {}).get("n") or [] if isinstance(tr.get("meta"), dict) else []
+        for i, (x, y) in enumerate(zip(xs, ys)):
+            n = ns[i] if i < len(ns) else None
+            hi = plus[i] if i < len(plus) else None
+            lo = minus[i] if i < len(minus) else None
+            agg = isinstance(y, (int, float)) and n is not None
+            w.writerow([name, num(x), num(y),
+                        num(y - lo) if agg and lo is not None else (num(y) if agg else ""),
+                        num(y + hi) if agg and hi is not None else (num(y) if agg else ""),
+                        str(n) if n is not None else ""])
     return buf.getvalue()
 
 

@@ -20,7 +20,8 @@ from kansoku.spec.model import LANGS, CompareSpec, Report
 from kansoku.store.db import Store
 
 # the noise-aware verdict as the flag of table cells (their symbols, fills and legend; analysis/tables.py)
-FLAGS = {"better": "better", "worse": "worse", "within_noise": "within-noise", "too_few_runs": "too-few-runs",
+FLAGS = {"better": "better", "worse": "worse", "changed": "changed", "within_noise": "within-noise",
+         "too_few_runs": "too-few-runs",
          "no_ratio": "too-few-runs"}
 
 

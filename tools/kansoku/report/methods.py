@@ -36,6 +36,13 @@ def method_notes(store: Store, chapters: list[Chapter], run_ids: list[str]) -> l
     out = []
     if runs:
         out.append(note("aggregate", "methods_aggregate", _span(runs)))
+        rep_cols = [(t, c) for ch in chapters for t in ch.tables.values() for c in t.columns
+                    if c.aggregation == "representative"]
+        if rep_cols:  # the columns that are not medians, named where the medians are explained
+            for lang in LANGS:
+                out[-1].text[lang] += (" " if lang == "en" else "") + words.t(
+                    lang, "methods_columns_representative", words.t(lang, "list_separator").join(
+                        f"{t.label[lang]} {c.text[lang]}" for t, c in rep_cols))
         out.append(note("spread", "methods_spread"))
     if compared:
         m = noise.Method()

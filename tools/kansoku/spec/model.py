@@ -107,7 +107,7 @@ class Item:
     series: str | None = None       # figure: factor giving one trace per value
     aggregate: str = "median"
     count: bool = False             # table: show the number of runs
-    companions: str = "representative"  # metrics after the first: from the representative run, or 'aggregate'
+    companions: str = "aggregate"  # metrics after the first: aggregated like the first, or 'representative'
     baseline: Baseline | None = None
     digits: dict[str, int] = field(default_factory=dict)
     chart: str = "line"             # figure kind (see figures.py)
@@ -427,7 +427,7 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
         caption=text(it.get("caption"), f"{where} caption", path),
         metrics=list(metrics), where=dict(it.get("where", {})),
         rows=it.get("rows"), columns=it.get("columns"), x=it.get("x"), series=it.get("series"),
-        aggregate=agg, count=bool(it.get("count", False)), companions=it.get("companions", "representative"),
+        aggregate=agg, count=bool(it.get("count", False)), companions=it.get("companions", "aggregate"),
         baseline=baseline, digits={m: _digits(path, f"{where} digits", d) for m, d in it.get("digits", {}).items()},
         chart=it.get("chart", "line"),
         options=dict(it.get("options", {})),

@@ -170,9 +170,9 @@ TABLE = {  # tables only
     "columns": key(FACTOR, "factor pivoted into column groups"),
     "count": key(BOOL, "`true` adds the number of runs after the first metric"),
     "companions": key(one_of("representative", "aggregate"),
-                      "metrics after the first: `\"representative\"` (default; from the run whose first-metric "
-                      "value is closest to the aggregate, i.e. the median run) or `\"aggregate\"` (aggregated "
-                      "like the first)"),
+                      "metrics after the first: `\"aggregate\"` (default; aggregated over the runs like the "
+                      "first) or `\"representative\"` (the value of one run, the one whose first-metric value is "
+                      "closest to the aggregate, i.e. the median run; its header then says so)"),
     "show_factors": key(array_of("list of factor names", {"type": "string", "minLength": 1}),
                         "extra columns after the row label showing other factors of each row's runs "
                         "(`[\"sync_standbys\", \"async_standbys\"]`)"),

@@ -38,18 +38,19 @@ def _selected(store: Store, item: Item, has_data: str) -> list[str]:
 
 
 def fio_groups(store: Store, item: Item) -> tuple[dict, list[str]]:
-    """{(device, pattern_direction, bs): (aggregate bw KiB/s, aggregate IOPS, [run ids])}, and all run ids."""
+    """{(device, pattern_direction, bs): (aggregate bw KiB/s, aggregate IOPS, [run ids], (min bw, max bw),
+    (min IOPS, max IOPS))}, and all run ids. The runs' range draws each bar's error bar."""
     runs = _selected(store, item, FIO_HAS_DATA)
     agg = SQL_AGG[item.aggregate]
     rows = store.query(
         f"SELECT coalesce(device, '?') AS dev, pattern_direction, coalesce(bs, '?') AS b, {agg}(bw_kib_s), "
-        f"{agg}(iops), list(run_id ORDER BY run_id) "
+        f"{agg}(iops), list(run_id ORDER BY run_id), min(bw_kib_s), max(bw_kib_s), min(iops), max(iops) "
         "FROM fio_pattern_bw WHERE run_id IN (SELECT unnest(?::VARCHAR[])) AND pattern_direction IS NOT NULL "
         "GROUP BY ALL", [runs])
     out = {}
-    for dev, pat, bs, bw, iops, rids in rows:
+    for dev, pat, bs, bw, iops, rids, bw_lo, bw_hi, iops_lo, iops_hi in rows:
         _check_single(item, len(rids), f"{pat} on {dev} (bs {bs})")
-        out[(dev, pat, bs)] = (bw, iops, list(rids))
+        out[(dev, pat, bs)] = (bw, iops, list(rids), (bw_lo, bw_hi), (iops_lo, iops_hi))
     return out, sorted({r for v in out.values() for r in v[2]})
 
 
@@ -80,7 +81,7 @@ def fio_bandwidth(store: Store, report: Report, item: Item) -> ChartData:
     bars = []
     w: dict[str, dict] = {lang: {"names": [], "x": [], "hover": []} for lang in LANGS}
     for dev in devices:
-        ys, texts, hover, shown_pats = [], [], [], []
+        ys, texts, hover, shown_pats, los, his, ns = [], [], [], [], [], [], []
         ratio_texts: list[str | None] = []
         for p in pats:
             g = groups.get((dev, p[0], p[1]))
@@ -89,8 +90,13 @@ def fio_bandwidth(store: Store, report: Report, item: Item) -> ChartData:
             v = (g[0] if value == "bw" else g[1])
             shown_pats.append(p)
             ys.append(v * scale)
+            lo, hi = g[3] if value == "bw" else g[4]
+            los.append(lo * scale)
+            his.append(hi * scale)
+            ns.append(len(g[2]))
             shown = fmt_number(v * scale, vdig)
-            hover.append(f"{shown} {unit if value == 'bw' else 'IOPS'}, n={len(g[2])}")
+            rng = (f" [{fmt_number(lo * scale, vdig)}–{fmt_number(hi * scale, vdig)}]" if len(g[2]) > 1 else "")
+            hover.append(f"{shown} {unit if value == 'bw' else 'IOPS'}{rng}, n={len(g[2])}")
             if base is not None and dev != str(base) and (str(base), p[0], p[1]) in groups:
                 bg = groups[(str(base), p[0], p[1])]
                 bv = bg[0] if value == "bw" else bg[1]
@@ -101,7 +107,7 @@ def fio_bandwidth(store: Store, report: Report, item: Item) -> ChartData:
             else:
                 texts.append(shown)
                 ratio_texts.append(None)
-        bars.append({"device": dev, "y": ys, "text": texts})
+        bars.append({"device": dev, "y": ys, "text": texts, "lo": los, "hi": his, "n": ns})
         for lang in LANGS:
             name = factor_value_label(report, "device", dev, lang)
             if base is not None and dev == str(base):

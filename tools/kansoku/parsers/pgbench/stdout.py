@@ -498,6 +498,6 @@ MODULE = ParserModule(
                   "ms", False),
         MetricDef("transactions_processed",
                   "SELECT run_id, transactions_processed AS value FROM pgbench_summary WHERE status = 'ok'",
-                  "transactions", True),
+                  "transactions", None),
     ],
 )

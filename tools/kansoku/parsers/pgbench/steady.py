@@ -36,7 +36,7 @@ VIEWS = SQL_FILE.read_text(encoding="utf-8").format(**STEADY_PARAMS)
 _NOT_ABORTED = "run_id NOT IN (SELECT run_id FROM pgbench_aborted_runs WHERE run_id IS NOT NULL)"
 
 
-def _metric(name: str, column: str, unit: str, higher: bool) -> MetricDef:
+def _metric(name: str, column: str, unit: str, higher: bool | None) -> MetricDef:
     """A column of pgbench_steady_state as a metric (its label: i18n metric_<name>)."""
     return MetricDef(name, f"SELECT run_id, {column} AS value FROM pgbench_steady_state WHERE {_NOT_ABORTED}",
                      unit, higher)
@@ -48,7 +48,7 @@ METRICS = [
     _metric("warmup_s", "warmup_s", "s", False),
     _metric("rampdown_s", "rampdown_s", "s", False),
     _metric("stall_s", "stall_s", "s", False),
-    _metric("tps_drift_pct", "tps_drift_pct", "%", True),
+    _metric("tps_drift_pct", "tps_drift_pct", "%", None),
 ]
 
 MODULE = ParserModule(name="pgbench_steady", formats=[], views=VIEWS, metrics=METRICS)

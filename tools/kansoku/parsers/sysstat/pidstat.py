@@ -152,7 +152,7 @@ FROM samples s LEFT JOIN sums x USING (run_id, source_id, ts) GROUP BY s.run_id,
 """
 
 METRICS = [
-    MetricDef("proc_cpu_pct", _PROC_SQL.replace("{cond}", ""), "%", False, per_host=True,
+    MetricDef("proc_cpu_pct", _PROC_SQL.replace("{cond}", ""), "%", None, per_host=True,
               selection_sql=_PROC_SQL.replace("{cond}", "AND p.command IN {selection}"), selection_of="command"),
 ]
 

@@ -178,7 +178,7 @@ FROM per_source p LEFT JOIN runs r ON r.run_id = p.run_id;
 _REAL_DISKS = "NOT is_virtual AND NOT is_partition"
 
 
-def _cpu_metric(name: str, col: str, hib: bool) -> MetricDef:
+def _cpu_metric(name: str, col: str, hib: bool | None) -> MetricDef:
     return MetricDef(name, f"SELECT run_id, host, role, {col} AS value FROM cpu_in_run_mean WHERE cpu = 'all'",
                      "%", hib, per_host=True,
                      selection_sql=f"SELECT run_id, host, role, avg({col}) AS value FROM cpu_in_run_mean "
@@ -187,24 +187,24 @@ def _cpu_metric(name: str, col: str, hib: bool) -> MetricDef:
 
 
 METRICS = [
-    _cpu_metric("cpu_idle_pct", "idle_pct", True),
-    _cpu_metric("cpu_usr_pct", "usr_pct", False),
-    _cpu_metric("cpu_sys_pct", "sys_pct", False),
-    _cpu_metric("cpu_iowait_pct", "iowait_pct", False),
-    _cpu_metric("cpu_soft_pct", "soft_pct", False),
+    _cpu_metric("cpu_idle_pct", "idle_pct", None),
+    _cpu_metric("cpu_usr_pct", "usr_pct", None),
+    _cpu_metric("cpu_sys_pct", "sys_pct", None),
+    _cpu_metric("cpu_iowait_pct", "iowait_pct", None),
+    _cpu_metric("cpu_soft_pct", "soft_pct", None),
     MetricDef("disk_read_kb_s",
               f"SELECT run_id, host, role, sum(read_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} "
-              "GROUP BY run_id, host, role", "KB/s", True, per_host=True,
+              "GROUP BY run_id, host, role", "KB/s", None, per_host=True,
               selection_sql="SELECT run_id, host, role, sum(read_kb_s) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id, host, role", selection_of="device"),
     MetricDef("disk_write_kb_s",
               f"SELECT run_id, host, role, sum(write_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} "
-              "GROUP BY run_id, host, role", "KB/s", True, per_host=True,
+              "GROUP BY run_id, host, role", "KB/s", None, per_host=True,
               selection_sql="SELECT run_id, host, role, sum(write_kb_s) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id, host, role", selection_of="device"),
     MetricDef("disk_util_pct_max",
               f"SELECT run_id, host, role, max(util_pct) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} "
-              "GROUP BY run_id, host, role", "%", False, per_host=True,
+              "GROUP BY run_id, host, role", "%", None, per_host=True,
               selection_sql="SELECT run_id, host, role, max(util_pct) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id, host, role", selection_of="device"),
 ]

@@ -14,9 +14,17 @@ def fio_bandwidth(chart: ChartData, lang: str) -> dict:
     d, w = chart.data, chart.words[lang]
     fig = go.Figure()
     for i, b in enumerate(d["bars"]):
+        err = None
+        if b.get("lo") and any(n > 1 for n in b.get("n", [])):  # the runs' min to max (a bar of one run: none)
+            err = dict(type="data", symmetric=False, thickness=1.2, width=4,
+                       array=[hi - y if n > 1 else None for y, hi, n in zip(b["y"], b["hi"], b["n"])],
+                       arrayminus=[y - lo if n > 1 else None for y, lo, n in zip(b["y"], b["lo"], b["n"])])
+        # with error bars the value goes inside the bar's top, where the bar's whisker cannot cross it
+        place = dict(textposition="inside", insidetextanchor="end", insidetextfont=dict(color="white")) if err \
+            else dict(textposition="outside")
         fig.add_trace(go.Bar(x=w["x"][i], y=b["y"], name=w["names"][i], marker=dict(color=color(i)), text=b["text"],
-                             textposition="outside", cliponaxis=False, hovertext=w["hover"][i],
-                             hoverinfo="text+name"))
+                             **place, cliponaxis=False, hovertext=w["hover"][i],
+                             hoverinfo="text+name", error_y=err, meta={"n": b["n"]} if b.get("n") else None))
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["xaxis"] = dict(lay["xaxis"], type="category", showgrid=False)
     fig.update_layout(**lay, barmode="group", bargap=0.3, showlegend=True)  # name the device even if alone

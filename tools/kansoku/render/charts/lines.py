@@ -34,7 +34,7 @@ def line_chart(chart: ChartData, lang: str) -> dict:
         tmpl = hover(name, [(w["x_title"], "%{x}"), (w["y_title"], y_shown)]).replace(
             "<extra></extra>", "<br>%{hovertext}<extra></extra>")
         common = dict(x=xs, y=tr["y"], name=name, hovertext=w["hover"][i], customdata=tr.get("y_text"),
-                      hovertemplate=tmpl, error_y=err)
+                      hovertemplate=tmpl, error_y=err, meta={"n": tr["n"]} if tr.get("n") else None)
         if d["bar"]:
             fig.add_trace(go.Bar(**common))
         else:
