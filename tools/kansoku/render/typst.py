@@ -479,7 +479,20 @@ class Document:
             if src != L:
                 out.append(self.notice(ui(f"translation_missing_from_{src}")))
             out.append(self.prose(p.files[src], p))
+        if p.kind == "chapter" and p.id in self.chapters:
+            out.append(self.missing_figures(self.chapters[p.id]))
         return "".join(out)
+
+    def missing_figures(self, ch: Any) -> str:
+        """The chapter's figures of the original that are not drawn, with the reason (as on the site)."""
+        items = getattr(ch, "missing_figures", None)
+        if not items:
+            return ""
+        L, ui = self.lang, self.ui
+        return raw_block(TEMPLATES.get_template("missing_figures.typ.j2").render(
+            title=ui("figure_missing_title"), intro=ui("figure_missing_intro"),
+            items=[{"label": pick(m.label, L), "caption": pick(m.caption, L), "reason": pick(m.reason, L),
+                    "note": pick(m.note, L) if m.note else None} for m in items]))
 
     def prose(self, f: Path, p: Page | None) -> str:
         text = f.read_text(encoding="utf-8").replace("\r\n", "\n")

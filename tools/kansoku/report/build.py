@@ -20,7 +20,7 @@ from kansoku.analysis.commands import command_blocks
 from kansoku.analysis import tables as analysis
 from kansoku.errors import KansokuError
 from kansoku.render import charts
-from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, Provenance,
+from kansoku.report.model import (Author, ChartData, Chapter, ComputedReport, Environment, Figure, MissingFigure, Provenance,
                                   ProvenanceGroup, ProvenanceRun, Revision, RunInfo, SourceFile, Table, Trends)
 from kansoku.report.cache import ItemCache
 from kansoku.report.methods import method_notes, transcribed_note
@@ -67,6 +67,10 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
             run_ids.update(t.runs)
             chapter_runs.update(t.runs)
         out.commands = command_blocks(store, report, sorted(chapter_runs))
+        out.missing_figures = [MissingFigure(
+            number=m.number, label={lang: words.t(lang, "figure_label", m.number) for lang in LANGS},
+            caption=m.caption.as_dict(), reason=words.both(f"figure_missing_{m.reason}"),
+            note=m.note.as_dict() if m.note else None) for m in ch.missing_figures]
         chapters.append(out)
     compares = [compute_comparison(store, report, spec) for spec in report.compares]
     for c in compares:

@@ -614,6 +614,21 @@ class MethodNote:
 
 
 @dataclass
+class MissingFigure:
+    """A figure of the original report that is not drawn: listed on its chapter's page with the reason."""
+
+    number: str                        # as printed
+    label: Words                       # ``図 3.4`` / ``Figure 3.4``
+    caption: Words                     # as printed
+    reason: Words                      # why it is not drawn (i18n figure_missing_<reason>)
+    note: Words | None = None          # what exactly is missing
+
+    def to_json(self) -> dict[str, Any]:
+        return {"number": self.number, "label": self.label, "caption": self.caption, "reason": self.reason,
+                "note": self.note}
+
+
+@dataclass
 class Chapter:
     id: str                                                   # the spec's chapter id (file stem of its prose)
     number: int
@@ -622,12 +637,14 @@ class Chapter:
     figures: dict[str, Figure] = field(default_factory=dict)  # by id
     order: list[str] = field(default_factory=list)   # item ids in spec order
     commands: list[CommandBlock] = field(default_factory=list)  # how its runs were run (run.toml commands)
+    missing_figures: list[MissingFigure] = field(default_factory=list)  # figures of the original not drawn, why
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "number": self.number, "title": self.title,
                 "tables": {k: t.to_json() for k, t in self.tables.items()},
                 "figures": {k: f.to_json() for k, f in self.figures.items()}, "order": self.order,
-                "commands": [c.to_json() for c in self.commands]}
+                "commands": [c.to_json() for c in self.commands],
+                "missing_figures": [m.to_json() for m in self.missing_figures]}
 
 
 @dataclass

@@ -128,6 +128,20 @@ CHAPTER = {
                  "`[[chapter.table]]`: tables in reading order"),
     "figure": key(("list of tables", {"type": "array", "items": {"$ref": "#/$defs/figure"}}),
                   "`[[chapter.figure]]`: figures in reading order (numbered apart from tables)"),
+    "missing_figure": key(("list of figures not drawn", {"type": "array", "items": {"$ref": "#/$defs/missing_figure"}}),
+                          "`[[chapter.missing_figure]]`: a figure of the original that is not drawn, listed on the "
+                          "chapter's page (site and PDF) with its reason: `number` (as printed, `\"3.4\"`), "
+                          "`caption` (as printed), `reason` (`lost`: the image is lost and the text gives no numbers; "
+                          "`diagram`: a drawing, not data; `no_data`: needs data the source does not give; "
+                          "`not_numeric`: the source states only approximate or qualitative values), `note` (text)"),
+}
+
+MISSING_FIGURE = {
+    "number": key(STRING, "the figure's number as printed (`\"3.4\"`)", required=True),
+    "caption": key(TEXT, "the caption as printed", required=True),
+    "reason": key(("string", {"enum": ["lost", "diagram", "no_data", "not_numeric"]}),
+                  "why it is not drawn: `lost`, `diagram`, `no_data`, `not_numeric`", required=True),
+    "note": key(TEXT, "what exactly is missing, for the reader"),
 }
 
 ITEM = {  # tables and figures
@@ -259,7 +273,7 @@ TOP = {
 SECTIONS: dict[str, dict[str, dict]] = {
     "top": TOP, "report": REPORT, "revision": REVISION, "author": AUTHOR, "factor": FACTOR_DEF,
     "metric": METRIC_DEF, "chapter": CHAPTER, "item": ITEM, "table": TABLE, "figure": FIGURE, "baseline": BASELINE,
-    "compare": COMPARE,
+    "compare": COMPARE, "missing_figure": MISSING_FIGURE,
 }
 
 
@@ -270,7 +284,7 @@ def _model_keys() -> dict[str, set[str]]:
 
     return {"report": set(model.REPORT_KEYS), "top": set(model.TOP_KEYS), "chapter": set(model.CHAPTER_KEYS),
             "factor": set(model.FACTOR_KEYS), "metric": set(model.METRIC_KEYS), "item": set(model.ITEM_KEYS),
-            "baseline": set(model.BASELINE_KEYS),
+            "baseline": set(model.BASELINE_KEYS), "missing_figure": set(model.MISSING_FIGURE_KEYS),
             "compare": set(model.COMPARE_KEYS)}
 
 
@@ -342,6 +356,7 @@ def schema() -> dict[str, Any]:
             "factor": _object("factor", "[factors.<name>]"),
             "metric": _object("metric", "[metrics.<name>]"),
             "chapter": _object("chapter", "[[chapter]]"),
+            "missing_figure": _object("missing_figure", "[[chapter.missing_figure]]"),
             "table": _object(["item", "table"], "[[chapter.table]]", anyOf=one_metric),
             "figure": _object(["item", "figure"], "[[chapter.figure]]", anyOf=one_metric),
             "compare": _object("compare", "[[compare]]"),
