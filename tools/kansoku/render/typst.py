@@ -492,7 +492,7 @@ class Document:
         return raw_block(TEMPLATES.get_template("missing_figures.typ.j2").render(
             title=ui("figure_missing_title"), intro=ui("figure_missing_intro"),
             items=[{"label": pick(m.label, L), "caption": pick(m.caption, L), "reason": pick(m.reason, L),
-                    "note": pick(m.note, L) if m.note else None} for m in items]))
+                    "note": ui("figure_missing_note", pick(m.note, L)) if m.note else None} for m in items]))
 
     def prose(self, f: Path, p: Page | None) -> str:
         text = f.read_text(encoding="utf-8").replace("\r\n", "\n")

@@ -80,6 +80,9 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     pdf_pages = report_pages(report, content_root, site=False)
     bodies = {p.id: p.generated_body(report) for p in pages}
     runs = runs_provenance(store, sorted(run_ids))
+    for info in runs.values():  # factors as a reader reads them: the report's names and value labels
+        info.factor_labels = {lang: [[analysis.factor_name(report, f, lang), analysis.factor_value_label(report, f, v, lang)]
+                                     for f, v in info.factors.items()] for lang in LANGS}
     return ComputedReport(
         id=report.id, fiscal_year=report.fiscal_year, title=report.title.as_dict(),
         subtitle=report.subtitle.as_dict() if report.subtitle else None,

@@ -410,11 +410,12 @@ class RunInfo:
     run_toml: Path | None = None       # the store's kept copy of the run's own run.toml (for publishing)
     run_toml_url: str | None = None    # set by the renderer that publishes it
     run_toml_sha256: str | None = None  # sha256 of that run.toml
+    factor_labels: dict[str, list[list[str]]] = field(default_factory=dict)  # language -> [[factor name, value label]]
 
     def to_json(self) -> dict[str, Any]:
         d = {"origin": self.origin, "status": self.status, "start": self.start, "citation": self.citation,
              "hostname": self.hostname, "anchor": self.anchor, "factors": self.factors,
-             "sources": [s.to_json() for s in self.sources]}
+             "factor_labels": self.factor_labels, "sources": [s.to_json() for s in self.sources]}
         if self.run_toml_url:
             d["run_toml_url"] = self.run_toml_url
         return d
