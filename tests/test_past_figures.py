@@ -234,6 +234,18 @@ def statements(short: str) -> dict[str, float]:
     return {r["statement"]: float(r["value"]) for r in csv_rows(f"other/{short}_statements.csv")}
 
 
+@pytest.mark.parametrize("short,seed", [("2005", "002_7aa7719bfa5b3644.txt"), ("2009", "004_f21f474ce0b98844.txt"),
+                                        ("fy2022", "003_7aaf205a93d11d61.txt")])
+def test_every_stated_number_is_in_the_source_text(short, seed):
+    if not (SEEDS / seed).exists():
+        pytest.skip("the seed documents are not here")
+    text = (SEEDS / seed).read_text(encoding="utf-8")
+    rows = csv_rows(f"other/{short}_statements.csv")
+    assert len(rows) >= 14
+    for r in rows:
+        assert re.search(r"(?<![\d.])" + re.escape(r["value"]) + r"(?![\d])", text), (short, r["statement"], r["value"])
+
+
 def test_the_2005_papers_derived_numbers_agree():
     s = statements("2005")
     assert round(s["near-theory-up-to"] / s["think-time"]) >= 444  # close to the theory up to 3200 users
