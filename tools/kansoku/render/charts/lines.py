@@ -40,6 +40,8 @@ def line_chart(chart: ChartData, lang: str) -> dict:
         else:
             fig.add_trace(go.Scatter(mode="lines+markers", **common))
     fig.update_layout(**base_layout(opts, w["x_title"], w["y_title"]))
+    if w.get("series_title"):  # the legend names the factor its entries are values of (バージョン: 9.6, 10)
+        fig.update_layout(legend_title_text=w["series_title"])
     if d["bar"]:
         fig.update_layout(barmode="group")
     if categorical:
