@@ -204,10 +204,16 @@ TABLE = {  # tables only
 FIGURE = {  # figures only
     "x": key(FACTOR, "factor on the x axis"),
     "series": key(FACTOR, "factor giving one trace per value"),
-    "chart": key(STRING, "figure kind: `line` (default), `bar`, … (see docs/charts.md)"),
+    "chart": key(STRING, "figure kind: `line` (default), `bar`, `ratio` (to a baseline condition drawn at 1), "
+                         "`two_metrics` (left and right axis), `stacked_shares`, `theory` (a theoretical line beside "
+                         "measured points), `tps_over_time`, `latency_percentiles`, `cpu_stacked`, `cpu_per_cpu`, "
+                         "`disk_over_time`, `softirq_types`, `syscalls_top`, `syscalls_calls_errors`, "
+                         "`fio_bandwidth`, `fsync_methods` (see docs/charts.md)"),
     "options": key(("table", {"type": "object"}),
                    "kind-specific options: `x_log`, `y_log` (log axes), `x_title`, `y_title` "
-                   "(bilingual axis titles), … (see docs/charts.md)"),
+                   "(bilingual axis titles), `height`; `baseline = { factor, value }` (ratio), `metric_where` "
+                   "(a metric's own selection), `rest` (stacked_shares), `theory = { divisor }` (theory), … "
+                   "(see docs/charts.md)"),
 }
 
 BASELINE = {
