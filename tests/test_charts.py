@@ -91,6 +91,24 @@ options = { baseline = "hdd", ratio_digits = 2 }""",
     "fsync": """chart = "fsync_methods"
 metric = "pg_test_fsync_fdatasync_ops_s"
 where = { bench = "fsync" }""",
+    "two": """chart = "two_metrics"
+metrics = ["tps", "cpu_idle_pct"]
+where = { study = "scaleup", workload = "update", config = "checksums-off" }
+x = "clients" """,
+    "shares": """chart = "stacked_shares"
+metrics = ["cpu_usr_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_soft_pct"]
+where = { study = "scaleup", workload = "update", config = "checksums-off" }
+x = "clients"
+options = { rest = { ja = "idle ほか", en = "idle etc." } }""",
+    "ratio": """chart = "ratio"
+metric = "tps"
+where = { study = "scaleup", workload = "update" }
+x = "clients"
+series = "config"
+options = { baseline = { factor = "config", value = "checksums-off" } }""",
+    "disk": """chart = "disk_over_time"
+metric = "tps"
+where = { study = "scaleup", workload = "update", config = "checksums-off", clients = 8 }""",
 }
 
 
@@ -399,3 +417,110 @@ def test_bad_options_name_the_spec_file_and_the_figure(env, tmp_path, body, mess
         drawn_figure(env["store"], report, item)
     text = str(exc.value)
     assert str(spec) in text and "figure 'broken' (1.1)" in text and message in text, text
+
+
+# -- ratio, two_metrics, stacked_shares, disk_over_time, softirq_types (charts/derived.py, activity.py) ----
+
+def medians(env, metric: str, where: str) -> dict[str, float]:
+    """metric per client count: the median over the runs, straight from run_metrics."""
+    rows = env["store"].query(
+        "SELECT f.value, median(m.value) FROM run_metrics m JOIN run_factors f ON f.run_id = m.run_id "
+        "AND f.factor = 'clients' WHERE m.metric = ? AND m.run_id IN (SELECT run_id FROM run_factors "
+        "WHERE factor = 'config' AND value = ?) AND m.run_id IN (SELECT run_id FROM run_factors "
+        "WHERE factor = 'study' AND value = 'scaleup') GROUP BY 1", [metric, where])
+    return {str(c): v for c, v in rows}
+
+
+def test_ratio_two_metrics_and_stacked_shares_on_real_runs(env):
+    off = medians(env, "tps", "checksums-off")
+    on = medians(env, "tps", "checksums-on")
+    f = fig(env, "ratio")
+    on_trace = next(t for t in f["data"] if t["name"] == "checksums on")
+    assert [float(y) for y in on_trace["y"]] == pytest.approx([on[c] / off[c] for c in ("1", "8")])
+    assert next(t for t in f["data"] if t["name"] == "checksums off")["y"] == [1, 1]
+    assert f["layout"]["xaxis"]["type"] == "category"
+    # two metrics: TPS on the left axis, CPU idle on the right
+    f = fig(env, "two")
+    axes = {t["name"]: t.get("yaxis") or "y" for t in f["data"]}
+    assert axes == {"TPS": "y", "CPU idle (%)": "y2"} or set(axes.values()) == {"y", "y2"}
+    assert f["layout"]["yaxis2"]["side"] == "right" and f["layout"]["yaxis2"]["overlaying"] == "y"
+    left = next(t for t in f["data"] if (t.get("yaxis") or "y") == "y")
+    assert [float(y) for y in left["y"]] == pytest.approx([off["1"], off["8"]])
+    # stacked shares: usr + sys + iowait + soft + the rest = 100 per client count, each the median of its runs
+    f = fig(env, "shares")
+    assert f["layout"]["barmode"] == "stack"
+    totals = [sum(t["y"][i] or 0 for t in f["data"]) for i in range(2)]
+    assert totals == pytest.approx([100, 100])
+    usr = medians(env, "cpu_usr_pct", "checksums-off")
+    assert [float(y) for y in f["data"][0]["y"]] == pytest.approx([usr["1"], usr["8"]])
+    assert env["built"]["shares"].runs and env["built"]["ratio"].runs
+
+
+def test_disk_over_time_reads_the_runs_disk_samples(env):
+    built = env["built"]["disk"]
+    run = built.chart_data.data["runs"][0]
+    rows = env["store"].query(
+        "SELECT device, t_s, write_kb_s FROM disk_in_run WHERE run_id = ? AND tool = ? AND NOT is_virtual "
+        "AND NOT is_partition ORDER BY device, t_s", [run, built.chart_data.data["lines"][0]["tool"]])
+    f = fig(env, "disk")
+    writes = [t for t in f["data"] if t["name"].endswith(" write")]
+    assert writes and f["layout"]["yaxis"]["title"]["text"] == "Disk throughput (kB/s)"
+    dev = writes[0]["name"].split()[0]
+    assert [float(y) for y in writes[0]["y"]] == pytest.approx([w for d, _, w in rows if d == dev])
+    assert fig(env, "disk", "ja")["layout"]["yaxis"]["title"]["text"] == "ディスクスループット (kB/s)"
+    assert built.runs == [run]
+
+
+def test_softirq_types_from_mpstat(tmp_path):
+    """mpstat -A's softirq block: the mean rate of each type over the samples (per CPU and summed)."""
+    from conftest import one_file_run
+
+    text = (FIXTURES / "sysstat_variants" / "mpstat_A.txt").read_text()
+    run_toml = ('status = "ok"\nstart = 2026-11-22T00:00:00+00:00\nend = 2026-11-24T00:00:00+00:00\n'
+                '[factors]\nstudy = "irq"\n')
+    d = one_file_run(tmp_path, "mpstat.txt", text, run_toml)
+    db = tmp_path / "k.duckdb"
+    assert ingest([d], db).ok
+    # expected, read here without kansoku: every softirq row of the samples (not the Average lines)
+    expected: dict[tuple[str, str], list[float]] = {}
+    header = None
+    for line in text.splitlines():
+        cols = line.split()
+        if len(cols) > 2 and cols[1] == "CPU":
+            header = cols[2:] if "NET_RX/s" in cols else None
+        elif header and cols and cols[0] != "Average:" and len(cols) == len(header) + 2:
+            for name, v in zip(header, cols[2:]):
+                expected.setdefault((cols[1], name.removesuffix("/s")), []).append(float(v))
+    mean = {k: statistics.mean(v) for k, v in expected.items()}
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC_HEAD + """
+[[chapter.figure]]
+id = "irq"
+caption = { ja = "softirq", en = "softirq" }
+chart = "softirq_types"
+metric = "cpu_soft_pct"
+where = { study = "irq" }
+
+[[chapter.figure]]
+id = "irq-cpu"
+caption = { ja = "softirq", en = "softirq" }
+chart = "softirq_types"
+metric = "cpu_soft_pct"
+where = { study = "irq" }
+options = { by = "cpu" }
+""", encoding="utf-8")
+    store = open_store(db, read_only=True)
+    try:
+        report = load_report(spec)
+        built = {it.id: figures.build_figure(store, report, it) for ch in report.chapters for it in ch.items}
+    finally:
+        store.close()
+    f = built["irq"].figure["en"]
+    types = f["data"][0]["x"]
+    assert types == ["TIMER", "BLOCK", "SCHED", "RCU"]  # kernel order, the types that occur
+    assert f["data"][0]["y"] == pytest.approx([mean[("0", t)] + mean[("1", t)] for t in types])
+    g = built["irq-cpu"].figure["ja"]
+    assert g["layout"]["barmode"] == "stack" and [t["name"] for t in g["data"]] == types
+    block = next(t for t in g["data"] if t["name"] == "BLOCK")
+    assert block["x"] == ["0", "1"] and block["y"] == pytest.approx([mean[("0", "BLOCK")], mean[("1", "BLOCK")]])
+    assert built["irq"].runs

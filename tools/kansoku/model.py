@@ -463,11 +463,12 @@ class RunInfo:
     run_toml: Path | None = None       # the store's kept copy of the run's own run.toml (for publishing)
     run_toml_url: str | None = None    # set by the renderer that publishes it
     run_toml_sha256: str | None = None  # sha256 of that run.toml
+    factor_labels: dict[str, list[list[str]]] = field(default_factory=dict)  # language -> [[factor name, value label]]
 
     def to_json(self) -> dict[str, Any]:
         d = {"origin": self.origin, "status": self.status, "start": self.start, "citation": self.citation,
              "hostname": self.hostname, "anchor": self.anchor, "factors": self.factors,
-             "sources": [s.to_json() for s in self.sources]}
+             "factor_labels": self.factor_labels, "sources": [s.to_json() for s in self.sources]}
         if self.run_toml_url:
             d["run_toml_url"] = self.run_toml_url
         if self.run_toml_sha256:
@@ -669,6 +670,21 @@ class MethodNote:
 
 
 @dataclass
+class MissingFigure:
+    """A figure of the original report that is not drawn: listed on its chapter's page with the reason."""
+
+    number: str                        # as printed
+    label: Words                       # ``図 3.4`` / ``Figure 3.4``
+    caption: Words                     # as printed
+    reason: Words                      # why it is not drawn (i18n figure_missing_<reason>)
+    note: Words | None = None          # what exactly is missing
+
+    def to_json(self) -> dict[str, Any]:
+        return {"number": self.number, "label": self.label, "caption": self.caption, "reason": self.reason,
+                "note": self.note}
+
+
+@dataclass
 class Chapter:
     id: str                                                   # the spec's chapter id (file stem of its prose)
     number: int
@@ -681,12 +697,14 @@ class Chapter:
     # virtualization, storage}], span: bool (runs on different machines), machine_count, summary: Words (the
     # sentence above the block), unknown: runs without a capture, with_roles: bool (several host roles)}
     machines: dict[str, Any] = field(default_factory=dict)
+    missing_figures: list[MissingFigure] = field(default_factory=list)  # figures of the original not drawn, why
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "number": self.number, "title": self.title,
                 "tables": {k: t.to_json() for k, t in self.tables.items()},
                 "figures": {k: f.to_json() for k, f in self.figures.items()}, "order": self.order,
-                "commands": [c.to_json() for c in self.commands], "machines": self.machines}
+                "commands": [c.to_json() for c in self.commands], "machines": self.machines,
+                "missing_figures": [m.to_json() for m in self.missing_figures]}
 
 
 @dataclass

@@ -92,6 +92,8 @@ def line_chart(store: Store, report: Report, item: Item, bar: bool = False) -> C
                                     else metric_label(item.metrics[0], lang, report=report))
     for lang in LANGS:
         w[lang]["x_title"] = _axis_title(item, "x_title", lang, factor_name(report, item.x, lang))
+        w[lang]["x_order"] = [factor_value_label(report, item.x, x, lang) for x in x_vals]  # category order
+        w[lang]["series_title"] = factor_name(report, item.series, lang) if item.series else None
         w[lang]["y_title"] = _axis_title(item, "y_title", lang, metric_label(item.metrics[0], lang, report=report))
     return ChartData(item.chart, dict(item.options), {
         "bar": bar, "numeric_x": numeric_x, "x_ticks": [_num(x) for x in x_vals] if numeric_x else None,

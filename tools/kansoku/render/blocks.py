@@ -337,6 +337,15 @@ def machines_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[st
     return {"summary": summary, "head": head, "rows": rows}
 
 
+@block("missing_figures", "layouts/partials/missing-figures.html", needs_chapter=True, shortcode=False)
+def missing_figures_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
+    """The chapter's figures of the original that are not drawn, with the reason (after the chapter's prose)."""
+    L = page.lang
+    return {"items": [{"label": pick(m["label"], L), "caption": pick(m["caption"], L), "reason": pick(m["reason"], L),
+                       "note": ui(L, "figure_missing_note", pick(m["note"], L)) if m.get("note") else None}
+                      for m in chapter.get("missing_figures") or []]}
+
+
 @block("commands", "layouts/shortcodes/commands.html", needs_chapter=True)
 def commands_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
     return {"commands": [{**b, "name": ", ".join(s["name"] for s in b["scripts"]) if b["scripts"] else b["program"]}

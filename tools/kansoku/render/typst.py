@@ -346,6 +346,8 @@ class Document:
         chapter = self.chapters.get(p.id) if p.kind == "chapter" else None
         if chapter and (chapter.get("machines") or {}).get("machines"):
             out.append(raw_block(BLOCKS["machines"].render(self, None, chapter)))
+        if chapter and chapter.get("missing_figures"):
+            out.append(raw_block(BLOCKS["missing_figures"].render(self, None, chapter)))
         return "".join(out)
 
     def prose(self, f: Path, p: Page | None) -> str:

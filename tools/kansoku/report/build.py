@@ -16,7 +16,7 @@ from kansoku import words
 from kansoku.analysis import figures
 from kansoku.analysis import tables as analysis
 from kansoku.analysis.commands import command_blocks
-from kansoku.model import Author, Chapter, ComputedReport, Figure, Revision, Table
+from kansoku.model import Author, Chapter, ComputedReport, Figure, MissingFigure, Revision, Table
 from kansoku.report import machines
 from kansoku.report.cache import ItemCache
 from kansoku.report.comparisons import compute_comparison
@@ -61,6 +61,10 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
             chapter_runs.update(t.runs)
             item_runs.append((it, list(t.runs)))
         out.commands = command_blocks(store, report, sorted(chapter_runs))
+        out.missing_figures = [MissingFigure(
+            number=m.number, label={lang: words.t(lang, "figure_label", m.number) for lang in LANGS},
+            caption=m.caption.as_dict(), reason=words.both(f"figure_missing_{m.reason}"),
+            note=m.note.as_dict() if m.note else None) for m in ch.missing_figures]
         chapters.append(out)
     # machines: named once per report; a table or figure mixes them only when its spec says so
     rm = machines.run_machines(store, sorted(run_ids))
@@ -78,6 +82,9 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     pdf_pages = report_pages(report, content_root, site=False)
     bodies = {p.id: generated_body(p, report) for p in pages}
     runs = runs_provenance(store, sorted(run_ids))
+    for info in runs.values():  # factors as a reader reads them: the report's names and value labels
+        info.factor_labels = {lang: [[analysis.factor_name(report, f, lang), analysis.factor_value_label(report, f, v, lang)]
+                                     for f, v in info.factors.items()] for lang in LANGS}
     return ComputedReport(
         id=report.id, fiscal_year=report.fiscal_year, title=report.title.as_dict(),
         subtitle=report.subtitle.as_dict() if report.subtitle else None,

@@ -214,10 +214,10 @@ def page_problems(report: Report, content_root: Path = Path("content/reports")) 
         if chapter is None:  # introduction, closing …: Hugo would stop on the shortcode with "%!q(<nil>)"
             if ch_key is not None:
                 continue  # a chapter page misnamed or naming no chapter: said above, once
-            for m in SHORTCODE.finditer(body):
-                kind = "table" if m.group(1) == "tbl" else "figure"
-                add(f, offset + body.count("\n", 0, m.start()) + 1,
-                    f"places {kind} {(m.group(2) or m.group(3))!r}, but {f.name} is not the page of a chapter: "
+            for sc in placed_items(body, offset):
+                kind = "table" if sc.name == "tbl" else "figure"
+                add(f, sc.line,
+                    f"places {kind} {sc.args[0]!r}, but {f.name} is not the page of a chapter: "
                     f"tables and figures are declared in a chapter of {spec} and placed on that chapter's page")
             continue
         declared = {("tbl" if it.kind == "table" else "fig", it.id) for it in chapter.items}

@@ -158,15 +158,23 @@ def _fmt(v: float) -> str:
     return f"{v:,.1f}" if v < 1e5 else f"{v:,.0f}"
 
 
+def _factor_text(f: str, value: str, lang: str) -> str:
+    """A factor and its value(s) as a reader reads them (i18n trend_factor_<f>), never key=value."""
+    try:
+        return words.t(lang, f"trend_factor_{f}", value)
+    except KeyError:
+        return f"{f}: {value}"
+
+
 def _conditions_text(spec: dict, lang: str) -> str:
     parts = []
     for f, cond in (spec.get("where") or {}).items():
         if isinstance(cond, list):
-            parts.append(f"{f} = {', '.join(str(c) for c in cond)}")
+            parts.append(_factor_text(f, ", ".join(str(c) for c in cond), lang))
         elif isinstance(cond, dict):
-            parts.append(f"{f} {cond.get('min', '')}–{cond.get('max', '')}")
+            parts.append(_factor_text(f, f"{cond.get('min', '')}–{cond.get('max', '')}", lang))
         else:
-            parts.append(f"{f} = {cond}")
+            parts.append(_factor_text(f, str(cond), lang))
     if spec.get("scale"):
         parts.append(words.t(lang, "trend_scale", ", ".join(str(s) for s in spec["scale"])))
     return "; ".join(parts) or words.t(lang, "trend_everything")
@@ -271,8 +279,8 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
         cit = next((run_info[r]["citation"] for r in p["runs"] if run_info[r]["citation"]), None) or {}
         return words.t(lang, "trend_origin_transcribed", citation_text(cit, lang))
 
-    def condition(p: dict) -> str:
-        return ", ".join(f"{f}={p['cond'][f]}" for f in TREND_HOVER_FACTORS if f in p["cond"])
+    def condition(p: dict, lang: str = "en") -> str:  # factors with their labels, never key=value
+        return ", ".join(_factor_text(f, p["cond"][f], lang) for f in TREND_HOVER_FACTORS if f in p["cond"])
 
     # the chart: one trace per (series, origin, machine); points of one year side by side, never on top
     per_year: dict[int, list[int]] = {}
@@ -311,7 +319,7 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
                     hov.append([series_name(p["series"], lang),
                                 f"{words.t(lang, 'trend_axis_fiscal_year')}: {p['year']}",
                                 f"{analysis.metric_label(metric, lang)}: {_fmt(p['value'])}"
-                                + (f" ({condition(p)})" if condition(p) else ""),
+                                + (f" ({condition(p, lang)})" if condition(p, lang) else ""),
                                 f"{words.t(lang, 'trend_col_machine')}: {_machine_long(machines[p['machine']], lang)}",
                                 f"{words.t(lang, 'trend_col_length')}: {length(p, lang)}",
                                 f"{words.t(lang, 'trend_col_origin')}: {origin_text(p, lang)}"])
@@ -319,7 +327,7 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
         trace_words[lang] = {"names": names, "hover": hovers, "x_title": words.t(lang, "trend_axis_fiscal_year"),
                              "y_title": y_title.get(lang) if y_title else analysis.metric_label(metric, lang)}
         table_rows[lang] = [[str(p["year"]), series_name(p["series"], lang), _fmt(p["value"]),
-                             f"{_fmt(p['lo'])}–{_fmt(p['hi'])}" if len(p["runs"]) > 1 else "—", condition(p),
+                             f"{_fmt(p['lo'])}–{_fmt(p['hi'])}" if len(p["runs"]) > 1 else "—", condition(p, lang),
                              _machine_long(machines[p["machine"]], lang), length(p, lang), origin_text(p, lang)]
                             for p in points]
     # the download: the same rows with the numbers as exact decimals and the runs' min, max and count

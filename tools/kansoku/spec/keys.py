@@ -5,7 +5,10 @@ REPORT_KEYS = {"id", "fiscal_year", "title", "subtitle", "organisation", "revisi
                "revision_history", "author", "themes", "note", "publish_raw",
                "site_url", "machines"}
 TOP_KEYS = {"report", "factors", "metrics", "device_groups", "chapter", "compare"}
-CHAPTER_KEYS = {"id", "number", "title", "table", "figure"}
+CHAPTER_KEYS = {"id", "number", "title", "table", "figure", "missing_figure"}
+MISSING_FIGURE_KEYS = {"number", "caption", "reason", "note"}
+# why a printed figure is not drawn (i18n: figure_missing_<reason>)
+MISSING_REASONS = ("lost", "diagram", "no_data", "not_numeric")
 FACTOR_KEYS = {"name", "order", "labels", "unit"}
 METRIC_KEYS = {"label", "unit", "higher_is_better", "digits"}
 COMPARE_KEYS = {"id", "title", "a", "b", "where", "metrics", "footnote"}

@@ -13,6 +13,8 @@ docs/spec.md describes every key.
 
 from __future__ import annotations
 
+import re
+
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from kansoku.errors import SpecError
 from kansoku.words import LANGS
 from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
 from kansoku.spec.keys import (BASELINE_KEYS, CHAPTER_KEYS, COMPARE_KEYS, FACTOR_KEYS, ITEM_KEYS, METRIC_KEYS,
+                               MISSING_FIGURE_KEYS, MISSING_REASONS,
                                REPORT_KEYS, TOP_KEYS)
 from kansoku.spec.validate import SpecProblems, check_file
 
@@ -147,11 +150,22 @@ class MetricInfo:
 
 
 @dataclass
+class MissingFigure:
+    """A figure of the original report that is not drawn, listed on its chapter's page with the reason."""
+
+    number: str        # as printed, '3.4'
+    caption: Text      # as printed
+    reason: str        # one of MISSING_REASONS
+    note: Text | None  # what exactly is missing (e.g. the source gives only two approximate values)
+
+
+@dataclass
 class Chapter:
     id: str
     number: int
     title: Text
     items: list[Item]
+    missing_figures: list["MissingFigure"] = field(default_factory=list)
 
     @property
     def tables(self) -> list[Item]:
@@ -287,7 +301,23 @@ def load_report(path: str | Path, *, validated: bool = False) -> Report:
                 seen_numbers.add(label)
                 items.append(_item(path, cid, kind, f"{number}.{n}", it, seen_ids))
                 items[-1].device_groups = device_groups
-        chapters.append(Chapter(cid, number, text(ch.get("title"), f"chapter {cid!r} title", path), items))
+        missing = []
+        for mi, mf in enumerate(ch.get("missing_figure", []), start=1):
+            where = f"chapter {cid!r}, missing_figure #{mi}"
+            if not isinstance(mf, dict):
+                raise SpecError(path, where, "expected a table { number, caption, reason, note }")
+            _known(path, where, mf, MISSING_FIGURE_KEYS)
+            num = mf.get("number")
+            if not isinstance(num, str) or not re.fullmatch(r"\d+\.\d+", num):
+                raise SpecError(path, where, f"number must be the printed figure number, e.g. \"3.4\", got {num!r}")
+            if f"figure {num}" in seen_numbers:
+                raise SpecError(path, where, f"figure {num} is drawn by a [[chapter.figure]]; it cannot also be missing")
+            seen_numbers.add(f"figure {num}")
+            if mf.get("reason") not in MISSING_REASONS:
+                raise SpecError(path, where, f"reason must be one of {list(MISSING_REASONS)}, got {mf.get('reason')!r}")
+            missing.append(MissingFigure(num, text(mf.get("caption"), f"{where} caption", path), mf["reason"],
+                                         text(mf.get("note"), f"{where} note", path, required=False)))
+        chapters.append(Chapter(cid, number, text(ch.get("title"), f"chapter {cid!r} title", path), items, missing))
     return Report(
         id=rid, spec_file=path, fiscal_year=fy,
         title=text(rep.get("title"), "[report] title", path),

@@ -131,6 +131,20 @@ CHAPTER = {
                  "`[[chapter.table]]`: tables in reading order"),
     "figure": key(("list of tables", {"type": "array", "items": {"$ref": "#/$defs/figure"}}),
                   "`[[chapter.figure]]`: figures in reading order (numbered apart from tables)"),
+    "missing_figure": key(("list of figures not drawn", {"type": "array", "items": {"$ref": "#/$defs/missing_figure"}}),
+                          "`[[chapter.missing_figure]]`: a figure of the original that is not drawn, listed on the "
+                          "chapter's page (site and PDF) with its reason: `number` (as printed, `\"3.4\"`), "
+                          "`caption` (as printed), `reason` (`lost`: the image is lost and the text gives no numbers; "
+                          "`diagram`: a drawing, not data; `no_data`: needs data the source does not give; "
+                          "`not_numeric`: the source states only approximate or qualitative values), `note` (text)"),
+}
+
+MISSING_FIGURE = {
+    "number": key(STRING, "the figure's number as printed (`\"3.4\"`)", required=True),
+    "caption": key(TEXT, "the caption as printed", required=True),
+    "reason": key(("string", {"enum": ["lost", "diagram", "no_data", "not_numeric"]}),
+                  "why it is not drawn: `lost`, `diagram`, `no_data`, `not_numeric`", required=True),
+    "note": key(TEXT, "what exactly is missing, for the reader"),
 }
 
 ITEM = {  # tables and figures
@@ -201,10 +215,16 @@ TABLE = {  # tables only
 FIGURE = {  # figures only
     "x": key(FACTOR, "factor on the x axis"),
     "series": key(FACTOR, "factor giving one trace per value"),
-    "chart": key(STRING, "figure kind: `line` (default), `bar`, … (see docs/charts.md)"),
+    "chart": key(STRING, "figure kind: `line` (default), `bar`, `ratio` (to a baseline condition drawn at 1), "
+                         "`two_metrics` (left and right axis), `stacked_shares`, `theory` (a theoretical line beside "
+                         "measured points), `tps_over_time`, `latency_percentiles`, `cpu_stacked`, `cpu_per_cpu`, "
+                         "`disk_over_time`, `softirq_types`, `syscalls_top`, `syscalls_calls_errors`, "
+                         "`fio_bandwidth`, `fsync_methods` (see docs/charts.md)"),
     "options": key(("table", {"type": "object"}),
                    "kind-specific options: `x_log`, `y_log` (log axes), `x_title`, `y_title` "
-                   "(bilingual axis titles), … (see docs/charts.md)"),
+                   "(bilingual axis titles), `height`; `baseline = { factor, value }` (ratio), `metric_where` "
+                   "(a metric's own selection), `rest` (stacked_shares), `theory = { divisor }` (theory), … "
+                   "(see docs/charts.md)"),
 }
 
 BASELINE = {
@@ -270,7 +290,7 @@ TOP = {
 SECTIONS: dict[str, dict[str, dict]] = {
     "top": TOP, "report": REPORT, "revision": REVISION, "author": AUTHOR, "factor": FACTOR_DEF,
     "metric": METRIC_DEF, "chapter": CHAPTER, "item": ITEM, "table": TABLE, "figure": FIGURE, "baseline": BASELINE,
-    "compare": COMPARE,
+    "compare": COMPARE, "missing_figure": MISSING_FIGURE,
 }
 
 
@@ -281,7 +301,7 @@ def _model_keys() -> dict[str, set[str]]:
 
     return {"report": set(model.REPORT_KEYS), "top": set(model.TOP_KEYS), "chapter": set(model.CHAPTER_KEYS),
             "factor": set(model.FACTOR_KEYS), "metric": set(model.METRIC_KEYS), "item": set(model.ITEM_KEYS),
-            "baseline": set(model.BASELINE_KEYS),
+            "baseline": set(model.BASELINE_KEYS), "missing_figure": set(model.MISSING_FIGURE_KEYS),
             "compare": set(model.COMPARE_KEYS)}
 
 
@@ -353,6 +373,7 @@ def schema() -> dict[str, Any]:
             "factor": _object("factor", "[factors.<name>]"),
             "metric": _object("metric", "[metrics.<name>]"),
             "chapter": _object("chapter", "[[chapter]]"),
+            "missing_figure": _object("missing_figure", "[[chapter.missing_figure]]"),
             "table": _object(["item", "table"], "[[chapter.table]]", anyOf=one_metric),
             "figure": _object(["item", "figure"], "[[chapter.figure]]", anyOf=one_metric),
             "compare": _object("compare", "[[compare]]"),

@@ -5,7 +5,7 @@ Importing this package registers them in ``KINDS`` (``_select.KINDS``, which ``a
 ``render/charts/`` (same module names), which never reads the store.
 """
 
-from kansoku.analysis.charts import disk, profiles, queries, syscalls, system, timeseries  # noqa: F401  (registration by import)
+from kansoku.analysis.charts import activity, derived, disk, profiles, queries, syscalls, system, timeseries  # noqa: F401  (registration by import)
 from kansoku.analysis.charts._select import RUNS_OF
 
 __all__ = ["RUNS_OF"]

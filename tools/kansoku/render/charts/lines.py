@@ -40,12 +40,18 @@ def line_chart(chart: ChartData, lang: str) -> dict:
         else:
             fig.add_trace(go.Scatter(mode="lines+markers", **common))
     fig.update_layout(**base_layout(opts, w["x_title"], w["y_title"]))
+    if w.get("series_title"):  # the legend names the factor its entries are values of (バージョン: 9.6, 10)
+        fig.update_layout(legend_title_text=w["series_title"])
     if d["bar"]:
         fig.update_layout(barmode="group")
     if categorical:
         order = [str(x) for x in d["x_ticks"]]
         fig.update_xaxes(type="category", categoryorder="array", categoryarray=order)
-    elif numeric:  # a tick at each measured value; on a log axis close ones leave their label out
+    elif not numeric:  # labels (versions 9.5, 9.6, 10; configurations): a category axis in the computed order,
+        # never a number scale (plotly would read "9.5" and "10" as numbers and leave empty slots between)
+        order = w.get("x_order") or [x for labels in w["x"] for x in labels]
+        fig.update_xaxes(type="category", categoryorder="array", categoryarray=list(dict.fromkeys(order)))
+    else:  # a tick at each measured value; on a log axis close ones leave their label out
         fig.update_xaxes(tickmode="array", tickvals=d["x_ticks"],
                          ticktext=tick_labels(d["x_ticks"], log=bool(opts.get("x_log"))))
     return compact(fig)
