@@ -151,9 +151,9 @@ def test_fy2017_replication_pct_of_no_replication(store, table_id, keep, label_o
     def label(r):
         v = label_of(r)
         if v in report.row_labels:
-            return report.row_labels[v].en
+            return report.row_labels[v].get("en")
         lab = spec.factor_labels.get(report.rows, {}).get(v)
-        return lab.en if lab else v
+        return lab.get("en") if lab else v
     raw = {label(r): (r["tps"], none) for r in rows}
     printed = {label(r): r["published_pct_of_no_replication"] for r in rows}
     assert_column(compare_cells(t), raw, printed, 100, flagged=set())

@@ -368,7 +368,7 @@ def test_fio_bandwidth_per_pattern_and_ratio_to_the_baseline_device(env):
 
 def test_fio_bars_of_several_runs_have_error_bars():
     from kansoku.render.charts.disk import fio_bandwidth
-    from kansoku.report.model import ChartData
+    from kansoku.model import ChartData
 
     words = {"names": ["hdd"], "x": [["Sequential read"]], "hover": [["x"]], "x_title": "a", "y_title": "b"}
     chart = ChartData("fio_bandwidth", {}, {"bars": [{"device": "hdd", "y": [10.0], "text": ["10"], "lo": [8.0],
@@ -512,7 +512,7 @@ options = { by = "cpu" }
     store = open_store(db, read_only=True)
     try:
         report = load_report(spec)
-        built = {it.id: figures.build_figure(store, report, it) for ch in report.chapters for it in ch.items}
+        built = {it.id: drawn_figure(store, report, it) for ch in report.chapters for it in ch.items}
     finally:
         store.close()
     f = built["irq"].figure["en"]

@@ -166,6 +166,7 @@ where = { study = "checkpoints" }
 def test_marks_on_the_tps_chart_in_both_languages(pg15_without_log, tmp_path):
     from kansoku.render.charts.events import EVENT_META
     from kansoku.app import compute_one
+    from kansoku.render import charts
 
     db, run_dir = pg15_without_log
     spec = tmp_path / "ckpt.toml"
@@ -174,7 +175,7 @@ def test_marks_on_the_tps_chart_in_both_languages(pg15_without_log, tmp_path):
     want = expected_intervals(run_dir, "checkpoints_timed", "checkpoints_req")
     for lang, name, between in (("en", "Checkpoint (counted between two statistics snapshots)", "somewhere between"),
                                 ("ja", "チェックポイント (統計の 2 つのスナップショットの間に計数)", "の間のどこか")):
-        f = fig.figure[lang]
+        f = charts.draw(fig.chart_data, lang)
         marks = [t for t in f["data"] if t.get("meta") == EVENT_META and t.get("name") == name]
         assert len(marks) == 1
         m = marks[0]

@@ -131,7 +131,7 @@ def test_a_representative_column_says_so_in_header_csv_and_methods(reports, tmp_
     the column is one run's value: never under a label a median would carry."""
     from kansoku.analysis.tables import compute_table
     from kansoku.report.methods import method_notes
-    from kansoku.report.model import Chapter
+    from kansoku.model import Chapter
     from kansoku.spec.model import load_report
     from kansoku.store.db import open_store
 

@@ -30,6 +30,15 @@ def table_kind(name: str, claims: Callable[[Any], bool], priority: int = 0, chec
     return deco
 
 
+# the modules whose functions register kinds, loaded on first use like the parsers' registry (a kind's module
+# builds on analysis.tables, which asks here: loading them by name keeps the imports one way)
+KIND_MODULES = ("kansoku.analysis.tables", "kansoku.analysis.data_tables")
+
+
 def kind_of(item: Any) -> TableKind:
     """The kind that builds this table item."""
+    import importlib
+
+    for name in KIND_MODULES:
+        importlib.import_module(name)
     return next(k for k in TABLE_KINDS if k.claims(item))

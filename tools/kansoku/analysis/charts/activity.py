@@ -14,7 +14,7 @@ from typing import Any
 from kansoku import words
 from kansoku.analysis.charts import _select as c
 from kansoku.analysis.tables import factor_name, factor_value_label
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
 

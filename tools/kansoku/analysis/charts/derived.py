@@ -17,7 +17,7 @@ from kansoku import words
 from kansoku.analysis.charts import _select as c
 from kansoku.analysis.tables import (Group, aggregate, factor_name, factor_sort_key, factor_value_label,
                                      format_value, metric_label)
-from kansoku.report.model import ChartData
+from kansoku.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
 
