@@ -81,8 +81,15 @@ def _progress(total_label: str):
 
 @interruptible
 def ingest_main(argv: list[str] | None = None) -> int:
-    from kansoku.ingest.pipeline import Interrupted, ingest
-    from kansoku.store.db import DEFAULT_DB
+    from kansoku.interrupts import sigint_held
+
+    # DuckDB's extension module must not be cut while it loads (a Ctrl-C there ends in nanobind's own
+    # "Critical nanobind error" traceback): the Ctrl-C waits for the import, then ends the command as usual
+    with sigint_held() as held:
+        from kansoku.ingest.pipeline import Interrupted, ingest
+        from kansoku.store.db import DEFAULT_DB
+    if held:
+        raise KeyboardInterrupt
 
     ap = argparse.ArgumentParser(
         prog="tools/ingest",
