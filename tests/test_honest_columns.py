@@ -23,7 +23,7 @@ AGGREGATE = {"median": statistics.median, "mean": statistics.fmean, "min": min, 
 
 @pytest.fixture(scope="module")
 def reports(example_site):
-    from kansoku.report.build import compute_one
+    from kansoku.app import compute_one
     from kansoku.spec.model import load_report
 
     db, public = example_site
