@@ -7,7 +7,6 @@ import hashlib
 import multiprocessing
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest

@@ -14,9 +14,19 @@ import sys
 from pathlib import Path
 
 from kansoku.cli_compare import compare_main
-from kansoku.cli_options import (EPILOG, EXIT_INTERRUPTED, add_version, common_options, interruptible,
-                                 prepare_command, print_error, progress_lines, site_of, spec_options,
-                                 store_options)
+from kansoku.cli_options import (
+    EPILOG,
+    EXIT_INTERRUPTED,
+    add_version,
+    common_options,
+    interruptible,
+    prepare_command,
+    print_error,
+    progress_lines,
+    site_of,
+    spec_options,
+    store_options,
+)
 from kansoku.errors import KansokuError
 
 __all__ = ["main", "ingest_main", "build_main", "pdf_main", "compare_main", "collect_main", "example_main"]

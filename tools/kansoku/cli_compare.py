@@ -8,14 +8,21 @@ a role (or a role a run lacks), 4 database busy, 6 a metric regressed beyond noi
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import csv
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
-from kansoku.cli_options import (EPILOG, common_options, interruptible, prepare_command, print_error, site_of,
-                                 store_options)
+from kansoku.cli_options import (
+    EPILOG,
+    common_options,
+    interruptible,
+    prepare_command,
+    print_error,
+    site_of,
+    store_options,
+)
 from kansoku.errors import KansokuError
 
 EXIT_REGRESSION = 6

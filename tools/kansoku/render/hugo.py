@@ -36,20 +36,17 @@ import io
 import json
 import math
 import shutil
-import subprocess
-import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from kansoku import external, resources, words
 from kansoku.errors import KansokuError, MissingToolError
-from kansoku.model import Comparison, ComputedReport, Figure, Table, Trends
 from kansoku.front_matter import parse_front_matter
+from kansoku.model import Comparison, ComputedReport, Figure, Table, Trends
 from kansoku.render import charts
-from kansoku.render.run_pages import run_page_files
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts.events import EVENT_META
+from kansoku.render.run_pages import run_page_files
 
 GENERATED = Path("data/generated")
 CONTENT = Path("content")
