@@ -17,8 +17,6 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.slow
-
 EXAMPLE = ROOT / "data/runs/example/campaign=example-2026-11/study=scaleup/workload=read"
 
 SPEC = '''
@@ -77,6 +75,7 @@ def installed(tmp_path_factory):
     return tmp, wheel, venv, env
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_the_sql_templates_words_and_site_skeleton(installed):
     _, wheel, _, _ = installed
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -88,6 +87,7 @@ def test_the_wheel_carries_the_sql_templates_words_and_site_skeleton(installed):
         assert script in entry_points, script
 
 
+@pytest.mark.slow
 def test_installed_kansoku_ingests_and_builds_a_site_outside_the_checkout(installed):
     tmp, _, venv, env = installed
     # the package imported is the installed one, its skeleton the package's own copy
@@ -130,3 +130,51 @@ def test_installed_kansoku_ingests_and_builds_a_site_outside_the_checkout(instal
     assert "(kansoku) " in run([venv / "bin" / "kansoku-compare", "--version"], site, env).stdout
     cmp = run([kansoku, "compare", "config=checksums-off", "config=checksums-on"], site, env)
     assert "tps" in cmp.stdout
+
+
+# -- quick checks of the pieces, from the checkout -----------------------------------------------------------
+
+def test_the_site_is_found_upward_and_its_absence_is_said(tmp_path, monkeypatch):
+    from kansoku import resources
+    from kansoku.errors import RunError
+
+    site = tmp_path / "site"
+    (site / "data" / "reports").mkdir(parents=True)
+    (site / "runs" / "deep").mkdir(parents=True)
+    assert resources.find_site(site / "runs" / "deep") == site
+    with pytest.raises(RunError, match="no kansoku site in .* --site DIR"):
+        resources.find_site(tmp_path)
+    assert resources.Site(site).config == resources.BASE_CONFIG  # no config.toml of its own: kansoku's
+    assert resources.Site(site).db == site / "data" / "kansoku.duckdb"
+
+
+def test_a_sites_config_is_laid_over_the_skeletons(tmp_path):
+    from kansoku import resources
+
+    base = resources.load_config(resources.BASE_CONFIG)
+    own = tmp_path / "config.toml"
+    own.write_text('baseURL = "https://example.org/bench/"\n[params]\nextra = 1\n'
+                   '[[module.mounts]]\nsource = "elsewhere"\ntarget = "layouts"\n', encoding="utf-8")
+    cfg = resources.load_config(own)
+    assert cfg["baseURL"] == "https://example.org/bench/"
+    assert cfg["params"]["extra"] == 1 and cfg["params"]["trends"] == base["params"]["trends"]
+    assert cfg["module"] == base["module"]  # the mounts stay kansoku's
+    assert cfg["markup"] == base["markup"]
+
+
+def test_one_command_with_subcommands_and_version_everywhere(capsys):
+    from kansoku.cli import COMMANDS, main
+
+    assert set(COMMANDS) == {"ingest", "build", "pdf", "compare", "collect", "example"}
+    assert main([]) == 2
+    assert "a COMMAND is required" in capsys.readouterr().err
+    for name in COMMANDS:
+        with pytest.raises(SystemExit) as exc:
+            main([name, "--version"])
+        assert exc.value.code == 0
+        assert capsys.readouterr().out.startswith(f"kansoku {name} (kansoku) "), name
+    for name in ("ingest", "build", "pdf", "compare", "example"):  # shared options, declared once
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        text = capsys.readouterr().out
+        assert "--site DIR" in text and "-q, --quiet" in text, name
