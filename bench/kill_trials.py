@@ -108,7 +108,7 @@ def kill_at(cmd: list[str], delay: float) -> bool:
 INTERRUPT_BOUND_S = 60
 
 
-def stop_at(cmd: list[str], delay: float, sig: int, stderr_path: Path | None = None) -> tuple[bool, int | None, str]:
+def stop_at(cmd: list[str], delay: float, sig: int) -> tuple[bool, int | None, str]:
     """Run cmd, send sig after delay seconds (SIGKILL to the process, SIGINT to its process group as a terminal
     does); (was still running, exit code or None when it did not end in time, its stderr)."""
     with tempfile.TemporaryFile("w+") as err:

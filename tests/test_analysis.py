@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from drawing import drawn_figure
-from kansoku.analysis import figures, tables as analysis
+from kansoku.analysis import tables as analysis
 from kansoku.analysis.tables import fmt_compare, fmt_printed
 from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_report

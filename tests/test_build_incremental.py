@@ -185,7 +185,6 @@ def _serve(public: Path):
 def test_long_run_lists_load_on_demand_and_the_sources_page_comes_in_parts(env, monkeypatch):
     """Thresholds lowered so that the fixture's runs exceed them: a page holds at most the limit."""
     import json
-    import re
 
     from kansoku.render import hugo
 

@@ -7,7 +7,6 @@ import hashlib
 import multiprocessing
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -176,7 +175,7 @@ def test_a_second_build_into_the_same_output_stops_or_waits(env, tmp_path):
 def test_build_help_offers_wait_and_version(tool):
     proc = tool("build", "--help", check=True)
     assert "--wait SECONDS" in proc.stdout and "--version" in proc.stdout
-    for name in ("ingest", "build", "pdf", "example", "collect"):
+    for name in ("ingest", "build", "pdf", "example", "collect", "compare"):
         proc = tool(name, "--version", check=True)
         assert proc.stdout.startswith(f"tools/{name} (kansoku) ")
 

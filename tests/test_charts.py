@@ -17,7 +17,8 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from drawing import drawn_figure
-from kansoku.analysis import figures, tables as analysis
+from kansoku.analysis import figures
+from kansoku.analysis import tables as analysis
 from kansoku.errors import SpecError
 from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_report
@@ -367,8 +368,8 @@ def test_fio_bandwidth_per_pattern_and_ratio_to_the_baseline_device(env):
 
 
 def test_fio_bars_of_several_runs_have_error_bars():
-    from kansoku.render.charts.disk import fio_bandwidth
     from kansoku.model import ChartData
+    from kansoku.render.charts.disk import fio_bandwidth
 
     words = {"names": ["hdd"], "x": [["Sequential read"]], "hover": [["x"]], "x_title": "a", "y_title": "b"}
     chart = ChartData("fio_bandwidth", {}, {"bars": [{"device": "hdd", "y": [10.0], "text": ["10"], "lo": [8.0],

@@ -164,9 +164,9 @@ where = { study = "checkpoints" }
 
 
 def test_marks_on_the_tps_chart_in_both_languages(pg15_without_log, tmp_path):
-    from kansoku.render.charts.events import EVENT_META
     from kansoku.app import compute_one
     from kansoku.render import charts
+    from kansoku.render.charts.events import EVENT_META
 
     db, run_dir = pg15_without_log
     spec = tmp_path / "ckpt.toml"

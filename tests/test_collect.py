@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kansoku.collect import plan as collect_plan, run as collect
+from kansoku.collect import plan as collect_plan
+from kansoku.collect import run as collect
 from kansoku.ingest.runs import METADATA_KEYS, make_run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -383,14 +383,15 @@ def test_a_plan_with_an_unreachable_host_stops_before_its_first_setup(sshd, tmp_
 
 # ---------------------------------------------------------------- a PostgreSQL server on the "remote" host
 
-from test_collect_integration import _skip_reason as _pg_skip_reason, server  # noqa: E402,F401  (fixture)
+from test_collect_integration import _skip_reason as _pg_skip_reason  # noqa: E402
+from test_collect_integration import server  # noqa: E402,F401  (the fixture)
 
 needs_pg = pytest.mark.skipif(_pg_skip_reason() is not None, reason=_pg_skip_reason() or "")
 
 
 @needs_ssh
 @needs_pg
-def test_pgbench_here_against_a_server_monitored_over_ssh(sshd, server, tmp_path):
+def test_pgbench_here_against_a_server_monitored_over_ssh(sshd, server, tmp_path):  # noqa: F811
     """This host runs pgbench (client); the server's settings and pg_stat snapshots are read by psql ON the
     server host, over ssh, and land in host=dbserver/ beside its monitors' files."""
     port = server["port"]

@@ -10,8 +10,8 @@ import subprocess
 import duckdb
 import pytest
 
-from test_collect_integration import _as_pg, _pg_bindir, _skip_reason, server  # noqa: F401 (the fixture)
 from kansoku.collect.profile import ProfileError, probe
+from test_collect_integration import _as_pg, _pg_bindir, _skip_reason, server  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.skipif(_skip_reason() is not None or shutil.which("perf") is None,
                                 reason=_skip_reason() or "perf not installed (apt-get install linux-perf)")
@@ -25,7 +25,7 @@ def _perf_can_record() -> bool:
         return False
 
 
-def _conninfo(server) -> str:
+def _conninfo(server) -> str:  # noqa: F811 (the fixture's value)
     return f"host=127.0.0.1 port={server['port']} user=postgres dbname=bench"
 
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 import re
 import tomllib
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
-
 from kansoku.ingest.runs import machine_fingerprint
 
 EXAMPLE = ROOT / "data" / "runs" / "example"

@@ -4,9 +4,7 @@ is stopped and the command says which, how long it was given and how to allow mo
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pytest
 

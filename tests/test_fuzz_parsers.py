@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from kansoku import parsers
-from kansoku.parsers import bounds
 from kansoku.ingest.detect import detect
 from kansoku.ingest.pipeline import ingest
+from kansoku.parsers import bounds
 
 EXAMPLES = 8
 SECONDS_PER_EXAMPLE = 30

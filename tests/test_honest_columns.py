@@ -130,8 +130,8 @@ def test_a_representative_column_says_so_in_header_csv_and_methods(reports, tmp_
     """companions = "representative" is allowed, and then its header, its CSV column and the methods page say
     the column is one run's value: never under a label a median would carry."""
     from kansoku.analysis.tables import compute_table
-    from kansoku.report.methods import method_notes
     from kansoku.model import Chapter
+    from kansoku.report.methods import method_notes
     from kansoku.spec.model import load_report
     from kansoku.store.db import open_store
 

@@ -4,7 +4,6 @@ in the example's prose only where a verdict exists (fewer than 3 runs a side: "t
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from conftest import ro_con, run_tool
 

@@ -8,8 +8,8 @@ import duckdb
 import pytest
 
 from conftest import FIXTURES
-from sys_helpers import parse
 from kansoku.errors import ParseError
+from sys_helpers import parse
 
 REAL = FIXTURES / "iostat" / "iostat_x.txt"  # corpus/real, iostat -x -t -k 1
 

@@ -9,7 +9,6 @@ import duckdb
 import pytest
 
 from conftest import ROOT
-
 from kansoku.analysis.tables import compute_table
 from kansoku.errors import SpecError
 from kansoku.ingest.pipeline import ingest

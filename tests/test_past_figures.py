@@ -12,7 +12,6 @@ import json
 import re
 import statistics
 import tomllib
-from pathlib import Path
 
 import pytest
 

@@ -381,8 +381,8 @@ def test_missing_japanese_font_says_what_to_install(example_site, tmp_path):
 @pytest.fixture
 def doc_factory(built, tmp_path):
     """A Document over a copy of the example's content (to break it), computed from the example's store."""
-    from kansoku.render.typst import Document
     from kansoku.app import compute_one
+    from kansoku.render.typst import Document
 
     db = built[2]
     content = tmp_path / "content"

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 from conftest import FIXTURES, one_file_run, ro_con
-
 from kansoku.ingest.pipeline import ingest
 
 REAL = FIXTURES / "pg_stat_replication"

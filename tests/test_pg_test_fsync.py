@@ -12,9 +12,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-
-from conftest import FIXTURES, one_file_run as _one_file, ro_con as _con
-
+from conftest import FIXTURES
+from conftest import one_file_run as _one_file
+from conftest import ro_con as _con
 from kansoku.ingest.detect import detect
 from kansoku.ingest.pipeline import ingest
 

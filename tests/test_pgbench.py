@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from kansoku.errors import ParseError
+from kansoku.parsers.base import FileHead
 from kansoku.parsers.pgbench import init as pgbench_init
 from kansoku.parsers.pgbench import stdout as pgbench
-from kansoku.parsers.base import FileHead
 
 RUN = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off"
 

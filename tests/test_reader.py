@@ -353,8 +353,8 @@ def test_legend_is_never_under_the_toolbar_nor_cut(page, width, height):
 
 def test_many_series_make_a_taller_figure_with_a_smaller_legend():
     """A legend that scales: twenty series do not squeeze the plot (the figure grows by the legend's rows)."""
-    from kansoku.render.charts import draw
     from kansoku.model import ChartData
+    from kansoku.render.charts import draw
 
     def chart(n: int) -> dict:
         traces = [{"x": [1, 2, 4], "y": [1.0, 2.0, 3.0], "n": [1] * 3, "runs": [[]] * 3, "transcribed": [False] * 3,

@@ -17,9 +17,25 @@ HOSTILE = '=cmd|x #strong[bold] *star* <b>&amp; $x$ `code`'
 
 
 def handmade_report(content_root: Path):
-    from kansoku.model import (Cell, CellNote, Chapter, ChartData, Column, ComputedReport, Environment, Figure,
-                               HeaderCell, Page, Provenance, ProvenanceGroup, ProvenanceRun, RowGroup, RunInfo,
-                               SourceFile, Table)
+    from kansoku.model import (
+        Cell,
+        CellNote,
+        Chapter,
+        ChartData,
+        Column,
+        ComputedReport,
+        Environment,
+        Figure,
+        HeaderCell,
+        Page,
+        Provenance,
+        ProvenanceGroup,
+        ProvenanceRun,
+        RowGroup,
+        RunInfo,
+        SourceFile,
+        Table,
+    )
 
     def w(s: str) -> dict[str, str]:
         return {"ja": s, "en": s}
@@ -236,9 +252,9 @@ baseline = { factor = "config", value = "off", compare = "ratio", format = "perc
 def test_transcribed_zero_baseline_is_no_ratio_and_json_stays_finite(tmp_path):
     """A printed 0 as the baseline: a cell saying "no ratio (baseline 0)", never an infinite interval (Hugo
     cannot read Infinity); a printed 0 as the value: checked against the printed ratio, no infinity."""
+    from kansoku.app import compute_one
     from kansoku.ingest.pipeline import ingest
     from kansoku.render.hugo import write_generated
-    from kansoku.app import compute_one
 
     pub = tmp_path / "published"
     pub.mkdir()
@@ -313,8 +329,8 @@ def test_chart_export_makes_no_network_request(tmp_path):
 
 def test_not_printed_and_not_measured_cells_differ(tmp_path):
     """A transcribed table's blank cell says "not printed"; a comparison that cannot be made says "—"."""
-    from kansoku.ingest.pipeline import ingest
     from kansoku.app import compute_one
+    from kansoku.ingest.pipeline import ingest
 
     pub = tmp_path / "published"
     pub.mkdir()

@@ -369,8 +369,8 @@ def test_i18n_files_have_the_same_keys():
 
 
 def test_structure_orders_pages_and_reports_missing_prose(tmp_path):
-    from kansoku.spec.model import load_report
     from kansoku.report.structure import generated_body, report_pages
+    from kansoku.spec.model import load_report
 
     spec = tmp_path / "evil.toml"
     spec.write_text(EVIL_SPEC, encoding="utf-8")

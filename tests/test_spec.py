@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from drawing import drawn_figure
-from kansoku.analysis import figures, tables as analysis
+from kansoku.analysis import tables as analysis
 from kansoku.errors import SpecError
 from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_all, load_report

@@ -15,15 +15,14 @@ import pytest
 import tomlkit
 
 from conftest import ROOT
-
+from kansoku.analysis.spec_check import store_problems
+from kansoku.app import preflight
 from kansoku.errors import KansokuError, SpecError
-from kansoku.ingest.pipeline import ingest
 from kansoku.front_matter import parse_front_matter
+from kansoku.ingest.pipeline import ingest
 from kansoku.report.structure import report_pages
 from kansoku.spec import schema as spec_schema
 from kansoku.spec.model import load_report
-from kansoku.analysis.spec_check import store_problems
-from kansoku.app import preflight
 from kansoku.spec.validate import SpecProblems
 from kansoku.store.db import open_store
 

@@ -260,7 +260,6 @@ where = { study = "checkpoints" }
 
 
 def test_events_on_the_tps_chart(pg_db, tmp_path):
-    from kansoku.analysis import figures
     from kansoku.spec.model import load_report
 
     spec = tmp_path / "events.toml"

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, RecordingSink, one_file_run as _one_file, ro_con as _con
-
+from conftest import FIXTURES, RecordingSink
+from conftest import one_file_run as _one_file
+from conftest import ro_con as _con
 from kansoku.ingest.detect import detect
 from kansoku.ingest.pipeline import ingest
 

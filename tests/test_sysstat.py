@@ -12,8 +12,8 @@ import duckdb
 import pytest
 
 from conftest import FIXTURES
-from sys_helpers import parse
 from kansoku.errors import ParseError
+from sys_helpers import parse
 
 RUN1 = FIXTURES / "sar" / "run1"  # copied from corpus/real/.../read/.../clients=2/rep=1
 REAL_RUN = "study=scaleup/workload=read/config=checksums-off/clients=2/rep=1"

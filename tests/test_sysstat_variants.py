@@ -318,7 +318,7 @@ def test_damaged_fio_log_line_is_named(tmp_path, tmp_db):
     lines[1500] = lines[1500].replace(", 0, 4096", ", 7, 4096")
     (d / "rawlat_clat.1.log").write_text("\n".join(lines) + "\n")
     proc = run_tool("ingest", "--db", tmp_db, d)
-    assert proc.returncode == 2 and f"rawlat_clat.1.log:1501: expected a fio log line" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "rawlat_clat.1.log:1501: expected a fio log line" in proc.stderr, proc.stderr
 
 
 # -- PostgreSQL statistics snapshots (tests/fixtures/pg_stat) --------------------------------------------

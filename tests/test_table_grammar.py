@@ -4,13 +4,11 @@ row groups (a second factor on rows), per-run columns beside the aggregate, numb
 from __future__ import annotations
 
 import re
-import shutil
 import statistics
 
 import pytest
 
 from conftest import ROOT
-
 from kansoku.analysis import tables as analysis
 from kansoku.errors import SpecError
 from kansoku.spec.model import load_report

@@ -180,11 +180,10 @@ def test_methods_page_states_method_level_change_interval_and_runs(example_site)
 # -- steady-state notes on cells, listed once -------------------------------------------------------------
 
 def test_steady_notes_mark_the_cells_of_drifting_and_stalling_runs_once_per_table(tmp_db, tmp_path):
-    from test_steady import load_series, noisy
-
     from kansoku.analysis import tables as analysis
     from kansoku.spec.model import load_report
     from kansoku.store.db import open_store
+    from test_steady import load_series, noisy
 
     rng = random.Random(17)
     series, factors = {}, []

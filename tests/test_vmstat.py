@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from sys_helpers import parse
 from kansoku.errors import ParseError
+from sys_helpers import parse
 
 REAL = FIXTURES / "vmstat" / "vmstat.txt"  # corpus/real, vmstat -t -w 1
 

@@ -1,4 +1,4 @@
-"""tools/compare: two selections of runs compared condition by condition (see --help).
+"""kansoku compare (tools/compare): two selections of runs compared condition by condition (see --help).
 
 Exit status: 0 compared (whatever the verdicts), 2 bad selection, 3 a --metric several hosts answer without
 a role (or a role a run lacks), 4 database busy, 6 a metric regressed beyond noise by at least
@@ -8,12 +8,21 @@ a role (or a role a run lacks), 4 database busy, 6 a metric regressed beyond noi
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import csv
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
+from kansoku.cli_options import (
+    EPILOG,
+    common_options,
+    interruptible,
+    prepare_command,
+    print_error,
+    site_of,
+    store_options,
+)
 from kansoku.errors import KansokuError
 
 EXIT_REGRESSION = 6
@@ -84,14 +93,14 @@ def _print_table(result, a_label: str, b_label: str, out) -> None:
         print("environment: no difference recorded between A's and B's runs (machine, versions, settings)", file=out)
 
 
-def compare_main(argv: list[str] | None = None) -> int:
+@interruptible
+def compare_main(argv: list[str] | None = None, prog: str = "kansoku compare") -> int:
     from kansoku.analysis import compare as cmp
     from kansoku.analysis import noise
-    from kansoku.cli import EPILOG, REPO, print_error, prepare_command
-    from kansoku.store.db import DEFAULT_DB, open_store
+    from kansoku.store.db import open_store
 
     ap = argparse.ArgumentParser(
-        prog="tools/compare",
+        prog=prog, parents=[common_options(), store_options("database of A")],
         description="Compare two selections of runs (A, the baseline, and B) condition by condition for every "
                     "metric they share: both medians with their spread, the change B/A with its interval and a "
                     "verdict (better / worse / within noise; \"changed\" for a metric with no better direction, such as "
@@ -103,7 +112,6 @@ def compare_main(argv: list[str] | None = None) -> int:
         epilog=EPILOG + ", 6 regression beyond noise (--fail-above)")
     ap.add_argument("a", help="selection A, the baseline (e.g. version=14)")
     ap.add_argument("b", help="selection B (e.g. version=15)")
-    ap.add_argument("--db", type=Path, default=REPO / DEFAULT_DB, help=f"database of A (default {DEFAULT_DB})")
     ap.add_argument("--db-b", type=Path, default=None, help="database of B, when the two campaigns were ingested apart")
     ap.add_argument("--metric", action="append", default=None, help="compare only this metric (repeatable); a metric measured per host takes its "
                          "host's role: cpu_idle_pct[server]")
@@ -118,14 +126,15 @@ def compare_main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     prepare_command(args)
     try:
+        args.db = args.db or site_of(args).db
         sel_a, sel_b = cmp.parse_selection(args.a), cmp.parse_selection(args.b)
         if not 0 < args.alpha < 1 or args.min_effect < 0:
             raise cmp.SelectionError("--alpha must be between 0 and 1 and --min-effect not negative")
         method = noise.Method(alpha=args.alpha, min_effect=args.min_effect / 100)
         if args.a == args.b and not args.db_b:
             raise cmp.SelectionError("A and B select the same runs")
-        store_a = open_store(args.db, read_only=True)
-        store_b = open_store(args.db_b, read_only=True) if args.db_b else None
+        store_a = open_store(args.db, read_only=True, wait_s=args.wait)
+        store_b = open_store(args.db_b, read_only=True, wait_s=args.wait) if args.db_b else None
         try:
             result = cmp.select_and_compare(store_a, sel_a, sel_b, args.metric, method, store_b)
         finally:
@@ -136,7 +145,9 @@ def compare_main(argv: list[str] | None = None) -> int:
         print_error(str(exc))
         return exc.exit_code
     out = sys.stdout
-    if args.json:
+    if args.quiet:  # the exit status only (with --fail-above: a CI check)
+        pass
+    elif args.json:
         json.dump({"a": args.a, "b": args.b, "method": dataclasses.asdict(method),
                    "comparisons": cmp.records(result), "not_compared": {"a": result.only_baseline,
                                                                      "b": result.only_candidate},

@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-I18N_DIR = Path(__file__).resolve().parents[2] / "i18n"
+from kansoku.resources import I18N_DIR  # the checkout's i18n/, or the installed package's
 
 
 def declared_languages(i18n_dir: Path = I18N_DIR) -> tuple[str, ...]:

@@ -219,7 +219,6 @@ def by_host(values_a: list[RunValue], values_b: list[RunValue], metrics: list[st
     a role), never an average of hosts. ``--metric`` may name a role; a plain name that several hosts of a
     run answer (and no default_role of the campaign picks one) is an error naming the hosts; a role a run
     lacks is an error naming the run and the role."""
-    from kansoku.store.selection import run_hosts
 
     def hosts_of(values):
         per: dict[tuple[str, str], set] = defaultdict(set)

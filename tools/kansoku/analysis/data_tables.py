@@ -16,12 +16,23 @@ from typing import Any
 
 from kansoku import words
 from kansoku.analysis import noise
-from kansoku.analysis.tables import VERDICT_FLAGS, ComputedTable, both, check_factor, citations, factor_name, \
-    factor_sort_key, factor_value_label, fmt_number, where_sql
 from kansoku.analysis.table_kinds import table_kind
+from kansoku.analysis.tables import (
+    VERDICT_FLAGS,
+    ComputedTable,
+    both,
+    check_factor,
+    citations,
+    factor_name,
+    factor_sort_key,
+    factor_value_label,
+    fmt_number,
+    where_sql,
+)
 from kansoku.model import Cell
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
+
 
 def _runs_by_condition(store: Store, report: Report, item: Item, has_data: str) -> list[tuple[str | None, list[str]]]:
     """The selected runs (status ok, ``where``, with data) grouped by the ``columns`` factor, in report order."""

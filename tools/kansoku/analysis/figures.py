@@ -13,8 +13,16 @@ from typing import Any, Callable
 from kansoku import words
 from kansoku.analysis.charts import RUNS_OF
 from kansoku.analysis.charts._select import KINDS, kind
-from kansoku.analysis.tables import (aggregate, item_digits, factor_name, factor_sort_key, factor_value_label,
-                                     format_value, metric_label, run_rows)
+from kansoku.analysis.tables import (
+    aggregate,
+    factor_name,
+    factor_sort_key,
+    factor_value_label,
+    format_value,
+    item_digits,
+    metric_label,
+    run_rows,
+)
 from kansoku.model import ChartData, Figure
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kansoku import words
-from kansoku.words import LANGS
 from kansoku.parsers.pgbench.steady import STEADY_PARAMS
 from kansoku.store import steady as q
 from kansoku.store.db import Store
-
+from kansoku.words import LANGS
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kansoku import words
+from kansoku import resources, words
 from kansoku.errors import KansokuError
 from kansoku.model import ComputedReport, Trends
 from kansoku.render import hugo, publish, typst
@@ -40,8 +39,8 @@ class BuildResult:
 
 
 def load_config(config: Path = CONFIG) -> dict:
-    with open(config, "rb") as fh:
-        return tomllib.load(fh)
+    """The site's configuration: the skeleton's config.toml with the site's own laid over it."""
+    return resources.load_config(config)
 
 
 LOCAL_HOSTS = ("localhost", "127.", "[::1]", "0.0.0.0")
@@ -87,17 +86,19 @@ def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "repor
 
 def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GENERATED,
                content: Path = CONTENT, wait_s: float = 0.0, on_wait=None, pdf: list[str] | None = None,
-               config: Path = CONFIG) -> BuildResult:
+               config: Path = CONFIG, site_root: Path | None = None, progress=None) -> BuildResult:
     """tools/build: compute every report, write the generated directory (render.hugo), run Hugo into a
     fresh directory, link the raw files from the store's copies, and swap it in only when complete.
     ``pdf``: ids of reports (or ``["all"]``) whose PDFs are written into the site (``pdf/<id>.<lang>.pdf``)
-    and linked from every page of the report."""
+    and linked from every page of the report. ``progress``: told each step as it starts (one line of text)."""
+    say = progress or (lambda message: None)
     t0 = time.monotonic()
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
         # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
         cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
         store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
         try:
+            say(f"computing the reports of {spec_dir} from {db}")
             computed, trends = compute_site(store, spec_dir, content, config, cache=cache)
         finally:
             store.close()
@@ -109,6 +110,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
                                f"(reports: {', '.join(rep.id for rep in computed)})")
         for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
             rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
+        say(f"writing the page data into {generated}")
         written = hugo.write_generated(computed, generated, trends)
         res = BuildResult(out=out)
         res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
@@ -118,8 +120,10 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
         new = publish.fresh_output(out)  # Hugo writes a fresh directory, swapped in only when complete
         try:
-            res.pages = hugo.run_hugo(new, generated, content, site_root=config.parent)
+            say("running Hugo")
+            res.pages = hugo.run_hugo(new, generated, content, site_root=site_root or config.parent, config=config)
             for rep in with_pdf:
+                say(f"writing the PDFs of {rep.id} ({', '.join(LANGS)})")
                 res.pdfs += [r.path for r in typst.render_pdfs(rep, LANGS, out_dir=new / "pdf")]
             publish.link_raw(raw, new, verified=generated / hugo.BUILD_CACHE / "verified-raw.json")
             publish.swap_in(new, out)
@@ -134,9 +138,11 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
 def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out_dir: Path | None = None,
                spec_dir: Path = SPECS, content_root: Path = CONTENT / "reports",
                out: dict[str, Path] | None = None, font_dirs: list[str] | None = None,
-               keep_typst: Path | None = None, config: Path = CONFIG, warn=None) -> list[typst.PdfResult]:
+               keep_typst: Path | None = None, config: Path = CONFIG, warn=None,
+               progress=None) -> list[typst.PdfResult]:
     """tools/pdf: the fonts checked first (before anything slow), the report computed, then
-    :func:`render.typst.render_pdfs` (one chart export for every language)."""
+    :func:`render.typst.render_pdfs` (one chart export for every language). ``progress``: told each step."""
+    say = progress or (lambda message: None)
     t0 = time.monotonic()
     for lang in langs:
         if lang not in LANGS:
@@ -144,8 +150,10 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
     fonts = typst.font_set(font_dirs)
     for lang in langs:
         typst.check_fonts(lang, fonts, need_cjk=False)  # CJK decided later, per document
+    say(f"computing report {report_id} from {db}")
     computed = compute_one(db, spec_dir / f"{report_id}.toml", content_root)
-    site_address(computed, load_config(config) if config.is_file() else {}, warn)
+    site_address(computed, load_config(config), warn)
+    say(f"drawing the charts and writing the PDF ({', '.join(langs)})")
     results = typst.render_pdfs(computed, langs, out_dir, out=out, fonts=fonts, keep_typst=keep_typst)
     total = time.monotonic() - t0
     for res in results:  # time of the whole build, shared work included
@@ -154,8 +162,9 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
 
 
 def build_pdf(report_id: str, lang: str, db: Path, out: Path | None, spec_dir: Path = SPECS,
-              content_root: Path = CONTENT / "reports", config: Path = CONFIG, warn=None) -> typst.PdfResult:
+              content_root: Path = CONTENT / "reports", config: Path = CONFIG, warn=None,
+              progress=None) -> typst.PdfResult:
     """One language (tools/pdf REPORT --lang LANG)."""
     outs = {lang: out} if out else None
     return build_pdfs(report_id, [lang], db, spec_dir=spec_dir, content_root=content_root, out=outs,
-                      config=config, warn=warn)[0]
+                      config=config, warn=warn, progress=progress)[0]

@@ -13,8 +13,7 @@ from pathlib import Path
 from kansoku.collect.hosts import RemoteHosts
 from kansoku.collect.plan import run_plan
 from kansoku.collect.profile import ProfileRequest
-from kansoku.collect.run import (EXIT_INTERRUPTED, MONITORS, CollectError, RunRequest, collect_run,
-                                 parse_factors)
+from kansoku.collect.run import EXIT_INTERRUPTED, MONITORS, CollectError, RunRequest, collect_run, parse_factors
 
 
 def log(msg: str, quiet: bool = False) -> None:

@@ -90,9 +90,16 @@ from typing import Any
 
 from kansoku.collect.hosts import Host, RemoteHosts
 from kansoku.collect.profile import ProfileRequest
-from kansoku.collect.run import EXIT_INTERRUPTED, default_signals, CollectError, RunRequest, collect_run, run_path, run_state
+from kansoku.collect.run import (
+    EXIT_INTERRUPTED,
+    CollectError,
+    RunRequest,
+    collect_run,
+    default_signals,
+    run_path,
+    run_state,
+)
 from kansoku.values import canon
-
 
 
 class PlanError(CollectError):

@@ -98,7 +98,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.collect.pg_stat_series import PgStatSeries
-from kansoku.collect.profile import ProfileError, ProfileRequest, Profiler
+from kansoku.collect.profile import ProfileError, Profiler, ProfileRequest
 from kansoku.collect.server_log import ServerLogTail
 from kansoku.ingest.runs import METADATA_KEYS
 

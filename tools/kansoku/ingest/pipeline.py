@@ -19,15 +19,26 @@ from typing import Callable, Iterable
 
 import duckdb
 
-from kansoku.ingest.detect import Detection, detect
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
-from kansoku.ingest.runs import (CAMPAIGN_MARKER, HOST_DIR_PREFIX, HOST_TOML, RUN_TOML, Host, Run, campaign_root,
-                                 host_dir_key, load_host, machine_fingerprint, make_run, walk_files)
 from kansoku.ingest import parallel
+from kansoku.ingest.detect import Detection, detect
 from kansoku.ingest.parallel import FileOutcome, FileTask
-from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
+from kansoku.ingest.runs import (
+    CAMPAIGN_MARKER,
+    HOST_DIR_PREFIX,
+    HOST_TOML,
+    RUN_TOML,
+    Run,
+    campaign_root,
+    host_dir_key,
+    load_host,
+    machine_fingerprint,
+    make_run,
+    walk_files,
+)
 from kansoku.parsers import bounds
 from kansoku.parsers.base import IngestWarning, runs_mixed_in_directory
+from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
 
 
 @dataclass

@@ -17,8 +17,8 @@ every table both ways (a value just inside is stored, one outside is refused).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 from kansoku.errors import ParseError

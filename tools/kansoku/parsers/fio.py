@@ -45,7 +45,7 @@ from typing import Any
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
-from kansoku.parsers.bounds import EARLIEST, LATEST, FASTEST_PER_S, LONGEST_MS, LONGEST_US, MOST, Bound, TableBounds
+from kansoku.parsers.bounds import EARLIEST, FASTEST_PER_S, LATEST, LONGEST_MS, LONGEST_US, MOST, Bound, TableBounds
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS fio_jobs (

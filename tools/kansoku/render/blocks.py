@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from kansoku.errors import KansokuError
 from kansoku.model import VERDICT_KINDS, VERDICT_MARKS
 from kansoku.render.typst_markup import pick, render, soft_breaks, text_pt, ui
 from kansoku.shortcodes import Shortcode
-
-REPO = Path(__file__).resolve().parents[3]
 
 TEXT_WIDTH_PT = 470           # A4 minus 2 x 22 mm
 LANDSCAPE_WIDTH_PT = 717      # A4 landscape minus 2 x 22 mm

@@ -36,20 +36,17 @@ import io
 import json
 import math
 import shutil
-import subprocess
-import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from kansoku import external, words
+from kansoku import external, resources, words
 from kansoku.errors import KansokuError, MissingToolError
-from kansoku.model import Comparison, ComputedReport, Figure, Table, Trends
 from kansoku.front_matter import parse_front_matter
+from kansoku.model import Comparison, ComputedReport, Figure, Table, Trends
 from kansoku.render import charts
-from kansoku.render.run_pages import run_page_files
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts.events import EVENT_META
+from kansoku.render.run_pages import run_page_files
 
 GENERATED = Path("data/generated")
 CONTENT = Path("content")
@@ -433,10 +430,13 @@ def hugo_binary() -> str:
 
 
 def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Path:
-    """config.toml with the mounts pointed at this build's content and generated directories (absolute)."""
-    with open(config, "rb") as fh:
-        cfg = tomllib.load(fh)
-    root = config.resolve().parent
+    """The site's configuration (``resources.load_config``: the skeleton's config.toml with the site's own,
+    ``config``, laid over it), its mounts absolute: the prose from ``content``, the generated pages, data and
+    files from ``gen``, and kansoku's own templates, words and static files from the skeleton (the checkout,
+    or the installed package); a site's own ``static/`` beside the config is mounted too."""
+    cfg = resources.load_config(config)
+    site_root = config.resolve().parent
+    skeleton = resources.SKELETON.resolve()
     mounts = []
     for m in cfg.get("module", {}).get("mounts", []):
         src = m["source"]
@@ -445,10 +445,14 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
         elif m["target"] == "content" and src == "content":
             src = str(content.resolve())
         else:
-            src = str((root / src).resolve())
+            src = str((skeleton / src).resolve())
         mounts.append({**m, "source": src})
+    if (site_root / "static").is_dir() and site_root != skeleton:
+        mounts.append({"source": str(site_root / "static"), "target": "static"})
+    mounts += [{"source": str(resources.LAYOUTS_DIR.resolve()), "target": "layouts"},
+               {"source": str(resources.I18N_DIR.resolve()), "target": "i18n"}]
     cfg.setdefault("module", {})["mounts"] = mounts
-    if not (root / "static" / PLOTLY_BUNDLE).is_file():
+    if not (resources.STATIC_DIR / PLOTLY_BUNDLE).is_file():
         raise MissingToolError(f"static/{PLOTLY_BUNDLE} is missing: npm pack plotly.js-basic-dist-min@"
                                f"{PLOTLY_JS_VERSION} and copy its plotly-basic.min.js there")
     # the languages: one per i18n/<lang>.toml (words.LANGS, in their order; the first is the default), each
@@ -472,8 +476,11 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
     return path
 
 
-def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path(".")) -> int:
-    cfg = hugo_config(gen, content, site_root / CONFIG)
+def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path("."),
+             config: Path | None = None) -> int:
+    """Hugo over the site at ``site_root`` (its config: ``config``, default the site's config.toml, or the
+    skeleton's when it has none)."""
+    cfg = hugo_config(gen, content, config or resources.Site(site_root.resolve()).config)
     cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", str(cfg.resolve()),
            "--destination", str(out.resolve()), "--cleanDestinationDir", "--panicOnWarning", "--printI18nWarnings",
            "--cacheDir", str((gen / "hugo-cache").resolve())]

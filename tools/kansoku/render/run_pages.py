@@ -20,11 +20,6 @@ from kansoku.model import ComputedReport
 LANGS = words.LANGS
 
 
-def run_page_url(rep_id: str, anchor: str) -> str:
-    """Path of a run's page below the language prefix (the layouts build the same from the report's URL)."""
-    return f"reports/{rep_id}/runs/{anchor}/"
-
-
 def run_csv_url(rep_id: str, anchor: str) -> str:
     return f"/csv/{rep_id}/runs/{anchor}.csv"
 

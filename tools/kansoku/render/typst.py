@@ -37,11 +37,11 @@ from typing import Any
 
 from kansoku import external, shortcodes, words
 from kansoku.errors import KansokuError, MissingToolError
+from kansoku.front_matter import parse_front_matter
 from kansoku.model import ComputedReport, Page
 from kansoku.render import charts
 from kansoku.render.blocks import BLOCKS
 from kansoku.render.charts import escape_plotly
-from kansoku.front_matter import parse_front_matter
 from kansoku.render.typst_markup import pick, raw_block, render, typst_str, ui
 
 LANGS = words.LANGS

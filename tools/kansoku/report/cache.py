@@ -27,11 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from kansoku.resources import I18N_DIR, PACKAGE
 from kansoku.store.db import Store
 from kansoku.values import canon
 
-PACKAGE = Path(__file__).resolve().parents[1]
-REPO = PACKAGE.parents[1]
 CODE_SUFFIXES = (".py", ".sql", ".toml", ".j2", ".json")
 
 _code_version: str | None = None
@@ -44,9 +43,9 @@ def code_version() -> str:
         h = hashlib.sha256()
         files = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix in CODE_SUFFIXES
                        and "__pycache__" not in p.parts)
-        files += sorted((REPO / "i18n").glob("*.toml"))
-        for p in files:
-            h.update(str(p.relative_to(REPO)).encode())
+        files += sorted(I18N_DIR.glob("*.toml"))
+        for p in files:  # named relative to their folder, so a checkout and an installed package agree
+            h.update(str(p.relative_to(p.parents[1] if p.parent == I18N_DIR else PACKAGE)).encode())
             h.update(b"\0")
             h.update(p.read_bytes())
             h.update(b"\0")

@@ -13,7 +13,6 @@ from kansoku.report.provenance import human_size
 from kansoku.spec.model import LANGS
 from kansoku.store.db import Store
 
-
 # What the appendix reads: runs.run_toml (run.toml as JSON, written by tools/collect or by hand) of the
 # report's measured runs. [machine]: hardware and OS; [versions]: one line per tool; [server]: PostgreSQL
 # settings as captured with the run. Shown settings: those [server].non_default names (pg_settings

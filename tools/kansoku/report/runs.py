@@ -24,8 +24,7 @@ from typing import Any
 from kansoku import parsers, words
 from kansoku.analysis import steady
 from kansoku.analysis import tables as analysis
-from kansoku.model import (SERIES_COLUMNS, Chapter, ProvenanceRun, RunInfo, RunMetric, RunPage, RunSeries,
-                           RunUse)
+from kansoku.model import SERIES_COLUMNS, Chapter, ProvenanceRun, RunInfo, RunMetric, RunPage, RunSeries, RunUse
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
 from kansoku.spec.model import LANGS, Report
 from kansoku.store.db import Store

@@ -31,13 +31,11 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-
 from kansoku import shortcodes, words
 from kansoku.errors import SpecError
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import Page
 from kansoku.spec.model import LANGS, Report
-
 
 # titles of the pages a report has without prose of its own (words: i18n page_title_<kind>)
 DEFAULT_TITLES = {kind: words.both(f"page_title_{kind}")

@@ -28,9 +28,9 @@ from typing import Any
 from kansoku import words
 from kansoku.analysis import tables as analysis
 from kansoku.errors import KansokuError
-from kansoku.report.provenance import item_provenance
-from kansoku.report.methods import citation_text
 from kansoku.model import ChartData, ComputedReport, Figure, Trends
+from kansoku.report.methods import citation_text
+from kansoku.report.provenance import item_provenance
 from kansoku.spec.model import LANGS, Item, Report, Text, text
 from kansoku.store.db import Store
 

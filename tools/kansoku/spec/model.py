@@ -14,19 +14,27 @@ docs/spec.md describes every key.
 from __future__ import annotations
 
 import re
-
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kansoku.errors import SpecError
-from kansoku.words import LANGS
-from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
-from kansoku.spec.keys import (BASELINE_KEYS, CHAPTER_KEYS, COMPARE_KEYS, FACTOR_KEYS, ITEM_KEYS, METRIC_KEYS,
-                               MISSING_FIGURE_KEYS, MISSING_REASONS,
-                               REPORT_KEYS, TOP_KEYS)
+from kansoku.spec.keys import (
+    BASELINE_KEYS,
+    CHAPTER_KEYS,
+    COMPARE_KEYS,
+    FACTOR_KEYS,
+    ITEM_KEYS,
+    METRIC_KEYS,
+    MISSING_FIGURE_KEYS,
+    MISSING_REASONS,
+    REPORT_KEYS,
+    TOP_KEYS,
+)
 from kansoku.spec.validate import SpecProblems, check_file
+from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
+from kansoku.words import LANGS
 
 AGGREGATES = ("median", "mean", "min", "max", "single")
 COMPARES = ("ratio", "speedup", "change", "auto")  # auto: ratio if higher is better, else speed-up

@@ -7,9 +7,7 @@ import json
 import math
 import os
 import re
-import signal
 import tempfile
-import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field

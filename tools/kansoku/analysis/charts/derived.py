@@ -15,8 +15,15 @@ from typing import Any
 
 from kansoku import words
 from kansoku.analysis.charts import _select as c
-from kansoku.analysis.tables import (Group, aggregate, factor_name, factor_sort_key, factor_value_label,
-                                     format_value, metric_label)
+from kansoku.analysis.tables import (
+    Group,
+    aggregate,
+    factor_name,
+    factor_sort_key,
+    factor_value_label,
+    format_value,
+    metric_label,
+)
 from kansoku.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store

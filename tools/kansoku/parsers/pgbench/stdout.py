@@ -17,7 +17,7 @@ from typing import Any, Callable
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
-from kansoku.parsers.bounds import EARLIEST, LATEST, FASTEST_PER_S, LONGEST_MS, LONGEST_S, Bound, TableBounds
+from kansoku.parsers.bounds import EARLIEST, FASTEST_PER_S, LATEST, LONGEST_MS, LONGEST_S, Bound, TableBounds
 
 NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf"
 

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
-from kansoku.parsers import bounds
-from kansoku.parsers import textfile
+from kansoku.parsers import bounds, textfile
 
 # -- storage -------------------------------------------------------------------
 

@@ -17,8 +17,8 @@ from datetime import datetime
 from pathlib import Path
 
 from kansoku.errors import ParseError
-from kansoku.parsers.sysstat import common as sm
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
+from kansoku.parsers.sysstat import common as sm
 
 _ISO_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})([+-]\d{2}:?\d{2}|Z)?$")
 _DEVICE_HDR = re.compile(r"^Device:?$")

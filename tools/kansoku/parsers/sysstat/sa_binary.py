@@ -284,14 +284,6 @@ class _Loader:
                    NULL::INTEGER AS line
             FROM r JOIN k USING (tstok)""", params)
 
-    @staticmethod
-    def _instance_expr(act: str, inst_pos: list[int]) -> str:
-        e = f"f[{inst_pos[0]}]" if len(inst_pos) == 1 else \
-            "concat_ws('/', " + ", ".join(f"f[{i}]" for i in inst_pos) + ")"
-        if act in _ALL_CPU_ACTIVITIES:
-            e = f"CASE WHEN {e} IN ('-1', 'all') THEN 'all' ELSE {e} END"
-        return e
-
     def _restarts(self, section: Path, first_section: bool = True) -> None:
         """LINUX-RESTART lines (each section repeats them: read from the first; a restart that begins the
         file is printed once, before the first header)."""

@@ -9,8 +9,14 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
 from kansoku.parsers.sysstat import common as sm
-from kansoku.parsers.sysstat.activities import (INSTANCE_COLS, SIGNATURES, TEXT_ACTIVITIES, TEXT_COLUMNS, activity_of, norm_instance)
-
+from kansoku.parsers.sysstat.activities import (
+    INSTANCE_COLS,
+    SIGNATURES,
+    TEXT_ACTIVITIES,
+    TEXT_COLUMNS,
+    activity_of,
+    norm_instance,
+)
 
 # -- sadf -d ---------------------------------------------------------------------------
 

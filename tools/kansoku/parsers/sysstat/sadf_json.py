@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,6 @@ from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
 from kansoku.parsers.sysstat import common as sm
 from kansoku.parsers.sysstat.activities import TEXT_ACTIVITIES, norm_instance
-
 
 # -- sadf -j ----------------------------------------------------------------------------
 

@@ -9,8 +9,15 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
 from kansoku.parsers.sysstat import common as sm
-from kansoku.parsers.sysstat.activities import (INSTANCE_COLS, KNOWN_ACTIVITIES, SIGNATURES, TEXT_ACTIVITIES, TEXT_COLUMNS, activity_of, norm_instance)
-
+from kansoku.parsers.sysstat.activities import (
+    INSTANCE_COLS,
+    KNOWN_ACTIVITIES,
+    SIGNATURES,
+    TEXT_ACTIVITIES,
+    TEXT_COLUMNS,
+    activity_of,
+    norm_instance,
+)
 
 # -- sar text ---------------------------------------------------------------------------
 
@@ -50,7 +57,6 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
     act = ""
     inst_idx: list[int] = []
     metric_idx: list[tuple[int, str]] = []
-    state: dict[tuple, list[int]] = {}  # header -> [day offset, last seconds]
     sample_no: dict[tuple, int] = {}
     sample_count: dict[tuple, int] = {}
     warned_text = False

@@ -18,8 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kansoku.errors import ParseError
-from kansoku.parsers.sysstat import common as sm
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
+from kansoku.parsers.sysstat import common as sm
 
 CANON = ["r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi", "bo", "in", "cs",
          "us", "sy", "id", "wa", "st", "gu"]

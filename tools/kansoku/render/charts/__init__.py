@@ -3,7 +3,18 @@ family (docs/charts.md). No store and no words here: the data and every label we
 ``analysis/figures.py`` and ``analysis/charts/``. Importing this package registers every kind in ``DRAW``.
 """
 
-from kansoku.render.charts import activity, derived, disk, lines, profiles, queries, syscalls, system, timeseries, trends  # noqa: F401
+from kansoku.render.charts import (  # noqa: F401
+    activity,
+    derived,
+    disk,
+    lines,
+    profiles,
+    queries,
+    syscalls,
+    system,
+    timeseries,
+    trends,
+)
 from kansoku.render.charts._draw import DRAW, draw, escape_plotly
 
 __all__ = ["DRAW", "draw", "escape_plotly"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import color, compact, draws, hover, layout
 from kansoku.model import ChartData
+from kansoku.render.charts._draw import color, compact, draws, hover, layout
 
 
 @draws("disk_over_time")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import color, compact, draws, hover, layout
 from kansoku.model import ChartData
+from kansoku.render.charts._draw import color, compact, draws, hover, layout
 
 
 def _category_x(fig: go.Figure, order: list[str]) -> None:

@@ -15,7 +15,6 @@ import re
 
 import plotly.graph_objects as go
 
-
 # kind -> (band or line colour, marker symbol)
 STYLE = {
     "checkpoint": ("rgba(120, 120, 120, 0.18)", "triangle-up"),

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import base_layout, compact, crowded, draws, hover, tick_labels
 from kansoku.model import ChartData
+from kansoku.render.charts._draw import base_layout, compact, crowded, draws, hover, tick_labels
 
 
 @draws("line", "bar")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import color, compact, draws, esc, layout, room_for_categories, room_for_labels
 from kansoku.model import ChartData
+from kansoku.render.charts._draw import color, compact, draws, esc, layout, room_for_categories, room_for_labels
 
 
 @draws("syscalls_top")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from kansoku.model import ChartData
 from kansoku.render.charts._draw import color, compact, crowded, draws, esc, hover, layout
 from kansoku.render.charts.events import add_events
-from kansoku.model import ChartData
 
 
 @draws("tps_over_time")

@@ -11,8 +11,8 @@ import math
 
 import plotly.graph_objects as go
 
-from kansoku.render.charts._draw import base_layout, color, compact, draws
 from kansoku.model import ChartData
+from kansoku.render.charts._draw import base_layout, color, compact, draws
 
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "pentagon", "star", "hexagon", "cross")
 

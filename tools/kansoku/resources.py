@@ -1,0 +1,96 @@
+"""Where kansoku's own files are, and where a user's site is.
+
+kansoku ships a site skeleton: the words (``i18n/``, which Hugo reads too), Hugo's templates (``layouts/``),
+the site's scripts and styles (``static/``) and the base Hugo configuration (``config.toml``). In a checkout
+they are the repository root's folders; in an installed package they are ``kansoku/_site/`` (``setup.py``
+copies them there when the wheel is built). The SQL and typst templates are package data beside their code.
+
+A *site* is the user's directory: ``config.toml`` (optional: overrides the skeleton's, e.g. ``baseURL`` and the
+cross-year view), ``data/reports/*.toml`` (the specs), ``content/`` (the prose), ``data/kansoku.duckdb`` (the
+store), ``data/generated/`` and ``public/`` (written by a build). Found like Hugo's ``--source``: the given
+``--site DIR``, else the first directory from the current one upward holding ``config.toml`` or
+``data/reports``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from kansoku.errors import RunError
+
+PACKAGE = Path(__file__).resolve().parent
+_INSTALLED = PACKAGE / "_site"
+# the site skeleton: kansoku/_site/ in a wheel, else the checkout's root (tools/kansoku/../..)
+SKELETON = _INSTALLED if (_INSTALLED / "config.toml").is_file() else PACKAGE.parents[1]
+CHECKOUT: Path | None = None if SKELETON == _INSTALLED else SKELETON
+I18N_DIR = SKELETON / "i18n"
+LAYOUTS_DIR = SKELETON / "layouts"
+STATIC_DIR = SKELETON / "static"
+BASE_CONFIG = SKELETON / "config.toml"
+SITE_MARKERS = ("config.toml", "data/reports")
+
+
+def find_site(start: Path | None = None) -> Path:
+    """The site holding ``start`` (default: the current directory): the first directory from it upward with
+    ``config.toml`` or ``data/reports``."""
+    start = (start or Path.cwd()).resolve()
+    for d in (start, *start.parents):
+        if any((d / m).exists() for m in SITE_MARKERS):
+            return d
+    raise RunError(f"no kansoku site in {start} or above it (a directory holding config.toml or "
+                       "data/reports/); give one with --site DIR")
+
+
+@dataclass(frozen=True)
+class Site:
+    """A user's site directory and the default place of everything in it."""
+
+    root: Path
+
+    @property
+    def db(self) -> Path:
+        return self.root / "data" / "kansoku.duckdb"
+
+    @property
+    def specs(self) -> Path:
+        return self.root / "data" / "reports"
+
+    @property
+    def content(self) -> Path:
+        return self.root / "content"
+
+    @property
+    def generated(self) -> Path:
+        return self.root / "data" / "generated"
+
+    @property
+    def out(self) -> Path:
+        return self.root / "public"
+
+    @property
+    def config(self) -> Path:
+        """The site's config.toml, or the skeleton's when the site has none."""
+        own = self.root / "config.toml"
+        return own if own.is_file() else BASE_CONFIG
+
+
+def load_config(config: Path = BASE_CONFIG) -> dict:
+    """The Hugo configuration of a site: the skeleton's ``config.toml`` with the site's own (``config``)
+    laid over it — top-level keys replace, ``params`` and ``markup`` merge key by key; the mounts are always
+    the skeleton's (kansoku owns how a site is put together)."""
+    with open(BASE_CONFIG, "rb") as fh:
+        cfg = tomllib.load(fh)
+    if config.resolve() == BASE_CONFIG.resolve() or not config.is_file():
+        return cfg
+    with open(config, "rb") as fh:
+        own = tomllib.load(fh)
+    for key, value in own.items():
+        if key == "module":
+            continue
+        if key in ("params", "markup") and isinstance(value, dict):
+            cfg[key] = {**cfg.get(key, {}), **value}
+        else:
+            cfg[key] = value
+    return cfg
