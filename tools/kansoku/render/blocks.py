@@ -205,7 +205,8 @@ def table_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
     for hrow in t["header"]:
         for h in hrow:
             base = f" ({ui(L, 'baseline')})" if h.get("baseline") and h["colspan"] > 1 else ""
-            header.append({"colspan": h["colspan"], "rowspan": h["rowspan"], "text": pick(h["text"], L) + base})
+            header.append({"colspan": h["colspan"], "rowspan": h["rowspan"], "text": pick(h["text"], L) + base,
+                           "agg": pick(h["agg"], L) if h.get("agg") else None})  # how the column's values are made
     marks: set[str] = set()
     rows = []
     for row in t["rows"]:
