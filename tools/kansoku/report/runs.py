@@ -65,8 +65,14 @@ t AS (
     WHERE s.elapsed_s IS NOT NULL AND (r.start_time IS NULL OR r.end_time IS NULL OR
           (s.elapsed_s - s.interval_s >= -0.001 AND s.elapsed_s <= epoch(r.end_time) - epoch(r.start_time) + 0.001))
     GROUP BY ALL
+), chost AS (  -- one host per run: the campaign's default role (a run of several hosts is never averaged)
+    SELECT x.run_id, arg_min(x.host, CASE WHEN x.role = coalesce(r.default_role, 'server') THEN 0 ELSE 1 END) AS host
+    FROM (SELECT DISTINCT c.run_id, c.host, c.role FROM cpu_in_run c JOIN sel ON sel.run_id = c.run_id) x
+    LEFT JOIN runs r ON r.run_id = x.run_id GROUP BY x.run_id
 ), c0 AS (
-    SELECT c.* FROM cpu_in_run c JOIN sel ON sel.run_id = c.run_id WHERE c.cpu = 'all' AND c.t_s IS NOT NULL
+    SELECT c.* FROM cpu_in_run c JOIN sel ON sel.run_id = c.run_id
+    JOIN chost ON chost.run_id = c.run_id AND c.host IS NOT DISTINCT FROM chost.host
+    WHERE c.cpu = 'all' AND c.t_s IS NOT NULL
 ), cbest AS (
     SELECT run_id, arg_min(tool, CASE tool WHEN 'sar' THEN 1 WHEN 'mpstat' THEN 2 WHEN 'iostat' THEN 3 ELSE 4 END)
            AS tool
@@ -75,8 +81,13 @@ t AS (
     SELECT c0.run_id, round(c0.t_s)::BIGINT AS second, any_value(c0.tool) AS cpu_tool,
            """ + ", ".join(f"avg(c0.{x}_pct) AS cpu_{x}_pct" for x in _CPU) + """
     FROM c0 JOIN cbest ON cbest.run_id = c0.run_id AND cbest.tool = c0.tool GROUP BY ALL
+), dhost AS (
+    SELECT x.run_id, arg_min(x.host, CASE WHEN x.role = coalesce(r.default_role, 'server') THEN 0 ELSE 1 END) AS host
+    FROM (SELECT DISTINCT d.run_id, d.host, d.role FROM disk_in_run d JOIN sel ON sel.run_id = d.run_id) x
+    LEFT JOIN runs r ON r.run_id = x.run_id GROUP BY x.run_id
 ), d0 AS (
     SELECT d.* FROM disk_in_run d JOIN sel ON sel.run_id = d.run_id
+    JOIN dhost ON dhost.run_id = d.run_id AND d.host IS NOT DISTINCT FROM dhost.host
     WHERE NOT coalesce(d.is_virtual, false) AND NOT coalesce(d.is_partition, false) AND d.t_s IS NOT NULL
 ), dbest AS (
     SELECT run_id, arg_min(tool, CASE tool WHEN 'sar' THEN 1 ELSE 2 END) AS tool FROM d0 GROUP BY run_id
