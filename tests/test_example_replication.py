@@ -119,6 +119,11 @@ def test_discussion_numbers_equal_the_raw_runs_and_the_built_tables(example_site
         assert [float(x) for x in v[1:4]] == [streaming] * 3 and [float(x) for x in v[5:8]] == [sync] * 3, (p, v[:8])
     idle_col = next(k for k in table[LABELS[lang]["none"]] if "[server]" in k or "[サーバ]" in k)
     idle_max = max(float(table[LABELS[lang][p]][idle_col]) for p in PATTERNS)
+    nice_col = next(k for k in table[LABELS[lang]["none"]] if "%nice" in k)
+    nice = {p: float(table[LABELS[lang][p]][nice_col]) for p in PATTERNS}
+    # "the pattern with the most TPS, 2 asynchronous, is the one where it took the least, 1 synchronous the most"
+    assert min(nice, key=nice.get) == max(med, key=med.get) == "async-2" and max(nice, key=nice.get) == "sync-1"
+    nice_lo, nice_hi = fmt(min(nice.values()), 1), fmt(max(nice.values()), 1)
 
     text = discussion(lang)
     n, s1, mixed = med["none"], med["sync-1"], med["mixed-1s1a"]
@@ -131,6 +136,7 @@ def test_discussion_numbers_equal_the_raw_runs_and_the_built_tables(example_site
             f"One synchronous standby ({fmt(s1, 1)} TPS, {pct['sync-1']} %)",
             f"in the median ({pct['async-1']} % and {pct['async-2']} %)",
             f"most {fmt(idle_max, 1)} % in every pattern",
+            f"(median %nice from {nice_lo} % to {nice_hi} % per pattern)",
             f"replay lag is {lag_lo} to {lag_hi} ms in the median of every pattern",
         ]
     else:
@@ -141,6 +147,7 @@ def test_discussion_numbers_equal_the_raw_runs_and_the_built_tables(example_site
             f"同期 1 台 ({fmt(s1, 1)} TPS、{pct['sync-1']} %)",
             f"({pct['async-1']} % と {pct['async-2']} %)",
             f"CPU アイドルの中央値は {fmt(idle_max, 1)} % 以下",
+            f"(%nice の中央値は構成ごとに {nice_lo} % から {nice_hi} %)",
             f"replay_lag はどの構成でも中央値で {lag_lo} から {lag_hi} ms",
         ]
     for sentence in expected:
