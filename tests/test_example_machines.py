@@ -2,7 +2,8 @@
 run records (issue 24): the run.toml of every run, read here directly.
 
 The records say: the 80 scale-up runs ran on an AMD EPYC guest on 2026-11-23; the 2 strace and 12 fio runs
-on an Intel Xeon guest on 2026-11-22. The syscall chapter once said "the same machine as chapter 1"."""
+on an Intel Xeon guest on 2026-11-22; the 15 parallel-query, 6 profile and 18 replication runs on the AMD EPYC
+guest again on 2026-11-25. The syscall chapter once said "the same machine as chapter 1"."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from kansoku.ingest.runs import machine_fingerprint
 EXAMPLE = ROOT / "data" / "runs" / "example"
 CONTENT = ROOT / "content" / "reports" / "example"
 README = EXAMPLE / "README.md"
-CHAPTER_STUDIES = {"scaleup": ["scaleup"], "syscalls": ["syscalls"], "disk": ["fio"]}
+CHAPTER_STUDIES = {"scaleup": ["scaleup"], "syscalls": ["syscalls"], "disk": ["fio"], "replication": ["replication"]}
+# the README's name of each study in its run count, in the order it lists them
+STUDY_WORDS = {"scaleup": "scale-up", "syscalls": "strace", "fio": "fio", "parallel": "parallel-query",
+               "profile": "profile", "replication": "replication"}
 SAME_MACHINE = {"en": re.compile(r"same machine", re.I), "ja": re.compile(r"同じマシン")}
 
 
@@ -52,8 +56,9 @@ def dates(runs: list[dict]) -> set[str]:
 def test_readme_counts_dates_and_machines_match_the_records(records):
     text = README.read_text(encoding="utf-8")
     total = sum(len(v) for v in records.values())
-    assert f"{total} runs ({len(records['scaleup'])} scale-up, {len(records['syscalls'])} strace, " \
-           f"{len(records['fio'])} fio)" in text
+    assert set(records) == set(STUDY_WORDS), sorted(records)
+    counts = ", ".join(f"{len(records[s])} {w}" for s, w in STUDY_WORDS.items())
+    assert f"{total} runs ({counts})" in text
     every = [r for v in records.values() for r in v]
     n_machines = len(machines_of(every))
     assert n_machines == 2  # what the README and the prose below are written for
@@ -68,9 +73,24 @@ def test_readme_counts_dates_and_machines_match_the_records(records):
         assert day in row and f"study={study}" in row, row
         kernel = runs[0]["machine"]["kernel"].split()[1]
         assert f"`{kernel}`" in row
+    # the table of studies: one row per study with its run count, date and machine
+    for study, runs in records.items():
+        row = next((l for l in text.splitlines() if l.startswith(f"| `study={study}` |")), None)
+        assert row is not None, f"README: no row for study={study} in the table of studies"
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        [day] = dates(runs)
+        assert cells[1] == str(len(runs)) and cells[3] == day, row
+        assert cells[4] == cpu_short(runs[0]["machine"]["cpu_model"]) + " guest", row
+        conditions, reps = (int(x) for x in cells[2].split(" × "))
+        assert conditions * reps == len(runs) and len({r["factors"].get("rep", "1") for r in runs}) == reps, row
+    # a machine's row counts every run that ran on it and names every day it was used
+    for cpu in {r["machine"]["cpu_model"] for r in every}:
+        runs = [r for r in every if r["machine"]["cpu_model"] == cpu]
+        row = next(l for l in text.splitlines() if l.startswith("|") and f"`{cpu}`" in l)
+        assert f"| {len(runs)} (" in row and all(d in row for d in dates(runs)), row
     # the opening sentence's dates and CPUs
     opening = text.split("\n\n", 2)[1]
-    for study in ("scaleup", "syscalls", "fio"):
+    for study in ("scaleup", "syscalls", "fio", "replication"):
         [day] = dates(records[study])
         assert day in opening and cpu_short(records[study][0]["machine"]["cpu_model"]) in opening
 
@@ -93,3 +113,25 @@ def test_each_chapter_names_the_machine_its_runs_ran_on(records, lang):
             assert cpu_short(first[0]["machine"]["cpu_model"]) in setup  # says which machine chapter 1 used
         for day in dates(runs):
             assert day in setup, f"{chapter}.{lang}.md: the setup does not give the date {day} of its runs"
+
+
+REPLICATION_SETUP = {
+    "en": ["same small virtual machine with 2 vCPUs", "separate machines", "a test run at nice 19 shared the 2 vCPUs",
+           "role `server`"],
+    "ja": ["2 vCPU (AMD EPYC、23.5 GiB) の同じ小さな仮想マシン", "別々のマシン", "nice 19 のテスト実行が同じ 2 vCPU を共有",
+           "ロール `server`"],
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_replication_chapter_says_one_machine_for_everything_and_the_shared_machine(records, lang):
+    """The replication runs: primary, both standbys and pgbench on one 2-vCPU machine (FY2017: separate machines),
+    measured while a test run shared it; the monitored host's role is the one the records give."""
+    runs = records["replication"]
+    assert {r["machine"]["cpu_count"] for r in runs} == {2} and {r.get("role") for r in runs} == {"server"}
+    assert {r["server"]["port"] for r in runs} == {"5440"}
+    setup = " ".join((CONTENT / f"replication.{lang}.md").read_text(encoding="utf-8").split("## ", 3)[2].split())
+    for phrase in REPLICATION_SETUP[lang]:
+        assert phrase in setup, f"replication.{lang}.md setup: {phrase!r} missing"
+    text = README.read_text(encoding="utf-8")
+    assert "one machine for everything" in text and "nice 19" in text

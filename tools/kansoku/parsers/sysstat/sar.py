@@ -192,6 +192,7 @@ METRICS = [
     _cpu_metric("cpu_sys_pct", "sys_pct", None),
     _cpu_metric("cpu_iowait_pct", "iowait_pct", None),
     _cpu_metric("cpu_soft_pct", "soft_pct", None),
+    _cpu_metric("cpu_nice_pct", "nice_pct", None),  # CPU time of niced processes (another job sharing the machine)
     MetricDef("disk_read_kb_s",
               f"SELECT run_id, host, role, sum(read_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} "
               "GROUP BY run_id, host, role", "KB/s", None, per_host=True,
