@@ -2,7 +2,8 @@
 run records (issue 24): the run.toml of every run, read here directly.
 
 The records say: the 80 scale-up runs ran on an AMD EPYC guest on 2026-11-23; the 2 strace and 12 fio runs
-on an Intel Xeon guest on 2026-11-22. The syscall chapter once said "the same machine as chapter 1"."""
+on an Intel Xeon guest on 2026-11-22; the 15 parallel-query and 6 profile runs (issue 26) on the AMD EPYC guest
+again on 2026-11-25, while a test run at nice 19 shared it. The syscall chapter once said "the same machine as chapter 1"."""
 
 from __future__ import annotations
 
@@ -20,7 +21,14 @@ from kansoku.ingest.runs import machine_fingerprint
 EXAMPLE = ROOT / "data" / "runs" / "example"
 CONTENT = ROOT / "content" / "reports" / "example"
 README = EXAMPLE / "README.md"
-CHAPTER_STUDIES = {"scaleup": ["scaleup"], "syscalls": ["syscalls"], "disk": ["fio"]}
+CHAPTER_STUDIES = {"scaleup": ["scaleup"], "syscalls": ["syscalls"], "disk": ["fio"], "parallel": ["parallel"],
+                   "profile": ["profile"]}
+# what the README calls each study in its count of runs
+STUDY_LABELS = {"scaleup": "scale-up", "syscalls": "strace", "fio": "fio", "parallel": "parallel-query",
+                "profile": "profile"}
+# studies measured while other work shared the machine: their chapters and the README must say so
+SHARED_MACHINE = {"parallel", "profile"}
+NICE_TEST_RUN = {"en": "a test run at nice 19 shared the 2 vCPUs", "ja": "nice 19 のテスト実行が同じ 2 vCPU を使っていた"}
 SAME_MACHINE = {"en": re.compile(r"same machine", re.I), "ja": re.compile(r"同じマシン")}
 
 
@@ -54,25 +62,36 @@ def dates(runs: list[dict]) -> set[str]:
 def test_readme_counts_dates_and_machines_match_the_records(records):
     text = README.read_text(encoding="utf-8")
     total = sum(len(v) for v in records.values())
-    assert f"{total} runs ({len(records['scaleup'])} scale-up, {len(records['syscalls'])} strace, " \
-           f"{len(records['fio'])} fio)" in text
+    assert set(records) == set(STUDY_LABELS), sorted(records)
+    counts = ", ".join(f"{len(records[s])} {label}" for s, label in STUDY_LABELS.items())
+    assert f"{total} runs ({counts})" in text
     every = [r for v in records.values() for r in v]
     n_machines = len(machines_of(every))
     assert n_machines == 2  # what the README and the prose below are written for
     assert "two small virtual machines" in text and "one small machine" not in text
-    for study, label in (("scaleup", "scale-up study"), ("syscalls", "strace"), ("fio", "fio")):
+    per_machine: dict[str, int] = defaultdict(int)
+    for study in STUDY_LABELS:
         runs = records[study]
         [machine] = machines_of(runs)  # each study ran on one machine
+        per_machine[runs[0]["machine"]["cpu_model"]] += len(runs)
         cpu = runs[0]["machine"]["cpu_model"]
         [day] = dates(runs)
         row = next((l for l in text.splitlines() if l.startswith("|") and f"`{cpu}`" in l), None)
         assert row is not None, f"README: no machine row for {cpu}"
         assert day in row and f"study={study}" in row, row
+        if sum(1 for s in STUDY_LABELS if f"study={s}" in row) > 1:
+            assert f"`study={study}`: {len(runs)}" in row, row  # the row splits its runs per study
         kernel = runs[0]["machine"]["kernel"].split()[1]
         assert f"`{kernel}`" in row
+    for cpu, n in per_machine.items():
+        row = next(l for l in text.splitlines() if l.startswith("|") and f"`{cpu}`" in l)
+        assert f"| {n} (" in row, f"README: the {cpu} row does not count its {n} runs: {row}"
+    for study in SHARED_MACHINE:
+        [day] = dates(records[study])
+        assert day in text and "a test run at nice 19 shared" in text
     # the opening sentence's dates and CPUs
     opening = text.split("\n\n", 2)[1]
-    for study in ("scaleup", "syscalls", "fio"):
+    for study in STUDY_LABELS:
         [day] = dates(records[study])
         assert day in opening and cpu_short(records[study][0]["machine"]["cpu_model"]) in opening
 
@@ -95,3 +114,6 @@ def test_each_chapter_names_the_machine_its_runs_ran_on(records, lang):
             assert cpu_short(first[0]["machine"]["cpu_model"]) in setup  # says which machine chapter 1 used
         for day in dates(runs):
             assert day in setup, f"{chapter}.{lang}.md: the setup does not give the date {day} of its runs"
+        if any(s in SHARED_MACHINE for s in studies):
+            assert NICE_TEST_RUN[lang].replace(" ", "") in "".join(setup.split()), \
+                f"{chapter}.{lang}.md: the setup does not say a test run shared the machine"
