@@ -159,7 +159,9 @@ def test_profile_diff_uses_the_verdict_language(env):
     assert {r["verdict"] for r in rows} == {"too_few_runs"}
     assert set(cd.words["en"]["verdicts"]) == {"too few runs for a verdict"}
     assert cd.words["ja"]["x_title"].startswith("self 比率の変化")
-    draw(cd, "en")
+    fig = draw(cd, "en")
+    # the legend's empty traces overlay the bars: grouped, each took a slot and thinned every bar and its label
+    assert fig["layout"]["barmode"] == "overlay" and fig["data"][0]["textposition"] == "outside"
 
 
 def test_top_functions_table(env):

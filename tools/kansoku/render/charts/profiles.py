@@ -69,9 +69,8 @@ def profile_diff(chart, lang: str) -> dict:
     hover = [f"{esc(r['function'])}<br>{esc(w['a'])}: {r['a']:.2f} %<br>{esc(w['b'])}: {r['b']:.2f} %<br>"
              f"{r['delta']:+.2f}<br>{esc(v)}" for r, v in zip(rows, w["verdicts"])]
     fig = go.Figure(go.Bar(x=xs, y=order, orientation="h", marker=dict(color=colors), hovertext=hover,
-                           hoverinfo="text", text=[f"{x:+.2f}" for x in xs],
-                           textposition=["outside" if x >= 0 else "inside" for x in xs],
-                           cliponaxis=False, showlegend=False))
+                           hoverinfo="text", text=[f"{x:+.2f}" for x in xs], textposition="outside",
+                           textfont=dict(size=11), cliponaxis=False, showlegend=False))
     # one legend entry per verdict that occurs, in the verdict language of the tables
     seen = []
     for r, v in zip(rows, w["verdicts"]):
@@ -84,5 +83,7 @@ def profile_diff(chart, lang: str) -> dict:
     lay["xaxis"] = dict(lay["xaxis"], zeroline=True, zerolinecolor="#7f7f7f")
     room_for_categories(lay, order)
     lay.setdefault("height", max(320, 26 * len(order) + 160))
-    fig.update_layout(**lay, bargap=0.3)
+    # overlay: the legend's empty traces must not take a slot each beside the bars (grouped, they thinned every
+    # bar to a quarter of its row and its label to an unreadable size)
+    fig.update_layout(**lay, bargap=0.3, barmode="overlay")
     return compact(fig)
