@@ -241,6 +241,21 @@ def test_profile_discussion_quotes_the_measured_shares(example_site, lang):
     moved = {"en": "`_raw_spin_unlock_irqrestore` ({} to {}) moved within noise",
              "ja": "`_raw_spin_unlock_irqrestore` ({} から {}) の変化はばらつきの範囲内"}[lang]
     assert says(prose, lang, moved.format(pct("1", "_raw_spin_unlock_irqrestore"), pct("8", "_raw_spin_unlock_irqrestore")))
+    # iowrite16 is the virtio disk's notification at the end of a commit's WAL flush: its largest stack says so
+    with ro_con(db) as con:
+        [(stack,)] = con.sql("""
+            SELECT stack FROM profile_run_stacks
+             WHERE run_id LIKE 'campaign=example-2026-11/study=profile/%clients=1/%' AND leaf = 'iowrite16'
+             ORDER BY samples DESC LIMIT 1""").fetchall()
+    frames = stack.split(";")
+    path = ["CommitTransactionCommand", "XLogFlush", "fdatasync", "virtqueue_notify", "iowrite16"]
+    assert [f for f in frames if f in path] == path, stack
+    assert says(prose, lang, "`CommitTransactionCommand` → `XLogFlush` → `fdatasync` → … → `virtqueue_notify`")
+    # the flame graphs' towers: the commit's narrower, the wait for the client's next message wider at 8 clients
+    assert med("8", "CommitTransactionCommand", "total") < med("1", "CommitTransactionCommand", "total")
+    assert med("8", "pq_getbyte", "total") > med("1", "pq_getbyte", "total")
+    assert says(prose, lang, {"en": "at 8 clients the tower of `CommitTransactionCommand` is narrower and that of `pq_getbyte`",
+                              "ja": "8 クライアントでは `CommitTransactionCommand` の塔が細くなり、`pq_getbyte`"}[lang])
     # what the data cannot show is said
     for phrase in {"en": ["without PostgreSQL's debug symbols", "2 vCPUs", "99 Hz for 30 s, 3 runs per condition"],
                    "ja": ["デバッグシンボルがない", "2 vCPU", "99 Hz で 30 秒"]}[lang]:

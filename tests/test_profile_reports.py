@@ -162,6 +162,8 @@ def test_profile_diff_uses_the_verdict_language(env):
     fig = draw(cd, "en")
     # the legend's empty traces overlay the bars: grouped, each took a slot and thinned every bar and its label
     assert fig["layout"]["barmode"] == "overlay" and fig["data"][0]["textposition"] == "outside"
+    lo, hi = fig["layout"]["xaxis"]["range"]  # the labels outside the bars stay inside the plot
+    assert lo < min(0, *(r["delta"] for r in rows)) and hi > max(0, *(r["delta"] for r in rows))
 
 
 def test_top_functions_table(env):

@@ -80,8 +80,12 @@ def profile_diff(chart, lang: str) -> dict:
                                  marker=dict(color=VERDICT_COLORS.get(r["verdict"], "#a6a6a6")), showlegend=True))
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category")
-    lay["xaxis"] = dict(lay["xaxis"], zeroline=True, zerolinecolor="#7f7f7f")
-    room_for_categories(lay, order)
+    # room on both sides for the labels outside the bars (on the left they fell on the function names)
+    lo, hi = min([0.0, *xs]), max([0.0, *xs])
+    pad = 0.16 * (hi - lo or 1.0)
+    lay["xaxis"] = dict(lay["xaxis"], zeroline=True, zerolinecolor="#7f7f7f",
+                        range=[lo - pad if lo < 0 else lo, hi + pad if hi > 0 else hi], autorange=False)
+    room_for_categories(lay, order, size=14)  # function names in the Japanese font run wider than the estimate
     lay.setdefault("height", max(320, 26 * len(order) + 160))
     # overlay: the legend's empty traces must not take a slot each beside the bars (grouped, they thinned every
     # bar to a quarter of its row and its label to an unreadable size)
