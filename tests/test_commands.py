@@ -140,3 +140,7 @@ def test_a_script_run_by_an_interpreter_is_named_after_the_script(example_db: Pa
     [block] = next(c for c in rep.chapters if c.id == "parallel").commands
     assert block.program == "collect queries" and block.runs == 15
     assert block.command["en"].startswith("python3 ") and " queries " in block.command["en"]
+    # another program's long options with their values: named after the option, not "[Argument]" twice
+    assert "--set [Setting]" in block.command["en"] and "--seed [Seed]" in block.command["en"]
+    assert "--set [設定]" in block.command["ja"] and "[Argument]" not in block.command["en"]
+    assert "[Seed]: 1, 2, 3, 4, 5" in [v["en"] for v in block.varying]

@@ -44,6 +44,7 @@ OPTION_MEANING = {
     "--scale": "scale", "-M": "protocol", "--protocol": "protocol", "-R": "rate", "--rate": "rate",
     "-f": "script", "--file": "script", "-h": "host", "--host": "host", "-p": "port", "--port": "port",
     "-U": "user", "--username": "user", "--sampling-rate": "sampling_rate",
+    "--set": "setting", "--seed": "seed",
 }
 SKIP_FACTORS = {"rep", "campaign"}
 # A command that starts with one of these runs the script it is given: the block is named after the script.
@@ -78,6 +79,11 @@ def _parts(argv: list[str], program: str) -> list[tuple[str, list[str], str | No
             i += 1
         elif program == "pgbench" and re.match(r"^-[a-zA-Z].+", tok) and tok[:2] in takes:
             key, val, toks = tok[:2], tok[2:], [tok]
+        elif (program != "pgbench" and tok.startswith("--") and len(tok) > 2 and i + 1 < len(argv)
+              and not argv[i + 1].startswith("-") and tok in OPTION_MEANING):
+            # another program's long option with its value as the next word ('--seed 5'): named after the option
+            key, val, toks = tok, argv[i + 1], [tok, argv[i + 1]]
+            i += 1
         elif tok.startswith("-") and len(tok) > 1:
             key, val, toks = tok, None, [tok]
         else:
