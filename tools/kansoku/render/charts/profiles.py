@@ -78,7 +78,8 @@ def profile_diff(chart, lang: str) -> dict:
             seen.append(r["verdict"])
             fig.add_trace(go.Bar(x=[None], y=[order[0]] if order else [None], orientation="h", name=v,
                                  marker=dict(color=VERDICT_COLORS.get(r["verdict"], "#a6a6a6")), showlegend=True))
-    lay = layout(chart.options, lang, w["x_title"], w["y_title"])
+    # no y title: the category labels are function names, and the title fell on them in the PDF's rendering
+    lay = layout(chart.options, lang, w["x_title"], "")
     lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category")
     # room on both sides for the labels outside the bars (on the left they fell on the function names)
     lo, hi = min([0.0, *xs]), max([0.0, *xs])
