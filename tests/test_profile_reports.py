@@ -234,3 +234,7 @@ def test_query_times_chart(env):
     assert sp.words["en"]["y_title"].startswith("speed-up")
     fig = draw(sp, "en")
     assert {tr["type"] for tr in fig["data"]} == {"bar"}
+    # labels inside the bars, none on the baseline's (×1.00 by definition); the range bars fit the axis
+    assert fig["data"][0]["textposition"] == "inside" and not any(fig["data"][0]["text"])
+    assert all(t.startswith("×") for t in fig["data"][1]["text"])
+    assert fig["layout"]["yaxis"]["range"][1] >= max(h for hs in sp.data["high"] for h in hs if h is not None)
