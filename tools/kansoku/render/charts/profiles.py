@@ -86,7 +86,9 @@ def profile_diff(chart, lang: str) -> dict:
     pad = 0.16 * (hi - lo or 1.0)
     lay["xaxis"] = dict(lay["xaxis"], zeroline=True, zerolinecolor="#7f7f7f",
                         range=[lo - pad if lo < 0 else lo, hi + pad if hi > 0 else hi], autorange=False)
-    room_for_categories(lay, order, size=14)  # function names in the Japanese font run wider than the estimate
+    room_for_categories(lay, order)  # (its +44 px for a title is slack for the Japanese font's wider letters)
+    # the x title is centred on the plot: a right margin keeps its end on the figure (the PDF cut it)
+    lay["margin"] = dict(lay["margin"], r=max(lay["margin"].get("r", 24), 110))
     lay.setdefault("height", max(320, 26 * len(order) + 160))
     # overlay: the legend's empty traces must not take a slot each beside the bars (grouped, they thinned every
     # bar to a quarter of its row and its label to an unreadable size)
