@@ -111,7 +111,7 @@ def test_commands_appear_in_the_site_and_the_pdf(example_site):
 
 
 @pytest.mark.slow
-def test_commands_in_the_pdf(example_pdfs_all):
+def test_commands_in_the_pdf(example_pdfs_all, example_db):
     out = example_pdfs_all["example"]["en"]  # built once per session (conftest)
     text = subprocess.run(["pdftotext", "-layout", str(out), "-"], capture_output=True, text=True, check=True).stdout
     assert "The benchmark command" in text
