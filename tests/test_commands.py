@@ -126,3 +126,21 @@ def test_commands_in_the_pdf(example_pdfs_all, example_db):
     assert commands
     for command in commands:
         assert "$ " + " ".join(command.split()) in flat, command
+
+
+def test_a_script_run_by_an_interpreter_is_named_after_the_script(example_db: Path):
+    """The parallel-query study ran `python3 …/tools/collect queries …`: its block is "collect queries", and
+    the command printed is still the one that ran (issue 26)."""
+    from kansoku.analysis.commands import _program_name
+
+    assert _program_name(["pgbench", "-c", "1"]) == "pgbench"
+    assert _program_name(["/usr/bin/python3", "/x/tools/collect", "queries", "--set", "a=1"]) == "collect queries"
+    assert _program_name(["sh", "setup.sh"]) == "setup.sh"
+    rep = compute_one(example_db, ROOT / "data" / "reports" / "example.toml")
+    [block] = next(c for c in rep.chapters if c.id == "parallel").commands
+    assert block.program == "collect queries" and block.runs == 15
+    assert block.command["en"].startswith("python3 ") and " queries " in block.command["en"]
+    # another program's long options with their values: named after the option, not "[Argument]" twice
+    assert "--set [Setting]" in block.command["en"] and "--seed [Seed]" in block.command["en"]
+    assert "--set [設定]" in block.command["ja"] and "[Argument]" not in block.command["en"]
+    assert "[Seed]: 1, 2, 3, 4, 5" in [v["en"] for v in block.varying]

@@ -19,10 +19,14 @@ from kansoku.ingest.runs import machine_fingerprint
 EXAMPLE = ROOT / "data" / "runs" / "example"
 CONTENT = ROOT / "content" / "reports" / "example"
 README = EXAMPLE / "README.md"
-CHAPTER_STUDIES = {"scaleup": ["scaleup"], "syscalls": ["syscalls"], "disk": ["fio"], "replication": ["replication"]}
+CHAPTER_STUDIES = {"scaleup": ["scaleup"], "syscalls": ["syscalls"], "disk": ["fio"], "parallel": ["parallel"],
+                   "profile": ["profile"], "replication": ["replication"]}
 # the README's name of each study in its run count, in the order it lists them
 STUDY_WORDS = {"scaleup": "scale-up", "syscalls": "strace", "fio": "fio", "parallel": "parallel-query",
                "profile": "profile", "replication": "replication"}
+# studies measured while other work shared the machine: their chapters and the README must say so
+SHARED_MACHINE = {"parallel", "profile"}
+NICE_TEST_RUN = {"en": "a test run at nice 19 shared the 2 vCPUs", "ja": "nice 19 のテスト実行が同じ 2 vCPU を使っていた"}
 SAME_MACHINE = {"en": re.compile(r"same machine", re.I), "ja": re.compile(r"同じマシン")}
 
 
@@ -63,14 +67,18 @@ def test_readme_counts_dates_and_machines_match_the_records(records):
     n_machines = len(machines_of(every))
     assert n_machines == 2  # what the README and the prose below are written for
     assert "two small virtual machines" in text and "one small machine" not in text
-    for study, label in (("scaleup", "scale-up study"), ("syscalls", "strace"), ("fio", "fio")):
+    per_machine: dict[str, int] = defaultdict(int)
+    for study in STUDY_WORDS:
         runs = records[study]
         [machine] = machines_of(runs)  # each study ran on one machine
+        per_machine[runs[0]["machine"]["cpu_model"]] += len(runs)
         cpu = runs[0]["machine"]["cpu_model"]
         [day] = dates(runs)
         row = next((l for l in text.splitlines() if l.startswith("|") and f"`{cpu}`" in l), None)
         assert row is not None, f"README: no machine row for {cpu}"
         assert day in row and f"study={study}" in row, row
+        if sum(1 for s in STUDY_WORDS if f"study={s}" in row) > 1:
+            assert f"`study={study}`: {len(runs)}" in row, row  # the row splits its runs per study
         kernel = runs[0]["machine"]["kernel"].split()[1]
         assert f"`{kernel}`" in row
     # the table of studies: one row per study with its run count, date and machine
@@ -91,6 +99,9 @@ def test_readme_counts_dates_and_machines_match_the_records(records):
     # the opening sentence's dates and CPUs
     opening = text.split("\n\n", 2)[1]
     for study in ("scaleup", "syscalls", "fio", "replication"):
+    for study in SHARED_MACHINE:
+        [day] = dates(records[study])
+        assert day in text and "a test run at nice 19 shared" in text
         [day] = dates(records[study])
         assert day in opening and cpu_short(records[study][0]["machine"]["cpu_model"]) in opening
 
@@ -113,6 +124,9 @@ def test_each_chapter_names_the_machine_its_runs_ran_on(records, lang):
             assert cpu_short(first[0]["machine"]["cpu_model"]) in setup  # says which machine chapter 1 used
         for day in dates(runs):
             assert day in setup, f"{chapter}.{lang}.md: the setup does not give the date {day} of its runs"
+        if any(s in SHARED_MACHINE for s in studies):
+            assert NICE_TEST_RUN[lang].replace(" ", "") in "".join(setup.split()), \
+                f"{chapter}.{lang}.md: the setup does not say a test run shared the machine"
 
 
 REPLICATION_SETUP = {

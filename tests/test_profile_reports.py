@@ -159,7 +159,11 @@ def test_profile_diff_uses_the_verdict_language(env):
     assert {r["verdict"] for r in rows} == {"too_few_runs"}
     assert set(cd.words["en"]["verdicts"]) == {"too few runs for a verdict"}
     assert cd.words["ja"]["x_title"].startswith("self 比率の変化")
-    draw(cd, "en")
+    fig = draw(cd, "en")
+    # the legend's empty traces overlay the bars: grouped, each took a slot and thinned every bar and its label
+    assert fig["layout"]["barmode"] == "overlay" and fig["data"][0]["textposition"] == "outside"
+    lo, hi = fig["layout"]["xaxis"]["range"]  # the labels outside the bars stay inside the plot
+    assert lo < min(0, *(r["delta"] for r in rows)) and hi > max(0, *(r["delta"] for r in rows))
 
 
 def test_top_functions_table(env):
@@ -230,3 +234,7 @@ def test_query_times_chart(env):
     assert sp.words["en"]["y_title"].startswith("speed-up")
     fig = draw(sp, "en")
     assert {tr["type"] for tr in fig["data"]} == {"bar"}
+    # labels inside the bars, none on the baseline's (×1.00 by definition); the range bars fit the axis
+    assert fig["data"][0]["textposition"] == "inside" and not any(fig["data"][0]["text"])
+    assert all(t.startswith("×") for t in fig["data"][1]["text"])
+    assert fig["layout"]["yaxis"]["range"][1] >= max(h for hs in sp.data["high"] for h in hs if h is not None)

@@ -44,8 +44,22 @@ OPTION_MEANING = {
     "--scale": "scale", "-M": "protocol", "--protocol": "protocol", "-R": "rate", "--rate": "rate",
     "-f": "script", "--file": "script", "-h": "host", "--host": "host", "-p": "port", "--port": "port",
     "-U": "user", "--username": "user", "--sampling-rate": "sampling_rate",
+    "--set": "setting", "--seed": "seed",
 }
 SKIP_FACTORS = {"rep", "campaign"}
+# A command that starts with one of these runs the script it is given: the block is named after the script.
+INTERPRETERS = {"python", "python3", "sh", "bash", "dash", "perl"}
+
+
+def _program_name(argv: list[str]) -> str:
+    """What a command runs, as the block's heading: 'pgbench'; 'python3 …/tools/collect queries …' ->
+    'collect queries' (the script an interpreter was given, and its subcommand)."""
+    name = PurePosixPath(argv[0]).name
+    if name in INTERPRETERS and len(argv) > 1 and not argv[1].startswith("-"):
+        name = PurePosixPath(argv[1]).name
+        if len(argv) > 2 and re.fullmatch(r"[a-z][a-z0-9_-]*", argv[2]):  # a subcommand
+            name += " " + argv[2]
+    return name
 
 
 def _parts(argv: list[str], program: str) -> list[tuple[str, list[str], str | None]]:
@@ -65,6 +79,11 @@ def _parts(argv: list[str], program: str) -> list[tuple[str, list[str], str | No
             i += 1
         elif program == "pgbench" and re.match(r"^-[a-zA-Z].+", tok) and tok[:2] in takes:
             key, val, toks = tok[:2], tok[2:], [tok]
+        elif (program != "pgbench" and tok.startswith("--") and len(tok) > 2 and i + 1 < len(argv)
+              and not argv[i + 1].startswith("-") and tok in OPTION_MEANING):
+            # another program's long option with its value as the next word ('--seed 5'): named after the option
+            key, val, toks = tok, argv[i + 1], [tok, argv[i + 1]]
+            i += 1
         elif tok.startswith("-") and len(tok) > 1:
             key, val, toks = tok, None, [tok]
         else:
@@ -188,8 +207,8 @@ def _template_setup(block: _Runs) -> list[dict[str, str]]:
     return out
 
 
-def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dict[str, list[dict[str, Any]]]
-           ) -> CommandBlock:
+def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dict[str, list[dict[str, Any]]],
+           name: str | None = None) -> CommandBlock:
     block = _Runs(report, runs)
     parsed = [r["parts"] for r in runs]
     by_run = [{k: (t, v) for k, t, v in p} for p in parsed]
@@ -248,7 +267,7 @@ def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dic
             scripts.append(Script(name, None, None, 0))
         for (sha, text), k in copies.most_common():
             scripts.append(Script(name, text, sha, k))
-    return CommandBlock(program=program, runs=n, setup=_template_setup(block), command=command,
+    return CommandBlock(program=name or program, runs=n, setup=_template_setup(block), command=command,
                         varying=varying, optional=optional, scripts=scripts)
 
 
@@ -297,5 +316,5 @@ def command_blocks(store: Store, report: Report, run_ids: list[str]) -> list[Com
         setup = (doc.get("campaign") or {}).get("setup") or []
         run = {"run_id": row["run_id"], "parts": parts, "factors": factors.get(row["run_id"], {}),
                "scripts": scripts, "setup": [str(s) for s in setup if isinstance(s, str)]}
-        groups.setdefault((program, tuple(scripts)), []).append(run)
-    return [_block(report, program, runs, stored) for (program, _), runs in groups.items()]
+        groups.setdefault((program, _program_name(argv), tuple(scripts)), []).append(run)
+    return [_block(report, program, runs, stored, name) for (program, name, _), runs in groups.items()]

@@ -74,6 +74,7 @@ CHART_WIDTH_PX = 700          # SVG export size; printed at the text width (abou
 CHART_HEIGHT_PX = 420
 TEXT_WIDTH_PT = 470           # A4 minus 2 x 22 mm
 MAX_CHART_HEIGHT_PT = 560
+TALL_CHART_SHRINK = 0.6        # a chart that would print narrower than this share of the text width is exported wider
 
 
 @dataclass
@@ -400,8 +401,14 @@ class Document:
         svg = self.svg_dir / f"fig-{chapter['number']}-{re.sub(r'[^A-Za-z0-9_-]', '_', f.id)}.{L}.svg"
         fig = escape_plotly(charts.draw(f.chart_data, L))  # measured text stays text
         chart = Chart(fig, svg, self.chart_fonts)
-        self.charts.append(chart)
         w, h = chart.size_px
+        if TEXT_WIDTH_PT * h / w > MAX_CHART_HEIGHT_PT / TALL_CHART_SHRINK:
+            # a tall chart (a flame graph's many levels) shrunk to the page's height printed in a narrow column
+            # with its labels hidden: exported wider instead, it fills the text width at the same text size
+            fig = dict(fig, layout=dict(fig.get("layout") or {}, width=int(h * TEXT_WIDTH_PT / MAX_CHART_HEIGHT_PT)))
+            chart = Chart(fig, svg, self.chart_fonts)
+            w, h = chart.size_px
+        self.charts.append(chart)
         width_pt = TEXT_WIDTH_PT
         if TEXT_WIDTH_PT * h / w > MAX_CHART_HEIGHT_PT:
             width_pt = int(MAX_CHART_HEIGHT_PT * w / h)

@@ -69,9 +69,8 @@ def profile_diff(chart, lang: str) -> dict:
     hover = [f"{esc(r['function'])}<br>{esc(w['a'])}: {r['a']:.2f} %<br>{esc(w['b'])}: {r['b']:.2f} %<br>"
              f"{r['delta']:+.2f}<br>{esc(v)}" for r, v in zip(rows, w["verdicts"])]
     fig = go.Figure(go.Bar(x=xs, y=order, orientation="h", marker=dict(color=colors), hovertext=hover,
-                           hoverinfo="text", text=[f"{x:+.2f}" for x in xs],
-                           textposition=["outside" if x >= 0 else "inside" for x in xs],
-                           cliponaxis=False, showlegend=False))
+                           hoverinfo="text", text=[f"{x:+.2f}" for x in xs], textposition="outside",
+                           textfont=dict(size=11), cliponaxis=False, showlegend=False))
     # one legend entry per verdict that occurs, in the verdict language of the tables
     seen = []
     for r, v in zip(rows, w["verdicts"]):
@@ -79,10 +78,19 @@ def profile_diff(chart, lang: str) -> dict:
             seen.append(r["verdict"])
             fig.add_trace(go.Bar(x=[None], y=[order[0]] if order else [None], orientation="h", name=v,
                                  marker=dict(color=VERDICT_COLORS.get(r["verdict"], "#a6a6a6")), showlegend=True))
-    lay = layout(chart.options, lang, w["x_title"], w["y_title"])
+    # no y title: the category labels are function names, and the title fell on them in the PDF's rendering
+    lay = layout(chart.options, lang, w["x_title"], "")
     lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category")
-    lay["xaxis"] = dict(lay["xaxis"], zeroline=True, zerolinecolor="#7f7f7f")
-    room_for_categories(lay, order)
+    # room on both sides for the labels outside the bars (on the left they fell on the function names)
+    lo, hi = min([0.0, *xs]), max([0.0, *xs])
+    pad = 0.16 * (hi - lo or 1.0)
+    lay["xaxis"] = dict(lay["xaxis"], zeroline=True, zerolinecolor="#7f7f7f",
+                        range=[lo - pad if lo < 0 else lo, hi + pad if hi > 0 else hi], autorange=False)
+    room_for_categories(lay, order)  # (its +44 px for a title is slack for the Japanese font's wider letters)
+    # the x title is centred on the plot: a right margin keeps its end on the figure (the PDF cut it)
+    lay["margin"] = dict(lay["margin"], r=max(lay["margin"].get("r", 24), 110))
     lay.setdefault("height", max(320, 26 * len(order) + 160))
-    fig.update_layout(**lay, bargap=0.3)
+    # overlay: the legend's empty traces must not take a slot each beside the bars (grouped, they thinned every
+    # bar to a quarter of its row and its label to an unreadable size)
+    fig.update_layout(**lay, bargap=0.3, barmode="overlay")
     return compact(fig)
