@@ -47,8 +47,8 @@ def interrupt_ingest(db, paths, delay: float, *extra: str) -> subprocess.Complet
 def check_outcome(proc: subprocess.CompletedProcess, db) -> str:
     """The message is the truth about the store. Returns which outcome it was."""
     err = proc.stderr
-    if "Fatal Python error: init_import_site" in err:
-        # the interpreter's own start-up (its site module, before the tool's first line runs): Python's
+    if "Fatal Python error: init_import_site" in err or "Fatal Python error: init_sys_streams" in err:
+        # the interpreter's own start-up (its streams or site module, before the tool's first line runs): Python's
         # message, outside the tool's reach; nothing of the tool ran
         assert _sources(db) == 0 and not db.exists()
         return "python"
