@@ -178,7 +178,8 @@ def test_table_rows_have_the_sites_numbers(built, rid, lang):
                             {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}[c["verdict"]["kind"]]
                             if c.get("verdict") else "")
                         notes = "".join(f"({n})" for n in c.get("notes") or [])  # cell_notes marks follow
-                        parts.append(loose(v) + re.escape(mark) + re.escape(notes) + r"(?![\d.†!✓✗≈?])")
+                        spread = r"(?: ?\[[^\]]*\])?" if t.get("print_spread") else ""  # spread = "range": [min–max] below
+                        parts.append(loose(v) + re.escape(mark) + re.escape(notes) + r"(?![\d.†!✓✗≈?])" + spread)
                 m = re.compile(r"(?<![\d.])" + r" ".join(parts)).search(text, at)
                 assert m, f"{rid}.{lang} {t['label'][lang]}: row {[cell_text(c, lang) for c in row]} not found"
                 at = m.end()  # rows in order

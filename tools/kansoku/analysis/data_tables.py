@@ -119,7 +119,7 @@ def top_functions(store: Store, report: Report, item: Item) -> ComputedTable:
         for v, rs in conds:
             for idx, what in ((0, "self"), (1, "total")):
                 vals = {r: shares[f].get(r, (0.0, 0.0))[idx] for r in rs}
-                cells.append(_value_cell(vals, 2, {"row": f, "column": str(v), "metric": f"profile_{what}_pct[{f}]"}))
+                cells.append(_value_cell(vals, 2, {"row": f, "column": str(v), "metric": f"profile_{what}_pct"}))
         rows.append(cells)
     return ComputedTable(item, header, columns, rows, all_runs, citations(store, all_runs))
 
@@ -185,7 +185,7 @@ def query_times(store: Store, report: Report, item: Item) -> ComputedTable:
                                   coords=coords))
                 continue
             if what == "value":
-                cells.append(_value_cell({r: x for r, x in vals.items()}, 1, {**coords, "metric": f"query_elapsed_ms[{q}]"}))
+                cells.append(_value_cell({r: x for r, x in vals.items()}, 1, {**coords, "metric": "query_elapsed_ms"}))
                 continue
             base = {r: times[q][r] for r in base_runs if r in times[q]}
             if not vals or not base or any(x is None for x in base.values()):
