@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kansoku.collect.processes import stop_group
+
 OUTPUT = "perf-script.txt.gz"
 DATA = "perf.data"
 
@@ -164,17 +166,7 @@ class Profiler:
             self.stop_signal = "not-started"
             return [self.error or "perf record was not started"]
         if self.proc.poll() is None:
-            for sig, grace in ((signal.SIGINT, 30), (signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-                try:
-                    os.killpg(self.proc.pid, sig)
-                except ProcessLookupError:
-                    pass
-                try:
-                    self.proc.wait(timeout=grace)
-                    self.stop_signal = sig.name.removeprefix("SIG")
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            self.stop_signal = stop_group(self.proc, ((signal.SIGINT, 30), (signal.SIGTERM, 5), (signal.SIGKILL, 5))) or self.stop_signal
         else:
             self.stop_signal = f"exited({self.proc.returncode})"
         data = run_dir / DATA

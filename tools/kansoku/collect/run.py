@@ -98,6 +98,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.collect.pg_stat_series import PgStatSeries
+from kansoku.collect.processes import stop_group
 from kansoku.collect.profile import ProfileError, Profiler, ProfileRequest
 from kansoku.collect.server_log import ServerLogTail
 from kansoku.ingest.runs import METADATA_KEYS
@@ -513,17 +514,7 @@ class Monitor:
         if self.proc.poll() is not None:
             self.stop_signal = f"exited({self.proc.returncode})"
             return
-        for sig, grace in STOP_SIGNALS:
-            try:
-                os.killpg(self.proc.pid, sig)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout=grace)
-                self.stop_signal = sig.name.removeprefix("SIG")
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        self.stop_signal = stop_group(self.proc, STOP_SIGNALS) or self.stop_signal
         try:  # the rest of the group (sar's sadc child) must not outlive the run
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
