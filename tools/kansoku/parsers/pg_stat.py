@@ -94,16 +94,6 @@ METRICS = [
 ]
 
 
-def _header(head: FileHead) -> list[str] | None:
-    first = head.text.split("\n", 1)[0].strip()
-    if not first or head.is_binary:
-        return None
-    try:
-        return next(csv.reader([first]))
-    except (csv.Error, StopIteration):
-        return None
-
-
 def view_of(cols: list[str]) -> str | None:
     have = set(cols)
     for view, sig in VIEWS_BY_COLUMNS:
@@ -113,7 +103,7 @@ def view_of(cols: list[str]) -> str | None:
 
 
 def sniff_pg_stat(head: FileHead) -> bool:
-    cols = _header(head)
+    cols = textfile.csv_header(head)
     return cols is not None and view_of(cols) is not None
 
 

@@ -62,11 +62,11 @@ METRICS = [
     MetricDef("replication_standbys",
               "SELECT run_id, max(n) AS value FROM (SELECT run_id, snapshot_at, count(*) FILTER (WHERE state = "
               "'streaming') AS n FROM pg_replication_snapshot GROUP BY run_id, snapshot_at) GROUP BY run_id",
-              "count", False),
+              "count", None),
     MetricDef("replication_sync_standbys",
               "SELECT run_id, max(n) AS value FROM (SELECT run_id, snapshot_at, count(*) FILTER (WHERE sync_state "
               "IN ('sync', 'quorum')) AS n FROM pg_replication_snapshot GROUP BY run_id, snapshot_at) GROUP BY run_id",
-              "count", False),
+              "count", None),
     MetricDef("replication_write_lag_ms", _per_run("write_lag_s", " * 1000"), "ms", False),
     MetricDef("replication_flush_lag_ms", _per_run("flush_lag_s", " * 1000"), "ms", False),
     MetricDef("replication_replay_lag_ms", _per_run("replay_lag_s", " * 1000"), "ms", False),
@@ -74,18 +74,8 @@ METRICS = [
 ]
 
 
-def _header(head: FileHead) -> list[str] | None:
-    first = head.text.split("\n", 1)[0].strip()
-    if not first or head.is_binary:
-        return None
-    try:
-        return next(csv.reader([first]))
-    except (csv.Error, StopIteration):
-        return None
-
-
 def sniff(head: FileHead) -> bool:
-    cols = _header(head)
+    cols = textfile.csv_header(head)
     return cols is not None and cols[:1] == ["snapshot_at"] and all(c in cols for c in REQUIRED)
 
 

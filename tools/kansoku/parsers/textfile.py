@@ -3,7 +3,9 @@ character cut by a killed tool at the very end tolerated), errors naming file an
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
+from typing import Any
 
 from kansoku.errors import ParseError
 
@@ -71,3 +73,15 @@ def line_of_offset(path: Path, offset: int) -> int:
             n += chunk.count(b"\n")
             done += len(chunk)
     return n
+
+
+def csv_header(head: Any) -> list[str] | None:
+    """The column names on the first line of a text file's head (a parsers.base.FileHead), or None when the
+    file is binary or its first line is no CSV line (psql --csv output is recognised by its header)."""
+    first = head.text.split("\n", 1)[0].strip()
+    if not first or head.is_binary:
+        return None
+    try:
+        return next(csv.reader([first]))
+    except (csv.Error, StopIteration):
+        return None
