@@ -57,13 +57,17 @@ TOP_MARGIN = 36       # the mode bar's height (it is drawn inside the figure's t
 DEFAULT_HEIGHT = 450  # plotly's own default height (the site's chart box when the layout has none)
 
 
-def hover(head: str | None, lines: Sequence[tuple[str, str]], extra: str | None = None) -> str:
+def hover(head: str | None, lines: Sequence[tuple[str, str]], extra: str | None = None,
+          point_note: bool = False) -> str:
     """A hover template: an optional first line (a series name), then ``axis name: value`` lines, then an
-    optional note (the runs' range, n). Names and notes are measured or spec text (escaped here); the
-    values are plotly placeholders (``%{x}``) or numbers already printed as the table prints them."""
+    optional note (the runs' range, n), then with ``point_note`` each point's own note (the trace's
+    ``hovertext``). Names and notes are measured or spec text (escaped here); the values are plotly
+    placeholders (``%{x}``) or numbers already printed as the table prints them."""
     parts = ([esc(head)] if head else []) + [f"{esc(name)}: {value}" for name, value in lines]
     if extra:
         parts.append(esc(extra))
+    if point_note:
+        parts.append("%{hovertext}")
     return "<br>".join(parts) + "<extra></extra>"
 
 

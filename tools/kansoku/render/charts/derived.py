@@ -52,8 +52,7 @@ def two_metrics_chart(chart: ChartData, lang: str) -> dict:
     for i, tr in enumerate(d["traces"]):
         name = w["names"][i]
         tmpl = hover(name, [(w["x_title"], "%{x}"), (w["y_title"] if tr["axis"] == "y" else w["y2_title"],
-                                                      "%{customdata}")]).replace(
-            "<extra></extra>", "<br>%{hovertext}<extra></extra>")
+                                                      "%{customdata}")], point_note=True)
         common = dict(x=w["trace_x"][i], y=tr["y"], name=name, customdata=tr["y_text"], hovertext=w["hover"][i],
                       hovertemplate=tmpl, yaxis=tr["axis"])
         if tr["style"] == "bar":
@@ -78,8 +77,7 @@ def stacked_shares_chart(chart: ChartData, lang: str) -> dict:
     fig = go.Figure()
     for i, seg in enumerate(d["segments"]):
         name = w["names"][i]
-        tmpl = hover(name, [(w["x_title"], "%{x}"), (w["y_title"], "%{customdata}")]).replace(
-            "<extra></extra>", "<br>%{hovertext}<extra></extra>")
+        tmpl = hover(name, [(w["x_title"], "%{x}"), (w["y_title"], "%{customdata}")], point_note=True)
         fig.add_trace(go.Bar(x=w["x_labels"], y=seg["y"], name=name, customdata=seg["y_text"],
                              hovertext=w["hover"][i], hovertemplate=tmpl,
                              marker=dict(color="#d9d9d9" if seg.get("rest") else color(i))))
@@ -98,8 +96,7 @@ def theory_chart(chart: ChartData, lang: str) -> dict:
                              hovertemplate=hover(w["theory"], [(w["x_title"], "%{x}"), (w["y_title"], "%{y:.1f}")])))
     for i, p in enumerate(d["points"]):
         name = w["names"][i]
-        tmpl = hover(name, [(w["x_title"], "%{x}"), (w["y_title"], "%{customdata}")]).replace(
-            "<extra></extra>", "<br>%{hovertext}<extra></extra>")
+        tmpl = hover(name, [(w["x_title"], "%{x}"), (w["y_title"], "%{customdata}")], point_note=True)
         fig.add_trace(go.Scatter(x=p["x"], y=p["y"], mode="markers", name=name, customdata=p["y_text"],
                                  hovertext=w["hover"][i], hovertemplate=tmpl,
                                  marker=dict(color=color(i), size=11, symbol="circle")))

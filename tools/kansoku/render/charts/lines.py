@@ -31,8 +31,7 @@ def line_chart(chart: ChartData, lang: str) -> dict:
         name = w["names"][i]
         # y as the table prints it (customdata); older computed data without it: plotly's own number
         y_shown = "%{customdata}" if tr.get("y_text") else "%{y}"
-        tmpl = hover(name, [(w["x_title"], "%{x}"), (w["y_title"], y_shown)]).replace(
-            "<extra></extra>", "<br>%{hovertext}<extra></extra>")
+        tmpl = hover(name, [(w["x_title"], "%{x}"), (w["y_title"], y_shown)], point_note=True)
         common = dict(x=xs, y=tr["y"], name=name, hovertext=w["hover"][i], customdata=tr.get("y_text"),
                       hovertemplate=tmpl, error_y=err, meta={"n": tr["n"]} if tr.get("n") else None)
         if d["bar"]:

@@ -60,8 +60,8 @@ def latency_percentiles(chart: ChartData, lang: str) -> dict:
             x=xs, y=tr["y"], name=w["names"][i], mode="lines+markers",
             hovertext=runs, customdata=tr.get("y_text"),
             hovertemplate=hover(w["names"][i], [(x_title, "%{x}"),
-                                                (y_title, "%{customdata}" if tr.get("y_text") else "%{y}")]
-                                ).replace("<extra></extra>", "<br>%{hovertext}<extra></extra>"),
+                                                (y_title, "%{customdata}" if tr.get("y_text") else "%{y}")],
+                                point_note=True),
             line=dict(color=color(mi), dash=PERCENTILE_DASHES[si % len(PERCENTILE_DASHES)]),
             marker=dict(symbol=["circle", "square", "diamond", "triangle-up"][si % 4])))
     fig.update_layout(**lay)
