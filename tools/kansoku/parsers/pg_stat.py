@@ -13,8 +13,6 @@ the run's figure (``pg_stat_delta``; a reset in between is counted from zero).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from datetime import datetime
 from pathlib import Path
@@ -108,12 +106,7 @@ def sniff_pg_stat(head: FileHead) -> bool:
 
 
 def parse_pg_stat(path: Path, sink: Sink) -> None:
-    text = textfile.read_text(path, "psql --csv output of a pg_stat view")
-    reader = csv.reader(io.StringIO(text))
-    try:
-        rows = list(reader)
-    except csv.Error as exc:
-        raise ParseError(path, reader.line_num, "CSV as psql --csv writes it", str(exc)) from None
+    rows = textfile.read_csv_rows(path, "psql --csv output of a pg_stat view")
     if not rows:
         raise ParseError(path, None, "a header line", "an empty file")
     cols = rows[0]

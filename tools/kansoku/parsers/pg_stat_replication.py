@@ -13,8 +13,6 @@ PostgreSQL is the primary (its run directory or ``host=<name>/``).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from datetime import datetime
 from pathlib import Path
@@ -80,12 +78,7 @@ def sniff(head: FileHead) -> bool:
 
 
 def parse(path: Path, sink: Sink) -> None:
-    text = textfile.read_text(path, "psql --csv output of pg_stat_replication")
-    reader = csv.reader(io.StringIO(text))
-    try:
-        rows = list(reader)
-    except csv.Error as exc:
-        raise ParseError(path, reader.line_num, "CSV as psql --csv writes it", str(exc)) from None
+    rows = textfile.read_csv_rows(path, "psql --csv output of pg_stat_replication")
     if not rows or any(c not in rows[0] for c in REQUIRED):
         raise ParseError(path, 1, "the header of tools/collect's pg_stat_replication query ("
                          + ", ".join(REQUIRED) + ", …)", ",".join(rows[0])[:80] if rows else "an empty file")

@@ -4,6 +4,7 @@ character cut by a killed tool at the very end tolerated), errors naming file an
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,12 @@ def csv_header(head: Any) -> list[str] | None:
         return next(csv.reader([first]))
     except (csv.Error, StopIteration):
         return None
+
+
+def read_csv_rows(path: Path, what: str) -> list[list[str]]:
+    """Every row of a CSV text file as psql --csv writes it; a malformed line is a ParseError with its line."""
+    reader = csv.reader(io.StringIO(read_text(path, what)))
+    try:
+        return list(reader)
+    except csv.Error as exc:
+        raise ParseError(path, reader.line_num, "CSV as psql --csv writes it", str(exc)) from None
