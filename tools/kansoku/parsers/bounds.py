@@ -62,28 +62,22 @@ class TableBounds:
     unique_what: str = ""  # what a repeated row is, for the message
 
 
-def _range_sql(b: Bound) -> tuple[str, dict[str, Any]]:
-    """SQL true for a value outside the bound (NaN and infinities included), and its parameters."""
+def _range_sql(b: Bound, key: str = "") -> tuple[str, dict[str, Any]]:
+    """SQL true for a value outside the bound (NaN and infinities included), and its parameters (named with
+    ``key`` appended, so that several bounds share one statement)."""
     c = b.column
     params: dict[str, Any] = {}
     parts = []
-    if isinstance(b.low, datetime) or isinstance(b.high, datetime):
-        if b.low is not None:
-            parts.append(f"{c} < $lo")
-            params["lo"] = b.low
-        if b.high is not None:
-            parts.append(f"{c} > $hi")
-            params["hi"] = b.high
-        return " OR ".join(parts) or "false", params
-    # NaN compares greater than every number in DuckDB; test it (and the infinities) explicitly
-    parts.append(f"isnan({c}::DOUBLE) OR isinf({c}::DOUBLE)")
+    dated = isinstance(b.low, datetime) or isinstance(b.high, datetime)
+    if not dated:  # NaN compares greater than every number in DuckDB; test it (and the infinities) explicitly
+        parts.append(f"isnan({c}::DOUBLE) OR isinf({c}::DOUBLE)")
     if b.low is not None:
-        parts.append(f"{c} < $lo")
-        params["lo"] = float(b.low)
+        parts.append(f"{c} < $lo{key}")
+        params[f"lo{key}"] = b.low if dated else float(b.low)
     if b.high is not None:
-        parts.append(f"{c} > $hi")
-        params["hi"] = float(b.high)
-    return " OR ".join(parts), params
+        parts.append(f"{c} > $hi{key}")
+        params[f"hi{key}"] = b.high if dated else float(b.high)
+    return " OR ".join(parts) or "false", params
 
 
 def where_sql(b: Bound) -> str:
@@ -110,29 +104,39 @@ def _expected(b: Bound) -> str:
 
 
 def check(sink, tables) -> None:
-    """Check the rows the parser stored (``sink.own_rows``) against the bounds of the tables it wrote."""
+    """Check the rows the parser stored (``sink.own_rows``) against the bounds of the tables it wrote: one
+    pass over a table's rows for all its bounds (a transaction log has millions), then the repeats."""
     written = getattr(sink, "tables", None)
     for tb in tables:
         if written is not None and tb.table not in written:
             continue
         line = tb.line or "NULL::INTEGER"
         at = tb.at or "NULL::VARCHAR"
-        for b in tb.bounds:
-            cond, params = _range_sql(b)
-            where = f"({where_sql(b)}) AND " if b.where else ""
-            bad = sink.own_rows(tb.table, f"""
-                SELECT {line}, ({at})::VARCHAR, {b.column} FROM {{rows}}
-                WHERE {where}{b.column} IS NOT NULL AND ({cond})
-                ORDER BY {line} NULLS LAST LIMIT 1""", params)
-            if bad:
-                ln, where_at, v = bad[0]
-                found = _shown(v) if not isinstance(v, float) else repr(v)
-                raise ParseError(sink.path, ln, _expected(b) + (f" ({where_at})" if where_at else ""), found)
+        columns, params = [], {}
+        for i, b in enumerate(tb.bounds):
+            cond, p = _range_sql(b, str(i))
+            params.update(p)
+            applies = f"({where_sql(b)}) AND " if b.where else ""
+            # the first row outside the bound (in line order, rows without a line last)
+            columns.append(f"arg_min(struct_pack(ln := {line}, at := ({at})::VARCHAR, v := {b.column}), "
+                           f"coalesce({line}, 9223372036854775807)) "
+                           f"FILTER (WHERE {applies}{b.column} IS NOT NULL AND ({cond}))")
             if b.warn_above is not None:
-                hi = sink.own_rows(tb.table, f"""
-                    SELECT count(*), min({line}), max({b.column}) FROM {{rows}}
-                    WHERE {where}{b.column} > $w""", {"w": float(b.warn_above)})
-                n, ln, top = hi[0]
+                params[f"w{i}"] = float(b.warn_above)
+                above = f"FILTER (WHERE {applies}{b.column} > $w{i})"
+                columns += [f"count(*) {above}", f"min({line}) {above}", f"max({b.column}) {above}"]
+        found = sink.own_rows(tb.table, f"SELECT {', '.join(columns)} FROM {{rows}}", params)[0] if columns else ()
+        k = 0
+        for b in tb.bounds:
+            bad = found[k]
+            k += 1
+            if bad is not None:
+                v = bad["v"]
+                shown = _shown(v) if not isinstance(v, float) else repr(v)
+                raise ParseError(sink.path, bad["ln"], _expected(b) + (f" ({bad['at']})" if bad["at"] else ""), shown)
+            if b.warn_above is not None:
+                n, ln, top = found[k:k + 3]
+                k += 3
                 if n:
                     sink.warn(ln, f"{b.column} above {b.warn_above:g} in {n} row(s) (highest {top:g}; {b.why}): "
                                   "stored as printed")
