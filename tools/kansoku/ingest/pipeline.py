@@ -245,7 +245,10 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 tx.rollback()
                 return report
             # outputs of two hosts without the layout that says which is which: the run is refused
-            refused = {d for d, run in measured.items() if _hosts_contradicted(store, run, report)}
+            ids = [run.run_id for run in measured.values()]
+            printed, intervals = store.printed_hosts(ids), store.sampling_intervals(ids)
+            refused = {d for d, run in measured.items()
+                       if _hosts_contradicted(run, printed.get(run.run_id, []), intervals.get(run.run_id, {}), report)}
             if refused and not keep_going:
                 tx.rollback()
                 return report
@@ -295,11 +298,13 @@ def _short_host(name: str) -> str:
     return name.split(".", 1)[0].lower()
 
 
-def _hosts_contradicted(store: Store, run: Run, report: IngestReport) -> bool:
-    """The hostnames the run's files print (sysstat headers) against the layout: two hostnames in one
-    directory, or a hostname that is not its directory's host, refuse the run (an error each; True)."""
+def _hosts_contradicted(run: Run, printed_hosts: list[tuple[str, str | None, str]], intervals: dict[str, float],
+                        report: IngestReport) -> bool:
+    """The hostnames the run's files print (sysstat headers, ``Store.printed_hosts``) against the layout: two
+    hostnames in one directory, or a hostname that is not its directory's host, refuse the run (an error
+    each; True); so does a host whose clock is further off than its files' sampling ``intervals``."""
     printed: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))  # host key -> name -> files
-    for file_name, _, name in store.printed_hosts(run.run_id):
+    for file_name, _, name in printed_hosts:
         key = file_name.split("/", 1)[0][len(HOST_DIR_PREFIX):] if "/" in file_name else ""
         printed[key if key in run.hosts else ""][name].append(file_name)
     bad = False
@@ -322,7 +327,6 @@ def _hosts_contradicted(store: Store, run: Run, report: IngestReport) -> bool:
                                  f"{host.hostname!r} (run {run.run_id!r}, host {key or host.hostname!r}); "
                                  f"{LAYOUT_HINT}")
             bad = True
-    intervals = store.sampling_intervals(run.run_id)
     for key, host in sorted(run.hosts.items()):
         offset = host.clock_offset_s
         if not key or offset is None:
@@ -344,10 +348,11 @@ def _check_against_stored(store: Store, measured: dict[Path, Run], by_dir: dict[
     """The identity rules against what is already stored, not only within this ingest: a run id stored from
     another directory with other content is an error naming both (never a silent replacement), and a file
     given alone must not make its stored run hold two runs' files (a renamed pgbench output)."""
-    stored_dirs = store.measured_run_dirs([r.run_id for r in measured.values()])
+    ids = [r.run_id for r in measured.values()]
+    stored_dirs, stored_files = store.measured_run_dirs(ids), store.run_files(ids)
     for run_dir, run in measured.items():
         dets = [d for d in by_dir[run_dir] if not d.format.own_runs]
-        stored = store.run_files(run.run_id)
+        stored = stored_files.get(run.run_id, {})
         old_dir = stored_dirs.get(run.run_id)
         if old_dir is not None and old_dir != str(run.run_dir) and stored:
             here = {_file_name(run, d.path): d for d in dets}

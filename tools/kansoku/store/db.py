@@ -248,18 +248,26 @@ class Store:
         row = self.con.execute("SELECT host, role FROM sources WHERE source_id = ?", [source_id]).fetchone()
         return (row[0], row[1]) if row else (None, None)
 
-    def printed_hosts(self, run_id: str) -> list[tuple[str, str | None, str]]:
-        """(file_name, host the layout gives the file, hostname the file itself prints) of a run's files that
-        print one (sysstat headers)."""
-        return self.con.execute(
-            "SELECT DISTINCT src.file_name, src.host, ss.host FROM sys_series ss JOIN sources src USING (source_id) "
-            "WHERE src.run_id = ? AND ss.host IS NOT NULL AND ss.host <> '' ORDER BY 1", [run_id]).fetchall()
+    def printed_hosts(self, run_ids: list[str]) -> dict[str, list[tuple[str, str | None, str]]]:
+        """run_id -> (file_name, host the layout gives the file, hostname the file itself prints) of the runs'
+        files that print one (sysstat headers), for every run of an ingest in one statement."""
+        out: dict[str, list[tuple[str, str | None, str]]] = {}
+        for run_id, *row in self.con.execute(
+                "SELECT DISTINCT src.run_id, src.file_name, src.host, ss.host FROM sys_series ss "
+                "JOIN sources src USING (source_id) WHERE src.run_id IN (SELECT unnest(?::VARCHAR[])) "
+                "AND ss.host IS NOT NULL AND ss.host <> '' ORDER BY 1, 2", [run_ids]).fetchall():
+            out.setdefault(run_id, []).append(tuple(row))
+        return out
 
-    def sampling_intervals(self, run_id: str) -> dict[str, float]:
-        """file_name -> the shortest sampling interval (s) of a run's monitor files (sysstat)."""
-        return dict(self.con.execute(
-            "SELECT src.file_name, min(ss.interval_s) FROM sys_series ss JOIN sources src USING (source_id) "
-            "WHERE src.run_id = ? AND ss.interval_s > 0 GROUP BY 1", [run_id]).fetchall())
+    def sampling_intervals(self, run_ids: list[str]) -> dict[str, dict[str, float]]:
+        """run_id -> file_name -> the shortest sampling interval (s) of the runs' monitor files (sysstat)."""
+        out: dict[str, dict[str, float]] = {}
+        for run_id, name, interval in self.con.execute(
+                "SELECT src.run_id, src.file_name, min(ss.interval_s) FROM sys_series ss JOIN sources src "
+                "USING (source_id) WHERE src.run_id IN (SELECT unnest(?::VARCHAR[])) AND ss.interval_s > 0 "
+                "GROUP BY 1, 2", [run_ids]).fetchall():
+            out.setdefault(run_id, {})[name] = interval
+        return out
 
     def replace_run_hosts(self, run_id: str, hosts: list[dict[str, Any]], machines: list[dict[str, Any]]) -> None:
         """A run's hosts (``run_hosts`` rows) and the machines they ran on (``machines`` rows, kept once)."""
@@ -294,10 +302,14 @@ class Store:
             "SELECT run_id, run_dir FROM runs WHERE origin = 'measured' AND run_id IN (SELECT unnest(?::VARCHAR[]))",
             [run_ids]).fetchall())
 
-    def run_files(self, run_id: str) -> dict[str, tuple[str, str]]:
-        """file_name -> (sha256, format) of the files stored for a run."""
-        return {n: (sha, fmt) for n, sha, fmt in self.con.execute(
-            "SELECT file_name, sha256, format FROM sources WHERE run_id = ?", [run_id]).fetchall()}
+    def run_files(self, run_ids: list[str]) -> dict[str, dict[str, tuple[str, str]]]:
+        """run_id -> file_name -> (sha256, format) of the files stored for these runs (one statement)."""
+        out: dict[str, dict[str, tuple[str, str]]] = {}
+        for run_id, name, sha, fmt in self.con.execute(
+                "SELECT run_id, file_name, sha256, format FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+                [run_ids]).fetchall():
+            out.setdefault(run_id, {})[name] = (sha, fmt)
+        return out
 
     def delete_source(self, source_id: str) -> None:
         """A file's rows everywhere, and the runs it declared itself (transcribed tables)."""
