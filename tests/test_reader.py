@@ -4,6 +4,7 @@ Checked on the example site built once per session (conftest.example_site), in a
 
 import functools
 import http.server
+import json
 import re
 import threading
 from pathlib import Path
@@ -431,7 +432,7 @@ def example_pdfs(example_pdfs_all):
 
 
 @pytest.mark.slow
-def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_pdfs):
+def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_site, example_pdfs):
     """The PDF's last appendix names, for every table and figure, its runs; every run's raw files follow
     with the start of their sha256 (computed here from the raw files themselves); it gives the address of
     the site's data-sources page, and the "how to read" text says the appendix is there."""
@@ -443,6 +444,10 @@ def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_pd
     logs = sorted(runs_root.rglob("study=scaleup/workload=read/config=checksums-off/clients=1/rep=1/pgbench.log"))
     assert logs
     sha = hashlib.sha256(logs[0].read_bytes()).hexdigest()
+    rep = json.loads((example_site[0].parent / "generated" / "data" / "reports" / "example.json").read_text("utf-8"))
+    labels = {lang: [item["label"][lang] for ch in rep["chapters"] for kind in ("tables", "figures")
+                     for item in ch[kind].values()] for lang in example_pdfs}
+    assert all(len(v) >= 20 for v in labels.values()), labels
     for lang, pdf in example_pdfs.items():
         text = _pdf_text(pdf)
         title = words.t(lang, "pdf_sources_title")
@@ -450,7 +455,9 @@ def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_pd
         appendix = re.sub(r"\s+", "", text[start:])
         assert f"http://127.0.0.1:1313/{lang}/reports/example/sources/" in appendix
         assert sha[:16] in appendix and sha[:17] not in appendix  # abbreviated: the full hash is on the site
-        for label in re.findall(r"(?:表|図|Table|Figure) \d+\.\d+", text[:start]):
+        # every table and figure of this report (the prose also cites past reports' tables: not these)
+        for label in labels[lang]:
+            assert label in re.sub(r"\s+", " ", text[:start]), label
             assert re.sub(r"\s+", "", label) in appendix, label
         assert re.search(r"R1[–,]", appendix)
         name = title.split(":")[-1].strip().lower().replace(" ", "")  # "datasources", "元データ"
