@@ -100,25 +100,29 @@ def test_parallel_discussion_quotes_the_measured_speed_ups(parallel_page, lang):
         assert rows[q][3] == speedup[("1", q)] + verdict[("1", q)], rows[q]
         assert rows[q][5] == speedup[("2", q)] + verdict[("2", q)], rows[q]
     prose = discussion("parallel", lang)
-    # one worker: q1-q4 faster beyond noise, q5 not; two workers: only q1 gains over one worker
-    assert [q for q in queries if verdict[("1", q)] == "✓"] == ["q1", "q2", "q3", "q4"]
-    assert verdict[("1", "q5")] == verdict[("2", "q5")] == "≈"
-    gained = [q for q in queries if verdict[("1", q)] == "✓"]
-    better_with_two = [q for q in gained if speedup[("2", q)] > speedup[("1", q)]]
-    assert better_with_two == ["q1"], better_with_two
-    assert speedup[("2", "q2")] == speedup[("1", "q2")]
-    lower_with_two = [q for q in ("q3", "q4") if speedup[("2", q)] < speedup[("1", q)]]
-    assert lower_with_two == ["q3", "q4"]
-    for q in ("q1", "q2", "q3", "q4"):
-        assert says(prose, lang, f"{q} {speedup[('1', q)]}"), f"{lang}: {q} {speedup[('1', q)]}"
-    assert says(prose, lang, f"({speedup[('2', 'q1')]})")
-    assert says(prose, lang, f"{speedup[('2', 'q3')]}、{speedup[('2', 'q4')]}" if lang == "ja"
-                else f"{speedup[('2', 'q3')]} and {speedup[('2', 'q4')]}")
-    assert says(prose, lang, {"en": "four of the five queries ran faster, beyond run-to-run noise",
-                              "ja": "5 つのうち 4 つのクエリが実行間のばらつきを超えて速くなった"}[lang])
-    q5 = {"en": f"{speedup[('1', 'q5')]} with one worker, {speedup[('2', 'q5')]} with two, within noise",
-          "ja": f"ワーカー 1 で {speedup[('1', 'q5')]}、ワーカー 2 で {speedup[('2', 'q5')]}、ばらつきの範囲内"}[lang]
+    # one worker: all five faster beyond noise; two workers: none beyond one worker but q2 (by a hair), q5 within noise
+    assert [q for q in queries if verdict[("1", q)] == "✓"] == queries
+    assert verdict[("2", "q5")] == "≈"
+    better_with_two = [q for q in queries if speedup[("2", q)] > speedup[("1", q)]]
+    assert better_with_two == ["q2"], better_with_two
+    lower_with_two = [q for q in ("q1", "q3", "q4") if speedup[("2", q)] < speedup[("1", q)]]
+    assert lower_with_two == ["q1", "q3", "q4"]
+    # "about ×2 is the most this machine can give, and q1 and q3 come close to it"
+    assert sorted(queries, key=lambda q: speedup[("1", q)])[-2:] == ["q3", "q1"] and speedup[("1", "q3")] >= "×1.90"
+    listed = {"en": "{} and {}", "ja": "{}、{}"}[lang].format(
+        ", ".join(f"{q} {speedup[('1', q)]}" for q in queries[:-1]) if lang == "en"
+        else "、".join(f"{q} {speedup[('1', q)]}" for q in queries[:-1]), f"q5 {speedup[('1', 'q5')]}")
+    assert says(prose, lang, listed), listed
+    assert says(prose, lang, {"en": "q2 stayed at {} ({} with one worker)", "ja": "q2 は {} (ワーカー 1 で {}) で変わらず"}[lang]
+                .format(speedup[("2", "q2")], speedup[("1", "q2")]))
+    assert says(prose, lang, {"en": "({}, {} and {})", "ja": "({}、{}、{})"}[lang].format(
+        *(speedup[("2", q)] for q in ("q1", "q3", "q4"))))
+    assert says(prose, lang, {"en": "all five queries ran faster, beyond run-to-run noise",
+                              "ja": "5 つのクエリすべてが実行間のばらつきを超えて速くなった"}[lang])
+    q5 = {"en": f"{speedup[('1', 'q5')]} with one worker; {speedup[('2', 'q5')]} with two, within noise",
+          "ja": f"ワーカー 1 で {speedup[('1', 'q5')]}。ワーカー 2 で {speedup[('2', 'q5')]}、ばらつきの範囲内"}[lang]
     assert says(prose, lang, q5)
+    assert min(queries, key=lambda q: speedup[("1", q)]) == "q5"  # "q5 ... gained the least"
     # the total of the five queries: the median over a workers level's runs of each run's sum
     totals = []
     for workers in ("0", "1", "2"):
@@ -224,7 +228,7 @@ def test_profile_discussion_quotes_the_measured_shares(example_site, lang):
     both = {f for c, f in shares if c == "1"} & {f for c, f in shares if c == "8"}
     biggest = max(both, key=lambda f: abs(med("8", f) - med("1", f)))
     assert biggest == "finish_task_switch.isra.0"
-    assert change("finish_task_switch.isra.0") == ("+11.11", "higher")
+    assert change("finish_task_switch.isra.0")[1] == "higher"
     grew = {"en": "`finish_task_switch.isra.0` from {} to {} self ({} points)",
             "ja": "`finish_task_switch.isra.0` は self {} から {} ({} ポイント)"}[lang]
     assert says(prose, lang, grew.format(pct("1", "finish_task_switch.isra.0"), pct("8", "finish_task_switch.isra.0"),
@@ -237,9 +241,10 @@ def test_profile_discussion_quotes_the_measured_shares(example_site, lang):
     assert verdict == "lower"
     fell = {"en": "`iowrite16` fell from {} to {} ({} points)", "ja": "`iowrite16` は {} から {} に減った ({} ポイント)"}[lang]
     assert says(prose, lang, fell.format(pct("1", "iowrite16"), pct("8", "iowrite16"), points))
-    assert change("_raw_spin_unlock_irqrestore")[1] == "within noise"
-    moved = {"en": "`_raw_spin_unlock_irqrestore` ({} to {}) moved within noise",
-             "ja": "`_raw_spin_unlock_irqrestore` ({} から {}) の変化はばらつきの範囲内"}[lang]
+    points, _ = change("_raw_spin_unlock_irqrestore")
+    assert abs(float(points.replace("−", "-"))) < 0.5  # "hardly moved": under half a point, whatever the verdict
+    moved = {"en": "`_raw_spin_unlock_irqrestore` hardly moved ({} to {})",
+             "ja": "`_raw_spin_unlock_irqrestore` はほとんど変わらなかった ({} から {})"}[lang]
     assert says(prose, lang, moved.format(pct("1", "_raw_spin_unlock_irqrestore"), pct("8", "_raw_spin_unlock_irqrestore")))
     # iowrite16 is the virtio disk's notification at the end of a commit's WAL flush: its largest stack says so
     with ro_con(db) as con:

@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, ro_con
 from kansoku.ingest.runs import machine_fingerprint
 
 EXAMPLE = ROOT / "data" / "runs" / "example"
@@ -24,9 +24,11 @@ CHAPTER_STUDIES = {"scaleup": ["scaleup"], "syscalls": ["syscalls"], "disk": ["f
 # the README's name of each study in its run count, in the order it lists them
 STUDY_WORDS = {"scaleup": "scale-up", "syscalls": "strace", "fio": "fio", "parallel": "parallel-query",
                "profile": "profile", "replication": "replication"}
-# studies measured while other work shared the machine: their chapters and the README must say so
-SHARED_MACHINE = {"parallel", "profile"}
+# a study whose runs show CPU time at nice (sar %nice) shared its machine with other work: its chapter must say so,
+# and a chapter must not say so of runs that show none; these chapters say that nothing else ran
 NICE_TEST_RUN = {"en": "a test run at nice 19 shared the 2 vCPUs", "ja": "nice 19 のテスト実行が同じ 2 vCPU を使っていた"}
+QUIET = {"en": "Nothing else ran on the machine", "ja": "このマシンでは他の処理を動かしていない"}
+QUIET_STATED = {"parallel", "profile", "replication"}
 SAME_MACHINE = {"en": re.compile(r"same machine", re.I), "ja": re.compile(r"同じマシン")}
 
 
@@ -43,6 +45,20 @@ def records() -> dict[str, list[dict]]:
     return out
 
 
+@pytest.fixture(scope="module")
+def nice_pct(example_db) -> dict[str, float]:
+    """study -> the largest mean CPU %nice of any of its runs (sar, from the store)."""
+    with ro_con(example_db) as con:
+        rows = con.sql("""
+            SELECT regexp_extract(run_id, 'study=([^/]+)', 1), max(value) FROM run_metrics
+             WHERE metric = 'cpu_nice_pct' AND run_id LIKE 'campaign=example-2026-11/%' GROUP BY 1""").fetchall()
+    return dict(rows)
+
+
+def shared(nice_pct: dict[str, float]) -> set[str]:
+    return {study for study, nice in nice_pct.items() if nice > 1.0}
+
+
 def machines_of(runs: list[dict]) -> set[str]:
     return {machine_fingerprint(r["machine"]) for r in runs}
 
@@ -57,7 +73,7 @@ def dates(runs: list[dict]) -> set[str]:
             r["start"].date().isoformat() for r in runs}
 
 
-def test_readme_counts_dates_and_machines_match_the_records(records):
+def test_readme_counts_dates_and_machines_match_the_records(records, nice_pct):
     text = README.read_text(encoding="utf-8")
     total = sum(len(v) for v in records.values())
     assert set(records) == set(STUDY_WORDS), sorted(records)
@@ -96,9 +112,12 @@ def test_readme_counts_dates_and_machines_match_the_records(records):
         runs = [r for r in every if r["machine"]["cpu_model"] == cpu]
         row = next(l for l in text.splitlines() if l.startswith("|") and f"`{cpu}`" in l)
         assert f"| {len(runs)} (" in row and all(d in row for d in dates(runs)), row
-    for study in SHARED_MACHINE:
+    assert set(nice_pct) == set(STUDY_WORDS)
+    for study in shared(nice_pct):
         [day] = dates(records[study])
         assert day in text and "a test run at nice 19 shared" in text
+    if not shared(nice_pct):
+        assert "a test run at nice 19 shared" not in text
     # the opening sentence's dates and CPUs
     opening = text.split("\n\n", 2)[1]
     for study in STUDY_WORDS:
@@ -107,7 +126,7 @@ def test_readme_counts_dates_and_machines_match_the_records(records):
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
-def test_each_chapter_names_the_machine_its_runs_ran_on(records, lang):
+def test_each_chapter_names_the_machine_its_runs_ran_on(records, nice_pct, lang):
     first = records["scaleup"]
     for chapter, studies in CHAPTER_STUDIES.items():
         runs = [r for s in studies for r in records[s]]
@@ -124,23 +143,28 @@ def test_each_chapter_names_the_machine_its_runs_ran_on(records, lang):
             assert cpu_short(first[0]["machine"]["cpu_model"]) in setup  # says which machine chapter 1 used
         for day in dates(runs):
             assert day in setup, f"{chapter}.{lang}.md: the setup does not give the date {day} of its runs"
-        if any(s in SHARED_MACHINE for s in studies):
-            assert NICE_TEST_RUN[lang].replace(" ", "") in "".join(setup.split()), \
-                f"{chapter}.{lang}.md: the setup does not say a test run shared the machine"
+        folded = "".join(setup.split())
+        says_shared = NICE_TEST_RUN[lang].replace(" ", "") in folded or "nice19" in folded
+        assert says_shared == any(s in shared(nice_pct) for s in studies), \
+            f"{chapter}.{lang}.md: the setup says a test run shared the machine: {says_shared}; the runs' %nice: " \
+            f"{[nice_pct[s] for s in studies]}"
+        if chapter in QUIET_STATED:
+            assert not says_shared and QUIET[lang].replace(" ", "") in folded, \
+                f"{chapter}.{lang}.md: the setup does not say that nothing else ran"
 
 
 REPLICATION_SETUP = {
-    "en": ["same small virtual machine with 2 vCPUs", "separate machines", "a test run at nice 19 shared the 2 vCPUs",
-           "role `server`"],
-    "ja": ["2 vCPU (AMD EPYC、23.5 GiB) の同じ小さな仮想マシン", "別々のマシン", "nice 19 のテスト実行が同じ 2 vCPU を共有",
-           "ロール `server`"],
+    "en": ["same small virtual machine with 2 vCPUs", "separate machines", "Nothing else ran on the machine",
+           "the %nice column of the first table is 0.0 in every run", "role `server`"],
+    "ja": ["2 vCPU (AMD EPYC、23.5 GiB) の同じ小さな仮想マシン", "別々のマシン", "このマシンでは他の処理を動かしていない",
+           "%nice の列はどの実行でも 0.0", "ロール `server`"],
 }
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
-def test_replication_chapter_says_one_machine_for_everything_and_the_shared_machine(records, lang):
+def test_replication_chapter_says_one_machine_for_everything_and_nothing_else_ran(records, nice_pct, lang):
     """The replication runs: primary, both standbys and pgbench on one 2-vCPU machine (FY2017: separate machines),
-    measured while a test run shared it; the monitored host's role is the one the records give."""
+    with nothing else running (no CPU time at nice in any run); the monitored host's role is the records'."""
     runs = records["replication"]
     assert {r["machine"]["cpu_count"] for r in runs} == {2} and {r.get("role") for r in runs} == {"server"}
     assert {r["server"]["port"] for r in runs} == {"5440"}
@@ -148,4 +172,5 @@ def test_replication_chapter_says_one_machine_for_everything_and_the_shared_mach
     for phrase in REPLICATION_SETUP[lang]:
         assert phrase in setup, f"replication.{lang}.md setup: {phrase!r} missing"
     text = README.read_text(encoding="utf-8")
-    assert "one machine for everything" in text and "nice 19" in text
+    assert nice_pct["replication"] == 0
+    assert "one machine for everything" in text and "nothing else ran" in text
