@@ -135,9 +135,9 @@ def all_states(store: Store) -> dict[str, SteadyState]:
 
 def _detail(st: SteadyState, flag: str) -> str:
     if flag == "drift" and st.tps_drift_pct is not None:
-        return f"{st.tps_drift_pct:+.0f} %"
+        return f"{st.tps_drift_pct:+.0f}\u00a0%"  # no break between a number and its unit
     if flag == "stall":
-        return f"{st.stall_s:.0f} s"
+        return f"{st.stall_s:.0f}\u00a0s"
     return ""
 
 
