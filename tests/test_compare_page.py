@@ -45,6 +45,14 @@ def test_page_rows_are_tools_compare_json(example):
     doc = json.loads(_cli(db, c.selections, "--json").stdout)
     assert [r.record() for r in c.rows] == doc["comparisons"]
     assert c.not_compared == doc["not_compared"]
+    # the environment differences beside the results (issue 24), as the command lists them: here the one
+    # setting the comparison is about, as each side's runs recorded it (psql's pg_settings at capture)
+    from kansoku.analysis.tables import role_label
+
+    assert [(e.role, e.key, e.a, e.b) for e in c.environment] == [
+        (d["role"] and {lang: role_label(d["role"], lang) for lang in ("ja", "en")}, d["key"], d["a"], d["b"])
+        for d in doc["environment"]]
+    assert [(e.key, e.a, e.b) for e in c.environment] == [("server.data_checksums", ["off"], ["on"])]
     scaleup = [r for r in c.rows if r.metric == "tps"]
     assert len(scaleup) == 8 and {r.condition["workload"] for r in scaleup} == {"read", "update"}
     # every run of either side is a run of the report (its sources page lists it)
@@ -121,6 +129,12 @@ def test_site_page_in_both_languages(example, lang):
         assert f"mark-verdict {flag}" in notes
     assert "/csv/example/compare-checksums.csv" in notes
     assert c.selections in html
+    # the environment table: one row per recorded difference, A then B
+    env = re.search(r'<div class="compare-environment">(.*?)</table>', html, re.S)
+    assert env and {"ja": "環境の違い", "en": "Environment differences"}[lang] in env.group(1)
+    cells = re.findall(r'<tr data-key="([^"]+)"><th scope="row">.*?</th><td>([^<]*)</td><td>([^<]*)</td></tr>',
+                       env.group(1))
+    assert cells == [(e.key, " | ".join(e.a), " | ".join(e.b)) for e in c.environment]
     # the report's table of contents links the page (cover and every page)
     cover = (public / lang / "reports" / "example" / "index.html").read_text(encoding="utf-8")
     assert re.search(r'href="[^"]*reports/example/compare-checksums/"', cover)
@@ -150,6 +164,7 @@ def test_pdf_has_the_comparison(example, tmp_path):
             assert tokens(r.a.text[res.lang]) | tokens(r.b.text[res.lang]) <= tokens(text)
         for flag in {r.flag for r in c.rows if r.flag}:
             assert SYMBOLS[flag] in text
+        assert "server.data_checksums:Aoff,Bon" in flat  # the environment differences, in the notes
 
 
 # -- synthetic campaigns whose truth is known (tests/test_compare.py) --------------------------------------

@@ -398,6 +398,20 @@ class CompareRow:
 
 
 @dataclass
+class CompareEnvironment:
+    """One environment key the two sides' runs recorded differently (run.toml / host.toml, as tools/compare
+    lists them beside the results)."""
+
+    role: Words | None  # the host's role as a reader sees it ("server"); None: the run's own host
+    key: str            # "server.data_checksums", "machine.kernel", "versions.postgres"
+    a: list[str]        # the distinct values side A's runs recorded ("—": none of them recorded it)
+    b: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": self.role, "key": self.key, "a": self.a, "b": self.b}
+
+
+@dataclass
 class Comparison:
     """A ``[[compare]]`` of the spec, computed: selections A and B condition by condition (its own page)."""
 
@@ -416,9 +430,11 @@ class Comparison:
     not_compared: dict[str, int]       # (metric, condition) pairs present on side "a" or "b" only
     csv: list[list[str]]               # the rows of ``tools/compare --csv`` (header first)
     runs: list[str]                    # every run of either side
+    environment: list[CompareEnvironment] = field(default_factory=list)  # what the sides' runs recorded differently
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "page": self.page, "title": self.title, "footnote": self.footnote,
+                "environment": [e.to_json() for e in self.environment],
                 "a_label": self.a_label, "b_label": self.b_label, "selections": self.selections,
                 "common": [{"name": n, "value": v} for n, v in self.common], "factors": self.factors,
                 "rows": [r.to_json() for r in self.rows], "method": self.method, "marks": self.marks,

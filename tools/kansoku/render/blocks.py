@@ -393,6 +393,10 @@ def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str
             f"{pick(x['name'], L)} = {pick(x['value'], L)}" for x in c["common"])})
     if c.get("footnote"):
         notes.append({"mark": "", "text": pick(c["footnote"], L)})
+    # what the two sides' runs recorded differently (the site gives it a table of its own)
+    notes.append({"mark": "", "text": ui(L, "compare_environment") + ": " + "; ".join(
+        (f"[{pick(e['role'], L)}] " if e["role"] else "") + f"{e['key']}: A {' | '.join(e['a'])}, B {' | '.join(e['b'])}"
+        for e in c["environment"])} if c["environment"] else {"mark": "", "text": ui(L, "compare_environment_none")})
     notes += [n for n in legend(set(c["marks"]), L) if n["mark"] in VERDICT_MARKS]
     notes.append({"mark": "", "text": pick(c["method"], L)})
     notes.append({"mark": "", "text": f"{ui(L, 'compare_same_as')} {c['selections']}"})

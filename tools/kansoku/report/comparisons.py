@@ -15,7 +15,7 @@ from kansoku.analysis import compare as cmp
 from kansoku.analysis import noise
 from kansoku.analysis import tables as analysis
 from kansoku.errors import SpecError
-from kansoku.model import CompareRow, CompareSide, Comparison, Words
+from kansoku.model import CompareEnvironment, CompareRow, CompareSide, Comparison, Words
 from kansoku.spec.model import LANGS, CompareSpec, Report
 from kansoku.store.db import Store
 
@@ -100,4 +100,6 @@ def compute_comparison(store: Store, report: Report, spec: CompareSpec) -> Compa
         factors=[_both(lambda lang: analysis.factor_name(report, f, lang)) for f in varying],
         rows=rows, method=method_note, marks=sorted({r.flag for r in rows if r.flag}),
         not_compared={"a": result.only_baseline, "b": result.only_candidate},
-        csv=cmp.csv_rows(result), runs=runs)
+        csv=cmp.csv_rows(result), runs=runs,
+        environment=[CompareEnvironment(role=_both(lambda lang: analysis.role_label(d.role, lang)) if d.role else None,
+                                        key=d.key, a=list(d.a), b=list(d.b)) for d in result.environment])

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kansoku import words
+from kansoku.analysis.tables import role_label
 from kansoku.ingest.runs import machine_fingerprint
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
@@ -170,11 +171,6 @@ def chapter_machines(rm: RunMachines, names: dict[str, dict[str, str]], run_ids:
         summary = words.both("machines_one")
     return {"machines": out_rows, "span": len(sigs) > 1, "machine_count": count, "summary": summary,
             "unknown": unknown, "with_roles": len(roles) > 1}
-
-
-def role_label(role: str, lang: str) -> str:
-    key = f"role_{role}"
-    return words.t(lang, key) if words.has(key, lang) else role
 
 
 def check_item(report: Report, item: Item, rm: RunMachines, names: dict[str, dict[str, str]],
