@@ -94,6 +94,15 @@ def blobs_ok(blobs: Path) -> list[str]:
     return bad
 
 
+def _left_behind(d: Path, wait_s: float = 30.0) -> list[str]:
+    """Scratch directories of the output left after a build returned. The replaced site is deleted in the
+    background (.public.trash-*, publish._discard_replaced): it may take a moment to go, never longer."""
+    deadline = time.monotonic() + wait_s
+    while list(d.glob(".public.trash-*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return sorted(p.name for p in d.glob(".public.*-*"))
+
+
 def site_manifest(out: Path) -> set[str]:
     """The site's files (paths below the output directory)."""
     return {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
@@ -254,8 +263,8 @@ def run(n_ingest: int, n_build: int, seed: int, work: Path, out=print) -> dict[s
                 problems.append(f"next build exited {again.returncode}: {again.stderr[-500:]}")
             elif site_manifest(o) != ref_files:
                 problems.append("next build is not a complete site")
-            elif list(d.glob(".public.*-*")):
-                problems.append("next build left a directory behind")
+            elif _left_behind(d):
+                problems.append(f"next build left a directory behind: {_left_behind(d)}")
             if problems:
                 results["build"]["failures"] += 1
                 out(f"build trial {i} (kill after {delay:.2f} s): FAILED: " + "; ".join(problems))

@@ -200,5 +200,41 @@ def test_swap_and_the_repair_of_a_build_killed_between_two_renames(tmp_path, mon
     (tmp_path / ".public.new-998").mkdir()     # and a half build of another killed run
     new = publish.fresh_output(out)
     assert [p.name for p in out.iterdir()] == ["newer.html"]
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".public.")) == [new.name]
+    assert sorted(p.name for p in tmp_path.iterdir()
+                  if p.name.startswith(".public.") and ".trash-" not in p.name) == [new.name]
+    publish.discard(new)
+
+
+def test_the_replaced_output_is_deleted_after_the_swap_without_the_build_waiting(tmp_path):
+    """The previous site goes to .public.trash-* and a detached rm deletes it (a build at 1,000 runs spent
+    seconds unlinking the old site); a trash left by a killed delete is finished by the next build."""
+    import time
+
+    from kansoku.render import publish
+
+    out = tmp_path / "public"
+    out.mkdir()
+    for i in range(200):
+        (out / f"page{i}.html").write_text("old")
+    new = publish.fresh_output(out)
+    (new / "index.html").write_text("new")
+    publish.swap_in(new, out)
+    assert [p.name for p in out.iterdir()] == ["index.html"] and not new.exists()
+
+    def trash():
+        return [p for p in tmp_path.iterdir() if p.name.startswith(".public.trash-")]
+
+    deadline = time.monotonic() + 30
+    while trash() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not trash()
+    # a delete that never ran (the machine went down): the next build's fresh output finishes it
+    left = tmp_path / ".public.trash-1-2"
+    (left / "deep").mkdir(parents=True)
+    (left / "deep" / "page.html").write_text("old")
+    new = publish.fresh_output(out)
+    deadline = time.monotonic() + 30
+    while trash() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not trash() and [p.name for p in out.iterdir()] == ["index.html"]
     publish.discard(new)

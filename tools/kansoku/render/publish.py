@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -94,6 +95,8 @@ def fresh_output(out: Path) -> Path:
         os.rename(olds.pop(), out)
     for p in olds + sorted(out.parent.glob(f".{out.name}.new-*")):
         shutil.rmtree(p, ignore_errors=True)
+    for p in sorted(out.parent.glob(f".{out.name}.trash-*")):  # a delete that did not finish (killed, reboot)
+        _delete_in_background(p)
     new = out.parent / f".{out.name}.new-{os.getpid()}"
     new.mkdir()
     return new
@@ -138,12 +141,30 @@ def _swap(new: Path, out: Path) -> None:
         os.rename(new, out)
         return
     if _exchange(new, out):
-        shutil.rmtree(new)  # now the previous output
+        _discard_replaced(new, out)  # ``new`` is now the previous output
         return
     old = out.parent / f".{out.name}.old-{os.getpid()}"
     os.rename(out, old)
     os.rename(new, out)
-    shutil.rmtree(old)
+    _discard_replaced(old, out)
+
+
+def _discard_replaced(previous: Path, out: Path) -> None:
+    """The replaced output is deleted without the build waiting for it (thousands of run pages take seconds
+    to unlink): renamed ``.NAME.trash-*`` (never taken for an output to restore, see :func:`fresh_output`,
+    which also finishes a delete that was interrupted), then removed by a detached ``rm -rf``."""
+    trash = out.parent / f".{out.name}.trash-{os.getpid()}-{time.monotonic_ns()}"
+    os.rename(previous, trash)
+    _delete_in_background(trash)
+
+
+def _delete_in_background(path: Path) -> None:
+    rm = shutil.which("rm")
+    if rm is None:
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    subprocess.Popen([rm, "-rf", "--", str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)  # outlives the build; Ctrl-C spares it
 
 
 @dataclass(frozen=True)
