@@ -116,6 +116,7 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert again.items_computed == []
     assert sorted(again.items_reused) == ["inc/read", "inc/read-line", "inc/update", "inc/update-line"]
     assert again.files_written == 0
+    assert again.runs_computed == 0 and again.runs_reused == first.runs_computed > 0  # run pages: from the cache
     assert snapshot(tmp / "gen") == before  # same bytes, not even rewritten (same modification times)
 
     shutil.move(held, camp / "study=scaleup" / HELD_BACK)
@@ -123,6 +124,7 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     after_one = build(env)
     assert sorted(after_one.items_computed) == ["inc/read", "inc/read-line"]
     assert sorted(after_one.items_reused) == ["inc/update", "inc/update-line"]
+    assert after_one.runs_computed == 1 and after_one.runs_reused == first.runs_computed  # the new run alone
     now = snapshot(tmp / "gen")
     changed = {p for p in now if p not in before or now[p] != before[p]}
     assert "data/reports/inc.json" in changed and "static/csv/inc/read.runs.en.csv" in changed

@@ -36,6 +36,8 @@ class BuildResult:
     items_computed: list[str] = field(default_factory=list)  # '<report>/<item>' computed by this build
     items_reused: list[str] = field(default_factory=list)    # ... reused from the last build (unchanged inputs)
     files_written: int = 0                                   # generated files whose bytes changed
+    runs_reused: int = 0                                     # run pages whose run data came from the cache
+    runs_computed: int = 0                                   # ... was read from the store
 
 
 def load_config(config: Path = CONFIG) -> dict:
@@ -115,6 +117,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         res = BuildResult(out=out)
         res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
         res.files_written = written["files_written"]
+        res.runs_reused, res.runs_computed = cache.runs_reused, cache.runs_computed
         res.reports = [r.id for r in computed]
         res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
         res.figures = sum(len(c.figures) for r in computed for c in r.chapters)

@@ -96,7 +96,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
         transcribed=transcribed_note(store, sorted(run_ids)), compares=compares,
-        run_pages=run_pages(store, report, chapters, runs) if with_run_pages else {},
+        run_pages=run_pages(store, report, chapters, runs, cache) if with_run_pages else {},
     )
 
 

@@ -83,6 +83,8 @@ class ItemCache:
     hits: list[str] = field(default_factory=list)
     computed: list[str] = field(default_factory=list)
     used: set[str] = field(default_factory=set)
+    runs_reused: int = 0    # runs whose page data (metrics, series) came from the cache
+    runs_computed: int = 0  # ... were read from the store
     _runs: dict[str, str] | None = None
     _store_id: int | None = None
     _factors: dict[str, dict[str, set[str]]] | None = None
@@ -148,21 +150,37 @@ class ItemCache:
         name = f"{report.id}/{item.id}"
         key = self.key(store, report, item) if self.directory is not None else None
         if key is not None:
-            path = self.directory / f"{key}.pickle"
-            try:
-                with open(path, "rb") as fh:
-                    value = pickle.load(fh)
-            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-                value = None
+            value = self.load(key)
             if value is not None:
-                self.used.add(path.name)
                 self.hits.append(name)
                 return value
         value = compute()
         self.computed.append(name)
         if key is not None:
-            self._write(self.directory / f"{key}.pickle", value)
+            self.save(key, value)
         return value
+
+    def run_key(self, store: Store, run_id: str, kind: str) -> str | None:
+        """The key of what a run's page reads of the run alone (``kind``: its metrics and series), valid while
+        the code and the run's fingerprint stay the same. None without a directory or for an unknown run."""
+        fp = self.run_fingerprints(store).get(run_id) if self.directory is not None else None
+        if fp is None:
+            return None
+        return hashlib.sha256(f"{code_version()}\0run-page\0{kind}\0{run_id}\0{fp}".encode()).hexdigest()
+
+    def load(self, key: str) -> Any:
+        """The entry under ``key`` (marked used), or None when there is none or it cannot be read."""
+        path = self.directory / f"{key}.pickle"
+        try:
+            with open(path, "rb") as fh:
+                value = pickle.load(fh)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+            return None
+        self.used.add(path.name)
+        return value
+
+    def save(self, key: str, value: Any) -> None:
+        self._write(self.directory / f"{key}.pickle", value)
 
     def _write(self, path: Path, value: Any) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,8 @@ handful of queries as one of 10: every run's metrics and events once per build (
 ``run_events`` views compute all runs in one pass; every report's pages share the result), and per report
 the series of all its runs in one query, run.toml, strace and fio. The per-second series are formatted in
 SQL (fixed decimals per column) and only joined into CSV lines here; a condition's median, min and max are
-taken over the few runs of the condition.
+taken over the few runs of the condition. A build keeps each run's metrics and series in the item cache
+(report/cache.py) under the run's fingerprint: the next build reads the store for new or changed runs only.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from kansoku import parsers, words
 from kansoku.analysis import steady
 from kansoku.analysis import tables as analysis
 from kansoku.model import SERIES_COLUMNS, Chapter, ProvenanceRun, RunInfo, RunMetric, RunPage, RunSeries, RunUse
+from kansoku.report.cache import ItemCache
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
 from kansoku.spec.model import LANGS, Report
 from kansoku.store.db import Store
@@ -49,6 +51,14 @@ FROM run_metrics WHERE value IS NOT NULL AND isfinite(value) ORDER BY run_id, me
 """
 
 
+# The same for a few runs (a rebuild after new runs; the others come from the cache): the window needs the
+# run's own rows only, so the view is read for these runs alone.
+MISSING_METRICS_SQL = """
+SELECT run_id, CASE WHEN count(*) OVER (PARTITION BY run_id, metric) > 1 THEN metric || '[' || role || ']'
+                    ELSE metric END AS metric, value
+FROM run_metrics WHERE value IS NOT NULL AND isfinite(value) AND run_id IN (SELECT unnest(?::VARCHAR[]))
+ORDER BY run_id, metric
+"""
 # Every run's per-second series in one query: pgbench's per-second TPS (its best source, the seconds inside
 # the run window), CPU of all CPUs (the best tool the run has) and its physical disks summed (the best
 # tool), each binned to the whole second since the run's start and joined on it. Each column comes back
@@ -122,8 +132,11 @@ def _cond_key(factors: dict[str, str]) -> tuple:
     return tuple(sorted((f, v) for f, v in factors.items() if f != REP))
 
 
-def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo]) -> dict[str, RunPage]:
-    """The page of every run in ``infos`` (the runs behind the report's tables and figures)."""
+def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
+              cache: ItemCache | None = None) -> dict[str, RunPage]:
+    """The page of every run in ``infos`` (the runs behind the report's tables and figures). ``cache``: each
+    run's metrics and per-second series are kept by the run's fingerprint and read again while it holds (a
+    rebuild after one new run queries that run alone)."""
     run_ids = sorted(infos)
     if not run_ids:
         return {}
@@ -142,9 +155,10 @@ def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict
         siblings = sorted(conditions[_cond_key(fs)], key=lambda r: (rep_key(infos[r].factors.get(REP, "")), r))
         pages[rid] = RunPage(info=info, factors=factors, condition=[
             ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False) for r in siblings])
-    _metrics(store, report, run_ids, pages)
+    values, series = _run_data(store, run_ids, cache)
+    _metrics(report, run_ids, pages, values)
     _uses(chapters, pages)
-    _series(store, run_ids, pages)
+    _series(series, pages)
     _run_toml(store, run_ids, pages)
     _syscalls(store, run_ids, pages)
     _fio(store, run_ids, pages)
@@ -169,6 +183,41 @@ def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
     return _per_store(store, "metrics", compute)
 
 
+def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None
+              ) -> tuple[dict[str, dict[str, float]], dict[str, tuple]]:
+    """Each run's metrics (metric -> value) and its series row (SERIES_SQL), from the cache where the run's
+    fingerprint is unchanged, the others from the store: all runs' metrics in one pass when most are missing
+    (the first build), else only the missing runs'."""
+    keys = {r: cache.run_key(store, r, "data") for r in run_ids} if cache is not None else {}
+    values: dict[str, dict[str, float]] = {}
+    series: dict[str, tuple] = {}
+    missing = []
+    for r in run_ids:
+        got = cache.load(keys[r]) if keys.get(r) else None
+        if got is None:
+            missing.append(r)
+        else:
+            values[r], series[r] = got["metrics"], got["series"]
+    if cache is not None:
+        cache.runs_reused += len(run_ids) - len(missing)
+        cache.runs_computed += len(missing)
+    if not missing:
+        return values, series
+    if len(missing) * 4 > len(run_ids) or cache is None:
+        everyone = _all_metrics(store)  # one pass over every run, shared by every report of the build
+        fresh = {r: everyone.get(r, {}) for r in missing}
+    else:
+        fresh = {r: {} for r in missing}
+        for rid, metric, v in store.query(MISSING_METRICS_SQL, [missing]):
+            fresh[rid][metric] = v
+    rows = {row[0]: tuple(row) for row in store.query(SERIES_SQL, [missing])}
+    for r in missing:
+        values[r], series[r] = fresh[r], rows.get(r)
+        if keys.get(r):
+            cache.save(keys[r], {"metrics": fresh[r], "series": rows.get(r)})
+    return values, series
+
+
 def _decimals(values: list[float]) -> int:
     """Decimals for a row of numbers printed side by side: four significant digits of the largest, then
     no trailing zero that every one of them would print (0.163 and 0.165, not 0.1630 and 0.1650)."""
@@ -178,11 +227,10 @@ def _decimals(values: list[float]) -> int:
     return d
 
 
-def _metrics(store: Store, report: Report, run_ids: list[str], pages: dict[str, RunPage]) -> None:
+def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], values: dict[str, dict[str, float]]) -> None:
     """Each run's metrics beside the median, min and max of its condition (the report's runs sharing
     every factor but rep; ``page.condition``)."""
     order = {m: i for i, m in enumerate(list(HEADLINE) + [m for m in parsers.metrics() if m not in HEADLINE])}
-    values = _all_metrics(store)
     labels: dict[str, dict[str, str]] = {}
     for rid in run_ids:
         page = pages[rid]
@@ -226,9 +274,11 @@ def _uses(chapters: list[Chapter], pages: dict[str, RunPage]) -> None:
                         pages[rid].uses.append(RunUse("figure", f.id, f.label, f.caption, ch.id, f"figure-{f.id}"))
 
 
-def _series(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
-    for row in store.query(SERIES_SQL, [run_ids]):
-        rid, tps_source, cpu_tool, disk_tool, seconds = row[:5]
+def _series(rows: dict[str, tuple | None], pages: dict[str, RunPage]) -> None:
+    for rid, row in rows.items():
+        if row is None:
+            continue
+        _, tps_source, cpu_tool, disk_tool, seconds = row[:5]
         if rid not in pages or not seconds:
             continue
         values: dict[str, list] = {"second": list(seconds)}
