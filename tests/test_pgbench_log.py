@@ -266,14 +266,16 @@ AFTER_HEAD = {
 }
 
 
-@pytest.mark.parametrize("label", list(AFTER_HEAD))
-def test_numeric_first_try_stores_what_the_text_reader_stores(tmp_path, monkeypatch, label):
+@pytest.mark.parametrize("label,crlf", [(label, False) for label in AFTER_HEAD]
+                         + [("clean", True), ("failure words", True), ("cut, too few fields", True)])
+def test_numeric_first_try_stores_what_the_text_reader_stores(tmp_path, monkeypatch, label, crlf):
     """The same log ingested with the numeric first try and with the text reader alone: the same rows,
     warnings and errors (clean logs keep the first load, the others load again as text)."""
     from kansoku.parsers.pgbench import txlog
     from kansoku.store.db import FileSink
 
-    d = make_run(tmp_path, "n=1/rep=1", {"pgbench_log.7": CLEAN + AFTER_HEAD[label]})
+    body = CLEAN + AFTER_HEAD[label]
+    d = make_run(tmp_path, "n=1/rep=1", {"pgbench_log.7": body.replace("\n", "\r\n") if crlf else body})
     loads: list[str] = []
     real_load_sql = FileSink.load_sql
     monkeypatch.setattr(FileSink, "load_sql", lambda self, table, sql, params=None: (
@@ -290,9 +292,9 @@ def test_numeric_first_try_stores_what_the_text_reader_stores(tmp_path, monkeypa
         got[mode] = (rep.ok, rep.errors, [(f.status, f.rows, f.warnings) for f in rep.files], rows)
         if mode == "numeric":
             assert loads[0] == "numeric" and loads[1:] in ([], ["text"])
-            assert (loads == ["numeric"]) == (label in ("clean", "odd numbers", "no completion time",
-                                                        "cut, too few fields", "cut in a word",
-                                                        "cut, all fields", "duplicated line")), loads
+            kept = label in ("clean", "odd numbers", "no completion time", "cut, too few fields", "cut in a word",
+                             "cut, all fields", "duplicated line")
+            assert (loads == ["numeric"]) == (kept and not (crlf and label.startswith("cut"))), loads
     assert got["numeric"] == got["text"]
     assert got["numeric"][0] == (label not in ("unknown word", "time beyond BIGINT", "transaction_no not a number",
                                                "duplicated line")), got["numeric"][1]
