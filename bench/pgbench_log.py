@@ -12,12 +12,18 @@ on the machine hits all three alike:
   sniffing, sha256 of the file, DuckDB read_csv into pgbench_transactions with
   the status/latency/time columns, commit), into a fresh database;
 * DuckDB: ``CREATE TABLE t AS SELECT * FROM read_csv(log, delim=' ', header=false)``
-  into a fresh database file (the floor: DuckDB's own reader, nothing else);
+  into a fresh database file (the floor: DuckDB's own reader, nothing else; the issue's reference);
+* DuckDB, the stored layout (``duckdb_table``): what the ingest must at least have DuckDB do, in DuckDB
+  alone: in one transaction, an INSERT of the typed read (the reader options kansoku uses) into a table of
+  pgbench_transaction_rows' ten columns (file id, thread, the completion time in µs computed from two
+  fields). The bare read_csv stores six sniffed columns; this one stores what the ingest stores, so the
+  ratio to it is kansoku's own overhead (hashing and keeping the file, checks, Python), not DuckDB's;
 * pandas: ``pandas.read_csv(log, sep=' ', header=None)`` into a DataFrame.
 
-Each measurement runs in its own process (timed around the work only, not
-interpreter start-up) so that the peak RSS of each can be reported. Prints the
-median times and the ratios kansoku/DuckDB (target <= 1.5) and kansoku/pandas,
+Each measurement runs in its own process (wall timed around the work only, not
+interpreter start-up; CPU is the whole process's user+sys) so that the peak RSS of each can be reported.
+Prints the median times, the load average, and the ratios kansoku/DuckDB (targets: <= 1.5 wall, and
+issue 29's <= 1.2 CPU), kansoku/DuckDB's stored layout and kansoku/pandas,
 and kansoku's peak memory for the full log and for a tenth of it (flat memory:
 the two should be close).
 """
@@ -55,6 +61,25 @@ elif mode == "duckdb":
     con = duckdb.connect(db)
     con.execute(f"CREATE TABLE t AS SELECT * FROM read_csv('{log}', delim=' ', header=false)")
     rows = con.execute("SELECT count(*) FROM t").fetchone()[0]
+    con.close()
+    dt = time.perf_counter() - t
+elif mode == "duckdb_table":
+    import duckdb
+    cols = ("{'client_id': 'INTEGER', 'transaction_no': 'BIGINT', 'time': 'BIGINT', 'script_no': 'INTEGER', "
+            "'epoch_s': 'BIGINT', 'epoch_us': 'BIGINT'}")
+    t = time.perf_counter()
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE r (source_id VARCHAR NOT NULL, thread INTEGER, client_id INTEGER, "
+                "transaction_no BIGINT, failure VARCHAR, latency_us BIGINT, script_no INTEGER, "
+                "end_epoch_us BIGINT, lag_us BIGINT, retries INTEGER)")
+    con.execute("BEGIN")
+    con.execute(f"INSERT INTO r BY NAME SELECT 'f0123456789abcde' AS source_id, 0 AS thread, client_id, "
+                f"transaction_no, time AS latency_us, script_no, "
+                f"CASE WHEN epoch_s = 0 AND epoch_us = 0 THEN NULL ELSE epoch_s * 1000000 + epoch_us END "
+                f"AS end_epoch_us FROM read_csv('{log}', delim=' ', header=false, auto_detect=false, "
+                f"columns={cols}, quote='', escape='', new_line='\\n', ignore_errors=true)")
+    con.execute("COMMIT")
+    rows = con.execute("SELECT count(*) FROM r").fetchone()[0]
     con.close()
     dt = time.perf_counter() - t
 elif mode == "pandas":
@@ -131,7 +156,8 @@ def main() -> int:
         print(f"log: {log} ({args.lines:,} lines, {size_mb:,.0f} MB), generated in {time.perf_counter() - t:.1f} s")
         print(f"machine: {os.cpu_count()} CPUs, python {sys.version.split()[0]}", flush=True)
 
-        modes = ["duckdb", "kansoku"] + ([] if args.no_pandas else ["pandas"])
+        modes = ["duckdb", "duckdb_table", "kansoku"] + ([] if args.no_pandas else ["pandas"])
+        loads = []
         runs: dict[str, list[dict]] = {m: [] for m in modes}
         for rep in range(args.reps):
             for mode in modes:
@@ -139,20 +165,29 @@ def main() -> int:
                 if res["rows"] != args.lines:
                     raise SystemExit(f"{mode}: loaded {res['rows']} rows, expected {args.lines}")
                 runs[mode].append(res)
-                print(f"  rep {rep + 1}: {mode:8s} {res['seconds']:7.2f} s wall  {res['cpu_s']:6.2f} s CPU  "
-                      f"{res['rss_mb']:5.0f} MB peak", flush=True)
+                loads.append(os.getloadavg()[0])
+                print(f"  rep {rep + 1}: {mode:12s} {res['seconds']:7.2f} s wall  {res['cpu_s']:6.2f} s CPU  "
+                      f"{res['rss_mb']:5.0f} MB peak  (load {loads[-1]:.2f})", flush=True)
 
         med = {m: statistics.median(r["seconds"] for r in v) for m, v in runs.items()}
         cpu = {m: statistics.median(r["cpu_s"] for r in v) for m, v in runs.items()}
         print()
-        print(f"{'':10s} {'median wall s':>13s} {'median CPU s':>13s} {'lines/s':>12s} {'MB/s':>6s}")
+        rss = {m: statistics.median(r["rss_mb"] for r in v) for m, v in runs.items()}
+        print(f"{'':12s} {'median wall s':>13s} {'median CPU s':>13s} {'peak MB':>8s} {'lines/s':>12s} {'MB/s':>6s}")
         for m in modes:
-            print(f"{m:10s} {med[m]:13.2f} {cpu[m]:13.2f} {args.lines / med[m]:12,.0f} {size_mb / med[m]:6.0f}")
+            print(f"{m:12s} {med[m]:13.2f} {cpu[m]:13.2f} {rss[m]:8.0f} {args.lines / med[m]:12,.0f} "
+                  f"{size_mb / med[m]:6.0f}")
+        print(f"load average during the measurements: {min(loads):.2f} .. {max(loads):.2f} "
+              f"(median {statistics.median(loads):.2f}) on {os.cpu_count()} CPUs")
         print()
         ratio_duck = med["kansoku"] / med["duckdb"]
+        cpu_duck = cpu["kansoku"] / cpu["duckdb"]
         verdict = "meets" if ratio_duck <= 1.5 else "MISSES"
+        cpu_verdict = "meets" if cpu_duck <= 1.2 else "MISSES"
         print(f"kansoku ingest / DuckDB read_csv : {ratio_duck:.2f} wall (target <= 1.5: {verdict}), "
-              f"{cpu['kansoku'] / cpu['duckdb']:.2f} CPU")
+              f"{cpu_duck:.2f} CPU (target <= 1.2: {cpu_verdict})")
+        print(f"kansoku ingest / DuckDB, stored layout : {med['kansoku'] / med['duckdb_table']:.2f} wall, "
+              f"{cpu['kansoku'] / cpu['duckdb_table']:.2f} CPU (kansoku's own overhead)")
         if "pandas" in med:
             print(f"kansoku ingest / pandas read_csv : {med['kansoku'] / med['pandas']:.2f} wall, "
                   f"{cpu['kansoku'] / cpu['pandas']:.2f} CPU")
@@ -160,7 +195,7 @@ def main() -> int:
         rss_big = statistics.median(r["rss_mb"] for r in runs["kansoku"])
         print(f"kansoku peak RSS: {rss_big:.0f} MB for {args.lines:,} lines, "
               f"{small_res['rss_mb']:.0f} MB for {max(1, args.lines // 10):,} lines")
-        return 0 if ratio_duck <= 1.5 else 1
+        return 0 if ratio_duck <= 1.5 and cpu_duck <= 1.2 else 1
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -246,6 +246,60 @@ def test_truncated_aggregate_last_line(tmp_path, tmp_db):
     assert rep.ok and q(tmp_db, "SELECT count(*) FROM pgbench_aggregate") == [(2,)]
 
 
+# -- the numeric first try (txlog._load's ``numeric``) stores exactly what the text reader stores ------
+
+# 2,000 clean lines: more than the 64 kB head the variant is recognised from, so what follows is unseen
+CLEAN = "".join(f"{i % 4} {i // 4} {1000 + i} 0 1795304692 {100 + i}\n" for i in range(2000))
+AFTER_HEAD = {
+    "clean": "",
+    "odd numbers": "0 600 0500 0 1795304693 1\n1 600 500.4 0 1795304693 2\n2 600  0 1795304693 3\n",
+    "failure words": "0 600 failed 0 1795304693 1\n1 600 skipped 0 1795304693 2\n3 600 deadlock 0 1795304693 3\n",
+    "unknown word": "0 600 oops 0 1795304693 1\n",
+    "time beyond BIGINT": "0 600 99999999999999999999 0 1795304693 1\n",
+    "transaction_no not a number": "0 x 1107 0 1795304693 1\n",
+    "no completion time": "0 600 1200 0 0 0\n",
+    "cut, too few fields": "0 600 12",
+    "cut in a word": "0 600 fai",
+    "cut, all fields": "0 600 1200 0 1795304693 12",
+    "blank line": "\n0 600 1200 0 1795304693 1\n",
+    "duplicated line": "0 499 2996 0 1795304692 2096\n",
+}
+
+
+@pytest.mark.parametrize("label,crlf", [(label, False) for label in AFTER_HEAD]
+                         + [("clean", True), ("failure words", True), ("cut, too few fields", True)])
+def test_numeric_first_try_stores_what_the_text_reader_stores(tmp_path, monkeypatch, label, crlf):
+    """The same log ingested with the numeric first try and with the text reader alone: the same rows,
+    warnings and errors (clean logs keep the first load, the others load again as text)."""
+    from kansoku.parsers.pgbench import txlog
+    from kansoku.store.db import FileSink
+
+    body = CLEAN + AFTER_HEAD[label]
+    d = make_run(tmp_path, "n=1/rep=1", {"pgbench_log.7": body.replace("\n", "\r\n") if crlf else body})
+    loads: list[str] = []
+    real_load_sql = FileSink.load_sql
+    monkeypatch.setattr(FileSink, "load_sql", lambda self, table, sql, params=None: (
+        loads.append("text" if "TRY_CAST" in sql else "numeric"), real_load_sql(self, table, sql, params))[1])
+    got = {}
+    for mode in ("numeric", "text"):
+        if mode == "text":
+            real_load = txlog._load
+            monkeypatch.setattr(txlog, "_load", lambda *a, **k: real_load(*a, **{**k, "numeric": None}))
+        loads.clear()
+        db = tmp_path / f"{mode}.duckdb"
+        rep = ingest([d], db)
+        rows = q(db, "SELECT * FROM pgbench_transaction_rows ORDER BY ALL") if rep.committed else None
+        got[mode] = (rep.ok, rep.errors, [(f.status, f.rows, f.warnings) for f in rep.files], rows)
+        if mode == "numeric":
+            assert loads[0] == "numeric" and loads[1:] in ([], ["text"])
+            kept = label in ("clean", "odd numbers", "no completion time", "cut, too few fields", "cut in a word",
+                             "cut, all fields", "duplicated line")
+            assert (loads == ["numeric"]) == (kept and not (crlf and label.startswith("cut"))), loads
+    assert got["numeric"] == got["text"]
+    assert got["numeric"][0] == (label not in ("unknown word", "time beyond BIGINT", "transaction_no not a number",
+                                               "duplicated line")), got["numeric"][1]
+
+
 @pytest.fixture
 def stored(tmp_path, tmp_db):
     """A database holding the real fixture runs, and its row counts."""

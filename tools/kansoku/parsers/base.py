@@ -81,6 +81,9 @@ class Sink(Protocol):
 
     def delete_last_own_row(self, table: str, where_sql: str, params: list[Any]) -> int: ...
 
+    def delete_own_rows(self, table: str) -> int:
+        """Delete this file's rows of ``table`` (a bulk load tried first and not kept); how many."""
+
     def csv_rejects(self, reader_sql: str, params: dict[str, Any]) -> list[tuple[int, int, str, str]]:
         """Lines DuckDB's CSV reader could not read (error path of a bulk load)."""
 

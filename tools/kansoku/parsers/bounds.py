@@ -105,32 +105,38 @@ def _expected(b: Bound) -> str:
 
 def check(sink, tables) -> None:
     """Check the rows the parser stored (``sink.own_rows``) against the bounds of the tables it wrote: one
-    pass over a table's rows for all its bounds (a transaction log has millions), then the repeats."""
+    pass over a table's rows for all its bounds (a transaction log has millions), then the repeats.
+
+    The pass only counts the rows outside each bound (comparisons, no per-row strings); the row named in
+    the error (the first outside the bound, in line order) is looked up in a second statement, run only for
+    a bound that has one. Building the row's description for every row cost ~7x the counting pass."""
     written = getattr(sink, "tables", None)
     for tb in tables:
         if written is not None and tb.table not in written:
             continue
         line = tb.line or "NULL::INTEGER"
         at = tb.at or "NULL::VARCHAR"
-        columns, params = [], {}
+        columns, params, outside = [], {}, []
         for i, b in enumerate(tb.bounds):
             cond, p = _range_sql(b, str(i))
             params.update(p)
             applies = f"({where_sql(b)}) AND " if b.where else ""
-            # the first row outside the bound (in line order, rows without a line last)
-            columns.append(f"arg_min(struct_pack(ln := {line}, at := ({at})::VARCHAR, v := {b.column}), "
-                           f"coalesce({line}, 9223372036854775807)) "
-                           f"FILTER (WHERE {applies}{b.column} IS NOT NULL AND ({cond}))")
+            outside.append((f"{applies}{b.column} IS NOT NULL AND ({cond})", p))
+            columns.append(f"count(*) FILTER (WHERE {outside[-1][0]})")
             if b.warn_above is not None:
                 params[f"w{i}"] = float(b.warn_above)
                 above = f"FILTER (WHERE {applies}{b.column} > $w{i})"
                 columns += [f"count(*) {above}", f"min({line}) {above}", f"max({b.column}) {above}"]
         found = sink.own_rows(tb.table, f"SELECT {', '.join(columns)} FROM {{rows}}", params)[0] if columns else ()
         k = 0
-        for b in tb.bounds:
-            bad = found[k]
+        for b, (cond, p) in zip(tb.bounds, outside):
+            n_bad = found[k]
             k += 1
-            if bad is not None:
+            if n_bad:
+                # the first row outside the bound (in line order, rows without a line last)
+                bad = sink.own_rows(tb.table, f"SELECT arg_min(struct_pack(ln := {line}, at := ({at})::VARCHAR, "
+                                              f"v := {b.column}), coalesce({line}, 9223372036854775807)) "
+                                              f"FROM {{rows}} WHERE {cond}", p)[0][0]
                 v = bad["v"]
                 shown = _shown(v) if not isinstance(v, float) else repr(v)
                 raise ParseError(sink.path, bad["ln"], _expected(b) + (f" ({bad['at']})" if bad["at"] else ""), shown)

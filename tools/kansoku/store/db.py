@@ -691,6 +691,12 @@ class FileSink:
         sql = f"UPDATE {table} SET {set_sql} WHERE source_id = $source_id"
         self.store.con.execute(sql, _used(sql, {"source_id": self.source_id, **(params or {})}))
 
+    def delete_own_rows(self, table: str) -> int:
+        """Delete this file's rows of ``table`` (a first, cheaper load that is not kept); how many."""
+        n = self.store.con.execute(f"DELETE FROM {table} WHERE source_id = ?", [self.source_id]).fetchone()[0]
+        self.rows_loaded -= n
+        return n
+
     def delete_last_own_row(self, table: str, where_sql: str, params: list[Any]) -> int:
         """Delete the newest of this file's rows matching ``where_sql`` (positional ``?``): a cut last
         line a bulk reader took for a complete row. Returns 0 or 1."""
