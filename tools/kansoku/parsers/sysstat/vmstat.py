@@ -130,7 +130,7 @@ def parse_vmstat(path: Path, sink: Sink) -> None:
         first_data_seen = True
         for c, v in zip(names, vals):
             col.add(ts, ACTIVITY[c], None, c, v, sample=sample, since_boot=boot, line=lineno)
-    if not col.rows:
+    if not col.n_values:
         raise ParseError(path, None, "vmstat data lines under a 'r b swpd free ...' header", "none")
     if any(s is not None for s in stamps) and not has_tz:
         col.tz_basis = "harness line prefixes: " + basis
