@@ -531,15 +531,66 @@ class Collector:
     def rows(self) -> list[dict[str, Any]]:
         """Every value as a row (tool, format, ts, interval_s, sample, since_boot, activity, instance, metric,
         value, line), in the order added: a copy, for the rare paths that look at values one by one."""
+        return self.rows_of(range(len(self.values)))
+
+    def rows_of(self, records) -> list[dict[str, Any]]:
+        """The values of these records as rows (see ``rows``), each with its place (``record``, ``position``)."""
         out = []
-        for k, vals in enumerate(self.values):
+        for k in records:
             base = {"tool": self.tool, "format": self.format, "ts": self.ts[k], "interval_s": self.interval_s[k],
                     "sample": self.sample[k], "since_boot": self.since_boot[k], "activity": self.activity[k],
                     "instance": self.instance[k]}
             line = self.line[k]
-            for m, v in zip(self.name_lists[self.names[k]], vals):
-                out.append({**base, "metric": m, "value": v, "line": line})
+            for i, (m, v) in enumerate(zip(self.name_lists[self.names[k]], self.values[k])):
+                out.append({**base, "metric": m, "value": v, "line": line, "record": k, "position": i})
         return out
+
+    def suspects(self) -> list[int] | None:
+        """The records holding a value ``check_plausible`` could refuse, warn about or drop (a superset: NaN or
+        infinity, a negative, a share beyond 0-100, a figure beyond 1e15, an interval or date out of range),
+        found with a few calls per record; None when two records may hold the same sample (a duplicated
+        sample time: then every row must be looked at)."""
+        bounded = []  # per list of names: may hold a bounded percentage, may hold an unsigned figure
+        for names in self.name_lists:
+            bounded.append((any(m in PCT_SOFT_CAP or (m.startswith("%") and m not in PCT_UNBOUNDED) for m in names),
+                            any(m not in SIGNED_METRICS for m in names), len(set(names)) == len(names)))
+        out: list[int] = []
+        keys: set = set()
+        for k, vals in enumerate(self.values):
+            pct, unsigned, unique = bounded[self.names[k]]
+            ts = self.ts[k]
+            if ts is not None:
+                key = (ts, self.activity[k], self.instance[k], self.since_boot[k])
+                if key in keys or not unique:
+                    return None
+                keys.add(key)
+            try:
+                lo, hi, total = min(vals), max(vals), sum(vals)
+            except TypeError:  # None among the values
+                vals = [v for v in vals if v is not None]
+                if not vals:
+                    lo = hi = total = 0.0
+                else:
+                    lo, hi, total = min(vals), max(vals), sum(vals)
+            iv = self.interval_s[k]
+            if (total - total != 0  # NaN or an infinity (min and max are unreliable then)
+                    or hi > 1e15 or lo < -1e15 or (lo < 0 and unsigned) or (pct and (hi > 100.5 or lo < -0.5))
+                    or (iv is not None and not (0 <= iv <= MAX_INTERVAL_S))
+                    or (ts is not None and ts.tzinfo is not None and not (EARLIEST_TS <= ts <= LATEST_TS))):
+                out.append(k)
+        return out
+
+    def check_plausible(self, sink) -> None:
+        """``check_plausible`` over the rows that may need it (all of them when a sample may be duplicated);
+        values it drops are set to None here."""
+        records = self.suspects()
+        if records == []:
+            return
+        rows = self.rows if records is None else self.rows_of(records)
+        if check_plausible(rows, sink):
+            for r in rows:
+                if r["value"] is None:
+                    self.values[r["record"]][r["position"]] = None
 
     def fill_intervals(self) -> None:
         """Interval of samples whose file does not state it: the gap to the previous sample of the
@@ -576,6 +627,7 @@ class Collector:
         if self.tz_basis and "GUESS" in self.tz_basis and any(t is not None for t in self.ts):
             sink.warn(None, f"times are a guess ({self.tz_basis}): the file prints local times and the run has "
                             "no run.toml [machine] timezone or start; add timezone = \"Area/City\"")
+        self.check_plausible(sink)
         self._bulk_load(sink)
         devices = {inst for act, inst in zip(self.activity, self.instance) if act == "disk" and inst is not None}
         store_devices(sink, devices, self.groups)
@@ -800,32 +852,15 @@ _LOAD_SQL = """
                  unnest($names)::INTEGER AS names, unnest(CAST($vals AS DOUBLE[][])) AS vals,
                  unnest($line)::INTEGER AS line)"""
 
-# Everything ``check_plausible`` could refuse, warn about or drop, and more (a superset: when nothing here
-# is found, the rows need no look one by one; when something is, check_plausible decides, as it always did).
-_SCREEN_SQL = f"""
-    SELECT count(*) FILTER (WHERE value IS NOT NULL AND (isnan(value) OR isinf(value) OR abs(value) > 1e15
-                                   OR (value < 0 AND metric NOT IN {_sql_set(SIGNED_METRICS)})
-                                   OR (metric IN {_sql_set(PCT_SOFT_CAP)} AND value > 100.5)
-                                   OR (starts_with(metric, '%') AND metric NOT IN {_sql_set(PCT_UNBOUNDED)}
-                                       AND (value < -0.5 OR value > 100.5))))
-           + count(*) FILTER (WHERE interval_s IS NOT NULL AND (isnan(interval_s) OR interval_s < 0
-                                                                OR interval_s > {MAX_INTERVAL_S}))
-           + count(*) FILTER (WHERE ts IS NOT NULL AND (ts < $earliest OR ts > $latest))
-           + (count(*) FILTER (WHERE ts IS NOT NULL)
-              - count(DISTINCT struct_pack(ts, activity, instance, metric, since_boot)) FILTER (WHERE ts IS NOT NULL))
-    FROM {{rows}}"""
-
-
 def _bulk_load_impl(self, sink) -> None:
-    """Hand the columns to DuckDB in one INSERT (list parameters, unnested), check them in one statement
-    over the loaded rows, and summarise them per activity (sys_series) in another. A file of sar -A holds
-    ~10^4 values: neither a CSV row nor a plausibility test per value is written in Python."""
+    """Hand the columns to DuckDB in one INSERT (list parameters, unnested) and summarise them per activity
+    (sys_series) in another. A file of sar -A holds ~10^4 values: no CSV row is written per value."""
     ts_cache: dict[Any, str] = {}
     ts_text: list[str | None] = []
     for ts in self.ts:
         if ts is None:
             ts_text.append(None)
-        else:  # keyed by the datetime's equality, as the values are compared below (check_plausible)
+        else:  # keyed by the datetime's equality, as check_plausible compares them
             t = ts_cache.get(ts)
             if t is None:
                 t = ts_cache[ts] = ts.isoformat(sep=" ")
@@ -835,15 +870,6 @@ def _bulk_load_impl(self, sink) -> None:
                    "interval_s": self.interval_s, "sample": self.sample, "since_boot": self.since_boot,
                    "activity": self.activity, "instance": self.instance, "names": self.names,
                    "vals": self.values, "line": self.line})
-    suspects = sink.own_rows("sys_metrics", _SCREEN_SQL, {"earliest": EARLIEST_TS, "latest": LATEST_TS})[0][0]
-    if suspects:
-        dropped = check_plausible(self.rows, sink)
-        if dropped:  # the same (metric, value) is dropped wherever it appears: set those values NULL
-            pairs = sorted(dropped)
-            cond = " OR ".join(f"(metric = $dm{i} AND value = $dv{i})" for i in range(len(pairs)))
-            params = {**{f"dm{i}": m for i, (m, _) in enumerate(pairs)},
-                      **{f"dv{i}": v for i, (_, v) in enumerate(pairs)}}
-            sink.update_own_rows("sys_metrics", f"value = CASE WHEN {cond} THEN NULL ELSE value END", params)
     # per-activity summary, computed set-based from the file's rows
     sink.load_sql(
         "sys_series",
