@@ -90,6 +90,46 @@ for i, line in enumerate(sys.stdin):
 """
 
 
+# Damaged copies (column, printed value, rows): every path of the plausibility check, both trees.
+DAMAGES = [("%util", "50000.00", 1), ("%util", "150.00", 2), ("%idle", "100.70", 1), ("%idle", "-3.00", 1),
+           ("%idle", "-0.20", 1), ("kbmemfree", "2e16", 2), ("kbmemfree", "-2e16", 1), ("tps", "-5.00", 1),
+           ("%usr", "nan", 1), ("%user", "inf", 1), ("%scpu", "103.00", 3), ("%scpu", "20000.00", 1),
+           ("frmpg/s", "-12.00", 1), ("%commit", "2e16", 1), ("%iowait", "100.60", 2), ("rkB/s", "12,5", 1),
+           ("%steal", "x", 1), ("await", "1.5k", 1)]
+
+
+def damaged(src: Path, dest: Path) -> list[str]:
+    """Copies of the sar or iostat text ``src`` with one column's value replaced on its first rows (DAMAGES),
+    the file twice in a row (duplicated samples), and cut in the middle of its last line."""
+    text = src.read_text(encoding="utf-8", errors="replace")
+    lines = text.split("\n")
+    out = []
+    for n, (column, value, rows) in enumerate(DAMAGES):
+        changed, done = list(lines), 0
+        header = None
+        for i, line in enumerate(changed):
+            toks = line.split()
+            if column in toks:
+                header = toks
+                continue
+            if header is not None and len(toks) == len(header) and done < rows and toks[:1] != ["Average:"]:
+                j = header.index(column)
+                toks[j] = value
+                changed[i] = " ".join(toks)
+                done += 1
+            elif not toks:
+                header = None
+        if done:
+            f = dest / f"{src.stem}.{n}{src.suffix}"
+            f.write_text("\n".join(changed), encoding="utf-8")
+            out.append(str(f))
+    twice = dest / f"{src.stem}.twice{src.suffix}"
+    twice.write_text(text + text, encoding="utf-8")
+    cut = dest / f"{src.stem}.cut{src.suffix}"
+    cut.write_text(text.rstrip("\n")[:-3], encoding="utf-8")
+    return out + [str(twice), str(cut)]
+
+
 def export(rev: str, dest: Path) -> None:
     dest.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
@@ -166,6 +206,8 @@ def main() -> int:
     ap.add_argument("paths", nargs="*", type=Path, help="files or directories (default: the corpus and tests/data)")
     ap.add_argument("--rev", default="main", help="the revision to compare with (default main)")
     ap.add_argument("--ingest", type=Path, action="append", default=[], help="also ingest this campaign with both")
+    ap.add_argument("--damage", type=Path, action="append", default=[],
+                    help="also parse damaged copies of this sar or iostat text file")
     ap.add_argument("--no-files", action="store_true", help="only the --ingest comparisons")
     args = ap.parse_args()
     corpus = Path(os.environ.get("KANSOKU_CORPUS", ROOT.parent / "shared" / "corpus"))
@@ -179,6 +221,9 @@ def main() -> int:
         export(args.rev, base)
         if not args.no_files:
             files = files_under(paths)
+            (tmp / "damaged").mkdir()
+            for src in args.damage:
+                files += damaged(src, tmp / "damaged")
             got = {}
             for name, tree in (("base", base), ("new", ROOT)):
                 got[name] = parse_all(tree, files, tmp / f"{name}.duckdb")
