@@ -95,11 +95,12 @@ DAMAGES = [("%util", "50000.00", 1), ("%util", "150.00", 2), ("%idle", "100.70",
            ("%idle", "-0.20", 1), ("kbmemfree", "2e16", 2), ("kbmemfree", "-2e16", 1), ("tps", "-5.00", 1),
            ("%usr", "nan", 1), ("%user", "inf", 1), ("%scpu", "103.00", 3), ("%scpu", "20000.00", 1),
            ("frmpg/s", "-12.00", 1), ("%commit", "2e16", 1), ("%iowait", "100.60", 2), ("rkB/s", "12,5", 1),
-           ("%steal", "x", 1), ("await", "1.5k", 1)]
+           ("%steal", "x", 1), ("await", "1.5k", 1), ("free", "-5", 1), ("id", "101", 1), ("us", "nan", 1),
+           ("bo", "2e16", 1)]
 
 
 def damaged(src: Path, dest: Path) -> list[str]:
-    """Copies of the sar or iostat text ``src`` with one column's value replaced on its first rows (DAMAGES),
+    """Copies of the sar, iostat or vmstat text ``src`` with one column's value replaced on its first rows (DAMAGES),
     the file twice in a row (duplicated samples), and cut in the middle of its last line."""
     text = src.read_text(encoding="utf-8", errors="replace")
     lines = text.split("\n")
@@ -112,7 +113,9 @@ def damaged(src: Path, dest: Path) -> list[str]:
             if column in toks:
                 header = toks
                 continue
-            if header is not None and len(toks) == len(header) and done < rows and toks[:1] != ["Average:"]:
+            # a row under it (vmstat -t prints a date and a time under one zone name)
+            if header is not None and abs(len(toks) - len(header)) <= 1 and done < rows \
+                    and toks[:1] != ["Average:"] and header.index(column) < len(toks):
                 j = header.index(column)
                 toks[j] = value
                 changed[i] = " ".join(toks)
@@ -207,7 +210,7 @@ def main() -> int:
     ap.add_argument("--rev", default="main", help="the revision to compare with (default main)")
     ap.add_argument("--ingest", type=Path, action="append", default=[], help="also ingest this campaign with both")
     ap.add_argument("--damage", type=Path, action="append", default=[],
-                    help="also parse damaged copies of this sar or iostat text file")
+                    help="also parse damaged copies of this sar, iostat or vmstat text file")
     ap.add_argument("--no-files", action="store_true", help="only the --ingest comparisons")
     args = ap.parse_args()
     corpus = Path(os.environ.get("KANSOKU_CORPUS", ROOT.parent / "shared" / "corpus"))

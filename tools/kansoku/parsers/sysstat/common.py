@@ -555,15 +555,26 @@ class Collector:
             bounded.append((any(m in PCT_SOFT_CAP or (m.startswith("%") and m not in PCT_UNBOUNDED) for m in names),
                             any(m not in SIGNED_METRICS for m in names), len(set(names)) == len(names)))
         out: list[int] = []
-        keys: set = set()
+        # (ts, activity, instance, since_boot) -> the metrics its records hold (a list's id while there is one)
+        keys: dict[tuple, Any] = {}
         for k, vals in enumerate(self.values):
-            pct, unsigned, unique = bounded[self.names[k]]
+            nid = self.names[k]
+            pct, unsigned, unique = bounded[nid]
             ts = self.ts[k]
             if ts is not None:
-                key = (ts, self.activity[k], self.instance[k], self.since_boot[k])
-                if key in keys or not unique:
+                if not unique:
                     return None
-                keys.add(key)
+                key = (ts, self.activity[k], self.instance[k], self.since_boot[k])
+                held = keys.get(key)
+                if held is None:
+                    keys[key] = nid
+                else:  # several records of one sample (one value each, or parts of a row): distinct metrics?
+                    if type(held) is int:
+                        held = keys[key] = set(self.name_lists[held])
+                    names = self.name_lists[nid]
+                    if not held.isdisjoint(names):
+                        return None
+                    held.update(names)
             try:
                 lo, hi, total = min(vals), max(vals), sum(vals)
             except TypeError:  # None among the values
