@@ -5,7 +5,7 @@
     python3 bench/same_sysstat_rows.py [--rev main] [--ingest DIR ...] [FILE_OR_DIR ...]
 
 Every file under the given paths (default: the corpus, ``$KANSOKU_CORPUS`` or ../shared/corpus, and the
-tests' own sysstat files) that detection gives to one of those formats is parsed alone by each tree into
+tests' fixtures) that detection gives to one of those formats is parsed alone by each tree into
 a DuckDB database of its own (one source per file); then ``sys_metrics``, ``sys_series`` and
 ``sys_devices`` are compared row for row in the order they were stored, every column (NaN equal to NaN),
 and so are each file's warnings (line and text) and its error, if any. ``--ingest DIR`` also runs each
@@ -206,7 +206,7 @@ def ingest(tree: Path, camp: Path, db: Path) -> list:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("paths", nargs="*", type=Path, help="files or directories (default: the corpus and tests/data)")
+    ap.add_argument("paths", nargs="*", type=Path, help="files or directories (default: the corpus and tests/fixtures)")
     ap.add_argument("--rev", default="main", help="the revision to compare with (default main)")
     ap.add_argument("--ingest", type=Path, action="append", default=[], help="also ingest this campaign with both")
     ap.add_argument("--damage", type=Path, action="append", default=[],
@@ -216,7 +216,7 @@ def main() -> int:
     corpus = Path(os.environ.get("KANSOKU_CORPUS", ROOT.parent / "shared" / "corpus"))
     if not corpus.is_dir():
         corpus = Path("/work/shared/corpus")
-    paths = args.paths or [corpus, ROOT / "tests" / "data"]
+    paths = args.paths or [corpus, ROOT / "tests" / "fixtures"]
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="kansoku-same-sys-") as tmp:
         tmp = Path(tmp)
