@@ -195,13 +195,15 @@ def compare_tables(db_a: Path, db_b: Path, problems: list[str], label: str, extr
 
 
 def ingest(tree: Path, camp: Path, db: Path) -> list:
-    """The warnings of ``tools/ingest --json`` over ``camp`` into ``db`` (a fresh database)."""
+    """What ``tools/ingest --json`` over ``camp`` into ``db`` (a fresh database) said of each file: path,
+    status, format, rows and each warning."""
     proc = subprocess.run([sys.executable, str(tree / "tools" / "ingest"), "--json", "--db", str(db), str(camp)],
                           capture_output=True, text=True, cwd=tree)
     if proc.returncode != 0:
         raise SystemExit(f"{tree}/tools/ingest {camp} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
     out = json.loads(proc.stdout)
-    return sorted(map(str, out.get("warnings", [])))
+    return sorted((f["path"], f.get("status"), f.get("format"), f.get("rows"), w)
+                  for f in out["files"] for w in (f.get("warnings") or [None]))
 
 
 def main() -> int:
@@ -247,9 +249,11 @@ def main() -> int:
             warned = {name: ingest(tree, camp, tmp / f"ingest-{name}.duckdb")
                       for name, tree in (("base", base), ("new", ROOT))}
             if warned["base"] != warned["new"]:
-                problems.append(f"{camp}: the ingests' warnings differ: {warned['base'][:3]} vs {warned['new'][:3]}")
+                diff = sorted(set(warned["base"]) ^ set(warned["new"]))
+                problems.append(f"{camp}: the ingests' file summaries differ: {diff[:3]}")
             n = compare_tables(tmp / "ingest-base.duckdb", tmp / "ingest-new.duckdb", problems, str(camp), SOURCES)
-            print(f"{camp}: ingested by both ({len(warned['new'])} warnings), {n} stored rows compared")
+            print(f"{camp}: ingested by both ({len({w[0] for w in warned['new']})} files, "
+                  f"{sum(1 for w in warned['new'] if w[4])} warnings), {n} stored rows compared")
     for p in problems[:40]:
         print("  " + p)
     print(f"{len(problems)} differences")
