@@ -490,6 +490,8 @@ class Collector:
         self.name_lists: list[list[str]] = []
         self._name_ids: dict[tuple[str, ...], int] = {}
         self.n_values = 0
+        self._open: list[str] | None = None  # the metric names of the record ``add`` is filling
+        self._open_set: set[str] = set()
 
     def columns(self, names) -> int:
         """The id of a list of metric names (the same names, the same id): ``add_record``'s ``names``."""
@@ -503,14 +505,36 @@ class Collector:
     def add(self, ts: datetime | None, activity: str, instance: str | None, metric: str, value: float | None,
             *, interval_s: float | None = None, sample: int | None = None, since_boot: bool = False,
             line: int | None = None) -> None:
-        """One value (a record of one)."""
-        self.add_record(ts, activity, instance, self.columns((metric,)), [value], interval_s=interval_s,
-                        sample=sample, since_boot=since_boot, line=line)
+        """One value. It joins the record of the value added before it when it belongs to the same row (the
+        same time object, activity, instance, interval, sample, flag and line) and names another metric:
+        readers that add a value at a time (sadf -d, -j) still make a record per printed row."""
+        names = self._open
+        if (names is not None and ts is self.ts[-1] and activity == self.activity[-1]
+                and instance == self.instance[-1] and interval_s == self.interval_s[-1]
+                and sample == self.sample[-1] and since_boot == self.since_boot[-1] and line == self.line[-1]
+                and metric not in self._open_set):
+            names.append(metric)
+            self._open_set.add(metric)
+            self.values[-1].append(value)
+            self.n_values += 1
+            return
+        self.add_record(ts, activity, instance, -1, [value], interval_s=interval_s, sample=sample,
+                        since_boot=since_boot, line=line)
+        self._open = [metric]
+        self._open_set = {metric}
+
+    def _close(self) -> None:
+        """The record ``add`` was filling gets the id of its metric names."""
+        if self._open is not None:
+            self.names[-1] = self.columns(self._open)
+            self._open = None
 
     def add_record(self, ts: datetime | None, activity: str, instance: str | None, names: int,
                    values: list[float | None], *, interval_s: float | None = None, sample: int | None = None,
                    since_boot: bool = False, line: int | None = None) -> None:
         """One printed row: ``values[i]`` is the value of metric ``name_lists[names][i]``."""
+        if self._open is not None:
+            self._close()
         if not values:
             return
         self.ts.append(ts)
@@ -535,6 +559,7 @@ class Collector:
 
     def rows_of(self, records) -> list[dict[str, Any]]:
         """The values of these records as rows (see ``rows``), each with its place (``record``, ``position``)."""
+        self._close()
         out = []
         for k in records:
             base = {"tool": self.tool, "format": self.format, "ts": self.ts[k], "interval_s": self.interval_s[k],
@@ -550,6 +575,7 @@ class Collector:
         infinity, a negative, a share beyond 0-100, a figure beyond 1e15, an interval or date out of range),
         found with a few calls per record; None when two records may hold the same sample (a duplicated
         sample time: then every row must be looked at)."""
+        self._close()
         bounded = []  # per list of names: may hold a bounded percentage, may hold an unsigned figure
         for names in self.name_lists:
             bounded.append((any(m in PCT_SOFT_CAP or (m.startswith("%") and m not in PCT_UNBOUNDED) for m in names),
@@ -606,6 +632,7 @@ class Collector:
     def fill_intervals(self) -> None:
         """Interval of samples whose file does not state it: the gap to the previous sample of the
         same activity; the first sample gets the most common gap."""
+        self._close()
         todo = [k for k, (iv, ts, boot) in enumerate(zip(self.interval_s, self.ts, self.since_boot))
                 if iv is None and ts is not None and not boot]
         if not todo:
@@ -633,6 +660,7 @@ class Collector:
             self.interval_s[k] = g
 
     def flush(self, sink) -> None:
+        self._close()
         if not self.n_values:
             return
         if self.tz_basis and "GUESS" in self.tz_basis and any(t is not None for t in self.ts):
