@@ -8,10 +8,8 @@ See docs/formats.md §0 (locales), §2.1-2.3 (banner, times, records).
 
 from __future__ import annotations
 
-import csv
 import os
 import re
-import tempfile
 from collections import Counter
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -178,6 +176,16 @@ def parse_tod(tokens: list[str]) -> tuple[int, int] | None:
     """
     if not tokens:
         return None
+    t = tokens[0]
+    if len(t) == 8 and t[2] == ":" and t[5] == ":" and (len(tokens) == 1 or (tokens[1] not in _AM
+                                                                             and tokens[1] not in _PM)):
+        # the C/ISO locale's HH:MM:SS with no AM/PM after it (nearly every line): what _TOD reads, without it
+        h, mi, s = t[:2], t[3:5], t[6:]
+        if h.isdecimal() and mi.isdecimal() and s.isdecimal():
+            h, mi, s = int(h), int(mi), int(s)
+            if h > 23 or mi > 59 or s > 60:
+                return None
+            return h * 3600 + mi * 60 + min(s, 59), 1
     i = 0
     marker = None
     if tokens[0] in _AM or tokens[0] in _PM:
@@ -384,6 +392,7 @@ class DayClock:
         self.state: dict[Any, list[int]] = {}  # key -> [day offset, last seconds, fold]
         # (from seconds, to seconds); shared by the clocks of one file (a new banner starts a new clock)
         self.steps_back: list[tuple[int, int]] = [] if steps_back is None else steps_back
+        self._made: dict[tuple[int, int, int], datetime] = {}
 
     def tick(self, key: Any, secs: int) -> int:
         st = self.state.get(key)
@@ -402,8 +411,12 @@ class DayClock:
     def at(self, key: Any, secs: int) -> datetime:
         days = self.tick(key, secs)
         assert self.day0 is not None
-        t = combine(self.day0 + timedelta(days=days), secs, self.tz)
-        return t.replace(fold=self.state[key][2])
+        fold = self.state[key][2]
+        t = self._made.get((days, secs, fold))  # every row of a sample has the time of its sample
+        if t is None:
+            t = self._made[(days, secs, fold)] = \
+                combine(self.day0 + timedelta(days=days), secs, self.tz).replace(fold=fold)
+        return t
 
     def warn_steps_back(self, sink: Any) -> None:
         if self.steps_back:
@@ -451,34 +464,186 @@ def strip_prefix(lines: list[str]) -> tuple[list[str], list[str | None]]:
 
 
 class Collector:
-    """Buffers tall rows for one file and writes them (and the per-activity summary)."""
+    """Buffers one file's values, column by column, and writes them (and the per-activity summary).
+
+    A *record* is one printed row: its time, interval, sample, since-boot flag, activity, instance and line,
+    shared by every value of the row; its values are one list, beside the id of its list of metric names
+    (``columns``). A file of sar -A holds ~10^4 values: nothing here costs a dict or a call per value, and
+    ``flush`` hands the columns to DuckDB in one statement (``unnest`` of list parameters)."""
 
     def __init__(self, tool: str, fmt: str):
         self.tool = tool
         self.format = fmt
-        self.rows: list[dict[str, Any]] = []
         self.host: str | None = None
         self.tz_basis: str | None = None
         self.groups: set[str] = set()  # iostat -g group names: rows that sum other devices
+        # one entry per record
+        self.ts: list[datetime | None] = []
+        self.interval_s: list[float | None] = []
+        self.sample: list[int | None] = []
+        self.since_boot: list[bool] = []
+        self.activity: list[str] = []
+        self.instance: list[str | None] = []
+        self.line: list[int | None] = []
+        self.names: list[int] = []  # id of the record's metric names (index into ``name_lists``)
+        self.values: list[list[float | None]] = []
+        self.name_lists: list[list[str]] = []
+        self._name_ids: dict[tuple[str, ...], int] = {}
+        self.n_values = 0
+        self._open: list[str] | None = None  # the metric names of the record ``add`` is filling
+        self._open_set: set[str] = set()
+
+    def columns(self, names) -> int:
+        """The id of a list of metric names (the same names, the same id): ``add_record``'s ``names``."""
+        key = tuple(names)
+        i = self._name_ids.get(key)
+        if i is None:
+            i = self._name_ids[key] = len(self.name_lists)
+            self.name_lists.append(list(key))
+        return i
 
     def add(self, ts: datetime | None, activity: str, instance: str | None, metric: str, value: float | None,
             *, interval_s: float | None = None, sample: int | None = None, since_boot: bool = False,
             line: int | None = None) -> None:
-        self.rows.append({"tool": self.tool, "format": self.format, "ts": ts, "interval_s": interval_s,
-                          "sample": sample, "since_boot": since_boot, "activity": activity,
-                          "instance": instance, "metric": metric, "value": value, "line": line})
+        """One value. It joins the record of the value added before it when it belongs to the same row (the
+        same time object, activity, instance, interval, sample, flag and line) and names another metric:
+        readers that add a value at a time (sadf -d, -j) still make a record per printed row."""
+        names = self._open
+        if (names is not None and ts is self.ts[-1] and activity == self.activity[-1]
+                and instance == self.instance[-1] and interval_s == self.interval_s[-1]
+                and sample == self.sample[-1] and since_boot == self.since_boot[-1] and line == self.line[-1]
+                and metric not in self._open_set):
+            names.append(metric)
+            self._open_set.add(metric)
+            self.values[-1].append(value)
+            self.n_values += 1
+            return
+        self.add_record(ts, activity, instance, -1, [value], interval_s=interval_s, sample=sample,
+                        since_boot=since_boot, line=line)
+        self._open = [metric]
+        self._open_set = {metric}
+
+    def _close(self) -> None:
+        """The record ``add`` was filling gets the id of its metric names."""
+        if self._open is not None:
+            self.names[-1] = self.columns(self._open)
+            self._open = None
+
+    def add_record(self, ts: datetime | None, activity: str, instance: str | None, names: int,
+                   values: list[float | None], *, interval_s: float | None = None, sample: int | None = None,
+                   since_boot: bool = False, line: int | None = None) -> None:
+        """One printed row: ``values[i]`` is the value of metric ``name_lists[names][i]``."""
+        if self._open is not None:
+            self._close()
+        if not values:
+            return
+        self.ts.append(ts)
+        self.interval_s.append(interval_s)
+        self.sample.append(sample)
+        self.since_boot.append(since_boot)
+        self.activity.append(activity)
+        self.instance.append(instance)
+        self.line.append(line)
+        self.names.append(names)
+        self.values.append(values)
+        self.n_values += len(values)
+
+    def __len__(self) -> int:
+        return self.n_values
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every value as a row (tool, format, ts, interval_s, sample, since_boot, activity, instance, metric,
+        value, line), in the order added: a copy, for the rare paths that look at values one by one."""
+        return self.rows_of(range(len(self.values)))
+
+    def rows_of(self, records) -> list[dict[str, Any]]:
+        """The values of these records as rows (see ``rows``), each with its place (``record``, ``position``)."""
+        self._close()
+        out = []
+        for k in records:
+            base = {"tool": self.tool, "format": self.format, "ts": self.ts[k], "interval_s": self.interval_s[k],
+                    "sample": self.sample[k], "since_boot": self.since_boot[k], "activity": self.activity[k],
+                    "instance": self.instance[k]}
+            line = self.line[k]
+            for i, (m, v) in enumerate(zip(self.name_lists[self.names[k]], self.values[k])):
+                out.append({**base, "metric": m, "value": v, "line": line, "record": k, "position": i})
+        return out
+
+    def suspects(self) -> list[int] | None:
+        """The records holding a value ``check_plausible`` could refuse, warn about or drop (a superset: NaN or
+        infinity, a negative, a share beyond 0-100, a figure beyond 1e15, an interval or date out of range),
+        found with a few calls per record; None when two records may hold the same sample (a duplicated
+        sample time: then every row must be looked at)."""
+        self._close()
+        bounded = []  # per list of names: may hold a bounded percentage, may hold an unsigned figure
+        for names in self.name_lists:
+            bounded.append((any(m in PCT_SOFT_CAP or (m.startswith("%") and m not in PCT_UNBOUNDED) for m in names),
+                            any(m not in SIGNED_METRICS for m in names), len(set(names)) == len(names)))
+        out: list[int] = []
+        # (ts, activity, instance, since_boot) -> the metrics its records hold (a list's id while there is one)
+        keys: dict[tuple, Any] = {}
+        for k, vals in enumerate(self.values):
+            nid = self.names[k]
+            pct, unsigned, unique = bounded[nid]
+            ts = self.ts[k]
+            if ts is not None:
+                if not unique:
+                    return None
+                key = (ts, self.activity[k], self.instance[k], self.since_boot[k])
+                held = keys.get(key)
+                if held is None:
+                    keys[key] = nid
+                else:  # several records of one sample (one value each, or parts of a row): distinct metrics?
+                    if type(held) is int:
+                        held = keys[key] = set(self.name_lists[held])
+                    names = self.name_lists[nid]
+                    if not held.isdisjoint(names):
+                        return None
+                    held.update(names)
+            try:
+                lo, hi, total = min(vals), max(vals), sum(vals)
+            except TypeError:  # None among the values
+                vals = [v for v in vals if v is not None]
+                if not vals:
+                    lo = hi = total = 0.0
+                else:
+                    lo, hi, total = min(vals), max(vals), sum(vals)
+            iv = self.interval_s[k]
+            if (total - total != 0  # NaN or an infinity (min and max are unreliable then)
+                    or hi > 1e15 or lo < -1e15 or (lo < 0 and unsigned) or (pct and (hi > 100.5 or lo < -0.5))
+                    or (iv is not None and not (0 <= iv <= MAX_INTERVAL_S))
+                    or (ts is not None and ts.tzinfo is not None and not (EARLIEST_TS <= ts <= LATEST_TS))):
+                out.append(k)
+        return out
+
+    def check_plausible(self, sink) -> None:
+        """``check_plausible`` over the rows that may need it (all of them when a sample may be duplicated);
+        values it drops are set to None here."""
+        records = self.suspects()
+        if records == []:
+            return
+        rows = self.rows if records is None else self.rows_of(records)
+        if check_plausible(rows, sink):
+            for r in rows:
+                if r["value"] is None:
+                    self.values[r["record"]][r["position"]] = None
 
     def fill_intervals(self) -> None:
         """Interval of samples whose file does not state it: the gap to the previous sample of the
         same activity; the first sample gets the most common gap."""
-        by_act: dict[str, list[datetime]] = {}
-        for r in self.rows:
-            if r["interval_s"] is None and r["ts"] is not None and not r["since_boot"]:
-                by_act.setdefault(r["activity"], []).append(r["ts"])
+        self._close()
+        todo = [k for k, (iv, ts, boot) in enumerate(zip(self.interval_s, self.ts, self.since_boot))
+                if iv is None and ts is not None and not boot]
+        if not todo:
+            return
+        by_act: dict[str, set[datetime]] = {}
+        for k in todo:
+            by_act.setdefault(self.activity[k], set()).add(self.ts[k])
         gaps: dict[tuple[str, datetime], float] = {}
         common: dict[str, float | None] = {}
         for act, tss in by_act.items():
-            uniq = sorted(set(tss))
+            uniq = sorted(tss)
             diffs = [(b - a).total_seconds() for a, b in zip(uniq, uniq[1:])]
             c = Counter(d for d in diffs if d > 0)
             common[act] = c.most_common(1)[0][0] if c else None
@@ -486,23 +651,24 @@ class Collector:
             for t in uniq:
                 gaps[(act, t)] = (t - prev).total_seconds() if prev is not None else common[act]
                 prev = t
-        for r in self.rows:
-            if r["interval_s"] is None and r["ts"] is not None and not r["since_boot"]:
-                g = gaps.get((r["activity"], r["ts"]))
-                # a gap far longer than usual is a pause or restart, not one interval
-                if g is not None and common.get(r["activity"]) and g > 3 * common[r["activity"]]:
-                    g = common[r["activity"]]
-                r["interval_s"] = g
+        for k in todo:
+            act = self.activity[k]
+            g = gaps.get((act, self.ts[k]))
+            # a gap far longer than usual is a pause or restart, not one interval
+            if g is not None and common.get(act) and g > 3 * common[act]:
+                g = common[act]
+            self.interval_s[k] = g
 
     def flush(self, sink) -> None:
-        if not self.rows:
+        self._close()
+        if not self.n_values:
             return
-        if self.tz_basis and "GUESS" in self.tz_basis and any(r["ts"] is not None for r in self.rows):
+        if self.tz_basis and "GUESS" in self.tz_basis and any(t is not None for t in self.ts):
             sink.warn(None, f"times are a guess ({self.tz_basis}): the file prints local times and the run has "
                             "no run.toml [machine] timezone or start; add timezone = \"Area/City\"")
-        check_plausible(self.rows, sink)
+        self.check_plausible(sink)
         self._bulk_load(sink)
-        devices = {r["instance"] for r in self.rows if r["activity"] == "disk" and r["instance"] is not None}
+        devices = {inst for act, inst in zip(self.activity, self.instance) if act == "disk" and inst is not None}
         store_devices(sink, devices, self.groups)
 
 
@@ -551,16 +717,18 @@ def _of_device(instance) -> str:
     return f" (device {instance})" if instance else ""
 
 
-def check_plausible(rows: list[dict[str, Any]], sink) -> None:
+def check_plausible(rows: list[dict[str, Any]], sink) -> set[tuple[str, float]]:
     """Reject numbers no tool prints (NaN, inf, %usr 1.8e19, negative rates, dates out of range,
-    intervals of 10^17 s) with file and line (or sample), before anything is stored; warn on
-    duplicated sample times (two samples at one instant would be averaged twice)."""
+    intervals of 10^17 s) with file and line (or sample); warn on duplicated sample times (two samples
+    at one instant would be averaged twice). Values that are a counter wrap are set to None in ``rows``;
+    returns their (metric, value) pairs (the rules depend on nothing else)."""
     path = sink.path
 
     def where(r) -> tuple[int | None, str]:
         return r["line"], "" if r["line"] else f" (sample {r['sample']})"
 
     seen: set = set()
+    dropped: set[tuple[str, float]] = set()
     dup_warned = pct_warned = False
     util_warned: set[str] = set()
     for r in rows:
@@ -575,6 +743,7 @@ def check_plausible(rows: list[dict[str, Any]], sink) -> None:
                     sink.warn(r["line"], f"{m} = {v:g}{where(r)[1]} is not a plausible figure (a counter wrap "
                                          "or restart?): not stored")
                     r["value"] = None
+                    dropped.add((m, v))
                     continue
                 if m not in util_warned:
                     util_warned.add(m)
@@ -595,6 +764,7 @@ def check_plausible(rows: list[dict[str, Any]], sink) -> None:
                 sink.warn(r["line"], f"{m} = {v:g}{where(r)[1]} is not a plausible figure (a counter wrap or "
                                      "restart?): not stored")
                 r["value"] = None
+                dropped.add((m, v))
                 continue
         iv = r["interval_s"]
         if iv is not None and not (0 <= iv <= MAX_INTERVAL_S):
@@ -611,6 +781,7 @@ def check_plausible(rows: list[dict[str, Any]], sink) -> None:
                                      f"{r['instance'] or ''} {m}: duplicated samples (files concatenated?)")
                 dup_warned = True
             seen.add(key)
+    return dropped
 
 
 def sql_str(s: str) -> str:
@@ -709,58 +880,49 @@ def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str) -> No
     store_devices(sink, devices, set())
 
 
-_CSV_COLUMNS = ("{'tool': 'VARCHAR', 'format': 'VARCHAR', 'ts': 'TIMESTAMPTZ', 'interval_s': 'DOUBLE', "
-                "'sample': 'INTEGER', 'since_boot': 'BOOLEAN', 'activity': 'VARCHAR', 'instance': 'VARCHAR', "
-                "'metric': 'VARCHAR', 'value': 'DOUBLE', 'line': 'INTEGER'}")
-
+# The collector's columns as one relation: a record per row of the subquery, a value per row of the result
+# (each record's values zipped with its list of metric names), in the order they were added.
+_LOAD_SQL = """
+    SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format, ts, interval_s, sample, since_boot, activity, instance,
+           unnest(list_extract($name_lists, names + 1)) AS metric, unnest(vals) AS value, line
+    FROM (SELECT unnest($ts)::TIMESTAMPTZ AS ts, unnest($interval_s)::DOUBLE AS interval_s,
+                 unnest($sample)::INTEGER AS sample, unnest($since_boot)::BOOLEAN AS since_boot,
+                 unnest($activity)::VARCHAR AS activity, unnest($instance)::VARCHAR AS instance,
+                 unnest($names)::INTEGER AS names, unnest(CAST($vals AS DOUBLE[][])) AS vals,
+                 unnest($line)::INTEGER AS line)"""
 
 def _bulk_load_impl(self, sink) -> None:
-    """Write the rows to a temporary CSV and let DuckDB's CSV reader insert them: a file of
-    sar -A holds ~10^4 values, and per-row JSON encoding would dominate the ingest time."""
-    fd, tmp = tempfile.mkstemp(prefix="kansoku-sys-", suffix=".csv")
+    """Hand the columns to DuckDB in one INSERT (list parameters, unnested) and summarise them per activity
+    (sys_series) in another. A file of sar -A holds ~10^4 values: no CSV row is written per value."""
     ts_cache: dict[Any, str] = {}
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            for r in self.rows:
-                ts = r["ts"]
-                if ts is None:
-                    tss = NULL
-                else:
-                    tss = ts_cache.get(ts)
-                    if tss is None:
-                        tss = ts_cache[ts] = ts.isoformat(sep=" ")
-                w.writerow((r["tool"], r["format"], tss, _n(r["interval_s"]), _n(r["sample"]),
-                            "true" if r["since_boot"] else "false", r["activity"], _n(r["instance"]),
-                            r["metric"], _n(r["value"]), _n(r["line"])))
-        reader = ("read_csv($csv_path, header = false, auto_detect = false, delim = ',', quote = '\"', "
-                  f"escape = '\"', nullstr = '{NULL}', columns = {_CSV_COLUMNS})")
-        sink.load_sql("sys_metrics", "SELECT $source_id AS source_id, $run_id AS run_id, * FROM " + reader,
-                      {"csv_path": tmp})
-        # per-activity summary, computed set-based from the same file (no scan of the big table)
-        sink.load_sql(
-            "sys_series",
-            """SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
-                      $rank::INTEGER AS format_rank, activity, $host::VARCHAR AS host,
-                      count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE NOT since_boot) AS samples,
-                      min(ts) FILTER (WHERE NOT since_boot) AS first_ts,
-                      max(ts) FILTER (WHERE NOT since_boot) AS last_ts,
-                      mode(interval_s) FILTER (WHERE NOT since_boot) AS interval_s,
-                      count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
-                      $tz_basis::VARCHAR AS tz_basis
-               FROM """ + reader + " GROUP BY activity",
-            {"csv_path": tmp, "tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format],
-             "host": self.host, "tz_basis": self.tz_basis},
-        )
-    finally:
-        os.unlink(tmp)
-
-
-NULL = "\\N"
-
-
-def _n(v: Any) -> Any:
-    return NULL if v is None else v
+    ts_text: list[str | None] = []
+    for ts in self.ts:
+        if ts is None:
+            ts_text.append(None)
+        else:  # keyed by the datetime's equality, as check_plausible compares them
+            t = ts_cache.get(ts)
+            if t is None:
+                t = ts_cache[ts] = ts.isoformat(sep=" ")
+            ts_text.append(t)
+    sink.load_sql("sys_metrics", _LOAD_SQL,
+                  {"tool": self.tool, "format": self.format, "name_lists": self.name_lists, "ts": ts_text,
+                   "interval_s": self.interval_s, "sample": self.sample, "since_boot": self.since_boot,
+                   "activity": self.activity, "instance": self.instance, "names": self.names,
+                   "vals": self.values, "line": self.line})
+    # per-activity summary, computed set-based from the file's rows
+    sink.load_sql(
+        "sys_series",
+        """SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
+                  $rank::INTEGER AS format_rank, activity, $host::VARCHAR AS host,
+                  count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE NOT since_boot) AS samples,
+                  min(ts) FILTER (WHERE NOT since_boot) AS first_ts,
+                  max(ts) FILTER (WHERE NOT since_boot) AS last_ts,
+                  mode(interval_s) FILTER (WHERE NOT since_boot) AS interval_s,
+                  count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
+                  $tz_basis::VARCHAR AS tz_basis
+           FROM sys_metrics WHERE source_id = $source_id GROUP BY activity""",
+        {"tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
+         "tz_basis": self.tz_basis})
 
 
 Collector._bulk_load = _bulk_load_impl  # type: ignore[attr-defined]

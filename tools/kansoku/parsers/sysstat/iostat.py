@@ -144,8 +144,7 @@ def parse_iostat_text(path: Path, sink: Sink) -> None:
                                  f"{' '.join(cpu_hdr or [])}'", line)
             has_cpu = True
             boot = report == 0 and not skip_first
-            for c, v in zip(cpu_hdr, vals):
-                col.add(ts, "cpu", "all", c, v, sample=report, since_boot=boot, line=lineno)
+            col.add_record(ts, "cpu", "all", col.columns(cpu_hdr), vals, sample=report, since_boot=boot, line=lineno)
             continue
         if _is_device_header(toks):
             if report < 0 or has_dev:
@@ -169,8 +168,7 @@ def parse_iostat_text(path: Path, sink: Sink) -> None:
             if not dev_name_last and line[:1] == " ":
                 col.groups.add(name)  # iostat -g: the group's total row is printed indented
             boot = report == 0 and not skip_first
-            for c, v in zip(dev_hdr, vals):
-                col.add(ts, "disk", name, c, v, sample=report, since_boot=boot, line=lineno)
+            col.add_record(ts, "disk", name, col.columns(dev_hdr), vals, sample=report, since_boot=boot, line=lineno)
             continue
         if truncated and is_last:
             sink.warn(lineno, "last line is cut off (iostat killed?); skipped")

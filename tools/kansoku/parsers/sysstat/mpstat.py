@@ -129,7 +129,7 @@ def parse_mpstat_text(path: Path, sink: Sink) -> None:
         inst = "all" if rest[0] in ("all", "-1") else rest[0]
         for c, v in zip(header[1:], values):
             col.add(ts, act, inst, c, v, sample=sample_no.get(key, 0), since_boot=boot, line=lineno)
-    if not col.rows:
+    if not col.n_values:
         raise ParseError(path, None, "mpstat output with at least one sample", "none")
     if steps:
         sm.DayClock(None, sm.ZONE_UTC, steps).warn_steps_back(sink)
@@ -201,7 +201,7 @@ def parse_mpstat_json(path: Path, sink: Sink) -> None:
                             continue
                         name = f"%{k}" if act in ("cpu", "cpu-node") else (f"{k}/s" if act != "intr" else "intr/s")
                         col.add(ts, act, inst, name, float(v), sample=i)
-    if not col.rows:
+    if not col.n_values:
         raise ParseError(path, None, "mpstat -o JSON with at least one sample", "none")
     if steps:
         sm.DayClock(None, sm.ZONE_UTC, steps).warn_steps_back(sink)

@@ -249,6 +249,6 @@ def parse_sadf_csv(path: Path, sink: Sink) -> None:
                         break
                     raise ParseError(path, lineno, f"a number in column {c!r}", v)
                 col.add(ts, act, inst, c, x, interval_s=iv, sample=sn, line=lineno)
-    if not col.rows:
+    if not col.n_values:
         raise ParseError(path, None, "sadf -d rows under a '# hostname;interval;timestamp;...' header", "none")
     col.flush(sink)

@@ -171,7 +171,7 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
                 col.add(ts, "restart", None, "cpu_count", b.get("cpu_count"))
     for k in sorted(unknown):
         sink.warn(None, f"sadf -j activity {k!r} is not known to kansoku; stored under that name")
-    if not col.rows:
+    if not col.n_values:
         sink.warn(None, "no statistics records in the document")
     col.flush(sink)
 

@@ -100,6 +100,6 @@ def parse_sadf_p(path: Path, sink: Sink) -> None:
             record, key = [], k
         record.append((lineno, metric, v))
     flush()
-    if not col.rows:
+    if not col.n_values:
         raise ParseError(path, None, "sadf -p output with at least one value", "none")
     col.flush(sink)

@@ -54,6 +54,18 @@ def sniff_vmstat(head: FileHead) -> bool:
     return False
 
 
+def _activity_runs(col: sm.Collector, names: list[str]) -> list[tuple[str, int, int, int]]:
+    """The header's columns cut where the activity changes: (activity, first, end, id of their names), so that
+    a line is one record per run of columns (the values in the order printed)."""
+    runs: list[tuple[str, int, int, int]] = []
+    start = 0
+    for i in range(1, len(names) + 1):
+        if i == len(names) or ACTIVITY[names[i]] != ACTIVITY[names[start]]:
+            runs.append((ACTIVITY[names[start]], start, i, col.columns(names[start:i])))
+            start = i
+    return runs
+
+
 def parse_vmstat(path: Path, sink: Sink) -> None:
     raw, truncated = sm.read_text(path, "vmstat output")
     lines, stamps = sm.strip_prefix(raw)
@@ -66,6 +78,7 @@ def parse_vmstat(path: Path, sink: Sink) -> None:
     file_tz = tz
     sample = -1
     first_data_seen = False
+    groups = None  # (names, their activity runs)
     n = len(lines)
     for lineno, line in enumerate(lines, start=1):
         toks = line.split()
@@ -105,8 +118,7 @@ def parse_vmstat(path: Path, sink: Sink) -> None:
                     continue
                 raise ParseError(path, lineno, "a vmstat -d row: device and 10 counters", line)
             ts = _row_ts(toks[11:], stamps[lineno - 1], tz, tz)
-            for c, v in zip(DISK_COLS, vals):
-                col.add(ts, "vmstat-disk", toks[0], c, v, sample=sample, line=lineno)
+            col.add_record(ts, "vmstat-disk", toks[0], col.columns(DISK_COLS), vals, sample=sample, line=lineno)
             continue
         if names is None:
             if truncated and is_last:
@@ -128,9 +140,11 @@ def parse_vmstat(path: Path, sink: Sink) -> None:
         sample += 1
         boot = not first_data_seen
         first_data_seen = True
-        for c, v in zip(names, vals):
-            col.add(ts, ACTIVITY[c], None, c, v, sample=sample, since_boot=boot, line=lineno)
-    if not col.rows:
+        if groups is None or groups[0] is not names:
+            groups = (names, _activity_runs(col, names))
+        for act, start, end, names_id in groups[1]:
+            col.add_record(ts, act, None, names_id, vals[start:end], sample=sample, since_boot=boot, line=lineno)
+    if not col.n_values:
         raise ParseError(path, None, "vmstat data lines under a 'r b swpd free ...' header", "none")
     if any(s is not None for s in stamps) and not has_tz:
         col.tz_basis = "harness line prefixes: " + basis
