@@ -539,11 +539,14 @@ def _used(sql: str, params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if f"${k}" in sql}
 
 
+TEMPLATES_KEPT = 4  # schema templates of different versions kept under the temporary directory
+
+
 def schema_template() -> Path | None:
     """An empty database with the current schema and views, made once per schema version (and kansoku and
     DuckDB version) and copied for every new store and every worker's scratch database: creating the
     tables and the 60-odd views costs ~0.4 s of CPU, copying the half-megabyte file a few milliseconds.
-    Kept under the temporary directory, one file per version (older ones are removed); None when it
+    Kept under the temporary directory, one file per version (the last few made; older ones are removed); None when it
     cannot be written (the caller then creates the schema itself)."""
     key = hashlib.sha256((schema_fingerprint() + duckdb.__version__).encode() + Path(__file__).read_bytes())
     folder = Path(tempfile.gettempdir()) / f"kansoku-schema-{os.getuid()}"
@@ -567,9 +570,12 @@ def schema_template() -> Path | None:
         finally:
             for leftover in (Path(tmp), Path(tmp + ".wal")):
                 leftover.unlink(missing_ok=True)
-        for old in folder.glob("*.duckdb"):  # other versions' templates
-            if old != path and not old.name.startswith(".new-"):
-                old.unlink(missing_ok=True)
+        # other versions' templates: the few most recently made stay (two checkouts or a branch and main used
+        # in turns would otherwise evict each other's and pay the schema on every new store)
+        others = sorted((p for p in folder.glob("*.duckdb") if p != path and not p.name.startswith(".new-")),
+                        key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in others[TEMPLATES_KEPT - 1:]:
+            old.unlink(missing_ok=True)
         return path
     except (OSError, duckdb.Error):
         return None
