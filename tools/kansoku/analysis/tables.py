@@ -27,6 +27,7 @@ from kansoku.analysis.table_kinds import kind_of, table_kind
 from kansoku.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report
 from kansoku.store.db import Store
+from kansoku.values import stable
 
 _NUMERIC = re.compile(r"^-?\d+(\.\d+)?$")
 
@@ -249,7 +250,7 @@ def host_resolved(store: Store, metric: str, groups: dict[str, list[str]] | None
     if md is None or not md.per_host:
         msql, params = metric_sql(metric, groups)
         rows = store.query(f"SELECT m.run_id, m.value FROM {msql} m", params)
-        cache[key] = ([r[0] for r in rows], [r[1] for r in rows], {}, {})
+        cache[key] = ([r[0] for r in rows], [stable(r[1]) for r in rows], {}, {})
         return cache[key]
     msql, params = _host_rows_sql(md, None, parse_metric(metric)[2], groups)
     rows = store.query(f"SELECT m.run_id, m.host, m.role, m.value FROM {msql} m "
@@ -273,7 +274,7 @@ def host_resolved(store: Store, metric: str, groups: dict[str, list[str]] | None
             ambiguous[run_id] = sorted({(r[1], r[2]) for r in cand}, key=str)
             continue
         ids.append(run_id)
-        values.append(cand[0][3])
+        values.append(stable(cand[0][3]))
     cache[key] = (ids, values, ambiguous, lacking)
     return cache[key]
 

@@ -30,6 +30,7 @@ from kansoku.report.cache import ItemCache
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
 from kansoku.spec.model import LANGS, Report
 from kansoku.store.db import Store
+from kansoku.values import stable
 
 REP = "rep"
 # the events marked on a run's TPS chart and listed under it (analysis/steady.py, docs/steady-state.md)
@@ -178,7 +179,7 @@ def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
     def compute() -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
         for rid, metric, v in store.query(ALL_METRICS_SQL):
-            out.setdefault(rid, {})[metric] = v
+            out.setdefault(rid, {})[metric] = stable(v)
         return out
     return _per_store(store, "metrics", compute)
 
@@ -209,7 +210,7 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None
     else:
         fresh = {r: {} for r in missing}
         for rid, metric, v in store.query(MISSING_METRICS_SQL, [missing]):
-            fresh[rid][metric] = v
+            fresh[rid][metric] = stable(v)
     rows = {row[0]: tuple(row) for row in store.query(SERIES_SQL, [missing])}
     for r in missing:
         values[r], series[r] = fresh[r], rows.get(r)
