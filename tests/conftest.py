@@ -56,6 +56,21 @@ def pytest_addoption(parser):
                           "runs (.ci/run); the whole suite's default run skips them")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """The README's quick run (`python3 -m pytest -q`: the whole suite, no paths, not --all) runs on two
+    processes when pytest-xdist is installed (`.ci/setup` installs it): the machines have two cores, and most
+    tests wait on one (a tool's start-up, a parse, a subprocess). The session's example store, site and PDFs
+    are still made once (``once_per_session``). Naming tests, `--all` (CI), `-n N` or `-p no:xdist` keep
+    pytest's own choice."""
+    if (config.args_source != pytest.Config.ArgsSource.TESTPATHS or config.getoption("--all")
+            or os.environ.get("KANSOKU_ALL_TESTS") == "1" or os.environ.get("PYTEST_XDIST_WORKER")
+            or not config.pluginmanager.hasplugin("xdist") or getattr(config.option, "numprocesses", 0) is not None
+            or config.getoption("collectonly") or config.getoption("usepdb")):
+        return
+    config.option.numprocesses = 2
+
+
 def pytest_collection_modifyitems(config, items):
     """The README's `python3 -m pytest -q` (the whole suite, no paths) skips the tests marked slow (PDF
     renders) or browser (headless Chromium), so that it stays under five minutes on two cores; `--all`
