@@ -56,6 +56,21 @@ def pytest_addoption(parser):
                           "runs (.ci/run); the whole suite's default run skips them")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """The README's quick run (`python3 -m pytest -q`: the whole suite, no paths, not --all) runs on two
+    processes when pytest-xdist is installed (`.ci/setup` installs it): the machines have two cores, and most
+    tests wait on one (a tool's start-up, a parse, a subprocess). The session's example store, site and PDFs
+    are still made once (``once_per_session``). Naming tests, `--all` (CI), `-n N` or `-p no:xdist` keep
+    pytest's own choice."""
+    if (config.args_source != pytest.Config.ArgsSource.TESTPATHS or config.getoption("--all")
+            or os.environ.get("KANSOKU_ALL_TESTS") == "1" or os.environ.get("PYTEST_XDIST_WORKER")
+            or not config.pluginmanager.hasplugin("xdist") or getattr(config.option, "numprocesses", 0) is not None
+            or config.getoption("collectonly") or config.getoption("usepdb")):
+        return
+    config.option.numprocesses = 2
+
+
 def pytest_collection_modifyitems(config, items):
     """The README's `python3 -m pytest -q` (the whole suite, no paths) skips the tests marked slow (PDF
     renders) or browser (headless Chromium), so that it stays under five minutes on two cores; `--all`
@@ -86,24 +101,53 @@ def copy_store(db: Path, dest: Path) -> Path:
     return dest / db.name
 
 
+def session_dir(tmp_path_factory, name: str) -> Path:
+    """A directory for what a test session makes once: its own under one process; under pytest-xdist
+    (``-n 2``) one that all the session's workers share (see ``once_per_session``)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return tmp_path_factory.mktemp(name)
+    d = tmp_path_factory.getbasetemp().parent / name  # the session's directory, above each worker's own
+    d.mkdir(exist_ok=True)
+    return d
+
+
+def once_per_session(tmp_path_factory, name: str, make) -> None:
+    """Calls ``make()`` once per test session: under pytest-xdist, once for all workers (the first that needs
+    it makes it under a lock; the others wait for it, then read what it made)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        make()
+        return
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp().parent
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when make() raises
+        done = shared / f"{name}.done"
+        if not done.exists():
+            make()
+            done.touch()
+
+
 @pytest.fixture(scope="session")
 def example_db(tmp_path_factory) -> Path:
     """The README's example ingested once per test session: data/runs (the example campaign) and
     data/published when present, into a fresh database. Read it only (read-only connections, tools that
     read); a test that writes takes a copy (``copy_store``)."""
-    base = tmp_path_factory.mktemp("example")
+    base = session_dir(tmp_path_factory, "example")
     db = base / "kansoku.duckdb"
     inputs = [ROOT / "data" / "runs"] + ([ROOT / "data" / "published"] if (ROOT / "data" / "published").is_dir() else [])
-    run_tool("ingest", "--db", db, *inputs, check=True)
+    once_per_session(tmp_path_factory, "example-db", lambda: run_tool("ingest", "--db", db, *inputs, check=True))
     return db
 
 
 @pytest.fixture(scope="session")
-def example_site(example_db):
+def example_site(example_db, tmp_path_factory):
     """The example's site, built once per test session from ``example_db``. Returns (db, public_dir)."""
     base = example_db.parent
     out = base / "public"
-    run_tool("build", "--db", example_db, "--out", out, "--generated", base / "generated", check=True)
+    once_per_session(tmp_path_factory, "example-site",
+                     lambda: run_tool("build", "--db", example_db, "--out", out, "--generated", base / "generated",
+                                      check=True))
     return example_db, out
 
 
@@ -119,13 +163,15 @@ def example_pdfs_all(example_site, tmp_path_factory) -> dict[str, dict[str, Path
     if not shutil.which("pdftotext"):
         pytest.skip("poppler-utils not installed")
     db, _ = example_site
-    out = tmp_path_factory.mktemp("pdfs")
-    pdfs = {}
-    for rid in REPORT_SPECS:
-        proc = run_tool("pdf", rid, "--lang", "all", "--db", db, "--out", out, check=True, timeout=900)
-        assert proc.stdout.count("wrote ") == 2, proc.stdout
-        pdfs[rid] = {lang: out / f"{rid}.{lang}.pdf" for lang in ("ja", "en")}
-    return pdfs
+    out = session_dir(tmp_path_factory, "pdfs")
+
+    def render():
+        for rid in REPORT_SPECS:
+            proc = run_tool("pdf", rid, "--lang", "all", "--db", db, "--out", out, check=True, timeout=900)
+            assert proc.stdout.count("wrote ") == 2, proc.stdout
+
+    once_per_session(tmp_path_factory, "example-pdfs", render)
+    return {rid: {lang: out / f"{rid}.{lang}.pdf" for lang in ("ja", "en")} for rid in REPORT_SPECS}
 
 
 def _run_toml_beside(path: Path) -> dict:

@@ -30,22 +30,45 @@ def reports(example_site):
     return [(load_report(s), compute_one(db, s, ROOT / "content" / "reports")) for s in SPECS], db, public
 
 
-def _store_values(con, metric: str, run_ids: list[str]) -> dict[str, float]:
-    """The runs' own values of a metric, read from the documented run_metrics view (a metric with a
-    selection, name[sel], from its defining SQL)."""
-    if "[" in metric:
-        from kansoku.analysis.tables import metric_sql
+class _Store:
+    """The store's values as the cells' checks ask for them, each read once (a query per cell through the
+    run_metrics view took minutes): the runs' own values of a metric, from the documented run_metrics view
+    (a metric with a selection, name[sel], from its defining SQL), and the ok runs of each factor value."""
 
-        sql, params = metric_sql(metric)
-        rows = con.execute(f"SELECT run_id, value FROM {sql} WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-                           params + [run_ids]).fetchall()
-    else:
-        rows = con.execute("SELECT run_id, value FROM run_metrics WHERE metric = ? AND "
-                           "run_id IN (SELECT unnest(?::VARCHAR[]))", [metric, run_ids]).fetchall()
-    return {r: float(v) for r, v in rows if v is not None}
+    def __init__(self, con):
+        self.con = con
+        self._metrics: dict[str, dict[str, float]] = {}
+        self._selected: dict[str, dict[str, float]] = {}  # name[sel]: from its defining SQL
+        for run_id, metric, value in con.execute("SELECT run_id, metric, value FROM run_metrics").fetchall():
+            if value is not None:
+                self._metrics.setdefault(metric, {})[run_id] = float(value)
+        self._ok_runs: dict[tuple[str, str], set[str]] = {}
+        for factor, value, run_id in con.execute(
+                "SELECT f.factor, f.value, f.run_id FROM run_factors f JOIN runs r USING (run_id) "
+                "WHERE r.status = 'ok'").fetchall():
+            self._ok_runs.setdefault((factor, value), set()).add(run_id)
+
+    def values(self, metric: str, run_ids: list[str]) -> dict[str, float]:
+        """The runs' own values of a metric (those of ``run_ids`` that have one)."""
+        if "[" in metric:
+            if metric not in self._selected:
+                from kansoku.analysis.tables import metric_sql
+
+                sql, params = metric_sql(metric)
+                self._selected[metric] = {r: float(v) for r, v in
+                                          self.con.execute(f"SELECT run_id, value FROM {sql}", params).fetchall()
+                                          if v is not None}
+            by_run = self._selected[metric]
+        else:
+            by_run = self._metrics.get(metric, {})
+        return {r: by_run[r] for r in run_ids if r in by_run}
+
+    def ok_runs(self, factor: str, values: list[str]) -> set[str]:
+        """The ok runs whose factor has one of these values."""
+        return set().union(*(self._ok_runs.get((factor, v), set()) for v in values))
 
 
-def _condition_runs(con, item, coords: dict[str, str]) -> set[str] | None:
+def _condition_runs(store: _Store, item, coords: dict[str, str]) -> set[str] | None:
     """Every ok run of a plain table's cell: the item's `where` and the cell's row and column values."""
     if item.rows == "metrics":
         return None
@@ -60,9 +83,7 @@ def _condition_runs(con, item, coords: dict[str, str]) -> set[str] | None:
         if isinstance(want, dict):
             return None  # ranges: left to the table code's own tests
         values = [str(v) for v in (want if isinstance(want, list) else [want])]
-        got = {r for (r,) in con.execute(
-            "SELECT f.run_id FROM run_factors f JOIN runs r USING (run_id) WHERE r.status = 'ok' AND "
-            "f.factor = ? AND f.value IN (SELECT unnest(?::VARCHAR[]))", [factor, values]).fetchall()}
+        got = store.ok_runs(factor, values)
         runs = got if runs is None else runs & got
     return runs
 
@@ -70,6 +91,7 @@ def _condition_runs(con, item, coords: dict[str, str]) -> set[str] | None:
 def test_every_aggregated_cell_is_its_runs_recomputed(reports):
     specs, db, _ = reports
     con = duckdb.connect(str(db), read_only=True)
+    store = _Store(con)
     checked = {"median": 0, "representative": 0, "published": 0, "single": 0}
     try:
         for spec, rep in specs:
@@ -94,7 +116,7 @@ def test_every_aggregated_cell_is_its_runs_recomputed(reports):
                             cell = row[i]
                             if cell.value is None or col.aggregation == "sum":
                                 continue
-                            _check_cell(con, item, t, row, cell, col.aggregation, f"{where} row {row[0].text['en']!r}")
+                            _check_cell(store, item, t, row, cell, col.aggregation, f"{where} row {row[0].text['en']!r}")
                             checked[col.aggregation if col.aggregation in checked else "median"] += 1
     finally:
         con.close()
@@ -102,10 +124,10 @@ def test_every_aggregated_cell_is_its_runs_recomputed(reports):
     assert checked["median"] > 60 and checked["published"] > 300 and checked["single"] > 0, checked
 
 
-def _check_cell(con, item, t, row, cell, aggregation: str, where: str) -> None:
+def _check_cell(store: _Store, item, t, row, cell, aggregation: str, where: str) -> None:
     metric = cell.coords.get("metric")
     assert metric, where
-    stored = _store_values(con, metric, cell.runs)
+    stored = store.values(metric, cell.runs)
     assert set(stored) == set(cell.runs), f"{where}: runs without a stored value"
     # the build keeps 12 significant digits of a stored value (values.stable: the same bytes build after build)
     assert cell.run_values == pytest.approx(stored, rel=1e-11), where
@@ -113,7 +135,7 @@ def _check_cell(con, item, t, row, cell, aggregation: str, where: str) -> None:
         # one run: the one whose first-metric value is closest to the first metric's median (ties: run id)
         first = next(c for c in row if c.kind == "value" and c.coords.get("metric") == item.metrics[0]
                      and c.coords.get("column") == cell.coords.get("column"))
-        vals = _store_values(con, item.metrics[0], first.runs)
+        vals = store.values(item.metrics[0], first.runs)
         med = statistics.median(vals.values())
         rep_run = min(vals, key=lambda r: (abs(vals[r] - med), r))
         assert cell.runs == [rep_run] and cell.value == pytest.approx(stored[rep_run], rel=1e-11), where
@@ -126,9 +148,9 @@ def _check_cell(con, item, t, row, cell, aggregation: str, where: str) -> None:
         expected = AGGREGATE[aggregation](values)
         if aggregation == "single":
             assert len(values) == 1, where
-        condition = _condition_runs(con, item, cell.coords)
+        condition = _condition_runs(store, item, cell.coords)
         if condition is not None:  # no run of the condition that has the metric is left out, none added
-            assert set(cell.runs) == set(_store_values(con, metric, sorted(condition))), where
+            assert set(cell.runs) == set(store.values(metric, sorted(condition))), where
     assert math.isclose(cell.value, expected, rel_tol=1e-11, abs_tol=1e-11), (where, cell.value, expected)
 
 

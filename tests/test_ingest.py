@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import shutil
-import time
 from pathlib import Path
 
 import duckdb
@@ -154,12 +153,29 @@ def test_second_ingest_while_database_is_held_stops_clearly(tool, tmp_path, tmp_
         # With --wait the second ingest waits for the first to finish, then succeeds.
         import subprocess
         import sys
+        import threading
 
         waiting = subprocess.Popen([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(tmp_db), "--wait",
                                     "60", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        said: list[str] = []
+        said_waiting = threading.Event()
+
+        def read_stderr():
+            for line in waiting.stderr:
+                said.append(line)
+                if "waiting" in line:
+                    said_waiting.set()
+
+        reader = threading.Thread(target=read_stderr, daemon=True)
+        reader.start()
+        # the lock is released once the second ingest waits on it (a fixed second was too short for its start-up
+        # on a busy machine: it then found the store free, or walked the directory while the holder closed it)
+        said_waiting.wait(60)
         release.set()
-        out, err = waiting.communicate(timeout=90)
+        waiting.stdout.read()
+        waiting.wait(timeout=90)
+        reader.join(30)
+        err = "".join(said)
         assert waiting.returncode == 0, err
         assert "waiting" in err
     finally:

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES
 from drawing import drawn_figure
 from kansoku.analysis import steady
 from kansoku.ingest.pipeline import ingest
@@ -146,12 +146,9 @@ def test_progress_every_five_seconds(tmp_db):
 # -- the example campaign: real -P and sampled transaction logs -------------------------------
 
 
-@pytest.fixture(scope="module")
-def example_db(tmp_path_factory):
-    db = tmp_path_factory.mktemp("steady-example") / "kansoku.duckdb"
-    study = ROOT / "data" / "runs" / "example" / "campaign=example-2026-11" / "study=scaleup"
-    assert ingest([study], db).ok
-    return db
+# the scaleup study's runs in the session's ingest of the example (conftest.example_db): the other studies'
+# runs are in the same store
+SCALEUP = "(SELECT run_id FROM run_factors WHERE factor = 'study' AND value = 'scaleup')"
 
 
 def test_example_runs_have_a_steady_state(example_db):
@@ -159,12 +156,13 @@ def test_example_runs_have_a_steady_state(example_db):
     try:
         rows = con.execute(
             "SELECT st.run_id, st.series_source, st.steady_found, st.samples, st.tps_steady, st.tps_cv_pct, "
-            "st.stall_s, s.tps FROM pgbench_steady_state st JOIN pgbench_summary s USING (run_id)").fetchall()
+            "st.stall_s, s.tps FROM pgbench_steady_state st JOIN pgbench_summary s USING (run_id) "
+            f"WHERE st.run_id IN {SCALEUP}").fetchall()
         counts = dict(con.execute(
             "SELECT metric, count(*) FROM run_metrics WHERE metric IN ('tps_steady', 'tps_cv_pct', 'warmup_s', "
-            "'rampdown_s', 'stall_s', 'tps_drift_pct') GROUP BY metric").fetchall())
+            f"'rampdown_s', 'stall_s', 'tps_drift_pct') AND run_id IN {SCALEUP} GROUP BY metric").fetchall())
         sampled = con.execute("SELECT count(DISTINCT run_id) FROM pgbench_tps_per_second "
-                              "WHERE series_source = 'txlog'").fetchone()[0]
+                              f"WHERE series_source = 'txlog' AND run_id IN {SCALEUP}").fetchone()[0]
     finally:
         con.close()
     assert len(rows) == 80 and counts == {m: 80 for m in counts} and len(counts) == 6
