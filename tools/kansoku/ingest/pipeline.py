@@ -36,6 +36,7 @@ from kansoku.ingest.runs import (
     make_run,
     walk_files,
 )
+from kansoku.interrupts import raise_if_witnessed
 from kansoku.parsers import bounds
 from kansoku.parsers.base import IngestWarning, runs_mixed_in_directory
 from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
@@ -222,6 +223,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             iterator = progress(work) if progress else work
             aborted = False
             for run_dir, det in iterator:
+                raise_if_witnessed()  # a Ctrl-C during the last file that a statement swallowed
                 run = runs[run_dir]
                 if run is None:
                     report.files.append(FileResult(str(det.path), None, "failed", det.format.name,

@@ -19,7 +19,7 @@ import duckdb
 
 from kansoku import parsers
 from kansoku.errors import KansokuError, ParseError, StoreBusyError
-from kansoku.interrupts import sigint_held
+from kansoku.interrupts import raise_if_witnessed, sigint_held, sigint_witnessed
 from kansoku.parsers.base import IngestWarning
 
 DEFAULT_DB = Path("data/kansoku.duckdb")
@@ -220,21 +220,23 @@ class Store:
         rolled back on any exception, including Ctrl-C. ``tx.committed`` tells the truth afterwards: a
         Ctrl-C pressed during COMMIT is held back until COMMIT has returned, then raised."""
         tx = Transaction()
-        self.con.execute("BEGIN TRANSACTION")
-        try:
-            yield tx
-        except BaseException:
+        with sigint_witnessed():
+            self.con.execute("BEGIN TRANSACTION")
             try:
+                yield tx
+                raise_if_witnessed()  # a Ctrl-C a statement swallowed: never commit after one
+            except BaseException:
+                try:
+                    self.con.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass
+                raise
+            if tx.rolled_back:
                 self.con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
-            raise
-        if tx.rolled_back:
-            self.con.execute("ROLLBACK")
-            return
-        with sigint_held() as held:
-            self.con.execute("COMMIT")
-            tx.committed = True
+                return
+            with sigint_held() as held:
+                self.con.execute("COMMIT")
+                tx.committed = True
         if held:
             raise KeyboardInterrupt
 
