@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -226,3 +227,20 @@ def one_file_run(tmp_path: Path, name: str, text: str, run_toml: str | None = No
     if run_toml is not None:
         (d / "run.toml").write_text(run_toml)
     return d
+
+
+def pytest_configure(config):
+    """The Ctrl-C tests need Python's handler in this process and in every tool they start. A suite started as
+    a background job of a non-interactive shell (``( pytest & )``) begins with SIGINT ignored, Python then
+    leaves it so, and an ignored SIGINT survives exec: four Ctrl-C tests failed that way."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_as_python_sets_it(request):
+    """Every test starts with Python's own Ctrl-C handler: one that a test left changed is put back, and named."""
+    yield
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.stderr.write(f"\n{request.node.nodeid} left SIGINT changed; Python's handler put back\n")
