@@ -865,15 +865,7 @@ def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str) -> No
     check_plausible_sql(sink)
     sink.load_sql(
         "sys_series",
-        """SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
-                  $rank::INTEGER AS format_rank, activity, $host::VARCHAR AS host,
-                  count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE NOT since_boot) AS samples,
-                  min(ts) FILTER (WHERE NOT since_boot) AS first_ts,
-                  max(ts) FILTER (WHERE NOT since_boot) AS last_ts,
-                  mode(interval_s) FILTER (WHERE NOT since_boot) AS interval_s,
-                  count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
-                  $tz_basis::VARCHAR AS tz_basis
-           FROM sys_metrics WHERE source_id = $source_id GROUP BY activity""",
+        _SERIES_SQL,
         {"tool": tool, "format": fmt, "rank": FORMAT_RANK[fmt], "host": host, "tz_basis": tz_basis})
     devices = {r[0] for r in sink.own_rows(
         "sys_metrics", "SELECT DISTINCT instance FROM {rows} WHERE activity = 'disk' AND instance IS NOT NULL")}
@@ -882,6 +874,18 @@ def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str) -> No
 
 # The collector's columns as one relation: a record per row of the subquery, a value per row of the result
 # (each record's values zipped with its list of metric names), in the order they were added.
+# a file's per-activity summary (sys_series), computed set-based from its stored rows
+_SERIES_SQL = """
+SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
+       $rank::INTEGER AS format_rank, activity, $host::VARCHAR AS host,
+       count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE NOT since_boot) AS samples,
+       min(ts) FILTER (WHERE NOT since_boot) AS first_ts,
+       max(ts) FILTER (WHERE NOT since_boot) AS last_ts,
+       mode(interval_s) FILTER (WHERE NOT since_boot) AS interval_s,
+       count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
+       $tz_basis::VARCHAR AS tz_basis
+FROM sys_metrics WHERE source_id = $source_id GROUP BY activity
+"""
 _LOAD_SQL = """
     SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format, ts, interval_s, sample, since_boot, activity, instance,
            unnest(list_extract($name_lists, names + 1)) AS metric, unnest(vals) AS value, line
@@ -912,15 +916,7 @@ def _bulk_load_impl(self, sink) -> None:
     # per-activity summary, computed set-based from the file's rows
     sink.load_sql(
         "sys_series",
-        """SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
-                  $rank::INTEGER AS format_rank, activity, $host::VARCHAR AS host,
-                  count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE NOT since_boot) AS samples,
-                  min(ts) FILTER (WHERE NOT since_boot) AS first_ts,
-                  max(ts) FILTER (WHERE NOT since_boot) AS last_ts,
-                  mode(interval_s) FILTER (WHERE NOT since_boot) AS interval_s,
-                  count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
-                  $tz_basis::VARCHAR AS tz_basis
-           FROM sys_metrics WHERE source_id = $source_id GROUP BY activity""",
+        _SERIES_SQL,
         {"tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
          "tz_basis": self.tz_basis})
 
