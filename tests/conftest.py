@@ -13,7 +13,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-CORPUS = Path(os.environ.get("KANSOKU_CORPUS", ROOT.parent / "shared" / "corpus"))
+
+
+def _shared() -> Path:
+    """The workplace's shared/ folder: beside the checkout (CI, the main checkout), else beside one of its
+    parents (a git worktree such as /work/wt/NAME), else where it would be beside the checkout."""
+    for parent in ROOT.parents:
+        if (parent / "shared" / "corpus").is_dir():
+            return parent / "shared"
+    return ROOT.parent / "shared"
+
+
+SHARED = _shared()
+CORPUS = Path(os.environ.get("KANSOKU_CORPUS", SHARED / "corpus"))
 FIXTURES = ROOT / "tests" / "fixtures"
 
 

@@ -213,3 +213,27 @@ def test_help_on_every_command(tool):
     for name in ("ingest", "build", "pdf"):
         proc = tool(name, "--help", check=True)
         assert "usage: tools/" + name in proc.stdout and "exit status" in proc.stdout
+
+
+def test_a_file_gone_between_walk_and_read_is_skipped_not_a_traceback(tmp_path, tmp_db, monkeypatch):
+    """The walk lists a file (a store's .wal inside the walked tree, say) that is gone before it is read:
+    the ingest lists it as skipped with the reason and stores the rest (it used to end in a traceback)."""
+    import kansoku.ingest.pipeline as pipeline
+
+    run = copy_run(tmp_path / "runs")
+    gone = run / "kansoku.duckdb.wal"
+    real_walk = pipeline.walk_files
+
+    def walk_with_a_vanishing_file(paths):
+        gone.write_bytes(b"\0" * 64)
+        for w in real_walk(paths):
+            if w.path == gone:
+                gone.unlink()
+            yield w
+
+    monkeypatch.setattr(pipeline, "walk_files", walk_with_a_vanishing_file)
+    rep = pipeline.ingest([tmp_path / "runs"], tmp_db)
+    assert rep.ok and rep.committed, rep.errors
+    skipped = {f.path: f.reason for f in rep.files if f.status == "skipped"}
+    assert skipped == {str(gone): "vanished before it could be read"}
+    assert counts(tmp_db)["pgbench_summary"] == 1

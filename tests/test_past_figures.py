@@ -15,12 +15,12 @@ import tomllib
 
 import pytest
 
-from conftest import ROOT, run_tool
+from conftest import ROOT, SHARED, run_tool
 
 PUB = ROOT / "data" / "published"
 SPECS = ROOT / "data" / "reports"
 PAST = sorted(p.stem for p in SPECS.glob("past-*.toml"))
-SEEDS = ROOT.parent / "shared" / "seeds"
+SEEDS = SHARED / "seeds"
 
 
 @pytest.fixture(scope="module")

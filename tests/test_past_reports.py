@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED
 from kansoku.analysis import tables as analysis
 from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_report
@@ -22,7 +23,7 @@ from kansoku.store.db import open_store
 ROOT = Path(__file__).resolve().parents[1]
 PUB = ROOT / "data" / "published"
 SPECS = ROOT / "data" / "reports"
-SEEDS = ROOT.parent / "shared" / "seeds"
+SEEDS = SHARED / "seeds"
 
 
 @pytest.fixture(scope="module")

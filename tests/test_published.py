@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from conftest import SHARED
 from kansoku.ingest.pipeline import ingest
 from kansoku.parsers.published import decimals_of, half_unit
 
@@ -136,7 +137,7 @@ def test_same_table_id_twice_is_an_error(tmp_path, tmp_db):
 
 
 def test_reference_csvs_are_exact_copies():
-    ref = ROOT.parent / "shared" / "reference"
+    ref = SHARED / "reference"
     if not ref.is_dir():
         pytest.skip("../shared/reference not present")
     for src in ref.glob("*.csv"):

@@ -22,7 +22,10 @@ class Detection:
 def detect(path: Path) -> Detection:
     if path.name in RUN_METADATA:
         return Detection(path, None, "run metadata")
-    head = parsers.read_head(path)
+    try:
+        head = parsers.read_head(path)
+    except FileNotFoundError:  # listed by the walk, gone before it was read (a store's .wal inside the tree)
+        return Detection(path, None, "vanished before it could be read")
     if head.size_bytes == 0:
         return Detection(path, None, "empty file")
     fmt = parsers.claim(head)
