@@ -256,7 +256,7 @@ def _key(ts) -> float:
     return round(ts.timestamp(), 3)
 
 
-def compare(con, sink: SampleSink, ref_sid: str) -> Verdict:
+def compare(con, sink: SampleSink, ref_sid: str, ref_name: str) -> Verdict:
     """The sample's values (kept in ``sink``) against the rows stored from the reference file."""
     recs = []  # (ts, interval, sample, activity, instance, line, names, values)
     hosts = set()
@@ -273,12 +273,12 @@ def compare(con, sink: SampleSink, ref_sid: str) -> Verdict:
     series = con.execute("SELECT activity, host, interval_s FROM sys_series WHERE source_id = ?", [ref_sid]).fetchall()
     ref_hosts = {h for _, h, _ in series if h}
     if hosts != ref_hosts:
-        return Verdict(False, f"it names host {', '.join(sorted(hosts)) or '(none)'}, the reference "
+        return Verdict(False, f"it names host {', '.join(sorted(hosts)) or '(none)'}, {ref_name} "
                               f"{', '.join(sorted(ref_hosts)) or '(none)'}")
     ref_iv = {a: iv for a, _, iv in series}
     missing = sorted({r[3] for r in recs} - set(ref_iv))
     if missing:
-        return Verdict(False, f"it holds activities the reference does not ({', '.join(missing[:3])})")
+        return Verdict(False, f"it holds activities {ref_name} does not ({', '.join(missing[:3])})")
     times = sorted({_key(r[0]) for r in recs})
     stored = {}
     for t, act, inst, metric, value in con.execute(
@@ -288,7 +288,7 @@ def compare(con, sink: SampleSink, ref_sid: str) -> Verdict:
     have = {k[0] for k in stored}
     foreign = [r[0] for r in recs if _key(r[0]) not in have]
     if foreign:
-        return Verdict(False, f"its record of {min(foreign):%Y-%m-%d %H:%M:%S %Z} is not among the reference's records")
+        return Verdict(False, f"its record of {min(foreign):%Y-%m-%d %H:%M:%S %Z} is not among {ref_name}'s records")
     ivs: dict[str, Counter] = {}
     for r in recs:
         if r[1] is not None:
@@ -296,7 +296,7 @@ def compare(con, sink: SampleSink, ref_sid: str) -> Verdict:
     for act, c in sorted(ivs.items()):
         iv = c.most_common(1)[0][0]
         if ref_iv.get(act) is not None and abs(iv - ref_iv[act]) > 1e-6:
-            return Verdict(False, f"its {act} interval is {iv:g} s, the reference's {ref_iv[act]:g} s")
+            return Verdict(False, f"its {act} interval is {iv:g} s, {ref_name}'s {ref_iv[act]:g} s")
     values = unmatched = 0
     example = ""
     differs = None
