@@ -556,7 +556,7 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
     except ParseError as exc:
         report.errors.append(str(exc))
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
-    verdict = renderings.compare(store.con, sink, ref_sid, ref_name)
+    verdict = renderings.compare(store, sink, ref_sid, ref_name)
     if not verdict.same:
         return _read_whole(store, run, det, report, f"not a rendering of {ref_name}: {verdict.why}")
     if verdict.differs is not None:

@@ -256,7 +256,7 @@ def _key(ts) -> float:
     return round(ts.timestamp(), 3)
 
 
-def compare(con, sink: SampleSink, ref_sid: str, ref_name: str) -> Verdict:
+def compare(store, sink: SampleSink, ref_sid: str, ref_name: str) -> Verdict:
     """The sample's values (kept in ``sink``) against the rows stored from the reference file."""
     recs = []  # (ts, interval, sample, activity, instance, line, names, values)
     hosts = set()
@@ -270,7 +270,7 @@ def compare(con, sink: SampleSink, ref_sid: str, ref_name: str) -> Verdict:
                          col.name_lists[col.names[k]], col.values[k]))
     if not recs:
         return Verdict(False, "no record could be sampled")
-    series = con.execute("SELECT activity, host, interval_s FROM sys_series WHERE source_id = ?", [ref_sid]).fetchall()
+    series = store.query("SELECT activity, host, interval_s FROM sys_series WHERE source_id = ?", [ref_sid])
     ref_hosts = {h for _, h, _ in series if h}
     if hosts != ref_hosts:
         return Verdict(False, f"it names host {', '.join(sorted(hosts)) or '(none)'}, {ref_name} "
@@ -281,9 +281,9 @@ def compare(con, sink: SampleSink, ref_sid: str, ref_name: str) -> Verdict:
         return Verdict(False, f"it holds activities {ref_name} does not ({', '.join(missing[:3])})")
     times = sorted({_key(r[0]) for r in recs})
     stored = {}
-    for t, act, inst, metric, value in con.execute(
+    for t, act, inst, metric, value in store.query(
             "SELECT round(epoch(ts), 3), activity, instance, metric, value FROM sys_metrics "
-            "WHERE source_id = ? AND round(epoch(ts), 3) IN (SELECT unnest(?::DOUBLE[]))", [ref_sid, times]).fetchall():
+            "WHERE source_id = ? AND round(epoch(ts), 3) IN (SELECT unnest(?::DOUBLE[]))", [ref_sid, times]):
         stored[(t, act, inst, metric)] = value
     have = {k[0] for k in stored}
     foreign = [r[0] for r in recs if _key(r[0]) not in have]
