@@ -33,7 +33,6 @@ from kansoku.parsers.sysstat import common as sm
 
 # the renderings tools/collect writes beside sa.bin, which have a sampler here
 SAMPLED_FORMATS = ("sadf-json", "sadf-csv", "sar-text")
-PER_PLACE = 2  # consecutive records taken at each place (sar text's interval is the gap between records)
 
 
 @dataclass
@@ -48,11 +47,20 @@ class Sample:
 
 
 def _places(n: int) -> list[int]:
-    """Indices of the records sampled among n: the first, middle and last PER_PLACE consecutive ones."""
-    if n <= 3 * PER_PLACE:
+    """Indices of the records sampled among n: the first, the middle and the last."""
+    return sorted({0, n // 2, n - 1}) if n > 0 else []
+
+
+def _places_with_gap(n: int) -> list[int]:
+    """For sar text, whose interval is the gap between records: the first two (their gap is the interval),
+    the middle and the last, the middle chosen so that the two long gaps differ (the parser takes the most
+    common gap as the interval)."""
+    if n <= 4:
         return list(range(n))
-    mid = (n - PER_PLACE) // 2
-    return sorted({*range(PER_PLACE), *range(mid, mid + PER_PLACE), *range(n - PER_PLACE, n)})
+    mid = n // 2
+    if mid - 1 == n - 1 - mid:
+        mid += 1
+    return [0, 1, mid, n - 1]
 
 
 def sample(path: Path, fmt: str) -> Sample | None:
@@ -103,61 +111,68 @@ def _sample_sadf_d(path: Path) -> Sample | None:
     return _cut(lines, keep, sorted(x.decode("utf-8", "replace") for x in chosen))
 
 
-def _tod_key(line: bytes) -> str | None:
+def _tod_key(line: bytes) -> bytes | None:
+    """The time of day a sar line begins with (its bytes, AM/PM marker included), or None."""
     toks = line.decode("utf-8", "replace").split()
     t = sm.parse_tod(toks)
-    return " ".join(toks[:t[1]]) if t else None
+    if t is None:
+        return None
+    last = toks[t[1] - 1].encode()
+    return line[:line.index(last) + len(last)]
 
 
 def _sample_sar_text(path: Path) -> Sample | None:
     """sar text: the banner, every block's header line, and the lines of the sampled times; the Average
-    blocks are left out (the parser does not store them)."""
+    blocks are left out (the parser does not store them). The record times are those of the first activity
+    (its blocks: sar prints a header again every few records); only those lines and the headers are read as
+    times, every other line is kept or not by the bytes it starts with."""
     lines = path.read_bytes().split(b"\n")
     if lines and not lines[-1]:
         lines.pop()
     if not lines or not sm.BANNER.match(lines[0].decode("utf-8", "replace").strip()):
         return None
-    # blocks: a header is the first non-blank line after a blank one
-    keep_hdr: list[int] = []
-    data: list[tuple[int, str]] = []  # (line index, time key) of the data lines
-    first_block: list[str] = []
-    block = -1
+    starts: list[int] = []  # the header of each block: the first non-blank line after a blank one
     after_blank = True
-    skip_block = False
     for i in range(1, len(lines)):
-        line = lines[i]
-        if not line.strip():
+        if not lines[i].strip():
             after_blank = True
-            continue
-        key = _tod_key(line)
-        if after_blank:
+        elif after_blank:
             after_blank = False
-            if key is None:  # an Average / Summary block: not stored, not sampled
-                skip_block = True
-                continue
-            skip_block = False
-            block += 1
-            keep_hdr.append(i)
+            starts.append(i)
+    bounds = starts + [len(lines)]
+    blocks = []  # (header index, end) of the blocks with a time (not Average / Summary)
+    first_cols = None
+    times: list[bytes] = []
+    for b, start in enumerate(starts):
+        key = _tod_key(lines[start])
+        if key is None:
             continue
-        if skip_block or key is None:
+        blocks.append((start, bounds[b + 1]))
+        cols = lines[start][len(key):].split()
+        if first_cols is None:
+            first_cols = cols
+        if cols != first_cols:
             continue
-        data.append((i, key))
-        if block == 0 and (not first_block or first_block[-1] != key):
-            first_block.append(key)
-    if len(first_block) < 2:
+        for i in range(start + 1, bounds[b + 1]):
+            t = _tod_key(lines[i]) if lines[i].strip() else None
+            if t is not None and (not times or times[-1] != t):
+                times.append(t)
+    if len(times) < 2:
         return None
-    chosen = {first_block[i] for i in _places(len(first_block))}
-    keep = sorted({0, *keep_hdr, *(i for i, k in data if k in chosen)})
-    # the blank line before each header keeps the blocks apart as the parser expects them
-    out: list[int] = []
-    hdr = set(keep_hdr)
-    for i in keep:
-        if i in hdr and out:
-            out.append(-1)
-        out.append(i)
-    lines_b = [b"" if i < 0 else lines[i] for i in out]
-    return Sample(records=sorted(chosen), data=b"\n".join(lines_b) + b"\n",
-                  line_of=[i + 1 if i >= 0 else 0 for i in out])
+    chosen = tuple(times[i] for i in _places_with_gap(len(times)))
+    width = {len(k) for k in chosen}
+    keep = [0]
+    for start, end in blocks:
+        kept = [i for i in range(start + 1, end) if any(lines[i][:w] in chosen for w in width)]
+        if not kept:
+            continue
+        if len(keep) > 1:
+            keep.append(-1)  # a blank line before each header keeps the blocks apart
+        keep.append(start)
+        keep += kept
+    data = b"\n".join(b"" if i < 0 else lines[i] for i in keep) + b"\n"
+    return Sample(records=sorted(k.decode("utf-8", "replace") for k in chosen), data=data,
+                  line_of=[i + 1 if i >= 0 else 0 for i in keep])
 
 
 def _sample_sadf_json(path: Path) -> Sample | None:
