@@ -226,9 +226,31 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 pool = parallel.Pool(tasks, n_jobs, scratch=parallel.scratch_root(db_path))
             iterator = progress(work) if progress else work
             aborted = False
-            deferred: list[tuple[Path, Detection]] = []
+            deferred: list[tuple[Path, Detection]] = []  # a run's renderings, checked once its other files are in
+            # host directory -> the rendering read whole (sa file unreadable); "refs": the reference files' stored rows
+            fallback: dict = {}
+
+            def check_renderings() -> bool:
+                """The deferred renderings (the previous run's: workers parse ahead meanwhile); False: aborted."""
+                deferred.sort(key=lambda rd: (rd[0], rd[1].path.parent, _rank(rd[1]), rd[1].path))
+                todo = list(deferred)
+                deferred.clear()
+                for r_dir, d in todo:
+                    raise_if_witnessed()
+                    try:
+                        report.files.append(_ingest_rendering(store, runs[r_dir], d, rendering_of[d.path],
+                                                              fallback, report))
+                    except _Aborted:
+                        report.files.append(FileResult(str(d.path), runs[r_dir].run_id, "failed", d.format.name,
+                                                       reason=report.errors[-2] if len(report.errors) > 1 else None))
+                        return False
+                return True
+
             for run_dir, det in iterator:
                 raise_if_witnessed()  # a Ctrl-C during the last file that a statement swallowed
+                if deferred and deferred[-1][0] != run_dir and not check_renderings():
+                    aborted = True
+                    break
                 run = runs[run_dir]
                 if run is None:
                     report.files.append(FileResult(str(det.path), None, "failed", det.format.name,
@@ -248,21 +270,11 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                     aborted = True
                     break
                 report.files.append(res)
+            if not aborted and deferred and not check_renderings():
+                aborted = True
             if pool is not None:
                 pool.close(abort=aborted)
                 pool = None
-            fallback: dict[Path, Path] = {}  # host directory -> the rendering read whole (sa file unreadable)
-            deferred.sort(key=lambda rd: (rd[0], rd[1].path.parent, _rank(rd[1]), rd[1].path))
-            for run_dir, det in [] if aborted else deferred:
-                raise_if_witnessed()
-                try:
-                    res = _ingest_rendering(store, runs[run_dir], det, rendering_of[det.path], fallback, report)
-                except _Aborted:
-                    report.files.append(FileResult(str(det.path), runs[run_dir].run_id, "failed", det.format.name,
-                                                   reason=report.errors[-2] if len(report.errors) > 1 else None))
-                    aborted = True
-                    break
-                report.files.append(res)
             if report.errors and (aborted or not keep_going):
                 tx.rollback()
                 return report
@@ -515,7 +527,7 @@ def _renderings_of_sa_files(by_dir: dict[Path, list[Detection]]) -> dict[Path, P
     return out
 
 
-def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fallback: dict[Path, Path],
+def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fallback: dict,
                       report: IngestReport) -> FileResult:
     """A sar text / sadf -d / sadf -j file beside the run's sa file: kept (its bytes in blobs/, its sha256 in
     ``sources``) and checked against the rows stored from the sa file on a sample of its records
@@ -526,12 +538,13 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
     sid = source_id_for(run.run_id, file_name)
     ref_path = sa_path
     ref_sid = source_id_for(run.run_id, _file_name(run, sa_path))
-    if not store.query("SELECT count(*) FROM sys_series WHERE source_id = ?", [ref_sid])[0][0]:
+    if not renderings.reference_series(store, ref_sid, fallback.setdefault("refs", {})):
         ref_path = fallback.get(path.parent)
         if ref_path is None:  # the sa file gave no rows (its warning says why): this rendering is read instead
             res = _read_whole(store, run, det, report, f"{sa_path.name} gave no rows (see its warning)")
             if res.status in ("new", "replaced", "unchanged"):
                 fallback[path.parent] = path
+                fallback["refs"].pop(source_id_for(run.run_id, _file_name(run, path)), None)
             return res
         ref_sid = source_id_for(run.run_id, _file_name(run, ref_path))
     ref_name = _file_name(run, ref_path)
@@ -556,7 +569,7 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
     except ParseError as exc:
         report.errors.append(str(exc))
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
-    verdict = renderings.compare(store, sink, ref_sid, ref_name)
+    verdict = renderings.compare(store, sink, ref_sid, ref_name, fallback.setdefault("refs", {}))
     if not verdict.same:
         return _read_whole(store, run, det, report, f"not a rendering of {ref_name}: {verdict.why}")
     if verdict.differs is not None:

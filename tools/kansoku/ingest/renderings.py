@@ -271,7 +271,29 @@ def _key(ts) -> float:
     return round(ts.timestamp(), 3)
 
 
-def compare(store, sink: SampleSink, ref_sid: str, ref_name: str) -> Verdict:
+def reference_series(store, ref_sid: str, cache: dict) -> list[tuple]:
+    """(activity, host, interval_s) of each activity the reference file stored (empty: it gave no rows)."""
+    ref = cache.setdefault(ref_sid, {"rows": {}, "times": set()})
+    if "series" not in ref:
+        ref["series"] = store.query("SELECT activity, host, interval_s FROM sys_series WHERE source_id = ?", [ref_sid])
+    return ref["series"]
+
+
+def _reference_rows(store, ref_sid: str, times: list[float], cache: dict) -> dict:
+    """The reference's stored values at these record times (epoch seconds), fetched once per file and time
+    (the three renderings of one sa file share most of their sampled records)."""
+    ref = cache.setdefault(ref_sid, {"rows": {}, "times": set()})
+    missing = [t for t in times if t not in ref["times"]]
+    if missing:
+        for t, act, inst, metric, value in store.query(
+                "SELECT round(epoch(ts), 3), activity, instance, metric, value FROM sys_metrics "
+                "WHERE source_id = ? AND round(epoch(ts), 3) IN (SELECT unnest(?::DOUBLE[]))", [ref_sid, missing]):
+            ref["rows"][(t, act, inst, metric)] = value
+        ref["times"].update(missing)
+    return ref["rows"]
+
+
+def compare(store, sink: SampleSink, ref_sid: str, ref_name: str, cache: dict) -> Verdict:
     """The sample's values (kept in ``sink``) against the rows stored from the reference file."""
     recs = []  # (ts, interval, sample, activity, instance, line, names, values)
     hosts = set()
@@ -285,7 +307,7 @@ def compare(store, sink: SampleSink, ref_sid: str, ref_name: str) -> Verdict:
                          col.name_lists[col.names[k]], col.values[k]))
     if not recs:
         return Verdict(False, "no record could be sampled")
-    series = store.query("SELECT activity, host, interval_s FROM sys_series WHERE source_id = ?", [ref_sid])
+    series = reference_series(store, ref_sid, cache)
     ref_hosts = {h for _, h, _ in series if h}
     if hosts != ref_hosts:
         return Verdict(False, f"it names host {', '.join(sorted(hosts)) or '(none)'}, {ref_name} "
@@ -295,12 +317,9 @@ def compare(store, sink: SampleSink, ref_sid: str, ref_name: str) -> Verdict:
     if missing:
         return Verdict(False, f"it holds activities {ref_name} does not ({', '.join(missing[:3])})")
     times = sorted({_key(r[0]) for r in recs})
-    stored = {}
-    for t, act, inst, metric, value in store.query(
-            "SELECT round(epoch(ts), 3), activity, instance, metric, value FROM sys_metrics "
-            "WHERE source_id = ? AND round(epoch(ts), 3) IN (SELECT unnest(?::DOUBLE[]))", [ref_sid, times]):
-        stored[(t, act, inst, metric)] = value
-    have = {k[0] for k in stored}
+    stored = _reference_rows(store, ref_sid, times, cache)
+    wanted = set(times)
+    have = {k[0] for k in stored if k[0] in wanted}
     foreign = [r[0] for r in recs if _key(r[0]) not in have]
     if foreign:
         return Verdict(False, f"its record of {min(foreign):%Y-%m-%d %H:%M:%S %Z} is not among {ref_name}'s records")
