@@ -238,3 +238,24 @@ def test_sa_file_sadf_cannot_read_one_rendering_is_read_the_other_checked(tmp_pa
     con = _ro(db)
     assert con.execute("SELECT count(DISTINCT instance) FROM sys_metrics WHERE activity = 'disk'").fetchone()[0] == 2
     con.close()
+
+
+def test_renderings_in_a_host_directory_are_checked_against_that_hosts_sa_file(corpus, tmp_path):
+    camp = tmp_path / "campaign"
+    run = camp / "rep=1"
+    host = run / "host=db"
+    host.mkdir(parents=True)
+    (camp / ".kansoku-campaign").write_text("")
+    src = corpus / "real" / REAL_RUN
+    for name in ("run.toml", "pgbench.log"):
+        shutil.copy(src / name, run / name)
+    for name in ("sa.bin", *RENDERINGS):
+        shutil.copy(src / name, host / name)
+    (host / "host.toml").write_text('hostname = "vm"\nrole = "server"\n')
+    files = _json_files(run_tool("ingest", "--db", tmp_path / "k.duckdb", "--json", camp, check=True))
+    for name in RENDERINGS:
+        assert files[name]["status"] == "checked"
+        assert files[name]["reason"].startswith("rendering of host=db/sa.bin, not parsed:")
+    con = _ro(tmp_path / "k.duckdb")
+    assert con.execute("SELECT DISTINCT format, host, role FROM sys_metrics").fetchall() == [("sa-binary", "vm", "server")]
+    con.close()
