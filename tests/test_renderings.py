@@ -98,6 +98,13 @@ def test_renderings_are_checked_not_parsed_and_the_store_equals_a_sa_file_only_i
     run_tool("ingest", "--db", db_alone, alone.parents[4], check=True)
     # the rows, series, views and metrics are those of the sa file alone
     assert _stored(db) == _stored(db_alone)
+    # with workers (the sa file parsed in one, its rows compared as that worker wrote them): the same
+    files = _json_files(run_tool("ingest", "--db", tmp_path / "jobs.duckdb", "--jobs", "2", "--json",
+                                 run.parents[4], check=True))
+    assert {n: (f["status"], f["reason"].split(":")[0]) for n, f in files.items() if n in RENDERINGS} == {
+        n: ("checked", "rendering of sa.bin, not parsed") for n in RENDERINGS}
+    assert _stored(tmp_path / "jobs.duckdb") == _stored(db_alone)
+    assert not list((tmp_path / ".kansoku-scratch").glob("**/*.parquet"))
     con = _ro(db)
     sources = con.execute("SELECT file_name, format, sha256, size_bytes, rows_loaded, checked_against, records_checked "
                           "FROM sources WHERE file_name IN ('sadf.json', 'sadf_d.csv', 'sar_A.txt') ORDER BY 1").fetchall()
@@ -164,12 +171,13 @@ def test_a_rendering_that_disagrees_on_a_sampled_record_is_an_error_with_file_an
         line = rec_line
         expect = f"cpu %usr of all at {second} UTC is 99.99 here and {float(value):g} in sa.bin"
     assert float(value) != 99.99
-    proc = run_tool("ingest", "--db", db, run)
-    assert proc.returncode == 2, proc.stdout
-    assert f"{run / name}:{line}: this file renders the measurement of sa.bin" in proc.stderr, proc.stderr
-    assert expect in proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert not db.exists() or _counts(db) == (0, 0, 0)  # nothing stored
+    for jobs in ("1", "2"):  # the sa file parsed by the writer, or by a worker
+        proc = run_tool("ingest", "--db", db, "--jobs", jobs, run)
+        assert proc.returncode == 2, proc.stdout
+        assert f"{run / name}:{line}: this file renders the measurement of sa.bin" in proc.stderr, proc.stderr
+        assert expect in proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert not db.exists() or _counts(db) == (0, 0, 0)  # nothing stored
 
 
 def test_a_rendering_of_another_day_is_read_whole(corpus, tmp_path):

@@ -229,12 +229,23 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             deferred: list[tuple[Path, Detection]] = []  # a run's renderings, checked once its other files are in
             # host directory -> the rendering read whole (sa file unreadable); "refs": the reference files' stored rows
             fallback: dict = {}
+            refs: dict[str, Path] = fallback.setdefault("parquet", {})  # a pooled sa file's rows, as its worker
+            sa_files = set(rendering_of.values())  # wrote them: what its renderings are compared with
 
             def check_renderings() -> bool:
                 """The deferred renderings (the previous run's: workers parse ahead meanwhile); False: aborted."""
                 deferred.sort(key=lambda rd: (rd[0], rd[1].path.parent, _rank(rd[1]), rd[1].path))
                 todo = list(deferred)
                 deferred.clear()
+                try:
+                    return _check(todo)
+                finally:
+                    for part in refs.values():
+                        part.unlink(missing_ok=True)
+                    refs.clear()
+                    fallback.get("refs", {}).clear()
+
+            def _check(todo: list[tuple[Path, Detection]]) -> bool:
                 for r_dir, d in todo:
                     raise_if_witnessed()
                     try:
@@ -261,7 +272,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                     continue
                 try:
                     if det.path in pooled:
-                        res = _apply_outcome(store, run, det, next(pool.results), report)
+                        res = _apply_outcome(store, run, det, next(pool.results), report,
+                                             keep=refs if det.path in sa_files else None)
                     else:
                         res = _ingest_file(store, run, det, report)
                 except _Aborted:
@@ -448,7 +460,8 @@ class _Parsed:
     runs: list
 
 
-def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, report: IngestReport) -> FileResult:
+def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, report: IngestReport,
+                   keep: dict[str, Path] | None = None) -> FileResult:
     """A worker's outcome for one file, applied by the writer as _ingest_file would have stored it."""
     path, fmt = det.path, det.format
     file_name = _file_name(run, path)
@@ -468,7 +481,10 @@ def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, rep
     run_id = None if fmt.own_runs else run.run_id
     for table, part in out.parts.items():
         store.import_rows(table, part)
-        Path(part).unlink(missing_ok=True)
+        if keep is not None and table == "sys_metrics":  # read again by its renderings' check, then removed
+            keep[sid] = Path(part)
+        else:
+            Path(part).unlink(missing_ok=True)
     try:
         for name, value in out.facts.items():
             run.check_fact(name, value, path)
@@ -569,7 +585,8 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
     except ParseError as exc:
         report.errors.append(str(exc))
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
-    verdict = renderings.compare(store, sink, ref_sid, ref_name, fallback.setdefault("refs", {}))
+    verdict = renderings.compare(store, sink, ref_sid, ref_name, fallback.setdefault("refs", {}),
+                                 fallback.get("parquet", {}).get(ref_sid))
     if not verdict.same:
         return _read_whole(store, run, det, report, f"not a rendering of {ref_name}: {verdict.why}")
     if verdict.differs is not None:

@@ -279,21 +279,24 @@ def reference_series(store, ref_sid: str, cache: dict) -> list[tuple]:
     return ref["series"]
 
 
-def _reference_rows(store, ref_sid: str, times: list[float], cache: dict) -> dict:
+def _reference_rows(store, ref_sid: str, times: list[float], cache: dict, part: Path | None) -> dict:
     """The reference's stored values at these record times (epoch seconds), fetched once per file and time
     (the three renderings of one sa file share most of their sampled records)."""
     ref = cache.setdefault(ref_sid, {"rows": {}, "times": set()})
     missing = [t for t in times if t not in ref["times"]]
     if missing:
+        # the rows as a worker wrote them (a small file) rather than a scan of the ingest's whole sys_metrics
+        rows = "read_parquet(?)" if part is not None else "sys_metrics WHERE source_id = ? AND"
         for t, act, inst, metric, value in store.query(
-                "SELECT round(epoch(ts), 3), activity, instance, metric, value FROM sys_metrics "
-                "WHERE source_id = ? AND round(epoch(ts), 3) IN (SELECT unnest(?::DOUBLE[]))", [ref_sid, missing]):
+                f"SELECT round(epoch(ts), 3), activity, instance, metric, value FROM {rows} "
+                f"{'WHERE' if part is not None else ''} round(epoch(ts), 3) IN (SELECT unnest(?::DOUBLE[]))",
+                [str(part) if part is not None else ref_sid, missing]):
             ref["rows"][(t, act, inst, metric)] = value
         ref["times"].update(missing)
     return ref["rows"]
 
 
-def compare(store, sink: SampleSink, ref_sid: str, ref_name: str, cache: dict) -> Verdict:
+def compare(store, sink: SampleSink, ref_sid: str, ref_name: str, cache: dict, part: Path | None = None) -> Verdict:
     """The sample's values (kept in ``sink``) against the rows stored from the reference file."""
     recs = []  # (ts, interval, sample, activity, instance, line, names, values)
     hosts = set()
@@ -317,7 +320,7 @@ def compare(store, sink: SampleSink, ref_sid: str, ref_name: str, cache: dict) -
     if missing:
         return Verdict(False, f"it holds activities {ref_name} does not ({', '.join(missing[:3])})")
     times = sorted({_key(r[0]) for r in recs})
-    stored = _reference_rows(store, ref_sid, times, cache)
+    stored = _reference_rows(store, ref_sid, times, cache, part)
     wanted = set(times)
     have = {k[0] for k in stored if k[0] in wanted}
     foreign = [r[0] for r in recs if _key(r[0]) not in have]
