@@ -579,7 +579,7 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
     if smp is None:
         return _read_whole(store, run, det, report, f"no records could be sampled to compare with {ref_name}")
     try:
-        sink = renderings.parse_sample(smp, path, fmt, run.start_time, run.meta)
+        sink = renderings.parse_sample(smp, path, fmt, run.start_time, run.meta, parallel.scratch_root(store.path))
     except UnusableFile:
         return _read_whole(store, run, det, report, "its sample could not be used")
     except ParseError as exc:

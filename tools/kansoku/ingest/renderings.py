@@ -231,9 +231,10 @@ class SampleSink:
         pass
 
 
-def parse_sample(smp: Sample, path: Path, fmt, run_start, run_meta: dict) -> SampleSink:
+def parse_sample(smp: Sample, path: Path, fmt, run_start, run_meta: dict, scratch: Path | None = None) -> SampleSink:
     """The sample read by the format's own parser (nothing stored); a ParseError names the rendering and its
-    own line, not the cut-down file's."""
+    own line, not the cut-down file's. The cut-down file is written in ``scratch`` (the store's scratch
+    directory, which the next writer empties after a kill) and removed."""
     if smp.doc is not None:
         from kansoku.parsers import guarded
         from kansoku.parsers.sysstat.sadf_json import parse_sadf_json
@@ -241,7 +242,9 @@ def parse_sample(smp: Sample, path: Path, fmt, run_start, run_meta: dict) -> Sam
         sink = SampleSink(path, run_start, run_meta)
         guarded(fmt.name, lambda p, s: parse_sadf_json(p, s, doc=smp.doc))(path, sink)
         return sink
-    fd, name = tempfile.mkstemp(prefix="kansoku-sample-", suffix=path.suffix)
+    if scratch is not None:
+        scratch.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix="sample-", suffix=path.suffix, dir=scratch)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(smp.data)
