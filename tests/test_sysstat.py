@@ -58,28 +58,40 @@ def test_mean_idle_of_real_run_matches_sadf_csv(tool, tmp_path, tmp_db):
     con.close()
     assert len(got) == 1
     assert got[0][0] == pytest.approx(_independent_idle(RUN1 / "sadf_d.csv", RUN1 / "run.toml"), abs=1e-9)
-    # both files hold the same data: sadf -d outranks the sa file read through sadf -j
-    assert chosen == [("sadf-csv",)]
+    # both files hold the same data: the sa file is read, its sadf -d rendering is checked on a sample
+    # (issue 29: each measurement is ingested once; before, sadf -d was read too and outranked the sa file)
+    assert chosen == [("sa-binary",)]
     assert boot == 0  # sar does not print a since-boot sample
 
 
 def test_all_four_renderings_of_one_run_agree(corpus, tmp_db, tool):
-    tool("ingest", "--db", tmp_db, _real_run_dir(corpus), check=True)
+    run = _real_run_dir(corpus)
+    tool("ingest", "--db", tmp_db, run, check=True)
     con = duckdb.connect(str(tmp_db), read_only=True)
-    per_format = con.execute(
-        """SELECT format, count(*), round(sum(value), 6) FROM sys_metrics
+    summed = """SELECT format, count(*), round(sum(value), 6) FROM sys_metrics
            WHERE tool = 'sar' AND activity IN ('cpu', 'memory', 'queue', 'net-dev', 'io', 'task')
              AND metric NOT IN ('rd_sec/s', 'wr_sec/s')
-           GROUP BY format ORDER BY format""").fetchall()
+           GROUP BY format ORDER BY format"""
+    per_format = con.execute(summed).fetchall()
+    checked = con.execute("SELECT file_name, format, rows_loaded, checked_against FROM sources "
+                          "WHERE checked_against IS NOT NULL ORDER BY 1").fetchall()
     views = con.execute("SELECT DISTINCT tool, format FROM cpu ORDER BY 1").fetchall()
     disk_ts = con.execute("SELECT min(t_s), max(t_s), count(DISTINCT device) FROM disk_in_run").fetchone()
     metrics = dict(con.execute("SELECT metric, value FROM run_metrics").fetchall())
     con.close()
+    # issue 29: the sa file is read; its three renderings are kept and checked on a sample, not parsed
+    # (before, all four were stored and the views read sadf -j's rows)
+    assert checked == [("sadf.json", "sadf-json", 0, "sa.bin"), ("sadf_d.csv", "sadf-csv", 0, "sa.bin"),
+                       ("sar_A.txt", "sar-text", 0, "sa.bin")]
+    # each rendering read whole by its own parser gives the rows stored from the sa file
+    meta = tomllib.loads((run / "run.toml").read_text())
+    for name, fmt in (("sadf.json", "sadf-json"), ("sadf_d.csv", "sadf-csv"), ("sar_A.txt", "sar-text")):
+        per_format += parse(fmt, run / name, run_start=meta["start"], run_meta=meta).q(summed)
     assert {f for f, _, _ in per_format} == {"sa-binary", "sadf-csv", "sadf-json", "sar-text"}
     assert len({n for _, n, _ in per_format}) == 1, per_format
     assert max(s for *_, s in per_format) - min(s for *_, s in per_format) < 1e-3, per_format
     # one authoritative file per tool: no double counting; iostat/vmstat are kept apart by 'tool'
-    assert views == [("iostat", "iostat-text"), ("sar", "sadf-json"), ("vmstat", "vmstat-text")]
+    assert views == [("iostat", "iostat-text"), ("sar", "sa-binary"), ("vmstat", "vmstat-text")]
     assert 0 < disk_ts[0] < 2 and 14 < disk_ts[1] < 16.5 and disk_ts[2] == 1  # vda only
     for m in ("cpu_idle_pct", "cpu_usr_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_soft_pct",
               "disk_read_kb_s", "disk_write_kb_s", "disk_util_pct_max"):

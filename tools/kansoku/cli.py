@@ -100,7 +100,7 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
             print(f"interrupted: nothing was stored; {args.db} is as it was", file=sys.stderr)
         return EXIT_INTERRUPTED
     if report.ok and report.runs_seen == 0 and report.runs_transcribed == 0 and \
-            not any(f.status in ("new", "replaced", "unchanged") for f in report.files):
+            not any(f.status in ("new", "replaced", "unchanged", "checked") for f in report.files):
         unusable = [f for f in report.files if f.status == "skipped" and f.format]
         if unusable:  # recognised, but none could be used (a pg_stat snapshot with no time): say so, and why
             print_error(f"0 runs: of the {len(report.files)} files under {', '.join(map(str, args.paths))}, "
@@ -120,21 +120,28 @@ def _print_ingest_summary(report, verbose: bool, quiet: bool = False) -> None:
     counts = report.counts()
     by_format = Counter()
     rows_by_format = Counter()
+    checked_by_format = Counter()
     for f in report.files:
         if f.status in ("new", "replaced", "unchanged"):
             by_format[f.format] += 1
             rows_by_format[f.format] += f.rows
+        elif f.status == "checked":
+            checked_by_format[f.format] += 1
     warnings = [w for f in report.files for w in f.warnings]
     out = sys.stdout if report.ok else sys.stderr
     if (report.ok or report.committed) and not quiet:
         print(f"{report.db}: {counts.get('new', 0)} new, {counts.get('replaced', 0)} replaced, "
               f"{counts.get('unchanged', 0)} unchanged"
+              + (f", {counts['checked']} checked (renderings of a sa file compared on a sample, not parsed)"
+                 if counts.get('checked') else "")
               + (f", {counts['removed']} removed (no longer in their run's directory)" if counts.get('removed') else "")
               + f" files; {report.runs_seen} runs "
               f"({report.runs_new} new, {report.runs_updated} updated)"
               + (f", {report.runs_transcribed} transcribed runs stored" if report.runs_transcribed else ""), file=out)
-        for fmt, n in sorted(by_format.items()):
-            print(f"  {fmt:<24} {n:>5} files {rows_by_format[fmt]:>10} rows", file=out)
+        for fmt in sorted(set(by_format) | set(checked_by_format)):
+            n = by_format.get(fmt, 0)
+            print(f"  {fmt:<24} {n:>5} files {rows_by_format[fmt]:>10} rows"
+                  + (f", {checked_by_format[fmt]} checked" if checked_by_format.get(fmt) else ""), file=out)
     skipped = [f for f in report.files if f.status == "skipped"]
     if skipped and not quiet:
         reasons = Counter(f.reason for f in skipped)
@@ -150,9 +157,9 @@ def _print_ingest_summary(report, verbose: bool, quiet: bool = False) -> None:
         for f in report.files:
             if f.status == "skipped":
                 continue  # listed above with the reason
-            what = f"read as {f.format}" if f.format else "not read"
+            what = (f"kept as {f.format}" if f.status == "checked" else f"read as {f.format}") if f.format else "not read"
             print(f"    {f.path}: {what}, {f.status}" + (f", {f.rows} rows" if f.rows else "")
-                  + (f": {f.reason}" if f.reason and f.status == "failed" else ""), file=out)
+                  + (f": {f.reason}" if f.reason else ""), file=out)
     if not report.ok and report.committed:
         print(f"error: {len(report.errors)} problem(s); --keep-going stored the rest in {report.db}; not stored:",
               file=sys.stderr)

@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 import duckdb
 
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
-from kansoku.ingest import parallel
+from kansoku.ingest import parallel, renderings
 from kansoku.ingest.detect import Detection, detect
 from kansoku.ingest.parallel import FileOutcome, FileTask
 from kansoku.ingest.runs import (
@@ -46,7 +46,9 @@ from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_s
 class FileResult:
     path: str
     run_id: str | None
-    status: str  # 'new' | 'replaced' | 'unchanged' | 'removed' | 'skipped' | 'failed'
+    status: str  # 'new' | 'replaced' | 'unchanged' | 'checked' | 'removed' | 'skipped' | 'failed'
+    # 'checked': a rendering of the run's sa file, kept (blob, sha256) and compared with the sa file's stored
+    # rows on a sample of its records, not parsed whole (``reason`` says against what and how many records)
     format: str | None = None
     rows: int = 0
     reason: str | None = None
@@ -129,10 +131,11 @@ def _is_interrupt(exc: BaseException) -> bool:
     return isinstance(exc, KeyboardInterrupt) or (isinstance(exc, RuntimeError) and "Query interrupted" in str(exc))
 
 
-def _pooled(work: list[tuple[Path, Detection]], runs: dict, jobs: int | None) -> tuple[set[Path], int]:
+def _pooled(work: list[tuple[Path, Detection]], runs: dict, jobs: int | None,
+            writer_only: set[Path] = frozenset()) -> tuple[set[Path], int]:
     """The files the workers parse (small ones of runs with an identity) and how many workers."""
-    small = {det.path for run_dir, det in work
-             if runs.get(run_dir) is not None and det.path.stat().st_size < parallel.BIG_FILE_BYTES}
+    small = {det.path for run_dir, det in work if det.path not in writer_only
+             and runs.get(run_dir) is not None and det.path.stat().st_size < parallel.BIG_FILE_BYTES}
     if jobs is None:
         n = parallel.default_jobs() if len(small) >= parallel.AUTO_MIN_FILES else 1
     else:
@@ -202,7 +205,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
     parallel.clean_scratch(db_path)  # this process is the store's one writer: what is there was left by a kill
     tx = None
     pool: parallel.Pool | None = None
-    pooled, n_jobs = _pooled(work, runs, jobs)
+    rendering_of = _renderings_of_sa_files(by_dir)  # checked on a sample by the writer, after their sa file
+    pooled, n_jobs = _pooled(work, runs, jobs, set(rendering_of))
     try:
         with store.atomic() as tx:
             if began is not None:  # a Ctrl-C after COMMIT (while the store closes) must not say "nothing stored"
@@ -222,16 +226,54 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 pool = parallel.Pool(tasks, n_jobs, scratch=parallel.scratch_root(db_path))
             iterator = progress(work) if progress else work
             aborted = False
+            deferred: list[tuple[Path, Detection]] = []  # a run's renderings, checked once its other files are in
+            # host directory -> the rendering read whole (sa file unreadable); "refs": the reference files' stored rows
+            fallback: dict = {}
+            refs: dict[str, Path] = fallback.setdefault("parquet", {})  # a pooled sa file's rows, as its worker
+            sa_files = set(rendering_of.values())  # wrote them: what its renderings are compared with
+
+            def check_renderings() -> bool:
+                """The deferred renderings (the previous run's: workers parse ahead meanwhile); False: aborted."""
+                deferred.sort(key=lambda rd: (rd[0], rd[1].path.parent, _rank(rd[1]), rd[1].path))
+                todo = list(deferred)
+                deferred.clear()
+                try:
+                    return _check(todo)
+                finally:
+                    for part in refs.values():
+                        part.unlink(missing_ok=True)
+                    refs.clear()
+                    fallback.get("refs", {}).clear()
+
+            def _check(todo: list[tuple[Path, Detection]]) -> bool:
+                for r_dir, d in todo:
+                    raise_if_witnessed()
+                    try:
+                        report.files.append(_ingest_rendering(store, runs[r_dir], d, rendering_of[d.path],
+                                                              fallback, report))
+                    except _Aborted:
+                        report.files.append(FileResult(str(d.path), runs[r_dir].run_id, "failed", d.format.name,
+                                                       reason=report.errors[-2] if len(report.errors) > 1 else None))
+                        return False
+                return True
+
             for run_dir, det in iterator:
                 raise_if_witnessed()  # a Ctrl-C during the last file that a statement swallowed
+                if deferred and deferred[-1][0] != run_dir and not check_renderings():
+                    aborted = True
+                    break
                 run = runs[run_dir]
                 if run is None:
                     report.files.append(FileResult(str(det.path), None, "failed", det.format.name,
                                                    reason="run metadata error"))
                     continue
+                if det.path in rendering_of:
+                    deferred.append((run_dir, det))
+                    continue
                 try:
                     if det.path in pooled:
-                        res = _apply_outcome(store, run, det, next(pool.results), report)
+                        res = _apply_outcome(store, run, det, next(pool.results), report,
+                                             keep=refs if det.path in sa_files else None)
                     else:
                         res = _ingest_file(store, run, det, report)
                 except _Aborted:
@@ -240,6 +282,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                     aborted = True
                     break
                 report.files.append(res)
+            if not aborted and deferred and not check_renderings():
+                aborted = True
             if pool is not None:
                 pool.close(abort=aborted)
                 pool = None
@@ -416,7 +460,8 @@ class _Parsed:
     runs: list
 
 
-def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, report: IngestReport) -> FileResult:
+def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, report: IngestReport,
+                   keep: dict[str, Path] | None = None) -> FileResult:
     """A worker's outcome for one file, applied by the writer as _ingest_file would have stored it."""
     path, fmt = det.path, det.format
     file_name = _file_name(run, path)
@@ -436,7 +481,10 @@ def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, rep
     run_id = None if fmt.own_runs else run.run_id
     for table, part in out.parts.items():
         store.import_rows(table, part)
-        Path(part).unlink(missing_ok=True)
+        if keep is not None and table == "sys_metrics":  # read again by its renderings' check, then removed
+            keep[sid] = Path(part)
+        else:
+            Path(part).unlink(missing_ok=True)
     try:
         for name, value in out.facts.items():
             run.check_fact(name, value, path)
@@ -468,6 +516,120 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
     return FileResult(str(path), run_id, "replaced" if replaced else "new", fmt.name, rows_loaded,
                       warnings=[f"{path}:{w.line}: {w.message}" if w.line else f"{path}: {w.message}"
                                 for w in warnings], declared_runs=declared_runs)
+
+
+def _rank(det: Detection) -> int:
+    from kansoku.parsers.sysstat.common import FORMAT_RANK
+
+    return FORMAT_RANK.get(det.format.name, 9)
+
+
+def _renderings_of_sa_files(by_dir: dict[Path, list[Detection]]) -> dict[Path, Path]:
+    """Each sar text / sadf -d / sadf -j file that sits beside exactly one binary sa file of its host (the
+    same directory: a run's top, or its host=<name>/), mapped to that sa file. Whether it renders the sa file's
+    data is decided later, by content (``_ingest_rendering``); the name says nothing."""
+    out: dict[Path, Path] = {}
+    for dets in by_dir.values():
+        by_host: dict[Path, list[Detection]] = defaultdict(list)
+        for d in dets:
+            by_host[d.path.parent].append(d)
+        for group in by_host.values():
+            sa = [d.path for d in group if d.format.name == "sa-binary"]
+            if len(sa) != 1:
+                continue
+            for d in group:
+                if d.format.name in renderings.SAMPLED_FORMATS:
+                    out[d.path] = sa[0]
+    return out
+
+
+def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fallback: dict,
+                      report: IngestReport) -> FileResult:
+    """A sar text / sadf -d / sadf -j file beside the run's sa file: kept (its bytes in blobs/, its sha256 in
+    ``sources``) and checked against the rows stored from the sa file on a sample of its records
+    (``renderings.py``), or read whole when it is not a rendering of that measurement, or when the sa file gave
+    no rows (sadf cannot read it: the first such rendering is read whole and the others are checked against it)."""
+    path, fmt = det.path, det.format
+    file_name = _file_name(run, path)
+    sid = source_id_for(run.run_id, file_name)
+    ref_path = sa_path
+    ref_sid = source_id_for(run.run_id, _file_name(run, sa_path))
+    if not renderings.reference_series(store, ref_sid, fallback.setdefault("refs", {})):
+        ref_path = fallback.get(path.parent)
+        if ref_path is None:  # the sa file gave no rows (its warning says why): this rendering is read instead
+            res = _read_whole(store, run, det, report, f"{sa_path.name} gave no rows (see its warning)")
+            if res.status in ("new", "replaced", "unchanged"):
+                fallback[path.parent] = path
+                fallback["refs"].pop(source_id_for(run.run_id, _file_name(run, path)), None)
+            return res
+        ref_sid = source_id_for(run.run_id, _file_name(run, ref_path))
+    ref_name = _file_name(run, ref_path)
+    ref_sha = store.source_state(ref_sid)[0]
+    digest = hash_and_keep(path, store.blobs)[0]
+    host = run.host_of(path)
+    old = store.query("SELECT sha256, checked_against, checked_against_sha256, host, role, path, records_checked "
+                      "FROM sources WHERE source_id = ?", [sid])
+    old = old[0] if old else None
+    if old and old[:5] == (digest, ref_name, ref_sha, host.hostname, host.role):
+        if old[5] != str(path.resolve()):
+            store.set_source_path(sid, str(path.resolve()))
+        return FileResult(str(path), run.run_id, "unchanged", fmt.name,
+                          reason=f"rendering of {ref_name}, checked before ({old[6]} records compared)")
+    smp = renderings.sample(path, fmt.name)
+    if smp is None:
+        return _read_whole(store, run, det, report, f"no records could be sampled to compare with {ref_name}")
+    try:
+        sink = renderings.parse_sample(smp, path, fmt, run.start_time, run.meta, parallel.scratch_root(store.path))
+    except UnusableFile:
+        return _read_whole(store, run, det, report, "its sample could not be used")
+    except ParseError as exc:
+        report.errors.append(str(exc))
+        return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
+    verdict = renderings.compare(store, sink, ref_sid, ref_name, fallback.setdefault("refs", {}),
+                                 fallback.get("parquet", {}).get(ref_sid))
+    if not verdict.same:
+        return _read_whole(store, run, det, report, f"not a rendering of {ref_name}: {verdict.why}")
+    if verdict.differs is not None:
+        line, sample, ts, act, inst, metric, stored, rendered = verdict.differs
+        line = (smp.line_of[line - 1] if line and 0 < line <= len(smp.line_of) else None) if smp.data is not None \
+            else smp.record_line.get(sample)
+        where = f"{path}:{line}" if line else str(path)
+        what = f"{act} {metric}" + (f" of {inst}" if inst else "")
+        msg = (f"{where}: this file renders the measurement of {ref_name} (same host, record times and interval) "
+               f"but disagrees with it: {what} at {ts:%Y-%m-%d %H:%M:%S %Z} is {_num(rendered)} here and "
+               f"{_num(stored)} in {ref_name}; one of the two was altered or damaged (sysstat prints both from the "
+               "same records): restore it from the run's collection, or remove it; nothing stored")
+        report.errors.append(msg)
+        return FileResult(str(path), run.run_id, "failed", fmt.name, reason=msg)
+    if old:
+        store.delete_source(sid)
+    store.insert_rows("sources", [{
+        "source_id": sid, "run_id": run.run_id, "path": str(path.resolve()), "file_name": file_name,
+        "sha256": digest, "size_bytes": path.stat().st_size, "tool": fmt.tool, "format": fmt.name,
+        "tool_version": None, "rows_loaded": 0, "ingested_at": datetime.now(timezone.utc),
+        "host": host.hostname, "role": host.role, "checked_against": ref_name, "checked_against_sha256": ref_sha,
+        "records_checked": verdict.records,
+    }])
+    note = (f"rendering of {ref_name}, not parsed: {verdict.records} records compared ({verdict.values} values)"
+            + (f"; {verdict.unmatched} values it prints have no counterpart there (e.g. {verdict.unmatched_example})"
+               if verdict.unmatched else ""))
+    return FileResult(str(path), run.run_id, "checked", fmt.name, reason=note)
+
+
+def _num(v) -> str:
+    return "empty" if v is None else f"{v:g}"
+
+
+def _read_whole(store: Store, run: Run, det: Detection, report: IngestReport, why: str) -> FileResult:
+    """A rendering read whole as any file is (a former check of it, without rows, is replaced)."""
+    sid = source_id_for(run.run_id, _file_name(run, det.path))
+    old = store.query("SELECT checked_against FROM sources WHERE source_id = ?", [sid])
+    if old and old[0][0] is not None:
+        store.delete_source(sid)
+    res = _ingest_file(store, run, det, report)
+    if res.status in ("new", "replaced", "unchanged"):
+        res.reason = f"read whole: {why}"
+    return res
 
 
 def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -> FileResult:

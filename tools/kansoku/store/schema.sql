@@ -60,6 +60,12 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS default_role VARCHAR;
 ALTER TABLE sources ADD COLUMN IF NOT EXISTS host VARCHAR;
 -- The role of the file's host in its run: 'server' | 'client' | 'standby' | a name of the campaign's
 ALTER TABLE sources ADD COLUMN IF NOT EXISTS role VARCHAR;
+-- A rendering of the run's sa file (sar -A text, sadf -d, sadf -j beside sa.bin, docs/ingest.md "Renderings of
+-- a sa file"): kept and checked on a sample of its records, not parsed (rows_loaded 0). The file whose stored
+-- rows it was checked against (NULL: the file was read whole), that file's sha256, and the records compared.
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS checked_against VARCHAR;
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS checked_against_sha256 VARCHAR;
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS records_checked INTEGER;
 
 -- One row per machine: a machine is its inventory (run.toml / host.toml [machine] without hostname).
 CREATE TABLE IF NOT EXISTS machines (

@@ -661,6 +661,10 @@ class Collector:
 
     def flush(self, sink) -> None:
         self._close()
+        keep = getattr(sink, "keep_collector", None)
+        if keep is not None:  # a rendering's sample (ingest/renderings.py): compared in memory, never stored
+            keep(self)
+            return
         if not self.n_values:
             return
         if self.tz_basis and "GUESS" in self.tz_basis and any(t is not None for t in self.ts):

@@ -48,14 +48,15 @@ def _readable_rendering_beside(path: Path) -> Path | None:
     """A sar text / sadf -d / sadf -j file in the same directory (detected by content), or None."""
     from kansoku import parsers  # the registry (this module is one of its parsers)
 
+    found = []  # the ingest reads the best-ranked one whole (sadf -j, then sadf -d, then sar text)
     for p in sorted(path.parent.iterdir()):
         if p == path or not p.is_file() or p.name == "run.toml":
             continue
         head = parsers.read_head(p)
         fmt = parsers.claim(head) if head.size_bytes else None
         if fmt is not None and fmt.name in ("sadf-json", "sadf-csv", "sar-text"):
-            return p
-    return None
+            found.append((sm.FORMAT_RANK[fmt.name], p))
+    return min(found)[1] if found else None
 
 
 # a line sadf -d prints before the first section header: a LINUX-RESTART (or COM) record of a file that

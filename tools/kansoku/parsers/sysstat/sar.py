@@ -7,7 +7,9 @@ The iostat and vmstat modules write into the same table; this module owns the sc
 typed views ``cpu``, ``disk``, ``memory`` over all three tools, plus the run-window views and metrics.
 
 Several renderings of the same data in one run (the corpus keeps sa.bin, sar_A.txt, sadf_d.csv and
-sadf.json side by side) are all ingested as sources, but the views read ONE file per
+sadf.json side by side): beside a readable sa file, the renderings of its data are kept as sources and
+checked on a sample, not stored as rows (``ingest/renderings.py``, docs/ingest.md). Where several files still
+hold rows of one activity (renderings without a sa file, another measurement), the views read ONE file per
 (run, tool, activity): the lowest ``format_rank`` (sadf -j, then sadf -d, then sar text, then the
 sa file through sadf) -- see ``sys_series_chosen``. sadf output is preferred because it carries full
 dates and UTC; sar text only has times of day in the machine's local time.
