@@ -117,6 +117,8 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert sorted(again.items_reused) == ["inc/read", "inc/read-line", "inc/update", "inc/update-line"]
     assert again.files_written == 0
     assert again.runs_computed == 0 and again.runs_reused == first.runs_computed > 0  # run pages: from the cache
+    assert first.figures_drawn >= 2 and first.figures_reused == 0
+    assert again.figures_drawn == 0 and again.figures_reused == first.figures_drawn  # no figure drawn again
     assert snapshot(tmp / "gen") == before  # same bytes, not even rewritten (same modification times)
 
     shutil.move(held, camp / "study=scaleup" / HELD_BACK)
@@ -125,6 +127,7 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert sorted(after_one.items_computed) == ["inc/read", "inc/read-line"]
     assert sorted(after_one.items_reused) == ["inc/update", "inc/update-line"]
     assert after_one.runs_computed == 1 and after_one.runs_reused == first.runs_computed  # the new run alone
+    assert after_one.figures_drawn == 1 and after_one.figures_reused == first.figures_drawn - 1  # read-line
     now = snapshot(tmp / "gen")
     changed = {p for p in now if p not in before or now[p] != before[p]}
     assert "data/reports/inc.json" in changed and "static/csv/inc/read.runs.en.csv" in changed
@@ -133,6 +136,7 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     # the incremental result is the result of a build from scratch
     fresh = build(env, "gen-fresh")
     assert sorted(fresh.items_computed) == ["inc/read", "inc/read-line", "inc/update", "inc/update-line"]
+    assert fresh.figures_reused == 0  # every figure drawn anew: the drawings compared below are a fresh build's
     scratch = snapshot(tmp / "gen-fresh")
     assert {p: h for p, (h, _) in scratch.items()} == {p: h for p, (h, _) in now.items()}
 

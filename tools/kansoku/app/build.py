@@ -38,6 +38,8 @@ class BuildResult:
     files_written: int = 0                                   # generated files whose bytes changed
     runs_reused: int = 0                                     # run pages whose run data came from the cache
     runs_computed: int = 0                                   # ... was read from the store
+    figures_reused: int = 0                                  # figures whose drawing came from the last build
+    figures_drawn: int = 0                                   # ... were drawn (render/figure_cache.py)
 
 
 def load_config(config: Path = CONFIG) -> dict:
@@ -118,6 +120,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
         res.files_written = written["files_written"]
         res.runs_reused, res.runs_computed = cache.runs_reused, cache.runs_computed
+        res.figures_reused, res.figures_drawn = written["figures_reused"], written["figures_drawn"]
         res.reports = [r.id for r in computed]
         res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
         res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
