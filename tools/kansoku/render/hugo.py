@@ -43,7 +43,7 @@ from kansoku import external, resources, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import Comparison, ComputedReport, Figure, Table, Trends
-from kansoku.render import charts
+from kansoku.render import charts, page_reuse
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
@@ -484,18 +484,38 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
     return path
 
 
-def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path("."),
-             config: Path | None = None) -> int:
-    """Hugo over the site at ``site_root`` (its config: ``config``, default the site's config.toml, or the
-    skeleton's when it has none)."""
+def plan_reuse(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path("."),
+               config: Path | None = None) -> page_reuse.RunPagePlan:
+    """Which run pages of the current output ``out`` a build can reuse (render/page_reuse.py); call after
+    :func:`write_generated`."""
     cfg = hugo_config(gen, content, config or resources.Site(site_root.resolve()).config)
-    cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", str(cfg.resolve()),
+    return page_reuse.plan(gen, out, cfg, hugo_binary(), tuple(LANGS))
+
+
+def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path("."),
+             config: Path | None = None, reuse: page_reuse.RunPagePlan | None = None) -> int:
+    """Hugo over the site at ``site_root`` (its config: ``config``, default the site's config.toml, or the
+    skeleton's when it has none) into ``out``; the number of pages. ``reuse`` (:func:`plan_reuse`): Hugo
+    renders every page but the run pages it reuses, whose files are then linked into ``out`` from the
+    current output."""
+    cfg = hugo_config(gen, content, config or resources.Site(site_root.resolve()).config)
+    cfgs = [str(cfg.resolve())]
+    segments: list[str] = []
+    seg_file = page_reuse.write_segments(reuse, gen) if reuse is not None else None
+    if seg_file is not None:
+        cfgs.append(str(seg_file.resolve()))
+        segments = sorted(reuse.segments())
+    cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", ",".join(cfgs),
            "--destination", str(out.resolve()), "--cleanDestinationDir", "--panicOnWarning", "--printI18nWarnings",
            "--cacheDir", str((gen / "hugo-cache").resolve())]
+    if segments:  # named segments only (Hugo >= 0.124)
+        cmd += ["--renderSegments", ",".join(segments)]
     # bounded by its input (kansoku.external): the generated data and the prose
     proc = external.run("hugo", cmd, nbytes=external.input_bytes([gen, content]), capture_output=True, text=True)
     if proc.returncode != 0:
         lines = (proc.stdout + "\n" + proc.stderr).splitlines()
         log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])
         raise KansokuError("hugo failed:\n" + log)
+    if reuse is not None:
+        page_reuse.link_reused(reuse, out)
     return sum(1 for _ in out.rglob("*.html"))
