@@ -88,11 +88,16 @@ def env(tmp_path, monkeypatch):
     return tmp_path, camp, held, db, specs, content
 
 
-def build(env, gen_name: str = "gen"):
+def build(env, gen_name: str = "gen", out_name: str = "public"):
     from kansoku.app import build_site as site_build
 
     tmp, camp, held, db, specs, content = env
-    return site_build(db, tmp / "public", spec_dir=specs, generated=tmp / gen_name, content=content)
+    return site_build(db, tmp / out_name, spec_dir=specs, generated=tmp / gen_name, content=content)
+
+
+def site_files(public: Path) -> dict[str, str]:
+    return {p.relative_to(public).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(public.rglob("*")) if p.is_file()}
 
 
 def snapshot(gen: Path) -> dict[str, tuple[str, int]]:
@@ -117,6 +122,10 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert sorted(again.items_reused) == ["inc/read", "inc/read-line", "inc/update", "inc/update-line"]
     assert again.files_written == 0
     assert again.runs_computed == 0 and again.runs_reused == first.runs_computed > 0  # run pages: from the cache
+    assert first.figures_drawn >= 2 and first.figures_reused == 0
+    assert first.run_pages_reused == 0 and first.run_pages_rendered == first.runs_computed  # no site before
+    assert again.run_pages_rendered == 0 and again.run_pages_reused == first.run_pages_rendered  # Hugo: none
+    assert again.figures_drawn == 0 and again.figures_reused == first.figures_drawn  # no figure drawn again
     assert snapshot(tmp / "gen") == before  # same bytes, not even rewritten (same modification times)
 
     shutil.move(held, camp / "study=scaleup" / HELD_BACK)
@@ -125,16 +134,24 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert sorted(after_one.items_computed) == ["inc/read", "inc/read-line"]
     assert sorted(after_one.items_reused) == ["inc/update", "inc/update-line"]
     assert after_one.runs_computed == 1 and after_one.runs_reused == first.runs_computed  # the new run alone
+    assert after_one.figures_drawn == 1 and after_one.figures_reused == first.figures_drawn - 1  # read-line
+    # Hugo renders the new run's page and those of its condition's runs (their pages list it); the rest are
+    # the replaced site's files
+    assert after_one.run_pages_rendered == 3 and after_one.run_pages_reused == first.run_pages_rendered - 2
     now = snapshot(tmp / "gen")
     changed = {p for p in now if p not in before or now[p] != before[p]}
     assert "data/reports/inc.json" in changed and "static/csv/inc/read.runs.en.csv" in changed
     assert not {p for p in changed if "update" in Path(p).name}  # the update items' files are left alone
 
     # the incremental result is the result of a build from scratch
-    fresh = build(env, "gen-fresh")
+    fresh = build(env, "gen-fresh", "public-fresh")
     assert sorted(fresh.items_computed) == ["inc/read", "inc/read-line", "inc/update", "inc/update-line"]
+    assert fresh.figures_reused == 0  # every figure drawn anew: the drawings compared below are a fresh build's
+    assert fresh.run_pages_reused == 0  # every page rendered by Hugo
     scratch = snapshot(tmp / "gen-fresh")
     assert {p: h for p, (h, _) in scratch.items()} == {p: h for p, (h, _) in now.items()}
+    # the published site too, every file byte for byte (run pages rendered or reused, raw files, static)
+    assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
 
 
 def test_a_changed_spec_item_recomputes_that_item_only(env):

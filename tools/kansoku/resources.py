@@ -14,6 +14,7 @@ store), ``data/generated/`` and ``public/`` (written by a build). Found like Hug
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,3 +95,25 @@ def load_config(config: Path = BASE_CONFIG) -> dict:
         else:
             cfg[key] = value
     return cfg
+
+
+CODE_SUFFIXES = (".py", ".sql", ".toml", ".j2", ".json")
+
+_code_version: str | None = None
+
+
+def code_version() -> str:
+    """sha256 over the package's source files and the words (i18n/*.toml), computed once per process."""
+    global _code_version
+    if _code_version is None:
+        h = hashlib.sha256()
+        files = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix in CODE_SUFFIXES
+                       and "__pycache__" not in p.parts)
+        files += sorted(I18N_DIR.glob("*.toml"))
+        for p in files:  # named relative to their folder, so a checkout and an installed package agree
+            h.update(str(p.relative_to(p.parents[1] if p.parent == I18N_DIR else PACKAGE)).encode())
+            h.update(b"\0")
+            h.update(p.read_bytes())
+            h.update(b"\0")
+        _code_version = h.hexdigest()
+    return _code_version

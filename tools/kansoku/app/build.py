@@ -10,7 +10,7 @@ from pathlib import Path
 from kansoku import resources, words
 from kansoku.errors import KansokuError
 from kansoku.model import ComputedReport, Trends
-from kansoku.render import hugo, publish, typst
+from kansoku.render import hugo, page_reuse, publish, typst
 from kansoku.report.build import compute_report
 from kansoku.report.cache import ItemCache
 from kansoku.report.trends import compute_trends, trend_specs
@@ -38,6 +38,10 @@ class BuildResult:
     files_written: int = 0                                   # generated files whose bytes changed
     runs_reused: int = 0                                     # run pages whose run data came from the cache
     runs_computed: int = 0                                   # ... was read from the store
+    figures_reused: int = 0                                  # figures whose drawing came from the last build
+    figures_drawn: int = 0                                   # ... were drawn (render/figure_cache.py)
+    run_pages_reused: int = 0                                # run pages taken from the replaced site
+    run_pages_rendered: int = 0                              # ... rendered by Hugo (render/page_reuse.py)
 
 
 def load_config(config: Path = CONFIG) -> dict:
@@ -118,21 +122,28 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
         res.files_written = written["files_written"]
         res.runs_reused, res.runs_computed = cache.runs_reused, cache.runs_computed
+        res.figures_reused, res.figures_drawn = written["figures_reused"], written["figures_drawn"]
         res.reports = [r.id for r in computed]
         res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
         res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
+        root = site_root or config.parent
+        # run pages whose inputs did not change are taken from the current output (render/page_reuse.py)
+        reuse = hugo.plan_reuse(out, generated, content, site_root=root, config=config)
+        res.run_pages_reused, res.run_pages_rendered = len(reuse.reuse), len(reuse.render)
         new = publish.fresh_output(out)  # Hugo writes a fresh directory, swapped in only when complete
         try:
-            say("running Hugo")
-            res.pages = hugo.run_hugo(new, generated, content, site_root=site_root or config.parent, config=config)
+            say(f"running Hugo ({len(reuse.render)} run pages to render, {len(reuse.reuse)} reused)")
+            res.pages = hugo.run_hugo(new, generated, content, site_root=root, config=config, reuse=reuse)
             for rep in with_pdf:
                 say(f"writing the PDFs of {rep.id} ({', '.join(LANGS)})")
                 res.pdfs += [r.path for r in typst.render_pdfs(rep, LANGS, out_dir=new / "pdf")]
             publish.link_raw(raw, new, verified=generated / hugo.BUILD_CACHE / "verified-raw.json")
+            page_reuse.forget(out)  # from here on the output may change: its run-page manifest is void
             publish.swap_in(new, out)
         except BaseException:
             publish.discard(new)
             raise
+        page_reuse.remember(reuse)  # the fingerprints of the run pages the output now holds
         cache.prune()  # entries no item of this build used
     res.seconds = time.monotonic() - t0
     return res

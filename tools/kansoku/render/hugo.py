@@ -43,9 +43,10 @@ from kansoku import external, resources, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import Comparison, ComputedReport, Figure, Table, Trends
-from kansoku.render import charts
+from kansoku.render import charts, page_reuse
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts.events import EVENT_META
+from kansoku.render.figure_cache import FigureCache
 from kansoku.render.run_pages import run_page_files
 
 GENERATED = Path("data/generated")
@@ -289,9 +290,12 @@ def _finite(obj: Any, where: str) -> None:
             _finite(v, f"{where}[{i}]")
 
 
-def drawn(figures: list[Figure]) -> dict[str, dict[str, dict]]:
-    """Every figure drawn in every language (render.charts): figure id -> language -> plotly figure."""
-    return {f.id: {lang: charts.draw(f.chart_data, lang) for lang in LANGS} for f in figures}
+def drawn(figures: list[Figure], cache: FigureCache | None = None) -> dict[str, dict[str, dict]]:
+    """Every figure drawn in every language (render.charts): figure id -> language -> plotly figure.
+    ``cache``: drawings of the last build reused where the chart data is the same (render/figure_cache.py)."""
+    if cache is None:
+        return {f.id: {lang: charts.draw(f.chart_data, lang) for lang in LANGS} for f in figures}
+    return {f.id: cache.draw(f.chart_data, LANGS, charts.draw) for f in figures}
 
 
 def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None = None) -> dict:
@@ -328,7 +332,8 @@ def lazy_provenance(rep_id: str, d: dict, files: dict[str, str]) -> None:
 
 
 GENERATED_ROOTS = ("data", "static", "content")  # what write_generated owns under the generated directory
-BUILD_CACHE = "build-cache"  # computed tables and figures, verified raw files (report/cache.py, publish.py)
+BUILD_CACHE = "build-cache"  # computed tables and figures, their drawings, verified raw files
+                             # (report/cache.py, render/figure_cache.py, publish.py)
 
 
 def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | None = None) -> dict[str, int]:
@@ -342,8 +347,9 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     since = stamp.stat().st_mtime_ns
     files: dict[str, str] = {}
     stats = {"raw_files": 0, "generated_pages": 0}
+    figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
     for rep in computed:
-        figures = drawn(rep.figures())
+        figures = drawn(rep.figures(), figure_cache)
         d = report_json(rep, figures)
         lazy_provenance(rep.id, d, files)
         try:
@@ -371,7 +377,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         stats["run_pages"] = stats.get("run_pages", 0) + pages
     if trends is not None:
         tj = trends.to_json()
-        trend_figures = drawn(trends.figures)
+        trend_figures = drawn(trends.figures, figure_cache)
         for f in tj["figures"]:
             f["figure"] = trend_figures[f["id"]]
             check_trace_types("trends", f)
@@ -384,6 +390,8 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         for lang in LANGS:
             files[f"content/trends/_index.{lang}.md"] = _front({"title": trends.title[lang], "weight": 10})
     stats.update(sync_files(gen, files, GENERATED_ROOTS, since))
+    figure_cache.prune()  # drawings no figure of this build used
+    stats["figures_drawn"], stats["figures_reused"] = figure_cache.drawn, figure_cache.reused
     return stats
 
 
@@ -476,18 +484,38 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
     return path
 
 
-def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path("."),
-             config: Path | None = None) -> int:
-    """Hugo over the site at ``site_root`` (its config: ``config``, default the site's config.toml, or the
-    skeleton's when it has none)."""
+def plan_reuse(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path("."),
+               config: Path | None = None) -> page_reuse.RunPagePlan:
+    """Which run pages of the current output ``out`` a build can reuse (render/page_reuse.py); call after
+    :func:`write_generated`."""
     cfg = hugo_config(gen, content, config or resources.Site(site_root.resolve()).config)
-    cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", str(cfg.resolve()),
+    return page_reuse.plan(gen, out, cfg, hugo_binary(), tuple(LANGS))
+
+
+def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path("."),
+             config: Path | None = None, reuse: page_reuse.RunPagePlan | None = None) -> int:
+    """Hugo over the site at ``site_root`` (its config: ``config``, default the site's config.toml, or the
+    skeleton's when it has none) into ``out``; the number of pages. ``reuse`` (:func:`plan_reuse`): Hugo
+    renders every page but the run pages it reuses, whose files are then linked into ``out`` from the
+    current output."""
+    cfg = hugo_config(gen, content, config or resources.Site(site_root.resolve()).config)
+    cfgs = [str(cfg.resolve())]
+    segments: list[str] = []
+    seg_file = page_reuse.write_segments(reuse, gen) if reuse is not None else None
+    if seg_file is not None:
+        cfgs.append(str(seg_file.resolve()))
+        segments = sorted(reuse.segments())
+    cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", ",".join(cfgs),
            "--destination", str(out.resolve()), "--cleanDestinationDir", "--panicOnWarning", "--printI18nWarnings",
            "--cacheDir", str((gen / "hugo-cache").resolve())]
+    if segments:  # named segments only (Hugo >= 0.124)
+        cmd += ["--renderSegments", ",".join(segments)]
     # bounded by its input (kansoku.external): the generated data and the prose
     proc = external.run("hugo", cmd, nbytes=external.input_bytes([gen, content]), capture_output=True, text=True)
     if proc.returncode != 0:
         lines = (proc.stdout + "\n" + proc.stderr).splitlines()
         log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])
         raise KansokuError("hugo failed:\n" + log)
+    if reuse is not None:
+        page_reuse.link_reused(reuse, out)
     return sum(1 for _ in out.rglob("*.html"))

@@ -27,31 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from kansoku.resources import I18N_DIR, PACKAGE
+from kansoku.resources import code_version
 from kansoku.store.db import Store
 from kansoku.values import canon
-
-CODE_SUFFIXES = (".py", ".sql", ".toml", ".j2", ".json")
-
-_code_version: str | None = None
-
-
-def code_version() -> str:
-    """sha256 over the package's source files and the words (i18n/*.toml), computed once per process."""
-    global _code_version
-    if _code_version is None:
-        h = hashlib.sha256()
-        files = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix in CODE_SUFFIXES
-                       and "__pycache__" not in p.parts)
-        files += sorted(I18N_DIR.glob("*.toml"))
-        for p in files:  # named relative to their folder, so a checkout and an installed package agree
-            h.update(str(p.relative_to(p.parents[1] if p.parent == I18N_DIR else PACKAGE)).encode())
-            h.update(b"\0")
-            h.update(p.read_bytes())
-            h.update(b"\0")
-        _code_version = h.hexdigest()
-    return _code_version
-
 
 # One fingerprint per run, in one query: everything of the run a table or figure can read, but where it was
 # ingested from and when (run_dir, ingested_at).

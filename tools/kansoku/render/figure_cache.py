@@ -1,0 +1,106 @@
+"""Drawn figures kept between builds: a figure whose chart data did not change is not drawn again.
+
+A figure is drawn (``render.charts.draw``: plotly's figure objects, validated, turned back into JSON) in
+every language on every build, and most of a rebuild's figures are the ones of the last build (the item
+cache, ``report/cache.py``, hands back the same ``ChartData``). The drawing of one figure in every language
+is kept under ``<generated>/build-cache/figures/<key>.pickle``, the key being the sha256 of
+
+- the code version (every source file of the package and the words: a change of a drawing recomputes
+  every figure) and the version of plotly, which validates and serialises the figures,
+- the languages drawn, and
+- the chart data itself (its kind, options, numbers and every label, pickled: equal data, equal key).
+
+So a cached drawing is the drawing a fresh build makes of the same data, byte for byte
+(``tests/test_build_incremental.py`` compares a rebuild with a build from scratch). Entries no figure of a
+build used are removed at its end. Nothing here knows the store or a spec: the key is the data drawn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from kansoku.model import ChartData
+from kansoku.resources import code_version
+
+_plotly_version: str | None = None
+
+
+def plotly_version() -> str:
+    global _plotly_version
+    if _plotly_version is None:
+        import plotly
+
+        _plotly_version = plotly.__version__
+    return _plotly_version
+
+
+@dataclass
+class FigureCache:
+    """Drawings kept in ``directory`` (None: draw everything, keep nothing). ``drawn``/``reused`` count the
+    figures of this build drawn / taken from the cache."""
+
+    directory: Path | None
+    drawn: int = 0
+    reused: int = 0
+    used: set[str] = field(default_factory=set)
+
+    def key(self, chart: ChartData, langs: Sequence[str]) -> str | None:
+        try:
+            data = pickle.dumps(chart, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return None  # something in the data pickle cannot hold: drawn every time
+        h = hashlib.sha256()
+        for part in (code_version(), plotly_version(), "\x1f".join(langs)):
+            h.update(part.encode() + b"\0")
+        h.update(data)
+        return h.hexdigest()
+
+    def draw(self, chart: ChartData, langs: Sequence[str], draw: Callable[[ChartData, str], dict]) -> dict[str, dict]:
+        """``chart`` drawn in every language of ``langs`` (language -> plotly figure), from the cache when an
+        entry holds this very data."""
+        key = self.key(chart, langs) if self.directory is not None else None
+        if key is not None:
+            path = self.directory / f"{key}.pickle"
+            try:
+                with open(path, "rb") as fh:
+                    value = pickle.load(fh)
+            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+                value = None
+            if isinstance(value, dict) and list(value) == list(langs):
+                self.used.add(path.name)
+                self.reused += 1
+                return value
+        value = {lang: draw(chart, lang) for lang in langs}
+        self.drawn += 1
+        if key is not None:
+            self._write(self.directory / f"{key}.pickle", value)
+        return value
+
+    def _write(self, path: Path, value: dict) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)  # a killed build never leaves half an entry
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self.used.add(path.name)
+
+    def prune(self) -> int:
+        """Remove the entries this build did not use."""
+        if self.directory is None or not self.directory.is_dir():
+            return 0
+        n = 0
+        for p in self.directory.iterdir():
+            if p.name not in self.used:  # (and a killed build's half-written .tmp- file)
+                p.unlink(missing_ok=True)
+                n += 1
+        return n

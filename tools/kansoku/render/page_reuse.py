@@ -1,0 +1,191 @@
+"""Run pages Hugo does not render again: a rebuild renders the run pages whose inputs changed, and takes the
+others from the site it replaces.
+
+A campaign's site is mostly run pages (one per run and language: 2,002 of the 2,030 pages at 1,000 runs),
+and a rebuild after one new run changes a handful of them (the new run and the runs of its condition). Hugo
+renders only part of a site with *segments* (``--renderSegments``, Hugo ≥ 0.124: it still reads every page
+and data file, but writes only the pages of the named segments). So a build:
+
+1. fingerprints every run page: the sha256 of its own generated files (``data/runs/<report>/<anchor>.json``
+   and ``content/reports/<report>/runs/<anchor>.<lang>.md``) and of the *context* every run page reads:
+   Hugo itself (its binary), the configuration Hugo is given (``hugo.json``), every template and word
+   (each mount of ``layouts``, ``i18n``, ``archetypes``, ``assets``), every other content page (paths and
+   bytes: titles and addresses of the pages a run page links), the data files but the run pages' own and the
+   reports', of each report only what a run page shows of it (``RUN_PAGE_REPORT_KEYS``: its table of
+   contents, title, PDF links and footer), and kansoku's code version;
+2. compares them with the fingerprints of the pages in the current output (``MANIFEST`` beside it, written
+   only after a swap, removed before one: a manifest never describes a site it was not written for); a page
+   whose fingerprint is unchanged and whose files are all in the output is *reused*;
+3. Hugo renders every page but the reused run pages (segment ``rest``: every page but run pages; segment
+   ``runs``: the run pages to render) into the fresh directory, and the reused pages' files are hard-linked
+   into it from the current output (Hugo never writes into a site after its build; the swap replaces
+   directories, never files).
+
+The result is the site a build from scratch writes, byte for byte (``tests/test_build_incremental.py``
+builds both and compares every file); the fresh directory is still swapped in only when complete.
+A run page template that starts reading another key of its report must add it to
+``RUN_PAGE_REPORT_KEYS`` (that test fails otherwise when the key changes with a new run).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kansoku.resources import code_version
+
+MANIFEST_SUFFIX = ".pages.json"  # .<out>.pages.json beside the output (not a .<out>.*-* scratch name)
+# What a run page shows of its report (layouts/runs/single.html, report-toc.html, baseof.html's footer)
+RUN_PAGE_REPORT_KEYS = ("id", "title", "pages", "pdf", "copyright", "license", "transcribed")
+SAFE = re.compile(r"^[A-Za-z0-9_.-]+$")  # report ids and anchors that need no escaping in a Hugo glob
+TEMPLATE_TARGETS = ("layouts", "i18n", "archetypes", "assets")
+
+
+def manifest_path(out: Path) -> Path:
+    return out.parent / f".{out.name}{MANIFEST_SUFFIX}"
+
+
+@dataclass
+class RunPagePlan:
+    out: Path
+    fingerprints: dict[str, str] = field(default_factory=dict)  # "<report>/<anchor>" -> fingerprint
+    reuse: set[str] = field(default_factory=set)                # taken from the current output
+    render: set[str] = field(default_factory=set)               # rendered by Hugo
+    langs: tuple[str, ...] = ()
+
+    def segments(self) -> dict | None:
+        """Hugo's segments config for this build, or None: render everything (nothing to reuse)."""
+        if not self.reuse:
+            return None
+        segs: dict = {"rest": {"includes": [{"path": "**"}], "excludes": [{"path": "/reports/*/runs/*"}]}}
+        if self.render:
+            paths = ",".join(f"/reports/{k.split('/')[0]}/runs/{k.split('/')[1]}" for k in sorted(self.render))
+            segs["runs"] = {"includes": [{"path": "{" + paths + "}"}]}
+        return segs
+
+
+def _page_dirs(key: str, langs: tuple[str, ...]) -> list[str]:
+    rep, anchor = key.split("/")
+    return [f"{lang}/reports/{rep}/runs/{anchor}" for lang in langs]
+
+
+def _hash_tree(h, top: Path, skip=None) -> None:
+    if not top.exists():
+        h.update(b"-\0")
+        return
+    files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
+    for p in files:
+        rel = p.relative_to(top).as_posix() if p != top else p.name
+        if skip is not None and skip(rel):
+            continue
+        h.update(rel.encode() + b"\0" + p.read_bytes() + b"\0")
+
+
+def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
+    """The sha256 of everything a run page reads besides its own files (see the module's docstring)."""
+    h = hashlib.sha256()
+    st = Path(hugo_bin).resolve().stat()
+    h.update(f"{Path(hugo_bin).resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{code_version()}\0".encode())
+    text = hugo_json.read_bytes()
+    h.update(text + b"\0")
+    cfg = json.loads(text)
+    run_md = re.compile(r"^reports/[^/]+/runs/[^/]+$")
+    for m in cfg.get("module", {}).get("mounts", []):
+        src, target = Path(m["source"]), m["target"]
+        h.update(f"mount\0{src}\0{target}\0".encode())
+        if target in TEMPLATE_TARGETS:
+            _hash_tree(h, src)
+        elif target == "content":
+            _hash_tree(h, src, skip=lambda rel: bool(run_md.match(rel)))
+        elif target == "data":
+            _hash_tree(h, src, skip=lambda rel: rel.startswith(("runs/", "reports/")))
+            for p in sorted((src / "reports").glob("*.json")) if (src / "reports").is_dir() else []:
+                d = json.loads(p.read_text(encoding="utf-8"))
+                sub = {k: d.get(k) for k in RUN_PAGE_REPORT_KEYS}
+                h.update(p.name.encode() + b"\0" + json.dumps(sub, sort_keys=True).encode() + b"\0")
+    return h.hexdigest()
+
+
+def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str, ...]) -> RunPagePlan:
+    """Fingerprint every run page under ``gen`` and decide which ones the current output ``out`` can give."""
+    res = RunPagePlan(out=out, langs=tuple(langs))
+    runs = gen / "data" / "runs"
+    if not runs.is_dir():
+        return res
+    context = _context(gen, hugo_json, hugo_bin)
+    for data in sorted(runs.glob("*/*.json")):
+        rep, anchor = data.parent.name, data.stem
+        h = hashlib.sha256(context.encode() + b"\0" + data.read_bytes())
+        for lang in langs:
+            md = gen / "content" / "reports" / rep / "runs" / f"{anchor}.{lang}.md"
+            h.update(b"\0" + (md.read_bytes() if md.is_file() else b"-"))
+        res.fingerprints[f"{rep}/{anchor}"] = h.hexdigest()
+    try:
+        old = json.loads(manifest_path(out).read_text(encoding="utf-8"))
+        if old.get("out") != str(out.resolve()):
+            old = {}
+    except (OSError, ValueError):
+        old = {}
+    before = old.get("pages") or {}
+    for key, fp in res.fingerprints.items():
+        rep, anchor = key.split("/")
+        usable = (before.get(key) == fp and SAFE.match(rep) and SAFE.match(anchor)
+                  and all((out / d / "index.html").is_file() for d in _page_dirs(key, res.langs)))
+        (res.reuse if usable else res.render).add(key)
+    if any(not (SAFE.match(k.split("/")[0]) and SAFE.match(k.split("/")[1])) for k in res.render):
+        res.render |= res.reuse  # a path Hugo's glob cannot name as it is: render everything
+        res.reuse = set()
+    return res
+
+
+def write_segments(plan_: RunPagePlan, gen: Path) -> Path | None:
+    """The segments config file for Hugo (a second ``--config``), or None when every page is rendered."""
+    segs = plan_.segments()
+    path = gen / "hugo-segments.json"
+    if segs is None:
+        path.unlink(missing_ok=True)
+        return None
+    path.write_text(json.dumps({"segments": segs}, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def link_reused(plan_: RunPagePlan, new: Path) -> int:
+    """Hard-link the reused run pages' files from the current output into ``new`` (copied across file
+    systems). Returns the number of HTML pages linked."""
+    n = 0
+    for key in sorted(plan_.reuse):
+        for d in _page_dirs(key, plan_.langs):
+            src_dir = plan_.out / d
+            for src in sorted(p for p in src_dir.rglob("*") if p.is_file()):
+                target = new / d / src.relative_to(src_dir)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(src, target)
+                except OSError as exc:
+                    if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                        raise
+                    shutil.copyfile(src, target)
+                n += src.suffix == ".html"
+    return n
+
+
+def forget(out: Path) -> None:
+    """Before a swap: the output is about to change, its manifest no longer describes it."""
+    manifest_path(out).unlink(missing_ok=True)
+
+
+def remember(plan_: RunPagePlan) -> None:
+    """After a swap: the fingerprints of the pages the output now holds."""
+    path = manifest_path(plan_.out)
+    for stale in path.parent.glob(path.name + ".tmp*"):  # a killed build's (the caller holds the output lock)
+        stale.unlink(missing_ok=True)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps({"out": str(plan_.out.resolve()), "pages": plan_.fingerprints}, sort_keys=True),
+                   encoding="utf-8")
+    os.replace(tmp, path)
