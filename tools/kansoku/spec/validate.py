@@ -104,12 +104,22 @@ class Locator:
 
     def __init__(self, text: str):
         self.text = text
-        self._newlines = [i for i, c in enumerate(text) if c == "\n"]
+        self._newlines: list[int] | None = None
         self._pos: dict[int, tuple[Any, int]] = {}  # id(item) -> (item kept alive, offset)
-        try:
-            self.doc = self._parse(text)
-        except Exception:  # tomlkit refuses what tomllib accepted: lines are then unknown, not wrong
-            self.doc = None
+        self._doc: Any = None
+        self._parsed = False
+
+    @property
+    def doc(self) -> Any:
+        """The text parsed by tomlkit with positions, on first use: a spec without problems is never
+        parsed a second time (tomlkit is slow; most builds look up no line)."""
+        if not self._parsed:
+            self._parsed = True
+            try:
+                self._doc = self._parse(self.text)
+            except Exception:  # tomlkit refuses what tomllib accepted: lines are then unknown, not wrong
+                self._doc = None
+        return self._doc
 
     def _parse(self, text: str):
         from tomlkit.items import AoT, Table
@@ -148,6 +158,8 @@ class Locator:
         return PositionParser(text).parse()
 
     def line_at(self, offset: int) -> int:
+        if self._newlines is None:
+            self._newlines = [i for i, c in enumerate(self.text) if c == "\n"]
         return bisect_right(self._newlines, offset - 1) + 1
 
     def line(self, path: Iterable) -> int | None:
