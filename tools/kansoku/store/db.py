@@ -195,11 +195,13 @@ class Store:
         return self.con.execute(f"COPY (SELECT * FROM {table} WHERE source_id = {sql_str(source_id)}) "
                                 f"TO {sql_str(str(out))} (FORMAT parquet)").fetchone()[0]
 
-    def import_rows(self, table: str, parquet: Path | str) -> int:
-        """Insert the rows a worker exported (``export_source_rows``) into ``table``."""
+    def import_rows(self, table: str, parquet: Path | str | list[Path | str]) -> int:
+        """Insert the rows a worker exported (``export_source_rows``) into ``table``: one Parquet file, or
+        a list of them (one statement)."""
         self.table_columns(table)
+        files = [str(p) for p in parquet] if isinstance(parquet, list) else str(parquet)
         return self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?)",
-                                [str(parquet)]).fetchone()[0]
+                                [files]).fetchone()[0]
 
     # -- reading: the analysis and report stages ask through these, never through ``con`` --
 
@@ -244,6 +246,12 @@ class Store:
         """(sha256, size_bytes, path) of a stored source, or None."""
         return self.con.execute("SELECT sha256, size_bytes, path FROM sources WHERE source_id = ?",
                                 [source_id]).fetchone()
+
+    def source_states(self, source_ids: list[str]) -> dict[str, tuple[str, int, str, str | None, str | None]]:
+        """source_id -> (sha256, size_bytes, path, host, role) of these stored sources (one statement)."""
+        return {r[0]: tuple(r[1:]) for r in self.con.execute(
+            "SELECT source_id, sha256, size_bytes, path, host, role FROM sources "
+            "WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [source_ids]).fetchall()}
 
     def source_host(self, source_id: str) -> tuple[str | None, str | None]:
         """(host, role) a stored source was ingested as (a file whose host or role changed is parsed again)."""
