@@ -281,9 +281,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         store.delete_source(sid)
                         report.files.append(FileResult(state[2] if state else name, run.run_id, "removed",
                                                        reason="no longer in the run directory"))
-            for run in measured.values():
+            for state in _upsert_runs(store, list(measured.values())):
                 report.runs_seen += 1
-                state = _upsert_run(store, run)
                 report.runs_new += state == "new"
                 report.runs_updated += state == "updated"
         report.committed = tx.committed
@@ -560,7 +559,15 @@ def _store_declared_runs(store: Store, sink: FileSink | _Parsed, path: Path) -> 
                                       for r in sink.runs for k, v in r["factors"].items()])
 
 
-def _upsert_run(store: Store, run: Run) -> str:
+def _upsert_runs(store: Store, runs: list[Run]) -> list[str]:
+    """Store the measured runs, their factors and hosts: a few statements for all of them (``Store.upsert_run``),
+    not a dozen per run. Each run's state: 'new', 'updated' or 'unchanged'."""
+    return store.upsert_run([_run_rows(store, run) for run in runs])
+
+
+def _run_rows(store: Store, run: Run) -> tuple[dict, dict, list[dict], list[dict]]:
+    """A run's row of ``runs`` (without ingested_at), its factors (name -> (value, origin)), its ``run_hosts``
+    rows and the ``machines`` rows of its hosts."""
     status, note = run.status
     toml = run.run_dir / RUN_TOML
     toml_sha = hash_and_keep(toml, store.blobs)[0] if toml.is_file() and not toml.is_symlink() else None
@@ -570,7 +577,7 @@ def _upsert_run(store: Store, run: Run) -> str:
         "hostname": run.hostname, "citation": None, "run_toml": run.meta_json(), "run_toml_sha256": toml_sha,
         "default_role": run.default_role,
     }
-    state = store.upsert_run(row, {k: (v, run.factor_origin[k]) for k, v in run.factors.items()})
+    factors = {k: (v, run.factor_origin[k]) for k, v in run.factors.items()}
     hosts, machines = [], {}
     for key, host in sorted(run.hosts.items()):
         mid = machine_fingerprint(host.machine)
@@ -590,8 +597,7 @@ def _upsert_run(store: Store, run: Run) -> str:
                       "clock_offset_s": host.clock_offset_s, "clock_offset_error_s": host.clock_offset_error_s,
                       "host_toml": json.dumps(host.meta, default=str, ensure_ascii=False) if key else None,
                       "host_toml_sha256": sha})
-    store.replace_run_hosts(run.run_id, hosts, list(machines.values()))
-    return state
+    return row, factors, hosts, list(machines.values())
 
 
 def _text(v) -> str | None:
