@@ -230,7 +230,7 @@ def _ctrl_c(tmp_db: Path, path: Path, when: str) -> subprocess.CompletedProcess:
 
 def test_ctrl_c_before_commit_stores_nothing(tmp_path, tmp_db):
     put(tmp_path / "clients=2" / "rep=1")
-    proc = _ctrl_c(tmp_db, tmp_path, "DELETE FROM runs WHERE run_id = ?")
+    proc = _ctrl_c(tmp_db, tmp_path, "DELETE FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
     assert proc.returncode == 130, proc.stderr
     assert "Traceback" not in proc.stderr and "nothing was stored" in proc.stderr
     assert q(tmp_db, "SELECT count(*) FROM runs") == [(0,)]

@@ -134,3 +134,24 @@ def test_ctrl_c_during_a_parallel_ingest(corpus, tmp_path, tmp_db):
         con = ro_con(tmp_db)
         assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 0
         con.close()
+
+
+def test_renderings_checked_across_batches_store_what_a_serial_ingest_stores(corpus, tmp_path, monkeypatch):
+    """The workers parse the sa files; the writer stores their rows a few files at a time (Batch.FILES = 3, so
+    batches end inside runs) and checks each run's renderings against the sa file's part once it is stored:
+    the same results, rows and no part left behind."""
+    from kansoku.ingest import parallel
+    from kansoku.ingest.pipeline import ingest
+
+    root = _campaign(corpus, tmp_path)
+    monkeypatch.setattr(parallel.Batch, "FILES", 3)
+    serial = ingest([root], tmp_path / "serial" / "k.duckdb", jobs=1)
+    par = ingest([root], tmp_path / "par" / "k.duckdb", jobs=2)
+    assert serial.ok and par.ok and serial.committed and par.committed, (serial.errors, par.errors)
+    assert [(f.path, f.status, f.format, f.rows, f.reason) for f in serial.files] == \
+        [(f.path, f.status, f.format, f.rows, f.reason) for f in par.files]
+    assert sum(f.status == "checked" for f in par.files) == 3 * len(RUNS)
+    a, b = _contents(tmp_path / "serial" / "k.duckdb"), _contents(tmp_path / "par" / "k.duckdb")
+    for table in a:
+        assert a[table] == b[table], table
+    assert not list((tmp_path / "par").rglob("*.parquet"))

@@ -206,6 +206,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
     tx = None
     pool: parallel.Pool | None = None
     rendering_of = _renderings_of_sa_files(by_dir)  # checked on a sample by the writer, after their sa file
+    batch: parallel.Batch | None = None  # the workers' rows, inserted a batch of files at a time
     pooled, n_jobs = _pooled(work, runs, jobs, set(rendering_of))
     try:
         with store.atomic() as tx:
@@ -222,9 +223,13 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         f"file so that every path names a run the same way")
             _check_against_stored(store, measured, by_dir, whole, report)
             if pooled:
-                tasks = [_task(store, runs[run_dir], det) for run_dir, det in work if det.path in pooled]
+                states = store.source_states([source_id_for(runs[run_dir].run_id, _file_name(runs[run_dir], det.path))
+                                              for run_dir, det in work if det.path in pooled])
+                tasks = [_task(runs[run_dir], det, states, store.blobs) for run_dir, det in work if det.path in pooled]
                 pool = parallel.Pool(tasks, n_jobs, scratch=parallel.scratch_root(db_path))
+                batch = parallel.Batch(store)
             iterator = progress(work) if progress else work
+            first_result = len(report.files)
             aborted = False
             deferred: list[tuple[Path, Detection]] = []  # a run's renderings, checked once its other files are in
             # host directory -> the rendering read whole (sa file unreadable); "refs": the reference files' stored rows
@@ -259,7 +264,9 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
 
             for run_dir, det in iterator:
                 raise_if_witnessed()  # a Ctrl-C during the last file that a statement swallowed
-                if deferred and deferred[-1][0] != run_dir and not check_renderings():
+                # a finished run's renderings, once its sa file's rows are in the store (the batch is empty)
+                if deferred and deferred[-1][0] != run_dir and (batch is None or not batch.files) \
+                        and not check_renderings():
                     aborted = True
                     break
                 run = runs[run_dir]
@@ -272,9 +279,11 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                     continue
                 try:
                     if det.path in pooled:
-                        res = _apply_outcome(store, run, det, next(pool.results), report,
+                        res = _apply_outcome(store, run, det, next(pool.results), report, batch, states,
                                              keep=refs if det.path in sa_files else None)
                     else:
+                        if batch is not None:  # the files before it are stored before the writer parses one
+                            batch.flush()
                         res = _ingest_file(store, run, det, report)
                 except _Aborted:
                     report.files.append(FileResult(str(det.path), run.run_id, "failed", det.format.name,
@@ -282,8 +291,14 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                     aborted = True
                     break
                 report.files.append(res)
+            if batch is not None and not aborted:  # before the pool's scratch directory (the parts) goes
+                batch.flush()
             if not aborted and deferred and not check_renderings():
                 aborted = True
+            # the files' results in the order of the walk: renderings are checked later than their neighbours,
+            # when their run's sa file is stored (a run later, or a batch later in a parallel ingest)
+            order = {str(det.path): i for i, (_, det) in enumerate(work)}
+            report.files[first_result:] = sorted(report.files[first_result:], key=lambda f: order.get(f.path, len(order)))
             if pool is not None:
                 pool.close(abort=aborted)
                 pool = None
@@ -317,9 +332,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         store.delete_source(sid)
                         report.files.append(FileResult(state[2] if state else name, run.run_id, "removed",
                                                        reason="no longer in the run directory"))
-            for run in measured.values():
+            for state in _upsert_runs(store, list(measured.values())):
                 report.runs_seen += 1
-                state = _upsert_run(store, run)
                 report.runs_new += state == "new"
                 report.runs_updated += state == "updated"
         report.committed = tx.committed
@@ -441,16 +455,17 @@ def _file_name(run: Run, path: Path) -> str:
     return path.relative_to(run.run_dir).as_posix() if path.is_relative_to(run.run_dir) else path.name
 
 
-def _task(store: Store, run: Run, det: Detection) -> FileTask:
-    """What a worker needs to parse one file (ingest/parallel.py)."""
+def _task(run: Run, det: Detection, states: dict[str, tuple], blobs: Path) -> FileTask:
+    """What a worker needs to parse one file (ingest/parallel.py); ``states``: ``Store.source_states`` of
+    the pooled files (one statement for all of them)."""
     sid = source_id_for(run.run_id, _file_name(run, det.path))
-    old = store.source_state(sid)
+    old = states.get(sid)
     host = run.host_of(det.path)
-    if old and store.source_host(sid) != (host.hostname, host.role):  # its host or role changed: parse again
+    if old and old[3:5] != (host.hostname, host.role):  # its host or role changed: parse again
         old = None
     return FileTask(path=str(det.path), format=det.format.name, run_id=None if det.format.own_runs else run.run_id,
                     source_id=sid, run_start=run.start_time, run_meta=run.meta,
-                    old_sha256=old[0] if old else None, blobs=str(store.blobs), host=host.hostname, role=host.role)
+                    old_sha256=old[0] if old else None, blobs=str(blobs), host=host.hostname, role=host.role)
 
 
 @dataclass
@@ -461,12 +476,16 @@ class _Parsed:
 
 
 def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, report: IngestReport,
-                   keep: dict[str, Path] | None = None) -> FileResult:
-    """A worker's outcome for one file, applied by the writer as _ingest_file would have stored it."""
+                   batch: parallel.Batch, states: dict[str, tuple], keep: dict[str, Path] | None = None) -> FileResult:
+    """A worker's outcome for one file, applied by the writer as _ingest_file would have stored it; its rows
+    and its ``sources`` row join ``batch`` (inserted a batch of files at a time). ``states``: the stored
+    sources of the pooled files as the ingest began (``Store.source_states``; each file is applied once).
+    ``keep``: a sa file's ``sys_metrics`` part is kept there after the batch is stored (its renderings' check
+    reads it, then removes it)."""
     path, fmt = det.path, det.format
     file_name = _file_name(run, path)
     sid = source_id_for(run.run_id, file_name)
-    old = store.source_state(sid)
+    old = states.get(sid)
     if out.status == "unchanged":
         if old[2] != str(path.resolve()):  # the same bytes seen at another place: say where they are now
             store.set_source_path(sid, str(path.resolve()))
@@ -479,40 +498,44 @@ def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, rep
         report.errors.append(out.error)
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=out.reason)
     run_id = None if fmt.own_runs else run.run_id
-    for table, part in out.parts.items():
-        store.import_rows(table, part)
-        if keep is not None and table == "sys_metrics":  # read again by its renderings' check, then removed
-            keep[sid] = Path(part)
-        else:
-            Path(part).unlink(missing_ok=True)
-    try:
+    try:  # checked before its rows are queued: a file refused here leaves nothing to delete
         for name, value in out.facts.items():
             run.check_fact(name, value, path)
         _store_declared_runs(store, _Parsed(sid, out.runs), path)
     except RunError as exc:
         report.errors.append(str(exc))
-        store.delete_source(sid)
+        for part in out.parts.values():
+            Path(part).unlink(missing_ok=True)
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
     warnings = [IngestWarning(line, message) for line, message in out.warnings]
+    if keep is not None and "sys_metrics" in out.parts:  # read again by its renderings' check, then removed
+        keep[sid] = Path(out.parts["sys_metrics"])
+        batch.keep(out.parts["sys_metrics"])
     return _record_source(store, run, det, sid, file_name, run_id, out.digest, out.tool_version,
-                          out.rows_loaded, warnings, len(out.runs), replaced=bool(old))
+                          out.rows_loaded, warnings, len(out.runs), replaced=bool(old), batch=batch,
+                          parts=out.parts)
 
 
 def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: str, run_id: str | None,
                    digest: str, tool_version: str | None, rows_loaded: int, warnings: list[IngestWarning],
-                   declared_runs: int, *, replaced: bool) -> FileResult:
-    """The file's warnings and its row of ``sources``; its result."""
+                   declared_runs: int, *, replaced: bool, batch: parallel.Batch | None = None,
+                   parts: dict[str, str] | None = None) -> FileResult:
+    """The file's warnings and its row of ``sources`` (with ``batch``: queued there, with the file's Parquet
+    ``parts``); its result."""
     path, fmt = det.path, det.format
     host = run.host_of(path)
-    if warnings:
-        store.insert_rows("ingest_warnings", (
-            {"line": w.line, "message": w.message} for w in warnings), {"source_id": sid})
-    store.insert_rows("sources", [{
-        "source_id": sid, "run_id": run_id, "path": str(path.resolve()), "file_name": file_name,
-        "sha256": digest, "size_bytes": path.stat().st_size, "tool": fmt.tool, "format": fmt.name,
-        "tool_version": tool_version, "rows_loaded": rows_loaded,
-        "ingested_at": datetime.now(timezone.utc), "host": host.hostname, "role": host.role,
-    }])
+    rows = {"ingest_warnings": [{"line": w.line, "message": w.message, "source_id": sid} for w in warnings],
+            "sources": [{
+                "source_id": sid, "run_id": run_id, "path": str(path.resolve()), "file_name": file_name,
+                "sha256": digest, "size_bytes": path.stat().st_size, "tool": fmt.tool, "format": fmt.name,
+                "tool_version": tool_version, "rows_loaded": rows_loaded,
+                "ingested_at": datetime.now(timezone.utc), "host": host.hostname, "role": host.role}]}
+    if batch is not None:
+        batch.add(parts or {}, rows)
+    else:
+        for table, some in rows.items():
+            if some:
+                store.insert_rows(table, some)
     return FileResult(str(path), run_id, "replaced" if replaced else "new", fmt.name, rows_loaded,
                       warnings=[f"{path}:{w.line}: {w.message}" if w.line else f"{path}: {w.message}"
                                 for w in warnings], declared_runs=declared_runs)
@@ -706,7 +729,15 @@ def _store_declared_runs(store: Store, sink: FileSink | _Parsed, path: Path) -> 
                                       for r in sink.runs for k, v in r["factors"].items()])
 
 
-def _upsert_run(store: Store, run: Run) -> str:
+def _upsert_runs(store: Store, runs: list[Run]) -> list[str]:
+    """Store the measured runs, their factors and hosts: a few statements for all of them (``Store.upsert_run``),
+    not a dozen per run. Each run's state: 'new', 'updated' or 'unchanged'."""
+    return store.upsert_run([_run_rows(store, run) for run in runs])
+
+
+def _run_rows(store: Store, run: Run) -> tuple[dict, dict, list[dict], list[dict]]:
+    """A run's row of ``runs`` (without ingested_at), its factors (name -> (value, origin)), its ``run_hosts``
+    rows and the ``machines`` rows of its hosts."""
     status, note = run.status
     toml = run.run_dir / RUN_TOML
     toml_sha = hash_and_keep(toml, store.blobs)[0] if toml.is_file() and not toml.is_symlink() else None
@@ -716,7 +747,7 @@ def _upsert_run(store: Store, run: Run) -> str:
         "hostname": run.hostname, "citation": None, "run_toml": run.meta_json(), "run_toml_sha256": toml_sha,
         "default_role": run.default_role,
     }
-    state = store.upsert_run(row, {k: (v, run.factor_origin[k]) for k, v in run.factors.items()})
+    factors = {k: (v, run.factor_origin[k]) for k, v in run.factors.items()}
     hosts, machines = [], {}
     for key, host in sorted(run.hosts.items()):
         mid = machine_fingerprint(host.machine)
@@ -736,8 +767,7 @@ def _upsert_run(store: Store, run: Run) -> str:
                       "clock_offset_s": host.clock_offset_s, "clock_offset_error_s": host.clock_offset_error_s,
                       "host_toml": json.dumps(host.meta, default=str, ensure_ascii=False) if key else None,
                       "host_toml_sha256": sha})
-    store.replace_run_hosts(run.run_id, hosts, list(machines.values()))
-    return state
+    return row, factors, hosts, list(machines.values())
 
 
 def _text(v) -> str | None:
