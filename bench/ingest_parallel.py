@@ -74,7 +74,7 @@ def measure(campaign: Path, work: Path, jobs: int) -> tuple[float, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"ingest --jobs {jobs} failed: {err[-2000:]}")
     shutil.rmtree(work, ignore_errors=True)
-    # ru_*time of wait4 is the ingest's own; its workers and sadf are counted by RUSAGE_CHILDREN deltas
+    # wait4 gives the ingest's rusage with its children's that it waited for (the workers, sadf)
     return wall, usage.ru_utime + usage.ru_stime
 
 
@@ -97,16 +97,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"machine: {os.cpu_count()} CPUs ({len(os.sched_getaffinity(0))} usable), python {sys.version.split()[0]}",
               flush=True)
         times: dict[int, list[float]] = {1: [], jobs: []}
+        cpus: dict[int, list[float]] = {1: [], jobs: []}
+        loads: list[float] = [os.getloadavg()[0]]
         for rep in range(args.reps):
             for j in times:
-                wall, _cpu = measure(campaign, work / "db", j)
+                wall, cpu = measure(campaign, work / "db", j)
                 times[j].append(wall)
-                print(f"  rep {rep + 1}: --jobs {j:<3d} {wall:8.2f} s wall", flush=True)
+                cpus[j].append(cpu)
+                loads.append(os.getloadavg()[0])
+                print(f"  rep {rep + 1}: --jobs {j:<3d} {wall:8.2f} s wall {cpu:8.2f} s CPU (load {loads[-1]:.2f})",
+                      flush=True)
         med = {j: statistics.median(v) for j, v in times.items()}
+        cpu_med = {j: statistics.median(v) for j, v in cpus.items()}
         target = TARGET_S_PER_1000 * args.runs / 1000
         print()
-        print(f"ingest, 1 process : {med[1]:8.2f} s (median), {med[1] / args.runs * 1000:.1f} ms per run")
-        print(f"ingest, {jobs} workers : {med[jobs]:8.2f} s (median), {med[jobs] / args.runs * 1000:.1f} ms per run")
+        for j, label in ((1, "1 process"), (jobs, f"{jobs} workers")):
+            print(f"ingest, {label:9s}: {med[j]:8.2f} s wall (median), {med[j] / args.runs * 1000:.1f} ms per run; "
+                  f"{cpu_med[j]:.2f} s CPU (user+sys with children), {cpu_med[j] / args.runs * 1000:.0f} ms per run")
+        print(f"load average: {min(loads):.2f} .. {max(loads):.2f} on {os.cpu_count()} CPUs")
         print(f"speed-up: {med[1] / med[jobs]:.2f}x on {jobs} workers")
         ok = med[jobs] <= target
         print(f"parallel ingest of {args.runs:,} runs: {med[jobs]:.1f} s (target < {target:.0f} s: "
