@@ -92,7 +92,7 @@ def pytest_collection_modifyitems(config, items):
         return
     if config.args_source != pytest.Config.ArgsSource.TESTPATHS:  # files or tests named: run what was named
         return
-    skip = pytest.mark.skip(reason="slow or browser (a PDF render, headless Chromium): run with --all, as CI does")
+    skip = pytest.mark.skip(reason="slow or browser (a PDF render, a fault-injection trial, headless Chromium): run with --all, as CI does")
     for item in items:
         if "slow" in item.keywords or "browser" in item.keywords:
             item.add_marker(skip)

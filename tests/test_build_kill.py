@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import importlib.util
 
+import pytest
+
 from conftest import ROOT
 
 
+@pytest.mark.slow  # a fault-injection trial of half a minute or more: --all (CI) runs it
 def test_killed_ingests_and_builds_leave_store_and_site_whole(tmp_path):
     spec = importlib.util.spec_from_file_location("kill_trials", ROOT / "bench" / "kill_trials.py")
     kill_trials = importlib.util.module_from_spec(spec)

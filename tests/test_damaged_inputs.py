@@ -94,6 +94,7 @@ def test_damaged_input_is_a_parse_error_with_file_and_line(tmp_path, tmp_db, cas
         assert ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 0
 
 
+@pytest.mark.slow  # a fault-injection trial of half a minute or more: --all (CI) runs it
 def test_one_damaged_byte_in_sa_file(tmp_path, tmp_db):
     """Every single-byte change in the first records of a real sa file: refused with the file named,
     or stored with every CPU share within 0..100 (the reported case stored %usr 1.8e19)."""

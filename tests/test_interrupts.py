@@ -130,6 +130,7 @@ def test_a_parallel_ingest_keeps_its_scratch_beside_the_store(tmp_path, monkeypa
     assert not any(d.exists() for d in pools)
 
 
+@pytest.mark.slow  # a fault-injection trial of half a minute or more: --all (CI) runs it
 def test_a_ctrl_c_during_a_parsers_duckdb_statement_is_an_interrupt_not_a_damaged_file(tmp_path, monkeypatch):
     """DuckDB turns a Ctrl-C during a statement into RuntimeError('Query interrupted'); the parsers' safety net
     reported it as a damaged file ('expected a valid pgbench-txlog file') and the ingest went on parsing (a
