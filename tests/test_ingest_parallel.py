@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 
 from conftest import ro_con, run_tool
+from test_interrupts import check_outcome
 
 RUNS = [("read", 1, 1), ("read", 2, 2), ("update", 4, 1), ("update", 8, 3)]
 
@@ -125,15 +126,13 @@ def test_ctrl_c_during_a_parallel_ingest(corpus, tmp_path, tmp_db):
     proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(tmp_db), "--jobs", "2",
                              str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    time.sleep(2.5)  # the walk is done and the workers are starting or parsing
+    # the walk is done and the workers are starting or parsing (on a quiet machine the whole ingest takes ~3 s;
+    # at 2.5 s a busy one could already be in the interpreter's shutdown after its summary)
+    time.sleep(1.5)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert "Traceback" not in err, err
-    assert proc.returncode in (130, 0), (proc.returncode, err)
-    if proc.returncode == 130 and "nothing was stored" in err and tmp_db.exists():
-        con = ro_con(tmp_db)
-        assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 0
-        con.close()
+    # the message is the truth about the store, whichever moment the signal met (test_interrupts.check_outcome)
+    check_outcome(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), tmp_db)
 
 
 def test_renderings_checked_across_batches_store_what_a_serial_ingest_stores(corpus, tmp_path, monkeypatch):
