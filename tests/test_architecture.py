@@ -55,7 +55,7 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
 # stages below it, never a stage above it nor a sibling of the same floor.
 FLOORS = [
     {"kansoku", "kansoku.words", "kansoku.errors", "kansoku.interrupts", "kansoku.model", "kansoku.front_matter",
-     "kansoku.languages", "kansoku.resources"},
+     "kansoku.languages", "kansoku.resources", "kansoku.pickle_entries"},
     {"kansoku.parsers"},
     {"kansoku.store"},
     {"kansoku.ingest", "kansoku.spec"},

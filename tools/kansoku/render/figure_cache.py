@@ -18,14 +18,12 @@ build used are removed at its end. Nothing here knows the store or a spec: the k
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
-import tempfile
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from kansoku.model import ChartData
+from kansoku.pickle_entries import PickleEntries
 from kansoku.resources import code_version
 
 _plotly_version: str | None = None
@@ -41,14 +39,12 @@ def plotly_version() -> str:
 
 
 @dataclass
-class FigureCache:
+class FigureCache(PickleEntries):
     """Drawings kept in ``directory`` (None: draw everything, keep nothing). ``drawn``/``reused`` count the
     figures of this build drawn / taken from the cache."""
 
-    directory: Path | None
     drawn: int = 0
     reused: int = 0
-    used: set[str] = field(default_factory=set)
 
     def key(self, chart: ChartData, langs: Sequence[str]) -> str | None:
         try:
@@ -66,41 +62,12 @@ class FigureCache:
         entry holds this very data."""
         key = self.key(chart, langs) if self.directory is not None else None
         if key is not None:
-            path = self.directory / f"{key}.pickle"
-            try:
-                with open(path, "rb") as fh:
-                    value = pickle.load(fh)
-            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-                value = None
+            value = self.load(key)
             if isinstance(value, dict) and list(value) == list(langs):
-                self.used.add(path.name)
                 self.reused += 1
                 return value
         value = {lang: draw(chart, lang) for lang in langs}
         self.drawn += 1
         if key is not None:
-            self._write(self.directory / f"{key}.pickle", value)
+            self.save(key, value)
         return value
-
-    def _write(self, path: Path, value: dict) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)  # a killed build never leaves half an entry
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        self.used.add(path.name)
-
-    def prune(self) -> int:
-        """Remove the entries this build did not use."""
-        if self.directory is None or not self.directory.is_dir():
-            return 0
-        n = 0
-        for p in self.directory.iterdir():
-            if p.name not in self.used:  # (and a killed build's half-written .tmp- file)
-                p.unlink(missing_ok=True)
-                n += 1
-        return n

@@ -20,13 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import pickle
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
+from kansoku.pickle_entries import PickleEntries
 from kansoku.resources import code_version
 from kansoku.store.db import Store
 from kansoku.values import canon
@@ -53,14 +50,12 @@ FROM sources WHERE run_id IS NULL
 
 
 @dataclass
-class ItemCache:
+class ItemCache(PickleEntries):
     """Computed items kept in ``directory`` (one pickle per key). ``hits``/``computed`` name the items of
     this build that were reused / computed (``<report>/<item>``)."""
 
-    directory: Path | None
     hits: list[str] = field(default_factory=list)
     computed: list[str] = field(default_factory=list)
-    used: set[str] = field(default_factory=set)
     runs_reused: int = 0    # runs whose page data (metrics, series) came from the cache
     runs_computed: int = 0  # ... were read from the store
     _runs: dict[str, str] | None = None
@@ -145,40 +140,3 @@ class ItemCache:
         if fp is None:
             return None
         return hashlib.sha256(f"{code_version()}\0run-page\0{kind}\0{run_id}\0{fp}".encode()).hexdigest()
-
-    def load(self, key: str) -> Any:
-        """The entry under ``key`` (marked used), or None when there is none or it cannot be read."""
-        path = self.directory / f"{key}.pickle"
-        try:
-            with open(path, "rb") as fh:
-                value = pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-            return None
-        self.used.add(path.name)
-        return value
-
-    def save(self, key: str, value: Any) -> None:
-        self._write(self.directory / f"{key}.pickle", value)
-
-    def _write(self, path: Path, value: Any) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)  # a killed build never leaves half an entry
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        self.used.add(path.name)
-
-    def prune(self) -> int:
-        """Remove the entries this build did not use (call once the build succeeded)."""
-        if self.directory is None or not self.directory.is_dir():
-            return 0
-        n = 0
-        for p in self.directory.iterdir():
-            if p.name not in self.used:
-                p.unlink(missing_ok=True)
-                n += 1
-        return n
