@@ -29,15 +29,14 @@ A run page template that starts reading another key of its report must add it to
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kansoku.render.publish import link_or_copy
 from kansoku.resources import code_version
 
 MANIFEST_SUFFIX = ".pages.json"  # .<out>.pages.json beside the output (not a .<out>.*-* scratch name)
@@ -163,14 +162,7 @@ def link_reused(plan_: RunPagePlan, new: Path) -> int:
         for d in _page_dirs(key, plan_.langs):
             src_dir = plan_.out / d
             for src in sorted(p for p in src_dir.rglob("*") if p.is_file()):
-                target = new / d / src.relative_to(src_dir)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    os.link(src, target)
-                except OSError as exc:
-                    if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-                        raise
-                    shutil.copyfile(src, target)
+                link_or_copy(src, new / d / src.relative_to(src_dir))
                 n += src.suffix == ".html"
     return n
 

@@ -222,14 +222,7 @@ def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> 
                                        f"remove it and ingest its run again (tools/ingest)")
             seen[str(src)] = stamp
             checked.add(f.sha256)
-        target = site / f.target
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(src, target)
-        except OSError as exc:
-            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-                raise
-            shutil.copyfile(src, target)  # another file system: a copy of the verified bytes
+        link_or_copy(src, site / f.target)  # another file system: a copy of the verified bytes
     if verified is not None and seen != memo:
         verified.parent.mkdir(parents=True, exist_ok=True)
         tmp = verified.with_name(verified.name + f".tmp-{os.getpid()}")
@@ -244,3 +237,15 @@ def _sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def link_or_copy(src: Path, target: Path) -> None:
+    """``target`` (its folder made) as a hard link to ``src``, or a copy where a link cannot be made (another
+    file system, a file system without links, too many links)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, target)
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
+        shutil.copyfile(src, target)
