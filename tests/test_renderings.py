@@ -267,3 +267,39 @@ def test_renderings_in_a_host_directory_are_checked_against_that_hosts_sa_file(c
     con = _ro(tmp_path / "k.duckdb")
     assert con.execute("SELECT DISTINCT format, host, role FROM sys_metrics").fetchall() == [("sa-binary", "vm", "server")]
     con.close()
+
+
+def test_the_sources_and_run_pages_say_a_rendering_was_checked_against_the_sa_file(corpus, tmp_path):
+    """A reader of the published site sees that sar_A.txt etc. were compared with sa.bin, not read (ja and en)."""
+    from test_build_publish import SPEC
+
+    from conftest import ROOT
+
+    run = _copy_run(corpus, tmp_path)
+    db = tmp_path / "db" / "kansoku.duckdb"
+    run_tool("ingest", "--db", db, run.parents[4], check=True)
+    specs, content = tmp_path / "specs", tmp_path / "content"
+    specs.mkdir()
+    (specs / "mini.toml").write_text(SPEC.replace("clients = 1", "clients = 2"), encoding="utf-8")
+    (content / "reports").mkdir(parents=True)
+    for p in (ROOT / "content").glob("_index.*.md"):
+        shutil.copy(p, content)
+    for p in (ROOT / "content/reports").glob("_index.*.md"):
+        shutil.copy(p, content / "reports")
+    out = tmp_path / "public"
+    run_tool("build", "--db", db, "--out", out, "--specs", specs, "--generated", tmp_path / "gen",
+             "--content", content, check=True)
+    said = {"en": "a rendering of sa.bin, checked against it on {n} records, not read again",
+            "ja": "sa.bin の出力 ({n} レコードで照合済み、再読込なし)"}
+    for lang, text in said.items():
+        pages = [out / lang / "reports" / "mini" / "sources" / "index.html",
+                 next((out / lang / "reports" / "mini" / "runs").glob("run-*/index.html"))]
+        for page in pages:
+            html = page.read_text()
+            for name in RENDERINGS:
+                row = html[html.index(f"<code>{name}</code>"):]
+                row = row[:row.index("</tr>")]
+                n = 4 if name == "sar_A.txt" else 3
+                assert text.format(n=n) in row, (page, name)
+            row = html[html.index("<code>sa.bin</code>"):]
+            assert "checked-against" not in row[:row.index("</tr>")]  # the sa file itself was read

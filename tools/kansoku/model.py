@@ -454,12 +454,16 @@ class SourceFile:
     size: str                      # human-readable size
     path: Path | None = None       # the store's kept copy of these bytes (data/blobs/…/<sha256>), for publishing
     url: str | None = None         # set by the renderer that publishes it
+    checked_against: str | None = None  # a rendering of this file of the run (sar -A text of its sa file, ...),
+    records_checked: int | None = None  # ... checked against it on this many records, not read again
 
     def to_json(self) -> dict[str, Any]:
         d = {"file": self.file, "size_bytes": self.size_bytes, "sha256": self.sha256, "tool": self.tool,
              "format": self.format, "version": self.version, "size": self.size}
         if self.url:
             d["url"] = self.url
+        if self.checked_against:
+            d["checked_against"], d["records_checked"] = self.checked_against, self.records_checked
         return d
 
 

@@ -442,12 +442,12 @@ def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> d
         return {}
     number = {run_id: i + 1 for i, run_id in enumerate(used)}
     groups: dict[tuple, list[str]] = {}
-    files_of: dict[str, list[tuple[str, str | None]]] = {}
+    files_of: dict[str, list[tuple[str, str | None, str | None]]] = {}
     for run_id in used:
         info = runs[run_id]
-        files = [(s["file"], s["sha256"]) for s in info["sources"]]
-        if info.get("run_toml_sha256") and not any(f == "run.toml" for f, _ in files):
-            files.append(("run.toml", info["run_toml_sha256"]))
+        files = [(s["file"], s["sha256"], s.get("checked_against")) for s in info["sources"]]
+        if info.get("run_toml_sha256") and not any(f == "run.toml" for f, _, _ in files):
+            files.append(("run.toml", info["run_toml_sha256"], None))
         files_of[run_id] = files
         key = (tuple(files), info.get("citation")) if files and info["origin"] == "transcribed" else (run_id,)
         groups.setdefault(key, []).append(run_id)
@@ -464,7 +464,9 @@ def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> d
             rep += f" — {ui(L, 'citation')}: {info['citation']}"
         conditions.setdefault(condition, []).append({
             "numbers": run_ranges([number[x] for x in ids]), "run": soft_breaks(rep, 12),
-            "files": [{"name": soft_breaks(f, 16), "sha": (sha or "—")[:SHA_SHOWN]} for f, sha in files_of[ids[0]]]})
+            "files": [{"name": soft_breaks(f, 16), "sha": (sha or "—")[:SHA_SHOWN],
+                       "checked": ui(L, "pdf_source_checked", against) if against else None}
+                      for f, sha, against in files_of[ids[0]]]})
     shown = [{"condition": soft_breaks(c, 12), "runs": rows} for c, rows in conditions.items()]
     before, _, after = ui(L, "pdf_sources_intro", SHA_SHOWN, where="\x00").partition("\x00")
     return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after), "sha_shown": SHA_SHOWN,

@@ -34,12 +34,13 @@ def runs_provenance(store: Store, run_ids: list[str]) -> dict[str, RunInfo]:
     # runs were ingested: a published file always has the bytes its sha256 names
     kept = store.raw_files(run_ids)
     blobs = store.blobs
-    for run_id, name, size, sha, tool, fmt, ver in store.query(
-        "SELECT run_id, file_name, size_bytes, sha256, tool, format, tool_version FROM sources "
-            "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, file_name", [run_ids]):
+    for run_id, name, size, sha, tool, fmt, ver, against, records in store.query(
+        "SELECT run_id, file_name, size_bytes, sha256, tool, format, tool_version, checked_against, records_checked "
+            "FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, file_name", [run_ids]):
         if run_id in out:
             copy = blob_path(blobs, sha) if sha and (run_id, name) in kept else None
-            out[run_id].sources.append(SourceFile(name, size, sha, tool, fmt, ver, human_size(size), copy))
+            out[run_id].sources.append(SourceFile(name, size, sha, tool, fmt, ver, human_size(size), copy,
+                                                  checked_against=against, records_checked=records))
     for (run_id, name), (sha, _) in kept.items():
         if name == RUN_TOML and run_id in out:
             out[run_id].run_toml = blob_path(blobs, sha)
