@@ -271,9 +271,8 @@ def test_renderings_in_a_host_directory_are_checked_against_that_hosts_sa_file(c
 
 def test_the_sources_and_run_pages_say_a_rendering_was_checked_against_the_sa_file(corpus, tmp_path):
     """A reader of the published site sees that sar_A.txt etc. were compared with sa.bin, not read (ja and en)."""
-    from test_build_publish import SPEC
-
     from conftest import ROOT
+    from test_build_publish import SPEC
 
     run = _copy_run(corpus, tmp_path)
     db = tmp_path / "db" / "kansoku.duckdb"
