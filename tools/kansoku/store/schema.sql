@@ -38,13 +38,13 @@ CREATE TABLE IF NOT EXISTS sources (
     run_id        VARCHAR,
     path          VARCHAR NOT NULL,  -- absolute path where the file was last ingested from (the bytes: blobs/<sha256>)
     file_name     VARCHAR NOT NULL,  -- path relative to the run directory
-    sha256        VARCHAR NOT NULL,
-    size_bytes    BIGINT NOT NULL,
-    tool          VARCHAR NOT NULL,
-    format        VARCHAR NOT NULL,
-    tool_version  VARCHAR,
-    rows_loaded   BIGINT NOT NULL,
-    ingested_at   TIMESTAMPTZ NOT NULL
+    sha256        VARCHAR NOT NULL,  -- sha256 of the file's bytes (its kept copy: blobs/<first two digits>/<sha256>)
+    size_bytes    BIGINT NOT NULL,   -- the file's size in bytes
+    tool          VARCHAR NOT NULL,  -- the tool that wrote it: 'pgbench', 'sar', 'iostat', 'strace', 'fio', ...
+    format        VARCHAR NOT NULL,  -- its format as detected by content: 'sa-binary', 'sar-text', 'pgbench-txlog', ... (docs/formats.md)
+    tool_version  VARCHAR,           -- the tool's version when the file says it (pgbench's banner, the sa file header)
+    rows_loaded   BIGINT NOT NULL,   -- rows the file added to the store over every table its parser fills (sys_metrics and its sys_series, ...; 0 for a checked rendering)
+    ingested_at   TIMESTAMPTZ NOT NULL  -- when it was last ingested
 );
 
 CREATE TABLE IF NOT EXISTS ingest_warnings (
@@ -63,9 +63,9 @@ ALTER TABLE sources ADD COLUMN IF NOT EXISTS role VARCHAR;
 -- A rendering of the run's sa file (sar -A text, sadf -d, sadf -j beside sa.bin, docs/ingest.md "Renderings of
 -- a sa file"): kept and checked on a sample of its records, not parsed (rows_loaded 0). The file whose stored
 -- rows it was checked against (NULL: the file was read whole), that file's sha256, and the records compared.
-ALTER TABLE sources ADD COLUMN IF NOT EXISTS checked_against VARCHAR;
-ALTER TABLE sources ADD COLUMN IF NOT EXISTS checked_against_sha256 VARCHAR;
-ALTER TABLE sources ADD COLUMN IF NOT EXISTS records_checked INTEGER;
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS checked_against VARCHAR;  -- the run's file whose stored rows it was checked against, e.g. 'sa.bin' (NULL: read whole)
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS checked_against_sha256 VARCHAR;  -- that file's sha256 when it was checked
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS records_checked INTEGER;  -- the records compared (a sample: first, middle, last)
 
 -- One row per machine: a machine is its inventory (run.toml / host.toml [machine] without hostname).
 CREATE TABLE IF NOT EXISTS machines (
