@@ -99,6 +99,7 @@ def test_raw_files_come_from_the_store_and_match_their_hash(env, tmp_path):
         shutil.move(moved, runs)
 
 
+@pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_a_damaged_kept_copy_fails_the_build_loudly_and_leaves_public_as_it_was(env, tmp_path):
     tmp, runs, db, specs = env
     # a store of its own: its blobs are damaged below
@@ -132,6 +133,7 @@ def _hold(lock_dir: str, ready, release):
         release.wait(60)
 
 
+@pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_a_second_build_into_the_same_output_stops_or_waits(env, tmp_path):
     out = tmp_path / "public"
     ctx = multiprocessing.get_context("spawn")

@@ -132,6 +132,7 @@ def _count_outside(con, table: str, where: str, b, cond: str, params: dict) -> i
     return con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchone()[0]
 
 
+@pytest.mark.slow  # the mutation run (29 formats × mutants, two minutes of CPU): --all (CI) runs it
 @pytest.mark.parametrize("fmt_name", ALL_FORMATS)
 def test_fuzz(fmt_name, tmp_path_factory):
     base = tmp_path_factory.mktemp("fuzz")

@@ -139,6 +139,7 @@ def _hold_lock(db: str, ready, release):
     con.close()
 
 
+@pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_second_ingest_while_database_is_held_stops_clearly(tool, tmp_path, tmp_db):
     copy_run(tmp_path)
     ctx = multiprocessing.get_context("spawn")
@@ -184,6 +185,7 @@ def test_second_ingest_while_database_is_held_stops_clearly(tool, tmp_path, tmp_
     assert counts(tmp_db)["runs"] == 1
 
 
+@pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_killed_ingest_leaves_database_as_it_was(tmp_path, tmp_db, pgbench_runs):
     """A process killed mid-transaction: DuckDB discards the uncommitted work on next open."""
     import subprocess

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from conftest import ro_con, run_tool
 from test_interrupts import check_outcome
@@ -78,6 +79,7 @@ def _damage_sadf_csv(root: Path) -> Path:
     return bad
 
 
+@pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_bad_file_among_many_in_parallel_stores_nothing(corpus, tmp_path, tmp_db):
     root = _campaign(corpus, tmp_path)
     bad = _damage_sadf_csv(root)
@@ -100,6 +102,7 @@ def test_bad_file_among_many_in_parallel_stores_nothing(corpus, tmp_path, tmp_db
     assert str(bad.resolve()) not in stored and len(stored) >= 25 and runs == len(RUNS)
 
 
+@pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_busy_store_is_exit_4_with_a_pool(corpus, tmp_path, tmp_db):
     root = _campaign(corpus, tmp_path)
     run_tool("ingest", "--db", tmp_db, "--jobs", "1", root / "workload=read", check=True)

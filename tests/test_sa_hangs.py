@@ -63,6 +63,7 @@ def test_an_sa_file_that_begins_with_a_restart_record_ingests(restart_first, tmp
         con.close()
 
 
+@pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_an_sa_file_concatenated_to_itself_is_refused_in_seconds(restart_first, tmp_path):
     """`cat sa.bin sa.bin > run/sa.bin`: sadf reads past the first file's records into garbage; the check
     that fails on the last batch used to leave the ingest waiting forever for the splitter."""
@@ -103,6 +104,7 @@ def _parse_bounded(sa: Path):
     return got[0]
 
 
+@pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_damaged_sa_files_are_ingested_or_refused_in_seconds(tmp_path):
     """Truncated files and bytes overwritten at many places of a real sadc file: parsed or refused with a
     ParseError naming the file, never a hang; one through tools/ingest: exit 2, the store as it was."""
@@ -197,6 +199,7 @@ def _sadf_in_group(pgid: int) -> bool:
     return False
 
 
+@pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_ctrl_c_during_the_sa_parse_of_a_serial_ingest_ends_it_at_once(tmp_path):
     """SIGINT to the process group (as a terminal sends it) at several moments of the sa parse of a serial
     ingest of a long sa file (once sadf runs): each ends within seconds with exit 130 and 'interrupted:
