@@ -938,6 +938,19 @@ def _bulk_load_impl(self, sink) -> None:
     """Hand the columns to DuckDB in one INSERT (one text parameter, split in SQL; list parameters when a
     name holds a separator) and summarise them per activity (sys_series) in another. A file of sar -A holds
     ~10^4 values: no CSV row is written per value."""
+    insert_values(self, sink)
+    # per-activity summary, computed set-based from the file's rows
+    sink.load_sql(
+        "sys_series",
+        _SERIES_SQL,
+        {"tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
+         "tz_basis": self.tz_basis})
+
+
+def insert_values(self, sink) -> None:
+    """The collector's values into sys_metrics, in the order added: one INSERT, nothing else (no
+    plausibility pass, no summary: the caller's)."""
+    self._close()
     ts_cache: dict[Any, str] = {}
     ts_text: list[str | None] = []
     for ts in self.ts:
@@ -958,12 +971,6 @@ def _bulk_load_impl(self, sink) -> None:
                        "interval_s": self.interval_s, "sample": self.sample, "since_boot": self.since_boot,
                        "activity": self.activity, "instance": self.instance, "names": self.names,
                        "vals": self.values, "line": self.line})
-    # per-activity summary, computed set-based from the file's rows
-    sink.load_sql(
-        "sys_series",
-        _SERIES_SQL,
-        {"tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
-         "tz_basis": self.tz_basis})
 
 
 Collector._bulk_load = _bulk_load_impl  # type: ignore[attr-defined]
