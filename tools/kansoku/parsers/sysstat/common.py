@@ -859,19 +859,24 @@ def check_plausible_sql(sink) -> None:
         sink.update_own_rows("sys_metrics", f"value = CASE WHEN {_WARN_RULES} = 'drop' THEN NULL ELSE value END")
 
 
-def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str) -> None:
+def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str,
+               known: tuple[int, set[str], bool] | None = None) -> None:
     """After a parser loaded its sys_metrics rows with ``load_sql``: the plausibility rules, the
-    per-activity summary (sys_series) and the device classes, all set-based over the stored rows."""
-    n = sink.own_rows("sys_metrics", "SELECT count(*) FROM {rows}")[0][0]
+    per-activity summary (sys_series) and the device classes, all set-based over the stored rows.
+    ``known``: (rows stored, disk devices, suspect) when the parser knows them: the count and the device
+    query are not run, nor the plausibility passes when no row is suspect (``Collector.suspects``, a
+    superset of what they refuse, warn about or drop, found none)."""
+    n = known[0] if known is not None else sink.own_rows("sys_metrics", "SELECT count(*) FROM {rows}")[0][0]
     if not n:
         sink.warn(None, "no statistics records in the file")
         return
-    check_plausible_sql(sink)
+    if known is None or known[2]:
+        check_plausible_sql(sink)
     sink.load_sql(
         "sys_series",
         _SERIES_SQL,
         {"tool": tool, "format": fmt, "rank": FORMAT_RANK[fmt], "host": host, "tz_basis": tz_basis})
-    devices = {r[0] for r in sink.own_rows(
+    devices = known[1] if known is not None else {r[0] for r in sink.own_rows(
         "sys_metrics", "SELECT DISTINCT instance FROM {rows} WHERE activity = 'disk' AND instance IS NOT NULL")}
     store_devices(sink, devices, set())
 

@@ -183,6 +183,11 @@ class _Loader:
         self.restarts_seen: set[str] = set()  # restart times loaded (the preamble's and the first section's)
         self.pending: list[dict] = []
         self.pending_bytes = 0
+        # what finish_sql need not ask the store when every batch was read by _load_small
+        self.sql_batches = 0
+        self.rows = 0  # rows stored (values and restart rows)
+        self.suspect = False  # a record the plausibility rules could refuse, warn about or drop
+        self.devices: set[str] = set()
 
     @staticmethod
     def _reader(param: str) -> str:
@@ -323,7 +328,16 @@ class _Loader:
                                  "(clock set back, or files concatenated?)")
         if col.n_values:
             sm.insert_values(col, self.sink)
+        self.rows += col.n_values
+        self.suspect = self.suspect or col.suspects() != []
+        self.devices.update(inst for act, inst in zip(col.activity, col.instance) if act == "disk" and inst is not None)
         return True
+
+    def known(self) -> tuple[int, set[str], bool] | None:
+        """(rows stored, disk devices, whether a record is suspect) when every batch was read in Python:
+        ``finish_sql`` then skips the count and the device query, and the plausibility passes when no
+        record is suspect."""
+        return None if self.sql_batches else (self.rows, self.devices, self.suspect)
 
     def _load_batch_sql(self, batch: list[dict]) -> None:
         """The batch's sections in two statements whatever their number: one read of every section file
@@ -332,6 +346,7 @@ class _Loader:
         The plan's size does not grow with the sections (one UNION branch per section cost most of a
         small file's time)."""
         path, sink = self.path, self.sink
+        self.sql_batches += 1
         layouts = []
         for k, sec in enumerate(batch):
             cols, star = sec["cols"], sec["star"]
@@ -418,6 +433,9 @@ class _Loader:
             self.restarts_seen.add(tok)
             ts.append(t)
             cpus.append(float(m.group(1)) if m else None)
+            if cpus[-1] is not None and abs(cpus[-1]) > 1e15:
+                self.suspect = True  # the counter-wrap rule of check_plausible_sql reads restart rows too
+        self.rows += len(ts)
         if ts:
             self.sink.load_sql("sys_metrics", """
                 SELECT $source_id AS source_id, $run_id AS run_id, 'sar' AS tool, 'sa-binary' AS format,
@@ -517,7 +535,7 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
     version = _file_version(path)  # the file header's, as 'sadf -H' prints it (one sadf run per file)
     if version:
         sink.set_tool_version(version)
-    sm.finish_sql(sink, "sar", "sa-binary", loader.host, "sadf -d timestamps (UTC)")
+    sm.finish_sql(sink, "sar", "sa-binary", loader.host, "sadf -d timestamps (UTC)", known=loader.known())
 
 
 def _file_version(path: Path) -> str | None:
