@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -188,6 +189,9 @@ class _Loader:
         self.rows = 0  # rows stored (values and restart rows)
         self.suspect = False  # a record the plausibility rules could refuse, warn about or drop
         self.devices: set[str] = set()
+        # activity -> [its record times, Counter of its rows' intervals]: the summary (sys_series) of what
+        # _load_small and _restarts stored, as _SERIES_SQL would compute it from the stored rows
+        self.series: dict[str, list] = {}
 
     @staticmethod
     def _reader(param: str) -> str:
@@ -320,8 +324,15 @@ class _Loader:
             if n > len(seen_ts) * max(len(seen_inst), 1):
                 dup_acts.append(act)
         sample = {t: i for i, t in enumerate(sorted(tstoks))}
+        series = self.series
         for tstok, iv, act, inst, names, values in recs:
             col.add_record(cache[tstok], act, inst, names, values, interval_s=iv, sample=sample[tstok])
+            if values:
+                ser = series.get(act)
+                if ser is None:
+                    ser = series[act] = [set(), Counter()]
+                ser[0].add(cache[tstok])
+                ser[1][iv] += len(values)
         self.host = self.host or host
         for act in dup_acts:
             self.sink.warn(None, f"a sample time appears twice in the {act} section: duplicated samples "
@@ -333,11 +344,21 @@ class _Loader:
         self.devices.update(inst for act, inst in zip(col.activity, col.instance) if act == "disk" and inst is not None)
         return True
 
-    def known(self) -> tuple[int, set[str], bool] | None:
-        """(rows stored, disk devices, whether a record is suspect) when every batch was read in Python:
-        ``finish_sql`` then skips the count and the device query, and the plausibility passes when no
-        record is suspect."""
-        return None if self.sql_batches else (self.rows, self.devices, self.suspect)
+    def known(self) -> tuple[int, set[str], bool, dict | None] | None:
+        """(rows stored, disk devices, whether a record is suspect, the per-activity summary) when every
+        batch was read in Python: ``finish_sql`` then skips the count and the device query, the
+        plausibility passes when no record is suspect, and the summary's scan of the stored rows."""
+        if self.sql_batches:
+            return None
+        summary: dict | None = {}
+        for act, (times, intervals) in sorted(self.series.items()):
+            top = [(iv, n) for iv, n in intervals.items() if iv is not None]
+            top.sort(key=lambda x: -x[1])
+            if len(top) > 1 and top[0][1] == top[1][1]:
+                summary = None  # two most common intervals: mode() chooses, as in the SQL summary
+                break
+            summary[act] = (len(times), min(times), max(times), top[0][0] if top else None)
+        return self.rows, self.devices, self.suspect, summary
 
     def _load_batch_sql(self, batch: list[dict]) -> None:
         """The batch's sections in two statements whatever their number: one read of every section file
@@ -437,6 +458,9 @@ class _Loader:
                 self.suspect = True  # the counter-wrap rule of check_plausible_sql reads restart rows too
         self.rows += len(ts)
         if ts:
+            ser = self.series.setdefault("restart", [set(), Counter()])
+            ser[0].update(ts)
+            ser[1][None] += len(ts)
             self.sink.load_sql("sys_metrics", """
                 SELECT $source_id AS source_id, $run_id AS run_id, 'sar' AS tool, 'sa-binary' AS format,
                        unnest($ts::TIMESTAMPTZ[]) AS ts, NULL::DOUBLE AS interval_s, NULL::INTEGER AS sample,
