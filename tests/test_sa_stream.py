@@ -110,3 +110,67 @@ def test_damaged_sadf_values_are_refused_with_the_file_named(tmp_path, monkeypat
         parse("sa-binary", sa)
     msg = str(ei.value)
     assert "sa.bin" in msg and "%idle" in msg and "(sample 2)" in msg, msg
+
+
+def _both_paths(sa: Path, monkeypatch):
+    """The sa file parsed by the small-file path (Python) and by the SQL path (forced): (outcome, sink) each."""
+    from kansoku.errors import ParseError
+    from kansoku.parsers.sysstat import sa_binary
+
+    out = []
+    for small in (sa_binary.SMALL_BATCH_BYTES, -1):
+        monkeypatch.setattr(sa_binary, "SMALL_BATCH_BYTES", small)
+        try:
+            out.append((None, parse("sa-binary", sa)))
+        except ParseError as exc:
+            out.append((str(exc), None))
+    return out
+
+
+def test_small_sa_files_read_in_python_store_what_the_sql_path_stores(corpus, monkeypatch):
+    """A run's sa file is read in Python (sa_binary._Loader._load_small): the same rows, summary, devices
+    and warnings as the SQL path that reads long files."""
+    tables = {"sys_metrics": "SELECT activity, instance, metric, ts, interval_s, sample, value, format, tool, "
+                             "since_boot, line FROM sys_metrics",
+              "sys_series": "SELECT * EXCLUDE (source_id) FROM sys_series",
+              "sys_devices": "SELECT * EXCLUDE (source_id) FROM sys_devices"}
+    files = _sa_files(corpus)
+    for sa in files:
+        (err_py, py), (err_sql, sq) = _both_paths(sa, monkeypatch)
+        assert err_py is None and err_sql is None, sa
+        for table, sql in tables.items():
+            assert py.q(sql + " ORDER BY ALL") == sq.q(sql + " ORDER BY ALL"), (sa, table)
+        assert py.warnings == sq.warnings, sa
+        assert py.q("SELECT count(*) FROM sys_metrics")[0][0] > 100, sa
+
+
+@pytest.mark.parametrize("damage", ["value", "width", "time", "interval"])
+def test_damaged_small_sa_output_is_reported_by_the_sql_path(tmp_path, monkeypatch, damage):
+    """sadf output not as sadf prints it is left to the SQL path: the same error, word for word."""
+    from kansoku.parsers.sysstat import sa_binary
+
+    sa = FIXTURES / "sar" / "run1" / "sa.bin"
+    lines = subprocess.run(["sadf", "-d", str(sa), "--", "-A"], capture_output=True, text=True,
+                           env=ENV).stdout.splitlines(keepends=True)
+    i = [k for k, l in enumerate(lines) if l.startswith("vm;") and ";-1;" in l][2]
+    f = lines[i].rstrip("\n").split(";")
+    if damage == "value":
+        f[-1] = "x1.5"
+    elif damage == "width":
+        f.append("7.00")
+    elif damage == "time":
+        f[2] = f[2].replace(" UTC", " XYZ")
+    else:
+        f[1] = "99999999999"
+    lines[i] = ";".join(f) + "\n"
+    damaged = tmp_path / "out.csv"
+    damaged.write_text("".join(lines))
+    real = subprocess.Popen
+
+    def fake_sadf(cmd, *a, **kw):
+        return real(["/bin/cat", str(damaged)] if cmd[1] == "-d" else cmd, *a, **kw)
+
+    monkeypatch.setattr(sa_binary.subprocess, "Popen", fake_sadf)
+    (err_py, _), (err_sql, _) = _both_paths(sa, monkeypatch)
+    assert err_sql is not None and "sa.bin" in err_sql
+    assert err_py == err_sql

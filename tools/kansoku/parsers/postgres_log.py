@@ -216,6 +216,9 @@ def _is_server_record(severity: str, msg: str) -> bool:
 def sniff(head: FileHead) -> bool:
     if head.is_binary:
         return False
+    text = head.text  # a message is part of a line: a head holding none of them is not a server log
+    if not any(s in text for s in _SERVER_MESSAGES):
+        return False
     for line in head.lines(400):
         m = _MESSAGE.search(line)
         if m and any(m.group("msg").startswith(s) for s in _SERVER_MESSAGES):

@@ -54,11 +54,31 @@ def _counts(text: str) -> tuple[int, int, int]:
     return meta, sql, other
 
 
+def _only_script_lines(text: str) -> bool:
+    """``_counts(text)`` gives at least one meta-command and one SQL statement and no other line; it stops at
+    the first other line (every file's head is sniffed: most are not scripts and say so on their first line)."""
+    meta = sql = False
+    in_sql = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("--"):
+            continue
+        if META.match(line):
+            meta = True
+            in_sql = False
+            continue
+        if in_sql or SQL.match(line):
+            sql = True
+            in_sql = not line.rstrip().endswith(";")
+            continue
+        return False
+    return meta and sql
+
+
 def sniff_script(head: FileHead) -> bool:
     if head.is_binary or head.size_bytes > MAX_BYTES:
         return False
-    meta, sql, other = _counts(head.text)
-    return meta >= 1 and sql >= 1 and other == 0
+    return _only_script_lines(head.text)
 
 
 def parse_script(path: Path, sink: Sink) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from kansoku.errors import ParseError
@@ -266,8 +267,10 @@ def _txlog_match(line: str) -> re.Match | None:
     return m
 
 
+@lru_cache(maxsize=4)
 def shape_of(raw: bytes) -> Shape | None:
-    """The log format of a file head, or None if it is not a pgbench log.
+    """The log format of a file head, or None if it is not a pgbench log (cached: the txlog and aggregate
+    sniffers ask it of the same head; a Shape is immutable).
 
     The first line decides the variant and at least half of the head's lines
     must agree with it; the others are left for the parser to report, with
@@ -276,6 +279,11 @@ def shape_of(raw: bytes) -> Shape | None:
     """
     if not raw or b"\x00" in raw.split(b"\n", 1)[0]:
         return None
+    nl = raw.find(b"\n")
+    if nl >= 0:  # the first line decides: judged alone before the whole head is decoded and split
+        first = raw[:nl].decode("utf-8", errors="replace").rstrip("\r")
+        if not first.strip() or not (_txlog_match(first) or _AGG_LINE.match(first)):
+            return None
     lines = _complete_lines(raw)
     if not lines or not lines[0].strip():
         return None

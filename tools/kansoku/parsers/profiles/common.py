@@ -44,6 +44,8 @@ def is_unresolved(frame: str) -> bool:
 def head_text(head: FileHead) -> str:
     """The sniffed head as text; a gzip file's head is decompressed as far as the bytes read allow."""
     raw = head.raw
+    if raw[:2] != b"\x1f\x8b":
+        return head.text  # decoded once for every sniffer
     if raw[:2] == b"\x1f\x8b":
         d = __import__("zlib").decompressobj(16 + 15)
         try:

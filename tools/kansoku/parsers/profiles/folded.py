@@ -37,8 +37,16 @@ def sniff(head: FileHead) -> bool:
         return False
     # most lines a counted stack, (nearly) all stack-shaped: a line that lost its count is then the parse's
     # error with its line, not a reason to skip the file
-    matched = [l for l in lines if LINE.match(l)]
-    stacky = sum(1 for l in lines if LINE.match(l) or (";" in l and l[:1] not in " #"))
+    matched = []
+    n = len(lines)
+    stacky = n
+    for l in lines:
+        if LINE.match(l):
+            matched.append(l)
+        elif not (";" in l and l[:1] not in " #"):
+            stacky -= 1
+            if stacky < 0.9 * n:  # more than a tenth not stack-shaped: not folded stacks (stop reading)
+                return False
     with_semicolon = sum(1 for l in matched if ";" in l)
     return len(matched) >= 0.5 * len(lines) and stacky >= 0.9 * len(lines) \
         and with_semicolon >= max(1, len(matched) // 2) and not any("\t" in l for l in lines[:20])

@@ -859,19 +859,32 @@ def check_plausible_sql(sink) -> None:
         sink.update_own_rows("sys_metrics", f"value = CASE WHEN {_WARN_RULES} = 'drop' THEN NULL ELSE value END")
 
 
-def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str) -> None:
+def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str,
+               known: tuple[int, set[str], bool, dict | None] | None = None) -> None:
     """After a parser loaded its sys_metrics rows with ``load_sql``: the plausibility rules, the
-    per-activity summary (sys_series) and the device classes, all set-based over the stored rows."""
-    n = sink.own_rows("sys_metrics", "SELECT count(*) FROM {rows}")[0][0]
+    per-activity summary (sys_series) and the device classes, all set-based over the stored rows.
+    ``known``: (rows stored, disk devices, suspect, summary) when the parser knows them: the count and the
+    device query are not run, nor the plausibility passes when no row is suspect (``Collector.suspects``, a
+    superset of what they refuse, warn about or drop, found none); a summary (activity -> samples, first and
+    last time, most common interval; no since-boot rows) is stored as given instead of computed from the
+    stored rows."""
+    n = known[0] if known is not None else sink.own_rows("sys_metrics", "SELECT count(*) FROM {rows}")[0][0]
     if not n:
         sink.warn(None, "no statistics records in the file")
         return
-    check_plausible_sql(sink)
-    sink.load_sql(
-        "sys_series",
-        _SERIES_SQL,
-        {"tool": tool, "format": fmt, "rank": FORMAT_RANK[fmt], "host": host, "tz_basis": tz_basis})
-    devices = {r[0] for r in sink.own_rows(
+    if known is None or known[2]:
+        check_plausible_sql(sink)
+    params = {"tool": tool, "format": fmt, "rank": FORMAT_RANK[fmt], "host": host, "tz_basis": tz_basis}
+    summary = known[3] if known is not None else None
+    if summary:
+        acts = list(summary)
+        sink.load_sql("sys_series", _SERIES_GIVEN_SQL, {
+            **params, "acts": acts, "samples": [summary[a][0] for a in acts],
+            "first": [summary[a][1] for a in acts], "last": [summary[a][2] for a in acts],
+            "iv": [summary[a][3] for a in acts]})
+    else:
+        sink.load_sql("sys_series", _SERIES_SQL, params)
+    devices = known[1] if known is not None else {r[0] for r in sink.own_rows(
         "sys_metrics", "SELECT DISTINCT instance FROM {rows} WHERE activity = 'disk' AND instance IS NOT NULL")}
     store_devices(sink, devices, set())
 
@@ -889,6 +902,14 @@ SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS for
        count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
        $tz_basis::VARCHAR AS tz_basis
 FROM sys_metrics WHERE source_id = $source_id GROUP BY activity
+"""
+# the same summary, given by a parser that knows it (finish_sql's ``known``)
+_SERIES_GIVEN_SQL = """
+SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
+       $rank::INTEGER AS format_rank, unnest($acts::VARCHAR[]) AS activity, $host::VARCHAR AS host,
+       unnest($samples::BIGINT[]) AS samples, unnest($first::TIMESTAMPTZ[]) AS first_ts,
+       unnest($last::TIMESTAMPTZ[]) AS last_ts, unnest($iv::DOUBLE[]) AS interval_s,
+       0::BIGINT AS since_boot_excluded, $tz_basis::VARCHAR AS tz_basis
 """
 _LOAD_SQL = """
     SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format, ts, interval_s, sample, since_boot, activity, instance,
@@ -938,6 +959,19 @@ def _bulk_load_impl(self, sink) -> None:
     """Hand the columns to DuckDB in one INSERT (one text parameter, split in SQL; list parameters when a
     name holds a separator) and summarise them per activity (sys_series) in another. A file of sar -A holds
     ~10^4 values: no CSV row is written per value."""
+    insert_values(self, sink)
+    # per-activity summary, computed set-based from the file's rows
+    sink.load_sql(
+        "sys_series",
+        _SERIES_SQL,
+        {"tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
+         "tz_basis": self.tz_basis})
+
+
+def insert_values(self, sink) -> None:
+    """The collector's values into sys_metrics, in the order added: one INSERT, nothing else (no
+    plausibility pass, no summary: the caller's)."""
+    self._close()
     ts_cache: dict[Any, str] = {}
     ts_text: list[str | None] = []
     for ts in self.ts:
@@ -958,12 +992,6 @@ def _bulk_load_impl(self, sink) -> None:
                        "interval_s": self.interval_s, "sample": self.sample, "since_boot": self.since_boot,
                        "activity": self.activity, "instance": self.instance, "names": self.names,
                        "vals": self.values, "line": self.line})
-    # per-activity summary, computed set-based from the file's rows
-    sink.load_sql(
-        "sys_series",
-        _SERIES_SQL,
-        {"tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
-         "tz_basis": self.tz_basis})
 
 
 Collector._bulk_load = _bulk_load_impl  # type: ignore[attr-defined]
