@@ -177,14 +177,14 @@ def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict
         siblings = sorted(conditions[_cond_key(fs)], key=lambda r: (rep_key(infos[r].factors.get(REP, "")), r))
         pages[rid] = RunPage(info=info, factors=factors, condition=[
             ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False) for r in siblings])
-    values, series = _run_data(store, run_ids, cache)
+    values, series, events = _run_data(store, run_ids, cache)
     _metrics(report, run_ids, pages, values)
     _uses(chapters, pages)
     _series(series, pages)
     _run_toml(store, run_ids, pages)
     _syscalls(store, run_ids, pages)
     _fio(store, run_ids, pages)
-    _events(store, run_ids, pages)
+    _events(events, pages)
     return pages
 
 
@@ -206,33 +206,38 @@ def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
 
 
 def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None
-              ) -> tuple[dict[str, dict[str, float]], dict[str, tuple]]:
-    """Each run's metrics (metric -> value) and its series row (SERIES_SQL), from the cache where the run's
-    fingerprint is unchanged, the others from the store: all runs' metrics in one pass when most are missing
-    (the first build), else only the missing runs'."""
+              ) -> tuple[dict[str, dict[str, float]], dict[str, tuple], dict[str, list]]:
+    """Each run's metrics (metric -> value), its series row (SERIES_SQL) and its events (``steady.events``),
+    from the cache where the run's fingerprint is unchanged, the others from the store: all runs' metrics and
+    events in one pass when most are missing (the first build), else only the missing runs'."""
     keys = {r: cache.run_key(store, r, "data") for r in run_ids} if cache is not None else {}
     values: dict[str, dict[str, float]] = {}
     series: dict[str, tuple] = {}
+    events: dict[str, list] = {}
     missing = []
     for r in run_ids:
         got = cache.load(keys[r]) if keys.get(r) else None
         if got is None:
             missing.append(r)
         else:
-            values[r], series[r] = got["metrics"], got["series"]
+            values[r], series[r], events[r] = got["metrics"], got["series"], got["events"]
     if cache is not None:
         cache.runs_reused += len(run_ids) - len(missing)
         cache.runs_computed += len(missing)
     if not missing:
-        return values, series
-    if len(missing) * 4 > len(run_ids) or cache is None:
+        return values, series, events
+    few = cache is not None and len(missing) * 4 <= len(run_ids)  # a rebuild: the views read for these runs
+    if not few:
         everyone = _all_metrics(store)  # one pass over every run, shared by every report of the build
         fresh = {r: everyone.get(r, {}) for r in missing}
+        every_event = _all_events(store)
+        fresh_events = {r: every_event.get(r, []) for r in missing}
     else:
         fresh = {r: {} for r in missing}
         for rid, metric, v in store.query(only_runs(MISSING_METRICS_SQL, missing)):
             fresh[rid][metric] = stable(v)
-    few = cache is not None and len(missing) * 4 <= len(run_ids)  # a rebuild: the views read for these runs
+        got_events = steady.events(store, missing, constant=True)
+        fresh_events = {r: got_events.get(r, []) for r in missing}
     rows: dict[str, tuple] = {}
     if few or len(missing) <= SERIES_BATCH:
         series_sql = only_runs(SERIES_SQL, missing) if few else SERIES_SQL
@@ -242,10 +247,10 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None
             batch = missing[i:i + SERIES_BATCH]
             rows.update((row[0], tuple(row)) for row in store.query(only_runs(SERIES_SQL, batch), [batch]))
     for r in missing:
-        values[r], series[r] = fresh[r], rows.get(r)
+        values[r], series[r], events[r] = fresh[r], rows.get(r), _event_list(fresh_events[r])
         if keys.get(r):
-            cache.save(keys[r], {"metrics": fresh[r], "series": rows.get(r)})
-    return values, series
+            cache.save(keys[r], {"metrics": fresh[r], "series": rows.get(r), "events": events[r]})
+    return values, series, events
 
 
 def _decimals(values: list[float]) -> int:
@@ -390,13 +395,19 @@ def _fio(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
                                    "iops": _num(iops, 1), "lat_mean_us": _num(lat, 2), "clat_p99_us": _num(p99, 2)})
 
 
-def _events(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
-    """Checkpoints, stalls and the steady window of every run (one query for all: ``steady.events``)."""
-    # the run_events view is computed for every stored run in one pass: once per build, for every report
-    every = _per_store(store, "events", lambda: steady.events(
-        store, [r[0] for r in store.query("SELECT run_id FROM runs")]))
-    for rid, evs in every.items():
+def _all_events(store: Store) -> dict[str, list]:
+    """Checkpoints, stalls and the steady window of every stored run: the run_events view is computed for
+    every run in one pass, once per build, for every report (a rebuild reads only its new runs')."""
+    return _per_store(store, "events", lambda: steady.events(store, [r[0] for r in store.query("SELECT run_id FROM runs")]))
+
+
+def _event_list(evs: list) -> list[dict[str, Any]]:
+    """A run's events as its page lists them (the kinds of EVENT_KINDS; labels in every language)."""
+    return [{"kind": e.event, "at": round(e.at_s, 3), "until": None if e.until_s is None else round(e.until_s, 3),
+             "label": {lang: e.label(lang) for lang in LANGS}} for e in evs if e.event in EVENT_KINDS]
+
+
+def _events(events: dict[str, list], pages: dict[str, RunPage]) -> None:
+    for rid, evs in events.items():
         if rid in pages:
-            pages[rid].events = [
-                {"kind": e.event, "at": round(e.at_s, 3), "until": None if e.until_s is None else round(e.until_s, 3),
-                 "label": {lang: e.label(lang) for lang in LANGS}} for e in evs if e.event in EVENT_KINDS]
+            pages[rid].events = evs
