@@ -177,15 +177,51 @@ def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict
         siblings = sorted(conditions[_cond_key(fs)], key=lambda r: (rep_key(infos[r].factors.get(REP, "")), r))
         pages[rid] = RunPage(info=info, factors=factors, condition=[
             ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False) for r in siblings])
-    values, series, events = _run_data(store, run_ids, cache)
-    _metrics(report, run_ids, pages, values)
     _uses(chapters, pages)
-    _series(series, pages)
-    _run_toml(store, run_ids, pages)
-    _syscalls(store, run_ids, pages)
-    _fio(store, run_ids, pages)
-    _events(events, pages)
+    # a page whose inputs are those of a page of the last build is that page (the cache's run_page_key)
+    todo, page_keys = run_ids, {}
+    if cache is not None and cache.directory is not None:
+        todo = []
+        for rid in run_ids:
+            page = pages[rid]
+            key = cache.run_page_key(store, report, rid, [r.id for r in page.condition], _page_inputs(page))
+            got = cache.load(key) if key else None
+            if got is None:
+                todo.append(rid)
+                page_keys[rid] = key
+            else:
+                got.info = page.info  # the report's own record (the renderer gives its raw files their URLs)
+                pages[rid] = got
+        cache.runs_reused += len(run_ids) - len(todo)  # their run data with them
+    if todo:
+        need = sorted(set(todo) | {r.id for rid in todo for r in pages[rid].condition})
+        values, series, events = _run_data(store, need, cache, set(todo))
+        fresh = {rid: pages[rid] for rid in todo}
+        _metrics(report, todo, fresh, values)
+        _series({rid: series.get(rid) for rid in todo}, fresh)
+        _run_toml(store, todo, fresh)
+        _syscalls(store, todo, fresh)
+        _fio(store, todo, fresh)
+        _events({rid: events.get(rid, []) for rid in todo}, fresh)
+        for rid in todo:
+            if page_keys.get(rid):
+                fresh[rid].key = page_keys[rid]
+                cache.save(page_keys[rid], fresh[rid])
+    if cache is not None:  # the run data of the pages not computed stays for the next build's
+        for rid in run_ids:
+            key = cache.run_key(store, rid, "data")
+            if key:
+                cache.keep(key)
     return pages
+
+
+def _page_inputs(page: RunPage) -> str:
+    """What a run page shows that the run's and its condition's fingerprints do not cover: the report's
+    record of the run (raw files, factor labels), its factors and condition as the report names them, and
+    the tables and figures that use it."""
+    return json.dumps({"info": page.info.to_json(), "factors": page.factors,
+                       "condition": [r.to_json() for r in page.condition], "uses": [u.to_json() for u in page.uses]},
+                      sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _per_store(store: Store, name: str, compute):
@@ -205,7 +241,7 @@ def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
     return _per_store(store, "metrics", compute)
 
 
-def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None
+def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, counted: set[str] | None = None
               ) -> tuple[dict[str, dict[str, float]], dict[str, tuple], dict[str, list]]:
     """Each run's metrics (metric -> value), its series row (SERIES_SQL) and its events (``steady.events``),
     from the cache where the run's fingerprint is unchanged, the others from the store: all runs' metrics and
@@ -221,9 +257,10 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None
             missing.append(r)
         else:
             values[r], series[r], events[r] = got["metrics"], got["series"], got["events"]
-    if cache is not None:
-        cache.runs_reused += len(run_ids) - len(missing)
-        cache.runs_computed += len(missing)
+    if cache is not None:  # (counted: the runs whose page is made; the others only lend their metrics)
+        computed = sum(1 for r in missing if counted is None or r in counted)
+        cache.runs_computed += computed
+        cache.runs_reused += (len(run_ids) if counted is None else len(counted)) - computed
     if not missing:
         return values, series, events
     few = cache is not None and len(missing) * 4 <= len(run_ids)  # a rebuild: the views read for these runs
