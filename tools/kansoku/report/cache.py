@@ -159,3 +159,38 @@ class ItemCache(PickleEntries):
         for r in condition:
             h.update(b"\0" + r.encode() + b"\1" + (fps.get(r) or "-").encode())
         return h.hexdigest()
+
+    def comparison(self, store: Store, report: Any, spec: Any, compute: Callable[[], Any]) -> Any:
+        """A ``[[compare]]`` of the report (``spec``), reused while the code, the report's context, the spec and
+        the runs either of its selections can read are unchanged (its runs are those of an item whose
+        ``where`` is the selection)."""
+        if self.directory is None:
+            return compute()
+        runs: set[str] = set()
+        for side in ("a", "b"):
+            sel = self.selected_runs(store, _Selection(spec.selection(side)))
+            if sel is None:
+                return compute()
+            runs |= sel
+        fps = self.run_fingerprints(store)
+        h = hashlib.sha256(f"{code_version()}\0compare\0".encode())
+        context = {k: v for k, v in report.raw.items() if k != "chapter"}
+        h.update(json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode())
+        h.update(repr(spec).encode())
+        h.update((fps.get(None) or "").encode())
+        for r in sorted(runs):
+            h.update(b"\0" + r.encode() + b"\1" + (fps.get(r) or "-").encode())
+        key = h.hexdigest()
+        value = self.load(key)
+        if value is None:
+            value = compute()
+            self.save(key, value)
+        return value
+
+
+@dataclass
+class _Selection:
+    """A selection of a ``[[compare]]`` as :meth:`ItemCache.selected_runs` reads an item."""
+
+    where: dict[str, Any]
+    baseline: Any = None
