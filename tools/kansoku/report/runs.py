@@ -12,8 +12,11 @@ handful of queries as one of 10: every run's metrics and events once per build (
 ``run_events`` views compute all runs in one pass; every report's pages share the result), and per report
 the series of all its runs in one query, run.toml, strace and fio. The per-second series are formatted in
 SQL (fixed decimals per column) and only joined into CSV lines here; a condition's median, min and max are
-taken over the few runs of the condition. A build keeps each run's metrics and series in the item cache
-(report/cache.py) under the run's fingerprint: the next build reads the store for new or changed runs only.
+taken over the few runs of the condition. A build keeps each run's metrics, series and events in the item
+cache (report/cache.py) under the run's fingerprint: the next build reads the store for new or changed runs
+only. It keeps each whole page too, under a key of everything the page shows (``ItemCache.run_page_key``: the
+run's and its condition's fingerprints, the report's context and record of the run, the items using it): a
+rebuild after one new run makes the pages of that run's condition again, and takes the others as they were.
 """
 
 from __future__ import annotations
@@ -156,9 +159,9 @@ def _cond_key(factors: dict[str, str]) -> tuple:
 
 def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
               cache: ItemCache | None = None) -> dict[str, RunPage]:
-    """The page of every run in ``infos`` (the runs behind the report's tables and figures). ``cache``: each
-    run's metrics and per-second series are kept by the run's fingerprint and read again while it holds (a
-    rebuild after one new run queries that run alone)."""
+    """The page of every run in ``infos`` (the runs behind the report's tables and figures). ``cache``: a page
+    whose key is unchanged is the last build's; each run's metrics, per-second series and events are kept by
+    the run's fingerprint and read again while it holds (a rebuild after one new run queries that run alone)."""
     run_ids = sorted(infos)
     if not run_ids:
         return {}
