@@ -332,7 +332,7 @@ def lazy_provenance(rep_id: str, d: dict, files: dict[str, str]) -> None:
                 item["prov"] = {**prov, "groups": [], "src": f"/{rel}"}
 
 
-GENERATED_ROOTS = ("data", "static", "content")  # what write_generated owns under the generated directory
+GENERATED_ROOTS = ("data", "static", "content", "assets")  # what write_generated owns under the generated directory
 BUILD_CACHE = "build-cache"  # computed tables and figures, their drawings, verified raw files
                              # (report/cache.py, render/figure_cache.py, publish.py)
 RUN_PAGE_KEYS = "run-page-files.json"  # under BUILD_CACHE: the run pages' files written, by page key
@@ -391,7 +391,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         files.update(run_files)
         for page in rep.run_pages.values():
             if page.key:
-                for rel in (f"data/runs/{rep.id}/{page.info.anchor}.json",
+                for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",
                             f"static/csv/{rep.id}/runs/{page.info.anchor}.csv"):
                     if rel in run_files:
                         page_keys[rel] = page.key

@@ -2,8 +2,9 @@
 
 For each run of a report, under the generated directory:
 
-- ``data/runs/<report>/<anchor>.json``  the run's page-ready data (``RunPage.to_json``), read by
-  ``layouts/runs/single.html`` (Hugo parses it once; it holds the per-second series once, not per language);
+- ``assets/runs/<report>/<anchor>.json``  the run's page-ready data (``RunPage.to_json``), read by
+  ``layouts/runs/single.html`` (an asset, not a data file: Hugo reads it only when it renders the page; it
+  holds the per-second series once, not per language);
 - ``static/csv/<report>/runs/<anchor>.csv``  its per-second series as a download (fixed decimals per column);
 - ``content/reports/<report>/runs/<anchor>.<lang>.md``  a page per language, front matter only.
 
@@ -41,7 +42,7 @@ def run_page_files(rep: ComputedReport, dumps, kept=None) -> tuple[dict[str, str
     n = 0
     for run_id, page in rep.run_pages.items():
         anchor = page.info.anchor
-        data = f"data/runs/{rep.id}/{anchor}.json"
+        data = f"assets/runs/{rep.id}/{anchor}.json"
         csv = f"static/csv/{rep.id}/runs/{anchor}.csv" if page.series is not None else None
         if kept is not None and page.key and kept(data, page.key) and (csv is None or kept(csv, page.key)):
             files[data] = KEEP
