@@ -49,7 +49,7 @@ def _report_runs(rep: dict) -> set[str]:
 
 
 def _run_data(gen: Path, anchor: str) -> dict:
-    return json.loads((gen / "data" / "runs" / "example" / f"{anchor}.json").read_text(encoding="utf-8"))
+    return json.loads((gen / "assets" / "runs" / "example" / f"{anchor}.json").read_text(encoding="utf-8"))
 
 
 def _page(public: Path, lang: str, anchor: str) -> str:

@@ -195,8 +195,8 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
         site = site_of(args)
         db, out, specs = args.db or site.db, args.out or site.out, args.specs or site.specs
         generated, content = args.generated or site.generated, args.content or site.content
-        preflight(specs, db, content / "reports")  # every spec problem at once (exit 3)
-        res = build_site(db, out, specs, generated=generated, content=content, wait_s=args.wait,
+        reports = preflight(specs, db, content / "reports")  # every spec problem at once (exit 3)
+        res = build_site(db, out, specs, generated=generated, content=content, wait_s=args.wait, reports=reports,
                          on_wait=lambda m: print(m, file=sys.stderr), config=site.config, site_root=site.root,
                          pdf=[p.strip() for p in args.pdf.split(",") if p.strip()] if args.pdf else None,
                          progress=progress_lines(args.quiet))

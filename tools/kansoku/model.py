@@ -579,6 +579,8 @@ class RunPage:
     fio: list[dict[str, Any]] = field(default_factory=list)       # fio jobs: direction, bw, iops, latency
     events: list[dict[str, Any]] = field(default_factory=list)    # marks on its time axis: kind, at, until (s
                                                                   # since its start), label (Words)
+    key: str | None = None  # the sha256 of everything the page shows (report/cache.py run_page_key), when known:
+                            # a page of the same key shows the same (the renderer keeps its files by it)
 
     def to_json(self) -> dict[str, Any]:
         d = self.info.to_json()

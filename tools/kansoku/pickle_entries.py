@@ -43,6 +43,11 @@ class PickleEntries:
             raise
         self.used.add(path.name)
 
+    def keep(self, key: str) -> None:
+        """Mark the entry under ``key`` used without reading it (a later build may need it)."""
+        if self.directory is not None:
+            self.used.add(f"{key}.pickle")
+
     def prune(self) -> int:
         """Remove the entries this build did not use (and a killed build's half-written .tmp- file); call once
         the build succeeded. Returns how many were removed."""

@@ -87,10 +87,11 @@ def steady_states(store: Store, run_ids: list[str] | None = None) -> dict[str, S
     return {r["run_id"]: SteadyState.of(r) for r in q.steady_state(store, run_ids)}
 
 
-def events(store: Store, run_ids: list[str]) -> dict[str, list[Event]]:
-    """Every event of the given runs, in time order; runs without events are absent."""
+def events(store: Store, run_ids: list[str], constant: bool = False) -> dict[str, list[Event]]:
+    """Every event of the given runs, in time order; runs without events are absent. ``constant``: a few runs
+    of a large store (``store.steady.run_events``)."""
     out: dict[str, list[Event]] = {}
-    for row in q.run_events(store, run_ids):
+    for row in q.run_events(store, run_ids, constant=constant):
         out.setdefault(row["run_id"], []).append(Event(**row))
     return out
 

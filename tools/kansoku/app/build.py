@@ -6,17 +6,21 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kansoku import resources, words
 from kansoku.errors import KansokuError
 from kansoku.model import ComputedReport, Trends
-from kansoku.render import hugo, page_reuse, publish, typst
+from kansoku.render import hugo, page_reuse, publish
 from kansoku.report.build import compute_report
 from kansoku.report.cache import ItemCache
 from kansoku.report.trends import compute_trends, trend_specs
 from kansoku.spec.model import load_all, load_report
 from kansoku.store.db import Store, open_store
 from kansoku.words import LANGS
+
+if TYPE_CHECKING:  # the PDF writer is imported by the builds that write PDFs
+    from kansoku.render import typst
 
 CONTENT = Path("content")
 CONFIG = Path("config.toml")
@@ -67,10 +71,10 @@ def site_address(rep: ComputedReport, config: dict, warn=None) -> None:
 
 
 def compute_site(store: Store, spec_dir: Path, content: Path = CONTENT, config: Path = CONFIG,
-                 cache: ItemCache | None = None) -> tuple[list[ComputedReport], Trends]:
-    """Every report of ``spec_dir`` and the cross-year view. ``cache``: reuse the tables and figures whose
-    inputs did not change (report/cache.py)."""
-    reports = load_all(spec_dir)
+                 cache: ItemCache | None = None, reports: list | None = None) -> tuple[list[ComputedReport], Trends]:
+    """Every report of ``spec_dir`` (``reports``: those already loaded from it, e.g. by the preflight) and the
+    cross-year view. ``cache``: reuse the tables and figures whose inputs did not change (report/cache.py)."""
+    reports = load_all(spec_dir) if reports is None else reports
     computed = [compute_report(store, r, content / "reports", cache=cache) for r in reports]
     cfg = load_config(config)
     for rep in computed:
@@ -92,11 +96,13 @@ def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "repor
 
 def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GENERATED,
                content: Path = CONTENT, wait_s: float = 0.0, on_wait=None, pdf: list[str] | None = None,
-               config: Path = CONFIG, site_root: Path | None = None, progress=None) -> BuildResult:
+               config: Path = CONFIG, site_root: Path | None = None, progress=None,
+               reports: list | None = None) -> BuildResult:
     """tools/build: compute every report, write the generated directory (render.hugo), run Hugo into a
     fresh directory, link the raw files from the store's copies, and swap it in only when complete.
     ``pdf``: ids of reports (or ``["all"]``) whose PDFs are written into the site (``pdf/<id>.<lang>.pdf``)
-    and linked from every page of the report. ``progress``: told each step as it starts (one line of text)."""
+    and linked from every page of the report. ``progress``: told each step as it starts (one line of text).
+    ``reports``: the specs of ``spec_dir`` as the preflight loaded them (not read again)."""
     say = progress or (lambda message: None)
     t0 = time.monotonic()
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
@@ -105,7 +111,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
         try:
             say(f"computing the reports of {spec_dir} from {db}")
-            computed, trends = compute_site(store, spec_dir, content, config, cache=cache)
+            computed, trends = compute_site(store, spec_dir, content, config, cache=cache, reports=reports)
         finally:
             store.close()
         raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
@@ -134,6 +140,8 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         try:
             say(f"running Hugo ({len(reuse.render)} run pages to render, {len(reuse.reuse)} reused)")
             res.pages = hugo.run_hugo(new, generated, content, site_root=root, config=config, reuse=reuse)
+            if with_pdf:
+                from kansoku.render import typst  # (jinja2 and the PDF writer: imported by a build that writes PDFs)
             for rep in with_pdf:
                 say(f"writing the PDFs of {rep.id} ({', '.join(LANGS)})")
                 res.pdfs += [r.path for r in typst.render_pdfs(rep, LANGS, out_dir=new / "pdf")]
@@ -156,6 +164,8 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
                progress=None) -> list[typst.PdfResult]:
     """tools/pdf: the fonts checked first (before anything slow), the report computed, then
     :func:`render.typst.render_pdfs` (one chart export for every language). ``progress``: told each step."""
+    from kansoku.render import typst
+
     say = progress or (lambda message: None)
     t0 = time.monotonic()
     for lang in langs:

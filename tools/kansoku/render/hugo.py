@@ -35,6 +35,7 @@ import csv
 import io
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ from kansoku.render import charts, page_reuse
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
-from kansoku.render.run_pages import run_page_files
+from kansoku.render.run_pages import KEEP, run_page_files
 
 GENERATED = Path("data/generated")
 CONTENT = Path("content")
@@ -331,9 +332,10 @@ def lazy_provenance(rep_id: str, d: dict, files: dict[str, str]) -> None:
                 item["prov"] = {**prov, "groups": [], "src": f"/{rel}"}
 
 
-GENERATED_ROOTS = ("data", "static", "content")  # what write_generated owns under the generated directory
+GENERATED_ROOTS = ("data", "static", "content", "assets")  # what write_generated owns under the generated directory
 BUILD_CACHE = "build-cache"  # computed tables and figures, their drawings, verified raw files
                              # (report/cache.py, render/figure_cache.py, publish.py)
+RUN_PAGE_KEYS = "run-page-files.json"  # under BUILD_CACHE: the run pages' files written, by page key
 
 
 def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | None = None) -> dict[str, int]:
@@ -348,6 +350,19 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     files: dict[str, str] = {}
     stats = {"raw_files": 0, "generated_pages": 0}
     figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
+    # the run pages' files the last build wrote, by page key: a page of the same key is not written again.
+    # The list is removed before anything is written and written again once every file is (a killed build
+    # leaves none: the next one compares every file's bytes)
+    page_keys_file = gen / BUILD_CACHE / RUN_PAGE_KEYS
+    try:
+        before = json.loads(page_keys_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        before = {}
+    page_keys_file.unlink(missing_ok=True)
+    page_keys: dict[str, str] = {}
+
+    def kept(rel: str, key: str) -> bool:
+        return before.get(rel) == key and (gen / rel).is_file()
     for rep in computed:
         figures = drawn(rep.figures(), figure_cache)
         d = report_json(rep, figures)
@@ -372,8 +387,14 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         for rel, txt in generated_pages(rep).items():
             files[f"content/{rel}"] = txt
             stats["generated_pages"] += 1
-        run_files, pages = run_page_files(rep, dumps)
+        run_files, pages = run_page_files(rep, dumps, kept)
         files.update(run_files)
+        for page in rep.run_pages.values():
+            if page.key:
+                for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",
+                            f"static/csv/{rep.id}/runs/{page.info.anchor}.csv"):
+                    if rel in run_files:
+                        page_keys[rel] = page.key
         stats["run_pages"] = stats.get("run_pages", 0) + pages
     if trends is not None:
         tj = trends.to_json()
@@ -390,6 +411,9 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         for lang in LANGS:
             files[f"content/trends/_index.{lang}.md"] = _front({"title": trends.title[lang], "weight": 10})
     stats.update(sync_files(gen, files, GENERATED_ROOTS, since))
+    tmp = page_keys_file.with_name(page_keys_file.name + ".tmp")
+    tmp.write_text(json.dumps(page_keys, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, page_keys_file)
     figure_cache.prune()  # drawings no figure of this build used
     stats["figures_drawn"], stats["figures_reused"] = figure_cache.drawn, figure_cache.reused
     return stats
@@ -401,6 +425,9 @@ def sync_files(base: Path, files: dict[str, str], roots: tuple[str, ...], since:
     ``since`` (ns; written during this build by another writer)."""
     written = unchanged = removed = 0
     for rel, txt in files.items():
+        if txt is KEEP:  # held as it should be (render/run_pages.py)
+            unchanged += 1
+            continue
         p = base / rel
         data = txt.encode("utf-8")
         try:

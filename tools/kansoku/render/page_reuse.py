@@ -6,7 +6,7 @@ and a rebuild after one new run changes a handful of them (the new run and the r
 renders only part of a site with *segments* (``--renderSegments``, Hugo ≥ 0.124: it still reads every page
 and data file, but writes only the pages of the named segments). So a build:
 
-1. fingerprints every run page: the sha256 of its own generated files (``data/runs/<report>/<anchor>.json``
+1. fingerprints every run page: the sha256 of its own generated files (``assets/runs/<report>/<anchor>.json``
    and ``content/reports/<report>/runs/<anchor>.<lang>.md``) and of the *context* every run page reads:
    Hugo itself (its binary), the configuration Hugo is given (``hugo.json``), every template and word
    (each mount of ``layouts``, ``i18n``, ``archetypes``, ``assets``), every other content page (paths and
@@ -99,7 +99,8 @@ def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
         src, target = Path(m["source"]), m["target"]
         h.update(f"mount\0{src}\0{target}\0".encode())
         if target in TEMPLATE_TARGETS:
-            _hash_tree(h, src)
+            own = target == "assets" and src.resolve() == (gen / "assets").resolve()  # the run pages' data
+            _hash_tree(h, src, skip=(lambda rel: rel.startswith("runs/")) if own else None)
         elif target == "content":
             _hash_tree(h, src, skip=lambda rel: bool(run_md.match(rel)))
         elif target == "data":
@@ -114,7 +115,7 @@ def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
 def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str, ...]) -> RunPagePlan:
     """Fingerprint every run page under ``gen`` and decide which ones the current output ``out`` can give."""
     res = RunPagePlan(out=out, langs=tuple(langs))
-    runs = gen / "data" / "runs"
+    runs = gen / "assets" / "runs"
     if not runs.is_dir():
         return res
     context = _context(gen, hugo_json, hugo_bin)

@@ -2,8 +2,9 @@
 
 For each run of a report, under the generated directory:
 
-- ``data/runs/<report>/<anchor>.json``  the run's page-ready data (``RunPage.to_json``), read by
-  ``layouts/runs/single.html`` (Hugo parses it once; it holds the per-second series once, not per language);
+- ``assets/runs/<report>/<anchor>.json``  the run's page-ready data (``RunPage.to_json``), read by
+  ``layouts/runs/single.html`` (an asset, not a data file: Hugo reads it only when it renders the page; it
+  holds the per-second series once, not per language);
 - ``static/csv/<report>/runs/<anchor>.csv``  its per-second series as a download (fixed decimals per column);
 - ``content/reports/<report>/runs/<anchor>.<lang>.md``  a page per language, front matter only.
 
@@ -18,6 +19,9 @@ from kansoku import words
 from kansoku.model import ComputedReport
 
 LANGS = words.LANGS
+# the text of a file the generated directory already holds as it should be (render/hugo.py sync_files
+# leaves it, unread; compared by identity)
+KEEP = "\0kept"
 
 
 def run_csv_url(rep_id: str, anchor: str) -> str:
@@ -28,19 +32,28 @@ def _front(d: dict) -> str:
     return "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in d.items()) + "---\n"
 
 
-def run_page_files(rep: ComputedReport, dumps) -> tuple[dict[str, str], int]:
+def run_page_files(rep: ComputedReport, dumps, kept=None) -> tuple[dict[str, str], int]:
     """The data, CSV and pages of every run page of ``rep``, as {path under the generated directory: text},
     and the number of pages. render/hugo.py writes them with the report's other files (only the files whose
-    bytes change, stale ones removed). ``dumps`` is the renderer's JSON writer (refuses NaN and infinities)."""
+    bytes change, stale ones removed). ``dumps`` is the renderer's JSON writer (refuses NaN and infinities).
+    ``kept(path, key)``: whether the generated directory holds the file ``path`` as written for a page of
+    ``key`` (``RunPage.key``); such a file is not made again: its value is ``KEEP``."""
     files: dict[str, str] = {}
     n = 0
     for run_id, page in rep.run_pages.items():
         anchor = page.info.anchor
-        d = page.to_json()
-        if page.series is not None:
-            d["csv"] = run_csv_url(rep.id, anchor)
-            files[f"static/csv/{rep.id}/runs/{anchor}.csv"] = page.series.csv
-        files[f"data/runs/{rep.id}/{anchor}.json"] = dumps(d)
+        data = f"assets/runs/{rep.id}/{anchor}.json"
+        csv = f"static/csv/{rep.id}/runs/{anchor}.csv" if page.series is not None else None
+        if kept is not None and page.key and kept(data, page.key) and (csv is None or kept(csv, page.key)):
+            files[data] = KEEP
+            if csv is not None:
+                files[csv] = KEEP
+        else:
+            d = page.to_json()
+            if csv is not None:
+                d["csv"] = run_csv_url(rep.id, anchor)
+                files[csv] = page.series.csv
+            files[data] = dumps(d)
         for lang in LANGS:
             front = {"title": run_id, "report": rep.id, "run": anchor, "type": "runs", "generated": True}
             files[f"content/reports/{rep.id}/runs/{anchor}.{lang}.md"] = _front(front)

@@ -74,7 +74,8 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     for ch, out in zip(report.chapters, chapters):
         ch_runs = sorted({r for it, rs in item_runs if it.chapter_id == ch.id for r in rs})
         out.machines = machines.chapter_machines(rm, names, ch_runs)
-    compares = [compute_comparison(store, report, spec) for spec in report.compares]
+    compares = [cache.comparison(store, report, spec, lambda spec=spec: compute_comparison(store, report, spec))
+                for spec in report.compares]
     for c in compares:
         run_ids.update(c.runs)
     rep = report.raw.get("report", {})

@@ -56,12 +56,13 @@ class ItemCache(PickleEntries):
 
     hits: list[str] = field(default_factory=list)
     computed: list[str] = field(default_factory=list)
-    runs_reused: int = 0    # runs whose page data (metrics, series) came from the cache
+    runs_reused: int = 0    # runs whose page data (metrics, series; or the whole page) came from the cache
     runs_computed: int = 0  # ... were read from the store
     _runs: dict[str, str] | None = None
     _store_id: int | None = None
     _factors: dict[str, dict[str, set[str]]] | None = None
     _factors_store: int | None = None
+    _contexts: dict[str, str] = field(default_factory=dict)
 
     def run_fingerprints(self, store: Store) -> dict[str, str]:
         if self._runs is None or self._store_id != id(store):
@@ -140,3 +141,56 @@ class ItemCache(PickleEntries):
         if fp is None:
             return None
         return hashlib.sha256(f"{code_version()}\0run-page\0{kind}\0{run_id}\0{fp}".encode()).hexdigest()
+
+    def run_page_key(self, store: Store, report: Any, run_id: str, condition: list[str], inputs: str) -> str | None:
+        """The key of a run's whole page: the code version, the report's context (its spec without the
+        chapters: factor and metric labels), ``inputs`` (what the page shows of the report: its record of the
+        run, the tables and figures using it) and the fingerprint of the run and of every run of its
+        condition (whose metrics its page compares). None without a directory or for an unknown run."""
+        fps = self.run_fingerprints(store) if self.directory is not None else {}
+        if run_id not in fps:
+            return None
+        if report.id not in self._contexts:
+            context = {k: v for k, v in report.raw.items() if k != "chapter"}
+            self._contexts[report.id] = hashlib.sha256(
+                json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode()).hexdigest()
+        h = hashlib.sha256(f"{code_version()}\0run-page\0{report.id}\0{self._contexts[report.id]}\0".encode())
+        h.update(inputs.encode())
+        for r in condition:
+            h.update(b"\0" + r.encode() + b"\1" + (fps.get(r) or "-").encode())
+        return h.hexdigest()
+
+    def comparison(self, store: Store, report: Any, spec: Any, compute: Callable[[], Any]) -> Any:
+        """A ``[[compare]]`` of the report (``spec``), reused while the code, the report's context, the spec and
+        the runs either of its selections can read are unchanged (its runs are those of an item whose
+        ``where`` is the selection)."""
+        if self.directory is None:
+            return compute()
+        runs: set[str] = set()
+        for side in ("a", "b"):
+            sel = self.selected_runs(store, _Selection(spec.selection(side)))
+            if sel is None:
+                return compute()
+            runs |= sel
+        fps = self.run_fingerprints(store)
+        h = hashlib.sha256(f"{code_version()}\0compare\0".encode())
+        context = {k: v for k, v in report.raw.items() if k != "chapter"}
+        h.update(json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode())
+        h.update(repr(spec).encode())
+        h.update((fps.get(None) or "").encode())
+        for r in sorted(runs):
+            h.update(b"\0" + r.encode() + b"\1" + (fps.get(r) or "-").encode())
+        key = h.hexdigest()
+        value = self.load(key)
+        if value is None:
+            value = compute()
+            self.save(key, value)
+        return value
+
+
+@dataclass
+class _Selection:
+    """A selection of a ``[[compare]]`` as :meth:`ItemCache.selected_runs` reads an item."""
+
+    where: dict[str, Any]
+    baseline: Any = None

@@ -12,8 +12,11 @@ handful of queries as one of 10: every run's metrics and events once per build (
 ``run_events`` views compute all runs in one pass; every report's pages share the result), and per report
 the series of all its runs in one query, run.toml, strace and fio. The per-second series are formatted in
 SQL (fixed decimals per column) and only joined into CSV lines here; a condition's median, min and max are
-taken over the few runs of the condition. A build keeps each run's metrics and series in the item cache
-(report/cache.py) under the run's fingerprint: the next build reads the store for new or changed runs only.
+taken over the few runs of the condition. A build keeps each run's metrics, series and events in the item
+cache (report/cache.py) under the run's fingerprint: the next build reads the store for new or changed runs
+only. It keeps each whole page too, under a key of everything the page shows (``ItemCache.run_page_key``: the
+run's and its condition's fingerprints, the report's context and record of the run, the items using it): a
+rebuild after one new run makes the pages of that run's condition again, and takes the others as they were.
 """
 
 from __future__ import annotations
@@ -156,9 +159,9 @@ def _cond_key(factors: dict[str, str]) -> tuple:
 
 def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
               cache: ItemCache | None = None) -> dict[str, RunPage]:
-    """The page of every run in ``infos`` (the runs behind the report's tables and figures). ``cache``: each
-    run's metrics and per-second series are kept by the run's fingerprint and read again while it holds (a
-    rebuild after one new run queries that run alone)."""
+    """The page of every run in ``infos`` (the runs behind the report's tables and figures). ``cache``: a page
+    whose key is unchanged is the last build's; each run's metrics, per-second series and events are kept by
+    the run's fingerprint and read again while it holds (a rebuild after one new run queries that run alone)."""
     run_ids = sorted(infos)
     if not run_ids:
         return {}
@@ -177,15 +180,51 @@ def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict
         siblings = sorted(conditions[_cond_key(fs)], key=lambda r: (rep_key(infos[r].factors.get(REP, "")), r))
         pages[rid] = RunPage(info=info, factors=factors, condition=[
             ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False) for r in siblings])
-    values, series = _run_data(store, run_ids, cache)
-    _metrics(report, run_ids, pages, values)
     _uses(chapters, pages)
-    _series(series, pages)
-    _run_toml(store, run_ids, pages)
-    _syscalls(store, run_ids, pages)
-    _fio(store, run_ids, pages)
-    _events(store, run_ids, pages)
+    # a page whose inputs are those of a page of the last build is that page (the cache's run_page_key)
+    todo, page_keys = run_ids, {}
+    if cache is not None and cache.directory is not None:
+        todo = []
+        for rid in run_ids:
+            page = pages[rid]
+            key = cache.run_page_key(store, report, rid, [r.id for r in page.condition], _page_inputs(page))
+            got = cache.load(key) if key else None
+            if got is None:
+                todo.append(rid)
+                page_keys[rid] = key
+            else:
+                got.info = page.info  # the report's own record (the renderer gives its raw files their URLs)
+                pages[rid] = got
+        cache.runs_reused += len(run_ids) - len(todo)  # their run data with them
+    if todo:
+        need = sorted(set(todo) | {r.id for rid in todo for r in pages[rid].condition})
+        values, series, events = _run_data(store, need, cache, set(todo))
+        fresh = {rid: pages[rid] for rid in todo}
+        _metrics(report, todo, fresh, values)
+        _series({rid: series.get(rid) for rid in todo}, fresh)
+        _run_toml(store, todo, fresh)
+        _syscalls(store, todo, fresh)
+        _fio(store, todo, fresh)
+        _events({rid: events.get(rid, []) for rid in todo}, fresh)
+        for rid in todo:
+            if page_keys.get(rid):
+                fresh[rid].key = page_keys[rid]
+                cache.save(page_keys[rid], fresh[rid])
+    if cache is not None:  # the run data of the pages not computed stays for the next build's
+        for rid in run_ids:
+            key = cache.run_key(store, rid, "data")
+            if key:
+                cache.keep(key)
     return pages
+
+
+def _page_inputs(page: RunPage) -> str:
+    """What a run page shows that the run's and its condition's fingerprints do not cover: the report's
+    record of the run (raw files, factor labels), its factors and condition as the report names them, and
+    the tables and figures that use it."""
+    return json.dumps({"info": page.info.to_json(), "factors": page.factors,
+                       "condition": [r.to_json() for r in page.condition], "uses": [u.to_json() for u in page.uses]},
+                      sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _per_store(store: Store, name: str, compute):
@@ -205,34 +244,40 @@ def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
     return _per_store(store, "metrics", compute)
 
 
-def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None
-              ) -> tuple[dict[str, dict[str, float]], dict[str, tuple]]:
-    """Each run's metrics (metric -> value) and its series row (SERIES_SQL), from the cache where the run's
-    fingerprint is unchanged, the others from the store: all runs' metrics in one pass when most are missing
-    (the first build), else only the missing runs'."""
+def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, counted: set[str] | None = None
+              ) -> tuple[dict[str, dict[str, float]], dict[str, tuple], dict[str, list]]:
+    """Each run's metrics (metric -> value), its series row (SERIES_SQL) and its events (``steady.events``),
+    from the cache where the run's fingerprint is unchanged, the others from the store: all runs' metrics and
+    events in one pass when most are missing (the first build), else only the missing runs'."""
     keys = {r: cache.run_key(store, r, "data") for r in run_ids} if cache is not None else {}
     values: dict[str, dict[str, float]] = {}
     series: dict[str, tuple] = {}
+    events: dict[str, list] = {}
     missing = []
     for r in run_ids:
         got = cache.load(keys[r]) if keys.get(r) else None
         if got is None:
             missing.append(r)
         else:
-            values[r], series[r] = got["metrics"], got["series"]
-    if cache is not None:
-        cache.runs_reused += len(run_ids) - len(missing)
-        cache.runs_computed += len(missing)
+            values[r], series[r], events[r] = got["metrics"], got["series"], got["events"]
+    if cache is not None:  # (counted: the runs whose page is made; the others only lend their metrics)
+        computed = sum(1 for r in missing if counted is None or r in counted)
+        cache.runs_computed += computed
+        cache.runs_reused += (len(run_ids) if counted is None else len(counted)) - computed
     if not missing:
-        return values, series
-    if len(missing) * 4 > len(run_ids) or cache is None:
+        return values, series, events
+    few = cache is not None and len(missing) * 4 <= len(run_ids)  # a rebuild: the views read for these runs
+    if not few:
         everyone = _all_metrics(store)  # one pass over every run, shared by every report of the build
         fresh = {r: everyone.get(r, {}) for r in missing}
+        every_event = _all_events(store)
+        fresh_events = {r: every_event.get(r, []) for r in missing}
     else:
         fresh = {r: {} for r in missing}
         for rid, metric, v in store.query(only_runs(MISSING_METRICS_SQL, missing)):
             fresh[rid][metric] = stable(v)
-    few = cache is not None and len(missing) * 4 <= len(run_ids)  # a rebuild: the views read for these runs
+        got_events = steady.events(store, missing, constant=True)
+        fresh_events = {r: got_events.get(r, []) for r in missing}
     rows: dict[str, tuple] = {}
     if few or len(missing) <= SERIES_BATCH:
         series_sql = only_runs(SERIES_SQL, missing) if few else SERIES_SQL
@@ -242,10 +287,10 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None
             batch = missing[i:i + SERIES_BATCH]
             rows.update((row[0], tuple(row)) for row in store.query(only_runs(SERIES_SQL, batch), [batch]))
     for r in missing:
-        values[r], series[r] = fresh[r], rows.get(r)
+        values[r], series[r], events[r] = fresh[r], rows.get(r), _event_list(fresh_events[r])
         if keys.get(r):
-            cache.save(keys[r], {"metrics": fresh[r], "series": rows.get(r)})
-    return values, series
+            cache.save(keys[r], {"metrics": fresh[r], "series": rows.get(r), "events": events[r]})
+    return values, series, events
 
 
 def _decimals(values: list[float]) -> int:
@@ -390,13 +435,19 @@ def _fio(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
                                    "iops": _num(iops, 1), "lat_mean_us": _num(lat, 2), "clat_p99_us": _num(p99, 2)})
 
 
-def _events(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
-    """Checkpoints, stalls and the steady window of every run (one query for all: ``steady.events``)."""
-    # the run_events view is computed for every stored run in one pass: once per build, for every report
-    every = _per_store(store, "events", lambda: steady.events(
-        store, [r[0] for r in store.query("SELECT run_id FROM runs")]))
-    for rid, evs in every.items():
+def _all_events(store: Store) -> dict[str, list]:
+    """Checkpoints, stalls and the steady window of every stored run: the run_events view is computed for
+    every run in one pass, once per build, for every report (a rebuild reads only its new runs')."""
+    return _per_store(store, "events", lambda: steady.events(store, [r[0] for r in store.query("SELECT run_id FROM runs")]))
+
+
+def _event_list(evs: list) -> list[dict[str, Any]]:
+    """A run's events as its page lists them (the kinds of EVENT_KINDS; labels in every language)."""
+    return [{"kind": e.event, "at": round(e.at_s, 3), "until": None if e.until_s is None else round(e.until_s, 3),
+             "label": {lang: e.label(lang) for lang in LANGS}} for e in evs if e.event in EVENT_KINDS]
+
+
+def _events(events: dict[str, list], pages: dict[str, RunPage]) -> None:
+    for rid, evs in events.items():
         if rid in pages:
-            pages[rid].events = [
-                {"kind": e.event, "at": round(e.at_s, 3), "until": None if e.until_s is None else round(e.until_s, 3),
-                 "label": {lang: e.label(lang) for lang in LANGS}} for e in evs if e.event in EVENT_KINDS]
+            pages[rid].events = evs

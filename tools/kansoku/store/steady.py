@@ -32,9 +32,16 @@ def steady_state(store: Store, run_ids: list[str] | None = None) -> list[dict[st
                  params, STEADY_COLUMNS)
 
 
-def run_events(store: Store, run_ids: list[str]) -> list[dict[str, Any]]:
-    """The events of the given runs (columns of ``run_events``), by run and time."""
-    return _rows(store, f"SELECT {', '.join(EVENT_COLUMNS)} FROM run_events "
-                        "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, at_s, event",
-                 [list(run_ids)], EVENT_COLUMNS)
+def run_events(store: Store, run_ids: list[str], constant: bool = False) -> list[dict[str, Any]]:
+    """The events of the given runs (columns of ``run_events``), by run and time. ``constant``: the runs are
+    written into the statement as a list of SQL string literals, which DuckDB pushes down through the view's
+    branches to the tables (a parameter list is joined after every run's events are computed): for a few runs
+    of a large store (a rebuild after new runs)."""
+    if constant:
+        lits = ", ".join("'" + r.replace("'", "''") + "'" for r in run_ids) or "NULL"
+        where, params = f"WHERE run_id IN ({lits})", []
+    else:
+        where, params = "WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [list(run_ids)]
+    return _rows(store, f"SELECT {', '.join(EVENT_COLUMNS)} FROM run_events {where} ORDER BY run_id, at_s, event",
+                 params, EVENT_COLUMNS)
 
