@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from kansoku import words
-from kansoku.model import ComputedReport
+from kansoku.model import ComputedReport, RunPage
 
 LANGS = words.LANGS
 
@@ -28,13 +28,14 @@ def _front(d: dict) -> str:
     return "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in d.items()) + "---\n"
 
 
-def run_page_files(rep: ComputedReport, dumps) -> tuple[dict[str, str], int]:
-    """The data, CSV and pages of every run page of ``rep``, as {path under the generated directory: text},
-    and the number of pages. render/hugo.py writes them with the report's other files (only the files whose
+def run_page_files(rep: ComputedReport, dumps, pages: dict[str, RunPage] | None = None
+                   ) -> tuple[dict[str, str], int]:
+    """The data, CSV and pages of every run page of ``rep`` (or of ``pages``, a batch of them), as {path under
+    the generated directory: text}, and the number of pages. render/hugo.py writes them with the report's other files (only the files whose
     bytes change, stale ones removed). ``dumps`` is the renderer's JSON writer (refuses NaN and infinities)."""
     files: dict[str, str] = {}
     n = 0
-    for run_id, page in rep.run_pages.items():
+    for run_id, page in (rep.run_pages if pages is None else pages).items():
         anchor = page.info.anchor
         d = page.to_json()
         if page.series is not None:
