@@ -3,6 +3,7 @@
 
     python3 bench/campaign_build.py [--runs 100,1000] [--keep DIR] [--profile FILE]
     python3 bench/campaign_build.py --runs 10000 --ingest-only     # the 10,000-run ingest (< 20 min)
+    python3 bench/campaign_build.py --runs 10000 --replicate 10    # 1,000 runs ingested, copied 10 times
 
 For each size, in a temporary directory (nothing of the repository is touched) (``--ingest-only``: steps
 1 and 2 only; the ingest's CPU, user + sys of it and its workers, is printed beside its wall time):
@@ -24,8 +25,12 @@ For each size, in a temporary directory (nothing of the repository is touched) (
 Each figure is printed against its budget, with the command's CPU (user + sys, Hugo included), the peak RSS of
 its largest process and the load average; the exit status is 1 when a budget is missed. The budgets hold
 for 1,000 runs; at other sizes the figures are printed for comparison only. ``--runs 10000`` adds issue 29's
-budget for the full build at 10,000 runs (< 2 minutes and < 1.5 GB); the campaign is ingested by
-``tools/ingest`` like every size (at today's ingest speed that alone takes most of an hour on two cores).
+budget for the full build at 10,000 runs (< 2 minutes and < 1.5 GB: the larger of the build's largest
+process and the build with its children, Hugo included, summed; sampled every 0.2 s); the campaign is
+ingested by ``tools/ingest`` like every size (at today's ingest speed that alone takes most of an hour on two
+cores), or, with ``--replicate K`` (e.g. ``--runs 10000 --replicate 10``), 1/K of it is ingested and its runs
+copied K times in SQL with new ``rep`` numbers (``replicate_store``: every table's rows, the same shape per
+run; each copy repeats its original's numbers): a 10,000-run store in ~15 minutes on a loaded machine.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -189,7 +195,28 @@ def content_dir(base: Path, report_id: str) -> Path:
     return content
 
 
-LAST = {"cpu": 0.0, "peak_mb": 0.0}  # the last tool's CPU (user + sys, its children included) and peak RSS
+LAST = {"cpu": 0.0, "peak_mb": 0.0, "tree_mb": 0.0}  # the last tool's CPU (user + sys, its children
+# included), the peak RSS of its largest process, and the peak of its RSS and its children's summed (sampled)
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """RSS of ``pid`` and its descendants (Linux /proc), in MB; 0 when they are gone."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                total += next((int(ln.split()[1]) for ln in fh if ln.startswith("VmRSS:")), 0) / 1024
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                todo += [int(c) for c in fh.read().split()]
+        except (OSError, ValueError):
+            pass
+    return total
+
+
+def _sample_tree(pid: int, stop, out: dict) -> None:
+    while not stop.wait(0.2):
+        out["tree_mb"] = max(out.get("tree_mb", 0.0), _tree_rss_mb(pid))
 
 
 def tool(name: str, *args: object, profile: Path | None = None) -> tuple[float, str]:
@@ -202,13 +229,18 @@ def tool(name: str, *args: object, profile: Path | None = None) -> tuple[float, 
     t0 = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)
+        stop, tree = threading.Event(), {"tree_mb": 0.0}
+        sampler = threading.Thread(target=_sample_tree, args=(proc.pid, stop, tree), daemon=True)
+        sampler.start()
         _, status, ru = os.wait4(proc.pid, 0)  # the child's rusage, with the children it waited for (Hugo)
+        stop.set()
+        sampler.join()
         dt = time.monotonic() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    LAST.update(cpu=ru.ru_utime + ru.ru_stime, peak_mb=ru.ru_maxrss / 1024)
+    LAST.update(cpu=ru.ru_utime + ru.ru_stime, peak_mb=ru.ru_maxrss / 1024, tree_mb=tree["tree_mb"])
     tool.cpu = LAST["cpu"]  # user + sys of the tool and the children it waited for (an ingest's workers, Hugo)
     if proc.returncode != 0:
         raise SystemExit(f"tools/{name} {' '.join(map(str, args))} exited {proc.returncode}:\n"
@@ -217,7 +249,8 @@ def tool(name: str, *args: object, profile: Path | None = None) -> tuple[float, 
 
 
 def cpu_mem() -> str:
-    return f"CPU {LAST['cpu']:.1f} s, peak {LAST['peak_mb']:.0f} MB, load {open('/proc/loadavg').read().split()[0]}"
+    return (f"CPU {LAST['cpu']:.1f} s, peak {LAST['peak_mb']:.0f} MB (largest process; with its children, "
+            f"sampled: {LAST['tree_mb']:.0f} MB), load {open('/proc/loadavg').read().split()[0]}")
 
 
 class _Refs(html.parser.HTMLParser):
@@ -368,7 +401,7 @@ def bench_size(n: int, base: Path, profile_dir: Path | None, results: list[bool]
     print(f"full build (12 + 12 items):  {dt:7.1f} s   budget < {BUDGETS['build']:.0f} s    "
           f"{verdict(dt, BUDGETS['build'], applies)}   ({cpu_mem()})   [{msg}]")
     if n >= BIG_RUNS:
-        big_ok = dt < BIG_BUILD_S and LAST["peak_mb"] < BIG_BUILD_MB
+        big_ok = dt < BIG_BUILD_S and max(LAST["peak_mb"], LAST["tree_mb"]) < BIG_BUILD_MB
         results.append(big_ok)
         print(f"  at {n} runs: budget < {BIG_BUILD_S:.0f} s and < {BIG_BUILD_MB:.0f} MB   "
               f"{'OK' if big_ok else 'OVER BUDGET'}")
