@@ -154,6 +154,36 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
 
 
+def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
+    """Issue 29: the build computes, writes and drops the run pages a batch of whole conditions at a time;
+    batches of two runs (every condition of this campaign a batch of its own, several batches) give the
+    generated files and the site of one batch, byte for byte, and no batch holds another's runs."""
+    from kansoku.report import runs as report_runs
+
+    tmp = env[0]
+    one = build(env, "gen-one", "public-one")  # every run page of the report in one batch
+    batches: list[list[str]] = []
+    real = report_runs._page_batch
+
+    def spy(store, report, chapters, infos, run_ids, conditions, *args):
+        batches.append(list(run_ids))
+        # a batch is whole conditions: a page's condition (median, min, max) is in the batch that writes it
+        assert all(set(conditions[report_runs._cond_key(infos[r].factors)]) <= set(run_ids) for r in run_ids)
+        return real(store, report, chapters, infos, run_ids, conditions, *args)
+
+    monkeypatch.setattr(report_runs, "RUN_PAGE_BATCH", 2)
+    monkeypatch.setattr(report_runs, "_page_batch", spy)
+    small = build(env, "gen-small", "public-small")
+    assert len(batches) > 2 and max(map(len, batches)) < one.runs_computed
+    assert sorted(r for b in batches for r in b) == sorted(set(r for b in batches for r in b))  # each run once
+    assert len({r for b in batches for r in b}) == one.runs_computed == small.runs_computed
+    assert small.files_written == one.files_written
+    gen_one, gen_small = snapshot(tmp / "gen-one"), snapshot(tmp / "gen-small")
+    assert {p: h for p, (h, _) in gen_small.items()} == {p: h for p, (h, _) in gen_one.items()}
+    assert sum(p.startswith("assets/runs/inc/") for p in gen_small) == one.runs_computed
+    assert site_files(tmp / "public-small") == site_files(tmp / "public-one")
+
+
 def test_a_changed_spec_item_recomputes_that_item_only(env):
     tmp, camp, held, db, specs, content = env
     build(env)

@@ -30,6 +30,10 @@ class PickleEntries:
         self.used.add(path.name)
         return value
 
+    def has(self, key: str) -> bool:
+        """Whether an entry is kept under ``key`` (without reading it: :meth:`load` may still find it unreadable)."""
+        return self.directory is not None and (self.directory / f"{key}.pickle").is_file()
+
     def save(self, key: str, value: Any) -> None:
         path = self.directory / f"{key}.pickle"
         path.parent.mkdir(parents=True, exist_ok=True)

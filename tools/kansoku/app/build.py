@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kansoku import resources, words
 from kansoku.errors import KansokuError
-from kansoku.model import ComputedReport, Trends
+from kansoku.model import ComputedReport, RunPage, Trends
 from kansoku.render import hugo, page_reuse, publish
 from kansoku.report.build import compute_report
 from kansoku.report.cache import ItemCache
+from kansoku.report.runs import run_page_batches
 from kansoku.report.trends import compute_trends, trend_specs
-from kansoku.spec.model import load_all, load_report
-from kansoku.store.db import Store, open_store
+from kansoku.spec.model import Report, load_all, load_report
+from kansoku.store.db import BUILD_MEMORY_LIMIT, Store, open_store
 from kansoku.words import LANGS
 
 if TYPE_CHECKING:  # the PDF writer is imported by the builds that write PDFs
@@ -72,15 +74,34 @@ def site_address(rep: ComputedReport, config: dict, warn=None) -> None:
 
 def compute_site(store: Store, spec_dir: Path, content: Path = CONTENT, config: Path = CONFIG,
                  cache: ItemCache | None = None, reports: list | None = None) -> tuple[list[ComputedReport], Trends]:
-    """Every report of ``spec_dir`` (``reports``: those already loaded from it, e.g. by the preflight) and the
-    cross-year view. ``cache``: reuse the tables and figures whose inputs did not change (report/cache.py)."""
+    """Every report of ``spec_dir`` (with its run pages; ``reports``: those already loaded from it, e.g. by the
+    preflight) and the cross-year view. ``cache``: reuse the tables and figures whose inputs did not change
+    (report/cache.py)."""
+    _, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=True,
+                                        reports=reports)
+    return computed, trends
+
+
+def _compute_site(store: Store, spec_dir: Path, content: Path, config: Path, cache: ItemCache | None,
+                  with_run_pages: bool, reports: list | None = None
+                  ) -> tuple[list[Report], list[ComputedReport], Trends]:
     reports = load_all(spec_dir) if reports is None else reports
-    computed = [compute_report(store, r, content / "reports", cache=cache) for r in reports]
+    computed = [compute_report(store, r, content / "reports", cache=cache, with_run_pages=with_run_pages)
+                for r in reports]
     cfg = load_config(config)
     for rep in computed:
         site_address(rep, cfg)
     trends = compute_trends(store, reports, computed, trend_specs(cfg))
-    return computed, trends
+    return reports, computed, trends
+
+
+def site_run_pages(store: Store, reports: list[Report], computed: list[ComputedReport],
+                   cache: ItemCache | None) -> Iterator[tuple[ComputedReport, dict[str, RunPage]]]:
+    """The run pages of every report, a batch at a time (report/runs.py ``run_page_batches``), for the
+    renderer to write and drop as they come: the store stays open while they are written."""
+    for spec, rep in zip(reports, computed):
+        for pages in run_page_batches(store, spec, rep.chapters, rep.runs, cache):
+            yield rep, pages
 
 
 def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "reports",
@@ -110,20 +131,24 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
         store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
         try:
+            store.limit_memory(BUILD_MEMORY_LIMIT, generated / hugo.BUILD_CACHE / "duckdb-spill")
             say(f"computing the reports of {spec_dir} from {db}")
-            computed, trends = compute_site(store, spec_dir, content, config, cache=cache, reports=reports)
+            specs, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=False,
+                                                    reports=reports)
+            raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
+            with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
+            unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
+            if unknown:
+                raise KansokuError(f"--pdf: no report {', '.join(map(repr, unknown))} "
+                                   f"(reports: {', '.join(rep.id for rep in computed)})")
+            for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
+                rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
+            # the run pages are computed, written and dropped a batch at a time (bounded memory, issue 29)
+            say(f"computing the run pages and writing the page data into {generated}")
+            written = hugo.write_generated(computed, generated, trends,
+                                           run_pages=site_run_pages(store, specs, computed, cache))
         finally:
             store.close()
-        raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
-        with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
-        unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
-        if unknown:
-            raise KansokuError(f"--pdf: no report {', '.join(map(repr, unknown))} "
-                               f"(reports: {', '.join(rep.id for rep in computed)})")
-        for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
-            rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
-        say(f"writing the page data into {generated}")
-        written = hugo.write_generated(computed, generated, trends)
         res = BuildResult(out=out)
         res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
         res.files_written = written["files_written"]

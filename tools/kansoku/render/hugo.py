@@ -37,13 +37,14 @@ import json
 import math
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from kansoku import external, resources, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
-from kansoku.model import Comparison, ComputedReport, Figure, Table, Trends
+from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends
 from kansoku.render import charts, page_reuse
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts.events import EVENT_META
@@ -338,18 +339,21 @@ BUILD_CACHE = "build-cache"  # computed tables and figures, their drawings, veri
 RUN_PAGE_KEYS = "run-page-files.json"  # under BUILD_CACHE: the run pages' files written, by page key
 
 
-def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | None = None) -> dict[str, int]:
+def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | None = None,
+                    run_pages: Iterable[tuple[ComputedReport, dict[str, RunPage]]] | None = None) -> dict[str, int]:
     """Write the page-ready data under ``gen``. Only files whose bytes change are written, and files no
     longer produced are removed: a rebuild with nothing changed writes nothing (Hugo's cache and the build
-    cache beside them are kept)."""
+    cache beside them are kept). ``run_pages``: the run pages as batches (a report and some of its pages),
+    each written and dropped as it comes, so that a campaign's run pages are never all held at once (the
+    site's build: app/build.py); None: each report's own ``run_pages``."""
     # files another writer puts under gen during this build (after this stamp) are its own: never removed
     stamp = gen / BUILD_CACHE / "write-started"
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_bytes(b"")
     since = stamp.stat().st_mtime_ns
     files: dict[str, str] = {}
-    stats = {"raw_files": 0, "generated_pages": 0}
-    figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
+    stats = {"raw_files": 0, "generated_pages": 0, "run_pages": 0}
+    wanted: set[str] = set()  # every file written (or found unchanged), run pages' included
     # the run pages' files the last build wrote, by page key: a page of the same key is not written again.
     # The list is removed before anything is written and written again once every file is (a killed build
     # leaves none: the next one compares every file's bytes)
@@ -363,6 +367,20 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
 
     def kept(rel: str, key: str) -> bool:
         return before.get(rel) == key and (gen / rel).is_file()
+    if run_pages is None:
+        run_pages = [(rep, rep.run_pages) for rep in computed]
+    for rep, pages in run_pages:
+        run_files, n = run_page_files(rep, dumps, kept, pages)
+        for page in pages.values():
+            if page.key:
+                for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",
+                            f"static/csv/{rep.id}/runs/{page.info.anchor}.csv"):
+                    if rel in run_files:
+                        page_keys[rel] = page.key
+        _add(stats, write_files(gen, run_files))
+        wanted.update(run_files)
+        stats["run_pages"] += n
+    figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
     for rep in computed:
         figures = drawn(rep.figures(), figure_cache)
         d = report_json(rep, figures)
@@ -387,15 +405,6 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         for rel, txt in generated_pages(rep).items():
             files[f"content/{rel}"] = txt
             stats["generated_pages"] += 1
-        run_files, pages = run_page_files(rep, dumps, kept)
-        files.update(run_files)
-        for page in rep.run_pages.values():
-            if page.key:
-                for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",
-                            f"static/csv/{rep.id}/runs/{page.info.anchor}.csv"):
-                    if rel in run_files:
-                        page_keys[rel] = page.key
-        stats["run_pages"] = stats.get("run_pages", 0) + pages
     if trends is not None:
         tj = trends.to_json()
         trend_figures = drawn(trends.figures, figure_cache)
@@ -410,7 +419,9 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         files["data/trends.json"] = dumps(tj)
         for lang in LANGS:
             files[f"content/trends/_index.{lang}.md"] = _front({"title": trends.title[lang], "weight": 10})
-    stats.update(sync_files(gen, files, GENERATED_ROOTS, since))
+    _add(stats, write_files(gen, files))
+    wanted.update(files)
+    stats.update(remove_unlisted(gen, wanted, GENERATED_ROOTS, since))
     tmp = page_keys_file.with_name(page_keys_file.name + ".tmp")
     tmp.write_text(json.dumps(page_keys, sort_keys=True), encoding="utf-8")
     os.replace(tmp, page_keys_file)
@@ -419,11 +430,23 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     return stats
 
 
+def _add(stats: dict[str, int], more: dict[str, int]) -> None:
+    for k, v in more.items():
+        stats[k] = stats.get(k, 0) + v
+
+
 def sync_files(base: Path, files: dict[str, str], roots: tuple[str, ...], since: int | None = None) -> dict[str, int]:
     """Make ``base/<root>/`` hold exactly ``files`` (relative path -> text): write a file only when its bytes
     differ, remove the files (and emptied directories) that are not listed, but those modified at or after
     ``since`` (ns; written during this build by another writer)."""
-    written = unchanged = removed = 0
+    stats = write_files(base, files)
+    stats.update(remove_unlisted(base, set(files), roots, since))
+    return stats
+
+
+def write_files(base: Path, files: dict[str, str]) -> dict[str, int]:
+    """Write each of ``files`` (path relative to ``base`` -> text) whose bytes differ from the file's."""
+    written = unchanged = 0
     for rel, txt in files.items():
         if txt is KEEP:  # held as it should be (render/run_pages.py)
             unchanged += 1
@@ -439,7 +462,15 @@ def sync_files(base: Path, files: dict[str, str], roots: tuple[str, ...], since:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(data)
         written += 1
-    wanted = {(base / rel) for rel in files}
+    return {"files_written": written, "files_unchanged": unchanged}
+
+
+def remove_unlisted(base: Path, wanted: set[str], roots: tuple[str, ...], since: int | None = None) -> dict[str, int]:
+    """Remove the files under ``base/<root>/`` that are not in ``wanted`` (paths relative to ``base``), and
+    emptied directories, but those modified at or after ``since`` (ns; written during this build by another
+    writer)."""
+    removed = 0
+    keep = {base / rel for rel in wanted}
     for root in roots:
         top = base / root
         if not top.is_dir():
@@ -449,10 +480,10 @@ def sync_files(base: Path, files: dict[str, str], roots: tuple[str, ...], since:
             if p.is_dir():
                 if not any(p.iterdir()):
                     p.rmdir()
-            elif p not in wanted and (since is None or p.stat().st_mtime_ns < since):
+            elif p not in keep and (since is None or p.stat().st_mtime_ns < since):
                 p.unlink()
                 removed += 1
-    return {"files_written": written, "files_unchanged": unchanged, "files_removed": removed}
+    return {"files_removed": removed}
 
 
 # -- Hugo ------------------------------------------------------------------------------------------

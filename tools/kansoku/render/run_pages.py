@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from kansoku import words
-from kansoku.model import ComputedReport
+from kansoku.model import ComputedReport, RunPage
 
 LANGS = words.LANGS
 # the text of a file the generated directory already holds as it should be (render/hugo.py sync_files
@@ -32,15 +32,16 @@ def _front(d: dict) -> str:
     return "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in d.items()) + "---\n"
 
 
-def run_page_files(rep: ComputedReport, dumps, kept=None) -> tuple[dict[str, str], int]:
-    """The data, CSV and pages of every run page of ``rep``, as {path under the generated directory: text},
-    and the number of pages. render/hugo.py writes them with the report's other files (only the files whose
-    bytes change, stale ones removed). ``dumps`` is the renderer's JSON writer (refuses NaN and infinities).
-    ``kept(path, key)``: whether the generated directory holds the file ``path`` as written for a page of
-    ``key`` (``RunPage.key``); such a file is not made again: its value is ``KEEP``."""
+def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPage] | None = None
+                   ) -> tuple[dict[str, str], int]:
+    """The data, CSV and pages of every run page of ``rep`` (or of ``pages``, a batch of them), as {path under
+    the generated directory: text}, and the number of pages. render/hugo.py writes them with the report's other
+    files (only the files whose bytes change, stale ones removed). ``dumps`` is the renderer's JSON writer
+    (refuses NaN and infinities). ``kept(path, key)``: whether the generated directory holds the file ``path``
+    as written for a page of ``key`` (``RunPage.key``); such a file is not made again: its value is ``KEEP``."""
     files: dict[str, str] = {}
     n = 0
-    for run_id, page in rep.run_pages.items():
+    for run_id, page in (rep.run_pages if pages is None else pages).items():
         anchor = page.info.anchor
         data = f"assets/runs/{rep.id}/{anchor}.json"
         csv = f"static/csv/{rep.id}/runs/{anchor}.csv" if page.series is not None else None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
+from collections.abc import Iterator
 from typing import Any
 
 from kansoku import parsers, words
@@ -33,7 +34,7 @@ from kansoku.model import SERIES_COLUMNS, Chapter, ProvenanceRun, RunInfo, RunMe
 from kansoku.report.cache import ItemCache
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
 from kansoku.spec.model import LANGS, Report
-from kansoku.store.db import Store
+from kansoku.store.db import Store, run_metric_selects
 from kansoku.values import stable
 
 REP = "rep"
@@ -45,10 +46,12 @@ TOP_SYSCALLS = 15
 HEADLINE = ("tps", "tps_steady", "tps_txlog", "transactions_processed", "latency_avg_ms", "latency_stddev_ms",
             "latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms")
 
-# Every metric of every stored run, read once per build and shared by every report's run pages: the
-# run_metrics view computes all metrics of all runs in one pass (a per-report or per-run query would repeat
-# that pass); each report then takes its runs' values and its conditions' statistics from it. A metric that
-# several hosts of a run measured is listed once per host, by role: cpu_idle_pct[server], cpu_idle_pct[client].
+# Every metric of every stored run, read once per build and shared by every report's run pages: each metric's
+# branch of the run_metrics view computes it for all runs in one pass (a per-report or per-run query would
+# repeat that pass); each report then takes its runs' values and its conditions' statistics from it. A metric
+# that several hosts of a run measured is listed once per host, by role: cpu_idle_pct[server],
+# cpu_idle_pct[client]. The branches are read one at a time (``_all_metrics``; the rows of the whole view are
+# ALL_METRICS_SQL's, which held every branch's working memory at once: 680 MB at 1,000 runs, issue 29).
 ALL_METRICS_SQL = """
 SELECT run_id, CASE WHEN count(*) OVER (PARTITION BY run_id, metric) > 1 THEN metric || '[' || role || ']'
                     ELSE metric END AS metric, value
@@ -69,10 +72,11 @@ ORDER BY run_id, metric
 """
 
 
-# Runs whose per-second series one query reads at most: its rows are Python lists of every second of every
-# column (about 0.7 MB a run of ten minutes), so a first build of 1,000 runs in one query peaked at 750 MB
-# (600 MB in batches of 500, at 1.35x the CPU of the single pass; 1,000 runs measured 2026-11-26).
-SERIES_BATCH = 500
+# Runs whose pages are computed, written and dropped together (render/hugo.py writes each batch as it comes):
+# a batch's series rows are Python lists of every second of every column (about 0.7 MB a run of ten minutes),
+# so a first build of 1,000 runs in one query peaked at 750 MB, and the pages of every run held at once grew
+# with the number of runs (issue 29: ~0.5 MB a run).
+RUN_PAGE_BATCH = 200
 
 
 def only_runs(sql: str, run_ids: list[str]) -> str:
@@ -159,17 +163,49 @@ def _cond_key(factors: dict[str, str]) -> tuple:
 
 def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
               cache: ItemCache | None = None) -> dict[str, RunPage]:
-    """The page of every run in ``infos`` (the runs behind the report's tables and figures). ``cache``: a page
-    whose key is unchanged is the last build's; each run's metrics, per-second series and events are kept by
-    the run's fingerprint and read again while it holds (a rebuild after one new run queries that run alone)."""
+    """The page of every run in ``infos`` (the runs behind the report's tables and figures), by run id in
+    sorted order: every batch of :func:`run_page_batches` at once (the PDF's tests and small reports; the
+    site's build writes each batch and drops it)."""
+    pages: dict[str, RunPage] = {}
+    for batch in run_page_batches(store, report, chapters, infos, cache):
+        pages.update(batch)
+    return dict(sorted(pages.items()))
+
+
+def run_page_batches(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
+                     cache: ItemCache | None = None, batch_runs: int | None = None) -> Iterator[dict[str, RunPage]]:
+    """The pages of the runs in ``infos``, a batch of about ``batch_runs`` runs (``RUN_PAGE_BATCH``) at a
+    time, each batch whole conditions (a page shows its condition's median, min and max), its pages by run id
+    in sorted order. Nothing of a batch is kept once it is handed over, so that what a build holds does not
+    grow with the number of runs. ``cache``: a page whose key is unchanged is the last build's; each run's
+    metrics, per-second series and events are kept by the run's fingerprint and read again while it holds (a
+    rebuild after one new run queries that run alone)."""
     run_ids = sorted(infos)
     if not run_ids:
-        return {}
-    pages: dict[str, RunPage] = {}
+        return
+    batch_runs = batch_runs or RUN_PAGE_BATCH
     # the condition of each run: the report's runs with the same factors but rep
     conditions: dict[tuple, list[str]] = {}
     for rid in run_ids:
         conditions.setdefault(_cond_key(infos[rid].factors), []).append(rid)
+    keys = {r: cache.run_key(store, r, "data") for r in run_ids} if cache is not None else {}
+    n_missing = sum(1 for r in run_ids if not (keys.get(r) and cache.has(keys[r])))
+    # the first build (most runs missing): every run's metrics in one pass; a rebuild: the missing runs' alone
+    few = cache is not None and n_missing * 4 <= len(run_ids)
+    batch: list[str] = []
+    for members in conditions.values():  # in the order of their first run
+        batch.extend(members)
+        if len(batch) >= batch_runs:
+            yield _page_batch(store, report, chapters, infos, sorted(batch), conditions, cache, keys, few)
+            batch = []
+    if batch:
+        yield _page_batch(store, report, chapters, infos, sorted(batch), conditions, cache, keys, few)
+
+
+def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
+                run_ids: list[str], conditions: dict[tuple, list[str]], cache: ItemCache | None,
+                keys: dict[str, str | None], few: bool) -> dict[str, RunPage]:
+    pages: dict[str, RunPage] = {}
     rep_key = analysis.factor_sort_key(None, REP)
     for rid in run_ids:
         info = infos[rid]
@@ -198,7 +234,7 @@ def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict
         cache.runs_reused += len(run_ids) - len(todo)  # their run data with them
     if todo:
         need = sorted(set(todo) | {r.id for rid in todo for r in pages[rid].condition})
-        values, series, events = _run_data(store, need, cache, set(todo))
+        values, series, events = _run_data(store, need, cache, keys, few, set(todo))
         fresh = {rid: pages[rid] for rid in todo}
         _metrics(report, todo, fresh, values)
         _series({rid: series.get(rid) for rid in todo}, fresh)
@@ -212,9 +248,8 @@ def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict
                 cache.save(page_keys[rid], fresh[rid])
     if cache is not None:  # the run data of the pages not computed stays for the next build's
         for rid in run_ids:
-            key = cache.run_key(store, rid, "data")
-            if key:
-                cache.keep(key)
+            if keys.get(rid):
+                cache.keep(keys[rid])
     return pages
 
 
@@ -237,19 +272,29 @@ def _per_store(store: Store, name: str, compute):
 
 def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
     def compute() -> dict[str, dict[str, float]]:
+        # ALL_METRICS_SQL's rows, a branch of the run_metrics view at a time: the largest branch's memory alone
+        rows: dict[tuple[str, str], list[tuple[str | None, float]]] = {}
+        for select in run_metric_selects():
+            for rid, metric, role, v in store.query(
+                    f"SELECT run_id, metric, role, value FROM ({select}) "
+                    "WHERE value IS NOT NULL AND isfinite(value) ORDER BY run_id, metric"):
+                rows.setdefault((rid, metric), []).append((role, v))
         out: dict[str, dict[str, float]] = {}
-        for rid, metric, v in store.query(ALL_METRICS_SQL):
-            out.setdefault(rid, {})[metric] = stable(v)
+        for rid, metric in sorted(rows, key=lambda k: (k[0] is None, k)):
+            got = rows[(rid, metric)]
+            for role, v in got:
+                out.setdefault(rid, {})[f"{metric}[{role}]" if len(got) > 1 and role is not None else metric] = stable(v)
         return out
     return _per_store(store, "metrics", compute)
 
 
-def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, counted: set[str] | None = None
+def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, keys: dict[str, str | None],
+              few: bool, counted: set[str] | None = None
               ) -> tuple[dict[str, dict[str, float]], dict[str, tuple], dict[str, list]]:
-    """Each run's metrics (metric -> value), its series row (SERIES_SQL) and its events (``steady.events``),
-    from the cache where the run's fingerprint is unchanged, the others from the store: all runs' metrics and
-    events in one pass when most are missing (the first build), else only the missing runs'."""
-    keys = {r: cache.run_key(store, r, "data") for r in run_ids} if cache is not None else {}
+    """Each run's metrics (metric -> value), its series row (SERIES_SQL) and its events (``steady.events``) for
+    one batch of runs, from the cache where the run's fingerprint is unchanged, the others from the store: all
+    runs' metrics and events in one pass shared by every batch when most are missing (the first build, ``few``
+    false), else only the missing runs'; the series of the batch's missing runs in one query."""
     values: dict[str, dict[str, float]] = {}
     series: dict[str, tuple] = {}
     events: dict[str, list] = {}
@@ -266,9 +311,8 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, counted
         cache.runs_reused += (len(run_ids) if counted is None else len(counted)) - computed
     if not missing:
         return values, series, events
-    few = cache is not None and len(missing) * 4 <= len(run_ids)  # a rebuild: the views read for these runs
     if not few:
-        everyone = _all_metrics(store)  # one pass over every run, shared by every report of the build
+        everyone = _all_metrics(store)  # one pass over every run, shared by every batch and report of the build
         fresh = {r: everyone.get(r, {}) for r in missing}
         every_event = _all_events(store)
         fresh_events = {r: every_event.get(r, []) for r in missing}
@@ -278,14 +322,7 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, counted
             fresh[rid][metric] = stable(v)
         got_events = steady.events(store, missing, constant=True)
         fresh_events = {r: got_events.get(r, []) for r in missing}
-    rows: dict[str, tuple] = {}
-    if few or len(missing) <= SERIES_BATCH:
-        series_sql = only_runs(SERIES_SQL, missing) if few else SERIES_SQL
-        rows = {row[0]: tuple(row) for row in store.query(series_sql, [missing])}
-    else:  # many runs: a batch at a time, so that the rows held at once stay bounded
-        for i in range(0, len(missing), SERIES_BATCH):
-            batch = missing[i:i + SERIES_BATCH]
-            rows.update((row[0], tuple(row)) for row in store.query(only_runs(SERIES_SQL, batch), [batch]))
+    rows = {row[0]: tuple(row) for row in store.query(only_runs(SERIES_SQL, missing), [missing])}
     for r in missing:
         values[r], series[r], events[r] = fresh[r], rows.get(r), _event_list(fresh_events[r])
         if keys.get(r):

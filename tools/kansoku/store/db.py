@@ -33,6 +33,11 @@ CORE_TABLES_WITH_SOURCE = ["ingest_warnings"]
 # memory by default), and a day of sar (40 million rows) would hold gigabytes; beyond the limit it evicts
 # written blocks. Not applied to every parse: a limited bulk read_csv (transaction logs) spills and is slower.
 WRITER_MEMORY_LIMIT = "160MB"
+# DuckDB's memory in a build (its read-only connection): unlimited, DuckDB caches every block it reads of the
+# store (80 % of the machine's memory by default), so a build's memory grew with the store (issue 29); what
+# does not fit is spilled to disk. The largest statement of a build, every run's metrics (the run_metrics
+# view: ~60 branches over the stored rows), needs between 300 and 500 MB of it at 1,000 runs.
+BUILD_MEMORY_LIMIT = "500MB"
 
 _LOCK_RE = re.compile(r"(Could not set lock|Conflicting lock)", re.I)
 _PID_RE = re.compile(r"PID (\d+)")
@@ -62,6 +67,14 @@ class Store:
                 self.con.execute(f"SET memory_limit = '{before}'")
             except duckdb.TransactionException:  # the parse's error aborted the transaction: the ingest rolls
                 pass                                # back and closes (an interrupt is never swallowed here)
+
+    def limit_memory(self, limit: str, spill_dir: Path | None = None) -> None:
+        """DuckDB's memory limited to ``limit`` on this connection (a build's: BUILD_MEMORY_LIMIT), what does
+        not fit spilled under ``spill_dir`` (DuckDB removes its files there when the connection closes)."""
+        if spill_dir is not None:
+            spill_dir.mkdir(parents=True, exist_ok=True)
+            self.con.execute(f"SET temp_directory = {sql_str(str(spill_dir))}")
+        self.con.execute(f"SET memory_limit = {sql_str(limit)}")
 
     # -- schema -------------------------------------------------------------
     def ensure_schema(self) -> None:
@@ -95,19 +108,7 @@ class Store:
                     raise KansokuError(
                         f"{self.path} was made by an older kansoku whose layout changed ({exc}). The store is "
                         f"rebuilt from the raw files: remove {self.path} and run tools/ingest again.") from None
-        metric_selects = []
-        for md in parsers.metrics().values():  # per-host metrics: one row per host of the run
-            hr = "host::VARCHAR AS host, role::VARCHAR AS role" if md.per_host else \
-                "NULL::VARCHAR AS host, NULL::VARCHAR AS role"
-            metric_selects.append(
-                f"SELECT run_id, {sql_str(md.name)} AS metric, CAST(value AS DOUBLE) AS value, "
-                f"{sql_str(md.unit)} AS unit, {hr} FROM ({md.sql})"
-            )
-        for mod in parsers.modules():
-            if mod.metrics_sql:  # metrics named by data (transcribed published values)
-                metric_selects.append(
-                    f"SELECT run_id, metric, CAST(value AS DOUBLE) AS value, unit, NULL::VARCHAR AS host, "
-                    f"NULL::VARCHAR AS role FROM ({mod.metrics_sql})")
+        metric_selects = run_metric_selects()
         if not metric_selects:
             metric_selects.append(
                 "SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS metric, NULL::DOUBLE AS value, NULL::VARCHAR AS unit, "
@@ -487,6 +488,27 @@ def hash_and_keep(path: Path, blobs: Path | None) -> tuple[str, int, int]:
             os.unlink(tmp)
         raise
     return digest, size, newlines
+
+
+def run_metric_selects() -> list[str]:
+    """The branches of the ``run_metrics`` view, a SELECT of (run_id, metric, value, unit, host, role) each: one
+    per metric definition (per-host metrics: one row per host of the run), one per module naming metrics by
+    data (transcribed published values). A build reads them one at a time (report/runs.py): the whole view in
+    one statement holds every branch's working memory at once."""
+    selects = []
+    for md in parsers.metrics().values():
+        hr = "host::VARCHAR AS host, role::VARCHAR AS role" if md.per_host else \
+            "NULL::VARCHAR AS host, NULL::VARCHAR AS role"
+        selects.append(
+            f"SELECT run_id, {sql_str(md.name)} AS metric, CAST(value AS DOUBLE) AS value, "
+            f"{sql_str(md.unit)} AS unit, {hr} FROM ({md.sql})"
+        )
+    for mod in parsers.modules():
+        if mod.metrics_sql:  # metrics named by data (transcribed published values)
+            selects.append(
+                f"SELECT run_id, metric, CAST(value AS DOUBLE) AS value, unit, NULL::VARCHAR AS host, "
+                f"NULL::VARCHAR AS role FROM ({mod.metrics_sql})")
+    return selects
 
 
 def schema_fingerprint() -> str:
