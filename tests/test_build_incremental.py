@@ -102,7 +102,7 @@ def site_files(public: Path) -> dict[str, str]:
 
 def snapshot(gen: Path) -> dict[str, tuple[str, int]]:
     out = {}
-    for root in ("data", "static", "content"):
+    for root in ("data", "static", "content", "assets"):  # hugo.GENERATED_ROOTS
         for p in sorted((gen / root).rglob("*")):
             if p.is_file():
                 out[p.relative_to(gen).as_posix()] = (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
