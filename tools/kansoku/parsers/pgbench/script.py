@@ -8,6 +8,8 @@ text is stored as written, so the report's method section can print the script a
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from kansoku.errors import ParseError
@@ -33,46 +35,39 @@ SQL = re.compile(r"^\s*(select|insert|update|delete|begin|end|commit|rollback|wi
 MAX_BYTES = 256 * 1024
 
 
-def _counts(text: str) -> tuple[int, int, int]:
-    """(meta-commands, SQL statements, lines that are neither)."""
-    meta = sql = other = 0
+def _line_kinds(text: str) -> Iterator[str]:
+    """Each significant line of a script as 'meta' (a meta-command), 'sql' (the first line of an SQL statement),
+    'more' (a continuation line of one) or 'other'; blank lines and comments are skipped."""
     in_sql = False
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("--"):
             continue
         if META.match(line):
-            meta += 1
             in_sql = False
-            continue
-        if in_sql or SQL.match(line):
-            if not in_sql:
-                sql += 1
+            yield "meta"
+        elif in_sql or SQL.match(line):
+            yield "more" if in_sql else "sql"
             in_sql = not line.rstrip().endswith(";")
-            continue
-        other += 1
-    return meta, sql, other
+        else:
+            yield "other"
+
+
+def _counts(text: str) -> tuple[int, int, int]:
+    """(meta-commands, SQL statements, lines that are neither)."""
+    kinds = Counter(_line_kinds(text))
+    return kinds["meta"], kinds["sql"], kinds["other"]
 
 
 def _only_script_lines(text: str) -> bool:
     """``_counts(text)`` gives at least one meta-command and one SQL statement and no other line; it stops at
     the first other line (every file's head is sniffed: most are not scripts and say so on their first line)."""
-    meta = sql = False
-    in_sql = False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("--"):
-            continue
-        if META.match(line):
-            meta = True
-            in_sql = False
-            continue
-        if in_sql or SQL.match(line):
-            sql = True
-            in_sql = not line.rstrip().endswith(";")
-            continue
-        return False
-    return meta and sql
+    seen = set()
+    for kind in _line_kinds(text):
+        if kind == "other":
+            return False
+        seen.add(kind)
+    return {"meta", "sql"} <= seen
 
 
 def sniff_script(head: FileHead) -> bool:
