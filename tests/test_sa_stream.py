@@ -39,6 +39,21 @@ def _render(sa: Path, tmp: Path, flag: str, name: str) -> Path:
     return out
 
 
+
+def _sadf_d_prints(monkeypatch, tmp_path: Path, lines: list[str]) -> None:
+    """From here on, ``sadf -d`` (as sa_binary runs it) prints ``lines`` instead of reading the file."""
+    from kansoku.parsers.sysstat import sa_binary
+
+    damaged = tmp_path / "out.csv"
+    damaged.write_text("".join(lines))
+    real = subprocess.Popen
+
+    def fake_sadf(cmd, *a, **kw):
+        return real(["/bin/cat", str(damaged)] if cmd[1] == "-d" else cmd, *a, **kw)
+
+    monkeypatch.setattr(sa_binary.subprocess, "Popen", fake_sadf)
+
+
 def test_streamed_sa_rows_equal_the_sadf_d_reader(corpus, tmp_path):
     files = _sa_files(corpus)
     assert len(files) >= 4
@@ -91,21 +106,13 @@ def test_damaged_sadf_values_are_refused_with_the_file_named(tmp_path, monkeypat
     """A value sadf prints that no machine gives (a damaged file): a ParseError naming the file and sample,
     nothing half-checked."""
     from kansoku.errors import ParseError
-    from kansoku.parsers.sysstat import sa_binary
 
     sa = FIXTURES / "sar" / "run1" / "sa.bin"
     lines = subprocess.run(["sadf", "-d", str(sa), "--", "-A"], capture_output=True, text=True,
                            env=ENV).stdout.splitlines(keepends=True)
     third = [i for i, l in enumerate(lines) if l.startswith("vm;") and ";-1;" in l][2]  # CPU all, 3rd record
     lines[third] = lines[third].rsplit(";", 1)[0] + ";18446744073709551.00\n"  # its %idle
-    damaged = tmp_path / "out.csv"
-    damaged.write_text("".join(lines))
-    real = subprocess.Popen
-
-    def fake_sadf(cmd, *a, **kw):
-        return real(["/bin/cat", str(damaged)] if cmd[1] == "-d" else cmd, *a, **kw)
-
-    monkeypatch.setattr(sa_binary.subprocess, "Popen", fake_sadf)
+    _sadf_d_prints(monkeypatch, tmp_path, lines)
     with pytest.raises(ParseError) as ei:
         parse("sa-binary", sa)
     msg = str(ei.value)
@@ -147,8 +154,6 @@ def test_small_sa_files_read_in_python_store_what_the_sql_path_stores(corpus, mo
 @pytest.mark.parametrize("damage", ["value", "width", "time", "interval"])
 def test_damaged_small_sa_output_is_reported_by_the_sql_path(tmp_path, monkeypatch, damage):
     """sadf output not as sadf prints it is left to the SQL path: the same error, word for word."""
-    from kansoku.parsers.sysstat import sa_binary
-
     sa = FIXTURES / "sar" / "run1" / "sa.bin"
     lines = subprocess.run(["sadf", "-d", str(sa), "--", "-A"], capture_output=True, text=True,
                            env=ENV).stdout.splitlines(keepends=True)
@@ -163,14 +168,7 @@ def test_damaged_small_sa_output_is_reported_by_the_sql_path(tmp_path, monkeypat
     else:
         f[1] = "99999999999"
     lines[i] = ";".join(f) + "\n"
-    damaged = tmp_path / "out.csv"
-    damaged.write_text("".join(lines))
-    real = subprocess.Popen
-
-    def fake_sadf(cmd, *a, **kw):
-        return real(["/bin/cat", str(damaged)] if cmd[1] == "-d" else cmd, *a, **kw)
-
-    monkeypatch.setattr(sa_binary.subprocess, "Popen", fake_sadf)
+    _sadf_d_prints(monkeypatch, tmp_path, lines)
     (err_py, _), (err_sql, _) = _both_paths(sa, monkeypatch)
     assert err_sql is not None and "sa.bin" in err_sql
     assert err_py == err_sql
