@@ -180,7 +180,7 @@ def run(n_ingest: int, n_build: int, seed: int, work: Path, out=print) -> dict[s
         results["ingest"]["killed"] += killed
         problems = []
         if "Traceback" in err:
-            problems.append(f"a traceback: {err[-800:]}")
+            problems.append(f"a traceback: {err[-3000:]}")
         if code is None:
             problems.append(f"still running {INTERRUPT_BOUND_S} s after the signal (locked up)")
         try:

@@ -267,13 +267,13 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                                                            d.format.name, reason=report.errors[-2]
                                                            if len(report.errors) > 1 else None))
                             return False
+                    if fallback["rows"]:  # (only when every check ended: after a Ctrl-C or an aborted
+                        store.insert_rows("sources", fallback["rows"])  # statement the transaction is void)
                     return True
                 finally:
-                    rows = fallback.pop("rows")
+                    fallback.pop("rows")
                     fallback.pop("old")
                     fallback.pop("ref_sha")
-                    if rows:
-                        store.insert_rows("sources", rows)
 
             for run_dir, det in iterator:
                 raise_if_witnessed()  # a Ctrl-C during the last file that a statement swallowed
