@@ -50,14 +50,8 @@ HEADLINE = ("tps", "tps_steady", "tps_txlog", "transactions_processed", "latency
 # branch of the run_metrics view computes it for all runs in one pass (a per-report or per-run query would
 # repeat that pass); each report then takes its runs' values and its conditions' statistics from it. A metric
 # that several hosts of a run measured is listed once per host, by role: cpu_idle_pct[server],
-# cpu_idle_pct[client]. The branches are read one at a time (``_all_metrics``; the rows of the whole view are
-# ALL_METRICS_SQL's, which held every branch's working memory at once: 680 MB at 1,000 runs, issue 29).
-ALL_METRICS_SQL = """
-SELECT run_id, CASE WHEN count(*) OVER (PARTITION BY run_id, metric) > 1 THEN metric || '[' || role || ']'
-                    ELSE metric END AS metric, value
-FROM run_metrics WHERE value IS NOT NULL AND isfinite(value) ORDER BY run_id, metric
-"""
-
+# cpu_idle_pct[client]. The branches are read one at a time (``_all_metrics``; reading the whole view in one
+# statement held every branch's working memory at once: 680 MB at 1,000 runs, issue 29).
 
 # The same for a few runs (a rebuild after new runs; the others come from the cache): the window needs the
 # run's own rows only, so the view is read for these runs alone. The runs are a list of constants
@@ -272,7 +266,8 @@ def _per_store(store: Store, name: str, compute):
 
 def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
     def compute() -> dict[str, dict[str, float]]:
-        # ALL_METRICS_SQL's rows, a branch of the run_metrics view at a time: the largest branch's memory alone
+        # every run's metrics, a branch of the run_metrics view at a time (the largest branch's memory alone);
+        # a metric several hosts of a run measured is named by role, as MISSING_METRICS_SQL names it
         rows: dict[tuple[str, str], list[tuple[str | None, float]]] = {}
         for select in run_metric_selects():
             for rid, metric, role, v in store.query(
