@@ -240,3 +240,20 @@ def test_the_replaced_output_is_deleted_after_the_swap_without_the_build_waiting
         time.sleep(0.05)
     assert not trash() and [p.name for p in out.iterdir()] == ["index.html"]
     publish.discard(new)
+
+
+def test_a_build_beyond_its_memory_limit_says_so_and_leaves_public_as_it_was(env, tmp_path):
+    """DuckDB's memory in a build is limited (--memory-limit, default 500MB): a statement that needs more and
+    cannot spill ends the build with one line saying what to do, exit 1, never a traceback; public/ stays."""
+    out = tmp_path / "public"
+    build(env, out)
+    before = {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")}
+    proc = build(env, out, "--memory-limit", "1MB", check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "more memory than its limit of 1MB" in proc.stderr and "--memory-limit" in proc.stderr
+    assert {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")} == before
+    assert not list(tmp_path.glob(".public.new-*"))
+    proc = build(env, out, "--memory-limit", "12", check=False)  # not a size: a usage error naming it
+    assert proc.returncode == 2 and "'12': expected a size such as 500MB or 2GB" in proc.stderr
+    build(env, out, "--memory-limit", "1GB")

@@ -10,6 +10,7 @@ program or font is missing.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -172,9 +173,18 @@ def _print_ingest_summary(report, verbose: bool, quiet: bool = False) -> None:
             print(f"  {e}", file=sys.stderr)
 
 
+def memory_size(text: str) -> str:
+    """--memory-limit: a size DuckDB reads (a number and KB, MB, GB or TB; KiB, MiB, GiB, TiB), as given."""
+    if not re.fullmatch(r"\s*\d+(\.\d+)?\s*(k|m|g|t)i?b\s*", text, re.I) or not float(
+            re.match(r"\s*([\d.]+)", text).group(1)) > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a size such as 500MB or 2GB")
+    return text.strip()
+
+
 @interruptible
 def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> int:
     from kansoku.app import build_site, preflight
+    from kansoku.store.db import BUILD_MEMORY_LIMIT
 
     ap = argparse.ArgumentParser(
         prog=prog, parents=[common_options(), store_options(), spec_options()],
@@ -189,6 +199,9 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
     ap.add_argument("--pdf", nargs="?", const="all", default=None, metavar="REPORT[,REPORT]",
                     help="also write these reports' PDFs (every language; default: every report) into the site as "
                          "pdf/REPORT.LANG.pdf, linked from every page of the report")
+    ap.add_argument("--memory-limit", type=memory_size, default=BUILD_MEMORY_LIMIT, metavar="SIZE",
+                    help=f"DuckDB's memory while the reports are computed, e.g. 2GB (default {BUILD_MEMORY_LIMIT}; "
+                         "what does not fit is spilled to disk)")
     args = ap.parse_args(argv)
     prepare_command(args)
     try:
@@ -199,7 +212,7 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
         res = build_site(db, out, specs, generated=generated, content=content, wait_s=args.wait, reports=reports,
                          on_wait=lambda m: print(m, file=sys.stderr), config=site.config, site_root=site.root,
                          pdf=[p.strip() for p in args.pdf.split(",") if p.strip()] if args.pdf else None,
-                         progress=progress_lines(args.quiet))
+                         progress=progress_lines(args.quiet), memory_limit=args.memory_limit)
     except KansokuError as exc:
         print_error(str(exc))
         return exc.exit_code

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import duckdb
+
 from kansoku import resources, words
 from kansoku.errors import KansokuError
 from kansoku.model import ComputedReport, RunPage, Trends
@@ -115,15 +117,25 @@ def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "repor
         store.close()
 
 
+def out_of_memory(limit: str, exc: Exception) -> str:
+    """The error of a build whose DuckDB statement needed more than ``limit`` (and could not spill)."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (f"the build needed more memory than its limit of {limit} while computing the reports ({first}); "
+            f"the site is as it was: run it again with a larger --memory-limit "
+            f"(e.g. --memory-limit 2GB)")
+
+
 def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GENERATED,
                content: Path = CONTENT, wait_s: float = 0.0, on_wait=None, pdf: list[str] | None = None,
                config: Path = CONFIG, site_root: Path | None = None, progress=None,
-               reports: list | None = None) -> BuildResult:
+               reports: list | None = None, memory_limit: str = BUILD_MEMORY_LIMIT) -> BuildResult:
     """tools/build: compute every report, write the generated directory (render.hugo), run Hugo into a
     fresh directory, link the raw files from the store's copies, and swap it in only when complete.
     ``pdf``: ids of reports (or ``["all"]``) whose PDFs are written into the site (``pdf/<id>.<lang>.pdf``)
     and linked from every page of the report. ``progress``: told each step as it starts (one line of text).
-    ``reports``: the specs of ``spec_dir`` as the preflight loaded them (not read again)."""
+    ``reports``: the specs of ``spec_dir`` as the preflight loaded them (not read again). ``memory_limit``:
+    DuckDB's memory while the reports are computed (what does not fit is spilled to disk); a statement that
+    cannot spill and needs more ends the build with an error saying so (the site stays as it was)."""
     say = progress or (lambda message: None)
     t0 = time.monotonic()
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
@@ -131,7 +143,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
         store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
         try:
-            store.limit_memory(BUILD_MEMORY_LIMIT, generated / hugo.BUILD_CACHE / "duckdb-spill")
+            store.limit_memory(memory_limit, generated / hugo.BUILD_CACHE / "duckdb-spill")
             say(f"computing the reports of {spec_dir} from {db}")
             specs, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=False,
                                                     reports=reports)
@@ -147,6 +159,8 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
             say(f"computing the run pages and writing the page data into {generated}")
             written = hugo.write_generated(computed, generated, trends,
                                            run_pages=site_run_pages(store, specs, computed, cache))
+        except duckdb.OutOfMemoryException as exc:
+            raise KansokuError(out_of_memory(memory_limit, exc)) from None
         finally:
             store.close()
         res = BuildResult(out=out)
