@@ -266,9 +266,22 @@ def test_a_killed_collect_leaves_no_monitor_running_on_the_other_host(sshd, tmp_
                 os.kill(int(pid_dir.name), signal.SIGKILL)
         except OSError:
             continue
-    # what a killed collect cannot remove: the remote files (never fetched) and its ssh control directory
-    for left in (set(tmp.glob("kansoku-collect.*")) | set(tmp.glob("kansoku-ssh-*"))) - before:
-        shutil.rmtree(left, ignore_errors=True)
+    # what a killed collect cannot remove: the remote files (never fetched: the supervisor marks them, as its
+    # input ended without "stop") and its ssh control directory (removed here)
+    left = set(tmp.glob("kansoku-collect.*")) - before
+    assert len(left) == 1, left
+    orphan = left.pop()
+    assert (orphan / collect_hosts.ORPHANED).is_file()
+    for ssh_dir in set(tmp.glob("kansoku-ssh-*")) - before:
+        shutil.rmtree(ssh_dir, ignore_errors=True)
+    # the next collect to that host removes the marked directory before its inventory, and says so
+    p = _collect("--root", tmp_path / "runs", "--hosts", hosts, "--no-monitors", "study=hosts", "rep=2", "--", "true")
+    assert p.returncode == 0, p.stderr
+    assert not orphan.exists()
+    assert "that a killed or disconnected collect left" in p.stderr and str(orphan) in p.stderr
+    host = _load(tmp_path / "runs" / "study=hosts" / "rep=2" / "host=dbserver" / "host.toml")
+    assert str(orphan) in host["collect"]["removed_orphaned"]
+    assert not set(tmp.glob("kansoku-collect.*")) - before  # its own directory was fetched and removed
 
 
 @needs_ssh

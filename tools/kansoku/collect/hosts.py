@@ -38,6 +38,9 @@ collectors only from its own Ctrl-C trap, so a killed driver leaves them running
    SIGTERM after 3 s, SIGKILL after 2 s more), renders ``sa.bin`` with that host's ``sadf`` and exits. So the
    monitors stop on every host whatever happens to this process.
 5. **Fetch:** ``tar`` of the remote directory into ``host=<name>/``, then the remote directory is removed.
+   A supervisor whose input ended without ``stop`` (this collect killed, the connection lost) writes
+   ``.kansoku-orphaned`` into its directory once its monitors stopped: nobody will fetch it, and the next
+   collect to that host removes such directories before its inventory (``[collect] removed_orphaned``).
 
 The ssh sessions run in their own session (Ctrl-C at the terminal reaches collect, which stops them in order).
 """
@@ -277,6 +280,13 @@ def parse_inventory(text: str) -> tuple[dict[str, Any], dict[str, str]]:
 
 # ---------------------------------------------------------------- monitors on a host
 
+# what a supervisor whose input ended without "stop" leaves in its directory (the time, UTC): no collect will
+# fetch that directory; the next collect to the host removes it (SWEEP_SCRIPT)
+ORPHANED = ".kansoku-orphaned"
+SWEEP_SCRIPT = (f'for d in "${{TMPDIR:-/tmp}}"/kansoku-collect.*; do '
+                f'if [ -f "$d/{ORPHANED}" ] && rm -rf "$d"; then echo "$d"; fi; done; true')
+
+
 def supervisor_script(host: Host, pidfile: str | None) -> str:
     """The sh program that runs a host's monitors for one run (module docstring, step 4)."""
     starts = []
@@ -343,7 +353,10 @@ stop_all() {{  # SIGINT to every monitor's process group, SIGTERM after 3 s, SIG
 # channel must not kill this shell before its monitors are stopped
 trap '' PIPE HUP
 echo ready
-read line || true
+# a "stop" line: collect fetches this directory next; the end of the input instead (collect killed, the
+# connection lost): nobody will, and the directory is marked for the next collect to this host to remove
+orphaned=""
+read line || orphaned=1
 stop_all
 if [ -s sa.bin ]; then
     if command -v sadf >/dev/null 2>&1; then
@@ -351,6 +364,7 @@ if [ -s sa.bin ]; then
         rm -f .sadf.err
     else echo "error sadf_json: sadf not found in PATH"; fi
 fi
+if [ -n "$orphaned" ]; then date -u +%Y-%m-%dT%H:%M:%SZ > {ORPHANED}; fi
 echo done
 """
 
@@ -422,6 +436,7 @@ class RemoteHosts:
             tools = ["sysstat", "procps_vmstat"] if h.monitors else []
             tools += ["strace"] if h.strace_pidfile else []
             tools += ["psql", "postgres"] if h.conninfo else []
+            self._sweep(rh)
             try:
                 p = rh.ssh.run(_inventory_script(tools), timeout=60)
                 rh.machine, rh.versions = parse_inventory(p.stdout.decode(errors="replace"))
@@ -432,6 +447,20 @@ class RemoteHosts:
                 if "capture_error" in rh.server:
                     R._log(f"warning: host {rh.host.name}: server capture failed: {rh.server['capture_error']}",
                            self.quiet)
+
+    def _sweep(self, rh: RemoteHost) -> None:
+        """Remove the directories that killed collects left on the host (marked ORPHANED by their supervisor
+        when its input ended without "stop"; never a directory whose supervisor still runs)."""
+        try:
+            p = rh.ssh.run(SWEEP_SCRIPT, timeout=60)
+        except (subprocess.SubprocessError, OSError) as exc:
+            rh.errors.append(f"removing what killed collects left: {exc}")
+            return
+        removed = [ln for ln in p.stdout.decode(errors="replace").splitlines() if ln.strip()]
+        if removed:
+            rh.collect["removed_orphaned"] = removed
+            R._log(f"host {rh.host.name}: removed {len(removed)} director{'y' if len(removed) == 1 else 'ies'} "
+                   f"that a killed or disconnected collect left ({', '.join(removed)})", self.quiet)
 
     def start_monitors(self, timeout: float = 30.0) -> list[str]:
         """Start every host's supervisor and wait until each says ready; the problems, as 'host: words'."""
@@ -593,6 +622,7 @@ class RemoteHosts:
         for rh in self.hosts:
             for s in rh.series:
                 s.stop()
+            stopped_early = rh.proc is not None  # its input ends without "stop": it marks its directory ORPHANED
             if rh.proc is not None and rh.proc.poll() is None:
                 try:
                     rh.proc.stdin.close()  # type: ignore[union-attr]
@@ -601,7 +631,8 @@ class RemoteHosts:
                     rh.proc.kill()
                     rh.proc.wait()
             if rh.remote_dir:
-                R._log(f"warning: host {rh.host.name}: its files were left in {rh.remote_dir}", self.quiet)
+                R._log(f"warning: host {rh.host.name}: its files were left in {rh.remote_dir}"
+                       + (" (the next tools/collect to this host removes them)" if stopped_early else ""), self.quiet)
             try:
                 rh.ssh.close()
             except (OSError, subprocess.SubprocessError):
