@@ -202,7 +202,7 @@ def compare_tables(db_a: Path, db_b: Path, problems: list[str], label: str, extr
 def ingest(tree: Path, camp: Path, db: Path) -> list:
     """What ``tools/ingest --json`` over ``camp`` into ``db`` (a fresh database) said of each file: path,
     status, format, rows and each warning."""
-    proc = subprocess.run([sys.executable, str(tree / "tools" / "ingest"), "--json", "--db", str(db), str(camp)],
+    proc = subprocess.run([sys.executable, str(tree / "tools" / "ingest"), "--json", "--db", str(db), str(camp.resolve())],
                           capture_output=True, text=True, cwd=tree)
     if proc.returncode != 0:
         raise SystemExit(f"{tree}/tools/ingest {camp} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
@@ -250,13 +250,13 @@ def main() -> int:
             warned = sum(1 for r in b.values() if r["warnings"])
             print(f"{len(b)} files parsed by both ({failed} refused, {warned} with warnings), "
                   f"{n} stored rows compared")
-        for camp in args.ingest:
-            warned = {name: ingest(tree, camp, tmp / f"ingest-{name}.duckdb")
-                      for name, tree in (("base", base), ("new", ROOT))}
+        for i, camp in enumerate(args.ingest):  # a fresh pair of databases per campaign
+            dbs = {name: tmp / f"ingest-{i}-{name}" / "kansoku.duckdb" for name in ("base", "new")}
+            warned = {name: ingest(tree, camp, dbs[name]) for name, tree in (("base", base), ("new", ROOT))}
             if warned["base"] != warned["new"]:
                 diff = sorted(set(warned["base"]) ^ set(warned["new"]))
                 problems.append(f"{camp}: the ingests' file summaries differ: {diff[:3]}")
-            n = compare_tables(tmp / "ingest-base.duckdb", tmp / "ingest-new.duckdb", problems, str(camp), SOURCES)
+            n = compare_tables(dbs["base"], dbs["new"], problems, str(camp), SOURCES)
             print(f"{camp}: ingested by both ({len({w[0] for w in warned['new']})} files, "
                   f"{sum(1 for w in warned['new'] if w[4])} warnings), {n} stored rows compared")
     for p in problems[:40]:
