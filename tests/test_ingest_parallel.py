@@ -138,15 +138,19 @@ def test_ctrl_c_during_a_parallel_ingest(corpus, tmp_path, tmp_db):
     check_outcome(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), tmp_db)
 
 
-def test_renderings_checked_across_batches_store_what_a_serial_ingest_stores(corpus, tmp_path, monkeypatch):
-    """The workers parse the sa files; the writer stores their rows a few files at a time (Batch.FILES = 3, so
-    batches end inside runs) and checks each run's renderings against the sa file's part once it is stored:
-    the same results, rows and no part left behind."""
+@pytest.mark.parametrize("chunk_files", [1, 4, 32])
+def test_renderings_checked_across_batches_store_what_a_serial_ingest_stores(corpus, tmp_path, monkeypatch,
+                                                                             chunk_files):
+    """The workers parse the sa files, a chunk of files at a time (each chunk's rows in one Parquet part per
+    table); the writer stores their rows a few files at a time (Batch.FILES = 3, so batches end inside runs
+    and inside chunks) and checks each run's renderings against the sa file's part once it is stored: the same
+    results, rows and no part left behind."""
     from kansoku.ingest import parallel
     from kansoku.ingest.pipeline import ingest
 
     root = _campaign(corpus, tmp_path)
     monkeypatch.setattr(parallel.Batch, "FILES", 3)
+    monkeypatch.setattr(parallel, "CHUNK_FILES", chunk_files)
     serial = ingest([root], tmp_path / "serial" / "k.duckdb", jobs=1)
     par = ingest([root], tmp_path / "par" / "k.duckdb", jobs=2)
     assert serial.ok and par.ok and serial.committed and par.committed, (serial.errors, par.errors)
@@ -157,3 +161,33 @@ def test_renderings_checked_across_batches_store_what_a_serial_ingest_stores(cor
     for table in a:
         assert a[table] == b[table], table
     assert not list((tmp_path / "par").rglob("*.parquet"))
+
+
+def test_a_file_the_writer_refuses_inside_a_chunk_leaves_no_rows(corpus, tmp_path, monkeypatch):
+    """--keep-going: a run directory saying clients=3 over pgbench output of 2 clients: the writer refuses its
+    pgbench files (RunError) although their worker parsed them into a chunk shared with other files; the rows
+    stored are a serial ingest's, chunks and batches ending anywhere."""
+    from kansoku.ingest import parallel
+    from kansoku.ingest.pipeline import ingest
+
+    root = _campaign(corpus, tmp_path)
+    (root / "workload=read" / "clients=2").rename(root / "workload=read" / "clients=3")
+    toml = root / "workload=read" / "clients=3" / "rep=2" / "run.toml"
+    toml.chmod(0o644)
+    toml.write_text(toml.read_text().replace("clients = 2\n", "clients = 3\n", 1))
+    monkeypatch.setattr(parallel.Batch, "FILES", 4)
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 5)
+    serial = ingest([root], tmp_path / "serial" / "k.duckdb", jobs=1, keep_going=True)
+    par = ingest([root], tmp_path / "par" / "k.duckdb", jobs=2, keep_going=True)
+    refused = [f for f in par.files if f.status == "failed"]
+    assert refused and all("clients=3" in f.path for f in refused)
+    assert any("the file says clients = 2" in e for e in par.errors), par.errors
+    assert [(f.path, f.status, f.format, f.rows, f.reason) for f in serial.files] == \
+        [(f.path, f.status, f.format, f.rows, f.reason) for f in par.files]
+    a, b = _contents(tmp_path / "serial" / "k.duckdb"), _contents(tmp_path / "par" / "k.duckdb")
+    for table in a:
+        assert a[table] == b[table], table
+    con = ro_con(tmp_path / "par" / "k.duckdb")
+    assert not con.execute("SELECT count(*) FROM pgbench_summary s JOIN sources USING (source_id) "
+                           "WHERE sources.path LIKE '%clients=3%'").fetchone()[0]
+    con.close()

@@ -33,6 +33,9 @@ from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, scratch_
 
 # Files at least this big are parsed by the writer itself (see the module's docstring).
 BIG_FILE_BYTES = 32 << 20
+# A worker parses its files a chunk at a time (parse_chunk): at most this many files, this much input.
+CHUNK_FILES = 32
+CHUNK_BYTES = 16 << 20
 # Without --jobs, a pool is started only for this many small files: starting a worker (a Python with
 # DuckDB and every parser imported, its scratch schema) costs about half a second of CPU.
 AUTO_MIN_FILES = 24
@@ -58,12 +61,13 @@ class FileOutcome:
     digest: str = ""
     error: str | None = None  # as listed in the ingest's errors
     reason: str | None = None  # as kept with the file's result
-    parts: dict[str, str] = field(default_factory=dict)  # table -> Parquet file of the file's rows
+    parts: dict[str, str] = field(default_factory=dict)  # table -> Parquet file holding the file's rows (its chunk's)
     warnings: list[tuple[int | None, str]] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
     tool_version: str | None = None
     rows_loaded: int = 0
     runs: list[dict[str, Any]] = field(default_factory=list)
+    chunk_end: bool = True  # the last file of its worker's chunk: the chunk's parts are complete once it is applied
 
 
 def kept_digest(path: Path, blobs: Path) -> str:
@@ -133,16 +137,45 @@ def _init_worker(scratch_dir: str) -> None:
     from kansoku import parsers
 
     path = Path(scratch_dir) / f"worker-{os.getpid()}.duckdb"
-    _WORKER["store"] = scratch_store(path)
+    _WORKER["store"] = scratch_store(path, in_memory=True)
     _WORKER["formats"] = {f.name: f for f in parsers.formats()}
     _WORKER["hasher"] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-sha256")
     _WORKER["out"] = Path(scratch_dir)
+    _WORKER["chunks"] = 0
 
 
-def parse_task(task: FileTask) -> FileOutcome:
-    """Hash, and unless unchanged parse, one file into the worker's scratch database; its rows leave as
-    Parquet files, the scratch transaction is rolled back."""
+def parse_chunk(tasks: list[FileTask]) -> list[FileOutcome]:
+    """Hash, and unless unchanged parse, each file of a chunk into the worker's scratch database (each file
+    its own transaction, committed when it parsed); then the chunk's rows leave as one Parquet file per
+    table (``FileOutcome.parts``: the same files for every file of the chunk, each row naming its
+    ``source_id``), and the scratch tables are emptied. A statement per table and file (a COPY costs
+    1.5–10 ms) was a fifth of a worker's time on a real run's small files."""
     store: Store = _WORKER["store"]
+    outcomes: list[FileOutcome] = []
+    written: dict[str, list[int]] = {}  # table -> the outcomes (indexes) whose file stored rows in it
+    try:
+        for task in tasks:
+            out, tables = _parse_file(store, task)
+            for table in tables:
+                written.setdefault(table, []).append(len(outcomes))
+            outcomes.append(out)
+        _WORKER["chunks"] += 1
+        for table in sorted(written):
+            part = _WORKER["out"] / f"w{os.getpid()}-c{_WORKER['chunks']}-{table}.parquet"
+            if store.export_rows(table, part):
+                for i in written[table]:
+                    outcomes[i].parts[table] = str(part)
+            else:
+                part.unlink(missing_ok=True)
+    finally:
+        store.clear(written)
+    for i, out in enumerate(outcomes):
+        out.chunk_end = i == len(outcomes) - 1
+    return outcomes
+
+
+def _parse_file(store: Store, task: FileTask) -> tuple[FileOutcome, set[str]]:
+    """One file of a chunk: its outcome and the tables it stored rows in (kept, committed, when it parsed)."""
     fmt = _WORKER["formats"][task.format]
     path = Path(task.path)
     blobs = Path(task.blobs)
@@ -154,9 +187,9 @@ def parse_task(task: FileTask) -> FileOutcome:
     else:
         digest = digest_with_companions(path, blobs, fmt.companions)
         if digest == task.old_sha256:
-            return FileOutcome("unchanged", digest)
+            return FileOutcome("unchanged", digest), set()
     try:
-        with store.discarded():
+        with store.file_transaction() as commit:
             sink = FileSink(store=store, path=path, run_id=task.run_id, source_id=task.source_id,
                             run_start=task.run_start, run_meta=task.run_meta, host=task.host, role=task.role,
                             newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
@@ -164,23 +197,17 @@ def parse_task(task: FileTask) -> FileOutcome:
                 fmt.parse(path, sink)
                 bounds.check(sink, bounds.for_format(fmt.name))
             except UnusableFile as exc:
-                return FileOutcome("unusable", reason=str(exc))
+                return FileOutcome("unusable", reason=str(exc)), set()
             except (ParseError, RunError) as exc:
-                return FileOutcome("failed", error=str(exc), reason=str(exc))
+                return FileOutcome("failed", error=str(exc), reason=str(exc)), set()
             except KansokuError as exc:
-                return FileOutcome("failed", error=f"{path}: {exc}", reason=str(exc))
+                return FileOutcome("failed", error=f"{path}: {exc}", reason=str(exc)), set()
             if hashing is not None:
                 digest = hashing.result()[0]
-            parts = {}
-            for table in sorted(sink.tables):
-                out = _WORKER["out"] / f"{task.source_id}-{table}.parquet"
-                if store.export_source_rows(table, task.source_id, out):
-                    parts[table] = str(out)
-                else:
-                    out.unlink(missing_ok=True)
-            return FileOutcome("parsed", digest, parts=parts,
-                               warnings=[(w.line, w.message) for w in sink.warnings], facts=dict(sink.facts),
-                               tool_version=sink.tool_version, rows_loaded=sink.rows_loaded, runs=list(sink.runs))
+            commit()
+            return FileOutcome("parsed", digest, warnings=[(w.line, w.message) for w in sink.warnings],
+                               facts=dict(sink.facts), tool_version=sink.tool_version,
+                               rows_loaded=sink.rows_loaded, runs=list(sink.runs)), set(sink.tables)
     finally:
         if hashing is not None:
             hashing.result()  # the kept copy is complete before the writer may publish it
@@ -217,7 +244,8 @@ class Pool:
                 signal.signal(signal.SIGINT, handler)
             main.__dict__.pop("__spec__", None)
             main.__dict__.update(saved)
-        self.results = self.pool.imap(parse_task, tasks, chunksize=1)
+        self.results = (out for chunk in self.pool.imap(parse_chunk, chunks(tasks, jobs), chunksize=1)
+                        for out in chunk)
 
     def close(self, *, abort: bool = False) -> None:
         if abort:
@@ -228,11 +256,35 @@ class Pool:
         self.scratch.cleanup()
 
 
+def chunks(tasks: list[FileTask], jobs: int) -> list[list[FileTask]]:
+    """The tasks in consecutive chunks of at most CHUNK_FILES files and CHUNK_BYTES of input (a chunk's rows
+    are held by its worker until the chunk ends), small enough that every worker gets several."""
+    per_chunk = max(1, min(CHUNK_FILES, -(-len(tasks) // (4 * max(1, jobs)))))
+    out: list[list[FileTask]] = []
+    size = 0
+    for task in tasks:
+        try:
+            n = os.path.getsize(task.path)
+        except OSError:
+            n = 0
+        if not out or len(out[-1]) >= per_chunk or (size + n > CHUNK_BYTES and out[-1]):
+            out.append([])
+            size = 0
+        out[-1].append(task)
+        size += n
+    return out
+
+
 class Batch:
     """The writer's inserts of parsed files, a batch of files at a time: one ``INSERT ... read_parquet([...])``
     per table for the Parquet parts of every file of the batch, and one insert each for their ``sources`` and
     ``ingest_warnings`` rows. A statement per table and file cost the writer ~25 ms each (8,000 of them for
     1,000 synthetic runs): the writer, not the workers, set the pace of a parallel ingest.
+
+    A part holds the rows of every file of a worker's chunk (``parse_chunk``), and a batch may end inside a
+    chunk: a flush stores only the rows of the files added to it (by ``source_id``), and a part is removed once
+    its chunk is complete (its last file was added or passed over: ``seen``), every batch that read it is
+    stored, and nothing keeps it (``keep``/``release``: a sa file's rows, read by its renderings' check).
 
     Nothing reads a file's rows between its outcome and the flush: the writer flushes before it parses a file
     itself, before the pool's scratch directory goes, and before anything reads the stored tables after the
@@ -243,19 +295,41 @@ class Batch:
 
     def __init__(self, store: Store):
         self.store = store
-        self.parts: dict[str, list[str]] = {}
+        self.parts: dict[str, dict[str, None]] = {}  # table -> its parts read by this batch (in order)
+        self.sids: dict[str, list[str]] = {}  # table -> the files whose rows this batch stores from them
         self.rows: dict[str, list[dict[str, Any]]] = {}
         self.files = 0
-        self.kept: set[str] = set()  # parts the caller removes itself (a sa file's rows, read by its renderings' check)
+        self.kept: dict[str, int] = {}  # parts the renderings' check still reads
+        self.chunk: set[str] = set()  # parts of the chunk being applied (not complete yet)
+        self.done: set[str] = set()  # parts of complete chunks, removed once stored and not kept
 
     def keep(self, part: str) -> None:
-        """Do not remove this part once it is stored."""
-        self.kept.add(part)
+        """Do not remove this part until it is released."""
+        self.kept[part] = self.kept.get(part, 0) + 1
 
-    def add(self, parts: dict[str, str], rows: dict[str, list[dict[str, Any]]]) -> None:
-        """One file's Parquet parts (table -> file) and its rows of other tables (table -> rows)."""
+    def release(self, part: str) -> None:
+        """The renderings' check no longer reads this part."""
+        n = self.kept.get(part, 0) - 1
+        if n > 0:
+            self.kept[part] = n
+        else:
+            self.kept.pop(part, None)
+            self._sweep()
+
+    def seen(self, parts: dict[str, str], chunk_end: bool) -> None:
+        """A worker's outcome reached the writer (applied or not): when it ends its chunk, the chunk's parts
+        are complete."""
+        self.chunk.update(parts.values())
+        if chunk_end:
+            self.done |= self.chunk
+            self.chunk = set()
+            self._sweep()
+
+    def add(self, source_id: str, parts: dict[str, str], rows: dict[str, list[dict[str, Any]]]) -> None:
+        """One file's rows: in its Parquet parts (table -> file), and of other tables (table -> rows)."""
         for table, part in parts.items():
-            self.parts.setdefault(table, []).append(part)
+            self.parts.setdefault(table, {})[part] = None
+            self.sids.setdefault(table, []).append(source_id)
         for table, some in rows.items():
             self.rows.setdefault(table, []).extend(some)
         self.files += 1
@@ -263,20 +337,22 @@ class Batch:
             self.flush()
 
     def flush(self) -> None:
-        parts, rows = self.parts, self.rows
-        self.parts, self.rows, self.files = {}, {}, 0
+        parts, sids, rows = self.parts, self.sids, self.rows
+        self.parts, self.sids, self.rows, self.files = {}, {}, {}, 0
         # with DuckDB's memory limited (as a big file's parse is): the rows it wrote stay cached otherwise, and
         # the one transaction of a campaign's ingest grew ~1 MB a run (1 GB at 1,000 synthetic runs)
         with self.store.memory_limited():
             for table in sorted(parts):
-                self.store.import_rows(table, parts[table])
-                for part in parts[table]:
-                    if part in self.kept:
-                        self.kept.discard(part)
-                    else:
-                        Path(part).unlink(missing_ok=True)
+                self.store.import_rows(table, list(parts[table]), source_ids=sids[table])
             for table in sorted(rows):
                 self.store.insert_rows(table, rows[table])
+        self._sweep()
+
+    def _sweep(self) -> None:
+        queued = {p for table in self.parts.values() for p in table}
+        for part in [p for p in self.done if p not in queued and p not in self.kept]:
+            Path(part).unlink(missing_ok=True)
+            self.done.discard(part)
 
 
 def default_jobs() -> int:

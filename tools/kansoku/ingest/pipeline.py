@@ -245,8 +245,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 try:
                     return _check(todo)
                 finally:
-                    for part in refs.values():
-                        part.unlink(missing_ok=True)
+                    for part in refs.values():  # (a part holds the rows of its worker's chunk: the batch removes it)
+                        batch.release(str(part)) if batch is not None else part.unlink(missing_ok=True)
                     refs.clear()
                     fallback.get("refs", {}).clear()
 
@@ -495,6 +495,14 @@ def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, rep
     sources of the pooled files as the ingest began (``Store.source_states``; each file is applied once).
     ``keep``: a sa file's ``sys_metrics`` part is kept there after the batch is stored (its renderings' check
     reads it, then removes it)."""
+    try:
+        return _apply(store, run, det, out, report, batch, states, keep)
+    finally:  # after its rows joined the batch: its chunk's parts may be complete now
+        batch.seen(out.parts, out.chunk_end)
+
+
+def _apply(store: Store, run: Run, det: Detection, out: FileOutcome, report: IngestReport,
+           batch: parallel.Batch, states: dict[str, tuple], keep: dict[str, Path] | None) -> FileResult:
     path, fmt = det.path, det.format
     file_name = _file_name(run, path)
     sid = source_id_for(run.run_id, file_name)
@@ -515,10 +523,8 @@ def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, rep
         for name, value in out.facts.items():
             run.check_fact(name, value, path)
         _store_declared_runs(store, _Parsed(sid, out.runs), path)
-    except RunError as exc:
+    except RunError as exc:  # (its rows stay in its chunk's parts, never stored: the batch stores by file)
         report.errors.append(str(exc))
-        for part in out.parts.values():
-            Path(part).unlink(missing_ok=True)
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
     warnings = [IngestWarning(line, message) for line, message in out.warnings]
     if keep is not None and "sys_metrics" in out.parts:  # read again by its renderings' check, then removed
@@ -544,7 +550,7 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
                 "tool_version": tool_version, "rows_loaded": rows_loaded,
                 "ingested_at": datetime.now(timezone.utc), "host": host.hostname, "role": host.role}]}
     if batch is not None:
-        batch.add(parts or {}, rows)
+        batch.add(sid, parts or {}, rows)
     else:
         for table, some in rows.items():
             if some:

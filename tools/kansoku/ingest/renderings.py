@@ -289,11 +289,12 @@ def _reference_rows(store, ref_sid: str, times: list[float], cache: dict, part: 
     missing = [t for t in times if t not in ref["times"]]
     if missing:
         # the rows as a worker wrote them (a small file) rather than a scan of the ingest's whole sys_metrics
-        rows = "read_parquet(?)" if part is not None else "sys_metrics WHERE source_id = ? AND"
+        # (a part holds the rows of every file of its worker's chunk: this file's are chosen by source_id)
+        rows = "read_parquet(?)" if part is not None else "sys_metrics"
         for t, act, inst, metric, value in store.query(
                 f"SELECT round(epoch(ts), 3), activity, instance, metric, value FROM {rows} "
-                f"{'WHERE' if part is not None else ''} round(epoch(ts), 3) IN (SELECT unnest(?::DOUBLE[]))",
-                [str(part) if part is not None else ref_sid, missing]):
+                f"WHERE source_id = ? AND round(epoch(ts), 3) IN (SELECT unnest(?::DOUBLE[]))",
+                ([str(part)] if part is not None else []) + [ref_sid, missing]):
             ref["rows"][(t, act, inst, metric)] = value
         ref["times"].update(missing)
     return ref["rows"]

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import duckdb
 
@@ -190,19 +190,51 @@ class Store:
             except duckdb.Error:
                 pass
 
-    def export_source_rows(self, table: str, source_id: str, out: Path) -> int:
-        """Write the rows of ``source_id`` in ``table`` to a Parquet file; the number of rows."""
-        self.table_columns(table)  # a known table, not a name from elsewhere
-        return self.con.execute(f"COPY (SELECT * FROM {table} WHERE source_id = {sql_str(source_id)}) "
-                                f"TO {sql_str(str(out))} (FORMAT parquet)").fetchone()[0]
+    @contextmanager
+    def file_transaction(self) -> Iterator[Callable[[], None]]:
+        """A transaction the block commits by calling what it is given; rolled back otherwise (a worker's
+        file: its rows stay in the scratch database only when the parse succeeded)."""
+        self.con.execute("BEGIN TRANSACTION")
+        done = False
 
-    def import_rows(self, table: str, parquet: Path | str | list[Path | str]) -> int:
-        """Insert the rows a worker exported (``export_source_rows``) into ``table``: one Parquet file, or
-        a list of them (one statement)."""
+        def commit() -> None:
+            nonlocal done
+            self.con.execute("COMMIT")
+            done = True
+
+        try:
+            yield commit
+        finally:
+            if not done:
+                try:
+                    self.con.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass
+
+    def export_rows(self, table: str, out: Path) -> int:
+        """Write every row of ``table`` (a worker's scratch table: the rows of the files of one chunk, in the
+        order they were stored) to a Parquet file; the number of rows."""
+        self.table_columns(table)  # a known table, not a name from elsewhere
+        return self.con.execute(f"COPY (SELECT * FROM {table}) TO {sql_str(str(out))} (FORMAT parquet)").fetchone()[0]
+
+    def clear(self, tables: Iterable[str]) -> None:
+        """Delete every row of these tables (a worker's scratch tables, once their rows left as Parquet)."""
+        for table in tables:
+            self.table_columns(table)
+            self.con.execute(f"DELETE FROM {table}")
+
+    def import_rows(self, table: str, parquet: Path | str | list[Path | str],
+                    source_ids: Sequence[str] | None = None) -> int:
+        """Insert the rows a worker exported (``export_rows``) into ``table``: one Parquet file, or a list of
+        them (one statement); with ``source_ids``, only those files' rows."""
         self.table_columns(table)
         files = [str(p) for p in parquet] if isinstance(parquet, list) else str(parquet)
-        return self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?)",
-                                [files]).fetchone()[0]
+        if source_ids is None:
+            return self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?)",
+                                    [files]).fetchone()[0]
+        return self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?) "
+                                f"WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
+                                [files, list(source_ids)]).fetchone()[0]
 
     # -- reading: the analysis and report stages ask through these, never through ``con`` --
 
@@ -647,11 +679,29 @@ def _from_template(path: Path) -> bool:
     return True
 
 
-def scratch_store(path: Path) -> Store:
+def scratch_store(path: Path, in_memory: bool = False) -> Store:
     """A private database with the store's schema, for a parallel ingest's worker (one thread: the
-    workers already use every core): a copy of the schema template, else the schema created here."""
-    made = not Path(path).exists() and _from_template(Path(path))
-    con = duckdb.connect(str(path))
+    workers already use every core): a copy of the schema template, else the schema created here.
+    ``in_memory``: the database is held in memory (a commit writes nothing: a worker commits every file it
+    parses), what does not fit its memory limit spilled beside ``path``."""
+    if in_memory:
+        con = duckdb.connect(":memory:")
+        con.execute(f"SET temp_directory = {sql_str(str(path) + '.spill')}")
+        template = schema_template()
+        made = False
+        if template is not None:
+            try:  # tables, views, macros and the schema fingerprint, as the template holds them
+                con.execute(f"ATTACH {sql_str(str(template))} AS kansoku_template (READ_ONLY)")
+                con.execute("COPY FROM DATABASE kansoku_template TO memory")
+                con.execute("DETACH kansoku_template")
+                made = True
+            except duckdb.Error:
+                con.close()
+                con = duckdb.connect(":memory:")
+                con.execute(f"SET temp_directory = {sql_str(str(path) + '.spill')}")
+    else:
+        made = not Path(path).exists() and _from_template(Path(path))
+        con = duckdb.connect(str(path))
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = false")
     con.execute("SET threads = 1")
