@@ -233,7 +233,7 @@ class Store:
             return self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?)",
                                     [files]).fetchone()[0]
         return self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?) "
-                                f"WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
+                                f"WHERE list_contains(?::VARCHAR[], source_id)",
                                 [files, list(source_ids)]).fetchone()[0]
 
     # -- reading: the analysis and report stages ask through these, never through ``con`` --
