@@ -280,9 +280,25 @@ def _metrics_by_branch(store: Store, run_ids: list[str] | None = None) -> dict[s
     return out
 
 
+# Views that several branches of run_metrics read (the CPU and disk metrics: six and three branches): for every
+# run's metrics each is computed once into a temporary table of its name on a second connection, which the
+# branches then read in its place (DuckDB resolves a name to the temporary table first). At 1,000 runs the
+# nine branches cost 9.0 s of CPU, each computing its view over every stored row again (load 8).
+SHARED_METRIC_VIEWS = ("cpu_in_run_mean", "disk_in_run_mean")
+
+
 def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
     """Every run's metrics, once per open store (shared by every batch and report of a build)."""
-    return _per_store(store, "metrics", lambda: _metrics_by_branch(store))
+    def compute() -> dict[str, dict[str, float]]:
+        cur = store.con.cursor()
+        try:
+            db = cur.execute("SELECT current_database()").fetchone()[0]
+            for view in SHARED_METRIC_VIEWS:
+                cur.execute(f'CREATE TEMP TABLE "{view}" AS SELECT * FROM "{db}".main."{view}"')
+            return _metrics_by_branch(Store(cur, store.path, True))
+        finally:
+            cur.close()
+    return _per_store(store, "metrics", compute)
 
 
 def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, keys: dict[str, str | None],
