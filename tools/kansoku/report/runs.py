@@ -290,14 +290,8 @@ SHARED_METRIC_VIEWS = ("cpu_in_run_mean", "disk_in_run_mean")
 def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
     """Every run's metrics, once per open store (shared by every batch and report of a build)."""
     def compute() -> dict[str, dict[str, float]]:
-        cur = store.con.cursor()
-        try:
-            db = cur.execute("SELECT current_database()").fetchone()[0]
-            for view in SHARED_METRIC_VIEWS:
-                cur.execute(f'CREATE TEMP TABLE "{view}" AS SELECT * FROM "{db}".main."{view}"')
-            return _metrics_by_branch(Store(cur, store.path, True))
-        finally:
-            cur.close()
+        with store.computed_once(SHARED_METRIC_VIEWS) as once:
+            return _metrics_by_branch(once)
     return _per_store(store, "metrics", compute)
 
 

@@ -246,6 +246,20 @@ class Store:
         finally:
             cur.close()
 
+    @contextmanager
+    def computed_once(self, views: Sequence[str]) -> Iterator["Store"]:
+        """The store on a second connection in which each of ``views`` is a temporary table of its rows,
+        computed once (one statement each), that every later statement of the connection reads in its place
+        (DuckDB resolves a name to the temporary table first, inside view definitions too)."""
+        cur = self.con.cursor()
+        try:
+            db = cur.execute("SELECT current_database()").fetchone()[0]
+            for view in views:
+                cur.execute(f'CREATE TEMP TABLE "{view}" AS SELECT * FROM "{db}".main."{view}"')
+            yield Store(cur, self.path, True)
+        finally:
+            cur.close()
+
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         """Rows of a read-only query over the stored tables and views."""
         return self.con.execute(sql, list(params or [])).fetchall()
