@@ -53,17 +53,13 @@ HEADLINE = ("tps", "tps_steady", "tps_txlog", "transactions_processed", "latency
 # cpu_idle_pct[client]. The branches are read one at a time (``_all_metrics``; reading the whole view in one
 # statement held every branch's working memory at once: 680 MB at 1,000 runs, issue 29).
 
-# The same for a few runs (a rebuild after new runs; the others come from the cache): the window needs the
-# run's own rows only, so the view is read for these runs alone. The runs are a list of constants
-# (``_IN_RUNS``, see :func:`only_runs`): DuckDB pushes a constant filter down through the view's UNION ALL,
-# grouping and window branches to the tables, but not a join with a parameter list (``IN (SELECT
-# unnest(?))``), which computed every run's metrics (7.3 s of CPU for one run at 1,000 runs; 1.7 s now).
-MISSING_METRICS_SQL = """
-SELECT run_id, CASE WHEN count(*) OVER (PARTITION BY run_id, metric) > 1 THEN metric || '[' || role || ']'
-                    ELSE metric END AS metric, value
-FROM run_metrics WHERE value IS NOT NULL AND isfinite(value) AND run_id IN _IN_RUNS
-ORDER BY run_id, metric
-"""
+# The same for a few runs (a rebuild after new runs; the others come from the cache): the same branches over
+# a connection whose tall tables hold these runs' rows alone (``Store.runs_only``), so that a run costs its
+# own rows, not the store's. A constant run filter (``_IN_RUNS``, :func:`only_runs`) alone does not do it:
+# DuckDB pushes it through the views' unions and groupings but not through every window (pgbench's progress
+# lines are windowed by file, sys_series_chosen by run or file), and a run id's zone maps (8-byte string
+# prefixes, the same for every run of a campaign) skip no row group: one new run at 1,000 runs cost 1.9 s of
+# CPU for its metrics, 0.7 s for its events and 0.4 s for its series (load 9-11), most of it every run's.
 
 
 # Runs whose pages are computed, written and dropped together (render/hugo.py writes each batch as it comes):
@@ -264,22 +260,38 @@ def _per_store(store: Store, name: str, compute):
     return cache[name]
 
 
+def _metrics_by_branch(store: Store, run_ids: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """Metric -> value of each run (of ``run_ids``, else of every run), a branch of the run_metrics view at a
+    time (the largest branch's memory alone; one statement of the whole view also costs its planning, ~1 s
+    of CPU at 1,000 runs, above the branches' sum). A metric several hosts of a run measured is named by
+    role: cpu_idle_pct[server], cpu_idle_pct[client]."""
+    where = "" if run_ids is None else " AND run_id IN " + only_runs("_IN_RUNS", run_ids)
+    rows: dict[tuple[str, str], list[tuple[str | None, float]]] = {}
+    for select in run_metric_selects():
+        for rid, metric, role, v in store.query(
+                f"SELECT run_id, metric, role, value FROM ({select}) "
+                f"WHERE value IS NOT NULL AND isfinite(value){where} ORDER BY run_id, metric"):
+            rows.setdefault((rid, metric), []).append((role, v))
+    out: dict[str, dict[str, float]] = {}
+    for rid, metric in sorted(rows, key=lambda k: (k[0] is None, k)):
+        got = rows[(rid, metric)]
+        for role, v in got:
+            out.setdefault(rid, {})[f"{metric}[{role}]" if len(got) > 1 and role is not None else metric] = stable(v)
+    return out
+
+
+# Views that several branches of run_metrics read (the CPU and disk metrics: six and three branches): for every
+# run's metrics each is computed once into a temporary table of its name on a second connection, which the
+# branches then read in its place (DuckDB resolves a name to the temporary table first). At 1,000 runs the
+# nine branches cost 9.0 s of CPU, each computing its view over every stored row again (load 8).
+SHARED_METRIC_VIEWS = ("cpu_in_run_mean", "disk_in_run_mean")
+
+
 def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
+    """Every run's metrics, once per open store (shared by every batch and report of a build)."""
     def compute() -> dict[str, dict[str, float]]:
-        # every run's metrics, a branch of the run_metrics view at a time (the largest branch's memory alone);
-        # a metric several hosts of a run measured is named by role, as MISSING_METRICS_SQL names it
-        rows: dict[tuple[str, str], list[tuple[str | None, float]]] = {}
-        for select in run_metric_selects():
-            for rid, metric, role, v in store.query(
-                    f"SELECT run_id, metric, role, value FROM ({select}) "
-                    "WHERE value IS NOT NULL AND isfinite(value) ORDER BY run_id, metric"):
-                rows.setdefault((rid, metric), []).append((role, v))
-        out: dict[str, dict[str, float]] = {}
-        for rid, metric in sorted(rows, key=lambda k: (k[0] is None, k)):
-            got = rows[(rid, metric)]
-            for role, v in got:
-                out.setdefault(rid, {})[f"{metric}[{role}]" if len(got) > 1 and role is not None else metric] = stable(v)
-        return out
+        with store.computed_once(SHARED_METRIC_VIEWS) as once:
+            return _metrics_by_branch(once)
     return _per_store(store, "metrics", compute)
 
 
@@ -311,13 +323,14 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, keys: d
         fresh = {r: everyone.get(r, {}) for r in missing}
         every_event = _all_events(store)
         fresh_events = {r: every_event.get(r, []) for r in missing}
-    else:
+        rows = {row[0]: tuple(row) for row in store.query(only_runs(SERIES_SQL, missing), [missing])}
+    else:  # a few runs: the views over these runs' rows alone (Store.runs_only), not over the whole store's
         fresh = {r: {} for r in missing}
-        for rid, metric, v in store.query(only_runs(MISSING_METRICS_SQL, missing)):
-            fresh[rid][metric] = stable(v)
-        got_events = steady.events(store, missing, constant=True)
+        with store.runs_only(missing) as own:
+            fresh.update(_metrics_by_branch(own, missing))
+            got_events = steady.events(own, missing, constant=True)
+            rows = {row[0]: tuple(row) for row in own.query(only_runs(SERIES_SQL, missing), [missing])}
         fresh_events = {r: got_events.get(r, []) for r in missing}
-    rows = {row[0]: tuple(row) for row in store.query(only_runs(SERIES_SQL, missing), [missing])}
     for r in missing:
         values[r], series[r], events[r] = fresh[r], rows.get(r), _event_list(fresh_events[r])
         if keys.get(r):

@@ -39,6 +39,19 @@ WRITER_MEMORY_LIMIT = "160MB"
 # view: ~60 branches over the stored rows), needs between 300 and 500 MB of it at 1,000 runs.
 BUILD_MEMORY_LIMIT = "500MB"
 
+# The tall tables whose every row belongs to one run (by its run_id, or by its source's run), and whose
+# every reader computes a run's rows from that run's rows alone (grouped, joined or windowed by run, source or
+# file): a run's rows of every view are the same whether these tables hold the whole store or this run alone
+# (``Store.runs_only``). Not here: the tables a view reads across runs, e.g. pg_checkpoints (a server log
+# that is no run's counts for every run in the directories below it) and runs (the log's own run decides).
+PER_RUN_TABLES = {
+    "sys_metrics": "run_id",            # sys_metrics_auth -> cpu, disk, memory (grouped by run) -> *_in_run*
+    "sys_series": "run_id",             # sys_series_chosen (by run or file), sys_source_clock (by file, run)
+    "pgbench_progress": "run_id",       # pgbench_tps_per_second, pgbench_tps_samples (windows by file, run)
+    "pgbench_aggregate": "run_id",      # pgbench_aggregate_intervals (grouped by run)
+    "pgbench_transaction_rows": "source_id",  # pgbench_transactions (its file's run), grouped by run above
+}
+
 _LOCK_RE = re.compile(r"(Could not set lock|Conflicting lock)", re.I)
 _PID_RE = re.compile(r"PID (\d+)")
 
@@ -237,6 +250,47 @@ class Store:
                                 [files, list(source_ids)]).fetchone()[0]
 
     # -- reading: the analysis and report stages ask through these, never through ``con`` --
+
+    @contextmanager
+    def runs_only(self, run_ids: Sequence[str]) -> Iterator["Store"]:
+        """The store as seen by a query about ``run_ids`` alone, at the cost of these runs' rows: a second
+        connection (its own temporary schema) in which each table of ``PER_RUN_TABLES`` is shadowed by a
+        temporary table of the same name holding these runs' rows only (one scan of the stored table; DuckDB
+        resolves a name to the temporary table first, in a view's definition as well). Every view then
+        computes these runs alone: their rows are those of the whole store for these runs, since a view's
+        rows of a run come from those tables' rows of that run only (``PER_RUN_TABLES``;
+        tests/test_build_incremental.py compares both for every run). Without it a run filter reaches the
+        tall tables only as far as the views' windows and unions let it: a rebuild after one new run at
+        1,000 runs computed the windows of every run (docs/build-performance.md)."""
+        cur = self.con.cursor()
+        try:
+            db = cur.execute("SELECT current_database()").fetchone()[0]
+            lits = ", ".join(sql_str(r) for r in run_ids) or "NULL"
+            tables = {t for (t,) in cur.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ? "
+                                                 "AND schema_name = 'main'", [db]).fetchall()}
+            for table, key in PER_RUN_TABLES.items():
+                if table not in tables:
+                    continue
+                own = (f"run_id IN ({lits})" if key == "run_id" else
+                       f'source_id IN (SELECT source_id FROM "{db}".main.sources WHERE run_id IN ({lits}))')
+                cur.execute(f'CREATE TEMP TABLE "{table}" AS SELECT * FROM "{db}".main."{table}" WHERE {own}')
+            yield Store(cur, self.path, True)
+        finally:
+            cur.close()
+
+    @contextmanager
+    def computed_once(self, views: Sequence[str]) -> Iterator["Store"]:
+        """The store on a second connection in which each of ``views`` is a temporary table of its rows,
+        computed once (one statement each), that every later statement of the connection reads in its place
+        (DuckDB resolves a name to the temporary table first, inside view definitions too)."""
+        cur = self.con.cursor()
+        try:
+            db = cur.execute("SELECT current_database()").fetchone()[0]
+            for view in views:
+                cur.execute(f'CREATE TEMP TABLE "{view}" AS SELECT * FROM "{db}".main."{view}"')
+            yield Store(cur, self.path, True)
+        finally:
+            cur.close()
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         """Rows of a read-only query over the stored tables and views."""

@@ -1,0 +1,82 @@
+"""Issue 29, rebuild side: a few runs' views computed over their own rows (``Store.runs_only``) are the whole
+store's views for these runs, on the README's example (real sar, iostat, pgbench logs, server logs)."""
+
+from __future__ import annotations
+
+import math
+
+from kansoku.store.db import PER_RUN_TABLES, open_store
+
+
+def _rounded(rows):
+    """Rows comparable across two computations: floats to 9 significant digits (DuckDB's parallel sums add
+    in any order), then sorted."""
+    def cell(v):
+        if isinstance(v, float) and math.isfinite(v) and v != 0:
+            return round(v, 8 - int(math.floor(math.log10(abs(v)))))
+        if isinstance(v, list):
+            return tuple(cell(x) for x in v)
+        return v
+    return sorted((tuple(cell(v) for v in r) for r in rows), key=repr)
+
+
+def _chosen_runs(store) -> list[str]:
+    """One run of each combination of file formats the example has (every kind of run), and a third of the
+    others: a set of runs, not all, so that a view reading another run's rows would differ."""
+    rows = store.query("SELECT run_id, string_agg(DISTINCT format, ',' ORDER BY format) FROM sources "
+                       "WHERE run_id IS NOT NULL GROUP BY run_id ORDER BY run_id")
+    seen, out = set(), []
+    for i, (rid, kinds) in enumerate(rows):
+        if kinds not in seen or i % 3 == 0:
+            seen.add(kinds)
+            out.append(rid)
+    assert 0 < len(out) < len(rows)
+    return out
+
+
+def test_every_view_of_some_runs_is_the_whole_stores_for_them(example_db):
+    store = open_store(example_db, read_only=True)
+    try:
+        runs = _chosen_runs(store)
+        views = [v for (v,) in store.query(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND view_name IN "
+            "(SELECT table_name FROM duckdb_columns() WHERE column_name = 'run_id') ORDER BY view_name")]
+        assert {"run_metrics", "run_events", "cpu_in_run_mean", "pgbench_steady_state"} <= set(views)
+        lits = ", ".join("'" + r.replace("'", "''") + "'" for r in runs)
+        whole = {v: _rounded(store.query(f"SELECT * FROM {v} WHERE run_id IN ({lits})")) for v in views}
+        with store.runs_only(runs) as own:
+            # the shadowed tables hold the runs' rows and no other's
+            for table, key in PER_RUN_TABLES.items():
+                n_own = own.query(f"SELECT count(*) FROM {table}")[0][0]
+                if key == "run_id":
+                    n = store.query(f"SELECT count(*) FROM {table} WHERE run_id IN ({lits})")[0][0]
+                else:
+                    n = store.query(f"SELECT count(*) FROM {table} WHERE source_id IN "
+                                    f"(SELECT source_id FROM sources WHERE run_id IN ({lits}))")[0][0]
+                assert n_own == n, table
+            assert own.query("SELECT count(*) FROM sys_metrics")[0][0] < store.query(
+                "SELECT count(*) FROM sys_metrics")[0][0]
+            got = {v: _rounded(own.query(f"SELECT * FROM {v} WHERE run_id IN ({lits})")) for v in views}
+        assert sum(len(r) for r in whole.values()) > 1000  # the example's runs have rows in these views
+        for v in views:
+            assert got[v] == whole[v], v
+        # the store's own connection is untouched: its tables are the whole store's again
+        assert store.query("SELECT count(DISTINCT run_id) FROM sys_metrics")[0][0] > len(runs)
+    finally:
+        store.close()
+
+
+def test_a_rebuilds_run_data_is_the_full_builds(example_db):
+    """report/runs.py: the metrics, series and events of a few runs (a rebuild, ``few``) are those every
+    run's pass gives (a first build)."""
+    from kansoku.report import runs as report_runs
+
+    store = open_store(example_db, read_only=True)
+    try:
+        runs = _chosen_runs(store)[:6]
+        few = report_runs._run_data(store, runs, None, {}, True)
+        every = report_runs._run_data(store, runs, None, {}, False)
+        assert few == every
+        assert all(few[0][r] for r in runs) and any(few[1].get(r) for r in runs)
+    finally:
+        store.close()
