@@ -374,8 +374,7 @@ def _batch_series(store: Store, run_ids: list[str]) -> dict[str, tuple]:
         order = list(store.__dict__.get("_kansoku_series_order", []))
         listed = set(order)
         order += [r for (r,) in store.query("SELECT run_id FROM runs ORDER BY run_id") if r not in listed]
-        store.con.execute(f"CREATE OR REPLACE TEMP TABLE {SERIES_SECONDS_TABLE} AS {_SERIES_SECONDS_SQL}",
-                          [order, order, order])
+        store.temp_table(SERIES_SECONDS_TABLE, _SERIES_SECONDS_SQL, [order, order, order])
         return {r: i + 1 for i, r in enumerate(order)}  # generate_subscripts counts from 1
     pos = _per_store(store, "series_positions", make)
     at = [pos[r] for r in run_ids if r in pos]
