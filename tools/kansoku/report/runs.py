@@ -84,7 +84,7 @@ def only_runs(sql: str, run_ids: list[str]) -> str:
 # as numbers rounded to its decimals and as text with exactly those decimals (the CSV).
 _CPU = ("usr", "sys", "iowait", "soft", "steal", "idle")
 _SERIES_VALUES = [c for c in SERIES_COLUMNS if c != "second"]
-SERIES_SQL = """
+_SERIES_WITH = """
 WITH sel AS (SELECT unnest(?::VARCHAR[]) AS run_id),
 t AS (
     SELECT s.run_id, round(s.elapsed_s)::BIGINT AS second, avg(s.tps) AS tps,
@@ -134,12 +134,25 @@ t AS (
     FROM t FULL JOIN c ON c.run_id = t.run_id AND c.second = t.second
          FULL JOIN d ON d.run_id = coalesce(t.run_id, c.run_id) AND d.second = coalesce(t.second, c.second)
 )
+"""
+# each run's seconds (the rows of j, or of the table made of them) as one row of lists
+_SERIES_LISTS = """
 SELECT run_id, any_value(tps_source), any_value(cpu_tool), any_value(disk_tool), list(second ORDER BY second),
        """ + ",\n       ".join(
     f"list(round({col}, {SERIES_COLUMNS[col]}) ORDER BY second), "
     f"list(printf('%.{SERIES_COLUMNS[col]}f', {col}) ORDER BY second)" for col in _SERIES_VALUES) + """
-FROM j GROUP BY run_id
+FROM {rows} GROUP BY run_id
 """
+SERIES_SQL = _SERIES_WITH + _SERIES_LISTS.format(rows="j")
+
+# A first build reads the series of every run, a batch at a time: one query a batch scanned the CPU and disk
+# views over every stored row (the run filter does not make the scan smaller), ~15 s a batch at 10,000 runs.
+# Instead every run's seconds (the rows of j) are made once into a temporary table, in the order of the
+# batches (``pos``: zone maps on an integer skip the other batches' row groups), and each batch groups its own.
+SERIES_SECONDS_TABLE = "kansoku_series_seconds"
+_SERIES_SECONDS_SQL = (_SERIES_WITH + ", o AS (SELECT unnest(?::VARCHAR[]) AS run_id, "
+                       "generate_subscripts(?::VARCHAR[], 1) AS pos)\n"
+                       "SELECT o.pos, j.* FROM j JOIN o ON o.run_id = j.run_id ORDER BY o.pos, j.second")
 
 
 def _factor_order(report: Report, factors: set[str]) -> list[str]:
@@ -182,6 +195,8 @@ def run_page_batches(store: Store, report: Report, chapters: list[Chapter], info
     n_missing = sum(1 for r in run_ids if not (keys.get(r) and cache.has(keys[r])))
     # the first build (most runs missing): every run's metrics in one pass; a rebuild: the missing runs' alone
     few = cache is not None and n_missing * 4 <= len(run_ids)
+    if "_kansoku_series_order" not in store.__dict__:  # every run's series are made in this order (_batch_series)
+        store.__dict__["_kansoku_series_order"] = _batch_order(conditions, batch_runs)
     batch: list[str] = []
     for members in conditions.values():  # in the order of their first run
         batch.extend(members)
@@ -190,6 +205,19 @@ def run_page_batches(store: Store, report: Report, chapters: list[Chapter], info
             batch = []
     if batch:
         yield _page_batch(store, report, chapters, infos, sorted(batch), conditions, cache, keys, few)
+
+
+def _batch_order(conditions: dict[tuple, list[str]], batch_runs: int) -> list[str]:
+    """The runs in the order run_page_batches hands them over: whole conditions up to ``batch_runs`` runs,
+    each batch's runs sorted."""
+    order: list[str] = []
+    batch: list[str] = []
+    for members in conditions.values():
+        batch.extend(members)
+        if len(batch) >= batch_runs:
+            order += sorted(batch)
+            batch = []
+    return order + sorted(batch)
 
 
 def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
@@ -323,7 +351,7 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, keys: d
         fresh = {r: everyone.get(r, {}) for r in missing}
         every_event = _all_events(store)
         fresh_events = {r: every_event.get(r, []) for r in missing}
-        rows = {row[0]: tuple(row) for row in store.query(only_runs(SERIES_SQL, missing), [missing])}
+        rows = _batch_series(store, missing)
     else:  # a few runs: the views over these runs' rows alone (Store.runs_only), not over the whole store's
         fresh = {r: {} for r in missing}
         with store.runs_only(missing) as own:
@@ -336,6 +364,25 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, keys: d
         if keys.get(r):
             cache.save(keys[r], {"metrics": fresh[r], "series": rows.get(r), "events": events[r]})
     return values, series, events
+
+
+def _batch_series(store: Store, run_ids: list[str]) -> dict[str, tuple]:
+    """The series rows (SERIES_SQL's) of ``run_ids``, from every run's seconds made once per open store into
+    SERIES_SECONDS_TABLE in the order the batches come (``_kansoku_series_order``, set by
+    run_page_batches; the other stored runs after)."""
+    def make() -> dict[str, int]:
+        order = list(store.__dict__.get("_kansoku_series_order", []))
+        listed = set(order)
+        order += [r for (r,) in store.query("SELECT run_id FROM runs ORDER BY run_id") if r not in listed]
+        store.temp_table(SERIES_SECONDS_TABLE, _SERIES_SECONDS_SQL, [order, order, order])
+        return {r: i + 1 for i, r in enumerate(order)}  # generate_subscripts counts from 1
+    pos = _per_store(store, "series_positions", make)
+    at = [pos[r] for r in run_ids if r in pos]
+    if not at:
+        return {}
+    sql = _SERIES_LISTS.format(rows=f"{SERIES_SECONDS_TABLE} WHERE pos BETWEEN {min(at)} AND {max(at)} "
+                                    f"AND run_id IN {only_runs('_IN_RUNS', run_ids)}")
+    return {row[0]: tuple(row) for row in store.query(sql)}
 
 
 def _decimals(values: list[float]) -> int:
