@@ -66,13 +66,51 @@ _PREAMBLE_LINE = re.compile(rb"[^;\n]*;-?\d+;[^;\n]+;(LINUX-RESTART|COM )[^\n]*"
 PREAMBLE_MAX = 1 << 20  # a few records at most; more is not a preamble
 
 
+_MARKS = (b"LINUX-RESTART", b"COM ")  # what begins the 4th field of a restart or comment record
+
+
+class _Lines:
+    """What the splitter saw of one section's lines, for ``_Loader._load_batch_fast``: how many lines,
+    how many are restart or comment records (their 4th field begins with LINUX-RESTART or 'COM '), and
+    whether every line is plain (no empty line, no carriage return, no NUL byte). Counted on the blocks
+    as they are copied (a few memchr-speed scans), never line by line in Python."""
+
+    __slots__ = ("lines", "marks", "plain", "_last")
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.marks = 0
+        self.plain = True
+        self._last = 0x0A  # the byte before the next piece (the header's newline)
+
+    def add(self, data: bytes, pos: int, end: int) -> None:
+        """Count the whole lines ``data[pos:end]`` (they begin at ``pos`` and end with a newline)."""
+        if end <= pos:
+            return
+        self.lines += data.count(b"\n", pos, end)
+        if self.plain and (data.find(b"\n\n", pos, end) >= 0 or data.find(b"\r", pos, end) >= 0
+                           or data.find(b"\x00", pos, end) >= 0 or (data[pos] == 0x0A and self._last == 0x0A)):
+            self.plain = False
+        self._last = data[end - 1]
+        for mark in _MARKS:
+            i = data.find(mark, pos, end)
+            while i >= 0:
+                start = data.rfind(b"\n", pos, i)
+                start = pos if start < 0 else start + 1
+                if i > start and data[i - 1] == 0x3B and data.count(b";", start, i) == 3:
+                    self.marks += 1
+                i = data.find(mark, i + 1, end)
+
+
 def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) -> None:
-    """Copy sadf -d's output into one file per section (header line, file path), put on ``out`` as each
-    is complete; then None. Whole blocks are copied; only header positions are looked for. Restart and
-    comment records printed before the first header are put first, as the section ``(b"", path)``."""
+    """Copy sadf -d's output into one file per section (header line, file path, its ``_Lines``), put on
+    ``out`` as each is complete; then None. Whole blocks are copied; only header positions are looked for.
+    Restart and comment records printed before the first header are put first, as the section
+    ``(b"", path, None)``."""
     fh = None
     header: bytes | None = None
     current: Path | None = None
+    counts: _Lines | None = None
     preamble = bytearray()
     n = 0
 
@@ -81,7 +119,7 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
         if fh is not None:
             fh.close()
             fh = None
-            out.put((header, current))
+            out.put((header, current, counts))
 
     def preamble_done() -> None:
         lines = bytes(preamble).splitlines()
@@ -89,7 +127,7 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
             if any(l.strip() for l in lines):
                 pre = tmp / "preamble.csv"
                 pre.write_bytes(b"\n".join(l for l in lines if l.strip()) + b"\n")
-                out.put((b"", pre))
+                out.put((b"", pre, None))
         else:
             bad = next(l for l in lines if l.strip() and not _PREAMBLE_LINE.fullmatch(l))
             out.put(ValueError(f"output before the first '# hostname;...' header: {bad[:80]!r}"))
@@ -117,6 +155,7 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
                             preamble += view[pos:min(stop_at, pos + PREAMBLE_MAX)]
                     else:
                         fh.write(view[pos:stop_at])
+                        counts.add(data, pos, stop_at)
                 if i < 0:
                     break
                 j = data.index(b"\n", i) + 1
@@ -126,10 +165,12 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
                 header = bytes(view[i:j])
                 n += 1
                 current = tmp / f"section-{n}.csv"
+                counts = _Lines()
                 fh = open(current, "wb")
                 pos = j
         if carry and fh is not None:  # a last line without its newline
             fh.write(carry + b"\n")
+            counts.add(carry + b"\n", 0, len(carry) + 1)
         elif carry and n == 0:
             preamble += carry[:PREAMBLE_MAX]
         finish()
@@ -152,6 +193,7 @@ def _int_list(items: list[int]) -> str:
 
 
 SMALL_BATCH_BYTES = 1 << 20  # a batch of at most this much sadf output is read in Python (_load_small)
+FAST_SQL = True  # larger batches: typed CSV reads (_load_batch_fast) when the output is as sadf prints it
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?\Z")
 _PLAIN_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:;-?\d+(?:\.\d+)?)*\Z")
 _TS = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) UTC\Z")
@@ -192,6 +234,10 @@ class _Loader:
         # activity -> [its record times, Counter of its rows' intervals]: the summary (sys_series) of what
         # _load_small and _restarts stored, as _SERIES_SQL would compute it from the stored rows
         self.series: dict[str, list] = {}
+        # activity -> (record times, first, last, Counter of its rows' intervals): the same, of what
+        # _load_batch_fast stored (counted in SQL)
+        self.sql_series: dict[str, tuple] = {}
+        self.fast_batches = 0
 
     @staticmethod
     def _reader(param: str) -> str:
@@ -203,7 +249,7 @@ class _Loader:
 
     _DATA = "len(f) >= 4 AND NOT starts_with(f[4], 'LINUX-RESTART') AND NOT starts_with(f[4], 'COM ')"
 
-    def load(self, header: bytes, section: Path) -> None:
+    def load(self, header: bytes, section: Path, counts: _Lines | None = None) -> None:
         """Take one section; its rows are stored when the batch is full (or at ``flush``)."""
         path = self.path
         if not header:  # restart records printed before the first header (a file that begins with one)
@@ -224,7 +270,7 @@ class _Loader:
             section.unlink(missing_ok=True)
             return
         self.pending.append({"text": text, "cols": cols, "act": act, "star": seg["star"], "file": section,
-                             "param": f"csv{len(self.pending)}_"})
+                             "param": f"csv{len(self.pending)}_", "counts": counts})
         self.pending_bytes += section.stat().st_size
         if self.pending_bytes >= BATCH_BYTES:
             self.flush()
@@ -241,6 +287,8 @@ class _Loader:
 
     def _load_batch(self, batch: list[dict]) -> None:
         if sum(sec["file"].stat().st_size for sec in batch) <= SMALL_BATCH_BYTES and self._load_small(batch):
+            return
+        if FAST_SQL and self._load_batch_fast(batch):
             return
         self._load_batch_sql(batch)
 
@@ -351,14 +399,151 @@ class _Loader:
         if self.sql_batches:
             return None
         summary: dict | None = {}
-        for act, (times, intervals) in sorted(self.series.items()):
+        series = {act: (len(times), min(times), max(times), intervals)
+                  for act, (times, intervals) in self.series.items()}
+        if set(series) & set(self.sql_series):
+            return self.rows, self.devices, self.suspect, None  # an activity read by both paths
+        series.update(self.sql_series)
+        for act, (n_times, first, last, intervals) in sorted(series.items()):
             top = [(iv, n) for iv, n in intervals.items() if iv is not None]
             top.sort(key=lambda x: -x[1])
             if len(top) > 1 and top[0][1] == top[1][1]:
                 summary = None  # two most common intervals: mode() chooses, as in the SQL summary
                 break
-            summary[act] = (len(times), min(times), max(times), top[0][0] if top else None)
+            summary[act] = (n_times, first, last, top[0][0] if top else None)
         return self.rows, self.devices, self.suspect, summary
+
+    def _first_fields(self, path: Path) -> int | None:
+        """The number of fields of the first data line (not a restart or comment record) of a section file."""
+        with open(path, "rb") as fh:
+            for line in fh:
+                f = line.rstrip(b"\n").split(b";", 4)
+                if len(f) >= 4 and f[3].startswith(_MARKS):
+                    continue
+                return line.count(b";") + 1
+        return None
+
+    def _fast_reader(self, k: int, sec: dict) -> str | None:
+        """One section's lines as a typed relation (k, h, iv, t, inst, vals) read by DuckDB's CSV reader with
+        the section's own columns: host, interval (DOUBLE), timestamp text, the instance, the values as a
+        DOUBLE list. Restart and comment records are left out; a line that does not fit the columns is
+        skipped by the reader (``ignore_errors``), which ``_load_batch_fast`` sees in its counts. None when
+        the layout is not one this reader takes."""
+        cols, star, act = sec["cols"], sec["star"], sec["act"]
+        fields = {"h": "VARCHAR", "iv": "DOUBLE", "t": "VARCHAR"}
+        inst, vals, names = [], [], []
+        if star:
+            if len(cols) != 2 or cols[1] != "CPU*" or cols[0] not in INSTANCE_COLS:
+                return None
+            n = self._first_fields(sec["file"])
+            if n is None or n < 3 + len(cols) + 1:
+                return None
+            fields["c0"] = "VARCHAR"
+            inst = ["c0"]
+            for i in range(n - 4):
+                fields[f"v{i}"] = "DOUBLE"
+                vals.append(f"v{i}")
+                names.append("all" if i == 0 else f"CPU{i - 1}")
+        else:
+            for j, c in enumerate(cols):
+                if c in INSTANCE_COLS or c in TEXT_COLUMNS or c == "CPU*":
+                    fields[f"c{j}"] = "VARCHAR"
+                    if c in INSTANCE_COLS:
+                        inst.append(f"c{j}")
+                else:
+                    fields[f"c{j}"] = "DOUBLE"
+                    vals.append(f"c{j}")
+                    names.append(c)
+        sec["names"] = names
+        text_cols = [c for c, t in fields.items() if t == "VARCHAR"]
+        if not inst:
+            inst_sql = "NULL::VARCHAR"
+        else:
+            inst_sql = " || '/' || ".join(inst)
+            if act in _ALL_CPU_ACTIVITIES:
+                inst_sql = f"CASE WHEN {inst[0]} IN ('-1', 'all') THEN 'all' ELSE {inst_sql} END"
+        # a restart or comment record fits the columns only where the 4th field is text
+        fourth = list(fields)[3]
+        data = (f"NOT (starts_with({fourth}, 'LINUX-RESTART') OR starts_with({fourth}, 'COM '))"
+                if fields[fourth] == "VARCHAR" else "true")
+        spec = "{" + ", ".join(f"'{c}': '{t}'" for c, t in fields.items()) + "}"
+        # every column, read: the check's reader must refuse every line the load's reader refuses (a column
+        # no expression uses is not parsed at all: DuckDB pushes the projection into the reader)
+        touch = " + ".join([f"list_aggregate([{', '.join(vals)}], 'count')"] + [f"strlen({c})" for c in text_cols])
+        return (f"SELECT {k} AS k, h, iv, t, {inst_sql} AS inst, [{', '.join(vals)}]::DOUBLE[] AS vals, "
+                f"{touch} AS touch "
+                f"FROM read_csv(${sec['param']}, columns = {spec}, header = false, auto_detect = false, "
+                "delim = ';', quote = '', escape = '', new_line = '\\n', ignore_errors = true, "
+                f"force_not_null = {_sql_list(text_cols)}) WHERE {data}")
+
+    def _load_batch_fast(self, batch: list[dict]) -> bool:
+        """The batch's sections read by DuckDB's CSV reader with each section's own typed columns (no line
+        split into strings, no cast per value): one statement checks them, one stores them, with the same
+        rows as ``_load_batch_sql``. Taken only when every line of every section is as sadf prints it: each
+        data line read whole (the reader's count equals the splitter's count of lines less the restart and
+        comment records), every timestamp in the sadf -d form, every interval in range. Anything else
+        returns False before anything is stored, and ``_load_batch_sql`` then reports it with its own words."""
+        sink = self.sink
+        parts, params = [], {}
+        for k, sec in enumerate(batch):
+            counts = sec.get("counts")
+            if counts is None or not counts.plain:
+                return False
+            if counts.lines == 0:
+                continue
+            reader = self._fast_reader(k, sec)
+            if reader is None:
+                return False
+            parts.append(reader)
+            params[sec["param"]] = str(sec["file"])
+        if not parts:
+            return True
+        acts = [sec["act"] for sec in batch if sec["counts"].lines and sec["names"]]
+        if len(set(acts)) != len(acts) or set(acts) & (set(self.series) | set(self.sql_series)):
+            return False  # an activity in two sections: left to the general path (its summary)
+        lines = " UNION ALL ".join(f"({p})" for p in parts)
+        bad_iv = f"iv IS NULL OR NOT iv BETWEEN 0 AND {sm.MAX_INTERVAL_S}"
+        stats = sink.own_rows("sys_metrics", f"""
+            SELECT k, count(*) AS n, count(*) FILTER (WHERE tt IS NULL) AS bad_ts,
+                   count(*) FILTER (WHERE {bad_iv}) AS bad_iv, any_value(h) AS host, count(DISTINCT t) AS n_ts,
+                   count(DISTINCT inst) AS n_inst, count(DISTINCT tt) AS n_tt,
+                   timezone('UTC', min(tt)) AS first, timezone('UTC', max(tt)) AS last, histogram(iv) AS ivs,
+                   list(DISTINCT inst) FILTER (WHERE inst IS NOT NULL) AS insts, sum(touch) AS touched
+            FROM (SELECT *, try_strptime(t, '{TS_FORMAT}') AS tt FROM ({lines})) GROUP BY k ORDER BY k""", params)
+        got = {row[0]: row for row in stats}
+        for k, sec in enumerate(batch):
+            counts = sec["counts"]
+            row = got.get(k)
+            n = row[1] if row else 0
+            if n != counts.lines - counts.marks or (row and (row[2] or row[3])):
+                return False  # a line the typed reader did not take whole, or a time or interval out of form
+        for (k, n, _, _, host, n_ts, n_inst, n_tt, first, last, ivs, insts, _) in stats:
+            sec = batch[k]
+            self.host = self.host or host
+            if n > n_ts * max(n_inst, 1):
+                sink.warn(None, f"a sample time appears twice in the {sec['act']} section: duplicated samples "
+                                "(clock set back, or files concatenated?)")
+            width = len(sec["names"])
+            self.rows += n * width  # each data line, one row per value
+            if width:
+                self.sql_series[sec["act"]] = (n_tt, first, last, Counter({iv: c * width for iv, c in ivs.items()}))
+                if sec["act"] == "disk":
+                    self.devices.update(insts)
+        self.fast_batches += 1
+        self.suspect = True  # the plausibility passes run over the stored rows, as after _load_batch_sql
+        names = " UNION ALL ".join(f"SELECT {k} AS k, {sm.sql_str(sec['act'])} AS activity, "
+                                   f"{_sql_list(sec['names'])}::VARCHAR[] AS names"
+                                   for k, sec in enumerate(batch) if sec["counts"].lines)
+        sink.load_sql("sys_metrics", f"""
+            WITH l AS ({lines}),
+                 s AS (SELECT t, (row_number() OVER (ORDER BY t) - 1)::INTEGER AS sample,
+                              timezone('UTC', strptime(t, '{TS_FORMAT}')) AS ts
+                       FROM (SELECT DISTINCT t FROM l))
+            SELECT $source_id AS source_id, $run_id AS run_id, 'sar' AS tool, 'sa-binary' AS format,
+                   s.ts, l.iv AS interval_s, s.sample, false AS since_boot, m.activity, l.inst AS instance,
+                   unnest(m.names) AS metric, unnest(l.vals) AS value, NULL::INTEGER AS line
+            FROM l JOIN s USING (t) JOIN ({names}) m USING (k)""", params)
+        return True
 
     def _load_batch_sql(self, batch: list[dict]) -> None:
         """The batch's sections in two statements whatever their number: one read of every section file
