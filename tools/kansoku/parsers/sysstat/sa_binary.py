@@ -262,7 +262,7 @@ class _Loader:
         text = header.decode("utf-8", errors="replace").rstrip("\r\n")
         cols = text[2:].split(";")[3:]
         if not self.restarts_done:
-            self._restarts(section)
+            self._restarts(section, counts=counts)
         segs = csv_segments(cols)
         if len(segs) != 1 or segs[0]["repeated"]:
             raise ParseError(path, None, "one activity per 'sadf -d' section header", text[:120])
@@ -646,11 +646,14 @@ class _Loader:
                    NULL::INTEGER AS line
             FROM r JOIN k USING (tstok)""", params)
 
-    def _restarts(self, section: Path, first_section: bool = True) -> None:
+    def _restarts(self, section: Path, first_section: bool = True, counts: _Lines | None = None) -> None:
         """LINUX-RESTART lines (each section repeats them: read from the first; a restart that begins the
-        file is printed once, before the first header)."""
+        file is printed once, before the first header). Not read when the splitter saw no restart or
+        comment record in the section (``counts``)."""
         if first_section:
             self.restarts_done = True
+        if counts is not None and counts.marks == 0:
+            return
         rows = self.sink.own_rows("sys_metrics", f"SELECT f[3], f[4] FROM {self._reader('restarts_')} "
                                                  "WHERE len(f) >= 4 AND starts_with(f[4], 'LINUX-RESTART')",
                                   {"restarts_": str(section)})
@@ -771,7 +774,7 @@ def _split_run(sadf: str, path: Path, tmp: Path, loader: _Loader, limit_s: float
             return False
         loader.sections += 1
         loader.split = True
-        loader._restarts(section)
+        loader._restarts(section, counts=counts)
         if pre:
             loader._restarts(pre[0][1], first_section=False)
         return True
