@@ -54,6 +54,7 @@ import sys_helpers
 formats = {f.name: f for f in parsers.formats()}
 con = duckdb.connect(sys.argv[3])
 con.execute("SET TimeZone = 'UTC'")
+con.execute("SET enable_progress_bar = false")  # a long file's statements print no bar on stdout (read as JSON)
 con.execute(sm.SCHEMA)
 wanted = set(json.loads(sys.argv[4]))
 for i, line in enumerate(sys.stdin):

@@ -172,3 +172,146 @@ def test_damaged_small_sa_output_is_reported_by_the_sql_path(tmp_path, monkeypat
     (err_py, _), (err_sql, _) = _both_paths(sa, monkeypatch)
     assert err_sql is not None and "sa.bin" in err_sql
     assert err_py == err_sql
+
+
+def _sql_paths(sa: Path, monkeypatch, split: bool = True):
+    """The sa file parsed by the SQL path (forced: no batch read in Python) with the typed CSV reads
+    (sa_binary._Loader._load_batch_fast; with ``split``, the activities without items read from a sadf -dh
+    run of their own, whatever the file's size) and without them (the line split of sadf -d -- -A):
+    ((outcome, sink), batches the typed reads took) each."""
+    from kansoku.errors import ParseError
+    from kansoku.parsers.sysstat import sa_binary
+
+    monkeypatch.setattr(sa_binary, "SMALL_BATCH_BYTES", -1)
+    monkeypatch.setattr(sa_binary, "SPLIT_MIN_BYTES", 0)
+    taken: list[bool] = []
+    fast = sa_binary._Loader._load_batch_fast
+
+    def counted(self, batch):
+        taken.append(fast(self, batch))
+        return taken[-1]
+
+    monkeypatch.setattr(sa_binary._Loader, "_load_batch_fast", counted)
+    out = []
+    for typed in (True, False):
+        monkeypatch.setattr(sa_binary, "FAST_SQL", typed)
+        monkeypatch.setattr(sa_binary, "SPLIT", typed and split)
+        taken.clear()
+        try:
+            out.append(((None, parse("sa-binary", sa)), list(taken)))
+        except ParseError as exc:
+            out.append(((str(exc), None), list(taken)))
+    return out
+
+
+_TABLES = {"sys_metrics": "SELECT activity, instance, metric, ts, interval_s, sample, value, format, tool, since_boot, "
+                          "line FROM sys_metrics",
+           "sys_series": "SELECT * EXCLUDE (source_id) FROM sys_series",
+           "sys_devices": "SELECT * EXCLUDE (source_id) FROM sys_devices"}
+
+
+def test_typed_csv_reads_store_what_the_line_split_stores(corpus, monkeypatch, tmp_path):
+    """Long sa files are read by DuckDB's CSV reader with each section's typed columns, the activities
+    without items from one sadf -dh run: the same rows, summary, devices and warnings as the line split of
+    sadf -d -- -A it replaced (every batch taken by the typed reads; the -dh run's first)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import sa_day
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    day = tmp_path / "sa.bin"
+    sa_day.make_day_file(day, 1500)
+    for sa in _sa_files(corpus) + [day]:
+        ((err_fast, fast), taken), ((err_split, split), _) = _sql_paths(sa, monkeypatch)
+        assert err_fast is None and err_split is None, sa
+        assert len(taken) >= 2 and all(taken), (sa, taken)
+        for table, sql in _TABLES.items():
+            assert fast.q(sql + " ORDER BY ALL") == split.q(sql + " ORDER BY ALL"), (sa, table)
+        assert fast.warnings == split.warnings, sa
+        assert fast.q("SELECT count(*) FROM sys_metrics")[0][0] > 100, sa
+
+
+@pytest.mark.parametrize("damage", ["value", "nan", "empty value", "width", "short", "time", "interval",
+                                    "restart", "comment", "comment as device", "empty line", "crlf",
+                                    "interrupts wider", "duplicate"])
+def test_sadf_output_the_typed_reads_do_not_take_is_read_as_before(tmp_path, monkeypatch, damage):
+    """Output not as sadf prints it: the typed reads either store what the line split stores or leave the
+    batch to it before storing anything (the same error, word for word, or the same rows and warnings)."""
+    sa = FIXTURES / "sar" / "run1" / "sa.bin"
+    lines = subprocess.run(["sadf", "-d", str(sa), "--", "-A"], capture_output=True, text=True,
+                           env=ENV).stdout.splitlines(keepends=True)
+    cpu = [k for k, l in enumerate(lines) if l.startswith("vm;") and ";-1;" in l]
+    dev = [k for k, l in enumerate(lines) if l.startswith("vm;") and ";vda;" in l]
+    intr = [k for k, l in enumerate(lines) if l.startswith("vm;") and ";sum;" in l]
+    i = cpu[2]
+    f = lines[i].rstrip("\n").split(";")
+    if damage in ("value", "nan", "empty value"):
+        f[-1] = {"value": "x1.5", "nan": "nan", "empty value": ""}[damage]
+    elif damage == "width":
+        f.append("7.00")
+    elif damage == "short":
+        f.pop()
+    elif damage == "time":
+        f[2] = f[2].replace(" UTC", " XYZ")
+    elif damage == "interval":
+        f[1] = "99999999999"
+    lines[i] = ";".join(f) + "\n"
+    g = lines[cpu[3]].split(";")
+    extra = {"restart": f"{g[0]};-1;{g[2]};LINUX-RESTART\t(2 CPU)\n", "comment": f"{g[0]};-1;{g[2]};COM a;1;2\n",
+             "empty line": "\n", "duplicate": lines[cpu[2]]}.get(damage)
+    if extra:
+        lines.insert(cpu[3], extra)
+    if damage == "comment as device":
+        h = lines[dev[1]].split(";")
+        lines.insert(dev[1], f"{h[0]};-1;{h[2]};COM a;" + ";".join(["1"] * (len(h) - 4)) + "\n")
+    elif damage == "crlf":
+        lines[i] = lines[i].rstrip("\n") + "\r\n"
+    elif damage == "interrupts wider":
+        lines[intr[1]] = lines[intr[1]].rstrip("\n") + ";0.00\n"
+    _sadf_d_prints(monkeypatch, tmp_path, lines)
+    ((err_fast, fast), _), ((err_split, split), _) = _sql_paths(sa, monkeypatch, split=False)
+    assert err_fast == err_split
+    if err_split is None:
+        for table, sql in _TABLES.items():
+            assert fast.q(sql + " ORDER BY ALL") == split.q(sql + " ORDER BY ALL"), table
+        assert fast.warnings == split.warnings
+    else:
+        assert "sa.bin" in err_split
+
+
+@pytest.mark.parametrize("damage", ["value", "width", "no header"])
+def test_a_sadf_dh_output_not_as_sadf_prints_it_is_not_used(tmp_path, monkeypatch, damage):
+    """The activities without items are read from a sadf -dh run only when its output is as sadf prints it:
+    else nothing of it is stored and the file is read with sadf -d -- -A alone (the same rows)."""
+    from kansoku.parsers.sysstat import sa_binary
+
+    sa = FIXTURES / "sar" / "run1" / "sa.bin"
+    lines = subprocess.run(["sadf", "-dh", str(sa), "--", *sa_binary._DH_FLAGS], capture_output=True, text=True,
+                           env=ENV).stdout.splitlines(keepends=True)
+    f = lines[3].rstrip("\n").split(";")
+    if damage == "value":
+        f[-1] = "x1.5"
+    elif damage == "width":
+        f.append("7.00")
+    lines[3] = ";".join(f) + "\n"
+    if damage == "no header":
+        lines = lines[1:]
+    damaged = tmp_path / "dh.csv"
+    damaged.write_text("".join(lines))
+    real = subprocess.Popen
+    runs = []
+
+    def fake_sadf(cmd, *a, **kw):
+        runs.append(cmd[1:2] + cmd[4:5])
+        return real(["/bin/cat", str(damaged)] if cmd[1] == "-dh" else cmd, *a, **kw)
+
+    monkeypatch.setattr(sa_binary.subprocess, "Popen", fake_sadf)
+    monkeypatch.setattr(sa_binary, "SPLIT_MIN_BYTES", 0)
+    got = parse("sa-binary", sa)
+    monkeypatch.setattr(sa_binary.subprocess, "Popen", real)
+    monkeypatch.setattr(sa_binary, "SPLIT", False)
+    want = parse("sa-binary", sa)
+    for table, sql in _TABLES.items():
+        assert got.q(sql + " ORDER BY ALL") == want.q(sql + " ORDER BY ALL"), table
+    assert got.warnings == want.warnings
+    assert ["-dh", "-w"] in runs and ["-d", "-A"] in runs, runs
