@@ -154,6 +154,17 @@ def example_db(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def published_db(tmp_path_factory) -> Path:
+    """data/published (the past reports' transcribed tables) alone, ingested once per test session (three
+    modules ingested it each). Read it only (read-only connections, tools that read, such as tools/build)."""
+    base = session_dir(tmp_path_factory, "published")
+    db = base / "kansoku.duckdb"
+    once_per_session(tmp_path_factory, "published-db",
+                     lambda: run_tool("ingest", "--db", db, ROOT / "data" / "published", check=True))
+    return db
+
+
+@pytest.fixture(scope="session")
 def example_site(example_db, tmp_path_factory):
     """The example's site, built once per test session from ``example_db``. Returns (db, public_dir)."""
     base = example_db.parent
