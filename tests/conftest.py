@@ -86,15 +86,17 @@ def pytest_cmdline_main(config):
 
 def pytest_collection_modifyitems(config, items):
     """The README's `python3 -m pytest -q` (the whole suite, no paths) skips the tests marked slow (PDF
-    renders) or browser (headless Chromium), so that it stays under five minutes on two cores; `--all`
-    (what CI runs), `-m ...`, or naming test files or tests runs them too."""
+    renders) or browser (headless Chromium), so that it stays under five minutes on two cores, except those
+    also marked quick (one small PDF checked by its text, one headless-browser check: a few seconds each, so
+    that the quick run still renders a PDF and drives Chromium); `--all` (what CI runs), `-m ...`, or naming
+    test files or tests runs them too."""
     if config.getoption("--all") or os.environ.get("KANSOKU_ALL_TESTS") == "1" or config.option.markexpr:
         return
     if config.args_source != pytest.Config.ArgsSource.TESTPATHS:  # files or tests named: run what was named
         return
     skip = pytest.mark.skip(reason="slow or browser (a PDF render, a fault-injection trial, headless Chromium): run with --all, as CI does")
     for item in items:
-        if "slow" in item.keywords or "browser" in item.keywords:
+        if ("slow" in item.keywords or "browser" in item.keywords) and "quick" not in item.keywords:
             item.add_marker(skip)
 
 
