@@ -177,6 +177,21 @@ def example_site(example_db, tmp_path_factory):
     return example_db, out
 
 
+_COMPUTED: dict = {}
+
+
+def computed_report(db: Path, spec: Path, content_root: Path = ROOT / "content" / "reports"):
+    """``kansoku.app.compute_one(db, spec, content_root)`` once per test process, for a store that no test
+    writes (``example_db``): the example report took seconds to compute and four modules computed it. Read the
+    result only (a test that changes it takes a ``copy.copy``)."""
+    key = (str(db), str(spec), str(content_root))
+    if key not in _COMPUTED:
+        from kansoku.app import compute_one
+
+        _COMPUTED[key] = compute_one(db, spec, content_root)
+    return _COMPUTED[key]
+
+
 REPORT_SPECS = sorted(p.stem for p in (ROOT / "data" / "reports").glob("*.toml"))
 
 

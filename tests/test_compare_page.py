@@ -15,7 +15,7 @@ from html import unescape
 
 import pytest
 
-from conftest import ROOT, run_tool
+from conftest import ROOT, computed_report, run_tool
 from test_compare import TRUTH, _pgbench_log
 
 EXAMPLE = ROOT / "data" / "reports" / "example.toml"
@@ -25,10 +25,8 @@ SYMBOLS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "�
 @pytest.fixture(scope="module")
 def example(example_site):
     """The example's comparison computed from the example site's store, and that site."""
-    from kansoku.app import compute_one
-
     db, public = example_site
-    rep = compute_one(db, EXAMPLE, ROOT / "content" / "reports")
+    rep = computed_report(db, EXAMPLE)  # once per test process (conftest)
     assert [c.id for c in rep.compares] == ["checksums"]
     return rep, rep.compares[0], db, public
 
