@@ -74,7 +74,8 @@ def pytest_cmdline_main(config):
     """The README's quick run (`python3 -m pytest -q`: the whole suite, no paths, not --all) runs on two
     processes when pytest-xdist is installed (`.ci/setup` installs it): the machines have two cores, and most
     tests wait on one (a tool's start-up, a parse, a subprocess). The session's example store, site and PDFs
-    are still made once (``once_per_session``). Naming tests, `--all` (CI), `-n N` or `-p no:xdist` keep
+    are still made once (``once_per_session``); tests that share a per-process fixture are one group
+    (``pytest.mark.xdist_group``: the example report, ``computed_report``). Naming tests, `--all` (CI), `-n N` or `-p no:xdist` keep
     pytest's own choice."""
     if (config.args_source != pytest.Config.ArgsSource.TESTPATHS or config.getoption("--all")
             or os.environ.get("KANSOKU_ALL_TESTS") == "1" or os.environ.get("PYTEST_XDIST_WORKER")
@@ -82,19 +83,23 @@ def pytest_cmdline_main(config):
             or config.getoption("collectonly") or config.getoption("usepdb")):
         return
     config.option.numprocesses = 2
+    if getattr(config.option, "dist", "no") == "no":
+        config.option.dist = "loadgroup"  # xdist's load, but a group's tests (xdist_group) on one process
 
 
 def pytest_collection_modifyitems(config, items):
     """The README's `python3 -m pytest -q` (the whole suite, no paths) skips the tests marked slow (PDF
-    renders) or browser (headless Chromium), so that it stays under five minutes on two cores; `--all`
-    (what CI runs), `-m ...`, or naming test files or tests runs them too."""
+    renders) or browser (headless Chromium), so that it stays under five minutes on two cores, except those
+    also marked quick (one small PDF checked by its text, one headless-browser check: a few seconds each, so
+    that the quick run still renders a PDF and drives Chromium); `--all` (what CI runs), `-m ...`, or naming
+    test files or tests runs them too."""
     if config.getoption("--all") or os.environ.get("KANSOKU_ALL_TESTS") == "1" or config.option.markexpr:
         return
     if config.args_source != pytest.Config.ArgsSource.TESTPATHS:  # files or tests named: run what was named
         return
     skip = pytest.mark.skip(reason="slow or browser (a PDF render, a fault-injection trial, headless Chromium): run with --all, as CI does")
     for item in items:
-        if "slow" in item.keywords or "browser" in item.keywords:
+        if ("slow" in item.keywords or "browser" in item.keywords) and "quick" not in item.keywords:
             item.add_marker(skip)
 
 
@@ -154,6 +159,17 @@ def example_db(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def published_db(tmp_path_factory) -> Path:
+    """data/published (the past reports' transcribed tables) alone, ingested once per test session (three
+    modules ingested it each). Read it only (read-only connections, tools that read, such as tools/build)."""
+    base = session_dir(tmp_path_factory, "published")
+    db = base / "kansoku.duckdb"
+    once_per_session(tmp_path_factory, "published-db",
+                     lambda: run_tool("ingest", "--db", db, ROOT / "data" / "published", check=True))
+    return db
+
+
+@pytest.fixture(scope="session")
 def example_site(example_db, tmp_path_factory):
     """The example's site, built once per test session from ``example_db``. Returns (db, public_dir)."""
     base = example_db.parent
@@ -162,6 +178,21 @@ def example_site(example_db, tmp_path_factory):
                      lambda: run_tool("build", "--db", example_db, "--out", out, "--generated", base / "generated",
                                       check=True))
     return example_db, out
+
+
+_COMPUTED: dict = {}
+
+
+def computed_report(db: Path, spec: Path, content_root: Path = ROOT / "content" / "reports"):
+    """``kansoku.app.compute_one(db, spec, content_root)`` once per test process, for a store that no test
+    writes (``example_db``): the example report took seconds to compute and four modules computed it. Read the
+    result only (a test that changes it takes a ``copy.copy``)."""
+    key = (str(db), str(spec), str(content_root))
+    if key not in _COMPUTED:
+        from kansoku.app import compute_one
+
+        _COMPUTED[key] = compute_one(db, spec, content_root)
+    return _COMPUTED[key]
 
 
 REPORT_SPECS = sorted(p.stem for p in (ROOT / "data" / "reports").glob("*.toml"))

@@ -11,7 +11,6 @@ import pytest
 
 from kansoku.analysis import tables as analysis
 from kansoku.analysis.tables import check_published, compare_interval
-from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
@@ -21,11 +20,8 @@ SPECS = ROOT / "data" / "reports"
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    db = tmp_path_factory.mktemp("pub") / "kansoku.duckdb"
-    rep = ingest([PUB], db)
-    assert rep.ok, rep.errors
-    st = open_store(db, read_only=True)
+def store(published_db):
+    st = open_store(published_db, read_only=True)  # data/published, ingested once per session (conftest)
     yield st
     st.close()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_tool
+from conftest import ROOT, copy_store, run_tool
 
 SCALEUP = ROOT / "tests" / "fixtures" / "runs" / "campaign=corpus-2026-11" / "study=scaleup"
 HELD_BACK = "workload=read/config=checksums-off/clients=8/rep=3"  # the "one new run"
@@ -66,15 +66,29 @@ x = "clients"
 '''
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    camp = tmp_path / "campaign"
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    """The campaign less its held-back run, ingested once for the module (an ingest per test before); each
+    test takes a copy of it (``env``)."""
+    base = tmp_path_factory.mktemp("inc-ingested")
+    camp = base / "campaign"
     shutil.copytree(SCALEUP, camp / "study=scaleup")
     (camp / ".kansoku-campaign").write_text("# test campaign\n", encoding="utf-8")
-    held = tmp_path / "held"
-    shutil.move(camp / "study=scaleup" / HELD_BACK, held)
-    db = tmp_path / "db" / "kansoku.duckdb"
+    shutil.move(camp / "study=scaleup" / HELD_BACK, base / "held")
+    db = base / "db" / "kansoku.duckdb"
     run_tool("ingest", "--db", db, camp, check=True)
+    return base, db
+
+
+@pytest.fixture
+def env(ingested, tmp_path, monkeypatch):
+    """A test's own campaign, held-back run and store (a copy of ``ingested``: the tests ingest and build)."""
+    base, pristine = ingested
+    camp = tmp_path / "campaign"
+    shutil.copytree(base / "campaign", camp)
+    held = tmp_path / "held"
+    shutil.copytree(base / "held", held)
+    db = copy_store(pristine, tmp_path / "db")
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "inc.toml").write_text(SPEC, encoding="utf-8")

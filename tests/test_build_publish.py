@@ -71,11 +71,18 @@ def raw_files(out: Path) -> dict[str, Path]:
     return {p.relative_to(out).as_posix(): p for p in (out / "raw").rglob("*") if p.is_file()}
 
 
-def test_raw_files_come_from_the_store_and_match_their_hash(env, tmp_path):
+@pytest.fixture(scope="module")
+def built(env) -> Path:
+    """One build of ``env`` (with a memory limit of 1GB, a size the option takes), shared by the tests that
+    read a built site (each of them used to build its own, a Hugo build each). Read it only."""
+    out = env[0] / "built" / "public"
+    build(env, out, "--memory-limit", "1GB")
+    return out
+
+
+def test_raw_files_come_from_the_store_and_match_their_hash(env, built, tmp_path):
     tmp, runs, db, specs = env
-    out = tmp_path / "public"
-    build(env, out)
-    files = raw_files(out)
+    files = raw_files(built)
     assert len(files) == 6  # 3 repetitions: pgbench.log and run.toml each
     import duckdb
 
@@ -242,18 +249,19 @@ def test_the_replaced_output_is_deleted_after_the_swap_without_the_build_waiting
     publish.discard(new)
 
 
-def test_a_build_beyond_its_memory_limit_says_so_and_leaves_public_as_it_was(env, tmp_path):
+def test_a_build_beyond_its_memory_limit_says_so_and_leaves_public_as_it_was(env, built):
     """DuckDB's memory in a build is limited (--memory-limit, default 500MB): a statement that needs more and
-    cannot spill ends the build with one line saying what to do, exit 1, never a traceback; public/ stays."""
-    out = tmp_path / "public"
-    build(env, out)
+    cannot spill ends the build with one line saying what to do, exit 1, never a traceback; public/ stays.
+    (The shared build ``built`` ran with --memory-limit 1GB: a limit given as a size builds.)"""
+    out = built
     before = {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")}
     proc = build(env, out, "--memory-limit", "1MB", check=False)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "more memory than its limit of 1MB" in proc.stderr and "--memory-limit" in proc.stderr
     assert {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")} == before
-    assert not list(tmp_path.glob(".public.new-*"))
+    assert not list(out.parent.glob(".public.new-*"))
     proc = build(env, out, "--memory-limit", "12", check=False)  # not a size: a usage error naming it
     assert proc.returncode == 2 and "'12': expected a size such as 500MB or 2GB" in proc.stderr
-    build(env, out, "--memory-limit", "1GB")
+    assert {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")} == before
+    build(env, out, "--memory-limit", "1GB")  # the next build after a failed one works (same site: ``built`` holds)

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, computed_report
 from kansoku.analysis.commands import _parts
-from kansoku.app import compute_one
 from kansoku.collect.run import copy_scripts, script_args
 from kansoku.ingest.detect import detect
 from kansoku.store.db import open_store
+
+pytestmark = pytest.mark.xdist_group("example_report")  # one process computes the example report (conftest.computed_report)
 
 EXAMPLE = ROOT / "data" / "runs" / "example"
 
@@ -61,7 +62,7 @@ def test_plain_sql_and_other_text_are_not_scripts(tmp_path: Path):
 
 
 def test_scaleup_method_shows_the_commands_the_runs_recorded(example_db: Path):
-    rep = compute_one(example_db, ROOT / "data" / "reports" / "example.toml")
+    rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
     ch = next(c for c in rep.chapters if c.id == "scaleup")
     blocks = {tuple(s.name for s in b.scripts): b for b in ch.commands}
     assert set(blocks) == {("scripts/read.sql",), ("scripts/update.sql",)}
@@ -119,7 +120,7 @@ def test_commands_in_the_pdf(example_pdfs_all, example_db):
     assert "UPDATE pgbench_accounts SET filler" in text
     # every command copies back as it is: a line breaks only between arguments, never inside one
     flat = " ".join(text.split())
-    rep = compute_one(example_db, ROOT / "data" / "reports" / "example.toml")
+    rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
     placed = [ch for ch in rep.chapters  # the chapters whose page places {{< commands >}}
               if "{{< commands" in (ROOT / "content" / "reports" / "example" / f"{ch.id}.en.md").read_text()]
     commands = [c["en"] for ch in placed for b in ch.commands for c in [b.command, *b.setup]]
@@ -136,7 +137,7 @@ def test_a_script_run_by_an_interpreter_is_named_after_the_script(example_db: Pa
     assert _program_name(["pgbench", "-c", "1"]) == "pgbench"
     assert _program_name(["/usr/bin/python3", "/x/tools/collect", "queries", "--set", "a=1"]) == "collect queries"
     assert _program_name(["sh", "setup.sh"]) == "setup.sh"
-    rep = compute_one(example_db, ROOT / "data" / "reports" / "example.toml")
+    rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
     [block] = next(c for c in rep.chapters if c.id == "parallel").commands
     assert block.program == "collect queries" and block.runs == 15
     assert block.command["en"].startswith("python3 ") and " queries " in block.command["en"]

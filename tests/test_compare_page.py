@@ -15,8 +15,10 @@ from html import unescape
 
 import pytest
 
-from conftest import ROOT, run_tool
+from conftest import ROOT, computed_report, run_tool
 from test_compare import TRUTH, _pgbench_log
+
+pytestmark = pytest.mark.xdist_group("example_report")  # one process computes the example report (conftest.computed_report)
 
 EXAMPLE = ROOT / "data" / "reports" / "example.toml"
 SYMBOLS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}
@@ -25,10 +27,8 @@ SYMBOLS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "�
 @pytest.fixture(scope="module")
 def example(example_site):
     """The example's comparison computed from the example site's store, and that site."""
-    from kansoku.app import compute_one
-
     db, public = example_site
-    rep = compute_one(db, EXAMPLE, ROOT / "content" / "reports")
+    rep = computed_report(db, EXAMPLE)  # once per test process (conftest)
     assert [c.id for c in rep.compares] == ["checksums"]
     return rep, rep.compares[0], db, public
 

@@ -15,6 +15,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from conftest import computed_report
+
+pytestmark = pytest.mark.xdist_group("example_report")  # one process computes the example report (conftest.computed_report)
+
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted((ROOT / "data" / "reports").glob("*.toml"))
 AGGREGATE = {"median": statistics.median, "mean": statistics.fmean, "min": min, "max": max,
@@ -23,11 +27,10 @@ AGGREGATE = {"median": statistics.median, "mean": statistics.fmean, "min": min, 
 
 @pytest.fixture(scope="module")
 def reports(example_site):
-    from kansoku.app import compute_one
     from kansoku.spec.model import load_report
 
     db, public = example_site
-    return [(load_report(s), compute_one(db, s, ROOT / "content" / "reports")) for s in SPECS], db, public
+    return [(load_report(s), computed_report(db, s)) for s in SPECS], db, public  # once per process (conftest)
 
 
 class _Store:

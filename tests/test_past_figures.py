@@ -24,7 +24,7 @@ SEEDS = SHARED / "seeds"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, published_db):
     """The past reports only (their specs and prose), built from a store holding data/published."""
     base = tmp_path_factory.mktemp("past-site")
     specs, content = base / "specs", base / "content"
@@ -41,8 +41,7 @@ def site(tmp_path_factory):
             for f in p.iterdir():
                 (content / "reports" / p.name).mkdir(exist_ok=True)
                 (content / "reports" / p.name / f.name).write_bytes(f.read_bytes())
-    db, out, gen = base / "k.duckdb", base / "public", base / "generated"
-    run_tool("ingest", "--db", db, PUB, check=True)
+    db, out, gen = published_db, base / "public", base / "generated"  # data/published (conftest: once a session)
     run_tool("build", "--db", db, "--out", out, "--generated", gen, "--specs", specs, "--content", content,
              check=True)
     reports = {}

@@ -16,7 +16,6 @@ import pytest
 
 from conftest import SHARED
 from kansoku.analysis import tables as analysis
-from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
@@ -27,11 +26,8 @@ SEEDS = SHARED / "seeds"
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    db = tmp_path_factory.mktemp("past") / "kansoku.duckdb"
-    rep = ingest([PUB], db)
-    assert rep.ok, rep.errors
-    st = open_store(db, read_only=True)
+def store(published_db):
+    st = open_store(published_db, read_only=True)  # data/published, ingested once per session (conftest)
     yield st
     st.close()
 
