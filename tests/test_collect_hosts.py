@@ -28,6 +28,9 @@ MISSING = [p for p, ok in (("sshd", SSHD), ("ssh", shutil.which("ssh")), ("ssh-k
 needs_ssh = pytest.mark.skipif(bool(MISSING), reason=f"{', '.join(MISSING)} not installed "
                                                       "(apt-get install openssh-server openssh-client sysstat)")
 ALIAS = "kansoku-test-server"
+# one process runs this module's tests: they look for monitors left in any supervisor directory of the machine
+# (_remote_leftovers) and the next collect removes every orphaned one, so two of them at once would see each other's
+pytestmark = pytest.mark.xdist_group("collect_hosts")
 
 
 def _free_port() -> int:
