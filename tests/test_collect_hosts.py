@@ -28,9 +28,21 @@ MISSING = [p for p, ok in (("sshd", SSHD), ("ssh", shutil.which("ssh")), ("ssh-k
 needs_ssh = pytest.mark.skipif(bool(MISSING), reason=f"{', '.join(MISSING)} not installed "
                                                       "(apt-get install openssh-server openssh-client sysstat)")
 ALIAS = "kansoku-test-server"
-# one process runs this module's tests: they look for monitors left in any supervisor directory of the machine
-# (_remote_leftovers) and the next collect removes every orphaned one, so two of them at once would see each other's
-pytestmark = pytest.mark.xdist_group("collect_hosts")
+
+
+@pytest.fixture(autouse=True)
+def _one_test_of_this_module_at_a_time():
+    """This module's tests look for monitors left in any supervisor directory of the machine
+    (_remote_leftovers), and a collect removes every orphaned one: two of them at once (two xdist processes,
+    or two test sessions) would see each other's. A lock file serialises them, across processes."""
+    import fcntl
+
+    with open(Path(tempfile.gettempdir()) / "kansoku-test-collect-hosts.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _free_port() -> int:
