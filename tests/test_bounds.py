@@ -50,7 +50,7 @@ def _check_one(store, table: str, column: str, value, tb, b=None) -> FileSink:
     if b is not None:  # the row is one the bound applies to
         row.update({c: vs[0] for c, vs in b.where})
     row[column] = value
-    with store.discarded():
+    with store.file_transaction():  # never committed: rolled back
         sink = FileSink(store=store, path=Path("/runs/r/file.txt"), run_id="r", source_id="s1")
         store.insert_rows(table, [{**row, "source_id": "s1"}])
         sink.tables.add(table)
@@ -97,7 +97,7 @@ def test_a_repeated_row_is_refused(scratch):
     tb = next(tb for m in modules() for tb in m.bounds if tb.unique)
     row = _row(scratch, tb.table)
     row.update(thread=0, interval_start_epoch_s=1795304976)
-    with scratch.discarded():
+    with scratch.file_transaction():  # never committed: rolled back
         sink = FileSink(store=scratch, path=Path("/runs/r/log"), run_id="r", source_id="s1")
         scratch.insert_rows(tb.table, [{**row, "source_id": "s1"}] * 2)
         sink.tables.add(tb.table)
@@ -184,12 +184,12 @@ def test_the_streamed_sa_path_stores_psi_overshoot_warned(scratch):
                  "since_boot": False, "activity": "psi-cpu", "instance": None, "metric": metric, "value": value,
                  "line": None}]
 
-    with scratch.discarded():
+    with scratch.file_transaction():  # never committed: rolled back
         sink = FileSink(store=scratch, path=Path("/runs/r/sa.bin"), run_id="r", source_id="s1")
         scratch.insert_rows("sys_metrics", rows("%scpu", 105.59))
         common.check_plausible_sql(sink)
         assert any("%scpu 105.59 above 100 %" in w.message for w in sink.warnings), sink.warnings
-    with scratch.discarded():
+    with scratch.file_transaction():  # never committed: rolled back
         sink = FileSink(store=scratch, path=Path("/runs/r/sa.bin"), run_id="r", source_id="s1")
         scratch.insert_rows("sys_metrics", rows("%scpu-10", 105.59))
         with pytest.raises(ParseError, match="%scpu-10"):

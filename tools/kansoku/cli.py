@@ -175,8 +175,8 @@ def _print_ingest_summary(report, verbose: bool, quiet: bool = False) -> None:
 
 def memory_size(text: str) -> str:
     """--memory-limit: a size DuckDB reads (a number and KB, MB, GB or TB; KiB, MiB, GiB, TiB), as given."""
-    if not re.fullmatch(r"\s*\d+(\.\d+)?\s*(k|m|g|t)i?b\s*", text, re.I) or not float(
-            re.match(r"\s*([\d.]+)", text).group(1)) > 0:
+    size = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*[kmgt]i?b\s*", text, re.I)
+    if not size or not float(size.group(1)) > 0:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a size such as 500MB or 2GB")
     return text.strip()
 

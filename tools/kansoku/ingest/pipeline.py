@@ -245,8 +245,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 try:
                     return _check(todo)
                 finally:
-                    for part in refs.values():  # (a part holds the rows of its worker's chunk: the batch removes it)
-                        batch.release(str(part)) if batch is not None else part.unlink(missing_ok=True)
+                    for part in refs.values():  # (filled by pooled sa files only: the batch removes a part)
+                        batch.release(str(part))
                     refs.clear()
                     fallback.get("refs", {}).clear()
 

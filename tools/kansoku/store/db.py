@@ -192,18 +192,6 @@ class Store:
 
     # -- parallel ingest: a worker's scratch store hands a file's rows to the writer as Parquet --------
     @contextmanager
-    def discarded(self) -> Iterator[None]:
-        """A transaction that is always rolled back: a worker's rows leave as Parquet before it ends."""
-        self.con.execute("BEGIN TRANSACTION")
-        try:
-            yield
-        finally:
-            try:
-                self.con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
-
-    @contextmanager
     def file_transaction(self) -> Iterator[Callable[[], None]]:
         """A transaction the block commits by calling what it is given; rolled back otherwise (a worker's
         file: its rows stay in the scratch database only when the parse succeeded)."""
@@ -259,35 +247,43 @@ class Store:
         resolves a name to the temporary table first, in a view's definition as well). Every view then
         computes these runs alone: their rows are those of the whole store for these runs, since a view's
         rows of a run come from those tables' rows of that run only (``PER_RUN_TABLES``;
-        tests/test_build_incremental.py compares both for every run). Without it a run filter reaches the
-        tall tables only as far as the views' windows and unions let it: a rebuild after one new run at
-        1,000 runs computed the windows of every run (docs/build-performance.md)."""
-        cur = self.con.cursor()
-        try:
-            db = cur.execute("SELECT current_database()").fetchone()[0]
-            lits = ", ".join(sql_str(r) for r in run_ids) or "NULL"
-            tables = {t for (t,) in cur.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ? "
-                                                 "AND schema_name = 'main'", [db]).fetchall()}
-            for table, key in PER_RUN_TABLES.items():
-                if table not in tables:
-                    continue
-                own = (f"run_id IN ({lits})" if key == "run_id" else
-                       f'source_id IN (SELECT source_id FROM "{db}".main.sources WHERE run_id IN ({lits}))')
-                cur.execute(f'CREATE TEMP TABLE "{table}" AS SELECT * FROM "{db}".main."{table}" WHERE {own}')
-            yield Store(cur, self.path, True)
-        finally:
-            cur.close()
+        tests/test_runs_only.py compares both). Without it a run filter reaches the tall tables only as far
+        as the views' windows and unions let it: a rebuild after one new run at 1,000 runs computed the
+        windows of every run (docs/build-performance.md)."""
+        lits = ", ".join(sql_str(r) for r in run_ids) or "NULL"
+
+        def own(db: str, table: str) -> str:
+            if PER_RUN_TABLES[table] == "run_id":
+                return f"run_id IN ({lits})"
+            return f'source_id IN (SELECT source_id FROM "{db}".main.sources WHERE run_id IN ({lits}))'
+
+        with self._shadowed(PER_RUN_TABLES, own) as store:
+            yield store
 
     @contextmanager
     def computed_once(self, views: Sequence[str]) -> Iterator["Store"]:
         """The store on a second connection in which each of ``views`` is a temporary table of its rows,
         computed once (one statement each), that every later statement of the connection reads in its place
         (DuckDB resolves a name to the temporary table first, inside view definitions too)."""
+        with self._shadowed(views, None) as store:
+            yield store
+
+    @contextmanager
+    def _shadowed(self, names: Iterable[str], where) -> Iterator["Store"]:
+        """A second connection in which each of ``names`` that the store holds (table or view) is shadowed by a
+        temporary table of its rows (those ``where(db, name)`` selects, when given)."""
         cur = self.con.cursor()
         try:
             db = cur.execute("SELECT current_database()").fetchone()[0]
-            for view in views:
-                cur.execute(f'CREATE TEMP TABLE "{view}" AS SELECT * FROM "{db}".main."{view}"')
+            held = {t for (t,) in cur.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' UNION "
+                "SELECT view_name FROM duckdb_views() WHERE database_name = ? AND schema_name = 'main'",
+                [db, db]).fetchall()}
+            for name in names:
+                if name not in held:
+                    continue
+                cond = f" WHERE {where(db, name)}" if where is not None else ""
+                cur.execute(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM "{db}".main."{name}"{cond}')
             yield Store(cur, self.path, True)
         finally:
             cur.close()
