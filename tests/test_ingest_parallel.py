@@ -191,3 +191,85 @@ def test_a_file_the_writer_refuses_inside_a_chunk_leaves_no_rows(corpus, tmp_pat
     assert not con.execute("SELECT count(*) FROM pgbench_summary s JOIN sources USING (source_id) "
                            "WHERE sources.path LIKE '%clients=3%'").fetchone()[0]
     con.close()
+
+
+
+BROKEN_WORKER = """
+import importlib.abc, sys
+
+
+class _NoFioParserInWorkers(importlib.abc.MetaPathFinder):
+    '''An ingest worker cannot import a parser (a broken installation, seen by the pool's workers only).'''
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "kansoku.parsers.fio":
+            raise ImportError("kansoku.parsers.fio is broken in this worker (test)")
+        return None
+
+
+if "--multiprocessing-fork" in sys.argv:
+    sys.meta_path.insert(0, _NoFioParserInWorkers())
+"""
+
+KILLED_WORKER = """
+import importlib.abc, importlib.util, os, signal, sys
+
+
+class _KilledAtItsFirstChunk(importlib.abc.MetaPathFinder):
+    '''A worker killed while it parses its first chunk (by the out-of-memory killer, by kill -9).'''
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "kansoku.ingest.parallel":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            module.parse_chunk = lambda tasks: os.kill(os.getpid(), signal.SIGKILL)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if "--multiprocessing-fork" in sys.argv:
+    sys.meta_path.insert(0, _KilledAtItsFirstChunk())
+"""
+
+
+def _ingest_with(site_code: str, root: Path, tmp_db: Path, tmp_path: Path):
+    import os
+
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(site_code)
+    return run_tool("ingest", "--db", tmp_db, "--jobs", "2", root, timeout=120,
+                    env={"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])})
+
+
+@pytest.mark.parametrize("site_code, message", [
+    (BROKEN_WORKER, "an ingest worker could not start (ImportError: kansoku.parsers.fio is broken in this worker "
+                    "(test)); nothing was stored"),
+    (KILLED_WORKER, "an ingest worker process ended before its files were parsed (killed, or out of memory?); "
+                    "nothing was stored"),
+], ids=["cannot-start", "killed"])
+def test_a_worker_that_fails_ends_the_ingest(corpus, tmp_path, tmp_db, site_code, message):
+    """A worker that cannot start (its initializer raises) or is killed (kill -9, the out-of-memory killer):
+    multiprocessing.Pool started another, forever, and the ingest hung. Now: one line saying what happened,
+    exit 1, no traceback, the store as it was."""
+    root = _campaign(corpus, tmp_path)
+    run_tool("ingest", "--db", tmp_db, "--jobs", "1", root / "workload=read", check=True)
+    con = ro_con(tmp_db)
+    before = con.execute("SELECT count(*), max(ingested_at) FROM sources").fetchone()
+    con.close()
+    p = _ingest_with(site_code, root, tmp_db, tmp_path)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert message in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    con = ro_con(tmp_db)
+    assert con.execute("SELECT count(*), max(ingested_at) FROM sources").fetchone() == before and before[0] > 0
+    con.close()
+    from kansoku.ingest.parallel import scratch_root
+
+    assert not list(scratch_root(tmp_db).glob("*")), "scratch left behind"

@@ -22,10 +22,11 @@ import os
 import signal
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.parsers import bounds
@@ -134,6 +135,27 @@ def _init_worker(scratch_dir: str) -> None:
     # Ctrl-C is the ingest process's to handle: it stops the pool; a worker must not print a traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
+    # A pool whose initializer raises starts a new worker for the dead one, forever (the ingest would hang):
+    # the worker stays up and its first chunk raises the error instead, which ends the ingest (nothing stored).
+    try:
+        _start_worker(scratch_dir)
+    except Exception as exc:  # noqa: BLE001 - any failure to start is reported, not retried
+        _WORKER["start_error"] = f"{type(exc).__name__}: {exc}"
+
+
+class WorkerStartError(KansokuError):
+    """An ingest worker could not start (a broken installation, no memory): the ingest ends, nothing stored."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"an ingest worker could not start ({reason}); nothing was stored. "
+                         f"Check the installation (python3 -c 'import kansoku.parsers'), or ingest with --jobs 1")
+
+    def __reduce__(self):  # it crosses from the worker to the ingest's process
+        return (WorkerStartError, (self.reason,))
+
+
+def _start_worker(scratch_dir: str) -> None:
     from kansoku import parsers
 
     path = Path(scratch_dir) / f"worker-{os.getpid()}.duckdb"
@@ -150,6 +172,8 @@ def parse_chunk(tasks: list[FileTask]) -> list[FileOutcome]:
     table (``FileOutcome.parts``: the same files for every file of the chunk, each row naming its
     ``source_id``), and the scratch tables are emptied. A statement per table and file (a COPY costs
     1.5–10 ms) was a fifth of a worker's time on a real run's small files."""
+    if "start_error" in _WORKER:
+        raise WorkerStartError(_WORKER["start_error"])
     store: Store = _WORKER["store"]
     outcomes: list[FileOutcome] = []
     written: dict[str, list[int]] = {}  # table -> the outcomes (indexes) whose file stored rows in it
@@ -216,8 +240,17 @@ def _parse_file(store: Store, task: FileTask) -> tuple[FileOutcome, set[str]]:
 # -- the writer side -----------------------------------------------------------------------------
 
 
+class WorkerLost(KansokuError):
+    """A worker process ended while the ingest needed it (killed by a signal, by the kernel for memory)."""
+
+
 class Pool:
-    """Worker processes parsing FileTasks; ``results`` yields outcomes in the order of the tasks."""
+    """Worker processes parsing FileTasks; ``results`` yields outcomes in the order of the tasks.
+
+    A ``concurrent.futures`` pool, not ``multiprocessing.Pool``: when a worker dies (kill -9, the kernel's
+    out-of-memory killer) the latter starts another and waits forever for the dead one's chunk, and the new
+    worker, started after the main script was shown again, ran tools/ingest's script once more, in a loop.
+    This one says it is broken: the ingest ends with one line (``WorkerLost``), nothing stored."""
 
     def __init__(self, tasks: list[FileTask], jobs: int, scratch: Path | None = None):
         if scratch is not None:
@@ -226,7 +259,8 @@ class Pool:
                                                    dir=str(scratch) if scratch is not None else None)
         # spawn, not fork: the ingest process holds DuckDB's threads and an open store. A spawned worker
         # would run the main script again (tools/ingest has no __main__ guard, and needs nothing from
-        # it): the workers are started with the main module's origin hidden.
+        # it): the workers are started with the main module's origin hidden. Every chunk is submitted here,
+        # so every worker starts here (the executor starts workers as tasks are submitted, never later).
         ctx = multiprocessing.get_context("spawn")
         main = sys.modules["__main__"]
         saved = {k: main.__dict__.pop(k) for k in ("__file__", "__spec__") if k in main.__dict__}
@@ -238,21 +272,34 @@ class Pool:
             handler = None
         try:
             main.__spec__ = None
-            self.pool = ctx.Pool(processes=jobs, initializer=_init_worker, initargs=(self.scratch.name,))
+            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                            initargs=(self.scratch.name,))
+            futures = [self.pool.submit(parse_chunk, chunk) for chunk in chunks(tasks, jobs)]
         finally:
             if handler is not None:
                 signal.signal(signal.SIGINT, handler)
             main.__dict__.pop("__spec__", None)
             main.__dict__.update(saved)
-        self.results = (out for chunk in self.pool.imap(parse_chunk, chunks(tasks, jobs), chunksize=1)
-                        for out in chunk)
+        self.results = self._outcomes(futures)
+
+    @staticmethod
+    def _outcomes(futures: list) -> Iterator[FileOutcome]:
+        for future in futures:
+            try:
+                chunk = future.result()
+            except BrokenProcessPool:
+                raise WorkerLost("an ingest worker process ended before its files were parsed (killed, or out "
+                                 "of memory?); nothing was stored. Ingest again (with fewer --jobs if memory "
+                                 "is short)") from None
+            yield from chunk
 
     def close(self, *, abort: bool = False) -> None:
         if abort:
-            self.pool.terminate()
-        else:
-            self.pool.close()
-        self.pool.join()
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            # (the executor has no terminate: its processes are ended as multiprocessing.Pool.terminate did)
+            for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+                process.terminate()
+        self.pool.shutdown(wait=True)
         self.scratch.cleanup()
 
 
