@@ -265,3 +265,16 @@ def test_a_build_beyond_its_memory_limit_says_so_and_leaves_public_as_it_was(env
     assert proc.returncode == 2 and "'12': expected a size such as 500MB or 2GB" in proc.stderr
     assert {p.relative_to(out): p.stat().st_mtime_ns for p in out.rglob("*")} == before
     build(env, out, "--memory-limit", "1GB")  # the next build after a failed one works (same site: ``built`` holds)
+
+
+def test_hugo_runs_with_bounded_memory_unless_the_environment_says_otherwise(monkeypatch):
+    """Hugo's cache and Go's heap are bounded for a build (issue 29: 10,000 runs in < 1.5 GB, Hugo included);
+    a value the user set in the environment wins."""
+    from kansoku.render import hugo
+
+    monkeypatch.delenv("GOMEMLIMIT", raising=False)
+    monkeypatch.delenv("HUGO_MEMORYLIMIT", raising=False)
+    env = hugo.hugo_env()
+    assert env["GOMEMLIMIT"] == "1100MiB" and env["HUGO_MEMORYLIMIT"] == "1" and env["PATH"] == os.environ["PATH"]
+    monkeypatch.setenv("GOMEMLIMIT", "4GiB")
+    assert hugo.hugo_env()["GOMEMLIMIT"] == "4GiB"
