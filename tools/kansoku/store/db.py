@@ -527,6 +527,11 @@ def _reflink(path: Path, dest_fd: int) -> bool:
         return False
 
 
+# Chunks small enough to stay in the CPU's L2 cache while they are hashed, counted and written: with 1 MB
+# chunks each of the three passes read memory again (a 347 MB log: 1.62 -> 1.30 s of CPU for all three).
+_CHUNK = 1 << 18
+
+
 def hash_and_keep(path: Path, blobs: Path | None) -> tuple[str, int, int]:
     """Read the file once: its sha256, its size, its number of newlines, and (unless ``blobs`` is None)
     a copy of exactly the bytes hashed kept as ``blobs/<sha256[:2]>/<sha256>`` (read-only; written
@@ -536,7 +541,7 @@ def hash_and_keep(path: Path, blobs: Path | None) -> tuple[str, int, int]:
     newlines = size = 0
     if blobs is None:
         with open(path, "rb") as src:
-            for chunk in iter(lambda: src.read(1 << 20), b""):
+            for chunk in iter(lambda: src.read(_CHUNK), b""):
                 h.update(chunk)
                 newlines += chunk.count(b"\n")
                 size += len(chunk)
@@ -550,13 +555,13 @@ def hash_and_keep(path: Path, blobs: Path | None) -> tuple[str, int, int]:
             # the copy shares the file's blocks (copy-on-write: btrfs, XFS): no bytes written; the bytes
             # hashed are read from the copy, so they are exactly the kept ones whatever the file becomes
             with os.fdopen(fd, "rb") as kept:
-                for chunk in iter(lambda: kept.read(1 << 20), b""):
+                for chunk in iter(lambda: kept.read(_CHUNK), b""):
                     h.update(chunk)
                     newlines += chunk.count(b"\n")
                     size += len(chunk)
         else:
             with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
-                for chunk in iter(lambda: src.read(1 << 20), b""):
+                for chunk in iter(lambda: src.read(_CHUNK), b""):
                     h.update(chunk)
                     newlines += chunk.count(b"\n")
                     size += len(chunk)

@@ -454,7 +454,7 @@ def _csv_source(columns: dict[str, str], record_rejects: bool = False, crlf: boo
 
 
 def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, params: dict,
-          columns: dict[str, str], crlf: bool = False, numeric: str | None = None) -> int:
+          columns: dict[str, str], crlf: bool = False, numeric: str | None = None) -> tuple[int, bool]:
     """Load through DuckDB; lines it could not read are errors, except a cut-off last line (warned, skipped).
 
     The load itself records no rejects (that costs ~10 % on big logs): the rows loaded are compared with
@@ -466,19 +466,22 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
     no reader takes (a different number of fields): then the rows are those ``select_sql`` stores, as
     DuckDB's CSV number reader and its cast from text agree on every text both accept. Anything else (a
     failure word, a line either reader refuses) is left to ``select_sql``: this file's rows are deleted and
-    loaded again, so what is stored, warned or refused is exactly what ``select_sql`` alone gives."""
+    loaded again, so what is stored, warned or refused is exactly what ``select_sql`` alone gives.
+    Returns the rows loaded and whether they are ``numeric``'s."""
     size = path.stat().st_size
     textfile.refuse_control_bytes(path, expected, crlf=crlf)
     ends_nl, last_line, last_off = _tail(path, size)
     cut = not ends_nl and bool(last_line.strip())
     cut_rejected = False
     n = -1
+    n_numeric = False
     if numeric is not None:
         n = sink.load_sql(table, numeric, {"path": str(path), **params})
         lines = sink.newline_count() + cut
         # the cut line is certainly refused by both readers when its number of fields is not theirs
         cut_refused = cut and not crlf and len(last_line.split(b" ")) != len(columns)
-        if n == lines or (cut_refused and n == lines - 1):
+        n_numeric = n == lines or (cut_refused and n == lines - 1)
+        if n_numeric:
             cut_rejected = n < lines
         else:
             sink.delete_own_rows(table)
@@ -496,7 +499,7 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
         sink.warn(None, f"last line is cut off (pgbench killed?), skipped: {last_line[:80].decode(errors='replace')!r}")
         if not cut_rejected:
             n -= _delete_cut_line(sink, table, path, last_line)
-    return n
+    return n, n_numeric
 
 
 def _rejected_lines(sink: Sink, path: Path, columns: dict[str, str],
@@ -564,7 +567,7 @@ def parse_txlog(path: Path, sink: Sink) -> None:
         SELECT $source_id AS source_id, $thread::INTEGER AS thread, client_id, transaction_no,
                NULL::VARCHAR AS failure, time AS latency_us, script_no, {end_epoch} AS end_epoch_us{extra_sql}
         FROM {_csv_source(numbers, crlf=crlf)}"""
-    n = _load(path, sink, "pgbench_transaction_rows", select,
+    n, numbers_kept = _load(path, sink, "pgbench_transaction_rows", select,
               f"a per-transaction log line of {shape.fields} space-separated fields", {"thread": thread}, columns,
               crlf=crlf, numeric=numeric)
     # One pass over the new rows, per client: unknown words in the time field, rows without a completion
@@ -575,11 +578,14 @@ def parse_txlog(path: Path, sink: Sink) -> None:
     # missing -- and a log that is not sampled has no missing numbers. So the grouping by (client,
     # number), a hash table as big as the log, is only needed for a client with more rows than its range
     # (certainly duplicated) or fewer (a sampled log, --sampling-rate): per client, a few bytes suffice.
+    # Rows the numeric reader loaded have no failure word (NULL in every row): the word columns are not
+    # computed then (with count(x) rather than count(*) FILTER, 0.45 -> 0.2 s of CPU for 10 M rows).
     unknown = "failure NOT IN ('skipped', 'failed', 'serialization', 'deadlock')"
+    words = ("NULL AS bad_word, 0 AS n_bad" if numbers_kept else
+             f"any_value(failure) FILTER (WHERE {unknown}) AS bad_word, count(*) FILTER (WHERE {unknown}) AS n_bad")
     bad_word, n_bad, no_time, unsure = sink.own_rows("pgbench_transaction_rows",
-        "SELECT any_value(bad_word), sum(n_bad), sum(no_time), count(*) FILTER (WHERE n <> hi - lo + 1) FROM ("
-        f"SELECT client_id, any_value(failure) FILTER (WHERE {unknown}) AS bad_word, "
-        f"count(*) FILTER (WHERE {unknown}) AS n_bad, count(*) FILTER (WHERE end_epoch_us IS NULL) AS no_time, "
+        "SELECT any_value(bad_word), sum(n_bad), sum(n - n_time), count(*) FILTER (WHERE n <> hi - lo + 1) FROM ("
+        f"SELECT client_id, {words}, count(end_epoch_us) AS n_time, "
         "count(*) AS n, min(transaction_no) AS lo, max(transaction_no) AS hi FROM {rows} GROUP BY client_id)")[0]
     if n_bad:
         line, text = _find_line(path, lambda parts: len(parts) > 2 and parts[2] == bad_word)
@@ -641,7 +647,7 @@ def parse_aggregate(path: Path, sink: Sink) -> None:
     names = ", ".join(cols)
     select = (f"SELECT $source_id AS source_id, $run_id AS run_id, $thread::INTEGER AS thread, "
               f"$fields::INTEGER AS fields, {names} FROM {_csv_source(cols, crlf=crlf_of(head))}")
-    n = _load(path, sink, "pgbench_aggregate", select,
+    n, _ = _load(path, sink, "pgbench_aggregate", select,
               f"an aggregate log line of {shape.fields} numbers ({AGG_FIELD_COUNTS[shape.fields]})",
               {"thread": thread, "fields": shape.fields}, cols, crlf=crlf_of(head))
     if n == 0:
