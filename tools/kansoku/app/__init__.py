@@ -7,8 +7,20 @@ renderers (``render.hugo``, ``render.typst``), which never see the store, a spec
 ``analysis.spec_check`` for the names against the store, ``report.structure`` for the prose pages).
 """
 
-from kansoku.app.build import BuildResult, build_pdf, build_pdfs, build_site, compute_one, compute_site, load_config
-from kansoku.app.preflight import preflight
 
 __all__ = ["BuildResult", "build_pdf", "build_pdfs", "build_site", "compute_one", "compute_site", "load_config",
            "preflight"]
+
+
+def __getattr__(name: str):
+    """The names above, each loaded from its module when first used: ``preflight`` (a spec's problems, exit 3)
+    does not load the build's renderers and charts (plotly), and a command's --help loads neither."""
+    if name == "preflight":
+        from kansoku.app.preflight import preflight
+
+        return preflight
+    if name in __all__:
+        from kansoku.app import build
+
+        return getattr(build, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
