@@ -56,3 +56,20 @@ def test_the_tools_version_loads_no_duckdb():
                           timeout=60, cwd=ROOT)
     assert "tools/build (kansoku)" in proc.stdout, proc.stdout + proc.stderr
     assert "LOADED []" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_the_lazy_names_are_the_functions():
+    """kansoku.app and kansoku.store load their names on first use (module __getattr__): each is the object of
+    its module, never a module bound over it (kansoku.app.preflight is both a module and a function)."""
+    import kansoku.app
+    import kansoku.store
+    from kansoku.app import build, preflight
+    from kansoku.store import db
+
+    assert callable(kansoku.app.preflight) and kansoku.app.preflight is preflight.preflight
+    for name in kansoku.app.__all__:
+        if name != "preflight":
+            assert getattr(kansoku.app, name) is getattr(build, name)
+    for name in kansoku.store.__all__:
+        assert getattr(kansoku.store, name) is getattr(db, name)
+    assert db.BUILD_MEMORY_LIMIT == "500MB"
