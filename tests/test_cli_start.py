@@ -66,7 +66,8 @@ def test_the_lazy_names_are_the_functions():
     from kansoku.app import build, preflight
     from kansoku.store import db
 
-    assert callable(kansoku.app.preflight) and kansoku.app.preflight is preflight.preflight
+    assert preflight is sys.modules["kansoku.app.preflight"].preflight  # the function, not its module
+    assert kansoku.app.preflight is preflight
     for name in kansoku.app.__all__:
         if name != "preflight":
             assert getattr(kansoku.app, name) is getattr(build, name)
