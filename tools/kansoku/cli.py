@@ -46,15 +46,6 @@ def _progress(total_label: str, quiet: bool = False):
 
 @interruptible
 def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> int:
-    from kansoku.interrupts import sigint_held
-
-    # DuckDB's extension module must not be cut while it loads (a Ctrl-C there ends in nanobind's own
-    # "Critical nanobind error" traceback): the Ctrl-C waits for the import, then ends the command as usual
-    with sigint_held() as held:
-        from kansoku.ingest.pipeline import Interrupted, ingest
-    if held:
-        raise KeyboardInterrupt
-
     ap = argparse.ArgumentParser(
         prog=prog, parents=[common_options(), store_options()],
         description="Ingest run directories (pgbench, sar, iostat, vmstat, strace -c, fio, pg_test_fsync "
@@ -70,8 +61,16 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
     ap.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                     help="processes parsing files at once (default: every core when there are many files; "
                          "1: one at a time)")
-    args = ap.parse_args(argv)
+    args = ap.parse_args(argv)  # --help, --version and bad options exit here, before DuckDB is loaded
     prepare_command(args)
+    from kansoku.interrupts import sigint_held
+
+    # DuckDB's extension module must not be cut while it loads (a Ctrl-C there ends in nanobind's own
+    # "Critical nanobind error" traceback): the Ctrl-C waits for the import, then ends the command as usual
+    with sigint_held() as held:
+        from kansoku.ingest.pipeline import Interrupted, ingest
+    if held:
+        raise KeyboardInterrupt
     try:
         args.db = args.db or site_of(args).db
         report = ingest(args.paths, args.db, wait_s=args.wait, progress=_progress("ingest", args.quiet),
@@ -183,8 +182,7 @@ def memory_size(text: str) -> str:
 
 @interruptible
 def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> int:
-    from kansoku.app import build_site, preflight
-    from kansoku.store.db import BUILD_MEMORY_LIMIT
+    from kansoku.store.limits import BUILD_MEMORY_LIMIT  # not kansoku.store.db: --help needs no DuckDB
 
     ap = argparse.ArgumentParser(
         prog=prog, parents=[common_options(), store_options(), spec_options()],
@@ -204,11 +202,15 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
                          "what does not fit is spilled to disk)")
     args = ap.parse_args(argv)
     prepare_command(args)
+    from kansoku.app import preflight  # after the options: --help, --version load no DuckDB
+
     try:
         site = site_of(args)
         db, out, specs = args.db or site.db, args.out or site.out, args.specs or site.specs
         generated, content = args.generated or site.generated, args.content or site.content
         reports = preflight(specs, db, content / "reports")  # every spec problem at once (exit 3)
+        from kansoku.app import build_site  # after the preflight: a spec problem loads no renderer
+
         res = build_site(db, out, specs, generated=generated, content=content, wait_s=args.wait, reports=reports,
                          on_wait=lambda m: print(m, file=sys.stderr), config=site.config, site_root=site.root,
                          pdf=[p.strip() for p in args.pdf.split(",") if p.strip()] if args.pdf else None,
@@ -243,7 +245,6 @@ def collect_main(argv: list[str] | None = None, prog: str = "kansoku collect") -
 
 @interruptible
 def pdf_main(argv: list[str] | None = None, prog: str = "kansoku pdf") -> int:
-    from kansoku.app import build_pdf, build_pdfs, preflight
     from kansoku.words import LANGS
 
     ap = argparse.ArgumentParser(
@@ -258,10 +259,13 @@ def pdf_main(argv: list[str] | None = None, prog: str = "kansoku pdf") -> int:
                     help="output file (default public/pdf/REPORT.LANG.pdf in the site); with --lang all, a directory")
     args = ap.parse_args(argv)
     prepare_command(args)
+    from kansoku.app import preflight  # after the options (as build_main)
+
     try:
         site = site_of(args)
         db, specs, content_root = args.db or site.db, args.specs or site.specs, site.content / "reports"
         preflight(specs, db, content_root, report_id=args.report)
+        from kansoku.app import build_pdf, build_pdfs  # after the preflight (as build_main)
 
         def warn(message: str) -> None:
             print(f"warning: {message}", file=sys.stderr)

@@ -95,9 +95,7 @@ def _print_table(result, a_label: str, b_label: str, out) -> None:
 
 @interruptible
 def compare_main(argv: list[str] | None = None, prog: str = "kansoku compare") -> int:
-    from kansoku.analysis import compare as cmp
-    from kansoku.analysis import noise
-    from kansoku.store.db import open_store
+    from kansoku.analysis import noise  # its defaults are in --help (no DuckDB, no numpy at import)
 
     ap = argparse.ArgumentParser(
         prog=prog, parents=[common_options(), store_options("database of A")],
@@ -125,6 +123,8 @@ def compare_main(argv: list[str] | None = None, prog: str = "kansoku compare") -
     fmt.add_argument("--csv", action="store_true", help="print the comparisons as CSV")
     args = ap.parse_args(argv)
     prepare_command(args)
+    from kansoku.analysis import compare as cmp  # after the options: --help, --version load no DuckDB
+    from kansoku.store.db import open_store
     try:
         args.db = args.db or site_of(args).db
         sel_a, sel_b = cmp.parse_selection(args.a), cmp.parse_selection(args.b)

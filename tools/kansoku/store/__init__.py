@@ -1,5 +1,13 @@
 """The measurement store: one DuckDB file. Its tables and views are a documented interface."""
 
-from kansoku.store.db import DEFAULT_DB, Store, open_store
-
 __all__ = ["Store", "open_store", "DEFAULT_DB"]
+
+
+def __getattr__(name: str):
+    """``kansoku.store.Store`` and the others from store/db.py, loaded when first used: importing a light
+    module of the store (``kansoku.store.limits``) does not load DuckDB."""
+    if name in __all__:
+        from kansoku.store import db
+
+        return getattr(db, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,6 +21,7 @@ from kansoku import parsers
 from kansoku.errors import KansokuError, ParseError, StoreBusyError
 from kansoku.interrupts import raise_if_witnessed, sigint_held, sigint_witnessed
 from kansoku.parsers.base import IngestWarning
+from kansoku.store.limits import BUILD_MEMORY_LIMIT  # noqa: F401 (kansoku.store.db.BUILD_MEMORY_LIMIT, as before)
 
 DEFAULT_DB = Path("data/kansoku.duckdb")
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
@@ -33,11 +34,7 @@ CORE_TABLES_WITH_SOURCE = ["ingest_warnings"]
 # memory by default), and a day of sar (40 million rows) would hold gigabytes; beyond the limit it evicts
 # written blocks. Not applied to every parse: a limited bulk read_csv (transaction logs) spills and is slower.
 WRITER_MEMORY_LIMIT = "160MB"
-# DuckDB's memory in a build (its read-only connection): unlimited, DuckDB caches every block it reads of the
-# store (80 % of the machine's memory by default), so a build's memory grew with the store (issue 29); what
-# does not fit is spilled to disk. The largest statement of a build, every run's metrics (the run_metrics
-# view: ~60 branches over the stored rows), needs between 300 and 500 MB of it at 1,000 runs.
-BUILD_MEMORY_LIMIT = "500MB"
+# DuckDB's memory in a build: BUILD_MEMORY_LIMIT (store/limits.py, which the command line reads without DuckDB)
 
 # The tall tables whose every row belongs to one run (by its run_id, or by its source's run), and whose
 # every reader computes a run's rows from that run's rows alone (grouped, joined or windowed by run, source or

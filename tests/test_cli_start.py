@@ -1,0 +1,76 @@
+"""A command's start loads only what its options need: --help and --version (and argparse's own errors) load
+neither DuckDB nor the build's renderers and charts. The tests start the tools many hundreds of times, and a
+user's `tools/build --help` should answer at once (issue 29). Facts (which modules were loaded), not timings."""
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+COMMANDS = ["ingest", "build", "pdf", "compare", "collect", "example"]
+# a start that only parses its options must not load these
+HEAVY = ["duckdb", "plotly", "jinja2", "pyarrow", "pandas", "numpy", "kansoku.store.db", "kansoku.app.build",
+         "kansoku.app.preflight", "kansoku.ingest.pipeline", "kansoku.parsers", "kansoku.render.hugo",
+         "kansoku.analysis.compare"]
+
+PROBE = """
+import contextlib, io, json, sys
+sys.path.insert(0, sys.argv[1])
+import kansoku.cli as cli
+out = {}
+for command in sys.argv[2].split(","):
+    for option in ("--version", "--help"):
+        with contextlib.redirect_stdout(io.StringIO()) as text:
+            try:
+                cli.COMMANDS[command][0]([option], prog="kansoku " + command)
+                code = None
+            except SystemExit as exc:
+                code = exc.code
+        out[command + " " + option] = {"exit": code, "printed": text.getvalue()[:40],
+                                       "loaded": sorted(m for m in json.loads(sys.argv[3]) if m in sys.modules)}
+print(json.dumps(out))
+"""
+
+
+def test_help_and_version_load_no_duckdb_nor_renderers():
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(ROOT / "tools"), ",".join(COMMANDS), json.dumps(HEAVY)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    assert set(seen) == {f"{c} {o}" for c in COMMANDS for o in ("--version", "--help")}
+    for start, what in seen.items():
+        assert what["exit"] == 0, (start, what)
+        assert what["printed"].strip(), f"{start} printed nothing"
+        assert what["loaded"] == [], f"{start} loaded {what['loaded']}"
+
+
+def test_the_tools_version_loads_no_duckdb():
+    """The same through a checkout's tools/ wrapper, as the tests and a user start it: the wrapper adds nothing
+    heavy of its own."""
+    probe = ("import runpy, sys; sys.argv = [sys.argv[1], '--version']\n"
+             "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+             "except SystemExit:\n    pass\n"
+             "print('LOADED', sorted(m for m in ('duckdb', 'plotly', 'kansoku.app.build') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", probe, str(ROOT / "tools" / "build")], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert "tools/build (kansoku)" in proc.stdout, proc.stdout + proc.stderr
+    assert "LOADED []" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_the_lazy_names_are_the_functions():
+    """kansoku.app and kansoku.store load their names on first use (module __getattr__): each is the object of
+    its module, never a module bound over it (kansoku.app.preflight is both a module and a function)."""
+    import kansoku.app
+    import kansoku.store
+    from kansoku.app import build, preflight
+    from kansoku.store import db
+
+    assert preflight is sys.modules["kansoku.app.preflight"].preflight  # the function, not its module
+    assert kansoku.app.preflight is preflight
+    for name in kansoku.app.__all__:
+        if name != "preflight":
+            assert getattr(kansoku.app, name) is getattr(build, name)
+    for name in kansoku.store.__all__:
+        assert getattr(kansoku.store, name) is getattr(db, name)
+    assert db.BUILD_MEMORY_LIMIT == "500MB"
