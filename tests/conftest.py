@@ -74,8 +74,8 @@ def pytest_cmdline_main(config):
     """The README's quick run (`python3 -m pytest -q`: the whole suite, no paths, not --all) runs on two
     processes when pytest-xdist is installed (`.ci/setup` installs it): the machines have two cores, and most
     tests wait on one (a tool's start-up, a parse, a subprocess). The session's example store, site and PDFs
-    are still made once (``once_per_session``); tests that share a per-process fixture are one group
-    (``pytest.mark.xdist_group``: the example report, ``computed_report``). Naming tests, `--all` (CI), `-n N` or `-p no:xdist` keep
+    are still made once (``once_per_session``); a test file's tests run on one process (``--dist loadfile``).
+    Naming tests, `--all` (CI), `-n N` or `-p no:xdist` keep
     pytest's own choice."""
     if (config.args_source != pytest.Config.ArgsSource.TESTPATHS or config.getoption("--all")
             or os.environ.get("KANSOKU_ALL_TESTS") == "1" or os.environ.get("PYTEST_XDIST_WORKER")
@@ -84,7 +84,10 @@ def pytest_cmdline_main(config):
         return
     config.option.numprocesses = 2
     if getattr(config.option, "dist", "no") == "no":
-        config.option.dist = "loadgroup"  # xdist's load, but a group's tests (xdist_group) on one process
+        # a file's tests on one process: a module's fixtures (a store ingested, a site built for the module) are
+        # made once, not once per process. (Not loadgroup: with pytest 9.2 xdist 3.8 cannot add its group to a
+        # test's id, so xdist_group marks were never honoured and such modules ran split over both processes.)
+        config.option.dist = "loadfile"
 
 
 def pytest_collection_modifyitems(config, items):

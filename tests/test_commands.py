@@ -22,8 +22,6 @@ from kansoku.collect.run import copy_scripts, script_args
 from kansoku.ingest.detect import detect
 from kansoku.store.db import open_store
 
-pytestmark = pytest.mark.xdist_group("example_report")  # one process computes the example report (conftest.computed_report)
-
 EXAMPLE = ROOT / "data" / "runs" / "example"
 
 

@@ -18,8 +18,6 @@ import pytest
 from conftest import ROOT, computed_report, run_tool
 from test_compare import TRUTH, _pgbench_log
 
-pytestmark = pytest.mark.xdist_group("example_report")  # one process computes the example report (conftest.computed_report)
-
 EXAMPLE = ROOT / "data" / "reports" / "example.toml"
 SYMBOLS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}
 

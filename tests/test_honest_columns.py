@@ -17,8 +17,6 @@ import pytest
 
 from conftest import computed_report
 
-pytestmark = pytest.mark.xdist_group("example_report")  # one process computes the example report (conftest.computed_report)
-
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted((ROOT / "data" / "reports").glob("*.toml"))
 AGGREGATE = {"median": statistics.median, "mean": statistics.fmean, "min": min, "max": max,
