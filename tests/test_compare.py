@@ -138,3 +138,27 @@ def test_example_campaign_checksums(example_db):
     # as many runs a side as the campaign repeated each condition (not hard-coded: the example is re-measured)
     assert len(cells) == 8 and all(c["baseline"]["n"] == c["candidate"]["n"] >= 3 for c in cells.values())
     assert all(c["verdict"] in ("better", "worse", "within_noise") for c in cells.values())
+
+
+def test_metric_values_of_some_metrics_are_the_whole_views(example_db):
+    """metric_values with metrics reads only the run_metrics branches of those metrics (and the branches
+    naming metrics by data): the same rows, in the same order, as the whole view filtered. A branch left out
+    by mistake (or a metric only a data-named branch has) shows here."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from kansoku.store import selection
+    from kansoku.store.db import open_store, run_metric_selects
+
+    store = open_store(example_db, read_only=True)
+    try:
+        published = [m for (m,) in store.con.execute(
+            "SELECT DISTINCT metric FROM run_metrics WHERE run_id IN (SELECT run_id FROM runs "
+            "WHERE origin <> 'measured') ORDER BY metric LIMIT 3").fetchall()]
+        metrics = ["tps", "latency_avg_ms", "latency_p95_ms", "cpu_idle_pct", "disk_write_kb_s", *published]
+        assert len(run_metric_selects(metrics)) < len(run_metric_selects())
+        for sel in ({"study": ["scaleup"], "config": ["checksums-on"]}, {}):
+            got = selection.metric_values(store, sel, metrics)
+            whole = [v for v in selection.metric_values(store, sel, None) if v.metric in metrics]
+            assert got and sorted(map(repr, got)) == sorted(map(repr, whole))
+            assert {v.metric for v in got} >= {"tps", "cpu_idle_pct"}
+    finally:
+        store.close()

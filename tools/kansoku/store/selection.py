@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kansoku.store.db import Store
+from kansoku.store.db import Store, run_metric_selects
 
 
 @dataclass(frozen=True)
@@ -34,14 +34,20 @@ def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[s
         conds.append("EXISTS (SELECT 1 FROM run_factors f WHERE f.run_id = r.run_id AND f.factor = ? "
                      f"AND f.value IN ({', '.join('?' for _ in values)}))")
         params += [factor, *values]
+    source = "run_metrics"
     if metrics:
         conds.append(f"m.metric IN ({', '.join('?' for _ in metrics)})")
         params += metrics
+        # the view's branches that can hold these metrics, not all ~60 (planning the whole view cost half
+        # of a comparison's CPU): the same rows
+        branches = run_metric_selects(metrics)
+        if branches:
+            source = "(" + "\nUNION ALL\n".join(branches) + ")"
     sql = f"""
         SELECT m.run_id, m.metric, m.value, m.unit, r.origin,
                (SELECT map(list(f.factor ORDER BY f.factor), list(f.value ORDER BY f.factor))
                 FROM run_factors f WHERE f.run_id = r.run_id) AS factors, m.host, m.role, r.default_role
-        FROM run_metrics m JOIN runs r ON r.run_id = m.run_id
+        FROM {source} m JOIN runs r ON r.run_id = m.run_id
         WHERE {' AND '.join(conds)}
         ORDER BY m.metric, m.run_id, m.host"""
     out = []

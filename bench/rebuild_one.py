@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Benchmark: a rebuild after one new run at 1,000 runs (issue 29: < 5 s), paired with other checkouts.
+
+    python3 bench/rebuild_one.py --dir /tmp/rb5 [--runs 1000] [--reps 3] [--tree /work/wt/rebuild5-main ...]
+    python3 bench/rebuild_one.py --example --dir /tmp/rb5-ex [--reps 3] [--tree ...]   # the example (target <= 4 s CPU)
+
+Setup (once, kept in ``--dir``): the synthetic campaign of ``bench/campaign_build.py`` (``bench/synthetic.py``,
+N runs), its store ``store-N.duckdb`` (``tools/ingest``), a copy ``store-N+1.duckdb`` with one more run
+written and ingested (``synthetic.add_run``: one more repetition of the first condition), the campaign's spec
+(12 tables, 12 figures) and content. Stores already there are reused as they are. ``--example``: the
+checkout's example (``data/runs``, ``data/published``) ingested into ``store-0.duckdb``, and a copy
+``store-1.duckdb`` with one more run (a copy of a scaleup run as a sixth repetition of its condition); the
+builds use each checkout's own specs (``data/reports``) and content.
+
+Then, per repetition and per checkout (this one first, then each ``--tree``, interleaved): an empty generated
+directory and site, ``tools/build`` of that checkout on the N-run store (**full**), then on the N+1-run copy into
+the same generated directory and site (**rebuild-one**); each prints its wall time, CPU (user + sys, Hugo and
+every child it waited for included; the background delete of the replaced site is not waited for) and the
+peak RSS of its largest process, with the load average. ``--diff``: after the last repetition, ``diff -r`` of
+every checkout's site against this one's (the same store, the same site: byte for byte).
+``--profile DIR``: a cProfile of this checkout's rebuild-one (``DIR/rebuild-one.prof``), once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+import campaign_build  # noqa: E402
+import synthetic  # noqa: E402
+
+
+def run(tree: Path, name: str, *args: object, profile: Path | None = None) -> tuple[float, float, float, str]:
+    """tools/NAME of checkout ``tree``: wall s, CPU s (user + sys, waited-for children included), peak MB, stdout."""
+    cmd = [sys.executable] + (["-m", "cProfile", "-o", str(profile)] if profile else [])
+    cmd += [str(tree / "tools" / name), *map(str, args)]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = proc.stdout.read().decode(errors="replace")
+    _, status, ru = os.wait4(proc.pid, 0)
+    dt = time.monotonic() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{tree}/tools/{name} {' '.join(map(str, args))} failed:\n{out[-3000:]}")
+    return dt, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, out.strip()
+
+
+def setup(base: Path, n: int) -> tuple[Path, Path, Path, Path]:
+    base.mkdir(parents=True, exist_ok=True)
+    camp, work = base / "campaign", base / "templates"
+    db0, db1 = base / f"store-{n}.duckdb", base / f"store-{n + 1}.duckdb"
+    if not db0.exists():
+        shutil.rmtree(camp, ignore_errors=True)
+        db1.unlink(missing_ok=True)
+        synthetic.write_campaign(camp, n, work=work)
+        tmp = db0.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        dt, cpu, _, _ = run(ROOT, "ingest", "--db", tmp, camp)
+        os.rename(tmp, db0)
+        print(f"setup: {n} runs ingested into {db0} in {dt:.1f} s ({cpu:.1f} s CPU)")
+    if not db1.exists():
+        tmp = db1.with_suffix(".tmp")
+        shutil.copyfile(db0, tmp)
+        new = synthetic.add_run(camp, n, work=work)
+        dt, cpu, _, _ = run(ROOT, "ingest", "--db", tmp, new)
+        os.rename(tmp, db1)
+        print(f"setup: one more run ({new.name}) ingested into {db1} in {dt:.1f} s ({cpu:.1f} s CPU)")
+    specs = base / "specs"
+    specs.mkdir(exist_ok=True)
+    (specs / "campaign.toml").write_text(campaign_build.campaign_spec("campaign", n, 12, 12), encoding="utf-8")
+    content = base / "content"
+    if not content.exists():
+        campaign_build.content_dir(base, "campaign")
+    return db0, db1, specs, content
+
+
+EXAMPLE_RUN = "campaign=example-2026-11/study=scaleup/workload=read/config=checksums-off/clients=8"
+
+
+def setup_example(base: Path) -> tuple[Path, Path, list]:
+    base.mkdir(parents=True, exist_ok=True)
+    db0, db1 = base / "store-0.duckdb", base / "store-1.duckdb"
+    if not db0.exists():
+        db1.unlink(missing_ok=True)
+        tmp = db0.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        dt, cpu, _, _ = run(ROOT, "ingest", "--db", tmp, ROOT / "data/runs", ROOT / "data/published")
+        os.rename(tmp, db0)
+        print(f"setup: the example ingested into {db0} in {dt:.1f} s ({cpu:.1f} s CPU)")
+    if not db1.exists():
+        add = base / "add"
+        shutil.rmtree(add, ignore_errors=True)
+        src = ROOT / "data/runs/example"
+        (add / EXAMPLE_RUN).mkdir(parents=True)
+        shutil.copy(src / ".kansoku-campaign", add)  # the run id is the path under the campaign root
+        new = add / EXAMPLE_RUN / "rep=6"
+        shutil.copytree(src / EXAMPLE_RUN / "rep=5", new)
+        toml = new / "run.toml"
+        toml.write_text(toml.read_text(encoding="utf-8").replace('\nrep = "5"\n', '\nrep = "6"\n'), encoding="utf-8")
+        tmp = db1.with_suffix(".tmp")
+        shutil.copyfile(db0, tmp)
+        dt, cpu, _, _ = run(ROOT, "ingest", "--db", tmp, add)
+        os.rename(tmp, db1)
+        print(f"setup: one more run ({EXAMPLE_RUN}/rep=6) ingested into {db1} in {dt:.1f} s ({cpu:.1f} s CPU)")
+    return db0, db1, []
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dir", type=Path, required=True, help="setup kept here (stores, specs, content, sites)")
+    ap.add_argument("--runs", type=int, default=1000)
+    ap.add_argument("--example", action="store_true", help="the checkout's example instead of a campaign")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--tree", type=Path, action="append", default=[], help="another checkout to pair with")
+    ap.add_argument("--diff", action="store_true", help="diff -r every checkout's site against this one's")
+    ap.add_argument("--profile", type=Path, help="write a cProfile of this checkout's first rebuild-one here")
+    args = ap.parse_args()
+    base = args.dir.resolve()
+    if args.example:
+        db0, db1, site = setup_example(base)
+    else:
+        db0, db1, specs, content = setup(base, args.runs)
+        site = ["--specs", specs, "--content", content]
+    trees = [ROOT] + [t.resolve() for t in args.tree]
+    results: dict[tuple[Path, str], list[tuple[float, float, float]]] = {}
+    for rep in range(args.reps):
+        for i, tree in enumerate(trees):
+            gen, out = base / f"generated-{i}", base / f"public-{i}"
+            shutil.rmtree(gen, ignore_errors=True)
+            shutil.rmtree(out, ignore_errors=True)
+            common = ["--out", out, "--generated", gen, *site]
+            for step, db in (("full", db0), ("rebuild-one", db1)):
+                prof = None
+                if args.profile and step == "rebuild-one" and i == 0 and rep == 0:
+                    args.profile.mkdir(parents=True, exist_ok=True)
+                    prof = args.profile / "rebuild-one.prof"
+                load = os.getloadavg()[0]
+                dt, cpu, mb, msg = run(tree, "build", "--db", db, *common, profile=prof)
+                results.setdefault((tree, step), []).append((dt, cpu, mb))
+                last = msg.splitlines()[-1] if msg else ""
+                print(f"rep {rep + 1} {tree.name:>16} {step:>12}: {dt:6.2f} s wall  {cpu:6.2f} s CPU  "
+                      f"{mb:6.0f} MB  (load {load:.1f}){'' if prof is None else '  [profiled]'}  [{last}]",
+                      flush=True)
+    print("\nmedians (wall, CPU):")
+    for (tree, step), rows in results.items():
+        walls, cpus = sorted(r[0] for r in rows), sorted(r[1] for r in rows)
+        print(f"  {tree.name:>16} {step:>12}: {walls[len(walls) // 2]:6.2f} s  {cpus[len(cpus) // 2]:6.2f} s CPU   "
+              f"(wall {min(walls):.2f}-{max(walls):.2f}, CPU {min(cpus):.2f}-{max(cpus):.2f})")
+    print(f"load average now: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.diff:
+        for i in range(1, len(trees)):
+            r = subprocess.run(["diff", "-r", "-q", base / "public-0", base / f"public-{i}"],
+                               capture_output=True, text=True)
+            print(f"diff -r public-0 ({trees[0].name}) public-{i} ({trees[i].name}): "
+                  f"{'identical' if r.returncode == 0 else 'DIFFERENT'}\n{r.stdout[:2000]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
