@@ -278,3 +278,19 @@ def test_hugo_runs_with_bounded_memory_unless_the_environment_says_otherwise(mon
     assert env["GOMEMLIMIT"] == "1100MiB" and env["HUGO_MEMORYLIMIT"] == "1" and env["PATH"] == os.environ["PATH"]
     monkeypatch.setenv("GOMEMLIMIT", "4GiB")
     assert hugo.hugo_env()["GOMEMLIMIT"] == "4GiB"
+
+
+def test_the_sources_page_parts_and_where_each_run_lives():
+    """render/hugo.py sources_layout: every run on exactly one part, in run id order, SOURCES_PER_PAGE a part;
+    the forwarding map names the runs beyond part 1 only (a one-part page has none)."""
+    from kansoku.render import hugo
+
+    per = hugo.SOURCES_PER_PAGE
+    runs = {f"r{i:05d}": {"anchor": f"run-{i:05d}"} for i in range(2 * per + 7)}
+    lay = hugo.sources_layout(runs)
+    assert [len(p) for p in lay["sources_parts"]] == [per, per, 7]
+    assert [r for p in lay["sources_parts"] for r in p] == sorted(runs)
+    assert lay["sources_part_of"] == {runs[r]["anchor"]: k for k, p in enumerate(lay["sources_parts"], 1)
+                                      for r in p if k > 1}
+    one = hugo.sources_layout(dict(list(runs.items())[:3]))
+    assert one == {"sources_parts": [sorted(runs)[:3]]}

@@ -7,7 +7,6 @@ renderers (``render.hugo``, ``render.typst``), which never see the store, a spec
 ``analysis.spec_check`` for the names against the store, ``report.structure`` for the prose pages).
 """
 
-
 from kansoku.app.preflight import preflight
 
 __all__ = ["BuildResult", "build_pdf", "build_pdfs", "build_site", "compute_one", "compute_site", "load_config",
