@@ -138,6 +138,84 @@ def test_ctrl_c_during_a_parallel_ingest(corpus, tmp_path, tmp_db):
     check_outcome(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), tmp_db)
 
 
+STILL_WRITING_WORKER = """
+import importlib.abc, importlib.util, os, sys, time
+from pathlib import Path
+
+
+class _StillWritingItsParts(importlib.abc.MetaPathFinder):
+    '''A worker that keeps writing files into the pool's scratch directory, as one writing its Parquet parts
+    does, for as long as it lives (it is deaf to Ctrl-C, as every worker is).'''
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "kansoku.ingest.parallel":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+
+            def parse_chunk(tasks):
+                out = Path(module._WORKER["out"]) / f"parts-{os.getpid()}"
+                out.mkdir(exist_ok=True)
+                Path(os.environ["KANSOKU_TEST_WRITING"]).touch()
+                n = 0
+                while True:
+                    (out / f"part-{n % 50}.parquet").write_bytes(b"x" * 4096)
+                    n += 1
+
+            module.parse_chunk = parse_chunk
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if "--multiprocessing-fork" in sys.argv:
+    sys.meta_path.insert(0, _StillWritingItsParts())
+"""
+
+
+def test_ctrl_c_while_workers_write_their_parts(corpus, tmp_path, tmp_db):
+    """Ctrl-C to the ingest while its workers (deaf to it) still write into the scratch directory: the workers
+    are ended and waited for before the directory is removed. CI saw "OSError: Directory not empty" with a
+    traceback: the executor forgot its processes at its shutdown, so none was ended or waited for."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+    from kansoku.ingest.parallel import scratch_root
+
+    root = _campaign(corpus, tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(STILL_WRITING_WORKER)
+    writing = tmp_path / "writing"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+           "KANSOKU_TEST_WRITING": str(writing)}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(tmp_db), "--jobs", "2",
+                             str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not writing.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert writing.exists(), proc.communicate(timeout=5)
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError("the ingest did not end after Ctrl-C (its workers were not ended)") from None
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert check_outcome(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), tmp_db) != "python"
+    assert not list(scratch_root(tmp_db).glob("*")), "scratch left behind"
+
+
 @pytest.mark.parametrize("chunk_files", [1, 4, 32])
 def test_renderings_checked_across_batches_store_what_a_serial_ingest_stores(corpus, tmp_path, monkeypatch,
                                                                              chunk_files):

@@ -270,6 +270,13 @@ class Pool:
             handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
         except ValueError:  # not the main thread: signals are not this thread's to handle
             handler = None
+        # The tools take SIGPIPE's default (output piped into `head` ends quietly), but the executor closes its
+        # call queue's reading end when a worker dies or is ended, and its feeder thread's next write would then
+        # kill this process with SIGPIPE (exit -13, semaphores leaked): while the pool lives, a closed pipe is an
+        # error its feeder handles. Restored by close, once every thread and process of the pool has ended.
+        self._sigpipe = None
+        if handler is not None:
+            self._sigpipe = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         try:
             main.__spec__ = None
             self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
@@ -294,12 +301,25 @@ class Pool:
             yield from chunk
 
     def close(self, *, abort: bool = False) -> None:
+        """Stop the workers and remove the scratch directory. On abort the workers (deaf to Ctrl-C) are ended
+        and waited for before their directory goes: a worker still writing its Parquet parts made the removal
+        fail ("Directory not empty"). The executor has no terminate; its processes are taken before its
+        shutdown forgets them (``shutdown`` sets ``_processes`` to None, even without waiting)."""
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())
         if abort:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            # (the executor has no terminate: its processes are ended as multiprocessing.Pool.terminate did)
-            for process in list((getattr(self.pool, "_processes", None) or {}).values()):
+            for process in processes:
                 process.terminate()
-        self.pool.shutdown(wait=True)
+            for process in processes:
+                process.join(timeout=10)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+            self.pool.shutdown(wait=True, cancel_futures=True)  # its manager sees the ended workers, and ends
+        else:
+            self.pool.shutdown(wait=True)
+        if self._sigpipe is not None:
+            signal.signal(signal.SIGPIPE, self._sigpipe)
+            self._sigpipe = None
         self.scratch.cleanup()
 
 
