@@ -348,6 +348,22 @@ def lazy_provenance(rep_id: str, d: dict, files: dict[str, str]) -> None:
                 item["prov"] = {**prov, "groups": [], "src": f"/{rel}"}
 
 
+def sources_assets(rep_id: str, d: dict, files: dict[str, str]) -> None:
+    """Move the runs' records that only the data-sources page lists (their files, factors with labels, start,
+    host, run.toml) out of a report's JSON ``d`` into one asset per part of that page
+    (``assets/sources/<report>/<k>.json``: the part's runs in run id order, each with its ``id``), read by
+    that part alone: at 10,000 runs they were 16 of the JSON's 21 MB, held in Hugo's data for every page it
+    renders. The JSON keeps each run's anchor and factors (a comparison's links name a run's repetition) and
+    the number of parts (``sources_part_count``)."""
+    runs = d["runs"]
+    parts = d.pop("sources_parts")
+    d["sources_part_count"] = len(parts)
+    for k, part in enumerate(parts, 1):
+        files[f"assets/{SOURCES_ASSETS}/{rep_id}/{k}.json"] = dumps([{"id": rid, **runs[rid]} for rid in part])
+    d["runs"] = {rid: {"anchor": r["anchor"], "factors": r["factors"]} for rid, r in runs.items()}
+
+
+SOURCES_ASSETS = "sources"  # assets/sources/<report>/<part>.json: the data-sources page's parts (sources_assets)
 GENERATED_ROOTS = ("data", "static", "content", "assets")  # what write_generated owns under the generated directory
 BUILD_CACHE = "build-cache"  # computed tables and figures, their drawings, verified raw files
                              # (report/cache.py, render/figure_cache.py, publish.py)
@@ -400,6 +416,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         figures = drawn(rep.figures(), figure_cache)
         d = report_json(rep, figures)
         lazy_provenance(rep.id, d, files)
+        sources_assets(rep.id, d, files)
         try:
             text_ = dumps(d)
         except ValueError:

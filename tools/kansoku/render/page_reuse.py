@@ -99,8 +99,9 @@ def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
         src, target = Path(m["source"]), m["target"]
         h.update(f"mount\0{src}\0{target}\0".encode())
         if target in TEMPLATE_TARGETS:
-            own = target == "assets" and src.resolve() == (gen / "assets").resolve()  # the run pages' data
-            _hash_tree(h, src, skip=(lambda rel: rel.startswith("runs/")) if own else None)
+            # the run pages' data, and the data-sources page's parts (no run page reads them)
+            own = target == "assets" and src.resolve() == (gen / "assets").resolve()
+            _hash_tree(h, src, skip=(lambda rel: rel.startswith(("runs/", "sources/"))) if own else None)
         elif target == "content":
             _hash_tree(h, src, skip=lambda rel: bool(run_md.match(rel)))
         elif target == "data":
