@@ -275,7 +275,7 @@ def test_hugo_runs_with_bounded_memory_unless_the_environment_says_otherwise(mon
     monkeypatch.delenv("GOMEMLIMIT", raising=False)
     monkeypatch.delenv("HUGO_MEMORYLIMIT", raising=False)
     env = hugo.hugo_env()
-    assert env["GOMEMLIMIT"] == "1100MiB" and env["HUGO_MEMORYLIMIT"] == "1" and env["PATH"] == os.environ["PATH"]
+    assert env["GOMEMLIMIT"] == "700MiB" and env["HUGO_MEMORYLIMIT"] == "0.1" and env["PATH"] == os.environ["PATH"]
     monkeypatch.setenv("GOMEMLIMIT", "4GiB")
     assert hugo.hugo_env()["GOMEMLIMIT"] == "4GiB"
 
