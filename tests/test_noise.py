@@ -119,3 +119,25 @@ def test_thirty_runs_against_thirty_are_counted_exactly():
     assert noise.rank_sum_p([1.0] * 30, [1.0] * 30) == 1.0
     # interleaved groups: far from significant
     assert noise.rank_sum_p([float(i) for i in range(0, 60, 2)], [float(i) for i in range(1, 60, 2)]) > 0.5
+
+
+def test_the_count_table_is_shared_by_comparisons_with_the_same_ranks():
+    """One count table per multiset of ranks and group size (noise._rank_sum_counts): comparisons of other
+    values with the same ranks reuse it, and the p of each is that of its own fresh table."""
+    noise._rank_sum_counts.cache_clear()
+    a, b = [float(i) for i in range(0, 40, 2)], [float(i) + 0.5 for i in range(1, 40, 2)]
+    first = noise.rank_sum_p(a, b)
+    shifted = noise.rank_sum_p([x * 3 + 7 for x in a], [x * 3 + 7 for x in b])  # the same ranks
+    assert noise._rank_sum_counts.cache_info().hits == 1 and shifted == first
+    other = noise.rank_sum_p(a[:-1] + [b[0]], b)  # a tie: other (mid-)ranks, a table of their own
+    assert noise._rank_sum_counts.cache_info().misses == 2
+    for p, (x, y) in ((first, (a, b)), (other, (a[:-1] + [b[0]], b))):
+        pooled = sorted(x + y)
+        mid2 = {v: pooled.index(v) + len(pooled) - pooled[::-1].index(v) + 1 for v in pooled}  # twice the mid-rank
+        counts = noise.rank_sum_counts([mid2[v] for v in x + y], len(x))
+        expected = len(x) * (len(pooled) + 1)
+        observed = abs(sum(mid2[v] for v in x) - expected)
+        far = [s for s in range(len(counts)) if abs(s - expected) >= observed]
+        assert p == counts[far].sum() / counts.sum()
+    with pytest.raises(ValueError):  # a shared table cannot be changed by one of its users
+        noise._rank_sum_counts(tuple(sorted(range(2, 82, 2))), 20)[0] = 1.0

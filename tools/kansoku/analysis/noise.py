@@ -29,6 +29,7 @@ Everything here is pure Python over lists of floats; the callers get the per-run
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -129,7 +130,7 @@ def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
     if math.comb(total, n) <= LIST_LIMIT:  # few splits: listing them is quicker than counting (the same p)
         splits = list(itertools.combinations(ranks2, n))
         return sum(abs(sum(s) - expected2) >= observed2 for s in splits) / len(splits)
-    counts = rank_sum_counts(ranks2, n)
+    counts = _rank_sum_counts(tuple(sorted(ranks2)), n)
     if counts is not None:
         import numpy as np
 
@@ -142,6 +143,17 @@ def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
         if abs(sum(ranks2[k] for k in idx) - expected2) >= observed2:
             hits += 1
     return (hits + 1) / (MONTE_CARLO_DRAWS + 1)
+
+
+@functools.lru_cache(maxsize=64)
+def _rank_sum_counts(ranks2: tuple[int, ...], n: int):
+    """``rank_sum_counts`` once per multiset of ranks and group size: without ties the ranks are 1 .. N, so
+    every comparison of n runs against m counts the same table (55 comparisons of 30 against 30 at 10,000
+    runs: 3.3 s, each 0.06 s). Read-only: the table is shared."""
+    counts = rank_sum_counts(ranks2, n)
+    if counts is not None:
+        counts.flags.writeable = False
+    return counts
 
 
 def rank_sum_counts(ranks2: Sequence[int], n: int):
