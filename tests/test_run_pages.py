@@ -342,8 +342,15 @@ def test_browser_follows_a_table_cell_to_its_run_page_and_back(browser, site):
         page.wait_for_load_state("load")
         assert f"/{lang}/reports/example/runs/{rep['runs'][run_id]['anchor']}/" in page.url
         assert page.locator("h1 code.run-id").inner_text() == run_id
-        # its charts are drawn from the page's own data (per second)
+        # its charts are drawn from the page's own data (per second): the TPS trace is the CSV's columns
         page.wait_for_selector("div.chart[data-figure='run-tps'][data-rendered='true']", timeout=15000)
+        drawn = page.evaluate("(() => { const t = document.querySelector(\"div[data-figure='run-tps']\").data[0];"
+                              " return [t.x, t.y, 'xcol' in t || 'ycol' in t]; })()")
+        rows = _csv(site[1], rep["runs"][run_id]["anchor"])
+        assert drawn[0] == [float(r["second"]) for r in rows] and drawn[2] is False
+        want = [float(r["tps"]) if r["tps"] else None for r in rows]
+        assert len(drawn[1]) == len(want) and all(
+            (y is None) == (w is None) and (w is None or abs(y - w) <= 0.0005 + 1e-9) for y, w in zip(drawn[1], want))
         back = page.locator("ul.run-uses a[href$='#table-read-tps']")
         assert back.count() == 1
         back.click()
@@ -351,3 +358,28 @@ def test_browser_follows_a_table_cell_to_its_run_page_and_back(browser, site):
         assert page.url.endswith(f"/{lang}/reports/example/scaleup/#table-read-tps")
         assert page.locator("#table-read-tps").is_visible()
         assert page.evaluate("document.querySelector('#table-read-tps').getBoundingClientRect().top") < 200
+
+
+def test_every_chart_trace_finds_its_columns_in_the_page(site):
+    """A run page writes its per-second columns once (render/run_pages.py series_text, CHART_COLUMNS) and each
+    chart's traces name theirs (xcol, ycol): every name a trace gives is a column the page holds, of the
+    length of its seconds, and no trace carries its numbers itself."""
+    _, public, _, rep = site
+    checked = 0
+    for info in rep["runs"].values():
+        for lang in ("ja", "en"):
+            html = _page(public, lang, info["anchor"])
+            m = re.search(r'<script type="application/json" class="run-series" id="run-series">(.*?)</script>', html, re.S)
+            charts = re.findall(r'<script type="application/json" class="chart-data" data-for="run-[a-z]+">(.*?)</script>',
+                                html, re.S)
+            if m is None:
+                assert not charts
+                continue
+            series = json.loads(m.group(1))
+            assert "second" in series and all(len(v) == len(series["second"]) for v in series.values())
+            for chart in charts:
+                for trace in json.loads(chart)["data"]:
+                    assert "x" not in trace and "y" not in trace, trace
+                    assert trace["xcol"] == "second" and trace["ycol"] in series, (trace["ycol"], sorted(series))
+                    checked += 1
+    assert checked > 100, checked

@@ -10,11 +10,26 @@
       toImageButtonOptions: { format: "svg", filename: id }
     };
   }
+  // A run page writes its per-second series once (script#run-series); its traces name their columns.
+  var series = null;
+  function columns(traces) {
+    for (var i = 0; i < (traces || []).length; i++) {
+      var t = traces[i];
+      if (!t.xcol && !t.ycol) { continue; }
+      if (series === null) {
+        var el = document.getElementById("run-series");
+        series = el ? JSON.parse(el.textContent) : {};
+      }
+      if (t.xcol) { t.x = series[t.xcol] || []; delete t.xcol; }
+      if (t.ycol) { t.y = series[t.ycol] || []; delete t.ycol; }
+    }
+  }
   function draw(div) {
     var id = div.getAttribute("data-figure");
     var holder = div.parentNode.querySelector('script.chart-data[data-for="' + id + '"]');
     if (!holder || !window.Plotly) { return; }
     var fig = JSON.parse(holder.textContent);
+    columns(fig.data);
     var layout = fig.layout || {};
     if (window.matchMedia && window.matchMedia("(max-width: 600px)").matches) {
       // narrower side margins; the top margin stays the toolbar's room (the legend is at the bottom)

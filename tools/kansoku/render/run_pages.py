@@ -4,7 +4,7 @@ For each run of a report, under the generated directory:
 
 - ``assets/runs/<report>/<anchor>.json``  the run's page-ready data (``RunPage.to_json``), read by
   ``layouts/runs/single.html`` (an asset, not a data file: Hugo reads it only when it renders the page; it
-  holds the per-second series once, not per language);
+  holds the per-second series once, not per language, as one JSON text: ``series_text``);
 - ``static/csv/<report>/runs/<anchor>.csv``  its per-second series as a download (fixed decimals per column);
 - ``content/reports/<report>/runs/<anchor>.<lang>.md``  a page per language, front matter only.
 
@@ -32,6 +32,27 @@ def _front(d: dict) -> str:
     return "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in d.items()) + "---\n"
 
 
+SERIES_META = ("columns", "tps_source", "cpu_tool", "disk_tool")  # what the template reads of the series
+# The columns the run page's charts draw (layouts/runs/single.html: each trace's xcol/ycol; a test checks the
+# template names no other). The others (latency_max_ms, cpu_idle_pct) are in the page's CSV only.
+CHART_COLUMNS = ("second", "tps", "latency_avg_ms", "cpu_usr_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_soft_pct",
+                 "cpu_steal_pct", "disk_read_kb_s", "disk_write_kb_s", "disk_util_pct")
+
+
+def series_text(d: dict, dumps) -> None:
+    """The per-second columns of a run page's data as one JSON text (``series_json``), which the template
+    writes into the page as it is, once, and the page's script hands to each chart's traces by column name
+    (static/js/kansoku.js): Hugo does not parse thousands of numbers into values to write them out again,
+    and the seconds are in the page once, not once per trace. ``series`` keeps what the template reads;
+    the text holds the columns the charts draw (``CHART_COLUMNS``)."""
+    s = d["series"]
+    d["series"] = {k: s[k] for k in SERIES_META if k in s}
+    # numbers and column names only; "<" escaped all the same, as the text goes inside a <script> element
+    cols = {c: [int(v) if isinstance(v, float) and v.is_integer() else v for v in s[c]]  # 1287, as Hugo wrote it
+            for c in s["columns"] if c in CHART_COLUMNS}
+    d["series_json"] = dumps(cols).replace("<", "\\u003c")
+
+
 def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPage] | None = None
                    ) -> tuple[dict[str, str], int]:
     """The data, CSV and pages of every run page of ``rep`` (or of ``pages``, a batch of them), as {path under
@@ -54,6 +75,7 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
             if csv is not None:
                 d["csv"] = run_csv_url(rep.id, anchor)
                 files[csv] = page.series.csv
+                series_text(d, dumps)
             files[data] = dumps(d)
         for lang in LANGS:
             front = {"title": run_id, "report": rep.id, "run": anchor, "type": "runs", "generated": True}
