@@ -34,7 +34,8 @@
     if (window.matchMedia && window.matchMedia("(max-width: 600px)").matches) {
       // narrower side margins; the top margin stays the toolbar's room (the legend is at the bottom)
       var m = layout.margin || {};
-      layout.margin = Object.assign({}, m, { l: m.l > 64 ? m.l : 48, r: 8 });  // keep room made for long labels
+      // keep room made for long labels, and for a second y axis on the right (its ticks and title)
+      layout.margin = Object.assign({}, m, { l: m.l > 64 ? m.l : 48, r: layout.yaxis2 ? Math.min(m.r || 48, 48) : 8 });
       layout.font = Object.assign({}, layout.font || {}, { size: 11 });
       if (layout.legend) { layout.legend = Object.assign({}, layout.legend, { font: { size: 10 } }); }
     }
