@@ -303,3 +303,50 @@ def test_long_run_lists_load_on_demand_and_the_sources_page_comes_in_parts(env, 
             b.close()
     finally:
         srv.shutdown()
+
+
+def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env, monkeypatch):
+    """Issue 29: a rebuild takes the last build's unchanged run pages by key from the item cache's index
+    (report/cache.py ``page_kept``: the key and whether the page has series) without reading them back; a page
+    whose generated files are gone is read back whole, and one whose kept entry cannot be read is
+    computed again. Either way the generated files are the first build's, byte for byte."""
+    import json
+
+    from kansoku.pickle_entries import PickleEntries
+
+    tmp = env[0]
+    gen = tmp / "gen"
+    first = build(env)
+    before = snapshot(gen)
+    page_keys = json.loads((gen / "build-cache" / "run-page-files.json").read_text(encoding="utf-8"))
+    index = json.loads((gen / "build-cache" / "items" / "run-pages.json").read_text(encoding="utf-8"))
+    assert sorted(index) == sorted(set(page_keys.values())) and len(index) == first.runs_computed
+    assert all(index[page_keys[p]] == (p.replace("assets/runs/", "static/csv/").replace(
+        "/inc/", "/inc/runs/")[:-len(".json")] + ".csv" in page_keys) for p in page_keys if p.endswith(".json"))
+
+    loaded: list[str] = []
+    real_load = PickleEntries.load
+
+    def spy(self, key):
+        loaded.append(key)
+        return real_load(self, key)
+
+    monkeypatch.setattr(PickleEntries, "load", spy)
+    again = build(env)
+    assert not set(loaded) & set(index)  # no kept page read back: their files are as the last build wrote them
+    assert again.runs_computed == 0 and again.runs_reused == first.runs_computed
+    assert snapshot(gen) == before
+
+    data = sorted(p for p in page_keys if p.startswith("assets/runs/"))
+    csvs = sorted(p for p in page_keys if p.startswith("static/csv/"))
+    assert len(data) >= 3 and csvs
+    (gen / data[0]).unlink()                             # a page's data file gone
+    (gen / csvs[-1]).unlink()                            # another page's CSV gone
+    (gen / data[1]).unlink()                             # ... and a page whose kept entry cannot be read
+    (gen / "build-cache" / "items" / f"{page_keys[data[1]]}.pickle").write_bytes(b"not a pickle")
+    loaded.clear()
+    third = build(env)
+    assert {page_keys[data[0]], page_keys[data[1]], page_keys[csvs[-1]]} <= set(loaded)
+    assert third.items_computed == [] and third.runs_computed == 0
+    assert {p: h for p, (h, _) in snapshot(gen).items()} == {p: h for p, (h, _) in before.items()}
+    assert json.loads((gen / "build-cache" / "items" / "run-pages.json").read_text(encoding="utf-8")) == index

@@ -602,6 +602,22 @@ class RunPage:
 
 
 @dataclass
+class KeptRunPage:
+    """A run page the last build made under the same key (report/cache.py ``run_page_key``), not read back: the
+    renderer keeps its files as they were written (render/run_pages.py), and reads the whole page (``full``)
+    only when they must be written again. Deliberately not a RunPage: what only the whole page knows (its
+    metrics, series, events) cannot be read from it by mistake."""
+
+    info: RunInfo       # the report's own record of the run (its raw files' URLs)
+    key: str
+    has_series: bool    # whether the page has per-second series (and so a CSV file)
+    load: Any           # () -> RunPage: the whole page, from the cache (or computed again when it cannot be read)
+
+    def full(self) -> RunPage:
+        return self.load()
+
+
+@dataclass
 class Environment:
     """The test-environment appendix: machines, tool versions and PostgreSQL settings of the measured runs."""
 

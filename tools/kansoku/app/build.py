@@ -100,9 +100,10 @@ def _compute_site(store: Store, spec_dir: Path, content: Path, config: Path, cac
 def site_run_pages(store: Store, reports: list[Report], computed: list[ComputedReport],
                    cache: ItemCache | None) -> Iterator[tuple[ComputedReport, dict[str, RunPage]]]:
     """The run pages of every report, a batch at a time (report/runs.py ``run_page_batches``), for the
-    renderer to write and drop as they come: the store stays open while they are written."""
+    renderer to write and drop as they come: the store stays open while they are written. A page the last
+    build kept unchanged is a KeptRunPage (not read back unless the renderer must write its files again)."""
     for spec, rep in zip(reports, computed):
-        for pages in run_page_batches(store, spec, rep.chapters, rep.runs, cache):
+        for pages in run_page_batches(store, spec, rep.chapters, rep.runs, cache, handles=True):
             yield rep, pages
 
 

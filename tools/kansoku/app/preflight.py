@@ -23,11 +23,12 @@ def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"
     problems = [pr for _, _, prs in checked for pr in prs]
     reports = []
     if not problems:
+        # each spec is checked and read once: the build takes the reports loaded here
         if report_id is None:
-            reports = load_all(specs)
+            reports = load_all(specs, checked={path: raw for path, raw, _ in checked})
             problems += content_problems(reports, content_root)
         else:
-            reports = [load_report(paths[0], validated=True)]
+            reports = [load_report(paths[0], validated=True, raw=checked[0][1])]
             problems += page_problems(reports[0], content_root)
     else:  # the pages too, against what can be read of the specs, so that one run lists everything
         outlines = [outline(path, raw) for path, raw, _ in checked if raw is not None]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from kansoku import words
-from kansoku.model import ComputedReport, RunPage
+from kansoku.model import ComputedReport, KeptRunPage, RunPage
 
 LANGS = words.LANGS
 # the text of a file the generated directory already holds as it should be (render/hugo.py sync_files
@@ -59,18 +59,23 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
     the generated directory: text}, and the number of pages. render/hugo.py writes them with the report's other
     files (only the files whose bytes change, stale ones removed). ``dumps`` is the renderer's JSON writer
     (refuses NaN and infinities). ``kept(path, key)``: whether the generated directory holds the file ``path``
-    as written for a page of ``key`` (``RunPage.key``); such a file is not made again: its value is ``KEEP``."""
+    as written for a page of ``key`` (``RunPage.key``); such a file is not made again: its value is ``KEEP``.
+    A ``KeptRunPage`` (a page of the last build, not read back) is read whole only when its files are not kept."""
     files: dict[str, str] = {}
     n = 0
     for run_id, page in (rep.run_pages if pages is None else pages).items():
         anchor = page.info.anchor
         data = f"assets/runs/{rep.id}/{anchor}.json"
-        csv = f"static/csv/{rep.id}/runs/{anchor}.csv" if page.series is not None else None
+        has_series = page.has_series if isinstance(page, KeptRunPage) else page.series is not None
+        csv = f"static/csv/{rep.id}/runs/{anchor}.csv" if has_series else None
         if kept is not None and page.key and kept(data, page.key) and (csv is None or kept(csv, page.key)):
             files[data] = KEEP
             if csv is not None:
                 files[csv] = KEEP
         else:
+            if isinstance(page, KeptRunPage):  # its files are not as the last build wrote them: the whole page
+                page = page.full()
+                csv = f"static/csv/{rep.id}/runs/{anchor}.csv" if page.series is not None else None
             d = page.to_json()
             if csv is not None:
                 d["csv"] = run_csv_url(rep.id, anchor)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -63,6 +64,43 @@ class ItemCache(PickleEntries):
     _factors: dict[str, dict[str, set[str]]] | None = None
     _factors_store: int | None = None
     _contexts: dict[str, str] = field(default_factory=dict)
+    _pages: dict[str, bool] | None = None  # the last build's index of kept run pages: page key -> has series
+    _pages_now: dict[str, bool] = field(default_factory=dict)  # ... of this build's run pages
+
+    PAGE_INDEX = "run-pages.json"  # in the directory: the kept run pages, so that a kept page is not read back
+
+    def page_kept(self, key: str) -> bool | None:
+        """Whether the run page kept under ``key`` has per-second series, from the last successful build's
+        index (render/run_pages.py needs no more of a page whose files are kept), without reading the page;
+        the entry is kept for the next build. None: not in the index, or its entry is gone (read it, or make it)."""
+        if self._pages is None:
+            try:
+                got = json.loads((self.directory / self.PAGE_INDEX).read_text(encoding="utf-8"))
+                self._pages = {k: v for k, v in got.items() if isinstance(v, bool)} if isinstance(got, dict) else {}
+            except (OSError, ValueError):
+                self._pages = {}
+        series = self._pages.get(key)
+        if series is None or not self.has(key):
+            return None
+        self.keep(key)
+        self._pages_now[key] = series
+        return series
+
+    def page_known(self, key: str, has_series: bool) -> None:
+        """A run page of this build kept under ``key`` (read back or saved): listed in the next build's index."""
+        self._pages_now[key] = has_series
+
+    def prune(self) -> int:
+        """The index of the run pages of this build (written with the entries it names: after a successful
+        build), then the entries it did not use removed."""
+        if self.directory is None or not self.directory.is_dir():
+            return super().prune()
+        index = self.directory / self.PAGE_INDEX
+        tmp = index.with_name(f".tmp-{self.PAGE_INDEX}")
+        tmp.write_text(json.dumps(self._pages_now, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, index)
+        self.used.add(self.PAGE_INDEX)
+        return super().prune()
 
     def run_fingerprints(self, store: Store) -> dict[str, str]:
         if self._runs is None or self._store_id != id(store):

@@ -21,6 +21,7 @@ rebuild after one new run makes the pages of that run's condition again, and tak
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import statistics
@@ -30,7 +31,17 @@ from typing import Any
 from kansoku import parsers, words
 from kansoku.analysis import steady
 from kansoku.analysis import tables as analysis
-from kansoku.model import SERIES_COLUMNS, Chapter, ProvenanceRun, RunInfo, RunMetric, RunPage, RunSeries, RunUse
+from kansoku.model import (
+    SERIES_COLUMNS,
+    Chapter,
+    KeptRunPage,
+    ProvenanceRun,
+    RunInfo,
+    RunMetric,
+    RunPage,
+    RunSeries,
+    RunUse,
+)
 from kansoku.report.cache import ItemCache
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
 from kansoku.spec.model import LANGS, Report
@@ -176,13 +187,16 @@ def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict
 
 
 def run_page_batches(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
-                     cache: ItemCache | None = None, batch_runs: int | None = None) -> Iterator[dict[str, RunPage]]:
+                     cache: ItemCache | None = None, batch_runs: int | None = None,
+                     handles: bool = False) -> Iterator[dict[str, RunPage | KeptRunPage]]:
     """The pages of the runs in ``infos``, a batch of about ``batch_runs`` runs (``RUN_PAGE_BATCH``) at a
     time, each batch whole conditions (a page shows its condition's median, min and max), its pages by run id
     in sorted order. Nothing of a batch is kept once it is handed over, so that what a build holds does not
     grow with the number of runs. ``cache``: a page whose key is unchanged is the last build's; each run's
     metrics, per-second series and events are kept by the run's fingerprint and read again while it holds (a
-    rebuild after one new run queries that run alone)."""
+    rebuild after one new run queries that run alone). ``handles``: a page kept by the last build is handed over
+    as a KeptRunPage (its key, record and whether it has series; the whole page read only if asked: the site's
+    renderer, render/run_pages.py, needs no more when its files are kept)."""
     run_ids = sorted(infos)
     if not run_ids:
         return
@@ -201,10 +215,11 @@ def run_page_batches(store: Store, report: Report, chapters: list[Chapter], info
     for members in conditions.values():  # in the order of their first run
         batch.extend(members)
         if len(batch) >= batch_runs:
-            yield _page_batch(store, report, chapters, infos, sorted(batch), conditions, cache, keys, few)
+            yield _page_batch(store, report, chapters, infos, sorted(batch), conditions, cache, keys, few,
+                              handles)
             batch = []
     if batch:
-        yield _page_batch(store, report, chapters, infos, sorted(batch), conditions, cache, keys, few)
+        yield _page_batch(store, report, chapters, infos, sorted(batch), conditions, cache, keys, few, handles)
 
 
 def _batch_order(conditions: dict[tuple, list[str]], batch_runs: int) -> list[str]:
@@ -222,7 +237,7 @@ def _batch_order(conditions: dict[tuple, list[str]], batch_runs: int) -> list[st
 
 def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
                 run_ids: list[str], conditions: dict[tuple, list[str]], cache: ItemCache | None,
-                keys: dict[str, str | None], few: bool) -> dict[str, RunPage]:
+                keys: dict[str, str | None], few: bool, handles: bool = False) -> dict[str, RunPage | KeptRunPage]:
     pages: dict[str, RunPage] = {}
     rep_key = analysis.factor_sort_key(None, REP)
     for rid in run_ids:
@@ -235,13 +250,19 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
         pages[rid] = RunPage(info=info, factors=factors, condition=[
             ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False) for r in siblings])
     _uses(chapters, pages)
-    # a page whose inputs are those of a page of the last build is that page (the cache's run_page_key)
+    # a page whose inputs are those of a page of the last build is that page (the cache's run_page_key);
+    # ``handles``: the site's renderer gets it as a KeptRunPage, read back only if its files are not kept
     todo, page_keys = run_ids, {}
     if cache is not None and cache.directory is not None:
         todo = []
         for rid in run_ids:
             page = pages[rid]
             key = cache.run_page_key(store, report, rid, [r.id for r in page.condition], _page_inputs(page))
+            has_series = cache.page_kept(key) if key and handles else None
+            if has_series is not None:
+                pages[rid] = KeptRunPage(page.info, key, has_series, functools.partial(
+                    _read_back, store, report, page, key, cache, keys))
+                continue
             got = cache.load(key) if key else None
             if got is None:
                 todo.append(rid)
@@ -249,26 +270,48 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
             else:
                 got.info = page.info  # the report's own record (the renderer gives its raw files their URLs)
                 pages[rid] = got
+                cache.page_known(key, got.series is not None)
         cache.runs_reused += len(run_ids) - len(todo)  # their run data with them
     if todo:
-        need = sorted(set(todo) | {r.id for rid in todo for r in pages[rid].condition})
-        values, series, events = _run_data(store, need, cache, keys, few, set(todo))
-        fresh = {rid: pages[rid] for rid in todo}
-        _metrics(report, todo, fresh, values)
-        _series({rid: series.get(rid) for rid in todo}, fresh)
-        _run_toml(store, todo, fresh)
-        _syscalls(store, todo, fresh)
-        _fio(store, todo, fresh)
-        _events({rid: events.get(rid, []) for rid in todo}, fresh)
-        for rid in todo:
-            if page_keys.get(rid):
-                fresh[rid].key = page_keys[rid]
-                cache.save(page_keys[rid], fresh[rid])
+        _fill_pages(store, report, {rid: pages[rid] for rid in todo}, cache, keys, few, page_keys)
     if cache is not None:  # the run data of the pages not computed stays for the next build's
         for rid in run_ids:
             if keys.get(rid):
                 cache.keep(keys[rid])
     return pages
+
+
+def _fill_pages(store: Store, report: Report, fresh: dict[str, RunPage], cache: ItemCache | None,
+                keys: dict[str, str | None], few: bool, page_keys: dict[str, str | None]) -> None:
+    """Compute the pages ``fresh`` (made by _page_batch: record, factors, condition, uses) from their runs'
+    data, and keep each under its key (``page_keys``)."""
+    todo = list(fresh)
+    need = sorted(set(todo) | {r.id for rid in todo for r in fresh[rid].condition})
+    values, series, events = _run_data(store, need, cache, keys, few, set(todo))
+    _metrics(report, todo, fresh, values)
+    _series({rid: series.get(rid) for rid in todo}, fresh)
+    _run_toml(store, todo, fresh)
+    _syscalls(store, todo, fresh)
+    _fio(store, todo, fresh)
+    _events({rid: events.get(rid, []) for rid in todo}, fresh)
+    for rid in todo:
+        if page_keys.get(rid):
+            fresh[rid].key = page_keys[rid]
+            cache.save(page_keys[rid], fresh[rid])
+            cache.page_known(page_keys[rid], fresh[rid].series is not None)
+
+
+def _read_back(store: Store, report: Report, page: RunPage, key: str, cache: ItemCache,
+               keys: dict[str, str | None]) -> RunPage:
+    """The whole page behind a KeptRunPage (``page``: as _page_batch made it, before its run data): the one
+    kept under ``key``, or, when it cannot be read, computed again (the store is open while the renderer
+    writes the batch)."""
+    got = cache.load(key)
+    if got is not None:
+        got.info = page.info
+        return got
+    _fill_pages(store, report, {page.info.id: page}, cache, keys, True, {page.info.id: key})
+    return page
 
 
 def _page_inputs(page: RunPage) -> str:

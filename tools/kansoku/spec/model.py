@@ -13,6 +13,7 @@ docs/spec.md describes every key.
 
 from __future__ import annotations
 
+import copy
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -232,15 +233,22 @@ class Report:
 
 
 
-def load_report(path: str | Path, *, validated: bool = False) -> Report:
+def load_report(path: str | Path, *, validated: bool = False, raw: dict | None = None) -> Report:
+    """The report of the spec at ``path``. ``validated``: its schema checks passed (spec/validate.py
+    ``check_file``, not run again); ``raw``: the TOML ``check_file`` parsed from it (not read again; a copy is
+    kept, so the caller's is left as it was)."""
     path = Path(path)
     if not validated:  # every problem of the spec at once, with lines (spec/validate.py)
-        problems = check_file(path)[1]
+        checked, problems = check_file(path)
         if problems:
             raise SpecProblems(problems)
+        raw = raw if raw is not None else checked
     try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
+        if raw is not None:
+            raw = copy.deepcopy(raw)
+        else:
+            with open(path, "rb") as fh:
+                raw = tomllib.load(fh)
     except FileNotFoundError:
         raise SpecError(path, None, "no such report spec") from None
     except tomllib.TOMLDecodeError as exc:
@@ -491,13 +499,22 @@ def _item(path: Path, chapter_id: str, kind: str, number: str, it: dict, seen: s
     return item
 
 
-def load_all(spec_dir: str | Path = "data/reports") -> list[Report]:
+def load_all(spec_dir: str | Path = "data/reports", checked: dict[Path, dict] | None = None) -> list[Report]:
+    """Every report of ``spec_dir``. ``checked``: the specs already checked without a problem (spec/validate.py
+    ``check_file``: path -> its parsed TOML), as the preflight checked them: neither checked nor read again."""
     spec_dir = Path(spec_dir)
     paths = sorted(spec_dir.glob("*.toml"))
-    problems = [pr for p in paths for pr in check_file(p)[1]]
+    checked = dict(checked or {})
+    problems = []
+    for p in paths:
+        if p not in checked:
+            raw, prs = check_file(p)
+            problems += prs
+            if raw is not None:
+                checked[p] = raw
     if problems:  # every problem of every spec in one run
         raise SpecProblems(problems)
-    reports = [load_report(p, validated=True) for p in paths]
+    reports = [load_report(p, validated=True, raw=checked.get(p)) for p in paths]
     ids = [r.id for r in reports]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
