@@ -106,6 +106,32 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With KANSOKU_TEST_TIMELINE=FILE, each test (setup, call and teardown) appends one line to FILE: the xdist
+    worker, the test's id, its start and end (epoch seconds) and the CPU seconds it cost this process and the
+    tools it started (user+sys, children waited for). For finding where the quick run's time goes."""
+    out = os.environ.get("KANSOKU_TEST_TIMELINE")
+    if not out:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu(who):
+        r = resource.getrusage(who)
+        return r.ru_utime + r.ru_stime
+
+    t0, s0, c0 = time.time(), cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
+    yield
+    line = json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": item.nodeid,
+                       "start": t0, "end": time.time(), "cpu_self": cpu(resource.RUSAGE_SELF) - s0,
+                       "cpu_children": cpu(resource.RUSAGE_CHILDREN) - c0})
+    with open(out, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+
+
 def copy_store(db: Path, dest: Path) -> Path:
     """A writable copy of a test store in ``dest``: the database file copied, its blobs hard-linked (a
     store never rewrites a blob). For a test that ingests more into a session's store."""
