@@ -88,9 +88,44 @@ def pytest_cmdline_main(config):
         # made once, not once per process. (Not loadgroup: with pytest 9.2 xdist 3.8 cannot add its group to a
         # test's id, so xdist_group marks were never honoured and such modules ran split over both processes.)
         config.option.dist = "loadfile"
+        # the files in the order pytest_collection_modifyitems gives them (_longest_files_first), not xdist's
+        # (most tests first)
+        config.option.loadscopereorder = False
+
+
+EXAMPLE_FIXTURES = ("example_db", "example_site", "example_pdfs_all")
+
+
+def _longest_files_first(items) -> None:
+    """The quick run's order of test files, which its two processes take one at a time (``--dist loadfile``,
+    xdist's own reordering off): first the file that costs most of those that need the session's example (its
+    process ingests and builds the example, about 80 s), then the files that do not need it, longest first, so
+    that the other process works meanwhile instead of waiting for the example; then the example's other files,
+    longest first. Longest first, the last files are short ones and the two processes finish together.
+    tests/file_seconds.json holds each file's seconds in a quick run (tests/timeline.py writes it); a file it
+    does not list counts 10 s."""
+    import json
+
+    costs = json.loads((ROOT / "tests" / "file_seconds.json").read_text(encoding="utf-8"))
+    files: dict[str, list] = {}
+    for item in items:
+        f = files.setdefault(item.path.name, [costs.get(item.path.name, 10.0), False, []])
+        f[1] = f[1] or any(n in item.fixturenames for n in EXAMPLE_FIXTURES)
+        f[2].append(item)
+    by_cost = sorted(files, key=lambda name: (-files[name][0], name))
+    example = [name for name in by_cost if files[name][1]]
+    order = example[:1] + [name for name in by_cost if not files[name][1]] + example[1:]
+    items[:] = [item for name in order for item in files[name][2]]
 
 
 def pytest_collection_modifyitems(config, items):
+    if (os.environ.get("PYTEST_XDIST_WORKER") and getattr(config.option, "dist", "no") == "loadfile"
+            and getattr(config.option, "loadscopereorder", True) is False):
+        _longest_files_first(items)
+    _skip_slow_in_the_quick_run(config, items)
+
+
+def _skip_slow_in_the_quick_run(config, items):
     """The README's `python3 -m pytest -q` (the whole suite, no paths) skips the tests marked slow (PDF
     renders) or browser (headless Chromium), so that it stays under five minutes on two cores, except those
     also marked quick (one small PDF checked by its text, one headless-browser check: a few seconds each, so
