@@ -119,8 +119,9 @@ def _longest_files_first(items) -> None:
 
 
 def pytest_collection_modifyitems(config, items):
-    if (os.environ.get("PYTEST_XDIST_WORKER") and getattr(config.option, "dist", "no") == "loadfile"
-            and getattr(config.option, "loadscopereorder", True) is False):
+    # an xdist process of a run that hands out files in their collected order (the quick run; xdist sets a
+    # process's own dist option to "no", so that cannot be asked)
+    if os.environ.get("PYTEST_XDIST_WORKER") and getattr(config.option, "loadscopereorder", True) is False:
         _longest_files_first(items)
     _skip_slow_in_the_quick_run(config, items)
 
