@@ -88,9 +88,45 @@ def pytest_cmdline_main(config):
         # made once, not once per process. (Not loadgroup: with pytest 9.2 xdist 3.8 cannot add its group to a
         # test's id, so xdist_group marks were never honoured and such modules ran split over both processes.)
         config.option.dist = "loadfile"
+        # the files in the order pytest_collection_modifyitems gives them (_longest_files_first), not xdist's
+        # (most tests first)
+        config.option.loadscopereorder = False
+
+
+EXAMPLE_FIXTURES = ("example_db", "example_site", "example_pdfs_all")
+
+
+def _longest_files_first(items) -> None:
+    """The quick run's order of test files, which its two processes take one at a time (``--dist loadfile``,
+    xdist's own reordering off): first the file that costs most of those that need the session's example (its
+    process ingests and builds the example, about 80 s), then the files that do not need it, longest first, so
+    that the other process works meanwhile instead of waiting for the example; then the example's other files,
+    longest first. Longest first, the last files are short ones and the two processes finish together.
+    tests/file_seconds.json holds each file's seconds in a quick run (tests/timeline.py writes it); a file it
+    does not list counts 10 s."""
+    import json
+
+    costs = json.loads((ROOT / "tests" / "file_seconds.json").read_text(encoding="utf-8"))
+    files: dict[str, list] = {}
+    for item in items:
+        f = files.setdefault(item.path.name, [costs.get(item.path.name, 10.0), False, []])
+        f[1] = f[1] or any(n in item.fixturenames for n in EXAMPLE_FIXTURES)
+        f[2].append(item)
+    by_cost = sorted(files, key=lambda name: (-files[name][0], name))
+    example = [name for name in by_cost if files[name][1]]
+    order = example[:1] + [name for name in by_cost if not files[name][1]] + example[1:]
+    items[:] = [item for name in order for item in files[name][2]]
 
 
 def pytest_collection_modifyitems(config, items):
+    # an xdist process of a run that hands out files in their collected order (the quick run; xdist sets a
+    # process's own dist option to "no", so that cannot be asked)
+    if os.environ.get("PYTEST_XDIST_WORKER") and getattr(config.option, "loadscopereorder", True) is False:
+        _longest_files_first(items)
+    _skip_slow_in_the_quick_run(config, items)
+
+
+def _skip_slow_in_the_quick_run(config, items):
     """The README's `python3 -m pytest -q` (the whole suite, no paths) skips the tests marked slow (PDF
     renders) or browser (headless Chromium), so that it stays under five minutes on two cores, except those
     also marked quick (one small PDF checked by its text, one headless-browser check: a few seconds each, so
@@ -104,6 +140,32 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if ("slow" in item.keywords or "browser" in item.keywords) and "quick" not in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With KANSOKU_TEST_TIMELINE=FILE, each test (setup, call and teardown) appends one line to FILE: the xdist
+    worker, the test's id, its start and end (epoch seconds) and the CPU seconds it cost this process and the
+    tools it started (user+sys, children waited for). For finding where the quick run's time goes."""
+    out = os.environ.get("KANSOKU_TEST_TIMELINE")
+    if not out:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu(who):
+        r = resource.getrusage(who)
+        return r.ru_utime + r.ru_stime
+
+    t0, s0, c0 = time.time(), cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
+    yield
+    line = json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": item.nodeid,
+                       "start": t0, "end": time.time(), "cpu_self": cpu(resource.RUSAGE_SELF) - s0,
+                       "cpu_children": cpu(resource.RUSAGE_CHILDREN) - c0})
+    with open(out, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
 
 
 def copy_store(db: Path, dest: Path) -> Path:
@@ -281,6 +343,23 @@ def pytest_configure(config):
     leaves it so, and an ignored SIGINT survives exec: four Ctrl-C tests failed that way."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    _one_bytecode_cache()
+
+
+def _one_bytecode_cache() -> None:
+    """With PYTHONDONTWRITEBYTECODE set (and no PYTHONPYCACHEPREFIX), every tool a test starts compiled kansoku's
+    modules from source again (0.15-0.2 s of CPU a start, hundreds of starts), and each pytest process rewrote
+    every test module again. The tests, their pytest processes and the tools they start then share one bytecode
+    cache outside the checkout instead (PYTHONPYCACHEPREFIX, in the temp directory, by user): what Python does
+    by default with __pycache__, the checkout left as the setting asked. Nothing else changes."""
+    if not sys.flags.dont_write_bytecode or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    import tempfile
+
+    prefix = str(Path(tempfile.gettempdir()) / f"kansoku-tests-pycache-{os.getuid()}")
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix  # inherited by xdist's processes and by every tool started
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.pycache_prefix, sys.dont_write_bytecode = prefix, False
 
 
 @pytest.fixture(autouse=True)
