@@ -308,19 +308,29 @@ def _metrics_by_branch(store: Store, run_ids: list[str] | None = None) -> dict[s
     return out
 
 
-# Views that several branches of run_metrics read (the CPU and disk metrics: six and three branches): for every
-# run's metrics each is computed once into a temporary table of its name on a second connection, which the
-# branches then read in its place (DuckDB resolves a name to the temporary table first). At 1,000 runs the
-# nine branches cost 9.0 s of CPU, each computing its view over every stored row again (load 8).
-SHARED_METRIC_VIEWS = ("cpu_in_run_mean", "disk_in_run_mean")
+# Views that several of a first build's queries read: the CPU and disk samples of every run's window (every
+# run's per-second series, and the means that six and three branches of run_metrics read). Each is computed
+# once into a temporary table of its name on a second connection kept while the store is open
+# (``_shared``), which every later statement of that connection reads in its place (DuckDB resolves a name to
+# the temporary table first, inside view definitions too): the means are then computed from the samples'
+# tables, and the series from the same. At 1,000 runs the nine branches cost 9.0 s of CPU, each computing
+# its view over every stored row again (load 8); at 10,000 runs the samples' views (a pivot of every
+# ``sys_metrics`` row) were computed twice, once for the means and once for the series (~20 s).
+SHARED_METRIC_VIEWS = ("cpu_in_run", "disk_in_run", "cpu_in_run_mean", "disk_in_run_mean")
+
+
+def _shared(store: Store) -> Store:
+    """The store on a second connection in which SHARED_METRIC_VIEWS are temporary tables, made once per open
+    store; it is closed with the store (a connection's cursors close with it)."""
+    def make():
+        held = store.computed_once(SHARED_METRIC_VIEWS)
+        return held, held.__enter__()  # (the context manager is kept: it closes the connection when collected)
+    return _per_store(store, "shared", make)[1]
 
 
 def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
     """Every run's metrics, once per open store (shared by every batch and report of a build)."""
-    def compute() -> dict[str, dict[str, float]]:
-        with store.computed_once(SHARED_METRIC_VIEWS) as once:
-            return _metrics_by_branch(once)
-    return _per_store(store, "metrics", compute)
+    return _per_store(store, "metrics", lambda: _metrics_by_branch(_shared(store)))
 
 
 def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, keys: dict[str, str | None],
@@ -370,11 +380,13 @@ def _batch_series(store: Store, run_ids: list[str]) -> dict[str, tuple]:
     """The series rows (SERIES_SQL's) of ``run_ids``, from every run's seconds made once per open store into
     SERIES_SECONDS_TABLE in the order the batches come (``_kansoku_series_order``, set by
     run_page_batches; the other stored runs after)."""
+    shared = _shared(store)  # (the CPU and disk samples computed once: the metrics read them too)
+
     def make() -> dict[str, int]:
         order = list(store.__dict__.get("_kansoku_series_order", []))
         listed = set(order)
         order += [r for (r,) in store.query("SELECT run_id FROM runs ORDER BY run_id") if r not in listed]
-        store.temp_table(SERIES_SECONDS_TABLE, _SERIES_SECONDS_SQL, [order, order, order])
+        shared.temp_table(SERIES_SECONDS_TABLE, _SERIES_SECONDS_SQL, [order, order, order])
         return {r: i + 1 for i, r in enumerate(order)}  # generate_subscripts counts from 1
     pos = _per_store(store, "series_positions", make)
     at = [pos[r] for r in run_ids if r in pos]
@@ -382,7 +394,7 @@ def _batch_series(store: Store, run_ids: list[str]) -> dict[str, tuple]:
         return {}
     sql = _SERIES_LISTS.format(rows=f"{SERIES_SECONDS_TABLE} WHERE pos BETWEEN {min(at)} AND {max(at)} "
                                     f"AND run_id IN {only_runs('_IN_RUNS', run_ids)}")
-    return {row[0]: tuple(row) for row in store.query(sql)}
+    return {row[0]: tuple(row) for row in shared.query(sql)}
 
 
 def _decimals(values: list[float]) -> int:
