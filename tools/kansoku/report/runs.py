@@ -225,15 +225,25 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
                 keys: dict[str, str | None], few: bool) -> dict[str, RunPage]:
     pages: dict[str, RunPage] = {}
     rep_key = analysis.factor_sort_key(None, REP)
+    # what the runs of a condition share is made once a condition (its runs in order) and a factor value (its
+    # names): a condition of the 10,000-run campaign has 100 runs, which every one of its pages listed again
+    in_order: dict[tuple, list[ProvenanceRun]] = {}
+    labelled: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {}
     for rid in run_ids:
         info = infos[rid]
         fs = info.factors
-        names = _factor_order(report, set(fs))
-        factors = [({lang: analysis.factor_name(report, f, lang) for lang in LANGS},
-                    {lang: analysis.factor_value_label(report, f, fs[f], lang) for lang in LANGS}) for f in names]
-        siblings = sorted(conditions[_cond_key(fs)], key=lambda r: (rep_key(infos[r].factors.get(REP, "")), r))
-        pages[rid] = RunPage(info=info, factors=factors, condition=[
-            ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False) for r in siblings])
+        factors = []
+        for f in _factor_order(report, set(fs)):
+            if (f, fs[f]) not in labelled:
+                labelled[(f, fs[f])] = ({lang: analysis.factor_name(report, f, lang) for lang in LANGS},
+                                        {lang: analysis.factor_value_label(report, f, fs[f], lang) for lang in LANGS})
+            factors.append(labelled[(f, fs[f])])
+        cond = _cond_key(fs)
+        if cond not in in_order:
+            siblings = sorted(conditions[cond], key=lambda r: (rep_key(infos[r].factors.get(REP, "")), r))
+            in_order[cond] = [ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False)
+                              for r in siblings]
+        pages[rid] = RunPage(info=info, factors=factors, condition=list(in_order[cond]))
     _uses(chapters, pages)
     # a page whose inputs are those of a page of the last build is that page (the cache's run_page_key)
     todo, page_keys = run_ids, {}
@@ -411,18 +421,30 @@ def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], valu
     every factor but rep; ``page.condition``)."""
     order = {m: i for i, m in enumerate(list(HEADLINE) + [m for m in parsers.metrics() if m not in HEADLINE])}
     labels: dict[str, dict[str, str]] = {}
+    # a condition's median, min and max of a metric, and a number's text, are the same on each of its pages
+    stats: dict[tuple, tuple[float, float, float, int]] = {}
+    texts: dict[tuple[float, int], str] = {}
+
+    def text(x: float, d: int) -> str:
+        if (x, d) not in texts:
+            texts[(x, d)] = analysis.round_text(x, d)
+        return texts[(x, d)]
     for rid in run_ids:
         page = pages[rid]
-        cond = [values.get(r.id, {}) for r in page.condition]
+        ids = tuple(r.id for r in page.condition)
+        cond = None
         for metric, v in values.get(rid, {}).items():
-            vals = [c[metric] for c in cond if metric in c]
-            med, lo, hi = statistics.median(vals), min(vals), max(vals)
+            if (ids, metric) not in stats:
+                if cond is None:
+                    cond = [values.get(r, {}) for r in ids]
+                vals = [c[metric] for c in cond if metric in c]
+                stats[(ids, metric)] = (statistics.median(vals), min(vals), max(vals), len(vals))
+            med, lo, hi, n = stats[(ids, metric)]
             d = _decimals([v, med, lo, hi])
             if metric not in labels:
                 labels[metric] = {lang: analysis.metric_label(metric, lang, report=report) for lang in LANGS}
-            page.metrics.append(RunMetric(metric, labels[metric], v, analysis.round_text(v, d),
-                                          analysis.round_text(med, d), analysis.round_text(lo, d),
-                                          analysis.round_text(hi, d), len(vals)))
+            page.metrics.append(RunMetric(metric, labels[metric], v, text(v, d), text(med, d), text(lo, d),
+                                          text(hi, d), n))
         page.metrics.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
 
 
