@@ -226,7 +226,7 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
     pages: dict[str, RunPage] = {}
     rep_key = analysis.factor_sort_key(None, REP)
     # what the runs of a condition share is made once a condition (its runs in order) and a factor value (its
-    # names): a condition of the 10,000-run campaign has 100 runs, which every one of its pages listed again
+    # names): a condition of the 10,000-run campaign has 50 runs, which every one of its pages listed again
     in_order: dict[tuple, list[ProvenanceRun]] = {}
     labelled: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {}
     for rid in run_ids:
