@@ -240,15 +240,25 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
                 keys: dict[str, str | None], few: bool, handles: bool = False) -> dict[str, RunPage | KeptRunPage]:
     pages: dict[str, RunPage] = {}
     rep_key = analysis.factor_sort_key(None, REP)
+    # what the runs of a condition share is made once a condition (its runs in order) and a factor value (its
+    # names): a condition of the 10,000-run campaign has 50 runs, which every one of its pages listed again
+    in_order: dict[tuple, list[ProvenanceRun]] = {}
+    labelled: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {}
     for rid in run_ids:
         info = infos[rid]
         fs = info.factors
-        names = _factor_order(report, set(fs))
-        factors = [({lang: analysis.factor_name(report, f, lang) for lang in LANGS},
-                    {lang: analysis.factor_value_label(report, f, fs[f], lang) for lang in LANGS}) for f in names]
-        siblings = sorted(conditions[_cond_key(fs)], key=lambda r: (rep_key(infos[r].factors.get(REP, "")), r))
-        pages[rid] = RunPage(info=info, factors=factors, condition=[
-            ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False) for r in siblings])
+        factors = []
+        for f in _factor_order(report, set(fs)):
+            if (f, fs[f]) not in labelled:
+                labelled[(f, fs[f])] = ({lang: analysis.factor_name(report, f, lang) for lang in LANGS},
+                                        {lang: analysis.factor_value_label(report, f, fs[f], lang) for lang in LANGS})
+            factors.append(labelled[(f, fs[f])])
+        cond = _cond_key(fs)
+        if cond not in in_order:
+            siblings = sorted(conditions[cond], key=lambda r: (rep_key(infos[r].factors.get(REP, "")), r))
+            in_order[cond] = [ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False)
+                              for r in siblings]
+        pages[rid] = RunPage(info=info, factors=factors, condition=list(in_order[cond]))
     _uses(chapters, pages)
     # a page whose inputs are those of a page of the last build is that page (the cache's run_page_key);
     # ``handles``: the site's renderer gets it as a KeptRunPage, read back only if its files are not kept
@@ -351,19 +361,29 @@ def _metrics_by_branch(store: Store, run_ids: list[str] | None = None) -> dict[s
     return out
 
 
-# Views that several branches of run_metrics read (the CPU and disk metrics: six and three branches): for every
-# run's metrics each is computed once into a temporary table of its name on a second connection, which the
-# branches then read in its place (DuckDB resolves a name to the temporary table first). At 1,000 runs the
-# nine branches cost 9.0 s of CPU, each computing its view over every stored row again (load 8).
-SHARED_METRIC_VIEWS = ("cpu_in_run_mean", "disk_in_run_mean")
+# Views that several of a first build's queries read: the CPU and disk samples of every run's window (every
+# run's per-second series, and the means that six and three branches of run_metrics read). Each is computed
+# once into a temporary table of its name on a second connection kept while the store is open
+# (``_shared``), which every later statement of that connection reads in its place (DuckDB resolves a name to
+# the temporary table first, inside view definitions too): the means are then computed from the samples'
+# tables, and the series from the same. At 1,000 runs the nine branches cost 9.0 s of CPU, each computing
+# its view over every stored row again (load 8); at 10,000 runs the samples' views (a pivot of every
+# ``sys_metrics`` row) were computed twice, once for the means and once for the series (~20 s).
+SHARED_METRIC_VIEWS = ("cpu_in_run", "disk_in_run", "cpu_in_run_mean", "disk_in_run_mean")
+
+
+def _shared(store: Store) -> Store:
+    """The store on a second connection in which SHARED_METRIC_VIEWS are temporary tables, made once per open
+    store; it is closed with the store (a connection's cursors close with it)."""
+    def make():
+        held = store.computed_once(SHARED_METRIC_VIEWS)
+        return held, held.__enter__()  # (the context manager is kept: it closes the connection when collected)
+    return _per_store(store, "shared", make)[1]
 
 
 def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
     """Every run's metrics, once per open store (shared by every batch and report of a build)."""
-    def compute() -> dict[str, dict[str, float]]:
-        with store.computed_once(SHARED_METRIC_VIEWS) as once:
-            return _metrics_by_branch(once)
-    return _per_store(store, "metrics", compute)
+    return _per_store(store, "metrics", lambda: _metrics_by_branch(_shared(store)))
 
 
 def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, keys: dict[str, str | None],
@@ -413,11 +433,13 @@ def _batch_series(store: Store, run_ids: list[str]) -> dict[str, tuple]:
     """The series rows (SERIES_SQL's) of ``run_ids``, from every run's seconds made once per open store into
     SERIES_SECONDS_TABLE in the order the batches come (``_kansoku_series_order``, set by
     run_page_batches; the other stored runs after)."""
+    shared = _shared(store)  # (the CPU and disk samples computed once: the metrics read them too)
+
     def make() -> dict[str, int]:
         order = list(store.__dict__.get("_kansoku_series_order", []))
         listed = set(order)
         order += [r for (r,) in store.query("SELECT run_id FROM runs ORDER BY run_id") if r not in listed]
-        store.temp_table(SERIES_SECONDS_TABLE, _SERIES_SECONDS_SQL, [order, order, order])
+        shared.temp_table(SERIES_SECONDS_TABLE, _SERIES_SECONDS_SQL, [order, order, order])
         return {r: i + 1 for i, r in enumerate(order)}  # generate_subscripts counts from 1
     pos = _per_store(store, "series_positions", make)
     at = [pos[r] for r in run_ids if r in pos]
@@ -425,7 +447,7 @@ def _batch_series(store: Store, run_ids: list[str]) -> dict[str, tuple]:
         return {}
     sql = _SERIES_LISTS.format(rows=f"{SERIES_SECONDS_TABLE} WHERE pos BETWEEN {min(at)} AND {max(at)} "
                                     f"AND run_id IN {only_runs('_IN_RUNS', run_ids)}")
-    return {row[0]: tuple(row) for row in store.query(sql)}
+    return {row[0]: tuple(row) for row in shared.query(sql)}
 
 
 def _decimals(values: list[float]) -> int:
@@ -442,18 +464,30 @@ def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], valu
     every factor but rep; ``page.condition``)."""
     order = {m: i for i, m in enumerate(list(HEADLINE) + [m for m in parsers.metrics() if m not in HEADLINE])}
     labels: dict[str, dict[str, str]] = {}
+    # a condition's median, min and max of a metric, and a number's text, are the same on each of its pages
+    stats: dict[tuple, tuple[float, float, float, int]] = {}
+    texts: dict[tuple[float, int], str] = {}
+
+    def text(x: float, d: int) -> str:
+        if (x, d) not in texts:
+            texts[(x, d)] = analysis.round_text(x, d)
+        return texts[(x, d)]
     for rid in run_ids:
         page = pages[rid]
-        cond = [values.get(r.id, {}) for r in page.condition]
+        ids = tuple(r.id for r in page.condition)
+        cond = None
         for metric, v in values.get(rid, {}).items():
-            vals = [c[metric] for c in cond if metric in c]
-            med, lo, hi = statistics.median(vals), min(vals), max(vals)
+            if (ids, metric) not in stats:
+                if cond is None:
+                    cond = [values.get(r, {}) for r in ids]
+                vals = [c[metric] for c in cond if metric in c]
+                stats[(ids, metric)] = (statistics.median(vals), min(vals), max(vals), len(vals))
+            med, lo, hi, n = stats[(ids, metric)]
             d = _decimals([v, med, lo, hi])
             if metric not in labels:
                 labels[metric] = {lang: analysis.metric_label(metric, lang, report=report) for lang in LANGS}
-            page.metrics.append(RunMetric(metric, labels[metric], v, analysis.round_text(v, d),
-                                          analysis.round_text(med, d), analysis.round_text(lo, d),
-                                          analysis.round_text(hi, d), len(vals)))
+            page.metrics.append(RunMetric(metric, labels[metric], v, text(v, d), text(med, d), text(lo, d),
+                                          text(hi, d), n))
         page.metrics.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
 
 
