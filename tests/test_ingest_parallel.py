@@ -138,14 +138,17 @@ def test_ctrl_c_during_a_parallel_ingest(corpus, tmp_path, tmp_db):
     check_outcome(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), tmp_db)
 
 
-STILL_WRITING_WORKER = """
-import importlib.abc, importlib.util, os, sys, time
+def _worker_parse_chunk(doc: str, parse_chunk: str) -> str:
+    """sitecustomize.py for an ingest's workers (they alone start with --multiprocessing-fork): ``parse_chunk``,
+    the source of ``parse_chunk(module, tasks)``, replaces kansoku.ingest.parallel's in them (``doc``: what
+    such a worker does)."""
+    return """
+import importlib.abc, importlib.util, os, signal, sys
 from pathlib import Path
+PARSE_CHUNK
 
-
-class _StillWritingItsParts(importlib.abc.MetaPathFinder):
-    '''A worker that keeps writing files into the pool's scratch directory, as one writing its Parquet parts
-    does, for as long as it lives (it is deaf to Ctrl-C, as every worker is).'''
+class _ParseChunkReplaced(importlib.abc.MetaPathFinder):
+    '''DOC'''
 
     def find_spec(self, name, path=None, target=None):
         if name != "kansoku.ingest.parallel":
@@ -156,25 +159,29 @@ class _StillWritingItsParts(importlib.abc.MetaPathFinder):
 
         def exec_module(module):
             load(module)
-
-            def parse_chunk(tasks):
-                out = Path(module._WORKER["out"]) / f"parts-{os.getpid()}"
-                out.mkdir(exist_ok=True)
-                Path(os.environ["KANSOKU_TEST_WRITING"]).touch()
-                n = 0
-                while True:
-                    (out / f"part-{n % 50}.parquet").write_bytes(b"x" * 4096)
-                    n += 1
-
-            module.parse_chunk = parse_chunk
+            module.parse_chunk = lambda tasks: parse_chunk(module, tasks)
 
         spec.loader.exec_module = exec_module
         return spec
 
 
 if "--multiprocessing-fork" in sys.argv:
-    sys.meta_path.insert(0, _StillWritingItsParts())
-"""
+    sys.meta_path.insert(0, _ParseChunkReplaced())
+""".replace("PARSE_CHUNK", parse_chunk).replace("DOC", doc)
+
+
+STILL_WRITING_WORKER = _worker_parse_chunk(
+    "A worker that keeps writing files into the pool's scratch directory, as one writing its Parquet parts "
+    "does, for as long as it lives (it is deaf to Ctrl-C, as every worker is).", """
+def parse_chunk(module, tasks):
+    out = Path(module._WORKER["out"]) / f"parts-{os.getpid()}"
+    out.mkdir(exist_ok=True)
+    Path(os.environ["KANSOKU_TEST_WRITING"]).touch()
+    n = 0
+    while True:
+        (out / f"part-{n % 50}.parquet").write_bytes(b"x" * 4096)
+        n += 1
+""")
 
 
 def test_ctrl_c_while_workers_write_their_parts(corpus, tmp_path, tmp_db):
@@ -289,31 +296,11 @@ if "--multiprocessing-fork" in sys.argv:
     sys.meta_path.insert(0, _NoFioParserInWorkers())
 """
 
-KILLED_WORKER = """
-import importlib.abc, importlib.util, os, signal, sys
-
-
-class _KilledAtItsFirstChunk(importlib.abc.MetaPathFinder):
-    '''A worker killed while it parses its first chunk (by the out-of-memory killer, by kill -9).'''
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "kansoku.ingest.parallel":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        load = spec.loader.exec_module
-
-        def exec_module(module):
-            load(module)
-            module.parse_chunk = lambda tasks: os.kill(os.getpid(), signal.SIGKILL)
-
-        spec.loader.exec_module = exec_module
-        return spec
-
-
-if "--multiprocessing-fork" in sys.argv:
-    sys.meta_path.insert(0, _KilledAtItsFirstChunk())
-"""
+KILLED_WORKER = _worker_parse_chunk(
+    "A worker killed while it parses its first chunk (by the out-of-memory killer, by kill -9).", """
+def parse_chunk(module, tasks):
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
 
 
 def _ingest_with(site_code: str, root: Path, tmp_db: Path, tmp_path: Path):
