@@ -48,9 +48,7 @@ def series_text(d: dict, dumps) -> None:
     s = d["series"]
     d["series"] = {k: s[k] for k in SERIES_META if k in s}
     # numbers and column names only; "<" escaped all the same, as the text goes inside a <script> element
-    cols = {c: [int(v) if isinstance(v, float) and v.is_integer() else v for v in s[c]]  # 1287, as Hugo wrote it
-            for c in s["columns"] if c in CHART_COLUMNS}
-    d["series_json"] = dumps(cols).replace("<", "\\u003c")
+    d["series_json"] = dumps({c: s[c] for c in s["columns"] if c in CHART_COLUMNS}).replace("<", "\\u003c")
 
 
 def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPage] | None = None
