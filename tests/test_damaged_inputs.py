@@ -146,7 +146,7 @@ def test_crlf_pgbench_logs_are_read_like_crlf_stdout(tmp_path, src):
         proc = run_tool("ingest", "--db", db, run)
         assert proc.returncode == 0, proc.stderr
         con = ro_con(db)
-        sums.append(con.execute("SELECT count(*), sum(latency_us) FROM pgbench_transaction_rows").fetchone()
+        sums.append(con.execute("SELECT count(*), sum(latency_us) FROM pgbench_transactions").fetchone()
                     if "agg" not in str(src) else
                     con.execute("SELECT count(*), sum(latency_sum_us) FROM pgbench_aggregate").fetchone())
         con.close()

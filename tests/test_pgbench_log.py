@@ -288,7 +288,7 @@ def test_numeric_first_try_stores_what_the_text_reader_stores(tmp_path, monkeypa
         loads.clear()
         db = tmp_path / f"{mode}.duckdb"
         rep = ingest([d], db)
-        rows = q(db, "SELECT * FROM pgbench_transaction_rows ORDER BY ALL") if rep.committed else None
+        rows = q(db, "SELECT * FROM pgbench_transactions ORDER BY ALL") if rep.committed else None
         got[mode] = (rep.ok, rep.errors, [(f.status, f.rows, f.warnings) for f in rep.files], rows)
         if mode == "numeric":
             assert loads[0] == "numeric" and loads[1:] in ([], ["text"])
@@ -371,12 +371,142 @@ def test_txlog_roundtrip_property(tmp_path_factory, rows, extra):
     db = root / "k.duckdb"
     rep = ingest([d], db)
     assert rep.ok, rep.errors
-    got = q(db, "SELECT client_id, transaction_no, coalesce(latency_us::VARCHAR, failure), script_no, "
-                "end_epoch_us, lag_us, retries FROM pgbench_transaction_rows ORDER BY rowid")
+    # (through the view: a log without failure words or extra fields is stored in the plain table, any other
+    # in the full one; the order of the view's rows is not the file's, so both sides are sorted)
+    got = q(db, "SELECT client_id, transaction_no, CASE status WHEN 'ok' THEN latency_us::VARCHAR ELSE status END, "
+                "script_no, end_epoch_us, lag_us, retries FROM pgbench_transactions")
     want = [(r[0], r[1], str(r[2]), r[3], r[4] * 1_000_000 + r[5],
              r[6] if extra else None, r[7] if extra else None) for r in rows]
-    assert got == want
+    assert sorted(got) == sorted(want)
 
+
+
+# -- the stored layout: one row per file, the transactions keyed by its number ------------
+
+# The layout of main before the narrow tables (ac00413): every transaction of every log in one table of ten
+# columns, and the view over it.
+FORMER_TABLE = """CREATE TABLE pgbench_transaction_rows (source_id VARCHAR NOT NULL, thread INTEGER, client_id INTEGER,
+    transaction_no BIGINT, failure VARCHAR, latency_us BIGINT, script_no INTEGER, end_epoch_us BIGINT, lag_us BIGINT,
+    retries INTEGER)"""
+FORMER_VIEW = """CREATE OR REPLACE VIEW pgbench_transactions AS
+SELECT t.source_id, s.run_id, t.thread, t.client_id, t.transaction_no, coalesce(t.failure, 'ok') AS status,
+       t.* EXCLUDE (source_id, thread, client_id, transaction_no, failure)
+FROM pgbench_transaction_rows t JOIN sources s USING (source_id)"""
+NEW_TABLES = ("pgbench_transaction_files", "pgbench_transaction_rows_plain", "pgbench_transaction_rows_full")
+
+
+def _layout_runs(root: Path) -> Path:
+    """Logs of every shape: the real 1-thread log (plain), two thread files of one log, -R lag with 'skipped',
+    15+ failures and retries, 'failed' in a 6-field log, Windows' 0 0."""
+    shutil.copytree(TX_RUN, root / "real" / "rep=1")
+    make_run(root, "threads/rep=1", {"pgbench_log.77": "0 1 3678 0 1795304692 878960\n0 2 2742 0 1795304692 978056\n",
+                                     "pgbench_log.77.1": "1 1 2000 1 1795304692 900000\n1 2 2100 1 1795304693 1\n"})
+    make_run(root, "v=9.5/rep=1", {"pgbench_log.100": "0 1 1200 0 1400000000 500 65\n0 2 skipped 0 1400000000 900 9000\n"})
+    make_run(root, "v=15/rep=1", {"pgbench_log.200": "0 1 serialization 0 1795304713 142968 40 2\n"
+                                                     "0 2 3000 0 1795304713 150000 10 0\n"})
+    make_run(root, "v=15f/rep=1", {"pgbench_log.210": "1 1 failed 0 1795304717 245248\n0 1 8788 0 1795304717 244351\n"})
+    make_run(root, "v=9.6w/rep=1", {"pgbench_log.300": "0 1 3678 0 0 0\n0 2 3000 0 0 0\n"})
+    return root
+
+
+def _both_ways(db: Path, want: list[tuple]) -> None:
+    """pgbench_transactions holds exactly ``want`` (EXCEPT ALL both ways, in DuckDB)."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH '{db}' AS s (READ_ONLY)")
+        con.execute("CREATE TABLE want AS SELECT * FROM s.pgbench_transactions LIMIT 0")
+        if want:
+            con.executemany(f"INSERT INTO want VALUES ({', '.join('?' * len(want[0]))})", want)
+        extra = con.execute("SELECT count(*) FROM (SELECT * FROM s.pgbench_transactions EXCEPT ALL "
+                            "SELECT * FROM want)").fetchone()[0]
+        missing = con.execute("SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL "
+                              "SELECT * FROM s.pgbench_transactions)").fetchone()[0]
+    finally:
+        con.close()
+    assert (extra, missing) == (0, 0)
+
+
+def test_each_shape_stored_in_its_table_and_the_view_unchanged(tmp_path):
+    root = _layout_runs(tmp_path / "runs")
+    db = tmp_path / "k.duckdb"
+    rep = ingest([root], db)
+    assert rep.ok, rep.errors
+    files = {r[0]: r[1:] for r in q(db, "SELECT s.run_id || '/' || s.file_name, f.thread, f.fields, f.has_lag, "
+                                        "f.has_retries, f.plain FROM pgbench_transaction_files f "
+                                        "JOIN sources s USING (source_id)")}
+    assert files == {
+        "real/rep=1/pgbench_log.12350": (0, 6, False, False, True),
+        "threads/rep=1/pgbench_log.77": (0, 6, False, False, True),
+        "threads/rep=1/pgbench_log.77.1": (1, 6, False, False, True),
+        "v=9.5/rep=1/pgbench_log.100": (0, 7, True, False, False),
+        "v=15/rep=1/pgbench_log.200": (0, 8, True, True, False),
+        "v=15f/rep=1/pgbench_log.210": (0, 6, False, False, False),
+        "v=9.6w/rep=1/pgbench_log.300": (0, 6, False, False, True),
+    }, files
+    assert q(db, "SELECT count(DISTINCT file_no) FROM pgbench_transaction_files") == [(7,)]
+    plain, full = (q(db, f"SELECT count(*) FROM {t}")[0][0] for t in NEW_TABLES[1:])
+    assert (plain, full) == (3287 + 4 + 2, 6)
+    # the rows a file reports are its transactions (the row describing the file is not one of them)
+    assert sorted(f.rows for f in rep.files if f.format == "pgbench-txlog") == [2, 2, 2, 2, 2, 2, 3287]
+    assert q(db, "SELECT run_id, thread, client_id, transaction_no, status, latency_us, script_no, end_epoch_us, "
+                 "lag_us, retries FROM pgbench_transactions WHERE run_id LIKE 'v=%' ORDER BY ALL") == [
+        ("v=15/rep=1", 0, 0, 1, "serialization", None, 0, 1795304713142968, 40, 2),
+        ("v=15/rep=1", 0, 0, 2, "ok", 3000, 0, 1795304713150000, 10, 0),
+        ("v=15f/rep=1", 0, 0, 1, "ok", 8788, 0, 1795304717244351, None, None),
+        ("v=15f/rep=1", 0, 1, 1, "failed", None, 0, 1795304717245248, None, None),
+        ("v=9.5/rep=1", 0, 0, 1, "ok", 1200, 0, 1400000000000500, 65, None),
+        ("v=9.5/rep=1", 0, 0, 2, "skipped", None, 0, 1400000000000900, 9000, None),
+        ("v=9.6w/rep=1", 0, 0, 1, "ok", 3678, 0, None, None, None),
+        ("v=9.6w/rep=1", 0, 0, 2, "ok", 3000, 0, None, None, None),
+    ]
+
+
+def test_store_of_the_former_layout_upgrades_on_its_next_ingest(tmp_path):
+    """A store whose transactions are in the former ten-column table (main before the narrow tables) is
+    upgraded by its next ingest: the same rows of pgbench_transactions, the old table gone; then a changed
+    log's rows are replaced and a removed log's rows removed, as before."""
+    root = _layout_runs(tmp_path / "runs")
+    db = tmp_path / "k.duckdb"
+    assert ingest([root], db).ok
+    want = q(db, "SELECT * FROM pgbench_transactions")
+    assert len(want) == 3287 + 4 + 2 + 6
+    con = duckdb.connect(str(db))
+    con.execute(FORMER_TABLE)
+    con.execute("INSERT INTO pgbench_transaction_rows SELECT source_id, thread, client_id, transaction_no, "
+                "CASE WHEN status <> 'ok' THEN status END, latency_us, script_no, end_epoch_us, lag_us, retries "
+                "FROM pgbench_transactions")
+    for t in NEW_TABLES:
+        con.execute(f"DROP TABLE {t}")
+    con.execute(FORMER_VIEW)
+    con.execute("UPDATE kansoku_meta SET value = 'former' WHERE key = 'schema_fingerprint'")
+    con.close()
+    _both_ways(db, want)  # the former layout's view shows the same rows
+
+    rep = ingest([root], db)
+    assert rep.ok and rep.committed, rep.errors
+    assert {f.status for f in rep.files} == {"unchanged"}
+    tables = {t for (t,) in q(db, "SELECT table_name FROM duckdb_tables()")}
+    assert "pgbench_transaction_rows" not in tables and set(NEW_TABLES) <= tables
+    _both_ways(db, want)
+    assert q(db, "SELECT count(*), count(DISTINCT file_no), count(DISTINCT source_id), sum(plain::INTEGER) "
+                 "FROM pgbench_transaction_files") == [(7, 7, 7, 4)]
+    assert q(db, "SELECT count(*) FROM pgbench_transaction_rows_full") == [(6,)]
+
+    # a changed log: its rows replaced (the former ones gone); a removed thread file: its rows gone
+    (root / "v=9.6w" / "rep=1" / "pgbench_log.300").write_text("0 1 1111 0 0 0\n")
+    (root / "threads" / "rep=1" / "pgbench_log.77.1").unlink()
+    rep = ingest([root], db)
+    assert rep.ok, rep.errors
+    assert sorted(f.status for f in rep.files if f.status != "unchanged") == ["removed", "replaced"]
+    want = [r for r in want if r[1] != "v=9.6w/rep=1" and not (r[1] == "threads/rep=1" and r[2] == 1)]
+    want.append(q(db, "SELECT * FROM pgbench_transactions WHERE run_id = 'v=9.6w/rep=1'")[0])
+    assert want[-1][5:7] == ("ok", 1111)
+    _both_ways(db, want)
+    assert q(db, "SELECT count(*) FROM pgbench_transaction_files") == [(6,)]
+    assert q(db, "SELECT count(*) FROM pgbench_transaction_rows_plain WHERE file_no NOT IN "
+                 "(SELECT file_no FROM pgbench_transaction_files)") == [(0,)]
+    # each file its own number
+    assert q(db, "SELECT count(DISTINCT file_no) FROM pgbench_transaction_files") == [(6,)]
 
 # -- every pgbench file of the corpus ------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from kansoku.store.db import PER_RUN_TABLES, open_store
+from kansoku.store.db import FILE_TABLE, PER_RUN_TABLES, open_store
 
 
 def _rounded(rows):
@@ -50,6 +50,10 @@ def test_every_view_of_some_runs_is_the_whole_stores_for_them(example_db):
                 n_own = own.query(f"SELECT count(*) FROM {table}")[0][0]
                 if key == "run_id":
                     n = store.query(f"SELECT count(*) FROM {table} WHERE run_id IN ({lits})")[0][0]
+                elif key == "file_no":  # a transaction log's rows, by their file's number
+                    n = store.query(f"SELECT count(*) FROM {table} WHERE file_no IN (SELECT file_no FROM "
+                                    f"{FILE_TABLE} WHERE source_id IN "
+                                    f"(SELECT source_id FROM sources WHERE run_id IN ({lits})))")[0][0]
                 else:
                     n = store.query(f"SELECT count(*) FROM {table} WHERE source_id IN "
                                     f"(SELECT source_id FROM sources WHERE run_id IN ({lits}))")[0][0]

@@ -54,6 +54,7 @@ class FileTask:
     blobs: str
     host: str | None = None  # the file's host and role (docs/ingest.md, "Hosts in a run")
     role: str | None = None
+    file_no: int | None = None  # the file's number in the store (store/db.py FILE_TABLE), handed out by the writer
 
 
 @dataclass
@@ -216,6 +217,7 @@ def _parse_file(store: Store, task: FileTask) -> tuple[FileOutcome, set[str]]:
         with store.file_transaction() as commit:
             sink = FileSink(store=store, path=path, run_id=task.run_id, source_id=task.source_id,
                             run_start=task.run_start, run_meta=task.run_meta, host=task.host, role=task.role,
+                            file_no=task.file_no,
                             newlines=(lambda: hashing.result()[2]) if hashing is not None else None)
             try:
                 fmt.parse(path, sink)
@@ -409,7 +411,9 @@ class Batch:
         # with DuckDB's memory limited (as a big file's parse is): the rows it wrote stay cached otherwise, and
         # the one transaction of a campaign's ingest grew ~1 MB a run (1 GB at 1,000 synthetic runs)
         with self.store.memory_limited():
-            for table in sorted(parts):
+            # the tables naming their file by source_id first: the file-numbered ones are imported by the
+            # numbers their files' rows of FILE_TABLE hold in the store
+            for table in sorted(parts, key=lambda t: (self.store.file_keyed(t), t)):
                 self.store.import_rows(table, list(parts[table]), source_ids=sids[table])
             for table in sorted(rows):
                 self.store.insert_rows(table, rows[table])

@@ -225,7 +225,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             if pooled:
                 states = store.source_states([source_id_for(runs[run_dir].run_id, _file_name(runs[run_dir], det.path))
                                               for run_dir, det in work if det.path in pooled])
-                tasks = [_task(runs[run_dir], det, states, store.blobs) for run_dir, det in work if det.path in pooled]
+                tasks = [_task(runs[run_dir], det, states, store.blobs, store.next_file_no()) for run_dir, det in work if det.path in pooled]
                 pool = parallel.Pool(tasks, n_jobs, scratch=parallel.scratch_root(db_path))
                 batch = parallel.Batch(store)
             iterator = progress(work) if progress else work
@@ -468,9 +468,10 @@ def _file_name(run: Run, path: Path) -> str:
     return path.relative_to(run.run_dir).as_posix() if path.is_relative_to(run.run_dir) else path.name
 
 
-def _task(run: Run, det: Detection, states: dict[str, tuple], blobs: Path) -> FileTask:
+def _task(run: Run, det: Detection, states: dict[str, tuple], blobs: Path, file_no: int) -> FileTask:
     """What a worker needs to parse one file (ingest/parallel.py); ``states``: ``Store.source_states`` of
-    the pooled files (one statement for all of them)."""
+    the pooled files (one statement for all of them); ``file_no``: the file's number in the store, should its
+    parser use one (Store.next_file_no: the writer hands them out, so that the workers' never collide)."""
     sid = source_id_for(run.run_id, _file_name(run, det.path))
     old = states.get(sid)
     host = run.host_of(det.path)
@@ -478,7 +479,8 @@ def _task(run: Run, det: Detection, states: dict[str, tuple], blobs: Path) -> Fi
         old = None
     return FileTask(path=str(det.path), format=det.format.name, run_id=None if det.format.own_runs else run.run_id,
                     source_id=sid, run_start=run.start_time, run_meta=run.meta,
-                    old_sha256=old[0] if old else None, blobs=str(blobs), host=host.hostname, role=host.role)
+                    old_sha256=old[0] if old else None, blobs=str(blobs), host=host.hostname, role=host.role,
+                    file_no=file_no)
 
 
 @dataclass

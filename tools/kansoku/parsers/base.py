@@ -72,10 +72,12 @@ class Sink(Protocol):
     run_start: Any  # datetime | None: the run's start time if known (run.toml)
     run_meta: dict[str, Any]  # the run's run.toml as ingest read it (parsers never re-read it)
 
-    def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int: ...
+    def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int:
+        """Rows of ``table``; its ``source_id``/``run_id`` (and ``file_no``: the file's number in the store,
+        for the tables keyed by it, store/db.py FILE_TABLE) are filled in."""
 
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
-        """INSERT INTO table BY NAME <select_sql>. ``$source_id`` and ``$run_id`` are bound."""
+        """INSERT INTO table BY NAME <select_sql>. ``$source_id``, ``$run_id`` and ``$file_no`` are bound."""
 
     def warn(self, line: int | None, message: str) -> None: ...
 
@@ -176,6 +178,9 @@ class ParserModule:
     # What the tool can print: one table of plausibility bounds per format (parsers/bounds.py), checked
     # against the rows of every file the ingest parses.
     bounds: list[TableBounds] = field(default_factory=list)
+    # Tables of an older layout this module's tables replace: name -> the SQL that moves their rows into the
+    # new tables and drops them, run once by the store's upgrade (store/db.py, ensure_schema) when it holds one.
+    retired: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

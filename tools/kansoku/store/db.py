@@ -28,6 +28,10 @@ SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 # host and role columns on the parser modules' tables, applied after their DDL
 HOSTS_SCHEMA_FILE = Path(__file__).with_name("hosts.sql")
 CORE_TABLES_WITH_SOURCE = ["ingest_warnings"]
+# The table numbering files: a table with a ``file_no`` column and no ``source_id`` (a per-transaction log's
+# rows, billions of them, without a string per row) names its file by that number, and this table maps it to
+# the file's source_id. The numbers are unique in a store and handed out by its writer (Store.next_file_no).
+FILE_TABLE = "pgbench_transaction_files"
 
 # DuckDB's memory while a memory-bound format is parsed (Format.memory_bound: binary sa files) and in the
 # parallel ingest's workers. Without a limit DuckDB keeps every block it wrote cached (80 % of the machine's
@@ -46,7 +50,9 @@ PER_RUN_TABLES = {
     "sys_series": "run_id",             # sys_series_chosen (by run or file), sys_source_clock (by file, run)
     "pgbench_progress": "run_id",       # pgbench_tps_per_second, pgbench_tps_samples (windows by file, run)
     "pgbench_aggregate": "run_id",      # pgbench_aggregate_intervals (grouped by run)
-    "pgbench_transaction_rows": "source_id",  # pgbench_transactions (its file's run), grouped by run above
+    "pgbench_transaction_files": "source_id",  # pgbench_transactions (its file's run), grouped by run above
+    "pgbench_transaction_rows_plain": "file_no",  # (its file's, by file_no)
+    "pgbench_transaction_rows_full": "file_no",
 }
 
 _LOCK_RE = re.compile(r"(Could not set lock|Conflicting lock)", re.I)
@@ -61,6 +67,7 @@ class Store:
         self.path = path
         self.read_only = read_only
         self._columns: dict[str, dict[str, str]] = {}  # the schema is fixed while a store is open
+        self._file_no: int | None = None  # the last file number handed out (next_file_no)
 
     @contextmanager
     def memory_limited(self, limited: bool = True) -> Iterator[None]:
@@ -94,9 +101,45 @@ class Store:
             if mod.schema:
                 con.execute(mod.schema)
         con.execute(HOSTS_SCHEMA_FILE.read_text())
+        self._retire_tables()
         self.create_views()
         con.execute("DELETE FROM kansoku_meta WHERE key = 'schema_fingerprint'")
         con.execute("INSERT INTO kansoku_meta VALUES ('schema_fingerprint', ?)", [schema_fingerprint()])
+
+    def _retire_tables(self) -> None:
+        """A store of an older layout: the rows of each table a module retired moved into its new tables
+        (ParserModule.retired), in one transaction each (all moved, the old table dropped, or nothing)."""
+        held = {t for (t,) in self.con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
+        ).fetchall()}
+        for mod in parsers.modules():
+            for old, sql in mod.retired.items():
+                if old not in held:
+                    continue
+                self.con.execute("BEGIN TRANSACTION")
+                try:
+                    self.con.execute(sql)
+                    self.con.execute("COMMIT")
+                except BaseException:
+                    try:
+                        self.con.execute("ROLLBACK")
+                    except duckdb.Error:
+                        pass
+                    raise
+        self._columns.clear()
+
+    def next_file_no(self) -> int:
+        """A file number not used in the store (FILE_TABLE): one past the largest stored when first asked,
+        then one more each time (numbers of files not stored in the end are simply not used)."""
+        if self._file_no is None:
+            self._file_no = self.con.execute(f"SELECT coalesce(max(file_no), 0) FROM {FILE_TABLE}").fetchone()[0]
+        self._file_no += 1
+        return self._file_no
+
+    def file_keyed(self, table: str) -> bool:
+        """A table whose rows name their file by ``file_no`` (FILE_TABLE), not by ``source_id``."""
+        cols = self.table_columns(table)
+        return "source_id" not in cols and "file_no" in cols
 
     def schema_is_current(self) -> bool:
         try:
@@ -230,6 +273,10 @@ class Store:
         if source_ids is None:
             return self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?)",
                                     [files]).fetchone()[0]
+        if self.file_keyed(table):  # these files' numbers: their FILE_TABLE rows are imported first (Batch)
+            return self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?) WHERE file_no IN "
+                                    f"(SELECT file_no FROM {FILE_TABLE} WHERE list_contains(?::VARCHAR[], source_id))",
+                                    [files, list(source_ids)]).fetchone()[0]
         return self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet(?) "
                                 f"WHERE list_contains(?::VARCHAR[], source_id)",
                                 [files, list(source_ids)]).fetchone()[0]
@@ -252,7 +299,10 @@ class Store:
         def own(db: str, table: str) -> str:
             if PER_RUN_TABLES[table] == "run_id":
                 return f"run_id IN ({lits})"
-            return f'source_id IN (SELECT source_id FROM "{db}".main.sources WHERE run_id IN ({lits}))'
+            sources = f'SELECT source_id FROM "{db}".main.sources WHERE run_id IN ({lits})'
+            if PER_RUN_TABLES[table] == "file_no":
+                return f'file_no IN (SELECT file_no FROM "{db}".main.{FILE_TABLE} WHERE source_id IN ({sources}))'
+            return f"source_id IN ({sources})"
 
         with self._shadowed(PER_RUN_TABLES, own) as store:
             yield store
@@ -399,7 +449,11 @@ class Store:
                     "AND json_extract_string(run_toml, '$.source_id') = ?")
         self.con.execute(f"DELETE FROM run_factors WHERE run_id IN ({declared})", [source_id])
         self.con.execute(f"DELETE FROM runs WHERE run_id IN ({declared})", [source_id])
-        for table in self.source_tables():
+        tables = self.source_tables()
+        for table in [t for t in tables if self.file_keyed(t)]:  # before the file's row that numbers them
+            self.con.execute(f"DELETE FROM {table} WHERE file_no IN "
+                             f"(SELECT file_no FROM {FILE_TABLE} WHERE source_id = ?)", [source_id])
+        for table in [t for t in tables if not self.file_keyed(t)]:
             self.con.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
         self.con.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
 
@@ -796,9 +850,24 @@ class FileSink:
     tables: set[str] = field(default_factory=set)  # tables the parser wrote rows into
     host: str | None = None  # the file's host and its role in the run (docs/ingest.md, "Hosts in a run")
     role: str | None = None
+    file_no: int | None = None  # the file's number (FILE_TABLE): given by the writer, else asked of the store
 
-    def _fixed(self) -> dict[str, Any]:
-        return {"source_id": self.source_id, "run_id": self.run_id, "host": self.host, "role": self.role}
+    def _number(self) -> int:
+        if self.file_no is None:
+            self.file_no = self.store.next_file_no()
+        return self.file_no
+
+    def _fixed(self, cols: dict[str, str] | None = None) -> dict[str, Any]:
+        fixed = {"source_id": self.source_id, "run_id": self.run_id, "host": self.host, "role": self.role}
+        if cols is not None and "file_no" in cols:
+            fixed["file_no"] = self._number()
+        return fixed
+
+    def _own(self, table: str) -> tuple[str, Any]:
+        """(condition on ``$kansoku_own``, its value): this file's rows of ``table``."""
+        if self.store.file_keyed(table):
+            return "file_no = $kansoku_own", self._number()
+        return "source_id = $kansoku_own", self.source_id
 
     def _host_columns(self, table: str) -> list[str]:
         """The host columns a table has that the sink fills (sys_series keeps the hostname it prints)."""
@@ -807,11 +876,12 @@ class FileSink:
 
     def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int:
         cols = self.store.table_columns(table)
-        fixed = {k: v for k, v in self._fixed().items() if k in cols and (k not in ("host", "role")
+        fixed = {k: v for k, v in self._fixed(cols).items() if k in cols and (k not in ("host", "role")
                                                                          or k in self._host_columns(table))}
         n = self.store.insert_rows(table, self._checked(table, cols, rows), fixed)
         self.tables.add(table)
-        self.rows_loaded += n
+        if table != FILE_TABLE:  # the row describing the file is not one of the rows it holds
+            self.rows_loaded += n
         return n
 
     def _checked(self, table: str, cols: dict[str, str], rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -835,6 +905,8 @@ class FileSink:
 
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
         all_params = {"source_id": self.source_id, "run_id": self.run_id, **(params or {})}
+        if "$file_no" in select_sql:
+            all_params["file_no"] = self._number()
         host_cols = self._host_columns(table)
         if host_cols:  # the file's host and role on every row, whatever the parser's SELECT names
             extra = ", ".join(f"$kansoku_{c}::VARCHAR AS {c}" for c in host_cols)
@@ -851,17 +923,21 @@ class FileSink:
 
     def own_rows(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> list[tuple]:
         """Run ``select_sql`` where ``{rows}`` stands for this file's rows of ``table``."""
-        sql = select_sql.replace("{rows}", f"(SELECT * FROM {table} WHERE source_id = $source_id)")
-        return self.store.con.execute(sql, _used(sql, {"source_id": self.source_id, **(params or {})})).fetchall()
+        cond, own = self._own(table)
+        sql = select_sql.replace("{rows}", f"(SELECT * FROM {table} WHERE {cond})")
+        return self.store.con.execute(sql, _used(sql, {"source_id": self.source_id, "kansoku_own": own,
+                                                       **(params or {})})).fetchall()
 
     def update_own_rows(self, table: str, set_sql: str, params: dict[str, Any] | None = None) -> None:
         """UPDATE this file's rows of ``table`` SET ``set_sql``."""
-        sql = f"UPDATE {table} SET {set_sql} WHERE source_id = $source_id"
-        self.store.con.execute(sql, _used(sql, {"source_id": self.source_id, **(params or {})}))
+        cond, own = self._own(table)
+        sql = f"UPDATE {table} SET {set_sql} WHERE {cond}"
+        self.store.con.execute(sql, _used(sql, {"source_id": self.source_id, "kansoku_own": own, **(params or {})}))
 
     def delete_own_rows(self, table: str) -> int:
         """Delete this file's rows of ``table`` (a first, cheaper load that is not kept); how many."""
-        n = self.store.con.execute(f"DELETE FROM {table} WHERE source_id = ?", [self.source_id]).fetchone()[0]
+        cond, own = self._own(table)
+        n = self.store.con.execute(f"DELETE FROM {table} WHERE {cond}", {"kansoku_own": own}).fetchone()[0]
         self.rows_loaded -= n
         return n
 
@@ -869,8 +945,10 @@ class FileSink:
         """Delete the newest of this file's rows matching ``where_sql`` (positional ``?``): a cut last
         line a bulk reader took for a complete row. Returns 0 or 1."""
         con = self.store.con
-        row = con.execute(f"SELECT max(rowid) FROM {table} WHERE source_id = ? AND {where_sql}",
-                          [self.source_id, *params]).fetchone()
+        key = "file_no" if self.store.file_keyed(table) else "source_id"
+        own = self._number() if key == "file_no" else self.source_id
+        row = con.execute(f"SELECT max(rowid) FROM {table} WHERE {key} = ? AND {where_sql}",
+                          [own, *params]).fetchone()
         if row[0] is None:
             return 0
         con.execute(f"DELETE FROM {table} WHERE rowid = ?", [row[0]])

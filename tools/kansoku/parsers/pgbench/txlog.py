@@ -50,20 +50,42 @@ AGG_FIELD_COUNTS = {6: "9.3+ (no -R)", 10: "9.4+ with -R", 11: "9.5-14 with -R -
 EPOCH_MIN = 100_000_000  # 1973: smaller values are not Unix epoch seconds
 _THREAD_FILE = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.(?P<tid>\d+))?$")
 
-# Per-transaction logs are the one table that reaches billions of rows, so its rows do not repeat
-# the run id (a long string): the view pgbench_transactions adds it from `sources`. This keeps the
-# load close to the speed of DuckDB's bare read_csv (see bench/pgbench_log.py).
+# Per-transaction logs are the tables that reach billions of rows, so a row holds only what its line says:
+# what is the same for every line of a file (its source, its thread, which optional fields it has) is one row
+# of pgbench_transaction_files, and the transactions name their file by a small number (file_no). A log
+# whose every transaction completed and that has no lag or retries field (the common shape) is stored in
+# pgbench_transaction_rows_plain, five columns besides file_no; any other log in pgbench_transaction_rows_full.
+# The view pgbench_transactions puts them back together with the run id (from `sources`). Measured with
+# DuckDB alone on bench/run txlog's log (10 M lines, 2026-11-27): storing the plain shape costs 5.1 s of CPU
+# against 6.85 s for the former ten-column table (a constant VARCHAR source_id, three all-NULL columns and a
+# constant thread per row) and 6.0 s for the bare read_csv (docs/performance.md, "Per-transaction logs").
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS pgbench_transaction_rows (
+CREATE TABLE IF NOT EXISTS pgbench_transaction_files (
+    file_no INTEGER NOT NULL,   -- the file's number, unique in the store: its transactions' rows name it
     source_id VARCHAR NOT NULL,
     thread INTEGER,             -- from the file name PREFIX.PID[.N] (0 for PREFIX.PID), NULL if not named so
+    fields INTEGER,             -- 6 | 7 | 8: the number of fields of the file's lines
+    has_lag BOOLEAN,            -- the file has the schedule lag field (-R)
+    has_retries BOOLEAN,        -- the file has the retries field (15+ with --max-tries != 1)
+    plain BOOLEAN               -- its rows are in pgbench_transaction_rows_plain (else pgbench_transaction_rows_full)
+);
+CREATE TABLE IF NOT EXISTS pgbench_transaction_rows_plain (
+    file_no INTEGER NOT NULL,   -- pgbench_transaction_files.file_no of the log the row is a line of
     client_id INTEGER,          -- 0-based
     transaction_no BIGINT,      -- per-client counter; not unique across files
-    failure VARCHAR,            -- NULL: completed; 'skipped' | 'failed' | 'serialization' | 'deadlock'
-                                -- (the view adds status = 'ok' for NULL: no string per completed row)
     latency_us BIGINT,          -- transaction latency (µs); NULL unless the transaction completed
     script_no INTEGER,          -- 0-based, as in the log (stdout numbers scripts from 1)
-    end_epoch_us BIGINT,        -- completion time, µs since the Unix epoch (NULL: Windows builds print 0 0)
+    end_epoch_us BIGINT         -- completion time, µs since the Unix epoch (NULL: Windows builds print 0 0)
+);
+CREATE TABLE IF NOT EXISTS pgbench_transaction_rows_full (
+    file_no INTEGER NOT NULL,
+    client_id INTEGER,
+    transaction_no BIGINT,
+    failure VARCHAR,            -- NULL: completed; 'skipped' | 'failed' | 'serialization' | 'deadlock'
+                                -- (the view adds status = 'ok' for NULL: no string per completed row)
+    latency_us BIGINT,
+    script_no INTEGER,
+    end_epoch_us BIGINT,
     lag_us BIGINT,              -- schedule lag (µs), with -R
     retries INTEGER             -- 15+ with --max-tries != 1
 );
@@ -91,7 +113,33 @@ CREATE TABLE IF NOT EXISTS pgbench_aggregate (
 );
 """
 
-TABLES = ["pgbench_transaction_rows", "pgbench_aggregate"]
+TX_FILES = "pgbench_transaction_files"
+TX_PLAIN = "pgbench_transaction_rows_plain"
+TX_FULL = "pgbench_transaction_rows_full"
+TABLES = [TX_FILES, TX_PLAIN, TX_FULL, "pgbench_aggregate"]
+
+# A store made before these tables held every transaction in one table, pgbench_transaction_rows (source_id,
+# thread, client_id, transaction_no, failure, latency_us, script_no, end_epoch_us, lag_us, retries): its rows
+# are moved on the store's next ingest (store/db.py, ensure_schema), each file numbered in the order of its
+# source_id, the plain shape where every row of the file has it, and the old table dropped.
+RETIRED = {"pgbench_transaction_rows": f"""
+CREATE TEMP TABLE kansoku_tx_upgrade AS
+SELECT source_id, (row_number() OVER (ORDER BY source_id))::INTEGER AS file_no, any_value(thread) AS thread,
+       6 + (count(lag_us) > 0)::INTEGER + (count(retries) > 0)::INTEGER AS fields,
+       count(lag_us) > 0 AS has_lag, count(retries) > 0 AS has_retries,
+       count(failure) = 0 AND count(lag_us) = 0 AND count(retries) = 0 AS plain
+FROM pgbench_transaction_rows GROUP BY source_id;
+INSERT INTO {TX_FILES} BY NAME SELECT * FROM kansoku_tx_upgrade;
+INSERT INTO {TX_PLAIN} BY NAME
+SELECT u.file_no, t.client_id, t.transaction_no, t.latency_us, t.script_no, t.end_epoch_us
+FROM pgbench_transaction_rows t JOIN kansoku_tx_upgrade u USING (source_id) WHERE u.plain;
+INSERT INTO {TX_FULL} BY NAME
+SELECT u.file_no, t.client_id, t.transaction_no, t.failure, t.latency_us, t.script_no, t.end_epoch_us, t.lag_us,
+       t.retries
+FROM pgbench_transaction_rows t JOIN kansoku_tx_upgrade u USING (source_id) WHERE NOT u.plain;
+DROP TABLE kansoku_tx_upgrade;
+DROP TABLE pgbench_transaction_rows;
+"""}
 
 # -- views and metrics --------------------------------------------------------
 #
@@ -105,9 +153,16 @@ TABLES = ["pgbench_transaction_rows", "pgbench_aggregate"]
 
 VIEWS = """
 CREATE OR REPLACE VIEW pgbench_transactions AS
-SELECT t.source_id, s.run_id, t.thread, t.client_id, t.transaction_no, coalesce(t.failure, 'ok') AS status,
-       t.* EXCLUDE (source_id, thread, client_id, transaction_no, failure)
-FROM pgbench_transaction_rows t JOIN sources s USING (source_id);
+SELECT f.source_id, s.run_id, f.thread, t.client_id, t.transaction_no, t.status, t.latency_us, t.script_no,
+       t.end_epoch_us, t.lag_us, t.retries
+FROM (SELECT file_no, client_id, transaction_no, 'ok' AS status, latency_us, script_no, end_epoch_us,
+             NULL::BIGINT AS lag_us, NULL::INTEGER AS retries
+      FROM pgbench_transaction_rows_plain
+      UNION ALL
+      SELECT file_no, client_id, transaction_no, coalesce(failure, 'ok'), latency_us, script_no, end_epoch_us,
+             lag_us, retries
+      FROM pgbench_transaction_rows_full) t
+JOIN pgbench_transaction_files f USING (file_no) JOIN sources s ON s.source_id = f.source_id;
 CREATE OR REPLACE VIEW pgbench_txlog_sampling AS
 WITH logged AS (
     SELECT run_id, count(*) FILTER (WHERE status = 'ok') AS logged_ok, count(*) AS logged
@@ -454,7 +509,8 @@ def _csv_source(columns: dict[str, str], record_rejects: bool = False, crlf: boo
 
 
 def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, params: dict,
-          columns: dict[str, str], crlf: bool = False, numeric: str | None = None) -> tuple[int, bool]:
+          columns: dict[str, str], crlf: bool = False, numeric: str | None = None,
+          numeric_table: str | None = None) -> tuple[int, bool]:
     """Load through DuckDB; lines it could not read are errors, except a cut-off last line (warned, skipped).
 
     The load itself records no rejects (that costs ~10 % on big logs): the rows loaded are compared with
@@ -467,7 +523,8 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
     DuckDB's CSV number reader and its cast from text agree on every text both accept. Anything else (a
     failure word, a line either reader refuses) is left to ``select_sql``: this file's rows are deleted and
     loaded again, so what is stored, warned or refused is exactly what ``select_sql`` alone gives.
-    Returns the rows loaded and whether they are ``numeric``'s."""
+    ``numeric_table``: the table ``numeric`` loads into, when not ``table`` (``select_sql`` always loads
+    into ``table``). Returns the rows loaded and whether they are ``numeric``'s."""
     size = path.stat().st_size
     textfile.refuse_control_bytes(path, expected, crlf=crlf)
     ends_nl, last_line, last_off = _tail(path, size)
@@ -476,6 +533,7 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
     n = -1
     n_numeric = False
     if numeric is not None:
+        text_table, table = table, numeric_table or table
         n = sink.load_sql(table, numeric, {"path": str(path), **params})
         lines = sink.newline_count() + cut
         # the cut line is certainly refused by both readers when its number of fields is not theirs
@@ -485,6 +543,7 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
             cut_rejected = n < lines
         else:
             sink.delete_own_rows(table)
+            table = text_table
             n = -1
     if n < 0:
         n = sink.load_sql(table, select_sql, {"path": str(path), **params})
@@ -513,7 +572,7 @@ def _delete_cut_line(sink: Sink, table: str, path: Path, last_line: bytes) -> in
     the newest row of this source with exactly these values)."""
     parts = last_line.decode(errors="replace").split()
     try:
-        if table == "pgbench_transaction_rows":
+        if table in (TX_PLAIN, TX_FULL):
             if len(parts) < 6:
                 return 0
             cond = "client_id = ? AND transaction_no = ? AND script_no = ? AND end_epoch_us = ?"
@@ -553,23 +612,29 @@ def parse_txlog(path: Path, sink: Sink) -> None:
     end_epoch = "CASE WHEN epoch_s = 0 AND epoch_us = 0 THEN NULL ELSE epoch_s * 1000000 + epoch_us END"
     crlf = crlf_of(head)
     select = f"""
-        SELECT $source_id AS source_id, $thread::INTEGER AS thread,
-               client_id, transaction_no,
+        SELECT $file_no AS file_no, client_id, transaction_no,
                CASE WHEN latency_us IS NULL THEN time END AS failure,
                latency_us, script_no, {end_epoch} AS end_epoch_us{extra_sql}
         FROM (SELECT *, TRY_CAST(time AS BIGINT) AS latency_us FROM {_csv_source(columns, crlf=crlf)})"""
     # No failure word in the head: most likely none in the file, and the time field is read as a number
-    # (no text per row, no cast); _load keeps that only when it read every line.
+    # (no text per row, no cast); _load keeps that only when it read every line. Its rows then have no
+    # failure, and a 6-field log's no lag nor retries either: they go to the plain table (no NULL columns).
     numeric = None
+    table = TX_FULL
     if not shape.words:
         numbers = {**columns, "time": "BIGINT"}
         numeric = f"""
-        SELECT $source_id AS source_id, $thread::INTEGER AS thread, client_id, transaction_no,
-               NULL::VARCHAR AS failure, time AS latency_us, script_no, {end_epoch} AS end_epoch_us{extra_sql}
+        SELECT $file_no AS file_no, client_id, transaction_no, time AS latency_us, script_no,
+               {end_epoch} AS end_epoch_us{extra_sql}
         FROM {_csv_source(numbers, crlf=crlf)}"""
-    n, numbers_kept = _load(path, sink, "pgbench_transaction_rows", select,
-              f"a per-transaction log line of {shape.fields} space-separated fields", {"thread": thread}, columns,
-              crlf=crlf, numeric=numeric)
+        if not extra:
+            table = TX_PLAIN
+    expected = f"a per-transaction log line of {shape.fields} space-separated fields"
+    n, numbers_kept = _load(path, sink, TX_FULL, select, expected, {}, columns, crlf=crlf, numeric=numeric,
+                            numeric_table=table)
+    table = table if numbers_kept else TX_FULL
+    sink.add_rows(TX_FILES, [{"thread": thread, "fields": shape.fields, "has_lag": "lag_us" in extra,
+                              "has_retries": "retries" in extra, "plain": table == TX_PLAIN}])
     # One pass over the new rows, per client: unknown words in the time field, rows without a completion
     # time, and whether a client may hold a transaction number twice.
     # pgbench numbers each client's transactions 0, 1, 2, ...: a number seen twice is a duplicated line
@@ -583,7 +648,7 @@ def parse_txlog(path: Path, sink: Sink) -> None:
     unknown = "failure NOT IN ('skipped', 'failed', 'serialization', 'deadlock')"
     words = ("NULL AS bad_word, 0 AS n_bad" if numbers_kept else
              f"any_value(failure) FILTER (WHERE {unknown}) AS bad_word, count(*) FILTER (WHERE {unknown}) AS n_bad")
-    bad_word, n_bad, no_time, unsure = sink.own_rows("pgbench_transaction_rows",
+    bad_word, n_bad, no_time, unsure = sink.own_rows(table,
         "SELECT any_value(bad_word), sum(n_bad), sum(n - n_time), count(*) FILTER (WHERE n <> hi - lo + 1) FROM ("
         f"SELECT client_id, {words}, count(end_epoch_us) AS n_time, "
         "count(*) AS n, min(transaction_no) AS lo, max(transaction_no) AS hi FROM {rows} GROUP BY client_id)")[0]
@@ -594,7 +659,7 @@ def parse_txlog(path: Path, sink: Sink) -> None:
     if n == 0:
         raise ParseError(path, None, "at least one complete per-transaction log line", "none")
     dup = [] if not unsure else sink.own_rows(
-        "pgbench_transaction_rows",
+        table,
         "SELECT client_id, transaction_no FROM {rows} GROUP BY ALL HAVING count(*) > 1 "
         "ORDER BY client_id, transaction_no LIMIT 1")
     if dup:
@@ -673,8 +738,11 @@ def log_run_key(path: Path) -> str | None:
 # What pgbench's -l logs can hold (parsers/bounds.py): integer microseconds and counts, never negative, never
 # NaN; epochs of a real clock; each aggregate interval once per file (a file appended to itself is refused).
 BOUNDS = [
-    TableBounds("pgbench_transaction_rows", line=None, at="'client ' || client_id || ' transaction ' || transaction_no",
-                bounds=(
+    TableBounds(TX_PLAIN, line=None, at="'client ' || client_id || ' transaction ' || transaction_no", bounds=(
+        Bound("latency_us", 0, LONGEST_US, "a latency within a run"),
+        Bound("end_epoch_us", EARLIEST_EPOCH_S * 1e6, LATEST_EPOCH_S * 1e6, "a Unix time in µs between 1995 and 2100"),
+    )),
+    TableBounds(TX_FULL, line=None, at="'client ' || client_id || ' transaction ' || transaction_no", bounds=(
         Bound("latency_us", 0, LONGEST_US, "a latency within a run"),
         Bound("lag_us", 0, LONGEST_US, "a schedule lag within a run"),
         Bound("end_epoch_us", EARLIEST_EPOCH_S * 1e6, LATEST_EPOCH_S * 1e6, "a Unix time in µs between 1995 and 2100"),
@@ -712,6 +780,7 @@ MODULE = ParserModule(
     views=VIEWS,
     tables=TABLES,
     metrics=METRICS,
+    retired=RETIRED,
 )
 
 __all__ = ["MODULE", "shape_of", "FAILURE_WORDS"]
