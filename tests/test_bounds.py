@@ -51,8 +51,10 @@ def _check_one(store, table: str, column: str, value, tb, b=None) -> FileSink:
         row.update({c: vs[0] for c, vs in b.where})
     row[column] = value
     with store.file_transaction():  # never committed: rolled back
-        sink = FileSink(store=store, path=Path("/runs/r/file.txt"), run_id="r", source_id="s1")
-        store.insert_rows(table, [{**row, "source_id": "s1"}])
+        sink = FileSink(store=store, path=Path("/runs/r/file.txt"), run_id="r", source_id="s1", file_no=1)
+        # the file's rows: by its source_id, or by its number in the tables keyed by it (transaction logs)
+        own = {"source_id": "s1"} if "source_id" in store.table_columns(table) else {"file_no": 1}
+        store.insert_rows(table, [{**row, **own}])
         sink.tables.add(table)
         bounds.check(sink, [tb])
     return sink

@@ -78,14 +78,14 @@ CREATE TABLE IF NOT EXISTS pgbench_transaction_rows_plain (
     end_epoch_us BIGINT         -- completion time, µs since the Unix epoch (NULL: Windows builds print 0 0)
 );
 CREATE TABLE IF NOT EXISTS pgbench_transaction_rows_full (
-    file_no INTEGER NOT NULL,
-    client_id INTEGER,
-    transaction_no BIGINT,
+    file_no INTEGER NOT NULL,   -- pgbench_transaction_files.file_no of the log the row is a line of
+    client_id INTEGER,          -- 0-based
+    transaction_no BIGINT,      -- per-client counter; not unique across files
     failure VARCHAR,            -- NULL: completed; 'skipped' | 'failed' | 'serialization' | 'deadlock'
                                 -- (the view adds status = 'ok' for NULL: no string per completed row)
-    latency_us BIGINT,
-    script_no INTEGER,
-    end_epoch_us BIGINT,
+    latency_us BIGINT,          -- transaction latency (µs); NULL unless the transaction completed
+    script_no INTEGER,          -- 0-based, as in the log (stdout numbers scripts from 1)
+    end_epoch_us BIGINT,        -- completion time, µs since the Unix epoch (NULL: Windows builds print 0 0)
     lag_us BIGINT,              -- schedule lag (µs), with -R
     retries INTEGER             -- 15+ with --max-tries != 1
 );
