@@ -124,7 +124,8 @@ TABLES = [TX_FILES, TX_PLAIN, TX_FULL, "pgbench_aggregate"]
 # source_id, the plain shape where every row of the file has it, and the old table dropped.
 RETIRED = {"pgbench_transaction_rows": f"""
 CREATE TEMP TABLE kansoku_tx_upgrade AS
-SELECT source_id, (row_number() OVER (ORDER BY source_id))::INTEGER AS file_no, any_value(thread) AS thread,
+SELECT source_id, ((SELECT coalesce(max(file_no), 0) FROM {TX_FILES}) + row_number() OVER (ORDER BY source_id))::INTEGER
+         AS file_no, any_value(thread) AS thread,
        6 + (count(lag_us) > 0)::INTEGER + (count(retries) > 0)::INTEGER AS fields,
        count(lag_us) > 0 AS has_lag, count(retries) > 0 AS has_retries,
        count(failure) = 0 AND count(lag_us) = 0 AND count(retries) = 0 AS plain
