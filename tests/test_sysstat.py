@@ -359,3 +359,18 @@ def test_summary_leaves_a_tie_of_intervals_to_sql():
     assert sm.series_summary(col) == {"disk": (1, t0.replace(second=1), t0.replace(second=1), 1.0, 1)}
     col.add_record(t0.replace(second=3), "disk", "sda", names, [3.0], interval_s=2.0)
     assert sm.series_summary(col) is None
+
+
+def test_only_a_percentage_beyond_100_makes_a_record_suspect():
+    """A `paging` record holds %vmeff beside fault/s in the thousands: the record is looked at again
+    (check_plausible, or the SQL pass of a sa file) only when a percentage itself is out of range."""
+    from kansoku.parsers.sysstat import common as sm
+
+    col = sm.Collector("sar", "sa-binary")
+    names = col.columns(["fault/s", "pgfree/s", "%vmeff"])
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    col.add_record(t0, "paging", None, names, [316.0, 354.0, 0.0], interval_s=1.0)
+    col.add_record(t0.replace(second=1), "paging", None, names, [316.0, 354.0, 150.0], interval_s=1.0)
+    col.add_record(t0.replace(second=2), "paging", None, names, [316.0, 354.0, -3.0], interval_s=1.0)
+    col.add_record(t0.replace(second=3), "paging", None, names, [316.0, None, 101.0], interval_s=1.0)
+    assert col.suspects() == [1, 2, 3]

@@ -576,9 +576,13 @@ class Collector:
         found with a few calls per record; None when two records may hold the same sample (a duplicated
         sample time: then every row must be looked at)."""
         self._close()
-        bounded = []  # per list of names: may hold a bounded percentage, may hold an unsigned figure
+        # per list of names: the places of its bounded percentages, whether it may hold an unsigned figure, whether
+        # its names are distinct (a record of `paging` holds %vmeff beside fault/s in the thousands: only the
+        # percentages' own values are compared with 100)
+        bounded = []
         for names in self.name_lists:
-            bounded.append((any(m in PCT_SOFT_CAP or (m.startswith("%") and m not in PCT_UNBOUNDED) for m in names),
+            bounded.append((tuple(i for i, m in enumerate(names)
+                                  if m in PCT_SOFT_CAP or (m.startswith("%") and m not in PCT_UNBOUNDED)),
                             any(m not in SIGNED_METRICS for m in names), len(set(names)) == len(names)))
         out: list[int] = []
         # (ts, activity, instance, since_boot) -> the metrics its records hold (a list's id while there is one)
@@ -610,6 +614,8 @@ class Collector:
                 else:
                     lo, hi, total = min(vals), max(vals), sum(vals)
             iv = self.interval_s[k]
+            if pct and (hi > 100.5 or lo < -0.5) and total - total == 0 and len(pct) < len(vals := self.values[k]):
+                pct = any(v is not None and (v > 100.5 or v < -0.5) for v in map(vals.__getitem__, pct))
             if (total - total != 0  # NaN or an infinity (min and max are unreliable then)
                     or hi > 1e15 or lo < -1e15 or (lo < 0 and unsigned) or (pct and (hi > 100.5 or lo < -0.5))
                     or (iv is not None and not (0 <= iv <= MAX_INTERVAL_S))
