@@ -827,6 +827,7 @@ def scratch_store(path: Path, in_memory: bool = False) -> Store:
     return store
 
 
+ADDED_ROWS_KEPT = 5000  # rows of a table a FileSink keeps for the bounds (a pgbench summary, its progress lines)
 _INT_LIMITS = {"TINYINT": 2 ** 7, "SMALLINT": 2 ** 15, "INTEGER": 2 ** 31, "BIGINT": 2 ** 63,
                "UTINYINT": 2 ** 8, "USMALLINT": 2 ** 16, "UINTEGER": 2 ** 32, "UBIGINT": 2 ** 64}
 
@@ -848,6 +849,9 @@ class FileSink:
     newlines: Any = None  # () -> int, when the ingest counts the file's newlines while hashing it
     runs: list[dict[str, Any]] = field(default_factory=list)  # runs the file declares (own_runs formats)
     tables: set[str] = field(default_factory=set)  # tables the parser wrote rows into
+    # table -> the rows add_rows stored in it, as stored (None: rows were also written or changed by SQL, or too many
+    # to keep): the plausibility bounds look at these instead of a statement (parsers/bounds.py ``check``)
+    added: dict[str, list[dict[str, Any]] | None] = field(default_factory=dict)
     host: str | None = None  # the file's host and its role in the run (docs/ingest.md, "Hosts in a run")
     role: str | None = None
     file_no: int | None = None  # the file's number (FILE_TABLE): given by the writer, else asked of the store
@@ -878,7 +882,14 @@ class FileSink:
         cols = self.store.table_columns(table)
         fixed = {k: v for k, v in self._fixed(cols).items() if k in cols and (k not in ("host", "role")
                                                                          or k in self._host_columns(table))}
-        n = self.store.insert_rows(table, self._checked(table, cols, rows), fixed)
+        checked = list(self._checked(table, cols, rows))
+        n = self.store.insert_rows(table, checked, fixed)
+        kept = self.added.setdefault(table, [])
+        if kept is not None:
+            if len(kept) + len(checked) <= ADDED_ROWS_KEPT:
+                kept.extend({**row, **fixed} for row in checked)
+            else:
+                self.added[table] = None
         self.tables.add(table)
         if table != FILE_TABLE:  # the row describing the file is not one of the rows it holds
             self.rows_loaded += n
@@ -903,7 +914,13 @@ class FileSink:
                     row = {**row, k: None}
             yield row
 
+    def added_rows(self, table: str) -> list[dict[str, Any]] | None:
+        """Every row of ``table`` this file stored, when all of them came through ``add_rows`` (as stored,
+        the file's fixed columns included); None otherwise."""
+        return self.added.get(table)
+
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
+        self.added[table] = None
         all_params = {"source_id": self.source_id, "run_id": self.run_id, **(params or {})}
         if "$file_no" in select_sql:
             all_params["file_no"] = self._number()
@@ -930,12 +947,14 @@ class FileSink:
 
     def update_own_rows(self, table: str, set_sql: str, params: dict[str, Any] | None = None) -> None:
         """UPDATE this file's rows of ``table`` SET ``set_sql``."""
+        self.added[table] = None
         cond, own = self._own(table)
         sql = f"UPDATE {table} SET {set_sql} WHERE {cond}"
         self.store.con.execute(sql, _used(sql, {"source_id": self.source_id, "kansoku_own": own, **(params or {})}))
 
     def delete_own_rows(self, table: str) -> int:
         """Delete this file's rows of ``table`` (a first, cheaper load that is not kept); how many."""
+        self.added[table] = None
         cond, own = self._own(table)
         n = self.store.con.execute(f"DELETE FROM {table} WHERE {cond}", {"kansoku_own": own}).fetchone()[0]
         self.rows_loaded -= n
@@ -944,6 +963,7 @@ class FileSink:
     def delete_last_own_row(self, table: str, where_sql: str, params: list[Any]) -> int:
         """Delete the newest of this file's rows matching ``where_sql`` (positional ``?``): a cut last
         line a bulk reader took for a complete row. Returns 0 or 1."""
+        self.added[table] = None
         con = self.store.con
         key = "file_no" if self.store.file_keyed(table) else "source_id"
         own = self._number() if key == "file_no" else self.source_id
