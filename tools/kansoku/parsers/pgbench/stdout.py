@@ -69,8 +69,8 @@ CREATE TABLE IF NOT EXISTS pgbench_scripts (
     run_id VARCHAR,
     script_no INTEGER,          -- 1-based, as pgbench prints it
     script VARCHAR,
-    weight INTEGER,
-    weight_pct DOUBLE,
+    weight INTEGER,             -- the script's weight (-b NAME@W, -f FILE@W), as pgbench prints it
+    weight_pct DOUBLE,          -- the share of transactions its weight targets (%)
     transactions BIGINT,
     transactions_pct DOUBLE,
     tps DOUBLE,

@@ -153,6 +153,8 @@ DROP TABLE pgbench_transaction_rows;
 # Steady-state TPS (tps_steady) and the other steady-state metrics: pgbench/steady.py.
 
 VIEWS = """
+-- column status: 'ok' (completed), or the word the log prints: 'skipped', 'failed', 'serialization', 'deadlock'
+-- column script_no: 0-based, as in the log (pgbench's stdout numbers scripts from 1)
 CREATE OR REPLACE VIEW pgbench_transactions AS
 SELECT f.source_id, s.run_id, f.thread, t.client_id, t.transaction_no, t.status, t.latency_us, t.script_no,
        t.end_epoch_us, t.lag_us, t.retries
