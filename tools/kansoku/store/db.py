@@ -49,6 +49,9 @@ PER_RUN_TABLES = {
     "pgbench_transaction_rows": "source_id",  # pgbench_transactions (its file's run), grouped by run above
 }
 
+# In a query of ``Store.per_run``: the place of a condition on ``m.run_id`` (as it stands: every run)
+RUNS = "/*kansoku:runs*/ true"
+
 _LOCK_RE = re.compile(r"(Could not set lock|Conflicting lock)", re.I)
 _PID_RE = re.compile(r"PID (\d+)")
 
@@ -61,6 +64,8 @@ class Store:
         self.path = path
         self.read_only = read_only
         self._columns: dict[str, dict[str, str]] = {}  # the schema is fixed while a store is open
+        # what answers Store.per_run from rows kept by an earlier build (report/cache.py ItemCache.keep_run_rows)
+        self.run_rows: Callable[[str, list[Any]], list[tuple]] | None = None
 
     @contextmanager
     def memory_limited(self, limited: bool = True) -> Iterator[None]:
@@ -292,6 +297,16 @@ class Store:
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         """Rows of a read-only query over the stored tables and views."""
         return self.con.execute(sql, list(params or [])).fetchall()
+
+    def per_run(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
+        """Rows of a query about every run whose rows of a run come from that run's stored rows alone (its rows
+        of PER_RUN_TABLES and of its own small tables): its first column ``m.run_id``, its rows ordered by it,
+        ``RUNS`` standing where a condition on ``m.run_id`` goes. A build's item cache (``run_rows``) may give
+        the rows of the runs whose fingerprint did not change from an earlier build and compute the others
+        alone; else the query runs as it is."""
+        if self.run_rows is not None:
+            return self.run_rows(sql, list(params or []))
+        return self.query(sql, params)
 
     def query_dicts(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """Rows as dicts keyed by column name."""
