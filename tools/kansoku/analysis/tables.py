@@ -249,7 +249,7 @@ def host_resolved(store: Store, metric: str, groups: dict[str, list[str]] | None
     md = parsers.metrics().get(base)
     if md is None or not md.per_host:
         msql, params = metric_sql(metric, groups)
-        rows = store.query(f"SELECT m.run_id, m.value FROM {msql} m", params)
+        rows = store.per_run(f"SELECT m.run_id, m.value FROM {msql} m WHERE {RUNS} ORDER BY m.run_id", params)
         cache[key] = ([r[0] for r in rows], [stable(r[1]) for r in rows], {}, {})
         return cache[key]
     msql, params = _host_rows_sql(md, None, parse_metric(metric)[2], groups)
