@@ -9,7 +9,7 @@ import pickle
 import duckdb
 
 from conftest import copy_store
-from kansoku.store.db import PER_RUN_TABLES, Store, open_store
+from kansoku.store.db import PER_RUN_TABLES, RUN_VIEWS, Store, open_store
 
 
 def _rounded(rows):
@@ -64,6 +64,13 @@ def test_every_view_of_some_runs_is_the_whole_stores_for_them(example_db):
         assert sum(len(r) for r in whole.values()) > 1000  # the example's runs have rows in these views
         for v in views:
             assert got[v] == whole[v], v
+        # the views a run's page reads many times made tables of these runs' rows once (RUN_VIEWS): the same
+        with store.runs_only(runs, views=RUN_VIEWS) as own:
+            assert set(RUN_VIEWS) <= {t for (t,) in own.query(
+                "SELECT table_name FROM duckdb_tables() WHERE temporary")}
+            held = {v: _rounded(own.query(f"SELECT * FROM {v} WHERE run_id IN ({lits})")) for v in views}
+        for v in views:
+            assert held[v] == whole[v], v
         # the store's own connection is untouched: its tables are the whole store's again
         assert store.query("SELECT count(DISTINCT run_id) FROM sys_metrics")[0][0] > len(runs)
     finally:
