@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from kansoku.analysis import noise
 from kansoku.pickle_entries import PickleEntries
 from kansoku.resources import code_version
 from kansoku.store.db import RUNS, Store, sql_str
@@ -270,10 +271,19 @@ class ItemCache(PickleEntries):
         for r in sorted(runs):
             h.update(b"\0" + r.encode() + b"\1" + (fps.get(r) or "-").encode())
         key = h.hexdigest()
+        # its verdicts and spreads by condition (functions of their values alone) as its last build computed
+        # them: a new run recomputes its condition's (analysis/noise.py kept_results)
+        parts = hashlib.sha256(f"{code_version()}\0compare-parts\0{report.id}\0{spec!r}".encode()).hexdigest()
         value = self.load(key)
         if value is None:
-            value = compute()
+            kept = self.load(parts)
+            used: dict = {}
+            with noise.kept_results(kept if isinstance(kept, dict) else {}, used):
+                value = compute()
+            self.save(parts, used)
             self.save(key, value)
+        else:
+            self.keep(parts)
         return value
 
 
