@@ -141,3 +141,23 @@ def test_the_count_table_is_shared_by_comparisons_with_the_same_ranks():
         assert p == counts[far].sum() / counts.sum()
     with pytest.raises(ValueError):  # a shared table cannot be changed by one of its users
         noise._rank_sum_counts(tuple(sorted(range(2, 82, 2))), 20)[0] = 1.0
+
+
+def test_kept_verdicts_and_spreads_are_given_for_the_same_values_only():
+    """report/cache.py keeps a comparison's verdicts and spreads by their arguments (noise.kept_results): the
+    same values get the kept result, any other values (a run added or changed, even 0.0 for -0.0) their own."""
+    a, b = [1.0, 1.1, 1.2, 1.3], [2.0, 2.1, 2.2, 2.3]
+    used: dict = {}
+    with noise.kept_results({}, used):
+        verdict, spread = noise.compare(b, a, True), noise.spread(a)
+    assert verdict == noise.compare(b, a, True) and spread == noise.spread(a) and len(used) == 2
+    kept = {k: ("kept", k[0]) for k in used}  # not what a computation gives: shows what is served as kept
+    again: dict = {}
+    with noise.kept_results(kept, again):
+        assert noise.compare(b, a, True) == ("kept", "compare") and noise.spread(a) == ("kept", "spread")
+        assert noise.compare(b + [2.4], a, True) == noise.compare(b + [2.4], a, True, noise.Method())
+        assert noise.compare(b + [2.4], a, True) != ("kept", "compare")
+        assert noise.spread(a[:3] + [1.31]) == noise._spread((1.0, 1.1, 1.2, 1.31))
+    assert len(again) == 4
+    with noise.kept_results({("spread", noise._exact([0.0, 1.0])): "kept"}, {}):
+        assert noise.spread([-0.0, 1.0]) != "kept"

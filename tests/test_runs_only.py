@@ -4,8 +4,12 @@ store's views for these runs, on the README's example (real sar, iostat, pgbench
 from __future__ import annotations
 
 import math
+import pickle
 
-from kansoku.store.db import FILE_TABLE, PER_RUN_TABLES, open_store
+import duckdb
+
+from conftest import copy_store
+from kansoku.store.db import FILE_TABLE, PER_RUN_TABLES, RUN_VIEWS, Store, open_store
 
 
 def _rounded(rows):
@@ -64,6 +68,13 @@ def test_every_view_of_some_runs_is_the_whole_stores_for_them(example_db):
         assert sum(len(r) for r in whole.values()) > 1000  # the example's runs have rows in these views
         for v in views:
             assert got[v] == whole[v], v
+        # the views a run's page reads many times made tables of these runs' rows once (RUN_VIEWS): the same
+        with store.runs_only(runs, views=RUN_VIEWS) as own:
+            assert set(RUN_VIEWS) <= {t for (t,) in own.query(
+                "SELECT table_name FROM duckdb_tables() WHERE temporary")}
+            held = {v: _rounded(own.query(f"SELECT * FROM {v} WHERE run_id IN ({lits})")) for v in views}
+        for v in views:
+            assert held[v] == whole[v], v
         # the store's own connection is untouched: its tables are the whole store's again
         assert store.query("SELECT count(DISTINCT run_id) FROM sys_metrics")[0][0] > len(runs)
     finally:
@@ -84,3 +95,52 @@ def test_a_rebuilds_run_data_is_the_full_builds(example_db):
         assert all(few[0][r] for r in runs) and any(few[1].get(r) for r in runs)
     finally:
         store.close()
+
+
+def test_per_run_rows_are_kept_by_run_and_never_served_for_a_changed_run(example_db, tmp_path, monkeypatch):
+    """report/cache.py ``ItemCache.run_rows``: a per-host metric of every run (``analysis.tables.host_resolved``,
+    a query through ``Store.per_run``) is kept by run with the run's fingerprint; a later build takes the rows
+    of the runs whose fingerprint is unchanged as kept and computes a changed run's alone (``Store.runs_only``),
+    so that the values are the whole query's."""
+    from kansoku.analysis import tables
+    from kansoku.report.cache import ItemCache
+    from kansoku.values import stable
+
+    db = copy_store(example_db, tmp_path / "db")
+    items = tmp_path / "items"
+
+    def resolved(cached: bool):
+        store = open_store(db, read_only=True)
+        try:
+            if cached:
+                ItemCache(items).keep_run_rows(store)
+            return tables.host_resolved(store, "cpu_idle_pct")
+        finally:
+            store.close()
+
+    truth = resolved(False)
+    assert len(truth[0]) > 20
+    alone: list[list[str]] = []
+    real = Store.runs_only
+
+    def spy(self, run_ids):
+        alone.append(list(run_ids))
+        return real(self, run_ids)
+
+    monkeypatch.setattr(Store, "runs_only", spy)
+    assert resolved(True) == truth and alone == []  # nothing kept yet: the whole query, then kept
+    [entry] = items.glob("*.pickle")
+    kept = pickle.loads(entry.read_bytes())
+    i, run = next((i, r) for i, r in enumerate(truth[0]) if len(kept[r][1]) == 1)
+    fp, [row] = kept[run]
+    kept[run] = (fp, [(*row[:3], row[3] + 1000.0)])  # not what the store holds: shows what is served as kept
+    entry.write_bytes(pickle.dumps(kept))
+    served = resolved(True)
+    assert served[1][i] == stable(row[3] + 1000.0) and served[0] == truth[0] and alone == []
+    assert served[1][:i] + served[1][i + 1:] == truth[1][:i] + truth[1][i + 1:]
+    # the run changes (its fingerprint covers its row of runs): its rows are computed again, over its own
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE runs SET status_note = 'changed' WHERE run_id = ?", [run])
+    con.close()
+    assert resolved(True) == truth and alone == [[run]]
+    assert resolved(True) == truth and alone == [[run]]  # and kept with its new fingerprint

@@ -376,6 +376,32 @@ def test_every_content_page_of_the_repository_fits_its_spec():
     preflight(ROOT / "data/reports", ROOT / "no-such.duckdb", ROOT / "content/reports")
 
 
+def test_a_spec_found_clean_is_not_checked_again_until_its_text_changes(tmp_path, monkeypatch):
+    """tools/build's preflight keeps the specs it found clean (by text and code version, ``clean``): the same
+    text is not checked against the schema again; a changed one is, and its problems are reported."""
+    from kansoku.spec import validate
+
+    specs = tmp_path / "specs"
+    shutil.copytree(ROOT / "data/reports", specs)
+    n = len(list(specs.glob("*.toml")))
+    clean = tmp_path / "build-cache" / "specs-checked.json"
+    reports = preflight(specs, tmp_path / "no.duckdb", ROOT / "content/reports", clean=clean)
+    assert "example" in [r.id for r in reports] and len(json.loads(clean.read_text(encoding="utf-8"))) == n > 1
+    checks = []
+    real = validate.schema_problems
+    monkeypatch.setattr(validate, "schema_problems", lambda data: checks.append(1) or real(data))
+    again = preflight(specs, tmp_path / "no.duckdb", ROOT / "content/reports", clean=clean)
+    assert checks == [] and [r.id for r in again] == [r.id for r in reports]
+    text = (specs / "example.toml").read_text(encoding="utf-8")
+    (specs / "example.toml").write_text(text.replace("[report]\n", "[report]\nno_such_key = 1\n", 1),
+                                        encoding="utf-8")
+    with pytest.raises(SpecProblems) as ei:
+        preflight(specs, tmp_path / "no.duckdb", ROOT / "content/reports", clean=clean)
+    assert checks == [1] and 'unknown key "no_such_key"' in str(ei.value)
+    with pytest.raises(SpecProblems):  # the file of clean specs names the old text only
+        preflight(specs, tmp_path / "no.duckdb", ROOT / "content/reports", clean=clean)
+
+
 # -- a read-only open never writes ----------------------------------------------------------------------
 
 def test_read_only_open_of_an_old_layout_store_does_not_write(tmp_path):

@@ -208,7 +208,9 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
         site = site_of(args)
         db, out, specs = args.db or site.db, args.out or site.out, args.specs or site.specs
         generated, content = args.generated or site.generated, args.content or site.content
-        reports = preflight(specs, db, content / "reports")  # every spec problem at once (exit 3)
+        # every spec problem at once (exit 3); a spec found clean by an earlier build is not checked against
+        # the schema again while its text and the code are the same (render/hugo.py BUILD_CACHE)
+        reports = preflight(specs, db, content / "reports", clean=generated / "build-cache" / "specs-checked.json")
         from kansoku.app import build_site  # after the preflight: a spec problem loads no renderer
 
         res = build_site(db, out, specs, generated=generated, content=content, wait_s=args.wait, reports=reports,

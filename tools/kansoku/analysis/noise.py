@@ -34,6 +34,7 @@ import itertools
 import math
 import random
 import statistics
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
@@ -64,8 +65,45 @@ class Spread:
     cv: float | None = None  # coefficient of variation (stdev / mean) when n >= 2 and mean != 0
 
 
+# Verdicts and spreads already computed (a build's comparison: ``kept``, those an earlier build of it
+# computed, ``used``, those this one asked for), by their arguments: both are functions of their arguments
+# alone, so one new run recomputes its condition's alone (report/cache.py ItemCache.comparison)
+_KEPT: tuple[dict, dict] | None = None
+
+
+@contextmanager
+def kept_results(kept: dict, used: dict):
+    """Inside the block, :func:`compare` and :func:`spread` give the result kept in ``kept`` under their
+    arguments when there is one, and record every result they give in ``used``."""
+    global _KEPT
+    before, _KEPT = _KEPT, (kept, used)
+    try:
+        yield
+    finally:
+        _KEPT = before
+
+
+def _exact(values: Sequence[float]) -> tuple[str, ...]:
+    """Values as a key that tells apart every float (0.0 and -0.0 too)."""
+    return tuple(float(v).hex() for v in values)
+
+
+def _kept(key: tuple, compute):
+    if _KEPT is None:
+        return compute()
+    got = _KEPT[0].get(key)
+    if got is None:
+        got = compute()
+    _KEPT[1][key] = got
+    return got
+
+
 def spread(values: Sequence[float]) -> Spread:
     vals = tuple(float(v) for v in values)
+    return _kept(("spread", _exact(vals)), lambda: _spread(vals))
+
+
+def _spread(vals: tuple[float, ...]) -> Spread:
     if not vals:
         raise ValueError("spread of no runs")
     if not all(math.isfinite(v) for v in vals):
@@ -240,6 +278,12 @@ def compare(value: Sequence[float], baseline: Sequence[float], higher_is_better:
     """The verdict on ``value`` against ``baseline`` (each the per-run values of one condition);
     ``higher_is_better`` None (a metric with no better direction): "changed" instead of better / worse."""
     method = method or Method()
+    return _kept(("compare", _exact(value), _exact(baseline), higher_is_better, method),
+                 lambda: _compare(value, baseline, higher_is_better, method))
+
+
+def _compare(value: Sequence[float], baseline: Sequence[float], higher_is_better: bool | None,
+             method: Method) -> Verdict:
     nv, nb = len(value), len(baseline)
     mv = statistics.median(value) if value else None
     mb = statistics.median(baseline) if baseline else None

@@ -26,7 +26,7 @@ from kansoku.analysis import noise
 from kansoku.analysis.table_kinds import kind_of, table_kind
 from kansoku.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report
-from kansoku.store.db import Store
+from kansoku.store.db import RUNS, Store
 from kansoku.values import stable
 
 _NUMERIC = re.compile(r"^-?\d+(\.\d+)?$")
@@ -249,12 +249,14 @@ def host_resolved(store: Store, metric: str, groups: dict[str, list[str]] | None
     md = parsers.metrics().get(base)
     if md is None or not md.per_host:
         msql, params = metric_sql(metric, groups)
-        rows = store.query(f"SELECT m.run_id, m.value FROM {msql} m", params)
+        rows = store.per_run(f"SELECT m.run_id, m.value FROM {msql} m WHERE {RUNS} ORDER BY m.run_id", params)
         cache[key] = ([r[0] for r in rows], [stable(r[1]) for r in rows], {}, {})
         return cache[key]
     msql, params = _host_rows_sql(md, None, parse_metric(metric)[2], groups)
-    rows = store.query(f"SELECT m.run_id, m.host, m.role, m.value FROM {msql} m "
-                       "WHERE m.value IS NOT NULL AND NOT isnan(m.value) ORDER BY m.run_id, m.host", params)
+    # (a run's rows are its own: a build after one new run computes that run's alone, Store.per_run)
+    rows = store.per_run(f"SELECT m.run_id, m.host, m.role, m.value FROM {msql} m "
+                         f"WHERE m.value IS NOT NULL AND NOT isnan(m.value) AND {RUNS} ORDER BY m.run_id, m.host",
+                         params)
     defaults = dict(store.query("SELECT run_id, default_role FROM runs WHERE default_role IS NOT NULL"))
     by_run: dict[str, list[tuple]] = {}
     for r in rows:

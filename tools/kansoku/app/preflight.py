@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from kansoku.analysis.spec_check import store_problems
 from kansoku.report.structure import content_problems, page_problems
 from kansoku.spec.model import load_all, load_report
-from kansoku.spec.validate import SpecProblems, check_file, outline
+from kansoku.spec.validate import SpecProblems, check_file, outline, text_key
 from kansoku.store.db import open_store
 
 
-def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"), report_id: str | None = None) -> list:
+def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"), report_id: str | None = None,
+              clean: Path | None = None) -> list:
     """Everything a build can check before computing, in one run: every spec (``specs`` a directory,
     or one report with ``report_id``) against the schema, the names they use against the parsers and
     the database (when it exists), and their prose pages (against an outline of a spec that does not
     load). Raises SpecProblems listing every problem;
-    returns the loaded reports."""
+    returns the loaded reports. ``clean``: a file listing the specs (by text and code version,
+    ``spec.validate.text_key``) whose check without a database found nothing: such a spec is not checked
+    against the schema again (a build's: in its build cache); rewritten with the specs of a run that found
+    no problem."""
     specs = Path(specs)
     paths = [specs / f"{report_id}.toml"] if report_id is not None else sorted(specs.glob("*.toml"))
-    checked = [(p, *check_file(p)) for p in paths]
+    known = _clean(clean)
+    checked = [(p, *check_file(p, known)) for p in paths]
     problems = [pr for _, _, prs in checked for pr in prs]
     reports = []
     if not problems:
@@ -48,4 +55,35 @@ def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"
             store.close()
     if problems:
         raise SpecProblems(problems)
+    if clean is not None:
+        _remember_clean(clean, known, paths)
     return reports
+
+
+def _clean(path: Path | None) -> set[str] | None:
+    if path is None:
+        return None
+    try:
+        got = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return {k for k in got if isinstance(k, str)} if isinstance(got, list) else set()
+
+
+def _remember_clean(path: Path, known: set[str] | None, paths: list[Path]) -> None:
+    """The text keys of the specs just checked, all clean (the others' are dropped), when they changed."""
+    keys = set()
+    for p in paths:
+        try:
+            keys.add(text_key(p.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            return
+    if keys == known:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+        tmp.write_text(json.dumps(sorted(keys)), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # (a cache: a build whose build cache cannot be written checks every spec next time)
+        pass

@@ -205,6 +205,7 @@ def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> 
             memo = {}
     seen: dict[str, list] = {}
     checked: set[str] = set()
+    made: set[str] = set()
     for f in files:
         src = f.copy
         if f.sha256 not in checked:
@@ -222,7 +223,7 @@ def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> 
                                        f"remove it and ingest its run again (tools/ingest)")
             seen[str(src)] = stamp
             checked.add(f.sha256)
-        link_or_copy(src, site / f.target)  # another file system: a copy of the verified bytes
+        link_or_copy(src, os.path.join(site, f.target), made)  # another file system: a copy of the verified bytes
     if verified is not None and seen != memo:
         verified.parent.mkdir(parents=True, exist_ok=True)
         tmp = verified.with_name(verified.name + f".tmp-{os.getpid()}")
@@ -239,10 +240,15 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def link_or_copy(src: Path, target: Path) -> None:
+def link_or_copy(src: Path | str, target: Path | str, made: set[str] | None = None) -> None:
     """``target`` (its folder made) as a hard link to ``src``, or a copy where a link cannot be made (another
-    file system, a file system without links, too many links)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    file system, a file system without links, too many links). ``made``: the folders known to exist (a caller
+    linking thousands of files: each folder is made once, not asked for again per file)."""
+    folder = os.path.dirname(target)
+    if made is None or folder not in made:
+        os.makedirs(folder, exist_ok=True)
+        if made is not None:
+            made.add(folder)
     try:
         os.link(src, target)
     except OSError as exc:

@@ -44,6 +44,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     With a ``cache``, a table or figure whose inputs have not changed since it was last computed is reused
     (report/cache.py)."""
     cache = cache or ItemCache(None)
+    cache.keep_run_rows(store)  # a per-host metric of every run: the runs changed since the last build alone
     chapters = []
     run_ids: set[str] = set()
     item_runs: list[tuple[Item, list[str]]] = []

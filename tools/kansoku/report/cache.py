@@ -24,9 +24,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from kansoku.analysis import noise
 from kansoku.pickle_entries import PickleEntries
 from kansoku.resources import code_version
-from kansoku.store.db import Store
+from kansoku.store.db import RUNS, Store, sql_str
 from kansoku.values import canon
 
 # One fingerprint per run, in one query: everything of the run a table or figure can read, but where it was
@@ -107,6 +108,57 @@ class ItemCache(PickleEntries):
             self._runs = {r: fp for r, fp in store.query(RUN_FINGERPRINTS_SQL)}
             self._store_id = id(store)
         return self._runs
+
+    # At most this share of the runs changed: their rows are computed alone (Store.runs_only), else the
+    # whole query runs again
+    FEW_RUNS = 0.1
+
+    def keep_run_rows(self, store: Store) -> None:
+        """Let the store's per-run queries (``Store.per_run``: a per-host metric of every run) be answered from
+        the rows an earlier build kept of each run whose fingerprint is unchanged (:meth:`run_rows`)."""
+        if self.directory is not None:
+            store.run_rows = lambda sql, params: self.run_rows(store, sql, params)
+
+    def run_rows(self, store: Store, sql: str, params: list[Any]) -> list[tuple]:
+        """The rows of a per-run query (``Store.per_run``): kept by run under the sha256 of the code version,
+        the query, its parameters and the fingerprint of the files of no one run, each run's rows with its
+        fingerprint; the runs whose fingerprint changed (or new runs) are computed alone (a few: over their
+        rows only, ``Store.runs_only``; else the whole query again), the rest taken as kept. Rows are given
+        by run id, each run's in the query's order (the query orders by ``m.run_id`` first); rows of no run
+        (a NULL run id) last."""
+        fps = self.run_fingerprints(store)
+        h = hashlib.sha256(f"{code_version()}\0run-rows\0{fps.get(None) or ''}\0{sql}\0{params!r}".encode())
+        key = h.hexdigest()
+        kept = self.load(key)
+        kept = kept if isinstance(kept, dict) else {}
+        runs = sorted(r for r in fps if r is not None)
+        missing = [r for r in runs if r not in kept or kept[r][0] != fps[r]]
+        if missing or None not in kept:
+            if None in kept and len(missing) <= len(runs) * self.FEW_RUNS:
+                got = self._own(store, missing).query(
+                    sql.replace(RUNS, "m.run_id IN (" + ", ".join(sql_str(r) for r in missing) + ")"), params)
+                fresh = set(missing)
+            else:
+                got = store.query(sql, params)
+                fresh = set(runs) | {None}
+            by_run: dict[str | None, list[tuple]] = {r: [] for r in fresh}
+            for row in got:
+                if row[0] not in by_run:  # a run the query should not have given (not in runs): not kept
+                    return store.query(sql, params)
+                by_run[row[0]].append(tuple(row))
+            kept = {r: v for r, v in kept.items() if r in fps}
+            kept.update({r: (fps.get(r), rows) for r, rows in by_run.items()})
+            self.save(key, kept)
+        return [row for r in runs for row in kept[r][1]] + list(kept[None][1])
+
+    def _own(self, store: Store, run_ids: list[str]) -> Store:
+        """The store as seen by a query about ``run_ids`` alone (``Store.runs_only``), made once per build and
+        set of runs (each per-run query of the build about the same new runs reads it)."""
+        held = store.__dict__.setdefault("_kansoku_runs_only", {})
+        if tuple(run_ids) not in held:
+            ctx = store.runs_only(run_ids)
+            held[tuple(run_ids)] = (ctx, ctx.__enter__())  # closed with the store (its connection's cursor)
+        return held[tuple(run_ids)][1]
 
     def run_factors(self, store: Store) -> dict[str, dict[str, set[str]]]:
         """factor -> value -> runs, read once."""
@@ -219,10 +271,19 @@ class ItemCache(PickleEntries):
         for r in sorted(runs):
             h.update(b"\0" + r.encode() + b"\1" + (fps.get(r) or "-").encode())
         key = h.hexdigest()
+        # its verdicts and spreads by condition (functions of their values alone) as its last build computed
+        # them: a new run recomputes its condition's (analysis/noise.py kept_results)
+        parts = hashlib.sha256(f"{code_version()}\0compare-parts\0{report.id}\0{spec!r}".encode()).hexdigest()
         value = self.load(key)
         if value is None:
-            value = compute()
+            kept = self.load(parts)
+            used: dict = {}
+            with noise.kept_results(kept if isinstance(kept, dict) else {}, used):
+                value = compute()
+            self.save(parts, used)
             self.save(key, value)
+        else:
+            self.keep(parts)
         return value
 
 

@@ -45,7 +45,7 @@ from kansoku.model import (
 from kansoku.report.cache import ItemCache
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
 from kansoku.spec.model import LANGS, Report
-from kansoku.store.db import Store, run_metric_selects
+from kansoku.store.db import RUN_VIEWS, Store, run_metric_selects
 from kansoku.values import stable
 
 REP = "rep"
@@ -417,7 +417,7 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, keys: d
         rows = _batch_series(store, missing)
     else:  # a few runs: the views over these runs' rows alone (Store.runs_only), not over the whole store's
         fresh = {r: {} for r in missing}
-        with store.runs_only(missing) as own:
+        with store.runs_only(missing, views=RUN_VIEWS) as own:
             fresh.update(_metrics_by_branch(own, missing))
             got_events = steady.events(own, missing, constant=True)
             rows = {row[0]: tuple(row) for row in own.query(only_runs(SERIES_SQL, missing), [missing])}

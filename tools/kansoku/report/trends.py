@@ -32,7 +32,7 @@ from kansoku.model import ChartData, ComputedReport, Figure, Trends
 from kansoku.report.methods import citation_text
 from kansoku.report.provenance import item_provenance
 from kansoku.spec.model import LANGS, Item, Report, Text, text
-from kansoku.store.db import Store
+from kansoku.store.db import Store, run_metric_selects
 
 TREND_IGNORED_FACTORS = ("rep", "fiscal_year", "report", "published_table", "campaign", "duration_s", "threads")
 TREND_HOVER_FACTORS = ("clients", "config", "checksums")
@@ -121,7 +121,7 @@ WITH tagged AS (
     SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::INTEGER[]) AS year, unnest(?::VARCHAR[]) AS sv,
            unnest(?::VARCHAR[]) AS mk
 ), vals AS (
-    SELECT m.run_id, m.value, r.origin FROM run_metrics m JOIN runs r ON r.run_id = m.run_id
+    SELECT m.run_id, m.value, r.origin FROM {metric_rows} m JOIN runs r ON r.run_id = m.run_id
     WHERE m.metric = ? AND m.run_id IN (SELECT run_id FROM tagged)
       AND m.value IS NOT NULL AND NOT isnan(m.value)
     -- a metric several hosts of a run measured: the host of the campaign's default role (else the server)
@@ -194,8 +194,12 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
         cond = analysis.where_sql(item, store, params)
     except KansokuError:
         cond = None
+    # the rows of run_metrics of this metric, from its branches alone (planning the view's ~60 branches cost
+    # most of a trend's CPU): the same rows
+    branches = run_metric_selects([metric])
+    metric_rows = "(" + "\nUNION ALL\n".join(branches) + ")" if branches else "run_metrics"
     rows = [] if cond is None else store.query(
-        f"SELECT m.run_id, r.run_toml::VARCHAR, r.origin FROM run_metrics m "
+        f"SELECT m.run_id, r.run_toml::VARCHAR, r.origin FROM {metric_rows} m "
         f"JOIN runs r ON r.run_id = m.run_id AND r.status = 'ok' "
         f"WHERE m.metric = ? AND m.value IS NOT NULL AND NOT isnan(m.value) AND {cond}", params)
     ids = [r[0] for r in rows]
@@ -249,7 +253,8 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
     points = []
     if tag_runs:
         for sv, origin, mk, y, med, lo, hi, runs, cond_map in store.query(
-                TREND_POINTS_SQL, [tag_runs, tag_years, tag_series, tag_machines, metric, ignored]):
+                TREND_POINTS_SQL.replace("{metric_rows}", metric_rows),
+                [tag_runs, tag_years, tag_series, tag_machines, metric, ignored]):
             points.append({"series": sv, "origin": origin, "machine": mk, "year": y, "value": med, "lo": lo,
                            "hi": hi, "runs": list(runs), "cond": dict(cond_map or {})})
     sort_v = analysis.factor_sort_key(None, "v")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kansoku.store.db import Store, run_metric_selects
+from kansoku.store.db import RUNS, Store, run_metric_selects
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,7 @@ class RunValue:
 def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[str] | None = None) -> list[RunValue]:
     """Every (run, metric) value of the selected good runs, with each run's factors."""
     params: list[Any] = []
-    conds = ["r.status = 'ok'", "m.value IS NOT NULL", "isfinite(m.value)"]
-    for factor, values in sorted(selection.items()):
-        conds.append("EXISTS (SELECT 1 FROM run_factors f WHERE f.run_id = r.run_id AND f.factor = ? "
-                     f"AND f.value IN ({', '.join('?' for _ in values)}))")
-        params += [factor, *values]
+    conds = ["m.value IS NOT NULL", "isfinite(m.value)"]
     source = "run_metrics"
     if metrics:
         conds.append(f"m.metric IN ({', '.join('?' for _ in metrics)})")
@@ -43,15 +39,26 @@ def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[s
         branches = run_metric_selects(metrics)
         if branches:
             source = "(" + "\nUNION ALL\n".join(branches) + ")"
-    sql = f"""
-        SELECT m.run_id, m.metric, m.value, m.unit, r.origin,
+    # each run's values (of every run: a build keeps them by run, Store.per_run, and computes a new run's alone),
+    # then the selection's good runs
+    values = store.per_run(
+        f"SELECT m.run_id, m.metric, m.value, m.unit, m.host, m.role FROM {source} m "
+        f"WHERE {' AND '.join(conds)} AND {RUNS} ORDER BY m.run_id, m.metric, m.host", params)
+    params, conds = [], ["r.status = 'ok'"]
+    for factor, values_of in sorted(selection.items()):
+        conds.append("EXISTS (SELECT 1 FROM run_factors f WHERE f.run_id = r.run_id AND f.factor = ? "
+                     f"AND f.value IN ({', '.join('?' for _ in values_of)}))")
+        params += [factor, *values_of]
+    runs = {run_id: rest for run_id, *rest in store.con.execute(f"""
+        SELECT r.run_id, r.origin,
                (SELECT map(list(f.factor ORDER BY f.factor), list(f.value ORDER BY f.factor))
-                FROM run_factors f WHERE f.run_id = r.run_id) AS factors, m.host, m.role, r.default_role
-        FROM {source} m JOIN runs r ON r.run_id = m.run_id
-        WHERE {' AND '.join(conds)}
-        ORDER BY m.metric, m.run_id, m.host"""
+                FROM run_factors f WHERE f.run_id = r.run_id) AS factors, r.default_role
+        FROM runs r WHERE {' AND '.join(conds)}""", params).fetchall()}
     out = []
-    for run_id, metric, value, unit, origin, factors, host, role, default_role in store.con.execute(sql, params).fetchall():
+    # by metric, run and host (no host last), as ORDER BY m.metric, m.run_id, m.host
+    for run_id, metric, value, unit, host, role in sorted(
+            (v for v in values if v[0] in runs), key=lambda v: (v[1], v[0], v[4] is None, v[4] or "")):
+        origin, factors, default_role = runs[run_id]
         # 12 significant digits (the rule of the report's downloads): a metric that DuckDB sums in parallel
         # (sysstat averages) can differ in its last bit between two queries of the same data, and the
         # terminal and the report must print, and test, the same numbers

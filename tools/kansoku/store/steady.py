@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kansoku.store.db import Store
+from kansoku.store.db import RUNS, Store
 
 STEADY_COLUMNS = (
     "run_id", "steady_found", "series_source", "samples", "warmup_samples", "rampdown_samples", "warmup_s",
@@ -25,11 +25,12 @@ def _rows(store: Store, sql: str, params: list[Any], columns: tuple[str, ...]) -
 
 def steady_state(store: Store, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
     """One dict per run with a per-second TPS series (columns of ``pgbench_steady_state``)."""
-    where, params = "", []
-    if run_ids is not None:
-        where, params = "WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [list(run_ids)]
-    return _rows(store, f"SELECT {', '.join(STEADY_COLUMNS)} FROM pgbench_steady_state {where} ORDER BY run_id",
-                 params, STEADY_COLUMNS)
+    if run_ids is None:  # every run's: a build keeps them by run and computes a new run's alone (Store.per_run)
+        rows = store.per_run(f"SELECT {', '.join('m.' + c for c in STEADY_COLUMNS)} FROM pgbench_steady_state m "
+                             f"WHERE {RUNS} ORDER BY m.run_id")
+        return [dict(zip(STEADY_COLUMNS, row)) for row in rows]
+    return _rows(store, f"SELECT {', '.join(STEADY_COLUMNS)} FROM pgbench_steady_state "
+                 "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id", [list(run_ids)], STEADY_COLUMNS)
 
 
 def run_events(store: Store, run_ids: list[str], constant: bool = False) -> list[dict[str, Any]]:
