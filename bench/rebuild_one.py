@@ -17,7 +17,8 @@ directory and site, ``tools/build`` of that checkout on the N-run store (**full*
 the same generated directory and site (**rebuild-one**); each prints its wall time, CPU (user + sys, Hugo and
 every child it waited for included; the background delete of the replaced site is not waited for) and the
 peak RSS of its largest process, with the load average. ``--diff``: after the last repetition, ``diff -r`` of
-every checkout's site against this one's (the same store, the same site: byte for byte).
+every checkout's site against this one's (the same store, the same site: byte for byte). A checkout whose store
+schema is another (before a schema change) builds from stores of its own: the same inputs ingested by it.
 ``--profile DIR``: a cProfile of this checkout's rebuild-one (``DIR/rebuild-one.prof``), once.
 """
 
@@ -82,6 +83,7 @@ def setup(base: Path, n: int) -> tuple[Path, Path, Path, Path]:
         tmp = db1.with_suffix(".tmp")
         shutil.copyfile(db0, tmp)
         new = synthetic.add_run(camp, n, work=work)
+        (base / "new-run.txt").write_text(str(new), encoding="utf-8")
         dt, cpu, _, _ = run(ROOT, "ingest", "--db", tmp, new)
         os.rename(tmp, db1)
         print(f"setup: one more run ({new.name}) ingested into {db1} in {dt:.1f} s ({cpu:.1f} s CPU)")
@@ -92,6 +94,42 @@ def setup(base: Path, n: int) -> tuple[Path, Path, Path, Path]:
     if not content.exists():
         campaign_build.content_dir(base, "campaign")
     return db0, db1, specs, content
+
+
+def inputs(base: Path, example: bool) -> tuple[list[Path], Path]:
+    """What setup ingested into the first store, and the one more run of the second."""
+    if example:
+        return [ROOT / "data/runs", ROOT / "data/published"], base / "add"
+    return [base / "campaign"], Path((base / "new-run.txt").read_text(encoding="utf-8"))
+
+
+def fingerprint(tree: Path) -> str:
+    """The store schema a checkout reads (a store of another schema is refused by its read-only build)."""
+    return subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'tools'); "
+                           "from kansoku.store.db import schema_fingerprint; print(schema_fingerprint())"],
+                          cwd=tree, capture_output=True, text=True, check=True, env=tool_env()).stdout.strip()
+
+
+def stores_of(tree: Path, base: Path, db0: Path, db1: Path, example: bool) -> tuple[Path, Path]:
+    """The two stores a checkout builds from: setup's, or, when its store schema is another (a checkout before
+    a schema change), the same inputs ingested by that checkout into stores of its own (kept in ``--dir``)."""
+    if tree == ROOT or fingerprint(tree) == fingerprint(ROOT):
+        return db0, db1
+    tag = fingerprint(tree)[:12]
+    own0, own1 = db0.with_name(f"{db0.stem}.{tag}.duckdb"), db1.with_name(f"{db1.stem}.{tag}.duckdb")
+    first, more = inputs(base, example)
+    for db, args in ((own0, first), (own1, [more])):
+        if db.exists():
+            continue
+        tmp = db.with_suffix(".tmp")
+        if db == own1:
+            shutil.copyfile(own0, tmp)
+        else:
+            tmp.unlink(missing_ok=True)
+        dt, cpu, _, _ = run(tree, "ingest", "--db", tmp, *args)
+        os.rename(tmp, db)
+        print(f"setup: {tree.name}'s own store {db.name} (another store schema) in {dt:.1f} s ({cpu:.1f} s CPU)")
+    return own0, own1
 
 
 EXAMPLE_RUN = "campaign=example-2026-11/study=scaleup/workload=read/config=checksums-off/clients=8"
@@ -142,6 +180,7 @@ def main() -> int:
         db0, db1, specs, content = setup(base, args.runs)
         site = ["--specs", specs, "--content", content]
     trees = [ROOT] + [t.resolve() for t in args.tree]
+    stores = [stores_of(tree, base, db0, db1, args.example) for tree in trees]
     results: dict[tuple[Path, str], list[tuple[float, float, float]]] = {}
     for rep in range(args.reps):
         for i, tree in enumerate(trees):
@@ -149,7 +188,7 @@ def main() -> int:
             shutil.rmtree(gen, ignore_errors=True)
             shutil.rmtree(out, ignore_errors=True)
             common = ["--out", out, "--generated", gen, *site]
-            for step, db in (("full", db0), ("rebuild-one", db1)):
+            for step, db in (("full", stores[i][0]), ("rebuild-one", stores[i][1])):
                 prof = None
                 if args.profile and step == "rebuild-one" and i == 0 and rep == 0:
                     args.profile.mkdir(parents=True, exist_ok=True)
