@@ -17,7 +17,7 @@ from kansoku.model import ComputedReport, RunPage, Trends
 from kansoku.render import hugo, page_reuse, publish
 from kansoku.report.build import compute_report
 from kansoku.report.cache import ItemCache
-from kansoku.report.runs import prefetch, run_page_batches, stop_prefetch
+from kansoku.report.runs import run_page_batches
 from kansoku.report.trends import compute_trends, trend_specs
 from kansoku.spec.model import Report, load_all, load_report
 from kansoku.store.db import BUILD_MEMORY_LIMIT, Store, open_store
@@ -157,11 +157,8 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
         cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
         store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
-        ahead, failed = None, True
         try:
             store.limit_memory(memory_limit, generated / hugo.BUILD_CACHE / "duckdb-spill")
-            # a first build's run pages start computing what no report decides while the reports compute
-            ahead = prefetch(store, cache)
             say(f"computing the reports of {spec_dir} from {db}")
             specs, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=False,
                                                     reports=reports)
@@ -177,11 +174,9 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
             say(f"computing the run pages and writing the page data into {generated}")
             written = hugo.write_generated(computed, generated, trends,
                                            run_pages=site_run_pages(store, specs, computed, cache))
-            failed = False
         except duckdb.OutOfMemoryException as exc:
             raise KansokuError(out_of_memory(memory_limit, exc)) from None
         finally:
-            stop_prefetch(store, ahead, interrupt=failed)
             store.close()
         res = BuildResult(out=out)
         res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)

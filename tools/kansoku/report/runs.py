@@ -25,9 +25,7 @@ import functools
 import json
 import re
 import statistics
-import threading
 from collections.abc import Iterator
-from concurrent.futures import Future
 from typing import Any
 
 from kansoku import parsers, words
@@ -336,27 +334,11 @@ def _page_inputs(page: RunPage) -> str:
 
 
 def _per_store(store: Store, name: str, compute):
-    """Computed once per open store (a build opens it read-only: nothing changes under us). A computation
-    under way in another thread (:func:`prefetch`) is waited for; one that failed there is done again here."""
-    while True:
-        with _PER_STORE_LOCK:
-            cache = store.__dict__.setdefault("_kansoku_run_pages_cache", {})
-            got = cache.get(name)
-            if got is None:
-                got = cache[name] = Future()
-                break
-        try:
-            return got.result()
-        except Exception:  # (the owner removed its entry: the next turn computes it)
-            continue
-    try:
-        got.set_result(compute())
-    except BaseException as exc:
-        with _PER_STORE_LOCK:
-            cache.pop(name, None)
-        got.set_exception(exc)
-        raise
-    return got.result()
+    """Computed once per open store (a build opens it read-only: nothing changes under us)."""
+    cache = store.__dict__.setdefault("_kansoku_run_pages_cache", {})
+    if name not in cache:
+        cache[name] = compute()
+    return cache[name]
 
 
 def _metrics_by_branch(store: Store, run_ids: list[str] | None = None) -> dict[str, dict[str, float]]:
@@ -392,66 +374,11 @@ SHARED_METRIC_VIEWS = ("cpu_in_run", "disk_in_run", "cpu_in_run_mean", "disk_in_
 
 def _shared(store: Store) -> Store:
     """The store on a second connection in which SHARED_METRIC_VIEWS are temporary tables, made once per open
-    store; it is closed with the store (a connection's cursors close with it). The connection is made from the
-    store's own in the thread that opened the store (:func:`prefetch`'s ``side``, when it made one)."""
+    store; it is closed with the store (a connection's cursors close with it)."""
     def make():
-        side = store.__dict__.get("_kansoku_side")
-        held = (store if side is None else side).computed_once(SHARED_METRIC_VIEWS, here=side is not None)
+        held = store.computed_once(SHARED_METRIC_VIEWS)
         return held, held.__enter__()  # (the context manager is kept: it closes the connection when collected)
     return _per_store(store, "shared", make)[1]
-
-
-_PER_STORE_LOCK = threading.Lock()
-
-
-def prefetch(store: Store, cache: ItemCache | None) -> threading.Thread | None:
-    """A first build's share of the run pages that no report decides, started in a thread while the reports
-    are computed: the CPU and disk samples' tables (SHARED_METRIC_VIEWS), every run's metrics, events and
-    per-second seconds (SERIES_SECONDS_TABLE, in the order the batches of a report of every stored run come).
-    DuckDB computes without Python's lock, so this work and the reports' (Python, and DuckDB's) share the
-    machine's cores instead of following each other. Only when most runs' data is not in ``cache`` (a rebuild
-    reads its few new runs alone, ``run_page_batches``). The work runs on a connection made here from the
-    store's (:func:`_shared`); what it computes is kept as the run pages compute it themselves
-    (``_per_store``): they take it, waiting for what is under way; what failed in the thread they compute
-    again. The store must stay open until the thread ends (:func:`stop_prefetch`)."""
-    fps = {r for (r,) in store.query("SELECT run_id FROM runs")}
-    if not fps:
-        return None
-    if cache is not None and cache.directory is not None:
-        missing = sum(1 for r in fps if not cache.has(cache.run_key(store, r, "data") or ""))
-        if missing * 4 <= len(fps):
-            return None
-    factors: dict[str, dict[str, str]] = {r: {} for r in fps}
-    for rid, factor, value in store.query("SELECT run_id, factor, value FROM run_factors"):
-        if rid in factors:
-            factors[rid][factor] = value
-    conditions: dict[tuple, list[str]] = {}
-    for rid in sorted(fps):
-        conditions.setdefault(_cond_key(factors[rid]), []).append(rid)
-    store.__dict__.setdefault("_kansoku_series_order", _batch_order(conditions, RUN_PAGE_BATCH))
-    store.__dict__["_kansoku_side"] = Store(store.con.cursor(), store.path, True)
-
-    def work() -> None:
-        try:
-            _all_metrics(store)
-            _all_events(store)
-            _batch_series(store, [])
-        except Exception:  # (the run pages compute it again, and say what fails)
-            pass
-    thread = threading.Thread(target=work, name="kansoku-run-pages-prefetch", daemon=True)
-    thread.start()
-    return thread
-
-
-def stop_prefetch(store: Store, thread: threading.Thread | None, interrupt: bool) -> None:
-    """Wait for :func:`prefetch`'s thread (before the store is closed); ``interrupt``: the build failed, its
-    statements are stopped first."""
-    if thread is None:
-        return
-    side = store.__dict__.get("_kansoku_side")
-    if interrupt and side is not None:
-        side.con.interrupt()  # (the thread's every statement runs on it)
-    thread.join()
 
 
 def _all_metrics(store: Store) -> dict[str, dict[str, float]]:
@@ -511,7 +438,7 @@ def _batch_series(store: Store, run_ids: list[str]) -> dict[str, tuple]:
     def make() -> dict[str, int]:
         order = list(store.__dict__.get("_kansoku_series_order", []))
         listed = set(order)
-        order += [r for (r,) in shared.query("SELECT run_id FROM runs ORDER BY run_id") if r not in listed]
+        order += [r for (r,) in store.query("SELECT run_id FROM runs ORDER BY run_id") if r not in listed]
         shared.temp_table(SERIES_SECONDS_TABLE, _SERIES_SECONDS_SQL, [order, order, order])
         return {r: i + 1 for i, r in enumerate(order)}  # generate_subscripts counts from 1
     pos = _per_store(store, "series_positions", make)
@@ -680,10 +607,7 @@ def _fio(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
 def _all_events(store: Store) -> dict[str, list]:
     """Checkpoints, stalls and the steady window of every stored run: the run_events view is computed for
     every run in one pass, once per build, for every report (a rebuild reads only its new runs')."""
-    def make():
-        shared = _shared(store)  # (the same rows as the store's; the second connection, see prefetch)
-        return steady.events(shared, [r[0] for r in shared.query("SELECT run_id FROM runs")])
-    return _per_store(store, "events", make)
+    return _per_store(store, "events", lambda: steady.events(store, [r[0] for r in store.query("SELECT run_id FROM runs")]))
 
 
 def _event_list(evs: list) -> list[dict[str, Any]]:

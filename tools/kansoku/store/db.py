@@ -258,20 +258,18 @@ class Store:
             yield store
 
     @contextmanager
-    def computed_once(self, views: Sequence[str], here: bool = False) -> Iterator["Store"]:
+    def computed_once(self, views: Sequence[str]) -> Iterator["Store"]:
         """The store on a second connection in which each of ``views`` is a temporary table of its rows,
         computed once (one statement each), that every later statement of the connection reads in its place
-        (DuckDB resolves a name to the temporary table first, inside view definitions too). ``here``: on this
-        store's connection itself (a second connection already, made for it by its owner's thread: a
-        connection is made from another in the thread that uses that other), closed after the block too."""
-        with self._shadowed(views, None, here) as store:
+        (DuckDB resolves a name to the temporary table first, inside view definitions too)."""
+        with self._shadowed(views, None) as store:
             yield store
 
     @contextmanager
-    def _shadowed(self, names: Iterable[str], where, here: bool = False) -> Iterator["Store"]:
+    def _shadowed(self, names: Iterable[str], where) -> Iterator["Store"]:
         """A second connection in which each of ``names`` that the store holds (table or view) is shadowed by a
         temporary table of its rows (those ``where(db, name)`` selects, when given)."""
-        cur = self.con if here else self.con.cursor()
+        cur = self.con.cursor()
         try:
             db = cur.execute("SELECT current_database()").fetchone()[0]
             held = {t for (t,) in cur.execute(
