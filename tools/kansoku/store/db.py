@@ -340,6 +340,12 @@ class Store:
         alike). Another connection (``runs_only``, ``computed_once``) still sees the views."""
         _shadow(self.con, views, None)
 
+    def computed(self, name: str) -> bool:
+        """Whether this connection reads ``name`` from a temporary table of its rows (``computed_here``,
+        ``computed_once``, ``runs_only``) rather than from the stored view."""
+        return bool(self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
+                                     [name]).fetchone()[0])
+
     @contextmanager
     def _shadowed(self, names: Iterable[str], where) -> Iterator["Store"]:
         """A second connection in which each of ``names`` that the store holds (table or view) is shadowed by a
