@@ -17,7 +17,7 @@ from kansoku.model import ComputedReport, RunPage, Trends
 from kansoku.render import hugo, page_reuse, publish
 from kansoku.report.build import compute_report
 from kansoku.report.cache import ItemCache
-from kansoku.report.runs import run_page_batches
+from kansoku.report.runs import run_page_batches, share_samples
 from kansoku.report.trends import compute_trends, trend_specs
 from kansoku.spec.model import Report, load_all, load_report
 from kansoku.store.db import BUILD_MEMORY_LIMIT, Store, open_store
@@ -159,6 +159,9 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
         try:
             store.limit_memory(memory_limit, generated / hugo.BUILD_CACHE / "duckdb-spill")
+            # a first build: the CPU and disk samples (a pivot of every sys_metrics row) computed once, read by
+            # the reports and the run pages alike (report/runs.py share_samples)
+            share_samples(store, cache)
             say(f"computing the reports of {spec_dir} from {db}")
             specs, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=False,
                                                     reports=reports)

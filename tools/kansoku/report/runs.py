@@ -372,9 +372,28 @@ def _metrics_by_branch(store: Store, run_ids: list[str] | None = None) -> dict[s
 SHARED_METRIC_VIEWS = ("cpu_in_run", "disk_in_run", "cpu_in_run_mean", "disk_in_run_mean")
 
 
+def share_samples(store: Store, cache: ItemCache | None) -> bool:
+    """Before a build computes its reports: SHARED_METRIC_VIEWS made temporary tables on the build's own
+    connection once (``Store.computed_here``), when most stored runs' data is not in the item cache (a first
+    build: the run pages then compute every run's samples anyway). The reports' queries (the per-host check
+    of the CPU and disk metrics, the runs a CPU chart can draw, ...) and the run pages (``_shared``) then read
+    the same tables instead of each computing the pivot of every ``sys_metrics`` row again (at 10,000 runs
+    the ``cpu`` view alone costs ~8 s of CPU a query). A rebuild after a few new runs does not: their pages
+    read the new runs' rows alone (``Store.runs_only``), and the reports' items are mostly cached. True when
+    the tables were made."""
+    run_ids = [r for (r,) in store.query("SELECT run_id FROM runs")]
+    missing = sum(1 for r in run_ids if cache is None or not (k := cache.run_key(store, r, "data")) or not cache.has(k))
+    if missing * 4 <= len(run_ids):  # (the same measure as run_page_batches' ``few``)
+        return False
+    store.computed_here(SHARED_METRIC_VIEWS)
+    _per_store(store, "shared", lambda: (None, store))
+    return True
+
+
 def _shared(store: Store) -> Store:
-    """The store on a second connection in which SHARED_METRIC_VIEWS are temporary tables, made once per open
-    store; it is closed with the store (a connection's cursors close with it)."""
+    """The store on a connection in which SHARED_METRIC_VIEWS are temporary tables, made once per open store:
+    its own when ``share_samples`` made them there, else a second one, closed with the store (a connection's
+    cursors close with it)."""
     def make():
         held = store.computed_once(SHARED_METRIC_VIEWS)
         return held, held.__enter__()  # (the context manager is kept: it closes the connection when collected)

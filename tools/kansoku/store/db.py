@@ -333,23 +333,26 @@ class Store:
         with self._shadowed(views, None) as store:
             yield store
 
+    def computed_here(self, views: Sequence[str]) -> None:
+        """Each of ``views`` made a temporary table of its rows on this store's own connection, computed once
+        (one statement each, in this order: a later view reads the earlier ones' tables), that every later
+        statement of this connection reads in its place until it closes (a build's reports and run pages
+        alike). Another connection (``runs_only``, ``computed_once``) still sees the views."""
+        _shadow(self.con, views, None)
+
+    def computed(self, name: str) -> bool:
+        """Whether this connection reads ``name`` from a temporary table of its rows (``computed_here``,
+        ``computed_once``, ``runs_only``) rather than from the stored view."""
+        return bool(self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
+                                     [name]).fetchone()[0])
+
     @contextmanager
     def _shadowed(self, names: Iterable[str], where) -> Iterator["Store"]:
         """A second connection in which each of ``names`` that the store holds (table or view) is shadowed by a
         temporary table of its rows (those ``where(db, name)`` selects, when given)."""
         cur = self.con.cursor()
         try:
-            db = cur.execute("SELECT current_database()").fetchone()[0]
-            held = {t for (t,) in cur.execute(
-                "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' UNION "
-                "SELECT view_name FROM duckdb_views() WHERE database_name = ? AND schema_name = 'main'",
-                [db, db]).fetchall()}
-            for name in names:
-                if name not in held:
-                    continue
-                cond = where(db, name) if where is not None else None
-                cond = f" WHERE {cond}" if cond else ""
-                cur.execute(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM "{db}".main."{name}"{cond}')
+            _shadow(cur, names, where)
             yield Store(cur, self.path, True)
         finally:
             cur.close()
@@ -709,6 +712,23 @@ def _json_default(obj: Any) -> Any:
 
 def sql_str(s: str) -> str:
     return "'" + str(s).replace("'", "''") + "'"
+
+
+def _shadow(con: duckdb.DuckDBPyConnection, names: Iterable[str], where) -> None:
+    """On ``con``: each of ``names`` that the store holds (table or view) shadowed by a temporary table of its
+    rows (those ``where(db, name)`` selects, when given); DuckDB resolves a name to the temporary table first,
+    inside view definitions too."""
+    db = con.execute("SELECT current_database()").fetchone()[0]
+    held = {t for (t,) in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' UNION "
+        "SELECT view_name FROM duckdb_views() WHERE database_name = ? AND schema_name = 'main'",
+        [db, db]).fetchall()}
+    for name in names:
+        if name not in held:
+            continue
+        cond = where(db, name) if where is not None else None
+        cond = f" WHERE {cond}" if cond else ""
+        con.execute(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM "{db}".main."{name}"{cond}')
 
 
 def open_store(path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s: float = 0.0,

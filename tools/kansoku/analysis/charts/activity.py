@@ -19,6 +19,14 @@ from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
 
 DISK_HAS_DATA = "SELECT DISTINCT run_id FROM disk_in_run WHERE read_kb_s IS NOT NULL OR write_kb_s IS NOT NULL"
+# the same runs without the pivot: the disk view's read_kb_s (write_kb_s) is not NULL when one of these metrics
+# has a value in the sample (a coalesce of max() FILTERs, scaled), in the run's window as disk_in_run cuts it
+c.WITHOUT_PIVOT[DISK_HAS_DATA] = ("disk_in_run", """
+SELECT DISTINCT m.run_id FROM sys_metrics_auth m JOIN runs r ON r.run_id = m.run_id
+WHERE m.activity = 'disk' AND m.value IS NOT NULL
+  AND m.metric IN ('rkB/s', 'kB_read/s', 'rMB/s', 'MB_read/s', 'rd_sec/s', 'rsec/s', 'Blk_read/s',
+                   'wkB/s', 'kB_wrtn/s', 'wMB/s', 'MB_wrtn/s', 'wr_sec/s', 'wsec/s', 'Blk_wrtn/s')
+  AND epoch(m.ts) - coalesce(m.interval_s, 0) / 2 BETWEEN epoch(r.start_time) AND epoch(r.end_time)""")
 SOFTIRQ_HAS_DATA = "SELECT DISTINCT run_id FROM sys_metrics WHERE activity = 'softirq'"
 DIRECTIONS = {"read": "read_kb_s", "write": "write_kb_s", "discard": "discard_kb_s"}
 UNITS = {"kB/s": 1.0, "MB/s": 1024.0}  # sysstat's kB are 1024 bytes; MB/s = kB/s / 1024 (sar -h prints M)

@@ -22,6 +22,12 @@ CPU_COLUMNS = ("usr", "nice", "sys", "iowait", "steal", "irq", "soft", "guest", 
 DEFAULT_STACK = ["usr", "sys", "iowait", "soft", "steal"]
 TOOLS = ("sar", "iostat", "vmstat")
 CPU_HAS_DATA = "SELECT DISTINCT run_id FROM cpu_in_run"
+# the same runs without the pivot: a run has a row of cpu_in_run when one of its chosen (sys_metrics_auth) CPU
+# samples lies in its window (the view's condition: the middle of the interval it covers in [start, end])
+c.WITHOUT_PIVOT[CPU_HAS_DATA] = ("cpu_in_run", """
+SELECT DISTINCT m.run_id FROM sys_metrics_auth m JOIN runs r ON r.run_id = m.run_id
+WHERE m.activity = 'cpu'
+  AND epoch(m.ts) - coalesce(m.interval_s, 0) / 2 BETWEEN epoch(r.start_time) AND epoch(r.end_time)""")
 
 
 def one_run(store: Store, report: Report | None, item: Item) -> str:

@@ -1,0 +1,56 @@
+"""Issue 29: the runs a CPU or disk chart can draw, asked of the samples without the pivot (the ``cpu`` and
+``disk`` views' GROUP BY of every sys_metrics row), are the runs the views give, on the README's example and on
+real and generated sysstat/iostat/vmstat files of the corpus (runs without a window among them); and a
+connection holding the views as tables (a first build's, report/runs.py share_samples) reads those."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_tool
+from kansoku.analysis.charts import _select as c
+from kansoku.analysis.charts.activity import DISK_HAS_DATA
+from kansoku.analysis.charts.system import CPU_HAS_DATA
+from kansoku.report.runs import SHARED_METRIC_VIEWS
+from kansoku.store.db import open_store
+
+CORPUS_INPUTS = ("real/study=scaleup/workload=read/config=checksums-off/clients=8", "real/study=syscalls",
+                 "generated/sar", "generated/iostat", "generated/vmstat")
+
+
+@pytest.fixture(scope="module")
+def corpus_db(corpus, tmp_path_factory):
+    db = tmp_path_factory.mktemp("has-data") / "kansoku.duckdb"
+    run_tool("ingest", "--db", db, *(corpus / p for p in CORPUS_INPUTS), check=True)
+    return db
+
+
+def _same_runs(db, min_runs: int, windowless: bool) -> None:
+    store = open_store(db, read_only=True)
+    try:
+        assert set(c.WITHOUT_PIVOT) == {CPU_HAS_DATA, DISK_HAS_DATA}
+        with_samples = {r for (r,) in store.query("SELECT DISTINCT run_id FROM sys_metrics WHERE run_id IS NOT NULL")}
+        for has_data, (view, without) in c.WITHOUT_PIVOT.items():
+            assert not store.computed(view)
+            pivot = {r for (r,) in store.query(has_data)}
+            assert len(pivot) >= min_runs, has_data
+            assert {r for (r,) in store.query(without)} == pivot, has_data
+            # runs_with_data asks the samples here (no table of the view on this connection): the same runs
+            assert c.runs_with_data(store, has_data) == pivot
+            if windowless:  # runs with samples but none in a window: the window's condition is checked
+                assert pivot < with_samples, has_data
+        # a connection holding the views as tables reads them: the same runs
+        with store.computed_once(SHARED_METRIC_VIEWS) as held:
+            for has_data, (view, _) in c.WITHOUT_PIVOT.items():
+                assert held.computed(view)
+                assert c.runs_with_data(held, has_data) == {r for (r,) in store.query(has_data)}
+    finally:
+        store.close()
+
+
+def test_runs_with_data_without_the_pivot_on_the_example(example_db):
+    _same_runs(example_db, 20, False)
+
+
+def test_runs_with_data_without_the_pivot_on_the_corpus(corpus_db):
+    _same_runs(corpus_db, 4, True)
