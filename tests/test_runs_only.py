@@ -7,6 +7,7 @@ import math
 import pickle
 
 import duckdb
+import pytest
 
 from conftest import copy_store
 from kansoku.store.db import FILE_TABLE, PER_RUN_TABLES, RUN_VIEWS, Store, open_store
@@ -36,6 +37,30 @@ def _chosen_runs(store) -> list[str]:
             out.append(rid)
     assert 0 < len(out) < len(rows)
     return out
+
+
+def _same_with_run_views(store, runs: list[str], views: list[str], whole: dict) -> None:
+    lits = ", ".join("'" + r.replace("'", "''") + "'" for r in runs)
+    with store.runs_only(runs, views=RUN_VIEWS) as own:
+        assert set(RUN_VIEWS) <= {t for (t,) in own.query("SELECT table_name FROM duckdb_tables() WHERE temporary")}
+        held = {v: _rounded(own.query(f"SELECT * FROM {v} WHERE run_id IN ({lits})")) for v in views}
+    for v in views:
+        assert held[v] == whole[v], v
+
+
+@pytest.mark.slow  # every view twice over the example (~40 s): --all (CI) runs it; the quick run checks RUN_VIEWS'
+def test_every_view_over_the_run_views_tables_is_the_whole_stores(example_db):  # own and the page's metrics, events
+    store = open_store(example_db, read_only=True)
+    try:
+        runs = _chosen_runs(store)
+        views = [v for (v,) in store.query(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND view_name IN "
+            "(SELECT table_name FROM duckdb_columns() WHERE column_name = 'run_id') ORDER BY view_name")]
+        lits = ", ".join("'" + r.replace("'", "''") + "'" for r in runs)
+        whole = {v: _rounded(store.query(f"SELECT * FROM {v} WHERE run_id IN ({lits})")) for v in views}
+        _same_with_run_views(store, runs, views, whole)
+    finally:
+        store.close()
 
 
 def test_every_view_of_some_runs_is_the_whole_stores_for_them(example_db):
@@ -68,13 +93,10 @@ def test_every_view_of_some_runs_is_the_whole_stores_for_them(example_db):
         assert sum(len(r) for r in whole.values()) > 1000  # the example's runs have rows in these views
         for v in views:
             assert got[v] == whole[v], v
-        # the views a run's page reads many times made tables of these runs' rows once (RUN_VIEWS): the same
-        with store.runs_only(runs, views=RUN_VIEWS) as own:
-            assert set(RUN_VIEWS) <= {t for (t,) in own.query(
-                "SELECT table_name FROM duckdb_tables() WHERE temporary")}
-            held = {v: _rounded(own.query(f"SELECT * FROM {v} WHERE run_id IN ({lits})")) for v in views}
-        for v in views:
-            assert held[v] == whole[v], v
+        # the views a run's page reads many times made tables of these runs' rows once (RUN_VIEWS): the same, and
+        # so are the page's metrics and events read over them (every view: the slow test below)
+        _same_with_run_views(store, runs, [v for v in views if v in RUN_VIEWS or v in ("run_metrics", "run_events")],
+                             whole)
         # the store's own connection is untouched: its tables are the whole store's again
         assert store.query("SELECT count(DISTINCT run_id) FROM sys_metrics")[0][0] > len(runs)
     finally:
