@@ -350,3 +350,31 @@ def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env
     assert third.items_computed == [] and third.runs_computed == 0
     assert {p: h for p, (h, _) in snapshot(gen).items()} == {p: h for p, (h, _) in before.items()}
     assert json.loads((gen / "build-cache" / "items" / "run-pages.json").read_text(encoding="utf-8")) == index
+
+
+def test_a_new_data_sources_part_leaves_the_run_pages_context_as_it_was(tmp_path):
+    """render/page_reuse.py: a run page does not read the data-sources page's parts (sources-N), so a new part (a
+    1,001st run) must not make every run page render again; the chapters' prose is read, so it does."""
+    import json
+    import shutil
+
+    from kansoku.render import page_reuse
+
+    gen = tmp_path / "gen"
+    rep = gen / "content" / "reports" / "r"
+    rep.mkdir(parents=True)
+    (rep / "c1.en.md").write_text("chapter\n")
+    (rep / "sources.en.md").write_text("sources\n")
+    (rep / "sources-2.en.md").write_text("part 2\n")
+    hugo_json = tmp_path / "hugo.json"
+    hugo_json.write_text(json.dumps({"module": {"mounts": [{"source": str(gen / "content"), "target": "content"}]}}))
+    hugo = shutil.which("hugo")
+    before = page_reuse._context(gen, hugo_json, hugo)
+    (rep / "sources-3.en.md").write_text("part 3\n")
+    (rep / "sources-2.en.md").write_text("part 2, other runs\n")
+    assert page_reuse._context(gen, hugo_json, hugo) == before
+    (rep / "sources.en.md").write_text("sources, more runs\n")  # the page a run page links to
+    assert page_reuse._context(gen, hugo_json, hugo) != before
+    (rep / "sources.en.md").write_text("sources\n")
+    (rep / "c1.en.md").write_text("chapter, edited\n")
+    assert page_reuse._context(gen, hugo_json, hugo) != before

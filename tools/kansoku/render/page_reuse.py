@@ -94,7 +94,9 @@ def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
     text = hugo_json.read_bytes()
     h.update(text + b"\0")
     cfg = json.loads(text)
-    run_md = re.compile(r"^reports/[^/]+/runs/[^/]+$")
+    # the run pages' own files, and the data-sources page's parts: no run page reads them (a run page links
+    # to its part by the anchor in its own data); a 1,001st run adds a part and would render every run page
+    run_md = re.compile(r"^reports/[^/]+/(?:runs/[^/]+|sources-\d+\.[a-z]+\.md)$")
     for m in cfg.get("module", {}).get("mounts", []):
         src, target = Path(m["source"]), m["target"]
         h.update(f"mount\0{src}\0{target}\0".encode())
