@@ -39,6 +39,13 @@ def _chosen_runs(store) -> list[str]:
     return out
 
 
+def _run_views(store) -> list[str]:
+    """Every view with a run_id column."""
+    return [v for (v,) in store.query(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND view_name IN "
+        "(SELECT table_name FROM duckdb_columns() WHERE column_name = 'run_id') ORDER BY view_name")]
+
+
 def _same_with_run_views(store, runs: list[str], views: list[str], whole: dict) -> None:
     lits = ", ".join("'" + r.replace("'", "''") + "'" for r in runs)
     with store.runs_only(runs, views=RUN_VIEWS) as own:
@@ -53,9 +60,7 @@ def test_every_view_over_the_run_views_tables_is_the_whole_stores(example_db):  
     store = open_store(example_db, read_only=True)
     try:
         runs = _chosen_runs(store)
-        views = [v for (v,) in store.query(
-            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND view_name IN "
-            "(SELECT table_name FROM duckdb_columns() WHERE column_name = 'run_id') ORDER BY view_name")]
+        views = _run_views(store)
         lits = ", ".join("'" + r.replace("'", "''") + "'" for r in runs)
         whole = {v: _rounded(store.query(f"SELECT * FROM {v} WHERE run_id IN ({lits})")) for v in views}
         _same_with_run_views(store, runs, views, whole)
@@ -67,9 +72,7 @@ def test_every_view_of_some_runs_is_the_whole_stores_for_them(example_db):
     store = open_store(example_db, read_only=True)
     try:
         runs = _chosen_runs(store)
-        views = [v for (v,) in store.query(
-            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND view_name IN "
-            "(SELECT table_name FROM duckdb_columns() WHERE column_name = 'run_id') ORDER BY view_name")]
+        views = _run_views(store)
         assert {"run_metrics", "run_events", "cpu_in_run_mean", "pgbench_steady_state"} <= set(views)
         lits = ", ".join("'" + r.replace("'", "''") + "'" for r in runs)
         whole = {v: _rounded(store.query(f"SELECT * FROM {v} WHERE run_id IN ({lits})")) for v in views}

@@ -130,16 +130,8 @@ class Store:
             for old, sql in mod.retired.items():
                 if old not in held:
                     continue
-                self.con.execute("BEGIN TRANSACTION")
-                try:
+                with self.atomic():  # (a Ctrl-C leaves the old table whole)
                     self.con.execute(sql)
-                    self.con.execute("COMMIT")
-                except BaseException:
-                    try:
-                        self.con.execute("ROLLBACK")
-                    except duckdb.Error:
-                        pass
-                    raise
         self._columns.clear()
 
     def next_file_no(self) -> int:
