@@ -205,10 +205,8 @@ def run_page_batches(store: Store, report: Report, chapters: list[Chapter], info
     conditions: dict[tuple, list[str]] = {}
     for rid in run_ids:
         conditions.setdefault(_cond_key(infos[rid].factors), []).append(rid)
-    keys = {r: cache.run_key(store, r, "data") for r in run_ids} if cache is not None else {}
-    n_missing = sum(1 for r in run_ids if not (keys.get(r) and cache.has(keys[r])))
     # the first build (most runs missing): every run's metrics in one pass; a rebuild: the missing runs' alone
-    few = cache is not None and n_missing * 4 <= len(run_ids)
+    keys, few = _data_keys(store, cache, run_ids)
     if "_kansoku_series_order" not in store.__dict__:  # every run's series are made in this order (_batch_series)
         store.__dict__["_kansoku_series_order"] = _batch_order(conditions, batch_runs)
     batch: list[str] = []
@@ -372,6 +370,14 @@ def _metrics_by_branch(store: Store, run_ids: list[str] | None = None) -> dict[s
 SHARED_METRIC_VIEWS = ("cpu_in_run", "disk_in_run", "cpu_in_run_mean", "disk_in_run_mean")
 
 
+def _data_keys(store: Store, cache: ItemCache | None, run_ids: list[str]) -> tuple[dict[str, str | None], bool]:
+    """Each run's key of its page data in the item cache, and whether few of them are missing there (a
+    rebuild: at most a quarter; never without a cache)."""
+    keys = {r: cache.run_key(store, r, "data") for r in run_ids} if cache is not None else {}
+    n_missing = sum(1 for r in run_ids if not (keys.get(r) and cache.has(keys[r])))
+    return keys, cache is not None and n_missing * 4 <= len(run_ids)
+
+
 def share_samples(store: Store, cache: ItemCache | None) -> bool:
     """Before a build computes its reports: SHARED_METRIC_VIEWS made temporary tables on the build's own
     connection once (``Store.computed_here``), when most stored runs' data is not in the item cache (a first
@@ -382,8 +388,7 @@ def share_samples(store: Store, cache: ItemCache | None) -> bool:
     read the new runs' rows alone (``Store.runs_only``), and the reports' items are mostly cached. True when
     the tables were made."""
     run_ids = [r for (r,) in store.query("SELECT run_id FROM runs")]
-    missing = sum(1 for r in run_ids if cache is None or not (k := cache.run_key(store, r, "data")) or not cache.has(k))
-    if missing * 4 <= len(run_ids):  # (the same measure as run_page_batches' ``few``)
+    if not run_ids or _data_keys(store, cache, run_ids)[1]:
         return False
     store.computed_here(SHARED_METRIC_VIEWS)
     _per_store(store, "shared", lambda: (None, store))

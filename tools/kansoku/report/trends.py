@@ -32,7 +32,7 @@ from kansoku.model import ChartData, ComputedReport, Figure, Trends
 from kansoku.report.methods import citation_text
 from kansoku.report.provenance import item_provenance
 from kansoku.spec.model import LANGS, Item, Report, Text, text
-from kansoku.store.db import Store, run_metric_selects
+from kansoku.store.db import Store, run_metric_source
 
 TREND_IGNORED_FACTORS = ("rep", "fiscal_year", "report", "published_table", "campaign", "duration_s", "threads")
 TREND_HOVER_FACTORS = ("clients", "config", "checksums")
@@ -196,8 +196,7 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
         cond = None
     # the rows of run_metrics of this metric, from its branches alone (planning the view's ~60 branches cost
     # most of a trend's CPU): the same rows
-    branches = run_metric_selects([metric])
-    metric_rows = "(" + "\nUNION ALL\n".join(branches) + ")" if branches else "run_metrics"
+    metric_rows = run_metric_source([metric])
     rows = [] if cond is None else store.query(
         f"SELECT m.run_id, r.run_toml::VARCHAR, r.origin FROM {metric_rows} m "
         f"JOIN runs r ON r.run_id = m.run_id AND r.status = 'ok' "

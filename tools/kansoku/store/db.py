@@ -682,6 +682,13 @@ def run_metric_selects(metrics: Iterable[str] | None = None) -> list[str]:
     return selects
 
 
+def run_metric_source(metrics: Iterable[str]) -> str:
+    """``run_metrics`` as a query's source, from the branches that can hold ``metrics`` alone (planning the
+    whole view's ~60 branches cost most of a query about one metric): the same rows."""
+    branches = run_metric_selects(metrics)
+    return "(" + "\nUNION ALL\n".join(branches) + ")" if branches else "run_metrics"
+
+
 def schema_fingerprint() -> str:
     """Changes whenever a table, view or metric definition changes."""
     import hashlib
@@ -892,7 +899,7 @@ class FileSink:
     tables: set[str] = field(default_factory=set)  # tables the parser wrote rows into
     # table -> the rows add_rows stored in it, as stored (None: rows were also written or changed by SQL, or too many
     # to keep): the plausibility bounds look at these instead of a statement (parsers/bounds.py ``check``)
-    added: dict[str, list[dict[str, Any]] | None] = field(default_factory=dict)
+    added: dict[str, tuple[list[dict[str, Any]], dict[str, Any]] | None] = field(default_factory=dict)  # (rows, fixed)
     host: str | None = None  # the file's host and its role in the run (docs/ingest.md, "Hosts in a run")
     role: str | None = None
     file_no: int | None = None  # the file's number (FILE_TABLE): given by the writer, else asked of the store
@@ -909,10 +916,10 @@ class FileSink:
         return fixed
 
     def _own(self, table: str) -> tuple[str, Any]:
-        """(condition on ``$kansoku_own``, its value): this file's rows of ``table``."""
+        """(column, value) naming this file's rows of ``table``."""
         if self.store.file_keyed(table):
-            return "file_no = $kansoku_own", self._number()
-        return "source_id = $kansoku_own", self.source_id
+            return "file_no", self._number()
+        return "source_id", self.source_id
 
     def _host_columns(self, table: str) -> list[str]:
         """The host columns a table has that the sink fills (sys_series keeps the hostname it prints)."""
@@ -925,10 +932,10 @@ class FileSink:
                                                                          or k in self._host_columns(table))}
         checked = list(self._checked(table, cols, rows))
         n = self.store.insert_rows(table, checked, fixed)
-        kept = self.added.setdefault(table, [])
-        if kept is not None:
-            if len(kept) + len(checked) <= ADDED_ROWS_KEPT:
-                kept.extend({**row, **fixed} for row in checked)
+        kept = self.added.setdefault(table, ([], fixed))
+        if kept is not None:  # (the rows as given: the fixed columns are laid over them when the bounds ask)
+            if len(kept[0]) + len(checked) <= ADDED_ROWS_KEPT:
+                kept[0].extend(checked)
             else:
                 self.added[table] = None
         self.tables.add(table)
@@ -958,7 +965,8 @@ class FileSink:
     def added_rows(self, table: str) -> list[dict[str, Any]] | None:
         """Every row of ``table`` this file stored, when all of them came through ``add_rows`` (as stored,
         the file's fixed columns included); None otherwise."""
-        return self.added.get(table)
+        kept = self.added.get(table)
+        return None if kept is None else [{**row, **kept[1]} for row in kept[0]]
 
     def load_sql(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> int:
         self.added[table] = None
@@ -981,23 +989,23 @@ class FileSink:
 
     def own_rows(self, table: str, select_sql: str, params: dict[str, Any] | None = None) -> list[tuple]:
         """Run ``select_sql`` where ``{rows}`` stands for this file's rows of ``table``."""
-        cond, own = self._own(table)
-        sql = select_sql.replace("{rows}", f"(SELECT * FROM {table} WHERE {cond})")
+        key, own = self._own(table)
+        sql = select_sql.replace("{rows}", f"(SELECT * FROM {table} WHERE {key} = $kansoku_own)")
         return self.store.con.execute(sql, _used(sql, {"source_id": self.source_id, "kansoku_own": own,
                                                        **(params or {})})).fetchall()
 
     def update_own_rows(self, table: str, set_sql: str, params: dict[str, Any] | None = None) -> None:
         """UPDATE this file's rows of ``table`` SET ``set_sql``."""
         self.added[table] = None
-        cond, own = self._own(table)
-        sql = f"UPDATE {table} SET {set_sql} WHERE {cond}"
+        key, own = self._own(table)
+        sql = f"UPDATE {table} SET {set_sql} WHERE {key} = $kansoku_own"
         self.store.con.execute(sql, _used(sql, {"source_id": self.source_id, "kansoku_own": own, **(params or {})}))
 
     def delete_own_rows(self, table: str) -> int:
         """Delete this file's rows of ``table`` (a first, cheaper load that is not kept); how many."""
         self.added[table] = None
-        cond, own = self._own(table)
-        n = self.store.con.execute(f"DELETE FROM {table} WHERE {cond}", {"kansoku_own": own}).fetchone()[0]
+        key, own = self._own(table)
+        n = self.store.con.execute(f"DELETE FROM {table} WHERE {key} = ?", [own]).fetchone()[0]
         self.rows_loaded -= n
         return n
 
@@ -1006,8 +1014,7 @@ class FileSink:
         line a bulk reader took for a complete row. Returns 0 or 1."""
         self.added[table] = None
         con = self.store.con
-        key = "file_no" if self.store.file_keyed(table) else "source_id"
-        own = self._number() if key == "file_no" else self.source_id
+        key, own = self._own(table)
         row = con.execute(f"SELECT max(rowid) FROM {table} WHERE {key} = ? AND {where_sql}",
                           [own, *params]).fetchone()
         if row[0] is None:

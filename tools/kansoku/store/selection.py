@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kansoku.store.db import RUNS, Store, run_metric_selects
+from kansoku.store.db import RUNS, Store, run_metric_source
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,7 @@ def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[s
     if metrics:
         conds.append(f"m.metric IN ({', '.join('?' for _ in metrics)})")
         params += metrics
-        # the view's branches that can hold these metrics, not all ~60 (planning the whole view cost half
-        # of a comparison's CPU): the same rows
-        branches = run_metric_selects(metrics)
-        if branches:
-            source = "(" + "\nUNION ALL\n".join(branches) + ")"
+        source = run_metric_source(metrics)  # (not all ~60 branches: half of a comparison's CPU was planning)
     # each run's values (of every run: a build keeps them by run, Store.per_run, and computes a new run's alone),
     # then the selection's good runs
     values = store.per_run(
