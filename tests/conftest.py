@@ -118,10 +118,18 @@ def _longest_files_first(items) -> None:
     items[:] = [item for name in order for item in files[name][2]]
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist, in the controller, for each process it starts: a process of the quick run orders the files
+    longest first (its options are not the controller's: xdist hands a process its command line alone)."""
+    if getattr(node.config.option, "loadscopereorder", True) is False:
+        node.workerinput["kansoku_longest_first"] = True
+
+
 def pytest_collection_modifyitems(config, items):
-    # an xdist process of a run that hands out files in their collected order (the quick run; xdist sets a
-    # process's own dist option to "no", so that cannot be asked)
-    if os.environ.get("PYTEST_XDIST_WORKER") and getattr(config.option, "loadscopereorder", True) is False:
+    # an xdist process of a run that hands out files in their collected order (the quick run, which
+    # pytest_configure_node tells each process of); the controller takes the processes' order
+    if getattr(config, "workerinput", {}).get("kansoku_longest_first"):
         _longest_files_first(items)
     _skip_slow_in_the_quick_run(config, items)
 

@@ -65,6 +65,17 @@ class MemSink:
     def q(self, sql: str, params=None) -> list[tuple]:
         return self.con.execute(sql, params or []).fetchall()
 
+    def digest(self, sql: str) -> tuple:
+        """A SELECT's rows as a multiset: their count and the sum of their hashes."""
+        return self.con.execute(f"SELECT count(*), sum(hash(r)::HUGEINT) FROM ({sql}) r").fetchone()
+
+
+def same_rows(a: MemSink, b: MemSink, sql: str) -> bool:
+    """Whether a SELECT gives the same rows in two sinks, in any order: their digests when they agree (a sa
+    file's rows are hundreds of thousands: ~0.3 s a table as Python tuples), else the rows themselves, sorted
+    (-0.0 and 0.0 are equal there; a failing assertion then shows them)."""
+    return a.digest(sql) == b.digest(sql) or a.q(sql + " ORDER BY ALL") == b.q(sql + " ORDER BY ALL")
+
 
 def parse(fmt_name: str, path: Path, run_start: Any = None, mem: bool = True, run_meta: dict | None = None) -> MemSink:
     from kansoku import parsers

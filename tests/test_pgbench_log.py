@@ -8,6 +8,7 @@ and each such test says so. The corpus walk at the end parses every pgbench file
 
 from __future__ import annotations
 
+import collections
 import shutil
 from pathlib import Path
 
@@ -410,20 +411,10 @@ def _layout_runs(root: Path) -> Path:
 
 
 def _both_ways(db: Path, want: list[tuple]) -> None:
-    """pgbench_transactions holds exactly ``want`` (EXCEPT ALL both ways, in DuckDB)."""
-    con = duckdb.connect()
-    try:
-        con.execute(f"ATTACH '{db}' AS s (READ_ONLY)")
-        con.execute("CREATE TABLE want AS SELECT * FROM s.pgbench_transactions LIMIT 0")
-        if want:
-            con.executemany(f"INSERT INTO want VALUES ({', '.join('?' * len(want[0]))})", want)
-        extra = con.execute("SELECT count(*) FROM (SELECT * FROM s.pgbench_transactions EXCEPT ALL "
-                            "SELECT * FROM want)").fetchone()[0]
-        missing = con.execute("SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL "
-                              "SELECT * FROM s.pgbench_transactions)").fetchone()[0]
-    finally:
-        con.close()
-    assert (extra, missing) == (0, 0)
+    """pgbench_transactions holds exactly ``want``: the same rows as a multiset (each row as often; inserting
+    ``want`` into DuckDB for an EXCEPT ALL took ~6 s by executemany)."""
+    got = collections.Counter(q(db, "SELECT * FROM pgbench_transactions"))
+    assert got == collections.Counter(want), (got - collections.Counter(want), collections.Counter(want) - got)
 
 
 def test_each_shape_stored_in_its_table_and_the_view_unchanged(tmp_path):
