@@ -168,6 +168,35 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
 
 
+def test_a_store_made_again_by_another_ingest_is_not_served_the_last_builds_rows(env):
+    """The same files stored again (a store made anew, as by newer ingest code: the same hashes, other derived
+    rows): nothing the last build kept of the other store is served (report/cache.py RUN_FINGERPRINTS_SQL)."""
+    import duckdb
+
+    tmp, camp, held, db, specs, content = env
+    first = build(env)
+    other = tmp / "db-again" / "kansoku.duckdb"
+    run_tool("ingest", "--db", other, camp, check=True)
+    files = "SELECT run_id, file_name, sha256 FROM sources ORDER BY ALL"
+    con = duckdb.connect(str(other))
+    try:
+        with duckdb.connect(str(db), read_only=True) as old:
+            assert con.execute(files).fetchall() == old.execute(files).fetchall()  # the same bytes
+        con.execute("UPDATE pgbench_summary SET tps = tps * 2")  # derived otherwise
+    finally:
+        con.close()
+    from kansoku.app import build_site as site_build
+
+    again = site_build(other, tmp / "public", spec_dir=specs, generated=tmp / "gen", content=content)
+    assert sorted(again.items_computed) == sorted(first.items_computed) and again.items_reused == []
+    assert again.runs_computed == first.runs_computed and again.runs_reused == 0
+    fresh = site_build(other, tmp / "public-fresh", spec_dir=specs, generated=tmp / "gen-fresh", content=content)
+    assert fresh.items_reused == []
+    assert {p: h for p, (h, _) in snapshot(tmp / "gen").items()} == \
+        {p: h for p, (h, _) in snapshot(tmp / "gen-fresh").items()}
+    assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
+
+
 def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
     """Issue 29: the build computes, writes and drops the run pages a batch of whole conditions at a time;
     batches of two runs (every condition of this campaign a batch of its own, several batches) give the
