@@ -407,3 +407,48 @@ def test_a_new_data_sources_part_leaves_the_run_pages_context_as_it_was(tmp_path
     (rep / "sources.en.md").write_text("sources\n")
     (rep / "c1.en.md").write_text("chapter, edited\n")
     assert page_reuse._context(gen, hugo_json, hugo) != before
+
+
+OTHER = SPEC.replace('id = "inc"', 'id = "other"').replace("Incremental build", "Other report").split(
+    '[[chapter.table]]\nid = "read"')[0] + '''[[chapter.table]]
+id = "update"
+caption = { ja = "更新系", en = "Update" }
+metric = "tps"
+where = { workload = "update" }
+rows = "clients"
+'''
+
+
+def test_a_report_whose_data_did_not_change_is_taken_from_the_current_output(env):
+    """render/page_reuse.py: after one new run, Hugo renders the pages of the reports whose data changed (the
+    report showing the run) and takes the other reports' pages from the current output; the site is a build
+    from scratch's, byte for byte, each time. A report whose spec changed is rendered again."""
+    tmp, camp, held, db, specs, content = env
+    (specs / "other.toml").write_text(OTHER, encoding="utf-8")
+    first = build(env)
+    assert first.reports == ["inc", "other"] and first.reports_pages_reused == []  # no site before
+    again = build(env)
+    assert again.reports_pages_reused == ["inc", "other"]
+
+    def same_as_fresh(name: str) -> None:
+        fresh = build(env, f"gen-{name}", f"public-{name}")
+        assert fresh.reports_pages_reused == [] and fresh.run_pages_reused == 0
+        assert site_files(tmp / f"public-{name}") == site_files(tmp / "public")
+
+    shutil.move(held, camp / "study=scaleup" / HELD_BACK)
+    run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)  # a read run: "inc" shows it
+    after_one = build(env)
+    assert after_one.reports_pages_reused == ["other"]
+    assert after_one.run_pages_rendered == 3  # the new run's and its condition's (their pages list it)
+    same_as_fresh("one")
+
+    # another caption in "other": its data changes, not what every page shows of it (its title, its pages)
+    (specs / "other.toml").write_text(OTHER.replace('en = "Update"', 'en = "Updates"'), encoding="utf-8")
+    recaptioned = build(env)
+    assert recaptioned.reports_pages_reused == ["inc"]
+    same_as_fresh("recaptioned")
+    # another title: shown on every page of the site (the run pages' context), so every report is rendered
+    (specs / "other.toml").write_text(OTHER.replace("Other report", "Another title"), encoding="utf-8")
+    retitled = build(env)
+    assert retitled.reports_pages_reused == [] and retitled.run_pages_reused == 0
+    same_as_fresh("retitled")
