@@ -502,19 +502,22 @@ def remove_unlisted(base: Path, wanted: set[str], roots: tuple[str, ...], since:
     emptied directories, but those modified at or after ``since`` (ns; written during this build by another
     writer)."""
     removed = 0
-    keep = {base / rel for rel in wanted}
+    keep = {os.path.normpath(os.path.join(base, rel)) for rel in wanted}
     for root in roots:
         top = base / root
         if not top.is_dir():
             top.mkdir(parents=True)
             continue
-        for p in sorted(top.rglob("*"), key=lambda q: len(q.parts), reverse=True):
-            if p.is_dir():
-                if not any(p.iterdir()):
-                    p.rmdir()
-            elif p not in keep and (since is None or p.stat().st_mtime_ns < since):
-                p.unlink()
-                removed += 1
+        # (os.walk and strings, deepest first: a directory is looked at after everything under it)
+        top_s = os.path.normpath(top)
+        for dirpath, _, files in os.walk(top_s, topdown=False):
+            for name in files:
+                path = os.path.join(dirpath, name)
+                if path not in keep and (since is None or os.stat(path).st_mtime_ns < since):
+                    os.unlink(path)
+                    removed += 1
+            if dirpath != top_s and not os.listdir(dirpath):
+                os.rmdir(dirpath)
     return {"files_removed": removed}
 
 
@@ -647,4 +650,4 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
         raise KansokuError("hugo failed:\n" + log)
     if reuse is not None:
         page_reuse.link_reused(reuse, out)
-    return sum(1 for _ in out.rglob("*.html"))
+    return sum(sum(1 for n in files + dirs if n.endswith(".html")) for _, dirs, files in os.walk(out))
