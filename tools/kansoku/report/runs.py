@@ -21,6 +21,7 @@ rebuild after one new run makes the pages of that run's condition again, and tak
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -441,7 +442,8 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, keys: d
         rows = _batch_series(store, missing)
     else:  # a few runs: the views over these runs' rows alone (Store.runs_only), not over the whole store's
         fresh = {r: {} for r in missing}
-        with store.runs_only(missing, views=RUN_VIEWS) as own:
+        held = ItemCache.own_held(store, missing)  # made for the reports' per-run queries about the same runs
+        with contextlib.nullcontext(held) if held is not None else store.runs_only(missing, views=RUN_VIEWS) as own:
             fresh.update(_metrics_by_branch(own, missing))
             got_events = steady.events(own, missing, constant=True)
             rows = {row[0]: tuple(row) for row in own.query(only_runs(SERIES_SQL, missing), [missing])}
