@@ -617,18 +617,19 @@ def plan_reuse(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_r
 # ~520 MB; 600 MiB: 0.66 GB but 91 s, 450 MiB: 0.52 GB but 115 s). A site of 1,000 runs (~340 MB) or the
 # example (~210 MB) builds the same pages in the same CPU either way. A value set in the environment is kept.
 HUGO_MEMORY = {"HUGO_MEMORYLIMIT": "0.1", "GOMEMLIMIT": "700MiB"}
-# Go's collector runs only to keep the heap under our GOMEMLIMIT (GOGC=off), not each time the heap doubled:
-# a site far below the limit is built with a few collections or none (Hugo alone over the example after one
-# new run: 0.76-0.89 -> 0.59-0.73 s of CPU, peak 130-136 -> 183-186 MB; over the 1,000-run site 1.34-1.49 ->
-# 1.11-1.27 s, 156-165 -> 240 MB; 2-3 each, load 7-8). A site whose heap reaches the limit (10,000 runs) is
-# collected as before: GOGC=100's target (twice the live heap) was above the limit there already. Not when the
-# environment sets GOGC or GOMEMLIMIT (without our limit, GOGC=off would let the heap grow without bound).
+# A rebuild that takes pages from the current output (``few``): Go's collector runs only to keep the heap under
+# our GOMEMLIMIT (GOGC=off), not each time the heap doubled, so Hugo reading the site to render a few pages
+# collects seldom or never (Hugo alone after one new run: the example 0.76-0.89 -> 0.59-0.73 s of CPU, peak
+# 130-136 -> 183-186 MB; 1,000 runs 1.34-1.49 -> 1.11-1.27 s, 156-165 -> 240 MB; 2-3 each, load 7-8). Not for a
+# build rendering every page: its heap would grow to the limit (the full build at 1,000 runs peaked at 691-700
+# MB instead of 448-467), and not when the environment sets GOGC or GOMEMLIMIT (without our limit, GOGC=off
+# would let the heap grow without bound).
 HUGO_GOGC_UNDER_LIMIT = "off"
 
 
-def hugo_env() -> dict[str, str]:
+def hugo_env(few: bool = False) -> dict[str, str]:
     env = {**HUGO_MEMORY, **os.environ}
-    if "GOGC" not in os.environ and "GOMEMLIMIT" not in os.environ:
+    if few and "GOGC" not in os.environ and "GOMEMLIMIT" not in os.environ:
         env["GOGC"] = HUGO_GOGC_UNDER_LIMIT
     return env
 
@@ -653,7 +654,7 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
         cmd += ["--renderSegments", ",".join(segments)]
     # bounded by its input (kansoku.external): the generated data and the prose
     proc = external.run("hugo", cmd, nbytes=external.input_bytes([gen, content]), capture_output=True, text=True,
-                        env=hugo_env())
+                        env=hugo_env(few=reuse is not None and bool(reuse.reuse or reuse.reports_reuse)))
     if proc.returncode != 0:
         lines = (proc.stdout + "\n" + proc.stderr).splitlines()
         log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])
