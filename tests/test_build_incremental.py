@@ -168,6 +168,35 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
 
 
+def test_a_store_made_again_by_another_ingest_is_not_served_the_last_builds_rows(env):
+    """The same files stored again (a store made anew, as by newer ingest code: the same hashes, other derived
+    rows): nothing the last build kept of the other store is served (report/cache.py RUN_FINGERPRINTS_SQL)."""
+    import duckdb
+
+    tmp, camp, held, db, specs, content = env
+    first = build(env)
+    other = tmp / "db-again" / "kansoku.duckdb"
+    run_tool("ingest", "--db", other, camp, check=True)
+    files = "SELECT run_id, file_name, sha256 FROM sources ORDER BY ALL"
+    con = duckdb.connect(str(other))
+    try:
+        with duckdb.connect(str(db), read_only=True) as old:
+            assert con.execute(files).fetchall() == old.execute(files).fetchall()  # the same bytes
+        con.execute("UPDATE pgbench_summary SET tps = tps * 2")  # derived otherwise
+    finally:
+        con.close()
+    from kansoku.app import build_site as site_build
+
+    again = site_build(other, tmp / "public", spec_dir=specs, generated=tmp / "gen", content=content)
+    assert sorted(again.items_computed) == sorted(first.items_computed) and again.items_reused == []
+    assert again.runs_computed == first.runs_computed and again.runs_reused == 0
+    fresh = site_build(other, tmp / "public-fresh", spec_dir=specs, generated=tmp / "gen-fresh", content=content)
+    assert fresh.items_reused == []
+    assert {p: h for p, (h, _) in snapshot(tmp / "gen").items()} == \
+        {p: h for p, (h, _) in snapshot(tmp / "gen-fresh").items()}
+    assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
+
+
 def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
     """Issue 29: the build computes, writes and drops the run pages a batch of whole conditions at a time;
     batches of two runs (every condition of this campaign a batch of its own, several batches) give the
@@ -378,3 +407,48 @@ def test_a_new_data_sources_part_leaves_the_run_pages_context_as_it_was(tmp_path
     (rep / "sources.en.md").write_text("sources\n")
     (rep / "c1.en.md").write_text("chapter, edited\n")
     assert page_reuse._context(gen, hugo_json, hugo) != before
+
+
+OTHER = SPEC.replace('id = "inc"', 'id = "other"').replace("Incremental build", "Other report").split(
+    '[[chapter.table]]\nid = "read"')[0] + '''[[chapter.table]]
+id = "update"
+caption = { ja = "更新系", en = "Update" }
+metric = "tps"
+where = { workload = "update" }
+rows = "clients"
+'''
+
+
+def test_a_report_whose_data_did_not_change_is_taken_from_the_current_output(env):
+    """render/page_reuse.py: after one new run, Hugo renders the pages of the reports whose data changed (the
+    report showing the run) and takes the other reports' pages from the current output; the site is a build
+    from scratch's, byte for byte, each time. A report whose spec changed is rendered again."""
+    tmp, camp, held, db, specs, content = env
+    (specs / "other.toml").write_text(OTHER, encoding="utf-8")
+    first = build(env)
+    assert first.reports == ["inc", "other"] and first.reports_pages_reused == []  # no site before
+    again = build(env)
+    assert again.reports_pages_reused == ["inc", "other"]
+
+    def same_as_fresh(name: str) -> None:
+        fresh = build(env, f"gen-{name}", f"public-{name}")
+        assert fresh.reports_pages_reused == [] and fresh.run_pages_reused == 0
+        assert site_files(tmp / f"public-{name}") == site_files(tmp / "public")
+
+    shutil.move(held, camp / "study=scaleup" / HELD_BACK)
+    run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)  # a read run: "inc" shows it
+    after_one = build(env)
+    assert after_one.reports_pages_reused == ["other"]
+    assert after_one.run_pages_rendered == 3  # the new run's and its condition's (their pages list it)
+    same_as_fresh("one")
+
+    # another caption in "other": its data changes, not what every page shows of it (its title, its pages)
+    (specs / "other.toml").write_text(OTHER.replace('en = "Update"', 'en = "Updates"'), encoding="utf-8")
+    recaptioned = build(env)
+    assert recaptioned.reports_pages_reused == ["inc"]
+    same_as_fresh("recaptioned")
+    # another title: shown on every page of the site (the run pages' context), so every report is rendered
+    (specs / "other.toml").write_text(OTHER.replace("Other report", "Another title"), encoding="utf-8")
+    retitled = build(env)
+    assert retitled.reports_pages_reused == [] and retitled.run_pages_reused == 0
+    same_as_fresh("retitled")

@@ -280,6 +280,24 @@ def test_hugo_runs_with_bounded_memory_unless_the_environment_says_otherwise(mon
     assert hugo.hugo_env()["GOMEMLIMIT"] == "4GiB"
 
 
+def test_hugo_collects_its_heap_for_the_limit_alone_unless_the_environment_sets_one(monkeypatch):
+    """render/hugo.py HUGO_GOGC_UNDER_LIMIT: in a rebuild rendering a few pages, Go's collector runs to keep Hugo
+    under the build's GOMEMLIMIT, not at every doubling; not in a build rendering every page, and never when the
+    environment sets its own limit or GOGC (the heap would have no bound)."""
+    from kansoku.render import hugo
+
+    for name in ("GOGC", "GOMEMLIMIT"):
+        monkeypatch.delenv(name, raising=False)
+    env = hugo.hugo_env(few=True)
+    assert env["GOGC"] == "off" and env["GOMEMLIMIT"] == "700MiB"
+    assert "GOGC" not in hugo.hugo_env()  # every page rendered
+    monkeypatch.setenv("GOMEMLIMIT", "100GiB")
+    assert "GOGC" not in hugo.hugo_env(few=True)
+    monkeypatch.delenv("GOMEMLIMIT")
+    monkeypatch.setenv("GOGC", "150")
+    assert hugo.hugo_env(few=True)["GOGC"] == "150" and hugo.hugo_env(few=True)["GOMEMLIMIT"] == "700MiB"
+
+
 def test_the_sources_page_parts_and_where_each_run_lives():
     """render/hugo.py sources_layout: every run on exactly one part, in run id order, SOURCES_PER_PAGE a part;
     the forwarding map names the runs beyond part 1 only (a one-part page has none)."""

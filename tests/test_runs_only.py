@@ -211,9 +211,9 @@ def test_per_run_rows_are_kept_by_run_and_never_served_for_a_changed_run(example
     alone: list[list[str]] = []
     real = Store.runs_only
 
-    def spy(self, run_ids):
+    def spy(self, run_ids, views=()):
         alone.append(list(run_ids))
-        return real(self, run_ids)
+        return real(self, run_ids, views)
 
     monkeypatch.setattr(Store, "runs_only", spy)
     assert resolved(True) == truth and alone == []  # nothing kept yet: the whole query, then kept

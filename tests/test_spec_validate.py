@@ -455,3 +455,24 @@ def test_spec_and_page_problems_come_in_one_run(tmp_path):
     assert "broken.toml:1: not valid TOML" in text
     assert "r.toml:15: chapter[0].table[0].aggregate (table 't1'): expected one of" in text
     assert "scale-up.ja.md: this is the page of chapter 'scaleup': name it scaleup.ja.md" in text
+
+
+def test_front_matter_parsed_once_is_handed_out_as_a_copy_and_follows_its_text(tmp_path):
+    """kansoku/front_matter.py keeps what it parsed by the file's text (a build reads each prose page ~5 times):
+    a caller changing what it got changes nothing for the next, another text is parsed anew, and a text that
+    does not parse is refused each time with its own file named."""
+    from kansoku.errors import SpecError
+    from kansoku.front_matter import parse_front_matter
+
+    text = "---\ntitle: A page\ndate: 2026-11-27\ntags: [x]\n---\nBody\n"
+    front, body = parse_front_matter(text, tmp_path / "a.en.md")
+    assert front == {"title": "A page", "date": "2026-11-27", "tags": ["x"]} and body == "Body\n"
+    front["tags"].append("y")
+    front["title"] = "changed"
+    assert parse_front_matter(text, tmp_path / "b.en.md") == ({"title": "A page", "date": "2026-11-27",
+                                                               "tags": ["x"]}, "Body\n")
+    assert parse_front_matter(text.replace("A page", "Another"))[0]["title"] == "Another"
+    bad = "---\ntitle: [unclosed\n---\n"
+    for name in ("c.en.md", "d.en.md"):
+        with pytest.raises(SpecError, match=name):
+            parse_front_matter(bad, tmp_path / name)

@@ -9,6 +9,7 @@ busy machine: ``KANSOKU_TIMEOUT_SCALE=4``).
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any, Iterable
@@ -41,7 +42,11 @@ def input_bytes(paths: Iterable[Path | str]) -> int:
         if p.is_file():
             total += p.stat().st_size
         elif p.is_dir():
-            total += sum(f.stat().st_size for f in p.rglob("*") if f.is_file() and not f.is_symlink())
+            for root, _, files in os.walk(p):  # (not pathlib: ~2,000 files a run page's at 1,000 runs)
+                for name in files:
+                    st = os.lstat(os.path.join(root, name))
+                    if stat.S_ISREG(st.st_mode):
+                        total += st.st_size
     return total
 
 

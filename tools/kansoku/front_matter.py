@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import tomllib
@@ -17,12 +18,29 @@ _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # PyYAML built wit
 FRONT_MATTER = re.compile(r"\A(?P<delim>---|\+\+\+)[ \t]*\r?\n(?P<block>.*?\r?\n)??(?P=delim)[ \t]*(?:\r?\n|\Z)", re.S)
 
 
+# Front matter parsed by this process, by the text of its file: a build reads each prose page's several times
+# (the preflight's check, then each report's pages for the site and for the PDF: ~5 parses of the same text).
+# A copy is handed out (a caller may change what it got); a text that does not parse is not kept.
+_PARSED: dict[str, tuple[dict[str, Any], str]] = {}
+_PARSED_MAX = 4096
+
+
 def parse_front_matter(text: str, path: str | Path | None = None) -> tuple[dict[str, Any], str]:
     """The front matter of a content file, read as Hugo reads it, and the body.
 
     ``---`` opens YAML (PyYAML), ``+++`` TOML (tomllib), ``{`` JSON. Dates become ISO strings (the
     front matter is passed on to generated pages). A front matter that does not parse is a SpecError
     naming the file and line (exit 3), as Hugo would refuse the page."""
+    got = _PARSED.get(text)
+    if got is None:
+        got = _parse(text, path)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[text] = got
+    return copy.deepcopy(got[0]), got[1]
+
+
+def _parse(text: str, path: str | Path | None) -> tuple[dict[str, Any], str]:
     where = str(path) if path is not None else "front matter"
     if text.startswith("{"):
         try:

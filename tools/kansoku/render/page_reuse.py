@@ -21,6 +21,14 @@ and data file, but writes only the pages of the named segments). So a build:
    into it from the current output (Hugo never writes into a site after its build; the swap replaces
    directories, never files).
 
+The other pages of a report (its cover, chapters, data-sources parts, appendix) are taken from the current
+output the same way while their fingerprint is unchanged (``_report_fingerprints``: the context above, the
+report's whole data, its generated pages and data-sources assets, its run pages' front matter): a new run
+changes the data of the reports that show it, and Hugo renders those reports' pages alone (on the example,
+one report of six; segment ``rest`` then leaves out ``/reports/<id>`` and everything under it, and the files
+under ``<lang>/reports/<id>/`` but its run pages are hard-linked). The site's own pages (home, the reports'
+list, trends) are always rendered.
+
 The result is the site a build from scratch writes, byte for byte (``tests/test_build_incremental.py``
 builds both and compares every file); the fresh directory is still swapped in only when complete.
 A run page template that starts reading another key of its report must add it to
@@ -57,12 +65,17 @@ class RunPagePlan:
     reuse: set[str] = field(default_factory=set)                # taken from the current output
     render: set[str] = field(default_factory=set)               # rendered by Hugo
     langs: tuple[str, ...] = ()
+    reports: dict[str, str] = field(default_factory=dict)       # report id -> fingerprint of its other pages
+    reports_reuse: set[str] = field(default_factory=set)        # reports whose other pages are taken as they are
 
     def segments(self) -> dict | None:
         """Hugo's segments config for this build, or None: render everything (nothing to reuse)."""
-        if not self.reuse:
+        if not self.reuse and not self.reports_reuse:
             return None
-        segs: dict = {"rest": {"includes": [{"path": "**"}], "excludes": [{"path": "/reports/*/runs/*"}]}}
+        excludes = [{"path": "/reports/*/runs/*"}]
+        for rep in sorted(self.reports_reuse):  # a report's cover and every page under it (its run pages: above)
+            excludes += [{"path": f"/reports/{rep}"}, {"path": f"/reports/{rep}/**"}]
+        segs: dict = {"rest": {"includes": [{"path": "**"}], "excludes": excludes}}
         if self.render:
             paths = ",".join(f"/reports/{k.split('/')[0]}/runs/{k.split('/')[1]}" for k in sorted(self.render))
             segs["runs"] = {"includes": [{"path": "{" + paths + "}"}]}
@@ -78,12 +91,19 @@ def _hash_tree(h, top: Path, skip=None) -> None:
     if not top.exists():
         h.update(b"-\0")
         return
-    files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
-    for p in files:
-        rel = p.relative_to(top).as_posix() if p != top else p.name
-        if skip is not None and skip(rel):
-            continue
-        h.update(rel.encode() + b"\0" + p.read_bytes() + b"\0")
+    if top.is_file():
+        h.update(top.name.encode() + b"\0" + top.read_bytes() + b"\0")
+        return
+    rels = []  # (os.walk and strings: the generated content is ~2 files a run)
+    for root, _, files in os.walk(top):
+        sub = os.path.relpath(root, top)
+        for name in files:
+            rel = name if sub == "." else f"{sub}/{name}"
+            if os.path.isfile(os.path.join(root, name)) and (skip is None or not skip(rel)):
+                rels.append(rel)
+    for rel in sorted(rels, key=lambda r: r.split("/")):
+        with open(os.path.join(top, rel), "rb") as f:
+            h.update(rel.encode() + b"\0" + f.read() + b"\0")
 
 
 def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
@@ -122,13 +142,19 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     if not runs.is_dir():
         return res
     context = _context(gen, hugo_json, hugo_bin)
+    own_runs: dict = {}  # report -> the sha256 of its run pages' front matter (which pages exist)
     for data in sorted(runs.glob("*/*.json")):
         rep, anchor = data.parent.name, data.stem
         h = hashlib.sha256(context.encode() + b"\0" + data.read_bytes())
+        mine = own_runs.setdefault(rep, hashlib.sha256())
+        mine.update(anchor.encode() + b"\0")
         for lang in langs:
             md = gen / "content" / "reports" / rep / "runs" / f"{anchor}.{lang}.md"
-            h.update(b"\0" + (md.read_bytes() if md.is_file() else b"-"))
+            text = md.read_bytes() if md.is_file() else b"-"
+            h.update(b"\0" + text)
+            mine.update(text + b"\0")
         res.fingerprints[f"{rep}/{anchor}"] = h.hexdigest()
+    res.reports = _report_fingerprints(gen, context, own_runs)
     try:
         old = json.loads(manifest_path(out).read_text(encoding="utf-8"))
         if old.get("out") != str(out.resolve()):
@@ -136,6 +162,11 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     except (OSError, ValueError):
         old = {}
     before = old.get("pages") or {}
+    reports_before = old.get("reports") or {}
+    for rep, fp in res.reports.items():
+        if reports_before.get(rep) == fp and SAFE.match(rep) and all(
+                (out / lang / "reports" / rep / "index.html").is_file() for lang in res.langs):
+            res.reports_reuse.add(rep)
     for key, fp in res.fingerprints.items():
         rep, anchor = key.split("/")
         usable = (before.get(key) == fp and SAFE.match(rep) and SAFE.match(anchor)
@@ -144,7 +175,28 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     if any(not (SAFE.match(k.split("/")[0]) and SAFE.match(k.split("/")[1])) for k in res.render):
         res.render |= res.reuse  # a path Hugo's glob cannot name as it is: render everything
         res.reuse = set()
+        res.reports_reuse = set()
     return res
+
+
+def _report_fingerprints(gen: Path, context: str, own_runs: dict) -> dict[str, str]:
+    """Report id -> the sha256 of what its pages but its run pages read (its cover, chapters, data-sources
+    parts, appendix, ...): the run pages' context (templates, words, configuration, every other content page,
+    what each report shows on every page), its whole data (``data/reports/<id>.json``), its generated pages
+    (the run pages' front matter among them: a page links a run's page when it exists) and the data-sources
+    parts' assets (``assets/sources/<id>/``). A rebuild after a new run renders the pages of the reports whose
+    data changed and takes the others' from the current output."""
+    out: dict[str, str] = {}
+    data_dir = gen / "data" / "reports"
+    for data in sorted(data_dir.glob("*.json")) if data_dir.is_dir() else []:
+        rep = data.stem
+        h = hashlib.sha256(f"{context}\0report\0{rep}\0".encode() + data.read_bytes() + b"\0")
+        h.update((own_runs[rep].hexdigest() if rep in own_runs else "-").encode() + b"\0")
+        pages = gen / "content" / "reports" / rep
+        _hash_tree(h, pages, skip=lambda rel: rel.startswith("runs/"))  # (run pages: above)
+        _hash_tree(h, gen / "assets" / "sources" / rep)
+        out[rep] = h.hexdigest()
+    return out
 
 
 def write_segments(plan_: RunPagePlan, gen: Path) -> Path | None:
@@ -163,15 +215,18 @@ def link_reused(plan_: RunPagePlan, new: Path) -> int:
     systems). Returns the number of HTML pages linked."""
     n = 0
     made: set[str] = set()  # (os.walk and strings: ~2,000 folders of one file each at 1,000 runs)
-    for key in sorted(plan_.reuse):
-        for d in _page_dirs(key, plan_.langs):
-            src_dir = os.path.join(plan_.out, d)
-            for root, dirs, files in os.walk(src_dir):
-                dirs.sort()
-                dest = os.path.join(new, d, os.path.relpath(root, src_dir))
-                for name in sorted(files):
-                    link_or_copy(os.path.join(root, name), os.path.normpath(os.path.join(dest, name)), made)
-                    n += name.endswith(".html")
+    dirs_: list[tuple[str, bool]] = [(d, False) for key in sorted(plan_.reuse) for d in _page_dirs(key, plan_.langs)]
+    dirs_ += [(f"{lang}/reports/{rep}", True) for rep in sorted(plan_.reports_reuse) for lang in plan_.langs]
+    for d, report in dirs_:
+        src_dir = os.path.join(plan_.out, d)
+        for root, dirs, files in os.walk(src_dir):
+            dirs.sort()
+            if report and root == src_dir and "runs" in dirs:
+                dirs.remove("runs")  # a report's run pages are reused (or rendered) one by one
+            dest = os.path.join(new, d, os.path.relpath(root, src_dir))
+            for name in sorted(files):
+                link_or_copy(os.path.join(root, name), os.path.normpath(os.path.join(dest, name)), made)
+                n += name.endswith(".html")
     return n
 
 
@@ -186,6 +241,6 @@ def remember(plan_: RunPagePlan) -> None:
     for stale in path.parent.glob(path.name + ".tmp*"):  # a killed build's (the caller holds the output lock)
         stale.unlink(missing_ok=True)
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps({"out": str(plan_.out.resolve()), "pages": plan_.fingerprints}, sort_keys=True),
-                   encoding="utf-8")
+    tmp.write_text(json.dumps({"out": str(plan_.out.resolve()), "pages": plan_.fingerprints,
+                               "reports": plan_.reports}, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)

@@ -15,7 +15,7 @@ from typing import Any
 from kansoku import words
 from kansoku.analysis import figures
 from kansoku.analysis import tables as analysis
-from kansoku.analysis.commands import command_blocks
+from kansoku.analysis.commands import chapters_command_blocks
 from kansoku.model import Author, Chapter, ComputedReport, Figure, MissingFigure, Revision, Table
 from kansoku.report import machines
 from kansoku.report.cache import ItemCache
@@ -48,6 +48,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     chapters = []
     run_ids: set[str] = set()
     item_runs: list[tuple[Item, list[str]]] = []
+    commands_of: list[list[str]] = []  # each chapter's runs: their command blocks read the runs once a report
     for ch in report.chapters:
         out = Chapter(ch.id, ch.number, ch.title.as_dict(), order=[it.id for it in ch.items])
         chapter_runs: set[str] = set()
@@ -61,12 +62,14 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
             run_ids.update(t.runs)
             chapter_runs.update(t.runs)
             item_runs.append((it, list(t.runs)))
-        out.commands = command_blocks(store, report, sorted(chapter_runs))
+        commands_of.append(sorted(chapter_runs))
         out.missing_figures = [MissingFigure(
             number=m.number, label={lang: words.t(lang, "figure_label", m.number) for lang in LANGS},
             caption=m.caption.as_dict(), reason=words.both(f"figure_missing_{m.reason}"),
             note=m.note.as_dict() if m.note else None) for m in ch.missing_figures]
         chapters.append(out)
+    for out, blocks in zip(chapters, chapters_command_blocks(store, report, commands_of)):
+        out.commands = blocks
     # machines: named once per report; a table or figure mixes them only when its spec says so
     rm = machines.run_machines(store, sorted(run_ids))
     names = machines.machine_names(rm)

@@ -21,6 +21,7 @@ rebuild after one new run makes the pages of that run's condition again, and tak
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -339,17 +340,24 @@ def _per_store(store: Store, name: str, compute):
     return cache[name]
 
 
-def _metrics_by_branch(store: Store, run_ids: list[str] | None = None) -> dict[str, dict[str, float]]:
+def _metrics_by_branch(store: Store, run_ids: list[str] | None = None, together: bool = False
+                       ) -> dict[str, dict[str, float]]:
     """Metric -> value of each run (of ``run_ids``, else of every run), a branch of the run_metrics view at a
     time (the largest branch's memory alone; one statement of the whole view also costs its planning, ~1 s
-    of CPU at 1,000 runs, above the branches' sum). A metric several hosts of a run measured is named by
-    role: cpu_idle_pct[server], cpu_idle_pct[client]."""
+    of CPU at 1,000 runs, above the branches' sum). ``together``: the branches in one statement, in their
+    order (a few runs' own rows, ``Store.runs_only``: 61 statements' planning 0.25 -> 0.18 s of CPU for one
+    run). A metric several hosts of a run measured is named by role: cpu_idle_pct[server], cpu_idle_pct[client]."""
     where = "" if run_ids is None else " AND run_id IN " + only_runs("_IN_RUNS", run_ids)
     rows: dict[tuple[str, str], list[tuple[str | None, float]]] = {}
-    for select in run_metric_selects():
-        for rid, metric, role, v in store.query(
-                f"SELECT run_id, metric, role, value FROM ({select}) "
-                f"WHERE value IS NOT NULL AND isfinite(value){where} ORDER BY run_id, metric"):
+    selects = [f"SELECT run_id, metric, role, value FROM ({select}) WHERE value IS NOT NULL AND isfinite(value){where}"
+               for select in run_metric_selects()]
+    if together:
+        selects = ["SELECT run_id, metric, role, value FROM (" + " UNION ALL ".join(
+            f"SELECT *, {i} AS branch_no FROM ({sel})" for i, sel in enumerate(selects)) + ") ORDER BY run_id, metric, branch_no"]
+    else:
+        selects = [f"{sel} ORDER BY run_id, metric" for sel in selects]
+    for sql in selects:
+        for rid, metric, role, v in store.query(sql):
             rows.setdefault((rid, metric), []).append((role, v))
     out: dict[str, dict[str, float]] = {}
     for rid, metric in sorted(rows, key=lambda k: (k[0] is None, k)):
@@ -441,8 +449,9 @@ def _run_data(store: Store, run_ids: list[str], cache: ItemCache | None, keys: d
         rows = _batch_series(store, missing)
     else:  # a few runs: the views over these runs' rows alone (Store.runs_only), not over the whole store's
         fresh = {r: {} for r in missing}
-        with store.runs_only(missing, views=RUN_VIEWS) as own:
-            fresh.update(_metrics_by_branch(own, missing))
+        held = ItemCache.own_held(store, missing)  # made for the reports' per-run queries about the same runs
+        with contextlib.nullcontext(held) if held is not None else store.runs_only(missing, views=RUN_VIEWS) as own:
+            fresh.update(_metrics_by_branch(own, missing, together=True))
             got_events = steady.events(own, missing, constant=True)
             rows = {row[0]: tuple(row) for row in own.query(only_runs(SERIES_SQL, missing), [missing])}
         fresh_events = {r: got_events.get(r, []) for r in missing}
