@@ -256,6 +256,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 fallback["old"] = _stored_renderings(store, [(runs[r_dir], d.path) for r_dir, d in todo])
                 fallback["rows"] = []
                 fallback["ref_sha"] = {}
+                fallback["todo"] = [(runs[r_dir], d, rendering_of[d.path]) for r_dir, d in todo]
+                fallback["sampled"] = {}
                 try:
                     for r_dir, d in todo:
                         raise_if_witnessed()
@@ -274,6 +276,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                     fallback.pop("rows")
                     fallback.pop("old")
                     fallback.pop("ref_sha")
+                    fallback.pop("todo")
+                    fallback.pop("sampled")
 
             for run_dir, det in iterator:
                 raise_if_witnessed()  # a Ctrl-C during the last file that a statement swallowed
@@ -637,18 +641,19 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
             store.set_source_path(sid, str(path.resolve()))
         return FileResult(str(path), run.run_id, "unchanged", fmt.name,
                           reason=f"rendering of {ref_name}, checked before ({old[6]} records compared)")
-    smp = renderings.sample(path, fmt.name)
+    smp, sink, exc = _sampled(store, run, det, fallback)
+    if exc is not None:
+        raise exc
     if smp is None:
         return _read_whole(store, run, det, report, f"no records could be sampled to compare with {ref_name}")
-    try:
-        sink = renderings.parse_sample(smp, path, fmt, run.start_time, run.meta, parallel.scratch_root(store.path))
-    except UnusableFile:
+    if isinstance(sink, UnusableFile):
         return _read_whole(store, run, det, report, "its sample could not be used")
-    except ParseError as exc:
-        report.errors.append(str(exc))
-        return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
+    if isinstance(sink, ParseError):
+        report.errors.append(str(sink))
+        return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(sink))
     verdict = renderings.compare(store, sink, ref_sid, ref_name, fallback.setdefault("refs", {}),
-                                 fallback.get("parquet", {}).get(ref_sid))
+                                 fallback.get("parquet", {}).get(ref_sid), also=_times_beside(store, det, sa_path,
+                                                                                             fallback))
     if not verdict.same:
         return _read_whole(store, run, det, report, f"not a rendering of {ref_name}: {verdict.why}")
     if verdict.differs is not None:
@@ -680,6 +685,50 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
             + (f"; {verdict.unmatched} values it prints have no counterpart there (e.g. {verdict.unmatched_example})"
                if verdict.unmatched else ""))
     return FileResult(str(path), run.run_id, "checked", fmt.name, reason=note)
+
+
+def _sampled(store: Store, run: Run, det: Detection, fallback: dict) -> tuple:
+    """(sample or None, the sample's sink or the UnusableFile / ParseError its parse raised, an exception
+    to raise as the file's own) of a rendering: cut and parsed once per check (``_times_beside`` may have
+    done it for a rendering checked after another of the same sa file)."""
+    memo = fallback.get("sampled")
+    if memo is not None and det.path in memo:
+        return memo.pop(det.path)
+    smp = sink = None
+    try:
+        smp = renderings.sample(det.path, det.format.name)
+        if smp is not None:
+            try:
+                sink = renderings.parse_sample(smp, det.path, det.format, run.start_time, run.meta,
+                                               parallel.scratch_root(store.path))
+            except (UnusableFile, ParseError) as exc:
+                sink = exc
+    except Exception as exc:  # noqa: BLE001 - raised at the file's own turn, as without the look-ahead
+        return smp, None, exc
+    return smp, sink, None
+
+
+def _times_beside(store: Store, det: Detection, sa_path: Path, fallback: dict) -> set[float]:
+    """The record times sampled from the other renderings of the same sa file, checked after this one in the
+    same check: their reference rows are fetched with this one's, in one statement (the renderings sample
+    records 0, n/2, n-1, sar text 0, 1, n/2 or n/2+1, n-1: the sar text's check asked again)."""
+    out: set[float] = set()
+    memo = fallback.get("sampled")
+    if memo is None:
+        return out
+    todo = fallback.get("todo", [])
+    mine = next((i for i, (_, d, _) in enumerate(todo) if d.path == det.path), None)
+    if mine is None:
+        return out
+    for run, d, sa in todo[mine + 1:]:
+        if sa != sa_path or d.path.parent != det.path.parent:
+            continue
+        if d.path not in memo:
+            memo[d.path] = _sampled(store, run, d, {})
+        sink = memo[d.path][1]
+        if isinstance(sink, renderings.SampleSink):
+            out |= renderings.sample_times(sink)
+    return out
 
 
 def _num(v) -> str:
