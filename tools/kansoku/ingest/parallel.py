@@ -41,6 +41,9 @@ CHUNK_BYTES = 16 << 20
 # Without --jobs, a pool is started only for this many small files: starting a worker (a Python with
 # DuckDB and every parser imported, its scratch schema) costs about half a second of CPU.
 AUTO_MIN_FILES = 24
+# Columns of a table that hold one value per file: its Parquet parts leave them out (Store.export_rows), the
+# writer puts them back from each file's values (FileOutcome.per_file, Store.import_rows).
+PER_FILE_COLUMNS = {"sys_metrics": ("run_id", "tool", "format", "host", "role")}
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class FileOutcome:
     rows_loaded: int = 0
     runs: list[dict[str, Any]] = field(default_factory=list)
     chunk_end: bool = True  # the last file of its worker's chunk: the chunk's parts are complete once it is applied
+    # table -> the values of its PER_FILE_COLUMNS for this file, when its part leaves them out
+    per_file: dict[str, tuple] = field(default_factory=dict)
 
 
 def kept_digest(path: Path, blobs: Path) -> str:
@@ -186,10 +191,10 @@ def parse_chunk(tasks: list[FileTask]) -> list[FileOutcome]:
     with store.file_transaction():  # never committed: rolled back once the rows left as Parquet
         outcomes, written = _parse_files(store, tasks, own_transactions=False)
         if len(outcomes) == len(tasks):
-            return _export(store, outcomes, written)
+            return _export(store, tasks, outcomes, written)
     try:
         outcomes, written = _parse_files(store, tasks, own_transactions=True)
-        return _export(store, outcomes, written)
+        return _export(store, tasks, outcomes, written)
     finally:
         store.clear(written)
 
@@ -210,14 +215,18 @@ def _parse_files(store: Store, tasks: list[FileTask], *, own_transactions: bool)
     return outcomes, written
 
 
-def _export(store: Store, outcomes: list[FileOutcome], written: dict[str, list[int]]) -> list[FileOutcome]:
+def _export(store: Store, tasks: list[FileTask], outcomes: list[FileOutcome],
+            written: dict[str, list[int]]) -> list[FileOutcome]:
     """The chunk's rows as one Parquet file per table, named in the outcomes of the files that stored rows."""
     _WORKER["chunks"] += 1
     for table in sorted(written):
         part = _WORKER["out"] / f"w{os.getpid()}-c{_WORKER['chunks']}-{table}.parquet"
-        if store.export_rows(table, part):
+        n, per_file = store.export_rows(table, part, PER_FILE_COLUMNS.get(table, ()))
+        if n:
             for i in written[table]:
                 outcomes[i].parts[table] = str(part)
+                if per_file is not None and tasks[i].source_id in per_file:  # (else the file has no rows there)
+                    outcomes[i].per_file[table] = per_file[tasks[i].source_id]
         else:
             part.unlink(missing_ok=True)
     for i, out in enumerate(outcomes):
@@ -394,6 +403,7 @@ class Batch:
         self.parts: dict[str, dict[str, None]] = {}  # table -> its parts read by this batch (in order)
         self.sids: dict[str, list[str]] = {}  # table -> the files whose rows this batch stores from them
         self.rows: dict[str, list[dict[str, Any]]] = {}
+        self.per_file: dict[str, list[tuple | None]] = {}  # table -> per file of sids: its per-file values
         self.files = 0
         self.kept: dict[str, int] = {}  # parts the renderings' check still reads
         self.chunk: set[str] = set()  # parts of the chunk being applied (not complete yet)
@@ -421,11 +431,14 @@ class Batch:
             self.chunk = set()
             self._sweep()
 
-    def add(self, source_id: str, parts: dict[str, str], rows: dict[str, list[dict[str, Any]]]) -> None:
-        """One file's rows: in its Parquet parts (table -> file), and of other tables (table -> rows)."""
+    def add(self, source_id: str, parts: dict[str, str], rows: dict[str, list[dict[str, Any]]],
+            per_file: dict[str, tuple] | None = None) -> None:
+        """One file's rows: in its Parquet parts (table -> file), and of other tables (table -> rows);
+        ``per_file``: table -> the values of its PER_FILE_COLUMNS, which its part leaves out."""
         for table, part in parts.items():
             self.parts.setdefault(table, {})[part] = None
             self.sids.setdefault(table, []).append(source_id)
+            self.per_file.setdefault(table, []).append((per_file or {}).get(table))
         for table, some in rows.items():
             self.rows.setdefault(table, []).extend(some)
         self.files += 1
@@ -433,15 +446,22 @@ class Batch:
             self.flush()
 
     def flush(self) -> None:
-        parts, sids, rows = self.parts, self.sids, self.rows
-        self.parts, self.sids, self.rows, self.files = {}, {}, {}, 0
+        parts, sids, rows, per_file = self.parts, self.sids, self.rows, self.per_file
+        self.parts, self.sids, self.rows, self.per_file, self.files = {}, {}, {}, {}, 0
         # with DuckDB's memory limited (as a big file's parse is): the rows it wrote stay cached otherwise, and
         # the one transaction of a campaign's ingest grew ~1 MB a run (1 GB at 1,000 synthetic runs)
         with self.store.memory_limited():
             # the tables naming their file by source_id first: the file-numbered ones are imported by the
             # numbers their files' rows of FILE_TABLE hold in the store
             for table in sorted(parts, key=lambda t: (self.store.file_keyed(t), t)):
-                self.store.import_rows(table, list(parts[table]), source_ids=sids[table])
+                values = per_file[table]
+                slim = [i for i, v in enumerate(values) if v is not None]
+                if slim:  # the files whose part leaves the per-file columns out (Store.export_rows)
+                    self.store.import_rows(table, list(parts[table]), source_ids=[sids[table][i] for i in slim],
+                                           per_file=(PER_FILE_COLUMNS[table], [values[i] for i in slim]))
+                if len(slim) < len(values):
+                    self.store.import_rows(table, list(parts[table]), source_ids=[sid for sid, v in zip(
+                        sids[table], values) if v is None])
             for table in sorted(rows):
                 self.store.insert_rows(table, rows[table])
         self._sweep()

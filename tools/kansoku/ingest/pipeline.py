@@ -538,13 +538,13 @@ def _apply(store: Store, run: Run, det: Detection, out: FileOutcome, report: Ing
         batch.keep(out.parts["sys_metrics"])
     return _record_source(store, run, det, sid, file_name, run_id, out.digest, out.tool_version,
                           out.rows_loaded, warnings, len(out.runs), replaced=bool(old), batch=batch,
-                          parts=out.parts)
+                          parts=out.parts, per_file=out.per_file)
 
 
 def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: str, run_id: str | None,
                    digest: str, tool_version: str | None, rows_loaded: int, warnings: list[IngestWarning],
                    declared_runs: int, *, replaced: bool, batch: parallel.Batch | None = None,
-                   parts: dict[str, str] | None = None) -> FileResult:
+                   parts: dict[str, str] | None = None, per_file: dict[str, tuple] | None = None) -> FileResult:
     """The file's warnings and its row of ``sources`` (with ``batch``: queued there, with the file's Parquet
     ``parts``); its result."""
     path, fmt = det.path, det.format
@@ -556,7 +556,7 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
                 "tool_version": tool_version, "rows_loaded": rows_loaded,
                 "ingested_at": datetime.now(timezone.utc), "host": host.hostname, "role": host.role}]}
     if batch is not None:
-        batch.add(sid, parts or {}, rows)
+        batch.add(sid, parts or {}, rows, per_file)
     else:
         for table, some in rows.items():
             if some:
