@@ -236,6 +236,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             fallback: dict = {}
             refs: dict[str, Path] = fallback.setdefault("parquet", {})  # a pooled sa file's rows, as its worker
             sa_files = set(rendering_of.values())  # wrote them: what its renderings are compared with
+            sa_digests: dict[str, str] = fallback.setdefault("digests", {})  # and their sha256 (as stored)
 
             def check_renderings() -> bool:
                 """The deferred renderings (the previous run's: workers parse ahead meanwhile); False: aborted."""
@@ -249,6 +250,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         batch.release(str(part))
                     refs.clear()
                     fallback.get("refs", {}).clear()
+                    sa_digests.clear()
 
             def _check(todo: list[tuple[Path, Detection]]) -> bool:
                 # what is stored of these renderings, read in one statement; their sources rows inserted in one
@@ -297,7 +299,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 try:
                     if det.path in pooled:
                         res = _apply_outcome(store, run, det, next(pool.results), report, batch, states,
-                                             keep=refs if det.path in sa_files else None)
+                                             keep=refs if det.path in sa_files else None,
+                                             digests=sa_digests if det.path in sa_files else None)
                     else:
                         if batch is not None:  # the files before it are stored before the writer parses one
                             batch.flush()
@@ -495,14 +498,18 @@ class _Parsed:
 
 
 def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, report: IngestReport,
-                   batch: parallel.Batch, states: dict[str, tuple], keep: dict[str, Path] | None = None) -> FileResult:
+                   batch: parallel.Batch, states: dict[str, tuple], keep: dict[str, Path] | None = None,
+                   digests: dict[str, str] | None = None) -> FileResult:
     """A worker's outcome for one file, applied by the writer as _ingest_file would have stored it; its rows
     and its ``sources`` row join ``batch`` (inserted a batch of files at a time). ``states``: the stored
     sources of the pooled files as the ingest began (``Store.source_states``; each file is applied once).
     ``keep``: a sa file's ``sys_metrics`` part is kept there after the batch is stored (its renderings' check
-    reads it, then removes it)."""
+    reads it, then removes it); ``digests``: its sha256 as stored, kept there for the same check."""
     try:
-        return _apply(store, run, det, out, report, batch, states, keep)
+        res = _apply(store, run, det, out, report, batch, states, keep)
+        if digests is not None and res.status in ("new", "replaced", "unchanged"):
+            digests[source_id_for(run.run_id, _file_name(run, det.path))] = out.digest
+        return res
     finally:  # after its rows joined the batch: its chunk's parts may be complete now
         batch.seen(out.parts, out.chunk_end)
 
@@ -626,7 +633,7 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
         ref_sid = source_id_for(run.run_id, _file_name(run, ref_path))
     ref_name = _file_name(run, ref_path)
     ref_shas = fallback.get("ref_sha", {})
-    ref_sha = ref_shas.get(ref_sid)
+    ref_sha = ref_shas.get(ref_sid) or fallback.get("digests", {}).get(ref_sid)  # (a pooled sa file's: no statement)
     if ref_sha is None:
         ref_sha = ref_shas[ref_sid] = store.source_state(ref_sid)[0]
     digest = hash_and_keep(path, store.blobs)[0]
