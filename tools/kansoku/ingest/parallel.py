@@ -224,8 +224,10 @@ def _export(store: Store, tasks: list[FileTask], outcomes: list[FileOutcome],
         n, per_file = store.export_rows(table, part, PER_FILE_COLUMNS.get(table, ()))
         if n:
             for i in written[table]:
-                outcomes[i].parts[table] = str(part)
-                if per_file is not None and tasks[i].source_id in per_file:  # (else the file has no rows there)
+                if per_file is None:
+                    outcomes[i].parts[table] = str(part)
+                elif tasks[i].source_id in per_file:  # (else the file has no rows there: no part to read)
+                    outcomes[i].parts[table] = str(part)
                     outcomes[i].per_file[table] = per_file[tasks[i].source_id]
         else:
             part.unlink(missing_ok=True)
@@ -403,7 +405,8 @@ class Batch:
         self.parts: dict[str, dict[str, None]] = {}  # table -> its parts read by this batch (in order)
         self.sids: dict[str, list[str]] = {}  # table -> the files whose rows this batch stores from them
         self.rows: dict[str, list[dict[str, Any]]] = {}
-        self.per_file: dict[str, list[tuple | None]] = {}  # table -> per file of sids: its per-file values
+        # table -> per file of sids: its part and the values of its PER_FILE_COLUMNS (None: its part holds them)
+        self.per_file: dict[str, list[tuple[str, tuple | None]]] = {}
         self.files = 0
         self.kept: dict[str, int] = {}  # parts the renderings' check still reads
         self.chunk: set[str] = set()  # parts of the chunk being applied (not complete yet)
@@ -438,7 +441,7 @@ class Batch:
         for table, part in parts.items():
             self.parts.setdefault(table, {})[part] = None
             self.sids.setdefault(table, []).append(source_id)
-            self.per_file.setdefault(table, []).append((per_file or {}).get(table))
+            self.per_file.setdefault(table, []).append((part, (per_file or {}).get(table)))
         for table, some in rows.items():
             self.rows.setdefault(table, []).extend(some)
         self.files += 1
@@ -454,14 +457,16 @@ class Batch:
             # the tables naming their file by source_id first: the file-numbered ones are imported by the
             # numbers their files' rows of FILE_TABLE hold in the store
             for table in sorted(parts, key=lambda t: (self.store.file_keyed(t), t)):
-                values = per_file[table]
-                slim = [i for i, v in enumerate(values) if v is not None]
+                files = list(zip(sids[table], per_file[table]))
+                slim = [(sid, part, v) for sid, (part, v) in files if v is not None]
+                full = [(sid, part) for sid, (part, v) in files if v is None]
                 if slim:  # the files whose part leaves the per-file columns out (Store.export_rows)
-                    self.store.import_rows(table, list(parts[table]), source_ids=[sids[table][i] for i in slim],
-                                           per_file=(PER_FILE_COLUMNS[table], [values[i] for i in slim]))
-                if len(slim) < len(values):
-                    self.store.import_rows(table, list(parts[table]), source_ids=[sid for sid, v in zip(
-                        sids[table], values) if v is None])
+                    self.store.import_rows(table, list(dict.fromkeys(p for _, p, _ in slim)),
+                                           source_ids=[sid for sid, _, _ in slim],
+                                           per_file=(PER_FILE_COLUMNS[table], [v for _, _, v in slim]))
+                if full:
+                    self.store.import_rows(table, list(dict.fromkeys(p for _, p in full)),
+                                           source_ids=[sid for sid, _ in full])
             for table in sorted(rows):
                 self.store.insert_rows(table, rows[table])
         self._sweep()
