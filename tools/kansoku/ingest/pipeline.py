@@ -222,6 +222,10 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
                         f"file so that every path names a run the same way")
             _check_against_stored(store, measured, by_dir, whole, report)
+            # what is stored of every rendering, read once (a statement per run's check cost ~2 ms): a
+            # rendering's row of sources changes only at its own check
+            stored_renderings = _stored_renderings(store, [(runs[r_dir], d.path) for r_dir, d in work
+                                                           if d.path in rendering_of and runs[r_dir] is not None])
             if pooled:
                 states = store.source_states([source_id_for(runs[run_dir].run_id, _file_name(runs[run_dir], det.path))
                                               for run_dir, det in work if det.path in pooled])
@@ -253,9 +257,10 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                     sa_digests.clear()
 
             def _check(todo: list[tuple[Path, Detection]]) -> bool:
-                # what is stored of these renderings, read in one statement; their sources rows inserted in one
-                # (a statement each cost the writer ~4 and ~6 ms a rendering, three renderings a run)
-                fallback["old"] = _stored_renderings(store, [(runs[r_dir], d.path) for r_dir, d in todo])
+                # what is stored of these renderings (read for every rendering as the ingest began); their
+                # sources rows inserted in one statement (a statement each cost the writer ~4 and ~6 ms a
+                # rendering, three renderings a run)
+                fallback["old"] = stored_renderings
                 fallback["rows"] = []
                 fallback["ref_sha"] = {}
                 fallback["todo"] = [(runs[r_dir], d, rendering_of[d.path]) for r_dir, d in todo]
