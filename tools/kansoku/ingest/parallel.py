@@ -2,9 +2,9 @@
 
 DuckDB allows one writing process per database file, and the ingest is one transaction (all-or-nothing).
 So the files are parsed by worker processes, each into a scratch DuckDB database of its own with the same
-schema: a worker hashes the file (keeping its copy under ``blobs/``, as the serial ingest does), runs the
-parser inside a transaction of its scratch database, writes the rows the parser stored to Parquet
-(one file per table), rolls its transaction back, and hands back what the sink collected (warnings,
+schema: a worker hashes each file of a chunk (keeping its copy under ``blobs/``, as the serial ingest does),
+runs the parsers inside one transaction of its scratch database, writes the rows they stored to Parquet
+(one file per table), rolls the transaction back, and hands back what each sink collected (warnings,
 facts, tool version, declared runs). The ingest's own process remains the only writer of the store: it
 applies the outcomes in the order of the walk (so the store's contents do not depend on which worker
 finished first) inside its one transaction, with ``INSERT ... SELECT * FROM read_parquet``.
