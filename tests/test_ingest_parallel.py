@@ -112,6 +112,73 @@ def test_bad_file_among_many_in_parallel_stores_nothing(corpus, tmp_path, tmp_db
     assert str(bad.resolve()) not in stored and len(stored) >= 25 and runs == len(RUNS)
 
 
+def test_a_bad_file_in_a_chunk_with_keep_going_stores_what_a_serial_ingest_stores(corpus, tmp_path, monkeypatch):
+    """A worker parses a chunk's files in one transaction, rolled back once their rows left (never committed);
+    when a file of the chunk fails, the chunk is parsed again a file at a time (each file its own transaction):
+    with --keep-going, every other file of that chunk is stored, exactly as a serial ingest stores them."""
+    from kansoku.ingest import parallel
+    from kansoku.ingest.pipeline import ingest
+
+    root = _campaign(corpus, tmp_path)
+    bad = _damage_sadf_csv(root)
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 32)  # the bad file shares its chunk with others
+    serial = ingest([root], tmp_path / "serial" / "k.duckdb", jobs=1, keep_going=True)
+    par = ingest([root], tmp_path / "par" / "k.duckdb", jobs=2, keep_going=True)
+    assert serial.committed and par.committed and serial.errors == par.errors
+    assert len(par.errors) == 1 and f"{bad}:6: expected" in par.errors[0], par.errors
+    assert [(f.path, f.status, f.format, f.rows, f.warnings) for f in serial.files] == \
+        [(f.path, f.status, f.format, f.rows, f.warnings) for f in par.files]
+    a, b = _contents(tmp_path / "serial" / "k.duckdb"), _contents(tmp_path / "par" / "k.duckdb")
+    assert a["sys_metrics"] and not any(str(bad.resolve()) == r[2] for r in b["sources"])
+    for table in a:
+        assert a[table] == b[table], table
+
+
+def test_parts_with_and_without_the_per_file_columns_store_every_row(tmp_path, monkeypatch):
+    """sys_metrics' part of a chunk leaves out run_id, tool, format, host and role when each file has one value
+    in each (Store.export_rows), and the writer lays each file's values over its rows; a chunk where a file has
+    two (here: two tools) keeps them in its part. A batch holding files of both kinds, and a file that stored
+    no row, stores every row once, each file's rows in their order."""
+    from kansoku.ingest import parallel
+    from kansoku.store.db import scratch_store
+
+    monkeypatch.setitem(parallel._WORKER, "out", tmp_path)
+    monkeypatch.setitem(parallel._WORKER, "chunks", 0)
+    scratch = scratch_store(tmp_path / "w.duckdb", in_memory=True)
+    rows = {"a": [("sar", "h1")] * 3, "b": [("sar", "h2")] * 2, "e": [],  # chunk 1: one value per file
+            "c": [("iostat", "h1"), ("sar", "h1")], "d": [("vmstat", None)] * 2}  # chunk 2: c has two tools
+    outcomes = {}
+    for chunk in (["a", "e", "b"], ["c", "d"]):
+        tasks, outs = [], []
+        for sid in chunk:
+            for i, (tool, host) in enumerate(rows[sid]):
+                scratch.con.execute(
+                    "INSERT INTO sys_metrics (source_id, run_id, tool, format, ts, since_boot, activity, metric, "
+                    "value, line, host, role) VALUES (?, 'r1', ?, 'x', TIMESTAMPTZ '2026-01-01 00:00:00+00' + "
+                    "to_seconds(?), false, 'cpu', 'm', ?, ?, ?, 'server')", [sid, tool, i, i * 1.5, i + 1, host])
+            tasks.append(parallel.FileTask(sid, "f", "r1", sid, None, {}, None, str(tmp_path)))
+            outs.append(parallel.FileOutcome("parsed"))
+        parallel._export(scratch, tasks, outs, {"sys_metrics": list(range(len(chunk)))})
+        outcomes.update(zip(chunk, outs))
+        scratch.con.execute("CREATE OR REPLACE TABLE kept AS SELECT * FROM sys_metrics" if chunk[0] == "a" else
+                            "INSERT INTO kept SELECT * FROM sys_metrics")
+        scratch.clear(["sys_metrics"])
+    assert set(outcomes["a"].per_file) == {"sys_metrics"} and not outcomes["c"].per_file
+    assert not outcomes["e"].parts and outcomes["c"].parts
+    writer = scratch_store(tmp_path / "store.duckdb")
+    batch = parallel.Batch(writer)
+    for sid in ("a", "c", "e", "b", "d"):
+        batch.add(sid, outcomes[sid].parts, {}, outcomes[sid].per_file)
+    batch.flush()
+    stored = writer.con.execute("SELECT * FROM sys_metrics ORDER BY source_id, line").fetchall()
+    assert stored == scratch.con.execute("SELECT * FROM kept ORDER BY source_id, line").fetchall()
+    assert len(stored) == 9 and {r[0] for r in stored} == {"a", "b", "c", "d"}
+    by_file = {}
+    for r in writer.con.execute("SELECT source_id, line FROM sys_metrics").fetchall():
+        by_file.setdefault(r[0], []).append(r[1])
+    assert all(lines == sorted(lines) for lines in by_file.values())  # each file's rows in their order
+
+
 @pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_busy_store_is_exit_4_with_a_pool(corpus, tmp_path, tmp_db):
     root = _campaign(corpus, tmp_path)

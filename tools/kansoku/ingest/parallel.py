@@ -2,9 +2,9 @@
 
 DuckDB allows one writing process per database file, and the ingest is one transaction (all-or-nothing).
 So the files are parsed by worker processes, each into a scratch DuckDB database of its own with the same
-schema: a worker hashes the file (keeping its copy under ``blobs/``, as the serial ingest does), runs the
-parser inside a transaction of its scratch database, writes the rows the parser stored to Parquet
-(one file per table), rolls its transaction back, and hands back what the sink collected (warnings,
+schema: a worker hashes each file of a chunk (keeping its copy under ``blobs/``, as the serial ingest does),
+runs the parsers inside one transaction of its scratch database, writes the rows they stored to Parquet
+(one file per table), rolls the transaction back, and hands back what each sink collected (warnings,
 facts, tool version, declared runs). The ingest's own process remains the only writer of the store: it
 applies the outcomes in the order of the walk (so the store's contents do not depend on which worker
 finished first) inside its one transaction, with ``INSERT ... SELECT * FROM read_parquet``.
@@ -24,6 +24,7 @@ import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -40,6 +41,9 @@ CHUNK_BYTES = 16 << 20
 # Without --jobs, a pool is started only for this many small files: starting a worker (a Python with
 # DuckDB and every parser imported, its scratch schema) costs about half a second of CPU.
 AUTO_MIN_FILES = 24
+# Columns of a table that hold one value per file: its Parquet parts leave them out (Store.export_rows), the
+# writer puts them back from each file's values (FileOutcome.per_file, Store.import_rows).
+PER_FILE_COLUMNS = {"sys_metrics": ("run_id", "tool", "format", "host", "role")}
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ class FileOutcome:
     rows_loaded: int = 0
     runs: list[dict[str, Any]] = field(default_factory=list)
     chunk_end: bool = True  # the last file of its worker's chunk: the chunk's parts are complete once it is applied
+    # table -> the values of its PER_FILE_COLUMNS for this file, when its part leaves them out
+    per_file: dict[str, tuple] = field(default_factory=dict)
 
 
 def kept_digest(path: Path, blobs: Path) -> str:
@@ -168,39 +174,71 @@ def _start_worker(scratch_dir: str) -> None:
 
 
 def parse_chunk(tasks: list[FileTask]) -> list[FileOutcome]:
-    """Hash, and unless unchanged parse, each file of a chunk into the worker's scratch database (each file
-    its own transaction, committed when it parsed); then the chunk's rows leave as one Parquet file per
-    table (``FileOutcome.parts``: the same files for every file of the chunk, each row naming its
-    ``source_id``), and the scratch tables are emptied. A statement per table and file (a COPY costs
-    1.5–10 ms) was a fifth of a worker's time on a real run's small files."""
+    """Hash, and unless unchanged parse, each file of a chunk into the worker's scratch database; then the
+    chunk's rows leave as one Parquet file per table (``FileOutcome.parts``: the same files for every file of
+    the chunk, each row naming its ``source_id``). A statement per table and file (a COPY costs 1.5–10 ms)
+    was a fifth of a worker's time on a real run's small files.
+
+    The chunk's files are parsed in one transaction that is never committed: once their rows are exported,
+    it is rolled back (a COMMIT of an in-memory database still moves the transaction's rows into the tables:
+    ~8 ms for a run's sa file, 8,300 rows, and ~1–3 ms for each other file, then a DELETE per table to empty
+    them; a ROLLBACK ~0.4 ms). When a file of the chunk does not parse (an error, an unusable file), the
+    transaction holds some of its rows: it is rolled back and the chunk parsed again a file at a time, each in
+    its own transaction, committed when it parsed (as every chunk was before); the outcomes are the same."""
     if "start_error" in _WORKER:
         raise WorkerStartError(_WORKER["start_error"])
     store: Store = _WORKER["store"]
-    outcomes: list[FileOutcome] = []
-    written: dict[str, list[int]] = {}  # table -> the outcomes (indexes) whose file stored rows in it
+    with store.file_transaction():  # never committed: rolled back once the rows left as Parquet
+        outcomes, written = _parse_files(store, tasks, own_transactions=False)
+        if len(outcomes) == len(tasks):
+            return _export(store, tasks, outcomes, written)
     try:
-        for task in tasks:
-            out, tables = _parse_file(store, task)
-            for table in tables:
-                written.setdefault(table, []).append(len(outcomes))
-            outcomes.append(out)
-        _WORKER["chunks"] += 1
-        for table in sorted(written):
-            part = _WORKER["out"] / f"w{os.getpid()}-c{_WORKER['chunks']}-{table}.parquet"
-            if store.export_rows(table, part):
-                for i in written[table]:
-                    outcomes[i].parts[table] = str(part)
-            else:
-                part.unlink(missing_ok=True)
+        outcomes, written = _parse_files(store, tasks, own_transactions=True)
+        return _export(store, tasks, outcomes, written)
     finally:
         store.clear(written)
+
+
+def _parse_files(store: Store, tasks: list[FileTask], *, own_transactions: bool) -> tuple[list[FileOutcome],
+                                                                                         dict[str, list[int]]]:
+    """The outcomes of the chunk's files and, per table, the outcomes (indexes) whose file stored rows in it;
+    without ``own_transactions``, only up to the first file that did not parse (the caller starts again)."""
+    outcomes: list[FileOutcome] = []
+    written: dict[str, list[int]] = {}  # table -> the outcomes (indexes) whose file stored rows in it
+    for task in tasks:
+        out, tables = _parse_file(store, task, own_transaction=own_transactions)
+        if not own_transactions and out.status not in ("parsed", "unchanged"):
+            break
+        for table in tables:
+            written.setdefault(table, []).append(len(outcomes))
+        outcomes.append(out)
+    return outcomes, written
+
+
+def _export(store: Store, tasks: list[FileTask], outcomes: list[FileOutcome],
+            written: dict[str, list[int]]) -> list[FileOutcome]:
+    """The chunk's rows as one Parquet file per table, named in the outcomes of the files that stored rows."""
+    _WORKER["chunks"] += 1
+    for table in sorted(written):
+        part = _WORKER["out"] / f"w{os.getpid()}-c{_WORKER['chunks']}-{table}.parquet"
+        n, per_file = store.export_rows(table, part, PER_FILE_COLUMNS.get(table, ()))
+        if n:
+            for i in written[table]:
+                if per_file is None:
+                    outcomes[i].parts[table] = str(part)
+                elif tasks[i].source_id in per_file:  # (else the file has no rows there: no part to read)
+                    outcomes[i].parts[table] = str(part)
+                    outcomes[i].per_file[table] = per_file[tasks[i].source_id]
+        else:
+            part.unlink(missing_ok=True)
     for i, out in enumerate(outcomes):
         out.chunk_end = i == len(outcomes) - 1
     return outcomes
 
 
-def _parse_file(store: Store, task: FileTask) -> tuple[FileOutcome, set[str]]:
-    """One file of a chunk: its outcome and the tables it stored rows in (kept, committed, when it parsed)."""
+def _parse_file(store: Store, task: FileTask, *, own_transaction: bool = True) -> tuple[FileOutcome, set[str]]:
+    """One file of a chunk: its outcome and the tables it stored rows in (kept when it parsed: with
+    ``own_transaction``, committed; else in the chunk's transaction)."""
     fmt = _WORKER["formats"][task.format]
     path = Path(task.path)
     blobs = Path(task.blobs)
@@ -214,7 +252,7 @@ def _parse_file(store: Store, task: FileTask) -> tuple[FileOutcome, set[str]]:
         if digest == task.old_sha256:
             return FileOutcome("unchanged", digest), set()
     try:
-        with store.file_transaction() as commit:
+        with (store.file_transaction() if own_transaction else nullcontext(lambda: None)) as commit:
             sink = FileSink(store=store, path=path, run_id=task.run_id, source_id=task.source_id,
                             run_start=task.run_start, run_meta=task.run_meta, host=task.host, role=task.role,
                             file_no=task.file_no,
@@ -367,6 +405,8 @@ class Batch:
         self.parts: dict[str, dict[str, None]] = {}  # table -> its parts read by this batch (in order)
         self.sids: dict[str, list[str]] = {}  # table -> the files whose rows this batch stores from them
         self.rows: dict[str, list[dict[str, Any]]] = {}
+        # table -> per file of sids: its part and the values of its PER_FILE_COLUMNS (None: its part holds them)
+        self.per_file: dict[str, list[tuple[str, tuple | None]]] = {}
         self.files = 0
         self.kept: dict[str, int] = {}  # parts the renderings' check still reads
         self.chunk: set[str] = set()  # parts of the chunk being applied (not complete yet)
@@ -394,11 +434,14 @@ class Batch:
             self.chunk = set()
             self._sweep()
 
-    def add(self, source_id: str, parts: dict[str, str], rows: dict[str, list[dict[str, Any]]]) -> None:
-        """One file's rows: in its Parquet parts (table -> file), and of other tables (table -> rows)."""
+    def add(self, source_id: str, parts: dict[str, str], rows: dict[str, list[dict[str, Any]]],
+            per_file: dict[str, tuple] | None = None) -> None:
+        """One file's rows: in its Parquet parts (table -> file), and of other tables (table -> rows);
+        ``per_file``: table -> the values of its PER_FILE_COLUMNS, which its part leaves out."""
         for table, part in parts.items():
             self.parts.setdefault(table, {})[part] = None
             self.sids.setdefault(table, []).append(source_id)
+            self.per_file.setdefault(table, []).append((part, (per_file or {}).get(table)))
         for table, some in rows.items():
             self.rows.setdefault(table, []).extend(some)
         self.files += 1
@@ -406,15 +449,24 @@ class Batch:
             self.flush()
 
     def flush(self) -> None:
-        parts, sids, rows = self.parts, self.sids, self.rows
-        self.parts, self.sids, self.rows, self.files = {}, {}, {}, 0
+        parts, sids, rows, per_file = self.parts, self.sids, self.rows, self.per_file
+        self.parts, self.sids, self.rows, self.per_file, self.files = {}, {}, {}, {}, 0
         # with DuckDB's memory limited (as a big file's parse is): the rows it wrote stay cached otherwise, and
         # the one transaction of a campaign's ingest grew ~1 MB a run (1 GB at 1,000 synthetic runs)
         with self.store.memory_limited():
             # the tables naming their file by source_id first: the file-numbered ones are imported by the
             # numbers their files' rows of FILE_TABLE hold in the store
             for table in sorted(parts, key=lambda t: (self.store.file_keyed(t), t)):
-                self.store.import_rows(table, list(parts[table]), source_ids=sids[table])
+                files = list(zip(sids[table], per_file[table]))
+                slim = [(sid, part, v) for sid, (part, v) in files if v is not None]
+                full = [(sid, part) for sid, (part, v) in files if v is None]
+                if slim:  # the files whose part leaves the per-file columns out (Store.export_rows)
+                    self.store.import_rows(table, list(dict.fromkeys(p for _, p, _ in slim)),
+                                           source_ids=[sid for sid, _, _ in slim],
+                                           per_file=(PER_FILE_COLUMNS[table], [v for _, _, v in slim]))
+                if full:
+                    self.store.import_rows(table, list(dict.fromkeys(p for _, p in full)),
+                                           source_ids=[sid for sid, _ in full])
             for table in sorted(rows):
                 self.store.insert_rows(table, rows[table])
         self._sweep()

@@ -222,6 +222,10 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
                         f"file so that every path names a run the same way")
             _check_against_stored(store, measured, by_dir, whole, report)
+            # what is stored of every rendering, read once (a statement per run's check cost ~2 ms): a
+            # rendering's row of sources changes only at its own check
+            stored_renderings = _stored_renderings(store, [(runs[r_dir], d.path) for r_dir, d in work
+                                                           if d.path in rendering_of and runs[r_dir] is not None])
             if pooled:
                 states = store.source_states([source_id_for(runs[run_dir].run_id, _file_name(runs[run_dir], det.path))
                                               for run_dir, det in work if det.path in pooled])
@@ -236,6 +240,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             fallback: dict = {}
             refs: dict[str, Path] = fallback.setdefault("parquet", {})  # a pooled sa file's rows, as its worker
             sa_files = set(rendering_of.values())  # wrote them: what its renderings are compared with
+            sa_digests: dict[str, str] = fallback.setdefault("digests", {})  # and their sha256 (as stored)
 
             def check_renderings() -> bool:
                 """The deferred renderings (the previous run's: workers parse ahead meanwhile); False: aborted."""
@@ -249,13 +254,17 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         batch.release(str(part))
                     refs.clear()
                     fallback.get("refs", {}).clear()
+                    sa_digests.clear()
 
             def _check(todo: list[tuple[Path, Detection]]) -> bool:
-                # what is stored of these renderings, read in one statement; their sources rows inserted in one
-                # (a statement each cost the writer ~4 and ~6 ms a rendering, three renderings a run)
-                fallback["old"] = _stored_renderings(store, [(runs[r_dir], d.path) for r_dir, d in todo])
+                # what is stored of these renderings (read for every rendering as the ingest began); their
+                # sources rows inserted in one statement (a statement each cost the writer ~4 and ~6 ms a
+                # rendering, three renderings a run)
+                fallback["old"] = stored_renderings
                 fallback["rows"] = []
                 fallback["ref_sha"] = {}
+                fallback["todo"] = [(runs[r_dir], d, rendering_of[d.path]) for r_dir, d in todo]
+                fallback["sampled"] = {}
                 try:
                     for r_dir, d in todo:
                         raise_if_witnessed()
@@ -274,6 +283,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                     fallback.pop("rows")
                     fallback.pop("old")
                     fallback.pop("ref_sha")
+                    fallback.pop("todo")
+                    fallback.pop("sampled")
 
             for run_dir, det in iterator:
                 raise_if_witnessed()  # a Ctrl-C during the last file that a statement swallowed
@@ -293,7 +304,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 try:
                     if det.path in pooled:
                         res = _apply_outcome(store, run, det, next(pool.results), report, batch, states,
-                                             keep=refs if det.path in sa_files else None)
+                                             keep=refs if det.path in sa_files else None,
+                                             digests=sa_digests if det.path in sa_files else None)
                     else:
                         if batch is not None:  # the files before it are stored before the writer parses one
                             batch.flush()
@@ -491,14 +503,18 @@ class _Parsed:
 
 
 def _apply_outcome(store: Store, run: Run, det: Detection, out: FileOutcome, report: IngestReport,
-                   batch: parallel.Batch, states: dict[str, tuple], keep: dict[str, Path] | None = None) -> FileResult:
+                   batch: parallel.Batch, states: dict[str, tuple], keep: dict[str, Path] | None = None,
+                   digests: dict[str, str] | None = None) -> FileResult:
     """A worker's outcome for one file, applied by the writer as _ingest_file would have stored it; its rows
     and its ``sources`` row join ``batch`` (inserted a batch of files at a time). ``states``: the stored
     sources of the pooled files as the ingest began (``Store.source_states``; each file is applied once).
     ``keep``: a sa file's ``sys_metrics`` part is kept there after the batch is stored (its renderings' check
-    reads it, then removes it)."""
+    reads it, then removes it); ``digests``: its sha256 as stored, kept there for the same check."""
     try:
-        return _apply(store, run, det, out, report, batch, states, keep)
+        res = _apply(store, run, det, out, report, batch, states, keep)
+        if digests is not None and res.status in ("new", "replaced", "unchanged"):
+            digests[source_id_for(run.run_id, _file_name(run, det.path))] = out.digest
+        return res
     finally:  # after its rows joined the batch: its chunk's parts may be complete now
         batch.seen(out.parts, out.chunk_end)
 
@@ -534,13 +550,13 @@ def _apply(store: Store, run: Run, det: Detection, out: FileOutcome, report: Ing
         batch.keep(out.parts["sys_metrics"])
     return _record_source(store, run, det, sid, file_name, run_id, out.digest, out.tool_version,
                           out.rows_loaded, warnings, len(out.runs), replaced=bool(old), batch=batch,
-                          parts=out.parts)
+                          parts=out.parts, per_file=out.per_file)
 
 
 def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: str, run_id: str | None,
                    digest: str, tool_version: str | None, rows_loaded: int, warnings: list[IngestWarning],
                    declared_runs: int, *, replaced: bool, batch: parallel.Batch | None = None,
-                   parts: dict[str, str] | None = None) -> FileResult:
+                   parts: dict[str, str] | None = None, per_file: dict[str, tuple] | None = None) -> FileResult:
     """The file's warnings and its row of ``sources`` (with ``batch``: queued there, with the file's Parquet
     ``parts``); its result."""
     path, fmt = det.path, det.format
@@ -552,7 +568,7 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
                 "tool_version": tool_version, "rows_loaded": rows_loaded,
                 "ingested_at": datetime.now(timezone.utc), "host": host.hostname, "role": host.role}]}
     if batch is not None:
-        batch.add(sid, parts or {}, rows)
+        batch.add(sid, parts or {}, rows, per_file)
     else:
         for table, some in rows.items():
             if some:
@@ -622,7 +638,7 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
         ref_sid = source_id_for(run.run_id, _file_name(run, ref_path))
     ref_name = _file_name(run, ref_path)
     ref_shas = fallback.get("ref_sha", {})
-    ref_sha = ref_shas.get(ref_sid)
+    ref_sha = ref_shas.get(ref_sid) or fallback.get("digests", {}).get(ref_sid)  # (a pooled sa file's: no statement)
     if ref_sha is None:
         ref_sha = ref_shas[ref_sid] = store.source_state(ref_sid)[0]
     digest = hash_and_keep(path, store.blobs)[0]
@@ -637,18 +653,19 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
             store.set_source_path(sid, str(path.resolve()))
         return FileResult(str(path), run.run_id, "unchanged", fmt.name,
                           reason=f"rendering of {ref_name}, checked before ({old[6]} records compared)")
-    smp = renderings.sample(path, fmt.name)
+    smp, sink, exc = _sampled(store, run, det, fallback)
+    if exc is not None:
+        raise exc
     if smp is None:
         return _read_whole(store, run, det, report, f"no records could be sampled to compare with {ref_name}")
-    try:
-        sink = renderings.parse_sample(smp, path, fmt, run.start_time, run.meta, parallel.scratch_root(store.path))
-    except UnusableFile:
+    if isinstance(sink, UnusableFile):
         return _read_whole(store, run, det, report, "its sample could not be used")
-    except ParseError as exc:
-        report.errors.append(str(exc))
-        return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
+    if isinstance(sink, ParseError):
+        report.errors.append(str(sink))
+        return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(sink))
     verdict = renderings.compare(store, sink, ref_sid, ref_name, fallback.setdefault("refs", {}),
-                                 fallback.get("parquet", {}).get(ref_sid))
+                                 fallback.get("parquet", {}).get(ref_sid), also=_times_beside(store, det, sa_path,
+                                                                                             fallback))
     if not verdict.same:
         return _read_whole(store, run, det, report, f"not a rendering of {ref_name}: {verdict.why}")
     if verdict.differs is not None:
@@ -680,6 +697,50 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
             + (f"; {verdict.unmatched} values it prints have no counterpart there (e.g. {verdict.unmatched_example})"
                if verdict.unmatched else ""))
     return FileResult(str(path), run.run_id, "checked", fmt.name, reason=note)
+
+
+def _sampled(store: Store, run: Run, det: Detection, fallback: dict) -> tuple:
+    """(sample or None, the sample's sink or the UnusableFile / ParseError its parse raised, an exception
+    to raise as the file's own) of a rendering: cut and parsed once per check (``_times_beside`` may have
+    done it for a rendering checked after another of the same sa file)."""
+    memo = fallback.get("sampled")
+    if memo is not None and det.path in memo:
+        return memo.pop(det.path)
+    smp = sink = None
+    try:
+        smp = renderings.sample(det.path, det.format.name)
+        if smp is not None:
+            try:
+                sink = renderings.parse_sample(smp, det.path, det.format, run.start_time, run.meta,
+                                               parallel.scratch_root(store.path))
+            except (UnusableFile, ParseError) as exc:
+                sink = exc
+    except Exception as exc:  # noqa: BLE001 - raised at the file's own turn, as without the look-ahead
+        return smp, None, exc
+    return smp, sink, None
+
+
+def _times_beside(store: Store, det: Detection, sa_path: Path, fallback: dict) -> set[float]:
+    """The record times sampled from the other renderings of the same sa file, checked after this one in the
+    same check: their reference rows are fetched with this one's, in one statement (the renderings sample
+    records 0, n/2, n-1, sar text 0, 1, n/2 or n/2+1, n-1: the sar text's check asked again)."""
+    out: set[float] = set()
+    memo = fallback.get("sampled")
+    if memo is None:
+        return out
+    todo = fallback.get("todo", [])
+    mine = next((i for i, (_, d, _) in enumerate(todo) if d.path == det.path), None)
+    if mine is None:
+        return out
+    for run, d, sa in todo[mine + 1:]:
+        if sa != sa_path or d.path.parent != det.path.parent:
+            continue
+        if d.path not in memo:
+            memo[d.path] = _sampled(store, run, d, {})
+        sink = memo[d.path][1]
+        if isinstance(sink, renderings.SampleSink):
+            out |= renderings.sample_times(sink)
+    return out
 
 
 def _num(v) -> str:

@@ -351,15 +351,26 @@ def shape_of(raw: bytes) -> Shape | None:
         words: set[str] = set()
         max7: int | None = None
         agree = 0
-        for line in lines:
-            m = _txlog_match(line)
-            if not m or 6 + len(m.group(7).split()) != fields:
+        match = _TXLOG_LINE.match
+        for line in lines:  # _txlog_match's tests, its groups taken once (a head holds ~1,000 lines)
+            m = match(line)
+            if m is None:
+                continue
+            g1, _, g3, _, g5, g6, g7 = m.groups()
+            # (a number of at most 7 / 6 digits is below 10,000,000 / 1,000,000: no int() needed)
+            if (len(g1) > 7 and int(g1) >= 10_000_000) or (len(g6) > 6 and int(g6) >= 1_000_000):
+                continue
+            epoch = int(g5)
+            if epoch != 0 and epoch < EPOCH_MIN:
+                continue
+            more = g7.split() if g7 else ()
+            if 6 + len(more) != fields:
                 continue
             agree += 1
-            if not m.group(3).isdigit():
-                words.add(m.group(3))
+            if not g3.isdigit():
+                words.add(g3)
             if fields >= 7:
-                v = int(m.group(7).split()[0])
+                v = int(more[0])
                 max7 = v if max7 is None else max(max7, v)
         return Shape("txlog", fields, frozenset(words), max7) if 2 * agree >= len(lines) else None
     if _AGG_LINE.match(lines[0]):
