@@ -206,7 +206,7 @@ def run(n_ingest: int, n_build: int, seed: int, work: Path, out=print) -> dict[s
                 problems.append(f"next ingest exited {again.returncode}: {again.stderr[-500:]}")
             elif fingerprint(db) != state_ab:
                 problems.append("next ingest did not reach A+B")
-            left = [p.name for p in (d / ".kansoku-scratch").glob("*")]
+            left = [p.name for p in (d / ".kansoku-scratch").rglob("*") if not p.is_dir()]
             if left:
                 problems.append(f"scratch files left after the next ingest: {left}")
         except Exception as exc:  # a store that cannot be opened is a failure, not a crash of the bench

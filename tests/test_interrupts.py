@@ -95,15 +95,22 @@ def test_ctrl_c_at_any_moment_of_a_serial_ingest_says_the_truth(tmp_path, delay)
 def test_a_killed_ingests_scratch_is_removed_by_the_next_one(tmp_path):
     """kill -9 left worker databases and Parquet parts in /tmp forever (37 MB in the report); the scratch now
     lives beside the store and the next writer removes what a killed ingest left."""
+    from kansoku.ingest.parallel import scratch_root
+
     db = tmp_path / "k.duckdb"
-    left = tmp_path / ".kansoku-scratch" / "ingest-4242-x"
-    left.mkdir(parents=True)
-    (left / "worker-4243.duckdb").write_bytes(b"\0" * 1024)
-    (left / "0123-pgbench_summary.parquet").write_bytes(b"PAR1")
+    left = scratch_root(db) / "ingest-4242-x"
+    # another store in the same directory: its ingest's scratch (alive, as far as this one knows) is its own
+    # writer's to remove (two ingests side by side removed each other's Parquet parts: a traceback)
+    other = scratch_root(tmp_path / "other.duckdb") / "ingest-4244-y"
+    for d in (left, other):
+        d.mkdir(parents=True)
+        (d / "worker-4243.duckdb").write_bytes(b"\0" * 1024)
+        (d / "0123-pgbench_summary.parquet").write_bytes(b"PAR1")
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(db), str(RUN)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert list((tmp_path / ".kansoku-scratch").iterdir()) == []
+    assert list(scratch_root(db).iterdir()) == []
+    assert sorted(p.name for p in other.iterdir()) == ["0123-pgbench_summary.parquet", "worker-4243.duckdb"]
 
 
 def test_a_parallel_ingest_keeps_its_scratch_beside_the_store(tmp_path, monkeypatch):

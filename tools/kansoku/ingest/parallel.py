@@ -102,13 +102,15 @@ _WORKER: dict[str, Any] = {}
 
 
 # Scratch space of a parallel ingest: beside the store (never /tmp, where a killed ingest's files stayed
-# forever), one directory per ingest, removed when the pool closes; leftovers of a killed ingest are removed
-# by the next writer (which holds the store's lock, so no other ingest can be using them).
+# forever), a directory of the store's own (two stores in one directory are two writers at once), one
+# directory per ingest in it, removed when the pool closes; leftovers of a killed ingest are removed by the
+# store's next writer (which holds the store's lock, so no other ingest can be using them).
 SCRATCH_DIR = ".kansoku-scratch"
 
 
 def scratch_root(db_path: Path) -> Path:
-    return Path(db_path).resolve().parent / SCRATCH_DIR
+    db = Path(db_path).resolve()
+    return db.parent / SCRATCH_DIR / f"{db.name}.parts"
 
 
 def clean_scratch(db_path: Path) -> int:
