@@ -263,9 +263,14 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
     todo, page_keys = run_ids, {}
     if cache is not None and cache.directory is not None:
         todo = []
+        cond_inputs: dict[int, tuple[list[str], str]] = {}  # a condition's run ids and part of the inputs, once
         for rid in run_ids:
             page = pages[rid]
-            key = cache.run_page_key(store, report, rid, [r.id for r in page.condition], _page_inputs(page))
+            cond = cond_inputs.get(id(page.condition[0]) if page.condition else 0)
+            if cond is None:
+                cond = ([r.id for r in page.condition], _inputs_json([r.to_json() for r in page.condition]))
+                cond_inputs[id(page.condition[0]) if page.condition else 0] = cond
+            key = cache.run_page_key(store, report, rid, cond[0], _page_inputs(page, cond[1]))
             has_series = cache.page_kept(key) if key and handles else None
             if has_series is not None:
                 pages[rid] = KeptRunPage(page.info, key, has_series, functools.partial(
@@ -322,13 +327,20 @@ def _read_back(store: Store, report: Report, page: RunPage, key: str, cache: Ite
     return page
 
 
-def _page_inputs(page: RunPage) -> str:
+def _page_inputs(page: RunPage, condition: str | None = None) -> str:
     """What a run page shows that the run's and its condition's fingerprints do not cover: the report's
     record of the run (raw files, factor labels), its factors and condition as the report names them, and
-    the tables and figures that use it."""
-    return json.dumps({"info": page.info.to_json(), "factors": page.factors,
-                       "condition": [r.to_json() for r in page.condition], "uses": [u.to_json() for u in page.uses]},
-                      sort_keys=True, ensure_ascii=False, default=str)
+    the tables and figures that use it. ``condition``: the condition's part (:func:`_inputs_json` of its
+    runs), the same for each of its pages. The text is ``json.dumps`` of the four keys with ``sort_keys``,
+    made of its parts (the encoder writes a value inside an object as it writes it alone)."""
+    if condition is None:
+        condition = _inputs_json([r.to_json() for r in page.condition])
+    return (f'{{"condition": {condition}, "factors": {_inputs_json(page.factors)}, '
+            f'"info": {_inputs_json(page.info.to_json())}, "uses": {_inputs_json([u.to_json() for u in page.uses])}}}')
+
+
+def _inputs_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _per_store(store: Store, name: str, compute):
