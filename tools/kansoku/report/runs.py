@@ -146,13 +146,24 @@ t AS (
          FULL JOIN d ON d.run_id = coalesce(t.run_id, c.run_id) AND d.second = coalesce(t.second, c.second)
 )
 """
-# each run's seconds (the rows of j, or of the table made of them) as one row of lists
+# each run's seconds (the rows of j, or of the table made of them) as one row: its numbers as lists, and its
+# CSV text whole (RunSeries.csv: the header, then a line a second of the columns the run has, any value
+# present, each with its fixed decimals, an empty field for a second without a sample). The text is made here,
+# not in Python: a run's ten text columns were ~6,000 strings fetched, kept in the cache and joined again.
+_SERIES_HAS = {col: f"_has_{col}" for col in SERIES_COLUMNS}
+_SERIES_TEXT = {col: "second::VARCHAR" if col == "second" else f"printf('%.{SERIES_COLUMNS[col]}f', {col})"
+                for col in SERIES_COLUMNS}
 _SERIES_LISTS = """
 SELECT run_id, any_value(tps_source), any_value(cpu_tool), any_value(disk_tool), list(second ORDER BY second),
-       """ + ",\n       ".join(
-    f"list(round({col}, {SERIES_COLUMNS[col]}) ORDER BY second), "
-    f"list(printf('%.{SERIES_COLUMNS[col]}f', {col}) ORDER BY second)" for col in _SERIES_VALUES) + """
-FROM {rows} GROUP BY run_id
+       """ + ",\n       ".join(f"list(round({col}, {SERIES_COLUMNS[col]}) ORDER BY second)" for col in _SERIES_VALUES) + """,
+       concat_ws(',', """ + ", ".join(f"CASE WHEN any_value({_SERIES_HAS[col]}) THEN '{col}' END"
+                                      for col in SERIES_COLUMNS) + """) || chr(10)
+       || string_agg(concat_ws(',', """ + ", ".join(
+    f"CASE WHEN {_SERIES_HAS[col]} THEN coalesce({_SERIES_TEXT[col]}, '') END" for col in SERIES_COLUMNS) + """),
+                     chr(10) ORDER BY second) || chr(10)
+FROM (SELECT *, """ + ", ".join(f"bool_or({col} IS NOT NULL) OVER (PARTITION BY run_id) AS {_SERIES_HAS[col]}"
+                                for col in SERIES_COLUMNS) + """
+      FROM {rows}) GROUP BY run_id
 """
 SERIES_SQL = _SERIES_WITH + _SERIES_LISTS.format(rows="j")
 
@@ -562,13 +573,10 @@ def _series(rows: dict[str, tuple | None], pages: dict[str, RunPage]) -> None:
         if rid not in pages or not seconds:
             continue
         values: dict[str, list] = {"second": list(seconds)}
-        texts: dict[str, list] = {"second": [str(s) for s in seconds]}
         for i, col in enumerate(_SERIES_VALUES):
-            values[col], texts[col] = list(row[5 + 2 * i]), list(row[6 + 2 * i])
+            values[col] = list(row[5 + i])
         cols = [c for c in SERIES_COLUMNS if any(v is not None for v in values[c])]
-        lines = [",".join(cols)]
-        lines += [",".join(texts[c][i] or "" for c in cols) for i in range(len(seconds))]
-        pages[rid].series = RunSeries(cols, {c: values[c] for c in cols}, "\n".join(lines) + "\n",
+        pages[rid].series = RunSeries(cols, {c: values[c] for c in cols}, row[5 + len(_SERIES_VALUES)],
                                       tps_source, cpu_tool, disk_tool)
 
 
@@ -580,6 +588,7 @@ def _text(v: Any) -> str:
 
 def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
     """Commands, machine, versions and PostgreSQL settings from each run's run.toml (as the appendix reads them)."""
+    machines: dict[str, list] = {}
     for rid, rt, end, note in store.query(
             "SELECT run_id, run_toml::VARCHAR, end_time::VARCHAR, status_note FROM runs "
             "WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]):
@@ -597,9 +606,13 @@ def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> No
             p.commands = [(k, _text(v)) for k, v in cmds.items() if not isinstance(v, (dict, list))]
         m = doc.get("machine")
         if isinstance(m, dict):
-            keys = [k for k in MACHINE_FIELDS if k in m] + sorted(k for k in m if k not in MACHINE_FIELDS)
-            p.machine = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else words.same(k),
-                          machine_value(k, m[k])) for k in keys]
+            # the same machine is listed by many runs: its rows made once (a function of its values alone)
+            mk = json.dumps(m, sort_keys=True, ensure_ascii=False, default=str)
+            if mk not in machines:
+                keys = [k for k in MACHINE_FIELDS if k in m] + sorted(k for k in m if k not in MACHINE_FIELDS)
+                machines[mk] = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else words.same(k),
+                                 machine_value(k, m[k])) for k in keys]
+            p.machine = list(machines[mk])
         vers = doc.get("versions")
         if isinstance(vers, dict):
             p.versions = [(k, _text(v)) for k, v in vers.items()]

@@ -1,0 +1,116 @@
+"""app/build.py Ahead: a build's run pages made one batch ahead in a thread while the renderer writes the one
+before. What the renderer gets is what the batches are, in their order; never more than two batches alive;
+an error of the thread is the renderer's; closing stops a thread in the middle of a statement; a kept page read
+back by the renderer reads the store under the thread's lock (DuckDB refuses a connection used by two threads)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from kansoku.app.build import Ahead
+from kansoku.errors import KansokuError
+from kansoku.model import KeptRunPage
+from kansoku.store.db import Store
+
+
+@pytest.fixture()
+def store():
+    con = duckdb.connect()
+    con.execute("SET threads = 1")
+    s = Store(con, Path(":memory:"), True)
+    yield s
+    s.close()
+
+
+def test_batches_come_in_order_and_at_most_one_ahead(store):
+    made: list[int] = []
+    taken: list[int] = []
+    ahead_of_renderer: list[int] = []
+
+    def batches():
+        for i in range(12):
+            # the thread reads the store for each batch, as run_page_batches does
+            (n,) = store.query("SELECT count(*) FROM range(?)", [1000 * (i + 1)])[0]
+            made.append(i)
+            ahead_of_renderer.append(len(made) - len(taken))
+            yield f"report-{n}", {f"run-{i}": i}
+
+    ahead = Ahead(batches(), store)
+    try:
+        for rep, pages in ahead:
+            taken.append(next(iter(pages.values())))
+            assert rep == f"report-{1000 * len(taken)}"
+            time.sleep(0.01)  # the renderer writing its batch
+    finally:
+        ahead.close()
+    assert taken == list(range(12))
+    # batches made and not yet taken by the renderer: the one made while it writes the one before, never two
+    # (two would be three batches alive: the renderer's and two more)
+    assert max(ahead_of_renderer) == 1, ahead_of_renderer
+
+
+def test_an_error_of_the_thread_is_raised_in_the_renderer(store):
+    def batches():
+        yield "r", {"a": 1}
+        store.query("SELECT 1")
+        raise KansokuError("the store could not give the batch")
+
+    ahead = Ahead(batches(), store)
+    got = []
+    try:
+        with pytest.raises(KansokuError, match="could not give the batch"):
+            for _, pages in ahead:
+                got.append(pages)
+    finally:
+        ahead.close()
+    assert got == [{"a": 1}]
+
+
+def test_close_interrupts_a_statement_and_waits_for_the_thread(store):
+    started = threading.Event()
+
+    def batches():
+        yield "r", {"a": 1}
+        started.set()
+        # a statement of minutes: close() must not wait for its end
+        store.query("SELECT count(*) FROM range(10000000000) a, range(10) b WHERE a.range % 7 = b.range")
+        yield "r", {"b": 2}
+
+    ahead = Ahead(batches(), store)
+    it = iter(ahead)
+    assert next(it)[1] == {"a": 1}
+    assert started.wait(30)
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    ahead.close()
+    assert time.monotonic() - t0 < 30
+    assert not ahead._thread.is_alive()
+    assert store.query("SELECT 42") == [(42,)]  # the connection is free for the build's next step
+
+
+def test_a_kept_page_is_read_back_under_the_threads_lock(store):
+    seen: list[bool] = []
+    ahead: Ahead | None = None
+
+    def load():
+        seen.append(ahead.lock.locked())
+        return store.query("SELECT 7")[0][0]
+
+    def batches():
+        yield "r", {"x": KeptRunPage(info=None, key="k", has_series=False, load=load), "y": 1}
+        yield "r", {"z": 2}
+
+    ahead = Ahead(batches(), store)
+    try:
+        for _, pages in ahead:
+            for page in pages.values():
+                if isinstance(page, KeptRunPage):
+                    assert page.full() == 7
+    finally:
+        ahead.close()
+    assert seen == [True]
