@@ -114,3 +114,33 @@ def test_a_kept_page_is_read_back_under_the_threads_lock(store):
     finally:
         ahead.close()
     assert seen == [True]
+
+
+def test_entries_written_behind_read_back_and_flushed(tmp_path):
+    """PickleEntries.write_behind: an entry saved is read back at once (from memory until written), every one
+    is on disk after flush, whole (no temporary file left)."""
+    from kansoku.pickle_entries import PickleEntries
+
+    entries = PickleEntries(tmp_path / "items")
+    entries.write_behind()
+    values = {f"k{i}": {"i": i, "text": "x" * (i * 37)} for i in range(300)}
+    for key, value in values.items():
+        entries.save(key, value)
+        assert entries.has(key)
+        assert entries.load(key) == value
+    entries.flush()
+    assert sorted(p.name for p in (tmp_path / "items").iterdir()) == sorted(f"{k}.pickle" for k in values)
+    again = PickleEntries(tmp_path / "items")
+    assert all(again.load(k) == v for k, v in values.items())
+
+
+def test_an_entry_that_cannot_be_written_is_an_error_of_flush(tmp_path):
+    from kansoku.pickle_entries import PickleEntries
+
+    entries = PickleEntries(tmp_path / "items")
+    entries.write_behind()
+    (tmp_path / "items").rmdir()
+    (tmp_path / "items").write_text("not a directory")
+    entries.save("k", {"a": 1})
+    with pytest.raises(OSError):
+        entries.flush()

@@ -232,6 +232,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
         # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
         cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
+        cache.write_behind()  # its entries written by a thread of their own (flushed before Hugo)
         store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
         ahead: Ahead | None = None
         try:
@@ -261,6 +262,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
             if ahead is not None:
                 ahead.close()
             store.close()
+        cache.flush()  # every entry written before the site changes (a write's error ends the build here)
         res = BuildResult(out=out)
         res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
         res.files_written = written["files_written"]
