@@ -32,6 +32,7 @@ from kansoku import parsers, words
 from kansoku.analysis import steady
 from kansoku.analysis import tables as analysis
 from kansoku.model import (
+    CHART_COLUMNS,
     SERIES_COLUMNS,
     Chapter,
     KeptRunPage,
@@ -153,6 +154,19 @@ t AS (
 _SERIES_HAS = {col: f"_has_{col}" for col in SERIES_COLUMNS}
 _SERIES_TEXT = {col: "second::VARCHAR" if col == "second" else f"printf('%.{SERIES_COLUMNS[col]}f', {col})"
                 for col in SERIES_COLUMNS}
+
+
+def _series_json_number(col: str) -> str:
+    """A value of ``col`` as json.dumps writes the number the query gives (``round(col, decimals)``): DuckDB's
+    text of a double is Python's repr (the shortest that reads back the same; 600,000 rounded values of 1e-4
+    to 1e9 compared) but for a negative zero, which Python writes -0.0. Not finite: the row's text is NULL
+    (the renderer's json.dumps refuses it, as before)."""
+    if col == "second":
+        return "second::VARCHAR"
+    x = f"round({col}, {SERIES_COLUMNS[col]})"
+    return f"CASE WHEN {x} = 0 AND atan2({x}, -1.0) < 0 THEN '-0.0' ELSE {x}::VARCHAR END"
+
+
 _SERIES_LISTS = """
 SELECT run_id, any_value(tps_source), any_value(cpu_tool), any_value(disk_tool), list(second ORDER BY second),
        """ + ",\n       ".join(f"list(round({col}, {SERIES_COLUMNS[col]}) ORDER BY second)" for col in _SERIES_VALUES) + """,
@@ -160,7 +174,11 @@ SELECT run_id, any_value(tps_source), any_value(cpu_tool), any_value(disk_tool),
                                       for col in SERIES_COLUMNS) + """) || chr(10)
        || string_agg(concat_ws(',', """ + ", ".join(
     f"CASE WHEN {_SERIES_HAS[col]} THEN coalesce({_SERIES_TEXT[col]}, '') END" for col in SERIES_COLUMNS) + """),
-                     chr(10) ORDER BY second) || chr(10)
+                     chr(10) ORDER BY second) || chr(10),
+       CASE WHEN """ + " OR ".join(f"bool_or(NOT isfinite({col}))" for col in _SERIES_VALUES if col in CHART_COLUMNS) + """
+            THEN NULL ELSE '{{' || concat_ws(',', """ + ", ".join(
+    f"""CASE WHEN any_value({_SERIES_HAS[col]}) THEN '"{col}":[' || string_agg(coalesce({_series_json_number(col)}, 'null'),
+                ',' ORDER BY second) || ']' END""" for col in SERIES_COLUMNS if col in CHART_COLUMNS) + """) || '}}' END
 FROM (SELECT *, """ + ", ".join(f"bool_or({col} IS NOT NULL) OVER (PARTITION BY run_id) AS {_SERIES_HAS[col]}"
                                 for col in SERIES_COLUMNS) + """
       FROM {rows}) GROUP BY run_id
@@ -577,7 +595,7 @@ def _series(rows: dict[str, tuple | None], pages: dict[str, RunPage]) -> None:
             values[col] = list(row[5 + i])
         cols = [c for c in SERIES_COLUMNS if any(v is not None for v in values[c])]
         pages[rid].series = RunSeries(cols, {c: values[c] for c in cols}, row[5 + len(_SERIES_VALUES)],
-                                      tps_source, cpu_tool, disk_tool)
+                                      tps_source, cpu_tool, disk_tool, row[6 + len(_SERIES_VALUES)])
 
 
 def _text(v: Any) -> str:
