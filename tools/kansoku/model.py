@@ -538,6 +538,11 @@ SERIES_COLUMNS: dict[str, int] = {
     "cpu_idle_pct": 2, "disk_read_kb_s": 2, "disk_write_kb_s": 2, "disk_util_pct": 2,
 }
 
+# The columns a run page's charts draw (layouts/runs/single.html: each trace's xcol/ycol; a test checks the
+# template names no other). The others (latency_max_ms, cpu_idle_pct) are in the page's CSV only.
+CHART_COLUMNS = ("second", "tps", "latency_avg_ms", "cpu_usr_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_soft_pct",
+                 "cpu_steal_pct", "disk_read_kb_s", "disk_write_kb_s", "disk_util_pct")
+
 
 @dataclass
 class RunSeries:
@@ -551,6 +556,8 @@ class RunSeries:
     tps_source: str | None = None      # where TPS comes from: txlog | aggregate | progress
     cpu_tool: str | None = None        # the tool of the CPU columns (sar > mpstat > iostat > vmstat)
     disk_tool: str | None = None       # the tool of the disk columns (sar > iostat)
+    chart_json: str | None = None      # the values of its CHART_COLUMNS as one JSON object, the text compact
+                                       # json.dumps writes (made by the query; None: the renderer makes it)
 
     def to_json(self) -> dict[str, Any]:
         return {"columns": self.columns, **{c: self.values[c] for c in self.columns},

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -13,7 +15,7 @@ import duckdb
 
 from kansoku import resources, words
 from kansoku.errors import KansokuError
-from kansoku.model import ComputedReport, RunPage, Trends
+from kansoku.model import ComputedReport, KeptRunPage, RunPage, Trends
 from kansoku.render import hugo, page_reuse, publish
 from kansoku.report.build import compute_report
 from kansoku.report.cache import ItemCache
@@ -108,6 +110,80 @@ def site_run_pages(store: Store, reports: list[Report], computed: list[ComputedR
             yield rep, pages
 
 
+class Ahead:
+    """The batches of ``batches`` made one ahead, in a thread, while the consumer (the renderer, writing a
+    batch's files) works on the one before: the run pages' DuckDB statements and file writes run without
+    Python's lock, so the two overlap on a second core (a first build at 10,000 runs left one idle while its
+    run pages were made and written). At most two batches are alive at once: the one the consumer holds and
+    the one being made (the memory of one more batch). Everything the thread makes reads the store, so
+    whatever else reads it while the thread lives takes ``lock`` (a KeptRunPage read back by the renderer:
+    :meth:`guard`); DuckDB refuses a connection used by two threads at once. ``close`` (always, before the
+    store is closed) stops the thread, interrupting its statement, and waits for it; an error of the thread
+    is raised in the consumer."""
+
+    _END = object()
+
+    def __init__(self, batches: Iterator, store: Store):
+        import queue
+
+        self.store = store
+        self.lock = threading.Lock()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._slot = threading.Semaphore(1)  # the batch being made; the consumer's is released as it is taken
+        self._stop = threading.Event()
+        self._batches = batches
+        self._thread = threading.Thread(target=self._make, name="kansoku-run-pages", daemon=True)
+        self._thread.start()
+
+    def _make(self) -> None:
+        try:
+            while True:
+                self._slot.acquire()
+                if self._stop.is_set():
+                    return
+                with self.lock:
+                    item = next(self._batches, self._END)
+                if item is self._END:
+                    self._queue.put((self._END, None))
+                    return
+                self._queue.put((item, None))
+        except BaseException as exc:  # handed to the consumer, which raises it
+            self._queue.put((self._END, exc))
+
+    def __iter__(self) -> Iterator:
+        while True:
+            item, exc = self._queue.get()
+            if item is self._END:
+                if exc is not None:
+                    raise exc
+                return
+            self._slot.release()  # the next batch is made while the consumer works on this one
+            yield self.guard(item)
+
+    def guard(self, item):
+        """A batch whose kept pages (KeptRunPage) read the store under the lock when read back."""
+        _, pages = item
+        for page in pages.values():
+            if isinstance(page, KeptRunPage):
+                page.load = functools.partial(self._locked, page.load)
+        return item
+
+    def _locked(self, load):
+        with self.lock:
+            return load()
+
+    def close(self) -> None:
+        """Stop the thread (its statement interrupted) and wait for it; then nothing else reads the store."""
+        self._stop.set()
+        self._slot.release()
+        if self._thread.is_alive():
+            try:
+                self.store.con.interrupt()
+            except Exception:  # noqa: BLE001 (closed, or no statement running: nothing to interrupt)
+                pass
+        self._thread.join()
+
+
 def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "reports",
                 with_run_pages: bool = False) -> ComputedReport:
     """One report from the store at ``db`` (read-only); the PDF has no run pages."""
@@ -157,7 +233,9 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
         # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
         cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
+        cache.write_behind()  # its entries written by a thread of their own (flushed before Hugo)
         store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
+        ahead: Ahead | None = None
         try:
             store.limit_memory(memory_limit, generated / hugo.BUILD_CACHE / "duckdb-spill")
             # a first build: the CPU and disk samples (a pivot of every sys_metrics row) computed once, read by
@@ -174,14 +252,18 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
                                    f"(reports: {', '.join(rep.id for rep in computed)})")
             for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
                 rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
-            # the run pages are computed, written and dropped a batch at a time (bounded memory, issue 29)
+            # the run pages are computed, written and dropped a batch at a time (bounded memory, issue 29), the
+            # next batch made in a thread while the renderer writes one (Ahead)
             say(f"computing the run pages and writing the page data into {generated}")
-            written = hugo.write_generated(computed, generated, trends,
-                                           run_pages=site_run_pages(store, specs, computed, cache))
+            ahead = Ahead(site_run_pages(store, specs, computed, cache), store)
+            written = hugo.write_generated(computed, generated, trends, run_pages=ahead)
         except duckdb.OutOfMemoryException as exc:
             raise KansokuError(out_of_memory(memory_limit, exc)) from None
         finally:
+            if ahead is not None:
+                ahead.close()
             store.close()
+        cache.flush()  # every entry written before the site changes (a write's error ends the build here)
         res = BuildResult(out=out)
         res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
         res.files_written = written["files_written"]
@@ -192,7 +274,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
         # before Hugo: the build and Hugo together are what a machine must hold; the computed reports are
         # needed after it by the PDFs alone (the raw files to link are listed in ``raw``)
-        specs = computed = trends = written = store = None  # (the store: its per-build caches of every run)
+        specs = computed = trends = written = store = ahead = None  # (the store: its per-build caches of every run)
         release_memory()
         root = site_root or config.parent
         # run pages whose inputs did not change are taken from the current output (render/page_reuse.py)

@@ -370,48 +370,11 @@ BUILD_CACHE = "build-cache"  # computed tables and figures, their drawings, veri
 RUN_PAGE_KEYS = "run-page-files.json"  # under BUILD_CACHE: the run pages' files written, by page key
 
 
-def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | None = None,
-                    run_pages: Iterable[tuple[ComputedReport, dict[str, RunPage]]] | None = None) -> dict[str, int]:
-    """Write the page-ready data under ``gen``. Only files whose bytes change are written, and files no
-    longer produced are removed: a rebuild with nothing changed writes nothing (Hugo's cache and the build
-    cache beside them are kept). ``run_pages``: the run pages as batches (a report and some of its pages),
-    each written and dropped as it comes, so that a campaign's run pages are never all held at once (the
-    site's build: app/build.py); None: each report's own ``run_pages``."""
-    # files another writer puts under gen during this build (after this stamp) are its own: never removed
-    stamp = gen / BUILD_CACHE / "write-started"
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_bytes(b"")
-    since = stamp.stat().st_mtime_ns
+def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_cache: FigureCache,
+                  stats: dict[str, int]) -> dict[str, str]:
+    """The files of the reports (their data, CSV downloads and generated pages) and of the cross-year view,
+    as {path under the generated directory: text}; the figures drawn or taken from ``figure_cache``."""
     files: dict[str, str] = {}
-    stats = {"raw_files": 0, "generated_pages": 0, "run_pages": 0}
-    wanted: set[str] = set()  # every file written (or found unchanged), run pages' included
-    # the run pages' files the last build wrote, by page key: a page of the same key is not written again.
-    # The list is removed before anything is written and written again once every file is (a killed build
-    # leaves none: the next one compares every file's bytes)
-    page_keys_file = gen / BUILD_CACHE / RUN_PAGE_KEYS
-    try:
-        before = json.loads(page_keys_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        before = {}
-    page_keys_file.unlink(missing_ok=True)
-    page_keys: dict[str, str] = {}
-
-    def kept(rel: str, key: str) -> bool:
-        return before.get(rel) == key and (gen / rel).is_file()
-    if run_pages is None:
-        run_pages = [(rep, rep.run_pages) for rep in computed]
-    for rep, pages in run_pages:
-        run_files, n = run_page_files(rep, dumps, kept, pages)
-        for page in pages.values():
-            if page.key:
-                for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",
-                            f"static/csv/{rep.id}/runs/{page.info.anchor}.csv"):
-                    if rel in run_files:
-                        page_keys[rel] = page.key
-        _add(stats, write_files(gen, run_files))
-        wanted.update(run_files)
-        stats["run_pages"] += n
-    figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
     for rep in computed:
         figures = drawn(rep.figures(), figure_cache)
         d = report_json(rep, figures)
@@ -451,8 +414,56 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         files["data/trends.json"] = dumps(tj)
         for lang in LANGS:
             files[f"content/trends/_index.{lang}.md"] = _front({"title": trends.title[lang], "weight": 10})
+    return files
+
+
+def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | None = None,
+                    run_pages: Iterable[tuple[ComputedReport, dict[str, RunPage]]] | None = None) -> dict[str, int]:
+    """Write the page-ready data under ``gen``. Only files whose bytes change are written, and files no
+    longer produced are removed: a rebuild with nothing changed writes nothing (Hugo's cache and the build
+    cache beside them are kept). ``run_pages``: the run pages as batches (a report and some of its pages),
+    each written and dropped as it comes, so that a campaign's run pages are never all held at once (the
+    site's build: app/build.py); None: each report's own ``run_pages``."""
+    # files another writer puts under gen during this build (after this stamp) are its own: never removed
+    stamp = gen / BUILD_CACHE / "write-started"
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_bytes(b"")
+    since = stamp.stat().st_mtime_ns
+    stats = {"raw_files": 0, "generated_pages": 0, "run_pages": 0}
+    wanted: set[str] = set()  # every file written (or found unchanged), run pages' included
+    # the run pages' files the last build wrote, by page key: a page of the same key is not written again.
+    # The list is removed before anything is written and written again once every file is (a killed build
+    # leaves none: the next one compares every file's bytes)
+    page_keys_file = gen / BUILD_CACHE / RUN_PAGE_KEYS
+    try:
+        before = json.loads(page_keys_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        before = {}
+    page_keys_file.unlink(missing_ok=True)
+    page_keys: dict[str, str] = {}
+
+    def kept(rel: str, key: str) -> bool:
+        return before.get(rel) == key and (gen / rel).is_file()
+    # the reports' files first: a build that makes its run pages in a thread (app/build.py Ahead) draws the
+    # figures while the thread runs the run pages' first statements (every run's metrics, events, seconds)
+    figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
+    files = _report_files(computed, trends, figure_cache, stats)
     _add(stats, write_files(gen, files))
     wanted.update(files)
+    del files  # (written: not held while the run pages are)
+    if run_pages is None:
+        run_pages = [(rep, rep.run_pages) for rep in computed]
+    for rep, pages in run_pages:
+        run_files, n = run_page_files(rep, dumps, kept, pages)
+        for page in pages.values():
+            if page.key:
+                for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",
+                            f"static/csv/{rep.id}/runs/{page.info.anchor}.csv"):
+                    if rel in run_files:
+                        page_keys[rel] = page.key
+        _add(stats, write_files(gen, run_files))
+        wanted.update(run_files)
+        stats["run_pages"] += n
     stats.update(remove_unlisted(gen, wanted, GENERATED_ROOTS, since))
     tmp = page_keys_file.with_name(page_keys_file.name + ".tmp")
     tmp.write_text(json.dumps(page_keys, sort_keys=True), encoding="utf-8")

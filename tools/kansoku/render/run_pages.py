@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from kansoku import words
-from kansoku.model import ComputedReport, KeptRunPage, RunPage
+from kansoku.model import CHART_COLUMNS, ComputedReport, KeptRunPage, RunPage
 
 LANGS = words.LANGS
 # the text of a file the generated directory already holds as it should be (render/hugo.py sync_files
@@ -33,22 +33,21 @@ def _front(d: dict) -> str:
 
 
 SERIES_META = ("columns", "tps_source", "cpu_tool", "disk_tool")  # what the template reads of the series
-# The columns the run page's charts draw (layouts/runs/single.html: each trace's xcol/ycol; a test checks the
-# template names no other). The others (latency_max_ms, cpu_idle_pct) are in the page's CSV only.
-CHART_COLUMNS = ("second", "tps", "latency_avg_ms", "cpu_usr_pct", "cpu_sys_pct", "cpu_iowait_pct", "cpu_soft_pct",
-                 "cpu_steal_pct", "disk_read_kb_s", "disk_write_kb_s", "disk_util_pct")
 
 
-def series_text(d: dict, dumps) -> None:
+def series_text(d: dict, dumps, text: str | None = None) -> None:
     """The per-second columns of a run page's data as one JSON text (``series_json``), which the template
     writes into the page as it is, once, and the page's script hands to each chart's traces by column name
     (static/js/kansoku.js): Hugo does not parse thousands of numbers into values to write them out again,
     and the seconds are in the page once, not once per trace. ``series`` keeps what the template reads;
-    the text holds the columns the charts draw (``CHART_COLUMNS``)."""
+    the text holds the columns the charts draw (``CHART_COLUMNS``). ``text``: that text as the series' query
+    made it (``RunSeries.chart_json``, the same bytes)."""
     s = d["series"]
     d["series"] = {k: s[k] for k in SERIES_META if k in s}
+    if text is None:
+        text = dumps({c: s[c] for c in s["columns"] if c in CHART_COLUMNS})
     # numbers and column names only; "<" escaped all the same, as the text goes inside a <script> element
-    d["series_json"] = dumps({c: s[c] for c in s["columns"] if c in CHART_COLUMNS}).replace("<", "\\u003c")
+    d["series_json"] = text.replace("<", "\\u003c")
 
 
 def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPage] | None = None
@@ -78,7 +77,7 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
             if csv is not None:
                 d["csv"] = run_csv_url(rep.id, anchor)
                 files[csv] = page.series.csv
-                series_text(d, dumps)
+                series_text(d, dumps, page.series.chart_json)
             files[data] = dumps(d)
         for lang in LANGS:
             front = {"title": run_id, "report": rep.id, "run": anchor, "type": "runs", "generated": True}

@@ -33,6 +33,7 @@ from kansoku import parsers, words
 from kansoku.analysis import steady
 from kansoku.analysis import tables as analysis
 from kansoku.model import (
+    CHART_COLUMNS,
     SERIES_COLUMNS,
     Chapter,
     KeptRunPage,
@@ -147,13 +148,41 @@ t AS (
          FULL JOIN d ON d.run_id = coalesce(t.run_id, c.run_id) AND d.second = coalesce(t.second, c.second)
 )
 """
-# each run's seconds (the rows of j, or of the table made of them) as one row of lists
+# each run's seconds (the rows of j, or of the table made of them) as one row: its numbers as lists, and its
+# CSV text whole (RunSeries.csv: the header, then a line a second of the columns the run has, any value
+# present, each with its fixed decimals, an empty field for a second without a sample). The text is made here,
+# not in Python: a run's ten text columns were ~6,000 strings fetched, kept in the cache and joined again.
+_SERIES_HAS = {col: f"_has_{col}" for col in SERIES_COLUMNS}
+_SERIES_TEXT = {col: "second::VARCHAR" if col == "second" else f"printf('%.{SERIES_COLUMNS[col]}f', {col})"
+                for col in SERIES_COLUMNS}
+
+
+def _series_json_number(col: str) -> str:
+    """A value of ``col`` as json.dumps writes the number the query gives (``round(col, decimals)``): DuckDB's
+    text of a double is Python's repr (the shortest that reads back the same; 600,000 rounded values of 1e-4
+    to 1e9 compared) but for a negative zero, which Python writes -0.0. Not finite: the row's text is NULL
+    (the renderer's json.dumps refuses it, as before)."""
+    if col == "second":
+        return "second::VARCHAR"
+    x = f"round({col}, {SERIES_COLUMNS[col]})"
+    return f"CASE WHEN {x} = 0 AND atan2({x}, -1.0) < 0 THEN '-0.0' ELSE {x}::VARCHAR END"
+
+
 _SERIES_LISTS = """
 SELECT run_id, any_value(tps_source), any_value(cpu_tool), any_value(disk_tool), list(second ORDER BY second),
-       """ + ",\n       ".join(
-    f"list(round({col}, {SERIES_COLUMNS[col]}) ORDER BY second), "
-    f"list(printf('%.{SERIES_COLUMNS[col]}f', {col}) ORDER BY second)" for col in _SERIES_VALUES) + """
-FROM {rows} GROUP BY run_id
+       """ + ",\n       ".join(f"list(round({col}, {SERIES_COLUMNS[col]}) ORDER BY second)" for col in _SERIES_VALUES) + """,
+       concat_ws(',', """ + ", ".join(f"CASE WHEN any_value({_SERIES_HAS[col]}) THEN '{col}' END"
+                                      for col in SERIES_COLUMNS) + """) || chr(10)
+       || string_agg(concat_ws(',', """ + ", ".join(
+    f"CASE WHEN {_SERIES_HAS[col]} THEN coalesce({_SERIES_TEXT[col]}, '') END" for col in SERIES_COLUMNS) + """),
+                     chr(10) ORDER BY second) || chr(10),
+       CASE WHEN """ + " OR ".join(f"bool_or(NOT isfinite({col}))" for col in _SERIES_VALUES if col in CHART_COLUMNS) + """
+            THEN NULL ELSE '{{' || concat_ws(',', """ + ", ".join(
+    f"""CASE WHEN any_value({_SERIES_HAS[col]}) THEN '"{col}":[' || string_agg(coalesce({_series_json_number(col)}, 'null'),
+                ',' ORDER BY second) || ']' END""" for col in SERIES_COLUMNS if col in CHART_COLUMNS) + """) || '}}' END
+FROM (SELECT *, """ + ", ".join(f"bool_or({col} IS NOT NULL) OVER (PARTITION BY run_id) AS {_SERIES_HAS[col]}"
+                                for col in SERIES_COLUMNS) + """
+      FROM {rows}) GROUP BY run_id
 """
 SERIES_SQL = _SERIES_WITH + _SERIES_LISTS.format(rows="j")
 
@@ -264,9 +293,14 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
     todo, page_keys = run_ids, {}
     if cache is not None and cache.directory is not None:
         todo = []
+        cond_inputs: dict[int, tuple[list[str], str]] = {}  # a condition's run ids and part of the inputs, once
         for rid in run_ids:
             page = pages[rid]
-            key = cache.run_page_key(store, report, rid, [r.id for r in page.condition], _page_inputs(page))
+            cond = cond_inputs.get(id(page.condition[0]) if page.condition else 0)
+            if cond is None:
+                cond = ([r.id for r in page.condition], _inputs_json([r.to_json() for r in page.condition]))
+                cond_inputs[id(page.condition[0]) if page.condition else 0] = cond
+            key = cache.run_page_key(store, report, rid, cond[0], _page_inputs(page, cond[1]))
             has_series = cache.page_kept(key) if key and handles else None
             if has_series is not None:
                 pages[rid] = KeptRunPage(page.info, key, has_series, functools.partial(
@@ -323,13 +357,20 @@ def _read_back(store: Store, report: Report, page: RunPage, key: str, cache: Ite
     return page
 
 
-def _page_inputs(page: RunPage) -> str:
+def _page_inputs(page: RunPage, condition: str | None = None) -> str:
     """What a run page shows that the run's and its condition's fingerprints do not cover: the report's
     record of the run (raw files, factor labels), its factors and condition as the report names them, and
-    the tables and figures that use it."""
-    return json.dumps({"info": page.info.to_json(), "factors": page.factors,
-                       "condition": [r.to_json() for r in page.condition], "uses": [u.to_json() for u in page.uses]},
-                      sort_keys=True, ensure_ascii=False, default=str)
+    the tables and figures that use it. ``condition``: the condition's part (:func:`_inputs_json` of its
+    runs), the same for each of its pages. The text is ``json.dumps`` of the four keys with ``sort_keys``,
+    made of its parts (the encoder writes a value inside an object as it writes it alone)."""
+    if condition is None:
+        condition = _inputs_json([r.to_json() for r in page.condition])
+    return (f'{{"condition": {condition}, "factors": {_inputs_json(page.factors)}, '
+            f'"info": {_inputs_json(page.info.to_json())}, "uses": {_inputs_json([u.to_json() for u in page.uses])}}}')
+
+
+def _inputs_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _per_store(store: Store, name: str, compute):
@@ -559,14 +600,11 @@ def _series(rows: dict[str, tuple | None], pages: dict[str, RunPage]) -> None:
         if rid not in pages or not seconds:
             continue
         values: dict[str, list] = {"second": list(seconds)}
-        texts: dict[str, list] = {"second": [str(s) for s in seconds]}
         for i, col in enumerate(_SERIES_VALUES):
-            values[col], texts[col] = list(row[5 + 2 * i]), list(row[6 + 2 * i])
+            values[col] = list(row[5 + i])
         cols = [c for c in SERIES_COLUMNS if any(v is not None for v in values[c])]
-        lines = [",".join(cols)]
-        lines += [",".join(texts[c][i] or "" for c in cols) for i in range(len(seconds))]
-        pages[rid].series = RunSeries(cols, {c: values[c] for c in cols}, "\n".join(lines) + "\n",
-                                      tps_source, cpu_tool, disk_tool)
+        pages[rid].series = RunSeries(cols, {c: values[c] for c in cols}, row[5 + len(_SERIES_VALUES)],
+                                      tps_source, cpu_tool, disk_tool, row[6 + len(_SERIES_VALUES)])
 
 
 def _text(v: Any) -> str:
@@ -577,6 +615,7 @@ def _text(v: Any) -> str:
 
 def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> None:
     """Commands, machine, versions and PostgreSQL settings from each run's run.toml (as the appendix reads them)."""
+    machines: dict[str, list] = {}
     for rid, rt, end, note in store.query(
             "SELECT run_id, run_toml::VARCHAR, end_time::VARCHAR, status_note FROM runs "
             "WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]):
@@ -594,9 +633,13 @@ def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> No
             p.commands = [(k, _text(v)) for k, v in cmds.items() if not isinstance(v, (dict, list))]
         m = doc.get("machine")
         if isinstance(m, dict):
-            keys = [k for k in MACHINE_FIELDS if k in m] + sorted(k for k in m if k not in MACHINE_FIELDS)
-            p.machine = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else words.same(k),
-                          machine_value(k, m[k])) for k in keys]
+            # the same machine is listed by many runs: its rows made once (a function of its values alone)
+            mk = json.dumps(m, sort_keys=True, ensure_ascii=False, default=str)
+            if mk not in machines:
+                keys = [k for k in MACHINE_FIELDS if k in m] + sorted(k for k in m if k not in MACHINE_FIELDS)
+                machines[mk] = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else words.same(k),
+                                 machine_value(k, m[k])) for k in keys]
+            p.machine = list(machines[mk])
         vers = doc.get("versions")
         if isinstance(vers, dict):
             p.versions = [(k, _text(v)) for k, v in vers.items()]
