@@ -82,7 +82,7 @@ def pytest_cmdline_main(config):
             or not config.pluginmanager.hasplugin("xdist") or getattr(config.option, "numprocesses", 0) is not None
             or config.getoption("collectonly") or config.getoption("usepdb")):
         return
-    config.option.numprocesses = 2
+    config.option.numprocesses = int(os.environ.get("KANSOKU_TEST_PROCESSES", "2"))  # (for measuring another count)
     if getattr(config.option, "dist", "no") == "no":
         # a file's tests on one process: a module's fixtures (a store ingested, a site built for the module) are
         # made once, not once per process. (Not loadgroup: with pytest 9.2 xdist 3.8 cannot add its group to a
