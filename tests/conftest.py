@@ -71,9 +71,10 @@ def pytest_addoption(parser):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
-    """The README's quick run (`python3 -m pytest -q`: the whole suite, no paths, not --all) runs on two
-    processes when pytest-xdist is installed (`.ci/setup` installs it): the machines have two cores, and most
-    tests wait on one (a tool's start-up, a parse, a subprocess). The session's example store, site and PDFs
+    """The README's quick run (`python3 -m pytest -q`: the whole suite, no paths, not --all) runs on three
+    processes when pytest-xdist is installed (`.ci/setup` installs it): the machines have two cores, and a third
+    process works while another waits on a server, ssh or a tool's sleep (quiet, 2026-11-27: 4:21 with three,
+    4:33 and 4:40 with two; KANSOKU_TEST_PROCESSES=N sets another count). The session's example store, site and PDFs
     are still made once (``once_per_session``); a test file's tests run on one process (``--dist loadfile``).
     Naming tests, `--all` (CI), `-n N` or `-p no:xdist` keep
     pytest's own choice."""
@@ -82,7 +83,7 @@ def pytest_cmdline_main(config):
             or not config.pluginmanager.hasplugin("xdist") or getattr(config.option, "numprocesses", 0) is not None
             or config.getoption("collectonly") or config.getoption("usepdb")):
         return
-    config.option.numprocesses = int(os.environ.get("KANSOKU_TEST_PROCESSES", "2"))  # (for measuring another count)
+    config.option.numprocesses = int(os.environ.get("KANSOKU_TEST_PROCESSES", "3"))
     if getattr(config.option, "dist", "no") == "no":
         # a file's tests on one process: a module's fixtures (a store ingested, a site built for the module) are
         # made once, not once per process. (Not loadgroup: with pytest 9.2 xdist 3.8 cannot add its group to a
@@ -97,11 +98,11 @@ EXAMPLE_FIXTURES = ("example_db", "example_site", "example_pdfs_all")
 
 
 def _longest_files_first(items) -> None:
-    """The quick run's order of test files, which its two processes take one at a time (``--dist loadfile``,
+    """The quick run's order of test files, which its processes take one at a time (``--dist loadfile``,
     xdist's own reordering off): first the file that costs most of those that need the session's example (its
     process ingests and builds the example, about 80 s), then the files that do not need it, longest first, so
     that the other process works meanwhile instead of waiting for the example; then the example's other files,
-    longest first. Longest first, the last files are short ones and the two processes finish together.
+    longest first. Longest first, the last files are short ones and the processes finish together.
     tests/file_seconds.json holds each file's seconds in a quick run (tests/timeline.py writes it); a file it
     does not list counts 10 s."""
     import json
