@@ -290,7 +290,9 @@ class Store:
         file by its position in ``source_ids`` (no join: the rows keep their order)."""
         types = self.table_columns(table)
         files = [str(p) for p in parquet] if isinstance(parquet, list) else str(parquet)
-        if per_file is not None and source_ids is not None and not self.file_keyed(table):
+        if per_file is not None:
+            if source_ids is None or self.file_keyed(table):  # (a caller's mistake: the columns would be lost)
+                raise ValueError(f"{table}: per-file columns are laid over files named by source_id alone")
             cols, values = per_file
             lists = ", ".join(f"(?::{types[c]}[])[kansoku_k] AS {c}" for c in cols)
             return self.con.execute(

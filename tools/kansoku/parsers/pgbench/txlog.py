@@ -315,14 +315,20 @@ def _complete_lines(raw: bytes, limit: int = 2000) -> list[str]:
     return [l.rstrip("\r") for l in lines[:limit]]
 
 
-def _txlog_match(line: str) -> re.Match | None:
+def _txlog_groups(line: str) -> tuple | None:
+    """A per-transaction log line's regex groups, or None when it is not one (a client id or a microsecond
+    part out of range, an epoch before EPOCH_MIN); shape_of asks it of each line of a head (~1,000 lines)."""
     m = _TXLOG_LINE.match(line)
-    if not m or int(m.group(1)) >= 10_000_000 or int(m.group(6)) >= 1_000_000:
+    if m is None:
         return None
-    epoch = int(m.group(5))
+    g = m.groups()
+    # (a number of at most 7 / 6 digits is below 10,000,000 / 1,000,000: no int() needed)
+    if (len(g[0]) > 7 and int(g[0]) >= 10_000_000) or (len(g[5]) > 6 and int(g[5]) >= 1_000_000):
+        return None
+    epoch = int(g[4])
     if epoch != 0 and epoch < EPOCH_MIN:
         return None
-    return m
+    return g
 
 
 @lru_cache(maxsize=4)
@@ -340,29 +346,22 @@ def shape_of(raw: bytes) -> Shape | None:
     nl = raw.find(b"\n")
     if nl >= 0:  # the first line decides: judged alone before the whole head is decoded and split
         first = raw[:nl].decode("utf-8", errors="replace").rstrip("\r")
-        if not first.strip() or not (_txlog_match(first) or _AGG_LINE.match(first)):
+        if not first.strip() or not (_txlog_groups(first) or _AGG_LINE.match(first)):
             return None
     lines = _complete_lines(raw)
     if not lines or not lines[0].strip():
         return None
-    m = _txlog_match(lines[0])
-    if m:
-        fields = 6 + len(m.group(7).split())
+    head = _txlog_groups(lines[0])
+    if head:
+        fields = 6 + len(head[6].split())
         words: set[str] = set()
         max7: int | None = None
         agree = 0
-        match = _TXLOG_LINE.match
-        for line in lines:  # _txlog_match's tests, its groups taken once (a head holds ~1,000 lines)
-            m = match(line)
-            if m is None:
+        for line in lines:
+            g = _txlog_groups(line)
+            if g is None:
                 continue
-            g1, _, g3, _, g5, g6, g7 = m.groups()
-            # (a number of at most 7 / 6 digits is below 10,000,000 / 1,000,000: no int() needed)
-            if (len(g1) > 7 and int(g1) >= 10_000_000) or (len(g6) > 6 and int(g6) >= 1_000_000):
-                continue
-            epoch = int(g5)
-            if epoch != 0 and epoch < EPOCH_MIN:
-                continue
+            g3, g7 = g[2], g[6]
             more = g7.split() if g7 else ()
             if 6 + len(more) != fields:
                 continue
