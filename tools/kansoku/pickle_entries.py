@@ -27,13 +27,28 @@ class PickleEntries:
     _writer: Any = field(default=None, repr=False)
     _slots: Any = field(default=None, repr=False)
     _errors: list[BaseException] = field(default_factory=list, repr=False)
+    _names: set[str] | None = field(default=None, repr=False)  # the directory's entries (``_listed``)
 
-    WRITE_BEHIND = 64  # entries saved and not yet written, at most (their bytes are held)
+    WRITE_BEHIND = 256  # entries saved and not yet written, at most (their bytes are held: ~20 KB a run page)
+
+    def _listed(self, name: str) -> bool:
+        """Whether the directory held the entry ``name`` when first looked at (its listing read once), or this
+        build saved it. A first build of 10,000 runs asked for ~30,000 entries that were not there, a failed
+        open or stat each, by the thread making the run pages: each let go of Python's lock and waited to
+        take it back from the renderer's thread."""
+        if self._names is None:
+            try:
+                self._names = set(os.listdir(self.directory))
+            except OSError:
+                self._names = set()
+        return name in self._names
 
     def load(self, key: str) -> Any:
         """The entry under ``key`` (marked used), or None when there is none or it cannot be read."""
         path = self.directory / f"{key}.pickle"
         data = self._pending.get(path.name)
+        if data is None and not self._listed(path.name):
+            return None
         try:
             if data is not None:
                 value = pickle.loads(data)
@@ -48,10 +63,13 @@ class PickleEntries:
     def has(self, key: str) -> bool:
         """Whether an entry is kept under ``key`` (without reading it: :meth:`load` may still find it unreadable)."""
         return self.directory is not None and (f"{key}.pickle" in self._pending
-                                               or (self.directory / f"{key}.pickle").is_file())
+                                               or (self._listed(f"{key}.pickle")
+                                                   and (self.directory / f"{key}.pickle").is_file()))
 
     def save(self, key: str, value: Any) -> None:
         path = self.directory / f"{key}.pickle"
+        self._listed(path.name)
+        self._names.add(path.name)
         if self._writer is None:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")

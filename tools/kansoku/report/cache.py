@@ -254,11 +254,18 @@ class ItemCache(PickleEntries):
             return None
         return hashlib.sha256(f"{code_version()}\0run-page\0{kind}\0{run_id}\0{fp}".encode()).hexdigest()
 
-    def run_page_key(self, store: Store, report: Any, run_id: str, condition: list[str], inputs: str) -> str | None:
+    def condition_key(self, store: Store, condition: list[str], inputs: str) -> str:
+        """The part of a run page's key that every page of its condition shares, made once a condition: the
+        sha256 of ``inputs`` (the condition's runs as the report names them) and the fingerprint of each of its
+        runs (whose metrics its pages compare)."""
+        fps = self.run_fingerprints(store)
+        return _digest(inputs + "".join(f"\0{r}\1{fps.get(r) or '-'}" for r in condition))
+
+    def run_page_key(self, store: Store, report: Any, run_id: str, condition: str, inputs: str) -> str | None:
         """The key of a run's whole page: the code version, the report's context (its spec without the
         chapters: factor and metric labels), ``inputs`` (what the page shows of the report: its record of the
-        run, the tables and figures using it) and the fingerprint of the run and of every run of its
-        condition (whose metrics its page compares). None without a directory or for an unknown run."""
+        run, the tables and figures using it) and ``condition`` (:meth:`condition_key` of its condition: its runs
+        and their fingerprints). None without a directory or for an unknown run."""
         fps = self.run_fingerprints(store) if self.directory is not None else {}
         if run_id not in fps:
             return None
@@ -266,11 +273,8 @@ class ItemCache(PickleEntries):
             context = {k: v for k, v in report.raw.items() if k != "chapter"}
             self._contexts[report.id] = hashlib.sha256(
                 json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode()).hexdigest()
-        h = hashlib.sha256(f"{code_version()}\0run-page\0{report.id}\0{self._contexts[report.id]}\0".encode())
-        h.update(inputs.encode())
-        for r in condition:
-            h.update(b"\0" + r.encode() + b"\1" + (fps.get(r) or "-").encode())
-        return h.hexdigest()
+        return _digest(f"{code_version()}\0run-page\0{report.id}\0{self._contexts[report.id]}\0{condition}\0"
+                       f"{run_id}\1{fps[run_id]}\0{inputs}")
 
     def comparison(self, store: Store, report: Any, spec: Any, compute: Callable[[], Any]) -> Any:
         """A ``[[compare]]`` of the report (``spec``), reused while the code, the report's context, the spec and
@@ -307,6 +311,22 @@ class ItemCache(PickleEntries):
         else:
             self.keep(parts)
         return value
+
+
+# hashlib lets other threads run while it hashes 2,048 bytes or more: a run page's key is made by the thread that
+# makes the run pages (app/build.py Ahead) while the renderer holds Python's lock, so each such release cost the
+# thread a wait for the lock as long as the renderer's next stretch of Python (traced at 10,000 runs: 2.8-4.1 s
+# of the step's wall on the key's hashing, most of it waiting). Fed in smaller pieces, the lock is kept.
+_GIL_FREE_HASH = 2048
+
+
+def _digest(text: str) -> str:
+    """The sha256 of ``text`` (UTF-8), hashed in pieces too small for hashlib to let go of Python's lock."""
+    data = text.encode()
+    h = hashlib.sha256()
+    for i in range(0, len(data), _GIL_FREE_HASH - 1):
+        h.update(data[i:i + _GIL_FREE_HASH - 1])
+    return h.hexdigest()
 
 
 @dataclass

@@ -293,14 +293,15 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
     todo, page_keys = run_ids, {}
     if cache is not None and cache.directory is not None:
         todo = []
-        cond_inputs: dict[int, tuple[list[str], str]] = {}  # a condition's run ids and part of the inputs, once
+        cond_keys: dict[int, str] = {}  # a condition's part of its pages' keys (its runs, their fingerprints), once
         for rid in run_ids:
             page = pages[rid]
-            cond = cond_inputs.get(id(page.condition[0]) if page.condition else 0)
+            cond = cond_keys.get(id(page.condition[0]) if page.condition else 0)
             if cond is None:
-                cond = ([r.id for r in page.condition], _inputs_json([r.to_json() for r in page.condition]))
-                cond_inputs[id(page.condition[0]) if page.condition else 0] = cond
-            key = cache.run_page_key(store, report, rid, cond[0], _page_inputs(page, cond[1]))
+                cond = cache.condition_key(store, [r.id for r in page.condition],
+                                           _inputs_json([r.to_json() for r in page.condition]))
+                cond_keys[id(page.condition[0]) if page.condition else 0] = cond
+            key = cache.run_page_key(store, report, rid, cond, _page_inputs(page))
             has_series = cache.page_kept(key) if key and handles else None
             if has_series is not None:
                 pages[rid] = KeptRunPage(page.info, key, has_series, functools.partial(
@@ -357,16 +358,14 @@ def _read_back(store: Store, report: Report, page: RunPage, key: str, cache: Ite
     return page
 
 
-def _page_inputs(page: RunPage, condition: str | None = None) -> str:
-    """What a run page shows that the run's and its condition's fingerprints do not cover: the report's
-    record of the run (raw files, factor labels), its factors and condition as the report names them, and
-    the tables and figures that use it. ``condition``: the condition's part (:func:`_inputs_json` of its
-    runs), the same for each of its pages. The text is ``json.dumps`` of the four keys with ``sort_keys``,
-    made of its parts (the encoder writes a value inside an object as it writes it alone)."""
-    if condition is None:
-        condition = _inputs_json([r.to_json() for r in page.condition])
-    return (f'{{"condition": {condition}, "factors": {_inputs_json(page.factors)}, '
-            f'"info": {_inputs_json(page.info.to_json())}, "uses": {_inputs_json([u.to_json() for u in page.uses])}}}')
+def _page_inputs(page: RunPage) -> str:
+    """What a run page shows that the run's fingerprint and its condition's part of the key
+    (``ItemCache.condition_key``: the condition's runs as the report names them, their fingerprints) do not
+    cover: the report's record of the run (raw files, factor labels), its factors as the report names them, and
+    the tables and figures that use it. The text is ``json.dumps`` of the three keys with ``sort_keys``, made of
+    its parts (the encoder writes a value inside an object as it writes it alone)."""
+    return (f'{{"factors": {_inputs_json(page.factors)}, "info": {_inputs_json(page.info.to_json())}, '
+            f'"uses": {_inputs_json([u.to_json() for u in page.uses])}}}')
 
 
 def _inputs_json(value: Any) -> str:
@@ -526,11 +525,18 @@ def _batch_series(store: Store, run_ids: list[str]) -> dict[str, tuple]:
 
 def _decimals(values: list[float]) -> int:
     """Decimals for a row of numbers printed side by side: four significant digits of the largest, then
-    no trailing zero that every one of them would print (0.163 and 0.165, not 0.1630 and 0.1650)."""
+    no trailing zero that every one of them would print (0.163 and 0.165, not 0.1630 and 0.1650). A number
+    printed with d decimals that ends in 0 prints with d - 1 as the same text without that 0 (it is the
+    nearest to the number with d - 1 decimals too), so each number is printed once and its trailing zeros
+    counted (not printed again for each decimal dropped)."""
     d = min(analysis.sig_decimals(max(abs(x) for x in values), SIGNIFICANT), 6)
-    while d > 0 and all(f"{x:.{d}f}".endswith("0") for x in values):  # (a check only: printing rounds half up)
-        d -= 1
-    return d
+    drop = d
+    for x in values:  # (a check only: printing rounds half up)
+        if drop == 0:
+            break
+        text = f"{x:.{d}f}"
+        drop = min(drop, len(text) - len(text.rstrip("0")))
+    return d - drop
 
 
 def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], values: dict[str, dict[str, float]]) -> None:
