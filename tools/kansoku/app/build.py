@@ -19,7 +19,7 @@ from kansoku.model import ComputedReport, KeptRunPage, RunPage, Trends
 from kansoku.render import hugo, page_reuse, publish
 from kansoku.report.build import compute_report
 from kansoku.report.cache import ItemCache
-from kansoku.report.runs import run_page_batches, share_samples
+from kansoku.report.runs import events_ahead, run_page_batches, share_samples
 from kansoku.report.trends import compute_trends, trend_specs
 from kansoku.spec.model import Report, load_all, load_report
 from kansoku.store.db import BUILD_MEMORY_LIMIT, Store, open_store
@@ -236,11 +236,14 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         cache.write_behind()  # its entries written by a thread of their own (flushed before Hugo)
         store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
         ahead: Ahead | None = None
+        events = None
         try:
             store.limit_memory(memory_limit, generated / hugo.BUILD_CACHE / "duckdb-spill")
             # a first build: the CPU and disk samples (a pivot of every sys_metrics row) computed once, read by
-            # the reports and the run pages alike (report/runs.py share_samples)
-            share_samples(store, cache)
+            # the reports and the run pages alike (report/runs.py share_samples); every run's events, which the
+            # run pages read first, computed meanwhile on a second connection (events_ahead)
+            if share_samples(store, cache):
+                events = events_ahead(store)
             say(f"computing the reports of {spec_dir} from {db}")
             specs, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=False,
                                                     reports=reports)
@@ -262,6 +265,8 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         finally:
             if ahead is not None:
                 ahead.close()
+            if events is not None:
+                events.close()
             store.close()
         cache.flush()  # every entry written before the site changes (a write's error ends the build here)
         res = BuildResult(out=out)
@@ -274,7 +279,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
         # before Hugo: the build and Hugo together are what a machine must hold; the computed reports are
         # needed after it by the PDFs alone (the raw files to link are listed in ``raw``)
-        specs = computed = trends = written = store = ahead = None  # (the store: its per-build caches of every run)
+        specs = computed = trends = written = store = ahead = events = None  # (the store: its per-build caches of every run)
         release_memory()
         root = site_root or config.parent
         # run pages whose inputs did not change are taken from the current output (render/page_reuse.py)
