@@ -79,8 +79,8 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
                 files[csv] = page.series.csv
                 series_text(d, dumps, page.series.chart_json)
             files[data] = dumps(d)
-        for lang in LANGS:
-            front = {"title": run_id, "report": rep.id, "run": anchor, "type": "runs", "generated": True}
-            files[f"content/reports/{rep.id}/runs/{anchor}.{lang}.md"] = _front(front)
+        front = _front({"title": run_id, "report": rep.id, "run": anchor, "type": "runs", "generated": True})
+        for lang in LANGS:  # (the same front matter in every language)
+            files[f"content/reports/{rep.id}/runs/{anchor}.{lang}.md"] = front
             n += 1
     return files, n
