@@ -62,12 +62,12 @@ def condition_name(factors: dict[str, str]) -> str:
     return "c-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 
-def page_json(page: RunPage, env: str) -> dict:
+def page_json(page: RunPage, shared: str) -> dict:
     """A run page's own data: ``RunPage.to_json`` less what the template does not read (the run's factors
     and their labels: ``factor_list`` shows them; a metric's unrounded value) and less what its condition's
     pages share (``condition_json``): the condition's runs become the name of that file (``cond``) and the
     page's place in its list (``ci``), a metric's label is taken from it by the metric's name, and its
-    machine, versions and settings by their name (``env``).
+    uses, machine, versions and settings by their name (``shared``).
     (At 10,000 runs a page's condition listed 50 runs, 7.4 of its 18 KB: Hugo parsed and walked that list for
     every page and language.)"""
     d = page.to_json()
@@ -76,31 +76,35 @@ def page_json(page: RunPage, env: str) -> dict:
     d["ci"] = [r.id for r in page.condition].index(page.info.id)
     for m in d["metrics"]:
         del m["label"], m["v"]
-    for k in ENV:
+    for k in SHARED:
         del d[k]
-    d["env"] = env
+    d["shared"] = shared
     return d
 
 
-ENV = ("machine", "versions", "settings", "settings_kind")  # the same for most runs of a condition
+# what the runs of a condition most often have in common: the tables and figures using them, one host, one
+# configuration
+SHARED = ("uses", "machine", "versions", "settings", "settings_kind")
 
 
-def page_env(page: RunPage) -> dict:
-    """A run's machine, versions and settings (``ENV``) as ``RunPage.to_json`` writes them."""
-    return {"machine": [{"name": k, "value": v} for k, v in page.machine],
+def page_shared(page: RunPage) -> dict:
+    """A run's uses, machine, versions and settings (``SHARED``) as ``RunPage.to_json`` writes them."""
+    return {"uses": [u.to_json() for u in page.uses],
+            "machine": [{"name": k, "value": v} for k, v in page.machine],
             "versions": [{"tool": k, "value": v} for k, v in page.versions],
             "settings": [{"name": k, "value": v} for k, v in page.settings], "settings_kind": page.settings_kind}
 
 
-def env_name(env: dict) -> str:
-    """The name of a run's machine, versions and settings (``ENV``) in its condition's file: their sha1."""
-    return hashlib.sha1(json.dumps(env, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+def shared_name(shared: dict) -> str:
+    """The name of a run's ``page_shared`` in its condition's file: the sha1 of their JSON."""
+    return hashlib.sha1(json.dumps(shared, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
-def condition_json(condition: list, pages: list[RunPage], envs: dict[str, dict]) -> dict:
+def condition_json(condition: list, pages: list[RunPage], shared: dict[str, dict]) -> dict:
     """What the pages of one condition share: its runs in order (id, anchor, repetition), the labels of
-    the metrics of any of its pages, by language and metric name, and each of its runs' machine, versions and
-    settings (``envs``: name -> ``page_env``, one entry for each different set; a page names its own)."""
+    the metrics of any of its pages, by language and metric name, and each of its runs' uses, machine,
+    versions and settings (``shared``: name -> ``page_shared``, one entry for each different set; a page names
+    its own)."""
     labels: dict[str, dict[str, str]] = {lang: {} for lang in LANGS}
     for page in pages:
         for m in page.metrics:
@@ -108,7 +112,7 @@ def condition_json(condition: list, pages: list[RunPage], envs: dict[str, dict])
                 labels[lang][m.metric] = m.label[lang]
     return {"runs": [{"id": r.id, "a": r.anchor, "rep": r.rep} for r in condition],
             "labels": {lang: dict(sorted(v.items())) for lang, v in labels.items()},
-            "env": dict(sorted(envs.items()))}
+            "shared": dict(sorted(shared.items()))}
 
 
 def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPage] | None = None,
@@ -126,13 +130,13 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
     n = 0
     groups: dict[str, list] = {}  # condition name -> its pages
     loaded: dict[str, RunPage] = {}  # kept pages read whole
-    envs: dict[str, tuple[str, dict]] = {}  # run id -> the name of its machine, versions and settings, and them
+    shares: dict[str, tuple[str, dict]] = {}  # run id -> the name of its page_shared, and it
 
-    def env_of(run_id: str, page: RunPage) -> tuple[str, dict]:
-        if run_id not in envs:
-            env = page_env(page)
-            envs[run_id] = (env_name(env), env)
-        return envs[run_id]
+    def shared_of(run_id: str, page: RunPage) -> tuple[str, dict]:
+        if run_id not in shares:
+            s = page_shared(page)
+            shares[run_id] = (shared_name(s), s)
+        return shares[run_id]
     for run_id, page in (rep.run_pages if pages is None else pages).items():
         groups.setdefault(condition_name(page.info.factors), []).append(run_id)
         anchor = page.info.anchor
@@ -148,7 +152,7 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
                 page = page.full()
                 csv = f"static/csv/{rep.id}/runs/{anchor}.csv" if page.series is not None else None
                 loaded[run_id] = page  # (its condition's file below: read once)
-            d = page_json(page, env_of(run_id, page)[0])
+            d = page_json(page, shared_of(run_id, page)[0])
             if csv is not None:
                 d["csv"] = run_csv_url(rep.id, anchor)
                 files[csv] = page.series.csv
@@ -167,7 +171,7 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
         else:
             full = {r: loaded.get(r) or (every[r].full() if isinstance(every[r], KeptRunPage) else every[r])
                     for r in members}
-            shared = dict(env_of(r, p) for r, p in full.items())
+            shared = dict(shared_of(r, p) for r, p in full.items())
             files[path] = dumps(condition_json(full[members[0]].condition, list(full.values()), shared))
         if first.key and stamps is not None:
             stamps[path] = first.key
