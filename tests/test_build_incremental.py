@@ -223,8 +223,47 @@ def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
     assert small.files_written == one.files_written
     gen_one, gen_small = snapshot(tmp / "gen-one"), snapshot(tmp / "gen-small")
     assert {p: h for p, (h, _) in gen_small.items()} == {p: h for p, (h, _) in gen_one.items()}
-    assert sum(p.startswith("assets/runs/inc/") for p in gen_small) == one.runs_computed
+    # a page's data, and its condition's (render/run_pages.py: written once a condition, by the batch holding it)
+    assert sum(p.startswith("assets/runs/inc/run-") for p in gen_small) == one.runs_computed
+    conditions = [p for p in gen_small if p.startswith("assets/runs/inc/conditions/")]
+    assert conditions and len(conditions) == len({tuple(sorted((f, v) for f, v in infos.items() if f != "rep"))
+                                                  for infos in _run_factors(tmp / "gen-one")})
     assert site_files(tmp / "public-small") == site_files(tmp / "public-one")
+
+
+def _run_factors(gen: Path) -> list[dict]:
+    import json
+
+    rep = json.loads((gen / "data" / "reports" / "inc.json").read_text(encoding="utf-8"))
+    return [info["factors"] for info in rep["runs"].values()]
+
+
+def test_a_changed_condition_file_renders_its_pages_again(env):
+    """render/page_reuse.py: what the pages of a condition share is one file (render/run_pages.py
+    condition_json: its runs, its metrics' labels), which a page's fingerprint covers: when it changes, the
+    condition's pages are rendered again (and show the change), the other run pages are taken as they were."""
+    import json
+
+    tmp = env[0]
+    gen, public = tmp / "gen", tmp / "public"
+    first = build(env)
+    assert first.run_pages_rendered > 0
+    files = sorted((gen / "assets" / "runs" / "inc" / "conditions").glob("*.json"))
+    assert len(files) >= 2
+    pages = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (gen / "assets" / "runs" / "inc").glob("*.json")}
+    mine = sorted(a for a, d in pages.items() if d["cond"] == files[0].stem)
+    assert mine and len(mine) < len(pages)
+    d = json.loads(files[0].read_text(encoding="utf-8"))
+    assert d["labels"]["en"]["tps"] == "TPS" and [r["a"] for r in d["runs"]] == sorted(
+        mine, key=lambda a: [r["a"] for r in d["runs"]].index(a))
+    d["labels"]["en"]["tps"] = "TPS, shared"
+    files[0].write_text(json.dumps(d, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    again = build(env)  # (the file is kept as it is: its pages' keys did not change)
+    assert again.run_pages_rendered == len(mine)
+    assert again.run_pages_reused == len(pages) - len(mine)
+    for a in pages:
+        html = (public / "en" / "reports" / "inc" / "runs" / a / "index.html").read_text(encoding="utf-8")
+        assert ('<th scope="row">TPS, shared</th>' in html) == (a in mine), a
 
 
 def test_a_changed_spec_item_recomputes_that_item_only(env):
@@ -351,7 +390,10 @@ def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env
     index = json.loads((gen / "build-cache" / "items" / "run-pages.json").read_text(encoding="utf-8"))
     assert sorted(index) == sorted(set(page_keys.values())) and len(index) == first.runs_computed
     assert all(index[page_keys[p]] == (p.replace("assets/runs/", "static/csv/").replace(
-        "/inc/", "/inc/runs/")[:-len(".json")] + ".csv" in page_keys) for p in page_keys if p.endswith(".json"))
+        "/inc/", "/inc/runs/")[:-len(".json")] + ".csv" in page_keys) for p in page_keys
+        if p.endswith(".json") and "/conditions/" not in p)
+    # a condition's shared file is listed under the key of one of its pages (render/run_pages.py)
+    assert any("/conditions/" in p for p in page_keys)
 
     loaded: list[str] = []
     real_load = PickleEntries.load

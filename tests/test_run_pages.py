@@ -49,7 +49,12 @@ def _report_runs(rep: dict) -> set[str]:
 
 
 def _run_data(gen: Path, anchor: str) -> dict:
-    return json.loads((gen / "assets" / "runs" / "example" / f"{anchor}.json").read_text(encoding="utf-8"))
+    """A run page's data, with what its condition's file holds for it (render/run_pages.py: its uses, machine,
+    versions and settings)."""
+    runs = gen / "assets" / "runs" / "example"
+    data = json.loads((runs / f"{anchor}.json").read_text(encoding="utf-8"))
+    cond = json.loads((runs / "conditions" / f"{data['cond']}.json").read_text(encoding="utf-8"))
+    return {**data, **cond["shared"][data["shared"]]}
 
 
 def _page(public: Path, lang: str, anchor: str) -> str:

@@ -455,7 +455,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         run_pages = [(rep, rep.run_pages) for rep in computed]
     listed: dict[str, set[str] | None] = {}  # the run pages' directories, read once (write_files)
     for rep, pages in run_pages:
-        run_files, n = run_page_files(rep, dumps, kept, pages)
+        run_files, n = run_page_files(rep, dumps, kept, pages, page_keys)  # (and its conditions' files)
         for page in pages.values():
             if page.key:
                 for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",

@@ -7,7 +7,9 @@ renders only part of a site with *segments* (``--renderSegments``, Hugo ≥ 0.12
 and data file, but writes only the pages of the named segments). So a build:
 
 1. fingerprints every run page: the sha256 of its own generated files (``assets/runs/<report>/<anchor>.json``
-   and ``content/reports/<report>/runs/<anchor>.<lang>.md``) and of the *context* every run page reads:
+   and ``content/reports/<report>/runs/<anchor>.<lang>.md``), of its condition's shared data (the file its data
+   names, ``assets/runs/<report>/conditions/<name>.json``: render/run_pages.py) and of the *context* every run
+   page reads:
    Hugo itself (its binary), the configuration Hugo is given (``hugo.json``), every template and word
    (each mount of ``layouts``, ``i18n``, ``archetypes``, ``assets``), every other content page (paths and
    bytes: titles and addresses of the pages a run page links), the data files but the run pages' own and the
@@ -52,6 +54,7 @@ MANIFEST_SUFFIX = ".pages.json"  # .<out>.pages.json beside the output (not a .<
 RUN_PAGE_REPORT_KEYS = ("id", "title", "pages", "pdf", "copyright", "license", "transcribed")
 SAFE = re.compile(r"^[A-Za-z0-9_.-]+$")  # report ids and anchors that need no escaping in a Hugo glob
 TEMPLATE_TARGETS = ("layouts", "i18n", "archetypes", "assets")
+COND = re.compile(rb'"cond":"([A-Za-z0-9_.-]+)"')  # the name of a run page's condition file, in its data
 
 
 def manifest_path(out: Path) -> Path:
@@ -143,9 +146,17 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
         return res
     context = _context(gen, hugo_json, hugo_bin)
     own_runs: dict = {}  # report -> the sha256 of its run pages' front matter (which pages exist)
+    shared: dict[Path, bytes] = {}  # a condition's file (render/run_pages.py condition_json), read once
     for data in sorted(runs.glob("*/*.json")):
         rep, anchor = data.parent.name, data.stem
-        h = hashlib.sha256(context.encode() + b"\0" + data.read_bytes())
+        text = data.read_bytes()
+        h = hashlib.sha256(context.encode() + b"\0" + text)
+        cond = COND.search(text)
+        if cond is not None:
+            path = data.parent / "conditions" / (cond.group(1).decode() + ".json")
+            if path not in shared:
+                shared[path] = path.read_bytes() if path.is_file() else b"-"
+            h.update(b"\0" + shared[path])
         mine = own_runs.setdefault(rep, hashlib.sha256())
         mine.update(anchor.encode() + b"\0")
         for lang in langs:

@@ -4,7 +4,11 @@ For each run of a report, under the generated directory:
 
 - ``assets/runs/<report>/<anchor>.json``  the run's page-ready data (``RunPage.to_json``), read by
   ``layouts/runs/single.html`` (an asset, not a data file: Hugo reads it only when it renders the page; it
-  holds the per-second series once, not per language, as one JSON text: ``series_text``);
+  holds the per-second series once, not per language, as one JSON text: ``series_text``), less what its
+  condition's pages share (``page_json``);
+- ``assets/runs/<report>/conditions/<name>.json``  what the pages of a condition share, once a condition
+  (``condition_json``): its runs (every page lists them) and its metrics' labels, read by
+  ``layouts/partials/run-condition.html`` once a condition and language (``partialCached``), not once a page;
 - ``static/csv/<report>/runs/<anchor>.csv``  its per-second series as a download (fixed decimals per column);
 - ``content/reports/<report>/runs/<anchor>.<lang>.md``  a page per language, front matter only.
 
@@ -13,6 +17,7 @@ Nothing here computes: the numbers and the CSV text are in the model; this modul
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from kansoku import words
@@ -50,17 +55,90 @@ def series_text(d: dict, dumps, text: str | None = None) -> None:
     d["series_json"] = text.replace("<", "\\u003c")
 
 
-def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPage] | None = None
-                   ) -> tuple[dict[str, str], int]:
+def condition_name(factors: dict[str, str]) -> str:
+    """The file name (without .json) of the data a condition's pages share: its factors but ``rep`` (a
+    condition: the report's runs with the same factors but rep, report/runs.py ``_cond_key``)."""
+    key = json.dumps(sorted((f, v) for f, v in factors.items() if f != "rep"), ensure_ascii=False)
+    return "c-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+def page_json(page: RunPage, shared: str) -> dict:
+    """A run page's own data: ``RunPage.to_json`` less what the template does not read (the run's factors
+    and their labels: ``factor_list`` shows them; a metric's unrounded value) and less what its condition's
+    pages share (``condition_json``): the condition's runs become the name of that file (``cond``) and the
+    page's place in its list (``ci``), a metric's label is taken from it by the metric's name, and its
+    uses, machine, versions and settings by their name (``shared``).
+    (At 10,000 runs a page's condition listed 50 runs, 7.4 of its 18 KB: Hugo parsed and walked that list for
+    every page and language.)"""
+    d = page.to_json()
+    del d["factors"], d["factor_labels"], d["condition"]
+    d["cond"] = condition_name(page.info.factors)
+    d["ci"] = [r.id for r in page.condition].index(page.info.id)
+    for m in d["metrics"]:
+        del m["label"], m["v"]
+    for k in SHARED:
+        del d[k]
+    d["shared"] = shared
+    return d
+
+
+# what the runs of a condition most often have in common: the tables and figures using them, one host, one
+# configuration
+SHARED = ("uses", "machine", "versions", "settings", "settings_kind")
+
+
+def page_shared(page: RunPage) -> dict:
+    """A run's uses, machine, versions and settings (``SHARED``) as ``RunPage.to_json`` writes them."""
+    return {"uses": [u.to_json() for u in page.uses],
+            "machine": [{"name": k, "value": v} for k, v in page.machine],
+            "versions": [{"tool": k, "value": v} for k, v in page.versions],
+            "settings": [{"name": k, "value": v} for k, v in page.settings], "settings_kind": page.settings_kind}
+
+
+def shared_name(shared: dict) -> str:
+    """The name of a run's ``page_shared`` in its condition's file: the sha1 of their JSON."""
+    return hashlib.sha1(json.dumps(shared, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
+def condition_json(condition: list, pages: list[RunPage], shared: dict[str, dict]) -> dict:
+    """What the pages of one condition share: its runs in order (id, anchor, repetition), the labels of
+    the metrics of any of its pages, by language and metric name, and each of its runs' uses, machine,
+    versions and settings (``shared``: name -> ``page_shared``, one entry for each different set; a page names
+    its own)."""
+    labels: dict[str, dict[str, str]] = {lang: {} for lang in LANGS}
+    for page in pages:
+        for m in page.metrics:
+            for lang in LANGS:
+                labels[lang][m.metric] = m.label[lang]
+    return {"runs": [{"id": r.id, "a": r.anchor, "rep": r.rep} for r in condition],
+            "labels": {lang: dict(sorted(v.items())) for lang, v in labels.items()},
+            "shared": dict(sorted(shared.items()))}
+
+
+def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPage] | None = None,
+                   stamps: dict[str, str] | None = None) -> tuple[dict[str, str], int]:
     """The data, CSV and pages of every run page of ``rep`` (or of ``pages``, a batch of them), as {path under
     the generated directory: text}, and the number of pages. render/hugo.py writes them with the report's other
     files (only the files whose bytes change, stale ones removed). ``dumps`` is the renderer's JSON writer
     (refuses NaN and infinities). ``kept(path, key)``: whether the generated directory holds the file ``path``
     as written for a page of ``key`` (``RunPage.key``); such a file is not made again: its value is ``KEEP``.
-    A ``KeptRunPage`` (a page of the last build, not read back) is read whole only when its files are not kept."""
+    A ``KeptRunPage`` (a page of the last build, not read back) is read whole only when its files are not kept.
+    ``pages`` holds whole conditions (report/runs.py run_page_batches). A condition's shared file is kept under
+    the key of its page with the least anchor (that key covers every run of its condition); ``stamps`` gets
+    that key by the file's path."""
     files: dict[str, str] = {}
     n = 0
+    groups: dict[str, list] = {}  # condition name -> its pages
+    loaded: dict[str, RunPage] = {}  # kept pages read whole
+    shares: dict[str, tuple[str, dict]] = {}  # run id -> the name of its page_shared, and it
+
+    def shared_of(run_id: str, page: RunPage) -> tuple[str, dict]:
+        if run_id not in shares:
+            s = page_shared(page)
+            shares[run_id] = (shared_name(s), s)
+        return shares[run_id]
     for run_id, page in (rep.run_pages if pages is None else pages).items():
+        groups.setdefault(condition_name(page.info.factors), []).append(run_id)
         anchor = page.info.anchor
         data = f"assets/runs/{rep.id}/{anchor}.json"
         has_series = page.has_series if isinstance(page, KeptRunPage) else page.series is not None
@@ -73,7 +151,8 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
             if isinstance(page, KeptRunPage):  # its files are not as the last build wrote them: the whole page
                 page = page.full()
                 csv = f"static/csv/{rep.id}/runs/{anchor}.csv" if page.series is not None else None
-            d = page.to_json()
+                loaded[run_id] = page  # (its condition's file below: read once)
+            d = page_json(page, shared_of(run_id, page)[0])
             if csv is not None:
                 d["csv"] = run_csv_url(rep.id, anchor)
                 files[csv] = page.series.csv
@@ -83,4 +162,17 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
         for lang in LANGS:  # (the same front matter in every language)
             files[f"content/reports/{rep.id}/runs/{anchor}.{lang}.md"] = front
             n += 1
+    every = rep.run_pages if pages is None else pages
+    for name, members in groups.items():
+        first = min((every[r] for r in members), key=lambda p: p.info.anchor)
+        path = f"assets/runs/{rep.id}/conditions/{name}.json"
+        if first.key and kept is not None and kept(path, first.key):
+            files[path] = KEEP
+        else:
+            full = {r: loaded.get(r) or (every[r].full() if isinstance(every[r], KeptRunPage) else every[r])
+                    for r in members}
+            shared = dict(shared_of(r, p) for r, p in full.items())
+            files[path] = dumps(condition_json(full[members[0]].condition, list(full.values()), shared))
+        if first.key and stamps is not None:
+            stamps[path] = first.key
     return files, n
