@@ -2,15 +2,17 @@
 """Check: this tree's build writes the same generated data as another revision's, and a second build with
 nothing changed writes nothing.
 
-    python3 bench/same_output.py [--rev main] [--keep DIR]
+    python3 bench/same_output.py [--rev main] [--keep DIR] [--site-only]
 
 The revision's tree is exported (``git archive``) into a temporary directory; the repository's example
 measurements (data/runs, data/published) are ingested once, with the revision's tools, into one database;
 both trees build the revision's reports (data/reports: every table and figure of every report) from it (this
 tree from a copy its ingest of the same runs, all unchanged, brought to its own store schema)
-into their own generated directories; every file under ``data/``, ``static/`` and ``content/`` of the two is
+into their own generated directories and sites; every file under ``data/``, ``static/``, ``content/`` and
+``assets/`` (the run pages' data) of the two generated directories, and every file of the two sites, is
 compared byte for byte. Then this tree builds again: no generated file may be written and the output must be
-the same. Exit 1 on any difference (listed).
+the same. Exit 1 on any difference (listed). ``--site-only``: compare the sites alone (for a revision before a
+deliberate change of the generated files that must not change a page).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOTS = ("data", "static", "content")
+ROOTS = ("data", "static", "content", "assets")
 
 
 def export(rev: str, dest: Path) -> None:
@@ -42,20 +44,28 @@ def run(tree: Path, name: str, *args: object) -> str:
     return proc.stdout.strip()
 
 
-def snapshot(gen: Path) -> dict[str, tuple[str, int]]:
-    """relative path -> (sha256, mtime_ns) of every generated file."""
+def snapshot(gen: Path, roots: tuple[str, ...] = ROOTS) -> dict[str, tuple[str, int]]:
+    """relative path -> (sha256, mtime_ns) of every generated file (``roots``: the folders to walk)."""
     out = {}
-    for root in ROOTS:
+    for root in roots:
         for p in sorted((gen / root).rglob("*")):
             if p.is_file():
                 out[str(p.relative_to(gen))] = (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
     return out
 
 
+def differences(a: dict, b: dict, rev: str, prefix: str) -> list[str]:
+    out = [f"{prefix}only in {rev}: {p}" for p in sorted(set(a) - set(b))]
+    out += [f"{prefix}only in this tree: {p}" for p in sorted(set(b) - set(a))]
+    return out + [f"{prefix}differs: {p}" for p in sorted(set(a) & set(b)) if a[p][0] != b[p][0]]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rev", default="main", help="the revision to compare with (default main)")
     ap.add_argument("--keep", type=Path, help="work here and keep everything")
+    ap.add_argument("--site-only", action="store_true",
+                    help="compare the two sites alone, not the generated files (a deliberate format change)")
     args = ap.parse_args()
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="kansoku-same-output-"))
     try:
@@ -82,10 +92,13 @@ def main() -> int:
         print("this tree: " + run(ROOT, "build", *mine_common, "--out", tmp / "public-new", "--generated",
                                   tmp / "gen-new"))
         a, b = snapshot(tmp / "gen-base"), snapshot(tmp / "gen-new")
-        problems = [f"only in {args.rev}: {p}" for p in sorted(set(a) - set(b))]
-        problems += [f"only in this tree: {p}" for p in sorted(set(b) - set(a))]
-        problems += [f"differs: {p}" for p in sorted(set(a) & set(b)) if a[p][0] != b[p][0]]
-        print(f"{len(a)} generated files compared: {len(problems)} differences")
+        problems = [] if args.site_only else differences(a, b, args.rev, "")
+        if not args.site_only:
+            print(f"{len(a)} generated files compared: {len(problems)} differences")
+        site = differences(snapshot(tmp / "public-base", (".",)), snapshot(tmp / "public-new", (".",)), args.rev,
+                           "site: ")
+        print(f"the sites: {len(site)} differences")
+        problems += site
         print("this tree, again: " + run(ROOT, "build", *mine_common, "--out", tmp / "public-new", "--generated",
                                          tmp / "gen-new"))
         c = snapshot(tmp / "gen-new")
