@@ -1,13 +1,15 @@
 """Issue 29: the runs a CPU or disk chart can draw, asked of the samples without the pivot (the ``cpu`` and
 ``disk`` views' GROUP BY of every sys_metrics row), are the runs the views give, on the README's example and on
 real and generated sysstat/iostat/vmstat files of the corpus (runs without a window among them); and a
-connection holding the views as tables (a first build's, report/runs.py share_samples) reads those."""
+connection holding the views as tables (a first build's, report/runs.py share_samples) reads those, made by
+statements of their own (parsers.whole_views) that give the views' rows."""
 
 from __future__ import annotations
 
 import pytest
 
 from conftest import run_tool
+from kansoku import parsers
 from kansoku.analysis.charts import _select as c
 from kansoku.analysis.charts.activity import DISK_HAS_DATA
 from kansoku.analysis.charts.system import CPU_HAS_DATA
@@ -54,3 +56,36 @@ def test_runs_with_data_without_the_pivot_on_the_example(example_db):
 
 def test_runs_with_data_without_the_pivot_on_the_corpus(corpus_db):
     _same_runs(corpus_db, 4, True)
+
+
+def _whole_views_give_the_views_rows(db) -> None:
+    """The statements a first build makes cpu_in_run and disk_in_run with (``parsers.whole_views``, run by
+    ``Store.computed_once``/``computed_here``) give exactly the views' rows: the same columns and types, the same
+    rows counted with their repeats (EXCEPT ALL both ways)."""
+    whole = parsers.whole_views()
+    assert set(whole) == {"cpu_in_run", "disk_in_run"}
+    store = open_store(db, read_only=True)
+    try:
+        with store.computed_once(SHARED_METRIC_VIEWS) as held:
+            for name in whole:
+                assert held.computed(name)
+                db_name = held.query("SELECT current_database()")[0][0]
+                stored = f'"{db_name}".main."{name}"'
+                kept = f'temp.main."{name}"'
+                cols = "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {})"
+                assert held.query(cols.format(kept)) == held.query(cols.format(stored)), name
+                n = held.query(f"SELECT count(*) FROM {stored}")[0][0]
+                assert n > 0, name
+                assert held.query(f"SELECT count(*) FROM {kept}")[0][0] == n, name
+                for a, b in ((kept, stored), (stored, kept)):
+                    assert held.query(f"SELECT count(*) FROM (SELECT * FROM {a} EXCEPT ALL SELECT * FROM {b})")[0][0] == 0, (name, a)
+    finally:
+        store.close()
+
+
+def test_the_whole_views_give_the_views_rows_on_the_example(example_db):
+    _whole_views_give_the_views_rows(example_db)
+
+
+def test_the_whole_views_give_the_views_rows_on_the_corpus(corpus_db):
+    _whole_views_give_the_views_rows(corpus_db)
