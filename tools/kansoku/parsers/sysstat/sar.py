@@ -179,14 +179,15 @@ FROM per_source p LEFT JOIN runs r ON r.run_id = p.run_id;
 
 # The CPU and disk samples of every run's window made whole (a first build makes the views ``cpu_in_run`` and
 # ``disk_in_run`` tables of all their rows: report/runs.py share_samples, Store.computed_here): the same rows,
-# columns and types as the views (tests/test_has_data.py compares them, EXCEPT ALL both ways), computed for a
-# tenth of the CPU. The views join every stored value to its run and its device and compare its metric name
-# with some twenty IN-lists before their GROUP BY on eleven columns; here each value's metric is named by a
-# small number once (one CASE: the names of one FILTER of the view share its number), the values are grouped
-# on the view's own key straight from ``sys_metrics`` (``t_s`` and the device's class depend on that key), and
-# what depends on the key alone comes after, on one row a sample: the chosen file (``sys_metrics_auth``), the
-# run window (``*_in_run``), ``t_s``, the device's class. At 10,000 runs (19 M disk and 11.6 M CPU values, the
-# build's 500 MB): disk_in_run 25-29 s of CPU -> ~6 s, cpu_in_run ~13 s -> ~4 s. Change one with its view.
+# columns and types as the views (tests/test_has_data.py compares them, EXCEPT ALL both ways), for about half
+# the CPU. The views join every stored value to its run and its device and compare its metric name with some
+# twenty IN-lists, then pivot with a ``max() FILTER`` an output column; here each value's metric is named by a
+# small number once (the names of one FILTER of the view share its number), the values are grouped on the
+# views' own key straight from ``sys_metrics`` (``t_s`` and the device's class depend on that key) with a
+# ``max(CASE ...)`` an output column, and what depends on the key alone comes after, on one row a sample: the
+# chosen file (``sys_metrics_auth``), the run window (``*_in_run``), ``t_s``, the device's class. At 10,000
+# runs (19 M disk and 11.6 M CPU values, the build's 500 MB; docs/build-performance.md): disk_in_run ~26 s of
+# CPU -> ~14 s, cpu_in_run ~13 s -> ~9 s. Change one with its view.
 def _coded(names: dict[int, tuple[str, ...]]) -> str:
     """Each value's metric named by its number, 0 for a metric no column reads (one list lookup: a CASE of
     ~30 string comparisons costs twice its CPU)."""
