@@ -214,6 +214,9 @@ def _maxima(codes: dict[int, tuple[str, ...]]) -> str:
     return ", ".join(f"max(CASE WHEN m.k = {k} THEN m.value END) AS v{k}" for k in codes)
 
 
+# the views' tool order of the means (cpu_in_run_mean, disk_in_run_mean)
+_CPU_TOOL_RANK = "CASE {t} WHEN 'sar' THEN 1 WHEN 'mpstat' THEN 2 WHEN 'iostat' THEN 3 ELSE 4 END"
+_DISK_TOOL_RANK = "CASE {t} WHEN 'sar' THEN 1 ELSE 2 END"
 _IN_WINDOW = "epoch(g.ts) - coalesce(g.interval_s, 0) / 2 BETWEEN epoch(r.start_time) AND epoch(r.end_time)"
 
 WHOLE_VIEWS = {
@@ -249,6 +252,32 @@ SELECT g.run_id, g.source_id, g.host, g.role, g.tool, g.format, g.ts, g.interval
        v18 AS aqu_sz, v19 AS svctm_ms
 FROM g JOIN runs r ON r.run_id = g.run_id LEFT JOIN dv ON dv.source_id = g.source_id AND dv.device = g.instance
 WHERE g.source_id IN (SELECT source_id FROM sys_series_chosen WHERE activity = 'disk') AND {_IN_WINDOW}""",
+    # The means: the views' ``dense_rank() = 1`` over (run, host, role) is the tool whose rank is the least of
+    # its run, host and role's (a small GROUP BY joined back; NULLs match as PARTITION BY groups them), instead
+    # of a window over every sample with all its columns (at 10,000 runs ~2.6 s of CPU each -> ~1 s). The same
+    # rows but for the last bits of an average, which DuckDB's parallel sums give the views themselves from one
+    # statement to the next (a build keeps 12 significant digits: values.stable).
+    "cpu_in_run_mean": f"""
+WITH best AS (
+  SELECT run_id, host, role, min({_CPU_TOOL_RANK.format(t="tool")}) AS tool_rank FROM cpu_in_run GROUP BY run_id, host, role)
+SELECT c.run_id, c.host, c.role, c.tool, c.cpu, count(*) AS samples,
+       avg(c.usr_pct) AS usr_pct, avg(c.nice_pct) AS nice_pct, avg(c.sys_pct) AS sys_pct,
+       avg(c.iowait_pct) AS iowait_pct, avg(c.steal_pct) AS steal_pct, avg(c.irq_pct) AS irq_pct,
+       avg(c.soft_pct) AS soft_pct, avg(c.idle_pct) AS idle_pct
+FROM cpu_in_run c JOIN best b ON b.run_id IS NOT DISTINCT FROM c.run_id AND b.host IS NOT DISTINCT FROM c.host
+     AND b.role IS NOT DISTINCT FROM c.role AND b.tool_rank = {_CPU_TOOL_RANK.format(t="c.tool")}
+GROUP BY c.run_id, c.host, c.role, c.tool, c.cpu""",
+    "disk_in_run_mean": f"""
+WITH best AS (
+  SELECT run_id, host, role, min({_DISK_TOOL_RANK.format(t="tool")}) AS tool_rank FROM disk_in_run GROUP BY run_id, host, role)
+SELECT d.run_id, d.host, d.role, d.device, d.tool, any_value(d.device_class) AS device_class,
+       bool_or(d.is_virtual) AS is_virtual, bool_or(d.is_partition) AS is_partition,
+       count(*) AS samples, avg(d.read_kb_s) AS read_kb_s, avg(d.write_kb_s) AS write_kb_s,
+       avg(d.discard_kb_s) AS discard_kb_s, avg(d.tps) AS tps, avg(d.util_pct) AS util_pct,
+       avg(d.await_ms) AS await_ms, avg(d.aqu_sz) AS aqu_sz
+FROM disk_in_run d JOIN best b ON b.run_id IS NOT DISTINCT FROM d.run_id AND b.host IS NOT DISTINCT FROM d.host
+     AND b.role IS NOT DISTINCT FROM d.role AND b.tool_rank = {_DISK_TOOL_RANK.format(t="d.tool")}
+GROUP BY d.run_id, d.host, d.role, d.device, d.tool""",
 }
 
 _REAL_DISKS = "NOT is_virtual AND NOT is_partition"
