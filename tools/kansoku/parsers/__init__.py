@@ -116,6 +116,11 @@ def metrics() -> dict[str, MetricDef]:
     return out
 
 
+def whole_views() -> dict[str, str]:
+    """View name -> the SELECT that computes all its rows for less (ParserModule.whole_views)."""
+    return {name: sql for m in modules() for name, sql in m.whole_views.items()}
+
+
 def catalogue() -> list[MetricDef]:
     """The metric catalogue, the one place every reader of a metric asks: each metric's unit, direction
     (``MetricDef.direction``: higher / lower is better, or neither) and label (words from i18n/), in name
@@ -123,4 +128,4 @@ def catalogue() -> list[MetricDef]:
     return [m for _, m in sorted(metrics().items())]
 
 
-__all__ = ["FileHead", "Format", "MetricDef", "ParserModule", "modules", "formats", "metrics", "catalogue", "claim", "read_head"]
+__all__ = ["FileHead", "Format", "MetricDef", "ParserModule", "modules", "formats", "metrics", "catalogue", "whole_views", "claim", "read_head"]

@@ -181,6 +181,10 @@ class ParserModule:
     # Tables of an older layout this module's tables replace: name -> the SQL that moves their rows into the
     # new tables and drops them, run once by the store's upgrade (store/db.py, ensure_schema) when it holds one.
     retired: dict[str, str] = field(default_factory=dict)
+    # Views this module computes whole for less: name -> a SELECT giving exactly the view's rows over every stored
+    # run (the same columns and types), which a connection making the view a table of all its rows runs instead
+    # (Store.computed_here, computed_once). Not part of the schema: a store never holds them.
+    whole_views: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -739,14 +739,19 @@ def sql_str(s: str) -> str:
 def _shadow(con: duckdb.DuckDBPyConnection, names: Iterable[str], where) -> None:
     """On ``con``: each of ``names`` that the store holds (table or view) shadowed by a temporary table of its
     rows (those ``where(db, name)`` selects, when given); DuckDB resolves a name to the temporary table first,
-    inside view definitions too."""
+    inside view definitions too. A view made whole (no ``where``) that a module computes for less
+    (``parsers.whole_views``) is made by that module's statement: the same rows."""
     db = con.execute("SELECT current_database()").fetchone()[0]
+    whole = parsers.whole_views() if where is None else {}
     held = {t for (t,) in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' UNION "
         "SELECT view_name FROM duckdb_views() WHERE database_name = ? AND schema_name = 'main'",
         [db, db]).fetchall()}
     for name in names:
         if name not in held:
+            continue
+        if name in whole:
+            con.execute(f'CREATE TEMP TABLE "{name}" AS {whole[name]}')
             continue
         cond = where(db, name) if where is not None else None
         cond = f" WHERE {cond}" if cond else ""

@@ -177,6 +177,109 @@ SELECT p.*, r.start_time, r.end_time,
 FROM per_source p LEFT JOIN runs r ON r.run_id = p.run_id;
 """
 
+# The CPU and disk samples of every run's window made whole (a first build makes the views ``cpu_in_run`` and
+# ``disk_in_run`` tables of all their rows: report/runs.py share_samples, Store.computed_here): the same rows,
+# columns and types as the views (tests/test_has_data.py compares them, EXCEPT ALL both ways), for about half
+# the CPU. The views join every stored value to its run and its device and compare its metric name with some
+# twenty IN-lists, then pivot with a ``max() FILTER`` an output column; here each value's metric is named by a
+# small number once (the names of one FILTER of the view share its number), the values are grouped on the
+# views' own key straight from ``sys_metrics`` (``t_s`` and the device's class depend on that key) with a
+# ``max(CASE ...)`` an output column, and what depends on the key alone comes after, on one row a sample: the
+# chosen file (``sys_metrics_auth``), the run window (``*_in_run``), ``t_s``, the device's class. At 10,000
+# runs (19 M disk and 11.6 M CPU values, the build's 500 MB; docs/build-performance.md): disk_in_run ~26 s of
+# CPU -> ~14 s, cpu_in_run ~14 s -> ~9.5 s. Change one with its view.
+def _coded(names: dict[int, tuple[str, ...]]) -> str:
+    """Each value's metric named by its number, 0 for a metric no column reads (one list lookup: a CASE of
+    ~30 string comparisons costs twice its CPU)."""
+    pairs = [(n, k) for k, ns in names.items() for n in ns]
+    numbers = ", ".join(str(k) for _, k in pairs)
+    quoted = ", ".join("'" + n + "'" for n, _ in pairs)
+    return f"coalesce([{numbers}][list_position([{quoted}], m.metric)], 0)"
+
+
+_DISK_CODES = {1: ("rkB/s", "kB_read/s"), 2: ("rMB/s", "MB_read/s"), 3: ("rd_sec/s", "rsec/s", "Blk_read/s"),
+               4: ("wkB/s", "kB_wrtn/s"), 5: ("wMB/s", "MB_wrtn/s"), 6: ("wr_sec/s", "wsec/s", "Blk_wrtn/s"),
+               7: ("dkB/s", "kB_dscd/s"), 8: ("dMB/s", "MB_dscd/s"), 9: ("dc_sec/s", "dsec/s", "Blk_dscd/s"),
+               10: ("tps",), 11: ("r/s",), 12: ("w/s",), 13: ("d/s",), 14: ("%util", "util"), 15: ("await",),
+               16: ("r_await",), 17: ("w_await",), 18: ("aqu-sz", "avgqu-sz"), 19: ("svctm",)}
+_CPU_CODES = {1: ("%usr", "%user", "us"), 2: ("%nice",), 3: ("%sys", "%system", "sy"), 4: ("%iowait", "wa"),
+              5: ("%steal", "st"), 6: ("%irq",), 7: ("%soft",), 8: ("%guest", "gu"), 9: ("%gnice",),
+              10: ("%idle", "id")}
+
+
+def _maxima(codes: dict[int, tuple[str, ...]]) -> str:
+    """The view's ``max(value) FILTER (WHERE metric IN ...)`` (the same value: NULL where none), as the maximum
+    of a CASE: a FILTER costs each aggregate a pass of its own over the values (~0.45 s per aggregate at
+    10,000 runs, twice the CASE's)."""
+    return ", ".join(f"max(CASE WHEN m.k = {k} THEN m.value END) AS v{k}" for k in codes)
+
+
+# the views' tool order of the means (cpu_in_run_mean, disk_in_run_mean)
+_CPU_TOOL_RANK = "CASE {t} WHEN 'sar' THEN 1 WHEN 'mpstat' THEN 2 WHEN 'iostat' THEN 3 ELSE 4 END"
+_DISK_TOOL_RANK = "CASE {t} WHEN 'sar' THEN 1 ELSE 2 END"
+_IN_WINDOW = "epoch(g.ts) - coalesce(g.interval_s, 0) / 2 BETWEEN epoch(r.start_time) AND epoch(r.end_time)"
+
+WHOLE_VIEWS = {
+    "cpu_in_run": f"""
+WITH g AS (
+  SELECT m.run_id, m.source_id, m.host, m.role, m.tool, m.format, m.ts, m.interval_s, m.sample, m.cpu,
+         {_maxima(_CPU_CODES)}
+  FROM (SELECT m.*, coalesce(m.instance, 'all') AS cpu, {_coded(_CPU_CODES)} AS k
+        FROM sys_metrics m WHERE m.activity = 'cpu' AND NOT m.since_boot) m
+  GROUP BY m.run_id, m.source_id, m.host, m.role, m.tool, m.format, m.ts, m.interval_s, m.sample, m.cpu)
+SELECT g.run_id, g.source_id, g.host, g.role, g.tool, g.format, g.ts, g.interval_s, g.sample,
+       epoch(g.ts) - epoch(r.start_time) AS t_s, g.cpu,
+       v1 AS usr_pct, v2 AS nice_pct, v3 AS sys_pct, v4 AS iowait_pct, v5 AS steal_pct, v6 AS irq_pct,
+       v7 AS soft_pct, v8 AS guest_pct, v9 AS gnice_pct, v10 AS idle_pct
+FROM g JOIN runs r ON r.run_id = g.run_id
+WHERE g.source_id IN (SELECT source_id FROM sys_series_chosen WHERE activity = 'cpu') AND {_IN_WINDOW}""",
+    "disk_in_run": rf"""
+WITH g AS (
+  SELECT m.run_id, m.source_id, m.host, m.role, m.tool, m.format, m.ts, m.interval_s, m.sample, m.instance,
+         {_maxima(_DISK_CODES)}
+  FROM (SELECT m.*, {_coded(_DISK_CODES)} AS k FROM sys_metrics m WHERE m.activity = 'disk' AND NOT m.since_boot) m
+  GROUP BY m.run_id, m.source_id, m.host, m.role, m.tool, m.format, m.ts, m.interval_s, m.sample, m.instance),
+dv AS (SELECT source_id, device, any_value(device_class) AS device_class FROM sys_devices GROUP BY ALL)
+SELECT g.run_id, g.source_id, g.host, g.role, g.tool, g.format, g.ts, g.interval_s, g.sample,
+       epoch(g.ts) - epoch(r.start_time) AS t_s, g.instance AS device, dv.device_class,
+       coalesce(dv.device_class IN ('virtual', 'group'),
+                regexp_matches(g.instance, '^(loop|zram|ram|dm-|md)\d')) AS is_virtual,
+       coalesce(dv.device_class = 'partition',
+                regexp_matches(g.instance, '^((sd|vd|xvd|hd)[a-z]+\d+|(nvme\d+n\d+|mmcblk\d+)p\d+)$')) AS is_partition,
+       coalesce(v1, v2 * 1024, v3 / 2) AS read_kb_s, coalesce(v4, v5 * 1024, v6 / 2) AS write_kb_s,
+       coalesce(v7, v8 * 1024, v9 / 2) AS discard_kb_s, coalesce(v10, v11 + v12 + coalesce(v13, 0)) AS tps,
+       v11 AS reads_s, v12 AS writes_s, v14 AS util_pct, v15 AS await_ms, v16 AS r_await_ms, v17 AS w_await_ms,
+       v18 AS aqu_sz, v19 AS svctm_ms
+FROM g JOIN runs r ON r.run_id = g.run_id LEFT JOIN dv ON dv.source_id = g.source_id AND dv.device = g.instance
+WHERE g.source_id IN (SELECT source_id FROM sys_series_chosen WHERE activity = 'disk') AND {_IN_WINDOW}""",
+    # The means: the views' ``dense_rank() = 1`` over (run, host, role) is the tool whose rank is the least of
+    # its run, host and role's (a small GROUP BY joined back; NULLs match as PARTITION BY groups them), instead
+    # of a window over every sample with all its columns (at 10,000 runs 2.7-3.0 s of CPU each -> 1.1-1.2 s). The same
+    # rows but for the last bits of an average, which DuckDB's parallel sums give the views themselves from one
+    # statement to the next (a build keeps 12 significant digits: values.stable).
+    "cpu_in_run_mean": f"""
+WITH best AS (
+  SELECT run_id, host, role, min({_CPU_TOOL_RANK.format(t="tool")}) AS tool_rank FROM cpu_in_run GROUP BY run_id, host, role)
+SELECT c.run_id, c.host, c.role, c.tool, c.cpu, count(*) AS samples,
+       avg(c.usr_pct) AS usr_pct, avg(c.nice_pct) AS nice_pct, avg(c.sys_pct) AS sys_pct,
+       avg(c.iowait_pct) AS iowait_pct, avg(c.steal_pct) AS steal_pct, avg(c.irq_pct) AS irq_pct,
+       avg(c.soft_pct) AS soft_pct, avg(c.idle_pct) AS idle_pct
+FROM cpu_in_run c JOIN best b ON b.run_id IS NOT DISTINCT FROM c.run_id AND b.host IS NOT DISTINCT FROM c.host
+     AND b.role IS NOT DISTINCT FROM c.role AND b.tool_rank = {_CPU_TOOL_RANK.format(t="c.tool")}
+GROUP BY c.run_id, c.host, c.role, c.tool, c.cpu""",
+    "disk_in_run_mean": f"""
+WITH best AS (
+  SELECT run_id, host, role, min({_DISK_TOOL_RANK.format(t="tool")}) AS tool_rank FROM disk_in_run GROUP BY run_id, host, role)
+SELECT d.run_id, d.host, d.role, d.device, d.tool, any_value(d.device_class) AS device_class,
+       bool_or(d.is_virtual) AS is_virtual, bool_or(d.is_partition) AS is_partition,
+       count(*) AS samples, avg(d.read_kb_s) AS read_kb_s, avg(d.write_kb_s) AS write_kb_s,
+       avg(d.discard_kb_s) AS discard_kb_s, avg(d.tps) AS tps, avg(d.util_pct) AS util_pct,
+       avg(d.await_ms) AS await_ms, avg(d.aqu_sz) AS aqu_sz
+FROM disk_in_run d JOIN best b ON b.run_id IS NOT DISTINCT FROM d.run_id AND b.host IS NOT DISTINCT FROM d.host
+     AND b.role IS NOT DISTINCT FROM d.role AND b.tool_rank = {_DISK_TOOL_RANK.format(t="d.tool")}
+GROUP BY d.run_id, d.host, d.role, d.device, d.tool""",
+}
+
 _REAL_DISKS = "NOT is_virtual AND NOT is_partition"
 
 
@@ -232,4 +335,5 @@ MODULE = ParserModule(
     views=VIEWS,
     tables=sm.TABLES,
     metrics=METRICS,
+    whole_views=WHOLE_VIEWS,
 )
