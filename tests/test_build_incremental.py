@@ -266,6 +266,39 @@ def test_a_changed_condition_file_renders_its_pages_again(env):
         assert ('<th scope="row">TPS, shared</th>' in html) == (a in mine), a
 
 
+def test_an_item_that_starts_using_one_run_of_a_condition_shows_on_that_runs_page(env):
+    """render/run_pages.py: a condition's shared file holds each of its runs' uses, so it is kept only while none
+    of its pages' keys changed (condition_file_key). A new table that uses one run of a condition (its ``rep``)
+    changes that run's key alone; kept under another page's key, the file would still hold the run's old uses
+    and its page would name a set the file does not have."""
+    import json
+
+    tmp, camp, held, db, specs, content = env
+    gen, public = tmp / "gen", tmp / "public"
+    build(env)
+    runs_dir = gen / "assets" / "runs" / "inc"
+    cond = next(json.loads(f.read_text(encoding="utf-8")) for f in sorted((runs_dir / "conditions").glob("*.json"))
+                if len(json.loads(f.read_text(encoding="utf-8"))["runs"]) >= 2)
+    least = min(r["a"] for r in cond["runs"])
+    other = next(r for r in cond["runs"] if r["a"] != least)
+    factors = json.loads((runs_dir / f"{other['a']}.json").read_text(encoding="utf-8"))["factor_list"]
+    where = {f["name"]["en"]: f["value"]["en"] for f in factors}
+    assert "rep" in where, where
+    spec = specs / "inc.toml"
+    spec.write_text(SPEC + f"""
+[[chapter.table]]
+id = "one-rep"
+caption = {{ ja = "一回分", en = "One repetition" }}
+metric = "tps"
+where = {{ rep = "{where['rep']}" }}
+rows = "clients"
+""", encoding="utf-8")
+    build(env)
+    for anchor, uses in ((other["a"], True), (least, False)):
+        html = (public / "en" / "reports" / "inc" / "runs" / anchor / "index.html").read_text(encoding="utf-8")
+        assert ("One repetition" in html) == uses, anchor
+
+
 def test_a_changed_spec_item_recomputes_that_item_only(env):
     tmp, camp, held, db, specs, content = env
     build(env)
@@ -388,12 +421,14 @@ def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env
     before = snapshot(gen)
     page_keys = json.loads((gen / "build-cache" / "run-page-files.json").read_text(encoding="utf-8"))
     index = json.loads((gen / "build-cache" / "items" / "run-pages.json").read_text(encoding="utf-8"))
-    assert sorted(index) == sorted(set(page_keys.values())) and len(index) == first.runs_computed
-    assert all(index[page_keys[p]] == (p.replace("assets/runs/", "static/csv/").replace(
-        "/inc/", "/inc/runs/")[:-len(".json")] + ".csv" in page_keys) for p in page_keys
-        if p.endswith(".json") and "/conditions/" not in p)
-    # a condition's shared file is listed under the key of one of its pages (render/run_pages.py)
-    assert any("/conditions/" in p for p in page_keys)
+    own = {p: k for p, k in page_keys.items() if "/conditions/" not in p}
+    assert sorted(index) == sorted(set(own.values())) and len(index) == first.runs_computed
+    assert all(index[own[p]] == (p.replace("assets/runs/", "static/csv/").replace(
+        "/inc/", "/inc/runs/")[:-len(".json")] + ".csv" in own) for p in own if p.endswith(".json"))
+    # a condition's shared file is listed under a key made of all its pages' keys (render/run_pages.py
+    # condition_file_key), no page's own
+    conds = {p: k for p, k in page_keys.items() if "/conditions/" in p}
+    assert conds and all(k.startswith("cond-") and k not in index for k in conds.values())
 
     loaded: list[str] = []
     real_load = PickleEntries.load
@@ -408,8 +443,8 @@ def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env
     assert again.runs_computed == 0 and again.runs_reused == first.runs_computed
     assert snapshot(gen) == before
 
-    data = sorted(p for p in page_keys if p.startswith("assets/runs/"))
-    csvs = sorted(p for p in page_keys if p.startswith("static/csv/"))
+    data = sorted(p for p in own if p.startswith("assets/runs/"))  # (pages' own data, not their conditions')
+    csvs = sorted(p for p in own if p.startswith("static/csv/"))
     assert len(data) >= 3 and csvs
     (gen / data[0]).unlink()                             # a page's data file gone
     (gen / csvs[-1]).unlink()                            # another page's CSV gone

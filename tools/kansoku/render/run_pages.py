@@ -124,8 +124,7 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
     as written for a page of ``key`` (``RunPage.key``); such a file is not made again: its value is ``KEEP``.
     A ``KeptRunPage`` (a page of the last build, not read back) is read whole only when its files are not kept.
     ``pages`` holds whole conditions (report/runs.py run_page_batches). A condition's shared file is kept under
-    the key of its page with the least anchor (that key covers every run of its condition); ``stamps`` gets
-    that key by the file's path."""
+    a key made of all its pages' keys (``condition_file_key``); ``stamps`` gets that key by the file's path."""
     files: dict[str, str] = {}
     n = 0
     groups: dict[str, list] = {}  # condition name -> its pages
@@ -164,15 +163,24 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
             n += 1
     every = rep.run_pages if pages is None else pages
     for name, members in groups.items():
-        first = min((every[r] for r in members), key=lambda p: p.info.anchor)
+        key = condition_file_key([every[r].key for r in members])
         path = f"assets/runs/{rep.id}/conditions/{name}.json"
-        if first.key and kept is not None and kept(path, first.key):
+        if key and kept is not None and kept(path, key):
             files[path] = KEEP
         else:
             full = {r: loaded.get(r) or (every[r].full() if isinstance(every[r], KeptRunPage) else every[r])
                     for r in members}
             shared = dict(shared_of(r, p) for r, p in full.items())
             files[path] = dumps(condition_json(full[members[0]].condition, list(full.values()), shared))
-        if first.key and stamps is not None:
-            stamps[path] = first.key
+        if key and stamps is not None:
+            stamps[path] = key
     return files, n
+
+
+def condition_file_key(keys: list[str | None]) -> str | None:
+    """The key a condition's shared file is kept under: made of every one of its pages' keys (``RunPage.key``),
+    since it holds each of its runs' uses, machine, versions and settings (a spec item that starts using one
+    run of a condition changes that run's key alone); None when a page has none."""
+    if not keys or not all(keys):
+        return None
+    return "cond-" + hashlib.sha256("\0".join(sorted(keys)).encode()).hexdigest()
