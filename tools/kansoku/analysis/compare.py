@@ -187,9 +187,10 @@ def compare(baseline: Iterable[RunValue], candidate: Iterable[RunValue], selecti
 
 def select_and_compare(store_a, sel_a: dict[str, list[str]], sel_b: dict[str, list[str]],
                        metrics: list[str] | None = None, method: noise.Method | None = None,
-                       store_b=None) -> CompareResult:
+                       store_b=None, scope=None) -> CompareResult:
     """Selections A (baseline) and B, each read from its store (B from ``store_a`` unless ``store_b``),
-    compared condition by condition. A selection naming an unknown factor or value is a SelectionError."""
+    compared condition by condition, within ``scope`` (a report's, spec.model.Scope) where given. A selection
+    naming an unknown factor or value is a SelectionError."""
     from kansoku.store.selection import factor_values, metric_values
 
     store_b = store_b if store_b is not None else store_a
@@ -202,8 +203,8 @@ def select_and_compare(store_a, sel_a: dict[str, list[str]], sel_b: dict[str, li
     if problems:
         raise SelectionError("; ".join(problems))
     bases = sorted({m.split("[", 1)[0] for m in metrics}) if metrics else None
-    values_a = metric_values(store_a, sel_a, bases)
-    values_b = metric_values(store_b, sel_b, bases)
+    values_a = metric_values(store_a, sel_a, bases, scope)
+    values_b = metric_values(store_b, sel_b, bases, scope)
     values_a, values_b = by_host(values_a, values_b, metrics, store_a, store_b)
     result = compare(values_a, values_b, set(sel_a) | set(sel_b), method, metrics=metrics)
     result.environment = environment_differences(store_a, sorted({v.run_id for v in values_a}),

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 from kansoku import parsers
 from kansoku.analysis import figures, tables
 from kansoku.spec.validate import Locator, Problem, did_you_mean, item_label, item_paths
-from kansoku.store.selection import factor_values
+from kansoku.store.selection import factor_values, outside_scope
 
 
 def _d(v: Any) -> dict:
@@ -134,7 +134,56 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
         if where_ok:
             for mp, msg in selection_problems(report, store, p, kind, it, names):
                 add(mp, msg)
+            for msg in scope_problems(report, store, kind, it):
+                add(p + (("where",) if "where" in it else ("id",)), msg)
+    for k, c in enumerate(_l(raw.get("compare"))):
+        if report is not None and report.scope.declared and k < len(report.compares):
+            for msg in compare_scope_problems(report, store, report.compares[k]):
+                add(("compare", k, "id"), msg)
     return problems
+
+
+def _outside_words(report, outside: list[tuple[str, str, int]]) -> str:
+    declared = {k: list(v) for k, v in (("campaigns", report.scope.campaigns),
+                                        ("run_prefixes", report.scope.run_prefixes),
+                                        ("transcribed", report.scope.transcribed)) if v}
+    runs = sum(n for _, _, n in outside)
+    named = ", ".join(f"{kind} {name!r} ({n} run{'s' if n > 1 else ''})" for kind, name, n in outside)
+    scope = ", ".join(f"{k} = {v}" for k, v in declared.items())
+    return f"reaches {runs} run{'s' if runs > 1 else ''} outside the report's scope ([report.scope] {scope}): {named}"
+
+
+def scope_problems(report, store, kind: str, it: dict) -> list[str]:
+    """A selection that reaches runs its report does not speak for, and does not name them."""
+    try:
+        item = report.item(it["id"], kind)
+    except KeyError:
+        return []
+    outside = tables.outside_scope(store, item)
+    if not outside:
+        return []
+    return [f"where {_outside_words(report, outside)}; narrow where (e.g. its campaign or published_table), "
+            "or name the other campaign in where to take its runs in on purpose"]
+
+
+def compare_scope_problems(report, store, compare) -> list[str]:
+    """A [[compare]] side that selects runs its report does not speak for, without naming them."""
+    out = []
+    for side in ("a", "b"):
+        sel = compare.selection(side)
+        params: list[Any] = []
+        conds = ["TRUE"]
+        for factor, values_of in sorted(sel.items()):
+            conds.append("r.run_id IN (SELECT run_id FROM run_factors WHERE factor = ? AND value IN ("
+                         + ", ".join("?" for _ in values_of) + "))")
+            params += [factor, *values_of]
+        outside = outside_scope(store, f"SELECT r.run_id FROM runs r WHERE {' AND '.join(conds)}", params,
+                                report.scope, campaigns=tuple(sel.get("campaign", ())),
+                                published_tables=tuple(sel.get("published_table", ())))
+        if outside:
+            out.append(f"compare {compare.id!r} side {side} {_outside_words(report, outside)}; add the report's "
+                       "campaign to its where, or name the other campaign on that side on purpose")
+    return out
 
 
 def selection_problems(report, store, p: tuple, kind: str, it: dict, names) -> list[tuple[tuple, str]]:

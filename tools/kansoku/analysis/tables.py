@@ -25,8 +25,10 @@ from kansoku import parsers, words
 from kansoku.analysis import noise
 from kansoku.analysis.table_kinds import kind_of, table_kind
 from kansoku.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
-from kansoku.spec.model import LANGS, Baseline, Item, Report
+from kansoku.spec.model import LANGS, Baseline, Item, Report, Scope
+from kansoku.store import selection
 from kansoku.store.db import RUNS, Store
+from kansoku.store.selection import scope_condition
 from kansoku.values import stable
 
 _NUMERIC = re.compile(r"^-?\d+(\.\d+)?$")
@@ -363,7 +365,43 @@ def where_sql(item: Item, store: Store, params: list[Any], where: dict[str, Any]
             sub += "value = ?"
             params.append(_canon(cond))
         conds.append(f"m.run_id IN ({sub})")
+    if item.scope.declared:
+        conds.append(scope_sql(item, params))
     return " AND ".join(conds) if conds else "TRUE"
+
+
+def named_outside(item: Item) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The campaigns and published tables the item's ``where`` names: taken in on purpose, in scope or not."""
+    def names(factor: str) -> tuple[str, ...]:
+        cond = item.where.get(factor)
+        if cond is None or isinstance(cond, dict):
+            return ()
+        return tuple(_canon(c) for c in (cond if isinstance(cond, list) else [cond]))
+    return names("campaign"), names("published_table")
+
+
+def scope_sql(item: Item, params: list[Any]) -> str:
+    """SQL condition on m.run_id: the runs of the item's report scope, and those its ``where`` names."""
+    campaigns, published = named_outside(item)
+    return scope_condition("m.run_id", item.scope, params, campaigns=campaigns, published_tables=published)
+
+
+def outside_scope(store: Store, item: Item, *, named: bool = False) -> list[tuple[str, str, int]]:
+    """(kind, name, runs) of the runs the item's ``where`` reaches outside its report's scope (nothing when
+    the report declares none). Those it does not name are a spec error (``named=False``); those it names
+    (``named_outside``) are taken in on purpose, and its note says so (``named=True``)."""
+    if not item.scope.declared:
+        return []
+    params: list[Any] = []
+    cond = where_sql(replace(item, scope=Scope()), store, params)
+    runs = f"SELECT m.run_id FROM runs m WHERE {cond}"
+    if not named:
+        campaigns, published = named_outside(item)
+        return selection.outside_scope(store, runs, params, item.scope, campaigns=campaigns,
+                                       published_tables=published)
+    everything = selection.outside_scope(store, runs, list(params), item.scope)
+    unnamed = set(outside_scope(store, item))
+    return [o for o in everything if o not in unnamed]
 
 
 def _canon(v: Any) -> str:
@@ -426,7 +464,8 @@ def _aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggre
            first(run_id ORDER BY abs(value - aggv), run_id) AS representative_run_id,
            bool_or(origin = 'transcribed') AS transcribed, max(hu) AS half_unit,
            CASE WHEN count(*) = 1 THEN any_value(printed) END AS printed,
-           map(list(run_id ORDER BY run_id), list(value ORDER BY run_id)) AS run_values
+           map(list(run_id ORDER BY run_id), list(value ORDER BY run_id)) AS run_values,
+           count(DISTINCT origin) AS origins
     FROM w GROUP BY ALL
     """
     rows = store.query(sql, params)
@@ -435,6 +474,9 @@ def _aggregate(store: Store, item: Item, metric: str, group_by: list[str], aggre
     off = k if group_by else 1
     for r in rows:
         keys_t = tuple(r[:k]) if group_by else ()
+        if r[off + 8] > 1:  # a transcribed number and a measured one are never one value
+            raise item.error(f"the cell {dict(zip(group_by, keys_t))} mixes transcribed and measured runs "
+                             f"({r[off + 2][:4]}…); narrow `where` (its campaign or published_table)")
         g = Group(keys_t, r[off], r[off + 1], r[off + 2], r[off + 3], bool(r[off + 4]), float(r[off + 5] or 0.0),
                   r[off + 6], dict(r[off + 7] or {}))
         if agg == "single" and g.n != 1:

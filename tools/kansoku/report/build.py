@@ -109,7 +109,9 @@ def compute_table_model(store: Store, report: Report, item: Item) -> Table:
     """A table: its numbers (analysis.tables) and the runs behind it, grouped (provenance)."""
     t = analysis.compute_table(store, report, item)
     reps = {c.representative for row in t.rows for c in row if c.representative}
-    return t.to_model(item_provenance(store, report, t.runs, reps))
+    out = t.to_model(item_provenance(store, report, t.runs, reps))
+    out.footnote = scope_footnote(store, item, out.footnote)
+    return out
 
 
 def compute_figure_model(store: Store, report: Report, item: Item) -> Figure:
@@ -117,7 +119,19 @@ def compute_figure_model(store: Store, report: Report, item: Item) -> Figure:
     (provenance)."""
     f = figures.figure_data(store, report, item)
     f.provenance = item_provenance(store, report, f.runs, figure_representatives(store, item))
+    f.footnote = scope_footnote(store, item, f.footnote)
     return f
+
+
+def scope_footnote(store: Store, item: Item, footnote: dict[str, str] | None) -> dict[str, str] | None:
+    """The item's footnote, saying which of its runs lie outside its report's scope (those its ``where``
+    names on purpose: another campaign compared with the report's own)."""
+    outside = analysis.outside_scope(store, item, named=True)
+    if not outside:
+        return footnote
+    names = ", ".join(f"{name} ({n})" for _, name, n in outside)
+    return {lang: " ".join(x for x in ((footnote or {}).get(lang), words.t(lang, "scope_outside_note", names)) if x)
+            for lang in LANGS}
 
 
 def revision_history(report: Report) -> list[Revision]:

@@ -60,7 +60,8 @@ def command(spec: CompareSpec) -> str:
 def compute_comparison(store: Store, report: Report, spec: CompareSpec) -> Comparison:
     method = noise.Method()
     try:
-        result = cmp.select_and_compare(store, spec.selection("a"), spec.selection("b"), spec.metrics, method)
+        result = cmp.select_and_compare(store, spec.selection("a"), spec.selection("b"), spec.metrics, method,
+                                        scope=report.scope)
     except cmp.SelectionError as exc:  # names checked by spec/validate.py first; a store changed since
         raise SpecError(report.spec_file, f"compare {spec.id!r}", str(exc)) from None
     common = cmp.common_condition(result)

@@ -3,7 +3,7 @@ here that the schema does not describe yet still validates, and docs/spec.md say
 
 REPORT_KEYS = {"id", "fiscal_year", "title", "subtitle", "organisation", "revision", "copyright", "license",
                "revision_history", "author", "themes", "note", "publish_raw",
-               "site_url", "machines"}
+               "site_url", "machines", "scope"}
 TOP_KEYS = {"report", "factors", "metrics", "device_groups", "chapter", "compare"}
 CHAPTER_KEYS = {"id", "number", "title", "table", "figure", "missing_figure"}
 MISSING_FIGURE_KEYS = {"number", "caption", "reason", "note"}
@@ -11,6 +11,7 @@ MISSING_FIGURE_KEYS = {"number", "caption", "reason", "note"}
 MISSING_REASONS = ("lost", "diagram", "no_data", "not_numeric")
 FACTOR_KEYS = {"name", "order", "labels", "unit"}
 METRIC_KEYS = {"label", "unit", "higher_is_better", "digits"}
+SCOPE_KEYS = {"campaigns", "run_prefixes", "transcribed"}
 COMPARE_KEYS = {"id", "title", "a", "b", "where", "metrics", "footnote"}
 ITEM_KEYS = {"id", "number", "caption", "metric", "metrics", "where", "rows", "columns", "x", "series", "aggregate",
              "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors", "row_labels",

@@ -31,6 +31,7 @@ from kansoku.spec.keys import (
     MISSING_FIGURE_KEYS,
     MISSING_REASONS,
     REPORT_KEYS,
+    SCOPE_KEYS,
     TOP_KEYS,
 )
 from kansoku.spec.validate import SpecProblems, check_file
@@ -101,6 +102,21 @@ class Baseline:
     inline: bool = False        # the comparison in the value's cell, "1,234 (▲12.3%)" (docs/spec.md)
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The runs a report speaks for (``[report.scope]``, docs/spec.md "Report scope"): measured runs of its
+    campaigns (the ``campaign`` factor) or under its run-id prefixes, and transcribed runs of its published
+    tables (glob patterns of ``published_table``). Undeclared (every list empty): every run of the store."""
+
+    campaigns: tuple[str, ...] = ()
+    run_prefixes: tuple[str, ...] = ()
+    transcribed: tuple[str, ...] = ()
+
+    @property
+    def declared(self) -> bool:
+        return bool(self.campaigns or self.run_prefixes or self.transcribed)
+
+
 @dataclass
 class Item:
     """A table or a figure."""
@@ -133,6 +149,7 @@ class Item:
     row_groups: str | None = None   # table: a second factor on rows: one block of rows per value, labelled
     per_run: bool = False           # table: each run's value in its own column before the aggregate
     number_format: dict[str, str] = field(default_factory=dict)  # metric|default -> plain|thousands|exponent
+    scope: Scope = field(default_factory=Scope)  # the report's: every selection of the item stays within it
 
     @property
     def label(self) -> str:
@@ -223,6 +240,7 @@ class Report:
     raw: dict[str, Any]
     metric_info: dict[str, MetricInfo] = field(default_factory=dict)
     compares: list[CompareSpec] = field(default_factory=list)  # [[compare]] pages, in spec order
+    scope: Scope = field(default_factory=Scope)  # [report.scope]: the runs the report speaks for
 
     def item(self, item_id: str, kind: str = "table") -> Item:
         for ch in self.chapters:
@@ -294,6 +312,7 @@ def load_report(path: str | Path, *, validated: bool = False, raw: dict | None =
         if not isinstance(devices, list) or not devices or not all(isinstance(d, str) and d for d in devices):
             raise SpecError(path, f"[device_groups] {gname}", "expected a list of device names, e.g. [\"sdb\", \"sdc\"]")
         device_groups[gname] = devices
+    scope = _scope(path, rep.get("scope"))
     chapters = []
     seen_ids: set[str] = set()
     seen_numbers: set[str] = set()
@@ -317,6 +336,7 @@ def load_report(path: str | Path, *, validated: bool = False, raw: dict | None =
                 seen_numbers.add(label)
                 items.append(_item(path, cid, kind, f"{number}.{n}", it, seen_ids))
                 items[-1].device_groups = device_groups
+                items[-1].scope = scope
         missing = []
         for mi, mf in enumerate(ch.get("missing_figure", []), start=1):
             where = f"chapter {cid!r}, missing_figure #{mi}"
@@ -344,7 +364,26 @@ def load_report(path: str | Path, *, validated: bool = False, raw: dict | None =
         chapters=chapters, factor_order=factor_order, factor_labels=factor_labels,
         factor_names=factor_names, raw=raw, metric_info=metric_info,
         compares=[_compare(path, i, c) for i, c in enumerate(raw.get("compare", []) or [])],
+        scope=scope,
     )
+
+
+def _scope(path: Path, v: Any) -> Scope:
+    if v is None:
+        return Scope()
+    if not isinstance(v, dict):
+        raise SpecError(path, "[report.scope]", "expected a table { campaigns, run_prefixes, transcribed }")
+    _known(path, "[report.scope]", v, SCOPE_KEYS)
+    lists = {}
+    for k in sorted(SCOPE_KEYS):
+        vals = v.get(k, [])
+        if not isinstance(vals, list) or not all(isinstance(x, str) and x for x in vals):
+            raise SpecError(path, f"[report.scope] {k}", "expected a list of names, e.g. [\"example-2026-11\"]")
+        lists[k] = tuple(vals)
+    scope = Scope(**lists)
+    if not scope.declared:
+        raise SpecError(path, "[report.scope]", "names no campaign, run prefix or transcribed table")
+    return scope
 
 
 def _selection(path: Path, where: str, v: Any) -> dict[str, list[str]]:

@@ -88,6 +88,16 @@ REPORT = {
                     "the site's root address (`https://example.org/`): the PDF prints the report's web edition, `<site_url><lang>/reports/<id>/`"),
     "publish_raw": key(BOOL, "`true`: the runs' raw files are copied into the site and linked from the sources page"),
     "machines": key(one_of("one", "factor"), "the default of every table's and figure's `machines` (see there)"),
+    "scope": key(("table", {"$ref": "#/$defs/scope"}),
+                 "`[report.scope]`: the runs the report speaks for (see \"Report scope\"); every table, figure, "
+                 "compare page, machine block and appendix selects within it"),
+}
+
+SCOPE = {
+    "campaigns": key(NAMES, "measured runs whose `campaign` factor is one of these (`campaign=<name>/` in the run id)"),
+    "run_prefixes": key(NAMES, "measured runs whose run id starts with one of these"),
+    "transcribed": key(NAMES, "transcribed runs whose `published_table` matches one of these glob patterns "
+                              "(`\"fy2017-*\"`)"),
 }
 
 REVISION = {
@@ -288,7 +298,7 @@ TOP = {
 
 # name in docs markers -> (section keys, what the table is called in error messages)
 SECTIONS: dict[str, dict[str, dict]] = {
-    "top": TOP, "report": REPORT, "revision": REVISION, "author": AUTHOR, "factor": FACTOR_DEF,
+    "top": TOP, "report": REPORT, "scope": SCOPE, "revision": REVISION, "author": AUTHOR, "factor": FACTOR_DEF,
     "metric": METRIC_DEF, "chapter": CHAPTER, "item": ITEM, "table": TABLE, "figure": FIGURE, "baseline": BASELINE,
     "compare": COMPARE, "missing_figure": MISSING_FIGURE,
 }
@@ -299,7 +309,7 @@ def _model_keys() -> dict[str, set[str]]:
     (the docs then say so), so that the two never disagree at run time."""
     from kansoku.spec import keys as model
 
-    return {"report": set(model.REPORT_KEYS), "top": set(model.TOP_KEYS), "chapter": set(model.CHAPTER_KEYS),
+    return {"report": set(model.REPORT_KEYS), "scope": set(model.SCOPE_KEYS), "top": set(model.TOP_KEYS), "chapter": set(model.CHAPTER_KEYS),
             "factor": set(model.FACTOR_KEYS), "metric": set(model.METRIC_KEYS), "item": set(model.ITEM_KEYS),
             "baseline": set(model.BASELINE_KEYS), "missing_figure": set(model.MISSING_FIGURE_KEYS),
             "compare": set(model.COMPARE_KEYS)}
@@ -368,6 +378,7 @@ def schema() -> dict[str, Any]:
                     {"type": "array", "minItems": 1, "items": {"type": ["string", "number", "boolean"]}}]},
             },
             "report": _object("report", "[report]"),
+            "scope": _object("scope", "[report.scope]", minProperties=1),
             "revision": _object("revision", "[[report.revision_history]]"),
             "author": _object("author", "[[report.author]]"),
             "factor": _object("factor", "[factors.<name>]"),

@@ -8,7 +8,7 @@ for every constrained factor, its value is one of the listed ones. Only good run
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kansoku.store.db import RUNS, Store, run_metric_source
 
@@ -26,8 +26,57 @@ class RunValue:
     default_role: str | None = None  # the run's campaign's declared default role
 
 
-def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[str] | None = None) -> list[RunValue]:
-    """Every (run, metric) value of the selected good runs, with each run's factors."""
+class ScopeLike(Protocol):
+    """What a report speaks for (spec.model.Scope): campaigns, run-id prefixes, published-table patterns."""
+
+    campaigns: tuple[str, ...]
+    run_prefixes: tuple[str, ...]
+    transcribed: tuple[str, ...]
+
+
+def scope_condition(run_id: str, scope: ScopeLike, params: list[Any], *, campaigns: tuple[str, ...] = (),
+                    published_tables: tuple[str, ...] = ()) -> str:
+    """SQL condition on the column ``run_id``: the run is one the scope speaks for, or one of the other
+    campaigns or published tables an item names on purpose. The one spelling of a report's scope."""
+    conds = []
+    named = [*scope.campaigns, *campaigns]
+    if named:
+        conds.append(f"{run_id} IN (SELECT run_id FROM run_factors WHERE factor = 'campaign' "
+                     f"AND value IN ({', '.join('?' for _ in named)}))")
+        params += named
+    for prefix in scope.run_prefixes:
+        conds.append(f"starts_with({run_id}, ?)")
+        params.append(prefix)
+    patterns = [*scope.transcribed, *published_tables]
+    if patterns:
+        conds.append(f"{run_id} IN (SELECT run_id FROM run_factors WHERE factor = 'published_table' AND ("
+                     + " OR ".join("value GLOB ?" for _ in patterns) + "))")
+        params += patterns
+    return "(" + " OR ".join(conds) + ")" if conds else "FALSE"
+
+
+def outside_scope(store: Store, run_ids_sql: str, params: list[Any], scope: ScopeLike, *,
+                  campaigns: tuple[str, ...] = (), published_tables: tuple[str, ...] = ()) -> list[tuple[str, str, int]]:
+    """(kind, name, runs) of the runs of ``run_ids_sql`` (a SELECT of run ids) that ``scope`` does not
+    speak for (nor the campaigns and published tables named beside it), by campaign (``campaign``),
+    published table (``published table``) or first run-id segment (``runs``)."""
+    own: list[Any] = []
+    cond = scope_condition("r.run_id", scope, own, campaigns=campaigns, published_tables=published_tables)
+    return [tuple(r) for r in store.query(f"""
+        SELECT CASE WHEN t.value IS NOT NULL THEN 'published table' WHEN c.value IS NOT NULL THEN 'campaign'
+                    ELSE 'runs' END AS kind,
+               coalesce(t.value, c.value, split_part(r.run_id, '/', 1) || '/') AS name, count(*) AS n
+        FROM runs r
+        LEFT JOIN run_factors c ON c.run_id = r.run_id AND c.factor = 'campaign'
+        LEFT JOIN run_factors t ON t.run_id = r.run_id AND t.factor = 'published_table'
+        WHERE r.run_id IN ({run_ids_sql}) AND NOT {cond}
+        GROUP BY ALL ORDER BY kind, name""", params + own)]
+
+
+def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[str] | None = None,
+                  scope: ScopeLike | None = None) -> list[RunValue]:
+    """Every (run, metric) value of the selected good runs, with each run's factors; within ``scope``
+    (a report's, spec.model.Scope) where one is declared."""
     params: list[Any] = []
     conds = ["m.value IS NOT NULL", "isfinite(m.value)"]
     source = "run_metrics"
@@ -45,6 +94,9 @@ def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[s
         conds.append("EXISTS (SELECT 1 FROM run_factors f WHERE f.run_id = r.run_id AND f.factor = ? "
                      f"AND f.value IN ({', '.join('?' for _ in values_of)}))")
         params += [factor, *values_of]
+    if scope is not None and (scope.campaigns or scope.run_prefixes or scope.transcribed):
+        conds.append(scope_condition("r.run_id", scope, params, campaigns=tuple(selection.get("campaign", ())),
+                                     published_tables=tuple(selection.get("published_table", ()))))
     runs = {run_id: rest for run_id, *rest in store.con.execute(f"""
         SELECT r.run_id, r.origin,
                (SELECT map(list(f.factor ORDER BY f.factor), list(f.value ORDER BY f.factor))
