@@ -10,8 +10,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import REPORT_SPECS, ROOT, computed_report, run_tool
 
+from conftest import REPORT_SPECS, ROOT, computed_report, run_tool
 from kansoku.spec.model import load_report
 from kansoku.store.selection import scope_condition
 
