@@ -34,3 +34,24 @@ def test_every_chart_kind_is_documented():
         encoding="utf-8")
     missing = [k for k in figures.KINDS if f"`{k}`" not in docs and f"## {k} " not in docs]
     assert not missing, f"chart kinds without documentation: {missing}"
+
+
+def test_links_between_the_docs_resolve():
+    """Every relative Markdown link and every docs/*.md or docs/*.json path named in the README and the docs
+    names a file that exists."""
+    broken = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if "://" not in target and not (doc.parent / target).exists():
+                broken.append(f"{doc.name}: ({target})")
+        for name in re.findall(r"\bdocs/([\w.-]+\.(?:md|json))\b", text):
+            if not (ROOT / "docs" / name).exists():
+                broken.append(f"{doc.name}: docs/{name}")
+    assert not broken, broken
+
+
+def test_readme_links_every_reference_doc():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if f"(docs/{p.name})" not in readme]
+    assert not missing, f"docs the README does not link: {missing}"
