@@ -58,7 +58,7 @@ _THREAD_FILE = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.(?P<tid>\d+))?$")
 # The view pgbench_transactions puts them back together with the run id (from `sources`). Measured with
 # DuckDB alone on bench/run txlog's log (10 M lines, 2026-11-27): storing the plain shape costs 5.1 s of CPU
 # against 6.85 s for the former ten-column table (a constant VARCHAR source_id, three all-NULL columns and a
-# constant thread per row) and 6.0 s for the bare read_csv (docs/performance.md, "Per-transaction logs").
+# constant thread per row) and 6.0 s for the bare read_csv (docs/ingest-performance.md, "Per-transaction logs").
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pgbench_transaction_files (
     file_no INTEGER NOT NULL,   -- the file's number, unique in the store: its transactions' rows name it

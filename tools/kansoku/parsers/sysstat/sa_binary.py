@@ -9,7 +9,7 @@ time is close to sadf's own and memory does not grow with the file's length.
 
 A long file's batches are read by DuckDB's CSV reader with each section's typed columns when the output is as
 sadf prints it (``_Loader._load_batch_fast``), and a file of 2 MB or more is rendered by two sadf runs that
-print the same lines as ``-A`` in fewer passes over the file (``_split_run``; docs/performance.md, "Long sa
+print the same lines as ``-A`` in fewer passes over the file (``_split_run``; docs/ingest-performance.md, "Long sa
 files").
 
 The rows are those the ``sadf -d`` reader (``sadf_csv.py``) stores for the same rendering: metric names are
