@@ -456,3 +456,185 @@ def test_pgbench_here_against_a_server_monitored_over_ssh(sshd, server, tmp_path
     if strace:  # strace -c -f on the server host's postmaster, stopped like the monitors
         assert "% time" in (hd / "strace_c.txt").read_text()
         assert host["collect"]["strace_stop_signal"] == "INT" and host["versions"]["strace"].startswith("strace")
+
+
+# ---------------------------------------------------------------- a host that stops measuring mid-run
+
+def _pids(match) -> list[int]:
+    """Live processes (not zombies) for which match(cmdline: bytes, cwd: str) is true."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit() or int(p.name) == os.getpid():
+            continue
+        try:
+            if (p / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            if match((p / "cmdline").read_bytes(), os.readlink(p / "cwd")):
+                out.append(int(p.name))
+        except OSError:
+            continue
+    return out
+
+
+def _wait_for(match, proc: subprocess.Popen, timeout: float = 40) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = _pids(match)
+        if found:
+            return found
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.1)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(p.name))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+LOST_PLAN = """\
+root = "runs"
+order = "listed"
+settle_s = 0.2
+monitors = false
+
+[factors]
+study = ["lost"]
+clients = [1]
+
+[run]
+command = "sleep 4"
+
+[hosts.pgclient]
+role = "client"
+
+[hosts.dbserver]
+role = "server"
+ssh = "{alias}"
+ssh_config = "{config}"
+monitors = ["vmstat"]
+"""
+
+
+@needs_ssh
+def test_a_connection_cut_mid_run_fails_the_run_and_a_resume_measures_it_again(sshd, tmp_path):
+    """The ssh session of the server's supervisor is killed while the benchmark runs: its monitors stop there,
+    the run is failed (never "ok"), the summary and the exit status say so, and the same command runs it again."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(LOST_PLAN.format(alias=ALIAS, config=sshd["ssh_config"]))
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "collect"), "--plan", str(plan)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    config = str(sshd["ssh_config"]).encode()
+    session = _wait_for(lambda cmd, cwd: config in cmd and b"echo ready" in cmd and b"ControlMaster=no" in cmd, proc)
+    _wait_for(lambda cmd, cwd: "/kansoku-collect." in cwd and cmd.startswith(b"vmstat"), proc)
+    for pid in session:  # the supervisor's ssh session here: its channel closes, the supervisor sees its input end
+        os.kill(pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    run = tmp_path / "runs" / "study=lost" / "clients=1"
+    meta = _load(run / "run.toml")
+    assert meta["status"] == "failed" and meta["exit_code"] == 0
+    assert "host dbserver: monitors: the connection to the host was lost" in meta["status_note"], meta["status_note"]
+    assert "collect: 0 runs ok, 1 failed" in err and f"failed: {run.resolve()}: host dbserver" in err, err
+    host = _load(run / "host=dbserver" / "host.toml")
+    assert any("connection to the host was lost" in e for e in host["collect"]["errors"])
+    assert not _remote_leftovers()
+    # the same command again: the failed run is moved aside and measured again
+    p = _collect("--plan", plan)
+    assert p.returncode == 0, p.stderr
+    assert "0 already done, 1 to run" in p.stderr and "collect: 1 runs ok, 0 failed" in p.stderr, p.stderr
+    assert _load(run / "run.toml")["status"] == "ok"
+    assert len(list(run.parent.glob(".clients=1.attempt-*"))) == 1
+
+
+@needs_ssh
+def test_monitors_that_end_early_here_and_there_fail_the_run(sshd, tmp_path):
+    """vmstat killed on the server host and iostat killed here, mid-run: the benchmark exited 0, the run did not
+    measure what it says: failed, exit status 1, both named."""
+    hosts = _hosts_file(tmp_path, sshd["ssh_config"])
+    run = (tmp_path / "runs" / "study=early" / "rep=1")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "collect"), "--root", str(tmp_path / "runs"),
+                             "--hosts", str(hosts), "--settle", "0.2", "study=early", "rep=1", "--", "sleep", "4"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    remote = _wait_for(lambda cmd, cwd: "/kansoku-collect." in cwd and cmd.startswith(b"vmstat"), proc)
+    local = _wait_for(lambda cmd, cwd: cwd == str(run.resolve()) and cmd.startswith(b"iostat"), proc)
+    for pid in remote + local:
+        os.kill(pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    meta = _load(run / "run.toml")
+    assert meta["status"] == "failed" and meta["exit_code"] == 0
+    note = meta["status_note"]
+    assert "monitor iostat on this host ended before the run did" in note, note
+    assert "host dbserver: monitor vmstat ended before the run did" in note, note
+    assert "run failed" in err and "host dbserver" in err
+    assert not _remote_leftovers()
+
+
+@needs_ssh
+def test_sshd_stopped_mid_run_fails_the_run(sshd, tmp_path):
+    """A second sshd, killed with every session it serves while the benchmark runs: the supervisor's session and
+    the master connection are gone, the files cannot be fetched (host.toml alone): failed, exit status 1."""
+    port = _free_port()
+    base = sshd["base"]
+    config = tmp_path / "sshd_config"
+    config.write_text((base / "sshd_config").read_text().replace(f"Port {sshd['port']}", f"Port {port}")
+                      .replace(f"PidFile {base}/sshd.pid", f"PidFile {tmp_path}/sshd.pid"))
+    (tmp_path / "known_hosts").write_text((base / "known_hosts").read_text().replace(f"]:{sshd['port']} ", f"]:{port} "))
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(sshd["ssh_config"].read_text().replace(f"Port {sshd['port']}", f"Port {port}")
+                   .replace(str(base / "known_hosts"), str(tmp_path / "known_hosts")))
+    tmp = Path(tempfile.gettempdir())
+    before = set(tmp.glob("kansoku-collect.*"))
+    daemon = _start_sshd(config, port)
+    try:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "collect"), "--root", str(tmp_path / "runs"),
+                                 "--hosts", str(_hosts_file(tmp_path, cfg)), "--no-monitors", "--settle", "0.2",
+                                 "study=stopped", "rep=1", "--", "sleep", "4"],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _wait_for(lambda cmd, cwd: "/kansoku-collect." in cwd and cmd.startswith(b"vmstat"), proc)
+        sshds = [daemon.pid] + [pid for pid in _descendants(daemon.pid)  # sshd's processes, not the sessions' own
+                                if _cmdline(pid).startswith(b"sshd")]
+        for pid in sshds:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        daemon.wait()
+        out, err = proc.communicate(timeout=90)
+    finally:
+        if daemon.poll() is None:
+            _stop(daemon)
+    assert proc.returncode == 1, err
+    run = tmp_path / "runs" / "study=stopped" / "rep=1"
+    meta = _load(run / "run.toml")
+    assert meta["status"] == "failed" and "host dbserver: monitors: the connection to the host was lost" \
+        in meta["status_note"], meta["status_note"]
+    assert "host dbserver" in err and "run failed" in err
+    assert "fetch" in meta["status_note"], meta["status_note"]  # sshd is gone: nothing came back
+    assert sorted(p.name for p in (run / "host=dbserver").iterdir()) == ["host.toml"]
+    deadline = time.monotonic() + 20
+    while _remote_leftovers():
+        assert time.monotonic() < deadline, _remote_leftovers()
+        time.sleep(0.2)
+    for left in set(tmp.glob("kansoku-collect.*")) - before:  # never fetched: marked by its supervisor
+        assert (left / collect_hosts.ORPHANED).is_file()
+        shutil.rmtree(left, ignore_errors=True)

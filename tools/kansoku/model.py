@@ -83,7 +83,8 @@ class Cell:
     ``kind``: ``factor`` (row label), ``factor-value`` (a shown factor), ``value`` (an aggregate of a
     metric), ``count`` (number of runs), ``compare`` (a derived comparison), ``published`` (a printed
     comparison as transcribed), ``note`` (a non-numeric cell).
-    ``flags``: ``baseline``, ``transcribed``, ``checked``, ``mismatch``, ``better``, ``worse``, ``no-ratio``.
+    ``flags``: ``baseline``, ``transcribed``, ``checked``, ``mismatch``, ``better``, ``worse``, ``no-ratio``,
+    ``partial-coverage`` (a run's monitor covers less of its window than the campaign's threshold: a note says how much).
     """
 
     text: Words                                   # as printed, per language (already rounded and dressed)

@@ -804,6 +804,7 @@ def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
         apply_cell_notes(item, t)
     if not item.raw.get("__sub__"):
         apply_steady_notes(store, t)
+        apply_coverage_notes(store, t)
     return t
 
 
@@ -830,6 +831,55 @@ def apply_steady_notes(store: Store, t: ComputedTable) -> None:
     for idx, text in steady.table_notes(store, [list(c.run_values) or list(c.runs) for c in cells]):
         for i in idx:
             _add_note(t, cells[i], text)
+
+
+def apply_coverage_notes(store: Store, t: ComputedTable) -> None:
+    """A value whose metric is read from a monitor (``MetricDef.monitors``) that covers less of one of its runs'
+    windows than the campaign's threshold (store view ``monitor_coverage``) keeps its value and gets a note
+    saying which host's monitor covers how much of which run. Per run and host the monitor counted is the one
+    the metric prefers among those present (sar before vmstat for CPU), as the metric's own views choose."""
+    cells = []
+    for row in t.rows:
+        for c in row:
+            if c.kind != "value" or not c.coords.get("metric"):
+                continue
+            base, role, _ = parse_metric(c.coords["metric"])
+            md = parsers.metrics().get(base)
+            if md is not None and md.monitors:
+                cells.append((c, md.monitors, role, list(c.run_values) or list(c.runs)))
+    runs = sorted({r for *_, rs in cells for r in rs})
+    if not runs:
+        return
+    tools = sorted({tool for _, monitors, _, _ in cells for tool in monitors})
+    try:
+        rows = store.query(
+            "SELECT run_id, host, role, tool, max(coverage), arg_max(covered_s, coverage), any_value(window_s), "
+            "any_value(threshold) FROM monitor_coverage WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "AND tool IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL ORDER BY run_id, host", [runs, tools])
+    except Exception:  # a store made before coverage was kept: nothing to say
+        return
+    by_run: dict[str, list[tuple]] = {}
+    for r in rows:
+        by_run.setdefault(r[0], []).append(r[1:])
+    for cell, monitors, role, cell_runs in cells:
+        for run in cell_runs:
+            best: dict[tuple, tuple] = {}  # (host, role) -> the preferred monitor's row
+            for host, hrole, tool, coverage, covered, window, threshold in by_run.get(run, []):
+                if (role is not None and hrole != role) or tool not in monitors:
+                    continue
+                prev = best.get((host, hrole))
+                if prev is None or monitors.index(tool) < monitors.index(prev[0]):
+                    best[(host, hrole)] = (tool, coverage, covered, window, threshold)
+            for (host, hrole), (tool, coverage, covered, window, threshold) in sorted(best.items(), key=str):
+                if coverage >= threshold:
+                    continue
+                text = {lang: words.t(lang, "coverage_cellnote", role=role_label(hrole or "", lang), tool=tool,
+                                      covered=f"{covered:.0f}", window=f"{window:.0f}", run=run,
+                                      pct=f"{coverage * 100:.0f}", threshold=f"{threshold * 100:g}")
+                        for lang in LANGS}
+                _add_note(t, cell, text)
+                if "partial-coverage" not in cell.flags:
+                    cell.flags.append("partial-coverage")
 
 
 def apply_cell_notes(item: Item, t: ComputedTable) -> None:

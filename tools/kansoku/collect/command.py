@@ -15,6 +15,8 @@ from kansoku.collect.plan import run_plan
 from kansoku.collect.profile import ProfileRequest
 from kansoku.collect.run import EXIT_INTERRUPTED, MONITORS, CollectError, RunRequest, collect_run, parse_factors
 
+EXIT_MEASUREMENT_LOST = 1  # the benchmark exited 0 but a host stopped measuring: the run is failed
+
 
 def log(msg: str, quiet: bool = False) -> None:
     if not quiet:
@@ -43,7 +45,9 @@ examples:
       fio --name=randread --rw=randread --filename=/tmp/fio.dat --size=256M --bs=8k --direct=1 --output-format=json+
   tools/collect --plan data/runs/example/scaleup.toml
 
-exit status: the benchmark's exit status; 130 if interrupted; 2 bad request (bad factor,
+exit status: the benchmark's exit status; 1 when it exited 0 but a host stopped measuring before
+the run ended (a monitor exited early, an ssh connection was lost, files not fetched: the run is
+failed and a plan runs it again); 130 if interrupted; 2 bad request (bad factor,
 run directory already holds a run, a host that cannot be reached or whose clock is off); 3 the
 plan or hosts file has problems (all listed, with lines); 5 a monitor program is missing
 (use --no-monitors)"""
@@ -157,5 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("collect: interrupted (between runs); run the same command to resume", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if res.status == "failed" and res.exit_code == 0:  # the benchmark ran, a host stopped measuring
+        print(f"collect: run failed: {res.run_dir}: {res.note}", file=sys.stderr)
+        return EXIT_MEASUREMENT_LOST
     log(f"{res.status} (exit code {res.exit_code}, {res.seconds:.1f} s): {res.run_dir}", args.quiet)
     return EXIT_INTERRUPTED if res.interrupted else res.exit_code

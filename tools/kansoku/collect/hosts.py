@@ -382,6 +382,9 @@ class RemoteHost:
     server: dict[str, Any] | None = None
     collect: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # what makes the run failed (also among errors): a monitor that ended before the run did, the supervisor's
+    # session lost, the files not fetched
+    failures: list[str] = field(default_factory=list)
     proc: subprocess.Popen | None = None
     remote_dir: str | None = None
     started: dict[str, str] = field(default_factory=dict)
@@ -471,7 +474,7 @@ class RemoteHosts:
                 rh.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE, start_new_session=True)
             except OSError as exc:
-                rh.errors.append(f"monitors: {exc}")
+                self._fail(rh, f"monitors: {exc}")
                 continue
             rh._reader = threading.Thread(target=self._read, args=(rh,), daemon=True)
             rh._reader.start()
@@ -479,6 +482,9 @@ class RemoteHosts:
         for rh in self.hosts:
             if rh.proc is not None and not rh._ready.wait(max(0.0, deadline - time.monotonic())):
                 rh.errors.append("monitors: the host did not say ready in time")
+            elif rh.proc is not None and "ready" not in rh._lines:
+                self._fail(rh, "monitors: the supervisor's ssh session ended before its monitors started "
+                               f"({self._session_words(rh)})")
         out = []
         for rh in self.hosts:
             for e in rh.errors:
@@ -532,9 +538,41 @@ class RemoteHosts:
     def _dir(self, rh: RemoteHost) -> Path:
         return self.run_dir / rh.host.dir_name
 
+    @staticmethod
+    def _fail(rh: RemoteHost, words: str) -> None:
+        rh.failures.append(words)
+        rh.errors.append(words)
+
+    @staticmethod
+    def _session_words(rh: RemoteHost) -> str:
+        """How the supervisor's ssh session ended: its exit status and ssh's own words."""
+        if rh.proc is None:
+            return "not started"
+        try:
+            rh.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "still running"
+        words = ""
+        if rh.proc.stderr is not None:
+            try:
+                words = rh.proc.stderr.read().decode(errors="replace")
+            except (OSError, ValueError):
+                pass
+        return f"ssh exit status {rh.proc.returncode}; ssh says: {_words(words)}"
+
+    def failures(self) -> list[str]:
+        """What makes the run failed, as 'host NAME: words' (a monitor ended early, the connection lost, the
+        files not fetched)."""
+        return [f"host {rh.host.name}: {f}" for rh in self.hosts for f in rh.failures]
+
     def stop_monitors(self) -> None:
-        """Say stop to every supervisor (all at once), wait for them, fetch their files."""
+        """Say stop to every supervisor (all at once), wait for them, fetch their files. A supervisor whose
+        session ended before the stop (the connection lost, sshd stopped, the supervisor killed), a monitor
+        that had exited before it, or files that could not be fetched are failures of the run (:meth:`failures`)."""
         for rh in self.hosts:
+            if rh.proc is not None and rh.proc.poll() is not None and "ready" in rh._lines:
+                self._fail(rh, "monitors: the connection to the host was lost before the run ended, its monitors "
+                               f"stopped with it ({self._session_words(rh)})")
             if rh.proc is not None and rh.proc.poll() is None:
                 try:
                     assert rh.proc.stdin is not None
@@ -550,7 +588,7 @@ class RemoteHosts:
             except subprocess.TimeoutExpired:
                 rh.proc.kill()
                 rh.proc.wait()
-                rh.errors.append("monitors: the host did not stop them in 30 s (the connection was closed)")
+                self._fail(rh, "monitors: the host did not stop them in 30 s (the connection was closed)")
             if rh._reader is not None:
                 rh._reader.join(timeout=5)
             rh.collect["collectors_stop"] = R._now()
@@ -559,8 +597,11 @@ class RemoteHosts:
                 f"{n}:{stopped.get(n, 'unknown')}" for n in rh.started if n != "strace")
             if "strace" in rh.started:
                 rh.collect["strace_stop_signal"] = stopped.get("strace", "unknown")
-            if "done" not in rh._lines and rh.proc.stderr is not None:
-                rh.errors.append("monitors: " + _words(rh.proc.stderr.read().decode(errors="replace")))
+            for n in rh.started:
+                if n != "strace" and stopped.get(n) == "exited":
+                    self._fail(rh, f"monitor {n} ended before the run did")
+            if "done" not in rh._lines and not rh.failures:
+                self._fail(rh, "monitors: the supervisor did not finish (" + self._session_words(rh) + ")")
             rh.proc = None
             self._fetch(rh)
             try:  # measured again at the end: a clock that drifted during the run is seen (host.toml [collect])
@@ -573,6 +614,8 @@ class RemoteHosts:
 
     def _fetch(self, rh: RemoteHost) -> None:
         if not rh.remote_dir:
+            if not any(ln.startswith("dir ") for ln in rh._lines):
+                self._fail(rh, "fetch: the supervisor never named its directory: nothing to fetch")
             return
         hd = self._dir(rh)
         q = shlex.quote(rh.remote_dir)
@@ -584,13 +627,13 @@ class RemoteHosts:
                 err = src.stderr.read().decode(errors="replace") if src.stderr else ""
                 src.wait(timeout=60)
             if src.returncode != 0 or untar.returncode != 0:
-                rh.errors.append(f"fetch from {rh.remote_dir}: "
-                                 + _words(err + untar.stderr.decode(errors="replace")))
+                self._fail(rh, f"fetch from {rh.remote_dir}: "
+                               + _words(err + untar.stderr.decode(errors="replace")))
             else:
                 rh.collect["fetched_from"] = rh.remote_dir
                 rh.remote_dir = None
         except (OSError, subprocess.SubprocessError) as exc:
-            rh.errors.append(f"fetch from {rh.remote_dir}: {exc}")
+            self._fail(rh, f"fetch from {rh.remote_dir}: {exc}")
 
     def write_host_tomls(self) -> None:
         for rh in self.hosts:

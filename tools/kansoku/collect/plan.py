@@ -372,8 +372,9 @@ def run_plan(path: Path, *, dry_run: bool = False, limit: int | None = None, qui
                   f"({len(done) + n - 1} of {total} runs done).", file=sys.stderr)
             return EXIT_INTERRUPTED
         if res.status != "ok":
-            failed.append(f"{res.run_dir} (exit code {res.exit_code})")
-            print(f"collect: run failed: {res.run_dir} (exit code {res.exit_code})", file=sys.stderr, flush=True)
+            why = res.note or f"exit code {res.exit_code}"
+            failed.append(f"{res.run_dir}: {why}")
+            print(f"collect: run failed: {res.run_dir}: {why}", file=sys.stderr, flush=True)
     if not quiet:
         print(f"collect: {len(todo) - len(failed)} runs ok, {len(failed)} failed, in "
               f"{_fmt_s(time.monotonic() - t0)}; {total - len(done) - len(todo)} not run (--limit)"

@@ -43,7 +43,9 @@ the run is recorded as ``status = "interrupted"``.
 run.toml (readable by :mod:`kansoku.runs`; every top-level key is one of runs.METADATA_KEYS, so no
 metadata is mistaken for a factor)::
 
-    status = "ok" | "failed" | "interrupted"   # failed: non-zero exit code or the command could not start
+    status = "ok" | "failed" | "interrupted"   # failed: non-zero exit code, the command could not start, or a
+                                               # host stopped measuring before the run ended (a monitor exited
+                                               # early, an ssh connection lost, files not fetched: hosts.py)
     status_note = "..."                        # only when status is not ok
     exit_code = 0                              # benchmark exit status; 128+N when killed by signal N
     start = 2026-11-21T23:53:05.911050+00:00   # benchmark process only (TOML datetimes, UTC)
@@ -600,6 +602,7 @@ class RunResult:
     exit_code: int
     interrupted: bool
     seconds: float
+    note: str | None = None  # why the run is not ok (run.toml status_note)
 
 
 def _strace_target(req: RunRequest) -> int | None:
@@ -815,6 +818,11 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
         if remote:
             remote.stop_monitors()
         meta["collectors_stop"] = _now()
+        # a monitor that was not running any more when the run ended measured part of it: the run failed
+        lost = [f"monitor {m.name} on this host ended before the run did ({m.stop_signal})"
+                for m in monitors if m.stop_signal.startswith("exited")]
+        if remote:
+            lost += remote.failures()
         if tail is not None:
             commands.update(tail.stop(run_dir))
         received = intr.received
@@ -831,13 +839,15 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
                (f"; benchmark exit code {exit_code}" if exit_code is not None else "")
         if exit_code is None:
             exit_code = 128 + received
-    elif exit_code == 0:
+    elif exit_code == 0 and not lost:
         status = "ok"
     else:
         status = "failed"
-        if note is None:
+        if note is None and exit_code != 0:
             note = f"benchmark exit code {exit_code}" + (
                 f" (killed by signal {signal.Signals(exit_code - 128).name})" if exit_code > 128 else "")
+        if lost:  # the benchmark may have run well: its measurements did not
+            note = "; ".join(([note] if note else []) + lost)
     meta["status"] = status
     if note:
         meta["status_note"] = note
@@ -857,7 +867,7 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
     write_run_toml(run_dir, final)
     if remote:
         remote.write_host_tomls()
-    return RunResult(run_dir, status, exit_code, received is not None, time.monotonic() - t0)
+    return RunResult(run_dir, status, exit_code, received is not None, time.monotonic() - t0, note)
 
 
 def render_sa(run_dir: Path, commands: dict[str, Any]) -> list[str]:

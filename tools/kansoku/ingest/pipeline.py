@@ -361,6 +361,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 report.runs_seen += 1
                 report.runs_new += state == "new"
                 report.runs_updated += state == "updated"
+            _warn_coverage(store, [run.run_id for run in measured.values()], report)
         report.committed = tx.committed
     except (KeyboardInterrupt, RuntimeError) as exc:
         if not _is_interrupt(exc):
@@ -371,6 +372,27 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             pool.close(abort=True)
         store.close()
     return report
+
+
+def _warn_coverage(store: Store, run_ids: list[str], report: IngestReport) -> None:
+    """A monitor whose samples cover less of its run's window than the campaign's threshold (store view
+    monitor_coverage): a warning on that file naming its host and the coverage, e.g. "server sar covers 4 of
+    15 s of the run (27 %; the campaign's threshold is 90 %)". The value stays stored; the cells it feeds
+    are flagged at build."""
+    if not run_ids:
+        return
+    rows = store.query(
+        "SELECT src.path, c.role, c.host, c.tool, c.covered_s, c.window_s, c.coverage, c.threshold "
+        "FROM monitor_coverage c JOIN sources src ON src.source_id = c.source_id "
+        "WHERE c.below AND c.run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY src.path", [run_ids])
+    by_path = {f.path: f for f in report.files}
+    for path, role, host, tool, covered, window, coverage, threshold in rows:
+        text = (f"{role} {tool} covers {covered:.0f} of {window:.0f} s of the run ({coverage * 100:.0f} %; the "
+                f"campaign's threshold is {threshold * 100:g} %): host {host}; its samples end or pause within the "
+                "run (a monitor that died, a connection lost); the cells it feeds are flagged")
+        f = by_path.get(path)
+        if f is not None:
+            f.warnings.append(f"{path}: {text}")
 
 
 LAYOUT_HINT = ("lay the run out as docs/ingest.md says (\"Hosts in a run\"): the files of the host run.toml "
@@ -850,6 +872,7 @@ def _run_rows(store: Store, run: Run) -> tuple[dict, dict, list[dict], list[dict
         "status_note": note, "start_time": run.start_time, "end_time": run.end_time,
         "hostname": run.hostname, "citation": None, "run_toml": run.meta_json(), "run_toml_sha256": toml_sha,
         "default_role": run.default_role,
+        "coverage_threshold": None if run.coverage_threshold is None else float(run.coverage_threshold),
     }
     factors = {k: (v, run.factor_origin[k]) for k, v in run.factors.items()}
     hosts, machines = [], {}

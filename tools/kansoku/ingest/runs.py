@@ -105,6 +105,7 @@ class Run:
     factor_origin: dict[str, str]
     meta: dict[str, Any] = field(default_factory=dict)  # run.toml, verbatim
     default_role: str | None = None  # the campaign's declared default role (.kansoku-campaign), if any
+    coverage_threshold: float | None = None  # the campaign's declared coverage threshold (None: 0.9)
     hosts: dict[str, Host] = field(default_factory=dict)  # key ('' = the run's own host) -> host
 
     @property
@@ -212,7 +213,8 @@ def campaign_settings(run_dir: Path) -> dict[str, Any]:
     """The campaign's settings: the nearest ``.kansoku-campaign`` at or above the run, read as TOML when it
     is TOML (its content is otherwise free: a marker of comments only has no settings). Keys read:
     ``default_role`` (the role of a run's own host when run.toml names none, and the role a spec's metric
-    without ``[role]`` reads in runs with several hosts)."""
+    without ``[role]`` reads in runs with several hosts) and ``coverage_threshold`` (the share of a run's window
+    each monitor must cover, a number in (0, 1]; default 0.9: docs/ingest.md, "Coverage")."""
     for d in (run_dir, *run_dir.parents):
         marker = d / CAMPAIGN_MARKER
         if marker.is_file() and not marker.is_symlink():
@@ -224,6 +226,14 @@ def campaign_settings(run_dir: Path) -> dict[str, Any]:
             if role is not None and (not isinstance(role, str) or not _ROLE.match(role)):
                 raise RunError(f"{marker}: default_role = {role!r}: expected a role name such as \"server\" "
                                "or \"client\" (letters, digits, '_' and '-')")
+            cov = doc.get("coverage_threshold")
+            if cov is not None and (isinstance(cov, bool) or not isinstance(cov, (int, float))
+                                    or not 0 < cov <= 1):
+                text = marker.read_text(errors="replace")
+                m = re.search(r"^[ \t]*coverage_threshold[ \t]*=", text, re.M)
+                where = f"{marker}:{text[:m.start()].count(chr(10)) + 1}" if m else str(marker)
+                raise RunError(f"{where}: coverage_threshold = {cov!r}: expected a share of the run window "
+                               "between 0 and 1, e.g. 0.9 (each monitor's samples cover 90 % of the run)")
             return doc
     return {}
 
@@ -305,12 +315,13 @@ def make_run(run_dir: Path, root: Path) -> Run:
         if k not in factors:
             factors[k], origin[k] = cv, "run.toml"
     run_id = run_id_for(run_dir, root.resolve())
-    default_role = campaign_settings(run_dir).get("default_role")
+    settings = campaign_settings(run_dir)
+    default_role = settings.get("default_role")
     role = meta.get("role", default_role or DEFAULT_ROLE)
     if not isinstance(role, str) or not _ROLE.match(role):
         raise RunError(f"{run_dir / RUN_TOML}: role = {role!r}: expected a role name such as \"server\" or \"client\"")
     run = Run(run_id=run_id, run_dir=run_dir, factors=factors, factor_origin=origin, meta=meta,
-              default_role=default_role)
+              default_role=default_role, coverage_threshold=settings.get("coverage_threshold"))
     run.hosts[""] = Host("", run.hostname, role, meta, run_dir / RUN_TOML if meta else None)
     return run
 

@@ -213,6 +213,10 @@ class MetricDef:
     # yield ``run_id, host, role, value``, one row per host of the run; a spec picks the host by its role,
     # ``cpu_idle_pct[server]`` (docs/spec.md, "Hosts and roles"), never an average of hosts.
     per_host: bool = False
+    # The time-stamped monitors (sys_metrics / pidstat tools) whose samples the metric is computed from, in the
+    # order the metric prefers them: a cell whose runs' preferred monitor covers less of the run window than
+    # the campaign's threshold is flagged (store view monitor_coverage; analysis/tables.py coverage notes).
+    monitors: tuple[str, ...] = ()
 
     @property
     def direction(self) -> str:

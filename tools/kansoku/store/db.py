@@ -520,7 +520,8 @@ class Store:
         if len(set(ids)) < len(ids):  # one id twice (--keep-going past the error that says so): in turn
             return [self.upsert_run([r])[0] for r in runs]
         old = {r[0]: r[1:] for r in self.con.execute(
-            "SELECT run_id, run_dir, status, status_note, run_toml::VARCHAR, run_toml_sha256, default_role FROM runs "
+            "SELECT run_id, run_dir, status, status_note, run_toml::VARCHAR, run_toml_sha256, default_role, "
+            "coverage_threshold FROM runs "
             "WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()}
         old_factors: dict[str, dict[str, str]] = {}
         for run_id, factor, value in self.con.execute(
@@ -534,7 +535,7 @@ class Store:
                     and o[1:3] == (row["status"], row["status_note"]) \
                     and json.loads(o[3] or "null") == json.loads(row["run_toml"]) \
                     and o[0] == row["run_dir"] and o[4] == row.get("run_toml_sha256") \
-                    and o[5] == row.get("default_role"):
+                    and o[5] == row.get("default_role") and o[6] == row.get("coverage_threshold"):
                 states.append("unchanged")
                 continue
             states.append("updated" if o else "new")

@@ -56,6 +56,8 @@ CREATE TABLE IF NOT EXISTS ingest_warnings (
 -- Hosts and machines (docs/ingest.md, "Hosts in a run").
 -- The campaign's declared default role (.kansoku-campaign default_role), NULL when it declares none
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS default_role VARCHAR;
+-- The campaign's declared coverage threshold (.kansoku-campaign coverage_threshold, a fraction), NULL: 0.9
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS coverage_threshold DOUBLE;
 -- The host the file came from: its host=<name>/ subdirectory's hostname, or the run's own (run.toml hostname)
 ALTER TABLE sources ADD COLUMN IF NOT EXISTS host VARCHAR;
 -- The role of the file's host in its run: 'server' | 'client' | 'standby' | a name of the campaign's

@@ -162,6 +162,49 @@ SELECT run_id, host, role, device, tool, any_value(device_class) AS device_class
        avg(await_ms) AS await_ms, avg(aqu_sz) AS aqu_sz
 FROM ranked WHERE tool_rank = 1 GROUP BY run_id, host, role, device, tool;
 
+-- Coverage: how much of its run's window (runs.start_time .. end_time) each time-stamped monitor file's
+-- samples cover, per host. A sample covers the interval that ends at its time; the covered seconds are the
+-- union of those intervals cut to the window (overlapping intervals counted once). Below the campaign's
+-- threshold (.kansoku-campaign coverage_threshold, default 0.9) ingest warns and the cells of every metric
+-- read from that monitor are flagged (a monitor that died or a connection lost mid-run: docs/ingest.md).
+-- column run_id: the run directory relative to its campaign root (docs/ingest.md)
+-- column source_id: the monitor's file (sources.source_id)
+-- column file_name: the file, relative to the run directory ('host=db/sa.bin')
+-- column tool: 'sar' / 'iostat' / 'vmstat' / 'mpstat' / 'pidstat'
+-- column samples: the file's samples whose interval overlaps the window (since-boot samples excluded)
+-- column window_s: the run window's length in seconds (runs.end_time - runs.start_time)
+-- column covered_s: the seconds of the window the samples cover
+-- column coverage: covered_s / window_s, 0..1
+-- column threshold: the campaign's coverage_threshold, 0.9 unless it declares one
+-- column below: coverage < threshold
+CREATE OR REPLACE VIEW monitor_coverage AS
+WITH stamps AS (
+  SELECT run_id, source_id, ts, max(coalesce(interval_s, 0)) AS interval_s FROM sys_metrics
+  WHERE NOT since_boot AND ts IS NOT NULL AND activity <> 'restart' GROUP BY run_id, source_id, ts
+  UNION ALL
+  SELECT run_id, source_id, ts, NULL AS interval_s FROM pidstat
+  WHERE NOT since_boot AND ts IS NOT NULL GROUP BY run_id, source_id, ts),
+spans AS (  -- each sample's interval (pidstat prints none: the step from its previous sample), cut to the window
+  SELECT s.run_id, s.source_id, epoch(r.start_time) AS w0, epoch(r.end_time) AS w1,
+         greatest(epoch(s.ts) - coalesce(s.interval_s, epoch(s.ts) - epoch(lag(s.ts) OVER (
+             PARTITION BY s.source_id ORDER BY s.ts)), 0), epoch(r.start_time)) AS a,
+         least(epoch(s.ts), epoch(r.end_time)) AS b,
+         coalesce(r.coverage_threshold, 0.9) AS threshold
+  FROM stamps s JOIN runs r ON r.run_id = s.run_id
+  WHERE r.start_time IS NOT NULL AND r.end_time > r.start_time),
+clipped AS (  -- overlaps with the intervals before (in time order) counted once
+  SELECT *, greatest(a, coalesce(max(b) OVER (PARTITION BY source_id ORDER BY a, b
+                                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), a)) AS a2
+  FROM spans),
+per_source AS (  -- a file none of whose samples falls in the window is there too, covering 0 s
+  SELECT run_id, source_id, any_value(w1 - w0) AS window_s, count(*) FILTER (WHERE b > a) AS samples,
+         coalesce(sum(greatest(b - a2, 0)) FILTER (WHERE b > a), 0) AS covered_s, any_value(threshold) AS threshold
+  FROM clipped GROUP BY run_id, source_id)
+SELECT p.run_id, p.source_id, src.file_name, src.host, src.role, src.tool, p.samples, p.window_s,
+       least(p.covered_s, p.window_s) AS covered_s, least(p.covered_s / p.window_s, 1.0) AS coverage,
+       p.threshold, least(p.covered_s / p.window_s, 1.0) < p.threshold AS below
+FROM per_source p JOIN sources src ON src.source_id = p.source_id;
+
 -- Clocks: each file's first/last sample against the run window (and against sar in the same run).
 CREATE OR REPLACE VIEW sys_source_clock AS
 WITH per_source AS (
@@ -281,11 +324,14 @@ GROUP BY d.run_id, d.host, d.role, d.device, d.tool""",
 }
 
 _REAL_DISKS = "NOT is_virtual AND NOT is_partition"
+# the tools the CPU and disk means read, in the order they prefer them (cpu_in_run_mean, disk_in_run_mean)
+CPU_MONITORS = ("sar", "mpstat", "iostat", "vmstat")
+DISK_MONITORS = ("sar", "iostat")
 
 
 def _cpu_metric(name: str, col: str, hib: bool | None) -> MetricDef:
     return MetricDef(name, f"SELECT run_id, host, role, {col} AS value FROM cpu_in_run_mean WHERE cpu = 'all'",
-                     "%", hib, per_host=True,
+                     "%", hib, per_host=True, monitors=CPU_MONITORS,
                      selection_sql=f"SELECT run_id, host, role, avg({col}) AS value FROM cpu_in_run_mean "
                                    "WHERE cpu IN {selection} GROUP BY run_id, host, role",
                      selection_of="cpu")
@@ -300,17 +346,17 @@ METRICS = [
     _cpu_metric("cpu_nice_pct", "nice_pct", None),  # CPU time of niced processes (another job sharing the machine)
     MetricDef("disk_read_kb_s",
               f"SELECT run_id, host, role, sum(read_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} "
-              "GROUP BY run_id, host, role", "KB/s", None, per_host=True,
+              "GROUP BY run_id, host, role", "KB/s", None, per_host=True, monitors=DISK_MONITORS,
               selection_sql="SELECT run_id, host, role, sum(read_kb_s) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id, host, role", selection_of="device"),
     MetricDef("disk_write_kb_s",
               f"SELECT run_id, host, role, sum(write_kb_s) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} "
-              "GROUP BY run_id, host, role", "KB/s", None, per_host=True,
+              "GROUP BY run_id, host, role", "KB/s", None, per_host=True, monitors=DISK_MONITORS,
               selection_sql="SELECT run_id, host, role, sum(write_kb_s) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id, host, role", selection_of="device"),
     MetricDef("disk_util_pct_max",
               f"SELECT run_id, host, role, max(util_pct) AS value FROM disk_in_run_mean WHERE {_REAL_DISKS} "
-              "GROUP BY run_id, host, role", "%", None, per_host=True,
+              "GROUP BY run_id, host, role", "%", None, per_host=True, monitors=DISK_MONITORS,
               selection_sql="SELECT run_id, host, role, max(util_pct) AS value FROM disk_in_run_mean "
                             "WHERE device IN {selection} GROUP BY run_id, host, role", selection_of="device"),
 ]
