@@ -200,6 +200,9 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
     ap.add_argument("--memory-limit", type=memory_size, default=BUILD_MEMORY_LIMIT, metavar="SIZE",
                     help=f"DuckDB's memory while the reports are computed, e.g. 2GB (default {BUILD_MEMORY_LIMIT}; "
                          "what does not fit is spilled to disk)")
+    ap.add_argument("--strict", action="store_true",
+                    help="a number that a measured report's prose states as text, not through its data "
+                         "({{< val … >}}), is an error (exit 3), not a warning")
     args = ap.parse_args(argv)
     prepare_command(args)
     from kansoku.app import preflight  # after the options: --help, --version load no DuckDB
@@ -210,7 +213,8 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
         generated, content = args.generated or site.generated, args.content or site.content
         # every spec problem at once (exit 3); a spec found clean by an earlier build is not checked against
         # the schema again while its text and the code are the same (render/hugo.py BUILD_CACHE)
-        reports = preflight(specs, db, content / "reports", clean=generated / "build-cache" / "specs-checked.json")
+        reports = preflight(specs, db, content / "reports", clean=generated / "build-cache" / "specs-checked.json",
+                            strict=args.strict, warn=lambda m: print(f"warning: {m}", file=sys.stderr))
         from kansoku.app import build_site  # after the preflight: a spec problem loads no renderer
 
         res = build_site(db, out, specs, generated=generated, content=content, wait_s=args.wait, reports=reports,
@@ -266,7 +270,7 @@ def pdf_main(argv: list[str] | None = None, prog: str = "kansoku pdf") -> int:
     try:
         site = site_of(args)
         db, specs, content_root = args.db or site.db, args.specs or site.specs, site.content / "reports"
-        preflight(specs, db, content_root, report_id=args.report)
+        preflight(specs, db, content_root, report_id=args.report, warn=lambda m: print(f"warning: {m}", file=sys.stderr))
         from kansoku.app import build_pdf, build_pdfs  # after the preflight (as build_main)
 
         def warn(message: str) -> None:

@@ -754,6 +754,20 @@ class Chapter:
 
 
 @dataclass
+class BoundValue:
+    """A number the prose states through the data (``{{< val … >}}``, report/values.py): what it prints, what
+    it is and where it comes from, in each language."""
+
+    text: Words                        # as printed in the sentence ("7481.0", "72.2 %", "worse (beyond …)")
+    title: Words                       # what it is: "Table 6.1, no replication, TPS (median)" (the hover)
+    anchor: str                        # the table or figure it comes from, on the chapter's page ("table-x")
+    value: float | None = None         # the number, when it is one (a verdict is words)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "title": self.title, "anchor": self.anchor}
+
+
+@dataclass
 class ComputedReport:
     """One report, computed: front matter, chapters with their tables and figures, runs, pages."""
 
@@ -785,6 +799,8 @@ class ComputedReport:
     compares: list[Comparison] = field(default_factory=list)  # [[compare]] pages, in spec order
     run_pages: dict[str, RunPage] = field(default_factory=dict)  # run id -> its page (site only; written
                                                                   # one file per run, not in to_json)
+    values: dict[str, BoundValue] = field(default_factory=dict)  # the prose's bound values, by their
+                                                                  # shortcode's arguments (report/values.py key)
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         return next((c for c in self.chapters if c.id == chapter_id), None)
@@ -814,6 +830,7 @@ class ComputedReport:
             "environment": self.environment.to_json(), "site_url": self.site_url, "pdf": self.pdf,
             "methods": [m.to_json() for m in self.methods], "transcribed": self.transcribed,
             "compares": {c.id: c.to_json() for c in self.compares}, "verdict_marks": VERDICT_MARKS,
+            "values": {k: v.to_json() for k, v in self.values.items()},
         }
 
 

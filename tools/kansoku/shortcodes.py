@@ -13,6 +13,7 @@ from typing import Callable
 
 SHORTCODE = re.compile(r"\{\{(<|%)\s*(/\*.*?\*/|[^>%]*?)\s*(>|%)\}\}", re.S)
 ARG = re.compile(r'"((?:[^"\\]|\\.)*)"|`([^`]*)`|(\S+)')
+NAMED = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)=(?:"((?:[^"\\]|\\.)*)"|`([^`]*)`|(\S+))')
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,16 @@ class Shortcode:
     end: int
     source: str              # as written between the delimiters
     literal: str | None      # the escaped form's text to print ({{</* x */>}} -> {{< x >}}), else None
+    named: tuple[tuple[str, str], ...] = ()  # named arguments (``row="none"``), in the order written
+
+    def get(self, name: str) -> str | None:
+        return dict(self.named).get(name)
+
+    @property
+    def key(self) -> str:
+        """Its named arguments sorted, ``name=value`` joined by ``;``: the key of a bound value
+        (report/values.py), as layouts/shortcodes/val.html builds it from .Params (Go ranges a map sorted)."""
+        return ";".join(f"{k}={v}" for k, v in sorted(self.named))
 
 
 def parse(body: str, line_offset: int = 0) -> list[Shortcode]:
@@ -36,7 +47,11 @@ def parse(body: str, line_offset: int = 0) -> list[Shortcode]:
                                  "{{" + m.group(1) + " " + inner[2:-2].strip() + " " + m.group(3) + "}}"))
             continue
         words = [a or b or c for a, b, c in ARG.findall(inner)]
-        out.append(Shortcode(words[0] if words else "", tuple(words[1:]), line, m.start(), m.end(), inner, None))
+        named = tuple((k, a or b or c) for k, a, b, c in NAMED.findall(inner))
+        if named:  # Hugo takes named or positional arguments, never both: the name, then name=value pairs
+            words = words[:1]
+        out.append(Shortcode(words[0] if words else "", tuple(words[1:]), line, m.start(), m.end(), inner, None,
+                             named))
     return out
 
 

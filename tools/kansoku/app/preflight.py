@@ -7,14 +7,15 @@ import os
 from pathlib import Path
 
 from kansoku.analysis.spec_check import store_problems
-from kansoku.report.structure import content_problems, page_problems
+from kansoku.report.structure import content_problems, page_problems, report_pages
+from kansoku.report.values import unbound_numbers
 from kansoku.spec.model import load_all, load_report
 from kansoku.spec.validate import SpecProblems, check_file, outline, text_key
 from kansoku.store.db import open_store
 
 
 def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"), report_id: str | None = None,
-              clean: Path | None = None) -> list:
+              clean: Path | None = None, strict: bool = False, warn=None) -> list:
     """Everything a build can check before computing, in one run: every spec (``specs`` a directory,
     or one report with ``report_id``) against the schema, the names they use against the parsers and
     the database (when it exists), and their prose pages (against an outline of a spec that does not
@@ -22,7 +23,8 @@ def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"
     returns the loaded reports. ``clean``: a file listing the specs (by text and code version,
     ``spec.validate.text_key``) whose check without a database found nothing: such a spec is not checked
     against the schema again (a build's: in its build cache); rewritten with the specs of a run that found
-    no problem."""
+    no problem. A number that the prose of a measured report states as text (report/values.py
+    ``unbound_numbers``) is said through ``warn``, or is a problem with ``strict``."""
     specs = Path(specs)
     paths = [specs / f"{report_id}.toml"] if report_id is not None else sorted(specs.glob("*.toml"))
     known = _clean(clean)
@@ -53,6 +55,14 @@ def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"
                     problems += store_problems(rep, store, spec_file=path, raw=raw)
         finally:
             store.close()
+    for rep in reports:
+        if rep.scope.campaigns or rep.scope.run_prefixes:  # a measured report: its prose follows its data
+            stated = unbound_numbers(report_pages(rep, content_root))
+            if strict:
+                problems += stated
+            elif warn is not None:
+                for pr in stated:
+                    warn(str(pr))
     if problems:
         raise SpecProblems(problems)
     if clean is not None:

@@ -44,6 +44,7 @@ class Block:
     context: Callable[..., dict[str, Any]]       # (page, shortcode, chapter JSON or None) -> template data
     needs_chapter: bool = False                  # placed only on a chapter's page
     shortcode: bool = True                       # placed by prose pages (else: by the renderer itself)
+    inline: bool = False                         # placed inside a sentence (a value), not as a block of its own
 
     @property
     def typst(self) -> str:
@@ -348,6 +349,16 @@ def missing_figures_context(page: Page, sc: Shortcode | None, chapter: dict) -> 
 def commands_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
     return {"commands": [{**b, "name": ", ".join(s["name"] for s in b["scripts"]) if b["scripts"] else b["program"]}
                          for b in chapter.get("commands") or []]}
+
+
+@block("val", "layouts/shortcodes/val.html", inline=True)
+def value_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str, Any]:
+    """A number of the prose, as report/values.py resolved it (by the key of its arguments)."""
+    v = (page.data.get("values") or {}).get(sc.key)
+    if v is None:
+        raise KansokuError(f"{getattr(page, 'where', '?')}:{sc.line}: {{{{< {sc.source} >}}}} names no value "
+                           "of this report")
+    return {"text": pick(v["text"], page.lang)}
 
 
 @block("methods", "layouts/shortcodes/methods.html")

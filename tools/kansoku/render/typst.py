@@ -42,7 +42,7 @@ from kansoku.model import ComputedReport, Page
 from kansoku.render import charts
 from kansoku.render.blocks import BLOCKS
 from kansoku.render.charts import escape_plotly
-from kansoku.render.typst_markup import pick, raw_block, render, typst_str, ui
+from kansoku.render.typst_markup import pick, raw_block, raw_inline, render, typst_str, ui
 
 LANGS = words.LANGS
 
@@ -378,7 +378,7 @@ class Document:
                 raise KansokuError(f"{where}:{sc.line}: {{{{< {sc.source} >}}}} is on a page that is not a chapter "
                                    f"of report {self.rep.id!r} (front matter: chapter = {chapter_id!r})")
             self.where = where
-            return raw_block(b.render(self, sc, chapter))
+            return (raw_inline if b.inline else raw_block)(b.render(self, sc, chapter))
 
         return shortcodes.expand(body, block, line_offset)
 

@@ -87,6 +87,13 @@ def render(template: str, lang: str, **context: Any) -> str:
     return TEMPLATES.get_template(template).render(lang=lang, **context).strip("\n")
 
 
+def raw_inline(body: str) -> str:
+    """Raw typst inside a sentence of the Markdown given to pandoc (an inline ``{=typst}`` span)."""
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}{{=typst}}"
+
+
 def raw_block(body: str) -> str:
     """Raw typst inside the Markdown given to pandoc (a fenced ``{=typst}`` block of its own)."""
     fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", body)), default=0) + 1)

@@ -25,7 +25,9 @@ from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.provenance import figure_representatives, item_provenance, runs_provenance
 from kansoku.report.runs import run_pages
 from kansoku.report.structure import generated_body, report_pages
+from kansoku.report.values import page_values
 from kansoku.spec.model import LANGS, Item, Report, text
+from kansoku.spec.validate import SpecProblems
 from kansoku.store.db import Store
 
 CONTENT = Path("content")
@@ -86,6 +88,9 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     pages = report_pages(report, content_root)
     pdf_pages = report_pages(report, content_root, site=False)
     bodies = {p.id: generated_body(p, report) for p in pages}
+    values, problems = page_values(pages, {t.id: t for ch in chapters for t in ch.tables.values()})
+    if problems:
+        raise SpecProblems(problems)
     runs = runs_provenance(store, sorted(run_ids))
     for info in runs.values():  # factors as a reader reads them: the report's names and value labels
         info.factor_labels = {lang: [[analysis.factor_name(report, f, lang), analysis.factor_value_label(report, f, v, lang)]
@@ -100,7 +105,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         runs=runs, environment=environment(store, sorted(run_ids), rm, names),
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
-        transcribed=transcribed_note(store, sorted(run_ids)), compares=compares,
+        transcribed=transcribed_note(store, sorted(run_ids)), compares=compares, values=values,
         run_pages=run_pages(store, report, chapters, runs, cache) if with_run_pages else {},
     )
 

@@ -1,0 +1,237 @@
+"""Numbers the prose states through the data: ``{{< val table="id" row="…" metric="…" >}}`` prints a cell of
+a table of the same chapter's report as the table prints it, so that the sentence moves with the data (in the
+spirit of Evidence's ``<Value>`` and Quarto's inline code; docs/spec.md "Numbers in the prose").
+
+Arguments (all named; Hugo takes named or positional ones, never both):
+
+- ``table``: the table's id; ``row``, ``column``, ``metric``, ``group``: the cell's coordinates, as
+  ``cell_notes`` name them (the row's and column's factor values, the metric as the spec names it);
+- ``show``: ``value`` (the aggregate, default), ``compare`` (the comparison with the baseline, "72.2 %"),
+  ``verdict`` (the comparison's noise-aware verdict in words), ``p`` (its test's p), ``min`` / ``max``
+  (the extremes of the cell's runs), ``n`` (its number of runs);
+- ``op`` with ``vs_row`` / ``vs_column`` / ``vs_metric`` / ``vs_group`` (the second cell's coordinates where
+  they differ from the first's): ``diff`` (first minus second, at the first's precision), ``ratio`` (first
+  over second, "×1.23"), ``change`` (first over second minus one, "+12.3 %").
+
+Each is resolved once per report into a ``BoundValue`` keyed by its arguments (``Shortcode.key``); Hugo's shortcode
+(layouts/shortcodes/val.html) and the PDF print it from there. One that names no cell, or more than one, is a
+problem of its page with its line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from kansoku import shortcodes, words
+from kansoku.front_matter import parse_front_matter
+from kansoku.model import BoundValue, Cell, Page, Table
+from kansoku.spec.model import LANGS
+from kansoku.values import canon
+
+COORDS = ("row", "column", "metric", "group")
+SHOWS = ("value", "compare", "verdict", "p", "min", "max", "n")
+OPS = ("diff", "ratio", "change")
+KEYS = {"table", "show", "op", *COORDS, *(f"vs_{c}" for c in COORDS)}
+NAME = "val"
+
+
+class Unbound(Exception):
+    """A ``val`` that names no single cell: the message says what it names and what there is."""
+
+
+def _decimals(text: str) -> int:
+    m = re.search(r"\d\.(\d+)", text)
+    return len(m.group(1)) if m else 0
+
+
+def _cells(table: Table, want: dict[str, str], kind: str) -> list[Cell]:
+    return [c for row in table.rows for c in row
+            if c.kind == kind and c.coords and all(c.coords.get(k) == v for k, v in want.items())]
+
+
+def _one(table: Table, want: dict[str, str], kind: str) -> Cell:
+    found = _cells(table, want, kind)
+    if len(found) == 1:
+        return found[0]
+    every = [c.coords for row in table.rows for c in row if c.kind == kind and c.coords]
+    if not found:
+        raise Unbound(f"no {kind} cell of table {table.id!r} is at {want}; its {kind} cells are at "
+                      + ", ".join(str(c) for c in every[:6]) + (" …" if len(every) > 6 else ""))
+    raise Unbound(f"{len(found)} {kind} cells of table {table.id!r} are at {want} "
+                  f"({', '.join(str(c.coords) for c in found[:4])}): name its "
+                  + " and ".join(k for k in COORDS if k not in want and any(k in c.coords for c in found)))
+
+
+def _title(table: Table, cell: Cell, lang: str, what: str | None = None) -> str:
+    col = next((c for row in table.rows for i, c2 in enumerate(row) if c2 is cell
+                for c in [table.columns[i]]), None)
+    row = next((r[0].text[lang] for r in table.rows if any(c is cell for c in r)), "")
+    column = (col.text[lang] + (f" ({col.aggregation_text[lang]})" if col and col.aggregation_text else "")) if col else ""
+    parts = [f"{table.label[lang]} {table.caption[lang]}", row, column] + ([what] if what else [])
+    return ", ".join(p for p in parts if p)
+
+
+def resolve(table: Table, sc: shortcodes.Shortcode) -> BoundValue:
+    """The value a ``val`` shortcode names in ``table``."""
+    args = dict(sc.named)
+    unknown = sorted(set(args) - KEYS)
+    if unknown:
+        raise Unbound(f"unknown argument(s) {unknown}; a value takes {sorted(KEYS)}")
+    show = args.get("show", "value")
+    if show not in SHOWS:
+        raise Unbound(f"show={show!r}: one of {', '.join(SHOWS)}")
+    op = args.get("op")
+    if op is not None and op not in OPS:
+        raise Unbound(f"op={op!r}: one of {', '.join(OPS)}")
+    want = {k: canon(args[k]) for k in COORDS if k in args}
+    anchor = f"table-{table.id}"
+    if op is not None:
+        if show != "value":
+            raise Unbound("op compares two values: leave show out")
+        other = {**want, **{k: canon(args[f"vs_{k}"]) for k in COORDS if f"vs_{k}" in args}}
+        if other == want:
+            raise Unbound(f"op={op} needs the second cell: vs_row, vs_column, vs_metric or vs_group")
+        a, b = _one(table, want, "value"), _one(table, other, "value")
+        if a.value is None or b.value is None or (op != "diff" and not b.value):
+            raise Unbound(f"op={op}: a cell without a number ({want} or {other})")
+        if op == "diff":
+            v = a.value - b.value
+            printed = f"{v:.{_decimals(a.text['en'])}f}"
+        elif op == "ratio":
+            v = a.value / b.value
+            printed = f"×{v:.2f}"
+        else:
+            v = a.value / b.value - 1
+            printed = f"{v * 100:+.1f} %".replace("-", "−")
+        return BoundValue({lang: printed for lang in LANGS},
+                          {lang: words.t(lang, f"value_op_{op}", first=_title(table, a, lang),
+                                         second=_title(table, b, lang)) for lang in LANGS}, anchor, v)
+    if show in ("value", "min", "max", "n"):
+        cell = _one(table, want, "value")
+        if show == "value":
+            return BoundValue(dict(cell.text), {lang: _title(table, cell, lang) for lang in LANGS}, anchor, cell.value)
+        runs = list(cell.run_values.values())
+        if not runs:
+            raise Unbound(f"show={show}: the cell at {want} has no runs of its own")
+        d = _decimals(cell.text["en"])
+        v: Any = {"min": min(runs), "max": max(runs), "n": len(runs)}[show]
+        printed = str(v) if show == "n" else f"{v:.{d}f}"
+        return BoundValue({lang: printed for lang in LANGS},
+                          {lang: _title(table, cell, lang, words.t(lang, f"value_show_{show}")) for lang in LANGS},
+                          anchor, float(v))
+    cell = _one(table, want, "compare")
+    if show == "compare":
+        return BoundValue(dict(cell.text), {lang: _title(table, cell, lang) for lang in LANGS}, anchor, cell.value)
+    if not cell.verdict:
+        raise Unbound(f"show={show}: the comparison at {want} has no verdict (the baseline itself?)")
+    if show == "verdict":
+        kind = cell.verdict["kind"]
+        return BoundValue({lang: words.t(lang, f"verdict_{kind}") for lang in LANGS},
+                          {lang: _title(table, cell, lang) for lang in LANGS}, anchor)
+    p = cell.verdict.get("p")
+    if p is None:
+        raise Unbound(f"show=p: the comparison at {want} has no test (too few runs)")
+    return BoundValue({lang: f"{p:.3f}" for lang in LANGS},
+                      {lang: _title(table, cell, lang, words.t(lang, "value_show_p")) for lang in LANGS}, anchor, p)
+
+
+def page_values(pages: list[Page], tables: dict[str, Table]) -> tuple[dict[str, BoundValue], list]:
+    """Every ``val`` of the report's prose pages, resolved against its tables (id -> table), and the
+    problems (spec.validate.Problem: file, line, what is wrong) of those that name no single cell."""
+    from kansoku.spec.validate import Problem
+
+    values: dict[str, BoundValue] = {}
+    problems: list = []
+    for page in pages:
+        for f in page.files.values():
+            if f is None:
+                continue
+            text = Path(f).read_text(encoding="utf-8").replace("\r\n", "\n")
+            _, body = parse_front_matter(text, f)
+            offset = text.count("\n", 0, len(text) - len(body))
+            for sc in shortcodes.parse(body, offset):
+                if sc.name != NAME or sc.literal is not None:
+                    continue
+                k = sc.key
+                if k in values:
+                    continue
+                table_id = sc.get("table")
+                try:
+                    if table_id is None:
+                        raise Unbound("name its table: table=\"id\"")
+                    if table_id not in tables:
+                        from kansoku.spec.validate import did_you_mean
+
+                        raise Unbound(f"no table {table_id!r} in this report" + did_you_mean(table_id, tables))
+                    values[k] = resolve(tables[table_id], sc)
+                except Unbound as exc:
+                    problems.append(Problem(Path(f), sc.line, (), f"{{{{< {sc.source} >}}}}: {exc}"))
+    return values, problems
+
+
+# -- numbers the prose states without the data ---------------------------------------------------------------
+
+# a number as prose writes it: 7481.0, 72.2 %, 1,234, −3.5
+LITERAL = re.compile(r"(?<![\w.,/#=-])[-−+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?:\s?[%％])?"
+                     r"|(?<![\w.,/#=-])[-−+]?\d+(?:\.\d+)?(?:\s?[%％])?")
+# what the prose names by a number rather than states: a table, figure, chapter, section, version or year
+NAMED_BY_NUMBER = re.compile(r"(?:tables?|figures?|chapters?|sections?|§|表|図|章|節|第|PostgreSQL|version|"
+                             r"versions|バージョン|FY|pgbench -\w)\s*$", re.I)
+SKIPPED = re.compile(r"```.*?```|`[^`\n]*`|<!--.*?-->|\]\([^)]*\)|\{\{[<%].*?[>%]\}\}", re.S)
+
+
+def _checked_sections(lang: str) -> set[str]:
+    return {words.t(lang, "prose_heading_results"), words.t(lang, "prose_heading_discussion")}
+
+
+def stated_numbers(body: str, lang: str, line_offset: int = 0) -> list[tuple[int, str]]:
+    """(line, literal) of every measured-looking number the Results and Discussion sections state as text:
+    a decimal, a percentage or an integer of 100 or more (a year 1990–2099 aside), outside code, links'
+    targets, comments and shortcodes, and not naming a table, figure, chapter or version."""
+    keep = _checked_sections(lang)
+    masked = SKIPPED.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), body)
+    out = []
+    section = None
+    for i, line in enumerate(masked.split("\n"), start=1):
+        h = re.match(r"#{1,2}\s+(.*?)\s*#*\s*$", line)
+        if h:
+            section = h.group(1).strip()
+            continue
+        if section not in keep:
+            continue
+        last_end, last_named = -10, False
+        for m in LITERAL.finditer(line):
+            lit = m.group(0)
+            digits = re.sub(r"[^\d.]", "", lit)
+            named = bool(NAMED_BY_NUMBER.search(line[:m.start()])) or (
+                last_named and re.fullmatch(r"\s*[–〜~-]\s*|\s*(?:and|or|,|、|と)\s*", line[last_end:m.start()]))
+            last_end, last_named = m.end(), named
+            if named:
+                continue
+            measured = "." in digits or "%" in lit or "％" in lit or (
+                float(digits) >= 100 and not re.fullmatch(r"(19|20)\d\d", digits))
+            if measured:
+                out.append((line_offset + i, lit.strip()))
+    return out
+
+
+def unbound_numbers(pages: list[Page]) -> list:
+    """Problems (file, line) of numbers a measured report's prose states without its data: each should be
+    a bound value (``{{< val … >}}``), so that it moves with the data."""
+    from kansoku.spec.validate import Problem
+
+    out = []
+    for page in pages:
+        for lang, f in page.files.items():
+            if f is None:
+                continue
+            text = Path(f).read_text(encoding="utf-8").replace("\r\n", "\n")
+            _, body = parse_front_matter(text, f)
+            offset = text.count("\n", 0, len(text) - len(body))
+            for line, lit in stated_numbers(body, lang, offset):
+                out.append(Problem(Path(f), line, (), f"states {lit} as text: a measured number is printed from the "
+                                                       "data, {{< val table=\"…\" … >}} (docs/spec.md, \"Numbers in the "
+                                                       "prose\")"))
+    return out
