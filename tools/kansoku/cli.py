@@ -210,7 +210,8 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
         generated, content = args.generated or site.generated, args.content or site.content
         # every spec problem at once (exit 3); a spec found clean by an earlier build is not checked against
         # the schema again while its text and the code are the same (render/hugo.py BUILD_CACHE)
-        reports = preflight(specs, db, content / "reports", clean=generated / "build-cache" / "specs-checked.json")
+        reports = preflight(specs, db, content / "reports", clean=generated / "build-cache" / "specs-checked.json",
+                            content=content, config=site.config, site_root=site.root)
         from kansoku.app import build_site  # after the preflight: a spec problem loads no renderer
 
         res = build_site(db, out, specs, generated=generated, content=content, wait_s=args.wait, reports=reports,
@@ -266,7 +267,8 @@ def pdf_main(argv: list[str] | None = None, prog: str = "kansoku pdf") -> int:
     try:
         site = site_of(args)
         db, specs, content_root = args.db or site.db, args.specs or site.specs, site.content / "reports"
-        preflight(specs, db, content_root, report_id=args.report)
+        preflight(specs, db, content_root, report_id=args.report, content=site.content, config=site.config,
+                  site_root=site.root)
         from kansoku.app import build_pdf, build_pdfs  # after the preflight (as build_main)
 
         def warn(message: str) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from kansoku import resources, words
+from kansoku import resources, site_links, words
 from kansoku.errors import KansokuError
 from kansoku.model import ComputedReport, KeptRunPage, RunPage, Trends
 from kansoku.render import hugo, page_reuse, publish
@@ -230,6 +230,8 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
     cannot spill and needs more ends the build with an error saying so (the site stays as it was)."""
     say = progress or (lambda message: None)
     t0 = time.monotonic()
+    # no file read through a symbolic link (kansoku/site_links.py), before anything is written
+    site_links.refuse_site_links(content, spec_dir, config, site_root)
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
         # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
         cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
@@ -326,6 +328,7 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
     fonts = typst.font_set(font_dirs)
     for lang in langs:
         typst.check_fonts(lang, fonts, need_cjk=False)  # CJK decided later, per document
+    site_links.refuse_site_links(content_root, spec_dir, config)  # (kansoku/site_links.py)
     say(f"computing report {report_id} from {db}")
     computed = compute_one(db, spec_dir / f"{report_id}.toml", content_root)
     site_address(computed, load_config(config), warn)
