@@ -1,6 +1,7 @@
 """Issue 45: a build publishes nothing from outside its site. A symbolic link among the files a build reads
 (prose, specs, the site's config and static files, the generated directory) is refused with its path, exit 2,
-before anything is written; Hugo is never run over one (kansoku/site_links.py). One real ingest, real builds."""
+before anything is written; Hugo is never run over one (kansoku/site_links.py). And the builds' --wait is
+honoured by their preflight too. One real ingest, real builds."""
 
 from __future__ import annotations
 
@@ -150,3 +151,52 @@ def test_a_clean_site_builds_and_a_link_in_its_generated_files_never_reaches_hug
         hugo.run_hugo(tmp_path / "out", gen, site / "content", site_root=site, config=site / "config.toml")
     assert not (tmp_path / "out").exists()
     os.unlink(gen / "static" / "leak.txt")
+
+
+def _hold_store(db: str, ready, release):
+    import duckdb
+
+    con = duckdb.connect(db)  # a writer, as an ingest is
+    ready.set()
+    release.wait(60)
+    con.close()
+
+
+@pytest.mark.parametrize("command", ["build", "pdf"])
+def test_wait_is_honoured_by_the_preflight_while_an_ingest_holds_the_store(site, store, tmp_path, command):
+    """Issue 45: `tools/build --wait N` and `tools/pdf --wait N` exited 4 at once while an ingest held the store
+    (the preflight opened it without waiting). Now they say they wait, and go on once it is free."""
+    import multiprocessing
+    import subprocess
+    import sys
+
+    db = tmp_path / "held.duckdb"
+    shutil.copy(store, db)
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=_hold_store, args=(str(db), ready, release))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        # the pdf's report is refused after the store is read (no such report): its preflight got the store
+        args = ["--site", str(site), "--db", str(db), "--wait", "60"] + (["nosuch", "--lang", "ja"]
+                                                                           if command == "pdf" else [])
+        proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / command), *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        first = []
+        while not any("waiting" in ln for ln in first):
+            line = proc.stderr.readline()
+            if not line:
+                break
+            first.append(line)
+        release.set()
+        _, err = proc.communicate(timeout=300)
+        err = "".join(first) + err
+    finally:
+        release.set()
+        holder.join(30)
+    assert "waiting" in err and proc.returncode != 4, err
+    if command == "build":
+        assert proc.returncode == 0, err
+    else:
+        assert proc.returncode == 3 and "nosuch" in err, err
