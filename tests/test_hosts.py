@@ -113,6 +113,46 @@ def test_a_file_whose_hostname_contradicts_its_host_toml_is_refused(tmp_path, re
     assert counts(db) == (0, 0)
 
 
+def test_two_hosts_of_a_run_with_one_hostname_are_refused_naming_both(tmp_path, real_sar_u):
+    """Issue 45: two standbys on cloned machines both print hostname 'pg' (different inventories). Before: exit
+    0, and the samples, keyed by hostname, kept one standby's cpu_idle_pct (30 or 70, not both). Now: exit 2,
+    both host directories named, nothing stored."""
+    camp = tmp_path / "campaign"
+    run = camp / "clients=4"
+    run.mkdir(parents=True)
+    (camp / ".kansoku-campaign").write_text("")
+    (run / "run.toml").write_text(run_toml(real_sar_u, "pgclient", 'role = "client"'))
+    (run / "sar_u.txt").write_text(as_host(real_sar_u, "pgclient", idle=90.0))
+    for name, idle, cpu in (("standby1", 30.0, "AMD EPYC"), ("standby2", 70.0, "Intel Xeon Gold")):
+        (run / f"host={name}").mkdir()
+        (run / f"host={name}" / "host.toml").write_text(host_toml("pg", "standby", cpu=cpu))
+        (run / f"host={name}" / "sar_u.txt").write_text(as_host(real_sar_u, "pg", idle=idle))
+    db = tmp_path / "k.duckdb"
+    p = run_tool("ingest", "--db", db, camp)
+    err = p.stdout + p.stderr
+    assert p.returncode == 2, err
+    assert "host=standby1/" in err and "host=standby2/" in err and "one hostname 'pg'" in err, err
+    assert "Traceback" not in err
+    assert counts(db) == (0, 0)
+
+
+def test_a_host_directory_repeating_the_runs_own_hostname_is_refused(tmp_path, real_sar_u):
+    camp = tmp_path / "campaign"
+    run = camp / "clients=4"
+    (run / "host=pg").mkdir(parents=True)
+    (camp / ".kansoku-campaign").write_text("")
+    (run / "run.toml").write_text(run_toml(real_sar_u, "pg", 'role = "client"'))
+    (run / "sar_u.txt").write_text(as_host(real_sar_u, "pg", idle=90.0))
+    (run / "host=pg" / "host.toml").write_text('role = "server"\n')  # its hostname: the directory's name
+    (run / "host=pg" / "sar_u.txt").write_text(as_host(real_sar_u, "pg", idle=20.0))
+    db = tmp_path / "k.duckdb"
+    p = run_tool("ingest", "--db", db, camp)
+    err = p.stdout + p.stderr
+    assert p.returncode == 2, err
+    assert "the run's own host" in err and "host=pg/" in err and "one hostname 'pg'" in err, err
+    assert counts(db) == (0, 0)
+
+
 @pytest.fixture
 def two_host_run(tmp_path, real_sar_u) -> tuple[Path, Path]:
     """A run laid out as docs/ingest.md says: the client's files at the top (run.toml role = "client"), the

@@ -214,7 +214,9 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
         # every spec problem at once (exit 3); a spec found clean by an earlier build is not checked against
         # the schema again while its text and the code are the same (render/hugo.py BUILD_CACHE)
         reports = preflight(specs, db, content / "reports", clean=generated / "build-cache" / "specs-checked.json",
-                            strict=args.strict, warn=lambda m: print(f"warning: {m}", file=sys.stderr))
+                            content=content, config=site.config, site_root=site.root, wait_s=args.wait,
+                            on_wait=lambda m: print(m, file=sys.stderr), strict=args.strict,
+                            warn=lambda m: print(f"warning: {m}", file=sys.stderr))
         from kansoku.app import build_site  # after the preflight: a spec problem loads no renderer
 
         res = build_site(db, out, specs, generated=generated, content=content, wait_s=args.wait, reports=reports,
@@ -270,7 +272,12 @@ def pdf_main(argv: list[str] | None = None, prog: str = "kansoku pdf") -> int:
     try:
         site = site_of(args)
         db, specs, content_root = args.db or site.db, args.specs or site.specs, site.content / "reports"
-        preflight(specs, db, content_root, report_id=args.report, warn=lambda m: print(f"warning: {m}", file=sys.stderr))
+        def on_wait(message: str) -> None:
+            print(message, file=sys.stderr)
+
+        preflight(specs, db, content_root, report_id=args.report, content=site.content, config=site.config,
+                  site_root=site.root, wait_s=args.wait, on_wait=on_wait,
+                  warn=lambda m: print(f"warning: {m}", file=sys.stderr))
         from kansoku.app import build_pdf, build_pdfs  # after the preflight (as build_main)
 
         def warn(message: str) -> None:
@@ -279,11 +286,13 @@ def pdf_main(argv: list[str] | None = None, prog: str = "kansoku pdf") -> int:
         progress = progress_lines(args.quiet)
         if args.lang == "all":
             results = build_pdfs(args.report, LANGS, db, out_dir=args.out or site.out / "pdf", spec_dir=specs,
-                                 content_root=content_root, config=site.config, warn=warn, progress=progress)
+                                 content_root=content_root, config=site.config, warn=warn, progress=progress,
+                                 wait_s=args.wait, on_wait=on_wait)
         else:
             out = args.out or site.out / "pdf" / f"{args.report}.{args.lang}.pdf"
             results = [build_pdf(args.report, args.lang, db, out, specs, content_root=content_root,
-                                 config=site.config, warn=warn, progress=progress)]
+                                 config=site.config, warn=warn, progress=progress, wait_s=args.wait,
+                                 on_wait=on_wait)]
     except KansokuError as exc:
         print_error(str(exc))
         return exc.exit_code

@@ -40,6 +40,13 @@ class RunError(KansokuError):
     exit_code = 2
 
 
+class SiteLinkError(KansokuError):
+    """A file or directory a build reads is a symbolic link, or the site's tree leads out through one
+    (kansoku/site_links.py): refused before anything is read or written."""
+
+    exit_code = 2
+
+
 class SpecError(KansokuError):
     """A report spec is invalid. The message names the spec file and the item."""
 

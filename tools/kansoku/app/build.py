@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from kansoku import resources, words
+from kansoku import resources, site_links, words
 from kansoku.errors import KansokuError
 from kansoku.model import ComputedReport, KeptRunPage, RunPage, Trends
 from kansoku.render import hugo, page_reuse, publish
@@ -185,10 +185,11 @@ class Ahead:
 
 
 def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "reports",
-                with_run_pages: bool = False) -> ComputedReport:
-    """One report from the store at ``db`` (read-only); the PDF has no run pages."""
+                with_run_pages: bool = False, wait_s: float = 0.0, on_wait=None) -> ComputedReport:
+    """One report from the store at ``db`` (read-only; waiting up to ``wait_s`` for a process holding it);
+    the PDF has no run pages."""
     report = load_report(spec_file)
-    store = open_store(db, read_only=True)
+    store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
     try:
         return compute_report(store, report, content_root, with_run_pages=with_run_pages)
     finally:
@@ -230,6 +231,8 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
     cannot spill and needs more ends the build with an error saying so (the site stays as it was)."""
     say = progress or (lambda message: None)
     t0 = time.monotonic()
+    # no file read through a symbolic link (kansoku/site_links.py), before anything is written
+    site_links.refuse_site_links(content, spec_dir, config, site_root)
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
         # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
         cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
@@ -313,7 +316,7 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
                spec_dir: Path = SPECS, content_root: Path = CONTENT / "reports",
                out: dict[str, Path] | None = None, font_dirs: list[str] | None = None,
                keep_typst: Path | None = None, config: Path = CONFIG, warn=None,
-               progress=None) -> list[typst.PdfResult]:
+               progress=None, wait_s: float = 0.0, on_wait=None) -> list[typst.PdfResult]:
     """tools/pdf: the fonts checked first (before anything slow), the report computed, then
     :func:`render.typst.render_pdfs` (one chart export for every language). ``progress``: told each step."""
     from kansoku.render import typst
@@ -326,8 +329,9 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
     fonts = typst.font_set(font_dirs)
     for lang in langs:
         typst.check_fonts(lang, fonts, need_cjk=False)  # CJK decided later, per document
+    site_links.refuse_site_links(content_root, spec_dir, config)  # (kansoku/site_links.py)
     say(f"computing report {report_id} from {db}")
-    computed = compute_one(db, spec_dir / f"{report_id}.toml", content_root)
+    computed = compute_one(db, spec_dir / f"{report_id}.toml", content_root, wait_s=wait_s, on_wait=on_wait)
     site_address(computed, load_config(config), warn)
     say(f"drawing the charts and writing the PDF ({', '.join(langs)})")
     results = typst.render_pdfs(computed, langs, out_dir, out=out, fonts=fonts, keep_typst=keep_typst)
@@ -339,8 +343,8 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
 
 def build_pdf(report_id: str, lang: str, db: Path, out: Path | None, spec_dir: Path = SPECS,
               content_root: Path = CONTENT / "reports", config: Path = CONFIG, warn=None,
-              progress=None) -> typst.PdfResult:
+              progress=None, wait_s: float = 0.0, on_wait=None) -> typst.PdfResult:
     """One language (tools/pdf REPORT --lang LANG)."""
     outs = {lang: out} if out else None
     return build_pdfs(report_id, [lang], db, spec_dir=spec_dir, content_root=content_root, out=outs,
-                      config=config, warn=warn, progress=progress)[0]
+                      config=config, warn=warn, progress=progress, wait_s=wait_s, on_wait=on_wait)[0]

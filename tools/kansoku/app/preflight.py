@@ -9,13 +9,16 @@ from pathlib import Path
 from kansoku.analysis.spec_check import store_problems
 from kansoku.report.structure import content_problems, page_problems, report_pages
 from kansoku.report.values import unbound_numbers
+from kansoku.site_links import refuse_site_links
 from kansoku.spec.model import load_all, load_report
 from kansoku.spec.validate import SpecProblems, check_file, outline, text_key
 from kansoku.store.db import open_store
 
 
 def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"), report_id: str | None = None,
-              clean: Path | None = None, strict: bool = False, warn=None) -> list:
+              clean: Path | None = None, content: Path | None = None, config: Path | None = None,
+              site_root: Path | None = None, wait_s: float = 0.0, on_wait=None, strict: bool = False,
+              warn=None) -> list:
     """Everything a build can check before computing, in one run: every spec (``specs`` a directory,
     or one report with ``report_id``) against the schema, the names they use against the parsers and
     the database (when it exists), and their prose pages (against an outline of a spec that does not
@@ -23,8 +26,13 @@ def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"
     returns the loaded reports. ``clean``: a file listing the specs (by text and code version,
     ``spec.validate.text_key``) whose check without a database found nothing: such a spec is not checked
     against the schema again (a build's: in its build cache); rewritten with the specs of a run that found
-    no problem. A number that the prose of a measured report states as text (report/values.py
-    ``unbound_numbers``) is said through ``warn``, or is a problem with ``strict``."""
+    no problem. First of all, no file is read through a symbolic link (``kansoku.site_links``: the prose,
+    ``content`` when given, else ``content_root``; the specs; the site's ``config`` and static files at
+    ``site_root``; kansoku's layouts): SiteLinkError (exit 2) naming each link. ``wait_s``/``on_wait``: the
+    command's ``--wait``, for a store another process (an ingest) holds. A number that the prose of a measured report
+    states as text (report/values.py ``unbound_numbers``) is said through ``warn``, or is a problem with
+    ``strict``."""
+    refuse_site_links(content if content is not None else content_root, specs, config, site_root)
     specs = Path(specs)
     paths = [specs / f"{report_id}.toml"] if report_id is not None else sorted(specs.glob("*.toml"))
     known = _clean(clean)
@@ -47,7 +55,7 @@ def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"
         elif outlines:
             problems += page_problems(outlines[0], content_root)
     if Path(db).exists():
-        store = open_store(db, read_only=True)
+        store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
         try:
             for path, raw, _ in checked:
                 if raw is not None:

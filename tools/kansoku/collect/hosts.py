@@ -296,7 +296,7 @@ def supervisor_script(host: Host, pidfile: str | None) -> str:
     if pidfile:
         starts.append(f'pid=$(head -n 1 {shlex.quote(pidfile)} 2>/dev/null)\n'
                       f'if [ -n "$pid" ]; then start strace /dev/null strace_stderr.txt strace -c -f -p "$pid" '
-                      f'-o strace_c.txt; else echo "error strace: no PID in {pidfile}"; fi')
+                      f'-o strace_c.txt; else echo "error strace: no PID in "{shlex.quote(pidfile)}; fi')
     env = " ".join(f"{k}={v}" for k, v in R.MONITOR_ENV.items())
     render = " ".join(f"{k}={v}" for k, v in R.MONITOR_ENV.items())
     return f"""set -u
@@ -649,7 +649,7 @@ class RemoteHosts:
                 data["server"] = rh.server
             coll: dict[str, Any] = {"ssh": h.target, "name": h.name, **commands}
             if h.strace_pidfile:
-                coll["strace"] = f"strace -c -f -p $(head -n 1 {h.strace_pidfile}) -o strace_c.txt"
+                coll["strace"] = f"strace -c -f -p $(head -n 1 {shlex.quote(h.strace_pidfile)}) -o strace_c.txt"
             coll.update(rh.collect)
             if rh.errors:
                 coll["errors"] = list(rh.errors)

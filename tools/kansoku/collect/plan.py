@@ -61,7 +61,8 @@ Templates are Python ``str.format`` strings; the names are the factors (``{clien
 vars, ``{plan_dir}`` (directory of the plan file), ``{root}`` and ``{run_dir}`` (absolute paths).
 The benchmark command is split like a shell would (``shlex``) after the substitution, but it is not run
 by a shell: write ``sh -c '...'`` if a shell is needed. Setup commands are run by ``/bin/sh -c`` in the
-plan directory; their output is appended to their log with ``#`` lines giving the command, start, end
+plan directory, every value placed in them quoted as one word of the command (``shlex.quote``: a factor value
+``$(touch x)`` is the text ``'$(touch x)'``, never run; write the shell syntax in the template); their output is appended to their log with ``#`` lines giving the command, start, end
 and exit status (logs go under ``.setup/`` by default: a dot-directory, so ingest skips them). A
 failing setup stops the campaign.
 
@@ -272,8 +273,19 @@ def _profile(plan: Plan, v: dict[str, Any], where: str) -> ProfileRequest | None
                           bool(r.get("perf_system_wide", False)), r.get("perf_event"))
 
 
+class _ShellWord:
+    """A value placed in a shell command: formatted as the template asks (``{clients:03d}``), then quoted, so
+    that a factor, a var or a path is one word of the command, never shell text (``$(…)``, backticks, ``;``)."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        return shlex.quote(format(self.value, spec))
+
+
 def _setup_commands(plan: Plan, pr: PlannedRun) -> list[tuple[Setup, str]]:
-    v = _values(plan, pr)
+    v = {k: _ShellWord(x) for k, x in _values(plan, pr).items()}  # run by /bin/sh -c: every value quoted
     return [(s, _render(s.command, v, f"{plan.path}: [[setup]]")) for s in plan.setups if _matches(s.match, pr.factors)]
 
 

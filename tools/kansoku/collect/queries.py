@@ -69,6 +69,10 @@ def read_list(path: Path) -> list[Statement]:
         buf.append(line)
         if line.rstrip().endswith(";"):
             sql = "\n".join(buf).strip()
+            meta = _meta_command(sql)
+            if meta is not None:
+                raise QueryListError(f"{path}:{start + meta[0]}: expected an SQL statement, found a psql "
+                                     f"meta-command {meta[1]!r} inside it (psql would run it: '\\!' runs a shell)")
             sid = name or f"q{len(out) + 1}"
             if any(s.id == sid for s in out):
                 raise QueryListError(f"{path}:{start}: query id {sid!r} used twice")
@@ -80,6 +84,50 @@ def read_list(path: Path) -> list[Statement]:
     if not out:
         raise QueryListError(f"{path}: no SQL statement (each ends with ';' at the end of a line)")
     return out
+
+
+def _meta_command(sql: str) -> tuple[int, str] | None:
+    """The first backslash of ``sql`` outside a string, quoted name, dollar-quoted body or comment, where psql
+    starts a meta-command (``\\! cmd`` runs a shell): (line offset in ``sql``, the rest of its line); else None.
+    Scanned as psql's lexer does: '…' ('' inside; E'…' with backslash escapes), "…", $tag$…$tag$, -- and /* */."""
+    i, n = 0, len(sql)
+    while i < n:
+        c = sql[i]
+        if c == "\\":
+            end = sql.find("\n", i)
+            return sql.count("\n", 0, i), sql[i:end if end >= 0 else n].strip()
+        if c == "'":
+            escapes = i > 0 and sql[i - 1] in "eE" and (i < 2 or not (sql[i - 2].isalnum() or sql[i - 2] == "_"))
+            i += 1
+            while i < n:
+                if escapes and sql[i] == "\\":
+                    i += 2
+                    continue
+                if sql[i] == "'":
+                    if i + 1 < n and sql[i + 1] == "'":
+                        i += 2
+                        continue
+                    break
+                i += 1
+        elif c == '"':
+            end = sql.find('"', i + 1)
+            i = n if end < 0 else end
+        elif c == "-" and sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end < 0 else end
+        elif c == "/" and sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            i = n if end < 0 else end + 1
+        elif c == "$":
+            m = _DOLLAR.match(sql, i)
+            if m and not (i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_")):
+                end = sql.find(m.group(0), m.end())
+                i = n if end < 0 else end + len(m.group(0)) - 1
+        i += 1
+    return None
+
+
+_DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
 
 
 def script(statements: list[Statement], mode: str, repeat: int, settings: list[tuple[str, str]],

@@ -30,6 +30,7 @@ from kansoku.ingest.runs import (
     RUN_TOML,
     Run,
     campaign_root,
+    check_host_names,
     host_dir_key,
     load_host,
     machine_fingerprint,
@@ -189,6 +190,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             runs[run_dir] = make_run(run_dir, roots[run_dir])
             for key in sorted(host_dirs.get(run_dir, ())):
                 runs[run_dir].hosts[key] = load_host(runs[run_dir], key, run_dir / f"{HOST_DIR_PREFIX}{key}")
+            check_host_names(runs[run_dir])  # one hostname for two hosts would merge their samples
         except RunError as exc:
             runs[run_dir] = None
             report.errors.append(str(exc))

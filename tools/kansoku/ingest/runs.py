@@ -274,6 +274,31 @@ def load_host(run: Run, key: str, host_dir: Path) -> Host:
     return Host(key, str(hostname), role, meta, p if meta else None)
 
 
+def check_host_names(run: Run) -> None:
+    """Two hosts of one run whose hostnames are one name (``pg`` on two cloned standbys, or a ``host=``
+    directory repeating the run's own hostname): the stored rows of a file are keyed by its host's name, so one
+    host's samples would be lost under the other's (issue 45). Refused, both hosts named (RunError, exit 2)."""
+    seen: dict[str, Host] = {}
+    for key, host in sorted(run.hosts.items()):
+        if not host.hostname:
+            continue
+        name = str(host.hostname).split(".", 1)[0].lower()  # 'db1' and 'db1.example.org' are one name
+        other = seen.setdefault(name, host)
+        if other is host:
+            continue
+        where = lambda h: (h.toml_path or run.run_dir / (f"{HOST_DIR_PREFIX}{h.key}" if h.key  # noqa: E731
+                                                         else RUN_TOML))
+        raise RunError(
+            f"{where(other)} and {where(host)}: two hosts of run {run.run_id!r} "
+            f"({_host_label(other)} and {_host_label(host)}) have one hostname {host.hostname!r}; the samples of "
+            f"one would be stored under the other's. Give each machine its own hostname (what `hostname` prints "
+            f"there, which its files print too) and measure again; nothing from this run was stored")
+
+
+def _host_label(h: Host) -> str:
+    return f"{HOST_DIR_PREFIX}{h.key}/" if h.key else "the run's own host"
+
+
 def campaign_root(run_dir: Path, given: Path) -> Path:
     """The directory a run's id is relative to (see the module docstring). Both paths absolute, resolved."""
     for d in (run_dir, *run_dir.parents):

@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kansoku import external, resources, words
+from kansoku import external, resources, site_links, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends
@@ -604,6 +604,8 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
     ``config``, laid over it), its mounts absolute: the prose from ``content``, the generated pages, data and
     files from ``gen``, and kansoku's own templates, words and static files from the skeleton (the checkout,
     or the installed package); a site's own ``static/`` beside the config is mounted too."""
+    # nothing Hugo reads is a symbolic link (Hugo follows a linked file of the project: kansoku/site_links.py)
+    site_links.refuse_site_links(content, config=config)
     cfg = resources.load_config(config)
     site_root = config.resolve().parent
     skeleton = resources.SKELETON.resolve()
@@ -686,6 +688,8 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
     renders every page but the run pages it reuses, whose files are then linked into ``out`` from the
     current output."""
     cfg = hugo_config(gen, content, config or resources.Site(site_root.resolve()).config)
+    # ... nor a generated file (written by the build: a link planted among them would be published too)
+    site_links.refuse_links([gen / "content", gen / "data", gen / "static", gen / "assets"])
     cfgs = [str(cfg.resolve())]
     segments: list[str] = []
     seg_file = page_reuse.write_segments(reuse, gen) if reuse is not None else None

@@ -1,0 +1,99 @@
+"""Issue 45: no text from a plan, a factor or a file runs as shell code, here or on another host. Values that
+reach a shell are quoted (the remote supervisor's strace line, setup commands) or passed as an argument
+vector; a query list's psql meta-command (``\\!`` runs a shell) is refused wherever it stands. A real collect
+over the tests' sshd (tests/test_collect_hosts.py) with ``$(…)``, backticks and ``;`` in every such value."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from kansoku.collect.queries import QueryListError, read_list
+from test_collect_hosts import (  # noqa: F401  (the fixtures; the lock: autouse)
+    ALIAS,
+    ROOT,
+    _collect,
+    _load,
+    _one_test_of_this_module_at_a_time,
+    _remote_leftovers,
+    needs_ssh,
+    sshd,
+)
+
+# each value would create its own file if a shell ran it: in the shell's directory (the plan's, or the
+# supervisor's temporary directory, fetched into the run) and at an absolute path
+TAGS = ["d$(touch pwned_dollar)", "b`touch pwned_backtick`", "s;touch pwned_semicolon"]
+
+
+def _pwned(*dirs: Path) -> list[Path]:
+    found = []
+    for d in dirs:
+        found += [p for p in d.rglob("pwned*")] if d.is_dir() else []
+    return found
+
+
+PLAN = """\
+root = "runs"
+order = "listed"
+settle_s = 0.2
+monitors = false
+
+[factors]
+tag = {tags}
+
+[run]
+command = "echo {{tag}}"
+output = "out_{{tag}}.log"
+note = "{{tag}} $(touch pwned_note)"
+server_log = "/nonexistent/{{tag}}$(touch pwned_log)"
+
+[[setup]]
+on = ["tag"]
+command = "echo {{tag}} {{plan_dir}} >> setup.txt"
+
+[hosts.pgclient]
+role = "client"
+
+[hosts.dbserver]
+role = "server"
+ssh = "{alias}"
+ssh_config = "{config}"
+identity = "{identity}"
+monitors = ["vmstat"]
+strace_pidfile = "/nonexistent/x{{tag}}$(touch pwned_pidfile)`touch pwned_pidfile2`;touch pwned_pidfile3"
+conninfo = "dbname={{tag}}$(touch pwned_conninfo)"
+"""
+
+
+@needs_ssh
+def test_shell_text_in_a_plan_runs_nowhere(sshd, tmp_path):  # noqa: F811
+    import json
+
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(tags=json.dumps(TAGS), alias=ALIAS, config=sshd["ssh_config"],
+                                identity=sshd["base"] / "user_key"))
+    p = _collect("--plan", plan, timeout=300)
+    tmp = Path(tempfile.gettempdir())
+    assert not _pwned(tmp_path, ROOT) and not list(tmp.glob("pwned*")) and not list(tmp.glob("kansoku-collect.*/pwned*")), \
+        p.stderr
+    assert p.returncode == 0, p.stderr
+    # the setup received each value as one word, as written
+    assert (tmp_path / "setup.txt").read_text().splitlines() == [f"{t} {tmp_path}" for t in TAGS]
+    for t in TAGS:
+        run = tmp_path / "runs" / f"tag={t}"
+        host = _load(run / "host=dbserver" / "host.toml")
+        # the supervisor said it found no PID in the file, named as it is
+        assert any("no PID in /nonexistent/x" + t in e for e in host["collect"].get("errors", [])), host["collect"]
+    assert not _remote_leftovers()
+
+
+def test_a_psql_meta_command_inside_a_statement_is_refused_with_its_line(tmp_path):
+    f = tmp_path / "q.sql"
+    f.write_text("-- query: a\nSELECT 1;\n-- query: b\nSELECT 'x\\y', $$ \\ $$, E'\\'' \n  FROM t \\! touch pwned\n;\n")
+    with pytest.raises(QueryListError, match=r"q.sql:5: .*meta-command '\\\\! touch pwned'"):
+        read_list(f)
+    # backslashes inside strings, quoted names, dollar quotes and comments are SQL's own
+    f.write_text("SELECT 'a\\b', \"c\\d\", $x$ \\ $x$, E'\\'\\\\' /* \\ */ -- \\\n;\n")
+    assert len(read_list(f)) == 1
