@@ -446,3 +446,19 @@ def test_clocks_further_apart_than_the_sampling_interval_are_refused(two_host_ru
     err = p.stdout + p.stderr
     assert "clock_offset_s = 2.5" in err and "'dbserver'" in err and "clients=4" in err and "1 s" in err
     assert counts(db) == (0, 0)
+
+
+def test_the_appendix_shows_the_servers_settings_from_its_host_toml(two_host_run, tmp_path):
+    """The client's run.toml captured no server; the server's host.toml did: the settings appendix is the
+    server's, never an empty table, and the server's versions are listed beside the client's."""
+    camp, db = two_host_run
+    ht = camp / "clients=4" / "host=dbserver" / "host.toml"
+    ht.write_text(ht.read_text() + '\n[versions]\npostgres = "PostgreSQL 15.18"\n\n[server]\n'
+                  'server_version = "15.18"\nshared_buffers = "128MB"\nwal_level = "replica"\n'
+                  'non_default = ["shared_buffers", "wal_level"]\n')
+    run_tool("ingest", "--db", db, camp, check=True)
+    rep = computed(db, tmp_path)
+    env = rep.environment.to_json()
+    settings = {s["name"]: [v["value"] for v in s["values"]] for s in env["settings"]}
+    assert settings == {"shared_buffers": ["128MB"], "wal_level": ["replica"]}
+    assert {v["tool"] for v in env["versions"]} >= {"postgres"}

@@ -119,18 +119,35 @@ def environment(store: Store, run_ids: list[str], rm: "machines.RunMachines | No
                                 "runs": len(g["ids"]), "where": distinguishing(
                                     sorted(g["ids"]), list(captured), factors) if len(groups) > 1 else ""})
 
-    # versions: every distinct value per tool, with its number of runs
+    # every host's captures: the run's own (run.toml) and each other host's (its host.toml), keyed by run for
+    # the run's own host and by run#host= for the others, whose factors are the run's and the host's role
+    docs: dict[str, dict] = dict(captured)
+    for run_id, host_dir, role, ht in store.query(
+            "SELECT run_id, host_dir, role, host_toml::VARCHAR FROM run_hosts WHERE host_dir <> '' "
+            "AND host_toml IS NOT NULL AND run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, host_dir",
+            [list(captured)]):
+        doc = json.loads(ht) if ht else {}
+        if isinstance(doc, dict) and any(isinstance(doc.get(k), dict) for k in ("versions", "server")):
+            docs[f"{run_id}#{host_dir}"] = doc
+            factors[f"{run_id}#{host_dir}"] = {**factors.get(run_id, {}), "role": role}
+    if len(docs) > len(captured):  # the run's own host's role too, so that every host's column says which
+        for run_id, role in store.query(
+                "SELECT run_id, role FROM run_hosts WHERE host_dir = '' AND run_id IN (SELECT unnest(?::VARCHAR[]))",
+                [list(captured)]):
+            factors[run_id] = {**factors.get(run_id, {}), "role": role}
+
+    # versions: every distinct value per tool, with its number of runs (of hosts, in a run of several)
     vers: dict[str, dict[str, int]] = {}
-    for doc in captured.values():
+    for doc in docs.values():
         for tool, v in (doc.get("versions") or {}).items():
             d = vers.setdefault(tool, {})
             d[str(v)] = d.get(str(v), 0) + 1
     out["versions"] = [{"tool": t, "values": [{"value": v, "runs": n} for v, n in sorted(vals.items())]}
                        for t, vals in sorted(vers.items())]
 
-    # settings: runs that captured no PostgreSQL server (fio, pg_test_fsync) are left out and named once;
-    # the settings that differ between the others group their runs into configurations (one column each)
-    servers = {r: (doc.get("server") or {}) for r, doc in captured.items()}
+    # settings: hosts that captured no PostgreSQL server (a client, fio, pg_test_fsync) are left out and named
+    # once; the settings that differ between the others group them into configurations (one column each)
+    servers = {r: (doc.get("server") or {}) for r, doc in docs.items()}
     no_server = [r for r, sv in servers.items() if not set(sv) - SERVER_META - SETTING_NOISE]
     if no_server and len(no_server) < len(servers):
         out["settings_without_server"] = {"runs": len(no_server),

@@ -176,9 +176,15 @@ def page_values(pages: list[Page], tables: dict[str, Table]) -> tuple[dict[str, 
 # a number as prose writes it: 7481.0, 72.2 %, 1,234, −3.5
 LITERAL = re.compile(r"(?<![\w.,/#=-])[-−+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?:\s?[%％])?"
                      r"|(?<![\w.,/#=-])[-−+]?\d+(?:\.\d+)?(?:\s?[%％])?")
-# what the prose names by a number rather than states: a table, figure, chapter, section, version or year
-NAMED_BY_NUMBER = re.compile(r"(?:tables?|figures?|chapters?|sections?|§|表|図|章|節|第|PostgreSQL|version|"
-                             r"versions|バージョン|FY|pgbench -\w)\s*$", re.I)
+# what the prose names by a number rather than states (a table, figure, chapter, section, version or year): the
+# words of each language (i18n prose_named_by_number) and these, the same in every language
+NAMED_ANYWHERE = r"§|PostgreSQL|FY|pgbench -\w"
+
+
+def _named_by_number(lang: str) -> re.Pattern:
+    return re.compile(rf"(?:{words.t(lang, 'prose_named_by_number')}|{NAMED_ANYWHERE})\s*$", re.I)
+
+
 SKIPPED = re.compile(r"```.*?```|`[^`\n]*`|<!--.*?-->|\]\([^)]*\)|\{\{[<%].*?[>%]\}\}", re.S)
 
 
@@ -191,6 +197,8 @@ def stated_numbers(body: str, lang: str, line_offset: int = 0) -> list[tuple[int
     a decimal, a percentage or an integer of 100 or more (a year 1990–2099 aside), outside code, links'
     targets, comments and shortcodes, and not naming a table, figure, chapter or version."""
     keep = _checked_sections(lang)
+    named_by_number = _named_by_number(lang)
+    joined = re.compile(rf"\s*[–〜~-]\s*|\s*(?:{words.t(lang, 'prose_number_joiners')}|,)\s*")
     masked = SKIPPED.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), body)
     out = []
     section = None
@@ -205,8 +213,8 @@ def stated_numbers(body: str, lang: str, line_offset: int = 0) -> list[tuple[int
         for m in LITERAL.finditer(line):
             lit = m.group(0)
             digits = re.sub(r"[^\d.]", "", lit)
-            named = bool(NAMED_BY_NUMBER.search(line[:m.start()])) or (
-                last_named and re.fullmatch(r"\s*[–〜~-]\s*|\s*(?:and|or|,|、|と)\s*", line[last_end:m.start()]))
+            named = bool(named_by_number.search(line[:m.start()])) or (
+                last_named and joined.fullmatch(line[last_end:m.start()]))
             last_end, last_named = m.end(), named
             if named:
                 continue
