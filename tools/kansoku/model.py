@@ -768,6 +768,27 @@ class BoundValue:
 
 
 @dataclass
+class Finding:
+    """A key result of a chapter (a table's ``key`` in the spec), listed on the report's cover: the cell's
+    value, its comparison and verdict, printed from the data, with a link to its table."""
+
+    chapter_id: str                    # the chapter's page
+    chapter: Words                     # "6. Streaming replication"
+    label: Words                       # what the spec calls the result ("one synchronous standby")
+    value: BoundValue                  # the cell's value (its title says what it is)
+    table: Words                       # "Table 6.1"
+    compare: BoundValue | None = None  # its comparison with the table's baseline ("50.4 %")
+    verdict: Words | None = None       # that comparison's verdict in words
+    verdict_kind: str | None = None    # better | worse | changed | within_noise | too_few_runs
+
+    def to_json(self) -> dict[str, Any]:
+        return {"chapter_id": self.chapter_id, "chapter": self.chapter, "label": self.label,
+                "value": self.value.to_json(), "table": self.table,
+                "compare": self.compare.to_json() if self.compare else None, "verdict": self.verdict,
+                "verdict_kind": self.verdict_kind}
+
+
+@dataclass
 class ComputedReport:
     """One report, computed: front matter, chapters with their tables and figures, runs, pages."""
 
@@ -801,6 +822,7 @@ class ComputedReport:
                                                                   # one file per run, not in to_json)
     values: dict[str, BoundValue] = field(default_factory=dict)  # the prose's bound values, by their
                                                                   # shortcode's arguments (report/values.py key)
+    findings: list[Finding] = field(default_factory=list)  # the chapters' key results, for the cover
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         return next((c for c in self.chapters if c.id == chapter_id), None)
@@ -831,6 +853,7 @@ class ComputedReport:
             "methods": [m.to_json() for m in self.methods], "transcribed": self.transcribed,
             "compares": {c.id: c.to_json() for c in self.compares}, "verdict_marks": VERDICT_MARKS,
             "values": {k: v.to_json() for k, v in self.values.items()},
+            "findings": [f.to_json() for f in self.findings],
         }
 
 

@@ -351,6 +351,19 @@ def commands_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[st
                          for b in chapter.get("commands") or []]}
 
 
+@block("findings", "layouts/partials/findings.html", shortcode=False)
+def findings_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
+    """The chapters' key results on the cover (report/values.py findings): label, value, comparison, verdict."""
+    L = page.lang
+    return {"findings": [{
+        "chapter": pick(f["chapter"], L), "label": pick(f["label"], L), "value": pick(f["value"]["text"], L),
+        "what": pick(f["value"]["title"], L), "table": pick(f["table"], L),
+        "compare": pick(f["compare"]["text"], L) if f.get("compare") else None,
+        "verdict": pick(f["verdict"], L) if f.get("verdict") else None,
+        "mark": VERDICT_MARKS.get((f.get("verdict_kind") or "").replace("_", "-"))}
+        for f in page.data.get("findings") or []]}
+
+
 @block("val", "layouts/shortcodes/val.html", inline=True)
 def value_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str, Any]:
     """A number of the prose, as report/values.py resolved it (by the key of its arguments)."""

@@ -312,7 +312,7 @@ class Document:
     def front_matter(self) -> str:
         """Page 2: the cover's prose, revision history, license and copyright (not in the contents)."""
         r, L = self.rep, self.lang
-        out = []
+        out = [raw_block(BLOCKS["findings"].render(self, None, None))] if r.findings else []
         src = self._cover()
         if src:
             f, lang = src

@@ -25,7 +25,7 @@ from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.provenance import figure_representatives, item_provenance, runs_provenance
 from kansoku.report.runs import run_pages
 from kansoku.report.structure import generated_body, report_pages
-from kansoku.report.values import page_values
+from kansoku.report.values import findings, page_values
 from kansoku.spec.model import LANGS, Item, Report, text
 from kansoku.spec.validate import SpecProblems
 from kansoku.store.db import Store
@@ -106,6 +106,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
         transcribed=transcribed_note(store, sorted(run_ids)), compares=compares, values=values,
+        findings=findings(report, chapters),
         run_pages=run_pages(store, report, chapters, runs, cache) if with_run_pages else {},
     )
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from kansoku import shortcodes, words
 from kansoku.front_matter import parse_front_matter
-from kansoku.model import BoundValue, Cell, Page, Table
+from kansoku.model import BoundValue, Cell, Finding, Page, Table
 from kansoku.spec.model import LANGS
 from kansoku.values import canon
 
@@ -127,7 +127,7 @@ def resolve(table: Table, sc: shortcodes.Shortcode) -> BoundValue:
     if not cell.verdict:
         raise Unbound(f"show={show}: the comparison at {want} has no verdict (the baseline itself?)")
     if show == "verdict":
-        kind = cell.verdict["kind"]
+        kind = cell.verdict["kind"].replace("-", "_")  # verdict kinds are spelled with "-", words with "_"
         return BoundValue({lang: words.t(lang, f"verdict_{kind}") for lang in LANGS},
                           {lang: _title(table, cell, lang) for lang in LANGS}, anchor)
     p = cell.verdict.get("p")
@@ -242,4 +242,39 @@ def unbound_numbers(pages: list[Page]) -> list:
                 out.append(Problem(Path(f), line, (), f"states {lit} as text: a measured number is printed from the "
                                                        "data, {{< val table=\"…\" … >}} (docs/spec.md, \"Numbers in the "
                                                        "prose\")"))
+    return out
+
+
+# -- the chapters' key results, for the cover ----------------------------------------------------------------
+
+def findings(report, chapters: list) -> list[Finding]:
+    """Each table's ``key`` cells (spec), in chapter order: value, comparison and verdict from the data. A key
+    naming no single cell is a spec error of its table."""
+    out = []
+    for ch_spec, ch in zip(report.chapters, chapters):
+        for it in ch_spec.items:
+            keys = it.raw.get("key") or []
+            if it.kind != "table" or not keys:
+                continue
+            table = ch.tables[it.id]
+            for i, k in enumerate(keys):
+                want = {c: canon(k[c]) for c in COORDS if c in k}
+                label = {lang: (k["label"].get(lang) or next(iter(k["label"].values()))) if isinstance(k["label"], dict)
+                         else str(k["label"]) for lang in LANGS}
+                try:
+                    cell = _one(table, want, "value")
+                    compares = _cells(table, want, "compare")
+                except Unbound as exc:
+                    raise it.error(f"key[{i}]: {exc}") from None
+                value = BoundValue(dict(cell.text), {lang: _title(table, cell, lang) for lang in LANGS},
+                                   f"table-{table.id}", cell.value)
+                cmp = next((c for c in compares if "baseline" not in c.flags), None)
+                verdict = cmp.verdict["kind"].replace("-", "_") if cmp is not None and cmp.verdict else None
+                out.append(Finding(
+                    chapter_id=ch.id, chapter={lang: f"{ch.number}. {ch.title[lang]}" for lang in LANGS},
+                    label=label, value=value, table=dict(table.label),
+                    compare=BoundValue(dict(cmp.text), {lang: _title(table, cmp, lang) for lang in LANGS},
+                                       f"table-{table.id}", cmp.value) if cmp is not None else None,
+                    verdict={lang: words.t(lang, f"verdict_{verdict}") for lang in LANGS} if verdict else None,
+                    verdict_kind=verdict))
     return out

@@ -16,6 +16,6 @@ COMPARE_KEYS = {"id", "title", "a", "b", "where", "metrics", "footnote"}
 ITEM_KEYS = {"id", "number", "caption", "metric", "metrics", "where", "rows", "columns", "x", "series", "aggregate",
              "count", "companions", "baseline", "digits", "chart", "footnote", "options", "show_factors", "row_labels",
              "row_groups", "per_run", "number_format", "sum_column", "cell_notes",
-             "spread", "machines"}
+             "spread", "machines", "key"}
 BASELINE_KEYS = {"factor", "value", "row", "fixed", "compare", "format", "digits", "significant", "metric", "label",
                  "published", "show_published", "published_label", "show_baseline", "inline"}

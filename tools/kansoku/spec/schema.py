@@ -216,6 +216,15 @@ TABLE = {  # tables only
         "note": {"$ref": "#/$defs/text"}, "mark": {"type": "string"}},
         "required": ["note"], "additionalProperties": False}}),
         "notes on cells: `[{ row, column, metric, group, note = { ja, en }, mark = \"*1\" }]` (see below)"),
+    "key": key(("list of key results", {"type": "array", "minItems": 1, "items": {
+        "type": "object", "properties": {
+            "row": {"type": ["string", "number"]}, "column": {"type": ["string", "number"]},
+            "metric": {"type": "string"}, "group": {"type": ["string", "number"]},
+            "label": {"$ref": "#/$defs/text"}},
+        "required": ["label"], "additionalProperties": False}}),
+        "the table's key results, listed on the report's cover (site and PDF): `[{ row, column, metric, group, "
+        "label = { ja, en } }]`, each cell named as in `cell_notes`; its value, comparison and verdict are "
+        "printed from the data with a link to the table"),
     "spread": key(one_of("none", "range"),
                   "`\"range\"`: print each aggregated value's range over its runs under it (`842.61` "
                   "`[677.30–894.10]`) in the PDF and on the site; `\"none\"` (default): the range only on hover "

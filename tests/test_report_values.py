@@ -1,0 +1,127 @@
+"""Numbers of the prose printed from the data (report/values.py, {{< val … >}}): each form resolves to what
+the table prints, a value naming no single cell is a problem with its page and line, the check of numbers
+stated as text finds them in Results and Discussion only, and a run left out moves the sentence."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from conftest import ROOT, computed_report, run_tool
+from kansoku import shortcodes
+from kansoku.report.values import Unbound, page_values, resolve, stated_numbers
+from kansoku.spec.validate import Problem
+
+SPEC = ROOT / "data" / "reports" / "example.toml"
+
+
+@pytest.fixture(scope="module")
+def report(example_db):
+    return computed_report(example_db, SPEC)
+
+
+def table(report, table_id: str):
+    return next(ch.tables[table_id] for ch in report.chapters if table_id in ch.tables)
+
+
+def val(args: str):
+    (sc,) = shortcodes.parse("{{< val " + args + " >}}")
+    return sc
+
+
+def cell(t, kind: str, **coords):
+    (c,) = [c for row in t.rows for c in row if c.kind == kind and all(c.coords.get(k) == v for k, v in coords.items())]
+    return c
+
+
+def test_a_value_prints_the_cell_as_the_table_prints_it(report):
+    t = table(report, "replication-tps")
+    v = resolve(t, val('table="replication-tps" row="none" metric="tps"'))
+    assert v.text == cell(t, "value", row="none", metric="tps").text
+    assert v.anchor == "table-replication-tps"
+    assert "Table 6.1" in v.title["en"] and "表 6.1" in v.title["ja"]
+
+
+def test_compare_verdict_p_min_max_and_n(report):
+    t = table(report, "replication-tps")
+    c = cell(t, "compare", row="async-1", metric="tps")
+    a = 'table="replication-tps" row="async-1" metric="tps"'
+    assert resolve(t, val(a + ' show="compare"')).text == c.text
+    kind = c.verdict["kind"].replace("-", "_")
+    from kansoku import words
+    assert resolve(t, val(a + ' show="verdict"')).text == {lang: words.t(lang, f"verdict_{kind}") for lang in ("ja", "en")}
+    assert resolve(t, val(a + ' show="p"')).text["en"] == f"{c.verdict['p']:.3f}"
+    runs = cell(t, "value", row="async-1", metric="tps").run_values.values()
+    assert resolve(t, val(a + ' show="min"')).value == pytest.approx(min(runs))
+    assert resolve(t, val(a + ' show="max"')).value == pytest.approx(max(runs))
+    assert resolve(t, val(a + ' show="n"')).text["en"] == str(len(runs))
+
+
+def test_difference_ratio_and_change_of_two_cells(report):
+    t = table(report, "replication-tps")
+    a, b = cell(t, "value", row="async-1", metric="tps").value, cell(t, "value", row="none", metric="tps").value
+    base = 'table="replication-tps" row="async-1" metric="tps" vs_row="none"'
+    assert resolve(t, val(base + ' op="diff"')).value == pytest.approx(a - b)
+    assert resolve(t, val(base + ' op="ratio"')).text["en"] == f"×{a / b:.2f}"
+    assert resolve(t, val(base + ' op="change"')).text["en"] == f"{(a / b - 1) * 100:+.1f} %".replace("-", "−")
+
+
+@pytest.mark.parametrize("args, says", [
+    ('table="replication-tps" row="nobody" metric="tps"', "no value cell of table 'replication-tps' is at"),
+    ('table="replication-tps" row="none"', "3 value cells"),
+    ('table="replication-tps" row="none" metric="tps" show="median"', "show='median': one of"),
+    ('table="replication-tps" row="none" metric="tps" show="verdict"', "no verdict"),
+    ('table="replication-tps" row="none" metric="tps" op="diff"', "needs the second cell"),
+    ('table="replication-tps" row="none" metric="tps" colour="red"', "unknown argument(s) ['colour']"),
+])
+def test_a_value_naming_no_single_cell_says_what_there_is(report, args, says):
+    with pytest.raises(Unbound, match=re.escape(says)):
+        resolve(table(report, "replication-tps"), val(args))
+
+
+def test_a_page_naming_a_missing_table_is_a_problem_with_its_line(report, tmp_path):
+    page = tmp_path / "replication.en.md"
+    page.write_text('---\ntitle: x\n---\n## Results\n\nTPS was {{< val table="replication-tsp" row="none" metric="tps" >}}.\n',
+                    encoding="utf-8")
+    from kansoku.model import Page
+
+    values, problems = page_values([Page("replication", "chapter", 6, {}, {"en": page})],
+                                   {t.id: t for ch in report.chapters for t in ch.tables.values()})
+    assert values == {}
+    assert [(p.spec_file, p.line) for p in problems] == [(page, 6)]
+    assert isinstance(problems[0], Problem) and 'did you mean "replication-tps"' in problems[0].message
+
+
+def test_numbers_stated_as_text_in_results_and_discussion_only():
+    body = ("## Setup\n\n2 vCPUs, 23.5 GiB, PostgreSQL 15.4.\n\n## Results\n\nTPS was 7481.0 at 4 clients, 72.2 % of "
+            "table 6.1 and figures 8.8–8.10 in FY2017 (2026).\n\n"
+            "`pgbench -T 300` and {{< val table=\"t\" row=\"1\" >}} and [a](../x/1.5/).\n\n## 考察\n\n1,234 TPS.\n")
+    assert stated_numbers(body, "en") == [(7, "7481.0"), (7, "72.2 %")]
+    assert stated_numbers(body.replace("## 考察", "## Discussion"), "en")[-1] == (13, "1,234")
+
+
+def test_the_cover_lists_each_key_cell_with_its_comparison_and_verdict(report):
+    t = table(report, "replication-tps")
+    found = [f for f in report.findings if f.chapter_id == "replication"]
+    assert [f.label["en"] for f in found] == ["update TPS with one asynchronous standby",
+                                              "update TPS with one synchronous standby"]
+    c = cell(t, "compare", row="sync-1", metric="tps")
+    assert found[1].value.text == cell(t, "value", row="sync-1", metric="tps").text
+    assert found[1].compare.text == c.text and found[1].verdict_kind == c.verdict["kind"].replace("-", "_")
+    assert found[1].table == t.label and found[1].value.anchor == "table-replication-tps"
+
+
+def test_a_key_naming_no_cell_is_an_error_of_its_table(example_db, tmp_path):
+    specs = tmp_path / "reports"
+    specs.mkdir()
+    text = SPEC.read_text(encoding="utf-8").replace('{ row = "sync-1", metric = "tps", label',
+                                                     '{ row = "sync-9", metric = "tps", label')
+    (specs / "example.toml").write_text(text, encoding="utf-8")
+    shutil.copytree(ROOT / "content" / "reports" / "example", tmp_path / "content" / "reports" / "example")
+    r = run_tool("build", "--db", example_db, "--specs", specs, "--content", tmp_path / "content",
+                 "--out", tmp_path / "public", "--generated", tmp_path / "generated")
+    assert r.returncode == 3, r.stderr
+    assert "table 'replication-tps'" in r.stderr and "key[1]: no value cell" in r.stderr
+    assert "Traceback" not in r.stderr
