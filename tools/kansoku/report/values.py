@@ -128,7 +128,7 @@ def resolve(table: Table, sc: shortcodes.Shortcode) -> BoundValue:
         raise Unbound(f"show={show}: the comparison at {want} has no verdict (the baseline itself?)")
     if show == "verdict":
         kind = cell.verdict["kind"]
-        return BoundValue({lang: words.t(lang, f"verdict_{kind}") for lang in LANGS},
+        return BoundValue({lang: words.t(lang, "verdict_" + kind.replace("-", "_")) for lang in LANGS},
                           {lang: _title(table, cell, lang) for lang in LANGS}, anchor)
     p = cell.verdict.get("p")
     if p is None:
