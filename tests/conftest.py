@@ -249,7 +249,8 @@ def example_site(example_db, tmp_path_factory):
     base = example_db.parent
     out = base / "public"
     once_per_session(tmp_path_factory, "example-site",
-                     lambda: run_tool("build", "--db", example_db, "--out", out, "--generated", base / "generated",
+                     lambda: run_tool("build", "--strict", "--db", example_db, "--out", out,
+                                      "--generated", base / "generated",
                                       check=True))
     return example_db, out
 

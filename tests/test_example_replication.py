@@ -14,9 +14,9 @@ from decimal import ROUND_HALF_UP, Decimal
 import pytest
 
 from conftest import ROOT
+from test_example_report import VERDICT_WORDS, rendered_discussion
 
 STUDY = ROOT / "data" / "runs" / "example" / "campaign=example-2026-11" / "study=replication"
-CONTENT = ROOT / "content" / "reports" / "example"
 PATTERNS = ["none", "async-1", "async-2", "sync-1", "sync-2", "mixed-1s1a"]
 TPS_LINE = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)", re.M)
 
@@ -75,10 +75,9 @@ def verdict(value: list[float], base: list[float]) -> str:
     return "≈"
 
 
-def discussion(lang: str) -> str:
-    text = (CONTENT / f"replication.{lang}.md").read_text(encoding="utf-8")
-    head = "## Discussion" if lang == "en" else "## 考察"
-    return " ".join(text.split(head, 1)[1].split())
+def discussion(public, lang: str) -> str:
+    """The Discussion as the built page prints it (the numbers through the data), whitespace folded (ja: removed)."""
+    return rendered_discussion(public, "replication", lang)
 
 
 def site_table(public, lang: str, table: str) -> dict[str, dict[str, str]]:
@@ -129,44 +128,51 @@ def test_discussion_numbers_equal_the_raw_runs_and_the_built_tables(example_site
     with open(ROOT / "data" / "published" / "fy2017" / "fy2017_t8.8-8.10_replication.csv", newline="") as fh:
         fy2017 = {r["pattern"]: r["published_pct_of_no_replication"] for r in csv.DictReader(fh)}
 
-    text = discussion(lang)
+    text = discussion(public, lang)
     n = med["none"]
-    lag_lo, lag_hi = fmt(min(replay_lag_ms.values()), 2), fmt(max(replay_lag_ms.values()), 2)
+    lag = {p: fmt(v, 2) for p, v in replay_lag_ms.items()}
+    words = VERDICT_WORDS[lang]
+    p_of = {p: f"{rank_sum_p(tps[p], tps['none']):.3f}" for p in PATTERNS[1:]}
     if lang == "en":
+        names = {"async-1": "one asynchronous standby", "async-2": "two asynchronous standbys",
+                 "sync-1": "one synchronous standby", "sync-2": "two synchronous standbys",
+                 "mixed-1s1a": "one synchronous and one asynchronous standby"}
         expected = [
             f"The three runs without replication span {fmt(min(tps['none']), 1)} to {fmt(max(tps['none']), 1)} TPS "
             f"around a median of {fmt(n, 1)}",
-            f"one asynchronous standby {fmt(med['async-1'], 1)} TPS ({pct['async-1']} % of no replication), two "
-            f"asynchronous {fmt(med['async-2'], 1)} TPS ({pct['async-2']} %), one synchronous {fmt(med['sync-1'], 1)} TPS "
-            f"({pct['sync-1']} %), two synchronous {fmt(med['sync-2'], 1)} TPS ({pct['sync-2']} %), and one synchronous "
-            f"with one asynchronous {fmt(med['mixed-1s1a'], 1)} TPS ({pct['mixed-1s1a']} %)",
+            *(f"{names[p]}: {fmt(med[p], 1)} TPS, {pct[p]} % of no replication; {words[verdicts[p]]}, p = {p_of[p]}"
+              for p in PATTERNS[1:]),
             f"with one synchronous standby the machine was idle {fmt(idle['sync-1'], 1)} % of the time, more than "
             f"without replication ({fmt(idle['none'], 1)} %)",
-            f"CPU idle fell to {fmt(idle['async-1'], 1)} % with one and {fmt(idle['async-2'], 1)} % with two",
-            f"({fy2017['async-1']} % and {fy2017['async-2']} % of no replication with one and two)",
-            f"({fy2017['sync-1']} % with one, {fy2017['sync-2']} % with two)",
-            f"replay lag is {lag_lo} to {lag_hi} ms in the median of every pattern",
+            f"CPU idle was {fmt(idle['async-1'], 1)} % with one and {fmt(idle['async-2'], 1)} % with two",
+            "lost much less to asynchronous standbys and about as much to synchronous ones (its tables 8.8 and 8.9",
+            f"replay lag (the second table, median) was {lag['async-1']} ms with one asynchronous standby, "
+            f"{lag['async-2']} ms with two, {lag['sync-1']} ms with one synchronous standby, {lag['sync-2']} ms with two "
+            f"and {lag['mixed-1s1a']} ms with one of each",
         ]
     else:
+        names = {"async-1": "非同期 1 台", "async-2": "非同期 2 台", "sync-1": "同期 1 台", "sync-2": "同期 2 台",
+                 "mixed-1s1a": "同期 1 台 + 非同期 1 台"}
         expected = [
             f"レプリケーションなしの 3 回の実行は中央値 {fmt(n, 1)} に対して {fmt(min(tps['none']), 1)} から "
             f"{fmt(max(tps['none']), 1)} TPS の範囲にある",
-            f"非同期 1 台は {fmt(med['async-1'], 1)} TPS (レプリケーションなしの {pct['async-1']} %)、非同期 2 台は "
-            f"{fmt(med['async-2'], 1)} TPS ({pct['async-2']} %)、同期 1 台は {fmt(med['sync-1'], 1)} TPS ({pct['sync-1']} %)、"
-            f"同期 2 台は {fmt(med['sync-2'], 1)} TPS ({pct['sync-2']} %)、同期 1 台 + 非同期 1 台は "
-            f"{fmt(med['mixed-1s1a'], 1)} TPS ({pct['mixed-1s1a']} %)",
+            *(f"{names[p]}: {fmt(med[p], 1)} TPS、レプリケーションなしの {pct[p]} %。判定は{words[verdicts[p]]}、"
+              f"p = {p_of[p]}" for p in PATTERNS[1:]),
             f"同期 1 台では CPU アイドルは {fmt(idle['sync-1'], 1)} % で、スタンバイも同じマシンで動いているのに、"
             f"レプリケーションなし ({fmt(idle['none'], 1)} %) より多かった",
-            f"CPU アイドルは非同期 1 台で {fmt(idle['async-1'], 1)} %、2 台で {fmt(idle['async-2'], 1)} % に下がった",
-            f"(1 台で {fy2017['async-1']} %、2 台で {fy2017['async-2']} %)",
-            f"(1 台で {fy2017['sync-1']} %、2 台で {fy2017['sync-2']} %)",
-            f"replay_lag はどの構成でも中央値で {lag_lo} から {lag_hi} ms",
+            f"CPU アイドルは非同期 1 台で {fmt(idle['async-1'], 1)} %、2 台で {fmt(idle['async-2'], 1)} % だった",
+            "非同期スタンバイでの低下がずっと小さく、同期スタンバイではほぼ同じだった (2017 年度報告書の表 8.8 と 8.9",
+            f"replay_lag (2 つ目の表、中央値) は、非同期 1 台で {lag['async-1']} ms、非同期 2 台で {lag['async-2']} ms、"
+            f"同期 1 台で {lag['sync-1']} ms、同期 2 台で {lag['sync-2']} ms、同期 1 台 + 非同期 1 台で "
+            f"{lag['mixed-1s1a']} ms だった",
         ]
+        expected = ["".join(s.split()) for s in expected]
     for sentence in expected:
-        assert sentence in text, f"replication.{lang}.md: expected {sentence!r}"
-    # what the sentences claim about the runs: every pattern with a standby slower than every run without one,
-    # so worse beyond noise, each at the smallest p 3 runs against 3 can give
-    for p in PATTERNS[1:]:
-        assert max(tps[p]) < min(tps["none"]), p
-        assert verdicts[p] == "✗" and rank_sum_p(tps[p], tps["none"]) == pytest.approx(0.1), p
-    assert "p = 0.100" in text
+        assert sentence in text, f"replication.{lang}: expected {sentence!r} in {text!r}"
+    # FY2017's printed ratios are another report's numbers: referred to by its tables, not copied (issue 40)
+    for p in ("async-1", "async-2", "sync-2"):  # (sync-1: this report's own ratio happens to print the same)
+        assert f"{fy2017[p]} %" not in text and f"{fy2017[p]}%" not in text, p
+    # what the sentences claim about the runs: synchronous standbys cost about what FY2017's did, asynchronous
+    # ones more (they share this machine's CPUs)
+    assert abs(float(pct["sync-1"]) - float(fy2017["sync-1"])) < 5
+    assert float(pct["async-1"]) < float(fy2017["async-1"]) - 10 and float(pct["async-2"]) < float(fy2017["async-2"]) - 10

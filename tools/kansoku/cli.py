@@ -331,7 +331,7 @@ def example_main(argv: list[str] | None = None, prog: str = "kansoku example") -
     if rc != 0:
         return rc
     # the example's PDFs are built with the site, into it, and linked from its pages
-    rc = build_main(shared + ([] if args.no_pdf else ["--pdf", "example"]))
+    rc = build_main(shared + ["--strict"] + ([] if args.no_pdf else ["--pdf", "example"]))
     if rc != 0:
         return rc
     if not args.quiet:
