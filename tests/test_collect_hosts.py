@@ -732,6 +732,55 @@ def test_perf_the_server_log_and_a_setup_on_the_server_host(sshd, server, tmp_pa
         assert con.execute("SELECT DISTINCT role FROM pg_checkpoints").fetchall() == [("server",)]
     finally:
         con.close()
+    # the profile's table and flame graph name the host profiled, its role and its machine, in each language
+    from kansoku.report.build import compute_figure_model, compute_table_model
+    from kansoku.spec.model import load_report
+    from kansoku.store.db import open_store
+
+    spec = tmp_path / "remote-test.toml"
+    spec.write_text(PROFILE_SPEC)
+    report = load_report(spec)
+    items = {it.id: it for ch in report.chapters for it in ch.tables + ch.figures}
+    store = open_store(db, read_only=True)
+    try:
+        table = compute_table_model(store, report, items["top"])
+        figure = compute_figure_model(store, report, items["flame"])
+    finally:
+        store.close()
+    cpu = f"{host['machine']['cpu_model']} × {host['machine']['cpu_count']}"
+    for notes in (table.footnote, figure.footnote):
+        assert notes["en"] == f"Profiled on host {socket.gethostname()} (server; {cpu}, " \
+                              f"{notes['en'].rsplit(', ', 1)[1]}", notes
+        assert notes["en"].endswith(" GiB).") or notes["en"].endswith(" MiB).")
+        assert notes["ja"].startswith(f"プロファイルの取得先: ホスト {socket.gethostname()}（サーバ、{cpu}, ")
+
+
+PROFILE_SPEC = """
+[report]
+id = "remote-test"
+fiscal_year = 2026
+title = { ja = "遠隔", en = "Remote" }
+organisation = { ja = "kansoku", en = "kansoku" }
+
+[[chapter]]
+id = "c"
+title = { ja = "章", en = "Chapter" }
+
+[[chapter.table]]
+id = "top"
+caption = { ja = "上位の関数", en = "Top functions" }
+rows = "functions"
+metric = "profile_samples"
+columns = "clients"
+options = { top = 5 }
+
+[[chapter.figure]]
+id = "flame"
+caption = { ja = "フレームグラフ", en = "Flame graph" }
+chart = "flamegraph"
+metric = "profile_samples"
+series = "clients"
+"""
 
 
 def test_a_setup_on_an_unknown_host_and_perf_on_this_host_are_plan_errors(tmp_path):
