@@ -638,3 +638,172 @@ def test_sshd_stopped_mid_run_fails_the_run(sshd, tmp_path):
     for left in set(tmp.glob("kansoku-collect.*")) - before:  # never fetched: marked by its supervisor
         assert (left / collect_hosts.ORPHANED).is_file()
         shutil.rmtree(left, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- perf, the server log and setups on a host
+
+REMOTE_PLAN = """\
+root = "runs"
+order = "listed"
+settle_s = 0.3
+pg_stat_interval_s = 0
+
+[factors]
+study = ["remote"]
+clients = [2]
+
+[run]
+command = "sh -c 'pgbench -n -h 127.0.0.1 -p {port} -U postgres -c {{clients}} -j 1 -T 2 -b select-only bench && psql -X -q -h 127.0.0.1 -p {port} -U postgres -d bench -c CHECKPOINT'"
+output = "pgbench.log"
+
+[[setup]]                   # runs on the server host, over ssh
+on = ["study"]
+host = "dbserver"
+command = "pgbench -i -q -s 1 -h 127.0.0.1 -p {port} -U postgres bench && echo \\"$SSH_CONNECTION\\" > {{plan_dir}}/setup-ssh.txt"
+log = ".setup/init.log"
+
+[hosts.pgclient]
+role = "client"
+
+[hosts.dbserver]
+role = "server"
+ssh = "{alias}"
+ssh_config = "{config}"
+monitors = ["vmstat"]
+perf_pidfile = "{pidfile}"
+perf_frequency = 199
+server_log = "{log}"
+"""
+
+
+def _perf_can_record() -> bool:
+    from kansoku.collect.profile import ProfileError, probe
+
+    if shutil.which("perf") is None:
+        return False
+    try:
+        probe(None, 99)
+        return True
+    except ProfileError:
+        return False
+
+
+@needs_ssh
+@needs_pg
+@pytest.mark.skipif(not _perf_can_record(), reason="perf missing or cannot record here (perf_event_paranoid)")
+def test_perf_the_server_log_and_a_setup_on_the_server_host(sshd, server, tmp_path):  # noqa: F811
+    """A plan whose server host is reached over ssh: its [[setup]] runs there, perf records its postmaster there and
+    the part of its log written during the run comes back with its monitors; ingest stores the profile and the
+    checkpoints under that host's role, none under the client's."""
+    from kansoku.ingest.pipeline import ingest
+
+    plan = tmp_path / "plan.toml"
+    plan.write_text(REMOTE_PLAN.format(port=server["port"], alias=ALIAS, config=sshd["ssh_config"],
+                                       pidfile=server["data"] / "postmaster.pid", log=server["base"] / "server.log"))
+    p = _collect("--plan", plan, timeout=240)
+    assert p.returncode == 0, p.stderr
+    assert "setup (on host dbserver, ssh kansoku-test-server)" in p.stderr
+    assert (tmp_path / "setup-ssh.txt").read_text().strip().endswith(f" {sshd['port']}")  # it ran in an ssh session
+    assert "# host: dbserver (server, ssh kansoku-test-server)" in (tmp_path / "runs" / ".setup" / "init.log").read_text()
+    run = tmp_path / "runs" / "study=remote" / "clients=2"
+    hd = run / "host=dbserver"
+    assert not (run / "perf-script.txt.gz").exists() and not (run / "server.log").exists()  # not the client's
+    assert (hd / "perf-script.txt.gz").stat().st_size > 0 and not (hd / "perf.data").exists()
+    assert "checkpoint starting:" in (hd / "server.log").read_text()
+    host = _load(hd / "host.toml")
+    coll = host["collect"]
+    assert "errors" not in coll, coll.get("errors")
+    assert coll["perf_record"].startswith("perf record -g -F 199 -e ") and coll["perf_stop_signal"] == "INT"
+    assert coll["perf_target"] == "postmaster and its processes" and coll["collectors_stop_signal"] == "vmstat:INT"
+    assert coll["server_log"] == str(server["base"] / "server.log") and coll["server_log_bytes"] > 0
+    assert host["versions"]["perf"].startswith("perf version")
+    db = tmp_path / "k.duckdb"
+    report = ingest([tmp_path / "runs"], db)
+    assert report.ok
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        hosts = con.execute("SELECT DISTINCT host, role FROM profile_stacks").fetchall()
+        assert hosts == [(socket.gethostname(), "server")], hosts
+        assert con.execute("SELECT role, samples > 0 FROM profile_hosts").fetchall() == [("server", True)]
+        procs = con.execute("SELECT list(DISTINCT process) FROM profile_stacks").fetchone()[0]
+        assert procs == ["postgres"]  # the postmaster's processes only
+        assert con.execute("SELECT DISTINCT role FROM pg_checkpoints").fetchall() == [("server",)]
+    finally:
+        con.close()
+    # the profile's table and flame graph name the host profiled, its role and its machine, in each language
+    from kansoku.report.build import compute_figure_model, compute_table_model
+    from kansoku.spec.model import load_report
+    from kansoku.store.db import open_store
+
+    spec = tmp_path / "remote-test.toml"
+    spec.write_text(PROFILE_SPEC)
+    report = load_report(spec)
+    items = {it.id: it for ch in report.chapters for it in ch.tables + ch.figures}
+    store = open_store(db, read_only=True)
+    try:
+        table = compute_table_model(store, report, items["top"])
+        figure = compute_figure_model(store, report, items["flame"])
+    finally:
+        store.close()
+    cpu = f"{host['machine']['cpu_model']} × {host['machine']['cpu_count']}"
+    for notes in (table.footnote, figure.footnote):
+        assert notes["en"] == f"Profiled on host {socket.gethostname()} (server; {cpu}, " \
+                              f"{notes['en'].rsplit(', ', 1)[1]}", notes
+        assert notes["en"].endswith(" GiB).") or notes["en"].endswith(" MiB).")
+        assert notes["ja"].startswith(f"プロファイルの取得先: ホスト {socket.gethostname()}（サーバ、{cpu}, ")
+
+
+PROFILE_SPEC = """
+[report]
+id = "remote-test"
+fiscal_year = 2026
+title = { ja = "遠隔", en = "Remote" }
+organisation = { ja = "kansoku", en = "kansoku" }
+
+[[chapter]]
+id = "c"
+title = { ja = "章", en = "Chapter" }
+
+[[chapter.table]]
+id = "top"
+caption = { ja = "上位の関数", en = "Top functions" }
+rows = "functions"
+metric = "profile_samples"
+columns = "clients"
+options = { top = 5 }
+
+[[chapter.figure]]
+id = "flame"
+caption = { ja = "フレームグラフ", en = "Flame graph" }
+chart = "flamegraph"
+metric = "profile_samples"
+series = "clients"
+"""
+
+
+def test_a_setup_on_an_unknown_host_and_perf_on_this_host_are_plan_errors(tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text("""\
+order = "listed"
+[factors]
+x = [1]
+[run]
+command = "true"
+[[setup]]
+host = "dbservr"
+command = "true"
+[hosts.pgclient]
+role = "client"
+perf_pidfile = "/tmp/postmaster.pid"
+[hosts.dbserver]
+role = "server"
+ssh = "db1"
+perf_event = "cpu-clock"
+""")
+    p = _collect("--plan", plan, "--dry-run")
+    assert p.returncode == 3, p.stderr
+    assert 'setup[0].host: host "dbservr" is not a host of [hosts]; did you mean "dbserver"?' in p.stderr, p.stderr
+    assert "hosts.pgclient.perf_pidfile: perf_pidfile is for a host reached over ssh" in p.stderr
+    assert "hosts.dbserver.perf_event: perf_event without perf_pidfile or perf_system_wide" in p.stderr

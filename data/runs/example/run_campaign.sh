@@ -1,11 +1,30 @@
 #!/bin/sh
 # The whole example campaign, as it was run for data/runs/example (about 65 minutes on 2 vCPUs, of which
-# the replication study, last, about 15).
+# the replication study about 15), then the client/server study.
 # Run from the repository root as root (the clusters run as the postgres OS user):
-#   sh data/runs/example/run_campaign.sh
+#   sh data/runs/example/run_campaign.sh                 # every study
+#   sh data/runs/example/run_campaign.sh clientserver    # the client/server study alone (clientserver.toml)
 # Interrupted? Run it again: finished runs are skipped.
 set -eu
 HERE=$(dirname "$0")
+clientserver() {
+    # the server host reached over ssh: an OpenSSH server on 127.0.0.1 with throw-away keys (setup.sh)
+    sh "$HERE/setup.sh" init
+    sh "$HERE/setup.sh" sshd-start
+    trap 'sh "$HERE/setup.sh" sshd-stop' EXIT
+    tools/collect --plan "$HERE/clientserver.toml"
+    sh "$HERE/setup.sh" stop
+}
+case "${1:-all}" in
+clientserver)
+    clientserver
+    exit 0
+    ;;
+all) ;;
+*)
+    sed -n '2,7p' "$0"; exit 2
+    ;;
+esac
 sh "$HERE/setup.sh" init
 tools/collect --plan "$HERE/scaleup.toml"
 tools/collect --plan "$HERE/syscalls.toml"
@@ -18,3 +37,5 @@ sh "$HERE/setup.sh" stop
 sh "$HERE/replication.sh" init
 tools/collect --plan "$HERE/replication.toml"
 sh "$HERE/replication.sh" stop
+# the client/server study: pgbench here, the server over ssh, both monitored, the server profiled
+clientserver

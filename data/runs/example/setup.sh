@@ -10,7 +10,11 @@
 #   sh setup.sh fio-file        stop both clusters; write the fio test file (256 MiB of random data)
 #   sh setup.sh query-data S    the parallel-query study's data (parallel.toml): pgbench's tables at scale S in
 #                               bench_query, analysed (once per scale; the running cluster)
-#   sh setup.sh clean           stop both clusters and delete $BASE
+#   sh setup.sh sshd-start      the client/server study's "server host" (clientserver.toml): an OpenSSH server
+#                               on 127.0.0.1 at a free port with throw-away host and user keys under $BASE/ssh,
+#                               and $BASE/ssh/ssh_config naming it kansoku-example-server (as the tests do)
+#   sh setup.sh sshd-stop       stop it (its keys stay; clean removes them)
+#   sh setup.sh clean           stop both clusters and sshd, and delete $BASE
 #
 # Environment: KANSOKU_EXAMPLE_BASE (default /tmp/kansoku_example), KANSOKU_EXAMPLE_PORT (default 5433),
 # PG_BINDIR (default: the newest /usr/lib/postgresql/*/bin).
@@ -25,7 +29,7 @@ running() { [ -f "$BASE/$1/postmaster.pid" ] && as_pg "$BIN/pg_ctl" -D "$BASE/$1
 
 case "${1:-}" in
 install)
-    apt-get install -y postgresql sysstat fio strace procps linux-perf
+    apt-get install -y postgresql sysstat fio strace procps linux-perf openssh-server openssh-client
     ;;
 init)
     mkdir -p "$BASE/sock"
@@ -80,11 +84,62 @@ query-data)
     fi
     as_pg "$BIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d bench_query -c "VACUUM ANALYZE"
     ;;
+sshd-start)
+    SSH=$BASE/ssh
+    if [ -f "$SSH/sshd.pid" ] && kill -0 "$(cat "$SSH/sshd.pid")" 2>/dev/null; then
+        echo "sshd already runs ($SSH/ssh_config)"; exit 0
+    fi
+    mkdir -p "$SSH"; chmod 700 "$SSH"
+    for k in host_key user_key; do
+        [ -f "$SSH/$k" ] || ssh-keygen -q -t ed25519 -N "" -C "kansoku-example-$k" -f "$SSH/$k"
+    done
+    cp "$SSH/user_key.pub" "$SSH/authorized_keys"
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    login=$(id -un)
+    cat > "$SSH/sshd_config" <<CONF
+ListenAddress 127.0.0.1
+Port $port
+HostKey $SSH/host_key
+PidFile $SSH/sshd.pid
+AuthorizedKeysFile $SSH/authorized_keys
+StrictModes no
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+AllowUsers $login
+LogLevel ERROR
+CONF
+    echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$SSH/host_key.pub")" > "$SSH/known_hosts"
+    cat > "$SSH/ssh_config" <<CONF
+Host kansoku-example-server
+    HostName 127.0.0.1
+    Port $port
+    User $login
+    IdentityFile $SSH/user_key
+    IdentitiesOnly yes
+    IdentityAgent none
+    UserKnownHostsFile $SSH/known_hosts
+    StrictHostKeyChecking yes
+CONF
+    [ "$(id -u)" = 0 ] && mkdir -p /run/sshd  # sshd's privilege separation directory
+    "$(command -v sshd || echo /usr/sbin/sshd)" -f "$SSH/sshd_config"
+    i=0; until ssh -F "$SSH/ssh_config" -o BatchMode=yes kansoku-example-server true 2>/dev/null; do
+        i=$((i + 1)); [ "$i" -lt 50 ] || { echo "sshd on port $port does not answer" >&2; exit 1; }; sleep 0.2
+    done
+    echo "sshd on 127.0.0.1:$port: ssh -F $SSH/ssh_config kansoku-example-server"
+    ;;
+sshd-stop)
+    SSH=$BASE/ssh
+    if [ -f "$SSH/sshd.pid" ]; then kill "$(cat "$SSH/sshd.pid")" 2>/dev/null || true; rm -f "$SSH/sshd.pid"; fi
+    ;;
 clean)
     sh "$0" stop
+    sh "$0" sshd-stop
     rm -rf "$BASE"
     ;;
 *)
-    sed -n '2,18p' "$0"; exit 2
+    sed -n '2,23p' "$0"; exit 2
     ;;
 esac

@@ -36,7 +36,10 @@ collectors only from its own Ctrl-C trap, so a killed driver leaves them running
    ``ready`` and waits on its standard input. A ``stop`` line — or the end of its input, which is what it sees
    when this collect dies, is killed or loses the connection — stops every monitor's process group (SIGINT,
    SIGTERM after 3 s, SIGKILL after 2 s more), renders ``sa.bin`` with that host's ``sadf`` and exits. So the
-   monitors stop on every host whatever happens to this process.
+   monitors stop on every host whatever happens to this process. A host with ``perf_pidfile`` (probed when the
+   host is reached: :func:`perf_probe_script`) runs ``perf record -g`` the same way, stopped first with more
+   time, then ``perf script | gzip`` there; with ``server_log`` the part of that log written meanwhile is
+   copied to ``server.log``. Every file name reaching the remote shell is quoted (``shlex.quote``).
 5. **Fetch:** ``tar`` of the remote directory into ``host=<name>/``, then the remote directory is removed.
    A supervisor whose input ended without ``stop`` (this collect killed, the connection lost) writes
    ``.kansoku-orphaned`` into its directory once its monitors stopped: nobody will fetch it, and the next
@@ -58,7 +61,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kansoku.collect import profile
 from kansoku.collect import run as R
+from kansoku.collect.server_log import OUTPUT as SERVER_LOG_OUTPUT
 
 SAMPLING_INTERVAL_S = 1.0  # the monitors sample every second (run.MONITORS)
 CLOCK_SAMPLES = 7
@@ -82,6 +87,17 @@ class Host:
     conninfo: str | None = None
     strace_pidfile: str | None = None
     pg_stat_replication: bool = False
+    # perf record -g on that host (collect/profile.py, run there by the supervisor): the postmaster whose
+    # postmaster.pid this is and its processes, or every CPU
+    perf_pidfile: str | None = None
+    perf_system_wide: bool = False
+    perf_frequency: int = 99
+    perf_event: str | None = None
+    server_log: str | None = None  # the PostgreSQL log on that host: the part written during the run
+
+    @property
+    def profiled(self) -> bool:
+        return bool(self.perf_pidfile) or self.perf_system_wide
 
     @property
     def dir_name(self) -> str:
@@ -278,6 +294,45 @@ def parse_inventory(text: str) -> tuple[dict[str, Any], dict[str, str]]:
     return machine, versions
 
 
+# ---------------------------------------------------------------- perf on a host
+
+def perf_probe_script(host: Host) -> str:
+    """The sh program that checks perf can record on the host (profile.probe, there) and, with a pidfile, that
+    the process it names runs. Prints ``ok EVENT`` (the event perf really recorded), or ``fail WORDS`` and
+    ``paranoid N``, or ``nopid WORDS``."""
+    events = " ".join(shlex.quote(e) for e in profile.candidate_events(host.perf_event))
+    check_pid = ""
+    if host.perf_pidfile and not host.perf_system_wide:
+        f = shlex.quote(host.perf_pidfile)
+        check_pid = (f'pid=$(head -n 1 {f} 2>/dev/null)\n'
+                     f'if [ -z "$pid" ]; then echo "nopid cannot read a PID from "{f}; exit 0; fi\n'
+                     f'if [ ! -d "/proc/$pid" ]; then echo "nopid no process $pid to profile (is the server '
+                     f'running?)"; exit 0; fi\n')
+    return f"""set -u
+if ! command -v perf >/dev/null 2>&1; then echo "fail perf not found in PATH (Debian: apt-get install linux-perf)"; exit 0; fi
+{check_pid}t=$(mktemp -d "${{TMPDIR:-/tmp}}/kansoku-perf.XXXXXX") || exit 97
+for ev in {events}; do
+    if perf record -q -g -F {int(host.perf_frequency)} -e "$ev" -o "$t/probe.data" -- true 2>"$t/err" </dev/null; then
+        real=$(perf evlist -i "$t/probe.data" 2>/dev/null | head -n 1 | cut -d: -f1)
+        echo "ok ${{real:-$ev}}"; rm -rf "$t"; exit 0
+    fi
+done
+echo "fail $(head -c 400 "$t/err" | tr '\\n' ' ')"
+echo "paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)"
+rm -rf "$t"
+"""
+
+
+def perf_target(host: Host) -> str:
+    """The perf record options naming what it profiles, as sh words (``$pids``: set by the supervisor)."""
+    return "-a" if host.perf_system_wide else '-p "$pids"'
+
+
+def perf_argv_text(host: Host, event: str) -> str:
+    return (f"perf record -g -F {int(host.perf_frequency)} -e {shlex.quote(event)} {perf_target(host)} "
+            f"-o {profile.DATA}")
+
+
 # ---------------------------------------------------------------- monitors on a host
 
 # what a supervisor whose input ended without "stop" leaves in its directory (the time, UTC): no collect will
@@ -287,9 +342,26 @@ SWEEP_SCRIPT = (f'for d in "${{TMPDIR:-/tmp}}"/kansoku-collect.*; do '
                 f'if [ -f "$d/{ORPHANED}" ] && rm -rf "$d"; then echo "$d"; fi; done; true')
 
 
-def supervisor_script(host: Host, pidfile: str | None) -> str:
-    """The sh program that runs a host's monitors for one run (module docstring, step 4)."""
+def supervisor_script(host: Host, pidfile: str | None, perf_event: str | None = None) -> str:
+    """The sh program that runs a host's monitors for one run (module docstring, step 4); with ``perf_event``,
+    perf record -g too (stopped apart, with more time to write its data, then ``perf script | gzip``), and with
+    the host's ``server_log`` the part of that log written while the monitors ran."""
     starts = []
+    log_start = log_stop = ""
+    if host.server_log:
+        f = shlex.quote(host.server_log)
+        log_start = (f'sl_start=$(wc -c < {f} 2>/dev/null) || {{ sl_start=""; echo "error server_log: cannot read '
+                     f'"{f}; }}\n')
+        log_stop = f"""if [ -n "$sl_start" ]; then
+    if sl_size=$(wc -c < {f} 2>/dev/null); then
+        sl_from=$sl_start
+        if [ "$sl_size" -lt "$sl_start" ]; then sl_from=0; echo "serverlog shrank"; fi
+        if tail -c +$((sl_from + 1)) {f} > {SERVER_LOG_OUTPUT} 2>/dev/null; then
+            echo "serverlog bytes $((sl_size - sl_from))"
+        else echo "error server_log: cannot copy "{f}; fi
+    else echo "error server_log: cannot read "{f}" any more"; fi
+fi
+"""
     for name, argv, out in R.MONITORS:
         if name in host.monitors:
             starts.append(f"start {name} {out or '/dev/null'} /dev/null {shlex.join(argv)}")
@@ -297,6 +369,34 @@ def supervisor_script(host: Host, pidfile: str | None) -> str:
         starts.append(f'pid=$(head -n 1 {shlex.quote(pidfile)} 2>/dev/null)\n'
                       f'if [ -n "$pid" ]; then start strace /dev/null strace_stderr.txt strace -c -f -p "$pid" '
                       f'-o strace_c.txt; else echo "error strace: no PID in "{shlex.quote(pidfile)}; fi')
+    perf_start = perf_stop = ""
+    if perf_event:
+        if not host.perf_system_wide:
+            f = shlex.quote(host.perf_pidfile or "")
+            # perf -p follows the processes forked after it attached, not the children already running: named too
+            perf_start = (f'pid=$(head -n 1 {f} 2>/dev/null); pids=""\n'
+                          f'if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then pids=$pid; '
+                          f'for c in $(ps -o pid= --ppid "$pid" 2>/dev/null); do pids="$pids,$c"; done; fi\n'
+                          'if [ -z "$pids" ]; then echo "error perf: no process to profile in "' + f + '; else\n')
+        perf_start += (f"start perf /dev/null perf-record.log {perf_argv_text(host, perf_event)}\n"
+                       'if [ -n "${pid_perf:-}" ]; then\n'
+                       '    names=${names% perf}; perfs=perf  # stopped apart, before the monitors\n'
+                       '    # wait until perf has opened its events: the first connections are then followed\n'
+                       '    i=0; while [ "$i" -lt 100 ] && alive "$pid_perf"; do\n'
+                       '        if ls -l "/proc/$pid_perf/fd" 2>/dev/null | grep -q perf_event; then break; fi\n'
+                       '        sleep 0.1; i=$((i + 1))\n    done\nfi\n')
+        if not host.perf_system_wide:
+            perf_start += "fi\n"
+        perf_stop = f"""if [ -n "$perfs" ] && [ -z "$orphaned" ]; then
+    if [ -s {profile.DATA} ]; then
+        {{ perf script -i {profile.DATA} 2> .perf-script.err; echo $? > .perf-script.rc; }} | gzip -c > {profile.OUTPUT}
+        gz=$?; rc=$(cat .perf-script.rc 2>/dev/null)
+        if [ "$rc" = 0 ] && [ "$gz" = 0 ]; then rm -f {profile.DATA}; echo "perfscript ok"
+        else echo "error perf: perf script exited $rc, gzip $gz: $(head -c 300 .perf-script.err | tr '\\n' ' ')"; rm -f {profile.OUTPUT}; fi
+        rm -f .perf-script.err .perf-script.rc
+    else echo "error perf: perf record wrote no {profile.DATA}: $(head -c 300 perf-record.log | tr '\\n' ' ')"; fi
+fi
+"""
     env = " ".join(f"{k}={v}" for k, v in R.MONITOR_ENV.items())
     render = " ".join(f"{k}={v}" for k, v in R.MONITOR_ENV.items())
     return f"""set -u
@@ -304,7 +404,7 @@ d=$(mktemp -d "${{TMPDIR:-/tmp}}/kansoku-collect.XXXXXX") || exit 97
 cd "$d" || exit 97
 echo "dir $d"
 export {env}
-names=""
+names=""; perfs=""
 # an asynchronous command of a non-interactive sh ignores SIGINT: give the monitors the default back
 ds=""; if env --default-signal=INT,QUIT true 2>/dev/null; then ds="env --default-signal=INT,QUIT"; fi
 start() {{
@@ -320,36 +420,37 @@ alive() {{  # a process that has not exited (a zombie waiting for its parent cou
     case "$st" in Z*|"") return 1;; esac
 }}
 if ! command -v ps >/dev/null 2>&1; then alive() {{ sleep 1; return 1; }}; fi
-settle() {{  # wait up to $1 tenths of a second until no monitor is alive
+settle() {{  # wait up to $2 tenths of a second until none of the processes named $1 is alive
     i=0
-    while [ "$i" -lt "$1" ]; do
+    while [ "$i" -lt "$2" ]; do
         any=""
-        for n in $names; do eval "p=\\$pid_$n"; if alive "$p"; then any=1; fi; done
+        for n in $1; do eval "p=\\$pid_$n"; if alive "$p"; then any=1; fi; done
         [ -z "$any" ] && return 0
         sleep 0.1; i=$((i + 1))
     done
     return 1
 }}
-stop_all() {{  # SIGINT to every monitor's process group, SIGTERM after 3 s, SIGKILL after 2 s more
-    for n in $names; do
+stop_all() {{  # SIGINT to the process group of each process named $1 (default: the monitors), SIGTERM after $2
+    set_names=${{1-$names}}; t_int=${{2:-30}}; t_term=${{3:-20}}  # tenths (3 s), SIGKILL after $3 (2 s) more
+    for n in $set_names; do
         eval "p=\\$pid_$n"
         if alive "$p"; then kill -INT "-$p" 2>/dev/null; eval "sig_$n=INT"; else eval "sig_$n=exited"; fi
     done
-    if ! settle 30; then
-        for n in $names; do
+    if ! settle "$set_names" "$t_int"; then
+        for n in $set_names; do
             eval "p=\\$pid_$n"; if alive "$p"; then kill -TERM "-$p" 2>/dev/null; eval "sig_$n=TERM"; fi
         done
-        if ! settle 20; then
-            for n in $names; do eval "p=\\$pid_$n"; if alive "$p"; then eval "sig_$n=KILL"; fi; done
+        if ! settle "$set_names" "$t_term"; then
+            for n in $set_names; do eval "p=\\$pid_$n"; if alive "$p"; then eval "sig_$n=KILL"; fi; done
         fi
     fi
-    for n in $names; do  # the rest of each group (sar's sadc) goes too
+    for n in $set_names; do  # the rest of each group (sar's sadc) goes too
         eval "p=\\$pid_$n"; kill -KILL "-$p" 2>/dev/null; wait "$p" 2>/dev/null
         eval "echo \\"stopped $n \\$sig_$n\\""
     done
 }}
-{chr(10).join(starts)}
-# from here the session may end at any moment (collect killed, connection lost): a write to the closed
+{log_start}{chr(10).join(starts)}
+{perf_start}# from here the session may end at any moment (collect killed, connection lost): a write to the closed
 # channel must not kill this shell before its monitors are stopped
 trap '' PIPE HUP
 echo ready
@@ -357,8 +458,10 @@ echo ready
 # connection lost): nobody will, and the directory is marked for the next collect to this host to remove
 orphaned=""
 read line || orphaned=1
+# perf first, with time to write its data (SIGINT: 30 s, SIGTERM: 5 s more), as collect/profile.py does here
+if [ -n "$perfs" ]; then stop_all "$perfs" 300 50; fi
 stop_all
-if [ -s sa.bin ]; then
+{log_stop}{perf_stop}if [ -s sa.bin ]; then
     if command -v sadf >/dev/null 2>&1; then
         {render} sadf -j sa.bin -- -A > sadf.json 2> .sadf.err || {{ echo "error sadf_json: $(head -c 300 .sadf.err | tr '\\n' ' ')"; rm -f sadf.json; }}
         rm -f .sadf.err
@@ -389,6 +492,7 @@ class RemoteHost:
     remote_dir: str | None = None
     started: dict[str, str] = field(default_factory=dict)
     series: list[Any] = field(default_factory=list)
+    perf_event: str | None = None  # the event perf records there (probed when the host was reached)
     _lines: list[str] = field(default_factory=list)
     _reader: threading.Thread | None = None
     _ready: threading.Event = field(default_factory=threading.Event)
@@ -408,8 +512,9 @@ class RemoteHosts:
     def __bool__(self) -> bool:
         return bool(self._wanted)
 
-    def open(self) -> None:
-        """Reach every host and measure its clock; SshError (exit 2) names the first that fails."""
+    def open(self, check_profiles: bool = True) -> None:
+        """Reach every host and measure its clock, and (``check_profiles``) check that perf can record where a
+        host is profiled; SshError (exit 2) names the first that fails."""
         if not self._wanted:
             return
         if shutil.which("ssh") is None:
@@ -426,8 +531,29 @@ class RemoteHosts:
             except ValueError as exc:
                 raise SshError(f"{ssh.where()}: its clock could not be read: {exc}; the run was not started") from None
             check_clock(h.name, ssh.where(), rh.offset, rh.error)
+            if h.profiled and check_profiles:
+                rh.perf_event = self._probe_perf(rh)
             R._log(f"host {h.name} ({h.role}, ssh {h.target}): reached; clock offset {rh.offset * 1000:+.1f} ms "
                    f"(± {rh.error * 1000:.1f} ms)", self.quiet)
+
+    @staticmethod
+    def _probe_perf(rh: RemoteHost) -> str:
+        """The event perf records on the host (profile.probe, there); SshError when it cannot record or the
+        server to profile does not run, before anything is started."""
+        try:
+            p = rh.ssh.run(perf_probe_script(rh.host), timeout=90)
+        except (subprocess.SubprocessError, OSError) as exc:
+            raise SshError(f"{rh.ssh.where()}: perf could not be probed: {exc}; the run was not started") from None
+        said = dict(ln.split(" ", 1) if " " in ln else (ln, "") for ln in
+                    p.stdout.decode(errors="replace").splitlines() if ln.strip())
+        if p.returncode == 0 and said.get("ok"):
+            return said["ok"].strip()
+        if "nopid" in said:
+            raise SshError(f"{rh.ssh.where()}: perf: {said['nopid']}; the run was not started")
+        words = said.get("fail") or _words(p.stderr.decode(errors="replace"))
+        raise SshError(f"{rh.ssh.where()}: perf cannot record there (event "
+                       f"{', '.join(profile.candidate_events(rh.host.perf_event))}): {words.strip() or 'no output'}; "
+                       f"{profile.paranoid_hint(said.get('paranoid', '').strip() or None)}; the run was not started")
 
     def inventory(self, run_dir: Path) -> None:
         """[machine], [versions] and (with a conninfo) [server] of every host; creates host=<name>/."""
@@ -439,6 +565,7 @@ class RemoteHosts:
             tools = ["sysstat", "procps_vmstat"] if h.monitors else []
             tools += ["strace"] if h.strace_pidfile else []
             tools += ["psql", "postgres"] if h.conninfo else []
+            tools += ["perf"] if rh.perf_event else []
             self._sweep(rh)
             try:
                 p = rh.ssh.run(_inventory_script(tools), timeout=60)
@@ -468,7 +595,7 @@ class RemoteHosts:
     def start_monitors(self, timeout: float = 30.0) -> list[str]:
         """Start every host's supervisor and wait until each says ready; the problems, as 'host: words'."""
         for rh in self.hosts:
-            argv = rh.ssh.argv(supervisor_script(rh.host, rh.host.strace_pidfile))
+            argv = rh.ssh.argv(supervisor_script(rh.host, rh.host.strace_pidfile, rh.perf_event))
             rh.collect["collectors_start"] = R._now()
             try:
                 rh.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -504,6 +631,13 @@ class RemoteHosts:
                 rh.started[n] = pid
             elif word == "error":
                 rh.errors.append(rest)
+            elif word == "serverlog":
+                what, _, value = rest.partition(" ")
+                if what == "bytes" and value.isdigit():
+                    rh.collect["server_log_bytes"] = int(value)
+                elif what == "shrank":
+                    rh.collect["server_log_note"] = ("the log shrank during the run (rotated or truncated): copied "
+                                                     "from its start")
             elif word == "ready":
                 rh._ready.set()
         rh._ready.set()
@@ -583,22 +717,26 @@ class RemoteHosts:
         for rh in self.hosts:
             if rh.proc is None:
                 continue
+            # perf: up to 35 s to stop, then perf script | gzip (bounded like profile.Profiler.script's)
+            wait_s = 30 + (1835 if rh.perf_event else 0)
             try:
-                rh.proc.wait(timeout=30)
+                rh.proc.wait(timeout=wait_s)
             except subprocess.TimeoutExpired:
                 rh.proc.kill()
                 rh.proc.wait()
-                self._fail(rh, "monitors: the host did not stop them in 30 s (the connection was closed)")
+                self._fail(rh, f"monitors: the host did not stop them in {wait_s} s (the connection was closed)")
             if rh._reader is not None:
                 rh._reader.join(timeout=5)
             rh.collect["collectors_stop"] = R._now()
             stopped = dict(ln.split(" ", 2)[1:] for ln in rh._lines if ln.startswith("stopped ") and ln.count(" ") == 2)
+            apart = ("strace", "perf")  # not monitors: their own stop signals
             rh.collect["collectors_stop_signal"] = " ".join(
-                f"{n}:{stopped.get(n, 'unknown')}" for n in rh.started if n != "strace")
-            if "strace" in rh.started:
-                rh.collect["strace_stop_signal"] = stopped.get("strace", "unknown")
+                f"{n}:{stopped.get(n, 'unknown')}" for n in rh.started if n not in apart)
+            for n in apart:
+                if n in rh.started:
+                    rh.collect[f"{n}_stop_signal"] = stopped.get(n, "unknown")
             for n in rh.started:
-                if n != "strace" and stopped.get(n) == "exited":
+                if n not in apart and stopped.get(n) == "exited":
                     self._fail(rh, f"monitor {n} ended before the run did")
             if "done" not in rh._lines and not rh.failures:
                 self._fail(rh, "monitors: the supervisor did not finish (" + self._session_words(rh) + ")")
@@ -650,6 +788,16 @@ class RemoteHosts:
             coll: dict[str, Any] = {"ssh": h.target, "name": h.name, **commands}
             if h.strace_pidfile:
                 coll["strace"] = f"strace -c -f -p $(head -n 1 {shlex.quote(h.strace_pidfile)}) -o strace_c.txt"
+            if rh.perf_event:  # the keys profile.Profiler.commands gives this host's run.toml
+                coll["perf_record"] = perf_argv_text(h, rh.perf_event).replace(
+                    '"$pids"', f"$(head -n 1 {shlex.quote(h.perf_pidfile or '')}),<its children>") + " 2> perf-record.log"
+                coll["perf_script"] = f"perf script -i {profile.DATA} | gzip > {profile.OUTPUT}"
+                coll["perf_frequency_hz"] = h.perf_frequency
+                coll["perf_event"] = rh.perf_event
+                coll["perf_target"] = "system-wide" if h.perf_system_wide else "postmaster and its processes"
+            if h.server_log:
+                coll["server_log"] = h.server_log
+                coll["server_log_output"] = SERVER_LOG_OUTPUT
             coll.update(rh.collect)
             if rh.errors:
                 coll["errors"] = list(rh.errors)

@@ -40,6 +40,7 @@ A plan is a TOML file (``tools/collect --plan PLAN.toml``; see data/runs/example
     match = { workload = "update" }          # optional: only for these runs
     command = "pgbench -i -s 10 -F 80 -h 127.0.0.1 -p 5433 -U postgres bench"
     log = ".setup/init_{config}_{clients}.log"   # optional, relative to root; default .setup/setup.log
+    host = "dbserver"                        # optional: run it on that host of [hosts] over ssh (sh -c there)
 
     [hosts.pgclient]           # the hosts of each run (optional; collect/hosts.py). No ssh: this host,
     role = "client"            # whose files stay at the top of the run directory (run.toml role)
@@ -53,6 +54,8 @@ A plan is a TOML file (``tools/collect --plan PLAN.toml``; see data/runs/example
     conninfo = "dbname=bench_{workload}"      # optional: psql there: [server], pg_stat snapshots
     strace_pidfile = "/var/lib/postgresql/15/main/postmaster.pid"   # optional: strace -c there
     pg_stat_replication = false               # optional: the standbys' lags (with conninfo)
+    perf_pidfile = "/var/lib/postgresql/15/main/postmaster.pid"   # optional: perf record -g there (template)
+    server_log = "/var/log/postgresql/postgresql-15-main.log"     # optional: its part written during the run
 
 The plan is checked before anything runs (collect/plan_schema.py, schema in docs/collect-plan.schema.json):
 every problem at once, with its line and "did you mean", exit status 3.
@@ -80,16 +83,18 @@ import itertools
 import os
 import random
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kansoku.collect.hosts import Host, RemoteHosts
+from kansoku.collect.hosts import Host, RemoteHosts, Ssh
 from kansoku.collect.profile import ProfileRequest
 from kansoku.collect.run import (
     EXIT_INTERRUPTED,
@@ -107,12 +112,16 @@ class PlanError(CollectError):
     pass
 
 
+HOST_TEMPLATES = ("conninfo", "strace_pidfile", "perf_pidfile", "server_log")  # [hosts.NAME] keys rendered per run
+
+
 @dataclass
 class Setup:
     on: list[str]
     match: dict[str, list[str]]
     command: str
     log: str
+    host: str | None = None  # a host of [hosts] reached over ssh: the command runs there (None: here)
 
 
 @dataclass
@@ -166,7 +175,10 @@ def hosts_of(d: dict, base: Path) -> tuple[list[Host], str | None]:
                            ssh_config=str((base / Path(cfg).expanduser()).resolve()) if cfg else None,
                            monitors=tuple(h.get("monitors", Host.monitors)), conninfo=h.get("conninfo"),
                            strace_pidfile=h.get("strace_pidfile"),
-                           pg_stat_replication=bool(h.get("pg_stat_replication", False))))
+                           pg_stat_replication=bool(h.get("pg_stat_replication", False)),
+                           perf_pidfile=h.get("perf_pidfile"), perf_system_wide=bool(h.get("perf_system_wide", False)),
+                           perf_frequency=int(h.get("perf_frequency", 99)), perf_event=h.get("perf_event"),
+                           server_log=h.get("server_log")))
     return remote, role
 
 
@@ -195,7 +207,7 @@ def load_plan(path: Path) -> Plan:
     for s in d.get("setup", []):
         on = s.get("on", [])
         setups.append(Setup([on] if isinstance(on, str) else list(on), _match(s.get("match"), str(path)),
-                            s["command"], s.get("log", ".setup/setup.log")))
+                            s["command"], s.get("log", ".setup/setup.log"), s.get("host")))
     seed = d.get("seed")
     plan_dir = path.resolve().parent
     hosts, role = hosts_of(d, plan_dir)
@@ -251,7 +263,7 @@ def request_for(plan: Plan, pr: PlannedRun, total: int, setups: list[str], quiet
     opt = {k: _render(str(plan.run[k]), v, where) for k in ("output", "conninfo", "strace_pidfile", "note",
                                                               "strace_pid", "server_log") if k in plan.run}
     hosts = [dataclasses.replace(h, **{k: _render(getattr(h, k), v, f"{plan.path}: [hosts.{h.name}]")
-                                       for k in ("conninfo", "strace_pidfile") if getattr(h, k)})
+                                       for k in HOST_TEMPLATES if getattr(h, k)})
              for h in plan.hosts]
     return RunRequest(
         hosts=hosts, role=plan.role, pg_stat_replication=bool(plan.run.get("pg_stat_replication", False)),
@@ -289,19 +301,44 @@ def _setup_commands(plan: Plan, pr: PlannedRun) -> list[tuple[Setup, str]]:
     return [(s, _render(s.command, v, f"{plan.path}: [[setup]]")) for s in plan.setups if _matches(s.match, pr.factors)]
 
 
+def _setup_host(plan: Plan, setup: Setup) -> Host | None:
+    """The host a setup runs on over ssh (None: this host)."""
+    return next((h for h in plan.hosts if h.name == setup.host), None) if setup.host else None
+
+
 def _run_setup(plan: Plan, setup: Setup, command: str, pr: PlannedRun, quiet: bool) -> int:
+    host = _setup_host(plan, setup)
+    if host is None:
+        return _run_setup_with(plan, setup, command, pr, quiet, ["/bin/sh", "-c", command], None)
+    control = Path(tempfile.mkdtemp(prefix="kansoku-ssh-"))
+    ssh = Ssh(host, control, 0)
+    try:
+        ssh.open()  # an unreachable host: SshError (exit 2) naming it, before the command starts
+        return _run_setup_with(plan, setup, command, pr, quiet, ssh.argv(command), host)
+    finally:
+        ssh.close()
+        shutil.rmtree(control, ignore_errors=True)
+
+
+def _run_setup_with(plan: Plan, setup: Setup, command: str, pr: PlannedRun, quiet: bool, argv: list[str],
+                    host: Host | None) -> int:
+    """Run a setup command (``argv``: sh here, or ssh running sh on ``host``), its output into its log."""
     log = plan.root / _render(setup.log, _values(plan, pr), f"{plan.path}: [[setup]] log")
     log.parent.mkdir(parents=True, exist_ok=True)
+    where = f" (on host {host.name}, ssh {host.target})" if host else ""
     if not quiet:
-        print(f"collect: setup: {command}", file=sys.stderr, flush=True)
+        print(f"collect: setup{where}: {command}", file=sys.stderr, flush=True)
     with open(log, "ab") as fh:
-        fh.write(f"# command: {command}\n# start: {datetime.now(timezone.utc).isoformat()}\n".encode())
+        fh.write(f"# command: {command}\n".encode())
+        if host is not None:
+            fh.write(f"# host: {host.name} ({host.role}, ssh {host.target})\n".encode())
+        fh.write(f"# start: {datetime.now(timezone.utc).isoformat()}\n".encode())
         fh.flush()
         # Ctrl-C is held back while the setup starts: pressed inside Popen it would leave a started
         # setup nobody stops. Unblocked inside the try below, where a pending Ctrl-C is then raised.
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=plan.path.parent, stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen(argv, cwd=plan.path.parent, stdin=subprocess.DEVNULL,
                                     stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
                                     preexec_fn=default_signals)
             try:
@@ -321,7 +358,7 @@ def _run_setup(plan: Plan, setup: Setup, command: str, pr: PlannedRun, quiet: bo
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         fh.write(f"# exit code: {rc}\n# end: {datetime.now(timezone.utc).isoformat()}\n".encode())
     if rc != 0:
-        print(f"error: setup command exited {rc}: {command} (output in {log}); campaign stopped",
+        print(f"error: setup command exited {rc}{where}: {command} (output in {log}); campaign stopped",
               file=sys.stderr)
     return rc
 
@@ -357,7 +394,7 @@ def run_plan(path: Path, *, dry_run: bool = False, limit: int | None = None, qui
     if todo and plan.hosts:  # and an unreachable host before the first setup (each run checks again)
         hosts = RemoteHosts(plan.hosts, quiet)
         try:
-            hosts.open()
+            hosts.open(check_profiles=False)  # perf is probed before each run, once its server runs
         finally:
             hosts.close()
     t0 = time.monotonic()

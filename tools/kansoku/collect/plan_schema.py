@@ -58,6 +58,16 @@ HOST = {
                              {"type": "string", "minLength": 1}),
         "pg_stat_replication": _d("with conninfo: pg_stat_replication (standbys' lags) before, during and after "
                                   "each run", {"type": "boolean"}),
+        "perf_pidfile": _d("perf record -g ON THIS HOST on the processes of the PostgreSQL server whose postmaster.pid "
+                           "this is (template; the profile is stored under this host and its role)",
+                           {"type": "string", "minLength": 1}),
+        "perf_system_wide": _d("perf record -g -a on this host: every CPU", {"type": "boolean"}),
+        "perf_frequency": _d("perf's sampling frequency in Hz on this host (default 99)",
+                             {"type": "integer", "minimum": 1, "maximum": 100000}),
+        "perf_event": _d("the event perf samples on this host (default cycles; cpu-clock where the machine has no "
+                         "hardware counters)", {"type": "string", "minLength": 1}),
+        "server_log": _d("the PostgreSQL server log ON THIS HOST: the part written during the run is kept as its "
+                         "server.log (template)", {"type": "string", "minLength": 1}),
     },
 }
 
@@ -119,8 +129,11 @@ SCHEMA: dict[str, Any] = {
                     "on": _d("a group = runs with the same values of these factors",
                              {"anyOf": [{"type": "string"}, _NAMES]}),
                     "match": MATCH,
-                    "command": _d("run by /bin/sh -c in the plan's directory (template)",
+                    "command": _d("run by /bin/sh -c in the plan's directory (template); with host, by sh -c on "
+                                  "that host over ssh, in the ssh login's directory",
                                   {"type": "string", "minLength": 1}),
+                    "host": _d("a host of [hosts] reached over ssh: the command runs there (default: the host "
+                               "tools/collect runs on)", {"type": "string", "minLength": 1}),
                     "log": _d("its output, relative to root (default .setup/setup.log; template)",
                               {"type": "string", "minLength": 1}),
                 }}}),
@@ -224,6 +237,12 @@ def cross_problems(raw: dict) -> list[tuple[tuple, str]]:
         for j, g in enumerate(_as_list(on) if isinstance(on, (str, list)) else []):
             factor_name(("setup", i, "on") + ((j,) if isinstance(on, list) else ()), g, "on names")
         match(("setup", i, "match"), s.get("match"))
+        h = s.get("host")
+        hosts = raw.get("hosts") if isinstance(raw.get("hosts"), dict) else {}
+        if isinstance(h, str) and h not in hosts:
+            out.append((("setup", i, "host"), f"host {json.dumps(h, ensure_ascii=False)} is not a host of [hosts]"
+                        + (did_you_mean(h, list(hosts)) or (f"; hosts: {', '.join(hosts)}" if hosts else
+                                                              "; the plan has no [hosts]"))))
 
     known = list(factors) + list(vars_) + list(BUILTIN_NAMES)
 
@@ -266,14 +285,20 @@ def host_problems(raw: dict, templates: Any = None) -> list[tuple[tuple, str]]:
         if not isinstance(h, dict):
             continue
         if "ssh" not in h:
-            for k in ("identity", "ssh_config", "conninfo", "strace_pidfile", "pg_stat_replication", "monitors"):
+            for k in ("identity", "ssh_config", "conninfo", "strace_pidfile", "pg_stat_replication", "monitors",
+                      "perf_pidfile", "perf_system_wide", "perf_frequency", "perf_event", "server_log"):
                 if k in h:
                     out.append((("hosts", n, k), f"{k} is for a host reached over ssh; for the host tools/collect "
                                 f"runs on, use [run] (and monitors = at the top)"))
         if h.get("pg_stat_replication") and "conninfo" not in h:
             out.append((("hosts", n, "pg_stat_replication"), "needs conninfo (psql on that host)"))
+        if "perf_pidfile" in h and h.get("perf_system_wide"):
+            out.append((("hosts", n, "perf_system_wide"), "give perf_pidfile or perf_system_wide, not both"))
+        for k in ("perf_frequency", "perf_event"):
+            if k in h and "perf_pidfile" not in h and not h.get("perf_system_wide"):
+                out.append((("hosts", n, k), f"{k} without perf_pidfile or perf_system_wide: nothing is profiled"))
         if templates is not None:
-            for k in ("conninfo", "strace_pidfile"):
+            for k in ("conninfo", "strace_pidfile", "perf_pidfile", "server_log"):
                 templates(("hosts", n, k), h.get(k))
     return out
 

@@ -85,7 +85,7 @@ def probe(event: str | None, frequency_hz: int) -> str:
         raise ProfileError("perf not found in PATH (Debian: apt-get install linux-perf)")
     if frequency_hz <= 0:
         raise ProfileError(f"perf: the sampling frequency must be a positive number of Hz, not {frequency_hz}")
-    candidates = [event] if event else ["cycles", "cpu-clock"]
+    candidates = candidate_events(event)
     last = ""
     with tempfile.TemporaryDirectory(prefix="kansoku-perf-") as tmp:
         for ev in candidates:
@@ -103,11 +103,20 @@ def probe(event: str | None, frequency_hz: int) -> str:
                 real = ls.stdout.strip().split("\n")[0].split(":")[0].strip() if ls.returncode == 0 else ""
                 return real or ev
             last = " ".join(proc.stderr.decode(errors="replace").split())[:400]
-    hint = (f"kernel.perf_event_paranoid is {_paranoid()}: as a non-root user perf needs 1 or less "
+    raise ProfileError(f"perf cannot record on this machine (event {', '.join(candidates)}): {last or 'no output'}; "
+                       f"{paranoid_hint(_paranoid())}")
+
+
+def paranoid_hint(paranoid: str | None) -> str:
+    """What to change when perf cannot record (here, or on another host: collect/hosts.py)."""
+    return (f"kernel.perf_event_paranoid is {paranoid}: as a non-root user perf needs 1 or less "
             "(sysctl kernel.perf_event_paranoid=1), or CAP_PERFMON; in a container, perf_event_open must be "
             "allowed (docker run --cap-add PERFMON / a seccomp profile that permits it)")
-    raise ProfileError(f"perf cannot record on this machine (event {', '.join(candidates)}): {last or 'no output'}; "
-                       f"{hint}")
+
+
+def candidate_events(event: str | None) -> list[str]:
+    """The events to try, best first: the one asked for, else cycles, then cpu-clock."""
+    return [event] if event else ["cycles", "cpu-clock"]
 
 
 @dataclass

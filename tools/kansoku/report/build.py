@@ -15,6 +15,7 @@ from typing import Any
 from kansoku import words
 from kansoku.analysis import figures
 from kansoku.analysis import tables as analysis
+from kansoku.analysis.charts.profiles import profile_of, profiled_hosts
 from kansoku.analysis.commands import chapters_command_blocks
 from kansoku.model import Author, Chapter, ComputedReport, Figure, MissingFigure, Revision, Table
 from kansoku.report import machines
@@ -116,7 +117,7 @@ def compute_table_model(store: Store, report: Report, item: Item) -> Table:
     t = analysis.compute_table(store, report, item)
     reps = {c.representative for row in t.rows for c in row if c.representative}
     out = t.to_model(item_provenance(store, report, t.runs, reps))
-    out.footnote = scope_footnote(store, item, out.footnote)
+    out.footnote = profile_footnote(store, item, out.runs, scope_footnote(store, item, out.footnote))
     return out
 
 
@@ -125,8 +126,33 @@ def compute_figure_model(store: Store, report: Report, item: Item) -> Figure:
     (provenance)."""
     f = figures.figure_data(store, report, item)
     f.provenance = item_provenance(store, report, f.runs, figure_representatives(store, item))
-    f.footnote = scope_footnote(store, item, f.footnote)
+    f.footnote = profile_footnote(store, item, f.runs, scope_footnote(store, item, f.footnote))
     return f
+
+
+def profile_footnote(store: Store, item: Item, runs: list[str],
+                     footnote: dict[str, str] | None) -> dict[str, str] | None:
+    """A profile's table or figure names the host it profiled, that host's role and its machine (a two-host run
+    profiles the server over ssh, a one-host run where collect runs: the reader is told which)."""
+    profile = profile_of(item)
+    hosts = profiled_hosts(store, runs, profile) if profile and runs else []
+    if not hosts:
+        return footnote
+    out = {}
+    for lang in LANGS:
+        parts = []
+        for host, role, inv, _ in hosts:
+            if inv:
+                d = machines.describe(inv)
+                cpu = d["cpu"][lang] if isinstance(d["cpu"], dict) else d["cpu"]
+                machine = f"{cpu}, {d['memory']}"
+            else:
+                machine = words.t(lang, "profile_host_no_machine")
+            parts.append(words.t(lang, "profile_host_one", host=host or "—",
+                                 role=analysis.role_label(role, lang) if role else "—", machine=machine))
+        note = words.t(lang, "profile_host_note", words.t(lang, "list_separator").join(parts))
+        out[lang] = " ".join(x for x in ((footnote or {}).get(lang), note) if x)
+    return out
 
 
 def scope_footnote(store: Store, item: Item, footnote: dict[str, str] | None) -> dict[str, str] | None:

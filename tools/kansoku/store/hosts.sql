@@ -14,3 +14,9 @@ ALTER TABLE strace_tables ADD COLUMN IF NOT EXISTS host VARCHAR;
 ALTER TABLE strace_tables ADD COLUMN IF NOT EXISTS role VARCHAR;
 ALTER TABLE fio_jobs ADD COLUMN IF NOT EXISTS host VARCHAR;
 ALTER TABLE fio_jobs ADD COLUMN IF NOT EXISTS role VARCHAR;
+ALTER TABLE profile_stacks ADD COLUMN IF NOT EXISTS host VARCHAR;      -- the host perf (or strace -k) profiled
+ALTER TABLE profile_stacks ADD COLUMN IF NOT EXISTS role VARCHAR;
+ALTER TABLE profile_sources ADD COLUMN IF NOT EXISTS host VARCHAR;
+ALTER TABLE profile_sources ADD COLUMN IF NOT EXISTS role VARCHAR;
+ALTER TABLE pg_checkpoints ADD COLUMN IF NOT EXISTS host VARCHAR;      -- the host whose server log it is
+ALTER TABLE pg_checkpoints ADD COLUMN IF NOT EXISTS role VARCHAR;

@@ -9,7 +9,9 @@ conditions with the tables' verdict (analysis/noise.py): higher or lower beyond 
 
 from __future__ import annotations
 
+import json
 import statistics
+from typing import Any
 
 from kansoku import words
 from kansoku.analysis import noise
@@ -186,6 +188,34 @@ def profile_diff(store: Store, report: Report, item: Item) -> ChartData:
                    "y_title": words.t(lang, "chart_profile_function"),
                    "n": words.t(lang, "chart_profile_diff_runs", len(pa.run_ids), b=len(pb.run_ids))}
     return c.chart(item, {"rows": rows, "n_a": len(pa.run_ids), "n_b": len(pb.run_ids)}, w)
+
+
+PROFILE_CHARTS = ("flamegraph", "profile_diff")
+
+
+def profile_of(item: Item) -> str | None:
+    """The profile an item shows (cpu, syscalls), or None when it shows none: a ``rows = "functions"`` table,
+    a flame graph or a differential view."""
+    if (item.kind == "table" and item.rows == "functions") or (item.kind != "table" and item.chart in PROFILE_CHARTS):
+        p = item.options.get("profile", "cpu")
+        return p if p in PROFILES else "cpu"
+    return None
+
+
+def profiled_hosts(store: Store, runs: list[str], profile: str) -> list[tuple[str | None, str | None, dict[str, Any],
+                                                                             int]]:
+    """The hosts whose profile these runs hold: (host, role, machine inventory ({} when not captured), runs),
+    from ``profile_hosts`` (each profile file's host and role) and ``run_hosts`` / ``machines``."""
+    rows = store.query(
+        """SELECT p.host, p.role, any_value(m.inventory)::VARCHAR, count(DISTINCT p.run_id)
+           FROM profile_hosts p
+           LEFT JOIN run_hosts h ON h.run_id = p.run_id AND h.role IS NOT DISTINCT FROM p.role
+                AND (h.host IS NOT DISTINCT FROM p.host OR h.host IS NULL OR p.host IS NULL)
+           LEFT JOIN machines m ON m.machine_id = h.machine_id
+           WHERE p.profile = ? AND p.run_id IN (SELECT unnest(?::VARCHAR[]))
+           GROUP BY p.host, p.role, m.machine_id ORDER BY p.role NULLS LAST, p.host NULLS LAST, m.machine_id""",
+        [profile, runs])
+    return [(host, role, json.loads(inv) if inv else {}, int(n)) for host, role, inv, n in rows]
 
 
 def _runs(store: Store, item: Item) -> list[str]:

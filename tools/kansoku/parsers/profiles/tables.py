@@ -82,6 +82,12 @@ SELECT run_id, profile, coalesce(process, '') AS process, count(DISTINCT pid) AS
        100.0 * sum(samples) / sum(sum(samples)) OVER (PARTITION BY run_id, profile) AS pct
 FROM profile_stacks GROUP BY run_id, profile, coalesce(process, '');
 
+-- Per (run, profile, host): which host was profiled and in which role (store/hosts.sql: the file's host and
+-- role; host = what `hostname` printed there, NULL for the run's own host when unnamed), with its samples.
+CREATE OR REPLACE VIEW profile_hosts AS
+SELECT run_id, profile, host, role, CAST(sum(samples) AS BIGINT) AS samples
+FROM profile_sources GROUP BY run_id, profile, host, role;
+
 -- Per (run, profile): what was sampled.
 CREATE OR REPLACE VIEW profile_runs AS
 SELECT run_id, profile, CAST(sum(samples) AS BIGINT) AS samples,
