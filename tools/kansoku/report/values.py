@@ -7,7 +7,7 @@ Arguments (all named; Hugo takes named or positional ones, never both):
 - ``table``: the table's id; ``row``, ``column``, ``metric``, ``group``: the cell's coordinates, as
   ``cell_notes`` name them (the row's and column's factor values, the metric as the spec names it);
 - ``show``: ``value`` (the aggregate, default), ``compare`` (the comparison with the baseline, "72.2 %"),
-  ``verdict`` (the comparison's noise-aware verdict in words), ``p`` (its test's p), ``min`` / ``max``
+  ``verdict`` (the comparison's noise-aware verdict in words), ``p`` (its test's p; a dash when there were too few runs for one), ``min`` / ``max``
   (the extremes of the cell's runs), ``n`` (its number of runs);
 - ``op`` with ``vs_row`` / ``vs_column`` / ``vs_metric`` / ``vs_group`` (the second cell's coordinates where
   they differ from the first's): ``diff`` (first minus second, at the first's precision), ``ratio`` (first
@@ -131,8 +131,10 @@ def resolve(table: Table, sc: shortcodes.Shortcode) -> BoundValue:
         return BoundValue({lang: words.t(lang, f"verdict_{kind}") for lang in LANGS},
                           {lang: _title(table, cell, lang) for lang in LANGS}, anchor)
     p = cell.verdict.get("p")
-    if p is None:
-        raise Unbound(f"show=p: the comparison at {want} has no test (too few runs)")
+    if p is None:  # too few runs for a test: a dash, and the hover says why (the sentence stays readable)
+        return BoundValue({lang: "—" for lang in LANGS},
+                          {lang: _title(table, cell, lang, words.t(lang, "verdict_too_few_runs")) for lang in LANGS},
+                          anchor)
     return BoundValue({lang: f"{p:.3f}" for lang in LANGS},
                       {lang: _title(table, cell, lang, words.t(lang, "value_show_p")) for lang in LANGS}, anchor, p)
 
