@@ -13,6 +13,7 @@
 #   sh setup.sh sshd-start      the client/server study's "server host" (clientserver.toml): an OpenSSH server
 #                               on 127.0.0.1 at a free port with throw-away host and user keys under $BASE/ssh,
 #                               and $BASE/ssh/ssh_config naming it kansoku-example-server (as the tests do)
+#                               answering as hostname $KANSOKU_EXAMPLE_SERVER_HOSTNAME (default dbserver)
 #   sh setup.sh sshd-stop       stop it (its keys stay; clean removes them)
 #   sh setup.sh clean           stop both clusters and sshd, and delete $BASE
 #
@@ -21,6 +22,7 @@
 set -eu
 BASE=${KANSOKU_EXAMPLE_BASE:-/tmp/kansoku_example}
 PORT=${KANSOKU_EXAMPLE_PORT:-5433}
+SERVER_HOSTNAME=${KANSOKU_EXAMPLE_SERVER_HOSTNAME:-dbserver}
 BIN=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
 CONFIGS="checksums-off checksums-on"
 
@@ -124,7 +126,14 @@ Host kansoku-example-server
     StrictHostKeyChecking yes
 CONF
     [ "$(id -u)" = 0 ] && mkdir -p /run/sshd  # sshd's privilege separation directory
-    "$(command -v sshd || echo /usr/sbin/sshd)" -f "$SSH/sshd_config"
+    # the "server host" answers with a hostname of its own (a UTS namespace), as a second machine would: its
+    # files print it, and kansoku refuses two hosts of one run with one hostname (docs/ingest.md)
+    sshd_bin=$(command -v sshd || echo /usr/sbin/sshd)
+    if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
+        unshare --uts sh -c 'hostname "$1" && exec "$2" -f "$3"' sh "$SERVER_HOSTNAME" "$sshd_bin" "$SSH/sshd_config"
+    else
+        echo "sshd-start needs root and unshare to give the server host its own hostname" >&2; exit 1
+    fi
     i=0; until ssh -F "$SSH/ssh_config" -o BatchMode=yes kansoku-example-server true 2>/dev/null; do
         i=$((i + 1)); [ "$i" -lt 50 ] || { echo "sshd on port $port does not answer" >&2; exit 1; }; sleep 0.2
     done
