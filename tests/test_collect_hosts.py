@@ -23,6 +23,8 @@ import pytest
 from kansoku.collect import hosts as collect_hosts
 
 ROOT = Path(__file__).resolve().parents[1]
+SERVER_HOSTNAME = "kansoku-test-server"  # what `hostname` prints in the second host's sessions (as root)
+REMOTE_HOSTNAME = (SERVER_HOSTNAME if os.geteuid() == 0 and shutil.which("unshare") else socket.gethostname())
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if Path("/usr/sbin/sshd").exists() else None)
 MISSING = [p for p, ok in (("sshd", SSHD), ("ssh", shutil.which("ssh")), ("ssh-keygen", shutil.which("ssh-keygen")),
                            ("sar", shutil.which("sar")), ("iostat", shutil.which("iostat"))) if not ok]
@@ -112,7 +114,12 @@ Host {ALIAS}
 def _start_sshd(config: Path, port: int) -> subprocess.Popen:
     if os.geteuid() == 0:
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation directory
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL,
+    argv = [SSHD, "-D", "-e", "-f", str(config)]
+    if os.geteuid() == 0 and shutil.which("unshare"):
+        # the second host answers with a hostname of its own, as another machine would: kansoku refuses two
+        # hosts of one run with one hostname (docs/ingest.md)
+        argv = ["unshare", "--uts", "sh", "-c", 'hostname "$1" && shift && exec "$@"', "sh", SERVER_HOSTNAME, *argv]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _wait_listening(port, proc)
@@ -186,7 +193,7 @@ def test_collect_from_a_second_host_over_ssh(sshd, tmp_path):
         assert (hd / name).is_file() and (hd / name).stat().st_size > 0, name
     assert (run / "sa.bin").is_file()  # this host's own monitors stay at the top
     host = _load(hd / "host.toml")
-    assert host["role"] == "server" and host["hostname"] == socket.gethostname()
+    assert host["role"] == "server" and host["hostname"] == REMOTE_HOSTNAME
     assert abs(host["clock_offset_s"]) < 0.5 and 0 < host["clock_offset_error_s"] < 0.5
     assert abs(host["collect"]["clock_offset_end_s"]) < 0.5  # measured again when the run ended
     assert host["machine"]["cpu_count"] == os.cpu_count() and host["machine"]["mem_total_kib"] > 0
@@ -725,7 +732,7 @@ def test_perf_the_server_log_and_a_setup_on_the_server_host(sshd, server, tmp_pa
     con = duckdb.connect(str(db), read_only=True)
     try:
         hosts = con.execute("SELECT DISTINCT host, role FROM profile_stacks").fetchall()
-        assert hosts == [(socket.gethostname(), "server")], hosts
+        assert hosts == [(REMOTE_HOSTNAME, "server")], hosts
         assert con.execute("SELECT role, samples > 0 FROM profile_hosts").fetchall() == [("server", True)]
         procs = con.execute("SELECT list(DISTINCT process) FROM profile_stacks").fetchone()[0]
         assert procs == ["postgres"]  # the postmaster's processes only
@@ -749,10 +756,10 @@ def test_perf_the_server_log_and_a_setup_on_the_server_host(sshd, server, tmp_pa
         store.close()
     cpu = f"{host['machine']['cpu_model']} × {host['machine']['cpu_count']}"
     for notes in (table.footnote, figure.footnote):
-        assert notes["en"] == f"Profiled on host {socket.gethostname()} (server; {cpu}, " \
+        assert notes["en"] == f"Profiled on host {REMOTE_HOSTNAME} (server; {cpu}, " \
                               f"{notes['en'].rsplit(', ', 1)[1]}", notes
         assert notes["en"].endswith(" GiB).") or notes["en"].endswith(" MiB).")
-        assert notes["ja"].startswith(f"プロファイルの取得先: ホスト {socket.gethostname()}（サーバ、{cpu}, ")
+        assert notes["ja"].startswith(f"プロファイルの取得先: ホスト {REMOTE_HOSTNAME}（サーバ、{cpu}, ")
 
 
 PROFILE_SPEC = """
