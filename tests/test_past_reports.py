@@ -340,3 +340,29 @@ def test_new_seed_tables_on_the_site_in_both_languages(example_site, lang, label
     table = re.search(r'id="table-select".*?</table>', fdw, re.S).group(0)
     mismatched = [v for cls, v in re.findall(r'<td class="([^"]*)"[^>]*>([^<]*)', table) if "mismatch" in cls.split()]
     assert len(mismatched) == 1 and "3379.8" in mismatched[0], mismatched
+
+
+# ---- the environment appendix: what each source states, transcribed -------------------------------
+
+
+@pytest.mark.parametrize("spec", ["past-2005.toml", "past-2009.toml", "past-fy2013.toml", "past-fy2017.toml",
+                                  "past-fy2022.toml"])
+def test_environment_appendix_shows_the_transcribed_environment(store, spec):
+    """Each source states its environment and the transcriptions carry it ([published.environment]): the
+    appendix shows it, labelled with its citation, instead of 'no record of their environment'."""
+    from kansoku.report.environment import environment
+    known = {v for (v,) in store.query("SELECT DISTINCT value FROM run_factors WHERE factor = 'published_table'")}
+    lines = [ln for ln in (SPECS / spec).read_text(encoding="utf-8").splitlines() if "published_table" in ln]
+    ids = sorted({t for ln in lines for t in re.findall(r'"([^"]+)"', ln) if t in known})
+    assert ids, spec
+    runs = [r for (r,) in store.query("SELECT run_id FROM run_factors WHERE factor = 'published_table' "
+                                      "AND value IN (SELECT unnest(?::VARCHAR[]))", [ids])]
+    env = environment(store, runs).to_json()
+    assert env["runs"] == 0 and env["transcribed"], spec
+    for e in env["transcribed"]:
+        for lang in ("ja", "en"):
+            assert e["citation"][lang] and e["citation"][lang] in e["source"][lang], e["source"]
+        labels = [f["label"]["en"] for f in e["fields"]]
+        assert "Where the report states it" in labels or spec in ("past-2005.toml", "past-fy2022.toml",
+                                                                  "past-fy2013.toml"), (spec, labels)
+    assert env["transcribed_without"] < len(runs)
