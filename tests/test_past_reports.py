@@ -366,3 +366,19 @@ def test_environment_appendix_shows_the_transcribed_environment(store, spec):
         assert "Where the report states it" in labels or spec in ("past-2005.toml", "past-fy2022.toml",
                                                                   "past-fy2013.toml"), (spec, labels)
     assert env["transcribed_without"] < len(runs)
+
+
+def test_example_and_fy2017_agree_on_fy2017_replication_setup():
+    """FY2017 §8.2.1 (five virtual machines on two hosts) and §8.5 (master and slaves on the same host,
+    network and storage physically shared): both pages say so and cite it; neither says otherwise."""
+    seed = (SEEDS / "001_5daa9022db1814f4.txt").read_text(encoding="utf-8")
+    quote = "今回の構成では、MasterとSlaveは同じホストマシン上で稼働しており、ネットワークとストレージは物理的には同一のものを使用しています"
+    assert quote in seed and "ホストマシン×2" in seed
+    content = ROOT / "content" / "reports"
+    for lang, cites in (("en", (r"§8\.2\.1", r"§8\.5")), ("ja", (r"8\.2\.1 節", r"(?:8\.5 節|§8\.5)"))):
+        fy17 = (content / "past-fy2017" / f"replication.{lang}.md").read_text(encoding="utf-8")
+        ex = (content / "example" / f"replication.{lang}.md").read_text(encoding="utf-8")
+        assert quote in fy17
+        for text in (fy17, ex):
+            assert all(re.search(c, text) for c in cites), lang
+        assert "separate machines" not in ex and "別々のマシン" not in ex and "on machines of their own" not in ex
