@@ -63,7 +63,8 @@ def assert_column(cells, inputs: dict[str, tuple[str, str]], printed: dict[str, 
         p = printed[label]
         assert pub.kind == "published" and pub.value * scale == pytest.approx(float(p))
         assert comp.published["printed"] == p
-        assert "transcribed" in comp.flags and "transcribed" in pub.flags
+        # the ratio is kansoku's own computation: not marked transcribed (†); the printed one is
+        assert "transcribed" not in comp.flags and "transcribed" in pub.flags
         corners = [f(x, y) * scale for x in (float(a) - half(a), float(a) + half(a))
                    for y in (float(b) - half(b), float(b) + half(b))]
         agrees = float(p) - half(p) <= max(corners) + 1e-9 and float(p) + half(p) >= min(corners) - 1e-9
@@ -180,3 +181,40 @@ def test_a_printed_zero_over_a_baseline_has_a_bounded_interval():
     assert lo == pytest.approx(-0.005 / 99.95) and hi == pytest.approx(0.005 / 99.95)
     assert analysis.compare_interval(5.0, 0.005, 0.0, 0.005, "ratio") == (-math.inf, math.inf)
     assert analysis.compare_interval(0.0, 0.005, 100.0, 0.05, "speedup") == (-math.inf, math.inf)
+
+
+def all_tables(store):
+    for spec in sorted(SPECS.glob("past-*.toml")):
+        report = load_report(spec)
+        for ch in report.chapters:
+            for it in ch.tables:
+                yield spec.name, it.id, analysis.compute_table(store, report, it)
+
+
+def test_marks_of_transcribed_tables_tell_the_truth(store):
+    """† only on transcribed values (a ratio kansoku computes is not one); no verdict, no "?" and no
+    rank-sum legend where every comparison is between single transcribed values."""
+    seen = 0
+    for spec, tid, t in all_tables(store):
+        for row in t.rows:
+            for c in row:
+                if c.kind == "compare":
+                    assert "transcribed" not in c.flags, (spec, tid, c.text)
+                if "transcribed" in c.flags and c.kind != "published":
+                    assert c.runs, (spec, tid, c.text)  # a transcribed value is a run's value
+        singles = all(len(c.run_values) <= 1 for row in t.rows for c in row if c.kind == "value")
+        if singles and all("transcribed" in c.flags for row in t.rows for c in row if c.kind == "value"):
+            m = t.to_model()
+            seen += 1
+            assert not any(c.verdict for row in t.rows for c in row), (spec, tid)
+            assert not set(m.marks) & {"better", "worse", "changed", "within-noise", "too-few-runs"}, (spec, tid)
+            assert m.method is None, (spec, tid)
+    assert seen > 10
+
+
+def test_check_summary_counts_inline_checks(store):
+    """FY2017 table 9.3 prints its change inline beside each throughput: those cells are checked too."""
+    t = table(store, "past-fy2017.toml", "select")
+    inline = [c for row in t.rows for c in row if c.kind == "value" and c.published]
+    assert len(inline) == 33
+    assert t.checks() == {"checked": 33, "mismatch": 1}

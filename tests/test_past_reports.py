@@ -340,3 +340,45 @@ def test_new_seed_tables_on_the_site_in_both_languages(example_site, lang, label
     table = re.search(r'id="table-select".*?</table>', fdw, re.S).group(0)
     mismatched = [v for cls, v in re.findall(r'<td class="([^"]*)"[^>]*>([^<]*)', table) if "mismatch" in cls.split()]
     assert len(mismatched) == 1 and "3379.8" in mismatched[0], mismatched
+
+
+# ---- the environment appendix: what each source states, transcribed -------------------------------
+
+
+@pytest.mark.parametrize("spec", ["past-2005.toml", "past-2009.toml", "past-fy2013.toml", "past-fy2017.toml",
+                                  "past-fy2022.toml"])
+def test_environment_appendix_shows_the_transcribed_environment(store, spec):
+    """Each source states its environment and the transcriptions carry it ([published.environment]): the
+    appendix shows it, labelled with its citation, instead of 'no record of their environment'."""
+    from kansoku.report.environment import environment
+    known = {v for (v,) in store.query("SELECT DISTINCT value FROM run_factors WHERE factor = 'published_table'")}
+    lines = [ln for ln in (SPECS / spec).read_text(encoding="utf-8").splitlines() if "published_table" in ln]
+    ids = sorted({t for ln in lines for t in re.findall(r'"([^"]+)"', ln) if t in known})
+    assert ids, spec
+    runs = [r for (r,) in store.query("SELECT run_id FROM run_factors WHERE factor = 'published_table' "
+                                      "AND value IN (SELECT unnest(?::VARCHAR[]))", [ids])]
+    env = environment(store, runs).to_json()
+    assert env["runs"] == 0 and env["transcribed"], spec
+    for e in env["transcribed"]:
+        for lang in ("ja", "en"):
+            assert e["citation"][lang] and e["citation"][lang] in e["source"][lang], e["source"]
+        labels = [f["label"]["en"] for f in e["fields"]]
+        assert "Where the report states it" in labels or spec in ("past-2005.toml", "past-fy2022.toml",
+                                                                  "past-fy2013.toml"), (spec, labels)
+    assert env["transcribed_without"] < len(runs)
+
+
+def test_example_and_fy2017_agree_on_fy2017_replication_setup():
+    """FY2017 §8.2.1 (five virtual machines on two hosts) and §8.5 (master and slaves on the same host,
+    network and storage physically shared): both pages say so and cite it; neither says otherwise."""
+    seed = (SEEDS / "001_5daa9022db1814f4.txt").read_text(encoding="utf-8")
+    quote = "今回の構成では、MasterとSlaveは同じホストマシン上で稼働しており、ネットワークとストレージは物理的には同一のものを使用しています"
+    assert quote in seed and "ホストマシン×2" in seed
+    content = ROOT / "content" / "reports"
+    for lang, cites in (("en", (r"§8\.2\.1", r"§8\.5")), ("ja", (r"8\.2\.1 節", r"(?:8\.5 節|§8\.5)"))):
+        fy17 = (content / "past-fy2017" / f"replication.{lang}.md").read_text(encoding="utf-8")
+        ex = (content / "example" / f"replication.{lang}.md").read_text(encoding="utf-8")
+        assert quote in fy17
+        for text in (fy17, ex):
+            assert all(re.search(c, text) for c in cites), lang
+        assert "separate machines" not in ex and "別々のマシン" not in ex and "on machines of their own" not in ex

@@ -640,12 +640,16 @@ class Environment:
     settings_configs: list[dict[str, Any]] = field(default_factory=list)  # {runs, where}
     settings_varying: list[dict[str, Any]] = field(default_factory=list)  # {name, values: [str per config]}
     settings_without_server: dict[str, Any] | None = None  # {runs, where}: runs without a PostgreSQL server
+    # the environment the cited reports state for the transcribed runs (report/environment.py)
+    transcribed: list[dict[str, Any]] = field(default_factory=list)  # {citation, source, runs, fields: [{label, value}]}
+    transcribed_without: int = 0                                   # transcribed runs whose source states none
 
     def to_json(self) -> dict[str, Any]:
         return {"runs": self.runs, "without_capture": self.without_capture, "machines": self.machines,
                 "machine_fields": self.machine_fields, "versions": self.versions, "settings": self.settings,
                 "settings_kind": self.settings_kind, "settings_configs": self.settings_configs,
-                "settings_varying": self.settings_varying, "settings_without_server": self.settings_without_server}
+                "settings_varying": self.settings_varying, "settings_without_server": self.settings_without_server,
+                "transcribed": self.transcribed, "transcribed_without": self.transcribed_without}
 
 
 @dataclass

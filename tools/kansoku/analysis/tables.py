@@ -688,7 +688,8 @@ class ComputedTable:
     notes: list[CellNote] = field(default_factory=list)
 
     def checks(self) -> dict[str, int]:
-        flat = [c for row in self.rows for c in row if c.kind == "compare"]
+        # a compare column, or a value cell with its comparison inline (baseline inline = true)
+        flat = [c for row in self.rows for c in row if c.kind == "compare" or (c.kind == "value" and c.published)]
         return {"checked": sum("checked" in c.flags or "mismatch" in c.flags for c in flat),
                 "mismatch": sum("mismatch" in c.flags for c in flat)}
 
@@ -1341,14 +1342,16 @@ def _compare_cell(report: Report, item: Item, b: Baseline, how: str, g: Group | 
         if is_base_row:
             flags.append("baseline")
         return Cell(words.both("no_ratio_baseline_zero"), None, "compare", flags=flags)
-    if (g and g.transcribed) or (bg and bg.transcribed):
-        flags.append("transcribed")
+    # no "transcribed" flag (†): the ratio is kansoku's computation, even from transcribed inputs
     if is_base_row:
         flags.append("baseline")
     hib = higher_is_better(report, b.metric or item.metrics[0])
     verdict = None
     known = direction(report, b.metric or item.metrics[0]) is not None  # neither: "changed", not better/worse
-    if x is not None and known and not is_base_row and g is not None and bg is not None:
+    # one printed number stands for runs whose values were never printed: no test can weigh it against
+    # noise, and more runs cannot be had, so no verdict (not even "too few runs") is given
+    printed_only = any(x_ and x_.transcribed and len(x_.run_values) < 2 for x_ in (g, bg))
+    if x is not None and known and not is_base_row and g is not None and bg is not None and not printed_only:
         # better / worse only when the runs say the difference is beyond their noise (analysis/noise.py)
         vd = noise.compare(list(g.run_values.values()), list(bg.run_values.values()), hib)
         flags.append(VERDICT_FLAGS[vd.kind])

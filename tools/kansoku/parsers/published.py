@@ -42,7 +42,8 @@ CITATION_KEYS = {"report", "year", "document", "table", "page", "section", "url"
 # (the cross-year view shows them beside each point): machine (an id: equal ids are one machine), cpu, cores,
 # memory, storage, os (texts, or { ja, en }), scale (pgbench scale factor), duration_s (run length), runs
 # (repetitions behind each printed value), note
-ENVIRONMENT_KEYS = {"machine", "cpu", "cores", "memory", "storage", "os", "scale", "duration_s", "runs", "note"}
+ENVIRONMENT_KEYS = {"machine", "cpu", "cores", "memory", "storage", "os", "software", "scale", "duration_s", "runs", "note",
+                    "source"}  # source: where the report states its environment (section, table, slide)
 COLUMN_KEYS = {"factor", "metric", "factors", "unit", "ignore"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")

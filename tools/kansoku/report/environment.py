@@ -1,5 +1,6 @@
 """The test-environment appendix: hardware, software versions and PostgreSQL settings of a report's
-measured runs, read from their run.toml (``runs.run_toml``)."""
+measured runs, read from their run.toml (``runs.run_toml``); and, for its transcribed runs, the environment
+the cited report states (``[published.environment]`` of the transcription), labelled as transcribed."""
 
 from __future__ import annotations
 
@@ -23,6 +24,55 @@ SETTING_NOISE = {"application_name"}  # set by the collector's own connection
 # [machine] keys in the order shown; their labels are the words env_field_<key>.
 MACHINE_FIELDS = ["hostname", "cpu_model", "cpu_count", "nproc", "mem_total_kib", "swap_total_kib", "os", "kernel",
                   "virtualization", "filesystem", "disks"]
+
+
+# [published.environment] keys in the order shown; their labels are the words env_pub_<key> (others: the key)
+PUBLISHED_FIELDS = ["machine", "cpu", "cores", "memory", "storage", "os", "software", "scale", "duration_s", "runs",
+                    "note", "source"]
+
+
+def _words(v: Any) -> dict[str, str] | str:
+    if isinstance(v, dict):
+        return {lang: words.pick(v, lang) for lang in LANGS}
+    return str(v)
+
+
+def transcribed_environments(store: Store, run_ids: list[str]) -> tuple[list[dict[str, Any]], int]:
+    """The environments the cited reports state for the transcribed runs among ``run_ids``: one entry per
+    distinct [published.environment], with the citations (report, table, section) of the tables that state it
+    and their number of runs; and the number of transcribed runs whose transcription states none."""
+    from kansoku.report.methods import citation_text  # methods imports nothing of this module
+    if not run_ids:
+        return [], 0
+    groups: dict[str, dict] = {}
+    without = 0
+    for _run_id, rt in store.query(
+            "SELECT run_id, run_toml::VARCHAR FROM runs WHERE origin = 'transcribed' "
+            "AND run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id", [run_ids]):
+        pub = (json.loads(rt) if rt else {}).get("published") or {}
+        env = pub.get("environment") or {}
+        if not env:
+            without += 1
+            continue
+        key = json.dumps(env, sort_keys=True, ensure_ascii=False)
+        g = groups.setdefault(key, {"env": env, "citations": [], "runs": 0})
+        g["runs"] += 1
+        cit = pub.get("citation") or {}
+        if cit and cit not in g["citations"]:
+            g["citations"].append(cit)
+    out = []
+    for g in groups.values():
+        env = g["env"]
+        keys = [k for k in PUBLISHED_FIELDS if k in env] + sorted(set(env) - set(PUBLISHED_FIELDS))
+        fields = [{"label": words.both(f"env_pub_{k}") if k in PUBLISHED_FIELDS else {lang: k for lang in LANGS},
+                   "value": _words(env[k])} for k in keys]
+        cits = {lang: words.t(lang, "list_separator").join(sorted({citation_text(c, lang) for c in g["citations"]}))
+                for lang in LANGS}
+        out.append({"citation": cits, "runs": g["runs"], "fields": fields,
+                    "source": {lang: words.t(lang, "env_transcribed_source", cits[lang], n=g["runs"])
+                               for lang in LANGS}})
+    out.sort(key=lambda e: e["citation"]["en"])
+    return out, without
 
 
 def machine_value(key: str, v: Any) -> dict[str, str] | str:
@@ -59,8 +109,9 @@ def environment(store: Store, run_ids: list[str], rm: "machines.RunMachines | No
     if rm is None:
         rm = machines.run_machines(store, run_ids)
         names = machines.machine_names(rm)
-    env = Environment()
-    out: dict[str, Any] = {"runs": 0, "without_capture": 0, "machines": [], "machine_fields": [], "versions": [],
+    transcribed, transcribed_without = transcribed_environments(store, run_ids)
+    env = Environment(transcribed=transcribed, transcribed_without=transcribed_without)
+    out: dict[str, Any] = {"transcribed": transcribed, "transcribed_without": transcribed_without, "runs": 0, "without_capture": 0, "machines": [], "machine_fields": [], "versions": [],
                            "settings": [], "settings_kind": "non_default"}
     if not run_ids:
         return env
