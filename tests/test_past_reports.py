@@ -382,3 +382,171 @@ def test_example_and_fy2017_agree_on_fy2017_replication_setup():
         for text in (fy17, ex):
             assert all(re.search(c, text) for c in cites), lang
         assert "separate machines" not in ex and "別々のマシン" not in ex and "on machines of their own" not in ex
+
+
+# ---- issue 43: the sources' conclusions, cited by section/slide and line, and nothing they do not say --------
+
+SEED_FILES = {"fy2017": "001_5daa9022db1814f4.txt", "2005": "002_7aa7719bfa5b3644.txt",
+              "fy2022": "003_7aaf205a93d11d61.txt", "2010": "004_f21f474ce0b98844.txt"}
+
+
+def squash(text: str) -> str:
+    """Text without whitespace: the extraction breaks lines (and leaves spaces) inside Japanese sentences."""
+    return re.sub(r"\s+", "", text)
+
+
+# (page, seed, first line, last line, the source's key phrase, quoted verbatim on the ja page?,
+#  {lang: strings the page must contain: the citation and the key phrase in that language})
+CITED = [
+    ("past-fy2017/scaleup", "fy2017", 315, 315, "10のTPSはほとんどクライアント数においてわずかに9.6を上回る結果となりました", True,
+     {"ja": ["(4.5 節、l. 315)"], "en": ["slightly above 9.6's at almost every number of clients” (§4.5, l. 315)"]}),
+    ("past-fy2017/scaleup", "fy2017", 473, 473, "Linux 上で利用されるデフォルトのセマフォが System V セマフォから POSIX セマフォに変更", True,
+     {"ja": ["(4.9 節、l. 473)"], "en": ["from System V semaphores to POSIX semaphores”", "(§4.9, l. 473)"]}),
+    ("past-fy2017/scaleup", "fy2017", 475, 475,
+     "状況証拠ではありますが、これらの結果より更新性能低下の原因はセマフォが変更されたことが大きいとみられます", True,
+     {"ja": ["(4.9 節、l. 475)"], "en": ["“The evidence is circumstantial", "(§4.9, l. 475)", "kansoku's reading (not the original's)"]}),
+    ("past-fy2017/scaleup", "fy2017", 477, 477, "pgsql-hackers メーリングリストへ9.6と10の更新性能比較検証報告", False,
+     {"ja": ["pgsql-hackers", "(4.9 節、l. 477"], "en": ["pgsql-hackers mailing list", "(§4.9, l. 477"]}),
+    ("past-fy2017/scaleup", "fy2017", 486, 486,
+     "https://www.postgresql.org/message-id/CAD__OugYDM3O%2BdyZnnZSbJprSfsGFJcQ1R%3De59T3hcLmDug4_w%40mail.gmail.com", True,
+     {"ja": ["l. 485〜486"], "en": ["l. 485–486"]}),
+    ("past-fy2017/windows", "fy2017", 609, 609, "実メモリの約10%=約40GB", True,
+     {"ja": ["(5.4.3 節、l. 609)"], "en": ["about 10 % of real memory = about 40 GB", "(§5.4.3, l. 609)"]}),
+    ("past-fy2017/windows", "fy2017", 613, 613, "Windows版PostgreSQLの場合、shared_buffersが小さくてもほとんど変わらない結果になっています", True,
+     {"ja": ["(5.4.3 節、l. 613)"], "en": ["hardly changes even with a small shared_buffers", "(§5.4.3, l. 613)"]}),
+    ("past-fy2017/windows", "fy2017", 639, 639, "非常に小さな値を設定しても性能上の問題はない", True,
+     {"ja": ["(5.5 節、l. 639)"], "en": ["a very small value causes no performance problem (§5.5, l. 639)"]}),
+    ("past-fy2017/parallel-query", "fy2017", 1563, 1563, "検証サーバ1で12.3%改善、検証サーバ2で6.3%改善", True,
+     {"ja": ["(l. 1563)"], "en": ["only 12.3 % on server 1 and 6.3 % on server 2", "(l. 1563)"]}),
+    ("past-fy2017/parallel-query", "fy2017", 1565, 1565, "全体5.86秒に対して4.11秒強と73%", False,
+     {"ja": ["5.86 秒に対して 4.11 秒強、73%", "(l. 1565)"], "en": ["just over 4.11 s of the 5.86 s, 73 % (l. 1565)"]}),
+    ("past-fy2017/parallel-query", "fy2017", 1567, 1567, "パラレルクエリ実行において、0.3秒〜0.4秒弱の固定的な時間を追加で要していることが示唆されます", True,
+     {"ja": ["(l. 1567)"], "en": ["fixed additional time of 0.3 to just under 0.4 s” (l. 1567)"]}),
+    ("past-fy2017/parallel-query", "fy2017", 1587, 1587, "現状のパラレルクエリの実装においては、OLAP用途での使用には不安が残る結果となりました", True,
+     {"ja": ["(6.6.3 節、l. 1587)"], "en": ["“leaves concerns” (§6.6.3, l. 1587)"]}),
+    ("past-fy2017/replication", "fy2017", 2154, 2154, "同期のみの構成の場合は、非同期のみの構成の場合に比べ約1/2の性能値となりました", False,
+     {"ja": ["約 1/2 の性能値", "(8.5.1 節、l. 2154)"], "en": ["about half the performance of asynchronous-only ones", "(§8.5.1, l. 2154)"]}),
+    ("past-fy2017/replication", "fy2017", 2156, 2156, "サーバ台数を増やすごとにTPS値が約10%ずつ減少している", True,
+     {"ja": ["(8.5.1 節、l. 2156)"], "en": ["about 10 % with each added server", "(§8.5.1, l. 2156)"]}),
+    ("past-fy2017/replication", "fy2017", 2160, 2160, "非同期を同期に1台変更するごとに約5%ずつTPS値が減少しており", True,
+     {"ja": ["(8.5.2 節、l. 2160)"], "en": ["lowered the TPS by about 5 % (§8.5.2, l. 2160)"]}),
+    ("past-fy2017/replication", "fy2017", 2162, 2162, "同期を1台でも追加すると性能値が急落する", False,
+     {"ja": ["性能値が急落する (l. 2162)"], "en": ["drop sharply (l. 2162)"]}),
+    ("past-fy2017/fdw", "fy2017", 2458, 2458, "同時接続数100の場合、内部テーブルのみで平均14ms、すべて外部テーブルの場合でも平均70msとなっています", True,
+     {"ja": ["(9.5 節、l. 2458)"], "en": ["averages 14 ms with internal tables only and 70 ms even with all tables foreign” (§9.5, l. 2458)"]}),
+    ("past-fy2017/fdw", "fy2017", 2460, 2460, "レスポンス時間は全パターンで10ms前後", False,
+     {"ja": ["10ms 前後", "(l. 2460)"], "en": ["about 10 ms in every pattern", "(l. 2460)"]}),
+    ("past-2009", "2010", 3, 4, "PostgreSQL で CMS 半導体ディスク装置を使った場合の効果を検証する", True,
+     {"ja": ["(スライド「概要」、l. 3〜4)"], "en": ["“to verify the effect of using CMS semiconductor disk devices with PostgreSQL” (slide 「概要」, l. 3–4"]}),
+    ("past-2009", "2010", 159, 163, "データサイズが 15GB 程度では、すべてがメモリ上に載ってしまうため SolidSTOR とほぼ同じ結果になる", True,
+     {"ja": ["(スライド「検証2: SuperCACHE」、l. 159〜163)"], "en": ["at about 15 GB everything sits in memory", "(slide 「検証2: SuperCACHE」, l. 159–163)"]}),
+    ("past-2009", "2010", 244, 260, "DBのボトルネックはCPUではなくてI/O", True,
+     {"ja": ["(スライド「まとめ」、l. 244〜260)"], "en": ["“the DB's bottleneck is not the CPU but I/O”", "(slide 「まとめ」, l. 244–260"]}),
+    ("past-2009", "2010", 252, 253, "アプリケーションやOSなど、ソフトウェアを一切変更することなく性能向上できる", True,
+     {"ja": ["(スライド「まとめ」、l. 244〜260)"], "en": ["“without changing any software at all, applications or OS”"]}),
+    ("past-2009", "2010", 261, 277, "データベースサイズがあまり大きくなく、参照更新負荷が極端に大きい場合に有効", False,
+     {"ja": ["データベースサイズがあまり大きくなく参照更新負荷が極端に大きい場合に有効", "(スライド「製品の使い分け」、l. 261〜277"],
+      "en": ["SolidSTOR for a database that is not very large with an extremely heavy read and update load",
+             "(slide 「製品の使い分け」, l. 261–277"]}),
+    ("past-2009", "2010", 272, 277, "データベースサイズが大きい場合にも有効", False,
+     {"ja": ["SuperCACHE はデータベースサイズが大きい場合やランダムアクセスが多い場合にも有効"],
+      "en": ["SuperCACHE also for large databases and much random access"]}),
+    ("past-2009/results", "2010", 112, 113, "半導体ディスクの場合、デバイスとホスト間でのデータ転送速度、つまりは FC 性能での限界がある", True,
+     {"ja": ["(スライド「参考」、l. 112〜113)"], "en": ["“that is, the performance of FC” (slide 「参考」, l. 112–113"]}),
+    ("past-2009/results", "2010", 237, 241, "当然だがヒット率は悪くなる", True,
+     {"ja": ["(スライド「その他の実験」、l. 237〜241)"], "en": ["“as expected” (slide 「その他の実験」, l. 237–241"]}),
+    ("past-2009/results", "2010", 229, 234, "wait は増えていないので、PostgreSQL 内部処理での待ちが大きくなっていると推定される", False,
+     {"ja": ["kansoku の解釈 (スライドの記述ではない)", "(スライド「考察2-2」、l. 229〜234)"],
+      "en": ["kansoku's reading (not the slides')", "(slide 「考察2-2」, l. 229–234)"]}),
+    ("past-2005", "2005", 17, 24, "2005 年度に本プロジェクトで実施した", False,
+     {"ja": ["要約 l. 17〜24", "2005 年度に実施した評価"], "en": ["l. 17–24: an evaluation carried out in fiscal 2005"]}),
+    ("past-2005", "2005", 339, 339, "2007 年に OSDL と Free Standards", False,
+     {"ja": ["2007 年の設立と述べる (l. 339)"], "en": ["founded in 2007 (l. 339)"]}),
+    ("past-2005", "2005", 205, 213, "s_lock 関数での CPU消費が多くなっている", False,
+     {"ja": ["(4.2 節、l. 205〜213)"], "en": ["more CPU spent in s_lock at 12 CPUs than at 8", "(§4.2, l. 205–213)"]}),
+    ("past-2005", "2005", 223, 229, "との仮説を立てた", True,
+     {"ja": ["(4.2 節、l. 223〜229)"], "en": ["“formed the hypothesis”", "(§4.2, l. 223–229)"]}),
+    ("past-2005", "2005", 317, 318, "ボトルネックに対して立てた仮説が正しかったこと", False,
+     {"ja": ["(5.1 節、l. 317〜318)", "間接的な確認"], "en": ["(§5.1, l. 317–318)", "a confirmation kansoku calls indirect"]}),
+    ("past-2005", "2005", 326, 330,
+     "これらの評価から，少なくとも PostgreSQL の DBT-1 モデルにおいては 16CPU以上の CPUスケーラビリティがあることを実証でき", True,
+     {"ja": ["(l. 326〜330)", "8.2"], "en": ["a CPU scalability of 16 CPUs or more”", "(l. 326–330)", "PostgreSQL 8.2"]}),
+    ("past-2005", "2005", 331, 334, "CPU 数をさらに 20，24 と増やした計測", False,
+     {"ja": ["20、24 CPU", "(l. 331〜334)"], "en": ["20 and 24 CPUs", "(l. 331–334)"]}),
+    ("past-fy2022", "fy2022", 93, 94, "2021年度、32接続で頭打ちになったため、その直前を詳細に計測", True,
+     {"ja": ["(スライド「検証手続き > 参照系」、l. 93〜94"],
+      "en": ["levelled off at 32 connections", "(slide 「検証手続き > 参照系」, l. 93–94"]}),
+    ("past-fy2022/results", "fy2022", 93, 94, "32接続で頭打ちになったため", False,
+     {"ja": ["2021年度に 32 接続で頭打ちになったため", "l. 93〜94"], "en": ["FY2021 had levelled off at 32", "l. 93–94"]}),
+    ("past-fy2022", "fy2022", 120, 121, "2021年度、432接続で頭打ちにならなかったため、1024接続まで計測", True,
+     {"ja": ["(スライド「検証手続き > 更新系」、l. 120〜121)"],
+      "en": ["“in FY2021 it did not level off at 432 connections, so we measured up to 1024”", "l. 120–121"]}),
+    ("past-fy2022", "fy2022", 162, 162, "2021年度頭打ちの432接続付近も測定すべきだった", True,
+     {"ja": ["(スライド「まとめ (2/2)」、l. 162)"], "en": ["「2021年度頭打ちの432接続付近も測定すべきだった」", "l. 162"]}),
+]
+
+REMOVED = [
+    # 2010: invented statements and the two titles the slides never give (the extracted text has no title slide)
+    ("past-2009", ["were read from the charts", "グラフから読まれた", "the same order as the 3 to 10 times", "と同じ桁",
+                   "Effects of CMS semiconductor disks", "場合の効果」(2010", "PostgreSQL と CMS 半導体ディスク装置",
+                   "PostgreSQL on CMS semiconductor disks"]),
+    # 2005: no copyright notice in the source (its footnote cites 2007); a hypothesis, not an observation
+    ("past-2005", ["© 2005", "sleeping on a semaphore", "セマフォ待機になっていることを突き止めた", "(rebuilt from the 2005 paper)"]),
+    # FY2022: the two slides on FY2021's 432 connections do not contradict each other
+    ("past-fy2022", ["the two contradict each other", "contradicting statements", "互いに矛盾する", "記述の矛盾", "2 disagreements", "2 件の不一致", "Two disagreements",
+                     "不一致は 2 件"]),
+]
+
+
+def page_text(page: str, lang: str) -> str:
+    report, _, chapter = page.partition("/")
+    return (ROOT / "content" / "reports" / report / f"{chapter or '_index'}.{lang}.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(not (SEEDS / "001_5daa9022db1814f4.txt").is_file(), reason="seed texts not present")
+@pytest.mark.parametrize("page,seed,first,last,phrase,quoted,cites", CITED,
+                         ids=[f"{c[0]}:{c[2]}" for c in CITED])
+def test_each_added_citation_reads_against_the_seed(page, seed, first, last, phrase, quoted, cites):
+    """The cited lines of the seed text hold the key phrase; the page cites them in both languages, quoting
+    the phrase verbatim on the ja page where it is marked as a quotation (「…」)."""
+    lines = (SEEDS / SEED_FILES[seed]).read_text(encoding="utf-8").splitlines()
+    assert squash(phrase) in squash("\n".join(lines[first - 1:last])), (seed, first, last, phrase)
+    for lang, wanted in cites.items():
+        text = page_text(page, lang)
+        for w in wanted:
+            assert w in text, (page, lang, w)
+    if quoted:
+        ja = page_text(page, "ja")
+        assert any(squash(phrase) in squash(q) for q in re.findall(r"「([^」]*)」", ja)) or squash(phrase) in squash(ja), phrase
+
+
+@pytest.mark.parametrize("report,gone", REMOVED, ids=[r for r, _ in REMOVED])
+def test_statements_the_sources_do_not_make_are_gone(report, gone):
+    files = list((ROOT / "content" / "reports" / report).glob("*.md")) + [SPECS / f"{report}.toml"]
+    files += list(PUB.glob(f"other/{report.removeprefix('past-').replace('2009', '2009_')}*.toml"))
+    text = "\n".join(f.read_text(encoding="utf-8") for f in files)
+    for g in gone:
+        assert g not in text, (report, g)
+
+
+@pytest.mark.skipif(not (SEEDS / "004_f21f474ce0b98844.txt").is_file(), reason="seed texts not present")
+def test_the_removed_statements_are_not_in_the_sources_either():
+    """What was removed is not in the source: no title of the 2010 slides, no copyright notice in the 2005 paper
+    (which cites the founding of the Linux Foundation in 2007), and the FY2022 slides call nothing a contradiction."""
+    s2010 = squash((SEEDS / SEED_FILES["2010"]).read_text(encoding="utf-8"))
+    assert squash("PostgreSQL と CMS 半導体ディスク装置") not in s2010
+    assert "グラフから読" not in s2010 and "FC性能での限界" in s2010
+    s2005 = (SEEDS / SEED_FILES["2005"]).read_text(encoding="utf-8")
+    assert "©" not in s2005 and "Copyright" not in s2005 and "2007 年" in s2005
+    s2022 = (SEEDS / SEED_FILES["fy2022"]).read_text(encoding="utf-8")
+    assert "矛盾" not in s2022
+
+
+def test_fy2017_covers_state_the_conclusions_in_both_languages():
+    for lang, words in (("ja", ["状況証拠", "POSIX", "わずかに 9.6 を上回", "64MB", "12.3%", "6.3%", "約 10%", "約 5%",
+                                "約 1/2", "14ms", "70ms"]),
+                        ("en", ["circumstantial", "POSIX", "slightly above 9.6's", "64 MB", "12.3 %", "6.3 %", "about 10 %",
+                                "about 5 %", "about half", "14 ms", "70 ms"])):
+        cover = page_text("past-fy2017", lang)
+        for w in words:
+            assert w in cover, (lang, w)
