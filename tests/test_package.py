@@ -46,6 +46,10 @@ aggregate = "median"
 PACKAGE_DATA = ["kansoku/store/steady.sql", "kansoku/render/templates/report.typ",
                 "kansoku/_site/config.toml", "kansoku/_site/i18n/ja.toml", "kansoku/_site/i18n/en.toml",
                 "kansoku/_site/layouts/index.html", "kansoku/_site/layouts/shortcodes/tbl.html"]
+# the manual (issue 41): every document and schema of docs/, the example campaign's plans with their scripts
+# and notes (not its measurements)
+DOCS = sorted(p.name for p in (ROOT / "docs").glob("*.md")) + ["report-spec.schema.json", "collect-plan.schema.json"]
+PLANS = sorted(p.name for p in (ROOT / "data/runs/example").glob("*.toml"))
 
 
 def run(cmd, cwd: Path, env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -59,8 +63,10 @@ def installed(tmp_path_factory):
     """The wheel built from a copy of the checkout's sources, installed into a venv outside the checkout."""
     tmp = tmp_path_factory.mktemp("package")
     src = tmp / "src"  # a copy, so that the build writes nothing into the checkout
-    for name in ("tools", "i18n", "layouts", "static"):
+    for name in ("tools", "i18n", "layouts", "static", "docs"):
         shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(ROOT / "data/runs/example", src / "data/runs/example",
+                    ignore=shutil.ignore_patterns("campaign=*"))
     for name in ("pyproject.toml", "setup.py", "config.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
@@ -85,6 +91,41 @@ def test_the_wheel_carries_the_sql_templates_words_and_site_skeleton(installed):
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     for script in ("kansoku =", "kansoku-compare =", "kansoku-ingest =", "kansoku-build ="):
         assert script in entry_points, script
+    missing = [n for n in [f"kansoku/_docs/{d}" for d in DOCS] + [f"kansoku/_docs/examples/{p}" for p in PLANS]
+               + ["kansoku/_docs/examples/scripts/read.sql", "kansoku/_docs/examples/queries/parallel.sql"]
+               if n not in names]
+    assert not missing, missing
+    assert not [n for n in names if "campaign=" in n]  # the example's measurements stay in the checkout
+
+
+@pytest.mark.slow
+def test_the_installed_manual_is_reachable_through_the_commands(installed):
+    """`kansoku docs` says where the manual is and prints a document; help texts and a new spec's #:schema
+    line name the installed files, outside any checkout."""
+    tmp, _, venv, env = installed
+    kansoku = venv / "bin" / "kansoku"
+    listing = run([kansoku, "docs"], tmp, env).stdout
+    docs = Path(run([kansoku, "docs", "--path"], tmp, env).stdout.strip())
+    assert docs.is_dir() and str(docs).startswith(str(venv)) and docs.name == "_docs", docs
+    for name in ("spec", "collect", "charts", "report-spec.schema.json", "collect-plan.schema.json",
+                 "examples/profile", "examples/parallel"):
+        assert name in listing, name
+    assert run([kansoku, "docs", "spec"], tmp, env).stdout == (ROOT / "docs/spec.md").read_text(encoding="utf-8")
+    plan = Path(run([kansoku, "docs", "--path", "examples/profile"], tmp, env).stdout.strip())
+    assert plan == docs / "examples" / "profile.toml"
+    text = plan.read_text(encoding="utf-8")
+    assert text.startswith("#:schema ../collect-plan.schema.json")  # the installed schema, beside the plans
+    assert (plan.parent / text.split()[1]).resolve() == docs / "collect-plan.schema.json"
+    assert text.split("\n", 1)[1] == (ROOT / "data/runs/example/profile.toml").read_text(encoding="utf-8")
+    help_ = run([kansoku, "collect", "--help"], tmp, env).stdout
+    assert str(docs / "collect.md") in help_ and str(docs / "collect-plan.schema.json") in help_, help_
+    assert str(docs) in run([kansoku, "build", "--help"], tmp, env).stdout.replace("\n", "")  # (wrapped at a -)
+    assert str(ROOT) not in listing + help_
+    site = tmp / "newsite"
+    run([kansoku, "init", site, "--campaign", "c1"], tmp, env)
+    spec = (site / "data" / "reports" / "newsite.toml").read_text(encoding="utf-8")
+    assert spec.startswith(f"#:schema {docs / 'report-spec.schema.json'}\n"), spec[:200]
+    assert "checked 1 report(s) (newsite)" in run([kansoku, "check"], site, env).stdout
 
 
 @pytest.mark.slow
@@ -165,7 +206,8 @@ def test_a_sites_config_is_laid_over_the_skeletons(tmp_path):
 def test_one_command_with_subcommands_and_version_everywhere(capsys):
     from kansoku.cli import COMMANDS, main
 
-    assert set(COMMANDS) == {"ingest", "build", "pdf", "compare", "collect", "example"}
+    assert set(COMMANDS) == {"ingest", "build", "pdf", "compare", "collect", "example", "init", "check", "info",
+                             "serve", "docs"}
     assert main([]) == 2
     assert "a COMMAND is required" in capsys.readouterr().err
     for name in COMMANDS:
@@ -173,7 +215,7 @@ def test_one_command_with_subcommands_and_version_everywhere(capsys):
             main([name, "--version"])
         assert exc.value.code == 0
         assert capsys.readouterr().out.startswith(f"kansoku {name} (kansoku) "), name
-    for name in ("ingest", "build", "pdf", "compare", "example"):  # shared options, declared once
+    for name in ("ingest", "build", "pdf", "compare", "example", "check", "info", "serve"):  # shared, declared once
         with pytest.raises(SystemExit):
             main([name, "--help"])
         text = capsys.readouterr().out

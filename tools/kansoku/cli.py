@@ -1,4 +1,5 @@
-"""Command-line entry points: ``kansoku COMMAND`` (ingest, build, pdf, compare, collect, example), the same
+"""Command-line entry points: ``kansoku COMMAND`` (ingest, build, pdf, compare, collect, example; init, check,
+info, serve, docs: cli_site.py), the same
 commands as ``kansoku-COMMAND`` and as the checkout's ``tools/COMMAND`` (thin wrappers). Their shared options
 are declared once (``cli_options``).
 
@@ -28,9 +29,11 @@ from kansoku.cli_options import (
     spec_options,
     store_options,
 )
+from kansoku.cli_site import check_main, docs_main, info_main, init_main, serve, serve_main
 from kansoku.errors import KansokuError
 
-__all__ = ["main", "ingest_main", "build_main", "pdf_main", "compare_main", "collect_main", "example_main"]
+__all__ = ["main", "ingest_main", "build_main", "pdf_main", "compare_main", "collect_main", "example_main",
+           "init_main", "check_main", "info_main", "serve_main", "docs_main"]
 
 
 def _progress(total_label: str, quiet: bool = False):
@@ -203,6 +206,9 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
     ap.add_argument("--strict", action="store_true",
                     help="a number that a measured report's prose states as text, not through its data "
                          "({{< val … >}}), is an error (exit 3), not a warning")
+    ap.add_argument("--serve", action="store_true", help="serve the built site on http://127.0.0.1:PORT/ "
+                                                         "(kansoku serve serves it without building)")
+    ap.add_argument("--port", type=int, default=1313, help="port for --serve (default 1313; 0: a free one)")
     args = ap.parse_args(argv)
     prepare_command(args)
     from kansoku.app import preflight  # after the options: --help, --version load no DuckDB
@@ -230,6 +236,8 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
         print(f"built {out}/: {len(res.reports)} report(s) ({', '.join(res.reports)}), {res.tables} tables, "
               f"{res.figures} figures, {res.pages} pages" + (f", {len(res.pdfs)} PDFs" if res.pdfs else "")
               + f" in {res.seconds:.1f} s")
+    if args.serve:
+        return serve(out, args.port, args.quiet)
     return 0
 
 
@@ -334,19 +342,10 @@ def example_main(argv: list[str] | None = None, prog: str = "kansoku example") -
     rc = build_main(shared + ["--strict"] + ([] if args.no_pdf else ["--pdf", "example"]))
     if rc != 0:
         return rc
-    if not args.quiet:
-        print(f"open {site.out / 'index.html'} via a web server, e.g. tools/example --serve")
     if args.serve:
-        import functools
-        import http.server
-
-        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site.out))
-        with http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler) as httpd:
-            print(f"serving http://127.0.0.1:{args.port}/ja/ (Ctrl-C to stop)")
-            try:
-                httpd.serve_forever()
-            except KeyboardInterrupt:
-                pass
+        return serve(site.out, args.port, args.quiet)
+    if not args.quiet:
+        print(f"open {site.out / 'index.html'} via a web server, e.g. kansoku serve or kansoku example --serve")
     return 0
 
 
@@ -357,6 +356,11 @@ COMMANDS = {
     "compare": (compare_main, "compare two selections of runs condition by condition"),
     "collect": (collect_main, "measure benchmark runs (monitors, metadata, settings) into run directories"),
     "example": (example_main, "build the example site and PDFs from a checkout's bundled measurements"),
+    "init": (init_main, "write a new site: config, a report spec, its prose pages, next steps"),
+    "check": (check_main, "check the specs and prose against the store, without building (exit 3)"),
+    "info": (info_main, "list what a store holds: campaigns, studies, factors, metrics, hosts, runs"),
+    "serve": (serve_main, "serve a built site on 127.0.0.1"),
+    "docs": (docs_main, "where the installed manual, schemas and example plans are; print one"),
 }
 
 

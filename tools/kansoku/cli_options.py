@@ -13,7 +13,7 @@ from kansoku import resources
 from kansoku.errors import RunError
 
 EPILOG = "exit status: 0 ok, 1 failure, 2 bad input, 3 bad spec, 4 database busy, 5 missing program/font, " \
-         "130 interrupted"
+         f"130 interrupted. The manual: kansoku docs ({resources.DOCS_DIR})"
 EXIT_INTERRUPTED = 130
 
 

@@ -4,6 +4,9 @@ kansoku ships a site skeleton: the words (``i18n/``, which Hugo reads too), Hugo
 the site's scripts and styles (``static/``) and the base Hugo configuration (``config.toml``). In a checkout
 they are the repository root's folders; in an installed package they are ``kansoku/_site/`` (``setup.py``
 copies them there when the wheel is built). The SQL and typst templates are package data beside their code.
+The manual (``docs/*.md``, the spec's and the plan's JSON schemas) and the example campaign's plans are
+``docs/`` and ``data/runs/example/`` in a checkout, ``kansoku/_docs/`` in a wheel (``DOCS_DIR``,
+``EXAMPLES_DIR``; ``kansoku docs`` prints them).
 
 A *site* is the user's directory: ``config.toml`` (optional: overrides the skeleton's, e.g. ``baseURL`` and the
 cross-year view), ``data/reports/*.toml`` (the specs), ``content/`` (the prose), ``data/kansoku.duckdb`` (the
@@ -31,6 +34,19 @@ LAYOUTS_DIR = SKELETON / "layouts"
 STATIC_DIR = SKELETON / "static"
 BASE_CONFIG = SKELETON / "config.toml"
 SITE_MARKERS = ("config.toml", "data/reports")
+# the manual: docs/*.md and the JSON schemas of a spec and a plan, and the example campaign's plans (the only
+# worked examples of perf and query studies): kansoku/_docs/ and _docs/examples/ in a wheel (setup.py), else
+# the checkout's docs/ and data/runs/example/
+_INSTALLED_DOCS = PACKAGE / "_docs"
+DOCS_DIR = _INSTALLED_DOCS if (_INSTALLED_DOCS / "spec.md").is_file() else PACKAGE.parents[1] / "docs"
+EXAMPLES_DIR = DOCS_DIR / "examples" if DOCS_DIR == _INSTALLED_DOCS else PACKAGE.parents[1] / "data/runs/example"
+SPEC_SCHEMA = DOCS_DIR / "report-spec.schema.json"
+PLAN_SCHEMA = DOCS_DIR / "collect-plan.schema.json"
+
+
+def doc(name: str) -> Path:
+    """An installed document by its file name (``collect.md``), for help texts and messages."""
+    return DOCS_DIR / name
 
 
 def find_site(start: Path | None = None) -> Path:
@@ -108,7 +124,7 @@ def code_version() -> str:
     if _code_version is None:
         h = hashlib.sha256()
         files = sorted(p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix in CODE_SUFFIXES
-                       and "__pycache__" not in p.parts)
+                       and "__pycache__" not in p.parts and _INSTALLED_DOCS not in p.parents)
         files += sorted(I18N_DIR.glob("*.toml"))
         for p in files:  # named relative to their folder, so a checkout and an installed package agree
             h.update(str(p.relative_to(p.parents[1] if p.parent == I18N_DIR else PACKAGE)).encode())

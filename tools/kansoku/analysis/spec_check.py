@@ -57,6 +57,23 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
             takes = sorted(n for n, d in defs.items() if d.selection_sql)
             add(path, f"metric {base!r} takes no [selection]; metrics that do: {takes}", it, kind)
 
+    def check_compare_metric(path: tuple, name: str) -> None:
+        """A [[compare]] metric: a metric, or a per-host metric with the role of one host
+        (``cpu_idle_pct[server]``, as ``tools/compare --metric`` takes it); compare takes no [selection]."""
+        base, role, sel = tables.parse_metric(name)
+        if base not in metrics:
+            add(path, f"unknown metric {base!r}" + (did_you_mean(base, metrics) or ""))
+            return
+        md = defs.get(base)
+        if sel is not None:
+            per_host = md is not None and md.per_host
+            roles = sorted(tables.known_roles(store))
+            add(path, f"{name}: a compare metric takes no [selection]" + (
+                f"; [ROLE] names one host of a run, one of {roles}" if per_host else
+                f"; metric {base!r} is not measured per host and takes no [role] either"))
+        elif role is not None and (md is None or not md.per_host):
+            add(path, f"{name}: metric {base!r} is not measured per host and takes no [role]")
+
     def check_factor(path: tuple, name: Any, it: dict | None, kind: str | None) -> bool:
         if isinstance(name, str) and name not in factors:
             add(path, f"unknown factor {name!r}" + (did_you_mean(name, factors) or
@@ -87,17 +104,26 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
         typo(("factors", f), "factor", f, factors)
     for m in _d(raw.get("metrics")):
         typo(("metrics", m), "metric", m, metrics)
+    # per [[compare]]: the indices of its metrics whose hosts can be checked on the data (its selections and
+    # the metric's name known), so that one run lists every problem
+    compare_ok: list[set[int]] = []
     for k, c in enumerate(_l(raw.get("compare"))):
         c = _d(c)
+        before = len(problems)
         for side in ("where", "a", "b"):
             for f, cond in _d(c.get(side)).items():
                 if not check_factor(("compare", k, side, f), f, None, None):
                     continue
                 for j, v in enumerate(cond if isinstance(cond, list) else [cond]):
                     check_value(("compare", k, side, f) + ((j,) if isinstance(cond, list) else ()), f, v, c, "compare")
+        sel_ok, good = len(problems) == before, set()
         for j, m in enumerate(_l(c.get("metrics"))):
-            if isinstance(m, str) and m not in metrics:
-                add(("compare", k, "metrics", j), f"unknown metric {m!r}" + (did_you_mean(m, metrics) or ""))
+            if isinstance(m, str):
+                before = len(problems)
+                check_compare_metric(("compare", k, "metrics", j), m)
+                if sel_ok and len(problems) == before:
+                    good.add(j)
+        compare_ok.append(good)
     for p, kind, it in item_paths(raw):
         where_ok = report is not None
         for f, cond in _d(it.get("where")).items():
@@ -140,7 +166,34 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
         if report is not None and report.scope.declared and k < len(report.compares):
             for msg in compare_scope_problems(report, store, report.compares[k]):
                 add(("compare", k, "id"), msg)
+        if report is not None and k < len(report.compares) and compare_ok[k]:
+            for j, msg in compare_host_problems(report, store, report.compares[k], compare_ok[k]):
+                add(("compare", k, "metrics", j), msg)
     return problems
+
+
+def compare_host_problems(report, store, compare, indices: set[int]) -> list[tuple[int, str]]:
+    """A [[compare]] metric that the data cannot answer as named: a per-host metric that several hosts of a
+    run answer with no role chosen, or a role a run lacks (what the build would stop at: analysis/compare.py
+    ``by_host``), each with the metric's index in ``metrics`` (of those in ``indices``)."""
+    from kansoku.analysis import compare as cmp  # (its verdicts load numpy: only for a spec with [[compare]])
+    from kansoku.store.selection import metric_values
+
+    defs = parsers.metrics()
+    out = []
+    for j, name in enumerate(compare.metrics or []):
+        if j not in indices:
+            continue
+        base = tables.parse_metric(name)[0]
+        md = defs.get(base)
+        if md is None or not md.per_host:
+            continue
+        sides = [metric_values(store, compare.selection(side), [base], report.scope) for side in ("a", "b")]
+        try:
+            cmp.by_host(*sides, [name], store, store)
+        except cmp.MetricChoiceError as exc:
+            out.append((j, str(exc).removeprefix("--metric ")))
+    return out
 
 
 def _outside_words(report, outside: list[tuple[str, str, int]]) -> str:

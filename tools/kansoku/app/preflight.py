@@ -65,7 +65,11 @@ def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"
             store.close()
     for rep in reports:
         if rep.scope.campaigns or rep.scope.run_prefixes:  # a measured report: its prose follows its data
-            stated = unbound_numbers(report_pages(rep, content_root))
+            try:
+                pages = report_pages(rep, content_root)
+            except SpecProblems:  # its pages' problems are listed already, with the store's: all of them at once
+                continue
+            stated = unbound_numbers(pages)
             if strict:
                 problems += stated
             elif warn is not None:

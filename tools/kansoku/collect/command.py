@@ -10,6 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
+from kansoku import resources
 from kansoku.collect.hosts import RemoteHosts
 from kansoku.collect.plan import run_plan
 from kansoku.collect.profile import ProfileRequest
@@ -34,8 +35,14 @@ on a PID, the server's version and non-default settings (--conninfo), and run.to
 machine, tool versions, exact command, exit code and status). The command runs in the run
 directory. With --hosts (or a plan's [hosts]), the monitors also run on other hosts over ssh and
 their files come back under <run>/host=<name>/ with host.toml (role, clock offset, inventory).
-With --plan, run a whole campaign (factors x repetitions, randomized with a seed, resumable);
-the plan format is in docs/collect.md (schema: docs/collect-plan.schema.json)."""
+With --plan, run a whole campaign (factors x repetitions, randomized with a seed, resumable).
+`kansoku collect queries --help`: the benchmark of a query study (statements timed, EXPLAIN).
+
+The manual, installed with kansoku (`kansoku docs collect` prints it):
+  the plan format, several hosts:  {collect_md}
+  the plan's JSON schema:          {schema}
+  example plans (scale-up, perf profile, query study, client/server, ...; `kansoku docs` lists them):
+                                   {examples}"""
 
 EXAMPLES = """\
 examples:
@@ -54,7 +61,9 @@ plan or hosts file has problems (all listed, with lines); 5 a monitor program is
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="tools/collect", usage=USAGE, description=DESCRIPTION, epilog=EXAMPLES,
+    description = DESCRIPTION.format(collect_md=resources.doc("collect.md"), schema=resources.PLAN_SCHEMA,
+                                     examples=resources.EXAMPLES_DIR)
+    ap = argparse.ArgumentParser(prog="tools/collect", usage=USAGE, description=description, epilog=EXAMPLES,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("factors", nargs="*", metavar="KEY=VALUE",
                     help="factors naming the run directory, in this order (e.g. workload=read clients=4 rep=1)")
@@ -91,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "during (every --pg-stat-interval) and after the benchmark")
     ap.add_argument("--hosts", type=Path, metavar="HOSTS.toml",
                     help="other hosts of the run, reached over ssh ([hosts.NAME] tables as in a plan, "
-                         "docs/collect.md): their monitors, clock offset and inventory go to <run>/host=NAME/")
+                         f"{resources.doc('collect.md')}): their monitors, clock offset and inventory go to "
+                         "<run>/host=NAME/")
     ap.add_argument("--role", help="role of this host in the run (server, client, ...; run.toml role)")
     ap.add_argument("--replace", action="store_true",
                     help="if the run directory already holds a run, move it aside (hidden .attempt dir) and rerun")

@@ -640,6 +640,14 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
                                "title": words.t(lang, "site_title"), **cfg.get("languages", {}).get(lang, {})}
                         for i, lang in enumerate(LANGS)}
     cfg.setdefault("params", {})["plotly_bundle"] = PLOTLY_BUNDLE
+    # a prose page's `report` is optional (docs/spec.md, "Prose pages"): the report is the page's directory,
+    # given to every page under content/reports/<id>/ as a cascade (a page's own front matter still wins)
+    reports = sorted(d.name for d in (content / "reports").iterdir() if d.is_dir()) \
+        if (content / "reports").is_dir() else []
+    if reports:
+        own = cfg.get("cascade", [])
+        cfg["cascade"] = (own if isinstance(own, list) else [own]) + [
+            {"params": {"report": r}, "target": {"path": f"{{/reports/{r},/reports/{r}/**}}"}} for r in reports]
     path = gen / "hugo.json"
     text_ = json.dumps(cfg, ensure_ascii=False, indent=1)
     if not path.is_file() or path.read_text(encoding="utf-8") != text_:

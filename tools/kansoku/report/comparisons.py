@@ -64,6 +64,8 @@ def compute_comparison(store: Store, report: Report, spec: CompareSpec) -> Compa
                                         scope=report.scope)
     except cmp.SelectionError as exc:  # names checked by spec/validate.py first; a store changed since
         raise SpecError(report.spec_file, f"compare {spec.id!r}", str(exc)) from None
+    except cmp.MetricChoiceError as exc:  # hosts checked by the preflight first (analysis/spec_check.py)
+        raise SpecError(report.spec_file, f"compare {spec.id!r} metrics", str(exc).removeprefix("--metric ")) from None
     common = cmp.common_condition(result)
     varying = sorted({k for c in result.comparisons for k, v in c.condition if (k, v) not in common},
                      key=lambda f: (f not in report.factor_names, f))

@@ -286,7 +286,8 @@ COMPARE = {  # [[compare]]: two selections compared condition by condition (the 
     "where": key(SELECTION, "conditions both sides share (`{ study = \"scaleup\" }`); a factor named here "
                             "cannot be named in `a` or `b`"),
     "metrics": key(array_of("list of metric names", {"type": "string", "minLength": 1}, 1),
-                   "compare only these metrics (default: every metric both selections have)"),
+                   "compare only these metrics (default: every metric both selections have); a metric measured "
+                   "on several hosts of a run names the host by its role, `cpu_idle_pct[server]` (no [selection])"),
     "footnote": key(TEXT, "a note under the comparison"),
 }
 
