@@ -41,6 +41,9 @@
       layout.font = Object.assign({}, layout.font || {}, { size: 11 });
       if (layout.legend) { layout.legend = Object.assign({}, layout.legend, { font: { size: 10 } }); }
     }
+    // a figure of its own height needs no reserved height (a run page's 300 px charts left 80 px of white
+    // under their legend, and their titles read as the next chart's); an autosized one keeps it
+    if (layout.height) { div.style.minHeight = "0"; }
     div.innerHTML = "";
     window.Plotly.newPlot(div, fig.data, layout, config(id)).then(function () {
       div.setAttribute("data-rendered", "true");
