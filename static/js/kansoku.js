@@ -35,10 +35,15 @@
       // narrower side margins; the top margin stays the toolbar's room (the legend is at the bottom)
       var m = layout.margin || {};
       // keep room made for long labels, and for a second y axis on the right (its ticks and title)
-      layout.margin = Object.assign({}, m, { l: m.l > 64 ? m.l : 48, r: layout.yaxis2 ? Math.min(m.r || 48, 48) : 8 });
+      // (a chart whose rows are labelled inside the plot, with no tick labels, keeps its own narrow margin)
+      var own = layout.yaxis && layout.yaxis.showticklabels === false;
+      layout.margin = Object.assign({}, m, { l: m.l > 64 || own ? m.l : 48, r: layout.yaxis2 ? Math.min(m.r || 48, 48) : (own ? m.r : 8) });
       layout.font = Object.assign({}, layout.font || {}, { size: 11 });
       if (layout.legend) { layout.legend = Object.assign({}, layout.legend, { font: { size: 10 } }); }
     }
+    // a figure of its own height needs no reserved height (a run page's 300 px charts left 80 px of white
+    // under their legend, and their titles read as the next chart's); an autosized one keeps it
+    if (layout.height) { div.style.minHeight = "0"; }
     div.innerHTML = "";
     window.Plotly.newPlot(div, fig.data, layout, config(id)).then(function () {
       div.setAttribute("data-rendered", "true");

@@ -589,6 +589,8 @@ def metric_label(metric: str, lang: str, with_unit: bool = True, report: Report 
     else:
         label = metric
     unit = info.unit if info and info.unit is not None else (md.unit if md else None)
+    if unit and words.has(f"unit_{unit}", lang):  # a unit that is a word, in the page's language
+        unit = words.t(lang, f"unit_{unit}")
     if with_unit and unit and unit.lower() != label.lower() and f"({unit})" not in label:
         return f"{label} ({unit})"
     return label
@@ -618,7 +620,10 @@ def factor_value_label(report: Report, factor: str, value: str, lang: str) -> st
 
 def factor_name(report: Report, factor: str, lang: str) -> str:
     t = report.factor_names.get(factor)
-    return t.get(lang) if t else factor
+    if t:
+        return t.get(lang)
+    # the factors every run has, named in the page's words ("campaign = …" was factor syntax to a reader)
+    return words.t(lang, f"run_factor_{factor}") if words.has(f"run_factor_{factor}", lang) else factor
 
 
 # -- checks -----------------------------------------------------------------------

@@ -21,7 +21,7 @@ from kansoku.model import Author, Chapter, ComputedReport, Figure, MissingFigure
 from kansoku.report import machines
 from kansoku.report.cache import ItemCache
 from kansoku.report.comparisons import compute_comparison
-from kansoku.report.environment import environment
+from kansoku.report.environment import environment, label_wheres
 from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.provenance import figure_representatives, item_provenance, runs_provenance
 from kansoku.report.runs import run_pages
@@ -103,7 +103,9 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         license=_text_dict(rep.get("license"), "[report] license", report),
         revision_history=revision_history(report), authors=authors(report), themes=themes(report),
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
-        runs=runs, environment=environment(store, sorted(run_ids), rm, names),
+        runs=runs, environment=label_wheres(environment(store, sorted(run_ids), rm, names),
+                                           lambda f, lang: analysis.factor_name(report, f, lang),
+                                           lambda f, v, lang: analysis.factor_value_label(report, f, v, lang)),
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
         transcribed=transcribed_note(store, sorted(run_ids)), compares=compares, values=values,

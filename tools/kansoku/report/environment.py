@@ -254,3 +254,25 @@ def factor_counts(all_runs: list[str], factors: dict[str, dict[str, str]]) -> di
         for fv in factors.get(r, {}).items():
             counts[fv] = counts.get(fv, 0) + 1
     return counts
+
+
+def label_wheres(env: Environment, name: Any, value: Any) -> Environment:
+    """Each ``where`` ('config=checksums-on, clients=8', the factors that single out a group of runs) also as
+    the reader's words, ``where_text`` per language ('構成 = チェックサム有効, クライアント数 = 8'): ``name(f,
+    lang)`` and ``value(f, v, lang)`` are the report's factor names and value labels. A column headed by
+    ``key=value`` was factor syntax shown to a reader."""
+    def add(d: dict | None) -> None:
+        if not d or not d.get("where"):
+            return
+        pairs = [kv.split("=", 1) for kv in d["where"].split(", ") if "=" in kv]
+        d["where_text"] = {lang: ", ".join(f"{name(f, lang)} = {value(f, v, lang)}" for f, v in pairs) for lang in LANGS}
+
+    for m in env.machines:
+        add(m)
+    for st in env.settings:
+        for v in st.get("values", []):
+            add(v)
+    for c in env.settings_configs:
+        add(c)
+    add(env.settings_without_server)
+    return env

@@ -28,11 +28,13 @@ def escape_plotly(obj: Any, key: str | None = None) -> Any:
     """plotly.js (and the chart export for the PDF) renders trace names, tick labels and hover text as
     pseudo-HTML: a '<' or '&' that came from a measured file must reach the reader as text, so every string
     of a figure is escaped — except hover templates, which are the chart's own markup (``<br>``) and escape
-    the measured parts they embed themselves (:func:`esc`). plotly decodes the entities back for display."""
+    the measured parts they embed themselves (:func:`esc`). plotly decodes the entities back for display.
+    A line break a drawer wants in a title or label is a newline, which becomes plotly's ``<br>`` here, after
+    the escaping (plotly draws a newline as a space)."""
     if isinstance(obj, str):
-        if key == "hovertemplate" or not any(c in obj for c in "<>&"):
+        if key == "hovertemplate" or not any(c in obj for c in "<>&\n"):
             return obj
-        return esc(obj)
+        return esc(obj).replace("\n", "<br>")
     if isinstance(obj, list):
         return [escape_plotly(v, key) for v in obj]
     if isinstance(obj, dict):
@@ -143,6 +145,8 @@ def fit_legend(fig: go.Figure, width: int = 700) -> None:
     """A legend that scales: with many entries its text gets smaller and the figure taller by its extra
     rows, so the plot keeps its height (the PDF's image is drawn at this height, the site's box too)."""
     names = [t.name or "" for t in fig.data if t.showlegend is not False and t.name]
+    if fig.layout.legend.title.text:  # its title above the entries: beside them it pushed them off a phone
+        fig.update_layout(legend_title_side="top")
     if fig.layout.showlegend is False or len(names) < 2:
         return
     size = 13 if len(names) <= 8 else 11

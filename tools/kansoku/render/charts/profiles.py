@@ -8,7 +8,7 @@ import zlib
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kansoku.render.charts._draw import base_layout, compact, draws, esc, layout, room_for_categories
+from kansoku.render.charts._draw import base_layout, compact, draws, esc, layout
 
 VERDICT_COLORS = {"higher": "#c00000", "lower": "#1f4e79", "within_noise": "#a6a6a6", "too_few_runs": "#d9d9d9"}
 
@@ -59,6 +59,14 @@ def flamegraph(chart, lang: str) -> dict:
     return compact(fig)
 
 
+ROW_PX = 40  # a row of the difference chart: its label above a bar
+
+
+def _short(name: str, keep: int = 44) -> str:
+    """A function name as a row's label: a C++ signature can run past a phone's width (the hover has it whole)."""
+    return name if len(name) <= keep else name[: keep - 1] + "…"
+
+
 @draws("profile_diff")
 def profile_diff(chart, lang: str) -> dict:
     d, w = chart.data, chart.words[lang]
@@ -66,11 +74,16 @@ def profile_diff(chart, lang: str) -> dict:
     order = [r["function"] for r in rows]
     xs = [round(r["delta"], 3) for r in rows]
     colors = [VERDICT_COLORS.get(r["verdict"], "#a6a6a6") for r in rows]
-    hover = [f"{esc(r['function'])}<br>{esc(w['a'])}: {r['a']:.2f} %<br>{esc(w['b'])}: {r['b']:.2f} %<br>"
-             f"{r['delta']:+.2f}<br>{esc(v)}" for r, v in zip(rows, w["verdicts"])]
-    fig = go.Figure(go.Bar(x=xs, y=order, orientation="h", marker=dict(color=colors), hovertext=hover,
-                           hoverinfo="text", text=[f"{x:+.2f}" for x in xs], textposition="outside",
-                           textfont=dict(size=11), cliponaxis=False, showlegend=False))
+    # the hover's lines are the template's own markup; the measured parts are customdata, which escape_plotly
+    # escapes (as hovertext, its <br> was escaped too and printed as "<br>")
+    custom = [[r["function"], f"{r['a']:.2f}", f"{r['b']:.2f}", f"{r['delta']:+.2f}", v] for r, v in zip(rows, w["verdicts"])]
+    tmpl = ("%{customdata[0]}<br>" + esc(w["a"]) + ": %{customdata[1]} %<br>" + esc(w["b"]) + ": %{customdata[2]} %<br>"
+            "%{customdata[3]}<br>%{customdata[4]}<extra></extra>")
+    # each function's name and change is a label above its bar, inside the plot: as tick labels beside
+    # the bars they took a desktop's left margin, which left a phone a plot ~120 px wide, and the values
+    # outside the bars were cut at the figure's edge
+    fig = go.Figure(go.Bar(x=xs, y=order, orientation="h", marker=dict(color=colors), customdata=custom,
+                           hovertemplate=tmpl, showlegend=False))
     # one legend entry per verdict that occurs, in the verdict language of the tables
     seen = []
     for r, v in zip(rows, w["verdicts"]):
@@ -78,19 +91,20 @@ def profile_diff(chart, lang: str) -> dict:
             seen.append(r["verdict"])
             fig.add_trace(go.Bar(x=[None], y=[order[0]] if order else [None], orientation="h", name=v,
                                  marker=dict(color=VERDICT_COLORS.get(r["verdict"], "#a6a6a6")), showlegend=True))
-    # no y title: the category labels are function names, and the title fell on them in the PDF's rendering
-    lay = layout(chart.options, lang, w["x_title"], "")
-    lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category")
-    # room on both sides for the labels outside the bars (on the left they fell on the function names)
+    # no y title: the rows are named by their labels, and a title fell on them in the PDF's rendering
+    # the x title in two lines, the measure first: in one it ran past a phone's width on both sides
+    lay = layout(chart.options, lang, w["x_title"].replace(" (", "\n(", 1), "")
+    lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category", showticklabels=False)
     lo, hi = min([0.0, *xs]), max([0.0, *xs])
-    pad = 0.16 * (hi - lo or 1.0)
+    pad = 0.04 * (hi - lo or 1.0)
     lay["xaxis"] = dict(lay["xaxis"], zeroline=True, zerolinecolor="#7f7f7f",
                         range=[lo - pad if lo < 0 else lo, hi + pad if hi > 0 else hi], autorange=False)
-    room_for_categories(lay, order)  # (its +44 px for a title is slack for the Japanese font's wider letters)
-    # the x title is centred on the plot: a right margin keeps its end on the figure (the PDF cut it)
-    lay["margin"] = dict(lay["margin"], r=max(lay["margin"].get("r", 24), 110))
-    lay.setdefault("height", max(320, 26 * len(order) + 160))
+    lay["annotations"] = [dict(x=0, xref="paper", xanchor="left", y=name, yref="y", yanchor="bottom", yshift=ROW_PX * 0.22,
+                               text=f"{_short(name)}  {x:+.2f}", showarrow=False, font=dict(size=11), align="left")
+                          for name, x in zip(order, xs)]
+    lay["margin"] = dict(lay["margin"], l=16, r=16)
+    lay.setdefault("height", ROW_PX * len(order) + lay["margin"].get("t", 40) + 140)
     # overlay: the legend's empty traces must not take a slot each beside the bars (grouped, they thinned every
     # bar to a quarter of its row and its label to an unreadable size)
-    fig.update_layout(**lay, bargap=0.3, barmode="overlay")
+    fig.update_layout(**lay, bargap=0.5, barmode="overlay")
     return compact(fig)

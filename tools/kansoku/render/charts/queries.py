@@ -26,9 +26,12 @@ def query_times(chart, lang: str) -> dict:
             # labels inside the bars, at their base: on top they fell on the range bars and on each other
             text=[fmt.format(y) if y is not None and not baseline else "" for y in ys], textposition="inside",
             insidetextanchor="start", textangle=0, textfont=dict(size=11), cliponaxis=False,
-            hovertext=[f"{esc(w['names'][i])}<br>{esc(q)}: {fmt.format(y) if y is not None else '—'}"
-                       + (f"<br>{esc(w['node'])}: {esc(n)}" if n else "") for q, y, n in zip(d["order"], ys, d["nodes"][i])],
-            hoverinfo="text"))
+            # the hover's lines are the template's own markup; the measured parts are customdata, which
+            # escape_plotly escapes (as hovertext, its <br> was escaped too and printed as "<br>")
+            customdata=[[fmt.format(y) if y is not None else "—", n or ""] for y, n in zip(ys, d["nodes"][i])],
+            hovertemplate=[f"{esc(w['names'][i])}<br>%{{x}}: %{{customdata[0]}}"
+                           + (f"<br>{esc(w['node'])}: %{{customdata[1]}}" if n else "") + "<extra></extra>"
+                           for n in d["nodes"][i]]))
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["xaxis"] = dict(lay["xaxis"], type="category", showgrid=False)
     fig.update_layout(**lay, barmode="group", bargap=0.25, uniformtext=dict(minsize=8, mode="hide"))

@@ -1,0 +1,315 @@
+"""The reader's checks (issue 42): every kind of page — report cover, chapter, methods, sources, appendix,
+compare page, run page, trends page, a past report's chapter — in ja and en, at 1280 px and on a 390 × 844
+phone, in a real Chromium, checked for what a demanding reader met:
+
+- raw markup in a hover ("<br>" printed, "&lt;br&gt;" in a trace's text);
+- an element wider than its box without the scroll cue (a table cut at its last column), or the page
+  wider than the phone;
+- on a phone, a table's first column and its verdict column not both in view;
+- a chart's title nearer the neighbouring chart than its own;
+- a chart's plot area squeezed on a phone, or its tick labels cut at the figure's edge;
+- English unit words in Japanese headers, "▲" without its legend line, factor syntax (``key=value``)
+  shown to a reader.
+
+Each check is a JavaScript function returning the problems it found (strings naming the page's element);
+a test per check runs it over every page and expects none, and a test breaks a page on purpose to show that
+each check fails when it should. A failing check keeps a screenshot of the page in the test's tmp_path."""
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+# every kind of page, and the pages the reader's report named (table 2.1, table 6.1, FY2013 表 2.4,
+# FY2017 表 8.10, the parallel-query and profile charts)
+PAGES = {
+    "cover": "/{lang}/reports/example/",
+    "chapter": "/{lang}/reports/example/scaleup/",
+    "chapter-syscalls": "/{lang}/reports/example/syscalls/",
+    "chapter-parallel": "/{lang}/reports/example/parallel/",
+    "chapter-profile": "/{lang}/reports/example/profile/",
+    "chapter-replication": "/{lang}/reports/example/replication/",
+    "chapter-client-server": "/{lang}/reports/example/client-server/",
+    "methods": "/{lang}/reports/example/methods/",
+    "sources": "/{lang}/reports/example/sources/",
+    "appendix": "/{lang}/reports/example/appendix/",
+    "compare": "/{lang}/reports/example/compare-checksums/",
+    "run": None,  # the first run page of the example (found in the built site)
+    "trends": "/{lang}/trends/",
+    "past-fy2013": "/{lang}/reports/past-fy2013/scaleup/",
+    "past-fy2017": "/{lang}/reports/past-fy2017/replication/",
+    "past-fy2017-fdw": "/{lang}/reports/past-fy2017/fdw/",
+}
+LANGS = ("ja", "en")
+SIZES = {"desktop": (1280, 900), "phone": (390, 844)}
+
+_BOX = r"""
+const rect = el => el.getBoundingClientRect();
+const name = el => {
+  const f = el.closest('figure[id]');
+  const what = el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+  return (f ? '#' + f.id + ' ' : '') + what;
+};
+const charts = () => [...document.querySelectorAll('.js-plotly-plot')].filter(gd => gd._fullLayout);
+"""
+
+# 1. raw markup in hovers: a trace's texts carry no escaped tag, and the hover label plotly draws for the
+# first point of every trace shows no tag nor entity
+HOVER = "async () => {" + _BOX + r"""
+  const out = [];
+  const escaped = /&lt;\/?[a-z]+/i;
+  const shown = /<\/?(br|b|i|em|sup|sub|span)\b[^>]*>|&(lt|gt|amp|quot|#\d+);/i;
+  for (const gd of charts()) {
+    const fig = gd.getAttribute('data-figure');
+    gd.data.forEach((t, ti) => {
+      for (const k of ['hovertemplate', 'hovertext', 'text']) {
+        const v = t[k];
+        const hit = (Array.isArray(v) ? v : [v]).find(s => typeof s === 'string' && escaped.test(s));
+        if (hit) out.push(`${fig}: trace ${ti} ${k} holds escaped markup: ${hit.slice(0, 60)}`);
+      }
+    });
+    for (let ti = 0; ti < gd._fullData.length; ti++) {
+      const t = gd._fullData[ti];
+      if (t.visible !== true || t.hoverinfo === 'skip' || t.hoverinfo === 'none' || !t.xaxis) continue;
+      if (!((t.x && t.x.length) || (t.y && t.y.length))) continue;
+      try { Plotly.Fx.hover(gd, [{curveNumber: ti, pointNumber: 0}], [t.xaxis + t.yaxis]); } catch (e) { continue; }
+      const txt = [...gd.querySelectorAll('.hoverlayer text')].map(e => e.textContent).join(' | ');
+      if (shown.test(txt)) out.push(`${fig}: trace ${ti} hover shows markup: ${txt.slice(0, 80)}`);
+      Plotly.Fx.unhover(gd);
+      await new Promise(r => setTimeout(r, 60));  // plotly throttles hovers
+    }
+  }
+  return out;
+}"""
+
+# 2. nothing wider than its box without the cue: a table, figure, code block or chart that runs past an
+# ancestor's edge must do so inside a scroll box that carries the cue; and no page is wider than the window
+OVERFLOW = "() => {" + _BOX + r"""
+  const out = [];
+  const vw = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > vw + 1)
+    out.push(`page is ${document.documentElement.scrollWidth} px wide in a ${vw} px window`);
+  for (const el of document.querySelectorAll('main table, main figure, main pre, main .chart, main img, main dl, main .table-scroll')) {
+    if (!el.getClientRects().length) continue;
+    const r = rect(el);
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const cs = getComputedStyle(a);
+      const scrolls = cs.overflowX === 'auto' || cs.overflowX === 'scroll';
+      const ar = rect(a);
+      if (scrolls) {
+        if (a.scrollWidth > a.clientWidth + 1 && !a.hasAttribute('data-cue') && a.tagName !== 'PRE')
+          out.push(`${name(el)} scrolls inside ${name(a)}, which has no cue`);
+        break;
+      }
+      if (r.right > ar.right + 1 || r.left < ar.left - 1) {
+        out.push(`${name(el)} (${Math.round(r.left)}–${Math.round(r.right)}) runs past ${name(a)} (${Math.round(ar.left)}–${Math.round(ar.right)})`);
+        break;
+      }
+    }
+  }
+  return [...new Set(out)];
+}"""
+
+# 3. on a phone, a table's first column and its verdict column in view together: without scrolling, the
+# verdict cells lie inside the scroll box; scrolled to the end, the first column is still there
+STICKY = "async () => {" + _BOX + r"""
+  const out = [];
+  for (const box of document.querySelectorAll('main .table-scroll')) {
+    const table = box.querySelector('table');
+    if (!table || !box.getClientRects().length || box.scrollWidth <= box.clientWidth + 1) continue;
+    const b = rect(box);
+    const verdicts = [...table.querySelectorAll('td.compare')];
+    // the first row with verdicts shows at least one of them (a table may compare twice: one stays in view)
+    const row = verdicts.length ? verdicts[0].parentElement : null;
+    const cells = row ? [...row.querySelectorAll('td.compare')] : [];
+    if (cells.length && cells.every(c => rect(c).right > b.right + 1 || rect(c).left < b.left - 1))
+      out.push(`${name(table)}: verdict cell "${cells[0].textContent.trim().slice(0, 20)}" needs a sideways scroll`);
+    const keep = box.scrollLeft;
+    box.scrollLeft = box.scrollWidth;
+    await new Promise(r => requestAnimationFrame(r));
+    // a table whose rows are labelled (a header cell first) keeps its labels in view
+    const first = table.querySelector('tbody tr:not(.row-group) > th:first-child');
+    if (first && rect(first).left < rect(box).left - 1) out.push(`${name(table)}: first column scrolls out of view`);
+    box.scrollLeft = keep;
+  }
+  return out;
+}"""
+
+# 4. each chart's title nearer its own chart than the neighbouring chart's legend
+TITLES = "() => {" + _BOX + r"""
+  const out = [];
+  const drawn = gd => {
+    const rs = [...gd.querySelectorAll('.cartesianlayer, .legend, .infolayer .g-xtitle, .xtick text')].map(rect).filter(r => r.height > 0);
+    if (!rs.length) return null;
+    return {top: Math.min(...rs.map(r => r.top)), bottom: Math.max(...rs.map(r => r.bottom))};
+  };
+  const boxes = charts().map(gd => ({gd, d: drawn(gd), cap: gd.closest('figure') && gd.closest('figure').querySelector(':scope > figcaption')}))
+                        .filter(x => x.d && x.cap);
+  for (const x of boxes) {
+    const c = rect(x.cap);
+    const own = c.top >= x.d.bottom ? c.top - x.d.bottom : x.d.top - c.bottom;
+    for (const y of boxes) {
+      if (y === x) continue;
+      const other = c.top >= y.d.bottom ? c.top - y.d.bottom : (y.d.top >= c.bottom ? y.d.top - c.bottom : Infinity);
+      if (other <= own) out.push(`${x.gd.getAttribute('data-figure')}: its title is ${Math.round(own)} px from it, ${Math.round(other)} px from ${y.gd.getAttribute('data-figure')}`);
+    }
+  }
+  return out;
+}"""
+
+# 5. a chart's plot area at least 60 % of a phone's width, and its labels inside the figure
+PLOTS = "() => {" + _BOX + r"""
+  const out = [];
+  const vw = document.documentElement.clientWidth;
+  for (const gd of charts()) {
+    const fig = gd.getAttribute('data-figure');
+    const g = rect(gd);
+    const plots = [...gd.querySelectorAll('.cartesianlayer .subplot .bg, .cartesianlayer .bglayer rect.bg')].map(rect);
+    const widest = Math.max(0, ...plots.map(r => r.width), gd._fullLayout._size.w);
+    if (vw <= 600 && widest < 0.6 * vw && !gd._fullLayout.grid && Object.keys(gd._fullLayout._plots || {}).length <= 1)
+      out.push(`${fig}: plot area ${Math.round(widest)} px of a ${vw} px window`);
+    for (const t of gd.querySelectorAll('.xtick text, .ytick text, .g-xtitle text, .g-ytitle text, .g-y2title text, .legend, text.bartext')) {
+      const r = rect(t);
+      if (!r.width) continue;
+      if (r.left < g.left - 1 || r.right > g.right + 1) { out.push(`${fig}: label "${t.textContent.slice(0, 30)}" cut at the figure's edge`); break; }
+    }
+  }
+  return out;
+}"""
+
+# 6. words: no English unit word in a Japanese header, "▲" explained where it is used, no key=value syntax
+WORDS = "() => {" + _BOX + r"""
+  const out = [];
+  const ja = document.documentElement.lang.startsWith('ja');
+  if (ja) for (const th of document.querySelectorAll('main thead th')) {
+    if (th.closest('.prov-table')) continue;  // a run's identity: its factor keys ("繰り返し (rep)") are the vocabulary
+    const m = th.textContent.match(/\((?:[a-z]{3,}|tps)\)/);
+    if (m) out.push(`${name(th)}: English unit ${m[0]} in "${th.textContent.trim().slice(0, 40)}"`);
+  }
+  const text = el => { const c = el.cloneNode(true); c.querySelectorAll('.sign-legend').forEach(x => x.remove()); return c.textContent; };
+  const main = document.querySelector('main');
+  if (main && text(main).includes('▲')) {
+    for (const f of main.querySelectorAll('figure')) {
+      if (text(f).includes('▲') && !f.querySelector('.sign-legend')) out.push(`${name(f)}: uses ▲ without its legend line`);
+    }
+  }
+  // factor syntax: a block's text as a reader reads it (a command or a file name in <code> is no factor
+  // syntax there, but a column headed by one is); "n = 5", "p = 0.01" and command options are not factors
+  const syntax = /(?<![-\w.])[a-z][a-z0-9_]+=[a-z0-9]|(?:^|[,:(、：]\s*)[a-z][a-z0-9_]+ = [a-z0-9]/;
+  for (const el of (main || document.body).querySelectorAll('p, li, th, td, dt, dd, figcaption, h1, h2, h3, summary')) {
+    if (el.closest('pre, script, .commands, .compare-command, details.run-files, details.provenance') || !el.getClientRects().length) continue;
+    const c = el.cloneNode(true);
+    if (el.tagName !== 'TH') c.querySelectorAll('code').forEach(x => x.remove());
+    c.querySelectorAll('p, li, ul, ol, table, details').forEach(x => x.remove());
+    const m = c.textContent.match(syntax);
+    if (m) out.push(`${name(el)}: factor syntax "${m[0]}…" in "${c.textContent.trim().slice(0, 60)}"`);
+  }
+  return [...new Set(out)];
+}"""
+
+CHECKS = {"hover": HOVER, "overflow": OVERFLOW, "sticky": STICKY, "titles": TITLES, "plots": PLOTS, "words": WORDS}
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _run_page(public: Path) -> str:
+    return "/{lang}/reports/example/runs/" + sorted(p.name for p in (public / "ja/reports/example/runs").iterdir()
+                                                   if p.is_dir())[0] + "/"
+
+
+@pytest.fixture(scope="module")
+def browser(example_site):
+    pw_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian's chromium is not installed")
+    _, public = example_site
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(public)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    with pw_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path="/usr/bin/chromium",
+                               args=["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        yield b, base, public
+        b.close()
+    srv.shutdown()
+
+
+def open_page(b, base: str, path: str, size: str):
+    w, h = SIZES[size]
+    p = b.new_page(viewport={"width": w, "height": h})
+    p.goto(base + path)
+    p.wait_for_load_state("load")
+    p.wait_for_function("[...document.querySelectorAll('div.chart[data-figure]')].every(d => d.getAttribute('data-rendered'))",
+                        timeout=30000)
+    return p
+
+
+def check_all(b, base: str, public: Path, keep: Path | None = None) -> dict[str, list[str]]:
+    """Every check over every page × language × size: {check: ["page lang size: problem", …]}."""
+    found: dict[str, list[str]] = {k: [] for k in CHECKS}
+    for kind, path in PAGES.items():
+        path = path or _run_page(public)
+        for lang in LANGS:
+            for size in SIZES:
+                p = open_page(b, base, path.format(lang=lang), size)
+                bad = False
+                for check, js in CHECKS.items():
+                    got = p.evaluate(js)
+                    found[check] += [f"{kind} {lang} {size}: {x}" for x in got]
+                    bad = bad or bool(got)
+                if bad and keep is not None:
+                    p.screenshot(path=str(keep / f"{kind}-{lang}-{size}.png"), full_page=True)
+                p.close()
+    return found
+
+
+@pytest.fixture(scope="module")
+def findings(browser, tmp_path_factory):
+    b, base, public = browser
+    return check_all(b, base, public, tmp_path_factory.mktemp("reader-screenshots"))
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_reader_check_finds_nothing(findings, check):
+    assert findings[check] == [], "\n".join(findings[check][:30])
+
+
+# a page broken on purpose: each check must catch its kind of defect
+BREAK = {
+    "hover": """() => { const gd = document.querySelector('.js-plotly-plot');
+        return Plotly.restyle(gd, {hovertext: [['a&lt;br&gt;b']], hoverinfo: 'text', hovertemplate: null}, [0]); }""",
+    "overflow": """() => { const a = document.querySelector('main article, main');
+        const t = document.createElement('table'); t.innerHTML = '<tr>' + '<td>wide&nbsp;cell&nbsp;'.repeat(40) + '</tr>';
+        a.appendChild(t); }""",
+    "sticky": """() => { const t = document.querySelector('main .table-scroll table');
+        const rows = t.querySelectorAll('tr');
+        rows.forEach(r => { for (let i = 0; i < 12; i++) { const c = document.createElement(r.parentElement.tagName === 'THEAD' ? 'th' : 'td');
+            c.textContent = 'pad pad pad'; c.style.whiteSpace = 'nowrap'; r.appendChild(c); } const v = document.createElement('td'); v.className = 'num compare'; v.textContent = '+1 %'; r.appendChild(v); });
+        t.querySelectorAll('th, td').forEach(c => { c.style.position = 'static'; }); }""",
+    "titles": """() => { document.querySelectorAll('main figure.kansoku-figure').forEach(f => {
+        const c = f.querySelector(':scope > figcaption'); if (c) c.style.marginTop = '300px'; }); }""",
+    "plots": """() => { const gd = document.querySelector('.js-plotly-plot');
+        return Plotly.relayout(gd, {'margin.l': 280}); }""",
+    "words": """() => { const th = document.querySelector('main thead th'); th.textContent += ' (calls)';
+        document.querySelector('main p').append(' config=checksums-off'); }""",
+}
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_reader_check_fails_on_a_broken_page(browser, check):
+    b, base, _ = browser
+    p = open_page(b, base, "/ja/reports/example/scaleup/", "phone")
+    try:
+        assert p.evaluate(CHECKS[check]) == []
+        p.evaluate(BREAK[check])
+        p.wait_for_timeout(200)
+        assert p.evaluate(CHECKS[check]) != []
+    finally:
+        p.close()
