@@ -334,6 +334,11 @@ class Document:
         L = self.lang
         title = p.title.get(L) or next((p.title[x] for x in LANGS if p.title.get(x)), p.id)
         out = [self.typst("heading", number=p.number if p.kind == "chapter" else None, title=title)]
+        chapter = self.chapters.get(p.id) if p.kind == "chapter" else None
+        # the chapter's machines open it in the PDF (the site ends the chapter with them): a small block at a
+        # chapter's end was left alone on a page of its own, its heading at the foot of the page before
+        if chapter and (chapter.get("machines") or {}).get("machines"):
+            out.append(raw_block(BLOCKS["machines"].render(self, None, chapter)))
         src = p.source_lang(L)
         if src is None:
             body = self.expand(self.rep.generated_bodies.get(p.id, ""), f"(generated page {p.id!r})", 0, p)
@@ -344,9 +349,6 @@ class Document:
             if src != L:
                 out.append(self.notice(self.ui(f"translation_missing_from_{src}")))
             out.append(self.prose(p.files[src], p))
-        chapter = self.chapters.get(p.id) if p.kind == "chapter" else None
-        if chapter and (chapter.get("machines") or {}).get("machines"):
-            out.append(raw_block(BLOCKS["machines"].render(self, None, chapter)))
         if chapter and chapter.get("missing_figures"):
             out.append(raw_block(BLOCKS["missing_figures"].render(self, None, chapter)))
         return "".join(out)
