@@ -183,20 +183,11 @@ def structure_warnings(pdf: Path) -> list[str]:
 
 
 def figures_without_alt(pdf: Path) -> list[str]:
-    """Figures of the structure tree (pdfinfo -struct) without an /Alt text."""
-    out = _run(["pdfinfo", "-struct", str(pdf)]).splitlines()
-    found = []
-    for i, line in enumerate(out):
-        if line.strip().startswith("Figure"):
-            ind = len(line) - len(line.lstrip())
-            body = []
-            for nxt in out[i + 1:]:
-                if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= ind:
-                    break
-                body.append(nxt)
-            if not any("/Alt" in b for b in body):
-                found.append(f"figure without alternative text (structure line {i + 1})")
-    return found
+    """Figures of the structure tree (pdfinfo -struct) against the alternative texts (/Alt) of the PDF's
+    structure elements (poppler does not print them; typst writes them uncompressed)."""
+    figures = sum(1 for x in _run(["pdfinfo", "-struct", str(pdf)]).splitlines() if x.strip() == "Figure:")
+    alts = len(re.findall(rb"/Alt\s*[(<]", pdf.read_bytes()))
+    return [f"{figures - alts} of {figures} figures without alternative text"] if alts < figures else []
 
 
 if __name__ == "__main__":
