@@ -67,6 +67,14 @@ def broken_commands(pdf: Path, recorded: list[str]) -> list[str]:
     return [f"not printed whole: {c}" for c in recorded if squash(c) not in printed]
 
 
+def broken_values(pdf: Path) -> list[str]:
+    """A range broken after its dash ("[10,623.7–" ending a line), or a count broken inside "n = 5"."""
+    lines = [x.strip() for x in text(pdf, layout=False).splitlines()]
+    pat = re.compile(r"\[[\d,.]+[–-](?![\d,.]+\])|(^|\s)n\s*=$")
+    return [f"broken: {a!r} / {b!r}" for a, b in zip(lines, lines[1:])
+            if pat.search(a) or (re.match(r"=\s*\d", b) and a.endswith(" n"))]
+
+
 @dataclass
 class Line:
     page: int
@@ -196,7 +204,7 @@ if __name__ == "__main__":
     for f in map(Path, sys.argv[1:]):
         with tempfile.TemporaryDirectory() as td:
             lay = layout(f)
-            res = {"invisible": invisible_characters(f), "stranded": stranded_headings(f, lay),
+            res = {"invisible": invisible_characters(f), "values": broken_values(f), "stranded": stranded_headings(f, lay),
                    "empty": nearly_empty_pages(f, Path(td), lay=lay), "no alt": figures_without_alt(f),
                    "struct": structure_warnings(f)}
         print(f.name, {k: len(v) for k, v in res.items()})

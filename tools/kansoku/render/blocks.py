@@ -454,9 +454,11 @@ def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str
         return {"text": text, "marks": [], "notes": [], "fill": None, "range": None, "boxes": None, **more}
 
     def side(text: str) -> dict:
-        """A side's "median [min–max] n = 5": it breaks between the three, never inside a number or a range."""
+        """A side's "median [min–max] n = 5": one a line (the column no wider than the range), never broken
+        inside a number, a range or its count."""
         m = SIDE.fullmatch(text)
-        return cell(text, boxes=list(m.groups())) if m else cell(text.replace(" ", "\u00a0"))
+        return (cell(text, boxes=[g.replace(" ", "\u00a0") for g in m.groups()]) if m
+                else cell(text.replace(" ", "\u00a0")))
 
     rows = []
     for r in c["rows"]:
