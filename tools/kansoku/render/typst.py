@@ -38,7 +38,7 @@ from typing import Any
 from kansoku import external, shortcodes, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
-from kansoku.model import ComputedReport, Page
+from kansoku.model import ComputedReport, Page, is_local_address
 from kansoku.render import charts
 from kansoku.render.blocks import BLOCKS
 from kansoku.render.charts import escape_plotly
@@ -321,10 +321,13 @@ class Document:
                 if lang != L:
                     out.append(self.notice(self.ui(f"translation_missing_from_{lang}")))
                 out.append(body)
-        url = f"{r.site_url.rstrip('/')}/{L}/reports/{r.id}/" if r.site_url else None
+        # a local preview's address is no web edition: the PDF says it comes from a local build instead
+        local = is_local_address(r.site_url)
+        url = f"{r.site_url.rstrip('/')}/{L}/reports/{r.id}/" if r.site_url and not local else None
         out.append(self.typst(
             "front", history=[[h.revision, h.date, pick(h.changes, L)] for h in r.revision_history],
             revision=r.revision, license=pick(r.license, L), copyright=r.copyright or "", site_url=url,
+            local_build=self.ui("pdf_local_build") if local else "",
             site_link=self.ui("pdf_site_url", "\x00").split("\x00", 1) if url else ("", "")))
         return "".join(out)
 
