@@ -95,3 +95,28 @@ def test_the_pdf_prints_the_sites_address_and_says_when_it_is_local(spec_url, ba
     site_address(rep, {"baseURL": base}, said.append)
     assert rep.site_url == printed
     assert (warned is None and said == []) or (len(said) == 1 and warned in said[0]), said
+
+
+@pytest.mark.parametrize("url, local", [("http://127.0.0.1:1313/", True), ("http://localhost:1313/", True),
+                                        ("https://reports.example.org/", False), (None, False)])
+def test_a_local_address_is_not_printed_as_the_web_edition(url, local):
+    """The PDF's front matter prints the web edition's address, or says that it comes from a local build."""
+    from kansoku.model import is_local_address
+
+    assert is_local_address(url) is local
+
+
+@pytest.mark.parametrize("command", [
+    "$ pgbench -n -h 127.0.0.1 -p 5433 -U postgres -c [Clients] -j [Threads] -T 30 -P 1 -r -M prepared "
+    "-f scripts/update.sql -s 10 [-l --sampling-rate=0.02] bench_update",
+    "$ python3 ../../../tools/collect queries --conninfo 'host=127.0.0.1 port=5433 user=postgres "
+    "dbname=bench_query' --set [設定] --mode timing,explain --order random --seed [シード] queries/parallel.sql",
+])
+def test_a_long_command_breaks_only_between_arguments_with_continuations(command):
+    from kansoku.render.blocks import command_lines
+
+    lines = command_lines(command, columns=60)
+    assert len(lines) > 1 and all(x.endswith(" \\") for x in lines[:-1])
+    assert " ".join(x[:-2] if x.endswith(" \\") else x for x in lines) == command
+    starts = [x.split(" ")[0] for x in lines[1:]]
+    assert not any(s in ("scripts/update.sql", "10", "dbname=bench_query'", "prepared") for s in starts)

@@ -312,7 +312,7 @@ def pdf_main(argv: list[str] | None = None, prog: str = "kansoku pdf") -> int:
 
 @interruptible
 def example_main(argv: list[str] | None = None, prog: str = "kansoku example") -> int:
-    """Ingest the bundled example measurements, build the site and the example PDFs."""
+    """Ingest the bundled example measurements, build the site and every report's PDFs."""
     ap = argparse.ArgumentParser(
         prog=prog, parents=[common_options()],
         description="Build the example site from the measurements of a kansoku checkout (data/runs, "
@@ -338,8 +338,9 @@ def example_main(argv: list[str] | None = None, prog: str = "kansoku example") -
     rc = ingest_main(inputs + shared)
     if rc != 0:
         return rc
-    # the example's PDFs are built with the site, into it, and linked from its pages
-    rc = build_main(shared + ["--strict"] + ([] if args.no_pdf else ["--pdf", "example"]))
+    # every report's PDFs (the example's and the past reports') are built with the site, into it, and linked
+    # from its pages
+    rc = build_main(shared + ["--strict"] + ([] if args.no_pdf else ["--pdf"]))
     if rc != 0:
         return rc
     if args.serve:

@@ -12,6 +12,8 @@ The reference ``docs/report_model.md`` is generated from this module (``python -
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,14 @@ def _words_json(t: Words) -> Words | str:
 
 
 # -- pages --------------------------------------------------------------------------------------------
+
+
+LOCAL_HOSTS = ("localhost", "127.", "[::1]", "0.0.0.0")
+
+
+def is_local_address(url: str | None) -> bool:
+    """An address only the building machine opens (a local preview), not a web edition a reader can visit."""
+    return bool(url) and re.match(r"https?://(" + "|".join(re.escape(h) for h in LOCAL_HOSTS) + ")", url) is not None
 
 @dataclass
 class Page:

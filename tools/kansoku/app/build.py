@@ -15,7 +15,7 @@ import duckdb
 
 from kansoku import resources, site_links, words
 from kansoku.errors import KansokuError
-from kansoku.model import ComputedReport, KeptRunPage, RunPage, Trends
+from kansoku.model import ComputedReport, KeptRunPage, RunPage, Trends, is_local_address
 from kansoku.render import hugo, page_reuse, publish
 from kansoku.report.build import compute_report
 from kansoku.report.cache import ItemCache
@@ -60,9 +60,6 @@ def load_config(config: Path = CONFIG) -> dict:
     return resources.load_config(config)
 
 
-LOCAL_HOSTS = ("localhost", "127.", "[::1]", "0.0.0.0")
-
-
 def site_address(rep: ComputedReport, config: dict, warn=None) -> None:
     """The web edition's address the PDF prints: the spec's ``[report] site_url``, else config.toml's
     ``baseURL`` when it is an absolute address. A local address (or none) is said (``warn``): a reader of the
@@ -73,7 +70,7 @@ def site_address(rep: ComputedReport, config: dict, warn=None) -> None:
         return
     if not rep.site_url:
         warn(words.t("en", "warn_no_site_address", rep.id, base=base or "(none)"))
-    elif re.match(r"https?://(" + "|".join(re.escape(h) for h in LOCAL_HOSTS) + ")", rep.site_url):
+    elif is_local_address(rep.site_url):
         warn(words.t("en", "warn_local_site_address", rep.id, url=rep.site_url))
 
 

@@ -13,6 +13,7 @@ entry here with its context function.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
@@ -345,9 +346,65 @@ def missing_figures_context(page: Page, sc: Shortcode | None, chapter: dict) -> 
                       for m in chapter.get("missing_figures") or []]}
 
 
+COMMAND_COLUMNS = 96          # a printed command line: its text at 0.72 em of mono in a shaded block, with room
+                              # for the " \\" that continues it (a full-width character counts two columns)
+SHELL_JOINERS = ("&&", "||", "|", ";")
+
+
+def shell_words(command: str) -> list[str]:
+    """A command line's words as the shell splits them: at spaces outside quotes, each quote kept."""
+    words, cur, quote = [], "", None
+    for ch in command:
+        if quote:
+            cur += ch
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            cur, quote = cur + ch, ch
+        elif ch == " ":
+            if cur:
+                words.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return words + [cur] if cur else words
+
+
+def _columns(s: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def command_lines(command: str, columns: int = COMMAND_COLUMNS) -> list[str]:
+    """A command as printed: lines that break only between arguments, never between an option and its value
+    ("-f script.sql" stays whole) nor inside a quoted argument; every line but the last ends with " \\" (the
+    shell's continuation), so that the lines copied from the PDF are the command."""
+    units: list[str] = []
+    for w in shell_words(command):
+        if units and (w in SHELL_JOINERS or (units[-1].startswith("-") and " " not in units[-1]
+                                              and "=" not in units[-1] and not w.startswith("-")
+                                              and units[-1] not in SHELL_JOINERS)):
+            units[-1] += " " + w
+        else:
+            units.append(w)
+    lines = [""]
+    for u in units:
+        if lines[-1] and _columns(lines[-1] + " " + u + " \\") > columns:
+            lines[-1] += " \\"
+            lines.append(u)
+        else:
+            lines[-1] = (lines[-1] + " " + u) if lines[-1] else u
+    return lines
+
+
 @block("commands", "layouts/shortcodes/commands.html", needs_chapter=True)
 def commands_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
-    return {"commands": [{**b, "name": ", ".join(s["name"] for s in b["scripts"]) if b["scripts"] else b["program"]}
+    """The chapter's commands, each as its printed lines ("$ " before the first; command_lines)."""
+    L = page.lang
+
+    def printed(c: Any) -> list[str]:
+        return command_lines("$ " + pick(c, L))
+
+    return {"commands": [{**b, "name": ", ".join(s["name"] for s in b["scripts"]) if b["scripts"] else b["program"],
+                          "setup_lines": [printed(c) for c in b["setup"] or []], "command_lines": printed(b["command"])}
                          for b in chapter.get("commands") or []]}
 
 
@@ -397,9 +454,11 @@ def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str
         return {"text": text, "marks": [], "notes": [], "fill": None, "range": None, "boxes": None, **more}
 
     def side(text: str) -> dict:
-        """A side's "median [min–max] n = 5": it breaks between the three, never inside a number or a range."""
+        """A side's "median [min–max] n = 5": one a line (the column no wider than the range), never broken
+        inside a number, a range or its count."""
         m = SIDE.fullmatch(text)
-        return cell(text, boxes=list(m.groups())) if m else cell(text.replace(" ", "\u00a0"))
+        return (cell(text, boxes=[g.replace(" ", "\u00a0") for g in m.groups()]) if m
+                else cell(text.replace(" ", "\u00a0")))
 
     rows = []
     for r in c["rows"]:

@@ -38,7 +38,7 @@ from typing import Any
 from kansoku import external, shortcodes, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
-from kansoku.model import ComputedReport, Page
+from kansoku.model import ComputedReport, Page, is_local_address
 from kansoku.render import charts
 from kansoku.render.blocks import BLOCKS
 from kansoku.render.charts import escape_plotly
@@ -321,10 +321,13 @@ class Document:
                 if lang != L:
                     out.append(self.notice(self.ui(f"translation_missing_from_{lang}")))
                 out.append(body)
-        url = f"{r.site_url.rstrip('/')}/{L}/reports/{r.id}/" if r.site_url else None
+        # a local preview's address is no web edition: the PDF says it comes from a local build instead
+        local = is_local_address(r.site_url)
+        url = f"{r.site_url.rstrip('/')}/{L}/reports/{r.id}/" if r.site_url and not local else None
         out.append(self.typst(
             "front", history=[[h.revision, h.date, pick(h.changes, L)] for h in r.revision_history],
             revision=r.revision, license=pick(r.license, L), copyright=r.copyright or "", site_url=url,
+            local_build=self.ui("pdf_local_build") if local else "",
             site_link=self.ui("pdf_site_url", "\x00").split("\x00", 1) if url else ("", "")))
         return "".join(out)
 
@@ -334,6 +337,11 @@ class Document:
         L = self.lang
         title = p.title.get(L) or next((p.title[x] for x in LANGS if p.title.get(x)), p.id)
         out = [self.typst("heading", number=p.number if p.kind == "chapter" else None, title=title)]
+        chapter = self.chapters.get(p.id) if p.kind == "chapter" else None
+        # the chapter's machines open it in the PDF (the site ends the chapter with them): a small block at a
+        # chapter's end was left alone on a page of its own, its heading at the foot of the page before
+        if chapter and (chapter.get("machines") or {}).get("machines"):
+            out.append(raw_block(BLOCKS["machines"].render(self, None, chapter)))
         src = p.source_lang(L)
         if src is None:
             body = self.expand(self.rep.generated_bodies.get(p.id, ""), f"(generated page {p.id!r})", 0, p)
@@ -344,9 +352,6 @@ class Document:
             if src != L:
                 out.append(self.notice(self.ui(f"translation_missing_from_{src}")))
             out.append(self.prose(p.files[src], p))
-        chapter = self.chapters.get(p.id) if p.kind == "chapter" else None
-        if chapter and (chapter.get("machines") or {}).get("machines"):
-            out.append(raw_block(BLOCKS["machines"].render(self, None, chapter)))
         if chapter and chapter.get("missing_figures"):
             out.append(raw_block(BLOCKS["missing_figures"].render(self, None, chapter)))
         return "".join(out)

@@ -78,7 +78,6 @@ TEMPLATES.filters["str"] = lambda v: Markup(typst_str(v))
 TEMPLATES.filters["raw"] = lambda v: Markup(str(v))
 TEMPLATES.filters["w"] = _w
 TEMPLATES.filters["soft"] = soft_breaks
-TEMPLATES.filters["prompt"] = lambda command: "$ " + command  # a command as typed at a shell prompt
 TEMPLATES.globals["ui"] = _ui
 
 
