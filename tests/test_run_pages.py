@@ -17,7 +17,7 @@ import threading
 import tomllib
 from collections import Counter
 from pathlib import Path
-from urllib.parse import urljoin, urlparse
+from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 
@@ -124,7 +124,7 @@ def test_run_page_shows_factors_and_metrics_beside_its_condition(site):
         assert rows["Clients"] == info["factors"]["clients"]
         assert rows["Configuration"] == {"checksums-off": "checksums off", "checksums-on": "checksums on"}[
             info["factors"]["config"]]
-        assert rows["rep"] == info["factors"]["rep"]
+        assert rows["Repetition"] == info["factors"]["rep"]
         ja = _page(public, "ja", info["anchor"])
         assert "クライアント数" in ja and "条件の中央値" in ja
         # its condition's runs link to each other's pages
@@ -207,8 +207,11 @@ def test_time_series_csv_matches_the_raw_files(site):
             assert all(abs(tps[s] - want[s]) <= 0.0005 + 1e-9 for s in want), run_id
         # at most one row per second of the run: aggregated, never a transaction row
         assert len(rows) <= (_epoch(meta["end"]) - _epoch(meta["start"])) + 3
-        if (run_dir / "sa.bin").is_file() and "cpu_usr_pct" in header and data["series"]["cpu_tool"] == "sar":
-            doc = json.loads(subprocess.run(["sadf", "-j", str(run_dir / "sa.bin"), "--", "-u", "ALL"],
+        # a run of several hosts charts its server's CPU (the host whose host.toml says role = "server")
+        cpu_dir = next((h.parent for h in run_dir.glob("host=*/host.toml")
+                        if tomllib.loads(h.read_text()).get("role") == "server"), run_dir)
+        if (cpu_dir / "sa.bin").is_file() and "cpu_usr_pct" in header and data["series"]["cpu_tool"] == "sar":
+            doc = json.loads(subprocess.run(["sadf", "-j", str(cpu_dir / "sa.bin"), "--", "-u", "ALL"],
                                             capture_output=True, text=True, check=True).stdout)
             stats = doc["sysstat"]["hosts"][0]["statistics"]
             usr = {f"{c.get('usr', c.get('user')):.2f}" for s in stats
@@ -220,7 +223,7 @@ def test_time_series_csv_matches_the_raw_files(site):
 
 
 def _file_of(public: Path, url: str) -> Path:
-    path = urlparse(url).path
+    path = unquote(urlparse(url).path)  # as a web server reads it: host%3Dserver/ is host=server/
     return public / path.lstrip("/") / "index.html" if path.endswith("/") else public / path.lstrip("/")
 
 

@@ -13,7 +13,6 @@ The reference ``docs/report_model.md`` is generated from this module (``python -
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
