@@ -283,14 +283,14 @@ def test_an_item_that_starts_using_one_run_of_a_condition_shows_on_that_runs_pag
     other = next(r for r in cond["runs"] if r["a"] != least)
     factors = json.loads((runs_dir / f"{other['a']}.json").read_text(encoding="utf-8"))["factor_list"]
     where = {f["name"]["en"]: f["value"]["en"] for f in factors}
-    assert "rep" in where, where
+    assert "Repetition" in where, where
     spec = specs / "inc.toml"
     spec.write_text(SPEC + f"""
 [[chapter.table]]
 id = "one-rep"
 caption = {{ ja = "一回分", en = "One repetition" }}
 metric = "tps"
-where = {{ rep = "{where['rep']}" }}
+where = {{ rep = "{where['Repetition']}" }}
 rows = "clients"
 """, encoding="utf-8")
     build(env)

@@ -90,7 +90,7 @@ def test_scaleup_method_shows_the_commands_the_runs_recorded(example_db: Path):
             assert expect == got
         assert "-c [Clients]" in en and "-j [Threads]" in en
         assert "[Threads]: 1, 1, 2, 4 (Clients 1, 2, 4, 8)" in block.varying[0]["en"]
-        assert block.optional and block.optional[0]["en"].endswith(": rep = 1")
+        assert block.optional and block.optional[0]["en"].endswith(": Repetition = 1")
         assert "-c [クライアント数]" in block.command["ja"]
         assert any("pgbench -i" in s["en"] for s in block.setup)
         assert any("[Configuration]" in s["en"] for s in block.setup)  # sh setup.sh start [Configuration]
@@ -116,8 +116,9 @@ def test_commands_in_the_pdf(example_pdfs_all, example_db):
     assert "The benchmark command" in text
     assert "-c [Clients] -j [Threads]" in text
     assert "UPDATE pgbench_accounts SET filler" in text
-    # every command copies back as it is: a line breaks only between arguments, never inside one
-    flat = " ".join(text.split())
+    # every command copies back as it is: a line breaks only between arguments (with a shell's ` \`
+    # continuation), never inside one
+    flat = " ".join(t for t in text.split() if t != "\\")
     rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
     placed = [ch for ch in rep.chapters  # the chapters whose page places {{< commands >}}
               if "{{< commands" in (ROOT / "content" / "reports" / "example" / f"{ch.id}.en.md").read_text()]

@@ -161,7 +161,10 @@ def test_profile_diff_uses_the_verdict_language(env):
     assert cd.words["ja"]["x_title"].startswith("self 比率の変化")
     fig = draw(cd, "en")
     # the legend's empty traces overlay the bars: grouped, each took a slot and thinned every bar and its label
-    assert fig["layout"]["barmode"] == "overlay" and fig["data"][0]["textposition"] == "outside"
+    assert fig["layout"]["barmode"] == "overlay"
+    # each bar's function and change is a label above it, inside the plot (not a tick label beside it)
+    labels = [a["text"] for a in fig["layout"]["annotations"]]
+    assert len(labels) == len(rows) and all(f"{r['delta']:+.2f}" in t for r, t in zip(rows, labels))
     lo, hi = fig["layout"]["xaxis"]["range"]  # the labels outside the bars stay inside the plot
     assert lo < min(0, *(r["delta"] for r in rows)) and hi > max(0, *(r["delta"] for r in rows))
 
