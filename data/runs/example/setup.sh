@@ -110,7 +110,8 @@ v-start)
         as_pg "$vbin/initdb" -D "$BASE/v$major" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 $extra
         settings "$BASE/v$major"
     fi
-    v_running "$major" || as_pg "$vbin/pg_ctl" -D "$BASE/v$major" -l "$BASE/v$major.log" -w start
+    # the port given now, whatever the cluster was created with
+    v_running "$major" || as_pg "$vbin/pg_ctl" -D "$BASE/v$major" -l "$BASE/v$major.log" -o "-p $PORT" -w start
     create_dbs "$vbin"
     ;;
 v-stop)
