@@ -69,9 +69,9 @@ create_dbs() {  # $1: the bin directory of the running cluster
 case "${1:-}" in
 install)
     apt-get install -y postgresql sysstat fio strace procps linux-perf openssh-server openssh-client
-    # pg-build: PostgreSQL 15 and 18 from Debian's source packages (the release tarballs carry the
-    # generated parser files: no bison or flex)
-    apt-get install -y gcc make libc6-dev zlib1g-dev bzip2 debian-archive-keyring
+    # pg-build: PostgreSQL 15 and 18 from Debian's source packages (18's release tarball no longer carries
+    # the generated parser and scanner files: bison and flex)
+    apt-get install -y gcc make libc6-dev zlib1g-dev bzip2 bison flex debian-archive-keyring
     ;;
 init)
     mkdir -p "$BASE/sock"
@@ -197,6 +197,9 @@ pg-build)
     # Debian's source packages through deb.debian.org, with an apt state of our own: the machine's sources.list,
     # lists and cache stay as they are. apt checks each file it downloads against the Sources index whose
     # Release file the Debian archive keyring signs; the orig tarball's SHA-256 is checked again below.
+    for tool in gcc make bison flex bzip2; do
+        command -v "$tool" >/dev/null || { echo "pg-build needs $tool: sh setup.sh install" >&2; exit 1; }
+    done
     APT=$BASE/apt
     KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
     mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/sources.list.d" "$BASE/src"
@@ -255,6 +258,9 @@ debian_patches = "not applied (the upstream orig tarball, as released)"
 configure = "CC=gcc CFLAGS=\"$CFLAGS_BUILD\" $configure --with-extra-version=\"$extra\""
 cflags = "$CFLAGS_BUILD"
 compiler = "$(gcc --version | head -n 1)"
+# used only where the tarball lacks the generated parser and scanner files (18's; 15's carries them)
+bison = "$(bison --version | head -n 1)"
+flex = "$(flex --version | head -n 1)"
 make = "make -j2 && make install"
 stripped = false
 built_at = "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
