@@ -23,7 +23,7 @@
 #                               checksums verified against the signed Sources indexes, both built alike (same gcc,
 #                               CFLAGS="-O2 -g -fno-omit-frame-pointer", not stripped) into $BASE/pg15 and
 #                               $BASE/pg18, each with BUILD.toml saying how; a built prefix is kept (delete it to
-#                               rebuild; about N minutes on 2 cores)
+#                               rebuild; 4 to 14 minutes a version on 2 cores, as busy as they are)
 #   sh setup.sh v-start MAJOR   stop every other example cluster, initdb $BASE/v<MAJOR> with $BASE/pg<MAJOR> if
 #                               missing (the settings of init), start it, create bench_read and bench_update
 #   sh setup.sh v-stop          stop both version clusters
