@@ -197,6 +197,11 @@ pg-build)
     # Debian's source packages through deb.debian.org, with an apt state of our own: the machine's sources.list,
     # lists and cache stay as they are. apt checks each file it downloads against the Sources index whose
     # Release file the Debian archive keyring signs; the orig tarball's SHA-256 is checked again below.
+    built=0
+    for v in $VERSIONS; do [ -f "$BASE/pg$v/BUILD.toml" ] && [ -x "$BASE/pg$v/bin/postgres" ] && built=$((built + 1)); done
+    if [ "$built" = 2 ]; then
+        echo "$BASE/pg15, $BASE/pg18: built already (their BUILD.toml); delete one to rebuild it"; exit 0
+    fi
     for tool in gcc make bison flex bzip2; do
         command -v "$tool" >/dev/null || { echo "pg-build needs $tool: sh setup.sh install" >&2; exit 1; }
     done
