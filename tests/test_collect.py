@@ -369,6 +369,15 @@ def test_versions_of_the_tools_a_run_uses():
     assert collect.run_tools("sysbench", False, False, True) == ["sysbench", "pgbench", "psql", "postgres"]
 
 
+def test_a_benchmark_given_by_its_path_is_probed_there(tmp_path):
+    fake = tmp_path / "bin" / "pgbench"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'pgbench (PostgreSQL) 99.1 (built here)'\n")
+    fake.chmod(0o755)
+    assert collect.tool_versions(["pgbench"], {"pgbench": str(fake)}) == {"pgbench": "pgbench (PostgreSQL) 99.1 (built here)"}
+    assert collect.tool_versions(["pgbench"], {"pgbench": str(tmp_path / "absent")}) == {}
+
+
 def test_plan_schema_document_is_current():
     from kansoku.collect import plan_schema
 

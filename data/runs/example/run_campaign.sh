@@ -1,9 +1,10 @@
 #!/bin/sh
 # The whole example campaign, as it was run for data/runs/example (about 65 minutes on 2 vCPUs, of which
-# the replication study about 15), then the client/server study.
+# the replication study about 15), then the client/server study and the version study (issue 47).
 # Run from the repository root as root (the clusters run as the postgres OS user):
 #   sh data/runs/example/run_campaign.sh                 # every study
 #   sh data/runs/example/run_campaign.sh clientserver    # the client/server study alone (clientserver.toml)
+#   sh data/runs/example/run_campaign.sh versions        # PostgreSQL 15 against 18 alone (versions.toml)
 # Interrupted? Run it again: finished runs are skipped.
 set -eu
 HERE=$(dirname "$0")
@@ -15,14 +16,25 @@ clientserver() {
     tools/collect --plan "$HERE/clientserver.toml"
     sh "$HERE/setup.sh" stop
 }
+versions() {
+    # PostgreSQL 15 and 18 built from Debian's source packages (setup.sh pg-build: minutes the first time,
+    # then kept under $BASE/pg15 and $BASE/pg18), one cluster per version, about 20 minutes of runs
+    sh "$HERE/setup.sh" pg-build
+    tools/collect --plan "$HERE/versions.toml"
+    sh "$HERE/setup.sh" v-stop
+}
 case "${1:-all}" in
 clientserver)
     clientserver
     exit 0
     ;;
+versions)
+    versions
+    exit 0
+    ;;
 all) ;;
 *)
-    sed -n '2,7p' "$0"; exit 2
+    sed -n '2,8p' "$0"; exit 2
     ;;
 esac
 sh "$HERE/setup.sh" init
@@ -39,3 +51,5 @@ tools/collect --plan "$HERE/replication.toml"
 sh "$HERE/replication.sh" stop
 # the client/server study: pgbench here, the server over ssh, both monitored, the server profiled
 clientserver
+# the version study (issue 47): PostgreSQL 15 against 18, both built here from Debian's source packages
+versions

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Servers for the example campaign (data/runs/example/*.toml): two PostgreSQL clusters of Debian's
-# PostgreSQL, page checksums off and on, listening on 127.0.0.1 only, one running at a time.
+# PostgreSQL, page checksums off and on, and for the version study two clusters of PostgreSQL 15 and 18 built
+# here (pg-build), all listening on 127.0.0.1 and one port only, one running at a time.
 #
 #   sh setup.sh install         apt-get install the programs the campaign uses (needs root)
 #   sh setup.sh init            initdb both clusters under $BASE (as the postgres OS user when run as root)
-#   sh setup.sh start CONFIG    stop any other example cluster, start CONFIG (checksums-off|checksums-on),
+#   sh setup.sh start CONFIG    stop every other example cluster, start CONFIG (checksums-off|checksums-on),
 #                               create the databases bench_read and bench_update if missing
 #   sh setup.sh stop            stop both clusters
 #   sh setup.sh fio-file        stop both clusters; write the fio test file (256 MiB of random data)
@@ -15,7 +16,17 @@
 #                               and $BASE/ssh/ssh_config naming it kansoku-example-server (as the tests do)
 #                               answering as hostname $KANSOKU_EXAMPLE_SERVER_HOSTNAME (default dbserver)
 #   sh setup.sh sshd-stop       stop it (its keys stay; clean removes them)
-#   sh setup.sh clean           stop both clusters and sshd, and delete $BASE
+#   sh setup.sh clean           stop all clusters and sshd, and delete $BASE (the builds of pg-build too)
+#   sh setup.sh pg-build        the version study (versions.toml): PostgreSQL 15 and 18 built from Debian's source
+#                               packages (postgresql-15 from bookworm, postgresql-18 from sid), downloaded with a
+#                               private apt state under $BASE/apt (the machine's apt configuration untouched), the
+#                               checksums verified against the signed Sources indexes, both built alike (same gcc,
+#                               CFLAGS="-O2 -g -fno-omit-frame-pointer", not stripped) into $BASE/pg15 and
+#                               $BASE/pg18, each with BUILD.toml saying how; a built prefix is kept (delete it to
+#                               rebuild; 4 to 14 minutes a version on 2 cores, as busy as they are)
+#   sh setup.sh v-start MAJOR   stop every other example cluster, initdb $BASE/v<MAJOR> with $BASE/pg<MAJOR> if
+#                               missing (the settings of init), start it, create bench_read and bench_update
+#   sh setup.sh v-stop          stop both version clusters
 #
 # Environment: KANSOKU_EXAMPLE_BASE (default /tmp/kansoku_example), KANSOKU_EXAMPLE_PORT (default 5433),
 # PG_BINDIR (default: the newest /usr/lib/postgresql/*/bin).
@@ -26,21 +37,16 @@ SERVER_HOSTNAME=${KANSOKU_EXAMPLE_SERVER_HOSTNAME:-dbserver}
 BIN=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
 CONFIGS="checksums-off checksums-on"
 
+VERSIONS="15 18"
+
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 running() { [ -f "$BASE/$1/postmaster.pid" ] && as_pg "$BIN/pg_ctl" -D "$BASE/$1" status >/dev/null 2>&1; }
-
-case "${1:-}" in
-install)
-    apt-get install -y postgresql sysstat fio strace procps linux-perf openssh-server openssh-client
-    ;;
-init)
-    mkdir -p "$BASE/sock"
-    [ "$(id -u)" = 0 ] && chown postgres: "$BASE" "$BASE/sock"
-    for cfg in $CONFIGS; do
-        [ -f "$BASE/$cfg/PG_VERSION" ] && continue
-        extra=""; [ "$cfg" = checksums-on ] && extra="--data-checksums"
-        as_pg "$BIN/initdb" -D "$BASE/$cfg" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 $extra
-        as_pg sh -c "cat >> '$BASE/$cfg/postgresql.conf'" <<CONF
+# the version study's clusters $BASE/v<MAJOR>, each run by its own build $BASE/pg<MAJOR>
+v_running() { [ -f "$BASE/v$1/postmaster.pid" ] && as_pg "$BASE/pg$1/bin/pg_ctl" -D "$BASE/v$1" status >/dev/null 2>&1; }
+v_stop() { for v in $VERSIONS; do v_running "$v" && as_pg "$BASE/pg$v/bin/pg_ctl" -D "$BASE/v$v" -m fast -w stop; done; true; }
+# the settings of every example cluster, appended to its postgresql.conf
+settings() {
+    as_pg sh -c "cat >> '$1/postgresql.conf'" <<CONF
 # kansoku example campaign
 listen_addresses = '127.0.0.1'
 port = $PORT
@@ -51,21 +57,65 @@ max_connections = 50
 checkpoint_timeout = 30min
 max_wal_size = 4GB
 CONF
+}
+create_dbs() {  # $1: the bin directory of the running cluster
+    for db in bench_read bench_update bench_query; do
+        as_pg "$1/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -tAc \
+            "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1 ||
+            as_pg "$1/createdb" -h 127.0.0.1 -p "$PORT" -U postgres "$db"
+    done
+}
+
+case "${1:-}" in
+install)
+    apt-get install -y postgresql sysstat fio strace procps linux-perf openssh-server openssh-client
+    # pg-build: PostgreSQL 15 and 18 from Debian's source packages (18's release tarball no longer carries
+    # the generated parser and scanner files: bison and flex)
+    apt-get install -y gcc make libc6-dev zlib1g-dev bzip2 bison flex debian-archive-keyring
+    ;;
+init)
+    mkdir -p "$BASE/sock"
+    [ "$(id -u)" = 0 ] && chown postgres: "$BASE" "$BASE/sock"
+    for cfg in $CONFIGS; do
+        [ -f "$BASE/$cfg/PG_VERSION" ] && continue
+        extra=""; [ "$cfg" = checksums-on ] && extra="--data-checksums"
+        as_pg "$BIN/initdb" -D "$BASE/$cfg" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 $extra
+        settings "$BASE/$cfg"
     done
     ;;
 start)
     cfg=${2:?usage: setup.sh start checksums-off|checksums-on}
+    v_stop  # the version study's clusters listen on the same port
     for other in $CONFIGS; do
         [ "$other" != "$cfg" ] && running "$other" && as_pg "$BIN/pg_ctl" -D "$BASE/$other" -m fast -w stop
     done
     if ! running "$cfg"; then
         as_pg "$BIN/pg_ctl" -D "$BASE/$cfg" -l "$BASE/$cfg.log" -w start
     fi
-    for db in bench_read bench_update bench_query; do
-        as_pg "$BIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -tAc \
-            "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1 ||
-            as_pg "$BIN/createdb" -h 127.0.0.1 -p "$PORT" -U postgres "$db"
+    create_dbs "$BIN"
+    ;;
+v-start)
+    major=${2:?usage: setup.sh v-start 15|18}
+    vbin=$BASE/pg$major/bin
+    [ -x "$vbin/postgres" ] || { echo "$BASE/pg$major is not built: sh setup.sh pg-build" >&2; exit 1; }
+    sh "$0" stop  # the checksums clusters listen on the same port
+    for other in $VERSIONS; do
+        [ "$other" != "$major" ] && v_running "$other" && as_pg "$BASE/pg$other/bin/pg_ctl" -D "$BASE/v$other" -m fast -w stop
     done
+    mkdir -p "$BASE/sock"
+    [ "$(id -u)" = 0 ] && chown postgres: "$BASE" "$BASE/sock"
+    if [ ! -f "$BASE/v$major/PG_VERSION" ]; then
+        # page checksums off in both: initdb of PostgreSQL 18 turns them on unless told not to
+        extra=""; "$vbin/initdb" --help | grep -q -- --no-data-checksums && extra="--no-data-checksums"
+        as_pg "$vbin/initdb" -D "$BASE/v$major" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 $extra
+        settings "$BASE/v$major"
+    fi
+    # the port given now, whatever the cluster was created with
+    v_running "$major" || as_pg "$vbin/pg_ctl" -D "$BASE/v$major" -l "$BASE/v$major.log" -o "-p $PORT" -w start
+    create_dbs "$vbin"
+    ;;
+v-stop)
+    v_stop
     ;;
 stop)
     for cfg in $CONFIGS; do running "$cfg" && as_pg "$BIN/pg_ctl" -D "$BASE/$cfg" -m fast -w stop; done
@@ -143,12 +193,93 @@ sshd-stop)
     SSH=$BASE/ssh
     if [ -f "$SSH/sshd.pid" ]; then kill "$(cat "$SSH/sshd.pid")" 2>/dev/null || true; rm -f "$SSH/sshd.pid"; fi
     ;;
+pg-build)
+    # Debian's source packages through deb.debian.org, with an apt state of our own: the machine's sources.list,
+    # lists and cache stay as they are. apt checks each file it downloads against the Sources index whose
+    # Release file the Debian archive keyring signs; the orig tarball's SHA-256 is checked again below.
+    built=0
+    for v in $VERSIONS; do [ -f "$BASE/pg$v/BUILD.toml" ] && [ -x "$BASE/pg$v/bin/postgres" ] && built=$((built + 1)); done
+    if [ "$built" = 2 ]; then
+        echo "$BASE/pg15, $BASE/pg18: built already (their BUILD.toml); delete one to rebuild it"; exit 0
+    fi
+    for tool in gcc make bison flex bzip2; do
+        command -v "$tool" >/dev/null || { echo "pg-build needs $tool: sh setup.sh install" >&2; exit 1; }
+    done
+    APT=$BASE/apt
+    KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+    mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/sources.list.d" "$BASE/src"
+    cat > "$APT/sources.list" <<LIST
+deb-src [signed-by=$KEYRING] http://deb.debian.org/debian bookworm main
+deb-src [signed-by=$KEYRING] http://deb.debian.org/debian sid main
+LIST
+    aptp() {
+        cmd=$1; shift
+        "$cmd" -o Dir::Etc::SourceList="$APT/sources.list" -o Dir::Etc::SourceParts="$APT/sources.list.d" \
+            -o Dir::State::Lists="$APT/lists" -o Dir::Cache="$APT/cache" -o APT::Sandbox::User=root "$@"
+    }
+    aptp apt-get update
+    CFLAGS_BUILD="-O2 -g -fno-omit-frame-pointer"
+    for spec in 15:bookworm 18:sid; do
+        major=${spec%%:*}; suite=${spec#*:}; pkg=postgresql-$major; prefix=$BASE/pg$major
+        if [ -f "$prefix/BUILD.toml" ] && [ -x "$prefix/bin/postgres" ]; then
+            echo "$prefix: built already ($prefix/BUILD.toml); delete it to rebuild"; continue
+        fi
+        dl=$BASE/src/$pkg
+        rm -rf "$dl"; mkdir -p "$dl"
+        (cd "$dl" && aptp apt-get source --download-only "$pkg/$suite")
+        dsc=$(ls "$dl"/"$pkg"_*.dsc)
+        version=$(sed -n 's/^Version: //p' "$dsc")
+        orig=$(ls "$dl"/"$pkg"_*.orig.tar.*)
+        sha=$(sha256sum "$orig" | cut -d' ' -f1)
+        # the tarball's SHA-256 as the signed Sources index of $suite lists it for this version
+        indexed=$(aptp apt-cache showsrc "$pkg" | awk -v v="$version" -v f="$(basename "$orig")" '
+            /^Version: / { cur = $2 } /^Checksums-Sha256:/ { in_sha = 1; next } /^[^ ]/ { in_sha = 0 }
+            in_sha && cur == v && $3 == f { print $1 }' | sort -u)
+        if [ "$indexed" != "$sha" ]; then
+            echo "$orig: sha256 $sha, the Sources index says '${indexed}'" >&2; exit 1
+        fi
+        echo "$orig: sha256 $sha matches the Sources index of $suite ($pkg $version)"
+        build=$BASE/src/build-$major
+        rm -rf "$build"; mkdir -p "$build"
+        tar -xf "$orig" -C "$build" --strip-components=1
+        # the build named in the version string, as Debian's "15.18 (Debian 15.18-0+deb12u1)": every run's
+        # SELECT version() and server_version (run.toml [server]) then say which build served it
+        extra=" (kansoku build of Debian source $pkg $version, orig sha256 $(echo "$sha" | cut -c1-12), CFLAGS $CFLAGS_BUILD)"
+        configure="./configure --prefix=$prefix --without-icu --without-readline"
+        (cd "$build" && CC=gcc CFLAGS="$CFLAGS_BUILD" $configure --with-extra-version="$extra" &&
+            make -j2 && make install)
+        pg_version=$("$prefix/bin/postgres" --version)
+        cat > "$prefix/BUILD.toml" <<TOML
+# How $prefix was built (data/runs/example/setup.sh pg-build)
+[build]
+postgres_version = "$pg_version"
+source_package = "$pkg"
+source_version = "$version"
+source_suite = "$suite"
+source_mirror = "http://deb.debian.org/debian"
+orig_tarball = "$(basename "$orig")"
+orig_sha256 = "$sha"
+debian_patches = "not applied (the upstream orig tarball, as released)"
+configure = "CC=gcc CFLAGS=\"$CFLAGS_BUILD\" $configure --with-extra-version=\"$extra\""
+cflags = "$CFLAGS_BUILD"
+compiler = "$(gcc --version | head -n 1)"
+# used only where the tarball lacks the generated parser and scanner files (18's; 15's carries them)
+bison = "$(bison --version | head -n 1)"
+flex = "$(flex --version | head -n 1)"
+make = "make -j2 && make install"
+stripped = false
+built_at = "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+TOML
+        echo "$prefix: $pg_version"
+    done
+    ;;
 clean)
     sh "$0" stop
+    v_stop
     sh "$0" sshd-stop
     rm -rf "$BASE"
     ;;
 *)
-    sed -n '2,23p' "$0"; exit 2
+    sed -n '2,32p' "$0"; exit 2
     ;;
 esac

@@ -65,7 +65,8 @@ metadata is mistaken for a factor)::
                    [machine.disks.NAME] size_bytes, rotational, model
     [versions]     first line of ``--version``/``-V`` of the tools the run used: sysstat and vmstat (monitors),
                    strace, the benchmark program (pgbench, fio, ...), and pgbench/psql/postgres when the
-                   benchmark is a PostgreSQL client or --conninfo is given
+                   benchmark is a PostgreSQL client or --conninfo is given; a benchmark given by its
+                   absolute path (``/opt/pg18/bin/pgbench``) is asked there, the others in PATH
     [env]          LANG, LC_ALL, TZ, PGUSER, PGHOST, PGPORT, PGDATABASE, timezone
     [server]       with --conninfo, read right before the benchmark:
                    conninfo (password removed), version (``SELECT version()``),
@@ -272,16 +273,24 @@ def run_tools(program: str, monitors: bool, strace: bool, conninfo: bool) -> lis
     return names
 
 
-def tool_versions(names: list[str] | None = None) -> dict[str, str]:
+def tool_versions(names: list[str] | None = None, paths: dict[str, str] | None = None) -> dict[str, str]:
     """First line of each tool's version output, read right before each run (packages do get upgraded
-    in the middle of a campaign; see shared/corpus/real/README.md, Deviations 1)."""
+    in the middle of a campaign; see shared/corpus/real/README.md, Deviations 1). ``paths`` names the
+    program a probe runs instead of the one in PATH (the benchmark given by its absolute path: the version
+    of the program that ran, e.g. a pgbench built elsewhere than the packaged one)."""
     from concurrent.futures import ThreadPoolExecutor
 
     names = list(VERSION_PROBES) if names is None else names
+    paths = paths or {}
     if not names:
         return {}
+
+    def probe(n: str) -> str | None:
+        argv = VERSION_PROBES[n]
+        return _first_line([paths.get(n, argv[0])] + argv[1:])
+
     with ThreadPoolExecutor(max_workers=len(names)) as ex:
-        found = list(ex.map(lambda n: _first_line(VERSION_PROBES[n]), names))
+        found = list(ex.map(probe, names))
     return {n: v for n, v in zip(names, found) if v}
 
 
@@ -734,8 +743,11 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
         commands["scripts"] = scripts
     meta["commands"] = commands
     meta["machine"] = machine_info(run_dir)
-    tools = run_tools(Path(req.command[0]).name, req.monitors, strace is not None, bool(req.conninfo))
-    meta["versions"] = tool_versions(tools + (["perf"] if profiler else []))
+    program = Path(req.command[0]).name
+    tools = run_tools(program, req.monitors, strace is not None, bool(req.conninfo))
+    # a benchmark given by its absolute path is probed there, not in PATH
+    paths = {program: req.command[0]} if os.path.isabs(req.command[0]) and program in VERSION_PROBES else None
+    meta["versions"] = tool_versions(tools + (["perf"] if profiler else []), paths)
     meta["env"] = env_info()
     if remote:
         commands["hosts"] = [f"{h.name} ({h.role}): {h.dir_name}/, ssh {h.target}" for h in req.hosts if h.target]
