@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ro_con, run_tool
+from site_helpers import one_table_spec
 
 HOST = socket.gethostname()  # as sar prints it
 pytestmark = pytest.mark.skipif(shutil.which("sar") is None, reason="sysstat (sar) is installed by .ci/setup")
@@ -59,25 +60,12 @@ def campaign(tmp_path, real_sar_u):
     return camp, tmp_path / "k.duckdb"
 
 
-SPEC = """
-[report]
-id = "coverage"
-fiscal_year = 2026
-title = "t"
-organisation = "o"
-
-[[chapter]]
-id = "c"
-title = "c"
-
-[[chapter.table]]
-id = "t"
-caption = "t"
+SPEC = one_table_spec("coverage", """\
 metrics = ["cpu_idle_pct"]
 where = { clients = [4, 8] }
 rows = "clients"
 digits = { default = 2 }
-"""
+""")
 
 
 def _table(db: Path, tmp_path: Path):

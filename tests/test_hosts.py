@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ro_con, run_tool
+from site_helpers import one_table_spec
 
 pytestmark = pytest.mark.skipif(shutil.which("sar") is None, reason="sysstat (sar) is installed by .ci/setup")
 
@@ -242,25 +243,12 @@ def test_default_role_from_the_campaign_file(tmp_path, real_sar_u):
 
 # -- specs select a role ------------------------------------------------------------------------------------
 
-SPEC = """
-[report]
-id = "hosts"
-fiscal_year = 2026
-title = "t"
-organisation = "o"
-
-[[chapter]]
-id = "c"
-title = "c"
-
-[[chapter.table]]
-id = "t"
-caption = "t"
+SPEC = one_table_spec("hosts", """\
 metrics = [{metrics}]
 where = {{ clients = 4 }}
 rows = "clients"
 digits = {{ default = 2 }}
-"""
+""")
 
 
 def table_values(db: Path, tmp_path: Path, metrics: str) -> list:
