@@ -1,10 +1,17 @@
-"""Helpers for the tests that build a small site or compute from a small report spec: the spec text they write
-and the home pages a site needs. Several modules wrote each of these out in full."""
+"""Helpers for the tests that build a small site or compute from a small report spec (the spec text they write,
+the home pages a site needs) and for those that read a built site in a headless Chromium. Several modules wrote
+each of these out in full."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import shutil
+import threading
 from pathlib import Path
+
+import pytest
 
 from conftest import ROOT
 
@@ -84,3 +91,27 @@ def copy_home_pages(content: Path) -> None:
         shutil.copy(p, content)
     for p in (ROOT / "content" / "reports").glob("_index.*.md"):
         shutil.copy(p, content / "reports")
+
+
+@contextlib.contextmanager
+def served_in_chromium(public: Path):
+    """A built site (``public``) served on 127.0.0.1 and Debian's chromium, headless, that reaches no other host:
+    yields (browser, base URL). Skips without playwright or chromium. For a module's fixture."""
+    pw_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian's chromium is not installed")
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(public)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    with pw_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path="/usr/bin/chromium",
+                               args=["--no-sandbox", "--disable-gpu",
+                                     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        yield b, base
+        b.close()
+    srv.shutdown()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
