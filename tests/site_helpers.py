@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_tool
 
 # the tests' fixture run of a read workload at one client (three repetitions of pgbench)
 READ_RUN = ROOT / "tests/fixtures/runs/campaign=corpus-2026-11/study=scaleup/workload=read/config=checksums-off/clients=1"
@@ -115,3 +115,15 @@ def served_in_chromium(public: Path):
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+
+def build_one_report(db: Path, tmp_path: Path, report_id: str, spec_text: str):
+    """tools/build of one report of the repository with its spec changed: ``spec_text`` in tmp_path/reports, the
+    report's prose copied from content/reports into tmp_path/content, the output under tmp_path. Returns the
+    finished process (not checked)."""
+    specs = tmp_path / "reports"
+    specs.mkdir()
+    (specs / f"{report_id}.toml").write_text(spec_text, encoding="utf-8")
+    shutil.copytree(ROOT / "content" / "reports" / report_id, tmp_path / "content" / "reports" / report_id)
+    return run_tool("build", "--db", db, "--specs", specs, "--out", tmp_path / "public",
+                    "--generated", tmp_path / "generated", "--content", tmp_path / "content")
