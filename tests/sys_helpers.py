@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from kansoku.parsers.sysstat import common as sm
 
@@ -85,3 +89,14 @@ def parse(fmt_name: str, path: Path, run_start: Any = None, mem: bool = True, ru
     sink.run_meta = run_meta or {}
     fmt.parse(path, sink)
     return sink
+
+
+# for a module that runs this machine's sar (real_sar_u)
+needs_sar = pytest.mark.skipif(shutil.which("sar") is None, reason="sysstat (sar) is installed by .ci/setup")
+
+
+def real_sar_u(samples: int) -> str:
+    """`sar -u 1 SAMPLES` as this machine prints it (LC_ALL=C, ISO dates)."""
+    env = {**os.environ, "LC_ALL": "C", "S_TIME_FORMAT": "ISO"}
+    return subprocess.run(["sar", "-u", "1", str(samples)], capture_output=True, text=True, env=env, check=True,
+                          timeout=30).stdout

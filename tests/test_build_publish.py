@@ -12,32 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_tool
+from site_helpers import READ_RUN, copy_home_pages, report_head, table_chapter
 
-RUNS = ROOT / "tests" / "fixtures" / "runs"
-
-SPEC = '''
-[report]
-id = "mini"
-fiscal_year = 2026
-title = { ja = "小さな報告", en = "A small report" }
-organisation = { ja = "テスト", en = "Test" }
-revision = "0.1"
-copyright = "© test"
-license = { ja = "テスト用", en = "for tests" }
-publish_raw = true
-
-[[chapter]]
-id = "a"
-title = { ja = "章 A", en = "Chapter A" }
-
-[[chapter.table]]
-id = "t"
-caption = { ja = "表", en = "Table" }
-metric = "tps"
-where = { workload = "read", clients = 1 }
-rows = "config"
-aggregate = "median"
-'''
+SPEC = report_head(extra="publish_raw = true\n") + table_chapter()
 
 
 @pytest.fixture(scope="module")
@@ -45,19 +22,14 @@ def env(tmp_path_factory):
     """Runs copied from the fixtures (so that they can be deleted and edited), ingested; a spec dir."""
     tmp = tmp_path_factory.mktemp("build")
     runs = tmp / "runs"
-    src = RUNS / "campaign=corpus-2026-11/study=scaleup/workload=read/config=checksums-off/clients=1"
-    shutil.copytree(src, runs / "clients=1")
+    shutil.copytree(READ_RUN, runs / "clients=1")
     db = tmp / "db" / "kansoku.duckdb"
     run_tool("ingest", "--db", db, runs, check=True)
     specs = tmp / "specs"
     specs.mkdir()
     (specs / "mini.toml").write_text(SPEC, encoding="utf-8")
     content = tmp / "content"  # the home pages only: the report's pages are generated
-    (content / "reports").mkdir(parents=True)
-    for p in (ROOT / "content").glob("_index.*.md"):
-        shutil.copy(p, content)
-    for p in (ROOT / "content/reports").glob("_index.*.md"):
-        shutil.copy(p, content / "reports")
+    copy_home_pages(content)
     return tmp, runs, db, specs
 
 

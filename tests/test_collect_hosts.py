@@ -362,6 +362,18 @@ def test_inventory_of_a_host_is_read_like_this_hosts():
     assert versions["sysstat"].startswith("sysstat version")
 
 
+# a plan's two hosts: this one the client, the tests' sshd (ALIAS) the server
+SSH_HOSTS = """\
+[hosts.pgclient]
+role = "client"
+
+[hosts.dbserver]
+role = "server"
+ssh = "{alias}"
+ssh_config = "{config}"
+"""
+
+
 PLAN = """\
 root = "runs"
 order = "listed"
@@ -379,13 +391,7 @@ command = "sh -c 'sleep 1; echo {{clients}} >> {{plan_dir}}/ran.txt'"
 on = ["study"]
 command = "echo setup >> ran.txt"
 
-[hosts.pgclient]
-role = "client"
-
-[hosts.dbserver]
-role = "server"
-ssh = "{alias}"
-ssh_config = "{config}"
+""" + SSH_HOSTS + """\
 identity = "{identity}"
 monitors = ["vmstat"]
 """
@@ -530,13 +536,7 @@ clients = [1]
 [run]
 command = "sleep 4"
 
-[hosts.pgclient]
-role = "client"
-
-[hosts.dbserver]
-role = "server"
-ssh = "{alias}"
-ssh_config = "{config}"
+""" + SSH_HOSTS + """\
 monitors = ["vmstat"]
 """
 
@@ -669,13 +669,7 @@ host = "dbserver"
 command = "pgbench -i -q -s 1 -h 127.0.0.1 -p {port} -U postgres bench && echo \\"$SSH_CONNECTION\\" > {{plan_dir}}/setup-ssh.txt"
 log = ".setup/init.log"
 
-[hosts.pgclient]
-role = "client"
-
-[hosts.dbserver]
-role = "server"
-ssh = "{alias}"
-ssh_config = "{config}"
+""" + SSH_HOSTS + """\
 monitors = ["vmstat"]
 perf_pidfile = "{pidfile}"
 perf_frequency = 199

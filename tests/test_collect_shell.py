@@ -14,6 +14,7 @@ from kansoku.collect.queries import QueryListError, read_list
 from test_collect_hosts import (  # noqa: F401  (the fixtures; the lock: autouse)
     ALIAS,
     ROOT,
+    SSH_HOSTS,
     _collect,
     _load,
     _one_test_of_this_module_at_a_time,
@@ -53,13 +54,7 @@ server_log = "/nonexistent/{{tag}}$(touch pwned_log)"
 on = ["tag"]
 command = "echo {{tag}} {{plan_dir}} >> setup.txt"
 
-[hosts.pgclient]
-role = "client"
-
-[hosts.dbserver]
-role = "server"
-ssh = "{alias}"
-ssh_config = "{config}"
+""" + SSH_HOSTS + """\
 identity = "{identity}"
 monitors = ["vmstat"]
 strace_pidfile = "/nonexistent/x{{tag}}$(touch pwned_pidfile)`touch pwned_pidfile2`;touch pwned_pidfile3"

@@ -8,27 +8,25 @@ died (or the connection to its host was lost) four seconds into a 15 s benchmark
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import socket
-import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from conftest import ro_con, run_tool
+from site_helpers import one_table_spec
+from sys_helpers import needs_sar
+from sys_helpers import real_sar_u as sar_u
 
 HOST = socket.gethostname()  # as sar prints it
-pytestmark = pytest.mark.skipif(shutil.which("sar") is None, reason="sysstat (sar) is installed by .ci/setup")
+pytestmark = needs_sar
 
 
 @pytest.fixture(scope="module")
 def real_sar_u() -> str:
-    env = {**os.environ, "LC_ALL": "C", "S_TIME_FORMAT": "ISO"}
-    return subprocess.run(["sar", "-u", "1", "4"], capture_output=True, text=True, env=env, check=True,
-                          timeout=30).stdout
+    return sar_u(4)
 
 
 def _first_last(sar: str) -> tuple[datetime, datetime]:
@@ -59,25 +57,12 @@ def campaign(tmp_path, real_sar_u):
     return camp, tmp_path / "k.duckdb"
 
 
-SPEC = """
-[report]
-id = "coverage"
-fiscal_year = 2026
-title = "t"
-organisation = "o"
-
-[[chapter]]
-id = "c"
-title = "c"
-
-[[chapter.table]]
-id = "t"
-caption = "t"
+SPEC = one_table_spec("coverage", """\
 metrics = ["cpu_idle_pct"]
 where = { clients = [4, 8] }
 rows = "clients"
 digits = { default = 2 }
-"""
+""")
 
 
 def _table(db: Path, tmp_path: Path):

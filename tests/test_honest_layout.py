@@ -4,14 +4,13 @@ visible without a mouse, and no space inside a Japanese sentence on any built pa
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import threading
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+
+from site_helpers import served_in_chromium
 
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
 # a space between two Japanese characters of a sentence; "報告書 表 3.5" (a table's label) is not one
@@ -68,11 +67,6 @@ def test_no_space_inside_a_japanese_sentence_on_any_page(example_site):
     assert not SPACE_IN_SENTENCE.search("2013年度報告書 表 3.5") and not SPACE_IN_SENTENCE.search("CPU 時間")
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 # In the page: every box whose content is wider than it (it scrolls or clips) must be a marked wide box
 # with its cue just above it, shown; nothing may stick out of the article or make the page scroll sideways.
 # Plotly's own drawing (inside div.chart) is left to plotly.
@@ -105,19 +99,9 @@ WIDE_CHECK = """() => {
 
 @pytest.fixture(scope="module")
 def browser(example_site):
-    pw_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian's chromium is not installed")
     _, public = example_site
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(public)))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    with pw_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                               args=["--no-sandbox", "--disable-gpu",
-                                     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
-        yield b, f"http://127.0.0.1:{srv.server_address[1]}", public
-        b.close()
-    srv.shutdown()
+    with served_in_chromium(public) as (b, base):
+        yield b, base, public
 
 
 def _example_pages(public: Path, lang: str) -> list[str]:

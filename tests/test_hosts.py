@@ -7,26 +7,24 @@ two hosts' numbers can be told apart."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from conftest import ro_con, run_tool
+from site_helpers import one_table_spec
+from sys_helpers import needs_sar
+from sys_helpers import real_sar_u as sar_u
 
-pytestmark = pytest.mark.skipif(shutil.which("sar") is None, reason="sysstat (sar) is installed by .ci/setup")
+pytestmark = needs_sar
 
 
 @pytest.fixture(scope="module")
 def real_sar_u() -> str:
     """`sar -u 1 3` as this machine prints it (LC_ALL=C, ISO dates)."""
-    env = {**os.environ, "LC_ALL": "C", "S_TIME_FORMAT": "ISO"}
-    return subprocess.run(["sar", "-u", "1", "3"], capture_output=True, text=True, env=env, check=True,
-                          timeout=30).stdout
+    return sar_u(3)
 
 
 def as_host(sar: str, hostname: str, idle: float | None = None) -> str:
@@ -242,25 +240,12 @@ def test_default_role_from_the_campaign_file(tmp_path, real_sar_u):
 
 # -- specs select a role ------------------------------------------------------------------------------------
 
-SPEC = """
-[report]
-id = "hosts"
-fiscal_year = 2026
-title = "t"
-organisation = "o"
-
-[[chapter]]
-id = "c"
-title = "c"
-
-[[chapter.table]]
-id = "t"
-caption = "t"
+SPEC = one_table_spec("hosts", """\
 metrics = [{metrics}]
 where = {{ clients = 4 }}
 rows = "clients"
 digits = {{ default = 2 }}
-"""
+""")
 
 
 def table_values(db: Path, tmp_path: Path, metrics: str) -> list:

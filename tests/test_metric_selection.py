@@ -14,27 +14,15 @@ from kansoku.errors import SpecError
 from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
+from site_helpers import one_table_spec
 
 RUN = ROOT / "data/runs/example/campaign=example-2026-11/study=scaleup/workload=update/config=checksums-off/clients=8"
 
-SPEC = """
-[report]
-id = "sel"
-fiscal_year = 2026
-title = "t"
-organisation = "o"
-
+SPEC = one_table_spec("sel", head="""
 [device_groups]
 system = ["vda"]
 none = ["sdz"]
-
-[[chapter]]
-id = "c"
-title = "c"
-
-[[chapter.table]]
-id = "t"
-caption = "t"
+""", table="""\
 metrics = ["tps", "disk_write_kb_s[system]", "disk_write_kb_s", "disk_util_pct_max[vda]", "cpu_usr_pct[0]",
            "cpu_usr_pct[0+1]"]
 companions = "aggregate"
@@ -42,7 +30,7 @@ aggregate = "mean"
 where = { study = "scaleup", clients = 8 }
 rows = "clients"
 digits = { default = 6 }
-"""
+""")
 
 
 @pytest.fixture(scope="module")

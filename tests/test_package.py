@@ -16,31 +16,12 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from site_helpers import copy_home_pages, report_head, table_chapter
 
 EXAMPLE = ROOT / "data/runs/example/campaign=example-2026-11/study=scaleup/workload=read"
 
-SPEC = '''
-[report]
-id = "mini"
-fiscal_year = 2026
-title = { ja = "小さな報告", en = "A small report" }
-organisation = { ja = "テスト", en = "Test" }
-revision = "0.1"
-copyright = "© test"
-license = { ja = "テスト用", en = "for tests" }
-
-[[chapter]]
-id = "checksums"
-title = { ja = "チェックサム", en = "Checksums" }
-
-[[chapter.table]]
-id = "tps"
-caption = { ja = "参照系の TPS", en = "Read-only TPS" }
-metric = "tps"
-where = { workload = "read", clients = 1 }
-rows = "config"
-aggregate = "median"
-'''
+SPEC = report_head() + table_chapter("checksums", ("チェックサム", "Checksums"), "tps",
+                                    ("参照系の TPS", "Read-only TPS"))
 
 # what the wheel must carry besides the Python modules
 PACKAGE_DATA = ["kansoku/store/steady.sql", "kansoku/render/templates/report.typ",
@@ -141,11 +122,7 @@ def test_installed_kansoku_ingests_and_builds_a_site_outside_the_checkout(instal
     site = tmp / "site"  # the user's site: specs, prose and runs; no layouts, i18n or static of its own
     (site / "data" / "reports").mkdir(parents=True)
     (site / "data" / "reports" / "mini.toml").write_text(SPEC, encoding="utf-8")
-    (site / "content" / "reports").mkdir(parents=True)
-    for p in (ROOT / "content").glob("_index.*.md"):
-        shutil.copy(p, site / "content")
-    for p in (ROOT / "content" / "reports").glob("_index.*.md"):
-        shutil.copy(p, site / "content" / "reports")
+    copy_home_pages(site / "content")
     for config in ("checksums-off", "checksums-on"):
         for rep in (1, 2, 3):
             shutil.copytree(EXAMPLE / f"config={config}" / "clients=1" / f"rep={rep}",

@@ -2,14 +2,13 @@
 in the Markdown source that must not become spaces, header cells that do not break inside a word.
 Checked on the example site built once per session (conftest.example_site), in a real Chromium."""
 
-import functools
-import http.server
 import json
 import re
-import threading
 from pathlib import Path
 
 import pytest
+
+from site_helpers import served_in_chromium
 
 CJK = "\u3040-\u30ff\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
 BREAK_NEXT_TO_CJK = re.compile(f"[{CJK}]\n|\n[{CJK}]")
@@ -31,27 +30,12 @@ def test_japanese_source_line_breaks_are_not_spaces(example_site):
     assert re.search(r"\)\.\s+The TPS of a condition", en)
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def page(example_site):
-    pw_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian's chromium is not installed")
     _, public = example_site
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(public)))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{srv.server_address[1]}"
-    with pw_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                               args=["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+    with served_in_chromium(public) as (b, base):
         p = b.new_page()
         yield lambda path: (p.goto(base + path), p.wait_for_load_state("load"), p)[-1]
-        b.close()
-    srv.shutdown()
 
 
 @pytest.mark.browser

@@ -15,12 +15,11 @@ Each check is a JavaScript function returning the problems it found (strings nam
 a test per check runs it over every page and expects none, and a test breaks a page on purpose to show that
 each check fails when it should. A failing check keeps a screenshot of the page in the test's tmp_path."""
 
-import functools
-import http.server
-import threading
 from pathlib import Path
 
 import pytest
+
+from site_helpers import served_in_chromium
 
 pytestmark = pytest.mark.browser
 
@@ -214,11 +213,6 @@ WORDS = "() => {" + _BOX + r"""
 CHECKS = {"hover": HOVER, "overflow": OVERFLOW, "sticky": STICKY, "titles": TITLES, "plots": PLOTS, "words": WORDS}
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 def _run_page(public: Path) -> str:
     return "/{lang}/reports/example/runs/" + sorted(p.name for p in (public / "ja/reports/example/runs").iterdir()
                                                    if p.is_dir())[0] + "/"
@@ -226,19 +220,9 @@ def _run_page(public: Path) -> str:
 
 @pytest.fixture(scope="module")
 def browser(example_site):
-    pw_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian's chromium is not installed")
     _, public = example_site
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(public)))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{srv.server_address[1]}"
-    with pw_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                               args=["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+    with served_in_chromium(public) as (b, base):
         yield b, base, public
-        b.close()
-    srv.shutdown()
 
 
 def open_page(b, base: str, path: str, size: str):

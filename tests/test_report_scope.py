@@ -5,7 +5,6 @@ spec error with its line; a cell never mixes transcribed and measured values."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import duckdb
@@ -14,6 +13,7 @@ import pytest
 from conftest import REPORT_SPECS, ROOT, computed_report, run_tool
 from kansoku.spec.model import load_report
 from kansoku.store.selection import scope_condition
+from site_helpers import build_one_report
 
 SPECS = ROOT / "data" / "reports"
 
@@ -111,16 +111,11 @@ def test_an_item_naming_another_campaign_takes_its_runs_in_and_says_so(example_d
 def test_a_cell_mixing_transcribed_and_measured_runs_is_refused(example_db, tmp_path):
     """Both origins in scope and one cell taking a run of each: an error naming the item, never a mean of a
     printed number and a measured one."""
-    specs = tmp_path / "reports"
-    specs.mkdir()
     text = (SPECS / "past-fy2017.toml").read_text(encoding="utf-8")
     text = text.replace('transcribed = ["fy2017-*"]', 'transcribed = ["fy2017-*"]\ncampaigns = ["example-2026-11"]')
     text = text.replace('where = { published_table = "fy2017-t8.8-8.10", study = "replication", pattern = ["none", "async-3"',
                         'where = { study = "replication", pattern = ["none", "async-3"')
-    (specs / "past-fy2017.toml").write_text(text, encoding="utf-8")
-    shutil.copytree(ROOT / "content" / "reports" / "past-fy2017", tmp_path / "content" / "reports" / "past-fy2017")
-    r = run_tool("build", "--db", example_db, "--specs", specs, "--out", tmp_path / "public",
-                 "--generated", tmp_path / "generated", "--content", tmp_path / "content")
+    r = build_one_report(example_db, tmp_path, "past-fy2017", text)
     assert r.returncode == 3, r.stderr
     assert "mixes transcribed and measured runs" in r.stderr
     assert "table 'mixed'" in r.stderr

@@ -5,14 +5,14 @@ stated as text finds them in Results and Discussion only, and a run left out mov
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 
-from conftest import ROOT, computed_report, run_tool
+from conftest import ROOT, computed_report
 from kansoku import shortcodes
 from kansoku.report.values import Unbound, page_values, resolve, stated_numbers
 from kansoku.spec.validate import Problem
+from site_helpers import build_one_report
 
 SPEC = ROOT / "data" / "reports" / "example.toml"
 
@@ -114,14 +114,9 @@ def test_the_cover_lists_each_key_cell_with_its_comparison_and_verdict(report):
 
 
 def test_a_key_naming_no_cell_is_an_error_of_its_table(example_db, tmp_path):
-    specs = tmp_path / "reports"
-    specs.mkdir()
     text = SPEC.read_text(encoding="utf-8").replace('{ row = "sync-1", metric = "tps", label',
                                                      '{ row = "sync-9", metric = "tps", label')
-    (specs / "example.toml").write_text(text, encoding="utf-8")
-    shutil.copytree(ROOT / "content" / "reports" / "example", tmp_path / "content" / "reports" / "example")
-    r = run_tool("build", "--db", example_db, "--specs", specs, "--content", tmp_path / "content",
-                 "--out", tmp_path / "public", "--generated", tmp_path / "generated")
+    r = build_one_report(example_db, tmp_path, "example", text)
     assert r.returncode == 3, r.stderr
     assert "table 'replication-tps'" in r.stderr and "key[1]: no value cell" in r.stderr
     assert "Traceback" not in r.stderr

@@ -5,15 +5,12 @@ raw files, never from counts written here (the example is re-measured with other
 from __future__ import annotations
 
 import csv
-import functools
-import http.server
 import io
 import json
 import math
 import re
 import statistics
 import subprocess
-import threading
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -22,6 +19,7 @@ from urllib.parse import unquote, urljoin, urlparse
 import pytest
 
 from conftest import ROOT, ro_con, run_tool
+from site_helpers import served_in_chromium
 
 CAMPAIGN = ROOT / "data" / "runs" / "example"
 TPS_LINE = re.compile(r"^tps = ([0-9.]+) \((?:without initial connection time|excluding connections establishing)\)", re.M)
@@ -310,27 +308,11 @@ def test_pdf_has_no_run_pages(site, tmp_path):
         assert phrase not in text
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def browser(site):
-    pw_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian's chromium is not installed")
     _, public, _, _ = site
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(public)))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{srv.server_address[1]}"
-    with pw_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                               args=["--no-sandbox", "--disable-gpu",
-                                     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+    with served_in_chromium(public) as (b, base):
         yield base, b.new_page()
-        b.close()
-    srv.shutdown()
 
 
 @pytest.mark.browser

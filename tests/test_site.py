@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, copy_store, run_tool
+from site_helpers import copy_home_pages, report_head, table_chapter
 
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -54,29 +55,8 @@ def _evil_run(root: Path, config: str, rep: int, src_run: Path) -> Path:
     return d
 
 
-EVIL_SPEC = '''
-[report]
-id = "evil"
-fiscal_year = 2020
-title = { ja = "悪意のある入力 <b>太字</b>", en = "Hostile input <b>bold</b>" }
-organisation = { ja = "テスト", en = "Test" }
-revision = "0.1"
-copyright = "© test"
-license = { ja = "テスト用", en = "for tests" }
-
-[[chapter]]
-id = "a"
-title = { ja = "章 A", en = "Chapter A" }
-
-[[chapter.table]]
-id = "t"
-caption = { ja = "表", en = "Table" }
-metric = "tps"
-where = { study = "evil" }
-rows = "config"
-aggregate = "median"
-count = true
-
+EVIL_SPEC = report_head("evil", ("悪意のある入力 <b>太字</b>", "Hostile input <b>bold</b>"), 2020) + table_chapter(
+    where='{ study = "evil" }', extra="count = true\n") + '''
 [[chapter.figure]]
 id = "f"
 caption = { ja = "図", en = "Figure" }
@@ -120,11 +100,7 @@ def site(tmp_path_factory, example_db) -> Path:
     (specs / "evil.toml").write_text(EVIL_SPEC, encoding="utf-8")
     # content: the repository's home and example report; the hostile report in Japanese only
     content = tmp / "content"
-    (content / "reports").mkdir(parents=True)
-    for p in (ROOT / "content").glob("_index.*.md"):
-        shutil.copy(p, content)
-    for p in (ROOT / "content/reports").glob("_index.*.md"):
-        shutil.copy(p, content / "reports")
+    copy_home_pages(content)
     shutil.copytree(ROOT / "content/reports/example", content / "reports/example")
     ev = content / "reports/evil"
     ev.mkdir()

@@ -13,31 +13,9 @@ import pytest
 
 from conftest import ROOT, run_tool
 from kansoku.errors import SiteLinkError
+from site_helpers import MINI_SPEC, READ_RUN, copy_home_pages
 
-RUN = ROOT / "tests/fixtures/runs/campaign=corpus-2026-11/study=scaleup/workload=read/config=checksums-off/clients=1"
-
-SPEC = '''
-[report]
-id = "mini"
-fiscal_year = 2026
-title = { ja = "小さな報告", en = "A small report" }
-organisation = { ja = "テスト", en = "Test" }
-revision = "0.1"
-copyright = "© test"
-license = { ja = "テスト用", en = "for tests" }
-
-[[chapter]]
-id = "a"
-title = { ja = "章 A", en = "Chapter A" }
-
-[[chapter.table]]
-id = "t"
-caption = { ja = "表", en = "Table" }
-metric = "tps"
-where = { workload = "read", clients = 1 }
-rows = "config"
-aggregate = "median"
-'''
+SPEC = MINI_SPEC
 
 SECRET = "root:x:0:0:kansoku-secret-line"
 
@@ -46,7 +24,7 @@ SECRET = "root:x:0:0:kansoku-secret-line"
 def store(tmp_path_factory) -> Path:
     """One ingested store, shared (read only) by the sites of the tests."""
     tmp = tmp_path_factory.mktemp("links-store")
-    shutil.copytree(RUN, tmp / "runs" / "clients=1")
+    shutil.copytree(READ_RUN, tmp / "runs" / "clients=1")
     db = tmp / "kansoku.duckdb"
     run_tool("ingest", "--db", db, tmp / "runs", check=True)
     return db
@@ -58,11 +36,7 @@ def site(tmp_path, store) -> Path:
     s = tmp_path / "site"
     (s / "data" / "reports").mkdir(parents=True)
     (s / "data" / "reports" / "mini.toml").write_text(SPEC, encoding="utf-8")
-    (s / "content" / "reports").mkdir(parents=True)
-    for p in (ROOT / "content").glob("_index.*.md"):
-        shutil.copy(p, s / "content")
-    for p in (ROOT / "content/reports").glob("_index.*.md"):
-        shutil.copy(p, s / "content" / "reports")
+    copy_home_pages(s / "content")
     (s / "config.toml").write_text('baseURL = "/"\n', encoding="utf-8")
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "secret.md").write_text(SECRET + "\n", encoding="utf-8")

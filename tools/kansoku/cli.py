@@ -24,8 +24,11 @@ from kansoku.cli_options import (
     interruptible,
     prepare_command,
     print_error,
+    print_waiting,
+    print_warning,
     progress_lines,
     site_of,
+    site_preflight,
     spec_options,
     store_options,
 )
@@ -77,7 +80,7 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
     try:
         args.db = args.db or site_of(args).db
         report = ingest(args.paths, args.db, wait_s=args.wait, progress=_progress("ingest", args.quiet),
-                        on_wait=lambda m: print(m, file=sys.stderr), keep_going=args.keep_going, jobs=args.jobs)
+                        on_wait=print_waiting, keep_going=args.keep_going, jobs=args.jobs)
     except KansokuError as exc:
         print_error(str(exc))
         return exc.exit_code
@@ -211,22 +214,18 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
     ap.add_argument("--port", type=int, default=1313, help="port for --serve (default 1313; 0: a free one)")
     args = ap.parse_args(argv)
     prepare_command(args)
-    from kansoku.app import preflight  # after the options: --help, --version load no DuckDB
-
     try:
         site = site_of(args)
         db, out, specs = args.db or site.db, args.out or site.out, args.specs or site.specs
         generated, content = args.generated or site.generated, args.content or site.content
         # every spec problem at once (exit 3); a spec found clean by an earlier build is not checked against
         # the schema again while its text and the code are the same (render/hugo.py BUILD_CACHE)
-        reports = preflight(specs, db, content / "reports", clean=generated / "build-cache" / "specs-checked.json",
-                            content=content, config=site.config, site_root=site.root, wait_s=args.wait,
-                            on_wait=lambda m: print(m, file=sys.stderr), strict=args.strict,
-                            warn=lambda m: print(f"warning: {m}", file=sys.stderr))
+        reports = site_preflight(args, site, specs, db, content, strict=args.strict,
+                                 clean=generated / "build-cache" / "specs-checked.json")
         from kansoku.app import build_site  # after the preflight: a spec problem loads no renderer
 
         res = build_site(db, out, specs, generated=generated, content=content, wait_s=args.wait, reports=reports,
-                         on_wait=lambda m: print(m, file=sys.stderr), config=site.config, site_root=site.root,
+                         on_wait=print_waiting, config=site.config, site_root=site.root,
                          pdf=[p.strip() for p in args.pdf.split(",") if p.strip()] if args.pdf else None,
                          progress=progress_lines(args.quiet), memory_limit=args.memory_limit)
     except KansokuError as exc:
@@ -275,22 +274,13 @@ def pdf_main(argv: list[str] | None = None, prog: str = "kansoku pdf") -> int:
                     help="output file (default public/pdf/REPORT.LANG.pdf in the site); with --lang all, a directory")
     args = ap.parse_args(argv)
     prepare_command(args)
-    from kansoku.app import preflight  # after the options (as build_main)
-
     try:
         site = site_of(args)
         db, specs, content_root = args.db or site.db, args.specs or site.specs, site.content / "reports"
-        def on_wait(message: str) -> None:
-            print(message, file=sys.stderr)
-
-        preflight(specs, db, content_root, report_id=args.report, content=site.content, config=site.config,
-                  site_root=site.root, wait_s=args.wait, on_wait=on_wait,
-                  warn=lambda m: print(f"warning: {m}", file=sys.stderr))
+        site_preflight(args, site, specs, db, site.content, report_id=args.report)
         from kansoku.app import build_pdf, build_pdfs  # after the preflight (as build_main)
 
-        def warn(message: str) -> None:
-            print(f"warning: {message}", file=sys.stderr)
-
+        on_wait, warn = print_waiting, print_warning
         progress = progress_lines(args.quiet)
         if args.lang == "all":
             results = build_pdfs(args.report, LANGS, db, out_dir=args.out or site.out / "pdf", spec_dir=specs,

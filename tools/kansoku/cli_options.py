@@ -107,6 +107,25 @@ def print_error(msg: str) -> None:
     print(f"error: {msg}", file=sys.stderr)
 
 
+def print_warning(msg: str) -> None:
+    print(f"warning: {msg}", file=sys.stderr)
+
+
+def print_waiting(msg: str) -> None:
+    """What a command says on stderr while it waits for a store that another process holds (--wait)."""
+    print(msg, file=sys.stderr)
+
+
+def site_preflight(args: argparse.Namespace, site: resources.Site, specs: Path, db: Path, content: Path, **more):
+    """The build's preflight over a site's specs and prose (kansoku build, pdf and check alike): every problem
+    at once (exit 3), waiting --wait for the store, its waiting and its warnings on stderr. ``more``: the
+    preflight's own (strict, clean, report_id). Returns the reports it checked."""
+    from kansoku.app import preflight  # called after the options: --help, --version load no DuckDB
+
+    return preflight(specs, db, content / "reports", content=content, config=site.config, site_root=site.root,
+                     wait_s=args.wait, on_wait=print_waiting, warn=print_warning, **more)
+
+
 def progress_lines(quiet: bool):
     """The steps of a slow command on stderr, each with the seconds since the command started (nothing with
     -q)."""

@@ -20,7 +20,10 @@ from kansoku.cli_options import (
     interruptible,
     prepare_command,
     print_error,
+    print_waiting,
+    print_warning,
     site_of,
+    site_preflight,
     spec_options,
     store_options,
 )
@@ -286,22 +289,18 @@ def check_main(argv: list[str] | None = None, prog: str = "kansoku check") -> in
                     help="a number a measured report's prose states as text, not through its data, is a problem")
     args = ap.parse_args(argv)
     prepare_command(args)
-    from kansoku.app import preflight  # after the options: --help loads no DuckDB
-
     try:
         site = site_of(args)
         db, specs, content = args.db or site.db, args.specs or site.specs, args.content or site.content
         if not specs.is_dir():
             raise RunError(f"{specs}: no report specs (kansoku init DIR writes a site)")
-        reports = preflight(specs, db, content / "reports", content=content, config=site.config, site_root=site.root,
-                            wait_s=args.wait, on_wait=lambda m: print(m, file=sys.stderr), strict=args.strict,
-                            warn=lambda m: print(f"warning: {m}", file=sys.stderr))
+        reports = site_preflight(args, site, specs, db, content, strict=args.strict)
     except KansokuError as exc:
         print_error(str(exc))
         return exc.exit_code
     if not db.exists():
-        print(f"warning: no store at {db}: the names of metrics, factors and values were not checked against "
-              "data (kansoku ingest RUNS first)", file=sys.stderr)
+        print_warning(f"no store at {db}: the names of metrics, factors and values were not checked against "
+                      "data (kansoku ingest RUNS first)")
     if not args.quiet:
         print(f"checked {len(reports)} report(s) ({', '.join(r.id for r in reports)}): no problem")
     return 0
@@ -360,7 +359,7 @@ def info_main(argv: list[str] | None = None, prog: str = "kansoku info") -> int:
         from kansoku.store.db import open_store
         from kansoku.store.inventory import inventory
 
-        store = open_store(db, read_only=True, wait_s=args.wait, on_wait=lambda m: print(m, file=sys.stderr))
+        store = open_store(db, read_only=True, wait_s=args.wait, on_wait=print_waiting)
         try:
             inv = inventory(store)
         finally:
