@@ -20,10 +20,10 @@ EXAMPLE = ROOT / "data" / "runs" / "example"
 CONTENT = ROOT / "content" / "reports" / "example"
 README = EXAMPLE / "README.md"
 CHAPTER_STUDIES = {"scaleup": ["scaleup"], "syscalls": ["syscalls"], "disk": ["fio"], "parallel": ["parallel"],
-                   "profile": ["profile"], "replication": ["replication"], "client-server": ["clientserver"]}
+                   "profile": ["profile"], "replication": ["replication"], "client-server": ["clientserver"], "versions": ["versions"]}
 # the README's name of each study in its run count, in the order it lists them
 STUDY_WORDS = {"scaleup": "scale-up", "syscalls": "strace", "fio": "fio", "parallel": "parallel-query",
-               "profile": "profile", "replication": "replication", "clientserver": "client/server"}
+               "profile": "profile", "replication": "replication", "clientserver": "client/server", "versions": "versions"}
 # a study whose runs show CPU time at nice (sar %nice) shared its machine with other work: its chapter must say so,
 # and a chapter must not say so of runs that show none; these chapters say that nothing else ran
 NICE_TEST_RUN = {"en": "a test run at nice 19 shared the 2 vCPUs", "ja": "nice 19 のテスト実行が同じ 2 vCPU を使っていた"}
