@@ -394,14 +394,10 @@ def outside_scope(store: Store, item: Item, *, named: bool = False) -> list[tupl
         return []
     params: list[Any] = []
     cond = where_sql(replace(item, scope=Scope()), store, params)
-    runs = f"SELECT m.run_id FROM runs m WHERE {cond}"
-    if not named:
-        campaigns, published = named_outside(item)
-        return selection.outside_scope(store, runs, params, item.scope, campaigns=campaigns,
-                                       published_tables=published)
-    everything = selection.outside_scope(store, runs, list(params), item.scope)
-    unnamed = set(outside_scope(store, item))
-    return [o for o in everything if o not in unnamed]
+    everything = selection.outside_scope(store, f"SELECT m.run_id FROM runs m WHERE {cond}", params, item.scope)
+    campaigns, published = named_outside(item)
+    return [o for o in everything
+            if ((o[0] == "campaign" and o[1] in campaigns) or (o[0] == "published table" and o[1] in published)) == named]
 
 
 def _canon(v: Any) -> str:

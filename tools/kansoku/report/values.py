@@ -27,7 +27,7 @@ from typing import Any
 from kansoku import shortcodes, words
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import BoundValue, Cell, Finding, Page, Table
-from kansoku.spec.model import LANGS
+from kansoku.spec.model import LANGS, text
 from kansoku.values import canon
 
 COORDS = ("row", "column", "metric", "group")
@@ -65,12 +65,27 @@ def _one(table: Table, want: dict[str, str], kind: str) -> Cell:
 
 
 def _title(table: Table, cell: Cell, lang: str, what: str | None = None) -> str:
-    col = next((c for row in table.rows for i, c2 in enumerate(row) if c2 is cell
-                for c in [table.columns[i]]), None)
-    row = next((r[0].text[lang] for r in table.rows if any(c is cell for c in r)), "")
-    column = (col.text[lang] + (f" ({col.aggregation_text[lang]})" if col and col.aggregation_text else "")) if col else ""
-    parts = [f"{table.label[lang]} {table.caption[lang]}", row, column] + ([what] if what else [])
+    """What a cell is, in words: its table, its row's label and its column's."""
+    row, col = next((r, table.columns[i]) for r in table.rows for i, c in enumerate(r) if c is cell)
+    column = col.text[lang] + (f" ({col.aggregation_text[lang]})" if col.aggregation_text else "")
+    parts = [f"{table.label[lang]} {table.caption[lang]}", row[0].text[lang], column] + ([what] if what else [])
     return ", ".join(p for p in parts if p)
+
+
+def _verdict_words(kind: str) -> dict[str, str]:
+    """A cell's verdict in words (cells spell the kinds with "-", the words' keys with "_")."""
+    return {lang: words.t(lang, "verdict_" + kind.replace("-", "_")) for lang in LANGS}
+
+
+def _bodies(pages: list[Page]):
+    """(language, file, body, line offset) of every prose file of the pages."""
+    for page in pages:
+        for lang, f in page.files.items():
+            if f is None:
+                continue
+            text = Path(f).read_text(encoding="utf-8").replace("\r\n", "\n")
+            _, body = parse_front_matter(text, f)
+            yield lang, Path(f), body, text.count("\n", 0, len(text) - len(body))
 
 
 def resolve(table: Table, sc: shortcodes.Shortcode) -> BoundValue:
@@ -127,8 +142,7 @@ def resolve(table: Table, sc: shortcodes.Shortcode) -> BoundValue:
     if not cell.verdict:
         raise Unbound(f"show={show}: the comparison at {want} has no verdict (the baseline itself?)")
     if show == "verdict":
-        kind = cell.verdict["kind"].replace("-", "_")  # verdict kinds are spelled with "-", words with "_"
-        return BoundValue({lang: words.t(lang, f"verdict_{kind}") for lang in LANGS},
+        return BoundValue(_verdict_words(cell.verdict["kind"]),
                           {lang: _title(table, cell, lang) for lang in LANGS}, anchor)
     p = cell.verdict.get("p")
     if p is None:  # too few runs for a test: a dash, and the hover says why (the sentence stays readable)
@@ -146,30 +160,23 @@ def page_values(pages: list[Page], tables: dict[str, Table]) -> tuple[dict[str, 
 
     values: dict[str, BoundValue] = {}
     problems: list = []
-    for page in pages:
-        for f in page.files.values():
-            if f is None:
+    for _, f, body, offset in _bodies(pages):
+        for sc in shortcodes.parse(body, offset):
+            if sc.name != NAME or sc.literal is not None:
                 continue
-            text = Path(f).read_text(encoding="utf-8").replace("\r\n", "\n")
-            _, body = parse_front_matter(text, f)
-            offset = text.count("\n", 0, len(text) - len(body))
-            for sc in shortcodes.parse(body, offset):
-                if sc.name != NAME or sc.literal is not None:
-                    continue
-                k = sc.key
-                if k in values:
-                    continue
-                table_id = sc.get("table")
-                try:
-                    if table_id is None:
-                        raise Unbound("name its table: table=\"id\"")
-                    if table_id not in tables:
-                        from kansoku.spec.validate import did_you_mean
+            if sc.key in values:
+                continue
+            table_id = sc.get("table")
+            try:
+                if table_id is None:
+                    raise Unbound("name its table: table=\"id\"")
+                if table_id not in tables:
+                    from kansoku.spec.validate import did_you_mean
 
-                        raise Unbound(f"no table {table_id!r} in this report" + did_you_mean(table_id, tables))
-                    values[k] = resolve(tables[table_id], sc)
-                except Unbound as exc:
-                    problems.append(Problem(Path(f), sc.line, (), f"{{{{< {sc.source} >}}}}: {exc}"))
+                    raise Unbound(f"no table {table_id!r} in this report" + did_you_mean(table_id, tables))
+                values[sc.key] = resolve(tables[table_id], sc)
+            except Unbound as exc:
+                problems.append(Problem(f, sc.line, (), f"{{{{< {sc.source} >}}}}: {exc}"))
     return values, problems
 
 
@@ -233,17 +240,10 @@ def unbound_numbers(pages: list[Page]) -> list:
     from kansoku.spec.validate import Problem
 
     out = []
-    for page in pages:
-        for lang, f in page.files.items():
-            if f is None:
-                continue
-            text = Path(f).read_text(encoding="utf-8").replace("\r\n", "\n")
-            _, body = parse_front_matter(text, f)
-            offset = text.count("\n", 0, len(text) - len(body))
-            for line, lit in stated_numbers(body, lang, offset):
-                out.append(Problem(Path(f), line, (), f"states {lit} as text: a measured number is printed from the "
-                                                       "data, {{< val table=\"…\" … >}} (docs/spec.md, \"Numbers in the "
-                                                       "prose\")"))
+    for lang, f, body, offset in _bodies(pages):
+        for line, lit in stated_numbers(body, lang, offset):
+            out.append(Problem(f, line, (), f"states {lit} as text: a measured number is printed from the data, "
+                                            "{{< val table=\"…\" … >}} (docs/spec.md, \"Numbers in the prose\")"))
     return out
 
 
@@ -261,8 +261,7 @@ def findings(report, chapters: list) -> list[Finding]:
             table = ch.tables[it.id]
             for i, k in enumerate(keys):
                 want = {c: canon(k[c]) for c in COORDS if c in k}
-                label = {lang: (k["label"].get(lang) or next(iter(k["label"].values()))) if isinstance(k["label"], dict)
-                         else str(k["label"]) for lang in LANGS}
+                label = text(k["label"], f"{it.label} key[{i}] label", it.spec_file).as_dict()
                 try:
                     cell = _one(table, want, "value")
                     compares = _cells(table, want, "compare")
@@ -277,6 +276,6 @@ def findings(report, chapters: list) -> list[Finding]:
                     label=label, value=value, table=dict(table.label),
                     compare=BoundValue(dict(cmp.text), {lang: _title(table, cmp, lang) for lang in LANGS},
                                        f"table-{table.id}", cmp.value) if cmp is not None else None,
-                    verdict={lang: words.t(lang, f"verdict_{verdict}") for lang in LANGS} if verdict else None,
+                    verdict=_verdict_words(verdict) if verdict else None,
                     verdict_kind=verdict))
     return out
