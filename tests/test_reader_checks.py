@@ -207,10 +207,31 @@ WORDS = "() => {" + _BOX + r"""
     const m = c.textContent.match(syntax);
     if (m) out.push(`${name(el)}: factor syntax "${m[0]}…" in "${c.textContent.trim().slice(0, 60)}"`);
   }
+  // English counts: one is singular ("1 runs" is a template given a float)
+  if (!ja) { const m = document.body.textContent.match(/(?<![\d.,])1 (runs|files|clients|samples|hosts|machines|tables|figures)\b/);
+    if (m) out.push(`"${m[0]}": a count of one in the plural`); }
   return [...new Set(out)];
 }"""
 
-CHECKS = {"hover": HOVER, "overflow": OVERFLOW, "sticky": STICKY, "titles": TITLES, "plots": PLOTS, "words": WORDS}
+# 7. ticks at round values: a numeric axis plotly ticks by itself steps by 1, 2, 2.5 or 5 times a power of ten
+# (a second axis synced to the first's grid, or a step like 0.45, reads as noise)
+TICKS = "() => {" + _BOX + r"""
+  const out = [];
+  for (const gd of charts()) {
+    for (const [k, ax] of Object.entries(gd._fullLayout)) {
+      if (!/^[xy]axis\d*$/.test(k) || !ax || ax.type !== 'linear' || ax.tickmode === 'array' || !ax.visible) continue;
+      const v = (ax._vals || []).map(t => t.x);
+      if (v.length < 2) continue;
+      const step = Math.abs(v[1] - v[0]);
+      const m = step / Math.pow(10, Math.floor(Math.log10(step) + 1e-9));
+      if (![1, 2, 2.5, 5, 10].some(r => Math.abs(m - r) < 1e-6 * r))
+        out.push(`${gd.getAttribute('data-figure')}: ${k} ticks step by ${+step.toPrecision(4)} (${v.slice(0, 3).map(x => +x.toPrecision(4)).join(' / ')} …)`);
+    }
+  }
+  return out;
+}"""
+
+CHECKS = {"hover": HOVER, "overflow": OVERFLOW, "sticky": STICKY, "titles": TITLES, "plots": PLOTS, "words": WORDS, "ticks": TICKS}
 
 
 def _run_page(public: Path) -> str:
@@ -283,6 +304,8 @@ BREAK = {
         return Plotly.relayout(gd, {'margin.l': 280}); }""",
     "words": """() => { const th = document.querySelector('main thead th'); th.textContent += ' (calls)';
         document.querySelector('main p').append(' config=checksums-off'); }""",
+    "ticks": """() => { const gd = document.querySelector('.js-plotly-plot');
+        return Plotly.relayout(gd, {'yaxis.tickmode': 'linear', 'yaxis.tick0': 0, 'yaxis.dtick': 0.45 * Math.pow(10, Math.round(Math.log10(gd._fullLayout.yaxis.range[1] || 1)))}); }""",
 }
 
 
@@ -295,5 +318,16 @@ def test_reader_check_fails_on_a_broken_page(browser, check):
         p.evaluate(BREAK[check])
         p.wait_for_timeout(200)
         assert p.evaluate(CHECKS[check]) != []
+    finally:
+        p.close()
+
+
+def test_words_check_catches_a_count_of_one_in_the_plural(browser):
+    b, base, _ = browser
+    p = open_page(b, base, "/en/reports/example/scaleup/", "desktop")
+    try:
+        assert p.evaluate(CHECKS["words"]) == []
+        p.evaluate("() => document.querySelector('main p').append(' (1 runs)')")
+        assert any("plural" in x for x in p.evaluate(CHECKS["words"]))
     finally:
         p.close()

@@ -206,6 +206,13 @@ def layout(options: dict[str, Any], lang: str, x_title: str, y_title: str, **ext
     return lay
 
 
+def right_axis(title: str, **more: Any) -> dict:
+    """A second y axis on the right, over the first. Its ticks are its own: plotly.js otherwise aligns them
+    to the first axis's grid (``tickmode: "sync"``), at values such as 9.24 and 18.48."""
+    return dict(title=dict(text=title), overlaying="y", side="right", showgrid=False, tickmode="auto",
+                automargin=True, **more)
+
+
 def color(i: int) -> str:
     return COLORS[i % len(COLORS)]
 

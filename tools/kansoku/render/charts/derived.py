@@ -8,7 +8,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from kansoku.model import ChartData
-from kansoku.render.charts._draw import color, compact, draws, hover, layout
+from kansoku.render.charts._draw import color, compact, draws, hover, layout, right_axis
 
 
 def _category_x(fig: go.Figure, order: list[str]) -> None:
@@ -62,9 +62,8 @@ def two_metrics_chart(chart: ChartData, lang: str) -> dict:
                                                                      else "dot"),
                                      marker=dict(symbol="circle" if tr["axis"] == "y" else "diamond", size=9), **common))
     lay = layout(opts, lang, w["x_title"], w["y_title"])
-    lay["yaxis2"] = dict(title=dict(text=w["y2_title"]), overlaying="y", side="right", showgrid=False,
-                         type="log" if opts.get("y2_log") else "-", rangemode="tozero" if not opts.get("y2_log") else "normal",
-                         automargin=True)
+    lay["yaxis2"] = right_axis(w["y2_title"], type="log" if opts.get("y2_log") else "-",
+                               rangemode="tozero" if not opts.get("y2_log") else "normal")
     lay["margin"] = dict(lay["margin"], r=64)
     fig.update_layout(**lay, barmode="group")
     _category_x(fig, w["x_labels"])

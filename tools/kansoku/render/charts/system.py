@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kansoku.model import ChartData
-from kansoku.render.charts._draw import compact, draws, hover, layout
+from kansoku.render.charts._draw import compact, draws, hover, layout, right_axis
 
 CPU_COLORS = {"usr": "#1f4e79", "nice": "#9dc3e6", "sys": "#c55a11", "iowait": "#bf9000", "steal": "#7f7f7f",
               "irq": "#7030a0", "soft": "#c00000", "guest": "#548235", "gnice": "#a9d18e", "idle": "#d9d9d9"}
@@ -37,8 +37,7 @@ def cpu_stacked(chart: ChartData, lang: str) -> dict:
     lay["yaxis"] = dict(lay["yaxis"], range=[0, 100], rangemode="normal")
     lay["legend"] = dict(lay["legend"], traceorder="normal")  # stacked areas: keep usr, sys, ... order
     if d["show_util"]:
-        lay["yaxis2"] = dict(title=dict(text=w["y2_title"]), overlaying="y",
-                             side="right", range=[0, 100], showgrid=False, automargin=True)
+        lay["yaxis2"] = right_axis(w["y2_title"], range=[0, 100])
         lay["margin"] = dict(lay["margin"], r=64)
     fig.update_layout(**lay)
     return compact(fig)

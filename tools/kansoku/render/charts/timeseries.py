@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from kansoku.model import ChartData
-from kansoku.render.charts._draw import color, compact, crowded, draws, esc, hover, layout
+from kansoku.render.charts._draw import color, compact, crowded, draws, esc, hover, layout, right_axis
 from kansoku.render.charts.events import add_events
 
 
@@ -32,8 +32,7 @@ def tps_over_time(chart: ChartData, lang: str) -> dict:
         add_events(fig, d["events"], w["event_labels"], w["event_kinds"])
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     if d["latency"]:
-        lay["yaxis2"] = dict(title=dict(text=w["y2_title"]),
-                             overlaying="y", side="right", rangemode="tozero", showgrid=False, automargin=True)
+        lay["yaxis2"] = right_axis(w["y2_title"], rangemode="tozero")
         lay["margin"] = dict(lay["margin"], r=64)
     fig.update_layout(**lay)
     return compact(fig)
