@@ -87,8 +87,7 @@ def test_a_page_naming_a_missing_table_is_a_problem_with_its_line(report, tmp_pa
                     encoding="utf-8")
     from kansoku.model import Page
 
-    values, problems = page_values([Page("replication", "chapter", 6, {}, {"en": page})],
-                                   {t.id: t for ch in report.chapters for t in ch.tables.values()})
+    values, problems = page_values([Page("replication", "chapter", 6, {}, {"en": page})], report.chapters)
     assert values == {}
     assert [(p.spec_file, p.line) for p in problems] == [(page, 6)]
     assert isinstance(problems[0], Problem) and 'did you mean "replication-tps"' in problems[0].message
@@ -120,3 +119,70 @@ def test_a_key_naming_no_cell_is_an_error_of_its_table(example_db, tmp_path):
     assert r.returncode == 3, r.stderr
     assert "table 'replication-tps'" in r.stderr and "key[1]: no value cell" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+# -- tables and figures named in the prose: {{< ref … >}} ------------------------------------------------------
+
+def test_a_reference_prints_the_items_label_and_links_its_chapter(report):
+    ref = report.values['ref:figure=update-cpu']
+    fig = next(ch.figures["update-cpu"] for ch in report.chapters if "update-cpu" in ch.figures)
+    assert ref.text == fig.label and ref.anchor == "figure-update-cpu" and ref.chapter == "scaleup"
+    assert ref.title["ja"].startswith(fig.label["ja"] + " " + fig.caption["ja"])
+    table = report.values['ref:table=read-tps']
+    assert table.text == {"ja": "表 1.1", "en": "Table 1.1"}
+    # a number quoted from another chapter's table links to that chapter's page
+    assert all(v.chapter for v in report.values.values())
+
+
+def test_a_reference_naming_no_item_is_a_problem_with_its_line(report, tmp_path):
+    page = tmp_path / "scaleup.en.md"
+    page.write_text('---\ntitle: x\n---\n## Results\n\nAs {{< ref figure="update-cpus" >}} shows.\n'
+                    'And {{< ref table="read-tps" figure="update-cpu" >}}.\n', encoding="utf-8")
+    from kansoku.model import Page
+
+    values, problems = page_values([Page("scaleup", "chapter", 1, {}, {"en": page})], report.chapters)
+    assert values == {}
+    assert [(p.line, p.message) for p in problems] == [
+        (6, '{{< ref figure="update-cpus" >}}: no figure \'update-cpus\' in this report; did you mean "update-cpu" '
+            'or "update-disk" or "update-tps-disk"?'),
+        (7, '{{< ref table="read-tps" figure="update-cpu" >}}: a reference takes one of table= or figure= and '
+            'nothing else')]
+
+
+def test_a_figure_added_before_renumbers_the_prose_that_names_its_neighbour(example_db, tmp_path):
+    """The prose follows the report's numbering: a figure inserted at the head of chapter 1 moves every
+    reference to a later figure of that chapter."""
+    from kansoku.app import compute_one
+
+    spec = tmp_path / "example.toml"
+    text = SPEC.read_text(encoding="utf-8")
+    first = text.index("[[chapter.figure]]")
+    extra = ('[[chapter.figure]]\nid = "added"\ncaption = { ja = "追加", en = "Added" }\nchart = "line"\n'
+             'metric = "tps"\nwhere = { campaign = "example-2026-11", study = "scaleup", workload = "read" }\n'
+             'x = "clients"\n\n')
+    spec.write_text(text[:first] + extra + text[first:], encoding="utf-8")
+    before = computed_report(example_db, SPEC).values['ref:figure=update-cpu'].text
+    after = compute_one(example_db, spec, ROOT / "content" / "reports").values['ref:figure=update-cpu'].text
+    n = int(before["en"].rsplit(".", 1)[1])
+    assert after == {"ja": f"図 1.{n + 1}", "en": f"Figure 1.{n + 1}"}
+
+
+def test_literal_references_to_this_reports_items_are_problems_and_other_reports_are_not(tmp_path):
+    from kansoku.model import Page
+    from kansoku.report.structure import report_pages
+    from kansoku.report.values import literal_refs
+    from kansoku.spec.model import load_report
+
+    rep = load_report(SPEC)
+    assert literal_refs(report_pages(rep, ROOT / "content" / "reports"), rep) == []
+    page = tmp_path / "scaleup.en.md"
+    page.write_text("---\ntitle: x\n---\n## Discussion\n\nAs tables 1.1 and 1.2 show, and figure 1.3. "
+                    "The FY2017 report's table 1.1 is its own.\n`table 1.2` in code.\n", encoding="utf-8")
+    ja = tmp_path / "scaleup.ja.md"
+    ja.write_text("---\ntitle: x\n---\n## 考察\n\n表 1.1 と表 1.2 が示す。FY2017 の表 1.1 は別である。\n", encoding="utf-8")
+    found = literal_refs([Page("scaleup", "chapter", 1, {}, {"en": page, "ja": ja})], rep)
+    assert [(p.spec_file.name, p.line, p.message.split(":")[0]) for p in found] == [
+        ("scaleup.en.md", 6, "names table 1.1 as text"), ("scaleup.en.md", 6, "names table 1.2 as text"),
+        ("scaleup.en.md", 6, "names figure 1.3 as text"),
+        ("scaleup.ja.md", 6, "names table 1.1 as text"), ("scaleup.ja.md", 6, "names table 1.2 as text")]
+    assert 'write {{< ref table="read-tps" >}}' in found[0].message

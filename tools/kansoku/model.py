@@ -775,9 +775,10 @@ class BoundValue:
     title: Words                       # what it is: "Table 6.1, no replication, TPS (median)" (the hover)
     anchor: str                        # the table or figure it comes from, on the chapter's page ("table-x")
     value: float | None = None         # the number, when it is one (a verdict is words)
+    chapter: str | None = None         # the chapter whose page holds the anchor (a link from another page)
 
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "title": self.title, "anchor": self.anchor}
+        return {"text": self.text, "title": self.title, "anchor": self.anchor, "chapter": self.chapter}
 
 
 @dataclass

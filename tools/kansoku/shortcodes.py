@@ -36,6 +36,12 @@ class Shortcode:
         (report/values.py), as layouts/shortcodes/val.html builds it from .Params (Go ranges a map sorted)."""
         return ";".join(f"{k}={v}" for k, v in sorted(self.named))
 
+    @property
+    def value_key(self) -> str:
+        """Its key among a report's resolved values: ``key`` for a number (``val``), ``ref:`` and ``key`` for a
+        table's or figure's label (``ref``; layouts/shortcodes/ref.html builds the same)."""
+        return f"ref:{self.key}" if self.name == "ref" else self.key
+
 
 def parse(body: str, line_offset: int = 0) -> list[Shortcode]:
     out = []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kansoku.analysis.spec_check import store_problems
 from kansoku.report.structure import content_problems, page_problems, report_pages
-from kansoku.report.values import unbound_numbers
+from kansoku.report.values import literal_refs, unbound_numbers
 from kansoku.site_links import refuse_site_links
 from kansoku.spec.model import load_all, load_report
 from kansoku.spec.validate import SpecProblems, check_file, outline, text_key
@@ -69,7 +69,7 @@ def preflight(specs: Path, db: Path, content_root: Path = Path("content/reports"
                 pages = report_pages(rep, content_root)
             except SpecProblems:  # its pages' problems are listed already, with the store's: all of them at once
                 continue
-            stated = unbound_numbers(pages)
+            stated = unbound_numbers(pages) + literal_refs(pages, rep)
             if strict:
                 problems += stated
             elif warn is not None:

@@ -431,6 +431,16 @@ def value_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str, 
     return {"text": pick(v["text"], page.lang)}
 
 
+@block("ref", "layouts/shortcodes/ref.html", inline=True)
+def ref_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str, Any]:
+    """A table's or figure's label in the prose, as report/values.py resolved it ("表 1.2")."""
+    v = (page.data.get("values") or {}).get(sc.value_key)
+    if v is None:
+        raise KansokuError(f"{getattr(page, 'where', '?')}:{sc.line}: {{{{< {sc.source} >}}}} names no table or "
+                           "figure of this report")
+    return {"text": pick(v["text"], page.lang)}
+
+
 @block("methods", "layouts/shortcodes/methods.html")
 def methods_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
     return {"methods": page.data["methods"]}

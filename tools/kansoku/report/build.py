@@ -89,7 +89,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     pages = report_pages(report, content_root)
     pdf_pages = report_pages(report, content_root, site=False)
     bodies = {p.id: generated_body(p, report) for p in pages}
-    values, problems = page_values(pages, {t.id: t for ch in chapters for t in ch.tables.values()})
+    values, problems = page_values(pages, chapters)
     if problems:
         raise SpecProblems(problems)
     runs = runs_provenance(store, sorted(run_ids))

@@ -21,6 +21,7 @@ problem of its page with its line.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ SHOWS = ("value", "compare", "verdict", "p", "min", "max", "n")
 OPS = ("diff", "ratio", "change")
 KEYS = {"table", "show", "op", *COORDS, *(f"vs_{c}" for c in COORDS)}
 NAME = "val"
+REF = "ref"                 # {{< ref table="id" >}} / {{< ref figure="id" >}}: an item's label
+REF_KINDS = ("table", "figure")
 
 
 class Unbound(Exception):
@@ -153,28 +156,55 @@ def resolve(table: Table, sc: shortcodes.Shortcode) -> BoundValue:
                       {lang: _title(table, cell, lang, words.t(lang, "value_show_p")) for lang in LANGS}, anchor, p)
 
 
-def page_values(pages: list[Page], tables: dict[str, Table]) -> tuple[dict[str, BoundValue], list]:
-    """Every ``val`` of the report's prose pages, resolved against its tables (id -> table), and the
-    problems (spec.validate.Problem: file, line, what is wrong) of those that name no single cell."""
+def resolve_ref(items: dict[str, dict[str, Any]], sc: shortcodes.Shortcode) -> BoundValue:
+    """The table or figure a ``ref`` shortcode names (``table="id"`` or ``figure="id"``): its label as
+    printed ("表 1.2" / "Table 1.2"), its caption as the hover, its anchor on its chapter's page."""
+    args = dict(sc.named)
+    named = [k for k in REF_KINDS if k in args]
+    if sorted(args) != named or len(named) != 1:
+        raise Unbound(f"a reference takes one of {' or '.join(f'{k}=' for k in REF_KINDS)} and nothing else")
+    kind = named[0]
+    item_id = args[kind]
+    if item_id not in items[kind]:
+        from kansoku.spec.validate import did_you_mean
+
+        raise Unbound(f"no {kind} {item_id!r} in this report" + did_you_mean(item_id, items[kind]))
+    chapter_id, item = items[kind][item_id]
+    return BoundValue(dict(item.label), {lang: f"{item.label[lang]} {item.caption[lang]}" for lang in LANGS},
+                      f"{kind}-{item_id}", chapter=chapter_id)
+
+
+def page_values(pages: list[Page], chapters: list) -> tuple[dict[str, BoundValue], list]:
+    """Every ``val`` and ``ref`` of the report's prose pages, resolved against its chapters' tables and
+    figures, and the problems (spec.validate.Problem: file, line, what is wrong) of those that name no single
+    cell or item, keyed by ``Shortcode.value_key``."""
     from kansoku.spec.validate import Problem
 
+    items: dict[str, dict[str, Any]] = {
+        "table": {t.id: (ch.id, t) for ch in chapters for t in ch.tables.values()},
+        "figure": {f.id: (ch.id, f) for ch in chapters for f in ch.figures.values()}}
+    tables = {i: t for i, (_, t) in items["table"].items()}
     values: dict[str, BoundValue] = {}
     problems: list = []
     for _, f, body, offset in _bodies(pages):
         for sc in shortcodes.parse(body, offset):
-            if sc.name != NAME or sc.literal is not None:
+            if sc.name not in (NAME, REF) or sc.literal is not None:
                 continue
-            if sc.key in values:
+            key = sc.value_key
+            if key in values:
                 continue
-            table_id = sc.get("table")
             try:
+                if sc.name == REF:
+                    values[key] = resolve_ref(items, sc)
+                    continue
+                table_id = sc.get("table")
                 if table_id is None:
                     raise Unbound("name its table: table=\"id\"")
                 if table_id not in tables:
                     from kansoku.spec.validate import did_you_mean
 
                     raise Unbound(f"no table {table_id!r} in this report" + did_you_mean(table_id, tables))
-                values[sc.key] = resolve(tables[table_id], sc)
+                values[key] = replace(resolve(tables[table_id], sc), chapter=items["table"][table_id][0])
             except Unbound as exc:
                 problems.append(Problem(f, sc.line, (), f"{{{{< {sc.source} >}}}}: {exc}"))
     return values, problems
@@ -244,6 +274,43 @@ def unbound_numbers(pages: list[Page]) -> list:
         for line, lit in stated_numbers(body, lang, offset):
             out.append(Problem(f, line, (), f"states {lit} as text: a measured number is printed from the data, "
                                             "{{< val table=\"…\" … >}} (docs/spec.md, \"Numbers in the prose\")"))
+    return out
+
+
+# another report's numbering: a fiscal year, a year or a section sign before it in the sentence
+OTHER_REPORT = re.compile(r"FY\s?\d{4}|(?<!\d)(?:19|20)\d\d(?!\d)|§")
+
+
+def _item_label(lang: str, kind: str) -> re.Pattern:
+    """"表 1.2" / "Table 1.2" (and "tables 1.2 and 1.3") as the words of i18n print an item's label; group 1:
+    the numbers, with the joiners of a list or a range between them."""
+    word = words.t(lang, f"{kind}_label", "\0").split("\0")[0].strip()
+    joiner = rf"\s*(?:{words.t(lang, 'prose_number_joiners')}|,|[–〜~-])\s*"
+    return re.compile(rf"(?<![A-Za-z]){re.escape(word)}s?\s*(\d+\.\d+(?:{joiner}\d+\.\d+)*)", re.I)
+
+
+def literal_refs(pages: list[Page], report) -> list:
+    """Problems (file, line) of tables and figures of this report named by their number as text ("table 1.2"):
+    each should be ``{{< ref table="id" >}}``, so that the number follows the report when an item is added.
+    A number preceded in its sentence by another report's name (FY2017, a year, §) is that report's."""
+    from kansoku.spec.validate import Problem
+
+    numbered = {(it.kind, it.number): it.id for ch in report.chapters for it in ch.items}
+    out = []
+    for lang, f, body, offset in _bodies(pages):
+        masked = SKIPPED.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), body)
+        for i, line in enumerate(masked.split("\n"), start=1):
+            for kind in REF_KINDS:
+                for m in _item_label(lang, kind).finditer(line):
+                    sentence = re.split(r"[.。!?！？]\s", line[:m.start()])[-1]
+                    if OTHER_REPORT.search(sentence):
+                        continue
+                    for number in re.findall(r"\d+\.\d+", m.group(1)):
+                        item_id = numbered.get((kind, number))
+                        if item_id is not None:
+                            out.append(Problem(f, offset + i, (), f"names {kind} {number} as text: write "
+                                               f"{{{{< ref {kind}=\"{item_id}\" >}}}} so that its number follows "
+                                               "the report (docs/spec.md, \"Numbers in the prose\")"))
     return out
 
 
