@@ -144,3 +144,26 @@ def test_a_script_run_by_an_interpreter_is_named_after_the_script(example_db: Pa
     assert "--set [Setting]" in block.command["en"] and "--seed [Seed]" in block.command["en"]
     assert "--set [設定]" in block.command["ja"] and "[Argument]" not in block.command["en"]
     assert "[Seed]: 1, 2, 3, 4, 5" in [v["en"] for v in block.varying]
+
+
+def test_setup_lines_that_differ_by_a_factor_print_one_template(example_db: Path):
+    """The versions chapter's runs made their data with their own version's pgbench: one line, the version
+    as a placeholder inside the path, and every run's recorded line an instance of it."""
+    rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
+    ch = next(c for c in rep.chapters if c.id == "versions")
+    store = open_store(example_db, read_only=True)
+    try:
+        recorded = store.query(
+            "SELECT (r.run_toml->'campaign'->'setup')::VARCHAR, f.value FROM runs r JOIN run_factors f USING (run_id) "
+            "WHERE f.factor = 'version' AND r.run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [sorted(set(r for t in ch.tables.values() for r in t.runs))])
+    finally:
+        store.close()
+    for block in ch.commands:
+        inits = [s["en"] for s in block.setup if "pgbench -i" in s["en"]]
+        assert len(inits) == 1 and "/pg[PostgreSQL version]/bin/pgbench -i" in inits[0], block.setup
+        assert "-s 10" in inits[0]  # a word every run holds alike stays, though a factor's value could spell it
+        for lines, version in recorded:
+            mine = [x for x in json.loads(lines) if "pgbench -i" in x]
+            if mine and mine[0].endswith(inits[0].rsplit(" ", 1)[1]):
+                assert mine[0] == inits[0].replace("[PostgreSQL version]", version)

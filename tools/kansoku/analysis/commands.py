@@ -187,8 +187,30 @@ def _placeholder_words(block: _Runs, key: str, ids: list[int], value_of) -> tupl
     return ph, line
 
 
+def _value_in(token: str, value: str) -> re.Pattern | None:
+    """Where a factor's value stands in a token: the whole token, or a part of it bounded by other kinds of
+    character ("pg15" in ``/pg15/bin``, "read" in ``bench_read``); single characters only as the whole token."""
+    if token == value:
+        return re.compile(re.escape(value))
+    if len(value) < 2:
+        return None
+    edge = r"\d" if value.isdigit() else r"[0-9A-Za-z]"
+    pat = re.compile(rf"(?<!{edge}){re.escape(value)}(?!{edge})")
+    return pat if pat.search(token) else None
+
+
 def _template_setup(block: _Runs) -> list[dict[str, str]]:
-    """The runs' setup commands, in order, each value of a varying factor printed as [factor]."""
+    """The runs' setup commands, in order, each value of a varying factor printed as [factor] where the runs'
+    lines differ (a word every run's line holds alike stays as it is, though it spells a factor's value)."""
+    lines_at: dict[tuple[int, int], list[list[str]]] = {}
+    for r in block.runs:
+        for i, line in enumerate(r["setup"]):
+            toks = line.split(" ")
+            lines_at.setdefault((i, len(toks)), []).append(toks)
+
+    def alike(i: int, toks: list[str], j: int) -> bool:
+        return len({t[j] for t in lines_at[(i, len(toks))]}) == 1
+
     out: list[dict[str, str]] = []
     seen: set[str] = set()
     done: set[tuple] = set()  # runs with the same lines and the same values of the varying factors print the same
@@ -197,15 +219,20 @@ def _template_setup(block: _Runs) -> list[dict[str, str]]:
         if key in done:
             continue
         done.add(key)
-        for line in r["setup"]:
+        for i, line in enumerate(r["setup"]):
+            toks = line.split(" ")
             per_lang = {}
             for lang in LANGS:
-                toks = line.split(" ")
-                for f in block.varying:
-                    v = r["factors"].get(f)
-                    if v and len(v) > 1:
-                        toks = [f"[{factor_name(block.report, f, lang)}]" if t == v else t for t in toks]
-                per_lang[lang] = " ".join(toks)
+                printed = list(toks)
+                for j, t in enumerate(toks):
+                    if alike(i, toks, j):
+                        continue
+                    for f in block.varying:
+                        v = r["factors"].get(f)
+                        where = _value_in(t, v) if v else None
+                        if where is not None:
+                            printed[j] = where.sub(f"[{factor_name(block.report, f, lang)}]", printed[j])
+                per_lang[lang] = " ".join(printed)
             if per_lang["en"] not in seen:
                 seen.add(per_lang["en"])
                 out.append(per_lang)
