@@ -120,3 +120,24 @@ def test_a_cell_mixing_transcribed_and_measured_runs_is_refused(example_db, tmp_
     assert "mixes transcribed and measured runs" in r.stderr
     assert "table 'mixed'" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_revision_dated_before_the_runs_it_reports_is_a_spec_error_with_its_line(example_db):
+    """The cover prints the report's revision and its date: a measured report cannot be issued before the
+    last run it speaks for."""
+    from kansoku.analysis.spec_check import store_problems
+    from kansoku.store.db import open_store
+
+    report = load_report(SPECS / "example.toml")
+    store = open_store(example_db, read_only=True)
+    try:
+        assert [p for p in store_problems(report, store) if "dated" in p.message] == []
+        history = report.raw["report"]["revision_history"]
+        at = next(i for i, h in enumerate(history) if h["revision"] == report.revision)
+        history[at] = {**history[at], "date": "2026-11-24"}
+        (problem,) = [p for p in store_problems(report, store) if "dated" in p.message]
+    finally:
+        store.close()
+    assert problem.path == ("report", "revision_history", at, "date")
+    assert re.match(r"revision \S+ is dated 2026-11-24, before the last run the report speaks for \(2026-11-28, "
+                    r"campaign=example-2026-11/study=", problem.message)

@@ -162,6 +162,9 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
                 add(mp, msg)
             for msg in scope_problems(report, store, kind, it):
                 add(p + (("where",) if "where" in it else ("id",)), msg)
+    if report is not None:
+        for path, msg in revision_problems(report, store):
+            add(path, msg)
     for k, c in enumerate(_l(raw.get("compare"))):
         if report is not None and report.scope.declared and k < len(report.compares):
             for msg in compare_scope_problems(report, store, report.compares[k]):
@@ -170,6 +173,31 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
             for j, msg in compare_host_problems(report, store, report.compares[k], compare_ok[k]):
                 add(("compare", k, "metrics", j), msg)
     return problems
+
+
+def revision_problems(report, store) -> list[tuple[tuple, str]]:
+    """The revision a measured report prints dated before the last run it speaks for: the cover would say the
+    report was issued before its measurements were made."""
+    from kansoku.store.selection import scope_condition
+
+    if not (report.scope.campaigns or report.scope.run_prefixes):
+        return []
+    history = _l(report.raw.get("report", {}).get("revision_history"))
+    at = next((i for i, h in enumerate(history) if isinstance(h, dict)
+               and str(h.get("revision")) == str(report.revision)), None)
+    if at is None or not history[at].get("date"):
+        return []
+    dated = str(history[at]["date"])[:10]
+    params: list[Any] = []
+    cond = scope_condition("r.run_id", report.scope, params)
+    last = store.query(f"SELECT strftime(r.start_time, '%Y-%m-%d') AS day, r.run_id FROM runs r WHERE r.origin = "
+                       f"'measured' AND r.start_time IS NOT NULL AND {cond} ORDER BY r.start_time DESC LIMIT 1", params)
+    if not last or last[0][0] <= dated:
+        return []
+    day, run_id = last[0]
+    return [(("report", "revision_history", at, "date"),
+             f"revision {report.revision} is dated {dated}, before the last run the report speaks for ({day}, "
+             f"{run_id}): date it on or after its measurements, or add a revision that names them")]
 
 
 def compare_host_problems(report, store, compare, indices: set[int]) -> list[tuple[int, str]]:
