@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
-from kansoku.parsers import bounds, textfile
+from kansoku.parsers import textfile
+from kansoku.parsers.sysstat import plausible
 
 # -- storage -------------------------------------------------------------------
 
@@ -571,28 +572,20 @@ class Collector:
         return out
 
     def suspects(self) -> list[int] | None:
-        """The records holding a value ``check_plausible`` could refuse, warn about or drop (a superset: NaN or
-        infinity, a negative, a share beyond 0-100, a figure beyond 1e15, an interval or date out of range),
-        found with a few calls per record; None when two records may hold the same sample (a duplicated
-        sample time: then every row must be looked at)."""
+        """The records holding a value the plausibility rules could act on (``plausible.SafeBoxes``), or whose
+        interval or date is out of range; None when two records may hold the same sample (a duplicated sample
+        time: then every row must be looked at)."""
         self._close()
-        # per list of names: the places of its bounded percentages, whether it may hold an unsigned figure, whether
-        # its names are distinct (a record of `paging` holds %vmeff beside fault/s in the thousands: only the
-        # percentages' own values are compared with 100)
-        bounded = []
-        for names in self.name_lists:
-            bounded.append((tuple(i for i, m in enumerate(names)
-                                  if m in PCT_SOFT_CAP or (m.startswith("%") and m not in PCT_UNBOUNDED)),
-                            any(m not in SIGNED_METRICS for m in names), len(set(names)) == len(names)))
+        boxes = plausible.SafeBoxes(self.name_lists)
+        unique = [len(set(names)) == len(names) for names in self.name_lists]
         out: list[int] = []
         # (ts, activity, instance, since_boot) -> the metrics its records hold (a list's id while there is one)
         keys: dict[tuple, Any] = {}
         for k, vals in enumerate(self.values):
             nid = self.names[k]
-            pct, unsigned, unique = bounded[nid]
             ts = self.ts[k]
             if ts is not None:
-                if not unique:
+                if not unique[nid]:
                     return None
                 key = (ts, self.activity[k], self.instance[k], self.since_boot[k])
                 held = keys.get(key)
@@ -605,32 +598,21 @@ class Collector:
                     if not held.isdisjoint(names):
                         return None
                     held.update(names)
-            try:
-                lo, hi, total = min(vals), max(vals), sum(vals)
-            except TypeError:  # None among the values
-                vals = [v for v in vals if v is not None]
-                if not vals:
-                    lo = hi = total = 0.0
-                else:
-                    lo, hi, total = min(vals), max(vals), sum(vals)
             iv = self.interval_s[k]
-            if pct and (hi > 100.5 or lo < -0.5) and total - total == 0 and len(pct) < len(vals := self.values[k]):
-                pct = any(v is not None and (v > 100.5 or v < -0.5) for v in map(vals.__getitem__, pct))
-            if (total - total != 0  # NaN or an infinity (min and max are unreliable then)
-                    or hi > 1e15 or lo < -1e15 or (lo < 0 and unsigned) or (pct and (hi > 100.5 or lo < -0.5))
-                    or (iv is not None and not (0 <= iv <= MAX_INTERVAL_S))
-                    or (ts is not None and ts.tzinfo is not None and not (EARLIEST_TS <= ts <= LATEST_TS))):
+            if (boxes.suspect(nid, vals) or (iv is not None and not (0 <= iv <= plausible.MAX_INTERVAL_S))
+                    or (ts is not None and ts.tzinfo is not None
+                        and not (plausible.EARLIEST_TS <= ts <= plausible.LATEST_TS))):
                 out.append(k)
         return out
 
     def check_plausible(self, sink) -> None:
-        """``check_plausible`` over the rows that may need it (all of them when a sample may be duplicated);
-        values it drops are set to None here."""
+        """The plausibility rules (``plausible.check_rows``) over the records that may need them (every record
+        when a sample may be duplicated); values they drop are set to None here."""
         records = self.suspects()
         if records == []:
             return
         rows = self.rows if records is None else self.rows_of(records)
-        if check_plausible(rows, sink):
+        if plausible.check_rows(rows, sink):
             for r in rows:
                 if r["value"] is None:
                     self.values[r["record"]][r["position"]] = None
@@ -700,169 +682,8 @@ def store_devices(sink, devices: set[str], groups: set[str]) -> None:
                    "rules": [classes[n][1] for n in names]})
 
 
-# Plausibility (issue: a damaged sa byte gave %usr 1.8e19): bounds per metric kind. Percentages that
-# may pass 100 legitimately; rates that may be negative (page-frame balance).
-PCT_UNBOUNDED = {"%commit", "%CPU", "%MEM", "%swpcad"}
-# Percentages real tools print above 100, stored as printed with a warning (one per file and kind); above the
-# cap a counter read across a restart (sar prints %util 13748294.72): stored as NULL with a warning.
-# metric -> (cap, why sysstat prints more than 100).
-_UTIL_WHY = "busy-time accounting of this device is not a share of the interval"
-# PSI totals (sar -q CPU/IO/MEM): the stall time read from /proc/pressure over the time between two reads
-# of a timer that is not the same clock; at a 1 s interval a real file printed %scpu 105.59. The kernel's own
-# averages (%scpu-10, -60, -300) are shares the kernel caps at 100.00: they stay bounded by 100.
-_PSI_WHY = "stall time over a short interval measured by another clock than the interval"
-PCT_SOFT_CAP = {
-    "%util": (10000.0, _UTIL_WHY), "util": (10000.0, _UTIL_WHY),  # virtual disks: seen 194.4 in our runs
-    **{m: (10000.0, _PSI_WHY) for m in ("%scpu", "%sio", "%fio", "%smem", "%fmem")},
-}
-# Every sysstat/procps figure is a count, a rate, a size or a share: never negative, except these
-# (page-frame balance of sar -R, temperatures of sar -m TEMP).
-SIGNED_METRICS = {"frmpg/s", "bufpg/s", "campg/s", "degC", "%temp", "cap/min"}
-MAX_INTERVAL_S = 31 * 86400
-EARLIEST_TS = bounds.EARLIEST  # the dates every format's table uses (parsers/bounds.py)
-LATEST_TS = bounds.LATEST
-
-
-def _of_device(instance) -> str:
-    return f" (device {instance})" if instance else ""
-
-
-def check_plausible(rows: list[dict[str, Any]], sink) -> set[tuple[str, float]]:
-    """Reject numbers no tool prints (NaN, inf, %usr 1.8e19, negative rates, dates out of range,
-    intervals of 10^17 s) with file and line (or sample); warn on duplicated sample times (two samples
-    at one instant would be averaged twice). Values that are a counter wrap are set to None in ``rows``;
-    returns their (metric, value) pairs (the rules depend on nothing else)."""
-    path = sink.path
-
-    def where(r) -> tuple[int | None, str]:
-        return r["line"], "" if r["line"] else f" (sample {r['sample']})"
-
-    seen: set = set()
-    dropped: set[tuple[str, float]] = set()
-    dup_warned = pct_warned = False
-    util_warned: set[str] = set()
-    for r in rows:
-        v = r["value"]
-        m = r["metric"]
-        if v is not None:
-            if v != v or v in (float("inf"), float("-inf")):
-                line, s = where(r)
-                raise ParseError(path, line, f"a finite number for {m!r}{s}", str(v))
-            if m in PCT_SOFT_CAP and v > 100.5:
-                if v > PCT_SOFT_CAP[m][0]:  # a counter read across a restart (sar prints %util 13748294.72)
-                    sink.warn(r["line"], f"{m} = {v:g}{where(r)[1]} is not a plausible figure (a counter wrap "
-                                         "or restart?): not stored")
-                    r["value"] = None
-                    dropped.add((m, v))
-                    continue
-                if m not in util_warned:
-                    util_warned.add(m)
-                    sink.warn(r["line"], f"{m} {v} above 100 %{_of_device(r['instance'])}: stored as printed; "
-                                         f"{PCT_SOFT_CAP[m][1]}")
-            elif m.startswith("%") and m not in PCT_UNBOUNDED and not (-0.5 <= v <= 100.5):
-                if not (100.5 < v <= 105):
-                    line, s = where(r)
-                    raise ParseError(path, line, f"a percentage between 0 and 100 for {m!r}{s}", repr(v))
-                if not pct_warned:  # accounting jitter (PSI %scpu 100.64 in this project's runs)
-                    pct_warned = True
-                    sink.warn(r["line"], f"{m} {v} slightly above 100 %: stored as printed")
-            if v < 0 and m not in SIGNED_METRICS:
-                line, s = where(r)
-                raise ParseError(path, line, f"a non-negative {'rate' if m.endswith('/s') else 'value'} "
-                                 f"for {m!r}{s}", repr(v))
-            if abs(v) > 1e15:  # a counter read across a restart or wrap (sar prints 5.9e17 tps): not a rate
-                sink.warn(r["line"], f"{m} = {v:g}{where(r)[1]} is not a plausible figure (a counter wrap or "
-                                     "restart?): not stored")
-                r["value"] = None
-                dropped.add((m, v))
-                continue
-        iv = r["interval_s"]
-        if iv is not None and not (0 <= iv <= MAX_INTERVAL_S):
-            line, s = where(r)
-            raise ParseError(path, line, f"a sampling interval between 0 s and 31 days{s}", repr(iv))
-        ts = r["ts"]
-        if ts is not None:
-            if ts.tzinfo is not None and not (EARLIEST_TS <= ts <= LATEST_TS):
-                line, s = where(r)
-                raise ParseError(path, line, f"a date between 1995 and 2100{s}", ts.isoformat())
-            key = (ts, r["activity"], r["instance"], m, r["since_boot"])
-            if key in seen and not dup_warned:
-                sink.warn(r["line"], f"sample time {ts.isoformat()} appears twice for {r['activity']} "
-                                     f"{r['instance'] or ''} {m}: duplicated samples (files concatenated?)")
-                dup_warned = True
-            seen.add(key)
-    return dropped
-
-
 def sql_str(s: str) -> str:
     return "'" + str(s).replace("'", "''") + "'"
-
-
-def _sql_set(names) -> str:
-    return "(" + ", ".join(sql_str(n) for n in sorted(names)) + ")"
-
-
-# check_plausible over the rows already stored (the streamed sa path never holds its rows in Python):
-# the same rules, as SQL over the file's own rows of sys_metrics.
-_PCT_RULES = f"""
-    CASE WHEN isnan(value) OR isinf(value) THEN 'finite'
-         WHEN metric IN {_sql_set(PCT_SOFT_CAP)} AND value > 100.5 THEN NULL
-         WHEN starts_with(metric, '%') AND metric NOT IN {_sql_set(PCT_UNBOUNDED)}
-              AND (value < -0.5 OR value > 105) THEN 'pct'
-         WHEN value < 0 AND metric NOT IN {_sql_set(SIGNED_METRICS)} THEN 'neg' END"""
-_SOFT_CAP = " ".join(f"WHEN metric = {sql_str(m)} AND value > {cap} THEN 'drop'" for m, (cap, _) in PCT_SOFT_CAP.items())
-_WARN_RULES = f"""
-    CASE {_SOFT_CAP}
-         WHEN metric IN {_sql_set(PCT_SOFT_CAP)} AND value > 100.5 THEN 'util'
-         WHEN starts_with(metric, '%') AND metric NOT IN {_sql_set(PCT_UNBOUNDED)} AND value > 100.5 THEN 'pct'
-         WHEN abs(value) > 1e15 THEN 'drop' END"""
-MAX_DROP_WARNINGS = 100
-
-
-def check_plausible_sql(sink) -> None:
-    """``check_plausible`` for rows a parser loaded with ``load_sql``: a value no tool prints is a
-    ParseError naming the file and sample, a counter wrap is stored as NULL with a warning."""
-    path = sink.path
-    bad = sink.own_rows("sys_metrics", f"""
-        SELECT kind, metric, value, sample FROM (SELECT {_PCT_RULES} AS kind, * FROM {{rows}}
-                                               WHERE value IS NOT NULL AND activity <> 'restart')
-        WHERE kind IS NOT NULL ORDER BY sample, metric LIMIT 1""")
-    if bad:
-        kind, m, v, sample = bad[0]
-        expected = {"finite": f"a finite number for {m!r}",
-                    "pct": f"a percentage between 0 and 100 for {m!r}",
-                    "neg": f"a non-negative {'rate' if m.endswith('/s') else 'value'} for {m!r}"}[kind]
-        raise ParseError(path, None, f"{expected} (sample {sample})", str(v) if kind == "finite" else repr(v))
-    missing = sink.own_rows("sys_metrics", """
-        SELECT metric, sample FROM {rows} WHERE value IS NULL AND activity <> 'restart'
-        ORDER BY sample, metric LIMIT 1""")
-    if missing:
-        m, sample = missing[0]
-        raise ParseError(path, None, f"a number in column {m!r} (sample {sample})", "not a number")
-    notes = sink.own_rows("sys_metrics", f"""
-        SELECT kind, metric, value, sample, instance FROM (SELECT {_WARN_RULES} AS kind, * FROM {{rows}}
-                                                         WHERE value IS NOT NULL)
-        WHERE kind IS NOT NULL ORDER BY sample, metric""")
-    dropped = 0
-    seen = set()
-    for kind, m, v, sample, inst in notes:
-        kind = f"util:{m}" if kind == "util" else kind
-        if kind == "drop":
-            dropped += 1
-            if dropped <= MAX_DROP_WARNINGS:
-                sink.warn(None, f"{m} = {v:g} (sample {sample}) is not a plausible figure (a counter wrap or "
-                                "restart?): not stored")
-        elif kind not in seen:
-            seen.add(kind)
-            if kind.startswith("util:"):
-                sink.warn(None, f"{m} {v} above 100 %{_of_device(inst)} (sample {sample}): stored as printed; "
-                                f"{PCT_SOFT_CAP[m][1]}")
-            else:
-                sink.warn(None, f"{m} {v} slightly above 100 %: stored as printed")
-    if dropped > MAX_DROP_WARNINGS:
-        sink.warn(None, f"... and {dropped - MAX_DROP_WARNINGS} more values not stored for the same reason")
-    if dropped:
-        sink.update_own_rows("sys_metrics", f"value = CASE WHEN {_WARN_RULES} = 'drop' THEN NULL ELSE value END")
 
 
 def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str,
@@ -879,7 +700,7 @@ def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str,
         sink.warn(None, "no statistics records in the file")
         return
     if known is None or known[2]:
-        check_plausible_sql(sink)
+        plausible.check_stored(sink)
     params = {"tool": tool, "format": fmt, "rank": FORMAT_RANK[fmt], "host": host, "tz_basis": tz_basis}
     summary = known[3] if known is not None else None
     if summary:

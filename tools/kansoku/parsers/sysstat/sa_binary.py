@@ -13,8 +13,8 @@ print the same lines as ``-A`` in fewer passes over the file (``_split_run``; do
 files").
 
 The rows are those the ``sadf -d`` reader (``sadf_csv.py``) stores for the same rendering: metric names are
-the sar column names. The plausibility rules of ``common.check_plausible`` are applied in SQL
-(``common.check_plausible_sql``) to the rows stored.
+the sar column names. The plausibility rules (``plausible.RULES``) are applied in SQL
+(``plausible.check_stored``) to the rows stored.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
 from kansoku.parsers.sysstat import common as sm
+from kansoku.parsers.sysstat import plausible
 from kansoku.parsers.sysstat.activities import INSTANCE_COLS, TEXT_ACTIVITIES, TEXT_COLUMNS
 from kansoku.parsers.sysstat.sadf_csv import csv_segments
 
@@ -347,7 +348,7 @@ class _Loader:
                 if not _PLAIN_NUMBER.match(ivtok):
                     return False
                 iv = float(ivtok)
-                if not 0 <= iv <= sm.MAX_INTERVAL_S:
+                if not 0 <= iv <= plausible.MAX_INTERVAL_S:
                     return False
                 if star:
                     toks = f[4:]
@@ -537,7 +538,7 @@ class _Loader:
         if len(set(acts)) != len(acts) or set(acts) & (set(self.series) | set(self.sql_series)):
             return False  # an activity in two sections: left to the general path (its summary)
         lines = " UNION ALL ".join(f"({p})" for p in parts)
-        bad_iv = f"iv IS NULL OR NOT iv BETWEEN 0 AND {sm.MAX_INTERVAL_S}"
+        bad_iv = f"iv IS NULL OR NOT iv BETWEEN 0 AND {plausible.MAX_INTERVAL_S}"
         stats = sink.own_rows("sys_metrics", f"""
             SELECT k, count(*) AS n, count(*) FILTER (WHERE tt IS NULL) AS bad_ts,
                    count(*) FILTER (WHERE {bad_iv}) AS bad_iv, any_value(h) AS host, count(DISTINCT t) AS n_ts,
@@ -608,7 +609,7 @@ class _Loader:
         inst = ("CASE WHEN len(inst_pos) = 0 THEN NULL::VARCHAR "
                 "WHEN all_cpu AND f[inst_pos[1]] IN ('-1', 'all') THEN 'all' "
                 "ELSE array_to_string(list_transform(inst_pos, lambda i: f[i]), '/') END")
-        bad_iv = f"try_cast(f[2] AS DOUBLE) IS NULL OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {sm.MAX_INTERVAL_S}"
+        bad_iv = f"try_cast(f[2] AS DOUBLE) IS NULL OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {plausible.MAX_INTERVAL_S}"
         stats = sink.own_rows("sys_metrics", f"""
             SELECT k, count(*) AS n, count(*) FILTER (WHERE NOT ({width_ok})) AS bad_w,
                    any_value(array_to_string(f, ';')) FILTER (WHERE NOT ({width_ok})) AS bad_w_line,
@@ -675,8 +676,8 @@ class _Loader:
             self.restarts_seen.add(tok)
             ts.append(t)
             cpus.append(float(m.group(1)) if m else None)
-            if cpus[-1] is not None and abs(cpus[-1]) > 1e15:
-                self.suspect = True  # the counter-wrap rule of check_plausible_sql reads restart rows too
+            if cpus[-1] is not None and plausible.broken("cpu_count", cpus[-1]) is not None:
+                self.suspect = True  # the rules read restart rows too
         self.rows += len(ts)
         if ts:
             ser = self.series.setdefault("restart", [set(), Counter()])
