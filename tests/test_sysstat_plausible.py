@@ -195,3 +195,16 @@ def test_the_check_of_stored_rows_is_the_check_of_rows_held_in_python(tmp_path):
                 [None if v is None or v != v else v for v in python[0]], trial
         kinds.add(python[0] if python[0] == "refused" else "warned" if python[1] else "clean")
     assert kinds == {"refused", "warned", "clean"}
+
+
+def test_only_a_percentage_beyond_100_makes_a_record_suspect():
+    """A `paging` record holds %vmeff beside fault/s in the thousands: the record is looked at again only when
+    a percentage itself is out of range."""
+    col = sm.Collector("sar", "sa-binary")
+    names = col.columns(["fault/s", "pgfree/s", "%vmeff"])
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    col.add_record(t0, "paging", None, names, [316.0, 354.0, 0.0], interval_s=1.0)
+    col.add_record(t0.replace(second=1), "paging", None, names, [316.0, 354.0, 150.0], interval_s=1.0)
+    col.add_record(t0.replace(second=2), "paging", None, names, [316.0, 354.0, -3.0], interval_s=1.0)
+    col.add_record(t0.replace(second=3), "paging", None, names, [316.0, None, 101.0], interval_s=1.0)
+    assert col.suspects() == [1, 2, 3]

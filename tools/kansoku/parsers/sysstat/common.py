@@ -687,14 +687,13 @@ def sql_str(s: str) -> str:
 
 
 def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str,
-               known: tuple[int, set[str], bool, dict | None] | None = None) -> None:
+               known: tuple[int, set[str], bool, dict] | None = None) -> None:
     """After a parser loaded its sys_metrics rows with ``load_sql``: the plausibility rules, the
     per-activity summary (sys_series) and the device classes, all set-based over the stored rows.
     ``known``: (rows stored, disk devices, suspect, summary) when the parser knows them: the count and the
-    device query are not run, nor the plausibility passes when no row is suspect (``Collector.suspects``, a
-    superset of what they refuse, warn about or drop, found none); a summary (activity -> samples, first and
-    last time, most common interval; no since-boot rows) is stored as given instead of computed from the
-    stored rows."""
+    device query are not run, nor the plausibility passes when no row is suspect (``Collector.suspects``
+    found none); the summary of the activities it holds (activity -> samples, first and last time, most
+    common interval; no since-boot rows) is stored as given, the others' computed from the stored rows."""
     n = known[0] if known is not None else sink.own_rows("sys_metrics", "SELECT count(*) FROM {rows}")[0][0]
     if not n:
         sink.warn(None, "no statistics records in the file")
@@ -702,23 +701,20 @@ def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str,
     if known is None or known[2]:
         plausible.check_stored(sink)
     params = {"tool": tool, "format": fmt, "rank": FORMAT_RANK[fmt], "host": host, "tz_basis": tz_basis}
-    summary = known[3] if known is not None else None
-    if summary:
-        acts = list(summary)
+    summary = known[3] if known is not None else {}
+    acts = sorted(summary)
+    if acts:
         sink.load_sql("sys_series", _SERIES_GIVEN_SQL, {
             **params, "acts": acts, "samples": [summary[a][0] for a in acts],
             "first": [summary[a][1] for a in acts], "last": [summary[a][2] for a in acts],
             "iv": [summary[a][3] for a in acts], "excluded": [0] * len(acts)})
-    else:
-        sink.load_sql("sys_series", _SERIES_SQL, params)
+    sink.load_sql("sys_series", _SERIES_SQL, {**params, "given": acts})
     devices = known[1] if known is not None else {r[0] for r in sink.own_rows(
         "sys_metrics", "SELECT DISTINCT instance FROM {rows} WHERE activity = 'disk' AND instance IS NOT NULL")}
     store_devices(sink, devices, set())
 
 
-# The collector's columns as one relation: a record per row of the subquery, a value per row of the result
-# (each record's values zipped with its list of metric names), in the order they were added.
-# a file's per-activity summary (sys_series), computed set-based from its stored rows
+# a file's per-activity summary (sys_series), from its stored rows (but the activities ``$given``)
 _SERIES_SQL = """
 SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
        $rank::INTEGER AS format_rank, activity, $host::VARCHAR AS host,
@@ -728,7 +724,7 @@ SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS for
        mode(interval_s) FILTER (WHERE NOT since_boot) AS interval_s,
        count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
        $tz_basis::VARCHAR AS tz_basis
-FROM sys_metrics WHERE source_id = $source_id GROUP BY activity
+FROM sys_metrics WHERE source_id = $source_id AND NOT list_contains($given::VARCHAR[], activity) GROUP BY activity
 """
 # the same summary, given by a parser that knows it (finish_sql's ``known``)
 _SERIES_GIVEN_SQL = """
@@ -738,6 +734,8 @@ SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS for
        unnest($last::TIMESTAMPTZ[]) AS last_ts, unnest($iv::DOUBLE[]) AS interval_s,
        unnest($excluded::BIGINT[]) AS since_boot_excluded, $tz_basis::VARCHAR AS tz_basis
 """
+# The collector's columns as one relation: a record per row of the subquery, a value per row of the result
+# (each record's values zipped with its list of metric names), in the order they were added.
 _LOAD_SQL = """
     SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format, ts, interval_s, sample, since_boot, activity, instance,
            unnest(list_extract($name_lists, names + 1)) AS metric, unnest(vals) AS value, line
@@ -784,62 +782,11 @@ def _records_text(self, ts_text: list[str | None]) -> str | None:
 
 def _bulk_load_impl(self, sink) -> None:
     """Hand the columns to DuckDB in one INSERT (one text parameter, split in SQL; list parameters when a
-    name holds a separator) and summarise them per activity (sys_series) in another. A file of sar -A holds
-    ~10^4 values: no CSV row is written per value."""
+    name holds a separator) and summarise them per activity (sys_series) in another."""
     insert_values(self, sink)
-    params = {"tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
-              "tz_basis": self.tz_basis}
-    summary = series_summary(self)
-    if summary is None:  # computed set-based from the file's stored rows
-        sink.load_sql("sys_series", _SERIES_SQL, params)
-        return
-    acts = sorted(summary)
-    sink.load_sql("sys_series", _SERIES_GIVEN_SQL, {
-        **params, "acts": acts, **{k: [summary[a][i] for a in acts]
-                                   for i, k in enumerate(("samples", "first", "last", "iv", "excluded"))}})
-
-
-def series_summary(col: Collector) -> dict[str, tuple] | None:
-    """The per-activity summary ``_SERIES_SQL`` computes from the stored rows (activity -> samples, first and
-    last time, most common interval, since-boot samples), computed from the collector's columns, which hold
-    the same rows (a record of k values is k rows): a statement scanning the scratch table per text file
-    cost a worker ~9 % of a real run's CPU. None where SQL must decide: two intervals equally common (DuckDB's
-    mode() chooses), times with and without a zone in one activity."""
-    col._close()
-    acts: dict[str, list] = {}  # activity -> [sample keys, since-boot keys, first, last, Counter(interval)]
-    for ts, sample, boot, act, iv, vals in zip(col.ts, col.sample, col.since_boot, col.activity, col.interval_s,
-                                               col.values):
-        a = acts.get(act)
-        if a is None:
-            a = acts[act] = [set(), set(), None, None, Counter()]
-        # coalesce(epoch(ts), sample): DuckDB's session zone is UTC, so a time without a zone is UTC
-        key = (ts if ts.tzinfo is not None else ts.replace(tzinfo=timezone.utc)).timestamp() \
-            if ts is not None else (float(sample) if sample is not None else None)
-        if boot:
-            if key is not None:
-                a[1].add(key)
-            continue
-        if key is not None:
-            a[0].add(key)
-        if ts is not None:
-            try:
-                if a[2] is None or ts < a[2]:
-                    a[2] = ts
-                if a[3] is None or ts > a[3]:
-                    a[3] = ts
-            except TypeError:  # a time with a zone beside one without
-                return None
-        if iv is not None:
-            if iv != iv:  # NaN: DuckDB's mode() decides how it counts
-                return None
-            a[4][iv] += len(vals)
-    out = {}
-    for act, (keys, boot_keys, first, last, intervals) in acts.items():
-        top = intervals.most_common(2)
-        if len(top) > 1 and top[0][1] == top[1][1]:
-            return None
-        out[act] = (len(keys), first, last, top[0][0] if top else None, len(boot_keys))
-    return out
+    sink.load_sql("sys_series", _SERIES_SQL, {
+        "tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
+        "tz_basis": self.tz_basis, "given": []})
 
 
 def insert_values(self, sink) -> None:
