@@ -166,7 +166,6 @@ _AM = {"AM", "am", "a.m.", "A.M.", "午前", "上午", "오전", "vorm.", "πμ"
 _PM = {"PM", "pm", "p.m.", "P.M.", "午後", "下午", "오후", "nachm.", "μμ"}
 # 13:20:19 | 23時43分35秒 (ja_JP) | 23时43分37秒 (zh_CN) | 13.20.19 (some locales)
 _TOD = re.compile(r"^(\d{1,2})[:時时.](\d{2})[:分.](\d{2})[秒초]?$")
-_TOD_KO = re.compile(r"^(\d{1,2})시$")
 
 
 def parse_tod(tokens: list[str]) -> tuple[int, int] | None:
