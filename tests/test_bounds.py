@@ -197,11 +197,11 @@ def test_a_run_dated_outside_any_clock_is_refused(tmp_path, tmp_db, key, when):
 
 
 def test_the_streamed_sa_path_stores_psi_overshoot_warned(scratch):
-    """The binary sa path checks its stored rows in SQL (common.check_plausible_sql): the reported 1 s sa
+    """The binary sa path checks its stored rows in SQL (plausible.check_stored): the reported 1 s sa
     file was refused at '%scpu' 105.59; stored as printed with a warning, the kernel's averages still capped."""
     from datetime import timezone
 
-    from kansoku.parsers.sysstat import common
+    from kansoku.parsers.sysstat import plausible
 
     def rows(metric, value):
         return [{"source_id": "s1", "run_id": "r", "tool": "sar", "format": "sa-binary",
@@ -212,10 +212,10 @@ def test_the_streamed_sa_path_stores_psi_overshoot_warned(scratch):
     with scratch.file_transaction():  # never committed: rolled back
         sink = FileSink(store=scratch, path=Path("/runs/r/sa.bin"), run_id="r", source_id="s1")
         scratch.insert_rows("sys_metrics", rows("%scpu", 105.59))
-        common.check_plausible_sql(sink)
+        plausible.check_stored(sink)
         assert any("%scpu 105.59 above 100 %" in w.message for w in sink.warnings), sink.warnings
     with scratch.file_transaction():  # never committed: rolled back
         sink = FileSink(store=scratch, path=Path("/runs/r/sa.bin"), run_id="r", source_id="s1")
         scratch.insert_rows("sys_metrics", rows("%scpu-10", 105.59))
         with pytest.raises(ParseError, match="%scpu-10"):
-            common.check_plausible_sql(sink)
+            plausible.check_stored(sink)

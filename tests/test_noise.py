@@ -59,8 +59,8 @@ def test_false_alarm_rate_on_pure_noise_is_at_most_alpha(n, dist):
     alarms = sum(noise.compare(draw(), draw(), True, method).decided for _ in range(trials))
     rate = alarms / trials
     # the test is exact, so the expected rate is <= alpha; allow three standard errors of sampling
-    se = math.sqrt(noise.ALPHA * (1 - noise.ALPHA) / trials)
-    assert rate <= noise.ALPHA + 3 * se, rate
+    se = math.sqrt(noise.Method().alpha * (1 - noise.Method().alpha) / trials)
+    assert rate <= noise.Method().alpha + 3 * se, rate
 
 
 def test_power_with_five_runs_on_a_ten_percent_gain():
@@ -161,3 +161,41 @@ def test_kept_verdicts_and_spreads_are_given_for_the_same_values_only():
     assert len(again) == 4
     with noise.kept_results({("spread", noise._exact([0.0, 1.0])): "kept"}, {}):
         assert noise.spread([-0.0, 1.0]) != "kept"
+
+
+
+def _interval_by_choices(value, baseline, method):
+    """The bootstrap interval by its definition: each resample draws the baseline's runs, then the value's, with
+    ``random.Random(SEED).choices``; the interval is the percentiles of the sorted ratios of medians."""
+    import statistics
+
+    rng = random.Random(noise.SEED)
+    ratios = []
+    for _ in range(method.resamples):
+        mb = statistics.median(rng.choices(baseline, k=len(baseline)))
+        ratios.append(statistics.median(rng.choices(value, k=len(value))) / mb)
+    ratios.sort()
+    tail = (1 - method.level) / 2
+    return ratios[int(math.floor(tail * (len(ratios) - 1)))], ratios[int(math.ceil((1 - tail) * (len(ratios) - 1)))]
+
+
+def test_bootstrap_interval_draws_as_random_choices_would():
+    """The resamples drawn at once with numpy are those of ``random.choices`` from the same seed, bit for bit:
+    the verdicts' intervals do not depend on how they are computed."""
+    rng = random.Random(11)
+    method = noise.Method()
+    for trial in range(60):
+        nb, nv = rng.randint(1, 40), rng.randint(1, 40)
+        scale = rng.choice([1e-3, 1.0, 850.0, 1e7])
+        baseline = [round(rng.uniform(0.5, 2.0) * scale, rng.choice([0, 2, 6])) or scale for _ in range(nb)]
+        value = [rng.uniform(0.1, 3.0) * scale for _ in range(nv)]
+        if trial % 5 == 0:  # ties, as repeated runs of a printed value have
+            value = [value[0]] * nv
+        assert noise.ratio_interval(value, baseline, method) == _interval_by_choices(value, baseline, method)
+
+
+def test_bootstrap_leaves_out_resamples_whose_baseline_median_is_zero():
+    method = noise.Method()
+    lo, hi = noise.ratio_interval([1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 4.0], method)
+    assert 0 < lo <= hi and math.isfinite(hi)
+    assert noise.ratio_interval([1.0, 2.0, 3.0], [0.0, 0.0, 1.0], method) is None  # most medians are 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import shutil
 import tomllib
-from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -315,62 +314,3 @@ def test_bad_sadf_csv_fails_ingest_and_keeps_database(tool, tmp_path, tmp_db):
     after = con.execute("SELECT (SELECT count(*) FROM sys_metrics), (SELECT count(*) FROM sources)").fetchone()
     con.close()
     assert after == before
-
-
-def test_summary_from_the_collector_is_the_summary_of_the_stored_rows(corpus):
-    """sys_series is computed from a text file's collector (series_summary) instead of a scan of its stored
-    rows: for every text file of sar/sadf, iostat and vmstat in the corpus, the stored summary equals the one
-    _SERIES_SQL computes from the stored rows (since-boot reports, guessed zones, restarts included)."""
-    from kansoku.ingest.detect import detect
-    from kansoku.parsers.sysstat import common as sm
-
-    cols = "activity, samples, first_ts, last_ts, interval_s, since_boot_excluded"
-    checked, real = 0, Counter()
-    for f in _corpus_sys_files(corpus):
-        if "real" in f.relative_to(corpus).parts[:1]:  # every variant is in generated/ and public/; the real
-            real[f.name] += 1                           # runs' renderings are alike: two runs' files
-            if real[f.name] > 2:
-                continue
-        d = detect(f)
-        if d.format is None or d.format.name == "sa-binary":
-            continue
-        try:
-            s = parse(d.format.name, f)
-        except ParseError:
-            continue
-        stored = s.q(f"SELECT {cols} FROM sys_series ORDER BY activity")
-        s.con.execute("DELETE FROM sys_series")
-        s.load_sql("sys_series", sm._SERIES_SQL, {"tool": "t", "format": d.format.name, "rank": 0, "host": None,
-                                                  "tz_basis": None})
-        assert stored == s.q(f"SELECT {cols} FROM sys_series ORDER BY activity"), f
-        checked += 1
-    assert checked > 70
-
-
-def test_summary_leaves_a_tie_of_intervals_to_sql():
-    """Two intervals equally common: DuckDB's mode() chooses, so the summary is left to SQL (None)."""
-    from kansoku.parsers.sysstat import common as sm
-
-    col = sm.Collector("iostat", "iostat-text")
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    names = col.columns(["%util"])
-    col.add_record(t0, "disk", "sda", names, [1.0], interval_s=1.0, since_boot=True)
-    col.add_record(t0.replace(second=1), "disk", "sda", names, [2.0], interval_s=1.0)
-    assert sm.series_summary(col) == {"disk": (1, t0.replace(second=1), t0.replace(second=1), 1.0, 1)}
-    col.add_record(t0.replace(second=3), "disk", "sda", names, [3.0], interval_s=2.0)
-    assert sm.series_summary(col) is None
-
-
-def test_only_a_percentage_beyond_100_makes_a_record_suspect():
-    """A `paging` record holds %vmeff beside fault/s in the thousands: the record is looked at again
-    (check_plausible, or the SQL pass of a sa file) only when a percentage itself is out of range."""
-    from kansoku.parsers.sysstat import common as sm
-
-    col = sm.Collector("sar", "sa-binary")
-    names = col.columns(["fault/s", "pgfree/s", "%vmeff"])
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    col.add_record(t0, "paging", None, names, [316.0, 354.0, 0.0], interval_s=1.0)
-    col.add_record(t0.replace(second=1), "paging", None, names, [316.0, 354.0, 150.0], interval_s=1.0)
-    col.add_record(t0.replace(second=2), "paging", None, names, [316.0, 354.0, -3.0], interval_s=1.0)
-    col.add_record(t0.replace(second=3), "paging", None, names, [316.0, None, 101.0], interval_s=1.0)
-    assert col.suspects() == [1, 2, 3]

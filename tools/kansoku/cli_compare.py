@@ -95,7 +95,7 @@ def _print_table(result, a_label: str, b_label: str, out) -> None:
 
 @interruptible
 def compare_main(argv: list[str] | None = None, prog: str = "kansoku compare") -> int:
-    from kansoku.analysis import noise  # its defaults are in --help (no DuckDB, no numpy at import)
+    from kansoku.analysis import verdict_method as noise  # its defaults are in --help, without numpy
 
     ap = argparse.ArgumentParser(
         prog=prog, parents=[common_options(), store_options("database of A")],

@@ -8,7 +8,7 @@ the other kinds are in ``analysis/charts/`` (importing it registers them in the 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from kansoku import words
 from kansoku.analysis.charts import RUNS_OF
@@ -26,8 +26,6 @@ from kansoku.analysis.tables import (
 from kansoku.model import ChartData, Figure
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
-
-DataBuilder = Callable[[Store, Report, Item], ChartData]
 
 
 def _num(v: str) -> Any:

@@ -16,7 +16,7 @@ larger than the run-to-run noise. The method, chosen for so few repetitions:
 * **Effect threshold**: a difference that the test finds real but that is smaller than ``min_effect``
   (default 2 % of the baseline median) is reported as within noise, as asv's ``compare`` requires both a
   significant test and a ratio beyond its factor, and Bencher's percentage thresholds do.
-* **Too few runs**: fewer than ``MIN_RUNS`` runs on either side gives no verdict at all (printed as such),
+* **Too few runs**: fewer than ``Method.min_runs`` runs on either side gives no verdict at all (printed as such),
   never "better" or "worse".
 * **Interval**: the ratio of medians gets a percentile bootstrap interval (``B`` resamples per side, fixed
   seed) shown beside it; it describes the spread, the verdict comes from the test.
@@ -24,7 +24,7 @@ larger than the run-to-run noise. The method, chosen for so few repetitions:
 The direction (better or worse) comes from the metric catalogue (``parsers.catalogue()``): a higher TPS
 is better, a higher latency is worse; a metric with no better direction (CPU %idle, disk KB/s) that moved
 beyond the noise is "changed", never better or worse.
-Everything here is pure Python over lists of floats; the callers get the per-run values from the store.
+Everything here works on lists of floats; the callers get the per-run values from the store.
 """
 
 from __future__ import annotations
@@ -38,11 +38,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
-ALPHA = 0.10
-MIN_EFFECT = 0.02
-MIN_RUNS = 3
-BOOTSTRAP_RESAMPLES = 2000
-INTERVAL_LEVEL = 0.95
+import numpy as np
+
+from kansoku.analysis.verdict_method import Method
+
 LIST_LIMIT = 1_000  # up to this many splits they are listed (3 runs against 3: 20), beyond they are counted
 COUNT_CELLS = 4_000_000  # the rank-sum count table's size above which the splits are sampled (32 MB)
 MONTE_CARLO_DRAWS = 20_000
@@ -119,17 +118,6 @@ def _spread(vals: tuple[float, ...]) -> Spread:
 
 
 @dataclass(frozen=True)
-class Method:
-    """The parameters of the verdict; stated in the report's methods note."""
-
-    alpha: float = ALPHA
-    min_effect: float = MIN_EFFECT
-    min_runs: int = MIN_RUNS
-    resamples: int = BOOTSTRAP_RESAMPLES
-    level: float = INTERVAL_LEVEL
-
-
-@dataclass(frozen=True)
 class Verdict:
     kind: VerdictKind
     ratio: float | None  # median(value) / median(baseline)
@@ -170,8 +158,6 @@ def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
         return sum(abs(sum(s) - expected2) >= observed2 for s in splits) / len(splits)
     counts = _rank_sum_counts(tuple(sorted(ranks2)), n)
     if counts is not None:
-        import numpy as np
-
         far = np.abs(np.arange(len(counts)) - expected2) >= observed2
         return float(counts[far].sum() / counts.sum())
     rng = random.Random(SEED)
@@ -205,8 +191,6 @@ def rank_sum_counts(ranks2: Sequence[int], n: int):
     top = sum(sorted(ranks2)[len(ranks2) - n:]) if n else 0
     if (n + 1) * (top + 1) > COUNT_CELLS:
         return None
-    import numpy as np
-
     table = np.zeros((n + 1, top + 1))
     table[0, 0] = 1.0
     for r in ranks2:
@@ -216,21 +200,14 @@ def rank_sum_counts(ranks2: Sequence[int], n: int):
 
 
 def ratio_interval(value: Sequence[float], baseline: Sequence[float], method: Method) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of median(value) / median(baseline), resampling each side.
+    """Percentile bootstrap interval of median(value) / median(baseline), resampling each side; None when
+    fewer than half the resamples have a baseline median other than 0.
 
-    With a positive baseline (no resample's median can be 0) the resamples are drawn at once with numpy
-    from the same Mersenne Twister state as ``random.Random(SEED)`` and the same ``floor(random() * n)``
-    choice, so the interval is the one the loop below gives, bit for bit (tests/test_noise.py), in a
-    fraction of its time: a build of a hundred tables draws millions of resamples."""
-    if baseline and value and all(b > 0 for b in baseline):
-        return _ratio_interval_vectorised(value, baseline, method)
-    return _ratio_interval_loop(value, baseline, method)
-
-
-def _ratio_interval_vectorised(value: Sequence[float], baseline: Sequence[float],
-                               method: Method) -> tuple[float, float] | None:
-    import numpy as np
-
+    Each resample draws the baseline's runs, then the value's, as ``random.Random(SEED).choices`` would
+    (the same Mersenne Twister state, the same ``floor(random() * n)`` choice), all at once: a build of a
+    hundred tables draws millions of resamples."""
+    if not value or not baseline:
+        return None
     state = random.Random(SEED).getstate()[1]
     rs = np.random.RandomState()
     rs.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), state[624]))
@@ -238,7 +215,11 @@ def _ratio_interval_vectorised(value: Sequence[float], baseline: Sequence[float]
     u = rs.random_sample(method.resamples * (nb + nv)).reshape(method.resamples, nb + nv)
     b = np.asarray(baseline, dtype=float)[np.floor(u[:, :nb] * float(nb)).astype(np.int64)]
     v = np.asarray(value, dtype=float)[np.floor(u[:, nb:] * float(nv)).astype(np.int64)]
-    ratios = sorted((_medians(v) / _medians(b)).tolist())
+    mb = _medians(b)
+    kept = mb != 0
+    if int(kept.sum()) < method.resamples // 2:
+        return None
+    ratios = sorted((_medians(v)[kept] / mb[kept]).tolist())
     tail = (1 - method.level) / 2
     lo = ratios[int(math.floor(tail * (len(ratios) - 1)))]
     hi = ratios[int(math.ceil((1 - tail) * (len(ratios) - 1)))]
@@ -247,30 +228,11 @@ def _ratio_interval_vectorised(value: Sequence[float], baseline: Sequence[float]
 
 def _medians(rows):
     """statistics.median of each row: the middle value, or the mean of the two middle values ((a + b) / 2)."""
-    import numpy as np
-
     s = np.sort(rows, axis=1)
     n = s.shape[1]
     if n % 2:
         return s[:, n // 2]
     return (s[:, n // 2 - 1] + s[:, n // 2]) / 2
-
-
-def _ratio_interval_loop(value: Sequence[float], baseline: Sequence[float], method: Method) -> tuple[float, float] | None:
-    rng = random.Random(SEED)
-    ratios = []
-    for _ in range(method.resamples):
-        mb = statistics.median(rng.choices(baseline, k=len(baseline)))
-        if mb == 0:
-            continue
-        ratios.append(statistics.median(rng.choices(value, k=len(value))) / mb)
-    if len(ratios) < method.resamples // 2:
-        return None
-    ratios.sort()
-    tail = (1 - method.level) / 2
-    lo = ratios[int(math.floor(tail * (len(ratios) - 1)))]
-    hi = ratios[int(math.ceil((1 - tail) * (len(ratios) - 1)))]
-    return lo, hi
 
 
 def compare(value: Sequence[float], baseline: Sequence[float], higher_is_better: bool | None,

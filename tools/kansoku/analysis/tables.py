@@ -914,228 +914,298 @@ def apply_cell_notes(item: Item, t: ComputedTable) -> None:
 
 @table_kind("plain", claims=lambda item: True, priority=0)
 def _plain_table(store: Store, report: Report, item: Item) -> ComputedTable:
-    rows_f = item.rows
-    cols_f = item.columns
-    check_factor(store, item, rows_f, "rows")
-    if cols_f:
-        check_factor(store, item, cols_f, "columns")
-    for f in item.show_factors:
-        check_factor(store, item, f, "show_factors")
-    group_by = [rows_f] + ([cols_f] if cols_f else [])
-    first = item.metrics[0]
-    main = aggregate(store, item, first, group_by)
-    if not main:
-        raise item.error(f"no runs match: metric {first!r}, where {item.where}")
-    by_key = {g.keys: g for g in main}
-    row_vals = sorted({g.keys[0] for g in main}, key=factor_sort_key(report, rows_f))
-    col_vals = sorted({g.keys[1] for g in main}, key=factor_sort_key(report, cols_f)) if cols_f else [None]
+    t = _Plain(store, report, item)
+    columns, header, plan = t.header()
+    all_runs: set[str] = set()
+    rows_out = [t.row(rv, plan, all_runs) for rv in t.row_vals]
+    return ComputedTable(item, header, columns, rows_out, sorted(all_runs), citations(store, sorted(all_runs)))
 
-    def key_of(rv, cv) -> tuple:
-        return (rv, cv) if cols_f else (rv,)
 
-    companions: dict[str, dict[tuple, Group]] = {}
-    for m in item.metrics[1:]:
-        check_metric(store, item, m)
-        if item.companions == "aggregate":
-            companions[m] = {g.keys: g for g in aggregate(store, item, m, group_by)}
+class _Plain:
+    """A table of one factor's values as rows (and another's as column groups): the groups of its metrics,
+    its baseline's and its runs' read once, then its header and each row from them."""
 
-    b = item.baseline
-    b_metric = (b.metric or first) if b else first
-    how = resolve_compare(report, item, b, b_metric) if b else None
-    outside: dict[tuple, Group] = {}  # baseline groups when the baseline factor is neither rows nor columns
-    if b and b.factor is not None:
+    def __init__(self, store: Store, report: Report, item: Item):
+        self.store, self.report, self.item = store, report, item
+        self.rows_f, self.cols_f = item.rows, item.columns
+        self.first = item.metrics[0]
+        self._check_factors()
+        self.group_by = [self.rows_f] + ([self.cols_f] if self.cols_f else [])
+        self.main = aggregate(store, item, self.first, self.group_by)
+        if not self.main:
+            raise item.error(f"no runs match: metric {self.first!r}, where {item.where}")
+        self.by_key = {g.keys: g for g in self.main}
+        self.row_vals = sorted({g.keys[0] for g in self.main}, key=factor_sort_key(report, self.rows_f))
+        self.col_vals = sorted({g.keys[1] for g in self.main}, key=factor_sort_key(report, self.cols_f)) \
+            if self.cols_f else [None]
+        self.b = item.baseline
+        self.b_metric = (self.b.metric or self.first) if self.b else self.first
+        self.how = resolve_compare(report, item, self.b, self.b_metric) if self.b else None
+        self.inline = bool(self.b is not None and self.b.inline)
+        self.companions = self._companions()
+        self.outside = self._outside_baseline()
+        self.published = self._published_baseline()
+        # a value missing from a table of transcribed values was not printed; from measured ones, not measured
+        self.missing_word = "cell_not_printed" if all(g.transcribed for g in self.main) else "cell_not_measured"
+        self._read_runs()
+
+    # -- the groups -----------------------------------------------------------------------------
+
+    def _check_factors(self) -> None:
+        store, item = self.store, self.item
+        check_factor(store, item, self.rows_f, "rows")
+        if self.cols_f:
+            check_factor(store, item, self.cols_f, "columns")
+        for f in item.show_factors:
+            check_factor(store, item, f, "show_factors")
+
+    def _companions(self) -> dict[str, dict[tuple, Group]]:
+        """The other metrics' groups: aggregated as the first's, or the first's representative run's value."""
+        store, item = self.store, self.item
+        out: dict[str, dict[tuple, Group]] = {}
+        for m in item.metrics[1:]:
+            check_metric(store, item, m)
+            if item.companions == "aggregate":
+                out[m] = {g.keys: g for g in aggregate(store, item, m, self.group_by)}
+        if item.companions != "aggregate":
+            reps = sorted({g.representative_run_id for g in self.main if g.representative_run_id})
+            for m in item.metrics[1:]:
+                per_run = runs_metric_groups(store, reps, m, item.device_groups)
+                out[m] = {g.keys: per_run[g.representative_run_id] for g in self.main
+                          if g.representative_run_id in per_run}
+        return out
+
+    def _outside_baseline(self) -> dict[tuple, Group]:
+        """The baseline's groups when its factor is neither the rows' nor the columns'."""
+        store, item, b = self.store, self.item, self.b
+        if not (b and b.factor is not None):
+            return {}
         check_factor(store, item, b.factor, "baseline")
-        if b.factor == cols_f:
-            if b.value not in col_vals:
-                raise item.error(f"baseline {b.factor} = {b.value!r} has no data; values: {col_vals}")
-        elif b.factor == rows_f:
-            if b.value not in row_vals:
-                raise item.error(f"baseline {b.factor} = {b.value!r} has no data; values: {row_vals}")
-        else:
-            where = {**item.where, b.factor: b.value}
-            outside = {g.keys: g for g in aggregate(store, item, b_metric, group_by, where=where)}
-            if not outside:
-                raise item.error(f"baseline {b.factor} = {b.value!r} has no data for metric {b_metric!r} "
-                                 f"(where {where})")
-    published: dict[tuple, Group] = {}
-    if b and b.published:
+        if b.factor == self.cols_f:
+            if b.value not in self.col_vals:
+                raise item.error(f"baseline {b.factor} = {b.value!r} has no data; values: {self.col_vals}")
+            return {}
+        if b.factor == self.rows_f:
+            if b.value not in self.row_vals:
+                raise item.error(f"baseline {b.factor} = {b.value!r} has no data; values: {self.row_vals}")
+            return {}
+        where = {**item.where, b.factor: b.value}
+        outside = {g.keys: g for g in aggregate(store, item, self.b_metric, self.group_by, where=where)}
+        if not outside:
+            raise item.error(f"baseline {b.factor} = {b.value!r} has no data for metric {self.b_metric!r} "
+                             f"(where {where})")
+        return outside
+
+    def _published_baseline(self) -> dict[tuple, Group]:
+        store, item, b = self.store, self.item, self.b
+        if not (b and b.published):
+            return {}
         known = known_metrics(store)
         if b.published not in known:
             raise item.error(f"baseline published: unknown metric {b.published!r}; known metrics: {sorted(known)}")
-        published = {g.keys: g for g in aggregate(store, item, b.published, group_by)}
+        published = {g.keys: g for g in aggregate(store, item, b.published, self.group_by)}
         if not published:
             raise item.error(f"baseline published: no values of metric {b.published!r} among the table's runs")
+        return published
 
-    def digits(metric: str) -> int | str:
-        return item_digits(report, item, metric)
+    def _read_runs(self) -> None:
+        """Per-run columns: each run's own value of the first metric, in the order of the rep factor."""
+        item = self.item
+        self.max_runs = max((g.n for g in self.main), default=0) if item.per_run else 0
+        self.per_run: dict[str, Group] = {}
+        self.rep_of: dict[str, str] = {}
+        if item.per_run:
+            all_ids = sorted({r for g in self.main for r in g.run_ids})
+            self.per_run = runs_metric_groups(self.store, all_ids, self.first, item.device_groups)
+            self.rep_of = {r: v for r, v in self.store.query(
+                "SELECT run_id, value FROM run_factors WHERE factor = 'rep' "
+                "AND run_id IN (SELECT unnest(?::VARCHAR[]))", [all_ids])}
+        self.rep_key = factor_sort_key(self.report, "rep")
 
-    def fmt_value(g: Group | None, metric: str) -> str:
-        if g is None:
-            return "—"
-        d = digits(metric)
-        if d == "printed":
-            return g.printed if g.printed is not None else fmt_number(g.value, 2)
-        nf = item.number_format.get(metric, item.number_format.get("default", "plain"))
-        return present(fmt_number(g.value, int(d)), g.value, nf, int(d))
+    def key_of(self, rv, cv) -> tuple:
+        return (rv, cv) if self.cols_f else (rv,)
 
-    if item.companions != "aggregate":
-        reps = sorted({g.representative_run_id for g in main if g.representative_run_id})
-        for m in item.metrics[1:]:
-            per_run = runs_metric_groups(store, reps, m, item.device_groups)
-            companions[m] = {g.keys: per_run[g.representative_run_id] for g in main
-                             if g.representative_run_id in per_run}
+    def lookup(self, metric: str, key: tuple) -> Group | None:
+        if metric == self.first:
+            return self.by_key.get(key)
+        return self.companions[metric].get(key)
 
-    def lookup(metric: str, key: tuple) -> Group | None:
-        if metric == first:
-            return by_key.get(key)
-        return companions[metric].get(key)
-
-    def baseline_group(rv, cv) -> Group | None:
+    def baseline_group(self, rv, cv) -> Group | None:
+        b = self.b
         if b.fixed is not None:
             return Group((), b.fixed, 0, [], None, False, 0.0)
         if b.first_row:
-            return lookup(b_metric, key_of(row_vals[0], cv))
-        if b.factor == cols_f:
-            return lookup(b_metric, key_of(rv, b.value))
-        if b.factor == rows_f:
-            return lookup(b_metric, key_of(b.value, cv))
-        return outside.get(key_of(rv, cv))
+            return self.lookup(self.b_metric, self.key_of(self.row_vals[0], cv))
+        if b.factor == self.cols_f:
+            return self.lookup(self.b_metric, self.key_of(rv, b.value))
+        if b.factor == self.rows_f:
+            return self.lookup(self.b_metric, self.key_of(b.value, cv))
+        return self.outside.get(self.key_of(rv, cv))
 
-    # a value missing from a table of transcribed values was not printed; from measured ones, not measured
-    missing_word = "cell_not_printed" if all(g.transcribed for g in main) else "cell_not_measured"
+    def per_run_ids(self, g: Group) -> list[str]:
+        return sorted(g.run_ids, key=lambda r: (self.rep_key(self.rep_of.get(r, "")), r))
 
-    # per-run columns: each run's own value, in the order of the rep factor
-    max_runs = max((g.n for g in main), default=0) if item.per_run else 0
-    per_run: dict[str, Group] = {}
-    rep_of: dict[str, str] = {}
-    if item.per_run:
-        all_ids = sorted({r for g in main for r in g.run_ids})
-        per_run = runs_metric_groups(store, all_ids, first, item.device_groups)
-        rep_of = {r: v for r, v in store.query(
-            "SELECT run_id, value FROM run_factors WHERE factor = 'rep' AND run_id IN (SELECT unnest(?::VARCHAR[]))",
-            [all_ids])}
-    rep_key = factor_sort_key(report, "rep")
+    def fmt_value(self, g: Group | None, metric: str) -> str:
+        if g is None:
+            return "—"
+        d = item_digits(self.report, self.item, metric)
+        if d == "printed":
+            return g.printed if g.printed is not None else fmt_number(g.value, 2)
+        nf = self.item.number_format.get(metric, self.item.number_format.get("default", "plain"))
+        return present(fmt_number(g.value, int(d)), g.value, nf, int(d))
 
-    def per_run_ids(g: Group) -> list[str]:
-        return sorted(g.run_ids, key=lambda r: (rep_key(rep_of.get(r, "")), r))
+    def is_base_col(self, cv) -> bool:
+        b = self.b
+        return b is not None and b.factor is not None and b.factor == self.cols_f and cv == b.value
 
-    # leaf columns and header
-    columns: list[dict] = [{"text": both(lambda l: factor_name(report, rows_f, l)), "kind": "factor", "baseline": False}]
-    header_top: list[dict] = [{"text": columns[0]["text"], "colspan": 1, "rowspan": 2 if cols_f else 1}]
-    header_leaf: list[dict] = []
-    for f in item.show_factors:
-        t = both(lambda l, f=f: factor_name(report, f, l))
-        columns.append({"text": t, "kind": "factor-value", "baseline": False})
-        header_top.append({"text": t, "colspan": 1, "rowspan": 2 if cols_f else 1, "kind": "factor-value"})
-    plan: list[tuple[str, Any, str]] = []  # (kind, col_value, metric)
-    inline = bool(b is not None and b.inline)
-    for cv in col_vals:
-        is_base_col = b is not None and b.factor is not None and b.factor == cols_f and cv == b.value
-        if is_base_col and not b.show_baseline:
-            continue
-        leafs = []
+    # -- the header -----------------------------------------------------------------------------
+
+    def header(self) -> tuple[list[dict], list[list[dict]], list[tuple[str, Any, Any]]]:
+        """(leaf columns, header rows, plan): the plan is each body column's (kind, column value, metric or run
+        number)."""
+        report, item, rows_f, cols_f = self.report, self.item, self.rows_f, self.cols_f
+        columns: list[dict] = [{"text": both(lambda l: factor_name(report, rows_f, l)), "kind": "factor",
+                                "baseline": False}]
+        header_top: list[dict] = [{"text": columns[0]["text"], "colspan": 1, "rowspan": 2 if cols_f else 1}]
+        header_leaf: list[dict] = []
+        for f in item.show_factors:
+            t = both(lambda l, f=f: factor_name(report, f, l))
+            columns.append({"text": t, "kind": "factor-value", "baseline": False})
+            header_top.append({"text": t, "colspan": 1, "rowspan": 2 if cols_f else 1, "kind": "factor-value"})
+        plan: list[tuple[str, Any, Any]] = []
+        for cv in self.col_vals:
+            is_base_col = self.is_base_col(cv)
+            if is_base_col and not self.b.show_baseline:
+                continue
+            leafs = self._leafs(cv, is_base_col)
+            for kind, _, m in leafs:
+                t = self._leaf_text(kind, m)
+                col = {"text": t, "kind": kind, "baseline": is_base_col}
+                if kind == "value":  # how its cells aggregate their runs (said in its header and its CSV)
+                    col["aggregation"] = item.aggregate if m == self.first or item.companions == "aggregate" \
+                        else "representative"
+                if cols_f:  # leaf text for CSV: "TPS (checksums off)"
+                    col["text"] = {l: f"{t[l]} ({factor_value_label(report, cols_f, cv, l)})" for l in LANGS}
+                columns.append(col)
+                header_leaf.append({"text": t, "colspan": 1, "rowspan": 1, "kind": kind, "baseline": is_base_col,
+                                    "col": len(columns) - 1})
+            if cols_f:
+                header_top.append({"text": both(lambda l, cv=cv: factor_value_label(report, cols_f, cv, l)),
+                                   "colspan": len(leafs), "rowspan": 1, "baseline": is_base_col})
+            plan.extend(leafs)
+        header = [header_top, header_leaf] if cols_f else [header_top + header_leaf]
+        return columns, header, plan
+
+    def _leafs(self, cv, is_base_col: bool) -> list[tuple[str, Any, Any]]:
+        """The body columns under one column value."""
+        item, b = self.item, self.b
+        leafs: list[tuple[str, Any, Any]] = []
         for m in item.metrics:
-            if item.per_run and m == first:
-                leafs.extend(("run", cv, i) for i in range(max_runs))
+            if item.per_run and m == self.first:
+                leafs.extend(("run", cv, i) for i in range(self.max_runs))
             leafs.append(("value", cv, m))
-            if item.count and m == first:
+            if item.count and m == self.first:
                 leafs.append(("count", cv, m))
         if b is not None and not is_base_col:
-            if not inline:  # inline: the comparison goes into the value's cell, "1,234 (▲12.3%)"
-                leafs.append(("compare", cv, b_metric))
+            if not self.inline:  # inline: the comparison goes into the value's cell, "1,234 (▲12.3%)"
+                leafs.append(("compare", cv, self.b_metric))
             if b.published and b.show_published:
                 leafs.append(("published", cv, b.published))
-        for kind, _, m in leafs:
-            if kind == "run":
-                t = words.both("column_run_n", m + 1)
-            elif kind == "value" and item.per_run and m == first:
-                t = both(lambda l, m=m: words.t(l, f"aggregate_{item.aggregate}") if len(item.metrics) == 1 else
-                         f"{metric_label(m, l, report=report)} ({words.t(l, f'aggregate_{item.aggregate}')})")
-            elif kind == "value":
-                t = both(lambda l, m=m: metric_label(m, l, report=report))
-            elif kind == "count":
-                t = words.both("column_runs")
-            elif kind == "compare":
-                t = both(lambda l: compare_label(report, b, l, item, how))
-            else:
-                t = both(lambda l: b.published_label.get(l) if b.published_label else
-                         words.t(l, "column_as_published"))
-            col = {"text": t, "kind": kind, "baseline": is_base_col}
-            if kind == "value":  # how its cells aggregate their runs (said in its header and its CSV)
-                col["aggregation"] = item.aggregate if m == first or item.companions == "aggregate" \
-                    else "representative"
-            if cols_f:  # leaf text for CSV: "TPS (checksums off)"
-                col["text"] = {l: f"{t[l]} ({factor_value_label(report, cols_f, cv, l)})" for l in LANGS}
-            columns.append(col)
-            header_leaf.append({"text": t, "colspan": 1, "rowspan": 1, "kind": kind, "baseline": is_base_col,
-                                "col": len(columns) - 1})
-        if cols_f:
-            header_top.append({"text": both(lambda l, cv=cv: factor_value_label(report, cols_f, cv, l)),
-                               "colspan": len(leafs), "rowspan": 1, "baseline": is_base_col})
-        plan.extend(leafs)
-    header = [header_top, header_leaf] if cols_f else [header_top + header_leaf]
+        return leafs
 
-    rows_out: list[list[Cell]] = []
-    all_runs: set[str] = set()
-    for rv in row_vals:
-        is_base_row = b is not None and ((b.factor is not None and b.factor == rows_f and rv == b.value)
-                                         or (b.first_row and rv == row_vals[0]))
-        cells = [Cell(both(lambda l, rv=rv: item.row_labels[rv].get(l) if rv in item.row_labels
-                           else factor_value_label(report, rows_f, rv, l)), kind="factor",
+    def _leaf_text(self, kind: str, m) -> dict[str, str]:
+        report, item, b = self.report, self.item, self.b
+        if kind == "run":
+            return words.both("column_run_n", m + 1)
+        if kind == "value" and item.per_run and m == self.first:
+            return both(lambda l: words.t(l, f"aggregate_{item.aggregate}") if len(item.metrics) == 1 else
+                        f"{metric_label(m, l, report=report)} ({words.t(l, f'aggregate_{item.aggregate}')})")
+        if kind == "value":
+            return both(lambda l: metric_label(m, l, report=report))
+        if kind == "count":
+            return words.both("column_runs")
+        if kind == "compare":
+            return both(lambda l: compare_label(report, b, l, item, self.how))
+        return both(lambda l: b.published_label.get(l) if b.published_label else words.t(l, "column_as_published"))
+
+    # -- the rows -------------------------------------------------------------------------------
+
+    def row(self, rv, plan: list[tuple[str, Any, Any]], all_runs: set[str]) -> list[Cell]:
+        """One row's cells; the runs of its value cells are added to ``all_runs``."""
+        report, item, b = self.report, self.item, self.b
+        is_base_row = b is not None and ((b.factor is not None and b.factor == self.rows_f and rv == b.value)
+                                         or (b.first_row and rv == self.row_vals[0]))
+        cells = [Cell(both(lambda l: item.row_labels[rv].get(l) if rv in item.row_labels
+                           else factor_value_label(report, self.rows_f, rv, l)), kind="factor",
                       flags=["baseline"] if is_base_row else [])]
-        row_runs = sorted({r for cv in col_vals for r in (by_key.get(key_of(rv, cv)).run_ids
-                                                          if by_key.get(key_of(rv, cv)) else [])})
-        for f in item.show_factors:
-            vals = sorted({v for (v,) in store.query(
-                "SELECT DISTINCT value FROM run_factors WHERE factor = ? AND run_id IN (SELECT unnest(?::VARCHAR[]))",
-                [f, row_runs])}, key=factor_sort_key(report, f))
-            cells.append(Cell(both(lambda l, f=f, vals=vals: " / ".join(factor_value_label(report, f, v, l)
-                                                                          for v in vals) or "—"),
-                              kind="factor-value"))
+        cells.extend(self._shown_factors(rv))
         for kind, cv, m in plan:
-            key = key_of(rv, cv)
-            if kind == "run":  # the i-th repetition (by the rep factor) of the first metric's group
-                g = by_key.get(key)
-                rid = per_run_ids(g)[m] if g and m < len(per_run_ids(g)) else None
-                rg = per_run.get(rid) if rid else None
-                cells.append(Cell(both(lambda l, rg=rg: fmt_value(rg, first)) if rg else words.both("cell_not_measured"),
-                                  rg.value if rg else None, "run", [rid] if rg else [], rid if rg else None,
-                                  (["transcribed"] if rg.transcribed else []) if rg else ["not-measured"]))
+            key = self.key_of(rv, cv)
+            if kind == "run":
+                cells.append(self._run_cell(key, m))
                 continue
-            g = lookup(m, key) if kind != "published" else published.get(key)
-            flags = ["transcribed"] if g and g.transcribed else []
+            g = self.lookup(m, key) if kind != "published" else self.published.get(key)
             if kind == "value":
                 if g:
                     all_runs.update(g.run_ids)
-                cell = Cell(both(lambda l, g=g, m=m: fmt_value(g, m)), g.value if g else None, "value",
-                            g.run_ids if g else [], g.representative_run_id if g else None, flags,
-                            run_values=dict(g.run_values) if g else {})
-                if g is None:  # a transcription that left the cell blank, or a condition never measured
-                    cell.text = words.both(missing_word)
-                    cell.flags = [missing_word.removeprefix("cell_").replace("_", "-")]
-                is_base_col = b is not None and b.factor is not None and b.factor == cols_f and cv == b.value
-                if inline and m == b_metric and g is not None and not is_base_col and not is_base_row:
-                    cc = _compare_cell(report, item, b, how, g, baseline_group(rv, cv), published.get(key), False)
-                    if cc.value is not None or "no-ratio" in cc.flags:
-                        cell.text = {l: f"{cell.text[l]} ({cc.text[l]})" for l in LANGS}
-                        cell.flags = cell.flags + [f for f in cc.flags if f not in cell.flags]
-                        cell.published = cc.published
-                cells.append(cell)
+                cells.append(self._value_cell(g, m, rv, cv, key, is_base_row))
             elif kind == "count":
-                g0 = by_key.get(key)
+                g0 = self.by_key.get(key)
                 cells.append(Cell(both(lambda l, g0=g0: str(g0.n) if g0 else "—"), float(g0.n) if g0 else None,
                                   "count"))
             elif kind == "compare":
-                cells.append(_compare_cell(report, item, b, how, g, baseline_group(rv, cv), published.get(key),
-                                           is_base_row))
+                cells.append(_compare_cell(report, item, b, self.how, g, self.baseline_group(rv, cv),
+                                           self.published.get(key), is_base_row))
             else:
                 cells.append(_published_cell(b, g, cells[-1]))
         for (kind, cv, m), c in zip(plan, cells[1 + len(item.show_factors):]):
-            c.coords = {"row": rv, "metric": first if kind == "run" else m}
+            c.coords = {"row": rv, "metric": self.first if kind == "run" else m}
             if cv is not None:
                 c.coords["column"] = cv
-        rows_out.append(cells)
-    return ComputedTable(item, header, columns, rows_out, sorted(all_runs), citations(store, sorted(all_runs)))
+        return cells
+
+    def _shown_factors(self, rv) -> list[Cell]:
+        """The values of the ``show_factors`` among the row's runs."""
+        report = self.report
+        row_runs = sorted({r for cv in self.col_vals for r in (self.by_key[self.key_of(rv, cv)].run_ids
+                                                               if self.key_of(rv, cv) in self.by_key else [])})
+        out = []
+        for f in self.item.show_factors:
+            vals = sorted({v for (v,) in self.store.query(
+                "SELECT DISTINCT value FROM run_factors WHERE factor = ? AND run_id IN (SELECT unnest(?::VARCHAR[]))",
+                [f, row_runs])}, key=factor_sort_key(report, f))
+            out.append(Cell(both(lambda l, f=f, vals=vals: " / ".join(factor_value_label(report, f, v, l)
+                                                                        for v in vals) or "—"),
+                            kind="factor-value"))
+        return out
+
+    def _run_cell(self, key: tuple, i: int) -> Cell:
+        """The i-th repetition (by the rep factor) of the first metric's group."""
+        g = self.by_key.get(key)
+        ids = self.per_run_ids(g) if g else []
+        rid = ids[i] if i < len(ids) else None
+        rg = self.per_run.get(rid) if rid else None
+        if rg is None:
+            return Cell(words.both("cell_not_measured"), None, "run", [], None, ["not-measured"])
+        return Cell(both(lambda l: self.fmt_value(rg, self.first)), rg.value, "run", [rid], rid,
+                    ["transcribed"] if rg.transcribed else [])
+
+    def _value_cell(self, g: Group | None, m: str, rv, cv, key: tuple, is_base_row: bool) -> Cell:
+        flags = ["transcribed"] if g and g.transcribed else []
+        cell = Cell(both(lambda l: self.fmt_value(g, m)), g.value if g else None, "value",
+                    g.run_ids if g else [], g.representative_run_id if g else None, flags,
+                    run_values=dict(g.run_values) if g else {})
+        if g is None:  # a transcription that left the cell blank, or a condition never measured
+            cell.text = words.both(self.missing_word)
+            cell.flags = [self.missing_word.removeprefix("cell_").replace("_", "-")]
+        if self.inline and m == self.b_metric and g is not None and not self.is_base_col(cv) and not is_base_row:
+            cc = _compare_cell(self.report, self.item, self.b, self.how, g, self.baseline_group(rv, cv),
+                               self.published.get(key), False)
+            if cc.value is not None or "no-ratio" in cc.flags:
+                cell.text = {l: f"{cell.text[l]} ({cc.text[l]})" for l in LANGS}
+                cell.flags = cell.flags + [f for f in cc.flags if f not in cell.flags]
+                cell.published = cc.published
+        return cell
 
 
 METRIC_ROWS = "metrics"  # rows = "metrics": one row per metric of the table

@@ -238,11 +238,10 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             first_result = len(report.files)
             aborted = False
             deferred: list[tuple[Path, Detection]] = []  # a run's renderings, checked once its other files are in
-            # host directory -> the rendering read whole (sa file unreadable); "refs": the reference files' stored rows
-            fallback: dict = {}
-            refs: dict[str, Path] = fallback.setdefault("parquet", {})  # a pooled sa file's rows, as its worker
-            sa_files = set(rendering_of.values())  # wrote them: what its renderings are compared with
-            sa_digests: dict[str, str] = fallback.setdefault("digests", {})  # and their sha256 (as stored)
+            fallback = renderings.Checks()  # what the checks of renderings share
+            refs = fallback.parquet  # a pooled sa file's rows, as its worker wrote them
+            sa_files = set(rendering_of.values())  # what its renderings are compared with
+            sa_digests = fallback.digests  # and their sha256 (as stored)
 
             def check_renderings() -> bool:
                 """The deferred renderings (the previous run's: workers parse ahead meanwhile); False: aborted."""
@@ -254,19 +253,13 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 finally:
                     for part in refs.values():  # (filled by pooled sa files only: the batch removes a part)
                         batch.release(str(part))
-                    refs.clear()
-                    fallback.get("refs", {}).clear()
-                    sa_digests.clear()
+                    fallback.clear_references()
 
             def _check(todo: list[tuple[Path, Detection]]) -> bool:
                 # what is stored of these renderings (read for every rendering as the ingest began); their
                 # sources rows inserted in one statement (a statement each cost the writer ~4 and ~6 ms a
                 # rendering, three renderings a run)
-                fallback["old"] = stored_renderings
-                fallback["rows"] = []
-                fallback["ref_sha"] = {}
-                fallback["todo"] = [(runs[r_dir], d, rendering_of[d.path]) for r_dir, d in todo]
-                fallback["sampled"] = {}
+                fallback.begin(stored_renderings, [(runs[r_dir], d, rendering_of[d.path]) for r_dir, d in todo])
                 try:
                     for r_dir, d in todo:
                         raise_if_witnessed()
@@ -278,15 +271,11 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                                                            d.format.name, reason=report.errors[-2]
                                                            if len(report.errors) > 1 else None))
                             return False
-                    if fallback["rows"]:  # (only when every check ended: after a Ctrl-C or an aborted
-                        store.insert_rows("sources", fallback["rows"])  # statement the transaction is void)
+                    if fallback.rows:  # (only when every check ended: after a Ctrl-C or an aborted
+                        store.insert_rows("sources", fallback.rows)  # statement the transaction is void)
                     return True
                 finally:
-                    fallback.pop("rows")
-                    fallback.pop("old")
-                    fallback.pop("ref_sha")
-                    fallback.pop("todo")
-                    fallback.pop("sampled")
+                    fallback.end()
 
             for run_dir, det in iterator:
                 raise_if_witnessed()  # a Ctrl-C during the last file that a statement swallowed
@@ -640,7 +629,7 @@ def _stored_renderings(store: Store, todo: list[tuple[Run, Path]]) -> dict[str, 
         [sids])}
 
 
-def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fallback: dict,
+def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fallback: renderings.Checks,
                       report: IngestReport) -> FileResult:
     """A sar text / sadf -d / sadf -j file beside the run's sa file: kept (its bytes in blobs/, its sha256 in
     ``sources``) and checked against the rows stored from the sa file on a sample of its records
@@ -651,24 +640,24 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
     sid = source_id_for(run.run_id, file_name)
     ref_path = sa_path
     ref_sid = source_id_for(run.run_id, _file_name(run, sa_path))
-    if not renderings.reference_series(store, ref_sid, fallback.setdefault("refs", {})):
-        ref_path = fallback.get(path.parent)
+    if not renderings.reference_series(store, ref_sid, fallback.refs):
+        ref_path = fallback.read_whole.get(path.parent)
         if ref_path is None:  # the sa file gave no rows (its warning says why): this rendering is read instead
             res = _read_whole(store, run, det, report, f"{sa_path.name} gave no rows (see its warning)")
             if res.status in ("new", "replaced", "unchanged"):
-                fallback[path.parent] = path
-                fallback["refs"].pop(source_id_for(run.run_id, _file_name(run, path)), None)
+                fallback.read_whole[path.parent] = path
+                fallback.refs.pop(source_id_for(run.run_id, _file_name(run, path)), None)
             return res
         ref_sid = source_id_for(run.run_id, _file_name(run, ref_path))
     ref_name = _file_name(run, ref_path)
-    ref_shas = fallback.get("ref_sha", {})
-    ref_sha = ref_shas.get(ref_sid) or fallback.get("digests", {}).get(ref_sid)  # (a pooled sa file's: no statement)
+    ref_shas = fallback.ref_sha
+    ref_sha = ref_shas.get(ref_sid) or fallback.digests.get(ref_sid)  # (a pooled sa file's: no statement)
     if ref_sha is None:
         ref_sha = ref_shas[ref_sid] = store.source_state(ref_sid)[0]
     digest = hash_and_keep(path, store.blobs)[0]
     host = run.host_of(path)
-    if "old" in fallback:  # read with the other renderings of the check (_stored_renderings)
-        old = fallback["old"].get(sid)
+    if fallback.old is not None:  # read with the other renderings of the check (_stored_renderings)
+        old = fallback.old.get(sid)
     else:
         old = store.query(f"SELECT {_RENDERING_STATE} FROM sources WHERE source_id = ?", [sid])
         old = old[0] if old else None
@@ -687,8 +676,8 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
     if isinstance(sink, ParseError):
         report.errors.append(str(sink))
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(sink))
-    verdict = renderings.compare(store, sink, ref_sid, ref_name, fallback.setdefault("refs", {}),
-                                 fallback.get("parquet", {}).get(ref_sid), also=_times_beside(store, det, sa_path,
+    verdict = renderings.compare(store, sink, ref_sid, ref_name, fallback.refs,
+                                 fallback.parquet.get(ref_sid), also=_times_beside(store, det, sa_path,
                                                                                              fallback))
     if not verdict.same:
         return _read_whole(store, run, det, report, f"not a rendering of {ref_name}: {verdict.why}")
@@ -713,8 +702,8 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
         "host": host.hostname, "role": host.role, "checked_against": ref_name, "checked_against_sha256": ref_sha,
         "records_checked": verdict.records,
     }
-    if "rows" in fallback:  # inserted with the other renderings of the check
-        fallback["rows"].append(row)
+    if fallback.rows is not None:  # inserted with the other renderings of the check
+        fallback.rows.append(row)
     else:
         store.insert_rows("sources", [row])
     note = (f"rendering of {ref_name}, not parsed: {verdict.records} records compared ({verdict.values} values)"
@@ -723,11 +712,11 @@ def _ingest_rendering(store: Store, run: Run, det: Detection, sa_path: Path, fal
     return FileResult(str(path), run.run_id, "checked", fmt.name, reason=note)
 
 
-def _sampled(store: Store, run: Run, det: Detection, fallback: dict) -> tuple:
+def _sampled(store: Store, run: Run, det: Detection, fallback: renderings.Checks) -> tuple:
     """(sample or None, the sample's sink or the UnusableFile / ParseError its parse raised, an exception
     to raise as the file's own) of a rendering: cut and parsed once per check (``_times_beside`` may have
     done it for a rendering checked after another of the same sa file)."""
-    memo = fallback.get("sampled")
+    memo = fallback.sampled
     if memo is not None and det.path in memo:
         return memo.pop(det.path)
     smp = sink = None
@@ -744,15 +733,15 @@ def _sampled(store: Store, run: Run, det: Detection, fallback: dict) -> tuple:
     return smp, sink, None
 
 
-def _times_beside(store: Store, det: Detection, sa_path: Path, fallback: dict) -> set[float]:
+def _times_beside(store: Store, det: Detection, sa_path: Path, fallback: renderings.Checks) -> set[float]:
     """The record times sampled from the other renderings of the same sa file, checked after this one in the
     same check: their reference rows are fetched with this one's, in one statement (the renderings sample
     records 0, n/2, n-1, sar text 0, 1, n/2 or n/2+1, n-1: the sar text's check asked again)."""
     out: set[float] = set()
-    memo = fallback.get("sampled")
+    memo = fallback.sampled
     if memo is None:
         return out
-    todo = fallback.get("todo", [])
+    todo = fallback.todo
     mine = next((i for i, (_, d, _) in enumerate(todo) if d.path == det.path), None)
     if mine is None:
         return out
@@ -760,7 +749,7 @@ def _times_beside(store: Store, det: Detection, sa_path: Path, fallback: dict) -
         if sa != sa_path or d.path.parent != det.path.parent:
             continue
         if d.path not in memo:
-            memo[d.path] = _sampled(store, run, d, {})
+            memo[d.path] = _sampled(store, run, d, renderings.Checks())
         sink = memo[d.path][1]
         if isinstance(sink, renderings.SampleSink):
             out |= renderings.sample_times(sink)

@@ -274,6 +274,36 @@ def _key(ts) -> float:
     return round(ts.timestamp(), 3)
 
 
+@dataclass
+class Checks:
+    """What the checks of renderings share through an ingest: the reference rows of each sa file and, during one
+    check of a run's renderings (``begin`` .. ``end``), what that check reads once for all of them."""
+
+    parquet: dict[str, Path] = field(default_factory=dict)  # sa source_id -> its rows as its pooled worker wrote them
+    digests: dict[str, str] = field(default_factory=dict)  # sa source_id -> the pooled file's sha256, as stored
+    refs: dict = field(default_factory=dict)  # the cache of ``reference_series``
+    read_whole: dict[Path, Path] = field(default_factory=dict)  # host directory -> the rendering read instead
+    # of a sa file that gave no rows
+    old: dict[str, tuple] | None = None  # source_id -> the stored state of a rendering (None: ask the store)
+    rows: list[dict] | None = None  # sources rows of the renderings checked, inserted at the end (None: at once)
+    ref_sha: dict[str, str] = field(default_factory=dict)  # reference source_id -> its stored sha256
+    todo: list[tuple] = field(default_factory=list)  # (run, detection, sa path) of the renderings to check
+    sampled: dict[Path, tuple] | None = None  # rendering -> its sample, cut ahead of its turn
+
+    def begin(self, old: dict[str, tuple], todo: list[tuple]) -> None:
+        self.old, self.rows, self.ref_sha, self.todo, self.sampled = old, [], {}, todo, {}
+
+    def end(self) -> None:
+        self.old = self.rows = self.sampled = None
+        self.ref_sha, self.todo = {}, []
+
+    def clear_references(self) -> None:
+        """Forget the reference rows (a run's renderings are all checked)."""
+        self.parquet.clear()
+        self.refs.clear()
+        self.digests.clear()
+
+
 def reference_series(store, ref_sid: str, cache: dict) -> list[tuple]:
     """(activity, host, interval_s) of each activity the reference file stored (empty: it gave no rows)."""
     ref = cache.setdefault(ref_sid, {"rows": {}, "times": set()})

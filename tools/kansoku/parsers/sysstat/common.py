@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
-from kansoku.parsers import bounds, textfile
+from kansoku.parsers import textfile
+from kansoku.parsers.sysstat import plausible
 
 # -- storage -------------------------------------------------------------------
 
@@ -165,7 +166,6 @@ _AM = {"AM", "am", "a.m.", "A.M.", "午前", "上午", "오전", "vorm.", "πμ"
 _PM = {"PM", "pm", "p.m.", "P.M.", "午後", "下午", "오후", "nachm.", "μμ"}
 # 13:20:19 | 23時43分35秒 (ja_JP) | 23时43分37秒 (zh_CN) | 13.20.19 (some locales)
 _TOD = re.compile(r"^(\d{1,2})[:時时.](\d{2})[:分.](\d{2})[秒초]?$")
-_TOD_KO = re.compile(r"^(\d{1,2})시$")
 
 
 def parse_tod(tokens: list[str]) -> tuple[int, int] | None:
@@ -571,28 +571,20 @@ class Collector:
         return out
 
     def suspects(self) -> list[int] | None:
-        """The records holding a value ``check_plausible`` could refuse, warn about or drop (a superset: NaN or
-        infinity, a negative, a share beyond 0-100, a figure beyond 1e15, an interval or date out of range),
-        found with a few calls per record; None when two records may hold the same sample (a duplicated
-        sample time: then every row must be looked at)."""
+        """The records holding a value the plausibility rules could act on (``plausible.SafeBoxes``), or whose
+        interval or date is out of range; None when two records may hold the same sample (a duplicated sample
+        time: then every row must be looked at)."""
         self._close()
-        # per list of names: the places of its bounded percentages, whether it may hold an unsigned figure, whether
-        # its names are distinct (a record of `paging` holds %vmeff beside fault/s in the thousands: only the
-        # percentages' own values are compared with 100)
-        bounded = []
-        for names in self.name_lists:
-            bounded.append((tuple(i for i, m in enumerate(names)
-                                  if m in PCT_SOFT_CAP or (m.startswith("%") and m not in PCT_UNBOUNDED)),
-                            any(m not in SIGNED_METRICS for m in names), len(set(names)) == len(names)))
+        boxes = plausible.SafeBoxes(self.name_lists)
+        unique = [len(set(names)) == len(names) for names in self.name_lists]
         out: list[int] = []
         # (ts, activity, instance, since_boot) -> the metrics its records hold (a list's id while there is one)
         keys: dict[tuple, Any] = {}
         for k, vals in enumerate(self.values):
             nid = self.names[k]
-            pct, unsigned, unique = bounded[nid]
             ts = self.ts[k]
             if ts is not None:
-                if not unique:
+                if not unique[nid]:
                     return None
                 key = (ts, self.activity[k], self.instance[k], self.since_boot[k])
                 held = keys.get(key)
@@ -605,32 +597,21 @@ class Collector:
                     if not held.isdisjoint(names):
                         return None
                     held.update(names)
-            try:
-                lo, hi, total = min(vals), max(vals), sum(vals)
-            except TypeError:  # None among the values
-                vals = [v for v in vals if v is not None]
-                if not vals:
-                    lo = hi = total = 0.0
-                else:
-                    lo, hi, total = min(vals), max(vals), sum(vals)
             iv = self.interval_s[k]
-            if pct and (hi > 100.5 or lo < -0.5) and total - total == 0 and len(pct) < len(vals := self.values[k]):
-                pct = any(v is not None and (v > 100.5 or v < -0.5) for v in map(vals.__getitem__, pct))
-            if (total - total != 0  # NaN or an infinity (min and max are unreliable then)
-                    or hi > 1e15 or lo < -1e15 or (lo < 0 and unsigned) or (pct and (hi > 100.5 or lo < -0.5))
-                    or (iv is not None and not (0 <= iv <= MAX_INTERVAL_S))
-                    or (ts is not None and ts.tzinfo is not None and not (EARLIEST_TS <= ts <= LATEST_TS))):
+            if (boxes.suspect(nid, vals) or (iv is not None and not (0 <= iv <= plausible.MAX_INTERVAL_S))
+                    or (ts is not None and ts.tzinfo is not None
+                        and not (plausible.EARLIEST_TS <= ts <= plausible.LATEST_TS))):
                 out.append(k)
         return out
 
     def check_plausible(self, sink) -> None:
-        """``check_plausible`` over the rows that may need it (all of them when a sample may be duplicated);
-        values it drops are set to None here."""
+        """The plausibility rules (``plausible.check_rows``) over the records that may need them (every record
+        when a sample may be duplicated); values they drop are set to None here."""
         records = self.suspects()
         if records == []:
             return
         rows = self.rows if records is None else self.rows_of(records)
-        if check_plausible(rows, sink):
+        if plausible.check_rows(rows, sink):
             for r in rows:
                 if r["value"] is None:
                     self.values[r["record"]][r["position"]] = None
@@ -700,204 +681,39 @@ def store_devices(sink, devices: set[str], groups: set[str]) -> None:
                    "rules": [classes[n][1] for n in names]})
 
 
-# Plausibility (issue: a damaged sa byte gave %usr 1.8e19): bounds per metric kind. Percentages that
-# may pass 100 legitimately; rates that may be negative (page-frame balance).
-PCT_UNBOUNDED = {"%commit", "%CPU", "%MEM", "%swpcad"}
-# Percentages real tools print above 100, stored as printed with a warning (one per file and kind); above the
-# cap a counter read across a restart (sar prints %util 13748294.72): stored as NULL with a warning.
-# metric -> (cap, why sysstat prints more than 100).
-_UTIL_WHY = "busy-time accounting of this device is not a share of the interval"
-# PSI totals (sar -q CPU/IO/MEM): the stall time read from /proc/pressure over the time between two reads
-# of a timer that is not the same clock; at a 1 s interval a real file printed %scpu 105.59. The kernel's own
-# averages (%scpu-10, -60, -300) are shares the kernel caps at 100.00: they stay bounded by 100.
-_PSI_WHY = "stall time over a short interval measured by another clock than the interval"
-PCT_SOFT_CAP = {
-    "%util": (10000.0, _UTIL_WHY), "util": (10000.0, _UTIL_WHY),  # virtual disks: seen 194.4 in our runs
-    **{m: (10000.0, _PSI_WHY) for m in ("%scpu", "%sio", "%fio", "%smem", "%fmem")},
-}
-# Every sysstat/procps figure is a count, a rate, a size or a share: never negative, except these
-# (page-frame balance of sar -R, temperatures of sar -m TEMP).
-SIGNED_METRICS = {"frmpg/s", "bufpg/s", "campg/s", "degC", "%temp", "cap/min"}
-MAX_INTERVAL_S = 31 * 86400
-EARLIEST_TS = bounds.EARLIEST  # the dates every format's table uses (parsers/bounds.py)
-LATEST_TS = bounds.LATEST
-
-
-def _of_device(instance) -> str:
-    return f" (device {instance})" if instance else ""
-
-
-def check_plausible(rows: list[dict[str, Any]], sink) -> set[tuple[str, float]]:
-    """Reject numbers no tool prints (NaN, inf, %usr 1.8e19, negative rates, dates out of range,
-    intervals of 10^17 s) with file and line (or sample); warn on duplicated sample times (two samples
-    at one instant would be averaged twice). Values that are a counter wrap are set to None in ``rows``;
-    returns their (metric, value) pairs (the rules depend on nothing else)."""
-    path = sink.path
-
-    def where(r) -> tuple[int | None, str]:
-        return r["line"], "" if r["line"] else f" (sample {r['sample']})"
-
-    seen: set = set()
-    dropped: set[tuple[str, float]] = set()
-    dup_warned = pct_warned = False
-    util_warned: set[str] = set()
-    for r in rows:
-        v = r["value"]
-        m = r["metric"]
-        if v is not None:
-            if v != v or v in (float("inf"), float("-inf")):
-                line, s = where(r)
-                raise ParseError(path, line, f"a finite number for {m!r}{s}", str(v))
-            if m in PCT_SOFT_CAP and v > 100.5:
-                if v > PCT_SOFT_CAP[m][0]:  # a counter read across a restart (sar prints %util 13748294.72)
-                    sink.warn(r["line"], f"{m} = {v:g}{where(r)[1]} is not a plausible figure (a counter wrap "
-                                         "or restart?): not stored")
-                    r["value"] = None
-                    dropped.add((m, v))
-                    continue
-                if m not in util_warned:
-                    util_warned.add(m)
-                    sink.warn(r["line"], f"{m} {v} above 100 %{_of_device(r['instance'])}: stored as printed; "
-                                         f"{PCT_SOFT_CAP[m][1]}")
-            elif m.startswith("%") and m not in PCT_UNBOUNDED and not (-0.5 <= v <= 100.5):
-                if not (100.5 < v <= 105):
-                    line, s = where(r)
-                    raise ParseError(path, line, f"a percentage between 0 and 100 for {m!r}{s}", repr(v))
-                if not pct_warned:  # accounting jitter (PSI %scpu 100.64 in this project's runs)
-                    pct_warned = True
-                    sink.warn(r["line"], f"{m} {v} slightly above 100 %: stored as printed")
-            if v < 0 and m not in SIGNED_METRICS:
-                line, s = where(r)
-                raise ParseError(path, line, f"a non-negative {'rate' if m.endswith('/s') else 'value'} "
-                                 f"for {m!r}{s}", repr(v))
-            if abs(v) > 1e15:  # a counter read across a restart or wrap (sar prints 5.9e17 tps): not a rate
-                sink.warn(r["line"], f"{m} = {v:g}{where(r)[1]} is not a plausible figure (a counter wrap or "
-                                     "restart?): not stored")
-                r["value"] = None
-                dropped.add((m, v))
-                continue
-        iv = r["interval_s"]
-        if iv is not None and not (0 <= iv <= MAX_INTERVAL_S):
-            line, s = where(r)
-            raise ParseError(path, line, f"a sampling interval between 0 s and 31 days{s}", repr(iv))
-        ts = r["ts"]
-        if ts is not None:
-            if ts.tzinfo is not None and not (EARLIEST_TS <= ts <= LATEST_TS):
-                line, s = where(r)
-                raise ParseError(path, line, f"a date between 1995 and 2100{s}", ts.isoformat())
-            key = (ts, r["activity"], r["instance"], m, r["since_boot"])
-            if key in seen and not dup_warned:
-                sink.warn(r["line"], f"sample time {ts.isoformat()} appears twice for {r['activity']} "
-                                     f"{r['instance'] or ''} {m}: duplicated samples (files concatenated?)")
-                dup_warned = True
-            seen.add(key)
-    return dropped
-
-
 def sql_str(s: str) -> str:
     return "'" + str(s).replace("'", "''") + "'"
 
 
-def _sql_set(names) -> str:
-    return "(" + ", ".join(sql_str(n) for n in sorted(names)) + ")"
-
-
-# check_plausible over the rows already stored (the streamed sa path never holds its rows in Python):
-# the same rules, as SQL over the file's own rows of sys_metrics.
-_PCT_RULES = f"""
-    CASE WHEN isnan(value) OR isinf(value) THEN 'finite'
-         WHEN metric IN {_sql_set(PCT_SOFT_CAP)} AND value > 100.5 THEN NULL
-         WHEN starts_with(metric, '%') AND metric NOT IN {_sql_set(PCT_UNBOUNDED)}
-              AND (value < -0.5 OR value > 105) THEN 'pct'
-         WHEN value < 0 AND metric NOT IN {_sql_set(SIGNED_METRICS)} THEN 'neg' END"""
-_SOFT_CAP = " ".join(f"WHEN metric = {sql_str(m)} AND value > {cap} THEN 'drop'" for m, (cap, _) in PCT_SOFT_CAP.items())
-_WARN_RULES = f"""
-    CASE {_SOFT_CAP}
-         WHEN metric IN {_sql_set(PCT_SOFT_CAP)} AND value > 100.5 THEN 'util'
-         WHEN starts_with(metric, '%') AND metric NOT IN {_sql_set(PCT_UNBOUNDED)} AND value > 100.5 THEN 'pct'
-         WHEN abs(value) > 1e15 THEN 'drop' END"""
-MAX_DROP_WARNINGS = 100
-
-
-def check_plausible_sql(sink) -> None:
-    """``check_plausible`` for rows a parser loaded with ``load_sql``: a value no tool prints is a
-    ParseError naming the file and sample, a counter wrap is stored as NULL with a warning."""
-    path = sink.path
-    bad = sink.own_rows("sys_metrics", f"""
-        SELECT kind, metric, value, sample FROM (SELECT {_PCT_RULES} AS kind, * FROM {{rows}}
-                                               WHERE value IS NOT NULL AND activity <> 'restart')
-        WHERE kind IS NOT NULL ORDER BY sample, metric LIMIT 1""")
-    if bad:
-        kind, m, v, sample = bad[0]
-        expected = {"finite": f"a finite number for {m!r}",
-                    "pct": f"a percentage between 0 and 100 for {m!r}",
-                    "neg": f"a non-negative {'rate' if m.endswith('/s') else 'value'} for {m!r}"}[kind]
-        raise ParseError(path, None, f"{expected} (sample {sample})", str(v) if kind == "finite" else repr(v))
-    missing = sink.own_rows("sys_metrics", """
-        SELECT metric, sample FROM {rows} WHERE value IS NULL AND activity <> 'restart'
-        ORDER BY sample, metric LIMIT 1""")
-    if missing:
-        m, sample = missing[0]
-        raise ParseError(path, None, f"a number in column {m!r} (sample {sample})", "not a number")
-    notes = sink.own_rows("sys_metrics", f"""
-        SELECT kind, metric, value, sample, instance FROM (SELECT {_WARN_RULES} AS kind, * FROM {{rows}}
-                                                         WHERE value IS NOT NULL)
-        WHERE kind IS NOT NULL ORDER BY sample, metric""")
-    dropped = 0
-    seen = set()
-    for kind, m, v, sample, inst in notes:
-        kind = f"util:{m}" if kind == "util" else kind
-        if kind == "drop":
-            dropped += 1
-            if dropped <= MAX_DROP_WARNINGS:
-                sink.warn(None, f"{m} = {v:g} (sample {sample}) is not a plausible figure (a counter wrap or "
-                                "restart?): not stored")
-        elif kind not in seen:
-            seen.add(kind)
-            if kind.startswith("util:"):
-                sink.warn(None, f"{m} {v} above 100 %{_of_device(inst)} (sample {sample}): stored as printed; "
-                                f"{PCT_SOFT_CAP[m][1]}")
-            else:
-                sink.warn(None, f"{m} {v} slightly above 100 %: stored as printed")
-    if dropped > MAX_DROP_WARNINGS:
-        sink.warn(None, f"... and {dropped - MAX_DROP_WARNINGS} more values not stored for the same reason")
-    if dropped:
-        sink.update_own_rows("sys_metrics", f"value = CASE WHEN {_WARN_RULES} = 'drop' THEN NULL ELSE value END")
-
-
 def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str,
-               known: tuple[int, set[str], bool, dict | None] | None = None) -> None:
+               known: tuple[int, set[str], bool, dict] | None = None) -> None:
     """After a parser loaded its sys_metrics rows with ``load_sql``: the plausibility rules, the
     per-activity summary (sys_series) and the device classes, all set-based over the stored rows.
     ``known``: (rows stored, disk devices, suspect, summary) when the parser knows them: the count and the
-    device query are not run, nor the plausibility passes when no row is suspect (``Collector.suspects``, a
-    superset of what they refuse, warn about or drop, found none); a summary (activity -> samples, first and
-    last time, most common interval; no since-boot rows) is stored as given instead of computed from the
-    stored rows."""
+    device query are not run, nor the plausibility passes when no row is suspect (``Collector.suspects``
+    found none); the summary of the activities it holds (activity -> samples, first and last time, most
+    common interval; no since-boot rows) is stored as given, the others' computed from the stored rows."""
     n = known[0] if known is not None else sink.own_rows("sys_metrics", "SELECT count(*) FROM {rows}")[0][0]
     if not n:
         sink.warn(None, "no statistics records in the file")
         return
     if known is None or known[2]:
-        check_plausible_sql(sink)
+        plausible.check_stored(sink)
     params = {"tool": tool, "format": fmt, "rank": FORMAT_RANK[fmt], "host": host, "tz_basis": tz_basis}
-    summary = known[3] if known is not None else None
-    if summary:
-        acts = list(summary)
+    summary = known[3] if known is not None else {}
+    acts = sorted(summary)
+    if acts:
         sink.load_sql("sys_series", _SERIES_GIVEN_SQL, {
             **params, "acts": acts, "samples": [summary[a][0] for a in acts],
             "first": [summary[a][1] for a in acts], "last": [summary[a][2] for a in acts],
             "iv": [summary[a][3] for a in acts], "excluded": [0] * len(acts)})
-    else:
-        sink.load_sql("sys_series", _SERIES_SQL, params)
+    sink.load_sql("sys_series", _SERIES_SQL, {**params, "given": acts})
     devices = known[1] if known is not None else {r[0] for r in sink.own_rows(
         "sys_metrics", "SELECT DISTINCT instance FROM {rows} WHERE activity = 'disk' AND instance IS NOT NULL")}
     store_devices(sink, devices, set())
 
 
-# The collector's columns as one relation: a record per row of the subquery, a value per row of the result
-# (each record's values zipped with its list of metric names), in the order they were added.
-# a file's per-activity summary (sys_series), computed set-based from its stored rows
+# a file's per-activity summary (sys_series), from its stored rows (but the activities ``$given``)
 _SERIES_SQL = """
 SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format,
        $rank::INTEGER AS format_rank, activity, $host::VARCHAR AS host,
@@ -907,7 +723,7 @@ SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS for
        mode(interval_s) FILTER (WHERE NOT since_boot) AS interval_s,
        count(DISTINCT coalesce(epoch(ts), sample)) FILTER (WHERE since_boot) AS since_boot_excluded,
        $tz_basis::VARCHAR AS tz_basis
-FROM sys_metrics WHERE source_id = $source_id GROUP BY activity
+FROM sys_metrics WHERE source_id = $source_id AND NOT list_contains($given::VARCHAR[], activity) GROUP BY activity
 """
 # the same summary, given by a parser that knows it (finish_sql's ``known``)
 _SERIES_GIVEN_SQL = """
@@ -917,6 +733,8 @@ SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS for
        unnest($last::TIMESTAMPTZ[]) AS last_ts, unnest($iv::DOUBLE[]) AS interval_s,
        unnest($excluded::BIGINT[]) AS since_boot_excluded, $tz_basis::VARCHAR AS tz_basis
 """
+# The collector's columns as one relation: a record per row of the subquery, a value per row of the result
+# (each record's values zipped with its list of metric names), in the order they were added.
 _LOAD_SQL = """
     SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format, ts, interval_s, sample, since_boot, activity, instance,
            unnest(list_extract($name_lists, names + 1)) AS metric, unnest(vals) AS value, line
@@ -963,62 +781,11 @@ def _records_text(self, ts_text: list[str | None]) -> str | None:
 
 def _bulk_load_impl(self, sink) -> None:
     """Hand the columns to DuckDB in one INSERT (one text parameter, split in SQL; list parameters when a
-    name holds a separator) and summarise them per activity (sys_series) in another. A file of sar -A holds
-    ~10^4 values: no CSV row is written per value."""
+    name holds a separator) and summarise them per activity (sys_series) in another."""
     insert_values(self, sink)
-    params = {"tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
-              "tz_basis": self.tz_basis}
-    summary = series_summary(self)
-    if summary is None:  # computed set-based from the file's stored rows
-        sink.load_sql("sys_series", _SERIES_SQL, params)
-        return
-    acts = sorted(summary)
-    sink.load_sql("sys_series", _SERIES_GIVEN_SQL, {
-        **params, "acts": acts, **{k: [summary[a][i] for a in acts]
-                                   for i, k in enumerate(("samples", "first", "last", "iv", "excluded"))}})
-
-
-def series_summary(col: Collector) -> dict[str, tuple] | None:
-    """The per-activity summary ``_SERIES_SQL`` computes from the stored rows (activity -> samples, first and
-    last time, most common interval, since-boot samples), computed from the collector's columns, which hold
-    the same rows (a record of k values is k rows): a statement scanning the scratch table per text file
-    cost a worker ~9 % of a real run's CPU. None where SQL must decide: two intervals equally common (DuckDB's
-    mode() chooses), times with and without a zone in one activity."""
-    col._close()
-    acts: dict[str, list] = {}  # activity -> [sample keys, since-boot keys, first, last, Counter(interval)]
-    for ts, sample, boot, act, iv, vals in zip(col.ts, col.sample, col.since_boot, col.activity, col.interval_s,
-                                               col.values):
-        a = acts.get(act)
-        if a is None:
-            a = acts[act] = [set(), set(), None, None, Counter()]
-        # coalesce(epoch(ts), sample): DuckDB's session zone is UTC, so a time without a zone is UTC
-        key = (ts if ts.tzinfo is not None else ts.replace(tzinfo=timezone.utc)).timestamp() \
-            if ts is not None else (float(sample) if sample is not None else None)
-        if boot:
-            if key is not None:
-                a[1].add(key)
-            continue
-        if key is not None:
-            a[0].add(key)
-        if ts is not None:
-            try:
-                if a[2] is None or ts < a[2]:
-                    a[2] = ts
-                if a[3] is None or ts > a[3]:
-                    a[3] = ts
-            except TypeError:  # a time with a zone beside one without
-                return None
-        if iv is not None:
-            if iv != iv:  # NaN: DuckDB's mode() decides how it counts
-                return None
-            a[4][iv] += len(vals)
-    out = {}
-    for act, (keys, boot_keys, first, last, intervals) in acts.items():
-        top = intervals.most_common(2)
-        if len(top) > 1 and top[0][1] == top[1][1]:
-            return None
-        out[act] = (len(keys), first, last, top[0][0] if top else None, len(boot_keys))
-    return out
+    sink.load_sql("sys_series", _SERIES_SQL, {
+        "tool": self.tool, "format": self.format, "rank": FORMAT_RANK[self.format], "host": self.host,
+        "tz_basis": self.tz_basis, "given": []})
 
 
 def insert_values(self, sink) -> None:

@@ -10,11 +10,11 @@ time is close to sadf's own and memory does not grow with the file's length.
 A long file's batches are read by DuckDB's CSV reader with each section's typed columns when the output is as
 sadf prints it (``_Loader._load_batch_fast``), and a file of 2 MB or more is rendered by two sadf runs that
 print the same lines as ``-A`` in fewer passes over the file (``_split_run``; docs/ingest-performance.md, "Long sa
-files").
+files"; the figures that keep these in docs/performance.md).
 
 The rows are those the ``sadf -d`` reader (``sadf_csv.py``) stores for the same rendering: metric names are
-the sar column names. The plausibility rules of ``common.check_plausible`` are applied in SQL
-(``common.check_plausible_sql``) to the rows stored.
+the sar column names. The plausibility rules (``plausible.RULES``) are applied in SQL
+(``plausible.check_stored``) to the rows stored.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
 from kansoku.parsers.sysstat import common as sm
+from kansoku.parsers.sysstat import plausible
 from kansoku.parsers.sysstat.activities import INSTANCE_COLS, TEXT_ACTIVITIES, TEXT_COLUMNS
 from kansoku.parsers.sysstat.sadf_csv import csv_segments
 
@@ -197,8 +198,11 @@ def _int_list(items: list[int]) -> str:
     return "[" + ", ".join(str(int(x)) for x in items) + "]::INTEGER[]"
 
 
-SMALL_BATCH_BYTES = 1 << 20  # a batch of at most this much sadf output is read in Python (_load_small)
-FAST_SQL = True  # larger batches: typed CSV reads (_load_batch_fast) when the output is as sadf prints it
+# Three readers of a batch, the same rows (tests/test_sa_stream.py holds them equal): the line split
+# (_load_batch_sql) reads anything and words every error; two others exist only for speed, each for a figure
+# of docs/performance.md, and hand anything not as sadf prints it to the line split.
+SMALL_BATCH_BYTES = 1 << 20  # at most this much is read in Python (_load_small): the per-run ingest figure
+FAST_SQL = True  # larger batches: typed CSV reads (_load_batch_fast): the day-long sa file figure
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?\Z")
 _PLAIN_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:;-?\d+(?:\.\d+)?)*\Z")
 _TS = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) UTC\Z")
@@ -231,17 +235,15 @@ class _Loader:
         self.restarts_seen: set[str] = set()  # restart times loaded (the preamble's and the first section's)
         self.pending: list[dict] = []
         self.pending_bytes = 0
-        # what finish_sql need not ask the store when every batch was read by _load_small
+        # what finish_sql need not ask the store when no batch was read by the line split
         self.sql_batches = 0
         self.rows = 0  # rows stored (values and restart rows)
         self.suspect = False  # a record the plausibility rules could refuse, warn about or drop
         self.devices: set[str] = set()
-        # activity -> [its record times, Counter of its rows' intervals]: the summary (sys_series) of what
-        # _load_small and _restarts stored, as _SERIES_SQL would compute it from the stored rows
-        self.series: dict[str, list] = {}
-        # activity -> (record times, first, last, Counter of its rows' intervals): the same, of what
-        # _load_batch_fast stored (counted in SQL)
-        self.sql_series: dict[str, tuple] = {}
+        self.stored_acts: set[str] = set()  # activities whose rows are stored
+        # activity -> (record times, first, last, Counter of its rows' intervals): the summary (sys_series) of
+        # what _load_batch_fast stored, counted by its check statement
+        self.fast_series: dict[str, tuple] = {}
         self.fast_batches = 0
         self.split = False  # the activities without items read by a sadf -dh run of their own (_split_run)
         self.duplicated: list[str] = []  # activities with a sample time twice, when split: warned at the end
@@ -273,7 +275,7 @@ class _Loader:
             raise ParseError(path, None, "one activity per 'sadf -d' section header", text[:120])
         seg = segs[0]
         act = seg["activity"]
-        if self.split and act in self.sql_series:  # read by the sadf -dh run already
+        if self.split and act in self.fast_series:  # read by the sadf -dh run already
             raise ParseError(path, None, "each activity once in 'sadf -d' output", text[:120])
         if act in TEXT_ACTIVITIES:
             section.unlink(missing_ok=True)
@@ -347,7 +349,7 @@ class _Loader:
                 if not _PLAIN_NUMBER.match(ivtok):
                     return False
                 iv = float(ivtok)
-                if not 0 <= iv <= sm.MAX_INTERVAL_S:
+                if not 0 <= iv <= plausible.MAX_INTERVAL_S:
                     return False
                 if star:
                     toks = f[4:]
@@ -381,15 +383,11 @@ class _Loader:
             if n > len(seen_ts) * max(len(seen_inst), 1):
                 dup_acts.append(act)
         sample = {t: i for i, t in enumerate(sorted(tstoks))}
-        series = self.series
         for tstok, iv, act, inst, names, values in recs:
             col.add_record(cache[tstok], act, inst, names, values, interval_s=iv, sample=sample[tstok])
             if values:
-                ser = series.get(act)
-                if ser is None:
-                    ser = series[act] = [set(), Counter()]
-                ser[0].add(cache[tstok])
-                ser[1][iv] += len(values)
+                self.stored_acts.add(act)
+                self.fast_series.pop(act, None)  # its summary is then the stored rows'
         self.host = self.host or host
         for act in dup_acts:
             self._duplicated(act)
@@ -415,24 +413,18 @@ class _Loader:
         for act in dups:
             self._duplicated(act)
 
-    def known(self) -> tuple[int, set[str], bool, dict | None] | None:
-        """(rows stored, disk devices, whether a record is suspect, the per-activity summary) when every
-        batch was read in Python: ``finish_sql`` then skips the count and the device query, the
-        plausibility passes when no record is suspect, and the summary's scan of the stored rows."""
+    def known(self) -> tuple[int, set[str], bool, dict] | None:
+        """(rows stored, disk devices, whether a record is suspect, the summary of the activities the typed reads
+        stored) when no batch was read by the line split: ``finish_sql`` then skips the count and the device
+        query, the plausibility passes when no record is suspect, and the summary of those activities."""
         if self.sql_batches:
             return None
-        summary: dict | None = {}
-        series = {act: (len(times), min(times), max(times), intervals)
-                  for act, (times, intervals) in self.series.items()}
-        if set(series) & set(self.sql_series):
-            return self.rows, self.devices, self.suspect, None  # an activity read by both paths
-        series.update(self.sql_series)
-        for act, (n_times, first, last, intervals) in sorted(series.items()):
+        summary = {}
+        for act, (n_times, first, last, intervals) in sorted(self.fast_series.items()):
             top = [(iv, n) for iv, n in intervals.items() if iv is not None]
             top.sort(key=lambda x: -x[1])
             if len(top) > 1 and top[0][1] == top[1][1]:
-                summary = None  # two most common intervals: mode() chooses, as in the SQL summary
-                break
+                continue  # two most common intervals: left to mode() in the summary of the stored rows
             summary[act] = (n_times, first, last, top[0][0] if top else None)
         return self.rows, self.devices, self.suspect, summary
 
@@ -534,10 +526,10 @@ class _Loader:
         if not parts:
             return True
         acts = [a for sec in batch for a, names in sec["groups"] if names]
-        if len(set(acts)) != len(acts) or set(acts) & (set(self.series) | set(self.sql_series)):
+        if len(set(acts)) != len(acts) or set(acts) & self.stored_acts:
             return False  # an activity in two sections: left to the general path (its summary)
         lines = " UNION ALL ".join(f"({p})" for p in parts)
-        bad_iv = f"iv IS NULL OR NOT iv BETWEEN 0 AND {sm.MAX_INTERVAL_S}"
+        bad_iv = f"iv IS NULL OR NOT iv BETWEEN 0 AND {plausible.MAX_INTERVAL_S}"
         stats = sink.own_rows("sys_metrics", f"""
             SELECT k, count(*) AS n, count(*) FILTER (WHERE tt IS NULL) AS bad_ts,
                    count(*) FILTER (WHERE {bad_iv}) AS bad_iv, any_value(h) AS host, count(DISTINCT t) AS n_ts,
@@ -560,7 +552,8 @@ class _Loader:
                 width = len(names)
                 self.rows += n * width  # each data line, one row per value
                 if width:
-                    self.sql_series[act] = (n_tt, first, last, Counter({iv: c * width for iv, c in ivs.items()}))
+                    self.stored_acts.add(act)
+                    self.fast_series[act] = (n_tt, first, last, Counter({iv: c * width for iv, c in ivs.items()}))
                     if act == "disk":
                         self.devices.update(insts)
         self.fast_batches += 1
@@ -608,7 +601,7 @@ class _Loader:
         inst = ("CASE WHEN len(inst_pos) = 0 THEN NULL::VARCHAR "
                 "WHEN all_cpu AND f[inst_pos[1]] IN ('-1', 'all') THEN 'all' "
                 "ELSE array_to_string(list_transform(inst_pos, lambda i: f[i]), '/') END")
-        bad_iv = f"try_cast(f[2] AS DOUBLE) IS NULL OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {sm.MAX_INTERVAL_S}"
+        bad_iv = f"try_cast(f[2] AS DOUBLE) IS NULL OR NOT try_cast(f[2] AS DOUBLE) BETWEEN 0 AND {plausible.MAX_INTERVAL_S}"
         stats = sink.own_rows("sys_metrics", f"""
             SELECT k, count(*) AS n, count(*) FILTER (WHERE NOT ({width_ok})) AS bad_w,
                    any_value(array_to_string(f, ';')) FILTER (WHERE NOT ({width_ok})) AS bad_w_line,
@@ -675,13 +668,10 @@ class _Loader:
             self.restarts_seen.add(tok)
             ts.append(t)
             cpus.append(float(m.group(1)) if m else None)
-            if cpus[-1] is not None and abs(cpus[-1]) > 1e15:
-                self.suspect = True  # the counter-wrap rule of check_plausible_sql reads restart rows too
+            if cpus[-1] is not None and plausible.broken("cpu_count", cpus[-1]) is not None:
+                self.suspect = True  # the rules read restart rows too
         self.rows += len(ts)
         if ts:
-            ser = self.series.setdefault("restart", [set(), Counter()])
-            ser[0].update(ts)
-            ser[1][None] += len(ts)
             self.sink.load_sql("sys_metrics", """
                 SELECT $source_id AS source_id, $run_id AS run_id, 'sar' AS tool, 'sa-binary' AS format,
                        unnest($ts::TIMESTAMPTZ[]) AS ts, NULL::DOUBLE AS interval_s, NULL::INTEGER AS sample,

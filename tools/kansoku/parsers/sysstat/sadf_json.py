@@ -38,7 +38,6 @@ JSON_ACTIVITY = {  # json key -> (activity, instance key, suffix rule)
     "psi-cpu": ("psi-cpu", None, "psi"), "psi-io": ("psi-io", None, "psi"), "psi-mem": ("psi-mem", None, "psi"),
 }
 _KB_RENAME = {"active": "kbactive", "inactive": "kbinact"}
-_PSI = {"cpu": "cpu", "io": "io", "mem": "mem"}
 _DISK_RATE = {"rd_sec", "wr_sec", "dc_sec", "rkB", "wkB", "dkB"}
 _SOFTNET_KEEP = {"blg_len"}
 
