@@ -336,6 +336,12 @@ def test_trends_page_plots_metric_across_years(site):
         xs = {x for t in fig["data"] for x in t["x"]}
         assert 2026 in xs and fig["layout"]["xaxis"]["title"]["text"] == word
         assert any(t["name"].startswith("PostgreSQL 15") for t in fig["data"])  # version captured with the runs
+        assert any(t["name"].startswith("PostgreSQL 18") for t in fig["data"])  # the versions study's other side
+        # the runs behind it are named as the reports name their factors, never by their keys
+        heads = re.findall(r"<th scope=\"col\">([^<]*)</th>", page.split('class="provenance"', 1)[1])
+        assert word in heads and not {"fiscal_year", "published_table", "clients", "version"} & set(heads)
+        # the table under the chart is a table
+        assert re.search(r'id="trend-table-peak-read-tps">\s*<figcaption><span class="label">(表|Table) T\.1<', page)
 
 
 def test_i18n_files_have_the_same_keys():

@@ -181,7 +181,7 @@ def _conditions_text(spec: dict, lang: str) -> str:
 
 
 def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int], years_of_run: dict[str, set[int]],
-                  report_years: dict[int, list[str]]) -> Figure:
+                  report_years: dict[int, list[str]], labels: SimpleNamespace | None = None) -> Figure:
     sid = str(spec.get("id", f"trend-{n}"))
     metric = spec["metric"]
     where_src = CONFIG_FILE
@@ -341,7 +341,7 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
     years = sorted({p["year"] for p in points} | {m["year"] for m in missing})
     chart = ChartData("trend", dict(item.options), {"traces": traces, "years": years}, trace_words)
     all_runs = sorted({r for p in points for r in p["runs"]})
-    labels = SimpleNamespace(factor_names={}, factor_labels={}, factor_order={})
+    labels = labels or factor_words([])
     fig = Figure(
         id=sid, number=f"T.{n}", chart="line", label=words.both("figure_label", f"T.{n}"),
         caption=title.as_dict(), footnote=None, runs=all_runs, points=len(points),
@@ -394,6 +394,25 @@ def compute_trends(store: Store, reports: list[Report], computed: list[ComputedR
         for run_id in rep.runs:
             years_of_run.setdefault(run_id, set()).add(rep.fiscal_year)
     out = Trends(title=words.both("trends_page_title"))
+    labels = factor_words(reports)
     for n, spec in enumerate(specs, start=1):
-        out.figures.append(compute_trend(store, n, spec, fy_of_report, years_of_run, report_years))
+        out.figures.append(compute_trend(store, n, spec, fy_of_report, years_of_run, report_years, labels))
     return out
+
+
+def factor_words(reports: list[Report]) -> SimpleNamespace:
+    """The factor names, value labels and orders of every report, as one report would give them: the
+    cross-year view belongs to no report, yet its runs' factors are named as the reports name them (the
+    first report naming a factor or a value wins)."""
+    names: dict = {}
+    value_labels: dict = {}
+    order: dict = {}
+    for r in reports:
+        for f, t in r.factor_names.items():
+            names.setdefault(f, t)
+        for f, vals in r.factor_labels.items():
+            for v, t in vals.items():
+                value_labels.setdefault(f, {}).setdefault(v, t)
+        for f, o in r.factor_order.items():
+            order.setdefault(f, o)
+    return SimpleNamespace(factor_names=names, factor_labels=value_labels, factor_order=order)
