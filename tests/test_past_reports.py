@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import re
 import statistics
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -610,3 +611,45 @@ def test_fy2017_section_9_5_range_disagrees_with_table_9_3_and_is_flagged(store)
     assert len(marked) == 1 and [n.mark for n in marked[0].notes] == ["!"]
     note = next(n for n in t.notes if n.mark == "!")
     assert "▲76 %" in note.text["en"] and "▲95.8" in note.text["ja"]
+
+
+# ---- issue 43: references, the source's own numbers beside kansoku's ---------------------------------------
+
+
+@pytest.mark.skipif(not (SEEDS / "002_7aa7719bfa5b3644.txt").is_file(), reason="seed texts not present")
+def test_2005_figures_carry_the_papers_own_numbers_beside_kansokus():
+    """The paper numbers its figures 図 1 to 図 7; kansoku's 1.n shows "the paper's figure n" beside its own
+    number, with the caption the paper prints under 図 n, and the statements table says it is not 表 1."""
+    seed = (SEEDS / SEED_FILES["2005"]).read_text(encoding="utf-8")
+    printed = dict(re.findall(r"^図 (\d)　(.+)$", seed, flags=re.M))
+    assert sorted(printed) == [str(n) for n in range(1, 8)]
+    spec = tomllib.loads((SPECS / "past-2005.toml").read_text(encoding="utf-8"))
+    ch = spec["chapter"][0]
+    items = ch.get("figure", []) + ch.get("missing_figure", [])
+    assert len(items) == 7
+    for it in items:
+        n = it["number"].split(".")[1]
+        said = it["caption"]["ja"] + it.get("note", {}).get("ja", "")
+        said_en = it["caption"]["en"] + it.get("note", {}).get("en", "")
+        assert f"原典の図 {n}" in said and f"paper's figure {n}" in said_en, it["number"]
+        assert squash(it["caption"]["ja"]).startswith(squash(printed[n])), (n, printed[n])
+    assert "原典の表 1 とは別" in ch["table"][0]["caption"]["ja"] and "not the paper's table 1" in ch["table"][0]["caption"]["en"]
+
+
+@pytest.mark.skipif(not (SEEDS / "004_f21f474ce0b98844.txt").is_file(), reason="seed texts not present")
+def test_2010_statements_cite_slides_by_title_and_lines_that_hold_them():
+    """The extraction keeps one slide number (the footer 21, l. 207), so slide numbers counted by hand contradicted
+    each other; each statement names its slide by title and lines, and its number is on those lines."""
+    lines = (SEEDS / SEED_FILES["2010"]).read_text(encoding="utf-8").splitlines()
+    assert "21" in lines[206].split() and sum("Copyright" in ln for ln in lines) == 1
+    spec = tomllib.loads((SPECS / "past-2009.toml").read_text(encoding="utf-8"))
+    labels = spec["factors"]["source"]["labels"]
+    for r in csv_rows("2009_statements.csv"):
+        m = re.fullmatch(r"「(.+)」\(l\. (\d+)〜(\d+)\)", labels[r["source"]]["ja"])
+        title, a, b = m.group(1), int(m.group(2)), int(m.group(3))
+        assert lines[a - 1].strip() == title, (r["statement"], title)
+        block = "\n".join(lines[a - 1:b])
+        assert re.search(r"(?<![\d.])" + re.escape(r["value"]) + r"(?![\d])", block), (r["statement"], r["value"], a, b)
+    files = [SPECS / "past-2009.toml", *PUB.glob("other/2009_*"), *(ROOT / "content" / "reports" / "past-2009").glob("*.md")]
+    for f in files:
+        assert not re.search(r"スライド \d{1,2}(?![\d/])|[Ss]lides? \d{1,2}(?![\d-])", f.read_text(encoding="utf-8")), f.name
