@@ -217,6 +217,20 @@ def color(i: int) -> str:
     return COLORS[i % len(COLORS)]
 
 
+def draw_open(trace: Any, flags: Sequence[bool] | None, colour: str) -> None:
+    """Transcribed values drawn open, as the page footer says: a hollow marker, or a bar outlined in its
+    colour and left unfilled; points kansoku measured or computed keep their filled look."""
+    if not flags or not any(flags):
+        return
+    if trace.type == "bar":
+        trace.marker.color = ["rgba(255,255,255,0)" if f else colour for f in flags]
+        trace.marker.line = dict(color=colour, width=2)
+    else:
+        symbol = trace.marker.symbol if isinstance(trace.marker.symbol, str) else "circle"
+        trace.marker.symbol = [symbol + "-open" if f else symbol for f in flags]
+        trace.marker.color = colour
+
+
 def _log_axes(fig: go.Figure) -> None:
     """Log axes without ticks of their own get 1-2-5 ticks over the plotted values (plotly shows only
     the powers of ten over a few decades)."""
