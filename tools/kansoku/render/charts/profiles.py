@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import zlib
 
 import plotly.graph_objects as go
@@ -62,6 +63,28 @@ def fit_label(label: str, px: float, size: int = FRAME_FONT) -> str:
     return out + ".." if len(out) >= 3 else ""
 
 
+WRAP_PX = 330  # a title or legend entry longer than this takes more lines (a phone's figure is ~370 px wide)
+
+
+def wrap(s: str, px: float = WRAP_PX, size: int = 13) -> str:
+    """Text in lines of at most ``px`` (a newline, which the figure's escaping turns into plotly's <br>):
+    broken at spaces, and anywhere in a run of Japanese text."""
+    lines, line = [], ""
+    for word in re.findall(r"\S+\s*|\s+", s):
+        if text_px((line + word).rstrip(), size) <= px or not line.strip():
+            line += word
+            while text_px(line.rstrip(), size) > px:  # a word longer than the line (Japanese has no spaces)
+                cut = max(k for k in range(1, len(line) + 1) if text_px(line[:k], size) <= px or k == 1)
+                lines.append(line[:cut].rstrip())
+                line = line[cut:]
+        else:
+            lines.append(line.rstrip())
+            line = word
+    if line.strip():
+        lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
 def _top_rows(top: list[list], diff: bool) -> list[list[str]]:
     """The list of top functions as printed: the name, then shares (and a signed change) in 2 decimals."""
     if diff:
@@ -104,7 +127,7 @@ def _flame_layout(chart, fig: go.Figure, levels: int, panels: int, x_title: str,
     lay.pop("xaxis"), lay.pop("yaxis")
     lay.update(height=height or chart.options.get("height") or min(3000, FRAME_PX * levels + 90 * panels + 80),
                uniformtext=dict(minsize=FRAME_FONT, mode="hide"), bargap=0, barmode="overlay",
-               margin=dict(l=8, r=8, t=36, b=36), plot_bgcolor="#ffffff")
+               margin=dict(l=8, r=8, t=56, b=36), plot_bgcolor="#ffffff")
     fig.update_layout(**lay)
     fig.update_xaxes(showgrid=False, zeroline=False, ticksuffix=" %", fixedrange=True, automargin=True)
     fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, fixedrange=True)
@@ -134,7 +157,7 @@ def _flamegraph(chart, lang: str, print_view: bool = False) -> dict:
               else chart.options.get("height") or min(3000, FRAME_PX * sum(levels) + 90 * n + 80))
     # the gap between panels: room for a panel's tick labels and the next one's title
     fig = make_subplots(rows=n, cols=1, shared_xaxes=False, vertical_spacing=min(0.3, 64 / height) if n > 1 else 0,
-                        row_heights=levels, subplot_titles=[f"{name} ({runs})" for name, runs in zip(w["names"], w["n_runs"])])
+                        row_heights=levels, subplot_titles=[wrap(f"{name} ({runs})") for name, runs in zip(w["names"], w["n_runs"])])
     hover = ("%{customdata[0]}<br>" + esc(w["total"]) + ": %{customdata[1]} %<br>" + esc(w["self"])
              + ": %{customdata[2]} %<extra></extra>")
     unknown = False
@@ -149,7 +172,7 @@ def _flamegraph(chart, lang: str, print_view: bool = False) -> dict:
         fig.update_yaxes(range=[-0.6, depth + 0.6], row=i + 1, col=1)
         fig.update_xaxes(range=[0, t["values"][0] if t["values"] else 100], row=i + 1, col=1)
     if unknown:
-        fig.add_trace(_key(w["unknown"], UNKNOWN_COLOR), row=n, col=1)
+        fig.add_trace(_key(wrap(w["unknown"], WRAP_PX - 40), UNKNOWN_COLOR), row=n, col=1)
     x_title = words_note(w, pct) if print_view else w["x_title"]
     _flame_layout(chart, fig, sum(levels), n, x_title, height)
     fig.update_annotations(x=0, xanchor="left", font=dict(size=13))  # panel titles: left, clear of the mode bar
@@ -192,12 +215,12 @@ def _flamegraph_diff(chart, lang: str, print_view: bool = False) -> dict:
              + esc(w["measure"]) + ", " + esc(w["b"]) + ": %{customdata[2]} %<br>" + esc(w["change"])
              + ": %{customdata[3]}<br>" + esc(w["total"]) + ", " + esc(w["b"]) + ": %{customdata[4]} %<extra></extra>")
     show = [v >= pct for v in t["values"]] if pct else None
-    fig = make_subplots(rows=1, cols=1, subplot_titles=[f"{w['title']} ({w['n']})"])
+    fig = make_subplots(rows=1, cols=1, subplot_titles=[wrap(f"{w['title']} ({w['n']})")])
     bars = _frames(t, w["root"], colors, custom, hover, width_px, show, text_colors)
     bars.marker.line.color = "#d0d0d0"  # near-white frames need an edge on the white plot
     fig.add_trace(bars)
-    fig.add_trace(_key(w["grew"], diff_color(1, 1)))
-    fig.add_trace(_key(w["shrank"], diff_color(-1, 1)))
+    fig.add_trace(_key(wrap(w["grew"], WRAP_PX - 40), diff_color(1, 1)))
+    fig.add_trace(_key(wrap(w["shrank"], WRAP_PX - 40), diff_color(-1, 1)))
     depth = max(dd for dd, k in zip(t["depth"], show or [True] * len(t["depth"])) if k)
     x_title = words_note(w, pct) if print_view else w["x_title"]
     _flame_layout(chart, fig, depth + 1, 1, x_title, PRINT_FRAME_PX * (depth + 1) + PANEL_PX + 100 if print_view else None)
