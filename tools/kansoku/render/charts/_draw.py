@@ -17,6 +17,11 @@ COLORS = ["#1f4e79", "#c55a11", "#548235", "#7030a0", "#bf9000", "#2e75b6", "#c0
 
 Drawer = Callable[[ChartData, str], dict]
 DRAW: dict[str, Drawer] = {}
+# kinds whose download is not the plotted points: kind -> (chart, lang) -> [(file suffix, link text, text)];
+# a file whose text is the same in every language has the same suffix in each (written once)
+DOWNLOADS: dict[str, Callable[[ChartData, str], list[tuple[str, str, str]]]] = {}
+# kinds drawn otherwise on paper, which cannot zoom or hover (a flame graph's readable top frames)
+PRINT: dict[str, Drawer] = {}
 
 
 def esc(s: Any) -> str:
@@ -46,6 +51,22 @@ def draws(*names: str):
     def deco(f: Drawer) -> Drawer:
         for n in names:
             DRAW[n] = f
+        return f
+    return deco
+
+
+def downloads(*names: str):
+    def deco(f):
+        for n in names:
+            DOWNLOADS[n] = f
+        return f
+    return deco
+
+
+def draws_print(*names: str):
+    def deco(f: Drawer) -> Drawer:
+        for n in names:
+            PRINT[n] = f
         return f
     return deco
 
@@ -260,3 +281,8 @@ def compact(fig: go.Figure) -> dict:
 def draw(chart: ChartData, lang: str) -> dict:
     """The plotly figure ({data, layout}) of a computed chart in one language."""
     return DRAW[chart.kind](chart, lang)
+
+
+def draw_print(chart: ChartData, lang: str) -> dict:
+    """The figure for paper (the PDF): the kind's print drawing where it has one, else its drawing."""
+    return PRINT.get(chart.kind, DRAW[chart.kind])(chart, lang)
