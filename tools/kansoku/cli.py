@@ -209,8 +209,8 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
     ap.add_argument("--strict", action="store_true",
                     help="a number that a measured report's prose states as text, not through its data "
                          "({{< val … >}}), is an error (exit 3), not a warning")
-    ap.add_argument("--serve", action="store_true", help="serve the built site on http://127.0.0.1:PORT/ "
-                                                         "(kansoku serve serves it without building)")
+    ap.add_argument("--serve", action="store_true", help="serve the built site on http://127.0.0.1:PORT/ as it "
+                                                         "is (kansoku serve: a live preview while writing)")
     ap.add_argument("--port", type=int, default=1313, help="port for --serve (default 1313; 0: a free one)")
     args = ap.parse_args(argv)
     prepare_command(args)
@@ -351,7 +351,7 @@ COMMANDS = {
     "check": (check_main, "check the specs and prose against the store, without building (exit 3)"),
     "info": (info_main, "list what a store holds: campaigns, studies, factors, metrics, hosts, runs"),
     "list": (list_main, "list one part of what a store holds: runs, factors, metrics or hosts"),
-    "serve": (serve_main, "serve a built site on 127.0.0.1"),
+    "serve": (serve_main, "a live preview on 127.0.0.1: Hugo's server, recomputing on a spec or store change"),
     "docs": (docs_main, "where the installed manual, schemas and example plans are; print one"),
 }
 

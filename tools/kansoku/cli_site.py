@@ -1,7 +1,8 @@
-"""The commands a team starts its own report with (issue 41): ``kansoku docs`` (the manual installed with the
-package), ``kansoku init`` (a new site), ``kansoku check`` (the build's preflight, without building),
-``kansoku info`` (what a store holds) and ``kansoku serve`` (a built site on 127.0.0.1). Each parses its
-options before it loads DuckDB (tests/test_cli_start.py)."""
+"""The commands a team starts its own report with: ``kansoku docs`` (the manual installed with the package),
+``kansoku init`` (a new site, from runs a starter report: app/starter.py), ``kansoku check`` (the build's
+preflight, without building), ``kansoku info`` and ``kansoku list`` (what a store holds: store/inventory.py) and
+``kansoku serve`` (a live preview: app/serve.py). Each parses its options before it loads DuckDB
+(tests/test_cli_start.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from kansoku.cli_options import (
     print_error,
     print_waiting,
     print_warning,
+    progress_lines,
     site_of,
     site_preflight,
     spec_options,
@@ -328,12 +330,24 @@ def _starter(site: Path, runs: list[Path], campaigns: list[str], quiet: bool):
     """RUNS ingested into the site's store, and the chapters of a starter report from it (app/starter.py),
     within ``campaigns`` when given (else every campaign of the store, returned). None: the ingest failed (it
     said why)."""
-    from kansoku.cli import ingest_main  # (cli imports this module)
+    from kansoku.ingest.pipeline import Interrupted, ingest
 
     db = resources.Site(site).db
     db.parent.mkdir(parents=True, exist_ok=True)
-    if ingest_main([*map(str, runs), "--db", str(db), *(["-q"] if quiet else [])]) != 0:
+    try:
+        report = ingest(runs, db, on_wait=print_waiting)
+    except Interrupted:  # (the site's files are not written yet)
+        raise KeyboardInterrupt from None
+    if not report.ok:
+        print_error(f"{len(report.errors)} file(s) could not be ingested; nothing was stored in {db}:\n  "
+                    + "\n  ".join(map(str, report.errors)))
         return None, campaigns
+    if not report.runs_seen:
+        print_error(f"0 runs: no known tool output under {', '.join(map(str, runs))} (kansoku ingest -v RUNS "
+                    "says why each file was skipped)")
+        return None, campaigns
+    if not quiet:
+        print(f"ingested {report.runs_seen} runs ({len(report.files)} files) into {db}")
     from kansoku.app.starter import chapters
     from kansoku.store.db import open_store
 
@@ -509,7 +523,7 @@ def list_main(argv: list[str] | None = None, prog: str = "kansoku list") -> int:
 # -- kansoku serve ----------------------------------------------------------------------------------------
 
 def serve(out: Path, port: int, quiet: bool = False) -> int:
-    """Serve ``out`` on http://127.0.0.1:PORT/ until Ctrl-C (port 0: a free one, printed)."""
+    """Serve the built site ``out`` as it is (kansoku build --serve, kansoku example --serve) on http://127.0.0.1:PORT/ until Ctrl-C (port 0: a free one, printed)."""
     import functools
     import http.server
 
@@ -542,17 +556,36 @@ def serve(out: Path, port: int, quiet: bool = False) -> int:
 @interruptible
 def serve_main(argv: list[str] | None = None, prog: str = "kansoku serve") -> int:
     ap = argparse.ArgumentParser(
-        prog=prog, parents=[common_options()],
-        description="Serve the site's built public/ on http://127.0.0.1:PORT/ (kansoku build writes it; "
-                    "kansoku build --serve builds, then serves).",
+        prog=prog, parents=[common_options(), store_options(), spec_options()],
+        description="A live preview while a report is written: the reports are computed as by kansoku build, then "
+                    "Hugo's own server serves the site on http://127.0.0.1:PORT/ from memory. A prose edit under "
+                    "content/ is rendered at once and the browser reloads; a change of a spec (data/reports/*.toml), "
+                    "of config.toml or of the store (kansoku ingest meanwhile) recomputes the reports first. A problem "
+                    "is printed here (Hugo's own also on the page) and the server goes on with the last good data. "
+                    "Ctrl-C stops it. (kansoku build --serve serves the built public/ as it is published.)",
         epilog=EPILOG)
     ap.add_argument("--port", type=int, default=1313, help="port (default 1313; 0: a free one)")
-    ap.add_argument("--out", type=Path, default=None, help="the built site (default public/ in the site)")
+    ap.add_argument("--content", type=Path, default=None, help="the reports' prose (default content/ in the site)")
+    ap.add_argument("--strict", action="store_true",
+                    help="a number a measured report's prose states as text, not through its data, is a problem")
     args = ap.parse_args(argv)
     prepare_command(args)
     try:
-        out = args.out or site_of(args).out
+        site = site_of(args)
+        db, specs, content = args.db or site.db, args.specs or site.specs, args.content or site.content
+        if not specs.is_dir():
+            raise RunError(f"{specs}: no report specs (kansoku init DIR writes a site)")
+        if not db.exists():
+            raise RunError(f"no store at {db} (kansoku ingest RUNS makes it; kansoku init DIR RUNS writes a site "
+                           "from runs)")
+        from kansoku.app.serve import LiveSite, free_port, serve_live
+        from kansoku.words import LANGS
+
+        live = LiveSite(site.root, db, specs, content, site.generated, site.config,
+                        args.port or free_port(), wait_s=args.wait, quiet=args.quiet, strict=args.strict,
+                        out=lambda line: print(line, flush=True), err=print_error, warn=print_warning,
+                        on_wait=print_waiting, progress=progress_lines(args.quiet))
+        return serve_live(live, LANGS)
     except KansokuError as exc:
         print_error(str(exc))
         return exc.exit_code
-    return serve(out, args.port, args.quiet)
