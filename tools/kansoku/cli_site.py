@@ -238,13 +238,15 @@ A kansoku site (`kansoku docs` prints where the manual is). Next steps, from thi
    `kansoku docs collect`; worked examples of scale-up, perf profile and query studies: `kansoku docs`
    lists them as `examples/…`), or copy existing run directories there.
 2. `kansoku ingest runs/` loads them into `data/kansoku.duckdb`; `kansoku info` lists what the store holds:
-   campaigns, studies, factors and their values, metrics with their units and per-host forms, hosts.
+   campaigns, studies, factors and their values, metrics with their units and per-host forms, hosts
+   (`kansoku list runs|factors|metrics|hosts`: one part, a line each).
 3. Declare tables and figures in `data/reports/{report}.toml` (`kansoku docs spec`, `kansoku docs charts`)
    and write the prose in `content/reports/{report}/{chapter}.<lang>.md`, placing `{{{{< tbl "id" >}}}}`,
    `{{{{< fig "id" >}}}}` and `{{{{< commands >}}}}` (in the method section).
 4. `kansoku check` lists every problem of the specs and prose against the store (exit 3), without building.
-5. `kansoku build` writes `public/`; `kansoku serve` serves it on http://127.0.0.1:1313/;
-   `kansoku pdf {report} --lang all` writes the PDFs.
+5. `kansoku serve` previews the site live on http://127.0.0.1:1313/ while you write (a prose edit is shown
+   when saved, a spec edit is recomputed); `kansoku build` writes `public/`; `kansoku pdf {report} --lang all`
+   writes the PDFs.
 """
     return files
 
