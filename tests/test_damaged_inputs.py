@@ -70,6 +70,17 @@ CASES = {
                               _sub_line(rb"^( 30\.50    0\.906743) {11}6", rb"\1          -9"), rb"^ 30\.50"),
     "strace: the output appended twice": (FIXTURES / "strace" / "variant=c_f" / "strace_c.txt", lambda data: data + data,
                                           None),
+    # issue 45: a line no tool prints swallowed lines silently; a log appended to itself was counted twice
+    "pgbench -l: lines 101-1100 one 40 MB garbage line": (
+        next(PGB.glob("pgbench_log.*")),
+        lambda data: b"".join(data.splitlines(keepends=True)[:100]) + b"x" * (40 << 20) + b"\n"
+        + b"".join(data.splitlines(keepends=True)[1100:]), rb"^x{100}"),
+    "postgres log: appended to itself": (PGLOG / "server.log", lambda data: data + data, None),
+    "postgres log: appended to itself, then written on": (
+        PGLOG / "server.log", lambda data: data + data + b"2026-11-23 11:20:00.000 JST [32644] LOG:  shutting down\n",
+        None),
+    "fio text: appended to itself": (FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
+                                     lambda data: data + data, None),
     "fio text: clat 1e23 us": (FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
                                _sub_line(rb"(?<=clat \(usec\): min=29, max=)9573", b"100000000000000000000000"), None),
 }

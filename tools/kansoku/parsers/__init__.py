@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from kansoku.errors import KansokuError, ParseError
+from kansoku.parsers import bounds
 from kansoku.parsers.base import SNIFF_BYTES, FileHead, Format, MetricDef, ParserModule, Sink
 
 
@@ -47,6 +48,7 @@ def guarded(name: str, parse: Callable[[Path, Sink], None]) -> Callable[[Path, S
     @wraps(parse)
     def run(path: Path, sink: Sink) -> None:
         try:
+            bounds.check_text(path, name)  # what no parser should have to meet: a line too long, a doubled file
             parse(path, sink)
         except KansokuError:
             raise

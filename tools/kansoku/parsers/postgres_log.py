@@ -300,7 +300,9 @@ def parse_json(path: Path, sink: Sink) -> None:
 # What a PostgreSQL server log can say of a checkpoint (parsers/bounds.py): times of a real clock, seconds and
 # counts never negative, buffers written as a share of shared_buffers printed with one decimal.
 BOUNDS = [
-    TableBounds("pg_checkpoints", line="coalesce(start_line, end_line)", bounds=(
+    # one server logs a checkpoint once: the same start and end twice is a log holding its lines twice
+    TableBounds("pg_checkpoints", line="coalesce(start_line, end_line)", unique=("kind", "start_ts", "end_ts"),
+                unique_what="checkpoint", bounds=(
         Bound("start_ts", EARLIEST, LATEST, "a log line's time"),
         Bound("end_ts", EARLIEST, LATEST, "a log line's time"),
         Bound("buffers_written", 0, MOST, "a count"),

@@ -567,6 +567,9 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
                     cut_rejected = True
                     continue
                 raise ParseError(path, line, f"{expected} ({message})", text)
+            if n < lines - cut_rejected:  # lines the reader dropped without naming them: never a silent loss
+                raise ParseError(path, None, f"{expected} on each of its {lines:,} lines",
+                                 f"{lines - cut_rejected - n:,} line(s) the reader could not read or name")
     if cut:
         sink.warn(None, f"last line is cut off (pgbench killed?), skipped: {last_line[:80].decode(errors='replace')!r}")
         if not cut_rejected:
