@@ -36,7 +36,7 @@ def modules() -> tuple[ParserModule, ...]:
     return tuple(sorted(found, key=lambda m: m.name))
 
 
-_LINE_IN_MESSAGE = re.compile(r"(?:Line|line)[: ]+(\d+)")
+_LINE_IN_MESSAGE = re.compile(r"(?:Line|line)[: ]+(\d+)", re.ASCII)
 
 
 def guarded(name: str, parse: Callable[[Path, Sink], None]) -> Callable[[Path, Sink], None]:

@@ -283,8 +283,11 @@ def check_text(path: Path, format_name: str) -> None:
     def opened():
         return gzip.open(path, "rb") if compressed else open(path, "rb")
 
-    with opened() as fh:
-        at = _long_line_at(iter(lambda: fh.read(_CHUNK), b""), tb.longest_line)
+    try:
+        with opened() as fh:
+            at = _long_line_at(iter(lambda: fh.read(_CHUNK), b""), tb.longest_line)
+    except (OSError, EOFError):  # a gzip stream cut short or damaged: the parser says so in its words
+        return
     if at is None:
         return
     offset, length = at
