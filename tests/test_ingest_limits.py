@@ -38,3 +38,56 @@ def test_parsers_read_only_ascii_digits_as_numbers(path):
     """Python's \\d, int() and float() take '１２３' (fullwidth) and other scripts' digits: a parser's number
     patterns are ASCII (re.ASCII), so no damaged or foreign digit is ever read as a number."""
     assert not _digit_patterns_without_ascii(path)
+
+
+class _CountingSink:
+    """A sink that counts the rows handed to it and keeps none: what a parser itself holds is what is measured."""
+
+    def __init__(self, path: Path):
+        self.path, self.rows, self.run_id, self.run_start, self.run_meta = path, 0, "r", None, {}
+
+    def add_rows(self, table, rows):
+        n = sum(1 for _ in rows)
+        self.rows += n
+        return n
+
+    def warn(self, line, message):
+        pass
+
+
+def _timing(n: int) -> bytes:
+    return b"Timing is on.\n" + b"".join(b"-- kansoku query=q%d repetition=1\nTime: %d.%03d ms\n" % (i, i % 997, i % 1000)
+                                         for i in range(n))
+
+
+def _perf(n: int) -> bytes:
+    sample = (b"postgres  %d   %d.%06d:   20408163 cpu-clock: \n"
+              b"\t          167adf __strlen_evex+0x1f (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+              b"\t          4732d9 PostgresMain+0x919 (/usr/lib/postgresql/15/bin/postgres)\n\n")
+    return b"".join(sample % (9915 + i % 4, 286 + i // 1000, i % 1000) for i in range(n))
+
+
+@pytest.mark.parametrize("fmt,make", [("psql-timing", _timing), ("perf-script", _perf)])
+def test_a_parser_holds_the_same_memory_for_a_file_four_times_longer(tmp_path, monkeypatch, fmt, make):
+    """psql \\timing and perf script outputs are read a line at a time: the parser's peak memory does not grow with
+    the file (it held the whole text, its lines and every row before)."""
+    import tracemalloc
+
+    from kansoku import parsers
+    from kansoku.parsers import bounds
+    from kansoku.parsers.queries import timing
+
+    monkeypatch.setattr(timing, "BATCH", 500)
+    monkeypatch.setattr(bounds, "_CHUNK", 1 << 16)  # the line check's read, smaller than either file
+    parse = next(f.parse for f in parsers.formats() if f.name == fmt)
+    peaks = []
+    for n in (1_500, 6_000):
+        f = tmp_path / f"{n}.txt"
+        f.write_bytes(make(n))
+        sink = _CountingSink(f)
+        tracemalloc.start()
+        parse(f, sink)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert sink.rows
+    assert peaks[1] < 1.3 * peaks[0] + 200_000, peaks
