@@ -91,3 +91,24 @@ def test_a_parser_holds_the_same_memory_for_a_file_four_times_longer(tmp_path, m
         tracemalloc.stop()
         assert sink.rows
     assert peaks[1] < 1.3 * peaks[0] + 200_000, peaks
+
+
+def test_file_names_with_a_newline_or_an_escape_sequence_are_printed_escaped(tmp_path):
+    """A name holding a newline would forge a line of its own ('error: …'), one holding ESC drive the terminal:
+    every message names them escaped (errors.for_terminal, used by the error and warning printers)."""
+    from conftest import FIXTURES, run_tool
+
+    run = tmp_path / "runs" / "run\nerror: a forged directory line"
+    run.mkdir(parents=True)
+    (run / "skipped\nerror: all files stored\x1b[2J").write_text("nothing a tool prints\n")
+    damaged = run / "perf\nerror: a forged line\x1b[31m.txt"
+    damaged.write_bytes((FIXTURES / "profiles" / "perf_postmaster" / "perf-script.txt").read_bytes()
+                        .replace(b"286.439573:", b"nan:", 1))
+    proc = run_tool("ingest", "-v", "--db", tmp_path / "k.duckdb", tmp_path / "runs")
+    assert proc.returncode == 2
+    out = proc.stdout + proc.stderr
+    assert "\x1b" not in out and "Traceback" not in out
+    assert not [line for line in out.splitlines() if line.lstrip().startswith("error: a forged")
+                or line.lstrip().startswith("error: all files")], out
+    assert "run\\nerror: a forged directory line/perf\\nerror: a forged line\\x1b[31m.txt:1: expected" in out, out
+    assert "skipped\\nerror: all files stored\\x1b[2J: not a known tool output" in out, out
