@@ -112,3 +112,44 @@ def test_file_names_with_a_newline_or_an_escape_sequence_are_printed_escaped(tmp
                 or line.lstrip().startswith("error: all files")], out
     assert "run\\nerror: a forged directory line/perf\\nerror: a forged line\\x1b[31m.txt:1: expected" in out, out
     assert "skipped\\nerror: all files stored\\x1b[2J: not a known tool output" in out, out
+
+
+def test_a_killed_ingest_leaves_no_temporary_file_once_the_next_has_run(tmp_path):
+    """kill -9 while the workers parse and sadf writes: what the ingest had in the temporary directory (DuckDB's
+    row files, sadf's output) is in a directory of its own, which the next ingest removes; no 'leaked
+    semaphore' warning reaches the terminal."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT, run_tool
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    runs = ROOT / "data" / "runs"
+    if not runs.is_dir():
+        pytest.skip("the example's runs are not in this checkout")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "ingest"), "--jobs", "2", "--db",
+                             str(tmp_path / "k.duckdb"), str(runs)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:  # until it has temporary files of its own
+        if any(p.name.startswith("kansoku-sa-") or p.suffix == ".ndjson" for p in tmp.rglob("*")):
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    time.sleep(2)  # the resource tracker, which outlives it by a moment
+    assert "leaked semaphore" not in err, err
+    left = [p.name for p in tmp.iterdir() if not p.name.startswith("kansoku-schema-")]
+    assert all(name.startswith("kansoku-ingest-") for name in left), left
+    small = tmp_path / "run"
+    small.mkdir()
+    (small / "pgbench.log").write_bytes((ROOT / "tests" / "fixtures" / "pgbench" / "study=scaleup" / "workload=read"
+                                         / "config=checksums-off" / "clients=1" / "rep=1" / "pgbench.log").read_bytes())
+    run_tool("ingest", "--db", tmp_path / "other.duckdb", small, env=env, check=True)
+    assert [p.name for p in tmp.iterdir()] in ([], [f"kansoku-schema-{os.getuid()}"])

@@ -117,8 +117,9 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
     files to pay for starting them, 1: all in this process."""
     began: list[Transaction] = []  # the ingest's transaction once it has begun
     try:
-        return _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait, keep_going=keep_going,
-                       jobs=jobs, began=began)
+        with parallel.private_temp():
+            return _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait, keep_going=keep_going,
+                           jobs=jobs, began=began)
     except KeyboardInterrupt:  # outside the transaction: before it began, or after it ended (closing the store)
         raise Interrupted(bool(began) and began[0].committed) from None
     except RuntimeError as exc:  # DuckDB's form of a Ctrl-C during a statement (creating the schema)
