@@ -76,6 +76,8 @@ CASES = {
         next(PGB.glob("pgbench_log.*")),
         lambda data: b"".join(data.splitlines(keepends=True)[:100]) + b"x" * (40 << 20) + b"\n"
         + b"".join(data.splitlines(keepends=True)[1100:]), rb"^x{100}"),
+    "pgbench -l: an epoch whose microseconds overflow 64 bits": (
+        next(PGB.glob("pgbench_log.*")), _sub_line(rb"^(0 49 \d+ 0) \d+ ", rb"\1 9999999999999 "), None),
     "postgres log: appended to itself": (PGLOG / "server.log", lambda data: data + data, None),
     "postgres log: appended to itself, then written on": (
         PGLOG / "server.log", lambda data: data + data + b"2026-11-23 11:20:00.000 JST [32644] LOG:  shutting down\n",

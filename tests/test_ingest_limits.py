@@ -153,3 +153,29 @@ def test_a_killed_ingest_leaves_no_temporary_file_once_the_next_has_run(tmp_path
                                          / "config=checksums-off" / "clients=1" / "rep=1" / "pgbench.log").read_bytes())
     run_tool("ingest", "--db", tmp_path / "other.duckdb", small, env=env, check=True)
     assert [p.name for p in tmp.iterdir()] in ([], [f"kansoku-schema-{os.getuid()}"])
+
+
+@pytest.mark.parametrize("keep_going", [True, False])
+def test_a_file_duckdb_aborts_on_loses_only_itself_with_keep_going(tmp_path, monkeypatch, keep_going):
+    """A statement DuckDB fails on aborts the whole ingest's transaction: with --keep-going the other files are
+    still stored (the ingest runs again without that file), and the file is one error, not two."""
+    from conftest import FIXTURES, ro_con
+    from kansoku.ingest.pipeline import ingest
+    from kansoku.parsers.pgbench import txlog
+
+    src = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"
+    for run in "abc":
+        (tmp_path / "runs" / run).mkdir(parents=True)
+        (tmp_path / "runs" / run / "pgbench.log").write_bytes((src / "pgbench.log").read_bytes())
+    bad = tmp_path / "runs" / "b" / "pgbench_log.12350"
+    bad.write_bytes((src / "pgbench_log.12350").read_bytes())
+    monkeypatch.setattr(txlog, "_load", lambda path, sink, table, *a, **k: (
+        sink.load_sql(table, "SELECT error('a statement DuckDB aborts on')"), 0))
+    rep = ingest([tmp_path / "runs"], tmp_path / "k.duckdb", keep_going=keep_going, jobs=1)
+    assert len(rep.errors) == 1 and rep.errors[0].startswith(f"{bad}: "), rep.errors
+    assert [f.status for f in rep.files if f.path == str(bad)] == ["failed"]
+    assert rep.committed == keep_going
+    if keep_going:
+        con = ro_con(tmp_path / "k.duckdb")
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 3
+        assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 3

@@ -638,7 +638,11 @@ def parse_txlog(path: Path, sink: Sink) -> None:
     for name in extra:
         columns[name] = "BIGINT"
     extra_sql = "".join(f", {name}" for name in extra)
-    end_epoch = "CASE WHEN epoch_s = 0 AND epoch_us = 0 THEN NULL ELSE epoch_s * 1000000 + epoch_us END"
+    # an epoch whose microseconds overflow 64 bits would abort the ingest's transaction: it is stored as the
+    # largest value instead, which the bounds refuse naming its client and transaction
+    end_epoch = ("CASE WHEN epoch_s = 0 AND epoch_us = 0 THEN NULL WHEN epoch_s NOT BETWEEN 0 AND 9000000000000 "
+                 "OR epoch_us NOT BETWEEN 0 AND 999999999 THEN 9223372036854775807 "
+                 "ELSE epoch_s * 1000000 + epoch_us END")
     crlf = crlf_of(head)
     select = f"""
         SELECT $file_no AS file_no, client_id, transaction_no,
