@@ -179,3 +179,27 @@ def test_a_file_duckdb_aborts_on_loses_only_itself_with_keep_going(tmp_path, mon
         con = ro_con(tmp_path / "k.duckdb")
         assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 3
         assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 3
+
+
+@pytest.mark.parametrize("where", ["run.toml", "host=db/host.toml"])
+def test_a_run_description_beyond_what_collect_writes_is_refused_with_its_path(tmp_path, where):
+    """A run.toml holding a 33 MB value ended in DuckDB's traceback (a stored row is one JSON object of at most
+    16 MB): refused with its path, exit 2; with --keep-going the other runs are stored."""
+    from conftest import FIXTURES, ro_con, run_tool
+
+    src = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"
+    for run in ("a", "b"):
+        (tmp_path / "runs" / run).mkdir(parents=True)
+        (tmp_path / "runs" / run / "pgbench.log").write_bytes((src / "pgbench.log").read_bytes())
+    big = tmp_path / "runs" / "b" / where
+    big.parent.mkdir(exist_ok=True)
+    big.write_text('hostname = "db"\nnote = "' + "x" * (33 << 20) + '"\n')
+    if where != "run.toml":
+        (big.parent / "pgbench.log").write_bytes((src / "pgbench.log").read_bytes())
+    for keep_going in ((), ("--keep-going",)):
+        db = tmp_path / f"k{len(keep_going)}.duckdb"
+        proc = run_tool("ingest", *keep_going, "--db", db, tmp_path / "runs")
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert f"{big}: expected a run description of at most" in proc.stderr, proc.stderr
+        if keep_going:
+            assert ro_con(db).execute("SELECT list(run_id) FROM runs").fetchone()[0] == ["a"]

@@ -161,6 +161,11 @@ def _pooled(work: list[tuple[Path, Detection]], runs: dict, jobs: int | None,
     return (small, n) if n > 1 else (set(), 1)
 
 
+# The largest run.toml / host.toml read: far above what tools/collect writes, far below what one stored row can
+# hold (DuckDB reads each row as one JSON object of at most 16 MB).
+RUN_METADATA_BYTES = 1 << 20
+
+
 def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str]):
     """Walk and detect (no database needed yet): the detected files by run directory, each run directory's walk
     root, the directories walked whole and each run directory's host=<name>/ subdirectories. ``left_out``: files
@@ -169,6 +174,7 @@ def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str])
     roots: dict[Path, Path] = {}
     whole: set[Path] = set()  # directories walked whole: their set of files is known
     host_dirs: dict[Path, set[str]] = defaultdict(set)  # run directory -> its host=<name>/ subdirectories
+    oversized: dict[Path, str] = {}  # run directory -> the error of its run.toml or host.toml
     for w in walk_files([Path(p) for p in paths]):
         if w.link:
             report.files.append(FileResult(str(w.path), None, "skipped", reason=w.link))
@@ -185,11 +191,19 @@ def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str])
         if d.format is None:
             if d.reason != "run metadata":
                 report.files.append(FileResult(str(w.path), None, "skipped", reason=d.reason))
+            elif (size := w.path.stat().st_size) > RUN_METADATA_BYTES:
+                oversized[run_dir] = (f"{w.path}: expected a run description of at most {RUN_METADATA_BYTES:,} bytes "
+                                      f"(tools/collect writes a few kB), found {size:,} bytes (a file written over?); "
+                                      "nothing of this run is stored")
             continue
         by_dir[run_dir].append(d)
         roots[run_dir] = w.root
         if host_key is not None:
             host_dirs[run_dir].add(host_key)
+    for run_dir, error in sorted(oversized.items()):  # the run is refused whole, as for any error of its run.toml
+        report.errors.append(error)
+        for d in by_dir.pop(run_dir, []):
+            report.files.append(FileResult(str(d.path), None, "failed", d.format.name, reason=error))
     return by_dir, roots, whole, host_dirs
 
 
