@@ -219,3 +219,46 @@ def test_the_streamed_sa_path_stores_psi_overshoot_warned(scratch):
         scratch.insert_rows("sys_metrics", rows("%scpu-10", 105.59))
         with pytest.raises(ParseError, match="%scpu-10"):
             plausible.check_stored(sink)
+
+
+def test_every_format_declares_its_longest_line():
+    """bounds.TEXT names every registered format, and nothing else (a renamed format would fall back silently)."""
+    assert sorted(bounds.TEXT) == sorted(f.name for m in modules() for f in m.formats)
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last", "last without newline"])
+def test_a_line_at_the_limit_is_read_and_one_byte_more_refused(tmp_path, where):
+    limit = bounds.TEXT["pgbench-txlog"].longest_line
+    for length, refused in ((limit, False), (limit + 1, True)):
+        lines = [b"1 2 3"] * 3000  # more than a read chunk, so that the long line may sit inside one
+        at = {"first": 0, "middle": 1500, "last": len(lines)}[where.split()[0]]
+        lines.insert(at, b"7" * length)
+        data = b"\n".join(lines) + (b"" if where == "last without newline" else b"\n")
+        f = tmp_path / f"log.{length}"
+        f.write_bytes(data)
+        if not refused:
+            bounds.check_text(f, "pgbench-txlog")
+            continue
+        with pytest.raises(ParseError) as exc:
+            bounds.check_text(f, "pgbench-txlog")
+        assert exc.value.line == at + 1 and f"at most {limit:,} bytes" in str(exc.value)
+
+
+def test_a_long_line_across_read_chunks_is_refused(tmp_path):
+    f = tmp_path / "server.log"
+    f.write_bytes(b"a line\n" * 100_000 + b"y" * (9 << 20) + b"\nthe end\n")
+    with pytest.raises(ParseError) as exc:
+        bounds.check_text(f, "postgres-log")
+    assert exc.value.line == 100_001
+
+
+def test_a_file_appended_to_itself_is_refused_unless_its_tool_repeats(tmp_path):
+    f = tmp_path / "out.txt"
+    once = b"".join(b"line %d\n" % i for i in range(50_000))
+    f.write_bytes(once + once)
+    with pytest.raises(ParseError) as exc:
+        bounds.check_text(f, "fio-text")
+    assert exc.value.line == 50_001 and "appended to itself" in str(exc.value)
+    bounds.check_text(f, "pgbench-script")  # a script may repeat its statements
+    f.write_bytes(once + once[:-2] + b"0\n")  # the same length, its last number different
+    bounds.check_text(f, "fio-text")

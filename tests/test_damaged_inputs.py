@@ -14,6 +14,7 @@ from conftest import FIXTURES, ro_con, run_tool
 AGG = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=8" / "rep=agg"
 PGLOG = FIXTURES / "postgres_log" / "study=checkpoints" / "clients=2" / "rep=1"
 PGSTAT = FIXTURES / "pg_stat" / "clients=2"
+PERF = FIXTURES / "profiles" / "perf_postmaster" / "perf-script.txt"
 PGB = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"
 
 
@@ -70,6 +71,25 @@ CASES = {
                               _sub_line(rb"^( 30\.50    0\.906743) {11}6", rb"\1          -9"), rb"^ 30\.50"),
     "strace: the output appended twice": (FIXTURES / "strace" / "variant=c_f" / "strace_c.txt", lambda data: data + data,
                                           None),
+    # issue 45: a line no tool prints swallowed lines silently; a log appended to itself was counted twice
+    "pgbench -l: lines 101-1100 one 40 MB garbage line": (
+        next(PGB.glob("pgbench_log.*")),
+        lambda data: b"".join(data.splitlines(keepends=True)[:100]) + b"x" * (40 << 20) + b"\n"
+        + b"".join(data.splitlines(keepends=True)[1100:]), rb"^x{100}"),
+    "pgbench -l: an epoch whose microseconds overflow 64 bits": (
+        next(PGB.glob("pgbench_log.*")), _sub_line(rb"^(0 49 \d+ 0) \d+ ", rb"\1 9999999999999 "), None),
+    "postgres log: appended to itself": (PGLOG / "server.log", lambda data: data + data, None),
+    "postgres log: appended to itself, then written on": (
+        PGLOG / "server.log", lambda data: data + data + b"2026-11-23 11:20:00.000 JST [32644] LOG:  shutting down\n",
+        None),
+    "fio text: appended to itself": (FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
+                                     lambda data: data + data, None),
+    # a perf script whose first sample line is damaged: an error with its line, never a profile of one sample
+    # under an event named 'nan', nor the file left unrecognised
+    "perf script: first time nan": (PERF, _sub_line(rb"286\.439573:", b"nan:"), rb"^postgres  9915   nan:"),
+    "perf script: first period -5": (PERF, _sub_line(rb"20408163 cpu-clock", b"-5 cpu-clock"), rb"^postgres  9915 .* -5 "),
+    "perf script: a byte 0xff in the first sample line": (PERF, _sub_line(rb"^postgres  9915", b"postgr\xffs  9915"),
+                                                          rb"^postgr\xffs"),
     "fio text: clat 1e23 us": (FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
                                _sub_line(rb"(?<=clat \(usec\): min=29, max=)9573", b"100000000000000000000000"), None),
 }

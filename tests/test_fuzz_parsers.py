@@ -180,6 +180,7 @@ def test_net_turns_an_unforeseen_error_into_a_parse_error(tmp_path):
     def broken(path, sink):
         int("x")
 
+    (tmp_path / "f").write_text("a line\n")
     with pytest.raises(ParseError, match=r"expected a valid demo file, found \"ValueError"):
         guarded("demo", broken)(tmp_path / "f", None)
     assert math.isfinite(1.0)

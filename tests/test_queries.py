@@ -9,6 +9,7 @@ psql session with \\timing on (timing).
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -120,6 +121,15 @@ def _explain_text() -> str:
     ("timing.txt", lambda t: "-- kansoku query=a repetition=1\nTime: 1.5 ms\n-- kansoku query=b repetition=1\n"
                              "-- kansoku query=c repetition=1\nTime: 2.0 ms\n", 3, "a 'Time:' line for query b"),
     ("timing2.txt", lambda t: "Timing is on.\nTime: 1.5 ms\nTime: -2.0 ms\n", 3, "Time: N.NNN ms"),
+    # values no tool prints, damaged markers and digits that are not ASCII: refused, never stored or renamed
+    ("huge.json", lambda t: re.sub(r'"Execution Time": [0-9.]+', '"Execution Time": 1e300', t), 5, "elapsed_ms"),
+    ("huge.txt", lambda t: "Timing is on.\nTime: 1.5 ms\nTime: 100000000000000000000.000 ms\n", 3, "elapsed_ms"),
+    ("marker.txt", lambda t: "-- kansoku query=a repetition=1\nTime: 1.5 ms\n-- kansoku query=b repetiton=1\n"
+                             "Time: 2.0 ms\n", 3, "a statement marker"),
+    ("marker2.txt", lambda t: "-- kansoku query=a repetition=1\nTime: 1.5 ms\n-- kansoXu query=b repetition=1\n"
+                              "Time: 2.0 ms\n", 3, "before each timed statement"),
+    ("marker3.json", lambda t: "-- kansoku query=a repetition=\uff11\n" + t, 1, "a statement marker"),
+    ("fullwidth.txt", lambda t: "Timing is on.\nTime: 1.5 ms\nTime: \uff11\uff12\uff13 ms\n", 3, "Time: N.NNN ms"),
 ])
 def test_bad_input_is_refused_with_file_and_line(tmp_db, tmp_path, name, make, line, words):
     rep = ingest([one_file_run(tmp_path, name, make(_explain_text()))], tmp_db)

@@ -108,13 +108,16 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
     if report.ok and report.runs_seen == 0 and report.runs_transcribed == 0 and \
             not any(f.status in ("new", "replaced", "unchanged", "checked") for f in report.files):
         unusable = [f for f in report.files if f.status == "skipped" and f.format]
+        from kansoku.errors import names_to_quote
+
+        names = names_to_quote(f.path for f in report.files)
         if unusable:  # recognised, but none could be used (a pg_stat snapshot with no time): say so, and why
             print_error(f"0 runs: of the {len(report.files)} files under {', '.join(map(str, args.paths))}, "
                  f"{len(unusable)} are known tool outputs that cannot be used: "
-                 + "; ".join(f"{f.path}: {f.reason}" for f in unusable[:3]))
+                 + "; ".join(f"{f.path}: {f.reason}" for f in unusable[:3]), names)
         else:
             print_error(f"0 runs: none of the {len(report.files)} files under {', '.join(map(str, args.paths))} is a "
-                 "known tool output (tools/ingest -v says why each was skipped)")
+                 "known tool output (tools/ingest -v says why each was skipped)", names)
         return 2
     return 0 if report.ok else 2
 
@@ -122,6 +125,13 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
 def _print_ingest_summary(report, verbose: bool, quiet: bool = False) -> None:
     """The summary on stdout (on stderr when a file failed); with ``quiet``, only the failures."""
     from collections import Counter
+
+    from kansoku.errors import for_terminal, names_to_quote
+
+    names = names_to_quote(f.path for f in report.files)
+
+    def say(text: str, file) -> None:  # every name a file system gave, as the terminal may show it
+        print(for_terminal(text, names), file=file)
 
     counts = report.counts()
     by_format = Counter()
@@ -136,7 +146,7 @@ def _print_ingest_summary(report, verbose: bool, quiet: bool = False) -> None:
     warnings = [w for f in report.files for w in f.warnings]
     out = sys.stdout if report.ok else sys.stderr
     if (report.ok or report.committed) and not quiet:
-        print(f"{report.db}: {counts.get('new', 0)} new, {counts.get('replaced', 0)} replaced, "
+        say(f"{report.db}: {counts.get('new', 0)} new, {counts.get('replaced', 0)} replaced, "
               f"{counts.get('unchanged', 0)} unchanged"
               + (f", {counts['checked']} checked (renderings of a sa file compared on a sample, not parsed)"
                  if counts.get('checked') else "")
@@ -146,36 +156,36 @@ def _print_ingest_summary(report, verbose: bool, quiet: bool = False) -> None:
               + (f", {report.runs_transcribed} transcribed runs stored" if report.runs_transcribed else ""), file=out)
         for fmt in sorted(set(by_format) | set(checked_by_format)):
             n = by_format.get(fmt, 0)
-            print(f"  {fmt:<24} {n:>5} files {rows_by_format[fmt]:>10} rows"
+            say(f"  {fmt:<24} {n:>5} files {rows_by_format[fmt]:>10} rows"
                   + (f", {checked_by_format[fmt]} checked" if checked_by_format.get(fmt) else ""), file=out)
     skipped = [f for f in report.files if f.status == "skipped"]
     if skipped and not quiet:
         reasons = Counter(f.reason for f in skipped)
-        print(f"  skipped {len(skipped)} files: " + ", ".join(f"{n} {r}" for r, n in reasons.most_common()), file=out)
+        say(f"  skipped {len(skipped)} files: " + ", ".join(f"{n} {r}" for r, n in reasons.most_common()), file=out)
         if verbose:
             for f in skipped:
-                print(f"    {f.path}: {f.reason}", file=out)
+                say(f"    {f.path}: {f.reason}", file=out)
     if warnings and not quiet:
-        print(f"  {len(warnings)} warnings" + ("" if verbose else " (-v lists them)"), file=out)
+        say(f"  {len(warnings)} warnings" + ("" if verbose else " (-v lists them)"), file=out)
         for w in warnings if verbose else warnings[:5]:
-            print(f"    {w}", file=out)
+            say(f"    {w}", file=out)
     if verbose:
         for f in report.files:
             if f.status == "skipped":
                 continue  # listed above with the reason
             what = (f"kept as {f.format}" if f.status == "checked" else f"read as {f.format}") if f.format else "not read"
-            print(f"    {f.path}: {what}, {f.status}" + (f", {f.rows} rows" if f.rows else "")
+            say(f"    {f.path}: {what}, {f.status}" + (f", {f.rows} rows" if f.rows else "")
                   + (f": {f.reason}" if f.reason else ""), file=out)
     if not report.ok and report.committed:
-        print(f"error: {len(report.errors)} problem(s); --keep-going stored the rest in {report.db}; not stored:",
+        say(f"error: {len(report.errors)} problem(s); --keep-going stored the rest in {report.db}; not stored:",
               file=sys.stderr)
         for e in report.errors:
-            print(f"  {e}", file=sys.stderr)
+            say(f"  {e}", file=sys.stderr)
     elif not report.ok:
-        print(f"error: {len(report.errors)} file(s) could not be ingested; nothing was stored in {report.db}:",
+        say(f"error: {len(report.errors)} file(s) could not be ingested; nothing was stored in {report.db}:",
               file=sys.stderr)
         for e in report.errors:
-            print(f"  {e}", file=sys.stderr)
+            say(f"  {e}", file=sys.stderr)
 
 
 def memory_size(text: str) -> str:

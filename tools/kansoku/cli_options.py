@@ -8,9 +8,10 @@ import functools
 import sys
 import time
 from pathlib import Path
+from typing import Iterable
 
 from kansoku import resources
-from kansoku.errors import RunError
+from kansoku.errors import RunError, for_terminal
 
 EPILOG = "exit status: 0 ok, 1 failure, 2 bad input, 3 bad spec, 4 database busy, 5 missing program/font, " \
          f"130 interrupted. The manual: kansoku docs ({resources.DOCS_DIR})"
@@ -103,12 +104,13 @@ def interruptible(main):
     return wrapper
 
 
-def print_error(msg: str) -> None:
-    print(f"error: {msg}", file=sys.stderr)
+def print_error(msg: str, names: Iterable[str] = ()) -> None:
+    """``names``: file names the message may quote that hold a control character (errors.names_to_quote)."""
+    print(f"error: {for_terminal(msg, names)}", file=sys.stderr)
 
 
-def print_warning(msg: str) -> None:
-    print(f"warning: {msg}", file=sys.stderr)
+def print_warning(msg: str, names: Iterable[str] = ()) -> None:
+    print(f"warning: {for_terminal(msg, names)}", file=sys.stderr)
 
 
 def print_waiting(msg: str) -> None:

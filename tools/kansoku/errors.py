@@ -2,7 +2,41 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Iterable
+
+# What a terminal acts on rather than shows: C0 and C1 controls (a newline would forge a line of its own, ESC
+# starts an escape sequence), DEL, and the marks that reorder text (bidirectional overrides).
+_MARKS = "\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_ANY_CONTROL = re.compile("[\x00-\x1f" + _MARKS + "]")
+_CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f" + _MARKS + "]")  # the message's own newlines and tabs kept
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(m: re.Match) -> str:
+    c = m.group()
+    return _SHORT.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+
+def quoted_name(name: str) -> str:
+    """A file name or path as a terminal may show it: each control character written as its escape (``\\n``,
+    ``\\x1b``), everything else as it is (a Japanese name stays readable)."""
+    return _ANY_CONTROL.sub(_escaped, name)
+
+
+def names_to_quote(paths: Iterable[str | Path]) -> set[str]:
+    """The parts of these paths that hold a control character (a name with a newline, an escape sequence)."""
+    return {part for p in paths for part in Path(p).parts if _ANY_CONTROL.search(part)}
+
+
+def for_terminal(text: str, names: Iterable[str] = ()) -> str:
+    """A message as the error and warning printers show it: the ``names`` in it (``names_to_quote``: file names
+    the message may quote, newlines included) quoted, and any other control character but the message's own
+    line ends and tabs escaped."""
+    for name in sorted(set(names), key=len, reverse=True):
+        text = text.replace(name, quoted_name(name))
+    return _CONTROL_BUT_LINES.sub(_escaped, text)
 
 
 class KansokuError(Exception):

@@ -24,7 +24,7 @@ import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -124,6 +124,99 @@ def clean_scratch(db_path: Path) -> int:
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
             n += 1
     return n
+
+
+# Temporary files of an ingest (DuckDB's row files, sadf's output, samples of renderings, and those of the
+# workers and tools it starts): in a directory of the ingest's own, named by its process, which it removes as
+# it ends; one left by an ingest that was killed (kill -9: no code runs) is removed by the next ingest, once its
+# process is gone.
+PRIVATE_TEMP_PREFIX = "kansoku-ingest-"
+
+
+def _started(pid: int) -> str:
+    """When the process started (Linux: /proc's clock ticks since boot), so that a reused pid is not taken for
+    the ingest that died; '' where /proc is not."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _alive(pid: int, started: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return not started or _started(pid) in ("", started)
+
+
+def remove_orphan_temps(base: Path) -> int:
+    """Remove the private temporary directories of ingests that are no longer running; how many."""
+    import shutil
+
+    n = 0
+    for p in base.glob(f"{PRIVATE_TEMP_PREFIX}*"):
+        pid, started, _ = (p.name[len(PRIVATE_TEMP_PREFIX):].split("-", 2) + ["", ""])[:3]  # PID-START-random
+        try:
+            if not pid.isascii() or not pid.isdigit() or p.is_symlink() or p.stat().st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        if not _alive(int(pid), started):
+            shutil.rmtree(p, ignore_errors=True)
+            n += 1
+    return n
+
+
+@contextmanager
+def private_temp() -> Iterator[Path]:
+    """Every temporary file of this ingest (its own, its workers', the tools' it runs) in a directory of its own
+    under the temporary directory, removed at the end; those of killed ingests removed first."""
+    import shutil
+
+    base = Path(tempfile.gettempdir())
+    remove_orphan_temps(base)
+    mine = Path(tempfile.mkdtemp(prefix=f"{PRIVATE_TEMP_PREFIX}{os.getpid()}-{_started(os.getpid())}-", dir=base))
+    # the schema templates (store/db.py schema_template) are a cache kept across ingests under the temporary
+    # directory: reached from here through a link, never made again for every ingest and worker
+    shared = base / f"kansoku-schema-{os.getuid()}"
+    try:
+        shared.mkdir(mode=0o700, exist_ok=True)
+        (mine / shared.name).symlink_to(shared, target_is_directory=True)
+    except OSError:
+        pass  # (without it the templates are made in here, and go with it)
+    saved = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = str(mine)
+    os.environ["TMPDIR"] = str(mine)  # the workers and the tools inherit it
+    try:
+        yield mine
+    finally:
+        tempfile.tempdir = saved[0]
+        if saved[1] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[1]
+        shutil.rmtree(mine, ignore_errors=True)
+
+
+def _quiet_resource_tracker() -> None:
+    """multiprocessing's resource tracker (it unlinks the pool's semaphores once the ingest has ended, however
+    it ended) started with its stderr on /dev/null: after a kill -9 it still cleans up, without a 'leaked
+    semaphore' warning on the user's terminal about objects it is removing."""
+    from multiprocessing import resource_tracker
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    saved = os.dup(2)
+    try:
+        sys.stderr.flush()
+        os.dup2(devnull, 2)
+        resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _die_with_parent() -> None:
@@ -321,6 +414,7 @@ class Pool:
             self._sigpipe = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         try:
             main.__spec__ = None
+            _quiet_resource_tracker()
             self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
                                             initargs=(self.scratch.name,))
             futures = [self.pool.submit(parse_chunk, chunk) for chunk in chunks(tasks, jobs)]

@@ -66,6 +66,7 @@ class IngestReport:
     runs_updated: int = 0
     runs_seen: int = 0
     errors: list[str] = field(default_factory=list)
+    aborted_on: str | None = None  # the file DuckDB aborted the transaction on (nothing of the ingest stored)
 
     @property
     def ok(self) -> bool:
@@ -117,14 +118,29 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
     files to pay for starting them, 1: all in this process."""
     began: list[Transaction] = []  # the ingest's transaction once it has begun
     try:
-        return _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait, keep_going=keep_going,
-                       jobs=jobs, began=began)
+        with parallel.private_temp():
+            left_out: dict[str, str] = {}
+            while True:
+                report = _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait,
+                                 keep_going=keep_going, jobs=jobs, began=began, left_out=left_out)
+                if not (keep_going and report.aborted_on) or report.aborted_on in left_out:
+                    return _with_left_out(report, left_out)
+                # DuckDB aborted the transaction on a file: nothing can be kept of it, so with --keep-going the
+                # ingest runs again without that file (its error stays listed, once)
+                left_out[report.aborted_on] = next(e for e in reversed(report.errors) if e.startswith(report.aborted_on))
+                began.clear()
     except KeyboardInterrupt:  # outside the transaction: before it began, or after it ended (closing the store)
         raise Interrupted(bool(began) and began[0].committed) from None
     except RuntimeError as exc:  # DuckDB's form of a Ctrl-C during a statement (creating the schema)
         if _is_interrupt(exc):
             raise Interrupted(bool(began) and began[0].committed) from None
         raise
+
+
+def _with_left_out(report: IngestReport, left_out: dict[str, str]) -> IngestReport:
+    """The errors of the files left out of the ingest (DuckDB aborted on them), listed with the others."""
+    report.errors[:0] = list(left_out.values())
+    return report
 
 
 def _is_interrupt(exc: BaseException) -> bool:
@@ -145,14 +161,20 @@ def _pooled(work: list[tuple[Path, Detection]], runs: dict, jobs: int | None,
     return (small, n) if n > 1 else (set(), 1)
 
 
-def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wait,
-            keep_going: bool = False, jobs: int | None = None, began: list | None = None) -> IngestReport:
-    report = IngestReport(db=str(db_path))
-    # 1. discover and detect (no database needed yet)
+# The largest run.toml / host.toml read: far above what tools/collect writes, far below what one stored row can
+# hold (DuckDB reads each row as one JSON object of at most 16 MB).
+RUN_METADATA_BYTES = 1 << 20
+
+
+def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str]):
+    """Walk and detect (no database needed yet): the detected files by run directory, each run directory's walk
+    root, the directories walked whole and each run directory's host=<name>/ subdirectories. ``left_out``: files
+    not read (path -> why), listed as failed."""
     by_dir: dict[Path, list[Detection]] = defaultdict(list)
     roots: dict[Path, Path] = {}
     whole: set[Path] = set()  # directories walked whole: their set of files is known
     host_dirs: dict[Path, set[str]] = defaultdict(set)  # run directory -> its host=<name>/ subdirectories
+    oversized: dict[Path, str] = {}  # run directory -> the error of its run.toml or host.toml
     for w in walk_files([Path(p) for p in paths]):
         if w.link:
             report.files.append(FileResult(str(w.path), None, "skipped", reason=w.link))
@@ -162,15 +184,34 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
         run_dir = parent.parent if host_key is not None else parent
         if w.whole_dir:
             whole.add(run_dir)
+        if str(w.path) in left_out:
+            report.files.append(FileResult(str(w.path), None, "failed", reason=left_out[str(w.path)]))
+            continue
         d = detect(w.path)
         if d.format is None:
             if d.reason != "run metadata":
                 report.files.append(FileResult(str(w.path), None, "skipped", reason=d.reason))
+            elif (size := w.path.stat().st_size) > RUN_METADATA_BYTES:
+                oversized[run_dir] = (f"{w.path}: expected a run description of at most {RUN_METADATA_BYTES:,} bytes "
+                                      f"(tools/collect writes a few kB), found {size:,} bytes (a file written over?); "
+                                      "nothing of this run is stored")
             continue
         by_dir[run_dir].append(d)
         roots[run_dir] = w.root
         if host_key is not None:
             host_dirs[run_dir].add(host_key)
+    for run_dir, error in sorted(oversized.items()):  # the run is refused whole, as for any error of its run.toml
+        report.errors.append(error)
+        for d in by_dir.pop(run_dir, []):
+            report.files.append(FileResult(str(d.path), None, "failed", d.format.name, reason=error))
+    return by_dir, roots, whole, host_dirs
+
+
+def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wait,
+            keep_going: bool = False, jobs: int | None = None, began: list | None = None,
+            left_out: dict[str, str] | None = None) -> IngestReport:
+    report = IngestReport(db=str(db_path))
+    by_dir, roots, whole, host_dirs = _discover(paths, report, left_out or {})
     for run_dir in [d for d, dets in by_dir.items() if all(x.format.attachment for x in dets)]:
         for d in by_dir.pop(run_dir):  # scripts beside a plan, not in a run directory: not a run
             report.files.append(FileResult(str(d.path), None, "skipped",
@@ -268,8 +309,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                                                                   fallback, report))
                         except _Aborted:
                             report.files.append(FileResult(str(d.path), runs[r_dir].run_id, "failed",
-                                                           d.format.name, reason=report.errors[-2]
-                                                           if len(report.errors) > 1 else None))
+                                                           d.format.name, reason=report.errors[-1]))
                             return False
                     if fallback.rows:  # (only when every check ended: after a Ctrl-C or an aborted
                         store.insert_rows("sources", fallback.rows)  # statement the transaction is void)
@@ -303,7 +343,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         res = _ingest_file(store, run, det, report)
                 except _Aborted:
                     report.files.append(FileResult(str(det.path), run.run_id, "failed", det.format.name,
-                                                   reason=report.errors[-2] if len(report.errors) > 1 else None))
+                                                   reason=report.errors[-1]))
                     aborted = True
                     break
                 report.files.append(res)
@@ -814,8 +854,9 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
         try:
             store.delete_source(sid)
         except duckdb.TransactionException:  # the parser's load aborted the transaction: nothing is stored
-            report.errors.append(f"{path}: the ingest stopped here (DuckDB aborted the transaction on this "
-                                 "file); nothing was stored; fix or remove the file and ingest again")
+            report.errors[-1] += ("; DuckDB aborted the ingest's transaction on this file: fix or remove it and "
+                                  "ingest again (--keep-going stores the other files without it)")
+            report.aborted_on = str(path)
             raise _Aborted() from None
         return FileResult(str(path), run.run_id, "failed", fmt.name, reason=str(exc))
     except KansokuError as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from kansoku.errors import KansokuError, ParseError
+from kansoku.parsers import bounds
 from kansoku.parsers.base import SNIFF_BYTES, FileHead, Format, MetricDef, ParserModule, Sink
 
 
@@ -35,7 +36,7 @@ def modules() -> tuple[ParserModule, ...]:
     return tuple(sorted(found, key=lambda m: m.name))
 
 
-_LINE_IN_MESSAGE = re.compile(r"(?:Line|line)[: ]+(\d+)")
+_LINE_IN_MESSAGE = re.compile(r"(?:Line|line)[: ]+(\d+)", re.ASCII)
 
 
 def guarded(name: str, parse: Callable[[Path, Sink], None]) -> Callable[[Path, Sink], None]:
@@ -47,6 +48,7 @@ def guarded(name: str, parse: Callable[[Path, Sink], None]) -> Callable[[Path, S
     @wraps(parse)
     def run(path: Path, sink: Sink) -> None:
         try:
+            bounds.check_text(path, name)  # what no parser should have to meet: a line too long, a doubled file
             parse(path, sink)
         except KansokuError:
             raise

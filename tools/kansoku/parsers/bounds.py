@@ -10,16 +10,23 @@ printed with one warning per bound naming the first line.
 ``unique`` declares the columns that identify one row of a file: a repeat is a file holding its lines
 twice (concatenated, appended twice), which would be counted twice; it is refused.
 
+``TEXT`` declares, per format, the longest line the tool can print, and whether its content may repeat: before a
+file is parsed (``check_text``) a longer line is refused with its line (a reader skipping it would lose the
+lines it swallowed without a word), and so is a file whose second half repeats its first byte for byte (a log
+appended to itself: every count doubled), whatever the format's tables declare.
+
 The tables are data: ``docs/formats.md`` quotes them, and ``tests/test_bounds.py`` checks every bound of
 every table both ways (a value just inside is stored, one outside is refused).
 """
 
 from __future__ import annotations
 
+import gzip
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterator
 
 from kansoku.errors import ParseError
 
@@ -222,3 +229,135 @@ def for_format(format_name: str) -> tuple[TableBounds, ...]:
         if any(f.name == format_name for f in m.formats):
             return tuple(m.bounds)
     return ()
+
+
+# -- lines and appended copies (every format, before its parse) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextBounds:
+    """What one line of a format can hold, in bytes (None: a binary format, no lines), and whether the tool may
+    print the same content twice in one file (``repeats``: a script whose statements repeat)."""
+
+    longest_line: int | None
+    why: str
+    repeats: bool = False
+
+
+NUMBERS = TextBounds(4 << 10, "a line of a few numbers")
+REPORT = TextBounds(1 << 20, "a line of a tool's report")
+# Lines that carry statement text, strings or symbol names the tool prints whole; kept well below DuckDB's
+# largest JSON object (16 MB), through which every row is stored.
+STATEMENTS = TextBounds(8 << 20, "a line holding statement text, strings or symbol names")
+BINARY = TextBounds(None, "a binary file")
+
+TEXT: dict[str, TextBounds] = {
+    "pgbench-txlog": NUMBERS, "pgbench-aggregate": NUMBERS,
+    "pgbench-stdout": STATEMENTS, "pgbench-init": REPORT,
+    "pgbench-script": TextBounds(STATEMENTS.longest_line, STATEMENTS.why, repeats=True),
+    "postgres-log": STATEMENTS, "postgres-csvlog": STATEMENTS, "postgres-jsonlog": STATEMENTS,
+    "pg-stat-csv": STATEMENTS, "pg-stat-replication-csv": REPORT, "pg_test_fsync": REPORT,
+    "fio-json": REPORT, "fio-text": REPORT, "fio-log": NUMBERS,
+    "perf-script": STATEMENTS, "folded-stacks": STATEMENTS, "strace-stacks": STATEMENTS,
+    "strace-summary": REPORT, "strace-messages": TextBounds(STATEMENTS.longest_line, STATEMENTS.why, repeats=True),
+    "explain-json": STATEMENTS, "psql-timing": STATEMENTS,
+    "published-table": REPORT, "published-csv": REPORT,
+    "sa-binary": BINARY, "sadf-json": REPORT, "sadf-csv": REPORT, "sadf-xml": REPORT, "sadf-p": REPORT,
+    "sar-text": REPORT, "iostat-text": REPORT, "iostat-json": REPORT, "mpstat-text": REPORT, "mpstat-json": REPORT,
+    "pidstat-text": REPORT, "vmstat-text": REPORT,
+}
+_CHUNK = 1 << 20
+
+
+def check_text(path: Path, format_name: str) -> None:
+    """Refuse, with its line, a line longer than the format's tools print, and a file whose second half repeats
+    its first (appended to itself); a gzip-compressed file is judged by its text. One pass at ``find`` speed."""
+    tb = TEXT.get(format_name, REPORT)
+    if tb.longest_line is None:
+        return
+    with open(path, "rb") as fh:
+        compressed = fh.read(2) == b"\x1f\x8b"
+    if not tb.repeats:
+        _refuse_appended_copy(path)
+
+    def opened():
+        return gzip.open(path, "rb") if compressed else open(path, "rb")
+
+    try:
+        with opened() as fh:
+            at = _long_line_at(iter(lambda: fh.read(_CHUNK), b""), tb.longest_line)
+    except (OSError, EOFError):  # a gzip stream cut short or damaged: the parser says so in its words
+        return
+    if at is None:
+        return
+    offset, length = at
+    with opened() as fh:  # the error's line: counted again, only now (counting costs more than the search)
+        line, done = 1, 0
+        while done < offset and (chunk := fh.read(min(_CHUNK, offset - done))):
+            line += chunk.count(b"\n")
+            done += len(chunk)
+    raise ParseError(path, line, f"lines of at most {tb.longest_line:,} bytes ({tb.why}); a longer line is damage "
+                                 "(garbage written over the file, a missing line end) that a reader would skip "
+                                 "with the lines it swallowed; nothing of the file is counted",
+                     f"a line of {length} bytes")
+
+
+def _long_line_at(chunks: Iterator[bytes], limit: int) -> tuple[int, str] | None:
+    """(byte offset where a line longer than ``limit`` starts, its length as text), or None."""
+    step = max(1, limit // 2)  # a line longer than ``limit`` holds a whole aligned block of ``step`` bytes
+    run = 0  # bytes of the current line before this chunk
+    offset = 0  # of this chunk in the stream
+    for chunk in chunks:
+        first = chunk.find(b"\n")
+        if first < 0:
+            run += len(chunk)
+            if run > limit:
+                return offset + len(chunk) - run, f"more than {limit:,}"
+            offset += len(chunk)
+            continue
+        if run + first > limit:
+            return offset - run, f"{run + first:,}"
+        last = chunk.rfind(b"\n")
+        if last - first - 1 > limit:  # lines wholly inside the chunk: aligned blocks, each searched for a newline
+            p = first + 1
+            while p + step <= last:
+                if chunk.find(b"\n", p, p + step) >= 0:
+                    p += step
+                    continue
+                start = chunk.rfind(b"\n", 0, p) + 1
+                end = chunk.find(b"\n", p + step)
+                if end - start > limit:
+                    return offset + start, f"{end - start:,}"
+                p = end + 1
+        run = len(chunk) - last - 1
+        offset += len(chunk)
+    if run > limit:  # the last line, without its newline
+        return offset - run, f"{run:,}"
+    return None
+
+
+def _refuse_appended_copy(path: Path) -> None:
+    size = path.stat().st_size
+    half = size // 2
+    if size % 2 or not half:
+        return
+    with open(path, "rb") as a, open(path, "rb") as b:
+        b.seek(half)
+        first = a.read(min(half, 4096))
+        if first != b.read(len(first)):
+            return  # (almost every file: one small read at its middle)
+        a.seek(0)
+        b.seek(half)
+        newlines = 0
+        done = 0
+        while done < half:
+            x, y = a.read(min(_CHUNK, half - done)), b.read(min(_CHUNK, half - done))
+            if x != y or not x:
+                return
+            newlines += x.count(b"\n")
+            done += len(x)
+    if not newlines:
+        return  # a single line: nothing to count twice
+    raise ParseError(path, newlines + 1, "the tool's output once, but from this line on the file repeats its "
+                                         f"first {newlines:,} lines byte for byte (a file appended to itself?); "
+                                         "every count would be doubled: nothing of it is counted", None)

@@ -236,7 +236,7 @@ def _bytes(value: float, unit: str, kb_iec: bool) -> float:
 
 def _suffixed(tok: str) -> float:
     """'16.3k' -> 16300, '1805.8K' -> 1805800, '2' -> 2."""
-    m = re.fullmatch(r"([-+]?\d+(?:\.\d*)?)([kKmMgG]?)", tok.strip())
+    m = re.fullmatch(r"([-+]?\d+(?:\.\d*)?)([kKmMgG]?)", tok.strip(), flags=re.ASCII)
     if not m:
         raise ValueError(tok)
     return float(m.group(1)) * {"": 1, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9}[m.group(2)]
@@ -245,14 +245,14 @@ def _suffixed(tok: str) -> float:
 def _bs_bytes(bs: str | None) -> int | None:
     if not bs:
         return None
-    m = re.search(r"(\d+(?:\.\d+)?)\s*([kKmMgG]?)(i?)B?", str(bs))
+    m = re.search(r"(\d+(?:\.\d+)?)\s*([kKmMgG]?)(i?)B?", str(bs), flags=re.ASCII)
     if not m:
         return None
     return int(float(m.group(1)) * _IEC[m.group(2).upper()])
 
 
 def _version_tuple(v: str | None) -> tuple[int, ...]:
-    m = re.match(r"fio-(\d+)\.(\d+)(?:\.(\d+))?", v or "")
+    m = re.match(r"fio-(\d+)\.(\d+)(?:\.(\d+))?", v or "", flags=re.ASCII)
     return tuple(int(x) for x in m.groups() if x is not None) if m else ()
 
 
@@ -585,7 +585,7 @@ TERSE_VERSIONS = {
     5: (True, ("read", "write", "trim"), _TERSE_V5_EXTRA),
 }
 _TERSE_TAIL = 5 + 7 + 10 + 12  # cpu, IO depths, lat us, lat ms
-_TERSE_LINE = re.compile(r"^(\d+);[^;\n]*;[^\n]*$")
+_TERSE_LINE = re.compile(r"^(\d+);[^;\n]*;[^\n]*$", re.ASCII)
 
 
 def _is_terse(line: str, strict: bool = True) -> bool:
@@ -649,7 +649,7 @@ def _parse_terse(line: str, lineno: int, path: Path, out: _Out, truncated: bool)
               "sys_cpu_pct": _f(cpu[1]), "fio_version": fio_version, "line": lineno}
     out.add_job("terse", jobrow, {}, directions, pcts)
     rest = fields[pos:]
-    while len(rest) >= 9 and rest[8].endswith("%") and not re.fullmatch(r"[\d.]+%?", rest[0]):
+    while len(rest) >= 9 and rest[8].endswith("%") and not re.fullmatch(r"[\d.]+%?", rest[0], flags=re.ASCII):
         r = rest[:9]
         try:
             out.disks.append({"report_format": "terse", "device": r[0], "read_ios": int(r[1]),
@@ -664,29 +664,29 @@ def _parse_terse(line: str, lineno: int, path: Path, out: _Out, truncated: bool)
 # -- normal text ------------------------------------------------------------------------------
 
 _BANNER = re.compile(r"^(?P<name>.+?): \(g=(?P<g>\d+)\): rw=(?P<rw>[^,]+), bs=(?P<bs>.+?), "
-                     r"ioengine=(?P<ioengine>[^,]+), iodepth=(?P<iodepth>\d+)")
-_JOB = re.compile(r"^(?P<name>.+?): \(groupid=(?P<g>\d+), jobs=(?P<jobs>\d+)\): err=\s*(?P<err>-?\d+)")
-_VERSION = re.compile(r"^(fio-\d+\.\d+\S*)\s*$")
+                     r"ioengine=(?P<ioengine>[^,]+), iodepth=(?P<iodepth>\d+)", re.ASCII)
+_JOB = re.compile(r"^(?P<name>.+?): \(groupid=(?P<g>\d+), jobs=(?P<jobs>\d+)\): err=\s*(?P<err>-?\d+)", re.ASCII)
+_VERSION = re.compile(r"^(fio-\d+\.\d+\S*)\s*$", re.ASCII)
 _DIR3 = re.compile(r"^\s+(?P<dir>read|write|trim|mixed)\s*: IOPS=(?P<iops>[\d.]+[kKMG]?), "
                    r"BW=(?P<bw>[\d.]+)(?P<bwu>[kKMGTP]?i?B)/s \([^)]*\)"
-                   r"\((?P<io>[\d.]+)(?P<iou>[kKMGTP]?i?B)/(?P<rt>\d+)msec\)")
+                   r"\((?P<io>[\d.]+)(?P<iou>[kKMGTP]?i?B)/(?P<rt>\d+)msec\)", re.ASCII)
 _DIR2 = re.compile(r"^\s+(?P<dir>read|write|trim|mixed)\s*: io=(?P<io>[\d.]+)(?P<iou>[KMGTP]?B), "
-                   r"bw=(?P<bw>[\d.]+)(?P<bwu>[KMGTP]?B)/s, iops=(?P<iops>[\d.]+[kKM]?)\s*, runt=\s*(?P<rt>\d+)msec")
+                   r"bw=(?P<bw>[\d.]+)(?P<bwu>[KMGTP]?B)/s, iops=(?P<iops>[\d.]+[kKM]?)\s*, runt=\s*(?P<rt>\d+)msec", re.ASCII)
 _LAT = re.compile(r"^\s+(?P<kind>slat|clat|lat|sync)\s*\((?P<unit>nsec|usec|msec|sec)\): min=\s*(?P<min>[\d.]+[kKM]?)\s*, "
                   r"max=\s*(?P<max>[\d.]+[kKM]?)\s*, avg=\s*(?P<avg>[\d.]+[kKM]?)\s*, "
-                  r"stdev=\s*(?P<sd>[\d.]+[kKM]?)")
+                  r"stdev=\s*(?P<sd>[\d.]+[kKM]?)", re.ASCII)
 _PCT_HEAD = re.compile(r"^\s+(?P<kind>clat|lat|sync) percentiles \((?P<unit>nsec|usec|msec)\):")
-_PCT_ITEM = re.compile(r"(?P<p>[\d.]+)th=\[\s*(?P<v>\d+)\]")
+_PCT_ITEM = re.compile(r"(?P<p>[\d.]+)th=\[\s*(?P<v>\d+)\]", re.ASCII)
 _BW = re.compile(r"^\s+bw \(\s*(?P<u>[KMG]i?B)\s*/s\)\s*: min=\s*(?P<min>[\d.]+), max=\s*(?P<max>[\d.]+), "
-                 r"per=\s*[\d.]+%, avg=\s*(?P<avg>[\d.]+), stdev=\s*[\d.]+(?:, samples=\s*(?P<n>\d+))?")
-_IOPS = re.compile(r"^\s+iops\s*: min=\s*\d+, max=\s*\d+, avg=\s*(?P<avg>[\d.]+)")
-_CPU = re.compile(r"^\s+cpu\s*: usr=(?P<usr>[\d.]+)%, sys=(?P<sys>[\d.]+)%")
+                 r"per=\s*[\d.]+%, avg=\s*(?P<avg>[\d.]+), stdev=\s*[\d.]+(?:, samples=\s*(?P<n>\d+))?", re.ASCII)
+_IOPS = re.compile(r"^\s+iops\s*: min=\s*\d+, max=\s*\d+, avg=\s*(?P<avg>[\d.]+)", re.ASCII)
+_CPU = re.compile(r"^\s+cpu\s*: usr=(?P<usr>[\d.]+)%, sys=(?P<sys>[\d.]+)%", re.ASCII)
 _ISSUED = re.compile(r"^\s+issued[ a-z]*: total=(?P<t>\S+)")
 _SYNC_HEAD = re.compile(r"^\s+fsync/fdatasync/sync_file_range:")
 _DISK_HEAD = re.compile(r"^Disk stats \(read/write\):")
 _DISK = re.compile(r"^\s+(?P<dev>[^\s:]+): ios=(?P<r>\d+)/(?P<w>\d+),(?: sectors=\d+/\d+,)? merge=(?P<rm>\d+)/(?P<wm>\d+), "
-                   r"ticks=(?P<rt>\d+)/(?P<wt>\d+), in_queue=(?P<q>\d+), util=(?P<u>[\d.]+)%")
-_STATUS = re.compile(r"^Run status group \d+")
+                   r"ticks=(?P<rt>\d+)/(?P<wt>\d+), in_queue=(?P<q>\d+), util=(?P<u>[\d.]+)%", re.ASCII)
+_STATUS = re.compile(r"^Run status group \d+", re.ASCII)
 
 
 def sniff_text(head: FileHead) -> bool:
@@ -836,7 +836,7 @@ def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> N
                 continue
             m = _ISSUED.match(line)
             if m:
-                job["issued"] = [int(x) for x in re.findall(r"\d+", m.group("t").split("short")[0])]
+                job["issued"] = [int(x) for x in re.findall(r"\d+", m.group("t").split("short")[0], flags=re.ASCII)]
                 continue
         except (ValueError, KeyError) as exc:
             if truncated and is_last:
@@ -868,7 +868,7 @@ def parse_text(path: Path, sink: Sink) -> None:
 
 
 # The lines fio prints before any result: 'NAME: (g=0): rw=..., ioengine=...', 'fio-3.33', 'Starting N process'.
-_BANNER_ONLY = re.compile(r"^\S+: \(g=\d+\): rw=.*$|^Starting \d+ (?:process|thread)", re.M)
+_BANNER_ONLY = re.compile(r"^\S+: \(g=\d+\): rw=.*$|^Starting \d+ (?:process|thread)", re.M | re.ASCII)
 
 
 FORMATS = [

@@ -36,8 +36,8 @@ CREATE TABLE IF NOT EXISTS fio_log (
 );
 """
 
-_LINE = re.compile(r"^\d+, \d+, [012], \d+, \d+(?:, \d+)?$")
-_NAME = re.compile(r"_(bw|lat|clat|slat|iops)\.(\d+)\.log$")
+_LINE = re.compile(r"^\d+, \d+, [012], \d+, \d+(?:, \d+)?$", re.ASCII)
+_NAME = re.compile(r"_(bw|lat|clat|slat|iops)\.(\d+)\.log$", re.ASCII)
 _UNIT = {"bw": "KiB/s", "iops": "IOPS"}
 
 
@@ -53,7 +53,7 @@ def sniff_fio_log(head: FileHead) -> bool:
 def _latency_unit(sink: Sink) -> tuple[str, bool]:
     meta = getattr(sink, "run_meta", None) or {}
     v = meta.get("versions", {}).get("fio") if isinstance(meta.get("versions"), dict) else None
-    m = re.search(r"fio-(\d+)\.", v) if isinstance(v, str) else None
+    m = re.search(r"fio-(\d+)\.", v, flags=re.ASCII) if isinstance(v, str) else None
     if m:
         return ("ns" if int(m.group(1)) >= 3 else "us"), False
     return "ns", True

@@ -104,7 +104,7 @@ def parse(path: Path, sink: Sink) -> None:
                "sync_state": cells.get("sync_state") or None}
         prio = cells.get("sync_priority", "")
         if prio:
-            if not prio.lstrip("-").isdigit():
+            if not (prio.isascii() and prio.lstrip("-").isdigit()):  # (isdigit alone takes "１２")
                 raise ParseError(path, lineno, "an integer sync_priority", prio)
             rec["sync_priority"] = int(prio)
         for c in NUMBERS:

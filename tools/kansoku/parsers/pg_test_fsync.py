@@ -89,18 +89,18 @@ METRICS = [
 
 # (regex on the heading, section key). docs/formats.md §7; texts identical from 9.1 to 18.
 SECTIONS: list[tuple[re.Pattern, str]] = [
-    (re.compile(r"^Compare file sync methods using one (?P<kb>\d+)kB write:\s*$"), "one_write"),
-    (re.compile(r"^Compare file sync methods using two (?P<kb>\d+)kB writes:\s*$"), "two_writes"),
+    (re.compile(r"^Compare file sync methods using one (?P<kb>\d+)kB write:\s*$", re.ASCII), "one_write"),
+    (re.compile(r"^Compare file sync methods using two (?P<kb>\d+)kB writes:\s*$", re.ASCII), "two_writes"),
     (re.compile(r"^Compare open_sync with different write sizes:\s*$"), "open_sync_sizes"),
     (re.compile(r"^Test if fsync on non-write file descriptor is honou?red:\s*$"), "fsync_other_descriptor"),
-    (re.compile(r"^Non-[Ss]ync'ed (?P<kb>\d+)kB writes:\s*$"), "non_sync_write"),
+    (re.compile(r"^Non-[Ss]ync'ed (?P<kb>\d+)kB writes:\s*$", re.ASCII), "non_sync_write"),
 ]
 _OPS = re.compile(r"^\s+(?P<label>\S.*?)\s+(?P<ops>\d+(?:\.\d+)?) ops/sec"
-                  r"(?:\s+(?P<us>\d+(?:\.\d+)?) usecs/op)?\s*$")
+                  r"(?:\s+(?P<us>\d+(?:\.\d+)?) usecs/op)?\s*$", re.ASCII)
 _NA = re.compile(r"^\s+(?P<label>\S.*?)\s+(?P<na>n/a\*?)\s*$")
-_SECONDS = re.compile(r"^(?P<n>\d+) seconds? per test\s*$")
-_OPERATIONS = re.compile(r"^(?P<n>\d+) operations per test\s*$")
-_SIZE_LABEL = re.compile(r"^(?:(?P<count>\d+) \*\s*)?(?P<kb>\d+)kB open_sync writes?$")
+_SECONDS = re.compile(r"^(?P<n>\d+) seconds? per test\s*$", re.ASCII)
+_OPERATIONS = re.compile(r"^(?P<n>\d+) operations per test\s*$", re.ASCII)
+_SIZE_LABEL = re.compile(r"^(?:(?P<count>\d+) \*\s*)?(?P<kb>\d+)kB open_sync writes?$", re.ASCII)
 
 
 def sniff(head: FileHead) -> bool:

@@ -68,8 +68,8 @@ TABLES = ["pg_checkpoints"]
 # -- line prefix: the time ---------------------------------------------------------------------------
 # %m / %t: '2026-11-23 11:06:20.149 JST' / '2026-11-23 11:06:20 JST'; %n: '1700000000.149'.
 _TS = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2}(?:\.\d+)?) "
-                 r"(?P<tz>[A-Za-z]{1,6}|[+-]\d{2}(?::?\d{2})?)\b")
-_EPOCH = re.compile(r"(?<![\d.])(?P<epoch>\d{10}\.\d{3})(?![\d.])")
+                 r"(?P<tz>[A-Za-z]{1,6}|[+-]\d{2}(?::?\d{2})?)\b", re.ASCII)
+_EPOCH = re.compile(r"(?<![\d.])(?P<epoch>\d{10}\.\d{3})(?![\d.])", re.ASCII)
 
 # Time zone abbreviations PostgreSQL prints for log_timezone, with their UTC offset (hours). Only
 # abbreviations that mean one offset are listed: CST (US or China) and IST (India, Israel, Ireland)
@@ -88,7 +88,7 @@ _SEVERITY = r"(?:LOG|DEBUG[1-5]?|INFO|NOTICE|WARNING|ERROR|FATAL|PANIC|DETAIL|HI
 _MESSAGE = re.compile(rf"(?:^|\s)(?P<severity>{_SEVERITY}):  (?P<msg>.*)$")
 _STARTING = re.compile(r"^(?P<kind>checkpoint|restartpoint) starting:(?P<flags>.*)$")
 _COMPLETE = re.compile(r"^(?P<kind>checkpoint|restartpoint) complete: ")
-_VERSION = re.compile(r"starting PostgreSQL (\d+(?:\.\d+)*)")
+_VERSION = re.compile(r"starting PostgreSQL (\d+(?:\.\d+)*)", re.ASCII)
 
 _N, _F, _S = r"(\d+)", r"(\d+(?:\.\d+)?)", r"(\d+\.\d{3}) s"
 _LSN = r"([0-9A-F]+/[0-9A-F]+)"
@@ -179,7 +179,7 @@ def line_time(prefix: str) -> tuple[datetime | None, str | None]:
 # and jsonlog (15+: "timestamp", "error_severity", "message").
 Record = tuple[int, str, str, str]
 _CSV_TIME, _CSV_SEVERITY, _CSV_MESSAGE = 0, 11, 13
-_CSV_HEAD = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \S+,")
+_CSV_HEAD = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \S+,", re.ASCII)
 
 
 def _stderr_records(fh: TextIO) -> Iterator[Record]:
@@ -300,7 +300,9 @@ def parse_json(path: Path, sink: Sink) -> None:
 # What a PostgreSQL server log can say of a checkpoint (parsers/bounds.py): times of a real clock, seconds and
 # counts never negative, buffers written as a share of shared_buffers printed with one decimal.
 BOUNDS = [
-    TableBounds("pg_checkpoints", line="coalesce(start_line, end_line)", bounds=(
+    # one server logs a checkpoint once: the same start and end twice is a log holding its lines twice
+    TableBounds("pg_checkpoints", line="coalesce(start_line, end_line)", unique=("kind", "start_ts", "end_ts"),
+                unique_what="checkpoint", bounds=(
         Bound("start_ts", EARLIEST, LATEST, "a log line's time"),
         Bound("end_ts", EARLIEST, LATEST, "a log line's time"),
         Bound("buffers_written", 0, MOST, "a count"),

@@ -46,7 +46,7 @@ ENVIRONMENT_KEYS = {"machine", "cpu", "cores", "memory", "storage", "os", "softw
                     "source"}  # source: where the report states its environment (section, table, slide)
 COLUMN_KEYS = {"factor", "metric", "factors", "unit", "ignore"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$", re.ASCII)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS published_tables (

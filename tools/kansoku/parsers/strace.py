@@ -160,8 +160,8 @@ METRICS = [
 
 _DASHES = re.compile(r"^[ -]*-[ -]*$")
 _PERSONALITY = re.compile(r"^System call usage summary for (?P<p>.+?) mode:\s*$")
-_PROCESS = re.compile(r"^(?:\^C)?strace: Process (?P<pid>\d+) (?P<ev>attached|detached|resumed|suspended)\b")
-_NUMBER = re.compile(r"^-?(?:\d+(?:[.,]\d*)?|[.,]\d+)$|^-?nan$", re.I)
+_PROCESS = re.compile(r"^(?:\^C)?strace: Process (?P<pid>\d+) (?P<ev>attached|detached|resumed|suspended)\b", re.ASCII)
+_NUMBER = re.compile(r"^-?(?:\d+(?:[.,]\d*)?|[.,]\d+)$|^-?nan$", re.I | re.ASCII)
 _SYSCALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -329,7 +329,7 @@ class _Table:
     seen_second_dash: bool = False
 
 
-_LOOKS_LIKE_ROW = re.compile(r"^\s*\d+(?:[.,]\d+)?\s+\d\S*\s+.*\s(?:[a-z_][a-z0-9_]*)\s*$")
+_LOOKS_LIKE_ROW = re.compile(r"^\s*\d+(?:[.,]\d+)?\s+\d\S*\s+.*\s(?:[a-z_][a-z0-9_]*)\s*$", re.ASCII)
 
 
 def _parse_row(line: str, table: _Table) -> dict | None:
@@ -353,7 +353,7 @@ def _parse_row(line: str, table: _Table) -> dict | None:
                 return None
             if "," in tok:
                 table.decimal_comma = True
-            if col in INT_COLUMNS and not tok.lstrip("-").isdigit() and tok.lower().lstrip("-") != "nan":
+            if col in INT_COLUMNS and not (tok.isascii() and tok.lstrip("-").isdigit()) and tok.lower().lstrip("-") != "nan":
                 return None  # a decimal in a count column (calls, errors): not a row strace prints
             row[col] = _num(tok, col)
     if "syscall" not in row:

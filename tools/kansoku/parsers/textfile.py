@@ -4,6 +4,7 @@ character cut by a killed tool at the very end tolerated), errors naming file an
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,42 @@ def read_text(path: Path, what: str) -> str:
             return data[: exc.start].decode("utf-8", errors="replace")
         raise ParseError(path, data[: exc.start].count(b"\n") + 1, f"UTF-8 text ({what})",
                          "undecodable bytes") from None
+
+
+def is_gzip(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+def stream_lines(path: Path, what: str):
+    """The file's lines one at a time, as (line number, text without its line end, cut): ``cut`` marks a last
+    line without its newline. Memory stays that of one line whatever the file's length. A NUL byte or bytes
+    that are not UTF-8 are an error naming the line; so is a gzip stream cut short or damaged."""
+    compressed = is_gzip(path)
+    fh = gzip.open(path, "rb") if compressed else open(path, "rb")
+    lineno = 0
+    try:
+        with fh:
+            for raw in fh:
+                lineno += 1
+                if b"\x00" in raw:
+                    raise ParseError(path, lineno, f"text ({what})", "a NUL byte")
+                cut = not raw.endswith(b"\n")
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    if cut and exc.start >= len(raw) - 3:  # a character cut by a killed tool at the very end
+                        text = raw[:exc.start].decode("utf-8", errors="replace")
+                        yield lineno, text.removesuffix("\r"), cut
+                        continue
+                    raise ParseError(path, lineno, f"UTF-8 text ({what})",
+                                     f"the byte {raw[exc.start:exc.start + 1]!r} at column {exc.start + 1}") from None
+                yield lineno, text.rstrip("\n").removesuffix("\r"), cut
+    except (OSError, EOFError) as exc:
+        if not compressed:
+            raise
+        raise ParseError(path, lineno or None, f"a complete gzip stream ({what})",
+                         f"{type(exc).__name__}: {' '.join(str(exc).split())[:100]} (cut short?)") from None
 
 
 def split_lines(text: str) -> tuple[list[str], bool]:

@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS pgbench_init (
 _INIT_STEPS = re.compile(r"^(dropping old tables|creating tables|generating data(?: \((?P<mode>client-side|server-side)\))?|"
                          r"vacuuming|creating primary keys|creating foreign keys|set primary keys|done)\.{0,3}\s*$")
 _INIT_TUPLES = re.compile(r"^(?P<n>\d+) of (?P<m>\d+) tuples \(\d+%\) (?:done|of pgbench_accounts done)"
-                          r"(?: \(elapsed (?P<el>" + NUM + r") s, remaining (?:" + NUM + r") s\))?\.?\s*$")
+                          r"(?: \(elapsed (?P<el>" + NUM + r") s, remaining (?:" + NUM + r") s\))?\.?\s*$", re.ASCII)
 _INIT_DONE = re.compile(r"^done in (?P<total>" + NUM + r") s \((?P<parts>.*)\)\.?\s*$")
 _INIT_PART = re.compile(r"(drop tables|create tables|(?:client|server)-side generate|vacuum|primary keys|foreign keys) "
                         r"(" + NUM + r") s")

@@ -226,32 +226,32 @@ _PROGRESS = re.compile(
     r"stddev (?P<sd>" + NUM + r")(?P<rest>.*)$"
 )
 _PROGRESS_PARTS = {
-    "failed": re.compile(r", (\d+) failed"),
+    "failed": re.compile(r", (\d+) failed", re.ASCII),
     "lag_ms": re.compile(r", lag (" + NUM + r") ms"),
-    "skipped": re.compile(r", (\d+) skipped"),
-    "retried": re.compile(r", (\d+) retried"),
-    "retries": re.compile(r", (\d+) retries"),
+    "skipped": re.compile(r", (\d+) skipped", re.ASCII),
+    "retried": re.compile(r", (\d+) retried", re.ASCII),
+    "retries": re.compile(r", (\d+) retries", re.ASCII),
 }
-_SCRIPT_HEAD = re.compile(r"^SQL script (?P<no>\d+): (?P<name>.+?)\s*$")
+_SCRIPT_HEAD = re.compile(r"^SQL script (?P<no>\d+): (?P<name>.+?)\s*$", re.ASCII)
 _SCRIPT_LINES = [
-    (re.compile(r"^ - weight: (\d+) \(targets (" + NUM + r")% of total\)"), ("weight", "weight_pct")),
-    (re.compile(r"^ - (\d+) transactions \((" + NUM + r")% of total, tps = (" + NUM + r")\)"),
+    (re.compile(r"^ - weight: (\d+) \(targets (" + NUM + r")% of total\)", re.ASCII), ("weight", "weight_pct")),
+    (re.compile(r"^ - (\d+) transactions \((" + NUM + r")% of total, tps = (" + NUM + r")\)", re.ASCII),
      ("transactions", "transactions_pct", "tps")),
-    (re.compile(r"^ - (\d+) transactions \((" + NUM + r")% of total\)"), ("transactions", "transactions_pct")),
-    (re.compile(r"^ - number of transactions actually processed: (\d+) \(tps = (" + NUM + r")\)"),
+    (re.compile(r"^ - (\d+) transactions \((" + NUM + r")% of total\)", re.ASCII), ("transactions", "transactions_pct")),
+    (re.compile(r"^ - number of transactions actually processed: (\d+) \(tps = (" + NUM + r")\)", re.ASCII),
      ("transactions_processed", "tps")),
-    (re.compile(r"^ - number of failed transactions: (\d+)"), ("transactions_failed",)),
-    (re.compile(r"^ - number of transactions skipped: (\d+)"), ("transactions_skipped",)),
-    (re.compile(r"^ - number of transactions retried: (\d+)"), ("transactions_retried",)),
-    (re.compile(r"^ - total number of retries: (\d+)"), ("total_retries",)),
+    (re.compile(r"^ - number of failed transactions: (\d+)", re.ASCII), ("transactions_failed",)),
+    (re.compile(r"^ - number of transactions skipped: (\d+)", re.ASCII), ("transactions_skipped",)),
+    (re.compile(r"^ - number of transactions retried: (\d+)", re.ASCII), ("transactions_retried",)),
+    (re.compile(r"^ - total number of retries: (\d+)", re.ASCII), ("total_retries",)),
     (re.compile(r"^ - latency average = (" + NUM + r") ms"), ("latency_avg_ms",)),
     (re.compile(r"^ - latency stddev = (" + NUM + r") ms"), ("latency_stddev_ms",)),
 ]
 _INT_SCRIPT_KEYS = {"weight", "transactions", "transactions_failed", "transactions_processed",
                     "transactions_skipped", "transactions_retried", "total_retries"}
-_STMT_HEAD = re.compile(r"^(?: - )?statement latencies in milliseconds(?P<cols>[^:]*?)(?:, file (?P<file>\d+))?:\s*$")
-_ABORT = re.compile(r"(Run was aborted|client \d+ (?:script \d+ )?aborted|pgbench: fatal:)")
-_CLIENT_ABORT = re.compile(r"client (\d+) (?:script \d+ )?aborted")
+_STMT_HEAD = re.compile(r"^(?: - )?statement latencies in milliseconds(?P<cols>[^:]*?)(?:, file (?P<file>\d+))?:\s*$", re.ASCII)
+_ABORT = re.compile(r"(Run was aborted|client \d+ (?:script \d+ )?aborted|pgbench: fatal:)", re.ASCII)
+_CLIENT_ABORT = re.compile(r"client (\d+) (?:script \d+ )?aborted", re.ASCII)
 
 
 def sniff_stdout(head: FileHead) -> bool:
@@ -438,7 +438,7 @@ def _statement_row(line: str, cols: str) -> dict | None:
     n_counts = 2 if "retries" in cols else 1 if "failures" in cols else 0
     parts = rest.strip().split(None, n_counts)
     for key in ("failures", "retries")[:n_counts]:
-        if not parts or not parts[0].isdigit():
+        if not parts or not (parts[0].isascii() and parts[0].isdigit()):
             return None
         row[key] = int(parts.pop(0))
     row["statement"] = parts[0] if parts else ""

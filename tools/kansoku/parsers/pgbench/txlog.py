@@ -44,11 +44,11 @@ from kansoku.parsers.bounds import EARLIEST_EPOCH_S, LATEST_EPOCH_S, LONGEST_US,
 FAILURE_WORDS = ("skipped", "failed", "serialization", "deadlock")
 _TX_TIME = r"(?:\d+|" + "|".join(FAILURE_WORDS) + r")"
 # client_id transaction_no time script_no time_epoch time_us [lag] [retries]
-_TXLOG_LINE = re.compile(r"^(\d+) (\d+) (" + _TX_TIME + r") (\d+) (\d+) (\d+)((?: \d+){0,2})\s*$")
-_AGG_LINE = re.compile(r"^\d+(?: \d+)+\s*$")
+_TXLOG_LINE = re.compile(r"^(\d+) (\d+) (" + _TX_TIME + r") (\d+) (\d+) (\d+)((?: \d+){0,2})\s*$", re.ASCII)
+_AGG_LINE = re.compile(r"^\d+(?: \d+)+\s*$", re.ASCII)
 AGG_FIELD_COUNTS = {6: "9.3+ (no -R)", 10: "9.4+ with -R", 11: "9.5-14 with -R -L", 15: "15+"}
 EPOCH_MIN = 100_000_000  # 1973: smaller values are not Unix epoch seconds
-_THREAD_FILE = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.(?P<tid>\d+))?$")
+_THREAD_FILE = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.(?P<tid>\d+))?$", re.ASCII)
 
 # Per-transaction logs are the tables that reach billions of rows, so a row holds only what its line says:
 # what is the same for every line of a file (its source, its thread, which optional fields it has) is one row
@@ -432,8 +432,8 @@ def _check_siblings(path: Path, shape: Shape, siblings: list[Path]) -> None:
 
 
 _SUMMARY_HINTS = {
-    "rate_limit": re.compile(rb"rate limit schedule lag: avg|\d+ skipped|, lag [\d.]+ ms"),
-    "max_tries": re.compile(rb"maximum number of tries: (\d+)"),
+    "rate_limit": re.compile(rb"rate limit schedule lag: avg|\d+ skipped|, lag [\d.]+ ms", re.ASCII),
+    "max_tries": re.compile(rb"maximum number of tries: (\d+)", re.ASCII),
 }
 
 
@@ -567,11 +567,27 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
                     cut_rejected = True
                     continue
                 raise ParseError(path, line, f"{expected} ({message})", text)
+            if n < lines - cut_rejected - _blank_lines(path, crlf):  # lines the reader dropped without naming
+                raise ParseError(path, None, f"{expected} on each of its {lines:,} lines",
+                                 f"{lines - cut_rejected - n:,} line(s) the reader could not read or name")
     if cut:
         sink.warn(None, f"last line is cut off (pgbench killed?), skipped: {last_line[:80].decode(errors='replace')!r}")
         if not cut_rejected:
             n -= _delete_cut_line(sink, table, path, last_line)
     return n, n_numeric
+
+
+def _blank_lines(path: Path, crlf: bool) -> int:
+    """Empty lines of the file, which the reader skips (they hold nothing to lose). Error path only."""
+    end = b"\r\n" if crlf else b"\n"
+    pair = re.compile(b"(?=" + re.escape(end + end) + b")")  # (overlapping: three line ends, two empty lines)
+    n, prev = 0, end  # the file's start counts as a line end
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            both = prev + chunk
+            n += len(pair.findall(both)) - len(pair.findall(prev))
+            prev = both[-len(end):]
+    return n
 
 
 def _rejected_lines(sink: Sink, path: Path, columns: dict[str, str],
@@ -622,7 +638,11 @@ def parse_txlog(path: Path, sink: Sink) -> None:
     for name in extra:
         columns[name] = "BIGINT"
     extra_sql = "".join(f", {name}" for name in extra)
-    end_epoch = "CASE WHEN epoch_s = 0 AND epoch_us = 0 THEN NULL ELSE epoch_s * 1000000 + epoch_us END"
+    # an epoch whose microseconds overflow 64 bits would abort the ingest's transaction: it is stored as the
+    # largest value instead, which the bounds refuse naming its client and transaction
+    end_epoch = ("CASE WHEN epoch_s = 0 AND epoch_us = 0 THEN NULL WHEN epoch_s NOT BETWEEN 0 AND 9000000000000 "
+                 "OR epoch_us NOT BETWEEN 0 AND 999999999 THEN 9223372036854775807 "
+                 "ELSE epoch_s * 1000000 + epoch_us END")
     crlf = crlf_of(head)
     select = f"""
         SELECT $file_no AS file_no, client_id, transaction_no,
@@ -738,7 +758,7 @@ def parse_aggregate(path: Path, sink: Sink) -> None:
     sink.update_own_rows("pgbench_aggregate", "interval_s = $step", {"step": step or 1})
 
 
-_LOG_NAME = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.\d+)?$")
+_LOG_NAME = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.\d+)?$", re.ASCII)
 
 
 def log_run_key(path: Path) -> str | None:

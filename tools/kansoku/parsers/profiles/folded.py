@@ -21,8 +21,8 @@ from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 from kansoku.parsers.profiles.common import Stacks, head_text, open_lines
 from kansoku.parsers.profiles.tables import TABLES
 
-LINE = re.compile(r"^(?P<stack>\S(?:.*\S)?)\s+(?P<count>\d+)$")
-_NUMBERISH = re.compile(r"\s(?P<count>-?[\d.,eE+-]+|nan|inf)$", re.I)
+LINE = re.compile(r"^(?P<stack>\S(?:.*\S)?)\s+(?P<count>\d+)$", re.ASCII)
+_NUMBERISH = re.compile(r"\s(?P<count>-?[\d.,eE+-]+|nan|inf)$", re.I | re.ASCII)
 EXPECTED = "a folded stack 'frame;frame;… COUNT' (frames root first, a whole count after the last space)"
 
 

@@ -22,31 +22,44 @@ from pathlib import Path
 
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
-from kansoku.parsers.profiles.common import Stacks, frame_name, head_text, open_lines
+from kansoku.parsers.profiles.common import Stacks, frame_name, head_text
 from kansoku.parsers.profiles.tables import TABLES
+from kansoku.parsers.textfile import is_gzip, stream_lines
 
+# The time and the period are taken as whatever stands in their place, then judged (TIME, PERIOD): a damaged one
+# ('nan:', '-5') is an error with its line, never read as the event's name nor the line left unrecognised.
 HEADER = re.compile(
     r"^(?P<comm>\S.*?)\s+(?P<pid>\d+)(?:/(?P<tid>\d+))?\s+(?:\[(?P<cpu>\d+)\]\s+)?"
-    r"(?:(?P<time>\d+\.\d+):\s+)?(?:(?P<period>\d+)\s+)?(?P<event>[A-Za-z][\w.:/-]*?):(?=\s|$)\s*(?P<rest>.*)$")
-FRAME = re.compile(r"^\s+(?P<addr>[0-9a-fA-F]+)(?:\s+(?P<sym>.*?))?(?:\s+\((?P<dso>[^()]*(?:\([^()]*\))?[^()]*)\))?\s*$")
+    r"(?:(?P<time>[^\s:]+):\s+)?(?:(?P<period>\S+)\s+)?(?P<event>[A-Za-z][\w.:/-]*?):(?=\s|$)\s*(?P<rest>.*)$",
+    re.ASCII)
+TIME = re.compile(r"^\d+\.\d+$", re.ASCII)
+PERIOD = re.compile(r"^\d+$", re.ASCII)
+FRAME = re.compile(r"^\s+(?P<addr>[0-9a-fA-F]+)(?:\s+(?P<sym>.*?))?(?:\s+\((?P<dso>[^()]*(?:\([^()]*\))?[^()]*)\))?\s*$",
+                   re.ASCII)
 EXPECTED_HEADER = "a perf script sample line 'COMM PID[/TID] [CPU] TIME: [PERIOD] EVENT:'"
 EXPECTED_FRAME = "a call-chain frame 'ADDRESS SYMBOL (OBJECT)'"
 
 
 def sniff(head: FileHead) -> bool:
+    """Most sample lines of the head are headers followed by their call chain (a damaged one among them is left
+    for the parse to name with its line)."""
     text = head_text(head)
     if not text:
         return False
     lines = [l for l in text.split("\n")[:400] if not l.startswith("#")]
+    good = bad = 0
     for i, line in enumerate(lines[:-1]):
-        if not line.strip():
+        if not line.strip() or line[:1] in " \t":
             continue
         m = HEADER.match(line)
-        if not m:
-            return False
         nxt = lines[i + 1]
-        return bool(FRAME.match(nxt) and nxt[:1] in " \t") or (not nxt.strip() and bool(FRAME.match(" " + m["rest"])))
-    return False
+        if m and ((FRAME.match(nxt) and nxt[:1] in " \t") or (not nxt.strip() and FRAME.match(" " + m["rest"]))):
+            good += 1
+        else:
+            bad += 1
+        if good + bad >= 20:
+            break
+    return good > 0 and good >= bad
 
 
 def _frame(m: re.Match) -> str:
@@ -56,14 +69,24 @@ def _frame(m: re.Match) -> str:
     return frame_name(sym, dso)
 
 
+def _header(path: Path, lineno: int, line: str) -> re.Match:
+    m = HEADER.match(line)
+    if not m:
+        raise ParseError(path, lineno, EXPECTED_HEADER, line[:120])
+    if m["time"] is not None and not TIME.match(m["time"]):
+        raise ParseError(path, lineno, EXPECTED_HEADER + " with TIME in seconds ('286.439573')", m["time"][:40])
+    if m["period"] is not None and not PERIOD.match(m["period"]):
+        raise ParseError(path, lineno, EXPECTED_HEADER + " with PERIOD a count of events", m["period"][:40])
+    return m
+
+
 def parse(path: Path, sink: Sink) -> None:
-    lines, compressed, cut = open_lines(path, "perf script output")
-    if lines and lines[-1] == "":
-        lines.pop()
+    """One line at a time (a profile's text reaches gigabytes): only the stacks summed so far are held."""
+    compressed = is_gzip(path)
     stacks = Stacks()
     event: str | None = None
     skipped: dict[str, int] = {}
-    times: list[float] = []
+    first_time = last_time = None
     cur: dict | None = None
     first_line = None
 
@@ -78,10 +101,10 @@ def parse(path: Path, sink: Sink) -> None:
             skipped[cur["event"]] = skipped.get(cur["event"], 0) + 1
         cur = None
 
-    last = len(lines)
-    for lineno, raw in enumerate(lines, start=1):
-        line = raw.rstrip("\r")
-        if cut and lineno == last:
+    for lineno, line, cut in stream_lines(path, "perf script output"):
+        if cut:
+            if not line:
+                break
             if cur is not None:
                 sink.warn(lineno, f"the last sample (line {cur['line']}) is cut off (file ends without a newline); "
                           "not stored")
@@ -96,9 +119,7 @@ def parse(path: Path, sink: Sink) -> None:
             continue
         if line[0] not in " \t":
             flush()
-            m = HEADER.match(line)
-            if not m:
-                raise ParseError(path, lineno, EXPECTED_HEADER, line[:120])
+            m = _header(path, lineno, line)
             ev = m["event"]
             if event is None:
                 event, first_line = ev, lineno
@@ -107,7 +128,9 @@ def parse(path: Path, sink: Sink) -> None:
             cur = {"comm": m["comm"].strip(), "pid": pid, "period": period, "event": ev, "line": lineno,
                    "frames": []}
             if m["time"] and ev == event:
-                times.append(float(m["time"]))
+                t = float(m["time"])
+                first_time = t if first_time is None else min(first_time, t)
+                last_time = t if last_time is None else max(last_time, t)
             rest = m["rest"].strip()
             if rest and ev == event:
                 fm = FRAME.match(" " + rest)
@@ -130,7 +153,7 @@ def parse(path: Path, sink: Sink) -> None:
         sink.warn(None, f"{stacks.unresolved_samples} of {stacks.samples} samples have frames perf could not "
                   "resolve (kept as '[unknown]'; install debug symbols for names)")
     stacks.store(sink, "perf-script", "cpu", compressed=compressed, event=event, first_line=first_line,
-                 extra={"first_time": min(times) if times else None, "last_time": max(times) if times else None,
+                 extra={"first_time": first_time, "last_time": last_time,
                         "skipped_samples": sum(skipped.values())})
 
 

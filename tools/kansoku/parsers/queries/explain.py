@@ -20,12 +20,12 @@ from typing import Any
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
-from kansoku.parsers.queries.common import MARKER, PSQL_ERROR
-from kansoku.parsers.queries.tables import TABLES
+from kansoku.parsers.queries.common import MARKER, MARKER_START, PSQL_ERROR
+from kansoku.parsers.queries.tables import BOUNDS, TABLES
 
 EXPECTED = "EXPLAIN (ANALYZE, FORMAT JSON) output as psql -At prints it: a JSON array of {\"Plan\": …}"
 _GATHER = ("Gather", "Gather Merge")
-_COMMAND_TAG = re.compile(r"^[A-Z][A-Z ]*[A-Z](?: \d+)*$")  # psql prints SET, BEGIN, … for other statements
+_COMMAND_TAG = re.compile(r"^[A-Z][A-Z ]*[A-Z](?: \d+)*$", re.ASCII)  # psql prints SET, BEGIN, … for other statements
 _BUFFERS = {"shared_hit_blocks": "Shared Hit Blocks", "shared_read_blocks": "Shared Read Blocks",
             "shared_dirtied_blocks": "Shared Dirtied Blocks", "shared_written_blocks": "Shared Written Blocks",
             "temp_read_blocks": "Temp Read Blocks", "temp_written_blocks": "Temp Written Blocks"}
@@ -39,7 +39,7 @@ def sniff(head: FileHead) -> bool:
         return False
     for line in text.split("\n")[:50]:
         s = line.strip().rstrip("+").strip()
-        if not s or MARKER.match(line) or PSQL_ERROR.match(line) or _COMMAND_TAG.match(s) or set(s) <= {"-"}:
+        if not s or line.startswith(MARKER_START) or PSQL_ERROR.match(line) or _COMMAND_TAG.match(s) or set(s) <= {"-"}:
             continue
         return s.startswith("[")
     return False
@@ -116,6 +116,8 @@ def parse(path: Path, sink: Sink) -> None:
             marker, pending_error = (m["query"], int(m["rep"]), lineno), None
             i += 1
             continue
+        if line.startswith(MARKER_START):
+            raise ParseError(path, lineno, "a statement marker '-- kansoku query=ID repetition=N'", line[:80])
         e = PSQL_ERROR.match(line)
         if e:
             if pending_error is None:
@@ -185,4 +187,4 @@ def _flush_failed(statements: list[dict], marker, error, sink: Sink) -> None:
 FORMATS = [Format("query", "explain-json", "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) output (psql -At)", sniff, parse,
                   priority=10)]
 
-MODULE = ParserModule(name="query_explain", formats=FORMATS, tables=TABLES)
+MODULE = ParserModule(name="query_explain", formats=FORMATS, tables=TABLES, bounds=BOUNDS)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from kansoku.parsers.base import MetricDef, ParserModule
+from kansoku.parsers.bounds import LONGEST_MS, MOST, Bound, TableBounds
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS query_statements (
@@ -53,6 +54,26 @@ CREATE TABLE IF NOT EXISTS query_plan_nodes (
 """
 
 TABLES = ["query_statements", "query_plan_nodes"]
+
+# What EXPLAIN ANALYZE and psql's \timing print (parsers/bounds.py): times within a run, counts never negative.
+_TIME = "a time within a run"
+WORKERS, _WORKERS = 262143, "workers of a server (max_worker_processes is at most 262143)"
+BOUNDS = [
+    TableBounds("query_statements", bounds=(
+        Bound("elapsed_ms", 0, LONGEST_MS, _TIME), Bound("planning_ms", 0, LONGEST_MS, _TIME),
+        Bound("dominant_self_ms", 0, LONGEST_MS, _TIME),
+        Bound("workers_planned", 0, WORKERS, _WORKERS), Bound("workers_launched", 0, WORKERS, _WORKERS),
+    )),
+    TableBounds("query_plan_nodes", line=None, at="'query ' || query || ' node ' || node_no", bounds=(
+        Bound("actual_total_ms", 0, LONGEST_MS, _TIME), Bound("inclusive_ms", 0, LONGEST_MS, _TIME),
+        Bound("self_ms", 0, LONGEST_MS, _TIME),
+        Bound("loops", 0, MOST, "a count"), Bound("actual_rows", 0, MOST, "a count"),
+        Bound("plan_rows", 0, None, "the planner's estimate of rows"),
+        *(Bound(c, 0, MOST, "a count of blocks") for c in (
+            "shared_hit_blocks", "shared_read_blocks", "shared_dirtied_blocks", "shared_written_blocks",
+            "temp_read_blocks", "temp_written_blocks")),
+    )),
+]
 
 VIEWS = """
 -- Per (run, query, mode): the median over the run's repetitions; NULL when a repetition failed.
