@@ -14,6 +14,32 @@ def test_database_doc_is_current():
         "docs/database.md is out of date: cd tools && python -m kansoku.store.schema_doc > ../docs/database.md")
 
 
+def test_cli_reference_is_current():
+    from kansoku import cli_docs
+
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert cli_docs.page(page) == page, "docs/cli.md is out of date: cd tools && python3 -m kansoku.cli_docs"
+
+
+def test_cli_reference_follows_the_parsers(monkeypatch):
+    """The reference is each command's own parser: an option added to one appears in it, under its command."""
+    import argparse
+
+    from kansoku import cli, cli_docs
+
+    def probe_main(argv, prog):
+        ap = argparse.ArgumentParser(prog=prog, description="a command made for this test")
+        ap.add_argument("--depth", metavar="N", help="how deep the probe goes")
+        ap.parse_args(argv)
+        return 0
+
+    monkeypatch.setitem(cli.COMMANDS, "probe", (probe_main, "probe the reference"))
+    text = cli_docs.render()
+    assert "| [`kansoku probe`](#kansoku-probe) | probe the reference |" in text
+    section = text.split("### kansoku probe\n", 1)[1].split("\n### ", 1)[0]
+    assert "usage: kansoku probe [-h] [--depth N]" in section and "how deep the probe goes" in section
+
+
 def test_readme_lists_the_core_tables_and_the_setup_commands():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for name in ("runs", "run_factors", "sources", "run_metrics", "pgbench_summary"):
