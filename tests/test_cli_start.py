@@ -8,7 +8,8 @@ import sys
 
 from conftest import ROOT
 
-COMMANDS = ["ingest", "build", "pdf", "compare", "collect", "example", "init", "check", "info", "serve", "docs"]
+COMMANDS = ["ingest", "build", "pdf", "compare", "collect", "example", "init", "check", "info", "list", "serve",
+            "docs"]
 # a start that only parses its options must not load these
 HEAVY = ["duckdb", "plotly", "jinja2", "pyarrow", "pandas", "numpy", "kansoku.store.db", "kansoku.app.build",
          "kansoku.app.preflight", "kansoku.ingest.pipeline", "kansoku.parsers", "kansoku.render.hugo",

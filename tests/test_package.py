@@ -185,7 +185,7 @@ def test_one_command_with_subcommands_and_version_everywhere(capsys):
     from kansoku.cli import COMMANDS, main
 
     assert set(COMMANDS) == {"ingest", "build", "pdf", "compare", "collect", "example", "init", "check", "info",
-                             "serve", "docs"}
+                             "list", "serve", "docs"}
     assert main([]) == 2
     assert "a COMMAND is required" in capsys.readouterr().err
     for name in COMMANDS:

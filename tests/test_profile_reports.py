@@ -17,7 +17,7 @@ from conftest import FIXTURES
 from kansoku.analysis import figures, tables
 from kansoku.errors import SpecError
 from kansoku.ingest.pipeline import ingest
-from kansoku.render.charts import draw
+from kansoku.render.charts import DOWNLOADS, draw
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
@@ -241,3 +241,130 @@ def test_query_times_chart(env):
     assert fig["data"][0]["textposition"] == "inside" and not any(fig["data"][0]["text"])
     assert all(t.startswith("×") for t in fig["data"][1]["text"])
     assert fig["layout"]["yaxis"]["range"][1] >= max(h for hs in sp.data["high"] for h in hs if h is not None)
+
+
+def test_folded_download_parses_back_to_the_stored_samples(env):
+    """Each condition's folded stacks (``a;b;c 123``) are its runs' stacks and samples as stored, summed over
+    the runs: what flamegraph.pl, speedscope or inferno would draw from them is what the store holds."""
+    store, report, _ = env
+    cd = figures.chart_data(store, report, _item(report, "flame"))
+    files = DOWNLOADS["flamegraph"](cd, "en")
+    assert [f[0] for f in files] == ["-1.folded", "-2.folded"] and files[1][1] == "Folded stacks: Clients 8"
+    for (_, _, text), clients in zip(files, ("1", "8")):
+        parsed: dict[str, int] = {}
+        for line in text.splitlines():
+            stack, count = line.rsplit(" ", 1)  # frames may hold spaces ("[unknown] (postgres)"): the count is last
+            parsed[stack] = parsed.get(stack, 0) + int(count)
+        stored = dict(store.query(
+            """SELECT stack, sum(samples)::BIGINT FROM profile_stacks WHERE profile = 'cpu' AND run_id IN
+               (SELECT run_id FROM run_factors WHERE factor = 'clients' AND value = ?) GROUP BY stack""", [clients]))
+        assert parsed == stored and len(parsed) > 20
+    # the raw files, read without kansoku: as many samples, and as many of them through each function
+    raw = [_stack_counts(PROFILES / "study=profile" / "clients=1" / rep / "perf-script.txt.gz") for rep in ("rep=1", "rep=2")]
+    text = files[0][2]
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines()) == sum(sum(r.values()) for r in raw)
+    for fn in ("PostgresMain", "XLogFlush"):
+        assert sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines() if fn in line.rsplit(" ", 1)[0].split(";")) \
+            == sum(n for r in raw for k, n in r.items() if fn in k.split(";"))
+
+
+def _diff_env(tmp_path: Path, a: dict[str, int], b: dict[str, int], options: str):
+    """Two runs of folded stacks (side=a, side=b), ingested, and a spec drawing their differential flame graph."""
+    for side, stacks in (("a", a), ("b", b)):
+        d = tmp_path / "runs" / f"side={side}"
+        d.mkdir(parents=True)
+        (d / "stacks.folded").write_text("".join(f"{k} {v}\n" for k, v in stacks.items()))
+    rep = ingest([tmp_path / "runs"], tmp_path / "k.duckdb")
+    assert rep.ok, rep.errors
+    spec = tmp_path / "diff.toml"
+    spec.write_text(SPEC.split("[[chapter]]")[0].replace("[factors.clients]", "[factors.side]") + f"""
+[[chapter]]
+id = "c"
+title = {{ ja = "章", en = "Chapter" }}
+
+[[chapter.figure]]
+id = "d"
+caption = {{ ja = "差分", en = "Differential" }}
+chart = "flamegraph_diff"
+metric = "profile_samples"
+series = "side"
+options = {{ a = "a", b = "b", min_pct = 0{options} }}
+""")
+    report = load_report(spec)
+    store = open_store(tmp_path / "k.duckdb", read_only=True)
+    return store, report
+
+
+def _rgb(s: str) -> tuple[int, int, int]:
+    return tuple(int(v) for v in re.findall(r"\d+", s))
+
+
+def test_differential_flame_graph_colours_follow_the_share_changes(tmp_path):
+    """A constructed pair: from a to b, x's share grows by 30 points, y's shrinks by 30, z's by 10, and main
+    and f hold no samples of their own. Frames are b's; red where the share grew, blue where it shrank, the
+    larger change the more saturated; the hover gives both shares."""
+    a = {"main;f;x": 20, "main;f;y": 50, "main;z": 30}
+    b = {"main;f;x": 50, "main;f;y": 20, "main;z": 20, "main;w": 10}
+    store, report = _diff_env(tmp_path, a, b, "")
+    try:
+        cd = figures.chart_data(store, report, _item(report, "d"))
+    finally:
+        store.close()
+    t = cd.data["tree"]
+    by = {lab: i for i, lab in enumerate(t["labels"])}
+    assert t["delta"][by["x"]] == pytest.approx(30) and t["delta"][by["y"]] == pytest.approx(-30)
+    assert t["delta"][by["z"]] == pytest.approx(-10) and t["delta"][by["w"]] == pytest.approx(10)
+    assert t["delta"][by["main"]] == 0 and t["delta"][by["f"]] == 0
+    assert t["values"][by["f"]] == pytest.approx(70)  # the widths are b's
+    fig = draw(cd, "en")
+    bars = fig["data"][0]
+    colors = {lab: _rgb(c) for lab, c in zip(t["labels"], bars["marker"]["color"])}
+    r, g, bl = colors["x"]
+    assert r == 255 and g == bl < 30                       # grew most: deep red
+    assert colors["y"][2] == 255 and colors["y"][0] < 30   # shrank most: deep blue
+    assert colors["w"][0] == 255 and colors["w"][1] > colors["x"][1]  # grew less: paler red
+    assert colors["z"][2] == 255 and colors["z"][0] > colors["y"][0]  # shrank less: paler blue
+    assert colors["main"] == colors["f"] == (245, 245, 245)          # unchanged: near white
+    custom = dict((c[0], c) for c in bars["customdata"])
+    assert custom["x"][1:4] == ["20.00", "50.00", "+30.00"]          # the share in a, in b, the change
+    names = [tr.get("name") for tr in fig["data"][1:]]
+    assert names == [cd.words["en"]["grew"], cd.words["en"]["shrank"]]
+    # the download is difffolded.pl's: each stack with its samples in a and in b
+    (_, _, text), = DOWNLOADS["flamegraph_diff"](cd, "en")
+    assert "main;f;x 20 50\n" in text and "main;w 0 10\n" in text
+
+
+def test_differential_flame_graph_matches_functions_across_call_chains(tmp_path):
+    """Two builds whose call chains differ (a caller renamed): with match = "function" the frame of x is
+    compared with x wherever a had it."""
+    store, report = _diff_env(tmp_path, {"main;old;x": 60, "main;y": 40}, {"main;new;x": 30, "main;y": 70},
+                              ', match = "function"')
+    try:
+        t = figures.chart_data(store, report, _item(report, "d")).data["tree"]
+    finally:
+        store.close()
+    by = {lab: i for i, lab in enumerate(t["labels"])}
+    assert t["a_share"][by["x"]] == pytest.approx(60) and t["delta"][by["x"]] == pytest.approx(-30)
+
+
+def test_print_view_keeps_its_labels_readable(env):
+    """The PDF cannot zoom: its flame graph keeps the frames above a threshold it names, each label at a size
+    that prints at 7 pt or more (the figure short enough to be printed at the text's full width)."""
+    from kansoku.render.charts import draw_print
+    from kansoku.render.typst import CHART_WIDTH_PX, MAX_CHART_HEIGHT_PT, TEXT_WIDTH_PT
+
+    store, report, _ = env
+    cd = figures.chart_data(store, report, _item(report, "flame"))
+    fig = draw_print(cd, "en")
+    lay = fig["layout"]
+    assert TEXT_WIDTH_PT * lay["height"] / CHART_WIDTH_PX <= MAX_CHART_HEIGHT_PT  # printed at the text width
+    scale = TEXT_WIDTH_PT / CHART_WIDTH_PX
+    assert lay["uniformtext"]["minsize"] * scale >= 7  # a label that would shrink below is hidden instead
+    frames = [tr for tr in fig["data"] if (tr.get("meta") or {}).get("flame")]
+    assert all(tr["textfont"]["size"] * scale >= 7 for tr in frames)
+    assert "%" in lay["xaxis2"]["title"]["text"] and "{pct}" not in lay["xaxis2"]["title"]["text"]
+    # the web's figure is the whole graph, with the reader's tools' words
+    web = draw(cd, "en")
+    assert sum(len(tr["x"]) for tr in web["data"] if (tr.get("meta") or {}).get("flame")) == \
+        sum(len(t["labels"]) for t in cd.data["trees"])
+    assert web["layout"]["meta"]["flame"]["search"] == "Search a function"

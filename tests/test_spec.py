@@ -212,7 +212,9 @@ def test_repository_specs_load():
     past = {r.id: r for r in reports}
     numbers = {(r, c.id): [i.number for i in c.tables] for r in past for c in past[r].chapters}
     assert numbers[("past-fy2013", "scaleup")] == ["2.2", "2.3", "2.4", "2.5"]
-    assert numbers[("past-fy2013", "ssd")] == ["4.5", "4.6", "4.7", "4.8", "4.9"]
+    # 4.10 and 5.9 are kansoku's tables of numbers the text states, numbered clear of the original's tables
+    assert numbers[("past-fy2013", "ssd")] == ["4.5", "4.6", "4.7", "4.8", "4.9", "4.10"]
+    assert numbers[("past-fy2013", "postgres-xc")] == ["5.5", "5.6", "5.9"]
     assert numbers[("past-fy2017", "parallel-query")] == [f"6.{n}" for n in range(8, 20)]
     assert numbers[("past-fy2017", "replication")] == ["8.8", "8.9", "8.10"]
 

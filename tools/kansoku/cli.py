@@ -32,11 +32,11 @@ from kansoku.cli_options import (
     spec_options,
     store_options,
 )
-from kansoku.cli_site import check_main, docs_main, info_main, init_main, serve, serve_main
+from kansoku.cli_site import check_main, docs_main, info_main, init_main, list_main, serve, serve_main
 from kansoku.errors import KansokuError
 
 __all__ = ["main", "ingest_main", "build_main", "pdf_main", "compare_main", "collect_main", "example_main",
-           "init_main", "check_main", "info_main", "serve_main", "docs_main"]
+           "init_main", "check_main", "info_main", "list_main", "serve_main", "docs_main"]
 
 
 def _progress(total_label: str, quiet: bool = False):
@@ -209,8 +209,8 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
     ap.add_argument("--strict", action="store_true",
                     help="a number that a measured report's prose states as text, not through its data "
                          "({{< val … >}}), is an error (exit 3), not a warning")
-    ap.add_argument("--serve", action="store_true", help="serve the built site on http://127.0.0.1:PORT/ "
-                                                         "(kansoku serve serves it without building)")
+    ap.add_argument("--serve", action="store_true", help="serve the built site on http://127.0.0.1:PORT/ as it "
+                                                         "is (kansoku serve: a live preview while writing)")
     ap.add_argument("--port", type=int, default=1313, help="port for --serve (default 1313; 0: a free one)")
     args = ap.parse_args(argv)
     prepare_command(args)
@@ -350,7 +350,8 @@ COMMANDS = {
     "init": (init_main, "write a new site: config, a report spec, its prose pages, next steps"),
     "check": (check_main, "check the specs and prose against the store, without building (exit 3)"),
     "info": (info_main, "list what a store holds: campaigns, studies, factors, metrics, hosts, runs"),
-    "serve": (serve_main, "serve a built site on 127.0.0.1"),
+    "list": (list_main, "list one part of what a store holds: runs, factors, metrics or hosts"),
+    "serve": (serve_main, "a live preview on 127.0.0.1: Hugo's server, recomputing on a spec or store change"),
     "docs": (docs_main, "where the installed manual, schemas and example plans are; print one"),
 }
 

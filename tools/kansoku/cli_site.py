@@ -1,7 +1,8 @@
-"""The commands a team starts its own report with (issue 41): ``kansoku docs`` (the manual installed with the
-package), ``kansoku init`` (a new site), ``kansoku check`` (the build's preflight, without building),
-``kansoku info`` (what a store holds) and ``kansoku serve`` (a built site on 127.0.0.1). Each parses its
-options before it loads DuckDB (tests/test_cli_start.py)."""
+"""The commands a team starts its own report with: ``kansoku docs`` (the manual installed with the package),
+``kansoku init`` (a new site, from runs a starter report: app/starter.py), ``kansoku check`` (the build's
+preflight, without building), ``kansoku info`` and ``kansoku list`` (what a store holds: store/inventory.py) and
+``kansoku serve`` (a live preview: app/serve.py). Each parses its options before it loads DuckDB
+(tests/test_cli_start.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from kansoku.cli_options import (
     print_error,
     print_waiting,
     print_warning,
+    progress_lines,
     site_of,
     site_preflight,
     spec_options,
@@ -122,6 +124,9 @@ def docs_main(argv: list[str] | None = None, prog: str = "kansoku docs") -> int:
 # -- kansoku init -----------------------------------------------------------------------------------------
 
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# the sections of a chapter's page, in order
+HEADINGS = ("prose_heading_purpose", "prose_heading_setup", "prose_heading_method", "prose_heading_results",
+            "prose_heading_discussion")
 GITIGNORE = """\
 # written by kansoku: the store and its kept copies of the raw files, the generated data, the site
 /data/kansoku.duckdb
@@ -144,11 +149,27 @@ def _texts(by_lang: dict[str, str]) -> str:
     return "{ " + ", ".join(f"{lang} = {_toml_str(t)}" for lang, t in by_lang.items()) + " }"
 
 
-def init_files(report: str, campaigns: list[str], chapter: str, year: int) -> dict[str, str]:
-    """The files of a new site, by path relative to it."""
+def chapter_body(lang: str, placed: dict[str, list[str]]) -> str:
+    """A chapter page's sections, each with the blocks ``placed`` in it (by the key of its heading)."""
+    from kansoku import words
+
+    return "".join(f"## {words.t(lang, key)}\n\n" + "".join(f"{b}\n\n" for b in placed.get(key, []))
+                   for key in HEADINGS)
+
+
+def init_files(report: str, campaigns: list[str], chapter: str, year: int, starter: list | None = None
+               ) -> dict[str, str]:
+    """The files of a new site, by path relative to it. ``starter``: the chapters of a starter report
+    (``app/starter.py``, from the runs of the store) in place of the one empty chapter."""
     from kansoku import words
 
     same = {lang: report for lang in words.LANGS}
+    scope = f"""
+# The runs the report speaks for (docs/spec.md, "Report scope"): runs whose `campaign` factor is one of these,
+# i.e. ingested from a directory campaign=<name>/ (or a plan whose [factors] has campaign = ["<name>"]).
+[report.scope]
+campaigns = [{", ".join(_toml_str(c) for c in campaigns)}]
+""" if campaigns else ""
     spec = f"""#:schema {resources.SPEC_SCHEMA}
 # The report spec: every key is in `kansoku docs spec` ({resources.doc('spec.md')}), every chart kind in
 # `kansoku docs charts`. `kansoku check` lists every problem (with its line) without building.
@@ -158,12 +179,7 @@ fiscal_year = {year}
 title = {_texts(same)}
 organisation = {_texts({lang: "TODO" for lang in words.LANGS})}
 revision = "0.1"
-
-# The runs the report speaks for (docs/spec.md, "Report scope"): runs whose `campaign` factor is one of these,
-# i.e. ingested from a directory campaign=<name>/ (or a plan whose [factors] has campaign = ["<name>"]).
-[report.scope]
-campaigns = [{", ".join(_toml_str(c) for c in campaigns)}]
-
+{scope}
 [[chapter]]
 id = {_toml_str(chapter)}
 title = {_texts({lang: chapter for lang in words.LANGS})}
@@ -187,22 +203,32 @@ title = {_texts({lang: chapter for lang in words.LANGS})}
 # x = "clients"
 # series = "config"
 """
+    if starter:
+        from kansoku.app import starter as starter_spec
+
+        spec = spec.split("\n[[chapter]]\n", 1)[0] + "\n# A first draft from the runs of the store (`kansoku list factors` lists their values, " \
+            "`kansoku list metrics` the metrics):\n# each chapter a study, its table and figure over the factor with the most values.\n\n" \
+            + starter_spec.spec_chapters(starter)
     config = """\
 # This site's Hugo configuration, laid over kansoku's own (kansoku docs ARCHITECTURE: resources.py).
 baseURL = "/"
 """
     files = {"config.toml": config, f"data/reports/{report}.toml": spec, ".gitignore": GITIGNORE}
-    headings = ("prose_heading_purpose", "prose_heading_setup", "prose_heading_method", "prose_heading_results",
-                "prose_heading_discussion")
     for lang in words.LANGS:
         files[f"content/_index.{lang}.md"] = f"---\ntitle: {_toml_str(words.t(lang, 'site_title'))}\n---\n"
         files[f"content/reports/_index.{lang}.md"] = f"---\ntitle: {_toml_str(words.t(lang, 'reports'))}\n---\n"
         files[f"content/reports/{report}/_index.{lang}.md"] = (
             f"---\ntitle: {_toml_str(report)}\nreport: {_toml_str(report)}\nfiscal_year: {year}\n---\n")
-        body = "".join(f"## {words.t(lang, key)}\n\n" for key in headings)
-        files[f"content/reports/{report}/{chapter}.{lang}.md"] = (
-            f"---\ntitle: {_toml_str(chapter)}\nreport: {_toml_str(report)}\nchapter: {_toml_str(chapter)}\n"
-            f"chapter_number: 1\nweight: 1\n---\n{body}")
+        if not starter:
+            body = chapter_body(lang, {})
+            files[f"content/reports/{report}/{chapter}.{lang}.md"] = (
+                f"---\ntitle: {_toml_str(chapter)}\nreport: {_toml_str(report)}\nchapter: {_toml_str(chapter)}\n"
+                f"chapter_number: 1\nweight: 1\n---\n{body}")
+        for n, ch in enumerate(starter or [], 1):
+            body = chapter_body(lang, starter_spec.chapter_blocks(ch))
+            files[f"content/reports/{report}/{ch.id}.{lang}.md"] = (
+                f"---\ntitle: {_toml_str(ch.id)}\nreport: {_toml_str(report)}\nchapter: {_toml_str(ch.id)}\n"
+                f"chapter_number: {n}\nweight: {n}\n---\n{body}")
     files["README.md"] = f"""\
 # {report}
 
@@ -212,13 +238,15 @@ A kansoku site (`kansoku docs` prints where the manual is). Next steps, from thi
    `kansoku docs collect`; worked examples of scale-up, perf profile and query studies: `kansoku docs`
    lists them as `examples/…`), or copy existing run directories there.
 2. `kansoku ingest runs/` loads them into `data/kansoku.duckdb`; `kansoku info` lists what the store holds:
-   campaigns, studies, factors and their values, metrics with their units and per-host forms, hosts.
+   campaigns, studies, factors and their values, metrics with their units and per-host forms, hosts
+   (`kansoku list runs|factors|metrics|hosts`: one part, a line each).
 3. Declare tables and figures in `data/reports/{report}.toml` (`kansoku docs spec`, `kansoku docs charts`)
    and write the prose in `content/reports/{report}/{chapter}.<lang>.md`, placing `{{{{< tbl "id" >}}}}`,
    `{{{{< fig "id" >}}}}` and `{{{{< commands >}}}}` (in the method section).
 4. `kansoku check` lists every problem of the specs and prose against the store (exit 3), without building.
-5. `kansoku build` writes `public/`; `kansoku serve` serves it on http://127.0.0.1:1313/;
-   `kansoku pdf {report} --lang all` writes the PDFs.
+5. `kansoku serve` previews the site live on http://127.0.0.1:1313/ while you write (a prose edit is shown
+   when saved, a spec edit is recomputed); `kansoku build` writes `public/`; `kansoku pdf {report} --lang all`
+   writes the PDFs.
 """
     return files
 
@@ -232,29 +260,36 @@ def init_main(argv: list[str] | None = None, prog: str = "kansoku init") -> int:
         description="Write a new site in DIR: config.toml, a report spec data/reports/REPORT.toml (its #:schema line "
                     "naming the installed schema, its [report.scope] the campaigns), content/reports/REPORT/ with "
                     "the report's page and one chapter page per language (sections Purpose, Setup, Method, Results, "
-                    "Discussion), a .gitignore and a README of the next steps. Nothing existing is overwritten.",
+                    "Discussion), a .gitignore and a README of the next steps. Given RUNS, they are ingested into "
+                    "the site's store first and the spec is a starter report that builds at once: a chapter per "
+                    "study, a TPS table and a figure over the factor with the most values (its first value the "
+                    "baseline), beside the server's CPU %idle where the runs have a host of role server, and the "
+                    "chapter pages placing them. Nothing existing is overwritten.",
         epilog=EPILOG)
     ap.add_argument("dir", type=Path, metavar="DIR", help="the new site's directory (created; may exist if empty of "
                                                           "these files)")
+    ap.add_argument("runs", type=Path, nargs="*", metavar="RUNS",
+                    help="run directories (or a campaign's directory) to ingest into DIR/data/kansoku.duckdb and "
+                         "write the starter report from")
     ap.add_argument("--report", metavar="ID", help="the report's id (default: DIR's name)")
     ap.add_argument("--campaign", action="append", metavar="NAME",
                     help="a campaign the report speaks for ([report.scope] campaigns; repeatable; default: the "
-                         "report's id)")
-    ap.add_argument("--chapter", default="study", metavar="ID", help="the first chapter's id (default: study)")
+                         "campaigns of RUNS, else the report's id)")
+    ap.add_argument("--chapter", default="study", metavar="ID",
+                    help="the first chapter's id, without RUNS (default: study)")
     ap.add_argument("--year", type=int, default=datetime.date.today().year, help="fiscal_year (default: this year)")
     ap.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     add_version(ap)
     args = ap.parse_args(argv)
     prepare_command(args)
     report = args.report or args.dir.name
-    campaigns = args.campaign or [report]
+    campaigns = args.campaign or ([] if args.runs else [report])
     bad = [f"{what} {v!r}" for what, v in [("report", report), ("chapter", args.chapter),
                                              *(("campaign", c) for c in campaigns)] if not ID.match(v)]
     if bad:
         print_error(f"{', '.join(bad)}: an id is letters, digits, '_', '.' and '-', starting with a letter or digit"
                     + ("" if args.report else " (--report ID names the report)"))
         return 2
-    files = init_files(report, campaigns, args.chapter, args.year)
     # the report's own files must be new; the site's (config.toml, README.md, home pages) are kept when there,
     # so that kansoku init --report ID adds a report to a site
     own = [f"data/reports/{report}.toml", f"content/reports/{report}"]
@@ -263,15 +298,67 @@ def init_main(argv: list[str] | None = None, prog: str = "kansoku init") -> int:
         print_error(f"{args.dir} already holds {', '.join(there)}: kansoku init overwrites nothing (another DIR, "
                     "or --report ID for another report)")
         return 2
+    missing = [str(p) for p in args.runs if not p.exists()]
+    if missing:
+        print_error(f"no such run directory: {', '.join(missing)}")
+        return 2
+    starter = None
+    if args.runs:
+        try:
+            starter, campaigns = _starter(args.dir, args.runs, campaigns, args.quiet)
+        except KansokuError as exc:
+            print_error(str(exc))
+            return exc.exit_code
+        if starter is None:
+            return 2
+        if not starter:
+            print_warning("the runs hold no campaign's measured runs: the spec has one empty chapter "
+                          "(kansoku list factors lists what the store holds)")
+            campaigns = campaigns or [report]
+    files = init_files(report, campaigns, args.chapter, args.year, starter=starter)
     files = {rel: text for rel, text in files.items() if not (args.dir / rel).exists()}
     for rel, text in files.items():
         path = args.dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     if not args.quiet:
+        chapters = f", chapters {[c.id for c in starter]}" if starter else ""
         print(f"wrote the site {args.dir}: report {report!r} (data/reports/{report}.toml, content/reports/{report}/), "
-              f"campaigns {campaigns}; next steps in {args.dir / 'README.md'}")
+              f"campaigns {campaigns}{chapters}; next steps in {args.dir / 'README.md'}")
     return 0
+
+
+def _starter(site: Path, runs: list[Path], campaigns: list[str], quiet: bool):
+    """RUNS ingested into the site's store, and the chapters of a starter report from it (app/starter.py),
+    within ``campaigns`` when given (else every campaign of the store, returned). None: the ingest failed (it
+    said why)."""
+    from kansoku.ingest.pipeline import Interrupted, ingest
+
+    db = resources.Site(site).db
+    db.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        report = ingest(runs, db, on_wait=print_waiting)
+    except Interrupted:  # (the site's files are not written yet)
+        raise KeyboardInterrupt from None
+    if not report.ok:
+        print_error(f"{len(report.errors)} file(s) could not be ingested; nothing was stored in {db}:\n  "
+                    + "\n  ".join(map(str, report.errors)))
+        return None, campaigns
+    if not report.runs_seen:
+        print_error(f"0 runs: no known tool output under {', '.join(map(str, runs))} (kansoku ingest -v RUNS "
+                    "says why each file was skipped)")
+        return None, campaigns
+    if not quiet:
+        print(f"ingested {report.runs_seen} runs ({len(report.files)} files) into {db}")
+    from kansoku.app.starter import chapters
+    from kansoku.store.db import open_store
+
+    store = open_store(db, read_only=True)
+    try:
+        found = [c for c in chapters(store) if not campaigns or c.where["campaign"] in campaigns]
+    finally:
+        store.close()
+    return found, campaigns or list(dict.fromkeys(c.where["campaign"] for c in found))
 
 
 # -- kansoku check ----------------------------------------------------------------------------------------
@@ -341,6 +428,21 @@ def print_inventory(inv: dict, out=sys.stdout) -> None:
         p("  none recorded (runs of one host)")
 
 
+def _read_inventory(args: argparse.Namespace, parts: tuple[str, ...] | None = None) -> tuple[Path, dict]:
+    """The store's inventory (store/inventory.py), read-only, for ``kansoku info`` and ``kansoku list``."""
+    db = args.db or site_of(args).db
+    if not db.exists():
+        raise RunError(f"no store at {db} (kansoku ingest RUNS makes it)")
+    from kansoku.store.db import open_store
+    from kansoku.store.inventory import PARTS, inventory
+
+    store = open_store(db, read_only=True, wait_s=args.wait, on_wait=print_waiting)
+    try:
+        return db, inventory(store, parts=parts or PARTS)
+    finally:
+        store.close()
+
+
 @interruptible
 def info_main(argv: list[str] | None = None, prog: str = "kansoku info") -> int:
     ap = argparse.ArgumentParser(
@@ -353,17 +455,7 @@ def info_main(argv: list[str] | None = None, prog: str = "kansoku info") -> int:
     args = ap.parse_args(argv)
     prepare_command(args)
     try:
-        db = args.db or site_of(args).db
-        if not db.exists():
-            raise RunError(f"no store at {db} (kansoku ingest RUNS makes it)")
-        from kansoku.store.db import open_store
-        from kansoku.store.inventory import inventory
-
-        store = open_store(db, read_only=True, wait_s=args.wait, on_wait=print_waiting)
-        try:
-            inv = inventory(store)
-        finally:
-            store.close()
+        db, inv = _read_inventory(args)
     except KansokuError as exc:
         print_error(str(exc))
         return exc.exit_code
@@ -375,10 +467,65 @@ def info_main(argv: list[str] | None = None, prog: str = "kansoku info") -> int:
     return 0
 
 
+# -- kansoku list -----------------------------------------------------------------------------------------
+
+LISTS = {"runs": "every run: its id, origin, status, start and factors",
+         "factors": "every factor with its values and their runs",
+         "metrics": "every metric with its unit, direction, runs and per-host forms (cpu_idle_pct[server])",
+         "hosts": "the hosts of the runs by role"}
+
+
+def print_list(what: str, inv: dict, out=sys.stdout) -> None:
+    """One line per entry, the name first (for grep and cut)."""
+    def p(line: str) -> None:
+        print(line, file=out)
+
+    if what == "runs":
+        for r in inv["run_list"]:
+            p(f"{r['run']}\t{r['origin']}\t{r['status']}\t{r['start'] or '—'}\t"
+              + " ".join(f"{k}={v}" for k, v in r["factors"].items()))
+    elif what == "factors":
+        for f in inv["factors"]:
+            p(f"{f['factor']}\t{_values_text(f['values'], limit=10**9)}")
+    elif what == "metrics":
+        for m in inv["metrics"]:
+            p(f"{m['metric']}\t{m['unit'] or '—'}\t{m['direction'] or 'transcribed'}\t{m['runs']} runs")
+            for r in m["roles"]:
+                p(f"{r['form']}\t{m['unit'] or '—'}\t{m['direction'] or 'transcribed'}\t{r['runs']} runs")
+    elif what == "hosts":
+        for h in inv["hosts"]:
+            p(f"{h['role']}\t{h['host'] or '(the run’s own host)'}\t{h['runs']} runs")
+
+
+@interruptible
+def list_main(argv: list[str] | None = None, prog: str = "kansoku list") -> int:
+    ap = argparse.ArgumentParser(
+        prog=prog, parents=[common_options(), store_options()],
+        description="One part of what a store holds, one entry a line (tab-separated, the name first): "
+                    + "; ".join(f"{k}: {v}" for k, v in LISTS.items())
+                    + ". The same inventory as kansoku info, which prints every part.",
+        epilog=EPILOG)
+    ap.add_argument("what", choices=list(LISTS), metavar="{" + ",".join(LISTS) + "}", help="what to list")
+    ap.add_argument("--json", action="store_true", help="print it as JSON")
+    args = ap.parse_args(argv)
+    prepare_command(args)
+    try:
+        part = "run_list" if args.what == "runs" else args.what
+        _, inv = _read_inventory(args, parts=(part,))
+    except KansokuError as exc:
+        print_error(str(exc))
+        return exc.exit_code
+    if args.json:
+        print(json.dumps(inv[part], ensure_ascii=False, indent=1))
+    else:
+        print_list(args.what, inv)
+    return 0
+
+
 # -- kansoku serve ----------------------------------------------------------------------------------------
 
 def serve(out: Path, port: int, quiet: bool = False) -> int:
-    """Serve ``out`` on http://127.0.0.1:PORT/ until Ctrl-C (port 0: a free one, printed)."""
+    """Serve the built site ``out`` as it is (kansoku build --serve, kansoku example --serve) on http://127.0.0.1:PORT/ until Ctrl-C (port 0: a free one, printed)."""
     import functools
     import http.server
 
@@ -411,17 +558,36 @@ def serve(out: Path, port: int, quiet: bool = False) -> int:
 @interruptible
 def serve_main(argv: list[str] | None = None, prog: str = "kansoku serve") -> int:
     ap = argparse.ArgumentParser(
-        prog=prog, parents=[common_options()],
-        description="Serve the site's built public/ on http://127.0.0.1:PORT/ (kansoku build writes it; "
-                    "kansoku build --serve builds, then serves).",
+        prog=prog, parents=[common_options(), store_options(), spec_options()],
+        description="A live preview while a report is written: the reports are computed as by kansoku build, then "
+                    "Hugo's own server serves the site on http://127.0.0.1:PORT/ from memory. A prose edit under "
+                    "content/ is rendered at once and the browser reloads; a change of a spec (data/reports/*.toml), "
+                    "of config.toml or of the store (kansoku ingest meanwhile) recomputes the reports first. A problem "
+                    "is printed here (Hugo's own also on the page) and the server goes on with the last good data. "
+                    "Ctrl-C stops it. (kansoku build --serve serves the built public/ as it is published.)",
         epilog=EPILOG)
     ap.add_argument("--port", type=int, default=1313, help="port (default 1313; 0: a free one)")
-    ap.add_argument("--out", type=Path, default=None, help="the built site (default public/ in the site)")
+    ap.add_argument("--content", type=Path, default=None, help="the reports' prose (default content/ in the site)")
+    ap.add_argument("--strict", action="store_true",
+                    help="a number a measured report's prose states as text, not through its data, is a problem")
     args = ap.parse_args(argv)
     prepare_command(args)
     try:
-        out = args.out or site_of(args).out
+        site = site_of(args)
+        db, specs, content = args.db or site.db, args.specs or site.specs, args.content or site.content
+        if not specs.is_dir():
+            raise RunError(f"{specs}: no report specs (kansoku init DIR writes a site)")
+        if not db.exists():
+            raise RunError(f"no store at {db} (kansoku ingest RUNS makes it; kansoku init DIR RUNS writes a site "
+                           "from runs)")
+        from kansoku.app.serve import LiveSite, free_port, serve_live
+        from kansoku.words import LANGS
+
+        live = LiveSite(site.root, db, specs, content, site.generated, site.config,
+                        args.port or free_port(), wait_s=args.wait, quiet=args.quiet, strict=args.strict,
+                        out=lambda line: print(line, flush=True), err=print_error, warn=print_warning,
+                        on_wait=print_waiting, progress=progress_lines(args.quiet))
+        return serve_live(live, LANGS)
     except KansokuError as exc:
         print_error(str(exc))
         return exc.exit_code
-    return serve(out, args.port, args.quiet)

@@ -8,6 +8,8 @@
 #   sh setup.sh start CONFIG    stop every other example cluster, start CONFIG (checksums-off|checksums-on),
 #                               create the databases bench_read and bench_update if missing
 #   sh setup.sh stop            stop both clusters
+#   sh setup.sh wal-sync METHOD start checksums-off with wal_sync_method = METHOD (ALTER SYSTEM, reloaded);
+#                               start resets it, so that the other studies run with the default
 #   sh setup.sh fio-file        stop both clusters; write the fio test file (256 MiB of random data)
 #   sh setup.sh query-data S    the parallel-query study's data (parallel.toml): pgbench's tables at scale S in
 #                               bench_query, analysed (once per scale; the running cluster)
@@ -58,6 +60,9 @@ checkpoint_timeout = 30min
 max_wal_size = 4GB
 CONF
 }
+sql() {  # each argument a statement, run on the running checksums cluster's postgres database
+    for q in "$@"; do as_pg "$BIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -tAc "$q" >/dev/null; done
+}
 create_dbs() {  # $1: the bin directory of the running cluster
     for db in bench_read bench_update bench_query; do
         as_pg "$1/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -tAc \
@@ -93,6 +98,12 @@ start)
         as_pg "$BIN/pg_ctl" -D "$BASE/$cfg" -l "$BASE/$cfg.log" -w start
     fi
     create_dbs "$BIN"
+    [ "${3:-}" = keep ] || sql "ALTER SYSTEM RESET wal_sync_method" "SELECT pg_reload_conf()"
+    ;;
+wal-sync)
+    method=${2:?usage: setup.sh wal-sync fdatasync|fsync|open_datasync|open_sync}
+    sh "$0" start checksums-off keep
+    sql "ALTER SYSTEM SET wal_sync_method = '$method'" "SELECT pg_reload_conf()"
     ;;
 v-start)
     major=${2:?usage: setup.sh v-start 15|18}

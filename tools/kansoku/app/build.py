@@ -215,6 +215,62 @@ def release_memory() -> None:
         pass
 
 
+def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, config: Path, wait_s: float,
+                    on_wait, pdf: list[str] | None, reports: list | None, memory_limit: str, say
+                    ) -> tuple[BuildResult, ItemCache, list, list[ComputedReport]]:
+    """The build up to Hugo: every report computed and the generated directory written (what ``kansoku serve``
+    recomputes while Hugo's own server renders). The caller holds the output lock. Returns the result so far,
+    the item cache (pruned after a build that published), the raw files to link and the reports whose PDFs to
+    write."""
+    # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
+    cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
+    cache.write_behind()  # its entries written by a thread of their own (flushed before Hugo)
+    store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
+    ahead: Ahead | None = None
+    events = None
+    try:
+        store.limit_memory(memory_limit, generated / hugo.BUILD_CACHE / "duckdb-spill")
+        # a first build: the CPU and disk samples (a pivot of every sys_metrics row) computed once, read by
+        # the reports and the run pages alike (report/runs.py share_samples); every run's events, which the
+        # run pages read first, computed meanwhile on a second connection (events_ahead)
+        if share_samples(store, cache):
+            events = events_ahead(store)
+        say(f"computing the reports of {spec_dir} from {db}")
+        specs, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=False,
+                                                reports=reports)
+        raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
+        with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
+        unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
+        if unknown:
+            raise KansokuError(f"--pdf: no report {', '.join(map(repr, unknown))} "
+                               f"(reports: {', '.join(rep.id for rep in computed)})")
+        for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
+            rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
+        # the run pages are computed, written and dropped a batch at a time (bounded memory, issue 29), the
+        # next batch made in a thread while the renderer writes one (Ahead)
+        say(f"computing the run pages and writing the page data into {generated}")
+        ahead = Ahead(site_run_pages(store, specs, computed, cache), store)
+        written = hugo.write_generated(computed, generated, trends, run_pages=ahead)
+    except duckdb.OutOfMemoryException as exc:
+        raise KansokuError(out_of_memory(memory_limit, exc)) from None
+    finally:
+        if ahead is not None:
+            ahead.close()
+        if events is not None:
+            events.close()
+        store.close()
+    cache.flush()  # every entry written before the site changes (a write's error ends the build here)
+    res = BuildResult()
+    res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
+    res.files_written = written["files_written"]
+    res.runs_reused, res.runs_computed = cache.runs_reused, cache.runs_computed
+    res.figures_reused, res.figures_drawn = written["figures_reused"], written["figures_drawn"]
+    res.reports = [r.id for r in computed]
+    res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
+    res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
+    return res, cache, raw, with_pdf
+
+
 def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GENERATED,
                content: Path = CONTENT, wait_s: float = 0.0, on_wait=None, pdf: list[str] | None = None,
                config: Path = CONFIG, site_root: Path | None = None, progress=None,
@@ -231,55 +287,12 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
     # no file read through a symbolic link (kansoku/site_links.py), before anything is written
     site_links.refuse_site_links(content, spec_dir, config, site_root)
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
-        # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
-        cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
-        cache.write_behind()  # its entries written by a thread of their own (flushed before Hugo)
-        store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
-        ahead: Ahead | None = None
-        events = None
-        try:
-            store.limit_memory(memory_limit, generated / hugo.BUILD_CACHE / "duckdb-spill")
-            # a first build: the CPU and disk samples (a pivot of every sys_metrics row) computed once, read by
-            # the reports and the run pages alike (report/runs.py share_samples); every run's events, which the
-            # run pages read first, computed meanwhile on a second connection (events_ahead)
-            if share_samples(store, cache):
-                events = events_ahead(store)
-            say(f"computing the reports of {spec_dir} from {db}")
-            specs, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=False,
-                                                    reports=reports)
-            raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
-            with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
-            unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
-            if unknown:
-                raise KansokuError(f"--pdf: no report {', '.join(map(repr, unknown))} "
-                                   f"(reports: {', '.join(rep.id for rep in computed)})")
-            for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
-                rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
-            # the run pages are computed, written and dropped a batch at a time (bounded memory, issue 29), the
-            # next batch made in a thread while the renderer writes one (Ahead)
-            say(f"computing the run pages and writing the page data into {generated}")
-            ahead = Ahead(site_run_pages(store, specs, computed, cache), store)
-            written = hugo.write_generated(computed, generated, trends, run_pages=ahead)
-        except duckdb.OutOfMemoryException as exc:
-            raise KansokuError(out_of_memory(memory_limit, exc)) from None
-        finally:
-            if ahead is not None:
-                ahead.close()
-            if events is not None:
-                events.close()
-            store.close()
-        cache.flush()  # every entry written before the site changes (a write's error ends the build here)
-        res = BuildResult(out=out)
-        res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
-        res.files_written = written["files_written"]
-        res.runs_reused, res.runs_computed = cache.runs_reused, cache.runs_computed
-        res.figures_reused, res.figures_drawn = written["figures_reused"], written["figures_drawn"]
-        res.reports = [r.id for r in computed]
-        res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
-        res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
-        # before Hugo: the build and Hugo together are what a machine must hold; the computed reports are
-        # needed after it by the PDFs alone (the raw files to link are listed in ``raw``)
-        specs = computed = trends = written = store = ahead = events = None  # (the store: its per-build caches of every run)
+        res, cache, raw, with_pdf = write_site_data(db, spec_dir, generated, content, config, wait_s, on_wait, pdf,
+                                                    reports, memory_limit, say)
+        res.out = out
+        # before Hugo: the build and Hugo together are what a machine must hold; the computed reports (left
+        # behind by write_site_data, with the store and its per-build caches of every run) are needed after it
+        # by the PDFs alone (the raw files to link are listed in ``raw``)
         release_memory()
         root = site_root or config.parent
         # run pages whose inputs did not change are taken from the current output (render/page_reuse.py)

@@ -311,6 +311,13 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
             check_trace_types(rep.id, f)
             f["figure"] = escape_plotly(f["figure"])
             f["csv"] = {lang: f"/csv/{rep.id}/figure-{f['id']}.{lang}.csv" for lang in LANGS}
+    for fig in rep.figures():  # a kind with downloads of its own offers them instead of its points
+        make = charts.DOWNLOADS.get(fig.chart_data.kind)
+        if make:
+            f = next(x for ch in d["chapters"] for x in ch["figures"].values() if x["id"] == fig.id)
+            f.pop("csv", None)
+            f["downloads"] = {lang: [{"href": f"/csv/{rep.id}/figure-{fig.id}{suffix}", "label": label}
+                                     for suffix, label, _ in make(fig.chart_data, lang)] for lang in LANGS}
     d.update(sources_layout(d["runs"]))
     return d
 
@@ -392,7 +399,12 @@ def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_
                 files[f"static/csv/{rep.id}/{t.id}.{lang}.csv"] = "\ufeff" + csv_text(t, lang)
                 files[f"static/csv/{rep.id}/{t.id}.runs.{lang}.csv"] = "\ufeff" + runs_csv(t, lang)
         for f in rep.figures():  # each figure's plotted data, per language (series names are translated)
+            make = charts.DOWNLOADS.get(f.chart_data.kind)
             for lang in LANGS:
+                if make:  # a kind's own downloads (a flame graph's folded stacks)
+                    for suffix, _, text_ in make(f.chart_data, lang):
+                        files[f"static/csv/{rep.id}/figure-{f.id}{suffix}"] = text_
+                    continue
                 fig = figures[f.id][lang]
                 files[f"static/csv/{rep.id}/figure-{f.id}.{lang}.csv"] = "\ufeff" + figure_csv(fig)
         for c in rep.compares:  # a comparison's rows as tools/compare --csv prints them (one file: no words)

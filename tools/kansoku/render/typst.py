@@ -404,7 +404,7 @@ class Document:
         L = self.lang
         f = self.rep.chapter(chapter["id"]).figures[figure["id"]]
         svg = self.svg_dir / f"fig-{chapter['number']}-{re.sub(r'[^A-Za-z0-9_-]', '_', f.id)}.{L}.svg"
-        fig = escape_plotly(charts.draw(f.chart_data, L))  # measured text stays text
+        fig = escape_plotly(charts.draw_print(f.chart_data, L))  # measured text stays text
         chart = Chart(fig, svg, self.chart_fonts)
         w, h = chart.size_px
         if TEXT_WIDTH_PT * h / w > MAX_CHART_HEIGHT_PT / TALL_CHART_SHRINK:

@@ -208,7 +208,8 @@ def two_metrics_chart(store: Store, report: Report, item: Item) -> ChartData:
             xs = ordered(report, item.x, [k[0] for k in keys])
             gl = [gs[(x, sv) if item.series else (x,)] for x in xs]
             traces.append({"axis": axis, "style": left if axis == "y" else right, "x": xs,
-                           "y": [g.value for g in gl], "y_text": [format_value(report, item, g, metric) for g in gl]})
+                           "y": [g.value for g in gl], "y_text": [format_value(report, item, g, metric) for g in gl],
+                           "transcribed": [g.transcribed for g in gl]})
             for lang in LANGS:
                 name = metric_label(metric, lang, report=report)
                 if item.series:
@@ -245,7 +246,8 @@ def stacked_shares_chart(store: Store, report: Report, item: Item) -> ChartData:
     w: dict[str, dict[str, Any]] = {lang: {"names": [], "hover": []} for lang in LANGS}
     for m, gs in per_metric.items():
         segs.append({"y": [gs[(x,)].value if (x,) in gs else None for x in xs],
-                     "y_text": [format_value(report, item, gs[(x,)], m) if (x,) in gs else None for x in xs]})
+                     "y_text": [format_value(report, item, gs[(x,)], m) if (x,) in gs else None for x in xs],
+                     "transcribed": [(x,) in gs and gs[(x,)].transcribed for x in xs]})
         for lang in LANGS:
             w[lang]["names"].append(metric_label(m, lang, report=report))
             w[lang]["hover"].append([_hover_runs(lang, gs[(x,)]) if (x,) in gs else "" for x in xs])
@@ -297,7 +299,8 @@ def theory_chart(store: Store, report: Report, item: Item) -> ChartData:
             raise item.error(f"chart 'theory' needs a numeric x factor; {item.x!r} has {xs}") from None
         xmax = max([xmax] + xv)
         points.append({"x": xv, "y": [gs[(x,)].value for x in xs],
-                       "y_text": [format_value(report, item, gs[(x,)], m) for x in xs]})
+                       "y_text": [format_value(report, item, gs[(x,)], m) for x in xs],
+                       "transcribed": [gs[(x,)].transcribed for x in xs]})
         for lang in LANGS:
             w[lang]["names"].append(metric_label(m, lang, report=report))
             w[lang]["hover"].append([_hover_runs(lang, gs[(x,)]) for x in xs])

@@ -15,6 +15,6 @@ from kansoku.render.charts import (  # noqa: F401
     timeseries,
     trends,
 )
-from kansoku.render.charts._draw import DRAW, draw, escape_plotly
+from kansoku.render.charts._draw import DOWNLOADS, DRAW, draw, draw_print, escape_plotly
 
-__all__ = ["DRAW", "draw", "escape_plotly"]
+__all__ = ["DOWNLOADS", "DRAW", "draw", "draw_print", "escape_plotly"]

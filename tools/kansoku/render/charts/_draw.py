@@ -17,6 +17,11 @@ COLORS = ["#1f4e79", "#c55a11", "#548235", "#7030a0", "#bf9000", "#2e75b6", "#c0
 
 Drawer = Callable[[ChartData, str], dict]
 DRAW: dict[str, Drawer] = {}
+# kinds whose download is not the plotted points: kind -> (chart, lang) -> [(file suffix, link text, text)];
+# a file whose text is the same in every language has the same suffix in each (written once)
+DOWNLOADS: dict[str, Callable[[ChartData, str], list[tuple[str, str, str]]]] = {}
+# kinds drawn otherwise on paper, which cannot zoom or hover (a flame graph's readable top frames)
+PRINT: dict[str, Drawer] = {}
 
 
 def esc(s: Any) -> str:
@@ -46,6 +51,22 @@ def draws(*names: str):
     def deco(f: Drawer) -> Drawer:
         for n in names:
             DRAW[n] = f
+        return f
+    return deco
+
+
+def downloads(*names: str):
+    def deco(f):
+        for n in names:
+            DOWNLOADS[n] = f
+        return f
+    return deco
+
+
+def draws_print(*names: str):
+    def deco(f: Drawer) -> Drawer:
+        for n in names:
+            PRINT[n] = f
         return f
     return deco
 
@@ -217,6 +238,20 @@ def color(i: int) -> str:
     return COLORS[i % len(COLORS)]
 
 
+def draw_open(trace: Any, flags: Sequence[bool] | None, colour: str) -> None:
+    """Transcribed values drawn open, as the page footer says: a hollow marker, or a bar outlined in its
+    colour and left unfilled; points kansoku measured or computed keep their filled look."""
+    if not flags or not any(flags):
+        return
+    if trace.type == "bar":
+        trace.marker.color = ["rgba(255,255,255,0)" if f else colour for f in flags]
+        trace.marker.line = dict(color=colour, width=2)
+    else:
+        symbol = trace.marker.symbol if isinstance(trace.marker.symbol, str) else "circle"
+        trace.marker.symbol = [symbol + "-open" if f else symbol for f in flags]
+        trace.marker.color = colour
+
+
 def _log_axes(fig: go.Figure) -> None:
     """Log axes without ticks of their own get 1-2-5 ticks over the plotted values (plotly shows only
     the powers of ten over a few decades)."""
@@ -246,3 +281,8 @@ def compact(fig: go.Figure) -> dict:
 def draw(chart: ChartData, lang: str) -> dict:
     """The plotly figure ({data, layout}) of a computed chart in one language."""
     return DRAW[chart.kind](chart, lang)
+
+
+def draw_print(chart: ChartData, lang: str) -> dict:
+    """The figure for paper (the PDF): the kind's print drawing where it has one, else its drawing."""
+    return PRINT.get(chart.kind, DRAW[chart.kind])(chart, lang)

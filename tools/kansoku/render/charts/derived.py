@@ -8,7 +8,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from kansoku.model import ChartData
-from kansoku.render.charts._draw import color, compact, draws, hover, layout, right_axis
+from kansoku.render.charts._draw import color, compact, draw_open, draws, hover, layout, right_axis
 
 
 def _category_x(fig: go.Figure, order: list[str]) -> None:
@@ -61,6 +61,7 @@ def two_metrics_chart(chart: ChartData, lang: str) -> dict:
             fig.add_trace(go.Scatter(mode="lines+markers", line=dict(color=color(i), dash="solid" if tr["axis"] == "y"
                                                                      else "dot"),
                                      marker=dict(symbol="circle" if tr["axis"] == "y" else "diamond", size=9), **common))
+        draw_open(fig.data[-1], tr.get("transcribed"), color(i))
     lay = layout(opts, lang, w["x_title"], w["y_title"])
     lay["yaxis2"] = right_axis(w["y2_title"], type="log" if opts.get("y2_log") else "-",
                                rangemode="tozero" if not opts.get("y2_log") else "normal")
@@ -80,6 +81,7 @@ def stacked_shares_chart(chart: ChartData, lang: str) -> dict:
         fig.add_trace(go.Bar(x=w["x_labels"], y=seg["y"], name=name, customdata=seg["y_text"],
                              hovertext=w["hover"][i], hovertemplate=tmpl,
                              marker=dict(color="#d9d9d9" if seg.get("rest") else color(i))))
+        draw_open(fig.data[-1], seg.get("transcribed"), color(i))
     fig.update_layout(**layout(opts, lang, w["x_title"], w["y_title"]), barmode="stack")
     fig.update_yaxes(range=[0, d["total"] * 1.02])
     _category_x(fig, w["x_labels"])
@@ -99,5 +101,6 @@ def theory_chart(chart: ChartData, lang: str) -> dict:
         fig.add_trace(go.Scatter(x=p["x"], y=p["y"], mode="markers", name=name, customdata=p["y_text"],
                                  hovertext=w["hover"][i], hovertemplate=tmpl,
                                  marker=dict(color=color(i), size=11, symbol="circle")))
+        draw_open(fig.data[-1], p.get("transcribed"), color(i))
     fig.update_layout(**layout(opts, lang, w["x_title"], w["y_title"]))
     return compact(fig)

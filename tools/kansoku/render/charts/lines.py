@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from kansoku.model import ChartData
-from kansoku.render.charts._draw import base_layout, compact, crowded, draws, hover, tick_labels
+from kansoku.render.charts._draw import base_layout, color, compact, crowded, draw_open, draws, hover, tick_labels
 
 
 @draws("line", "bar")
@@ -35,9 +35,11 @@ def line_chart(chart: ChartData, lang: str) -> dict:
         common = dict(x=xs, y=tr["y"], name=name, hovertext=w["hover"][i], customdata=tr.get("y_text"),
                       hovertemplate=tmpl, error_y=err, meta={"n": tr["n"]} if tr.get("n") else None)
         if d["bar"]:
-            fig.add_trace(go.Bar(**common))
+            fig.add_trace(go.Bar(marker=dict(color=color(i)), **common))
         else:
-            fig.add_trace(go.Scatter(mode="lines+markers", **common))
+            fig.add_trace(go.Scatter(mode="lines+markers", line=dict(color=color(i)), marker=dict(color=color(i)),
+                                     **common))
+        draw_open(fig.data[-1], tr.get("transcribed"), color(i))
     fig.update_layout(**base_layout(opts, w["x_title"], w["y_title"]))
     if w.get("series_title"):  # the legend names the factor its entries are values of (バージョン: 9.6, 10)
         fig.update_layout(legend_title_text=w["series_title"])

@@ -1,0 +1,121 @@
+"""`kansoku serve`: a live preview. Hugo's own server renders a prose edit at once; a spec edit is recomputed
+by kansoku and shown without a restart; a broken spec is reported while the server goes on with the last good
+data, and a fix brings the page back; Ctrl-C stops Hugo too. The site is a starter site of a few example runs
+(`kansoku init DIR RUNS`)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from test_start import KANSOKU, subprocess_kansoku
+from test_starter import copy_runs
+
+pytestmark = pytest.mark.slow
+
+RUNS = [f"study=scaleup/workload=read/config=checksums-off/clients={c}/rep=1" for c in (1, 2)]
+
+
+class Served:
+    """`kansoku serve --port 0` in ``site``, its output collected as it comes."""
+
+    def __init__(self, site: Path):
+        self.proc = subprocess.Popen([sys.executable, "-c", KANSOKU, "serve", "--port", "0"], cwd=site,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.out: list[str] = []
+        self.err: list[str] = []
+        for stream, lines in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
+            threading.Thread(target=lambda s=stream, ls=lines: ls.extend(s), daemon=True).start()
+        self.base = self.wait_for(lambda: next((m.group(0) for line in self.out
+                                                for m in [re.search(r"http://127\.0\.0\.1:\d+/", line)] if m), None),
+                                  120, "the serving line")
+
+    def wait_for(self, found, seconds: float, what: str):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            got = found()
+            if got:
+                return got
+            assert self.proc.poll() is None, f"kansoku serve ended ({self.proc.returncode}): {''.join(self.err)}"
+            time.sleep(0.2)
+        raise AssertionError(f"no {what} within {seconds} s:\n{''.join(self.out)}\n{''.join(self.err)[-3000:]}")
+
+    def page(self, path: str) -> str:
+        """The page, or the error page Hugo's server shows while a rebuild fails."""
+        try:
+            with urllib.request.urlopen(self.base + path, timeout=30) as resp:
+                return resp.read().decode("utf-8")
+        except urllib.error.HTTPError as exc:
+            return exc.read().decode("utf-8", errors="replace")
+
+    def shows(self, path: str, text: str, seconds: float = 15) -> None:
+        self.wait_for(lambda: text in self.page(path), seconds, f"{text!r} on {path}")
+
+
+@pytest.fixture
+def site(tmp_path) -> Path:
+    runs = copy_runs(tmp_path / "runs", RUNS)
+    init = subprocess_kansoku("init", tmp_path / "live", runs, "-q", cwd=tmp_path)
+    assert init.returncode == 0, init.stderr
+    return tmp_path / "live"
+
+
+def test_serve_shows_prose_and_spec_edits_and_outlives_a_broken_spec(site):
+    prose = site / "content" / "reports" / "live" / "scaleup.en.md"
+    spec = site / "data" / "reports" / "live.toml"
+    good = spec.read_text(encoding="utf-8")
+    page = "en/reports/live/scaleup/"
+    served = Served(site)
+    try:
+        assert "TPS by clients" in served.page(page) and "livereload" in served.page(page)
+        # a prose edit: Hugo renders it; kansoku recomputes nothing (the text is not what it computes from)
+        prose.write_text(prose.read_text(encoding="utf-8").replace("## Setup", "A sentence written now.\n\n## Setup"),
+                         encoding="utf-8")
+        served.shows(page, "A sentence written now.")
+        time.sleep(1)
+        assert not any("recomputed" in line for line in served.out), served.out
+        # a caption changed in the spec: recomputed, shown
+        spec.write_text(good.replace('en = "TPS by clients"', 'en = "Throughput as clients grow"'), encoding="utf-8")
+        served.shows(page, "Throughput as clients grow")
+        # a broken spec: said with its line, the server goes on with the last good data
+        spec.write_text(good.replace('rows = "clients"', 'rows = "clientz"'), encoding="utf-8")
+        served.wait_for(lambda: "unknown factor 'clientz'" in "".join(served.err), 15, "the spec error")
+        line = next(i for i, text in enumerate(good.splitlines(), 1) if text == 'rows = "clients"')
+        assert f"live.toml:{line}:" in "".join(served.err)
+        assert "Throughput as clients grow" in served.page(page)
+        # fixed: the page follows the spec again
+        spec.write_text(good.replace('en = "TPS by clients"', 'en = "TPS, fixed"'), encoding="utf-8")
+        served.shows(page, "TPS, fixed")
+        # a number the prose now states through its data: kansoku resolves it, Hugo shows it
+        prose.write_text(prose.read_text(encoding="utf-8").replace(
+            "A sentence written now.",
+            'At 2 clients: {{< val table="scaleup-tps" row="2" metric="tps" >}}.'), encoding="utf-8")
+        served.shows(page, 'class="bound-value"')
+    finally:
+        hugo = [int(p) for p in Path(f"/proc/{served.proc.pid}/task/{served.proc.pid}/children").read_text().split()] \
+            if served.proc.poll() is None else []
+        served.proc.send_signal(signal.SIGINT)  # Ctrl-C
+        rc = served.proc.wait(timeout=30)
+    assert rc == 0, "".join(served.err)[-2000:]
+    assert hugo, "no Hugo process was running"
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{p}").exists() for p in hugo) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(Path(f"/proc/{p}").exists() for p in hugo), "Hugo outlived kansoku serve"
+
+
+def test_serve_without_a_store_says_how_to_make_one(tmp_path):
+    (tmp_path / "data" / "reports").mkdir(parents=True)
+    proc = subprocess_kansoku("serve", "--port", "0", cwd=tmp_path)
+    assert proc.returncode == 2 and "kansoku ingest" in proc.stderr, proc.stderr
+    assert not os.path.exists(tmp_path / "data" / "generated")
