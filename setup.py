@@ -1,6 +1,6 @@
 """The wheel carries kansoku's site skeleton: the repository root's i18n/, layouts/, static/ and config.toml
-are copied into the built package as kansoku/_site/; and its manual: docs/*.md and the two JSON schemas as
-kansoku/_docs/, the example campaign's plans, scripts and notes (data/runs/example without its measurements)
+are copied into the built package as kansoku/_site/; and its manual: docs/*.md, its images and the two JSON
+schemas as kansoku/_docs/, the example campaign's plans, scripts and notes (data/runs/example without its measurements)
 as kansoku/_docs/examples/ (kansoku/resources.py finds them there, or in a checkout; `kansoku docs` prints
 them). Everything else is declared in pyproject.toml."""
 
@@ -19,7 +19,7 @@ PLAN_SCHEMA = ("#:schema ../../../docs/collect-plan.schema.json", "#:schema ../c
 
 
 def copy_docs(dest: Path) -> None:
-    """docs/*.md and *.schema.json into ``dest``; the example's plans (*.toml), scripts and notes, not its
+    """docs/*.md, docs/images/ and *.schema.json into ``dest``; the example's plans (*.toml), scripts and notes, not its
     measurements (campaign=*/), into ``dest/examples``."""
     if not (DOCS / "spec.md").is_file() or not EXAMPLES.is_dir():
         raise SystemExit(f"{DOCS} or {EXAMPLES} is missing: the wheel carries the manual and the example plans")
@@ -27,6 +27,7 @@ def copy_docs(dest: Path) -> None:
     dest.mkdir(parents=True)
     for src in sorted(DOCS.glob("*.md")) + sorted(DOCS.glob("*.schema.json")):
         shutil.copy2(src, dest / src.name)
+    shutil.copytree(DOCS / "images", dest / "images")  # the pictures the pages show
     examples = dest / "examples"
     shutil.copytree(EXAMPLES, examples, ignore=shutil.ignore_patterns("campaign=*", "__pycache__", "*.pyc"))
     for plan in examples.glob("*.toml"):  # each names the installed schema (editors complete and check it)

@@ -73,7 +73,8 @@ def test_the_wheel_carries_the_sql_templates_words_and_site_skeleton(installed):
     for script in ("kansoku =", "kansoku-compare =", "kansoku-ingest =", "kansoku-build ="):
         assert script in entry_points, script
     missing = [n for n in [f"kansoku/_docs/{d}" for d in DOCS] + [f"kansoku/_docs/examples/{p}" for p in PLANS]
-               + ["kansoku/_docs/examples/scripts/read.sql", "kansoku/_docs/examples/queries/parallel.sql"]
+               + ["kansoku/_docs/examples/scripts/read.sql", "kansoku/_docs/examples/queries/parallel.sql",
+                  "kansoku/_docs/images/report-page.png"]
                if n not in names]
     assert not missing, missing
     assert not [n for n in names if "campaign=" in n]  # the example's measurements stay in the checkout

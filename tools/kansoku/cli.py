@@ -260,12 +260,12 @@ def collect_main(argv: list[str] | None = None, prog: str = "kansoku collect") -
     if argv[:1] == ["queries"]:  # the benchmark of a query study: kansoku collect queries … (collect/queries.py)
         from kansoku.collect.queries import main as queries_main
 
-        return queries_main(argv[1:])
+        return queries_main(argv[1:], prog=f"{prog} queries")
     if argv[:1] == ["--version"]:
         ap = argparse.ArgumentParser(prog=prog)
         add_version(ap)
         ap.parse_args(argv)
-    return main(argv)
+    return main(argv, prog)
 
 
 @interruptible

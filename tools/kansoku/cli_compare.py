@@ -102,10 +102,10 @@ def compare_main(argv: list[str] | None = None, prog: str = "kansoku compare") -
         description="Compare two selections of runs (A, the baseline, and B) condition by condition for every "
                     "metric they share: both medians with their spread, the change B/A with its interval and a "
                     "verdict (better / worse / within noise; \"changed\" for a metric with no better direction, such as "
-                    "CPU %idle or disk KB/s). Rows lead with the primary metric (TPS, or the first --metric). "
+                    "CPU %%idle or disk KB/s). Rows lead with the primary metric (TPS, or the first --metric). "
                     "A selection is factor=value[,factor=value…] "
                     "(value lists with |; an empty string selects every run). Runs are matched on every other "
-                    "factor except repetitions (rep). Example: tools/compare config=checksums-off "
+                    "factor except repetitions (rep). Example: %(prog)s config=checksums-off "
                     "config=checksums-on",
         epilog=EPILOG + ", 6 regression beyond noise (--fail-above)")
     ap.add_argument("a", help="selection A, the baseline (e.g. version=14)")

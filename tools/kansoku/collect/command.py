@@ -24,8 +24,8 @@ def log(msg: str, quiet: bool = False) -> None:
         print(f"collect: {msg}", file=sys.stderr, flush=True)
 
 
-USAGE = """tools/collect [options] KEY=VALUE... -- COMMAND [ARG...]
-       tools/collect --plan PLAN.toml [--dry-run] [--limit N]"""
+USAGE = """%(prog)s [options] KEY=VALUE... -- COMMAND [ARG...]
+       %(prog)s --plan PLAN.toml [--dry-run] [--limit N]"""
 
 DESCRIPTION = """\
 Capture a benchmark run as a kansoku run directory: ROOT/KEY=VALUE/.../ named by the factors,
@@ -46,11 +46,11 @@ The manual, installed with kansoku (`kansoku docs collect` prints it):
 
 EXAMPLES = """\
 examples:
-  tools/collect --root runs --conninfo 'host=127.0.0.1 port=5433 user=postgres dbname=bench' \\
+  %(prog)s --root runs --conninfo 'host=127.0.0.1 port=5433 user=postgres dbname=bench' \\
       workload=read clients=4 rep=1 -- pgbench -n -h 127.0.0.1 -p 5433 -U postgres -c 4 -j 2 -T 60 -P 1 -r bench
-  tools/collect --root runs --output fio_output.json study=fio rw=randread rep=1 -- \\
+  %(prog)s --root runs --output fio_output.json study=fio rw=randread rep=1 -- \\
       fio --name=randread --rw=randread --filename=/tmp/fio.dat --size=256M --bs=8k --direct=1 --output-format=json+
-  tools/collect --plan data/runs/example/scaleup.toml
+  %(prog)s --plan data/runs/example/scaleup.toml
 
 exit status: the benchmark's exit status; 1 when it exited 0 but a host stopped measuring before
 the run ended (a monitor exited early, an ssh connection was lost, files not fetched: the run is
@@ -60,10 +60,10 @@ plan or hosts file has problems (all listed, with lines); 5 a monitor program is
 (use --no-monitors)"""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "kansoku collect") -> argparse.ArgumentParser:
     description = DESCRIPTION.format(collect_md=resources.doc("collect.md"), schema=resources.PLAN_SCHEMA,
                                      examples=resources.EXAMPLES_DIR)
-    ap = argparse.ArgumentParser(prog="tools/collect", usage=USAGE, description=description, epilog=EXAMPLES,
+    ap = argparse.ArgumentParser(prog=prog, usage=USAGE, description=description, epilog=EXAMPLES,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("factors", nargs="*", metavar="KEY=VALUE",
                     help="factors naming the run directory, in this order (e.g. workload=read clients=4 rep=1)")
@@ -114,13 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "kansoku collect") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command: list[str] = []
     if "--" in argv:
         i = argv.index("--")
         argv, command = argv[:i], argv[i + 1:]
-    ap = build_parser()
+    ap = build_parser(prog)
     args = ap.parse_args(argv)
     # Ctrl-C works between runs too, even if our parent started us with SIGINT ignored
     signal.signal(signal.SIGINT, signal.default_int_handler)

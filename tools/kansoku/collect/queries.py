@@ -1,4 +1,4 @@
-"""Query studies (issue 26): time a list of SQL statements one by one, as the benchmark of a run.
+"""Query studies: time a list of SQL statements one by one, as the benchmark of a run.
 
 ``tools/collect queries --conninfo CONNSTR [--mode explain,timing] [--repeat N] [--set NAME=VALUE]… FILE.sql``
 runs in the run directory (it is the command ``tools/collect`` measures, so the monitors, ``run.toml`` and the
@@ -179,8 +179,8 @@ def run_mode(conninfo: str, text: str, where: dict[int, int], out: Path, timeout
     return len(re.findall(r"^psql:[^\n]*: (?:ERROR|FATAL):", body, flags=re.M))
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="tools/collect queries", description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None, prog: str = "kansoku collect queries") -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("queries", type=Path, help="the statement list (statements end with ';'; '-- query: ID' names one)")
     ap.add_argument("--conninfo", required=True, help="libpq connection string of the server under test")
     ap.add_argument("--mode", default="timing,explain",
