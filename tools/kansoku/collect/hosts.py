@@ -431,13 +431,17 @@ fi
     env = " ".join(f"{k}={v}" for k, v in R.MONITOR_ENV.items())
     render = " ".join(f"{k}={v}" for k, v in R.MONITOR_ENV.items())
     return f"""set -u
+# the session may end at any moment (collect killed, the connection lost): a write to the closed channel must
+# not kill this shell before its monitors are stopped and its directory is marked
+trap '' PIPE HUP
 d=$(mktemp -d "${{TMPDIR:-/tmp}}/kansoku-collect.XXXXXX") || exit 97
 cd "$d" || exit 97
 echo "dir $d"
 export {env}
 names=""; perfs=""
-# an asynchronous command of a non-interactive sh ignores SIGINT: give the monitors the default back
-ds=""; if env --default-signal=INT,QUIT true 2>/dev/null; then ds="env --default-signal=INT,QUIT"; fi
+# an asynchronous command of a non-interactive sh ignores SIGINT, and this shell SIGPIPE and SIGHUP: give the
+# monitors the defaults back
+ds=""; if env --default-signal=INT,QUIT,PIPE,HUP true 2>/dev/null; then ds="env --default-signal=INT,QUIT,PIPE,HUP"; fi
 start() {{
     n=$1; o=$2; e=$3; shift 3
     if ! command -v "$1" >/dev/null 2>&1; then echo "error $n: $1 not found in PATH"; return; fi
@@ -481,10 +485,7 @@ stop_all() {{  # SIGINT to the process group of each process named $1 (default: 
     done
 }}
 {log_start}{chr(10).join(starts)}
-{perf_start}# from here the session may end at any moment (collect killed, connection lost): a write to the closed
-# channel must not kill this shell before its monitors are stopped
-trap '' PIPE HUP
-echo ready
+{perf_start}echo ready
 # a "stop" line: collect fetches this directory next; the end of the input instead (collect killed, the
 # connection lost): nobody will, and the directory is marked for the next collect to this host to remove
 orphaned=""

@@ -165,8 +165,8 @@ class RunLock:
         self.path = path
         self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
-    def acquire(self, wait_s: float = LOCK_WAIT_S, on_wait: Callable[[], None] | None = None) -> bool:
-        deadline = time.monotonic() + wait_s
+    def acquire(self, wait_s: float | None = None, on_wait: Callable[[], None] | None = None) -> bool:
+        deadline = time.monotonic() + (LOCK_WAIT_S if wait_s is None else wait_s)
         said = False
         while True:
             try:
