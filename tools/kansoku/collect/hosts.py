@@ -65,7 +65,7 @@ from typing import Any
 
 from kansoku.collect import lifetime, profile
 from kansoku.collect import run as R
-from kansoku.collect.processes import stop_group
+from kansoku.collect.processes import STOP_SIGNALS, stop_group
 from kansoku.collect.server_log import OUTPUT as SERVER_LOG_OUTPUT
 
 SAMPLING_INTERVAL_S = 1.0  # the monitors sample every second (run.MONITORS)
@@ -192,7 +192,7 @@ class Ssh:
         try:
             self.master.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            stop_group(self.master, R.STOP_SIGNALS)
+            stop_group(self.master, STOP_SIGNALS)
         lifetime.ended(self.master)
         self.master = None
 

@@ -7,7 +7,7 @@ before it runs: its preexec function writes ``group PGID`` between fork and exec
 between a start and its registration. The temporary directories collect makes are named there too (``path``).
 Once collect has stopped a group or removed a directory itself it says so (``ended``, ``kept``). When the pipe
 reads end of file — collect exited, was killed or crashed — the lifeline stops every group still named with
-collect's own rule (SIGINT, then SIGTERM, then SIGKILL, each after its grace: ``run.STOP_SIGNALS``, as the
+collect's own rule (SIGINT, then SIGTERM, then SIGKILL, each after its grace: ``processes.STOP_SIGNALS``, as the
 supervisor of a remote host does when its ssh session ends), removes the directories and exits. sar's sadc and
 whatever a benchmark forked are in their leader's group, so they go too.
 
@@ -83,7 +83,7 @@ def lifeline() -> Lifeline:
     global _LIFELINE
     with _START:
         if _LIFELINE is None:
-            from kansoku.collect.run import STOP_SIGNALS
+            from kansoku.collect.processes import STOP_SIGNALS
 
             _LIFELINE = Lifeline(STOP_SIGNALS)
         return _LIFELINE

@@ -37,8 +37,11 @@ collect itself was started with SIGINT ignored) ``--settle`` seconds (default 1)
 benchmark and stopped ``--settle`` seconds after it ended: SIGINT to each monitor's process
 group, SIGTERM if it is still alive 3 s later, SIGKILL after 2 s more. Which signal was needed is
 recorded (``collectors_stop_signal = "sar:INT iostat:INT vmstat:INT"``). Ctrl-C (SIGINT), SIGTERM or
-SIGHUP to collect is forwarded to the benchmark; the monitors are then stopped the same way and
-the run is recorded as ``status = "interrupted"``.
+SIGHUP to collect is forwarded to the benchmark (its process group: it runs in a session of its own); the
+monitors are then stopped the same way and the run is recorded as ``status = "interrupted"``. Every process
+collect starts is named to collect's lifeline and inherits the run directory's lock (collect/lifetime.py): if
+collect itself is killed, they are stopped all the same, and the directory is moved aside by a later collect only
+once they have ended.
 
 run.toml (readable by :mod:`kansoku.runs`; every top-level key is one of runs.METADATA_KEYS, so no
 metadata is mistaken for a factor)::
@@ -102,7 +105,7 @@ from typing import Any
 
 from kansoku.collect import lifetime
 from kansoku.collect.pg_stat_series import PgStatSeries
-from kansoku.collect.processes import stop_group
+from kansoku.collect.processes import STOP_SIGNALS, stop_group
 from kansoku.collect.profile import ProfileError, Profiler, ProfileRequest
 from kansoku.collect.server_log import ServerLogTail
 from kansoku.ingest.runs import METADATA_KEYS
@@ -134,7 +137,6 @@ VERSION_PROBES = {
     "pg_test_fsync": ["pg_test_fsync", "--version"], "perf": ["perf", "--version"],
 }
 POSTGRES_CLIENTS = {"pgbench", "psql", "pg_test_fsync"}
-STOP_SIGNALS = ((signal.SIGINT, 3.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0))
 EXIT_INTERRUPTED = 130
 
 
