@@ -149,7 +149,7 @@ class Ssh:
         try:
             self.master = subprocess.Popen(self._base() + ["-o", "ControlMaster=yes", "-N", str(self.host.target)],
                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                           **lifetime.child())
+                                           **lifetime.child(then=R.default_signals))
         except OSError as exc:
             err.close()
             raise SshError(f"{self.where()}: ssh could not be started: {exc}; the run was not started") from None
