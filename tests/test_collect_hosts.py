@@ -172,6 +172,22 @@ def _remote_leftovers() -> list[str]:
     return out
 
 
+def _local_leftovers(run: Path, ssh_config: Path) -> list[str]:
+    """Live processes working in ``run`` (the benchmark, the monitors) and ssh master connections made with
+    ``ssh_config``."""
+    out = []
+    for p in Path("/proc").iterdir():
+        try:
+            if not p.name.isdigit() or (p / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            cmd = (p / "cmdline").read_bytes().split(b"\0")
+            if Path(os.readlink(p / "cwd")) == run or (b"ControlMaster=yes" in cmd and str(ssh_config).encode() in cmd):
+                out.append(b" ".join(cmd).decode(errors="replace"))
+        except OSError:
+            continue
+    return out
+
+
 def _load(path: Path) -> dict:
     with open(path, "rb") as fh:
         return tomllib.load(fh)
@@ -261,7 +277,7 @@ def test_ctrl_c_stops_the_monitors_on_every_host(sshd, tmp_path):
 def test_a_killed_collect_leaves_no_monitor_running_on_the_other_host(sshd, tmp_path):
     """SIGKILL gives collect no chance to stop anything: the end of the supervisor's ssh session does."""
     tmp = Path(tempfile.gettempdir())
-    before = set(tmp.glob("kansoku-collect.*")) | set(tmp.glob("kansoku-ssh-*"))
+    before = set(tmp.glob("kansoku-collect.*"))
     hosts = _hosts_file(tmp_path, sshd["ssh_config"])
     proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "collect"), "--root", str(tmp_path / "runs"),
                              "--hosts", str(hosts), "--no-monitors", "study=hosts", "rep=1", "--", "sleep", "30"],
@@ -276,27 +292,20 @@ def test_a_killed_collect_leaves_no_monitor_running_on_the_other_host(sshd, tmp_
     while _remote_leftovers():
         assert time.monotonic() < deadline, _remote_leftovers()
         time.sleep(0.2)
-    # what the kill orphaned here: the benchmark, and the ssh master connection (it would close itself after
-    # 60 idle seconds); ended by PID
+    # and here: the benchmark and the ssh master connection end with collect (its lifeline), and the ssh control
+    # directory goes with them
     run = (tmp_path / "runs" / "study=hosts" / "rep=1").resolve()
-    for pid_dir in Path("/proc").iterdir():
-        try:
-            if not pid_dir.name.isdigit():
-                continue
-            cmd = (pid_dir / "cmdline").read_bytes().split(b"\0")
-            if Path(os.readlink(pid_dir / "cwd")) == run or (b"ControlMaster=yes" in cmd and
-                                                             str(sshd["ssh_config"]).encode() in cmd):
-                os.kill(int(pid_dir.name), signal.SIGKILL)
-        except OSError:
-            continue
+    deadline = time.monotonic() + 20
+    while _local_leftovers(run, sshd["ssh_config"]):
+        assert time.monotonic() < deadline, _local_leftovers(run, sshd["ssh_config"])
+        time.sleep(0.2)
+    assert not list(tmp.glob(f"kansoku-ssh-{proc.pid}-*"))
     # what a killed collect cannot remove: the remote files (never fetched: the supervisor marks them, as its
-    # input ended without "stop") and its ssh control directory (removed here)
+    # input ended without "stop")
     left = set(tmp.glob("kansoku-collect.*")) - before
     assert len(left) == 1, left
     orphan = left.pop()
     assert (orphan / collect_hosts.ORPHANED).is_file()
-    for ssh_dir in set(tmp.glob("kansoku-ssh-*")) - before:
-        shutil.rmtree(ssh_dir, ignore_errors=True)
     # the next collect to that host removes the marked directory before its inventory, and says so
     p = _collect("--root", tmp_path / "runs", "--hosts", hosts, "--no-monitors", "study=hosts", "rep=2", "--", "true")
     assert p.returncode == 0, p.stderr

@@ -19,9 +19,10 @@ cases closed: dbt2 turns host key checking off (``StrictHostKeyChecking=no``, ``
 finds an unreachable host only when its collector fails to start, measures no clock offset, and stops remote
 collectors only from its own Ctrl-C trap, so a killed driver leaves them running.
 
-1. **Reach every host before anything runs.** One master connection per host (``ssh -f -N`` with
-   ``ControlMaster=yes`` and a control socket in a private temporary directory; ``BatchMode=yes``: keys from the
-   agent, ``identity`` or the ssh config, never a password prompt). A host that cannot be reached is a
+1. **Reach every host before anything runs.** One master connection per host (``ssh -N`` with
+   ``ControlMaster=yes``, a child of collect named to its lifeline (collect/lifetime.py), so it ends with collect
+   however collect ends; its control socket in a temporary directory the lifeline removes too; ``BatchMode=yes``:
+   keys from the agent, ``identity`` or the ssh config, never a password prompt). A host that cannot be reached is a
    :class:`CollectError` (exit 2) naming the host, its target and ssh's own words, raised before the run directory
    is created. Every later command goes through the master (no new handshake during the benchmark).
 2. **Clocks.** Over one session, the remote ``date +%s.%N`` is read 7 times (Cristian's method: the offset from
@@ -40,10 +41,11 @@ collectors only from its own Ctrl-C trap, so a killed driver leaves them running
    host is reached: :func:`perf_probe_script`) runs ``perf record -g`` the same way, stopped first with more
    time, then ``perf script | gzip`` there; with ``server_log`` the part of that log written meanwhile is
    copied to ``server.log``. Every file name reaching the remote shell is quoted (``shlex.quote``).
-5. **Fetch:** ``tar`` of the remote directory into ``host=<name>/``, then the remote directory is removed.
-   A supervisor whose input ended without ``stop`` (this collect killed, the connection lost) writes
-   ``.kansoku-orphaned`` into its directory once its monitors stopped: nobody will fetch it, and the next
-   collect to that host removes such directories before its inventory (``[collect] removed_orphaned``).
+5. **Fetch:** ``tar`` of the remote directory into ``host=<name>/``, then the remote directory is removed and
+   collect says ``fetched``. A supervisor whose input ended without ``stop``, or after ``stop`` without
+   ``fetched`` (this collect killed, the connection lost), writes ``.kansoku-orphaned`` into its directory once
+   its monitors stopped: nobody will fetch it, and the next collect to that host removes such directories before
+   its inventory (``[collect] removed_orphaned``).
 
 The ssh sessions run in their own session (Ctrl-C at the terminal reaches collect, which stops them in order).
 """
@@ -61,8 +63,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kansoku.collect import profile
+from kansoku.collect import lifetime, profile
 from kansoku.collect import run as R
+from kansoku.collect.processes import STOP_SIGNALS, stop_group
 from kansoku.collect.server_log import OUTPUT as SERVER_LOG_OUTPUT
 
 SAMPLING_INTERVAL_S = 1.0  # the monitors sample every second (run.MONITORS)
@@ -72,6 +75,7 @@ HOST_MONITORS = ("sar", "iostat", "vmstat")
 SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
                "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR")
 SEP = "@@kansoku@@"
+CONTROL_PREFIX = "kansoku-ssh-"  # the ssh control sockets' temporary directory: kansoku-ssh-<collect's PID>-XXXX
 
 
 @dataclass
@@ -120,6 +124,7 @@ class Ssh:
         self.host = host
         self.control = control_dir / f"{index}.sock"
         self.opened = False
+        self.master: subprocess.Popen | None = None
 
     def _base(self) -> list[str]:
         argv = ["ssh", *SSH_OPTIONS, "-o", f"ControlPath={self.control}"]
@@ -136,23 +141,35 @@ class Ssh:
     def where(self) -> str:
         return f"host {self.host.name!r} (ssh {self.host.target})"
 
-    def open(self) -> None:
-        """The master connection; an unreachable host raises SshError with ssh's message."""
-        with tempfile.TemporaryFile() as err:
-            try:
-                p = subprocess.run(self._base() + ["-o", "ControlMaster=yes", "-o", "ControlPersist=60", "-f", "-N",
-                                                   str(self.host.target)],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, timeout=40,
-                                   start_new_session=True)
-            except subprocess.TimeoutExpired:
-                raise SshError(f"{self.where()}: cannot be reached: no answer in 40 s; the run was not started") \
-                    from None
-            err.seek(0)
-            words = err.read().decode(errors="replace")
-        if p.returncode != 0:
-            raise SshError(f"{self.where()}: cannot be reached: ssh says: {_words(words)} "
-                           f"(ssh exit status {p.returncode}; keys come from the ssh agent, identity or the ssh "
-                           f"config, BatchMode: no password prompt); the run was not started")
+    def open(self, timeout: float = 40.0) -> None:
+        """The master connection; an unreachable host raises SshError with ssh's message. The master is collect's
+        child in a process group named to collect's lifeline (not an ``ssh -f`` daemon), so that it ends with
+        collect however collect ends; it is ready when its control socket exists."""
+        err = tempfile.TemporaryFile()
+        try:
+            self.master = subprocess.Popen(self._base() + ["-o", "ControlMaster=yes", "-N", str(self.host.target)],
+                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                           **lifetime.child(then=R.default_signals))
+        except OSError as exc:
+            err.close()
+            raise SshError(f"{self.where()}: ssh could not be started: {exc}; the run was not started") from None
+        deadline = time.monotonic() + timeout
+        with err:
+            while not self.control.exists():
+                if self.master.poll() is not None:
+                    err.seek(0)
+                    words = err.read().decode(errors="replace")
+                    rc = self.master.returncode
+                    lifetime.ended(self.master)
+                    self.master = None
+                    raise SshError(f"{self.where()}: cannot be reached: ssh says: {_words(words)} (ssh exit status "
+                                   f"{rc}; keys come from the ssh agent, identity or the ssh "
+                                   f"config, BatchMode: no password prompt); the run was not started")
+                if time.monotonic() > deadline:
+                    self._end_master()
+                    raise SshError(f"{self.where()}: cannot be reached: no answer in {timeout:g} s; the run was not "
+                                   "started")
+                time.sleep(0.02)
         self.opened = True
 
     def run(self, script: str, timeout: float = 60, input: bytes | None = None) -> subprocess.CompletedProcess:
@@ -161,9 +178,23 @@ class Ssh:
 
     def close(self) -> None:
         if self.opened:
-            subprocess.run(self._base() + ["-O", "exit", str(self.host.target)], capture_output=True, timeout=15,
-                           stdin=subprocess.DEVNULL)
-            self.opened = False
+            try:
+                subprocess.run(self._base() + ["-O", "exit", str(self.host.target)], capture_output=True, timeout=15,
+                               stdin=subprocess.DEVNULL)
+            finally:
+                self.opened = False
+        self._end_master()
+
+    def _end_master(self) -> None:
+        """Wait for the master to leave after ``-O exit`` (else stop it as the lifeline would), and reap it."""
+        if self.master is None:
+            return
+        try:
+            self.master.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            stop_group(self.master, STOP_SIGNALS)
+        lifetime.ended(self.master)
+        self.master = None
 
     def psql(self, conninfo: str, sql: str) -> subprocess.CompletedProcess:
         """psql --csv on the host, as run._psql runs it here (text output)."""
@@ -400,13 +431,17 @@ fi
     env = " ".join(f"{k}={v}" for k, v in R.MONITOR_ENV.items())
     render = " ".join(f"{k}={v}" for k, v in R.MONITOR_ENV.items())
     return f"""set -u
+# the session may end at any moment (collect killed, the connection lost): a write to the closed channel must
+# not kill this shell before its monitors are stopped and its directory is marked
+trap '' PIPE HUP
 d=$(mktemp -d "${{TMPDIR:-/tmp}}/kansoku-collect.XXXXXX") || exit 97
 cd "$d" || exit 97
 echo "dir $d"
 export {env}
 names=""; perfs=""
-# an asynchronous command of a non-interactive sh ignores SIGINT: give the monitors the default back
-ds=""; if env --default-signal=INT,QUIT true 2>/dev/null; then ds="env --default-signal=INT,QUIT"; fi
+# an asynchronous command of a non-interactive sh ignores SIGINT, and this shell SIGPIPE and SIGHUP: give the
+# monitors the defaults back
+ds=""; if env --default-signal=INT,QUIT,PIPE,HUP true 2>/dev/null; then ds="env --default-signal=INT,QUIT,PIPE,HUP"; fi
 start() {{
     n=$1; o=$2; e=$3; shift 3
     if ! command -v "$1" >/dev/null 2>&1; then echo "error $n: $1 not found in PATH"; return; fi
@@ -450,10 +485,7 @@ stop_all() {{  # SIGINT to the process group of each process named $1 (default: 
     done
 }}
 {log_start}{chr(10).join(starts)}
-{perf_start}# from here the session may end at any moment (collect killed, connection lost): a write to the closed
-# channel must not kill this shell before its monitors are stopped
-trap '' PIPE HUP
-echo ready
+{perf_start}echo ready
 # a "stop" line: collect fetches this directory next; the end of the input instead (collect killed, the
 # connection lost): nobody will, and the directory is marked for the next collect to this host to remove
 orphaned=""
@@ -467,8 +499,11 @@ stop_all
         rm -f .sadf.err
     else echo "error sadf_json: sadf not found in PATH"; fi
 fi
-if [ -n "$orphaned" ]; then date -u +%Y-%m-%dT%H:%M:%SZ > {ORPHANED}; fi
 echo done
+# after "stop", collect fetches this directory, removes it and says "fetched"; an input that ends first (collect
+# killed meanwhile) leaves it to nobody: marked like the others
+if [ -z "$orphaned" ]; then read line || line=""; [ "$line" = fetched ] || orphaned=1; fi
+if [ -n "$orphaned" ] && [ -d "$d" ]; then date -u +%Y-%m-%dT%H:%M:%SZ > "$d/{ORPHANED}"; fi
 """
 
 
@@ -496,6 +531,7 @@ class RemoteHost:
     _lines: list[str] = field(default_factory=list)
     _reader: threading.Thread | None = None
     _ready: threading.Event = field(default_factory=threading.Event)
+    _done: threading.Event = field(default_factory=threading.Event)  # "done" said, or the session ended
 
 
 class RemoteHosts:
@@ -505,7 +541,8 @@ class RemoteHosts:
     def __init__(self, hosts: list[Host], quiet: bool = False):
         self.quiet = quiet
         self.run_dir = Path(".")
-        self.control_dir: Path | None = None
+        self.control_dir: lifetime.TempDir | None = None
+        self.lock: lifetime.RunLock | None = None  # the run directory's (run._measure): the fetch inherits it
         self.hosts: list[RemoteHost] = []
         self._wanted = [h for h in hosts if h.target]
 
@@ -520,9 +557,10 @@ class RemoteHosts:
         if shutil.which("ssh") is None:
             raise R.CollectError("ssh not found in PATH (Debian: apt-get install openssh-client); the plan has "
                                  "hosts reached over ssh: " + ", ".join(h.name for h in self._wanted))
-        self.control_dir = Path(tempfile.mkdtemp(prefix="kansoku-ssh-"))
+        lifetime.sweep(CONTROL_PREFIX)  # what collects killed with their lifeline left
+        self.control_dir = lifetime.TempDir(CONTROL_PREFIX)
         for i, h in enumerate(self._wanted):
-            ssh = Ssh(h, self.control_dir, i)
+            ssh = Ssh(h, self.control_dir.path, i)
             rh = RemoteHost(h, ssh)
             self.hosts.append(rh)
             ssh.open()
@@ -640,7 +678,10 @@ class RemoteHosts:
                                                      "from its start")
             elif word == "ready":
                 rh._ready.set()
+            elif word == "done":
+                rh._done.set()
         rh._ready.set()
+        rh._done.set()
 
     def snapshot(self, moment: str) -> None:
         for rh in self.hosts:
@@ -708,25 +749,16 @@ class RemoteHosts:
                 self._fail(rh, "monitors: the connection to the host was lost before the run ended, its monitors "
                                f"stopped with it ({self._session_words(rh)})")
             if rh.proc is not None and rh.proc.poll() is None:
-                try:
-                    assert rh.proc.stdin is not None
-                    rh.proc.stdin.write(b"stop\n")
-                    rh.proc.stdin.close()
-                except (BrokenPipeError, OSError):
-                    pass
+                self._tell(rh, b"stop\n")
         for rh in self.hosts:
             if rh.proc is None:
                 continue
             # perf: up to 35 s to stop, then perf script | gzip (bounded like profile.Profiler.script's)
             wait_s = 30 + (1835 if rh.perf_event else 0)
-            try:
-                rh.proc.wait(timeout=wait_s)
-            except subprocess.TimeoutExpired:
+            if not rh._done.wait(wait_s):
                 rh.proc.kill()
                 rh.proc.wait()
                 self._fail(rh, f"monitors: the host did not stop them in {wait_s} s (the connection was closed)")
-            if rh._reader is not None:
-                rh._reader.join(timeout=5)
             rh.collect["collectors_stop"] = R._now()
             stopped = dict(ln.split(" ", 2)[1:] for ln in rh._lines if ln.startswith("stopped ") and ln.count(" ") == 2)
             apart = ("strace", "perf")  # not monitors: their own stop signals
@@ -740,8 +772,8 @@ class RemoteHosts:
                     self._fail(rh, f"monitor {n} ended before the run did")
             if "done" not in rh._lines and not rh.failures:
                 self._fail(rh, "monitors: the supervisor did not finish (" + self._session_words(rh) + ")")
-            rh.proc = None
             self._fetch(rh)
+            self._release(rh)
             try:  # measured again at the end: a clock that drifted during the run is seen (host.toml [collect])
                 off, err = clock_offset(rh.ssh.argv(CLOCK_SCRIPT))
                 rh.collect["clock_offset_end_s"], rh.collect["clock_offset_end_error_s"] = round(off, 6), round(err, 6)
@@ -749,6 +781,33 @@ class RemoteHosts:
                     rh.errors.append(f"its clock drifted by {off - rh.offset:+.3f} s during the run")
             except (ValueError, OSError, subprocess.SubprocessError) as exc:
                 rh.collect["clock_offset_end_error"] = str(exc)[:200]
+
+    @staticmethod
+    def _tell(rh: RemoteHost, line: bytes, close: bool = False) -> None:
+        try:
+            assert rh.proc is not None and rh.proc.stdin is not None
+            rh.proc.stdin.write(line)
+            rh.proc.stdin.flush()
+            if close:
+                rh.proc.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+
+    def _release(self, rh: RemoteHost) -> None:
+        """Tell the supervisor its directory was fetched (else it marks it for the next collect to remove) and
+        let its session end."""
+        if rh.proc is None:
+            return
+        if rh.proc.poll() is None:
+            self._tell(rh, b"fetched\n" if rh.remote_dir is None else b"", close=True)
+            try:
+                rh.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                rh.proc.kill()
+                rh.proc.wait()
+        if rh._reader is not None:
+            rh._reader.join(timeout=5)
+        rh.proc = None
 
     def _fetch(self, rh: RemoteHost) -> None:
         if not rh.remote_dir:
@@ -761,7 +820,8 @@ class RemoteHosts:
             with subprocess.Popen(rh.ssh.argv(f"tar -C {q} -cf - . && rm -rf {q}"), stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True) as src:
                 untar = subprocess.run(["tar", "-x", "-f", "-", "-C", str(hd), "--no-same-owner"], stdin=src.stdout,
-                                       capture_output=True, timeout=600)
+                                       capture_output=True, timeout=600,
+                                       pass_fds=(self.lock.fd,) if self.lock is not None else ())
                 err = src.stderr.read().decode(errors="replace") if src.stderr else ""
                 src.wait(timeout=60)
             if src.returncode != 0 or untar.returncode != 0:
@@ -813,7 +873,6 @@ class RemoteHosts:
         for rh in self.hosts:
             for s in rh.series:
                 s.stop()
-            stopped_early = rh.proc is not None  # its input ends without "stop": it marks its directory ORPHANED
             if rh.proc is not None and rh.proc.poll() is None:
                 try:
                     rh.proc.stdin.close()  # type: ignore[union-attr]
@@ -822,12 +881,13 @@ class RemoteHosts:
                     rh.proc.kill()
                     rh.proc.wait()
             if rh.remote_dir:
-                R._log(f"warning: host {rh.host.name}: its files were left in {rh.remote_dir}"
-                       + (" (the next tools/collect to this host removes them)" if stopped_early else ""), self.quiet)
+                # its supervisor, told neither "stop" nor "fetched", marked the directory ORPHANED
+                R._log(f"warning: host {rh.host.name}: its files were left in {rh.remote_dir} (the next "
+                       f"tools/collect to this host removes them)", self.quiet)
             try:
                 rh.ssh.close()
             except (OSError, subprocess.SubprocessError):
                 pass
         if self.control_dir is not None:
-            shutil.rmtree(self.control_dir, ignore_errors=True)
+            self.control_dir.remove()
             self.control_dir = None

@@ -83,18 +83,17 @@ import itertools
 import os
 import random
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kansoku.collect.hosts import Host, RemoteHosts, Ssh
+from kansoku.collect import lifetime
+from kansoku.collect.hosts import CONTROL_PREFIX, Host, RemoteHosts, Ssh
 from kansoku.collect.profile import ProfileRequest
 from kansoku.collect.run import (
     EXIT_INTERRUPTED,
@@ -310,14 +309,13 @@ def _run_setup(plan: Plan, setup: Setup, command: str, pr: PlannedRun, quiet: bo
     host = _setup_host(plan, setup)
     if host is None:
         return _run_setup_with(plan, setup, command, pr, quiet, ["/bin/sh", "-c", command], None)
-    control = Path(tempfile.mkdtemp(prefix="kansoku-ssh-"))
-    ssh = Ssh(host, control, 0)
-    try:
-        ssh.open()  # an unreachable host: SshError (exit 2) naming it, before the command starts
-        return _run_setup_with(plan, setup, command, pr, quiet, ssh.argv(command), host)
-    finally:
-        ssh.close()
-        shutil.rmtree(control, ignore_errors=True)
+    with lifetime.TempDir(CONTROL_PREFIX) as control:
+        ssh = Ssh(host, control, 0)
+        try:
+            ssh.open()  # an unreachable host: SshError (exit 2) naming it, before the command starts
+            return _run_setup_with(plan, setup, command, pr, quiet, ssh.argv(command), host)
+        finally:
+            ssh.close()
 
 
 def _run_setup_with(plan: Plan, setup: Setup, command: str, pr: PlannedRun, quiet: bool, argv: list[str],
@@ -337,10 +335,11 @@ def _run_setup_with(plan: Plan, setup: Setup, command: str, pr: PlannedRun, quie
         # Ctrl-C is held back while the setup starts: pressed inside Popen it would leave a started
         # setup nobody stops. Unblocked inside the try below, where a pending Ctrl-C is then raised.
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        proc = None
         try:
+            # a server a setup starts (pg_ctl) leaves its group; the setup itself is stopped if collect dies
             proc = subprocess.Popen(argv, cwd=plan.path.parent, stdin=subprocess.DEVNULL,
-                                    stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
-                                    preexec_fn=default_signals)
+                                    stdout=fh, stderr=subprocess.STDOUT, **lifetime.child(then=default_signals))
             try:
                 signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 rc = proc.wait()
@@ -356,6 +355,7 @@ def _run_setup_with(plan: Plan, setup: Setup, command: str, pr: PlannedRun, quie
                 raise
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            lifetime.ended(proc)  # what it left running in its group (a server) is the campaign's to keep
         fh.write(f"# exit code: {rc}\n# end: {datetime.now(timezone.utc).isoformat()}\n".encode())
     if rc != 0:
         print(f"error: setup command exited {rc}{where}: {command} (output in {log}); campaign stopped",

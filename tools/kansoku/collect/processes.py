@@ -7,6 +7,10 @@ import os
 import signal
 import subprocess
 
+# collect's rule for stopping what it started (a monitor, the benchmark, what a killed collect left): each
+# signal to the process group, then the next after its grace
+STOP_SIGNALS = ((signal.SIGINT, 3.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0))
+
 
 def stop_group(proc: subprocess.Popen, signals: tuple[tuple[signal.Signals, float], ...]) -> str | None:
     """Send each (signal, grace seconds) to the process group until the process exits; the name of the signal

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kansoku.collect import lifetime
 from kansoku.collect.processes import stop_group
 
 OUTPUT = "perf-script.txt.gz"
@@ -87,7 +88,7 @@ def probe(event: str | None, frequency_hz: int) -> str:
         raise ProfileError(f"perf: the sampling frequency must be a positive number of Hz, not {frequency_hz}")
     candidates = candidate_events(event)
     last = ""
-    with tempfile.TemporaryDirectory(prefix="kansoku-perf-") as tmp:
+    with lifetime.TempDir("kansoku-perf-") as tmp:
         for ev in candidates:
             try:
                 proc = subprocess.run(["perf", "record", "-q", "-g", "-F", str(frequency_hz), "-e", ev,
@@ -142,11 +143,11 @@ class Profiler:
                 "perf_frequency_hz": self.request.frequency_hz, "perf_event": self.event,
                 "perf_target": "system-wide" if self.request.system_wide else "postmaster and its processes"}
 
-    def start(self, run_dir: Path) -> None:
+    def start(self, run_dir: Path, lock: lifetime.RunLock | None = None) -> None:
         err = open(run_dir / "perf-record.log", "wb")
         try:
             self.proc = subprocess.Popen(self.argv, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-                                         start_new_session=True)
+                                         **lifetime.child(lock=lock))
         except OSError as exc:
             self.error = f"perf record: {exc}"
         finally:
@@ -168,7 +169,7 @@ class Profiler:
                 pass
             time.sleep(0.02)
 
-    def stop(self, run_dir: Path) -> list[str]:
+    def stop(self, run_dir: Path, lock: lifetime.RunLock | None = None) -> list[str]:
         """Stop perf record (SIGINT: it writes its data and exits), then write perf script's output, gzip-compressed.
         Returns the errors (empty when the profile is in the run)."""
         if self.proc is None:
@@ -178,27 +179,41 @@ class Profiler:
             self.stop_signal = stop_group(self.proc, ((signal.SIGINT, 30), (signal.SIGTERM, 5), (signal.SIGKILL, 5))) or self.stop_signal
         else:
             self.stop_signal = f"exited({self.proc.returncode})"
+        lifetime.ended(self.proc)
         data = run_dir / DATA
         if not data.exists():
             log = (run_dir / "perf-record.log").read_text(errors="replace") if (run_dir / "perf-record.log").exists() else ""
             return [f"perf record wrote no {DATA}: " + " ".join(log.split())[:300]]
-        return self.script(run_dir)
+        return self.script(run_dir, lock)
 
-    def script(self, run_dir: Path) -> list[str]:
+    def script(self, run_dir: Path, lock: lifetime.RunLock | None = None) -> list[str]:
         out = run_dir / OUTPUT
+        script = gz = None
         try:
             with open(out, "wb") as fh, tempfile.TemporaryFile() as err:
+                # stopped by collect's lifeline if collect dies while they write
                 script = subprocess.Popen(["perf", "script", "-i", DATA], cwd=run_dir, stdout=subprocess.PIPE,
-                                          stderr=err, stdin=subprocess.DEVNULL)
-                gz = subprocess.Popen(["gzip", "-c"], stdin=script.stdout, stdout=fh, stderr=err)
+                                          stderr=err, stdin=subprocess.DEVNULL, **lifetime.child(lock=lock))
+                gz = subprocess.Popen(["gzip", "-c"], stdin=script.stdout, stdout=fh, stderr=err,
+                                      **lifetime.child(lock=lock))
                 script.stdout.close()
                 gz.wait(timeout=1800)
                 script.wait(timeout=60)
                 err.seek(0)
                 messages = err.read()
         except (OSError, subprocess.TimeoutExpired) as exc:
+            for p in (script, gz):
+                if p is not None:
+                    try:
+                        os.killpg(p.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    p.wait()
             out.unlink(missing_ok=True)
             return [f"perf script: {exc}"]
+        finally:
+            lifetime.ended(script)
+            lifetime.ended(gz)
         if script.returncode != 0 or gz.returncode != 0:
             out.unlink(missing_ok=True)
             return [f"perf script exited {script.returncode}, gzip {gz.returncode}: "

@@ -37,8 +37,11 @@ collect itself was started with SIGINT ignored) ``--settle`` seconds (default 1)
 benchmark and stopped ``--settle`` seconds after it ended: SIGINT to each monitor's process
 group, SIGTERM if it is still alive 3 s later, SIGKILL after 2 s more. Which signal was needed is
 recorded (``collectors_stop_signal = "sar:INT iostat:INT vmstat:INT"``). Ctrl-C (SIGINT), SIGTERM or
-SIGHUP to collect is forwarded to the benchmark; the monitors are then stopped the same way and
-the run is recorded as ``status = "interrupted"``.
+SIGHUP to collect is forwarded to the benchmark (its process group: it runs in a session of its own); the
+monitors are then stopped the same way and the run is recorded as ``status = "interrupted"``. Every process
+collect starts is named to collect's lifeline and inherits the run directory's lock (collect/lifetime.py): if
+collect itself is killed, they are stopped all the same, and the directory is moved aside by a later collect only
+once they have ended.
 
 run.toml (readable by :mod:`kansoku.runs`; every top-level key is one of runs.METADATA_KEYS, so no
 metadata is mistaken for a factor)::
@@ -100,8 +103,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kansoku.collect import lifetime
 from kansoku.collect.pg_stat_series import PgStatSeries
-from kansoku.collect.processes import stop_group
+from kansoku.collect.processes import STOP_SIGNALS, stop_group
 from kansoku.collect.profile import ProfileError, Profiler, ProfileRequest
 from kansoku.collect.server_log import ServerLogTail
 from kansoku.ingest.runs import METADATA_KEYS
@@ -133,7 +137,6 @@ VERSION_PROBES = {
     "pg_test_fsync": ["pg_test_fsync", "--version"], "perf": ["perf", "--version"],
 }
 POSTGRES_CLIENTS = {"pgbench", "psql", "pg_test_fsync"}
-STOP_SIGNALS = ((signal.SIGINT, 3.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0))
 EXIT_INTERRUPTED = 130
 
 
@@ -501,7 +504,7 @@ class Monitor:
         env = " ".join(f"{k}={v}" for k, v in MONITOR_ENV.items())
         return f"{env} " + shlex.join(self.argv) + f" > {self.output or '/dev/null'}"
 
-    def start(self, run_dir: Path, stderr_name: str | None = None) -> None:
+    def start(self, run_dir: Path, stderr_name: str | None = None, lock: lifetime.RunLock | None = None) -> None:
         if shutil.which(self.argv[0]) is None:
             self.error = f"{self.argv[0]} not found in PATH"
             return
@@ -509,8 +512,8 @@ class Monitor:
         err = open(run_dir / stderr_name, "wb") if stderr_name else subprocess.DEVNULL
         try:
             self.proc = subprocess.Popen(self.argv, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=err, start_new_session=True, preexec_fn=default_signals,
-                                         env={**os.environ, **MONITOR_ENV})
+                                         stderr=err, env={**os.environ, **MONITOR_ENV},
+                                         **lifetime.child(lock=lock, then=default_signals))
         except OSError as exc:
             self.error = str(exc)
         finally:
@@ -524,12 +527,13 @@ class Monitor:
             return
         if self.proc.poll() is not None:
             self.stop_signal = f"exited({self.proc.returncode})"
-            return
-        self.stop_signal = stop_group(self.proc, STOP_SIGNALS) or self.stop_signal
+        else:
+            self.stop_signal = stop_group(self.proc, STOP_SIGNALS) or self.stop_signal
         try:  # the rest of the group (sar's sadc child) must not outlive the run
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        lifetime.ended(self.proc)
 
 
 class _Interrupt:
@@ -555,11 +559,8 @@ class _Interrupt:
     def _handle(self, signum: int, frame: Any) -> None:
         if self.received is None:
             self.received, self.at = signum, time.monotonic()
-        if self.child is not None and self.child.poll() is None:
-            try:
-                self.child.send_signal(signum)
-            except ProcessLookupError:
-                pass
+        if self.child is not None:
+            _signal_group(self.child, signum)
 
 
 def _now() -> datetime:
@@ -687,11 +688,23 @@ def collect_run(req: RunRequest, remote: Any = None) -> RunResult:
     try:
         remote.open()  # every other host reached and its clock checked before anything is started or written
         if state is not None:
-            aside = move_aside(run_dir)
+            with lifetime.RunLock(run_dir) as lock:  # nothing an earlier collect started may still write there
+                _lock_or_refuse(lock, req.quiet)
+                aside = move_aside(run_dir)
             _log(f"earlier attempt moved to {aside}", req.quiet)
         return _measure(req, run_dir, strace_pid, remote, profiler)
     finally:
         remote.close()  # supervisors still running are stopped, ssh masters closed, whatever happened
+
+
+def _lock_or_refuse(lock: lifetime.RunLock, quiet: bool) -> None:
+    def waiting() -> None:
+        _log(f"waiting for what an earlier collect started in {lock.path} to end", quiet)
+
+    if not lock.acquire(on_wait=waiting):
+        raise CollectError(f"{lock.path} is in use by {', '.join(lifetime.holders(lock.path)) or 'another process'}: "
+                           f"another collect is measuring this run, or what a killed one started has not ended "
+                           f"after {lifetime.LOCK_WAIT_S:g} s; nothing was changed")
 
 
 class NoRemoteHosts:
@@ -709,9 +722,18 @@ class NoRemoteHosts:
 
 
 def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any, profiler: Any) -> RunResult:
-    """The run itself, once collect_run has checked the request and reached the other hosts."""
+    """The run itself, once collect_run has checked the request and reached the other hosts, under the run
+    directory's lock (collect/lifetime.py), which every process started there inherits."""
     run_dir.mkdir(parents=True, exist_ok=True)
     run_dir = run_dir.resolve()
+    with lifetime.RunLock(run_dir) as lock:
+        _lock_or_refuse(lock, req.quiet)
+        remote.lock = lock
+        return _measure_locked(req, run_dir, strace_pid, remote, profiler, lock)
+
+
+def _measure_locked(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any, profiler: Any,
+                    lock: lifetime.RunLock) -> RunResult:
     t0 = time.monotonic()
 
     meta: dict[str, Any] = {
@@ -769,11 +791,11 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
         if tail is not None:
             tail.start()
         for mon in monitors:
-            mon.start(run_dir)
+            mon.start(run_dir, lock=lock)
         if strace is not None:
-            strace.start(run_dir, "strace_stderr.txt")
+            strace.start(run_dir, "strace_stderr.txt", lock=lock)
         if profiler is not None:
-            profiler.start(run_dir)
+            profiler.start(run_dir, lock)
         errors = [f"{m.name}: {m.error}" for m in monitors + ([strace] if strace else []) if m.error]
         if remote and intr.received is None:
             errors += remote.start_monitors()
@@ -799,13 +821,20 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
             try:
                 with open(run_dir / output, "wb") as out:
                     start = _now()
+                    # a process group of its own, stopped whole (a benchmark that is a shell stops with what it
+                    # started); named to the lifeline, so that it does not outlive a killed collect
                     proc = subprocess.Popen(req.command, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
-                                            stderr=subprocess.STDOUT, preexec_fn=default_signals,
-                                            env={**os.environ, "KANSOKU_RUN_DIR": str(run_dir)})
+                                            stderr=subprocess.STDOUT,
+                                            env={**os.environ, "KANSOKU_RUN_DIR": str(run_dir)},
+                                            **lifetime.child(lock=lock, then=default_signals))
                 intr.child = proc
                 if intr.received is not None:  # arrived while the process was being started
-                    proc.send_signal(intr.received)
+                    _signal_group(proc, intr.received)
                 exit_code = _wait_benchmark(proc, intr)
+                if lifetime.live_groups() & {proc.pid}:  # what it left running would write into the run
+                    _log("warning: the benchmark left processes running; stopped", req.quiet)
+                    lifetime.stop_groups({proc.pid}, list(STOP_SIGNALS))
+                lifetime.ended(proc)
             except OSError as exc:
                 note = f"the command could not be started: {exc}"
                 exit_code = 127
@@ -823,7 +852,7 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
         if strace is not None:
             strace.stop()
         if profiler is not None:
-            errors += [f"perf: {e}" for e in profiler.stop(run_dir)]
+            errors += [f"perf: {e}" for e in profiler.stop(run_dir, lock)]
             commands["perf_stop_signal"] = profiler.stop_signal
         for mon in monitors:
             mon.stop()
@@ -838,7 +867,7 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
         if tail is not None:
             commands.update(tail.stop(run_dir))
         received = intr.received
-    render_errors = render_sa(run_dir, commands) if monitors else []
+    render_errors = render_sa(run_dir, commands, lock) if monitors else []
 
     if start:
         meta["start"] = start
@@ -882,7 +911,7 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
     return RunResult(run_dir, status, exit_code, received is not None, time.monotonic() - t0, note)
 
 
-def render_sa(run_dir: Path, commands: dict[str, Any]) -> list[str]:
+def render_sa(run_dir: Path, commands: dict[str, Any], lock: lifetime.RunLock | None = None) -> list[str]:
     """Render sa.bin with the sysstat that wrote it (sadf -j beside it); errors as 'name: sadf's words'."""
     errors: list[str] = []
     if not (run_dir / "sa.bin").exists():
@@ -895,14 +924,24 @@ def render_sa(run_dir: Path, commands: dict[str, Any]) -> list[str]:
             f" > {out_name}"
         try:
             with open(run_dir / out_name, "wb") as out:
-                proc = subprocess.run(argv, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
-                                      stderr=subprocess.PIPE, timeout=120, env={**os.environ, **MONITOR_ENV})
-        except (OSError, subprocess.TimeoutExpired) as exc:
+                proc = subprocess.Popen(argv, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=subprocess.PIPE, env={**os.environ, **MONITOR_ENV},
+                                        **lifetime.child(lock=lock))
+                try:
+                    _, stderr = proc.communicate(timeout=120)
+                except subprocess.TimeoutExpired as exc:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.communicate()
+                    errors.append(f"{name}: {exc}")
+                    continue
+                finally:
+                    lifetime.ended(proc)
+        except OSError as exc:
             errors.append(f"{name}: {exc}")
             continue
         if proc.returncode != 0:
             (run_dir / out_name).unlink(missing_ok=True)
-            errors.append(f"{name}: " + " ".join(proc.stderr.decode(errors="replace").split())[:300])
+            errors.append(f"{name}: " + " ".join(stderr.decode(errors="replace").split())[:300])
     return errors
 
 
@@ -926,10 +965,16 @@ def _wait_benchmark(proc: subprocess.Popen, intr: _Interrupt) -> int:
             for after, sig in ((5.0, signal.SIGTERM), (10.0, signal.SIGKILL)):
                 if waited > after and sig not in escalated:
                     escalated.add(sig)
-                    try:
-                        proc.send_signal(sig)
-                    except ProcessLookupError:
-                        pass
+                    _signal_group(proc, sig)
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    """A signal to the benchmark's process group (what a terminal's Ctrl-C reaches), while its leader runs."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 # ---------------------------------------------------------------- command line

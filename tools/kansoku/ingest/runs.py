@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import tomllib
@@ -170,10 +171,9 @@ def path_factors(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def load_run_toml(run_dir: Path) -> dict[str, Any]:
-    p = run_dir / RUN_TOML
-    if p.is_symlink() or not p.is_file():  # a link may point anywhere: never read (the walk reports it)
-        return {}
+def read_toml(p: Path, what: str = "") -> tuple[dict[str, Any], str]:
+    """A layout file (run.toml, host.toml, .kansoku-campaign) read as TOML, and its text; RunError naming the file
+    and line when it is not UTF-8 or not valid TOML (``what``: what the file should hold, for the message)."""
     raw = p.read_bytes()
     try:
         text = raw.decode("utf-8")
@@ -182,10 +182,34 @@ def load_run_toml(run_dir: Path) -> dict[str, Any]:
         raise RunError(f"{p}:{line}: expected UTF-8 text (TOML is UTF-8), found the byte 0x{raw[exc.start]:02x}; "
                        "save the file as UTF-8") from None
     try:
-        meta = tomllib.loads(text)
+        return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
-        raise RunError(f"{p}: not valid TOML: {exc}") from None
+        m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        where = f"{p}:{m.group(1)}" if m else str(p)
+        raise RunError(f"{where}: not valid TOML ({exc}){what}") from None
+
+
+def _line_of(p: Path, text: str, key: str) -> str:
+    """``file:line`` of a top-level ``key = ...`` (the file alone when it cannot be found)."""
+    m = re.search(rf"^[ \t]*{re.escape(key)}[ \t]*=", text, re.M)
+    return f"{p}:{text[:m.start()].count(chr(10)) + 1}" if m else str(p)
+
+
+def _check_machine(p: Path, text: str, meta: dict[str, Any]) -> None:
+    v = meta.get("machine")
+    if v is not None and not isinstance(v, dict):
+        raise RunError(f"{_line_of(p, text, 'machine')}: machine = {v!r}: expected the [machine] table of the host's "
+                       "inventory (hostname, kernel, cpu_model, cpu_count, mem_total_kib, ...: docs/ingest.md), as "
+                       "tools/collect writes it; a factor goes in [factors]")
+
+
+def load_run_toml(run_dir: Path) -> dict[str, Any]:
+    p = run_dir / RUN_TOML
+    if p.is_symlink() or not p.is_file():  # a link may point anywhere: never read (the walk reports it)
+        return {}
+    meta, text = read_toml(p)
     _check_times(p, text, meta)
+    _check_machine(p, text, meta)
     return meta
 
 
@@ -202,38 +226,32 @@ def _check_times(p: Path, text: str, meta: dict[str, Any]) -> None:
             continue
         aware = v if v.tzinfo is not None else v.replace(tzinfo=EARLIEST.tzinfo)
         if not EARLIEST <= aware <= LATEST:
-            m = re.search(rf"^\s*{key}\s*=", text, re.M)
-            line = text[:m.start()].count("\n") + 1 if m else None
-            where = f"{p}:{line}" if line else str(p)
-            raise RunError(f"{where}: expected {key} between {EARLIEST.year} and {LATEST.year} (a time of a real "
+            raise RunError(f"{_line_of(p, text, key)}: expected {key} between {EARLIEST.year} and {LATEST.year} (a time of a real "
                            f"clock), found {v.isoformat()}")
 
 
 def campaign_settings(run_dir: Path) -> dict[str, Any]:
-    """The campaign's settings: the nearest ``.kansoku-campaign`` at or above the run, read as TOML when it
-    is TOML (its content is otherwise free: a marker of comments only has no settings). Keys read:
+    """The campaign's settings: the nearest ``.kansoku-campaign`` at or above the run, read as TOML (a marker of
+    comments only has no settings; one that is not TOML is a RunError with its line). Keys read:
     ``default_role`` (the role of a run's own host when run.toml names none, and the role a spec's metric
     without ``[role]`` reads in runs with several hosts) and ``coverage_threshold`` (the share of a run's window
     each monitor must cover, a number in (0, 1]; default 0.9: docs/ingest.md, "Coverage")."""
     for d in (run_dir, *run_dir.parents):
         marker = d / CAMPAIGN_MARKER
         if marker.is_file() and not marker.is_symlink():
-            try:
-                doc = tomllib.loads(marker.read_text(errors="replace"))
-            except tomllib.TOMLDecodeError:
-                return {}
+            # comments, or settings; anything else would silently change every run's roles
+            doc, text = read_toml(marker, "; a campaign marker holds comments (# ...) and settings such as "
+                                          "default_role = \"client\" (a string in quotes)")
             role = doc.get("default_role")
             if role is not None and (not isinstance(role, str) or not _ROLE.match(role)):
-                raise RunError(f"{marker}: default_role = {role!r}: expected a role name such as \"server\" "
-                               "or \"client\" (letters, digits, '_' and '-')")
+                raise RunError(f"{_line_of(marker, text, 'default_role')}: default_role = {role!r}: expected a role "
+                               "name such as \"server\" or \"client\" (letters, digits, '_' and '-')")
             cov = doc.get("coverage_threshold")
             if cov is not None and (isinstance(cov, bool) or not isinstance(cov, (int, float))
                                     or not 0 < cov <= 1):
-                text = marker.read_text(errors="replace")
-                m = re.search(r"^[ \t]*coverage_threshold[ \t]*=", text, re.M)
-                where = f"{marker}:{text[:m.start()].count(chr(10)) + 1}" if m else str(marker)
-                raise RunError(f"{where}: coverage_threshold = {cov!r}: expected a share of the run window "
-                               "between 0 and 1, e.g. 0.9 (each monitor's samples cover 90 % of the run)")
+                raise RunError(f"{_line_of(marker, text, 'coverage_threshold')}: coverage_threshold = {cov!r}: "
+                               "expected a share of the run window between 0 and 1, e.g. 0.9 (each monitor's "
+                               "samples cover 90 % of the run)")
             return doc
     return {}
 
@@ -241,7 +259,18 @@ def campaign_settings(run_dir: Path) -> dict[str, Any]:
 def host_dir_key(d: Path) -> str | None:
     """``<name>`` when ``d`` is a ``host=<name>/`` subdirectory of a run (docs/ingest.md, "Hosts in a run"):
     it holds a host.toml, or its parent holds a run.toml. A ``host=`` directory without either is an older
-    campaign's factor segment and stays one."""
+    campaign's factor segment and stays one. A directory of files below a host's directory (a ``host=`` inside
+    another) would be a run of its own: RunError naming both."""
+    outer = next((a for a in d.parents if _host_key(a) is not None), None)
+    if outer is not None:
+        raise RunError(f"{d}: a directory of files inside the host directory {outer}/ of run {outer.parent}: a "
+                       f"host's files are directly in its {HOST_DIR_PREFIX}<name>/ directory, and a run's hosts are "
+                       f"{HOST_DIR_PREFIX}<name>/ directories directly in the run directory (docs/ingest.md, "
+                       "\"Hosts in a run\"); move the files, nothing was stored")
+    return _host_key(d)
+
+
+def _host_key(d: Path) -> str | None:
     if not d.name.startswith(HOST_DIR_PREFIX) or len(d.name) == len(HOST_DIR_PREFIX):
         return None
     if (d / HOST_TOML).is_file() or (d.parent / RUN_TOML).is_file():
@@ -253,23 +282,22 @@ def load_host(run: Run, key: str, host_dir: Path) -> Host:
     """A host=<key>/ subdirectory's host (host.toml read as metadata; see docs/ingest.md)."""
     p = host_dir / HOST_TOML
     meta: dict[str, Any] = {}
+    text = ""
     if p.is_file() and not p.is_symlink():
-        try:
-            with open(p, "rb") as fh:
-                meta = tomllib.load(fh)
-        except tomllib.TOMLDecodeError as exc:
-            raise RunError(f"{p}: not valid TOML: {exc}") from None
+        meta, text = read_toml(p)
     role = meta.get("role")
     if role is None:
         raise RunError(f"{p if meta else host_dir}: the host {key!r} of run {run.run_id!r} has no role; write "
                        f"{HOST_TOML} with role = \"server\" (or client, standby, a name of the campaign's) and "
                        "hostname = \"<what `hostname` prints there>\"")
     if not isinstance(role, str) or not _ROLE.match(role):
-        raise RunError(f"{p}: role = {role!r}: expected a role name such as \"server\" or \"client\"")
+        raise RunError(f"{_line_of(p, text, 'role')}: role = {role!r}: expected a role name such as \"server\" or "
+                       "\"client\"")
     for k in ("clock_offset_s", "clock_offset_error_s"):
         v = meta.get(k)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-            raise RunError(f"{p}: {k} = {v!r}: expected a number of seconds")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+            raise RunError(f"{_line_of(p, text, k)}: {k} = {v!r}: expected a number of seconds")
+    _check_machine(p, text, meta)
     hostname = meta.get("hostname") or (meta.get("machine") or {}).get("hostname") or key
     return Host(key, str(hostname), role, meta, p if meta else None)
 
