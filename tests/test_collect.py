@@ -89,6 +89,28 @@ def test_successful_run_writes_complete_run_dir(tool, tmp_path):
     assert processes_in(run_dir) == []
 
 
+def test_the_mpstat_monitor_records_softirqs_by_type_that_ingest_stores(tool, tmp_path):
+    """mpstat, asked for by name, writes per-CPU use and softirqs by type beside the run: the data of the
+    softirq_types chart."""
+    import duckdb
+
+    p = tool("collect", "--root", tmp_path / "runs", "--settle", "0.3", "--monitors", "vmstat,mpstat",
+             "study=t", "rep=1", "--", "sh", "-c", "sleep 2")
+    assert p.returncode == 0, p.stderr
+    run_dir = tmp_path / "runs" / "study=t" / "rep=1"
+    names = {f.name for f in run_dir.iterdir()}
+    assert "mpstat.txt" in names and "vmstat.txt" in names and "sa.bin" not in names
+    assert "NET_RX/s" in (run_dir / "mpstat.txt").read_text()
+    assert load(run_dir)["commands"]["collectors_stop_signal"] == "vmstat:INT mpstat:INT"
+    db = tmp_path / "k.duckdb"
+    r = tool("ingest", "--db", db, tmp_path / "runs")
+    assert r.returncode == 0, r.stderr
+    with duckdb.connect(str(db), read_only=True) as con:
+        kinds = {m for (m,) in con.execute("SELECT DISTINCT metric FROM sys_metrics WHERE activity = 'softirq'").fetchall()}
+    assert {"NET_RX", "TIMER"} <= {k.split("/")[0].upper() for k in kinds}, kinds
+    assert tool("collect", "--monitors", "pidstat", "k=v", "--", "true").returncode == 2
+
+
 def test_failing_benchmark_marks_run_failed(tool, tmp_path):
     p = tool("collect", "--root", tmp_path, "--no-monitors", "--settle", "0", "t=fail", "--",
              "sh", "-c", "echo boom >&2; exit 3")
@@ -388,12 +410,12 @@ def test_plan_schema_document_is_current():
 def test_a_bad_hosts_file_is_refused_before_anything_runs(tool, tmp_path):
     hosts = tmp_path / "hosts.toml"
     hosts.write_text('[hosts.a]\nrole = "client"\n\n[hosts.b]\nrole = "server"\n\n[hosts.c]\nrole = "server"\n'
-                     'ssh = "db1"\nidentiy = "~/.ssh/id"\nmonitors = ["sar", "mpstat"]\n')
+                     'ssh = "db1"\nidentiy = "~/.ssh/id"\nmonitors = ["sar", "pidstat"]\n')
     marker = tmp_path / "ran"
     r = tool("collect", "--root", tmp_path / "runs", "--hosts", hosts, "k=v", "--", "touch", marker)
     assert r.returncode == 3, r.stderr
     assert f"{hosts}:4: hosts.b: hosts a, b have no ssh" in r.stderr
     assert "3 problems in the hosts file" in r.stderr
     assert f'{hosts}:10: hosts.c.identiy: unknown key "identiy"; did you mean "identity"?' in r.stderr
-    assert f'{hosts}:11: hosts.c.monitors[1]: expected one of "sar", "iostat", "vmstat", found "mpstat"' in r.stderr
+    assert f'{hosts}:11: hosts.c.monitors[1]: expected one of "sar", "iostat", "vmstat", "mpstat", found "pidstat"' in r.stderr
     assert not marker.exists() and not (tmp_path / "runs").exists()

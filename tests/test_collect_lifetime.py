@@ -174,7 +174,7 @@ def test_a_run_directory_still_written_is_not_moved_aside(tmp_path, monkeypatch)
         holder = subprocess.Popen(["sleep", "60"], cwd=run, **lifetime.child(lock=lock))
     try:
         monkeypatch.setattr(lifetime, "LOCK_WAIT_S", 0.5)
-        req = RunRequest(root=tmp_path, factors={"t": "busy"}, command=["true"], replace=True, monitors=False,
+        req = RunRequest(root=tmp_path, factors={"t": "busy"}, command=["true"], replace=True, monitors=(),
                          settle_s=0, quiet=True)
         with pytest.raises(CollectError, match=rf"in use by {holder.pid} \(sleep\): another collect"):
             collect_run(req)

@@ -14,7 +14,16 @@ from kansoku import resources
 from kansoku.collect.hosts import RemoteHosts
 from kansoku.collect.plan import run_plan
 from kansoku.collect.profile import ProfileRequest
-from kansoku.collect.run import EXIT_INTERRUPTED, MONITORS, CollectError, RunRequest, collect_run, parse_factors
+from kansoku.collect.run import (
+    DEFAULT_MONITORS,
+    EXIT_INTERRUPTED,
+    MONITOR_NAMES,
+    MONITORS,
+    CollectError,
+    RunRequest,
+    collect_run,
+    parse_factors,
+)
 
 EXIT_MEASUREMENT_LOST = 1  # the benchmark exited 0 but a host stopped measuring: the run is failed
 
@@ -60,6 +69,14 @@ plan or hosts file has problems (all listed, with lines); 5 a monitor program is
 (use --no-monitors)"""
 
 
+def _monitor_names(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in MONITOR_NAMES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown monitor(s) {', '.join(unknown)}: of {', '.join(MONITOR_NAMES)}")
+    return names
+
+
 def build_parser(prog: str = "kansoku collect") -> argparse.ArgumentParser:
     description = DESCRIPTION.format(collect_md=resources.doc("collect.md"), schema=resources.PLAN_SCHEMA,
                                      examples=resources.EXAMPLES_DIR)
@@ -95,6 +112,9 @@ def build_parser(prog: str = "kansoku collect") -> argparse.ArgumentParser:
     ap.add_argument("--settle", type=float, default=1.0, metavar="SECONDS",
                     help="monitors start this long before the benchmark and stop this long after it (default 1)")
     ap.add_argument("--no-monitors", action="store_true", help="do not run sar, iostat, vmstat")
+    ap.add_argument("--monitors", metavar="NAMES", type=_monitor_names, default=DEFAULT_MONITORS,
+                    help=f"the monitors to run, comma-separated, of {', '.join(MONITOR_NAMES)} "
+                         f"(default {','.join(DEFAULT_MONITORS)})")
     ap.add_argument("--pg-stat-replication", action="store_true",
                     help="with --conninfo: pg_stat_replication (the standbys' write/flush/replay lags) before, "
                          "during (every --pg-stat-interval) and after the benchmark")
@@ -141,7 +161,8 @@ def main(argv: list[str] | None = None, prog: str = "kansoku collect") -> int:
             ap.error("--pg-stat-replication needs --conninfo (the primary psql reads pg_stat_replication from)")
         if args.role is not None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", args.role):
             ap.error(f"--role {args.role!r}: a name like server, client or standby")
-        missing = [a[0] for _, a, _ in MONITORS if shutil.which(a[0]) is None] if not args.no_monitors else []
+        chosen = () if args.no_monitors else args.monitors
+        missing = [a[0] for n, a, _ in MONITORS if n in chosen and shutil.which(a[0]) is None]
         if args.strace_pid is not None or args.strace_pidfile is not None:
             missing += ["strace"] if shutil.which("strace") is None else []
         if missing:
@@ -159,7 +180,7 @@ def main(argv: list[str] | None = None, prog: str = "kansoku collect") -> int:
                          output=args.output, conninfo=args.conninfo, strace_pid=args.strace_pid,
                          strace_pidfile=args.strace_pidfile, server_log=args.server_log, settle_s=args.settle,
                          pg_stat_interval_s=args.pg_stat_interval,
-                         monitors=not args.no_monitors, replace=args.replace, note=args.note, quiet=args.quiet,
+                         monitors=chosen, replace=args.replace, note=args.note, quiet=args.quiet,
                          profile=ProfileRequest(args.perf_frequency, args.perf_pid, args.perf_pidfile,
                                                 args.perf_system_wide, args.perf_event)
                          if (args.perf_pid or args.perf_pidfile or args.perf_system_wide) else None)

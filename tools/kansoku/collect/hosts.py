@@ -71,7 +71,7 @@ from kansoku.collect.server_log import OUTPUT as SERVER_LOG_OUTPUT
 SAMPLING_INTERVAL_S = 1.0  # the monitors sample every second (run.MONITORS)
 CLOCK_SAMPLES = 7
 HOST_TOML = "host.toml"
-HOST_MONITORS = ("sar", "iostat", "vmstat")
+HOST_MONITORS = R.MONITOR_NAMES  # what a host may run; by default R.DEFAULT_MONITORS
 SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
                "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR")
 SEP = "@@kansoku@@"
@@ -87,7 +87,7 @@ class Host:
     target: str | None = None
     identity: str | None = None
     ssh_config: str | None = None
-    monitors: tuple[str, ...] = HOST_MONITORS
+    monitors: tuple[str, ...] = R.DEFAULT_MONITORS
     conninfo: str | None = None
     strace_pidfile: str | None = None
     pg_stat_replication: bool = False

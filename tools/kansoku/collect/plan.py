@@ -10,7 +10,7 @@ A plan is a TOML file (``tools/collect --plan PLAN.toml``; see data/runs/example
     repetitions = 3            # adds the factor rep = 1..N after the factors below
     settle_s = 1               # monitors run this long before and after each benchmark
     pg_stat_interval_s = 5     # with conninfo: checkpoint counters every this many seconds (0: none)
-    monitors = true            # sar, iostat, vmstat
+    monitors = true            # sar, iostat, vmstat (or names, mpstat among them)
 
     [factors]                  # the directory order is this order: study=.../workload=.../clients=...
     study = ["scaleup"]
@@ -96,6 +96,7 @@ from kansoku.collect import lifetime
 from kansoku.collect.hosts import CONTROL_PREFIX, Host, RemoteHosts, Ssh
 from kansoku.collect.profile import ProfileRequest
 from kansoku.collect.run import (
+    DEFAULT_MONITORS,
     EXIT_INTERRUPTED,
     CollectError,
     RunRequest,
@@ -136,7 +137,7 @@ class Plan:
     when: list[tuple[dict[str, list[str]], dict[str, Any]]]
     setups: list[Setup]
     settle_s: float = 1.0
-    monitors: bool = True
+    monitors: tuple[str, ...] = DEFAULT_MONITORS  # monitors = true: the default three; false: none; or names
     pg_stat_interval_s: float = 5.0
     hosts: list[Host] = field(default_factory=list)  # the hosts reached over ssh
     role: str | None = None  # the role of the host collect runs on ([hosts.NAME] without ssh)
@@ -159,6 +160,13 @@ def _match(spec: Any, where: str) -> dict[str, list[str]]:
 
 def _matches(match: dict[str, list[str]], factors: dict[str, str]) -> bool:
     return all(factors.get(k) in vals for k, vals in match.items())
+
+
+def _monitors(value: bool | list[str]) -> tuple[str, ...]:
+    """A plan's ``monitors``: true (sar, iostat, vmstat), false (none), or the names of the monitors to run."""
+    if isinstance(value, bool):
+        return DEFAULT_MONITORS if value else ()
+    return tuple(value)
 
 
 def hosts_of(d: dict, base: Path) -> tuple[list[Host], str | None]:
@@ -212,7 +220,7 @@ def load_plan(path: Path) -> Plan:
     hosts, role = hosts_of(d, plan_dir)
     return Plan(path=path.resolve(), root=(plan_dir / d.get("root", ".")).resolve(), seed=seed, order=order,
                 group_by=group_by, factors=factors, run=run, vars=dict(d.get("vars", {})), when=when,
-                setups=setups, settle_s=float(d.get("settle_s", 1.0)), monitors=bool(d.get("monitors", True)),
+                setups=setups, settle_s=float(d.get("settle_s", 1.0)), monitors=_monitors(d.get("monitors", True)),
                 pg_stat_interval_s=float(d.get("pg_stat_interval_s", 5.0)), hosts=hosts, role=role)
 
 

@@ -50,7 +50,7 @@ HOST = {
                                    "config); never a password",
                        {"type": "string", "minLength": 1}),
         "ssh_config": _d("ssh configuration file for ssh -F, relative to the plan", {"type": "string", "minLength": 1}),
-        "monitors": _d("the monitors run on this host (default all: sar, iostat, vmstat; [] none)",
+        "monitors": _d("the monitors run on this host (default: sar, iostat, vmstat; also mpstat; [] none)",
                        {"type": "array", "items": {"enum": HOST_MONITORS}, "uniqueItems": True}),
         "conninfo": _d("libpq connection string used by psql ON THIS HOST: its [server] settings and pg_stat "
                        "snapshots (template)", {"type": "string", "minLength": 1}),
@@ -89,7 +89,10 @@ SCHEMA: dict[str, Any] = {
                        {"type": "number", "minimum": 0}),
         "pg_stat_interval_s": _d("with conninfo: checkpoint counters every this many seconds during a run (default 5; "
                                  "0: only before and after)", {"type": "number", "minimum": 0}),
-        "monitors": _d("sar, iostat, vmstat on the host tools/collect runs on (default true)", {"type": "boolean"}),
+        "monitors": _d("the monitors of the host kansoku collect runs on: true (sar, iostat, vmstat; the default), "
+                       "false (none), or their names (also mpstat: per-CPU use and softirqs by type)",
+                       {"anyOf": [{"type": "boolean"},
+                                  {"type": "array", "items": {"enum": HOST_MONITORS}, "uniqueItems": True}]}),
         "factors": _d("the factors and their values, in directory order: study = [\"scaleup\"], clients = [1, 2, 4]",
                       {"type": "object", "minProperties": 1, "additionalProperties": _VALUES,
                        "propertyNames": {"pattern": KEY.pattern}}),

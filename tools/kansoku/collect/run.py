@@ -122,7 +122,11 @@ MONITORS = (
     ("sar", ["sar", "-A", "-o", "sa.bin", "1"], None),
     ("iostat", ["iostat", "-x", "-t", "-k", "1"], "iostat_x.txt"),
     ("vmstat", ["vmstat", "-t", "-w", "1"], "vmstat.txt"),
+    # per-CPU utilisation and software interrupts by type (FY2022's %soft analysis); asked for by name
+    ("mpstat", ["mpstat", "-u", "-I", "SCPU", "-P", "ALL", "1"], "mpstat.txt"),
 )
+MONITOR_NAMES = tuple(n for n, _, _ in MONITORS)
+DEFAULT_MONITORS = ("sar", "iostat", "vmstat")  # a plan's monitors = true, a host's default
 # Monitors print in the C locale and ISO times, so that their files are unambiguous (decimal points,
 # 24-hour times, iostat -t with the UTC offset): docs/formats.md §0, §2.2.
 MONITOR_ENV = {"LC_ALL": "C", "S_TIME_FORMAT": "ISO"}
@@ -584,7 +588,7 @@ class RunRequest:
     server_log: Path | None = None  # PostgreSQL server log: the part written during the run is kept
     pg_stat_interval_s: float = 5.0  # with conninfo: checkpoint counters every this many seconds (0: none)
     settle_s: float = 1.0
-    monitors: bool = True
+    monitors: tuple[str, ...] = DEFAULT_MONITORS  # names of MONITORS; () none
     replace: bool = False
     note: str | None = None
     campaign: dict[str, Any] = field(default_factory=dict)
@@ -751,7 +755,7 @@ def _measure_locked(req: RunRequest, run_dir: Path, strace_pid: int | None, remo
         "benchmark": shlex.join(req.command), "argv": list(req.command), "cwd": str(run_dir),
         "output": f"{output} (stdout and stderr)",
     }
-    monitors = [Monitor(n, list(a), o) for n, a, o in MONITORS] if req.monitors else []
+    monitors = [Monitor(n, list(a), o) for n, a, o in MONITORS if n in req.monitors]
     for mon in monitors:
         commands[mon.name] = mon.shell
     strace = None
@@ -766,7 +770,7 @@ def _measure_locked(req: RunRequest, run_dir: Path, strace_pid: int | None, remo
     meta["commands"] = commands
     meta["machine"] = machine_info(run_dir)
     program = Path(req.command[0]).name
-    tools = run_tools(program, req.monitors, strace is not None, bool(req.conninfo))
+    tools = run_tools(program, bool(req.monitors), strace is not None, bool(req.conninfo))
     # a benchmark given by its absolute path is probed there, not in PATH
     paths = {program: req.command[0]} if os.path.isabs(req.command[0]) and program in VERSION_PROBES else None
     meta["versions"] = tool_versions(tools + (["perf"] if profiler else []), paths)
