@@ -421,24 +421,25 @@ def findings_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> 
         for f in page.data.get("findings") or []]}
 
 
+def _resolved(page: Page, sc: Shortcode, what: str) -> dict[str, Any]:
+    """What report/values.py resolved for an inline shortcode (by ``Shortcode.value_key``), as printed."""
+    v = (page.data.get("values") or {}).get(sc.value_key)
+    if v is None:
+        raise KansokuError(f"{getattr(page, 'where', '?')}:{sc.line}: {{{{< {sc.source} >}}}} names no {what} "
+                           "of this report")
+    return {"text": pick(v["text"], page.lang)}
+
+
 @block("val", "layouts/shortcodes/val.html", inline=True)
 def value_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str, Any]:
     """A number of the prose, as report/values.py resolved it (by the key of its arguments)."""
-    v = (page.data.get("values") or {}).get(sc.key)
-    if v is None:
-        raise KansokuError(f"{getattr(page, 'where', '?')}:{sc.line}: {{{{< {sc.source} >}}}} names no value "
-                           "of this report")
-    return {"text": pick(v["text"], page.lang)}
+    return _resolved(page, sc, "value")
 
 
 @block("ref", "layouts/shortcodes/ref.html", inline=True)
 def ref_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str, Any]:
     """A table's or figure's label in the prose, as report/values.py resolved it ("表 1.2")."""
-    v = (page.data.get("values") or {}).get(sc.value_key)
-    if v is None:
-        raise KansokuError(f"{getattr(page, 'where', '?')}:{sc.line}: {{{{< {sc.source} >}}}} names no table or "
-                           "figure of this report")
-    return {"text": pick(v["text"], page.lang)}
+    return _resolved(page, sc, "table or figure")
 
 
 @block("methods", "layouts/shortcodes/methods.html")

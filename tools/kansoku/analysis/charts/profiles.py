@@ -155,6 +155,19 @@ def flame_tree(shares: dict[str, float], min_pct: float, max_depth: int) -> dict
             "self": [round(self_.get(p, 0.0), 4) for p in keep]}
 
 
+def _sides(store, report, item, profile: str) -> list[tuple[Any, Any]]:
+    """The two conditions a difference compares: the values ``a`` and ``b`` of the item's series factor, each
+    with its profiles (an error naming the values that have some otherwise)."""
+    conds = {str(p.key): (p, names) for p, names in _conditions(store, report, item, profile)}
+    sides = []
+    for side in ("a", "b"):
+        v = item.options.get(side)
+        if v is None or str(v) not in conds:
+            raise item.error(f"option {side} must be a value of {item.series} with profiles: {sorted(conds)}")
+        sides.append(conds[str(v)])
+    return sides
+
+
 def _flame_options(item: Item, extra: set[str]) -> tuple[str, float, int]:
     c.check_options(item, {"profile", "process", "min_pct", "max_depth"} | extra)
     profile = c.opt_choice(item, "profile", "cpu", PROFILES)
@@ -266,14 +279,7 @@ def flamegraph_diff(store: Store, report: Report, item: Item) -> ChartData:
         raise item.error("chart 'flamegraph_diff' needs series = the factor whose values a and b name")
     measure = c.opt_choice(item, "measure", "self", ("self", "total"))
     match = c.opt_choice(item, "match", "stack", ("stack", "function"))
-    conds = {str(p.key): (p, names) for p, names in _conditions(store, report, item, profile)}
-    sides = []
-    for side in ("a", "b"):
-        v = item.options.get(side)
-        if v is None or str(v) not in conds:
-            raise item.error(f"option {side} must be a value of {item.series} with profiles: {sorted(conds)}")
-        sides.append(conds[str(v)])
-    (pa, na), (pb, nb) = sides
+    (pa, na), (pb, nb) = _sides(store, report, item, profile)
     rows_a, rows_b = _samples_of(store, item, pa, profile), _samples_of(store, item, pb, profile)
     shares_a, shares_b = _shares(rows_a, pa.run_ids), _shares(rows_b, pb.run_ids)
     tree = diff_tree(shares_a, shares_b, min_pct, max_depth, measure, match)
@@ -338,14 +344,7 @@ def profile_diff(store: Store, report: Report, item: Item) -> ChartData:
     profile = c.opt_choice(item, "profile", "cpu", PROFILES)
     measure = c.opt_choice(item, "measure", "self", ("self", "total"))
     top = c.opt_int(item, "top", 15)
-    conds = {str(p.key): (p, names) for p, names in _conditions(store, report, item, profile)}
-    sides = []
-    for side in ("a", "b"):
-        v = item.options.get(side)
-        if v is None or str(v) not in conds:
-            raise item.error(f"option {side} must be a value of {item.series} with profiles: {sorted(conds)}")
-        sides.append(conds[str(v)])
-    (pa, na), (pb, nb) = sides
+    (pa, na), (pb, nb) = _sides(store, report, item, profile)
     rows = diff_rows(store, pa.run_ids, pb.run_ids, profile, measure, top)
     w = {}
     for lang in LANGS:
