@@ -24,8 +24,8 @@ Words = dict[str, str]
 
 
 # The noise-aware verdicts (analysis/noise.py) in the order their legend lists them, and the mark each prints
-# beside a value, readable in black and white: spelled here only; the site and the PDF read them from the
-# page-ready JSON (``verdict_marks``).
+# beside a value, readable in black and white: spelled here only; render/views.py gives them to both outputs
+# (the cover's key results read ``verdict_marks`` of the page-ready JSON).
 VERDICT_KINDS = ("better", "worse", "changed", "within-noise", "too-few-runs")
 VERDICT_MARKS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}
 
@@ -207,9 +207,10 @@ class Table:
 
     def to_json(self) -> dict[str, Any]:
         """What the site reads of a table besides its view (render/views.py): its identity, its runs and their
-        grouping (the provenance panel, the data-sources page)."""
+        grouping (the provenance panel, the data-sources page), the published sources of transcribed values."""
         return {"id": self.id, "number": self.number, "kind": "table", "label": self.label,
-                "caption": self.caption, "runs": self.runs, "prov": self.provenance.to_json()}
+                "caption": self.caption, "runs": self.runs, "citations": self.citations,
+                "prov": self.provenance.to_json()}
 
     def csv_rows(self, lang: str) -> list[list[str]]:
         """The table as a download: leaf column labels, then each row (numbers as exact decimals)."""
