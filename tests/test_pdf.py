@@ -56,11 +56,6 @@ def flat(s: str) -> str:
     return re.sub(r"\s+", "", s.replace(NBSP, " "))
 
 
-def cell_text(c, lang: str) -> str:
-    t = c["t"]
-    return (t.get(lang) or "") if isinstance(t, dict) else str(t)
-
-
 def ui(lang: str) -> dict:
     import tomllib
 
@@ -167,29 +162,27 @@ def test_table_rows_have_the_sites_numbers(built, rid, lang, request):
     site's JSON, each transcribed value with its † and each mismatch with its !."""
     pdfs, site, _ = built
     text = raw_text(pdfs[rid][lang])
-    baseline = ui(lang)["baseline"]
     checked = 0
     for ch in site[rid]["chapters"]:
         for t in ch["tables"].values():
+            view = t["view"][lang]  # what the site shows (render/views.py)
             # the caption line (typst may wrap it or space Japanese from Latin: match its label and start)
-            cap = loose(t["label"][lang]) + r" ?" + loose(t["caption"][lang][:6])
+            cap = loose(view["label"]) + r" ?" + loose(view["caption"][:6])
             at = re.search(cap, text).start()
-            for row in t["rows"]:
+            for row in view["rows"]:
                 parts = []
-                for c in row:
-                    v = squash(cell_text(c, lang))
-                    flags = c.get("flags") or []
-                    if c.get("k") == "factor":
-                        parts.append(loose(v) + (" ?" + loose(f"({baseline})") if "baseline" in flags else ""))
+                for c in row["cells"]:
+                    v = squash(c["text"])
+                    if c["header"]:
+                        parts.append(loose(v) + (" ?" + loose(c["baseline"]) if c["baseline"] else ""))
                     elif v:
-                        mark = ("†" if "transcribed" in flags else "") + ("!" if "mismatch" in flags else "") + (
-                            {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}[c["verdict"]["kind"]]
-                            if c.get("verdict") else "")
-                        notes = "".join(f"({n})" for n in c.get("notes") or [])  # cell_notes marks follow
-                        spread = r"(?: ?\[[^\]]*\])?" if t.get("print_spread") else ""  # spread = "range": [min–max] below
+                        mark = "".join(m["symbol"] for m in c["marks"])
+                        notes = "".join(f"({n})" for n in c["notes"])  # cell_notes marks follow
+                        # a range printed under the value (spec spread = "range")
+                        spread = r"(?: ?\[[^\]]*\])?" if any(not x["on_demand"] for x in c["lines"]) else ""
                         parts.append(loose(v) + re.escape(mark) + re.escape(notes) + r"(?![\d.†!✓✗≈?])" + spread)
                 m = re.compile(r"(?<![\d.])" + r" ".join(parts)).search(text, at)
-                assert m, f"{rid}.{lang} {t['label'][lang]}: row {[cell_text(c, lang) for c in row]} not found"
+                assert m, f"{rid}.{lang} {view['label']}: row {[c['text'] for c in row['cells']]} not found"
                 at = m.end()  # rows in order
                 checked += 1
     assert checked > 0
@@ -221,17 +214,14 @@ def test_transcribed_and_mismatch_marks_with_legend(built, lang):
     marked = {"transcribed": 0, "mismatch": 0}
     for ch in rep["chapters"]:
         for t in ch["tables"].values():
-            for row in t["rows"]:
-                for c in row:
-                    flags = c.get("flags") or []
-                    if c.get("k") == "factor":
+            for row in t["view"][lang]["rows"]:
+                for c in row["cells"]:
+                    kinds = [m["kind"] for m in c["marks"]]
+                    if c["header"] or not ({"transcribed", "mismatch"} & set(kinds)):
                         continue
-                    if "mismatch" in flags:
-                        assert re.search(re.escape(flat(cell_text(c, lang))) + r"†?!", text), cell_text(c, lang)
-                        marked["mismatch"] += 1
-                    elif "transcribed" in flags:
-                        assert re.search(re.escape(flat(cell_text(c, lang))) + r"†", text), cell_text(c, lang)
-                        marked["transcribed"] += 1
+                    marks = "".join(m["symbol"] for m in c["marks"])
+                    assert re.search(re.escape(flat(c["text"]) + marks), text), (c["text"], marks)
+                    marked["mismatch" if "mismatch" in kinds else "transcribed"] += 1
     assert marked["transcribed"] > 20 and marked["mismatch"] >= 1
     assert f"†{flat(s['transcribed'])}" in text
     assert f"!{flat(s['mismatch'])}" in text

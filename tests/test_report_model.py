@@ -135,7 +135,9 @@ def test_handmade_report_to_hugo_data_and_page(tmp_path):
     write_generated([rep], gen)
     data = json.loads((gen / "data" / "reports" / "handmade.json").read_text("utf-8"))
     t = data["chapters"][0]["tables"]["t1"]
-    assert t["rows"][1][0]["t"] == HOSTILE and t["rows"][0][2]["flags"] == ["no-ratio"]
+    view = t["view"]["en"]  # what the table shows, in words (render/views.py)
+    assert view["rows"][1]["cells"][0]["text"] == HOSTILE and "no-ratio" in view["rows"][0]["cells"][2]["css"].split()
+    assert [m["symbol"] for m in view["rows"][1]["cells"][2]["marks"]] == ["†", "!"]
     assert t["prov"]["groups"][0]["runs"][0] == {"id": "run-a", "a": "run-aaaa", "rep": "1", "r": True}
     # plotly.js reads names as pseudo-HTML: escaped in the data
     assert data["chapters"][0]["figures"]["f1"]["figure"]["en"]["data"][0]["name"].count("&lt;b&gt;") == 1

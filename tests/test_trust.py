@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_tool
+from conftest import ROOT, computed_report, run_tool
 
 NBSP = "\u00a0"
 
@@ -94,7 +94,9 @@ def spread_build(example_site, tmp_path_factory):
 
 
 def _printed_tables(rep: dict) -> list[dict]:
-    return [t for ch in rep["chapters"] for t in ch["tables"].values() if t.get("print_spread")]
+    """The tables that print each aggregate's range under it (not only on demand)."""
+    return [t for ch in rep["chapters"] for t in ch["tables"].values()
+            if any(not x["on_demand"] for row in t["view"]["en"]["rows"] for c in row["cells"] for x in c["lines"])]
 
 
 @pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils not installed")
@@ -107,20 +109,24 @@ def test_spread_range_is_printed_under_the_median_in_the_pdf_and_on_the_site(spr
     # the first table (switched on by the fixture) and those the example spec itself prints; no other
     assert "read-tps" not in declared and set(tables) == declared | {"read-tps"}
     t = tables["read-tps"]
-    ranges = [c["rg"] for row in t["rows"] for c in row if c.get("rg")]
+    view = t["view"]["en"]  # what the table shows (render/views.py)
+    ranges = [x["text"].strip("[]") for row in view["rows"] for c in row["cells"] for x in c["lines"]
+              if not x["on_demand"]]
     assert ranges, "no aggregated cell with two runs or more"
-    for row in t["rows"]:  # every aggregated cell of two runs or more has it, and it brackets the value
-        for c in row:
-            if c["k"] == "value" and len(c.get("runs", [])) >= 2:
-                lo, hi = (float(x) for x in c["rg"].split("–"))
-                assert lo <= c["v"] + 1e-9 and c["v"] - 1e-9 <= hi
+    for row in view["rows"]:  # every aggregated cell of two runs or more has it, and it brackets the value
+        for c in row["cells"]:
+            if "value" in c["css"].split() and c["title"]:  # its hover: the runs' spread
+                (line,) = [x for x in c["lines"] if not x["on_demand"]]
+                lo, hi = (float(x) for x in line["text"].strip("[]").split("–"))
+                assert lo <= float(c["text"].replace(",", "")) <= hi
     text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     flat = re.sub(r"\s+", "", text.replace(NBSP, " "))
     for r in ranges:
         assert f"[{r}]" in flat, r
     # the other tables keep the range off the page: on the site it is behind the spread switch (cell-spread)
-    others = {(ch["id"], c["rg"]) for ch in rep["chapters"] for tt in ch["tables"].values()
-              if not tt.get("print_spread") for row in tt["rows"] for c in row if c.get("rg")}
+    others = {(ch["id"], x["text"][1:x["text"].index("]")]) for ch in rep["chapters"] for tt in ch["tables"].values()
+              if tt not in _printed_tables(rep) for row in tt["view"]["en"]["rows"] for c in row["cells"]
+              for x in c["lines"] if x["on_demand"] and x["text"].startswith("[")}
     assert others
     for ch_id, r in others:
         page = (out / "en" / "reports" / "example" / ch_id / "index.html").read_text(encoding="utf-8")
@@ -166,9 +172,9 @@ def test_spread_option_is_declared_and_checked(example_site, tmp_path):
 
 def test_methods_page_states_method_level_change_interval_and_runs(example_site):
     _, public = example_site
-    rep = report_json(example_site, "example")
-    runs = {len(c["runs"]) for ch in rep["chapters"] for t in ch["tables"].values() for row in t["rows"] for c in row
-            if c["k"] == "value" and c.get("runs")}
+    db, _ = example_site
+    rep = computed_report(db, ROOT / "data" / "reports" / "example.toml")
+    runs = {len(c.runs) for t in rep.tables() for row in t.rows for c in row if c.kind == "value" and c.runs}
     for lang, needles in (("en", ["rank-sum test (level 0.1)", "at least 2 %", "bootstrap", "Runs per condition"]),
                           ("ja", ["順位和検定 (有意水準 0.1)", "ブートストラップ", "実行数"])):
         html = (public / lang / "reports" / "example" / "methods" / "index.html").read_text(encoding="utf-8")
@@ -251,12 +257,13 @@ def test_steady_notes_reach_the_site_and_pdf_marks(example_site):
     rep = report_json(example_site, "example")
     for ch in rep["chapters"]:
         for t in ch["tables"].values():
-            marks = [n["mark"] for n in t.get("notes", [])]
-            assert len(marks) == len(set(marks))
-            texts = [json.dumps(n["text"], sort_keys=True) for n in t.get("notes", [])]
-            assert len(texts) == len(set(texts))
-            used = {m for row in t["rows"] for c in row for m in c.get("notes", [])}
-            assert used == set(marks)
+            for view in t["view"].values():  # what the table shows in each language (render/views.py)
+                marks = [n["mark"] for n in view["cell_notes"]]
+                assert len(marks) == len(set(marks))
+                texts = [n["text"] for n in view["cell_notes"]]
+                assert len(texts) == len(set(texts))
+                used = {m for row in view["rows"] for c in row["cells"] for m in c["notes"]}
+                assert used == set(marks)
 
 
 # -- citations and the footer of transcribed reports -------------------------------------------------------

@@ -5,8 +5,8 @@
 escape. Every printed string is here already, in both languages (``Words``: language -> text), and every
 number keeps the runs behind it, so a renderer can show provenance without asking anyone.
 
-``to_json()`` gives the page-ready data Hugo reads (``data/reports/<id>.json``); the keys are the short
-ones the layouts use (a cell is ``{"t", "k", "v", "runs", "rep", "flags", "published"}``).
+``to_json()`` gives the page-ready data Hugo reads (``data/reports/<id>.json``) but for what a block shows: a
+table's or a comparison's view (``render/views.py``) is added by the renderer that writes the data.
 The reference ``docs/report_model.md`` is generated from this module (``python -m kansoku.report.model_doc``).
 """
 
@@ -24,16 +24,10 @@ Words = dict[str, str]
 
 
 # The noise-aware verdicts (analysis/noise.py) in the order their legend lists them, and the mark each prints
-# beside a value, readable in black and white: spelled here only; the site and the PDF read them from the
-# page-ready JSON (``verdict_marks``).
+# beside a value, readable in black and white: spelled here only; render/views.py gives them to both outputs
+# (the cover's key results read ``verdict_marks`` of the page-ready JSON).
 VERDICT_KINDS = ("better", "worse", "changed", "within-noise", "too-few-runs")
 VERDICT_MARKS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}
-
-
-def _words_json(t: Words) -> Words | str:
-    """One string when every language prints the same, else the per-language dict (the layouts accept both)."""
-    values = {t.get(lang) for lang in LANGS}
-    return t[LANGS[0]] if len(values) == 1 and None not in values else t
 
 
 # -- pages --------------------------------------------------------------------------------------------
@@ -81,9 +75,6 @@ class CellNote:
     mark: str                  # as printed beside the cell: "*1"
     text: Words
 
-    def to_json(self) -> dict[str, Any]:
-        return {"mark": self.mark, "text": self.text}
-
 
 @dataclass
 class Cell:
@@ -116,28 +107,6 @@ class Cell:
                                                   # aggregate of >= 2 runs; printed with spec `spread = "range"`,
                                                   # behind the spread switch on the site otherwise)
 
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"t": _words_json(self.text), "k": self.kind}
-        if self.value is not None:  # the exact decimal when there is one: the same bytes from every build
-            d["v"] = float(self.exact) if self.exact is not None else self.value
-        if self.runs:
-            d["runs"] = self.runs
-        if self.representative:
-            d["rep"] = self.representative
-        if self.flags:
-            d["flags"] = self.flags
-        if self.published is not None:
-            d["published"] = self.published
-        if self.notes:
-            d["notes"] = [n.mark for n in self.notes]
-        if self.spread is not None:
-            d["spread"] = _words_json(self.spread)
-        if self.verdict is not None:
-            d["verdict"] = self.verdict
-        if self.range is not None:
-            d["rg"] = self.range
-        return d
-
 
 @dataclass
 class HeaderCell:
@@ -150,16 +119,6 @@ class HeaderCell:
     kind: str | None = None          # the leaf column's kind (see Cell), None for a spanner or the stub
     baseline: bool | None = None     # the column (or spanner) of the baseline value
     aggregation: Words | None = None  # a value column's aggregation as printed under its label ("median")
-
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"text": self.text, "colspan": self.colspan, "rowspan": self.rowspan}
-        if self.kind is not None:
-            d["kind"] = self.kind
-        if self.baseline is not None:
-            d["baseline"] = self.baseline
-        if self.aggregation is not None:
-            d["agg"] = self.aggregation
-        return d
 
 
 @dataclass
@@ -175,12 +134,6 @@ class Column:
     aggregation: str | None = None
     aggregation_text: Words | None = None  # the same in words, in its header and its CSV column name
 
-    def to_json(self) -> dict[str, Any]:
-        d = {"text": self.text, "kind": self.kind, "baseline": self.baseline}
-        if self.aggregation is not None:
-            d["aggregation"] = self.aggregation
-        return d
-
 
 @dataclass
 class RowGroup:
@@ -189,9 +142,6 @@ class RowGroup:
     label: Words                     # the group's label (a row factor's value)
     first_row: int                   # index of its first body row
     rows: int                        # number of body rows
-
-    def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "first_row": self.first_row, "rows": self.rows}
 
 
 @dataclass
@@ -256,24 +206,11 @@ class Table:
         return any("transcribed" in c.flags for row in self.rows for c in row)
 
     def to_json(self) -> dict[str, Any]:
-        d = {
-            "id": self.id, "number": self.number, "kind": "table", "label": self.label, "caption": self.caption,
-            "footnote": self.footnote,
-            "header": [[h.to_json() for h in hrow] for hrow in self.header],
-            "columns": [c.to_json() for c in self.columns],
-            "rows": [[c.to_json() for c in row] for row in self.rows],
-            "runs": self.runs, "transcribed": self.transcribed, "citations": self.citations,
-            "checks": self.checks, "prov": self.provenance.to_json(), "marks": self.marks,
-        }
-        if self.row_groups:
-            d["row_groups"] = [g.to_json() for g in self.row_groups]
-        if self.notes:
-            d["notes"] = [n.to_json() for n in self.notes]
-        if self.method is not None:
-            d["method"] = self.method
-        if self.print_spread:
-            d["print_spread"] = True
-        return d
+        """What the site reads of a table besides its view (render/views.py): its identity, its runs and their
+        grouping (the provenance panel, the data-sources page), the published sources of transcribed values."""
+        return {"id": self.id, "number": self.number, "kind": "table", "label": self.label,
+                "caption": self.caption, "runs": self.runs, "citations": self.citations,
+                "prov": self.provenance.to_json()}
 
     def csv_rows(self, lang: str) -> list[list[str]]:
         """The table as a download: leaf column labels, then each row (numbers as exact decimals)."""
@@ -358,10 +295,6 @@ class CompareSide:
     runs: list[str]                    # run ids
     text: Words                        # as printed: "1,234.5 [1,200.0–1,250.0] n = 3"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"median": self.median, "min": self.minimum, "max": self.maximum, "n": self.n,
-                "values": self.values, "runs": self.runs, "t": _words_json(self.text)}
-
 
 @dataclass
 class CompareRow:
@@ -398,14 +331,6 @@ class CompareRow:
                 "p_value": self.p_value, "verdict": self.verdict, "direction": self.direction,
                 "transcribed": self.transcribed}
 
-    def to_json(self) -> dict[str, Any]:
-        return {"metric": self.metric, "unit": self.unit, "condition": self.condition, "a": self.a.to_json(),
-                "b": self.b.to_json(), "ratio": self.ratio, "lo": self.ratio_low, "hi": self.ratio_high,
-                "p": self.p_value, "verdict": self.verdict, "flag": self.flag, "transcribed": self.transcribed,
-                "direction": self.direction,
-                "label": self.metric_label, "values": self.values, "change": _words_json(self.change),
-                "interval": _words_json(self.interval), "verdict_text": self.verdict_text}
-
 
 @dataclass
 class CompareEnvironment:
@@ -416,9 +341,6 @@ class CompareEnvironment:
     key: str            # "server.data_checksums", "machine.kernel", "versions.postgres"
     a: list[str]        # the distinct values side A's runs recorded ("—": none of them recorded it)
     b: list[str]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"role": self.role, "key": self.key, "a": self.a, "b": self.b}
 
 
 @dataclass
@@ -443,12 +365,8 @@ class Comparison:
     environment: list[CompareEnvironment] = field(default_factory=list)  # what the sides' runs recorded differently
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "page": self.page, "title": self.title, "footnote": self.footnote,
-                "environment": [e.to_json() for e in self.environment],
-                "a_label": self.a_label, "b_label": self.b_label, "selections": self.selections,
-                "common": [{"name": n, "value": v} for n, v in self.common], "factors": self.factors,
-                "rows": [r.to_json() for r in self.rows], "method": self.method, "marks": self.marks,
-                "not_compared": self.not_compared, "runs": len(self.runs)}
+        """What the site reads of a comparison besides its view (render/views.py)."""
+        return {"id": self.id, "page": self.page, "title": self.title, "runs": len(self.runs)}
 
 
 # -- runs, environment, pages ---------------------------------------------------------------------------

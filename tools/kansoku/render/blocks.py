@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from kansoku.errors import KansokuError
-from kansoku.model import VERDICT_KINDS, VERDICT_MARKS
+from kansoku.model import VERDICT_MARKS, ComputedReport
 from kansoku.render.typst_markup import pick, render, soft_breaks, text_pt, ui
+from kansoku.render.views import LegendLine, ViewCell, ViewHeader, ViewRow, compare_view, mark, table_view
 from kansoku.shortcodes import Shortcode
 
 TEXT_WIDTH_PT = 470           # A4 minus 2 x 22 mm
@@ -32,6 +33,7 @@ class Page(Protocol):
     """What a block's context reads of the PDF document being written (render.typst.Document)."""
 
     lang: str
+    rep: ComputedReport        # the computed report (the views are made from it)
     data: dict[str, Any]       # the page-ready JSON of the report (ComputedReport.to_json)
 
     def site_link(self, path: str) -> str: ...
@@ -52,7 +54,7 @@ class Block:
         return f"blocks/{self.name}.typ.j2"
 
     def render(self, page: Page, sc: Shortcode | None, chapter: dict | None) -> str:
-        return render(self.typst, page.lang, verdict_marks=VERDICT_MARKS, **self.context(page, sc, chapter))
+        return render(self.typst, page.lang, **self.context(page, sc, chapter))
 
 
 BLOCKS: dict[str, Block] = {}
@@ -63,9 +65,6 @@ def block(name: str, hugo: str, **options: Any):
         BLOCKS[name] = Block(name, hugo, f, **options)
         return f
     return deco
-
-
-SIDE = re.compile(r"(\S+) (\[[^\]]*\]) (n = \d+)")  # a compared side as printed: median [min–max] n = 5
 
 
 def _item(sc: Shortcode, chapter: dict, kind: str, where: str) -> dict:
@@ -80,15 +79,15 @@ def _item(sc: Shortcode, chapter: dict, kind: str, where: str) -> dict:
 
 # -- tables -------------------------------------------------------------------------------------------------
 
-def _cell_width_text(c: dict) -> str:
-    return str(c.get("text", "")) + " " * (len(c.get("marks") or []) + 2 * len(c.get("notes") or []))
+def _cell_width_text(c: ViewCell) -> str:
+    return c.text + " " * (len(c.marks) + 2 * len(c.notes))
 
 
 CJK_CHAR = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 UNBREAKABLE = re.compile(f"[{CJK_CHAR}]|[^\\s{CJK_CHAR}]+")
 
 
-def header_spans(header: list[dict], ncols: int) -> list[range]:
+def header_spans(header: list[ViewHeader], ncols: int) -> list[range]:
     """The leaf columns each header cell covers, placed as typst places them (row by row, skipping the
     columns a cell of an earlier row still covers with its rowspan)."""
     taken: set[tuple[int, int]] = set()
@@ -102,14 +101,18 @@ def header_spans(header: list[dict], ncols: int) -> list[range]:
                 col += 1
                 continue
             break
-        span = range(col, min(col + h["colspan"], ncols))
-        taken |= {(r, c) for r in range(row, row + h["rowspan"]) for c in span}
+        span = range(col, min(col + h.colspan, ncols))
+        taken |= {(r, c) for r in range(row, row + h.rowspan) for c in span}
         spans.append(span)
         col = span.stop
     return spans
 
 
-def column_widths(header: list[dict], rows: list[list[dict]], ncols: int, size_pt: float) -> list[float]:
+def header_text(h: ViewHeader) -> str:
+    return h.text + (f" {h.baseline}" if h.baseline else "")
+
+
+def column_widths(header: list[ViewHeader], rows: list[list[ViewCell]], ncols: int, size_pt: float) -> list[float]:
     """Each leaf column's printed width: its widest cell, or its header's longest word (headers wrap)."""
     inset = 8.0
     widths = [0.0] * ncols
@@ -117,7 +120,7 @@ def column_widths(header: list[dict], rows: list[list[dict]], ncols: int, size_p
         for i, c in enumerate(r[:ncols]):
             widths[i] = max(widths[i], text_pt(_cell_width_text(c), size_pt) + inset)
     for h, span in zip(header, header_spans(header, ncols)):
-        text = str(h["text"])
+        text = header_text(h)
         # a header wraps at spaces and between any two Japanese characters: its widest unbreakable piece,
         # or a third of it (three lines at most)
         need = max(max((text_pt(w, size_pt) for w in UNBREAKABLE.findall(text)), default=0),
@@ -127,7 +130,7 @@ def column_widths(header: list[dict], rows: list[list[dict]], ncols: int, size_p
     return widths
 
 
-def column_parts(header: list[dict], widths: list[float], lead: int, limit: float) -> list[list[int]]:
+def column_parts(header: list[ViewHeader], widths: list[float], lead: int, limit: float) -> list[list[int]]:
     """Leaf columns in parts that each fit ``limit`` with the ``lead`` row-label columns repeated, cut only
     where no header cell spans the cut (a spanner's columns stay together)."""
     n = len(widths)
@@ -150,36 +153,23 @@ def column_parts(header: list[dict], widths: list[float], lead: int, limit: floa
     return [list(range(lead)) + p for p in parts] or [list(range(n))]
 
 
-def legend(marks: set[str], lang: str) -> list[dict]:
-    """The notes explaining the marks present under a table, in a fixed order."""
-    out = []
-    if "transcribed" in marks:
-        out.append({"mark": "transcribed", "text": ui(lang, "transcribed")})
-    if "mismatch" in marks:
-        out.append({"mark": "mismatch", "text": ui(lang, "mismatch")})
-    for kind in VERDICT_KINDS:
-        if kind in marks:
-            out.append({"mark": kind, "text": ui(lang, "verdict_" + kind.replace("-", "_"))})
-    return out
-
-
-def table_layout(page: Page, *, item_id: str | None, label: str, caption: str, header: list[dict],
-                 rows: list[list[dict]], notes: list[dict], kinds: list[str], groups: dict[int, str],
-                 size_pt: float | None = None, breakable: bool | None = None, fit: bool = True) -> dict[str, Any]:
-    """A table at a readable size (never below 8 pt): on the portrait page when it fits, on a landscape page
-    when it is wider, split into parts by columns (the row labels repeated) when even the landscape page is
-    too narrow; more than ``PDF_MAX_ROWS`` rows: the first rows and where all of them are (the site's CSV).
-    ``fit=False``: as it is, on the portrait page (its cells wrap)."""
+def table_layout(page: Page, *, item_id: str | None, header_rows: list[list[ViewHeader]], rows: list[ViewRow],
+                 kinds: list[str], size_pt: float | None = None, breakable: bool | None = None,
+                 fit: bool = True) -> dict[str, Any]:
+    """How a table's view is set on the page, at a readable size (never below 8 pt): on the portrait page when
+    it fits, on a landscape page when it is wider, split into parts by columns (the row labels repeated) when
+    even the landscape page is too narrow; more than ``PDF_MAX_ROWS`` rows: the first rows and where all of
+    them are (the site's CSV). ``fit=False``: as it is, on the portrait page (its cells wrap)."""
     L = page.lang
     n = len(kinds)
-    notes = list(notes)
+    header = [h for hrow in header_rows for h in hrow]
+    cut = None
     if len(rows) > PDF_MAX_ROWS and item_id is not None:
         url = page.site_link(f"csv/{page.data['id']}/{item_id}.{L}.csv")
-        notes.insert(0, {"mark": "", "text": ui(L, "pdf_rows_cut", PDF_MAX_ROWS, total=len(rows), where=url)})
+        cut = ui(L, "pdf_rows_cut", PDF_MAX_ROWS, total=len(rows), where=url)
         rows = rows[:PDF_MAX_ROWS]
-        groups = {k: v for k, v in groups.items() if k < PDF_MAX_ROWS}
     size_pt = size_pt or (9 if n <= 6 else 8)
-    widths = column_widths(header, rows, n, size_pt)
+    widths = column_widths(header, [r.cells for r in rows], n, size_pt)
     lead = next((i for i, k in enumerate(kinds) if k != "factor"), n) or 1
     cols = [list(range(n))]
     if fit and sum(widths) > LANDSCAPE_WIDTH_PT:
@@ -188,67 +178,22 @@ def table_layout(page: Page, *, item_id: str | None, label: str, caption: str, h
     for k, part in enumerate(cols):
         keep = set(part)
         parts.append({
-            "caption": caption + (" " + ui(L, "pdf_table_part", None, i=k + 1, k=len(cols)) if len(cols) > 1 else ""),
+            "suffix": ui(L, "pdf_table_part", None, i=k + 1, k=len(cols)) if len(cols) > 1 else None,
             "columns": part, "aligns": ["left" if kinds[i] == "factor" else "right" for i in part],
             "header": [h for h, span in zip(header, header_spans(header, n)) if set(span) <= keep],
-            "rows": [[c for i, c in enumerate(r) if i in keep] for r in rows]})
-    return {"label": label, "parts": parts, "notes": notes, "groups": groups, "size": f"{size_pt}pt",
+            "rows": [ViewRow([c for i, c in enumerate(r.cells) if i in keep], r.group) for r in rows]})
+    return {"parts": parts, "cut": cut, "size": f"{size_pt}pt",
             "breakable": "true" if (len(rows) > 15 if breakable is None else breakable) else "false",
             "landscape": fit and sum(widths) > TEXT_WIDTH_PT}
 
 
 @block("tbl", "layouts/shortcodes/tbl.html", needs_chapter=True)
 def table_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
-    """A numbered table: cells with their marks (transcribed, mismatch, the verdict), notes and legend."""
-    L = page.lang
+    """A numbered table: its view (views.table_view), set to fit the page."""
     t = _item(sc, chapter, "table", page.where)
-    kinds = [c["kind"] for c in t["columns"]]
-    header = []
-    for hrow in t["header"]:
-        for h in hrow:
-            base = f" ({ui(L, 'baseline')})" if h.get("baseline") and h["colspan"] > 1 else ""
-            header.append({"colspan": h["colspan"], "rowspan": h["rowspan"], "text": pick(h["text"], L) + base,
-                           "agg": pick(h["agg"], L) if h.get("agg") else None})  # how the column's values are made
-    marks: set[str] = set()
-    rows = []
-    for row in t["rows"]:
-        cells = []
-        for c in row:
-            text = pick(c["t"], L)
-            flags = c.get("flags") or []
-            if c["k"] == "factor":
-                cells.append({"text": text + (f" ({ui(L, 'baseline')})" if "baseline" in flags else ""),
-                              "marks": [], "notes": [], "fill": None, "range": None, "boxes": None})
-                continue
-            cell = {"text": text.replace(" ", "\u00a0"), "marks": [], "notes": c.get("notes") or [], "fill": None,
-                    "range": c.get("rg") if t.get("print_spread") else None, "boxes": None}
-            for flag in ("transcribed", "mismatch"):
-                if flag in flags:
-                    cell["marks"].append(flag)
-                    marks.add(flag)
-            if "mismatch" in flags:
-                cell["fill"] = "mismatch"
-            if c.get("verdict"):  # the noise-aware verdict: a symbol for black-and-white print, a light fill
-                kind = c["verdict"]["kind"]
-                cell["marks"].append(kind)
-                cell["fill"] = cell["fill"] or (kind if kind in ("better", "worse") else None)
-                marks.add(kind)
-            cells.append(cell)
-        rows.append(cells)
-    notes = []
-    if t.get("footnote"):
-        notes.append({"mark": "", "text": pick(t["footnote"], L)})
-    for cn in t.get("notes") or []:
-        notes.append({"mark": "", "text": f"({cn['mark']}) {pick(cn['text'], L)}"})
-    notes += legend(marks | set(t.get("marks") or []), L)
-    if t.get("method"):
-        notes.append({"mark": "", "text": pick(t["method"], L)})
-        methods = next((p for p in page.data["pages"] if p["kind"] == "methods" and p["in_pdf"]), None)
-        if methods is not None:  # the full method, its parameters and the runs: the methods page
-            notes.append({"mark": "", "text": ui(L, "see_methods", pick(methods["title"], L))})
-    groups = {g["first_row"]: pick(g["label"], L) for g in t.get("row_groups") or []}
-    return table_layout(page, item_id=t["id"], label=pick(t["label"], L), caption=pick(t["caption"], L),
-                        header=header, rows=rows, notes=notes, kinds=kinds, groups=groups)
+    view = table_view(page.rep, page.rep.chapter(chapter["id"]).tables[t["id"]], page.lang)
+    return {"view": view, "layout": table_layout(page, item_id=view.id, header_rows=view.header, rows=view.rows,
+                                                 kinds=view.kinds)}
 
 
 # -- figures ------------------------------------------------------------------------------------------------
@@ -259,15 +204,16 @@ def figure_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
     L = page.lang
     f = _item(sc, chapter, "figure", page.where)
     image, width_pt, traces = page.chart(f, chapter)
-    notes = []
+    notes: list[Any] = []
     if not traces:
-        notes.append({"mark": "", "text": ui(L, "no_chart_data")})
+        notes.append({"kind": "", "text": ui(L, "no_chart_data")})
     if f.get("footnote"):
-        notes.append({"mark": "", "text": pick(f["footnote"], L)})
+        notes.append({"kind": "", "text": pick(f["footnote"], L)})
     if f.get("transcribed"):
-        notes.append({"mark": "transcribed", "text": ui(L, "figure_transcribed")})
+        notes.append(LegendLine("transcribed", mark("transcribed", L).symbol, ui(L, "figure_transcribed"),
+                                "mark-transcribed"))
     for c in f.get("citations") or []:
-        notes.append({"mark": "", "text": f"{ui(L, 'citation')}: {soft_breaks(str(c))}"})
+        notes.append({"kind": "", "text": f"{ui(L, 'citation')}: {soft_breaks(str(c))}"})
     return {"label": pick(f["label"], L), "caption": pick(f["caption"], L), "image": image, "width": width_pt,
             "notes": notes}
 
@@ -449,55 +395,14 @@ def methods_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> d
 
 @block("compare", "layouts/shortcodes/compare.html")
 def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str, Any]:
-    """A [[compare]]: the site's comparison table as a typst table."""
-    L = page.lang
-    found = page.data["compares"]
+    """A [[compare]]: its view (views.compare_view), set on the portrait page (its cells wrap)."""
+    found = {c.id: c for c in page.rep.compares}
     if not sc.args or sc.args[0] not in found:
-        raise KansokuError(f"{page.where}:{sc.line}: {{{{< {sc.source} >}}}}: report {page.data['id']!r} has no "
+        raise KansokuError(f"{page.where}:{sc.line}: {{{{< {sc.source} >}}}}: report {page.rep.id!r} has no "
                            f"such [[compare]] (it has {', '.join(found) or 'none'})")
-    c = found[sc.args[0]]
-    head = ([ui(L, "compare_metric")] + [pick(f, L) for f in c["factors"]]
-            + [f"A: {ui(L, 'compare_spread_header')}", f"B: {ui(L, 'compare_spread_header')}",
-               ui(L, "compare_change"), ui(L, "compare_interval_header")])
-    header = [{"colspan": 1, "rowspan": 1, "text": h} for h in head]
-
-    def cell(text: str, **more: Any) -> dict:
-        return {"text": text, "marks": [], "notes": [], "fill": None, "range": None, "boxes": None, **more}
-
-    def side(text: str) -> dict:
-        """A side's "median [min–max] n = 5": one a line (the column no wider than the range), never broken
-        inside a number, a range or its count."""
-        m = SIDE.fullmatch(text)
-        return (cell(text, boxes=[g.replace(" ", "\u00a0") for g in m.groups()]) if m
-                else cell(text.replace(" ", "\u00a0")))
-
-    rows = []
-    for r in c["rows"]:
-        flag = r.get("flag")
-        change = cell(pick(r["change"], L).replace(" ", "\u00a0"),
-                      fill=flag if flag in ("better", "worse") else None,
-                      marks=([flag] if flag else []) + (["transcribed"] if r.get("transcribed") else []))
-        rows.append([cell(pick(r["label"], L))] + [cell(pick(v, L)) for v in r["values"]]
-                    + [side(pick(r["a"]["t"], L)), side(pick(r["b"]["t"], L)), change, cell(pick(r["interval"], L))])
-    notes = []
-    if not rows:
-        notes.append({"mark": "", "text": ui(L, "compare_none")})
-    if c["common"]:
-        notes.append({"mark": "", "text": ui(L, "common_factors") + ": " + ", ".join(
-            f"{pick(x['name'], L)} = {pick(x['value'], L)}" for x in c["common"])})
-    if c.get("footnote"):
-        notes.append({"mark": "", "text": pick(c["footnote"], L)})
-    # what the two sides' runs recorded differently (the site gives it a table of its own)
-    notes.append({"mark": "", "text": ui(L, "compare_environment") + ": " + "; ".join(
-        (f"[{pick(e['role'], L)}] " if e["role"] else "") + f"{e['key']}: A {' | '.join(e['a'])}, B {' | '.join(e['b'])}"
-        for e in c["environment"])} if c["environment"] else {"mark": "", "text": ui(L, "compare_environment_none")})
-    notes += [n for n in legend(set(c["marks"]), L) if n["mark"] in VERDICT_MARKS]
-    notes.append({"mark": "", "text": pick(c["method"], L)})
-    notes.append({"mark": "", "text": f"{ui(L, 'compare_same_as')} {c['selections']}"})
-    kinds = ["factor"] * (1 + len(c["factors"])) + ["value"] * 4
-    caption = f"A ({ui(L, 'baseline')}): {pick(c['a_label'], L)} — B: {pick(c['b_label'], L)}"
-    return table_layout(page, item_id=None, label="", caption=caption, header=header, rows=rows, notes=notes,
-                        kinds=kinds, groups={}, size_pt=8 if len(head) <= 9 else 7, breakable=True, fit=False)
+    view = compare_view(page.rep, found[sc.args[0]], page.lang)
+    return {"view": view, "layout": table_layout(page, item_id=None, header_rows=[view.header], rows=view.rows,
+                                                 kinds=view.kinds, size_pt=8, breakable=True, fit=False)}
 
 
 # -- the data-sources appendix ------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Takes :class:`~kansoku.model.ComputedReport` records (``app`` has ``report.build
 them here), draws their figures (``render.charts``) and writes only under the generated directory (default
 data/generated/):
 
-- ``data/reports/<id>.json``  one dict per report (``ComputedReport.to_json``; the PDF reads the same model),
+- ``data/reports/<id>.json``  one dict per report (``ComputedReport.to_json``, each table's and comparison's
+  view per language: ``render/views.py``, which the PDF's templates place too),
   ``data/trends.json``        the cross-year view;
 - ``static/csv/<id>/<table>.<lang>.csv`` each table's numbers; ``compare-<cid>.csv`` each ``[[compare]]``'s rows
   as ``tools/compare --csv`` prints them;
@@ -45,7 +46,7 @@ from kansoku import external, resources, site_links, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends
-from kansoku.render import charts, page_reuse
+from kansoku.render import charts, page_reuse, views
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
@@ -305,6 +306,13 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
     :func:`drawn`) with its plotly strings escaped for plotly.js."""
     figures = drawn(rep.figures()) if figures is None else figures
     d = rep.to_json()
+    # what each table and comparison shows, per language (render/views.py: the shortcodes only place it)
+    for ch, chapter in zip(d["chapters"], rep.chapters):
+        for t in chapter.tables.values():
+            ch["tables"][t.id]["view"] = {lang: views.encode(views.table_view(rep, t, lang)) for lang in LANGS}
+    for c in rep.compares:
+        d["compares"][c.id]["view"] = {lang: views.encode(views.compare_view(rep, c, lang)) for lang in LANGS}
+    d["chapter_layout"] = list(views.CHAPTER_LAYOUT)
     for ch in d["chapters"]:
         for f in ch["figures"].values():
             f["figure"] = figures[f["id"]]

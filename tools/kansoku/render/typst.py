@@ -43,6 +43,7 @@ from kansoku.render import charts
 from kansoku.render.blocks import BLOCKS
 from kansoku.render.charts import escape_plotly
 from kansoku.render.typst_markup import pick, raw_block, raw_inline, render, typst_str, ui
+from kansoku.render.views import CHAPTER_LAYOUT
 
 LANGS = words.LANGS
 
@@ -338,23 +339,23 @@ class Document:
         title = p.title.get(L) or next((p.title[x] for x in LANGS if p.title.get(x)), p.id)
         out = [self.typst("heading", number=p.number if p.kind == "chapter" else None, title=title)]
         chapter = self.chapters.get(p.id) if p.kind == "chapter" else None
-        # the chapter's machines open it in the PDF (the site ends the chapter with them): a small block at a
-        # chapter's end was left alone on a page of its own, its heading at the foot of the page before
-        if chapter and (chapter.get("machines") or {}).get("machines"):
-            out.append(raw_block(BLOCKS["machines"].render(self, None, chapter)))
+        for part in CHAPTER_LAYOUT if chapter else ("prose",):  # the order the site places them in too
+            if part == "prose":
+                out.append(self.page_prose(p))
+            elif part == "machines" and (chapter.get("machines") or {}).get("machines"):
+                out.append(raw_block(BLOCKS["machines"].render(self, None, chapter)))
+            elif part == "missing_figures" and chapter.get("missing_figures"):
+                out.append(raw_block(BLOCKS["missing_figures"].render(self, None, chapter)))
+        return "".join(out)
+
+    def page_prose(self, p: Page) -> str:
+        """A page's prose in this language (another language's with a notice; a generated page's body)."""
+        L = self.lang
         src = p.source_lang(L)
         if src is None:
             body = self.expand(self.rep.generated_bodies.get(p.id, ""), f"(generated page {p.id!r})", 0, p)
-            if p.kind == "chapter":
-                out.append(self.notice(self.ui("no_prose")))
-            out.append(body)
-        else:
-            if src != L:
-                out.append(self.notice(self.ui(f"translation_missing_from_{src}")))
-            out.append(self.prose(p.files[src], p))
-        if chapter and chapter.get("missing_figures"):
-            out.append(raw_block(BLOCKS["missing_figures"].render(self, None, chapter)))
-        return "".join(out)
+            return (self.notice(self.ui("no_prose")) if p.kind == "chapter" else "") + body
+        return (self.notice(self.ui(f"translation_missing_from_{src}")) if src != L else "") + self.prose(p.files[src], p)
 
     def prose(self, f: Path, p: Page | None) -> str:
         text = f.read_text(encoding="utf-8").replace("\r\n", "\n")

@@ -1,0 +1,348 @@
+"""What a block says, decided once: a typed view per block and language, placed by both outputs.
+
+A view holds every text a reader sees in a block (a table's caption, headers, cells with their marks in
+order, the lines under a cell, the legend in order, the notes) and the classes the site styles them by.
+``render.hugo`` writes the views into the page data (``encode``: one encoder for every view, no short keys)
+and ``layouts/shortcodes/`` places them; the typst templates (``render/blocks.py``) place the same views.
+Neither template decides what a cell says, which marks it carries, or which lines the legend holds.
+``tests/test_block_contract.py`` holds the two outputs to the same texts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kansoku.model import VERDICT_KINDS, VERDICT_MARKS, Cell, Comparison, ComputedReport, Table
+from kansoku.render.typst_markup import pick, ui
+
+# The order of what a chapter's page places around its prose: both the site (layouts/_default/single.html)
+# and the PDF (render/typst.py) walk it. The machines come first: set after the prose, the small block was
+# left alone on a PDF page.
+CHAPTER_LAYOUT = ("machines", "prose", "missing_figures")
+
+MINUS_SIGN = "▲"  # a minus in Japanese printing (and in transcribed cells): explained wherever a cell uses it
+SIDE = re.compile(r"(\S+) (\[[^\]]*\]) (n = \d+)")  # a compared side as printed: median [min–max] n = 5
+
+
+def encode(view: Any) -> dict[str, Any]:
+    """A view as the page data Hugo reads (the field names are the keys)."""
+    return dataclasses.asdict(view)
+
+
+@dataclass
+class Mark:
+    """A mark beside a value (†, !, a verdict's symbol), readable in black and white."""
+
+    kind: str                    # transcribed | mismatch | a verdict kind (model.VERDICT_KINDS)
+    symbol: str                  # as printed: "†", "!", a verdict's (model.VERDICT_MARKS)
+    label: str                   # what it means, in words (the site's aria-label, the legend line)
+    css: str                     # the site's class: "mark-transcribed", "mark-verdict worse", …
+    title: str | None = None     # its own hover, where the cell's hover speaks of something else
+
+
+@dataclass
+class CellLine:
+    """A line under a cell's value: the runs' range, a verdict's p and counts."""
+
+    text: str
+    css: str                     # the site's classes ("cell-range", "cell-range cell-spread")
+    on_demand: bool              # shown only when the reader asks for the spread (the site's switch): not printed
+
+
+@dataclass
+class RunLink:
+    """A run behind a compared side (the site links its page)."""
+
+    id: str
+    anchor: str                  # the run's anchor on the data-sources page and its run page's name
+    rep: str                     # its repetition as shown ("·" without one)
+
+
+@dataclass
+class ViewCell:
+    """A body cell as read: its text, marks, note marks and lines under it."""
+
+    text: str
+    header: bool = False                         # a row label (the stub)
+    css: str = ""                                # the site's classes
+    marks: list[Mark] = field(default_factory=list)   # in the order printed after the text
+    notes: list[str] = field(default_factory=list)    # cell notes' marks ("*1"), printed "(*1)"
+    lines: list[CellLine] = field(default_factory=list)
+    title: str | None = None                     # the hover: the runs' spread, or the verdict with p and n
+    baseline: str | None = None                  # "(baseline)" after a row label of the baseline row
+    fill: str | None = None                      # the PDF's light fill: better | worse | mismatch
+    rep: str | None = None                       # the representative run (the site's data-rep)
+    boxes: list[str] | None = None               # pieces the PDF never breaks inside (a compared side)
+    runs: list[RunLink] = field(default_factory=list)  # a compared side's runs (the site links them)
+
+
+@dataclass
+class ViewHeader:
+    """A header cell: a spanner or a leaf column's label, with how its values are made."""
+
+    text: str
+    colspan: int = 1
+    rowspan: int = 1
+    css: str = ""
+    baseline: str | None = None                  # "(baseline)" after a spanner of the baseline value
+    aggregation: str | None = None               # "median", under the label
+
+
+@dataclass
+class RowGroup:
+    """A label over the rows that follow it (a row factor's value, a compared metric)."""
+
+    text: str
+    note: str | None = None                      # after the label: a metric's direction ("higher is better")
+    note_css: str = ""
+    css: str = "row-group"
+
+
+@dataclass
+class ViewRow:
+    cells: list[ViewCell]
+    group: RowGroup | None = None                # a group that starts at this row
+    metric: str | None = None                    # a compared row's metric and verdict (the site's data- keys)
+    verdict: str | None = None
+
+
+@dataclass
+class LegendLine:
+    """A line of the legend under a table: a symbol and what it means."""
+
+    kind: str                                    # a Mark's kind, or "minus" (▲)
+    symbol: str
+    text: str
+    css: str                                     # the symbol's class (a superscript), or the line's ("sign-legend")
+    superscript: bool = True
+
+
+@dataclass
+class CellNoteLine:
+    mark: str                                    # "*1"
+    text: str
+
+
+@dataclass
+class Link:
+    text: str
+    href: str                                    # a site path ("/csv/…"), made relative by the site
+
+
+@dataclass
+class TableView:
+    """A numbered table ({{< tbl >}}) in one language."""
+
+    id: str
+    label: str                                   # "表 2.1" / "Table 2.1"
+    caption: str
+    kinds: list[str]                             # each leaf column's kind ("factor" for the row labels)
+    header: list[list[ViewHeader]]               # header rows, top first
+    rows: list[ViewRow]
+    footnote: str | None
+    method: str | None                           # how its verdicts were decided
+    cell_notes: list[CellNoteLine]
+    legend: list[LegendLine]                     # in order: ▲, †, !, then the verdicts in VERDICT_KINDS order
+    methods_link: Link | None                    # where the method, its level and runs are (the methods page)
+    spread_switch: str | None                    # the site's switch for the lines shown on demand, when any
+    csv: list[Link]
+
+
+@dataclass
+class Pair:
+    name: str
+    value: str
+
+
+@dataclass
+class EnvironmentRow:
+    role: str | None
+    key: str
+    a: str
+    b: str
+
+
+@dataclass
+class CompareView:
+    """A [[compare]] ({{< compare >}}) in one language: selections A and B, condition by condition."""
+
+    id: str
+    sides: list[Pair]                            # ("A (baseline)", its label), ("B", its label)
+    common_title: str
+    common: list[Pair]                           # factor = value shared by every row
+    none: str | None                             # said when nothing could be compared
+    header: list[ViewHeader]
+    rows: list[ViewRow]
+    kinds: list[str]
+    environment_title: str
+    environment_head: list[ViewHeader]
+    environment: list[EnvironmentRow]            # what the sides' runs recorded differently
+    environment_none: str | None
+    footnote: str | None
+    method: str
+    not_compared: str | None
+    legend: list[LegendLine]
+    csv: list[Link]
+    command_title: str
+    command: str                                 # the same comparison as tools/compare arguments
+
+
+# -- marks and legends, written once ------------------------------------------------------------------------
+
+def verdict_word(kind: str, lang: str) -> str:
+    return ui(lang, "verdict_" + kind.replace("-", "_"))
+
+
+def mark(kind: str, lang: str) -> Mark:
+    if kind == "transcribed":
+        return Mark(kind, "†", ui(lang, "transcribed"), "mark-transcribed")
+    if kind == "mismatch":
+        return Mark(kind, "!", ui(lang, "mismatch"), "mark-mismatch", title=ui(lang, "mismatch"))
+    return Mark(kind, VERDICT_MARKS[kind], verdict_word(kind, lang), f"mark-verdict {kind}")
+
+
+def legend(kinds: set[str], texts: list[str], lang: str) -> list[LegendLine]:
+    """The legend of the marks a block uses, in one order: ▲ (when a text uses it), †, !, the verdicts."""
+    out = []
+    if any(MINUS_SIGN in t for t in texts):
+        out.append(LegendLine("minus", MINUS_SIGN, ui(lang, "sign_down"), "sign-legend", superscript=False))
+    for kind in ("transcribed", "mismatch", *VERDICT_KINDS):
+        if kind in kinds:
+            m = mark(kind, lang)
+            out.append(LegendLine(m.kind, m.symbol, m.label, m.css))
+    return out
+
+
+def p_text(p: float) -> str:
+    return f"{p:.3f}"
+
+
+def verdict_detail(v: dict[str, Any]) -> str:
+    """A verdict's p and counts: "p = 0.100 · n = 3 / 3"."""
+    return (f"p = {p_text(v['p'])} · " if v.get("p") is not None else "") + "n = " + " / ".join(map(str, v["n"]))
+
+
+# -- tables -------------------------------------------------------------------------------------------------
+
+def _body_cell(t: Table, c: Cell, col_baseline: bool, lang: str) -> ViewCell:
+    text = pick(c.text, lang)
+    if c.kind == "factor":
+        return ViewCell(text, header=True, css=" ".join(c.flags),
+                        baseline=f"({ui(lang, 'baseline')})" if "baseline" in c.flags else None)
+    cell = ViewCell(text, css=" ".join(["num", c.kind, *c.flags] + (["baseline"] if col_baseline else [])),
+                    notes=[n.mark for n in c.notes], rep=c.representative)
+    if c.verdict:  # the noise-aware verdict: a symbol for black-and-white print, a light fill
+        kind = c.verdict["kind"]
+        cell.marks.append(mark(kind, lang))
+        cell.fill = kind if kind in ("better", "worse") else None
+    for flag in ("transcribed", "mismatch"):
+        if flag in c.flags:
+            cell.marks.append(mark(flag, lang))
+    if "mismatch" in c.flags:
+        cell.fill = "mismatch"
+    if c.spread is not None:
+        cell.title = pick(c.spread, lang)
+    elif c.verdict:
+        cell.title = f"{verdict_word(c.verdict['kind'], lang)} · {verdict_detail(c.verdict)}"
+    elif "transcribed" in c.flags:
+        cell.title = ui(lang, "transcribed")
+    if c.range is not None:
+        shown = t.print_spread
+        cell.lines.append(CellLine(f"[{c.range}]" + ("" if shown else f" n = {len(c.runs)}"),
+                                   "cell-range" if shown else "cell-range cell-spread", on_demand=not shown))
+    if c.verdict:
+        cell.lines.append(CellLine(verdict_detail(c.verdict), "cell-range cell-spread", on_demand=True))
+    return cell
+
+
+def _methods_link(rep: ComputedReport, lang: str) -> Link | None:
+    page = next((p for p in rep.pages if p.kind == "methods" and p.in_pdf), None)
+    if page is None:
+        return None
+    return Link(ui(lang, "see_methods", pick(page.title, lang)), f"/{lang}/reports/{rep.id}/{page.id}/")
+
+
+def table_view(rep: ComputedReport, t: Table, lang: str) -> TableView:
+    """A numbered table as read in ``lang``: cells with their marks, the legend of the marks it uses, notes."""
+    header = [[ViewHeader(pick(h.text, lang), h.colspan, h.rowspan,
+                          " ".join(x for x in (h.kind or "", "baseline" if h.baseline else "") if x),
+                          f"({ui(lang, 'baseline')})" if h.baseline and h.colspan > 1 else None,
+                          pick(h.aggregation, lang) if h.aggregation else None) for h in hrow] for hrow in t.header]
+    groups = {g.first_row: RowGroup(pick(g.label, lang)) for g in t.row_groups}
+    rows = [ViewRow([_body_cell(t, c, bool(i < len(t.columns) and t.columns[i].baseline), lang)
+                     for i, c in enumerate(row)], groups.get(r)) for r, row in enumerate(t.rows)]
+    kinds = {m.kind for row in rows for c in row.cells for m in c.marks} | set(t.marks)
+    footnote = pick(t.footnote, lang) if t.footnote else None
+    texts = [c.text for row in rows for c in row.cells] + ([footnote] if footnote else [])
+    csv = [Link(ui(lang, "download_csv"), f"/csv/{rep.id}/{t.id}.{lang}.csv"),
+           Link(ui(lang, "download_runs_csv"), f"/csv/{rep.id}/{t.id}.runs.{lang}.csv")]
+    return TableView(
+        id=t.id, label=pick(t.label, lang), caption=pick(t.caption, lang), kinds=[c.kind for c in t.columns],
+        header=header, rows=rows, footnote=footnote, method=pick(t.method, lang) if t.method else None,
+        cell_notes=[CellNoteLine(n.mark, pick(n.text, lang)) for n in t.notes], legend=legend(kinds, texts, lang),
+        methods_link=_methods_link(rep, lang) if t.method else None,
+        # a table that prints its ranges has no switch: what it keeps on demand (p and n) is in the hovers
+        spread_switch=ui(lang, "spread_toggle") if not t.print_spread and any(
+            x.on_demand for row in rows for c in row.cells for x in c.lines) else None,
+        csv=csv)
+
+
+# -- comparisons --------------------------------------------------------------------------------------------
+
+DIRECTIONS = {"higher_is_better": "higher", "lower_is_better": "lower", "neither": "neither", "unknown": "unknown"}
+
+
+def compare_view(rep: ComputedReport, c: Comparison, lang: str) -> CompareView:
+    """A [[compare]] as read in ``lang``: one row per metric and condition, the change with its verdict."""
+    L = lang
+    factors = [pick(f, L) for f in c.factors]
+    header = [ViewHeader(" / ".join(factors) if factors else ui(L, "compare_metric")),
+              ViewHeader(ui(L, "compare_change")), ViewHeader(ui(L, "compare_interval_header")),
+              ViewHeader(f"A: {ui(L, 'compare_spread_header')}", css="baseline"),
+              ViewHeader(f"B: {ui(L, 'compare_spread_header')}")]
+
+    def side(s) -> ViewCell:
+        text = pick(s.text, L)
+        m = SIDE.fullmatch(text)
+        runs = []
+        for run_id in s.runs:
+            info = rep.runs.get(run_id)
+            runs.append(RunLink(run_id, info.anchor if info else "", (info.factors.get("rep") if info else None) or "·"))
+        return ViewCell(text, css="num side", boxes=list(m.groups()) if m else None, runs=runs)
+
+    rows, metric = [], None
+    for r in c.rows:
+        group = None
+        if r.metric != metric:
+            metric, d = r.metric, DIRECTIONS[r.direction]
+            group = RowGroup(pick(r.metric_label, L), f"({ui(L, f'direction_{d}')})", f"direction direction-{d}",
+                             "row-group metric-group")
+        marks = ([mark(r.flag, L)] if r.flag else []) + ([mark("transcribed", L)] if r.transcribed else [])
+        detail = verdict_detail({"p": r.p_value, "n": [r.a.n, r.b.n]})
+        change = ViewCell(pick(r.change, L), css=" ".join(["num compare", *([r.flag] if r.flag else [])]),
+                          marks=marks, title=f"{pick(r.verdict_text, L)} · {detail}",
+                          fill=r.flag if r.flag in ("better", "worse") else None)
+        label = " / ".join(pick(v, L) for v in r.values) if r.values else pick(r.metric_label, L)
+        rows.append(ViewRow([ViewCell(label, header=True), change, ViewCell(pick(r.interval, L), css="num"),
+                             side(r.a), side(r.b)], group, r.metric, r.verdict))
+    kinds = {m.kind for row in rows for x in row.cells for m in x.marks} | set(c.marks)
+    nc = c.not_compared
+    return CompareView(
+        id=c.id, sides=[Pair(f"A ({ui(L, 'baseline')})", pick(c.a_label, L)), Pair("B", pick(c.b_label, L))],
+        common_title=ui(L, "common_factors"), common=[Pair(pick(n, L), pick(v, L)) for n, v in c.common],
+        none=None if rows else ui(L, "compare_none"), header=header, rows=rows,
+        kinds=["factor", "compare", "value", "value", "value"],
+        environment_title=ui(L, "compare_environment"),
+        environment_head=[ViewHeader(ui(L, "compare_env_key")), ViewHeader("A", css="baseline"), ViewHeader("B")],
+        environment=[EnvironmentRow(f"[{pick(e.role, L)}]" if e.role else None, e.key, " | ".join(e.a),
+                                    " | ".join(e.b)) for e in c.environment],
+        environment_none=None if c.environment else ui(L, "compare_environment_none"),
+        footnote=pick(c.footnote, L) if c.footnote else None, method=pick(c.method, L),
+        not_compared=ui(L, "compare_not_compared", a=nc.get("a", 0), b=nc.get("b", 0))
+        if nc.get("a") or nc.get("b") else None,
+        legend=legend(kinds & set(VERDICT_KINDS), [x.text for row in rows for x in row.cells[1:2]], L),
+        csv=[Link(ui(L, "download_csv"), f"/csv/{rep.id}/{c.page}.csv")],
+        command_title=ui(L, "compare_same_as"), command=c.selections)
