@@ -23,16 +23,21 @@ COMMON_OPTIONS = {"x_log", "y_log", "x_title", "y_title", "height"}
 # kind -> function (store, report, item) -> ChartData: the data of every chart kind (figures.KINDS).
 KINDS: dict[str, Callable[..., ChartData]] = {}
 
+# kind -> function (store, item) -> run ids the figure shows; figures.figure_runs asks it. A kind without one
+# shows the runs of its metric's aggregate over x (and series).
+RUNS_OF: dict[str, Callable[[Store, Item], list[str]]] = {}
 
-def kind(name: str):
+
+def kind(name: str, runs: Callable[[Store, Item], list[str]] | None = None):
+    """Registers a chart kind's data function and, with ``runs``, the runs a figure of the kind shows."""
     def deco(f):
+        if name in KINDS:
+            raise ValueError(f"chart kind {name!r} registered twice ({KINDS[name].__module__}, {f.__module__})")
         KINDS[name] = f
+        if runs is not None:
+            RUNS_OF[name] = runs
         return f
     return deco
-
-
-# kind -> function (store, item) -> run ids the figure shows; figures.figure_runs asks it.
-RUNS_OF: dict[str, Callable[[Store, Item], list[str]]] = {}
 
 
 def check_options(item: Item, allowed: set[str]) -> None:

@@ -98,7 +98,13 @@ def flame_tree(shares: dict[str, float], min_pct: float, max_depth: int) -> dict
             "self": [round(self_.get(p, 0.0), 4) for p in keep]}
 
 
-@c.kind("flamegraph")
+def _runs(store: Store, item: Item) -> list[str]:
+    profile = item.options.get("profile", "cpu")
+    return sorted(r for p, _ in _conditions(store, None, item, profile if profile in PROFILES else "cpu")
+                  for r in p.run_ids)
+
+
+@c.kind("flamegraph", runs=_runs)
 def flamegraph(store: Store, report: Report, item: Item) -> ChartData:
     """A flame graph per condition (root at the bottom, callees above, width = share of the samples), drawn
     with horizontal bars (the site's plotly bundle): zoom with a box to read narrow frames. Options: ``profile`` (cpu, syscalls), ``process`` (only these
@@ -160,7 +166,7 @@ def diff_rows(store: Store, a_runs: list[str], b_runs: list[str], profile: str, 
     return rows[:top]
 
 
-@c.kind("profile_diff")
+@c.kind("profile_diff", runs=_runs)
 def profile_diff(store: Store, report: Report, item: Item) -> ChartData:
     """Which functions grew: the change of each function's share of the samples from condition ``a`` to
     condition ``b`` (values of ``series``), in percentage points, the ``top`` largest changes (default 15),
@@ -216,13 +222,3 @@ def profiled_hosts(store: Store, runs: list[str], profile: str) -> list[tuple[st
            GROUP BY p.host, p.role, m.machine_id ORDER BY p.role NULLS LAST, p.host NULLS LAST, m.machine_id""",
         [profile, runs])
     return [(host, role, json.loads(inv) if inv else {}, int(n)) for host, role, inv, n in rows]
-
-
-def _runs(store: Store, item: Item) -> list[str]:
-    profile = item.options.get("profile", "cpu")
-    return sorted(r for p, _ in _conditions(store, None, item, profile if profile in PROFILES else "cpu")
-                  for r in p.run_ids)
-
-
-c.RUNS_OF["flamegraph"] = _runs
-c.RUNS_OF["profile_diff"] = _runs
