@@ -9,6 +9,7 @@ import pytest
 
 from drawing import drawn_figure
 from kansoku.analysis import tables as analysis
+from kansoku.analysis.table_kinds import compute_table
 from kansoku.analysis.tables import fmt_compare, fmt_printed
 from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_report
@@ -84,7 +85,7 @@ def spec(tmp_path: Path, body: str):
 
 def compute(store, tmp_path, body: str, item="x"):
     r = spec(tmp_path, body)
-    return analysis.compute_table(store, r, r.item(item))
+    return compute_table(store, r, r.item(item))
 
 
 def texts(t, lang="en"):

@@ -66,7 +66,7 @@ digits = { default = 2 }
 
 
 def _table(db: Path, tmp_path: Path):
-    from kansoku.analysis.tables import compute_table
+    from kansoku.analysis.table_kinds import compute_table
     from kansoku.spec.model import load_report
     from kansoku.store.db import open_store
 

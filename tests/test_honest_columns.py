@@ -158,7 +158,7 @@ def _check_cell(store: _Store, item, t, row, cell, aggregation: str, where: str)
 def test_a_representative_column_says_so_in_header_csv_and_methods(reports, tmp_path):
     """companions = "representative" is allowed, and then its header, its CSV column and the methods page say
     the column is one run's value: never under a label a median would carry."""
-    from kansoku.analysis.tables import compute_table
+    from kansoku.analysis.table_kinds import compute_table
     from kansoku.model import Chapter
     from kansoku.report.methods import method_notes
     from kansoku.spec.model import load_report

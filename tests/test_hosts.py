@@ -249,7 +249,7 @@ digits = {{ default = 2 }}
 
 
 def table_values(db: Path, tmp_path: Path, metrics: str) -> list:
-    from kansoku.analysis.tables import compute_table
+    from kansoku.analysis.table_kinds import compute_table
     from kansoku.spec.model import load_report
     from kansoku.store.db import open_store
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED
-from kansoku.analysis import tables as analysis
+from kansoku.analysis.table_kinds import compute_table
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
@@ -68,7 +68,7 @@ def test_fy2013_index_scan_printed_medians_are_the_medians_of_the_runs(store, ta
 def test_fy2013_index_scan_medians_computed_by_the_spec_table(store):
     """The spec's 表 4.5 (runs 1-3, their median, the printed median) shows equal numbers."""
     report = load_report(SPECS / "past-fy2013.toml")
-    t = analysis.compute_table(store, report, report.item("index-scan-pcie"))
+    t = compute_table(store, report, report.item("index-scan-pcie"))
     assert len(t.rows) == 10
     for row in t.rows:
         runs = [c for c in row if c.kind == "run"]
@@ -195,7 +195,7 @@ def test_fy2017_table_9_3_changes_agree_except_pattern_2_at_30_clients(store):
 def test_fy2017_table_9_3_disagreement_is_flagged_by_the_spec_table(store):
     """Value and change in one cell (inline), as printed; clients on rows (transposed to fit a page)."""
     report = load_report(SPECS / "past-fy2017.toml")
-    t = analysis.compute_table(store, report, report.item("select"))
+    t = compute_table(store, report, report.item("select"))
     cells = [(row[0].text["en"], c) for row in t.rows for c in row[1:]]
     flagged = [(r, c.text["en"], c.published["printed"]) for r, c in cells if "mismatch" in c.flags]
     checked = sum(1 for _, c in cells if "checked" in c.flags)

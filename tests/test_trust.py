@@ -184,7 +184,7 @@ def test_methods_page_states_method_level_change_interval_and_runs(example_site)
 # -- steady-state notes on cells, listed once -------------------------------------------------------------
 
 def test_steady_notes_mark_the_cells_of_drifting_and_stalling_runs_once_per_table(tmp_db, tmp_path):
-    from kansoku.analysis import tables as analysis
+    from kansoku.analysis.table_kinds import compute_table
     from kansoku.spec.model import load_report
     from kansoku.store.db import open_store
     from test_steady import load_series, noisy
@@ -229,7 +229,7 @@ cell_notes = [{ row = 1, note = { ja = "同じ注", en = "the same note" } },
     report = load_report(spec)
     store = open_store(tmp_db, read_only=True)
     try:
-        t = analysis.compute_table(store, report, report.item("x")).to_model()
+        t = compute_table(store, report, report.item("x")).to_model()
     finally:
         store.close()
     notes = {n.text["en"]: n for n in t.notes}

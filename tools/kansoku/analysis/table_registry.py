@@ -1,8 +1,12 @@
 """The registry of table kinds, like the parsers' formats and the chart kinds: a kind says which spec
 items it builds (``claims``) and builds them; the highest ``priority`` claim wins, so a new kind is a
-function with ``@table_kind`` and nothing else changes (``analysis.tables.compute_table`` asks here).
+function with ``@table_kind`` in a module ``analysis/table_kinds.py`` imports, and nothing else changes.
 Kinds: ``grouped`` (``row_groups``: one sub-table per group), ``metric-rows`` (``rows = "metrics"``), and
-``plain`` (rows and columns of factor values; claims every table, lowest priority)."""
+``plain`` (rows and columns of factor values; claims every table, lowest priority) in ``analysis/tables.py``;
+``functions`` and ``queries`` in ``analysis/data_tables.py``.
+
+This module imports no kind: the kinds' modules import it to register, and ``analysis/table_kinds.py``
+imports them all, so every import stays one way."""
 
 from __future__ import annotations
 
@@ -30,15 +34,6 @@ def table_kind(name: str, claims: Callable[[Any], bool], priority: int = 0, chec
     return deco
 
 
-# the modules whose functions register kinds, loaded on first use like the parsers' registry (a kind's module
-# builds on analysis.tables, which asks here: loading them by name keeps the imports one way)
-KIND_MODULES = ("kansoku.analysis.tables", "kansoku.analysis.data_tables")
-
-
 def kind_of(item: Any) -> TableKind:
-    """The kind that builds this table item."""
-    import importlib
-
-    for name in KIND_MODULES:
-        importlib.import_module(name)
+    """The registered kind that builds this table item."""
     return next(k for k in TABLE_KINDS if k.claims(item))
