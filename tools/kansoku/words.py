@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from kansoku.errors import KansokuError
 from kansoku.resources import I18N_DIR  # the checkout's i18n/, or the installed package's
 
 
@@ -73,6 +74,16 @@ def t(lang: str, key: str, arg: Any = None, **named: Any) -> str:
     if named:
         s = _NAMED.sub(lambda m: str(named[m.group(1)]), s)
     return s
+
+
+def metric_label(metric: str, lang: str) -> str:
+    """A parser's metric's label, ``[metric_<name>]``: a metric without it is the error of the module that
+    declares it, named with the file to add the word to."""
+    key = f"metric_{metric}"
+    if key not in table(lang):
+        raise KansokuError(f"{I18N_DIR / (lang + '.toml')}: no label for the metric {metric!r}: a parser module's "
+                           f"metric needs [{key}] in every i18n/<lang>.toml")
+    return t(lang, key)
 
 
 def both(key: str, arg: Any = None) -> dict[str, str]:
