@@ -37,6 +37,7 @@ from kansoku.model import (
     CHART_COLUMNS,
     SERIES_COLUMNS,
     Chapter,
+    Figure,
     KeptRunPage,
     ProvenanceRun,
     RunInfo,
@@ -44,6 +45,7 @@ from kansoku.model import (
     RunPage,
     RunSeries,
     RunUse,
+    Table,
 )
 from kansoku.report.cache import ItemCache
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
@@ -591,25 +593,38 @@ def _uses(chapters: list[Chapter], pages: dict[str, RunPage]) -> None:
         for item_id in dict.fromkeys(ch.order):  # a table and a figure may share an id: both handled below
             t = ch.tables.get(item_id)
             if t is not None:
-                cells: dict[str, list[dict[str, str]]] = {}
-                for row in t.rows:
-                    stub = row[0].text if row else {lang: "" for lang in LANGS}
-                    for col, c in zip(t.columns, row):
-                        if c.kind in ("factor", "factor-value"):
-                            continue
-                        for rid in c.runs:
-                            if rid in pages:
-                                lab = {lang: f"{stub[lang]} × {col.text[lang]}" for lang in LANGS}
-                                if lab not in cells.setdefault(rid, []):
-                                    cells[rid].append(lab)
-                for rid in dict.fromkeys([r for r in t.runs if r in pages] + list(cells)):
-                    pages[rid].uses.append(RunUse("table", t.id, t.label, t.caption, ch.id, f"table-{t.id}",
-                                                  cells.get(rid, [])))
+                _table_uses(ch, t, pages)
             f = ch.figures.get(item_id)
             if f is not None:
-                for rid in dict.fromkeys(f.runs):
-                    if rid in pages:
-                        pages[rid].uses.append(RunUse("figure", f.id, f.label, f.caption, ch.id, f"figure-{f.id}"))
+                _figure_uses(ch, f, pages)
+
+
+def _table_uses(ch: Chapter, t: Table, pages: dict[str, RunPage]) -> None:
+    """A table on the page of each run it uses, with the cells the run is behind."""
+    cells = _cells_by_run(t, pages)
+    for rid in dict.fromkeys([r for r in t.runs if r in pages] + list(cells)):
+        pages[rid].uses.append(RunUse("table", t.id, t.label, t.caption, ch.id, f"table-{t.id}", cells.get(rid, [])))
+
+
+def _cells_by_run(t: Table, pages: dict[str, RunPage]) -> dict[str, list[dict[str, str]]]:
+    """run id -> the labels (row × column, per language) of the table's value cells that use the run."""
+    cells: dict[str, list[dict[str, str]]] = {}
+    for row in t.rows:
+        stub = row[0].text if row else {lang: "" for lang in LANGS}
+        for col, c in zip(t.columns, row):
+            if c.kind in ("factor", "factor-value"):
+                continue
+            label = {lang: f"{stub[lang]} × {col.text[lang]}" for lang in LANGS}
+            for rid in c.runs:
+                if rid in pages and label not in cells.setdefault(rid, []):
+                    cells[rid].append(label)
+    return cells
+
+
+def _figure_uses(ch: Chapter, f: Figure, pages: dict[str, RunPage]) -> None:
+    for rid in dict.fromkeys(f.runs):
+        if rid in pages:
+            pages[rid].uses.append(RunUse("figure", f.id, f.label, f.caption, ch.id, f"figure-{f.id}"))
 
 
 def _series(rows: dict[str, tuple | None], pages: dict[str, RunPage]) -> None:
