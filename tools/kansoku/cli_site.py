@@ -1,4 +1,4 @@
-"""The commands a team starts its own report with (issue 41): ``kansoku docs`` (the manual installed with the
+"""The commands a team starts its own report with: ``kansoku docs`` (the manual installed with the
 package), ``kansoku init`` (a new site), ``kansoku check`` (the build's preflight, without building),
 ``kansoku info`` (what a store holds) and ``kansoku serve`` (a built site on 127.0.0.1). Each parses its
 options before it loads DuckDB (tests/test_cli_start.py)."""

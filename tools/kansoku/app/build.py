@@ -255,7 +255,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
                                    f"(reports: {', '.join(rep.id for rep in computed)})")
             for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
                 rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
-            # the run pages are computed, written and dropped a batch at a time (bounded memory, issue 29), the
+            # the run pages are computed, written and dropped a batch at a time (bounded memory), the
             # next batch made in a thread while the renderer writes one (Ahead)
             say(f"computing the run pages and writing the page data into {generated}")
             ahead = Ahead(site_run_pages(store, specs, computed, cache), store)

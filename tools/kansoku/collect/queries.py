@@ -1,4 +1,4 @@
-"""Query studies (issue 26): time a list of SQL statements one by one, as the benchmark of a run.
+"""Query studies: time a list of SQL statements one by one, as the benchmark of a run.
 
 ``tools/collect queries --conninfo CONNSTR [--mode explain,timing] [--repeat N] [--set NAME=VALUE]… FILE.sql``
 runs in the run directory (it is the command ``tools/collect`` measures, so the monitors, ``run.toml`` and the

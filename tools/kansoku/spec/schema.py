@@ -192,7 +192,7 @@ ITEM = {  # tables and figures
 TABLE = {  # tables only
     "rows": key(FACTOR, "factor whose values are the rows, or `\"metrics\"`: one row per metric of `metrics`, "
                         "`\"functions\"`: the top functions of a profile, `\"queries\"`: elapsed time per query "
-                        "(see docs/spec.md, issue 26)", required=True),
+                        "(see docs/spec.md)", required=True),
     "options": key(("table", {"type": "object"}), "options of `rows = \"functions\"`: `top` (10), `profile` "
                                                   "(`\"cpu\"`, `\"syscalls\"`), `rank_by` (`\"self\"`, `\"total\"`)"),
     "columns": key(FACTOR, "factor pivoted into column groups"),

@@ -1,4 +1,4 @@
-"""Query-study charts' data (issue 26; docs/charts.md): elapsed time per query per condition, or the speed-up
+"""Query-study charts' data (docs/charts.md): elapsed time per query per condition, or the speed-up
 against a baseline condition (FY2017 図 6.x). Drawn by render/charts/queries.py.
 
 Data: ``query_times`` (parsers/queries): per run and query the plain timed run's time (else EXPLAIN ANALYZE's),
