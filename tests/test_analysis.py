@@ -105,7 +105,7 @@ count = true
 companions = "representative"
 digits = { tps = 1, cpu_idle_pct = 0 }
 """)
-    # the companion column says it is one run's value (issue 27), the first metric's a median
+    # the companion column says it is one run's value, the first metric's a median
     assert [c.get("aggregation") for c in t.columns if c["kind"] == "value"] == ["median", "representative"] * 2
     # declared order: on before off; rows numeric: 1, 2, 16 (not '16' < '2')
     assert [h["text"]["en"] for h in t.header[0][1:]] == ["on", "off"]

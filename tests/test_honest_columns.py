@@ -1,4 +1,4 @@
-"""Every number says how it was made (issue 27): each value column of every table of every report (the
+"""Every number says how it was made: each value column of every table of every report (the
 example and the past reports) declares its aggregation, says it in its header and its CSV, and each of its
 cells is recomputed here from the store: the runs behind it are every ok run of its condition, their values
 are the store's, and the printed value is their median (mean, min, max, the one run) — or, in a column

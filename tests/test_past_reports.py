@@ -384,7 +384,7 @@ def test_example_and_fy2017_agree_on_fy2017_replication_setup():
         assert "separate machines" not in ex and "別々のマシン" not in ex and "on machines of their own" not in ex
 
 
-# ---- issue 43: the sources' conclusions, cited by section/slide and line, and nothing they do not say --------
+# ---- the sources' conclusions, cited by section/slide and line, and nothing they do not say --------
 
 SEED_FILES = {"fy2017": "001_5daa9022db1814f4.txt", "2005": "002_7aa7719bfa5b3644.txt",
               "fy2022": "003_7aaf205a93d11d61.txt", "2010": "004_f21f474ce0b98844.txt"}

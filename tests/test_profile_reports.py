@@ -1,4 +1,4 @@
-"""Profiles and query studies in reports (issue 26): the flamegraph and profile_diff chart kinds, the
+"""Profiles and query studies in reports: the flamegraph and profile_diff chart kinds, the
 ``rows = "functions"`` and ``rows = "queries"`` tables, computed from real runs made with tools/collect
 (tests/fixtures/profiles/collected: perf record -g on the postmaster during pgbench at 1 and 8 clients, 2 runs
 each; tests/fixtures/queries/collected: tools/collect queries with max_parallel_workers_per_gather 0 and 2,

@@ -1,4 +1,4 @@
-"""Numbers a reader can trust (issue 14): spread in the table CSV and (spec spread = "range") in the PDF,
+"""Numbers a reader can trust: spread in the table CSV and (spec spread = "range") in the PDF,
 steady-state notes on the cells whose runs drift or stall (each note listed once per table), the generated
 methods page the comparison legends point to, and the honest cross-year view (comparable runs only;
 machine, run length and origin per point; no line between machines; years without data and why; table and
