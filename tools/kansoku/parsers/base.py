@@ -34,7 +34,7 @@ class FileHead:
     size_bytes: int
 
     # Every sniffer (35-odd) asks for these: decoded and split once per file, not once per question
-    # (detection used to cost ~10 ms a file, most of it decoding the same 64 kB again).
+    # (decoding the same head again for each question was most of detection's cost).
     @cached_property
     def text(self) -> str:
         return self.raw.decode("utf-8", errors="replace")

@@ -105,8 +105,8 @@ def where_runs(store: Store, item: Item) -> list[str]:
 # A ``has_data`` query over a view that pivots every sample (``cpu_in_run``, ``disk_in_run``: a GROUP BY with
 # ~25 FILTER aggregates of every ``sys_metrics`` row) -> (the view, the same runs asked of the samples
 # themselves, without the pivot). ``runs_with_data`` asks the second unless the connection holds the view as
-# a table already (a first build's, report/runs.py share_samples): at 1,000 runs `SELECT DISTINCT run_id FROM
-# cpu_in_run` cost 0.6-0.9 s of CPU, the samples' query 0.3 s. The same runs: tests/test_has_data.py.
+# a table already (a first build's, report/runs.py share_samples): the samples' query costs less than the
+# pivot (docs/build-performance.md). The same runs: tests/test_has_data.py.
 WITHOUT_PIVOT: dict[str, tuple[str, str]] = {}
 
 

@@ -216,7 +216,7 @@ SUMMARY_LINES: list[Line] = [
 ]
 
 # Lines that look like a summary line (same key) but whose value did not parse:
-# used to report "expected an integer" instead of silently skipping.
+# refused with what was expected, never skipped.
 _KEYED = re.compile(r"^(number of [a-z ]+|scaling factor|duration|latency (?:average|stddev)|tps|"
                     r"initial connection time|maximum number of tries)\s*[:=]")
 
