@@ -9,6 +9,7 @@ import pytest
 
 from drawing import drawn_figure
 from kansoku.analysis import tables as analysis
+from kansoku.analysis.table_kinds import compute_table
 from kansoku.analysis.tables import fmt_compare, fmt_printed
 from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_report
@@ -84,7 +85,7 @@ def spec(tmp_path: Path, body: str):
 
 def compute(store, tmp_path, body: str, item="x"):
     r = spec(tmp_path, body)
-    return analysis.compute_table(store, r, r.item(item))
+    return compute_table(store, r, r.item(item))
 
 
 def texts(t, lang="en"):
@@ -104,7 +105,7 @@ count = true
 companions = "representative"
 digits = { tps = 1, cpu_idle_pct = 0 }
 """)
-    # the companion column says it is one run's value (issue 27), the first metric's a median
+    # the companion column says it is one run's value, the first metric's a median
     assert [c.get("aggregation") for c in t.columns if c["kind"] == "value"] == ["median", "representative"] * 2
     # declared order: on before off; rows numeric: 1, 2, 16 (not '16' < '2')
     assert [h["text"]["en"] for h in t.header[0][1:]] == ["on", "off"]

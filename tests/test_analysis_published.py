@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kansoku.analysis import tables as analysis
+from kansoku.analysis.table_kinds import compute_table
 from kansoku.analysis.tables import check_published, compare_interval
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
@@ -34,7 +35,7 @@ def rows_of(name: str) -> list[dict]:
 
 def table(store, spec: str, table_id: str):
     report = load_report(SPECS / spec)
-    return analysis.compute_table(store, report, report.item(table_id))
+    return compute_table(store, report, report.item(table_id))
 
 
 def compare_cells(t, col: int = 0):
@@ -188,7 +189,7 @@ def all_tables(store):
         report = load_report(spec)
         for ch in report.chapters:
             for it in ch.tables:
-                yield spec.name, it.id, analysis.compute_table(store, report, it)
+                yield spec.name, it.id, compute_table(store, report, it)
 
 
 def test_marks_of_transcribed_tables_tell_the_truth(store):

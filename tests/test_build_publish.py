@@ -240,7 +240,7 @@ def test_a_build_beyond_its_memory_limit_says_so_and_leaves_public_as_it_was(env
 
 
 def test_hugo_runs_with_bounded_memory_unless_the_environment_says_otherwise(monkeypatch):
-    """Hugo's cache and Go's heap are bounded for a build (issue 29: 10,000 runs in < 1.5 GB, Hugo included);
+    """Hugo's cache and Go's heap are bounded for a build (the memory target of docs/performance.md);
     a value the user set in the environment wins."""
     from kansoku.render import hugo
 

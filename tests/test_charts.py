@@ -525,3 +525,23 @@ options = { by = "cpu" }
     block = next(t for t in g["data"] if t["name"] == "BLOCK")
     assert block["x"] == ["0", "1"] and block["y"] == pytest.approx([mean[("0", "BLOCK")], mean[("1", "BLOCK")]])
     assert built["irq"].runs
+
+
+def test_a_kind_registers_the_runs_its_figures_show_with_it():
+    from types import SimpleNamespace
+
+    from kansoku.analysis.charts import RUNS_OF
+
+    def runs(store, item):
+        return ["run-a", "run-b"]
+
+    figures.kind("kind_with_its_runs", runs=runs)(lambda store, report, item: None)
+    try:
+        assert RUNS_OF["kind_with_its_runs"] is runs
+        assert figures.figure_runs(None, SimpleNamespace(chart="kind_with_its_runs")) == ["run-a", "run-b"]
+        with pytest.raises(ValueError, match="registered twice"):
+            figures.kind("kind_with_its_runs")(lambda store, report, item: None)
+    finally:
+        del figures.KINDS["kind_with_its_runs"], RUNS_OF["kind_with_its_runs"]
+    # the kinds whose figures show their own selection of runs registered it with the kind
+    assert {"flamegraph", "profile_diff", "query_times", "tps_over_time", "ratio", "fsync_methods"} <= set(RUNS_OF)

@@ -1,6 +1,6 @@
 """A command's start loads only what its options need: --help and --version (and argparse's own errors) load
 neither DuckDB nor the build's renderers and charts. The tests start the tools many hundreds of times, and a
-user's `tools/build --help` should answer at once (issue 29). Facts (which modules were loaded), not timings."""
+user's `tools/build --help` should answer at once. Facts (which modules were loaded), not timings."""
 
 import json
 import subprocess

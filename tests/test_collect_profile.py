@@ -1,4 +1,4 @@
-"""tools/collect with a CPU profile and a query study against a real PostgreSQL (issue 26): perf record -g on
+"""tools/collect with a CPU profile and a query study against a real PostgreSQL: perf record -g on
 the postmaster's processes, perf script | gzip in the run, ingested by content; the query runner's failures;
 perf errors stop the run before anything is measured. Skipped without PostgreSQL server binaries or perf."""
 

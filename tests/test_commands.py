@@ -130,7 +130,7 @@ def test_commands_in_the_pdf(example_pdfs_all, example_db):
 
 def test_a_script_run_by_an_interpreter_is_named_after_the_script(example_db: Path):
     """The parallel-query study ran `python3 …/tools/collect queries …`: its block is "collect queries", and
-    the command printed is still the one that ran (issue 26)."""
+    the command printed is still the one that ran."""
     from kansoku.analysis.commands import _program_name
 
     assert _program_name(["pgbench", "-c", "1"]) == "pgbench"

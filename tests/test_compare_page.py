@@ -43,7 +43,7 @@ def test_page_rows_are_tools_compare_json(example):
     doc = json.loads(_cli(db, c.selections, "--json").stdout)
     assert [r.record() for r in c.rows] == doc["comparisons"]
     assert c.not_compared == doc["not_compared"]
-    # the environment differences beside the results (issue 24), as the command lists them: here the one
+    # the environment differences beside the results, as the command lists them: here the one
     # setting the comparison is about, as each side's runs recorded it (psql's pg_settings at capture)
     from kansoku.analysis.tables import role_label
 
@@ -59,7 +59,7 @@ def test_page_rows_are_tools_compare_json(example):
 
 def test_rows_lead_with_tps_then_the_listed_metrics_with_their_direction_and_verdict(example):
     """The study's primary metric first (TPS), then the others as the spec lists them; a metric with no better
-    direction (CPU %idle, disk KB/s) is "changed" beyond noise, never better or worse (issue 27)."""
+    direction (CPU %idle, disk KB/s) is "changed" beyond noise, never better or worse."""
     _, c, _, _ = example
     order = list(dict.fromkeys(r.metric for r in c.rows))
     assert order == ["tps", "latency_avg_ms", "latency_p95_ms", "cpu_idle_pct", "disk_write_kb_s"]

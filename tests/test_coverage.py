@@ -1,4 +1,4 @@
-"""How much of each run's window each monitor covers (issue 40, "Coverage"): the store view monitor_coverage,
+"""How much of each run's window each monitor covers: the store view monitor_coverage,
 ingest's warning naming file, host and coverage, the campaign's coverage_threshold, and the note on every
 table cell whose metric reads a monitor below it.
 
@@ -66,7 +66,7 @@ digits = { default = 2 }
 
 
 def _table(db: Path, tmp_path: Path):
-    from kansoku.analysis.tables import compute_table
+    from kansoku.analysis.table_kinds import compute_table
     from kansoku.spec.model import load_report
     from kansoku.store.db import open_store
 

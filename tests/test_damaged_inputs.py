@@ -55,7 +55,7 @@ CASES = {
                          rb"^vm;1;2026-11-21 53"),
     "sadf -j: a line missing": (FIXTURES / "sysstat_variants" / "sadf_j_loop.json",
                                 _sub_line(rb'^\s*"statistics": \[\n', b""), None),
-    # issue 30: values no version of the tool can print, once stored; now refused by the bounds tables
+    # values no version of the tool can print, refused by the bounds tables
     "pgbench -P: negative TPS": (PGB / "pgbench.log", _sub_line(rb"181\.0 tps", b"-181.0 tps"), rb"^progress: 1\.0 s"),
     "pgbench: latency 9.2e18": (PGB / "pgbench.log", _sub_line(rb"(?<=latency average = )4\.536", b"9223372036854775807"),
                                 rb"^transaction type"),

@@ -1,7 +1,7 @@
-"""The Discussion sections of the example's parallel-query and profile chapters (issue 26), ja and en, quote
+"""The Discussion sections of the example's parallel-query and profile chapters, ja and en, quote
 only numbers the runs give: recomputed here from the raw files (psql \\timing output, EXPLAIN ANALYZE JSON) or
 from the store (the profile's per-run function shares), compared with the site's tables, and looked for in the
-built pages' prose, which prints them through the data ({{< val >}}, issue 40)."""
+built pages' prose, which prints them through the data ({{< val >}})."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The example's replication chapter (issue 24): every number its Discussion quotes equals the number computed
+"""The example's replication chapter: every number its Discussion quotes equals the number computed
 here again from the raw files (pgbench.log, pg_stat_replication.series.csv) and the number the built site's
 tables print; the verdicts it states are the ones the rank-sum rule gives on the runs."""
 
@@ -169,7 +169,7 @@ def test_discussion_numbers_equal_the_raw_runs_and_the_built_tables(example_site
         expected = ["".join(s.split()) for s in expected]
     for sentence in expected:
         assert sentence in text, f"replication.{lang}: expected {sentence!r} in {text!r}"
-    # FY2017's printed ratios are another report's numbers: referred to by its tables, not copied (issue 40)
+    # FY2017's printed ratios are another report's numbers: referred to by its tables, not copied
     for p in ("async-1", "async-2", "sync-2"):  # (sync-1: this report's own ratio happens to print the same)
         assert f"{fy2017[p]} %" not in text and f"{fy2017[p]}%" not in text, p
     # what the sentences claim about the runs: synchronous standbys cost about what FY2017's did, asynchronous

@@ -1,4 +1,4 @@
-"""The example report end to end (issue 2): numbers on the site equal numbers computed
+"""The example report end to end: numbers on the site equal numbers computed
 independently from the raw pgbench outputs. (The PDF of the same report: tests/test_pdf.py.)"""
 
 from __future__ import annotations

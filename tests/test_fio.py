@@ -1,4 +1,4 @@
-"""fio: json/json+, normal and terse output (issue 5, formats.md §6).
+"""fio: json/json+, normal and terse output (formats.md §6).
 
 Real files: tests/fixtures/fio/rw=*/format={normal,jsonplus}/rep=1/ (copied from
 shared/corpus/real/study=fio, fio-3.33, 4 jobs with group_reporting, direct=1, bs=8k; the normal

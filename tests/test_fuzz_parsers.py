@@ -1,4 +1,4 @@
-"""A fuzz test per parser (issues 15 and 16): real files from tests/fixtures, mutated the ways damaged
+"""A fuzz test per parser: real files from tests/fixtures, mutated the ways damaged
 files reach users (a flipped byte, a line lost or doubled, a carriage return, a number beyond 2^31 or 2^63,
 a decimal where a count belongs, 'nan', 'inf', a negative number, 1e23, hour 53, a year 1900 or 2150, a file
 cut short, the whole file twice), ingested into a real DuckDB store. Each must end as stored data or as a

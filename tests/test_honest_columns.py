@@ -1,4 +1,4 @@
-"""Every number says how it was made (issue 27): each value column of every table of every report (the
+"""Every number says how it was made: each value column of every table of every report (the
 example and the past reports) declares its aggregation, says it in its header and its CSV, and each of its
 cells is recomputed here from the store: the runs behind it are every ok run of its condition, their values
 are the store's, and the printed value is their median (mean, min, max, the one run) — or, in a column
@@ -158,7 +158,7 @@ def _check_cell(store: _Store, item, t, row, cell, aggregation: str, where: str)
 def test_a_representative_column_says_so_in_header_csv_and_methods(reports, tmp_path):
     """companions = "representative" is allowed, and then its header, its CSV column and the methods page say
     the column is one run's value: never under a label a median would carry."""
-    from kansoku.analysis.tables import compute_table
+    from kansoku.analysis.table_kinds import compute_table
     from kansoku.model import Chapter
     from kansoku.report.methods import method_notes
     from kansoku.spec.model import load_report

@@ -1,4 +1,4 @@
-"""What a reader sees on every page (issue 27): no content wider than its container without a visible cue
+"""What a reader sees on every page: no content wider than its container without a visible cue
 that it scrolls (checked in a real Chromium at 1280 and 390 px wide, on every page of the example), spread
 visible without a mouse, and no space inside a Japanese sentence on any built page."""
 

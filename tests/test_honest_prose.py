@@ -1,4 +1,4 @@
-"""Prose and words (issue 27): a prose page that places an undeclared table or figure is said in words by
+"""Prose and words: a prose page that places an undeclared table or figure is said in words by
 kansoku's own check before Hugo runs (Hugo alone printed `report %!q(<nil>)` and exited 1); "within noise"
 in the example's prose only where a verdict exists (fewer than 3 runs a side: "too few runs")."""
 

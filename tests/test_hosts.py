@@ -1,4 +1,4 @@
-"""Hosts in a run (issue 24): host=<name>/ subdirectories, host.toml, roles on every system metric, machines,
+"""Hosts in a run: host=<name>/ subdirectories, host.toml, roles on every system metric, machines,
 and the refusal of two hosts' outputs laid out without the layout (docs/ingest.md, "Hosts in a run").
 
 The sysstat files are real `sar -u` output (made by sar when the test runs), their header's hostname
@@ -249,7 +249,7 @@ digits = {{ default = 2 }}
 
 
 def table_values(db: Path, tmp_path: Path, metrics: str) -> list:
-    from kansoku.analysis.tables import compute_table
+    from kansoku.analysis.table_kinds import compute_table
     from kansoku.spec.model import load_report
     from kansoku.store.db import open_store
 

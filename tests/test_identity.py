@@ -244,7 +244,7 @@ def test_ctrl_c_during_commit_tells_the_truth(tmp_path, tmp_db):
     assert q(tmp_db, "SELECT count(*) FROM runs") == [(1,)]
 
 
-# -- issue 30: the identity rules hold against what is already stored ------------------------------------
+# -- the identity rules hold against what is already stored ------------------------------------
 
 LOG4 = RUNS / "clients=4" / "rep=1" / "pgbench.log"
 

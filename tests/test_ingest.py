@@ -1,4 +1,4 @@
-"""tools/ingest: idempotency, atomicity, locking, run factors (issue 2 contracts)."""
+"""tools/ingest: idempotency, atomicity, locking, run factors."""
 
 from __future__ import annotations
 

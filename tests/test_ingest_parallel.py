@@ -78,7 +78,7 @@ def test_parallel_ingest_stores_what_a_serial_one_stores(corpus, tmp_path, monke
 
 def _damage_sadf_csv(root: Path) -> Path:
     bad = root / "workload=update" / "clients=4" / "rep=1" / "sadf_d.csv"
-    # alone, it is parsed whole (issue 29: beside its sa.bin a rendering is checked on a sample of its
+    # alone, it is parsed whole (beside its sa.bin a rendering is checked on a sample of its
     # records, and line 6 lies outside it; tests/test_renderings.py damages sampled records)
     bad.parent.chmod(0o755)
     (bad.parent / "sa.bin").unlink()

@@ -1,4 +1,4 @@
-"""iostat (issue 4): text and JSON reports, timestamps, since-boot first report, bad input."""
+"""iostat: text and JSON reports, timestamps, since-boot first report, bad input."""
 
 from __future__ import annotations
 

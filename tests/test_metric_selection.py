@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from conftest import ROOT
-from kansoku.analysis.tables import compute_table
+from kansoku.analysis.table_kinds import compute_table
 from kansoku.errors import SpecError
 from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_report

@@ -27,7 +27,7 @@ SPEC = report_head() + table_chapter("checksums", ("チェックサム", "Checks
 PACKAGE_DATA = ["kansoku/store/steady.sql", "kansoku/render/templates/report.typ",
                 "kansoku/_site/config.toml", "kansoku/_site/i18n/ja.toml", "kansoku/_site/i18n/en.toml",
                 "kansoku/_site/layouts/index.html", "kansoku/_site/layouts/shortcodes/tbl.html"]
-# the manual (issue 41): every document and schema of docs/, the example campaign's plans with their scripts
+# the manual: every document and schema of docs/, the example campaign's plans with their scripts
 # and notes (not its measurements)
 DOCS = sorted(p.name for p in (ROOT / "docs").glob("*.md")) + ["report-spec.schema.json", "collect-plan.schema.json"]
 PLANS = sorted(p.name for p in (ROOT / "data/runs/example").glob("*.toml"))

@@ -1,4 +1,4 @@
-"""The figures of the past reports and the three other source documents (issue 25), on a real site built
+"""The figures of the past reports and the three other source documents, on a real site built
 from data/published alone: every drawable figure drawn with its printed number, every other one listed on
 its chapter's page with the reason, the new chart kinds' numbers recomputed here from the transcribed CSVs
 (independently of kansoku's analysis), the numeric statements of the 2005 paper, the 2010 slides and the

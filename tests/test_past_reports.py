@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED
-from kansoku.analysis import tables as analysis
+from kansoku.analysis.table_kinds import compute_table
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
@@ -69,7 +69,7 @@ def test_fy2013_index_scan_printed_medians_are_the_medians_of_the_runs(store, ta
 def test_fy2013_index_scan_medians_computed_by_the_spec_table(store):
     """The spec's 表 4.5 (runs 1-3, their median, the printed median) shows equal numbers."""
     report = load_report(SPECS / "past-fy2013.toml")
-    t = analysis.compute_table(store, report, report.item("index-scan-pcie"))
+    t = compute_table(store, report, report.item("index-scan-pcie"))
     assert len(t.rows) == 10
     for row in t.rows:
         runs = [c for c in row if c.kind == "run"]
@@ -196,7 +196,7 @@ def test_fy2017_table_9_3_changes_agree_except_pattern_2_at_30_clients(store):
 def test_fy2017_table_9_3_disagreement_is_flagged_by_the_spec_table(store):
     """Value and change in one cell (inline), as printed; clients on rows (transposed to fit a page)."""
     report = load_report(SPECS / "past-fy2017.toml")
-    t = analysis.compute_table(store, report, report.item("select"))
+    t = compute_table(store, report, report.item("select"))
     cells = [(row[0].text["en"], c) for row in t.rows for c in row[1:]]
     flagged = [(r, c.text["en"], c.published["printed"]) for r, c in cells if "mismatch" in c.flags]
     checked = sum(1 for _, c in cells if "checked" in c.flags)
@@ -385,7 +385,7 @@ def test_example_and_fy2017_agree_on_fy2017_replication_setup():
         assert "separate machines" not in ex and "別々のマシン" not in ex and "on machines of their own" not in ex
 
 
-# ---- issue 43: the sources' conclusions, cited by section/slide and line, and nothing they do not say --------
+# ---- the sources' conclusions, cited by section/slide and line, and nothing they do not say --------
 
 SEED_FILES = {"fy2013": "000_926b80ef1aca7e8f.txt", "fy2017": "001_5daa9022db1814f4.txt", "2005": "002_7aa7719bfa5b3644.txt",
               "fy2022": "003_7aaf205a93d11d61.txt", "2010": "004_f21f474ce0b98844.txt"}
@@ -578,7 +578,7 @@ def test_fy2013_statements_are_the_numbers_of_the_text_and_their_sum_is_flagged(
     parts = float(got["stack-wal-write"]) + float(got["stack-buffer-read"])
     assert parts > float(got["stack-io"]) + 0.1  # beyond the printed rounding: a true disagreement
     report = load_report(SPECS / "past-fy2013.toml")
-    t = analysis.compute_table(store, report, report.item("stack-shares")).to_model()
+    t = compute_table(store, report, report.item("stack-shares")).to_model()
     flagged = [(row[0].text["en"], n.mark) for row in t.rows for c in row[1:] for n in (c.notes or [])]
     assert flagged == [("Processes in I/O (%)", "!")]
     assert any("98.9" in n.text["en"] and "98.9" in n.text["ja"] for n in t.notes)
@@ -592,7 +592,7 @@ def test_fy2013_cpu_idle_of_80_cores_disagrees_between_tables_2_2_and_2_5_and_is
     t25 = {r["cpu_cores"]: r for r in csv_rows("fy2013_t2.5_cores.csv")}
     assert t22["80"]["tps_9.3"] == t25["80"]["tps"] and t22["80"]["cpu_idle_pct_9.3"] != t25["80"]["cpu_idle_pct"]
     report = load_report(SPECS / "past-fy2013.toml")
-    t = analysis.compute_table(store, report, report.item("cores")).to_model()
+    t = compute_table(store, report, report.item("cores")).to_model()
     row80 = next(row for row in t.rows if row[0].text["en"] == "80")
     assert [[n.mark for n in c.notes] for c in row80 if c.notes] == [["!"]]
     assert any("3.62" in n.text["ja"] and "3.62" in n.text["en"] for n in t.notes)
@@ -606,7 +606,7 @@ def test_fy2017_section_9_5_range_disagrees_with_table_9_3_and_is_flagged(store)
     changes = [float(r["published_change_pct"]) for r in csv_rows("fy2017_t9.3_fdw_select.csv") if r["published_change_pct"]]
     assert min(changes, key=abs) == -76.3 and max(changes, key=abs) == -95.8 and abs(-95.8) > 91
     report = load_report(SPECS / "past-fy2017.toml")
-    t = analysis.compute_table(store, report, report.item("select")).to_model()
+    t = compute_table(store, report, report.item("select")).to_model()
     marked = [c for row in t.rows for c in row if c.notes]
     assert len(marked) == 1 and [n.mark for n in marked[0].notes] == ["!"]
     note = next(n for n in t.notes if n.mark == "!")

@@ -1,4 +1,4 @@
-"""Every page of every PDF as a reader meets it (issue 42): the example's and the past reports', in every
+"""Every page of every PDF as a reader meets it: the example's and the past reports', in every
 language. The checks are tests/pdf_reader.py (poppler's tools on the built PDF); each test names the pages.
 
 The PDFs are built once per session (conftest.example_pdfs_all), as tests/test_pdf.py reads them.

@@ -1,4 +1,4 @@
-"""pg_test_fsync (issue 5, formats.md §7).
+"""pg_test_fsync (formats.md §7).
 
 Real file: tests/fixtures/pg_test_fsync/pg_test_fsync15.18_s1.txt, captured for kansoku with Debian's
 pg_test_fsync 15.18 (`-s 1`, see the README there) because shared/corpus/real has no pg_test_fsync run.

@@ -1,4 +1,4 @@
-"""Profiles and query studies in reports (issue 26): the flamegraph and profile_diff chart kinds, the
+"""Profiles and query studies in reports: the flamegraph and profile_diff chart kinds, the
 ``rows = "functions"`` and ``rows = "queries"`` tables, computed from real runs made with tools/collect
 (tests/fixtures/profiles/collected: perf record -g on the postmaster during pgbench at 1 and 8 clients, 2 runs
 each; tests/fixtures/queries/collected: tools/collect queries with max_parallel_workers_per_gather 0 and 2,
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from kansoku.analysis import figures, tables
+from kansoku.analysis import figures
+from kansoku.analysis.table_kinds import compute_table
 from kansoku.errors import SpecError
 from kansoku.ingest.pipeline import ingest
 from kansoku.render.charts import DOWNLOADS, draw
@@ -171,7 +172,7 @@ def test_profile_diff_uses_the_verdict_language(env):
 
 def test_top_functions_table(env):
     store, report, _ = env
-    t = tables.compute_table(store, report, _item(report, "top")).to_model()
+    t = compute_table(store, report, _item(report, "top")).to_model()
     assert [c.text["en"] for c in t.columns] == ["function", "Clients 1: self (%)", "Clients 1: total (%)",
                                                  "Clients 8: self (%)", "Clients 8: total (%)"]
     assert len(t.rows) == 8 and len(t.header) == 2
@@ -199,7 +200,7 @@ def _times(workers: int) -> dict[str, list[float]]:
 
 def test_query_table_speedup_against_the_baseline(env):
     store, report, _ = env
-    t = tables.compute_table(store, report, _item(report, "q")).to_model()
+    t = compute_table(store, report, _item(report, "q")).to_model()
     assert [c.text["en"] for c in t.columns] == ["query", "Workers 0: elapsed (ms)", "Workers 2: elapsed (ms)",
                                                  "Workers 2: speed-up", "Workers 2: dominant plan node"]
     t0, t2 = _times(0), _times(2)

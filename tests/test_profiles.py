@@ -1,4 +1,4 @@
-"""Profiles (issue 26): perf script (plain and gzip), folded stacks and strace -k stacks, ingested by content into
+"""Profiles: perf script (plain and gzip), folded stacks and strace -k stacks, ingested by content into
 profile_stacks; the views per function (self and total), process and run; bad input.
 
 Real files (tests/fixtures/profiles/, see README.md there): perf 6.1 `perf record -g -F 49 -e cpu-clock` on a

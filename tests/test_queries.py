@@ -1,4 +1,4 @@
-"""Query studies (issue 26): EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) and psql \\timing output ingested by content;
+"""Query studies: EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) and psql \\timing output ingested by content;
 per statement and per plan node; failures stored as failed with their line, never a zero; bad input refused.
 
 Real files (tests/fixtures/queries/): `tools/collect queries` against PostgreSQL 15 (collect_ok: two statements with

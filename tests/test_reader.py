@@ -213,7 +213,7 @@ def test_figure_csv_holds_data_not_event_marks():
     assert figure_csv(fig).splitlines() == ["series,x,y,min,max,n", "'=run 1,1,100.5,,,", "'=run 1,2,0.3,,,"]
 
 
-# -- charts: hover, ticks, legend and toolbar (issue 17, charts) -----------------------------------------------
+# -- charts: hover, ticks, legend and toolbar (charts) -----------------------------------------------
 
 def _chart(p, fig_id: str):
     p.wait_for_selector(f'div.chart[data-figure="{fig_id}"][data-rendered="true"]', timeout=30000)
@@ -363,7 +363,7 @@ def test_log_axes_get_enough_ticks_and_bar_labels_fit():
     assert crowded([1, 2, 4, 8, 16, 32, 64]) and not crowded([1, 2, 4, 8])
 
 
-# -- appendix and home page (issue 17) ----------------------------------------------------------------------
+# -- appendix and home page ----------------------------------------------------------------------
 
 def test_appendix_groups_runs_by_configuration(example_site):
     """The settings that differ between runs are one column per configuration, not a "(study=…, 12 runs)"
@@ -400,7 +400,7 @@ def test_home_page_says_the_year_once(example_site):
     assert "2017 年度 2017年度" not in (public / "ja/index.html").read_text(encoding="utf-8")
 
 
-# -- the PDF: data-sources appendix, the site's address, wide tables (issue 17) ------------------------------
+# -- the PDF: data-sources appendix, the site's address, wide tables ------------------------------
 
 def _pdf_text(pdf: Path, *args: str) -> str:
     import subprocess
@@ -486,7 +486,7 @@ def test_wide_tables_turn_the_page_or_split_instead_of_shrinking(example_site, t
     from conftest import run_tool
 
     db, _ = example_site
-    # (every column a median since issue 27: numbers, not the long "not measured" of a representative run
+    # (every column a median: numbers, not the long "not measured" of a representative run
     # without a transaction log, so wide1 needs two columns more than it did to be wider than a portrait page)
     cases = {"wide1": ["tps", "cpu_idle_pct", "latency_avg_ms", "latency_p50_ms", "latency_p90_ms", "latency_p95_ms",
                        "latency_stddev_ms"],

@@ -1,4 +1,4 @@
-"""The reader's checks (issue 42): every kind of page — report cover, chapter, methods, sources, appendix,
+"""The reader's checks: every kind of page — report cover, chapter, methods, sources, appendix,
 compare page, run page, trends page, a past report's chapter — in ja and en, at 1280 px and on a 390 × 844
 phone, in a real Chromium, checked for what a demanding reader met:
 

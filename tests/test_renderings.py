@@ -1,4 +1,4 @@
-"""Renderings of a run's sa file (issue 29): sar -A text, sadf -d and sadf -j beside sa.bin are kept and checked
+"""Renderings of a run's sa file: sar -A text, sadf -d and sadf -j beside sa.bin are kept and checked
 on a sample of their records, not parsed whole; another measurement is read whole; a disagreement is an error
 naming the file and line (docs/ingest.md, "Renderings of a sa file")."""
 
@@ -258,7 +258,7 @@ def test_renderings_in_a_host_directory_are_checked_against_that_hosts_sa_file(c
     src = corpus / "real" / REAL_RUN
     shutil.copy(src / "pgbench.log", run / "pgbench.log")
     # the run's own host is another machine than the one its sa file comes from (one hostname for two hosts of
-    # a run is refused: issue 45)
+    # a run is refused)
     (run / "run.toml").write_text((src / "run.toml").read_text().replace('hostname = "vm"', 'hostname = "client"'))
     for name in ("sa.bin", *RENDERINGS):
         shutil.copy(src / name, host / name)

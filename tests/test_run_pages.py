@@ -1,4 +1,4 @@
-"""A page for every run (issue 18, and issue 17's per-run time series as CSV), on the example campaign: real
+"""A page for every run (and its per-second time series as CSV), on the example campaign: real
 data, a real Hugo build (conftest.example_site), a real Chromium. Expectations come from the store and the
 raw files, never from counts written here (the example is re-measured with other repetitions)."""
 

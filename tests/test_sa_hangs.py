@@ -172,7 +172,7 @@ def test_sadf_that_never_finishes_is_ended_with_a_clear_error(tmp_path, monkeypa
 
 
 def test_a_failing_last_batch_raises_instead_of_waiting(tmp_path, monkeypatch):
-    """The exact hang of issue 30: the splitter's final marker is taken, then the last batch's check fails."""
+    """A hang seen once: the splitter's final marker is taken, then the last batch's check fails."""
     from kansoku.errors import ParseError
     from kansoku.parsers.sysstat import sa_binary
     from sys_helpers import parse

@@ -70,8 +70,8 @@ def test_streamed_sa_rows_equal_the_sadf_d_reader(corpus, tmp_path):
 
 
 def test_streamed_sa_rows_equal_the_sadf_j_path_used_before(corpus, tmp_path):
-    """Before issue 20 an sa file was read as the whole `sadf -j` document: every value it stored is
-    stored again, except sadf -j's legacy disk aliases and its numbering of serial lines."""
+    """Every value the whole `sadf -j` document of an sa file holds is
+    stored by the streamed reader too, except sadf -j's legacy disk aliases and its numbering of serial lines."""
     for sa in _sa_files(corpus):
         new = parse("sa-binary", sa)
         old = parse("sadf-json", _render(sa, tmp_path, "-j", f"{sa.parent.name}.json"))

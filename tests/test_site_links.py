@@ -60,7 +60,7 @@ def assert_refused(proc, site: Path, named: str) -> None:
 
 
 def test_a_prose_file_linked_out_of_the_site_is_refused_and_never_published(site, store):
-    # issue 45's case: content/reports/<report>/zz.en.md -> /etc/passwd was published as a page
+    # a prose page linked to /etc/passwd (content/reports/<report>/zz.en.md) is never published
     (site / "content/reports/mini").mkdir()
     link = site / "content/reports/mini/zz.en.md"
     link.symlink_to(site.parent / "outside" / "secret.md")

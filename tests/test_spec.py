@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from drawing import drawn_figure
-from kansoku.analysis import tables as analysis
+from kansoku.analysis.table_kinds import compute_table
 from kansoku.errors import SpecError
 from kansoku.ingest.pipeline import ingest
 from kansoku.spec.model import load_all, load_report
@@ -168,11 +168,11 @@ def test_spec_errors_at_compute_name_file_and_item(store, tmp_path, body, messag
     p = write(tmp_path, body)
     if message is None:  # compare = auto on tps (higher is better) is fine
         r = load_report(p)
-        analysis.compute_table(store, r, r.item("t1"))
+        compute_table(store, r, r.item("t1"))
         return
     r = load_report(p)
     with pytest.raises(SpecError, match=message) as ei:
-        analysis.compute_table(store, r, r.item("t1"))
+        compute_table(store, r, r.item("t1"))
     assert str(ei.value).startswith(str(p) + ": chapter 'c', table 't1' (2.1)")
 
 
@@ -181,7 +181,7 @@ def test_auto_compare_needs_a_direction(store, tmp_path):
               'baseline = { fixed = 1, compare = "auto" }\n')
     r = load_report(p)
     with pytest.raises(SpecError, match=r"table 't1' \(2.1\): (unknown metric|baseline compare = 'auto' needs)"):
-        analysis.compute_table(store, r, r.item("t1"))
+        compute_table(store, r, r.item("t1"))
 
 
 def test_figure_errors_name_the_figure(store, tmp_path):

@@ -15,6 +15,7 @@ import pytest
 import tomlkit
 
 from conftest import ROOT
+from kansoku.analysis.figures import KINDS, kind
 from kansoku.analysis.spec_check import store_problems
 from kansoku.app import preflight
 from kansoku.errors import KansokuError, SpecError
@@ -42,13 +43,27 @@ def line_of(p: Path, needle: str) -> int:
 # -- the schema, published --------------------------------------------------------------------------
 
 def test_published_schema_and_doc_tables_are_current():
-    assert (ROOT / "docs/report-spec.schema.json").read_text(encoding="utf-8") == spec_schema.schema_json(), \
-        "run: python3 -m kansoku.spec.schema"
+    assert (ROOT / "docs/report-spec.schema.json").read_text(encoding="utf-8") == spec_schema.schema_json(KINDS), \
+        "run: python3 -m kansoku.analysis.spec_docs"
     doc = (ROOT / "docs/spec.md").read_text(encoding="utf-8")
-    assert spec_schema.spec_doc(doc) == doc, "run: python3 -m kansoku.spec.schema"
+    assert spec_schema.spec_doc(doc, KINDS) == doc, "run: python3 -m kansoku.analysis.spec_docs"
     for name in spec_schema.SECTIONS:  # every section has its generated table
         assert f"<!-- generated:{name} -->" in doc, name
     assert "| `baseline` | table |" in doc and "| `fiscal_year` | integer |" in doc
+
+
+def test_the_schema_lists_every_registered_chart_kind():
+    def listed() -> list[str]:
+        return spec_schema.schema(KINDS)["$defs"]["figure"]["properties"]["chart"]["enum"]
+
+    assert listed() == sorted(KINDS)
+    assert {"flamegraph", "profile_diff", "query_times", "line"} <= set(listed())
+    kind("kind_added_later")(lambda store, report, item: None)  # a new kind: nothing else edited
+    try:
+        assert "kind_added_later" in listed()
+        assert "`kind_added_later`" in spec_schema.key_table("figure", KINDS)
+    finally:
+        del KINDS["kind_added_later"]
 
 
 def test_no_key_is_left_undescribed():

@@ -1,4 +1,4 @@
-"""strace -c summary tables (issue 5): every variant of formats.md §5, views, bad input.
+"""strace -c summary tables: every variant of formats.md §5, views, bad input.
 
 Real files: tests/fixtures/strace/variant=c_f/ (copied from shared/corpus/real/study=syscalls/...,
 `strace -c -f -p <postmaster>` with strace 6.1) and shared/corpus/generated/strace (read in place).

@@ -1,4 +1,4 @@
-"""sar / sadf -d / sadf -j / sa files (issue 4): parsing, locales, run windows, metrics, bad input."""
+"""sar / sadf -d / sadf -j / sa files: parsing, locales, run windows, metrics, bad input."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_mean_idle_of_real_run_matches_sadf_csv(tool, tmp_path, tmp_db):
     assert len(got) == 1
     assert got[0][0] == pytest.approx(_independent_idle(RUN1 / "sadf_d.csv", RUN1 / "run.toml"), abs=1e-9)
     # both files hold the same data: the sa file is read, its sadf -d rendering is checked on a sample
-    # (issue 29: each measurement is ingested once; before, sadf -d was read too and outranked the sa file)
+    # (each measurement is ingested once, from the sa file)
     assert chosen == [("sa-binary",)]
     assert boot == 0  # sar does not print a since-boot sample
 
@@ -79,8 +79,7 @@ def test_all_four_renderings_of_one_run_agree(corpus, tmp_db, tool):
     disk_ts = con.execute("SELECT min(t_s), max(t_s), count(DISTINCT device) FROM disk_in_run").fetchone()
     metrics = dict(con.execute("SELECT metric, value FROM run_metrics").fetchall())
     con.close()
-    # issue 29: the sa file is read; its three renderings are kept and checked on a sample, not parsed
-    # (before, all four were stored and the views read sadf -j's rows)
+    # the sa file is read; its three renderings are kept and checked on a sample, not parsed
     assert checked == [("sadf.json", "sadf-json", 0, "sa.bin"), ("sadf_d.csv", "sadf-csv", 0, "sa.bin"),
                        ("sar_A.txt", "sar-text", 0, "sa.bin")]
     # each rendering read whole by its own parser gives the rows stored from the sa file

@@ -341,7 +341,7 @@ def test_pg_stat_without_a_time_needs_before_or_after_in_its_name(tmp_path, tmp_
     cut = [",".join(l.split(",")[1:]) for l in text]  # as a user's own 'psql --csv -c "TABLE pg_stat_wal"'
     (d / "wal.csv").write_text("\n".join(cut) + "\n")
     proc = run_tool("ingest", "-v", "--db", tmp_db, d)
-    # a file that cannot be placed in time is skipped with its reason (issue 30: one file never loses a run);
+    # a file that cannot be placed in time is skipped with its reason (one file never loses a run);
     # alone in its directory it leaves no run, which is an error
     assert proc.returncode == 2, proc.stderr
     assert "wal.csv:1: expected a snapshot_at column" in proc.stderr, (proc.stdout, proc.stderr)

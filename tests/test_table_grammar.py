@@ -10,6 +10,7 @@ import pytest
 
 from conftest import ROOT
 from kansoku.analysis import tables as analysis
+from kansoku.analysis.table_kinds import compute_table
 from kansoku.errors import SpecError
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
@@ -49,7 +50,7 @@ def spec(tmp_path, extra: str = "", table: str = TABLE):
 
 def test_row_groups_per_run_columns_and_thousands(store, tmp_path):
     r = spec(tmp_path)
-    t = analysis.compute_table(store, r, r.item("g")).to_model()
+    t = compute_table(store, r, r.item("g")).to_model()
     # two blocks (update, read), labelled in the report's words, each with its own rows
     assert [g.label["en"] for g in t.row_groups] == ["update", "read-only"]
     assert t.row_groups[0].first_row == 0 and t.row_groups[1].first_row == t.row_groups[0].rows
@@ -84,7 +85,7 @@ def test_row_groups_per_run_columns_and_thousands(store, tmp_path):
 def test_exponent_format(store, tmp_path):
     r = spec(tmp_path, table=TABLE.replace('number_format = { tps = "thousands" }', 'number_format = { default = "exponent" }')
              .replace("per_run = true\n", "").replace('row_groups = "workload"\n', "").replace('["update", "read"]', '"update"'))
-    t = analysis.compute_table(store, r, r.item("g")).to_model()
+    t = compute_table(store, r, r.item("g")).to_model()
     vals = [c for row in t.rows for c in row if c.kind == "value"]
     assert vals and all(re.fullmatch(r"\d\.\dE\+0\d", c.text["en"]) for c in vals), [c.text for c in vals]
 
@@ -100,7 +101,7 @@ def test_grammar_errors_name_the_key(store, tmp_path, bad, msg):
         .replace('row_groups = "workload"\n', "") + bad + "\n"
     with pytest.raises(SpecError, match=re.escape(msg)):  # when the spec is read (schema) or computed
         r = spec(tmp_path, table=table)
-        analysis.compute_table(store, r, r.item("g"))
+        compute_table(store, r, r.item("g"))
 
 
 def test_row_groups_render_on_the_site_and_in_typst(store, tmp_path):
@@ -126,10 +127,10 @@ def test_value_and_change_in_one_cell(store, tmp_path):
         .replace('["update", "read"]', '"update"').replace('compare = "ratio", format = "percent", digits = 2 }',
                                                            'compare = "change", format = "change", digits = 1, inline = true }')
     r = spec(tmp_path, table=table)
-    t = analysis.compute_table(store, r, r.item("g")).to_model()
+    t = compute_table(store, r, r.item("g")).to_model()
     assert [c.kind for c in t.columns] == ["factor", "value", "value"]  # no comparison column of its own
     plain = spec(tmp_path, table=table.replace(", inline = true", "")).item("g")
-    ref = analysis.compute_table(store, r, plain).to_model()
+    ref = compute_table(store, r, plain).to_model()
     for row, ref_row in zip(t.rows, ref.rows):
         base, on = row[1], row[2]
         assert " (" not in base.text["en"]  # the baseline column shows the value only
@@ -159,14 +160,14 @@ def test_rows_that_are_metrics_with_a_sum_column_against_another_condition(store
     """FY2013 表 4.8's shape: blocks (row_groups), rows that are metrics (read and write KB/s), a column
     per device (here: per client count), their sum, each cell with its ratio to the baseline condition."""
     r = spec(tmp_path, table=METRIC_ROWS)
-    t = analysis.compute_table(store, r, r.item("m")).to_model()
+    t = compute_table(store, r, r.item("m")).to_model()
     assert [g.label["en"] for g in t.row_groups] == ["update", "read-only"]
     assert [row[0].text["en"] for row in t.rows][:2] == [
         analysis.metric_label("disk_read_kb_s", "en", report=r), analysis.metric_label("disk_write_kb_s", "en", report=r)]
     assert [c.text["en"] for c in t.columns] == ["Item", "1", "2", "4", "8", "total"]
     base = spec(tmp_path, table=METRIC_ROWS.replace('config = "checksums-on"', 'config = "checksums-off"')
                 .replace(", inline = true", "").replace("baseline = {", "# baseline = {"))
-    bt = analysis.compute_table(store, base, base.item("m")).to_model()
+    bt = compute_table(store, base, base.item("m")).to_model()
     checked_zero = False
     for row, brow in zip(t.rows, bt.rows):
         values = row[1:5]
@@ -188,7 +189,7 @@ def test_rows_that_are_metrics_with_a_sum_column_against_another_condition(store
 def test_rows_that_are_metrics_need_columns(store, tmp_path):
     r = spec(tmp_path, table=METRIC_ROWS.replace('columns = "clients"\n', ""))
     with pytest.raises(SpecError, match='rows = "metrics" needs columns'):
-        analysis.compute_table(store, r, r.item("m"))
+        compute_table(store, r, r.item("m"))
 
 
 def test_cell_notes_mark_the_cells_and_print_under_the_table(store, tmp_path):
@@ -199,7 +200,7 @@ def test_cell_notes_mark_the_cells_and_print_under_the_table(store, tmp_path):
     notes = ('cell_notes = [{ row = 4, column = "checksums-on", note = { ja = "注 <b>", en = "a note <b>" } },\n'
              '  { group = "read", metric = "tps", mark = "#2", note = "every read cell" }]\n')
     r = spec(tmp_path, table=TABLE.replace("per_run = true\n", "") + notes)
-    t = analysis.compute_table(store, r, r.item("g")).to_model()
+    t = compute_table(store, r, r.item("g")).to_model()
     # the spec's two notes; notes the data adds (steady state: the example's runs that drift or stall) follow
     steady = {n.mark for n in t.notes if n.text["en"].startswith("Steady state")}
     marked = {(c.coords.get("group"), c.coords["row"], c.coords.get("column"), c.kind):
@@ -224,7 +225,7 @@ def test_cell_notes_mark_the_cells_and_print_under_the_table(store, tmp_path):
 def test_cell_note_that_names_no_cell_is_an_error(store, tmp_path):
     r = spec(tmp_path, table=TABLE + 'cell_notes = [{ row = 3, note = "x" }]\n')
     with pytest.raises(SpecError, match=r"cell_notes\[0\]: no cell of the table is at \{'row': '3'\}"):
-        analysis.compute_table(store, r, r.item("g"))
+        compute_table(store, r, r.item("g"))
 
 
 def test_a_decimal_tie_prints_the_same_whatever_the_float_noise():

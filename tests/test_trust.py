@@ -1,4 +1,4 @@
-"""Numbers a reader can trust (issue 14): spread in the table CSV and (spec spread = "range") in the PDF,
+"""Numbers a reader can trust: spread in the table CSV and (spec spread = "range") in the PDF,
 steady-state notes on the cells whose runs drift or stall (each note listed once per table), the generated
 methods page the comparison legends point to, and the honest cross-year view (comparable runs only;
 machine, run length and origin per point; no line between machines; years without data and why; table and
@@ -190,7 +190,7 @@ def test_methods_page_states_method_level_change_interval_and_runs(example_site)
 # -- steady-state notes on cells, listed once -------------------------------------------------------------
 
 def test_steady_notes_mark_the_cells_of_drifting_and_stalling_runs_once_per_table(tmp_db, tmp_path):
-    from kansoku.analysis import tables as analysis
+    from kansoku.analysis.table_kinds import compute_table
     from kansoku.spec.model import load_report
     from kansoku.store.db import open_store
     from test_steady import load_series, noisy
@@ -235,7 +235,7 @@ cell_notes = [{ row = 1, note = { ja = "同じ注", en = "the same note" } },
     report = load_report(spec)
     store = open_store(tmp_db, read_only=True)
     try:
-        t = analysis.compute_table(store, report, report.item("x")).to_model()
+        t = compute_table(store, report, report.item("x")).to_model()
     finally:
         store.close()
     notes = {n.text["en"]: n for n in t.notes}

@@ -1,4 +1,4 @@
-"""vmstat (issue 4): layouts, timestamps, translated headers, since-boot first line, bad input."""
+"""vmstat: layouts, timestamps, translated headers, since-boot first line, bad input."""
 
 from __future__ import annotations
 

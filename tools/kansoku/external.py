@@ -42,7 +42,7 @@ def input_bytes(paths: Iterable[Path | str]) -> int:
         if p.is_file():
             total += p.stat().st_size
         elif p.is_dir():
-            for root, _, files in os.walk(p):  # (not pathlib: ~2,000 files a run page's at 1,000 runs)
+            for root, _, files in os.walk(p):  # (not pathlib: a run page's files are many)
                 for name in files:
                     st = os.lstat(os.path.join(root, name))
                     if stat.S_ISREG(st.st_mode):

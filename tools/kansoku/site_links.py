@@ -1,4 +1,4 @@
-"""No file reached through a symbolic link is read by a build (issue 45).
+"""No file reached through a symbolic link is read by a build.
 
 A build publishes what its site holds: the prose (``content/``), the specs (``data/reports/``), the site's
 ``static/`` and ``config.toml``, kansoku's layouts, words and static files, and the generated directory. A

@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from kansoku.errors import KansokuError
 from kansoku.resources import I18N_DIR  # the checkout's i18n/, or the installed package's
 
 
@@ -37,8 +38,8 @@ def declared_languages(i18n_dir: Path = I18N_DIR) -> tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def _read(path: Path) -> dict[str, dict[str, str]]:
-    """An i18n file's table, parsed once a process (the languages' weights and every word come from it: two
-    parses of each 35 kB file cost every tool start ~0.07 s)."""
+    """An i18n file's table, parsed once a process (the languages' weights and every word come from it: every
+    tool start reads them)."""
     with open(path, "rb") as fh:
         return tomllib.load(fh)
 
@@ -73,6 +74,16 @@ def t(lang: str, key: str, arg: Any = None, **named: Any) -> str:
     if named:
         s = _NAMED.sub(lambda m: str(named[m.group(1)]), s)
     return s
+
+
+def metric_label(metric: str, lang: str) -> str:
+    """A parser's metric's label, ``[metric_<name>]``: a metric without it is the error of the module that
+    declares it, named with the file to add the word to."""
+    key = f"metric_{metric}"
+    if key not in table(lang):
+        raise KansokuError(f"{I18N_DIR / (lang + '.toml')}: no label for the metric {metric!r}: a parser module's "
+                           f"metric needs [{key}] in every i18n/<lang>.toml")
+    return t(lang, key)
 
 
 def both(key: str, arg: Any = None) -> dict[str, str]:

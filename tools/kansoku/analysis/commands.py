@@ -319,7 +319,7 @@ def chapters_command_blocks(store: Store, report: Report, chapters: list[list[st
     every = sorted(set().union(*map(set, chapters))) if chapters else []
     if not every:
         return [[] for _ in chapters]
-    # only the two parts of run.toml read here (parsing every run's whole run.toml cost ~1 s at 10,000 runs)
+    # only the two parts of run.toml read here (every run's whole run.toml is large)
     rows = store.query_dicts(
         "SELECT r.run_id, (r.run_toml -> 'commands')::VARCHAR AS commands, "
         "(r.run_toml -> 'campaign' -> 'setup')::VARCHAR AS setup FROM runs r WHERE r.origin = 'measured' "

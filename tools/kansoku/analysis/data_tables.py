@@ -1,9 +1,8 @@
-"""Tables whose rows are data, not a factor (issue 26): ``rows = "functions"`` (the top functions of a profile,
-self and total share with their spread over the runs) and ``rows = "queries"`` (elapsed time per query per
-condition, the speed-up against a baseline condition, the plan node that dominates: FY2017 表 6.8–6.19).
-Both are registered table kinds (``analysis/table_kinds.py``); the report stage imports this module so they
-are known. The cells are the tables' own (``model.Cell``), so the site, the CSV and the PDF print them like
-any table.
+"""Tables whose rows are data, not a factor: ``rows = "functions"`` (the top functions of a profile, self and
+total share with their spread over the runs) and ``rows = "queries"`` (elapsed time per query per condition,
+the speed-up against a baseline condition, the plan node that dominates: FY2017 表 6.8–6.19). Both are
+registered table kinds (``analysis/table_registry.py``), loaded with the others by ``analysis/table_kinds.py``.
+The cells are the tables' own (``model.Cell``), so the site, the CSV and the PDF print them like any table.
 
 Options (the table's ``options``): functions: ``top`` (default 10), ``profile`` (cpu, syscalls), ``rank_by``
 (self, total); queries: none yet (the baseline is the table's ``baseline = { factor, value }``).
@@ -16,7 +15,7 @@ from typing import Any
 
 from kansoku import words
 from kansoku.analysis import noise
-from kansoku.analysis.table_kinds import table_kind
+from kansoku.analysis.table_registry import table_kind
 from kansoku.analysis.tables import (
     VERDICT_FLAGS,
     ComputedTable,

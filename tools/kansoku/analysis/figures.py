@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kansoku import words
-from kansoku.analysis.charts import RUNS_OF
-from kansoku.analysis.charts._select import KINDS, kind
+from kansoku.analysis.charts import KINDS, RUNS_OF, kind
 from kansoku.analysis.tables import (
     aggregate,
     factor_name,

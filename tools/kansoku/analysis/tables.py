@@ -23,7 +23,7 @@ from typing import Any
 
 from kansoku import parsers, words
 from kansoku.analysis import noise
-from kansoku.analysis.table_kinds import kind_of, table_kind
+from kansoku.analysis.table_registry import kind_of, table_kind
 from kansoku.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report, Scope
 from kansoku.store import selection
@@ -797,17 +797,12 @@ def present(text: str, value: float | None, fmt: str, digits: int) -> str:
     return f"{value:.{digits}E}"
 
 
-def compute_table(store: Store, report: Report, item: Item) -> ComputedTable:
-    kind = kind_of(item)  # the registered table kinds (analysis/table_kinds.py)
+def build_table(store: Store, report: Report, item: Item) -> ComputedTable:
+    """A table built by the kind that claims it, without the notes ``table_kinds.compute_table`` adds."""
+    kind = kind_of(item)
     if not kind.checks_itself:
         check_grammar(item)
-    t = kind.build(store, report, item)
-    if "cell_notes" in item.raw and not item.raw.get("__sub__"):
-        apply_cell_notes(item, t)
-    if not item.raw.get("__sub__"):
-        apply_steady_notes(store, t)
-        apply_coverage_notes(store, t)
-    return t
+    return kind.build(store, report, item)
 
 
 def _add_note(t: ComputedTable, cell: Cell, text: dict[str, str], mark: str | None = None) -> CellNote:
@@ -1360,8 +1355,7 @@ def _grouped_table(store: Store, report: Report, item: Item) -> ComputedTable:
         values.sort(key=lambda v: order.index(v) if v in order else len(order))
     if not values:
         raise item.error(f"no runs match: metric {item.metrics[0]!r}, where {item.where}")
-    parts = [(v, compute_table(store, report, replace(item, where={**item.where, gf: v}, row_groups=None,
-                                                      raw={**item.raw, "__sub__": True})))
+    parts = [(v, build_table(store, report, replace(item, where={**item.where, gf: v}, row_groups=None)))
              for v in values]
     for v, t in parts:
         for row in t.rows:

@@ -1,4 +1,4 @@
-"""CPU profiles during a run (issue 26): ``perf record -g`` on the postmaster's processes (the backends it forks
+"""CPU profiles during a run: ``perf record -g`` on the postmaster's processes (the backends it forks
 during the run included: perf's counters are inherited) or system-wide, at a stated frequency, stopped with the
 monitors; then ``perf script | gzip`` into the run as ``perf-script.txt.gz`` (ingest reads it, docs/formats.md
 §9.1) and the binary ``perf.data`` removed (it is only readable with the same binaries and kernel).

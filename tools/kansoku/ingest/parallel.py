@@ -548,7 +548,7 @@ class Batch:
         parts, sids, rows, per_file = self.parts, self.sids, self.rows, self.per_file
         self.parts, self.sids, self.rows, self.per_file, self.files = {}, {}, {}, {}, 0
         # with DuckDB's memory limited (as a big file's parse is): the rows it wrote stay cached otherwise, and
-        # the one transaction of a campaign's ingest grew ~1 MB a run (1 GB at 1,000 synthetic runs)
+        # the one transaction of a campaign's ingest would grow with every run
         with self.store.memory_limited():
             # the tables naming their file by source_id first: the file-numbered ones are imported by the
             # numbers their files' rows of FILE_TABLE hold in the store

@@ -305,7 +305,7 @@ def load_host(run: Run, key: str, host_dir: Path) -> Host:
 def check_host_names(run: Run) -> None:
     """Two hosts of one run whose hostnames are one name (``pg`` on two cloned standbys, or a ``host=``
     directory repeating the run's own hostname): the stored rows of a file are keyed by its host's name, so one
-    host's samples would be lost under the other's (issue 45). Refused, both hosts named (RunError, exit 2)."""
+    host's samples would be lost under the other's. Refused, both hosts named (RunError, exit 2)."""
     seen: dict[str, Host] = {}
     for key, host in sorted(run.hosts.items()):
         if not host.hostname:

@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
+from kansoku import words
 from kansoku.parsers.bounds import TableBounds
 
 SNIFF_BYTES = 64 * 1024
@@ -33,7 +34,7 @@ class FileHead:
     size_bytes: int
 
     # Every sniffer (35-odd) asks for these: decoded and split once per file, not once per question
-    # (detection used to cost ~10 ms a file, most of it decoding the same 64 kB again).
+    # (decoding the same head again for each question was most of detection's cost).
     @cached_property
     def text(self) -> str:
         return self.raw.decode("utf-8", errors="replace")
@@ -201,9 +202,6 @@ class MetricDef:
     # better (CPU %idle, disk KB/s, system calls): a change beyond noise is then "changed", never better or
     # worse. The catalogue of every metric (unit, direction, label) is ``parsers.catalogue()``.
     higher_is_better: bool | None
-    # Labels shown on the site and in the PDF: i18n/<lang>.toml [metric_<name>] (read in __post_init__).
-    label_ja: str = ""
-    label_en: str = ""
     # Optional: the same metric over a selection of instances, written ``name[sel]`` in a spec
     # (``disk_read_kb_s[hdd]``, ``cpu_soft_pct[0+1]``). ``{selection}`` is replaced by a SQL list of the
     # selected instance names; a spec's [device_groups] name several devices at once.
@@ -223,15 +221,7 @@ class MetricDef:
         """higher (higher is better), lower (lower is better) or neither."""
         return {True: "higher", False: "lower", None: "neither"}[self.higher_is_better]
 
-    def __post_init__(self) -> None:
-        from kansoku import words
-
-        for lang in ("ja", "en"):  # the two fields; every language: label(lang)
-            if lang in words.LANGS and not getattr(self, f"label_{lang}"):
-                object.__setattr__(self, f"label_{lang}", words.t(lang, f"metric_{self.name}"))
-
     def label(self, lang: str) -> str:
-        """The metric's label in ``lang`` (i18n/<lang>.toml [metric_<name>], unless given)."""
-        from kansoku import words
-
-        return getattr(self, f"label_{lang}", "") or words.t(lang, f"metric_{self.name}")
+        """The metric's label in ``lang``: i18n/<lang>.toml [metric_<name>]. Read when asked, so that a metric
+        without its word stops only what labels it, with a message naming both, never every command."""
+        return words.metric_label(self.name, lang)

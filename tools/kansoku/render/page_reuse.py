@@ -147,7 +147,7 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     context = _context(gen, hugo_json, hugo_bin)
     own_runs: dict = {}  # report -> the sha256 of its run pages' front matter (which pages exist)
     # a condition's file (render/run_pages.py condition_json): read and hashed once, its digest in each of its
-    # pages' fingerprints (not its bytes hashed again for each of its ~50 pages at 10,000 runs)
+    # pages' fingerprints (not its bytes hashed again for each of its pages)
     shared: dict[Path, bytes] = {}
     for data in sorted(runs.glob("*/*.json")):
         rep, anchor = data.parent.name, data.stem
@@ -227,7 +227,7 @@ def link_reused(plan_: RunPagePlan, new: Path) -> int:
     """Hard-link the reused run pages' files from the current output into ``new`` (copied across file
     systems). Returns the number of HTML pages linked."""
     n = 0
-    made: set[str] = set()  # (os.walk and strings: ~2,000 folders of one file each at 1,000 runs)
+    made: set[str] = set()  # (os.walk and strings: a folder of one file per page)
     dirs_: list[tuple[str, bool]] = [(d, False) for key in sorted(plan_.reuse) for d in _page_dirs(key, plan_.langs)]
     dirs_ += [(f"{lang}/reports/{rep}", True) for rep in sorted(plan_.reports_reuse) for lang in plan_.langs]
     for d, report in dirs_:

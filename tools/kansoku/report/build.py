@@ -17,6 +17,7 @@ from kansoku.analysis import figures
 from kansoku.analysis import tables as analysis
 from kansoku.analysis.charts.profiles import profile_of, profiled_hosts
 from kansoku.analysis.commands import chapters_command_blocks
+from kansoku.analysis.table_kinds import compute_table
 from kansoku.model import Author, Chapter, ComputedReport, Figure, MissingFigure, Revision, Table
 from kansoku.report import machines
 from kansoku.report.cache import ItemCache
@@ -116,7 +117,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
 
 def compute_table_model(store: Store, report: Report, item: Item) -> Table:
     """A table: its numbers (analysis.tables) and the runs behind it, grouped (provenance)."""
-    t = analysis.compute_table(store, report, item)
+    t = compute_table(store, report, item)
     reps = {c.representative for row in t.rows for c in row if c.representative}
     out = t.to_model(item_provenance(store, report, t.runs, reps))
     out.footnote = profile_footnote(store, item, out.runs, scope_footnote(store, item, out.footnote))

@@ -160,7 +160,7 @@ class ItemCache(PickleEntries):
 
     # At most this many runs changed: the store as seen by their queries (``_own``) holds RUN_VIEWS as tables of
     # their rows too, and their run pages read the same connection (``own_held``): one shadowing of the tall
-    # tables for both (~0.05 s of CPU a rebuild after one new run)
+    # tables for both
     FEW_VIEWED = 10
 
     def _own(self, store: Store, run_ids: list[str]) -> Store:

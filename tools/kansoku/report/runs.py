@@ -37,6 +37,7 @@ from kansoku.model import (
     CHART_COLUMNS,
     SERIES_COLUMNS,
     Chapter,
+    Figure,
     KeptRunPage,
     ProvenanceRun,
     RunInfo,
@@ -44,6 +45,7 @@ from kansoku.model import (
     RunPage,
     RunSeries,
     RunUse,
+    Table,
 )
 from kansoku.report.cache import ItemCache
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
@@ -65,21 +67,20 @@ HEADLINE = ("tps", "tps_steady", "tps_txlog", "transactions_processed", "latency
 # repeat that pass); each report then takes its runs' values and its conditions' statistics from it. A metric
 # that several hosts of a run measured is listed once per host, by role: cpu_idle_pct[server],
 # cpu_idle_pct[client]. The branches are read one at a time (``_all_metrics``; reading the whole view in one
-# statement held every branch's working memory at once: 680 MB at 1,000 runs, issue 29).
+# statement holds every branch's working memory at once).
 
 # The same for a few runs (a rebuild after new runs; the others come from the cache): the same branches over
 # a connection whose tall tables hold these runs' rows alone (``Store.runs_only``), so that a run costs its
 # own rows, not the store's. A constant run filter (``_IN_RUNS``, :func:`only_runs`) alone does not do it:
 # DuckDB pushes it through the views' unions and groupings but not through every window (pgbench's progress
 # lines are windowed by file, sys_series_chosen by run or file), and a run id's zone maps (8-byte string
-# prefixes, the same for every run of a campaign) skip no row group: one new run at 1,000 runs cost 1.9 s of
-# CPU for its metrics, 0.7 s for its events and 0.4 s for its series (load 9-11), most of it every run's.
+# prefixes, the same for every run of a campaign) skip no row group: one new run would pay for every
+# run's rows (docs/build-performance.md).
 
 
 # Runs whose pages are computed, written and dropped together (render/hugo.py writes each batch as it comes):
-# a batch's series rows are Python lists of every second of every column (about 0.7 MB a run of ten minutes),
-# so a first build of 1,000 runs in one query peaked at 750 MB, and the pages of every run held at once grew
-# with the number of runs (issue 29: ~0.5 MB a run).
+# a batch's series rows are Python lists of every second of every column, so the pages of every run held at
+# once would grow with the number of runs; a batch bounds them.
 RUN_PAGE_BATCH = 200
 
 
@@ -188,7 +189,7 @@ FROM (SELECT *, """ + ", ".join(f"bool_or({col} IS NOT NULL) OVER (PARTITION BY 
 SERIES_SQL = _SERIES_WITH + _SERIES_LISTS.format(rows="j")
 
 # A first build reads the series of every run, a batch at a time: one query a batch scanned the CPU and disk
-# views over every stored row (the run filter does not make the scan smaller), ~15 s a batch at 10,000 runs.
+# views over every stored row (the run filter does not make the scan smaller), once per batch.
 # Instead every run's seconds (the rows of j) are made once into a temporary table, in the order of the
 # batches (``pos``: zone maps on an integer skip the other batches' row groups), and each batch groups its own.
 SERIES_SECONDS_TABLE = "kansoku_series_seconds"
@@ -426,9 +427,9 @@ def _metrics_by_branch(store: Store, run_ids: list[str] | None = None, together:
 # once into a temporary table of its name on a second connection kept while the store is open
 # (``_shared``), which every later statement of that connection reads in its place (DuckDB resolves a name to
 # the temporary table first, inside view definitions too): the means are then computed from the samples'
-# tables, and the series from the same. At 1,000 runs the nine branches cost 9.0 s of CPU, each computing
-# its view over every stored row again (load 8); at 10,000 runs the samples' views (a pivot of every
-# ``sys_metrics`` row) were computed twice, once for the means and once for the series (~20 s).
+# tables, and the series from the same, rather than each branch computing its view over every stored row
+# again, and the samples' views (a pivot of every ``sys_metrics`` row) twice, for the means and the series
+# (docs/build-performance.md).
 SHARED_METRIC_VIEWS = ("cpu_in_run", "disk_in_run", "cpu_in_run_mean", "disk_in_run_mean")
 
 
@@ -445,8 +446,8 @@ def share_samples(store: Store, cache: ItemCache | None) -> bool:
     connection once (``Store.computed_here``), when most stored runs' data is not in the item cache (a first
     build: the run pages then compute every run's samples anyway). The reports' queries (the per-host check
     of the CPU and disk metrics, the runs a CPU chart can draw, ...) and the run pages (``_shared``) then read
-    the same tables instead of each computing the pivot of every ``sys_metrics`` row again (at 10,000 runs
-    the ``cpu`` view alone costs ~8 s of CPU a query). A rebuild after a few new runs does not: their pages
+    the same tables instead of each computing the pivot of every ``sys_metrics`` row again (the costliest
+    view a query asks). A rebuild after a few new runs does not: their pages
     read the new runs' rows alone (``Store.runs_only``), and the reports' items are mostly cached. True when
     the tables were made."""
     run_ids = [r for (r,) in store.query("SELECT run_id FROM runs")]
@@ -591,25 +592,38 @@ def _uses(chapters: list[Chapter], pages: dict[str, RunPage]) -> None:
         for item_id in dict.fromkeys(ch.order):  # a table and a figure may share an id: both handled below
             t = ch.tables.get(item_id)
             if t is not None:
-                cells: dict[str, list[dict[str, str]]] = {}
-                for row in t.rows:
-                    stub = row[0].text if row else {lang: "" for lang in LANGS}
-                    for col, c in zip(t.columns, row):
-                        if c.kind in ("factor", "factor-value"):
-                            continue
-                        for rid in c.runs:
-                            if rid in pages:
-                                lab = {lang: f"{stub[lang]} × {col.text[lang]}" for lang in LANGS}
-                                if lab not in cells.setdefault(rid, []):
-                                    cells[rid].append(lab)
-                for rid in dict.fromkeys([r for r in t.runs if r in pages] + list(cells)):
-                    pages[rid].uses.append(RunUse("table", t.id, t.label, t.caption, ch.id, f"table-{t.id}",
-                                                  cells.get(rid, [])))
+                _table_uses(ch, t, pages)
             f = ch.figures.get(item_id)
             if f is not None:
-                for rid in dict.fromkeys(f.runs):
-                    if rid in pages:
-                        pages[rid].uses.append(RunUse("figure", f.id, f.label, f.caption, ch.id, f"figure-{f.id}"))
+                _figure_uses(ch, f, pages)
+
+
+def _table_uses(ch: Chapter, t: Table, pages: dict[str, RunPage]) -> None:
+    """A table on the page of each run it uses, with the cells the run is behind."""
+    cells = _cells_by_run(t, pages)
+    for rid in dict.fromkeys([r for r in t.runs if r in pages] + list(cells)):
+        pages[rid].uses.append(RunUse("table", t.id, t.label, t.caption, ch.id, f"table-{t.id}", cells.get(rid, [])))
+
+
+def _cells_by_run(t: Table, pages: dict[str, RunPage]) -> dict[str, list[dict[str, str]]]:
+    """run id -> the labels (row × column, per language) of the table's value cells that use the run."""
+    cells: dict[str, list[dict[str, str]]] = {}
+    for row in t.rows:
+        stub = row[0].text if row else {lang: "" for lang in LANGS}
+        for col, c in zip(t.columns, row):
+            if c.kind in ("factor", "factor-value"):
+                continue
+            label = {lang: f"{stub[lang]} × {col.text[lang]}" for lang in LANGS}
+            for rid in c.runs:
+                if rid in pages and label not in cells.setdefault(rid, []):
+                    cells[rid].append(label)
+    return cells
+
+
+def _figure_uses(ch: Chapter, f: Figure, pages: dict[str, RunPage]) -> None:
+    for rid in dict.fromkeys(f.runs):
+        if rid in pages:
+            pages[rid].uses.append(RunUse("figure", f.id, f.label, f.caption, ch.id, f"figure-{f.id}"))
 
 
 def _series(rows: dict[str, tuple | None], pages: dict[str, RunPage]) -> None:

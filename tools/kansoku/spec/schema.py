@@ -7,17 +7,21 @@ Every key of a spec is declared once below, with its type and its meaning. From 
   ``#:schema`` line at the top of a spec and complete and check keys as you type);
 - the key tables of ``docs/spec.md`` are generated (between ``<!-- generated:NAME -->`` markers).
 
+The chart kinds a figure may name are the chart registry's (``analysis.figures.KINDS``), which this stage
+cannot import: the functions that write a document take them (``chart_kinds``), and
+``python3 -m kansoku.analysis.spec_docs`` passes the registry's. Without them, ``chart`` is any name, which
+the check against the store (``analysis/spec_check.py``) then tests against the registry.
+
 To add a key: add one ``key(...)`` line to its section (``ITEM``, ``BASELINE``, ...), then run
-``python3 -m kansoku.spec.schema`` to rewrite the two generated documents (a test checks they are current).
+``python3 -m kansoku.analysis.spec_docs`` to rewrite the two generated documents (a test checks they are current).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from kansoku.words import LANGS
 
@@ -188,7 +192,7 @@ ITEM = {  # tables and figures
 TABLE = {  # tables only
     "rows": key(FACTOR, "factor whose values are the rows, or `\"metrics\"`: one row per metric of `metrics`, "
                         "`\"functions\"`: the top functions of a profile, `\"queries\"`: elapsed time per query "
-                        "(see docs/spec.md, issue 26)", required=True),
+                        "(see docs/spec.md)", required=True),
     "options": key(("table", {"type": "object"}), "options of `rows = \"functions\"`: `top` (10), `profile` "
                                                   "(`\"cpu\"`, `\"syscalls\"`), `rank_by` (`\"self\"`, `\"total\"`)"),
     "columns": key(FACTOR, "factor pivoted into column groups"),
@@ -234,11 +238,7 @@ TABLE = {  # tables only
 FIGURE = {  # figures only
     "x": key(FACTOR, "factor on the x axis"),
     "series": key(FACTOR, "factor giving one trace per value"),
-    "chart": key(STRING, "figure kind: `line` (default), `bar`, `ratio` (to a baseline condition drawn at 1), "
-                         "`two_metrics` (left and right axis), `stacked_shares`, `theory` (a theoretical line beside "
-                         "measured points), `tps_over_time`, `latency_percentiles`, `cpu_stacked`, `cpu_per_cpu`, "
-                         "`disk_over_time`, `softirq_types`, `syscalls_top`, `syscalls_calls_errors`, "
-                         "`fio_bandwidth`, `fsync_methods` (see docs/charts.md)"),
+    "chart": key(STRING, "figure kind, `line` by default (see docs/charts.md)"),  # its kinds: chart_key
     "options": key(("table", {"type": "object"}),
                    "kind-specific options: `x_log`, `y_log` (log axes), `x_title`, `y_title` "
                    "(bilingual axis titles), `height`; `baseline = { factor, value }` (ratio), `metric_where` "
@@ -325,18 +325,29 @@ def _model_keys() -> dict[str, set[str]]:
             "compare": set(model.COMPARE_KEYS)}
 
 
-def section_keys(name: str) -> dict[str, dict]:
+def chart_key(chart_kinds: Iterable[str]) -> dict[str, Any]:
+    """The figure's ``chart`` key, listing the registered chart kinds (none given: any name)."""
+    kinds = sorted(chart_kinds)
+    if not kinds:
+        return FIGURE["chart"]
+    return key(("chart kind", {"enum": kinds}), "figure kind, `line` by default: " + ", ".join(f"`{k}`" for k in kinds)
+               + " (each described in docs/charts.md)")
+
+
+def section_keys(name: str, chart_kinds: Iterable[str] = ()) -> dict[str, dict]:
     keys = dict(SECTIONS[name])
+    if name == "figure":
+        keys["chart"] = chart_key(chart_kinds)
     described = set(keys) | (set(TABLE) | set(FIGURE) if name == "item" else set())
     for k in sorted(_model_keys().get(name, set()) - described):
         keys[k] = key(FREE, "(accepted by spec/model.py; not described in spec/schema.py yet)")
     return keys
 
 
-def _object(names: str | list[str], title: str, **extra: Any) -> dict[str, Any]:
+def _object(names: str | list[str], title: str, chart_kinds: Iterable[str] = (), **extra: Any) -> dict[str, Any]:
     keys: dict[str, dict] = {}
     for name in [names] if isinstance(names, str) else names:
-        keys.update(section_keys(name))
+        keys.update(section_keys(name, chart_kinds))
     props = {}
     for k, d in keys.items():
         props[k] = {**d["type"][1], **d["extra"], "description": d["description"]}
@@ -348,8 +359,8 @@ def _object(names: str | list[str], title: str, **extra: Any) -> dict[str, Any]:
     return out
 
 
-def schema() -> dict[str, Any]:
-    """The JSON Schema of a report spec."""
+def schema(chart_kinds: Iterable[str] = ()) -> dict[str, Any]:
+    """The JSON Schema of a report spec; ``chart_kinds``: the names a figure's ``chart`` may take."""
     one_metric = [{"required": ["metric"]}, {"required": ["metrics"]}]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -396,7 +407,7 @@ def schema() -> dict[str, Any]:
             "chapter": _object("chapter", "[[chapter]]"),
             "missing_figure": _object("missing_figure", "[[chapter.missing_figure]]"),
             "table": _object(["item", "table"], "[[chapter.table]]", anyOf=one_metric),
-            "figure": _object(["item", "figure"], "[[chapter.figure]]", anyOf=one_metric),
+            "figure": _object(["item", "figure"], "[[chapter.figure]]", tuple(chart_kinds), anyOf=one_metric),
             "compare": _object("compare", "[[compare]]"),
             "baseline": _object(
                 "baseline", "baseline = { … }",
@@ -406,8 +417,8 @@ def schema() -> dict[str, Any]:
     }
 
 
-def schema_json() -> str:
-    return json.dumps(schema(), ensure_ascii=False, indent=2) + "\n"
+def schema_json(chart_kinds: Iterable[str]) -> str:
+    return json.dumps(schema(chart_kinds), ensure_ascii=False, indent=2) + "\n"
 
 
 # -- docs/spec.md ----------------------------------------------------------------------------------
@@ -415,32 +426,30 @@ def schema_json() -> str:
 _MARKER = re.compile(r"(<!-- generated:(?P<name>\w+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
 
 
-def key_table(name: str) -> str:
+def key_table(name: str, chart_kinds: Iterable[str] = ()) -> str:
     rows = ["| key | type | meaning |", "|---|---|---|"]
-    for k, d in section_keys(name).items():
+    for k, d in section_keys(name, chart_kinds).items():
         req = " **(required)**" if d["required"] else ""
         cells = [f"`{k}`", d["type"][0], d["description"] + req]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows) + "\n"
 
 
-def spec_doc(text: str) -> str:
+def spec_doc(text: str, chart_kinds: Iterable[str]) -> str:
     """docs/spec.md with every generated key table rewritten from the schema; the prose is kept."""
+    kinds = tuple(chart_kinds)
+
     def sub(m: re.Match) -> str:
         if m.group("name") not in SECTIONS:
             raise KeyError(f"docs/spec.md: unknown generated section {m.group('name')!r}")
-        return m.group(1) + "<!-- written by python3 -m kansoku.spec.schema; do not edit -->\n" + \
-            key_table(m.group("name")) + m.group(4)
+        return m.group(1) + "<!-- written by python3 -m kansoku.analysis.spec_docs; do not edit -->\n" + \
+            key_table(m.group("name"), kinds) + m.group(4)
     return _MARKER.sub(sub, text)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Rewrite docs/report-spec.schema.json and the key tables of docs/spec.md."""
-    SCHEMA_JSON.write_text(schema_json(), encoding="utf-8")
-    SPEC_DOC.write_text(spec_doc(SPEC_DOC.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"wrote {SCHEMA_JSON.relative_to(REPO)} and the key tables of {SPEC_DOC.relative_to(REPO)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def write_docs(chart_kinds: Iterable[str]) -> list[Path]:
+    """Rewrite docs/report-spec.schema.json and the key tables of docs/spec.md; the files written."""
+    kinds = tuple(chart_kinds)
+    SCHEMA_JSON.write_text(schema_json(kinds), encoding="utf-8")
+    SPEC_DOC.write_text(spec_doc(SPEC_DOC.read_text(encoding="utf-8"), kinds), encoding="utf-8")
+    return [SCHEMA_JSON, SPEC_DOC]

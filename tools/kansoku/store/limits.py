@@ -2,7 +2,7 @@
 command's options (--help, --version) does not load DuckDB."""
 
 # DuckDB's memory in a build (its read-only connection): unlimited, DuckDB caches every block it reads of the
-# store (80 % of the machine's memory by default), so a build's memory grew with the store (issue 29); what
+# store (80 % of the machine's memory by default), so a build's memory grew with the store; what
 # does not fit is spilled to disk. The largest statement of a build, every run's metrics (the run_metrics
-# view: ~60 branches over the stored rows), needs between 300 and 500 MB of it at 1,000 runs.
+# view, a branch per metric), fits in this limit at the sizes docs/performance.md measures.
 BUILD_MEMORY_LIMIT = "500MB"

@@ -109,7 +109,7 @@ def render() -> str:
              "| metric | unit | direction | selection | per host | label (en) |", "|---|---|---|---|---|---|"]
     for m in metrics:
         lines.append(f"| `{m.name}` | {m.unit} | {m.direction} | "
-                     f"{m.selection_of or ''} | {'yes' if m.per_host else ''} | {m.label_en} |")
+                     f"{m.selection_of or ''} | {'yes' if m.per_host else ''} | {m.label('en')} |")
     for kind, title in (("BASE TABLE", "Tables"), ("VIEW", "Views")):
         lines += ["", f"## {title}", ""]
         for name, typ in objs:

@@ -23,16 +23,21 @@ COMMON_OPTIONS = {"x_log", "y_log", "x_title", "y_title", "height"}
 # kind -> function (store, report, item) -> ChartData: the data of every chart kind (figures.KINDS).
 KINDS: dict[str, Callable[..., ChartData]] = {}
 
+# kind -> function (store, item) -> run ids the figure shows; figures.figure_runs asks it. A kind without one
+# shows the runs of its metric's aggregate over x (and series).
+RUNS_OF: dict[str, Callable[[Store, Item], list[str]]] = {}
 
-def kind(name: str):
+
+def kind(name: str, runs: Callable[[Store, Item], list[str]] | None = None):
+    """Registers a chart kind's data function and, with ``runs``, the runs a figure of the kind shows."""
     def deco(f):
+        if name in KINDS:
+            raise ValueError(f"chart kind {name!r} registered twice ({KINDS[name].__module__}, {f.__module__})")
         KINDS[name] = f
+        if runs is not None:
+            RUNS_OF[name] = runs
         return f
     return deco
-
-
-# kind -> function (store, item) -> run ids the figure shows; figures.figure_runs asks it.
-RUNS_OF: dict[str, Callable[[Store, Item], list[str]]] = {}
 
 
 def check_options(item: Item, allowed: set[str]) -> None:
@@ -100,8 +105,8 @@ def where_runs(store: Store, item: Item) -> list[str]:
 # A ``has_data`` query over a view that pivots every sample (``cpu_in_run``, ``disk_in_run``: a GROUP BY with
 # ~25 FILTER aggregates of every ``sys_metrics`` row) -> (the view, the same runs asked of the samples
 # themselves, without the pivot). ``runs_with_data`` asks the second unless the connection holds the view as
-# a table already (a first build's, report/runs.py share_samples): at 1,000 runs `SELECT DISTINCT run_id FROM
-# cpu_in_run` cost 0.6-0.9 s of CPU, the samples' query 0.3 s. The same runs: tests/test_has_data.py.
+# a table already (a first build's, report/runs.py share_samples): the samples' query costs less than the
+# pivot (docs/build-performance.md). The same runs: tests/test_has_data.py.
 WITHOUT_PIVOT: dict[str, tuple[str, str]] = {}
 
 

@@ -58,7 +58,8 @@ def _cond_name(report: Report, item: Item, p: c.Pick, lang: str) -> str | None:
 
 # -- disk throughput over time -----------------------------------------------------------------
 
-@c.kind("disk_over_time")
+@c.kind("disk_over_time", runs=lambda store, item: [
+    p.representative for p in _pick_runs(store, None, item, DISK_HAS_DATA)])
 def disk_over_time(store: Store, report: Report, item: Item) -> ChartData:
     """Read and write throughput of each physical disk over the seconds of one run (per condition with
     ``series``): where the I/O of a run goes and when (a checkpoint's write burst, a read-bound scan)."""
@@ -113,7 +114,8 @@ def disk_over_time(store: Store, report: Report, item: Item) -> ChartData:
 
 # -- software interrupts by type ---------------------------------------------------------------
 
-@c.kind("softirq_types")
+@c.kind("softirq_types", runs=lambda store, item: [
+    p.representative for p in _pick_runs(store, None, item, SOFTIRQ_HAS_DATA)])
 def softirq_types(store: Store, report: Report, item: Item) -> ChartData:
     """Software interrupts per second by type (NET_RX, TIMER, SCHED, ...), the mean over the run's samples:
     ``by = "type"`` sums the CPUs and draws one bar per condition for each type; ``by = "cpu"`` draws one
@@ -162,7 +164,3 @@ def softirq_types(store: Store, report: Report, item: Item) -> ChartData:
         w[lang]["names"] = list(types)
         w[lang]["x_title"] = "CPU"
     return c.chart(item, {"by": by, "categories": cpus, "segments": segs, "runs": [p.representative]}, w)
-
-
-c.RUNS_OF["disk_over_time"] = lambda store, item: [p.representative for p in _pick_runs(store, None, item, DISK_HAS_DATA)]
-c.RUNS_OF["softirq_types"] = lambda store, item: [p.representative for p in _pick_runs(store, None, item, SOFTIRQ_HAS_DATA)]

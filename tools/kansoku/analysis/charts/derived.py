@@ -94,12 +94,24 @@ def _runs(groups) -> list[str]:
     return sorted({r for g in groups for r in g.run_ids})
 
 
+def _runs_of_kind(store: Store, item: Item) -> list[str]:
+    out: set[str] = set()
+    for metric in item.metrics:
+        series = item.series if (item.chart != "ratio" or len(item.metrics) == 1) else None
+        try:
+            gs = groups_of(store, None, item, metric, series)  # type: ignore[arg-type]
+        except Exception:
+            continue
+        out |= {r for g in gs.values() for r in g.run_ids}
+    return sorted(out)
+
+
 # -- ratio -------------------------------------------------------------------------------------
 
 RATIO_OPTIONS = {"baseline", "style", "metric_where", "digits", "values"}
 
 
-@c.kind("ratio")
+@c.kind("ratio", runs=_runs_of_kind)
 def ratio_chart(store: Store, report: Report, item: Item) -> ChartData:
     """Each value divided by the value of a baseline condition (the same series, or the same x), the
     baseline drawn at 1. Several metrics: one trace per metric (each divided by its own baseline)."""
@@ -171,24 +183,13 @@ def ratio_chart(store: Store, report: Report, item: Item) -> ChartData:
                           "values": bool(item.options.get("values", True))}, w)
 
 
-def _runs_of_kind(store: Store, item: Item) -> list[str]:
-    out: set[str] = set()
-    for metric in item.metrics:
-        series = item.series if (item.chart != "ratio" or len(item.metrics) == 1) else None
-        try:
-            gs = groups_of(store, None, item, metric, series)  # type: ignore[arg-type]
-        except Exception:
-            continue
-        out |= {r for g in gs.values() for r in g.run_ids}
-    return sorted(out)
-
 
 # -- two metrics, two axes ---------------------------------------------------------------------
 
 TWO_OPTIONS = {"metric_where", "left", "right", "y2_title", "y2_log"}
 
 
-@c.kind("two_metrics")
+@c.kind("two_metrics", runs=_runs_of_kind)
 def two_metrics_chart(store: Store, report: Report, item: Item) -> ChartData:
     """The first metric on the left axis, the second on the right axis, over the same x (and series)."""
     c.check_options(item, TWO_OPTIONS)
@@ -230,7 +231,7 @@ def two_metrics_chart(store: Store, report: Report, item: Item) -> ChartData:
 STACK_OPTIONS = {"metric_where", "rest", "total", "digits"}
 
 
-@c.kind("stacked_shares")
+@c.kind("stacked_shares", runs=_runs_of_kind)
 def stacked_shares_chart(store: Store, report: Report, item: Item) -> ChartData:
     """One stacked bar per x value: each metric a segment, bottom first (CPU usr, sys, iowait, soft per
     client count); with ``rest``, the remainder to ``total`` (100 %) as a last, grey segment."""
@@ -271,7 +272,7 @@ def stacked_shares_chart(store: Store, report: Report, item: Item) -> ChartData:
 THEORY_OPTIONS = {"metric_where", "theory", "x_max"}
 
 
-@c.kind("theory")
+@c.kind("theory", runs=_runs_of_kind)
 def theory_chart(store: Store, report: Report, item: Item) -> ChartData:
     """Measured points (each metric, markers) beside a theoretical line y = x / divisor (or slope · x)
     over the numeric x from 0 to ``x_max`` (default: the largest measured x)."""
@@ -314,7 +315,3 @@ def theory_chart(store: Store, report: Report, item: Item) -> ChartData:
         w[lang]["x_title"] = _title(item, "x_title", lang, factor_name(report, item.x, lang))
         w[lang]["y_title"] = _title(item, "y_title", lang, metric_label(item.metrics[0], lang, report=report))
     return c.chart(item, {"points": points, "line": {"x": line_x, "y": [k * x for x in line_x]}}, w)
-
-
-for _kind in ("ratio", "two_metrics", "stacked_shares", "theory"):
-    c.RUNS_OF[_kind] = _runs_of_kind

@@ -54,7 +54,7 @@ def fio_groups(store: Store, item: Item) -> tuple[dict, list[str]]:
     return out, sorted({r for v in out.values() for r in v[2]})
 
 
-@c.kind("fio_bandwidth")
+@c.kind("fio_bandwidth", runs=lambda store, item: fio_groups(store, item)[1])
 def fio_bandwidth(store: Store, report: Report, item: Item) -> ChartData:
     """Grouped bars: bandwidth (or IOPS) per access pattern, one bar per device; with ``baseline`` the
     other devices' bars are labelled with their ratio to the baseline device (×28.5)."""
@@ -128,12 +128,10 @@ def _ratio_text(lang: str, ratio: str, base: object) -> str:
     return words.t(lang, "chart_ratio_of_base").replace("{ratio}", ratio).replace("{base}", str(base))
 
 
-c.RUNS_OF["fio_bandwidth"] = lambda store, item: fio_groups(store, item)[1]
-
 SECTIONS = ("one_write", "two_writes", "open_sync_sizes", "fsync_other_descriptor", "non_sync_write")
 
 
-@c.kind("fsync_methods")
+@c.kind("fsync_methods", runs=lambda store, item: _selected(store, item, FSYNC_HAS_DATA))
 def fsync_methods(store: Store, report: Report, item: Item) -> ChartData:
     """Horizontal bars: pg_test_fsync ops/sec per method in wal_sync_method preference order, one bar per
     section (one / two 8kB writes) or, with ``series``, per condition; unsupported methods say n/a."""
@@ -192,6 +190,3 @@ def fsync_methods(store: Store, report: Report, item: Item) -> ChartData:
         w[lang]["x_title"] = words.t(lang, "chart_ops_per_second")
         w[lang]["y_title"] = words.t(lang, "chart_sync_method")
     return c.chart(item, {"bars": bars, "labels": labels}, w)
-
-
-c.RUNS_OF["fsync_methods"] = lambda store, item: _selected(store, item, FSYNC_HAS_DATA)

@@ -155,6 +155,13 @@ def flame_tree(shares: dict[str, float], min_pct: float, max_depth: int) -> dict
             "self": [round(self_.get(p, 0.0), 4) for p in keep]}
 
 
+def _runs(store: Store, item: Item) -> list[str]:
+    profile = item.options.get("profile", "cpu")
+    return sorted(r for p, _ in _conditions(store, None, item, profile if profile in PROFILES else "cpu")
+                  for r in p.run_ids)
+
+
+
 def _sides(store, report, item, profile: str) -> list[tuple[Any, Any]]:
     """The two conditions a difference compares: the values ``a`` and ``b`` of the item's series factor, each
     with its profiles (an error naming the values that have some otherwise)."""
@@ -195,7 +202,7 @@ def _flame_words(lang: str, profile: str) -> dict[str, Any]:
             "x_title": words.t(lang, "chart_flame_x_title"), "print_note": words.t(lang, "chart_flame_print_note", "{pct}")}
 
 
-@c.kind("flamegraph")
+@c.kind("flamegraph", runs=_runs)
 def flamegraph(store: Store, report: Report, item: Item) -> ChartData:
     """A flame graph per condition (root at the bottom, callees above, width = share of the samples), drawn
     with horizontal bars (the site's plotly bundle); on the site a click zooms into a frame and a search box
@@ -266,7 +273,7 @@ def top_changes(shares_a: dict[str, float], shares_b: dict[str, float], measure:
     return rows[:n]
 
 
-@c.kind("flamegraph_diff")
+@c.kind("flamegraph_diff", runs=_runs)
 def flamegraph_diff(store: Store, report: Report, item: Item) -> ChartData:
     """A differential flame graph from condition ``a`` to condition ``b`` (values of ``series``): the flame
     graph of b, each frame coloured by the change of its share, red where it grew and blue where it shrank,
@@ -333,7 +340,7 @@ def diff_rows(store: Store, a_runs: list[str], b_runs: list[str], profile: str, 
     return rows[:top]
 
 
-@c.kind("profile_diff")
+@c.kind("profile_diff", runs=_runs)
 def profile_diff(store: Store, report: Report, item: Item) -> ChartData:
     """Which functions grew: the change of each function's share of the samples from condition ``a`` to
     condition ``b`` (values of ``series``), in percentage points, the ``top`` largest changes (default 15),
@@ -387,13 +394,3 @@ def profiled_hosts(store: Store, runs: list[str], profile: str) -> list[tuple[st
         [profile, runs])
     return [(host, role, json.loads(inv) if inv else {}, int(n)) for host, role, inv, n in rows]
 
-
-def _runs(store: Store, item: Item) -> list[str]:
-    profile = item.options.get("profile", "cpu")
-    return sorted(r for p, _ in _conditions(store, None, item, profile if profile in PROFILES else "cpu")
-                  for r in p.run_ids)
-
-
-c.RUNS_OF["flamegraph"] = _runs
-c.RUNS_OF["profile_diff"] = _runs
-c.RUNS_OF["flamegraph_diff"] = _runs

@@ -1,4 +1,4 @@
-"""Query-study charts' data (issue 26; docs/charts.md): elapsed time per query per condition, or the speed-up
+"""Query-study charts' data (docs/charts.md): elapsed time per query per condition, or the speed-up
 against a baseline condition (FY2017 図 6.x). Drawn by render/charts/queries.py.
 
 Data: ``query_times`` (parsers/queries): per run and query the plain timed run's time (else EXPLAIN ANALYZE's),
@@ -19,7 +19,11 @@ from kansoku.store.db import Store
 HAS_DATA = "SELECT DISTINCT run_id FROM query_statements"
 
 
-@c.kind("query_times")
+def _runs(store: Store, item: Item) -> list[str]:
+    return sorted(r for p in c.picks(store, None, item, item.series, "all", has_data=HAS_DATA) for r in p.run_ids)
+
+
+@c.kind("query_times", runs=_runs)
 def query_times(store: Store, report: Report, item: Item) -> ChartData:
     """Grouped bars: one group per query, one bar per condition (``series``), the median elapsed time (ms) with
     the runs' range; with ``baseline = <a value of series>`` the speed-up (baseline / value) instead. A query
@@ -90,10 +94,3 @@ def _query_key(q: str):
     from kansoku.analysis.data_tables import query_key as k
 
     return k(q)
-
-
-def _runs(store: Store, item: Item) -> list[str]:
-    return sorted(r for p in c.picks(store, None, item, item.series, "all", has_data=HAS_DATA) for r in p.run_ids)
-
-
-c.RUNS_OF["query_times"] = _runs

@@ -44,7 +44,11 @@ def _exclude(item: Item) -> set[str]:
     return set(c.opt_str_list(item, "exclude") or [])
 
 
-@c.kind("syscalls_top")
+def _runs(store: Store, item: Item) -> list[str]:
+    return sorted(_conditions(store, None, item)[0])
+
+
+@c.kind("syscalls_top", runs=_runs)
 def syscalls_top(store: Store, report: Report, item: Item) -> ChartData:
     """Horizontal grouped bars: the top-N system calls by % time of each condition (their union),
     one bar per condition, largest on top."""
@@ -76,7 +80,7 @@ def syscalls_top(store: Store, report: Report, item: Item) -> ChartData:
     return c.chart(item, {"order": order, "bars": bars}, w)
 
 
-@c.kind("syscalls_calls_errors")
+@c.kind("syscalls_calls_errors", runs=_runs)
 def syscalls_calls_errors(store: Store, report: Report, item: Item) -> ChartData:
     """Calls and errors of chosen system calls (option ``syscalls``) or the top-N by calls, errors or
     time (``top``, ``rank_by``), per condition: horizontal bars, errors hatched."""
@@ -107,11 +111,3 @@ def syscalls_calls_errors(store: Store, report: Report, item: Item) -> ChartData
         "names": names[lang], "calls": words.t(lang, "chart_calls_label"), "errors": words.t(lang, "chart_errors_label"),
         "x_title": words.t(lang, "chart_count_axis"), "y_title": words.t(lang, "chart_syscall"),
     } for lang in LANGS})
-
-
-def _runs(store: Store, item: Item) -> list[str]:
-    return sorted(_conditions(store, None, item)[0])
-
-
-c.RUNS_OF["syscalls_top"] = _runs
-c.RUNS_OF["syscalls_calls_errors"] = _runs

@@ -80,7 +80,7 @@ def _columns(item: Item, key: str, default: list[str]) -> list[str]:
     return cols
 
 
-@c.kind("cpu_stacked")
+@c.kind("cpu_stacked", runs=lambda store, item: [one_run(store, None, item)])
 def cpu_stacked(store: Store, report: Report, item: Item) -> ChartData:
     """Stacked areas of CPU usage (%usr, %sys, %iowait, %soft, %steal) over one run's seconds, with each
     physical disk's %util as a line on a second y axis."""
@@ -152,7 +152,7 @@ def _disk_tool(store: Store, run_id: str, role: str | None = None) -> str | None
     return None
 
 
-@c.kind("cpu_per_cpu")
+@c.kind("cpu_per_cpu", runs=lambda store, item: [one_run(store, None, item)])
 def cpu_per_cpu(store: Store, report: Report, item: Item) -> ChartData:
     """One column (default %soft) of every CPU of one run over time, as small multiples with a shared y
     axis: a bottleneck on a few CPUs (softirq on 8 of 32) stands out."""
@@ -191,7 +191,3 @@ def _cpu_per_cpu(store: Store, item: Item, run_id: str) -> ChartData:
               for cpu in cpus]
     return c.chart(item, {"run": run_id, "column": col, "panels": panels, "columns_per_row": ncols}, {lang: {
         "x_title": words.t(lang, "chart_elapsed_s"), "y_title": f"%{col} (%)"} for lang in LANGS})
-
-
-c.RUNS_OF["cpu_stacked"] = lambda store, item: [one_run(store, None, item)]
-c.RUNS_OF["cpu_per_cpu"] = lambda store, item: [one_run(store, None, item)]

@@ -55,7 +55,8 @@ def tps_series_of(store: Store, run_ids: list[str], partial: bool = False) -> di
     return out
 
 
-@c.kind("tps_over_time")
+@c.kind("tps_over_time", runs=lambda store, item: sorted(
+    {r for p in _tps_picks(store, None, item) for r in p.run_ids}))
 def tps_over_time(store: Store, report: Report, item: Item) -> ChartData:
     """Per-second TPS (and optionally mean latency on a second y axis) over seconds since the run's start."""
     c.check_options(item, {"runs", "run", "latency", "markers", "partial", "events"})
@@ -93,9 +94,6 @@ def tps_over_time(store: Store, report: Report, item: Item) -> ChartData:
         "latency": words.t(lang, "chart_latency"), "x_title": words.t(lang, "chart_elapsed_s"),
         "y_title": words.t(lang, "chart_tps_axis"), "y2_title": words.t(lang, "chart_mean_latency_axis"),
     } for lang in LANGS})
-
-
-c.RUNS_OF["tps_over_time"] = lambda store, item: sorted({r for p in _tps_picks(store, None, item) for r in p.run_ids})
 
 
 @c.kind("latency_percentiles")

@@ -9,7 +9,7 @@ Unknown lines inside the summary block are reported as warnings, never guessed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -216,7 +216,7 @@ SUMMARY_LINES: list[Line] = [
 ]
 
 # Lines that look like a summary line (same key) but whose value did not parse:
-# used to report "expected an integer" instead of silently skipping.
+# refused with what was expected, never skipped.
 _KEYED = re.compile(r"^(number of [a-z ]+|scaling factor|duration|latency (?:average|stddev)|tps|"
                     r"initial connection time|maximum number of tries)\s*[:=]")
 
@@ -276,154 +276,202 @@ def _second_run(path: Path, lineno: int, first: int) -> None:
 def parse_stdout(path: Path, sink: Sink) -> None:
     text = textfile.read_text(path, "pgbench output")
     lines = text.split("\n")
-    truncated_last = not text.endswith("\n") and lines and lines[-1] != ""
+    truncated_last = bool(not text.endswith("\n") and lines and lines[-1] != "")
     if lines and lines[-1] == "":
         lines.pop()
-
-    summary: dict[str, Any] = {}
-    summary_started_at: int | None = None
-    scripts: list[dict] = []
-    statements: list[dict] = []
-    progress: list[dict] = []
-    aborts: list[str] = []
-    aborted_clients: set[int] = set()
-    stmt_script: int | None = None
-    stmt_cols: str = ""
-    stmt_no = 0
-    run_start: datetime | None = sink.run_start
-
-    matched_specs: dict[Any, int] = {}  # SUMMARY_LINES pattern -> line it matched
+    out = _Output(path, sink, len(lines), truncated_last, sink.run_start)
     for lineno, raw in enumerate(lines, start=1):
-        line = raw.rstrip("\r")
-        is_last = lineno == len(lines)
-        if truncated_last and is_last:
-            if line.startswith("progress:") and not _PROGRESS.match(line):
-                sink.warn(lineno, "last line is cut off (pgbench killed?); skipped")
-                continue
+        out.read(lineno, raw.rstrip("\r"))
+    out.store()
+
+
+@dataclass
+class _Output:
+    """One pgbench output read line by line: each line goes to the first step that takes it (``read``);
+    anything no step takes (starting vacuum, error messages, harness lines) is not ours."""
+
+    path: Path
+    sink: Sink
+    n_lines: int
+    truncated_last: bool                 # the file ends without a newline: its last line may be cut off
+    run_start: datetime | None
+    summary: dict[str, Any] = field(default_factory=dict)
+    summary_started_at: int | None = None
+    matched_specs: dict[Any, int] = field(default_factory=dict)  # SUMMARY_LINES pattern -> line it matched
+    scripts: list[dict] = field(default_factory=list)
+    statements: list[dict] = field(default_factory=list)
+    progress: list[dict] = field(default_factory=list)
+    aborts: list[str] = field(default_factory=list)
+    aborted_clients: set[int] = field(default_factory=set)
+    stmt_script: int | None = None       # the script whose statement latencies are being listed
+    stmt_cols: str = ""
+    stmt_no: int = 0
+
+    def read(self, lineno: int, line: str) -> None:
+        for step in (self.cut_off_progress, self.banner, self.progress_line, self.abort, self.summary_line,
+                     self.unknown_summary_line, self.script_head, self.statement_head, self.script_line,
+                     self.statement):
+            if step(lineno, line):
+                return
+
+    def cut_off(self, lineno: int) -> bool:
+        return self.truncated_last and lineno == self.n_lines
+
+    def cut_off_progress(self, lineno: int, line: str) -> bool:
+        if self.cut_off(lineno) and line.startswith("progress:") and not _PROGRESS.match(line):
+            self.sink.warn(lineno, "last line is cut off (pgbench killed?); skipped")
+            return True
+        return False
+
+    def banner(self, lineno: int, line: str) -> bool:
         m = _BANNER.match(line)
-        if m and summary_started_at is not None:
-            _second_run(path, lineno, summary_started_at)
-        if m and summary_started_at is None:
-            summary["pgbench_version"] = m.group("ver")
-            if m.group("server"):
-                summary["server_version"] = m.group("server")
-            continue
+        if not m:
+            return False
+        if self.summary_started_at is not None:
+            _second_run(self.path, lineno, self.summary_started_at)
+        self.summary["pgbench_version"] = m.group("ver")
+        if m.group("server"):
+            self.summary["server_version"] = m.group("server")
+        return True
+
+    def progress_line(self, lineno: int, line: str) -> bool:
         m = _PROGRESS.match(line)
-        if m:
-            stmt_script = None
-            row = {
-                "tps": float(m.group("tps")), "latency_avg_ms": float(m.group("lat")),
-                "latency_stddev_ms": float(m.group("sd")), "line": lineno,
-            }
-            t = float(m.group("t"))
-            if t > 1e8:  # --progress-timestamp: Unix epoch
-                if t > 4102444800:  # 2100-01-01: no pgbench ran then
-                    raise ParseError(path, lineno, "a --progress-timestamp Unix time before 2100", m.group("t"))
-                row["epoch_s"] = t
-                row["ts"] = datetime.fromtimestamp(t, timezone.utc)
-            else:
-                row["elapsed_s"] = t
-                if run_start is not None:
-                    row["ts"] = run_start + timedelta(seconds=t)
-            rest = m.group("rest")
-            for key, rx in _PROGRESS_PARTS.items():
-                pm = rx.search(rest)
-                if pm:
-                    row[key] = float(pm.group(1)) if key == "lag_ms" else int(pm.group(1))
-            progress.append(row)
-            continue
-        if _ABORT.search(line):
-            aborts.append(f"line {lineno}: {line.strip()}")
-            cm = _CLIENT_ABORT.search(line)
-            if cm:
-                aborted_clients.add(int(cm.group(1)))
-            continue
-        matched = False
+        if not m:
+            return False
+        self.stmt_script = None
+        row = {"tps": float(m.group("tps")), "latency_avg_ms": float(m.group("lat")),
+               "latency_stddev_ms": float(m.group("sd")), "line": lineno}
+        t = float(m.group("t"))
+        if t > 1e8:  # --progress-timestamp: Unix epoch
+            if t > 4102444800:  # 2100-01-01: no pgbench ran then
+                raise ParseError(self.path, lineno, "a --progress-timestamp Unix time before 2100", m.group("t"))
+            row["epoch_s"] = t
+            row["ts"] = datetime.fromtimestamp(t, timezone.utc)
+        else:
+            row["elapsed_s"] = t
+            if self.run_start is not None:
+                row["ts"] = self.run_start + timedelta(seconds=t)
+        rest = m.group("rest")
+        for key, rx in _PROGRESS_PARTS.items():
+            pm = rx.search(rest)
+            if pm:
+                row[key] = float(pm.group(1)) if key == "lag_ms" else int(pm.group(1))
+        self.progress.append(row)
+        return True
+
+    def abort(self, lineno: int, line: str) -> bool:
+        if not _ABORT.search(line):
+            return False
+        self.aborts.append(f"line {lineno}: {line.strip()}")
+        cm = _CLIENT_ABORT.search(line)
+        if cm:
+            self.aborted_clients.add(int(cm.group(1)))
+        return True
+
+    def summary_line(self, lineno: int, line: str) -> bool:
         for spec in SUMMARY_LINES:
             m = spec.pattern.match(line)
-            if m:
-                if summary_started_at is None:
-                    summary_started_at = lineno
-                # a summary opens with 'transaction type:'; a second one is another run appended
-                if spec is SUMMARY_LINES[0] and spec.pattern in matched_specs:
-                    _second_run(path, lineno, summary_started_at)
-                matched_specs[spec.pattern] = lineno
-                try:
-                    spec.handle(m, summary)
-                except ValueError:
-                    raise ParseError(path, lineno, "a number", line) from None
-                matched = True
-                break
-        if matched:
-            stmt_script = None
-            continue
-        if summary_started_at is not None and _KEYED.match(line):
-            if truncated_last and is_last:
-                sink.warn(lineno, f"last line is cut off (pgbench killed?); skipped: {line!r}")
+            if not m:
                 continue
-            raise ParseError(path, lineno, "a pgbench summary line with a numeric value", line)
+            if self.summary_started_at is None:
+                self.summary_started_at = lineno
+            # a summary opens with 'transaction type:'; a second one is another run appended
+            if spec is SUMMARY_LINES[0] and spec.pattern in self.matched_specs:
+                _second_run(self.path, lineno, self.summary_started_at)
+            self.matched_specs[spec.pattern] = lineno
+            try:
+                spec.handle(m, self.summary)
+            except ValueError:
+                raise ParseError(self.path, lineno, "a number", line) from None
+            self.stmt_script = None
+            return True
+        return False
+
+    def unknown_summary_line(self, lineno: int, line: str) -> bool:
+        """A line shaped like a summary line that no entry of SUMMARY_LINES reads: refused, never guessed."""
+        if self.summary_started_at is None or not _KEYED.match(line):
+            return False
+        if self.cut_off(lineno):
+            self.sink.warn(lineno, f"last line is cut off (pgbench killed?); skipped: {line!r}")
+            return True
+        raise ParseError(self.path, lineno, "a pgbench summary line with a numeric value", line)
+
+    def script_head(self, lineno: int, line: str) -> bool:
         m = _SCRIPT_HEAD.match(line)
-        if m:
-            scripts.append({"script_no": int(m.group("no")), "script": m.group("name")})
-            stmt_script = None
-            continue
+        if not m:
+            return False
+        self.scripts.append({"script_no": int(m.group("no")), "script": m.group("name")})
+        self.stmt_script = None
+        return True
+
+    def statement_head(self, lineno: int, line: str) -> bool:
         m = _STMT_HEAD.match(line)
-        if m:
-            stmt_script = int(m.group("file")) if m.group("file") else (scripts[-1]["script_no"] if scripts else 1)
-            stmt_cols = m.group("cols") or ""
-            stmt_no = 0
-            continue
-        if scripts and line.startswith(" - "):
-            for rx, keys in _SCRIPT_LINES:
-                sm = rx.match(line)
-                if sm:
-                    for k, v in zip(keys, sm.groups()):
-                        scripts[-1][k] = int(v) if k in _INT_SCRIPT_KEYS else float(v)
-                    break
-            continue
-        if stmt_script is not None:
-            row = _statement_row(line, stmt_cols)
-            if row is None:
-                if line.strip() == "":
-                    continue
-                if truncated_last and is_last:
-                    sink.warn(lineno, "last line is cut off (pgbench killed?); skipped")
-                    continue
-                raise ParseError(path, lineno, "a per-statement latency line ('   <ms>  <failures>  <statement>')", line)
-            stmt_no += 1
-            row.update(script_no=stmt_script, statement_no=stmt_no)
-            statements.append(row)
-            continue
-        # Anything else (starting vacuum, error messages, harness lines) is not ours.
+        if not m:
+            return False
+        self.stmt_script = int(m.group("file")) if m.group("file") else (
+            self.scripts[-1]["script_no"] if self.scripts else 1)
+        self.stmt_cols = m.group("cols") or ""
+        self.stmt_no = 0
+        return True
 
-    if summary_started_at is None and not progress:
-        raise ParseError(path, None, "a pgbench summary ('transaction type: ...') or progress lines", "neither")
+    def script_line(self, lineno: int, line: str) -> bool:
+        if not (self.scripts and line.startswith(" - ")):
+            return False
+        for rx, keys in _SCRIPT_LINES:
+            sm = rx.match(line)
+            if sm:
+                for k, v in zip(keys, sm.groups()):
+                    self.scripts[-1][k] = int(v) if k in _INT_SCRIPT_KEYS else float(v)
+                break
+        return True
 
-    if summary_started_at is not None:
+    def statement(self, lineno: int, line: str) -> bool:
+        if self.stmt_script is None:
+            return False
+        row = _statement_row(line, self.stmt_cols)
+        if row is None:
+            if line.strip() == "":
+                return True
+            if self.cut_off(lineno):
+                self.sink.warn(lineno, "last line is cut off (pgbench killed?); skipped")
+                return True
+            raise ParseError(self.path, lineno, "a per-statement latency line ('   <ms>  <failures>  <statement>')",
+                             line)
+        self.stmt_no += 1
+        row.update(script_no=self.stmt_script, statement_no=self.stmt_no)
+        self.statements.append(row)
+        return True
+
+    def store(self) -> None:
+        """The rows read, into the sink; an output with neither a summary nor progress lines is refused."""
+        if self.summary_started_at is None and not self.progress:
+            raise ParseError(self.path, None, "a pgbench summary ('transaction type: ...') or progress lines",
+                             "neither")
+        if self.summary_started_at is not None:
+            self.store_summary()
+        for table, rows in (("pgbench_scripts", self.scripts), ("pgbench_statement_latency", self.statements),
+                            ("pgbench_progress", self.progress)):
+            if rows:
+                self.sink.add_rows(table, rows)
+
+    def store_summary(self) -> None:
         status, note = "ok", None
-        if aborts:
-            status, note = "aborted", "; ".join(aborts[:3]) + (" ..." if len(aborts) > 3 else "")
-        if "tps" not in summary and status == "ok":
+        if self.aborts:
+            status, note = "aborted", "; ".join(self.aborts[:3]) + (" ..." if len(self.aborts) > 3 else "")
+        if "tps" not in self.summary and status == "ok":
             raise ParseError(
-                path, len(lines) + 1,
-                f"the summary that starts at line {summary_started_at} to end with a 'tps = ...' line "
+                self.path, self.n_lines + 1,
+                f"the summary that starts at line {self.summary_started_at} to end with a 'tps = ...' line "
                 "(or a 'Run was aborted' notice)", "end of file",
             )
-        summary.update(status=status, status_note=note, aborted_clients=len(aborted_clients) or None,
-                       first_line=summary_started_at)
-        if "pgbench_version" not in summary:
-            summary["pgbench_version"] = None
-        sink.set_tool_version(summary.get("pgbench_version"))
-        sink.add_rows("pgbench_summary", [summary])
+        self.summary.update(status=status, status_note=note, aborted_clients=len(self.aborted_clients) or None,
+                            first_line=self.summary_started_at)
+        self.summary.setdefault("pgbench_version", None)
+        self.sink.set_tool_version(self.summary.get("pgbench_version"))
+        self.sink.add_rows("pgbench_summary", [self.summary])
         for key in ("clients", "threads", "duration_s"):
-            if key in summary:
-                sink.fact(key, summary[key])
-    if scripts:
-        sink.add_rows("pgbench_scripts", scripts)
-    if statements:
-        sink.add_rows("pgbench_statement_latency", statements)
-    if progress:
-        sink.add_rows("pgbench_progress", progress)
+            if key in self.summary:
+                self.sink.fact(key, self.summary[key])
 
 
 _STMT_ROW = re.compile(r"^\s*(?P<ms>" + NUM + r")(?P<rest>.*)$")
