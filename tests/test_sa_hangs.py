@@ -187,12 +187,14 @@ def test_a_failing_last_batch_raises_instead_of_waiting(tmp_path, monkeypatch):
     assert time.monotonic() - t0 < 30
 
 
-def _sadf_in_group(pgid: int) -> bool:
+def _runs_sadf(pid: int) -> bool:
+    """Whether the ingest ``pid`` runs sadf (a child of its own: sadf runs in a session of its own, so that a
+    stop ends whatever it starts too)."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)
             comm = fields[0].split("(", 1)[1]
-            if comm == "sadf" and int(fields[1].split()[2]) == pgid:
+            if comm == "sadf" and int(fields[1].split()[1]) == pid:
                 return True
         except (OSError, IndexError, ValueError):
             continue
@@ -218,10 +220,14 @@ def test_ctrl_c_during_the_sa_parse_of_a_serial_ingest_ends_it_at_once(tmp_path)
                                  str(run)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
         deadline = time.monotonic() + BOUND_S
-        while not _sadf_in_group(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        while not _runs_sadf(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         time.sleep(delay)
-        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            os.killpg(proc.pid, signal.SIGINT)
+        except ProcessLookupError:  # the parse was over before the Ctrl-C (a quiet fast machine)
+            proc.communicate()
+            continue
         t0 = time.monotonic()
         try:
             out, err = proc.communicate(timeout=20)
@@ -272,3 +278,36 @@ def test_duckdbs_query_interrupted_is_a_ctrl_c_not_a_damaged_file(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         parsers.guarded("sa-binary", parse_stmt)(tmp_path / "sa.bin", None)
+
+
+def test_a_sadf_whose_child_keeps_its_output_open_is_ended_with_it(tmp_path, monkeypatch):
+    """A wrapper in place of sadf that leaves a child holding stdout: the watchdog ends the whole group, so
+    the reader sees the pipe close and the ingest gives its clear error in seconds."""
+    from kansoku.errors import ParseError
+    from kansoku.parsers.sysstat import sa_binary
+    from sys_helpers import parse
+
+    sa = FIXTURES / "sar" / "run1" / "sa.bin"
+    wrapper = tmp_path / "sadf"
+    child = tmp_path / "child.pid"
+    wrapper.write_text(f"#!/bin/sh\nsleep 600 &\necho $! > {child}\nexec sleep 600\n")
+    wrapper.chmod(0o755)
+    real = subprocess.Popen
+
+    def wrapped_sadf(cmd, *a, **kw):
+        return real([str(wrapper)] if cmd[1] == "-d" else cmd, *a, **kw)
+
+    monkeypatch.setattr(sa_binary.subprocess, "Popen", wrapped_sadf)
+    monkeypatch.setattr(sa_binary, "sadf_timeout", lambda path: 1.0)
+    t0 = time.monotonic()
+    with pytest.raises(ParseError) as ei:
+        parse("sa-binary", sa)
+    assert time.monotonic() - t0 < 30
+    assert "within 1 s" in str(ei.value)
+    pid = int(child.read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:  # (a zombie until init reaps it)
+        if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
+            break
+        time.sleep(0.1)
+    assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"

@@ -9,6 +9,7 @@ busy machine: ``KANSOKU_TIMEOUT_SCALE=4``).
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 from pathlib import Path
@@ -68,11 +69,38 @@ def run(program: str, cmd: list[str], *, nbytes: int, **kwargs: Any) -> subproce
     time is killed and an ExternalTimeout names it."""
     t = timeout_for(program, nbytes)
     try:
-        return subprocess.run(cmd, timeout=t, **kwargs)
+        return run_group(cmd, t, **kwargs)
     except subprocess.TimeoutExpired:
         raise ExternalTimeout(timeout_message(program, t, nbytes)) from None
     except FileNotFoundError as exc:
         raise MissingToolError(f"{program} not found ({exc.filename})") from None
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """Stop a program started in a session of its own and everything it started: a wrapper's child that keeps
+    the output pipe open would otherwise keep its reader waiting after the wrapper is gone."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_group(cmd: list[str], timeout: float, *, input: Any = None, capture_output: bool = False,
+              **kwargs: Any) -> subprocess.CompletedProcess:
+    """``subprocess.run`` with the program in a session of its own, whose whole group is killed at the
+    timeout (or on any exception, Ctrl-C included): no child of it outlives the wait."""
+    if capture_output:
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    if input is not None:
+        kwargs["stdin"] = subprocess.PIPE
+    proc = subprocess.Popen(cmd, start_new_session=True, **kwargs)
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except BaseException:
+        kill_group(proc)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def timeout_message(program: str, t: float, nbytes: int) -> str:

@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kansoku.errors import ParseError
+from kansoku.external import kill_group, run_group
 from kansoku.parsers.base import FileHead, Sink
 from kansoku.parsers.sysstat import common as sm
 from kansoku.parsers.sysstat import plausible
@@ -721,7 +722,7 @@ def _splittable(sadf: str, path: Path, limit_s: float) -> bool:
     try:
         if not _SPLIT_VERSION.match(_sadf_version(sadf)):
             return False
-        p = subprocess.run([sadf, "-H", str(path)], capture_output=True, text=True, env=SADF_ENV, timeout=limit_s)
+        p = run_group([sadf, "-H", str(path)], limit_s, capture_output=True, text=True, env=SADF_ENV)
     except (OSError, subprocess.SubprocessError):
         return False
     acts = _H_ACTIVITY.findall(p.stdout)
@@ -738,8 +739,8 @@ def _split_run(sadf: str, path: Path, tmp: Path, loader: _Loader, limit_s: float
     out = tmp / "dh.out"
     try:
         with open(out, "wb") as fh:
-            p = subprocess.run([sadf, "-dh", str(path), "--", *_DH_FLAGS], stdout=fh, stderr=subprocess.DEVNULL,
-                               env=SADF_ENV, timeout=limit_s)
+            p = run_group([sadf, "-dh", str(path), "--", *_DH_FLAGS], limit_s, stdout=fh,
+                          stderr=subprocess.DEVNULL, env=SADF_ENV)
     except (OSError, subprocess.SubprocessError):
         return False
     if p.returncode != 0:
@@ -796,13 +797,14 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
     limit_s = sadf_timeout(path)
     with tempfile.TemporaryDirectory(prefix="kansoku-sa-") as tmp, tempfile.TemporaryFile() as err:
         split = SPLIT and _size(path) >= SPLIT_MIN_BYTES and _split_run(sadf, path, Path(tmp), loader, limit_s)
+        # in a session of its own: a stop ends whatever it started too (a wrapper's child holding the pipe)
         proc = subprocess.Popen([sadf, "-d", str(path), "--", *(_D_FLAGS if split else ["-A"])],
-                                stdout=subprocess.PIPE, stderr=err, env=SADF_ENV)
+                                stdout=subprocess.PIPE, stderr=err, env=SADF_ENV, start_new_session=True)
         timed_out = threading.Event()
 
         def overtime() -> None:  # nothing waits without a bound: sadf stuck on a damaged file is ended
             timed_out.set()
-            proc.kill()
+            kill_group(proc)
 
         watchdog = threading.Timer(limit_s, overtime)
         watchdog.daemon = True
@@ -826,7 +828,7 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
             # a failed check, a DuckDB error or Ctrl-C: stop sadf and the splitter, and wait for neither
             # longer than it takes them to notice (the final None may already have been taken)
             stop.set()
-            proc.kill()
+            kill_group(proc)
             while not ended:
                 try:
                     ended = sections.get(timeout=0.2) is None
@@ -840,7 +842,7 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
             try:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                kill_group(proc)
         rc = proc.wait()
         err.seek(0)
         stderr = err.read().decode("utf-8", errors="replace")
@@ -895,5 +897,5 @@ def sadf_timeout(path: Path) -> float:
 
 
 def _sadf_version(sadf: str) -> str:
-    p = subprocess.run([sadf, "-V"], capture_output=True, text=True, timeout=60)
+    p = run_group([sadf, "-V"], 60, capture_output=True, text=True)
     return p.stdout.split("\n")[0].strip() or p.stderr.split("\n")[0].strip()
