@@ -646,7 +646,7 @@ class Environment:
     settings: list[dict[str, Any]] = field(default_factory=list)   # {name, values: [{value, runs, where}]}
     settings_kind: str = "non_default"                             # non_default | captured
     # settings that differ between runs: the runs grouped into configurations (columns), one row per setting
-    settings_configs: list[dict[str, Any]] = field(default_factory=list)  # {runs, where}
+    settings_configs: list[dict[str, Any]] = field(default_factory=list)  # {runs, where, where_pairs?, label?, where_text}
     settings_varying: list[dict[str, Any]] = field(default_factory=list)  # {name, values: [str per config]}
     settings_without_server: dict[str, Any] | None = None  # {runs, where}: runs without a PostgreSQL server
     # the environment the cited reports state for the transcribed runs (report/environment.py)

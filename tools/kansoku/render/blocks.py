@@ -291,9 +291,12 @@ def environment_context(page: Page, sc: Shortcode | None, chapter: dict | None) 
     def n_runs(n: int) -> str:
         return ui(L, "n_runs", n)
 
+    def where(d: dict) -> str:  # the factors that single out a group, in the reader's words (never key=value)
+        return pick(d.get("where_text"), L)
+
     machines = env.get("machines") or []
     env["machines"] = [{**m, "head": (f"{pick(m['name'], L)}\n" if m.get("name") else "")
-                        + (f"{m['where']}, " if m.get("where") else "") + n_runs(m["runs"])} for m in machines]
+                        + (f"{where(m)}, " if where(m) else "") + n_runs(m["runs"])} for m in machines]
     env["machine_rows"] = [[pick(label, L)] + [soft_breaks(pick(m["values"][i], L)) for m in machines]
                            for i, label in enumerate(env.get("machine_fields") or [])]
     env["version_rows"] = [[v["tool"], "\n".join(soft_breaks(x["value"]) + (f" ({n_runs(x['runs'])})"
@@ -303,18 +306,17 @@ def environment_context(page: Page, sc: Shortcode | None, chapter: dict | None) 
     def setting(s: dict) -> dict:
         multi = len(s["values"]) > 1
         return {**s, "row": [s["name"], "\n".join(
-            soft_breaks(x["value"]) + (" (" + (f"{x['where']}, " if x.get("where") else "") + n_runs(x["runs"]) + ")"
+            soft_breaks(x["value"]) + (" (" + (f"{where(x)}, " if where(x) else "") + n_runs(x["runs"]) + ")"
                                        if multi else "") for x in s["values"])]}
 
     env["settings"] = [setting(s) for s in env.get("settings") or []]
-    env["settings_configs"] = [{**c, "head": (f"{c['where']}\n" if c.get("where") else "") + n_runs(c["runs"])}
+    env["settings_configs"] = [{**c, "head": (f"{where(c)}\n" if where(c) else "") + n_runs(c["runs"])}
                                for c in env.get("settings_configs") or []]
     env["settings_varying"] = [{**v, "row": [v["name"]] + [soft_breaks(x) for x in v["values"]]}
                                for v in env.get("settings_varying") or []]
     ns = env.get("settings_without_server")
     if ns:
-        env["settings_without_server"] = {**ns, "shown": n_runs(ns["runs"]) + (f" ({ns['where']})" if ns.get("where")
-                                                                                else "")}
+        env["settings_without_server"] = {**ns, "shown": n_runs(ns["runs"]) + (f" ({where(ns)})" if where(ns) else "")}
     return {"env": env}
 
 
@@ -328,11 +330,11 @@ def machines_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[st
         summary += " " + ui(L, "machines_unknown", m["unknown"])
     roles = bool(m.get("with_roles"))
     head = [ui(L, "machines_col_machine")] + ([ui(L, "machines_col_role")] if roles else []) + [
-        ui(L, k) for k in ("machines_col_cpu", "machines_col_memory", "machines_col_os", "machines_col_storage",
-                           "machines_col_runs")]
+        ui(L, k) for k in ("machines_col_cpu", "machines_col_memory", "machines_col_os",
+                           "machines_col_virtualization", "machines_col_storage", "machines_col_runs")]
     rows = [[pick(x["name"], L)] + ([pick(x["role"], L) if x.get("role") else ""] if roles else [])
-            + [pick(x["cpu"], L) if isinstance(x.get("cpu"), dict) else str(x.get("cpu") or ""), str(x["memory"]),
-               soft_breaks(str(x["os"])), soft_breaks(pick(x["storage"], L)), str(x["runs"])]
+            + [pick(x["cpu"], L), str(x["memory"]), soft_breaks(str(x["os"])), pick(x.get("virtualization") or "—", L),
+               soft_breaks(pick(x["storage"], L)), str(x["runs"])]
             for x in m.get("machines") or []]
     return {"summary": summary, "head": head, "rows": rows}
 

@@ -658,7 +658,7 @@ def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> No
             if mk not in machines:
                 keys = [k for k in MACHINE_FIELDS if k in m] + sorted(k for k in m if k not in MACHINE_FIELDS)
                 machines[mk] = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else words.same(k),
-                                 machine_value(k, m[k])) for k in keys]
+                                 machine_value(k, m[k], m)) for k in keys]
             p.machine = list(machines[mk])
         vers = doc.get("versions")
         if isinstance(vers, dict):
