@@ -587,6 +587,7 @@ class RunPage:
     uses: list[RunUse] = field(default_factory=list)  # every table and figure that uses it, in report order
     series: RunSeries | None = None    # per-second series, when the run has any
     commands: list[tuple[str, str]] = field(default_factory=list)  # run.toml [commands]: name, command line
+    commands_relative: bool = False    # its paths under the campaign directory printed relative to it
     meta: list[tuple[str, str]] = field(default_factory=list)  # run.toml top-level scalars (exit_code, notes, …)
     machine: list[tuple[Words, Any]] = field(default_factory=list)  # run.toml [machine]: label, value
     versions: list[tuple[str, str]] = field(default_factory=list)   # run.toml [versions]: tool, version
@@ -609,6 +610,7 @@ class RunPage:
             "metrics": [m.to_json() for m in self.metrics], "uses": [u.to_json() for u in self.uses],
             "series": self.series.to_json() if self.series else None,
             "commands": [{"name": k, "value": v} for k, v in self.commands],
+            "commands_relative": self.commands_relative,
             "meta": [{"name": k, "value": v} for k, v in self.meta],
             "machine": [{"name": k, "value": v} for k, v in self.machine],
             "versions": [{"tool": k, "value": v} for k, v in self.versions],
