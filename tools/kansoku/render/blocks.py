@@ -80,10 +80,20 @@ def _item(sc: Shortcode, chapter: dict, kind: str, where: str) -> dict:
 
 # -- tables -------------------------------------------------------------------------------------------------
 
-def _cell_width_text(c: dict) -> str:
-    return str(c.get("text", "")) + " " * (len(c.get("marks") or []) + 2 * len(c.get("notes") or []))
+def _cell_pt(c: dict, size_pt: float) -> float:
+    """A body cell's printed width, set unbroken: its value with its marks and its notes (superscript), or its
+    widest piece set one a line (``boxes``, a range below in a smaller size)."""
+    first = text_pt(str(c.get("text", "")), size_pt) + text_pt(" " * len(c.get("marks") or []), size_pt)
+    first += NOTE_SIZE * sum(text_pt(f"({n})", size_pt) for n in c.get("notes") or [])
+    below = [text_pt(b, size_pt) for b in (c.get("boxes") or [])[:1]]
+    below += [0.8 * text_pt(b, size_pt) for b in (c.get("boxes") or [])[1:]]
+    if c.get("range"):
+        below.append(0.8 * text_pt(f"[{c['range']}]", size_pt))
+    return max([first] + below)
 
 
+NOTE_SIZE = 0.7   # a note mark "(*1)" in typst's superscript, a little over its share of the text at full size
+HEADER_LATIN = 1.05  # a header is bold sans serif: its Latin letters a little wider than the body's
 CJK_CHAR = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 UNBREAKABLE = re.compile(f"[{CJK_CHAR}]|[^\\s{CJK_CHAR}]+")
 
@@ -109,22 +119,41 @@ def header_spans(header: list[dict], ncols: int) -> list[range]:
     return spans
 
 
-def column_widths(header: list[dict], rows: list[list[dict]], ncols: int, size_pt: float) -> list[float]:
-    """Each leaf column's printed width: its widest cell, or its header's longest word (headers wrap)."""
+def _header_pt(text: str, size_pt: float) -> float:
+    return sum(text_pt(ch, size_pt) * (1 if unicodedata.east_asian_width(ch) in "WF" else HEADER_LATIN) for ch in text)
+
+
+def column_widths(header: list[dict], rows: list[list[dict]], ncols: int, size_pt: float,
+                  natural: bool = False) -> list[float]:
+    """Each leaf column's printed width: its widest cell, or its header's longest word (headers wrap).
+    ``natural``: with its header on as few lines as the cells' width allows, at most one line."""
     inset = 8.0
     widths = [0.0] * ncols
     for r in rows:
         for i, c in enumerate(r[:ncols]):
-            widths[i] = max(widths[i], text_pt(_cell_width_text(c), size_pt) + inset)
+            widths[i] = max(widths[i], _cell_pt(c, size_pt) + inset)
     for h, span in zip(header, header_spans(header, ncols)):
         text = str(h["text"])
         # a header wraps at spaces and between any two Japanese characters: its widest unbreakable piece,
         # or a third of it (three lines at most)
-        need = max(max((text_pt(w, size_pt) for w in UNBREAKABLE.findall(text)), default=0),
-                   text_pt(text, size_pt) / 3) + inset
+        whole = _header_pt(text, size_pt)
+        need = max(max((_header_pt(w, size_pt) for w in UNBREAKABLE.findall(text)), default=0),
+                   whole if natural else whole / 3) + inset
         if len(span) == 1:
             widths[span.start] = max(widths[span.start], need)
     return widths
+
+
+def track_widths(least: list[float], natural: list[float], limit: float) -> list[float]:
+    """Column widths for typst: each column at least as wide as its cells set unbroken (typst's own share of
+    the page squeezed a column of long headers below its numbers, which then ran into their neighbours);
+    the room left goes to the columns whose headers would take more lines, in proportion."""
+    room = limit - sum(least)
+    want = [max(0.0, n - w) for w, n in zip(least, natural)]
+    if room <= 0 or not sum(want):
+        return least
+    share = min(1.0, room / sum(want))
+    return [w + x * share for w, x in zip(least, want)]
 
 
 def column_parts(header: list[dict], widths: list[float], lead: int, limit: float) -> list[list[int]]:
@@ -184,10 +213,15 @@ def table_layout(page: Page, *, item_id: str | None, label: str, caption: str, h
     cols = [list(range(n))]
     if fit and sum(widths) > LANDSCAPE_WIDTH_PT:
         cols = column_parts(header, widths, lead, LANDSCAPE_WIDTH_PT)
+    natural = column_widths(header, rows, n, size_pt, natural=True)
+    limit = LANDSCAPE_WIDTH_PT if fit and sum(widths) > TEXT_WIDTH_PT else TEXT_WIDTH_PT
     parts = []
     for k, part in enumerate(cols):
         keep = set(part)
+        track = track_widths([widths[i] for i in part], [natural[i] for i in part], limit)
         parts.append({
+            # fixed widths when the table was fitted to the page; else typst's own (its cells wrap)
+            "track": "(" + ", ".join(f"{w:.1f}pt" for w in track) + ",)" if fit else str(len(part)),
             "caption": caption + (" " + ui(L, "pdf_table_part", None, i=k + 1, k=len(cols)) if len(cols) > 1 else ""),
             "columns": part, "aligns": ["left" if kinds[i] == "factor" else "right" for i in part],
             "header": [h for h, span in zip(header, header_spans(header, n)) if set(span) <= keep],
