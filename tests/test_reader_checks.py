@@ -192,6 +192,15 @@ PLOTS = "() => {" + _BOX + r"""
       if (!r.width) continue;
       if (r.left < g.left - 1 || r.right > g.right + 1) { out.push(`${fig}: label "${t.textContent.slice(0, 30)}" cut at the figure's edge`); break; }
     }
+    // the x axis title clear of its tick labels and of the legend (a legend wrapping at the figure's foot
+    // pushed the title onto the ticks)
+    const xt = gd.querySelector('.g-xtitle text');
+    if (xt && rect(xt).width) {
+      const a = rect(xt);
+      const hit = [...gd.querySelectorAll('.xtick text, .legend .traces')].map(e => [e, rect(e)]).find(([, b]) => b.width &&
+        Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2);
+      if (hit) out.push(`${fig}: x axis title "${xt.textContent.slice(0, 24)}" overlaps "${hit[0].textContent.slice(0, 24)}"`);
+    }
     // labels drawn in the plot (a row's name above its bar, a bar's text) never run into one another
     const labels = [...gd.querySelectorAll('.annotation-text-g text, text.bartext')].map(t => [t, rect(t)]).filter(([, r]) => r.width);
     overlap: for (let i = 0; i < labels.length; i++) for (let j = i + 1; j < labels.length; j++) {
@@ -332,6 +341,8 @@ BREAK = {
     "plots-overlap": """() => { const gd = document.querySelector('.js-plotly-plot');
         return Plotly.relayout(gd, {annotations: [{x: 0.5, y: 0.5, xref: 'paper', yref: 'paper', text: 'one label', showarrow: false},
                                                   {x: 0.5, y: 0.5, xref: 'paper', yref: 'paper', text: 'another label', showarrow: false}]}); }""",
+    "plots-axis-title": """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.querySelector('.g-xtitle text'));
+        return Plotly.relayout(gd, {'xaxis.title.standoff': 0, 'xaxis.automargin': false, 'margin.b': 20}); }""",
     "words": """() => { const th = document.querySelector('main thead th'); th.textContent += ' (calls)';
         document.querySelector('main p').append(' config=checksums-off'); }""",
     "ticks": """() => { const gd = document.querySelector('.js-plotly-plot');
