@@ -174,3 +174,40 @@ def test_replication_chapter_says_one_machine_for_everything_and_nothing_else_ra
     text = README.read_text(encoding="utf-8")
     assert nice_pct["replication"] == 0
     assert "one machine for everything" in text and "nothing else ran" in text
+
+
+def test_machine_described_in_plain_words():
+    """CPUs counted as CPUs (virtual ones on a virtual machine), a paravirtual disk named as such and never
+    'rotational', the virtualisation as detected: a container in a virtual machine when its disks say so."""
+    from kansoku.report.machines import describe, disk_kind
+
+    vm = {"cpu_model": "AMD EPYC", "cpu_count": 2, "virtualization": "docker",
+          "disks": {"vda": {"rotational": True, "size_bytes": 1 << 38}}}
+    d = describe(vm)
+    assert d["cpu"] == {"en": "2 vCPUs (AMD EPYC)", "ja": "2 vCPU (AMD EPYC)"}
+    assert d["virtualization"]["en"] == "docker container in a virtual machine"
+    assert "virtio disk" in d["storage"]["en"] and "rotational" not in d["storage"]["en"]
+    # a hypervisor's disk reported rotational is a virtual disk; on bare metal the kernel's word stands
+    assert disk_kind("sda", {"rotational": True}, {"virtualization": "kvm"}) == "virtual"
+    bare = {"cpu_model": "Xeon", "cpu_count": 1, "virtualization": "none", "disks": {"sda": {"rotational": True}}}
+    assert describe(bare)["cpu"]["en"] == "1 CPU (Xeon)"
+    assert describe(bare)["virtualization"]["en"] == "none (a physical machine)"
+    assert "rotational" in describe(bare)["storage"]["en"]
+
+
+def test_example_machine_words_are_the_same_in_chapter_and_appendix(example_site):
+    """The words a chapter's machines block uses for the virtualisation and the disk are the appendix's."""
+    _, public = example_site
+    for lang, virt, disk in (("en", "docker container in a virtual machine", "virtio disk"),
+                             ("ja", "仮想マシン上の docker コンテナ", "virtio ディスク")):
+        chapter = (public / lang / "reports/example/scaleup/index.html").read_text(encoding="utf-8")
+        block = chapter.split('class="chapter-machines"')[1].split("</section>")[0]
+        appendix = (public / lang / "reports/example/appendix/index.html").read_text(encoding="utf-8")
+        for words in (virt, disk):
+            assert words in block and words in appendix, (lang, words)
+        assert "× 2" not in block and "vCPU" in block
+        assert 'href="#chapter-machines"' in chapter.split('class="page-toc"')[1].split("</details>")[0]
+        # every configuration column of the settings is named, not only counted
+        heads = re.findall(r'<th scope="col">([^<]*)(?:<br>)?[^<]*</th>',
+                           appendix.split('class="plain env-settings env-settings-varying"')[1].split("</thead>")[0])
+        assert heads and all(h.strip() and not re.fullmatch(r"\d+ (runs|実行)", h.strip()) for h in heads[1:]), heads

@@ -147,17 +147,9 @@ def loose(v: str) -> str:
     return " ?".join(re.escape(ch) for ch in flat(v))
 
 
-# Known defects: in the Japanese PDF two wide tables print cells too narrow for their text: table 1.2 of
-# the example (ten columns since its disk %util column) wraps a cell's second note mark onto the next line, and
-# FY2013 表 2.4 (eleven columns) runs neighbouring cells into each other. Strict: fixed, these fail as passing.
-NARROW_CELLS = {("example", "ja"), ("past-fy2013", "ja")}
-
-
 @pytest.mark.parametrize("rid", SPECS)
 @pytest.mark.parametrize("lang", LANGS)
-def test_table_rows_have_the_sites_numbers(built, rid, lang, request):
-    if (rid, lang) in NARROW_CELLS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="wide table's cells too narrow in the PDF"))
+def test_table_rows_have_the_sites_numbers(built, rid, lang):
     """Each row of each table reads, left to right after its caption, the same rounded numbers as the
     site's JSON, each transcribed value with its † and each mismatch with its !."""
     pdfs, site, _ = built

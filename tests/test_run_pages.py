@@ -275,6 +275,30 @@ def _table_or_figure_runs(rep: dict, use: dict) -> list[str]:
     return []
 
 
+def test_run_page_prints_commands_relative_to_the_campaign_directory(site):
+    """A run's commands and working directory as they read on any machine: the collecting machine's campaign
+    directory (its recorded cwd less the run's id) taken out, the absolute form kept in the run.toml."""
+    _, public, gen, rep = site
+    checked = 0
+    for run_id, info in sorted(rep["runs"].items()):
+        raw = (ROOT / "data" / "runs" / "example" / run_id / "run.toml")
+        if not raw.exists():
+            continue
+        recorded = tomllib.loads(raw.read_text(encoding="utf-8")).get("commands", {})
+        if not str(recorded.get("cwd", "")).endswith(run_id):
+            continue
+        root = recorded["cwd"][: -len(run_id)].rstrip("/")
+        cmds = {c["name"]: c["value"] for c in _run_data(gen, info["anchor"])["commands"]}
+        assert cmds["cwd"] == run_id
+        assert not any(root in v for v in cmds.values()), (run_id, cmds)
+        if root + "/" in str(recorded.get("benchmark", "")):
+            assert cmds["benchmark"] == recorded["benchmark"].replace(root + "/", "")
+        for lang in ("ja", "en"):
+            assert root not in _page(public, lang, info["anchor"]).split('id="commands"')[1].split("</table>")[0]
+        checked += 1
+    assert checked > 100
+
+
 def test_run_pages_are_small_and_list_raw_files_with_sha256(site):
     db, public, gen, rep = site
     with ro_con(db) as con:

@@ -212,6 +212,22 @@
     });
     return redraw(div, panels);
   }
+  // A legend held at the figure's foot grows upwards when it wraps (a phone) and plotly lifts the axis
+  // title onto the tick labels: the figure taller by what the title lacks, the plot keeping its height.
+  function roomForLegend(div, layout) {
+    var lg = div.querySelector(".legend"), xt = div.querySelector(".g-xtitle");
+    if (!lg || !xt || !layout.height || !layout.legend || layout.legend.yref !== "container") { return null; }
+    var ticks = Array.prototype.map.call(div.querySelectorAll(".xtick text"), function (t) {
+      return t.getBoundingClientRect().bottom;
+    });
+    if (!ticks.length) { return null; }
+    var title = xt.getBoundingClientRect();
+    var over = Math.max.apply(null, ticks) + 6 + title.height - lg.getBoundingClientRect().top;
+    if (over <= 0) { return null; }
+    var m = layout.margin || {};
+    var grow = Math.ceil(over) + 4;
+    return window.Plotly.relayout(div, { "margin.b": (m.b || 80) + grow, height: layout.height + grow });
+  }
   function draw(div) {
     var id = div.getAttribute("data-figure");
     var holder = div.parentNode.querySelector('script.chart-data[data-for="' + id + '"]');
@@ -234,6 +250,8 @@
     if (layout.height) { div.style.minHeight = "0"; }
     div.innerHTML = "";
     window.Plotly.newPlot(div, fig.data, layout, config(id)).then(function () {
+      return roomForLegend(div, layout);
+    }).then(function () {
       return layout.meta && layout.meta.flame ? flameTools(div, layout.meta) : null;
     }).then(function () {
       div.setAttribute("data-rendered", "true");

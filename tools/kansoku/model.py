@@ -505,6 +505,7 @@ class RunPage:
     uses: list[RunUse] = field(default_factory=list)  # every table and figure that uses it, in report order
     series: RunSeries | None = None    # per-second series, when the run has any
     commands: list[tuple[str, str]] = field(default_factory=list)  # run.toml [commands]: name, command line
+    commands_relative: bool = False    # its paths under the campaign directory printed relative to it
     meta: list[tuple[str, str]] = field(default_factory=list)  # run.toml top-level scalars (exit_code, notes, …)
     machine: list[tuple[Words, Any]] = field(default_factory=list)  # run.toml [machine]: label, value
     versions: list[tuple[str, str]] = field(default_factory=list)   # run.toml [versions]: tool, version
@@ -527,6 +528,7 @@ class RunPage:
             "metrics": [m.to_json() for m in self.metrics], "uses": [u.to_json() for u in self.uses],
             "series": self.series.to_json() if self.series else None,
             "commands": [{"name": k, "value": v} for k, v in self.commands],
+            "commands_relative": self.commands_relative,
             "meta": [{"name": k, "value": v} for k, v in self.meta],
             "machine": [{"name": k, "value": v} for k, v in self.machine],
             "versions": [{"tool": k, "value": v} for k, v in self.versions],
@@ -564,7 +566,7 @@ class Environment:
     settings: list[dict[str, Any]] = field(default_factory=list)   # {name, values: [{value, runs, where}]}
     settings_kind: str = "non_default"                             # non_default | captured
     # settings that differ between runs: the runs grouped into configurations (columns), one row per setting
-    settings_configs: list[dict[str, Any]] = field(default_factory=list)  # {runs, where}
+    settings_configs: list[dict[str, Any]] = field(default_factory=list)  # {runs, where, where_pairs?, label?, where_text}
     settings_varying: list[dict[str, Any]] = field(default_factory=list)  # {name, values: [str per config]}
     settings_without_server: dict[str, Any] | None = None  # {runs, where}: runs without a PostgreSQL server
     # the environment the cited reports state for the transcribed runs (report/environment.py)

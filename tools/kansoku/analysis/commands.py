@@ -51,6 +51,28 @@ SKIP_FACTORS = {"rep", "campaign"}
 INTERPRETERS = {"python", "python3", "sh", "bash", "dash", "perl"}
 
 
+def campaign_root(run_id: str, commands: dict[str, Any], plan: Any = None) -> str | None:
+    """The campaign directory on the collecting machine, as its run recorded it: the run's working directory
+    (run.toml [commands] cwd) less the run's id (its directory relative to the campaign root); else the
+    directory of its plan ([campaign] plan); None when neither says."""
+    cwd = commands.get("cwd")
+    if isinstance(cwd, str) and cwd.rstrip("/").endswith("/" + run_id):
+        return cwd.rstrip("/")[: -len(run_id)].rstrip("/") or None
+    if isinstance(plan, str) and plan.startswith("/"):
+        return str(PurePosixPath(plan).parent)
+    return None
+
+
+def relative_to(text: str, root: str | None) -> str:
+    """A recorded command or path with the campaign directory's absolute path taken out: what lies under it
+    relative to it ('scripts/read.sql'), the directory itself '.'; other paths as recorded."""
+    if not root:
+        return text
+    # the root where a path starts (after a space, a quote or an option's "="), not inside a longer one
+    return re.sub(r"(?<![^\s'\"=])" + re.escape(root) + r"(?:/|(?=$|[\s'\"]))",
+                  lambda m: "" if m.group().endswith("/") else ".", text)
+
+
 def _program_name(argv: list[str]) -> str:
     """What a command runs, as the block's heading: 'pgbench'; 'python3 …/tools/collect queries …' ->
     'collect queries' (the script an interpreter was given, and its subcommand)."""
@@ -368,10 +390,9 @@ def _run_command(row: dict[str, Any], factors: dict[str, dict[str, str]], parsed
         return None
     argv = [str(a) for a in argv]
     program = PurePosixPath(argv[0]).name
-    cwd = cmds.get("cwd")
-    root = cwd[: -len(row["run_id"])].rstrip("/") if isinstance(cwd, str) and cwd.endswith(row["run_id"]) else None
+    root = campaign_root(row["run_id"], cmds)
     if root:  # paths on the measuring machine, printed relative to the campaign root
-        argv = [argv[0]] + [a.replace(root + "/", "") for a in argv[1:]]
+        argv = [argv[0]] + [relative_to(a, root) for a in argv[1:]]
     key = (program, tuple(argv))
     parts = parsed.get(key)
     if parts is None:

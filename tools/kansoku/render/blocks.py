@@ -79,10 +79,19 @@ def _item(sc: Shortcode, chapter: dict, kind: str, where: str) -> dict:
 
 # -- tables -------------------------------------------------------------------------------------------------
 
-def _cell_width_text(c: ViewCell) -> str:
-    return c.text + " " * (len(c.marks) + 2 * len(c.notes))
+def _cell_pt(c: ViewCell, size_pt: float) -> float:
+    """A body cell's printed width, set unbroken: its value with its marks and its notes (superscript), or its
+    widest piece set one a line (``boxes``, the printed lines below in a smaller size)."""
+    first = text_pt(c.text, size_pt) + text_pt(" " * len(c.marks), size_pt)
+    first += NOTE_SIZE * sum(text_pt(f"({n})", size_pt) for n in c.notes)
+    below = [text_pt(b, size_pt) for b in (c.boxes or [])[:1]]
+    below += [0.8 * text_pt(b, size_pt) for b in (c.boxes or [])[1:]]
+    below += [0.8 * text_pt(x.text, size_pt) for x in c.lines if not x.on_demand]
+    return max([first] + below)
 
 
+NOTE_SIZE = 0.7   # a note mark "(*1)" in typst's superscript, a little over its share of the text at full size
+HEADER_LATIN = 1.05  # a header is bold sans serif: its Latin letters a little wider than the body's
 CJK_CHAR = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 UNBREAKABLE = re.compile(f"[{CJK_CHAR}]|[^\\s{CJK_CHAR}]+")
 
@@ -112,22 +121,41 @@ def header_text(h: ViewHeader) -> str:
     return h.text + (f" {h.baseline}" if h.baseline else "")
 
 
-def column_widths(header: list[ViewHeader], rows: list[list[ViewCell]], ncols: int, size_pt: float) -> list[float]:
-    """Each leaf column's printed width: its widest cell, or its header's longest word (headers wrap)."""
+def _header_pt(text: str, size_pt: float) -> float:
+    return sum(text_pt(ch, size_pt) * (1 if unicodedata.east_asian_width(ch) in "WF" else HEADER_LATIN) for ch in text)
+
+
+def column_widths(header: list[ViewHeader], rows: list[list[ViewCell]], ncols: int, size_pt: float,
+                  natural: bool = False) -> list[float]:
+    """Each leaf column's printed width: its widest cell, or its header's longest word (headers wrap).
+    ``natural``: with its header on as few lines as the cells' width allows, at most one line."""
     inset = 8.0
     widths = [0.0] * ncols
     for r in rows:
         for i, c in enumerate(r[:ncols]):
-            widths[i] = max(widths[i], text_pt(_cell_width_text(c), size_pt) + inset)
+            widths[i] = max(widths[i], _cell_pt(c, size_pt) + inset)
     for h, span in zip(header, header_spans(header, ncols)):
         text = header_text(h)
         # a header wraps at spaces and between any two Japanese characters: its widest unbreakable piece,
         # or a third of it (three lines at most)
-        need = max(max((text_pt(w, size_pt) for w in UNBREAKABLE.findall(text)), default=0),
-                   text_pt(text, size_pt) / 3) + inset
+        whole = _header_pt(text, size_pt)
+        need = max(max((_header_pt(w, size_pt) for w in UNBREAKABLE.findall(text)), default=0),
+                   whole if natural else whole / 3) + inset
         if len(span) == 1:
             widths[span.start] = max(widths[span.start], need)
     return widths
+
+
+def track_widths(least: list[float], natural: list[float], limit: float) -> list[float]:
+    """Column widths for typst: each column at least as wide as its cells set unbroken (typst's own share of
+    the page squeezed a column of long headers below its numbers, which then ran into their neighbours);
+    the room left goes to the columns whose headers would take more lines, in proportion."""
+    room = limit - sum(least)
+    want = [max(0.0, n - w) for w, n in zip(least, natural)]
+    if room <= 0 or not sum(want):
+        return least
+    share = min(1.0, room / sum(want))
+    return [w + x * share for w, x in zip(least, want)]
 
 
 def column_parts(header: list[ViewHeader], widths: list[float], lead: int, limit: float) -> list[list[int]]:
@@ -174,11 +202,16 @@ def table_layout(page: Page, *, item_id: str | None, header_rows: list[list[View
     cols = [list(range(n))]
     if fit and sum(widths) > LANDSCAPE_WIDTH_PT:
         cols = column_parts(header, widths, lead, LANDSCAPE_WIDTH_PT)
+    natural = column_widths(header, [r.cells for r in rows], n, size_pt, natural=True)
+    limit = LANDSCAPE_WIDTH_PT if fit and sum(widths) > TEXT_WIDTH_PT else TEXT_WIDTH_PT
     parts = []
     for k, part in enumerate(cols):
         keep = set(part)
+        track = track_widths([widths[i] for i in part], [natural[i] for i in part], limit)
         parts.append({
             "suffix": ui(L, "pdf_table_part", None, i=k + 1, k=len(cols)) if len(cols) > 1 else None,
+            # fixed widths when the table was fitted to the page; else typst's own (its cells wrap)
+            "track": "(" + ", ".join(f"{w:.1f}pt" for w in track) + ",)" if fit else str(len(part)),
             "columns": part, "aligns": ["left" if kinds[i] == "factor" else "right" for i in part],
             "header": [h for h, span in zip(header, header_spans(header, n)) if set(span) <= keep],
             "rows": [ViewRow([c for i, c in enumerate(r.cells) if i in keep], r.group) for r in rows]})
@@ -237,9 +270,12 @@ def environment_context(page: Page, sc: Shortcode | None, chapter: dict | None) 
     def n_runs(n: int) -> str:
         return ui(L, "n_runs", n)
 
+    def where(d: dict) -> str:  # the factors that single out a group, in the reader's words (never key=value)
+        return pick(d.get("where_text"), L)
+
     machines = env.get("machines") or []
     env["machines"] = [{**m, "head": (f"{pick(m['name'], L)}\n" if m.get("name") else "")
-                        + (f"{m['where']}, " if m.get("where") else "") + n_runs(m["runs"])} for m in machines]
+                        + (f"{where(m)}, " if where(m) else "") + n_runs(m["runs"])} for m in machines]
     env["machine_rows"] = [[pick(label, L)] + [soft_breaks(pick(m["values"][i], L)) for m in machines]
                            for i, label in enumerate(env.get("machine_fields") or [])]
     env["version_rows"] = [[v["tool"], "\n".join(soft_breaks(x["value"]) + (f" ({n_runs(x['runs'])})"
@@ -249,18 +285,17 @@ def environment_context(page: Page, sc: Shortcode | None, chapter: dict | None) 
     def setting(s: dict) -> dict:
         multi = len(s["values"]) > 1
         return {**s, "row": [s["name"], "\n".join(
-            soft_breaks(x["value"]) + (" (" + (f"{x['where']}, " if x.get("where") else "") + n_runs(x["runs"]) + ")"
+            soft_breaks(x["value"]) + (" (" + (f"{where(x)}, " if where(x) else "") + n_runs(x["runs"]) + ")"
                                        if multi else "") for x in s["values"])]}
 
     env["settings"] = [setting(s) for s in env.get("settings") or []]
-    env["settings_configs"] = [{**c, "head": (f"{c['where']}\n" if c.get("where") else "") + n_runs(c["runs"])}
+    env["settings_configs"] = [{**c, "head": (f"{where(c)}\n" if where(c) else "") + n_runs(c["runs"])}
                                for c in env.get("settings_configs") or []]
     env["settings_varying"] = [{**v, "row": [v["name"]] + [soft_breaks(x) for x in v["values"]]}
                                for v in env.get("settings_varying") or []]
     ns = env.get("settings_without_server")
     if ns:
-        env["settings_without_server"] = {**ns, "shown": n_runs(ns["runs"]) + (f" ({ns['where']})" if ns.get("where")
-                                                                                else "")}
+        env["settings_without_server"] = {**ns, "shown": n_runs(ns["runs"]) + (f" ({where(ns)})" if where(ns) else "")}
     return {"env": env}
 
 
@@ -274,11 +309,11 @@ def machines_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[st
         summary += " " + ui(L, "machines_unknown", m["unknown"])
     roles = bool(m.get("with_roles"))
     head = [ui(L, "machines_col_machine")] + ([ui(L, "machines_col_role")] if roles else []) + [
-        ui(L, k) for k in ("machines_col_cpu", "machines_col_memory", "machines_col_os", "machines_col_storage",
-                           "machines_col_runs")]
+        ui(L, k) for k in ("machines_col_cpu", "machines_col_memory", "machines_col_os",
+                           "machines_col_virtualization", "machines_col_storage", "machines_col_runs")]
     rows = [[pick(x["name"], L)] + ([pick(x["role"], L) if x.get("role") else ""] if roles else [])
-            + [pick(x["cpu"], L) if isinstance(x.get("cpu"), dict) else str(x.get("cpu") or ""), str(x["memory"]),
-               soft_breaks(str(x["os"])), soft_breaks(pick(x["storage"], L)), str(x["runs"])]
+            + [pick(x["cpu"], L), str(x["memory"]), soft_breaks(str(x["os"])), pick(x.get("virtualization") or "—", L),
+               soft_breaks(pick(x["storage"], L)), str(x["runs"])]
             for x in m.get("machines") or []]
     return {"summary": summary, "head": head, "rows": rows}
 

@@ -6,7 +6,7 @@ data/generated/):
 
 - ``data/reports/<id>.json``  one dict per report (``ComputedReport.to_json``, each table's and comparison's
   view per language: ``render/views.py``, which the PDF's templates place too),
-  ``data/trends.json``        the cross-year view;
+  ``data/trends.json``        the cross-year view; ``data/charts.json`` the charts' palette (run pages);
 - ``static/csv/<id>/<table>.<lang>.csv`` each table's numbers; ``compare-<cid>.csv`` each ``[[compare]]``'s rows
   as ``tools/compare --csv`` prints them;
 - ``static/prov/<id>/<kind>-<item>.json`` the run list of an item with many runs (loaded on demand);
@@ -48,6 +48,7 @@ from kansoku.front_matter import parse_front_matter
 from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends
 from kansoku.render import charts, page_reuse, views
 from kansoku.render.charts import escape_plotly
+from kansoku.render.charts._draw import COLORS
 from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
 from kansoku.render.run_pages import KEEP, run_page_files
@@ -420,6 +421,8 @@ def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_
         for rel, txt in generated_pages(rep).items():
             files[f"content/{rel}"] = txt
             stats["generated_pages"] += 1
+    # the charts' palette, for the charts Hugo's templates draw (a run page's): the report charts' colours
+    files["data/charts.json"] = dumps({"colors": COLORS})
     if trends is not None:
         tj = trends.to_json()
         trend_figures = drawn(trends.figures, figure_cache)

@@ -66,7 +66,7 @@ def transcribed_environments(store: Store, run_ids: list[str]) -> tuple[list[dic
         keys = [k for k in PUBLISHED_FIELDS if k in env] + sorted(set(env) - set(PUBLISHED_FIELDS))
         fields = [{"label": words.both(f"env_pub_{k}") if k in PUBLISHED_FIELDS else {lang: k for lang in LANGS},
                    "value": _words(env[k])} for k in keys]
-        cits = {lang: words.t(lang, "list_separator").join(sorted({citation_text(c, lang) for c in g["citations"]}))
+        cits = {lang: words.t(lang, "env_values_separator").join(sorted({citation_text(c, lang) for c in g["citations"]}))
                 for lang in LANGS}
         out.append({"citation": cits, "runs": g["runs"], "fields": fields,
                     "source": {lang: words.t(lang, "env_transcribed_source", cits[lang], n=g["runs"])
@@ -75,7 +75,12 @@ def transcribed_environments(store: Store, run_ids: list[str]) -> tuple[list[dic
     return out, without
 
 
-def machine_value(key: str, v: Any) -> dict[str, str] | str:
+def machine_value(key: str, v: Any, inv: dict[str, Any] | None = None) -> dict[str, str] | str:
+    """One [machine] value as the appendix and a run page show it; ``inv``, the whole inventory (a disk's
+    kind and the virtualisation read it: report/machines.py, the words a chapter's block uses too)."""
+    inv = inv or {}
+    if key == "virtualization":
+        return machines.virtualisation(inv or {"virtualization": v})
     if key in ("mem_total_kib", "swap_total_kib") and isinstance(v, (int, float)):
         return human_size(int(v) * 1024)
     if key == "filesystem" and isinstance(v, dict):
@@ -91,10 +96,9 @@ def machine_value(key: str, v: Any) -> dict[str, str] | str:
                 items.append({lang: f"{name}: {d}" for lang in LANGS})
                 continue
             size = human_size(d.get("size_bytes")) if d.get("size_bytes") is not None else ""
-            rot = d.get("rotational")
-            kind = {True: words.both("env_disk_rotational"), False: words.both("env_disk_non_rotational")}
+            kind = machines.disk_kind(str(name), d, inv)
             items.append({lang: ", ".join(x for x in (f"{name}: {size}".rstrip(": "),
-                                                     kind[rot][lang] if rot in kind else "") if x)
+                                                     words.t(lang, f"env_disk_{kind}") if kind else "") if x)
                           for lang in LANGS})
         return {lang: "; ".join(i[lang] for i in items) for lang in LANGS}
     if isinstance(v, (dict, list)):
@@ -165,7 +169,7 @@ def environment(store: Store, run_ids: list[str], rm: "machines.RunMachines | No
             vals.append({lang: ", ".join(machines.role_label(r, lang) for r in sorted(g["roles"])) for lang in LANGS})
         for k, _ in present:
             v = g["machine"].get(k)
-            vals.append("—" if v is None else machine_value(k, v))
+            vals.append("—" if v is None else machine_value(k, v, g["machine"]))
         out["machines"].append({"id": mid, "name": names.get(mid, {lang: mid for lang in LANGS}), "values": vals,
                                 "runs": len(g["ids"]), "where": distinguishing(
                                     sorted(g["ids"]), list(captured), factors) if len(groups) > 1 else ""})
@@ -224,8 +228,7 @@ def environment(store: Store, run_ids: list[str], rm: "machines.RunMachines | No
         configs.setdefault(tuple("—" if sv.get(n) is None else str(sv.get(n)) for n in varying), []).append(r)
     if varying:
         ordered = sorted(configs.items(), key=lambda kv: (distinguishing(kv[1], list(servers), factors, counts), kv[0]))
-        out["settings_configs"] = [{"runs": len(runs), "where": distinguishing(runs, list(servers), factors, counts)}
-                                   for _, runs in ordered]
+        out["settings_configs"] = config_columns([runs for _, runs in ordered], list(servers), factors, counts)
         out["settings_varying"] = [{"name": n, "values": [key[i] for key, _ in ordered]}
                                    for i, n in enumerate(varying)]
     return Environment(**out)
@@ -248,6 +251,45 @@ def distinguishing(runs: list[str], all_runs: list[str], factors: dict[str, dict
     return ", ".join(f"{f}={v}" for f, v in picked[:2])
 
 
+# factors that name no configuration: the repetition, the campaign, a host's role in its run
+NOT_A_CONFIGURATION = {"rep", "campaign", "role"}
+
+
+def covering_values(runs: list[str], all_runs: list[str], factors: dict[str, dict[str, str]],
+                    most: int = 4) -> tuple[str, list[str]] | None:
+    """A factor whose values among these runs are held by no other run ('pattern' none, async-1, async-2):
+    the fewest values (at most ``most``) that name these runs and only them; None when no factor does."""
+    mine = set(runs)
+    best = None
+    for f in sorted({f for r in runs for f in factors.get(r, {})} - NOT_A_CONFIGURATION):
+        vals = {factors.get(r, {}).get(f) for r in runs}
+        if None in vals or len(vals) > most or (best and len(vals) >= len(best[1])):
+            continue
+        if all(r in mine for r in all_runs if factors.get(r, {}).get(f) in vals):
+            best = (f, sorted(vals))
+    return best
+
+
+def config_columns(groups: list[list[str]], all_runs: list[str], factors: dict[str, dict[str, str]],
+                   counts: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
+    """The columns of the settings that differ, each named by what its runs are: the factor values only they
+    share, else the values of one factor only they hold; a column neither names is 'the other runs' when it
+    is the only one, else 'configuration N' (a column headed only by its number of runs named nothing)."""
+    out = []
+    for runs in groups:
+        where = distinguishing(runs, all_runs, factors, counts)
+        col: dict[str, Any] = {"runs": len(runs), "where": where}
+        if not where:
+            cover = covering_values(runs, all_runs, factors)
+            if cover:
+                col["where_pairs"] = [[cover[0], cover[1]]]
+        out.append(col)
+    unnamed = [c for c in out if not c["where"] and not c.get("where_pairs")]
+    for i, c in enumerate(unnamed):
+        c["label"] = words.both("env_config_rest") if len(unnamed) == 1 else words.both("env_config_no", i + 1)
+    return out
+
+
 def factor_counts(all_runs: list[str], factors: dict[str, dict[str, str]]) -> dict[tuple[str, str], int]:
     counts: dict[tuple[str, str], int] = {}
     for r in set(all_runs):
@@ -262,7 +304,15 @@ def label_wheres(env: Environment, name: Any, value: Any) -> Environment:
     lang)`` and ``value(f, v, lang)`` are the report's factor names and value labels. A column headed by
     ``key=value`` was factor syntax shown to a reader."""
     def add(d: dict | None) -> None:
-        if not d or not d.get("where"):
+        if not d:
+            return
+        if d.get("where_pairs"):  # one factor and the values only these runs hold
+            d["where_text"] = {lang: "; ".join(f"{name(f, lang)} = " + words.t(lang, "env_values_separator").join(
+                value(f, v, lang) for v in vs) for f, vs in d["where_pairs"]) for lang in LANGS}
+            return
+        if not d.get("where"):
+            if d.get("label"):  # a configuration column no factor names
+                d["where_text"] = d["label"]
             return
         pairs = [kv.split("=", 1) for kv in d["where"].split(", ") if "=" in kv]
         d["where_text"] = {lang: ", ".join(f"{name(f, lang)} = {value(f, v, lang)}" for f, v in pairs) for lang in LANGS}

@@ -106,20 +106,80 @@ def _kernel(v: Any) -> str:
     return " ".join(str(v).split()[:2]) if v else ""
 
 
+# systemd-detect-virt's names (its --list): the hypervisors, and the containers it names instead when a
+# container runs inside a virtual machine (it prints the innermost layer only)
+HYPERVISORS = {"qemu", "kvm", "amazon", "zvm", "vmware", "microsoft", "oracle", "powervm", "xen", "bochs", "uml",
+               "parallels", "bhyve", "qnx", "acrn", "apple", "sre", "google"}
+CONTAINERS = {"openvz", "lxc", "lxc-libvirt", "systemd-nspawn", "docker", "podman", "rkt", "wsl", "proot", "pouch"}
+# a disk whose name says it is a paravirtual device: the guest sees the hypervisor's device, not a drive
+VIRTUAL_DISKS = (("vd", "virtio"), ("xvd", "xen"))
+
+
+def _virtual_disk(name: str) -> str | None:
+    for prefix, kind in VIRTUAL_DISKS:
+        if name.startswith(prefix) and name[len(prefix):].isalpha():
+            return kind
+    return None
+
+
+def in_vm(inv: dict[str, Any]) -> bool:
+    """The machine is a virtual machine: its detected virtualisation is a hypervisor, or one of its disks is a
+    paravirtual device (a container inside a virtual machine is detected as the container)."""
+    disks = inv.get("disks") if isinstance(inv.get("disks"), dict) else {}
+    return str(inv.get("virtualization") or "") in HYPERVISORS or any(_virtual_disk(str(n)) for n in disks)
+
+
+def disk_kind(name: str, d: dict[str, Any], inv: dict[str, Any]) -> str | None:
+    """A disk's kind, the words ``env_disk_<kind>``: a paravirtual device by its name (virtio, xen); on a
+    virtual machine a disk its hypervisor reports as rotational is a virtual disk (the flag is the
+    hypervisor's default, not a spinning drive); else rotational or not as the kernel says."""
+    virtual = _virtual_disk(name)
+    if virtual:
+        return virtual
+    rot = d.get("rotational")
+    if rot is True and in_vm(inv):
+        return "virtual"
+    return {True: "rotational", False: "non_rotational"}.get(rot)
+
+
+def virtualisation(inv: dict[str, Any]) -> dict[str, str] | str:
+    """The detected virtualisation in words, the same in a chapter's block, the appendix and a run page:
+    'docker container in a virtual machine' when a container runs on a machine with virtio disks."""
+    v = str(inv.get("virtualization") or "")
+    vm = in_vm(inv)
+    if v in CONTAINERS:
+        return words.both("virt_container_in_vm" if vm else "virt_container", v)
+    if v in HYPERVISORS:
+        return words.both("virt_vm", v)
+    if v == "none":
+        return words.both("virt_vm_disks" if vm else "virt_none")
+    if vm:
+        return words.both("virt_vm_disks")
+    return v or "—"
+
+
+def cpus(inv: dict[str, Any]) -> dict[str, str] | str:
+    """'2 vCPUs (AMD EPYC)': the CPUs the machine has, virtual ones on a virtual machine, and their model
+    ('AMD EPYC × 2' read as two sockets)."""
+    model = str(inv.get("cpu_model") or "")
+    n = inv.get("cpu_count") or inv.get("nproc")
+    if not isinstance(n, int):
+        return model or "—"
+    key = "machine_vcpus" if in_vm(inv) else "machine_cpus"
+    return {lang: words.t(lang, key, n) + (f" ({model})" if model else "") for lang in LANGS}
+
+
 def describe(inv: dict[str, Any]) -> dict[str, Any]:
     """A machine's short description, the cells of a chapter's machines block (strings, or {ja, en})."""
-    cpu = str(inv.get("cpu_model") or "—")
-    n = inv.get("cpu_count") or inv.get("nproc")
     storage = []
     fs = inv.get("filesystem")
     disks = inv.get("disks")
     if isinstance(disks, dict):
         for name, d in sorted(disks.items()):
             if isinstance(d, dict):
-                kind = {True: "rotational", False: "non_rotational"}.get(d.get("rotational"))
                 size = d.get("size_bytes")
                 storage.append((name, f"{int(size) / (1 << 30):.0f} GiB" if isinstance(size, (int, float)) else "",
-                                kind))
+                                disk_kind(str(name), d, inv)))
     if isinstance(fs, dict):
         fs_text = " ".join(x for x in (str(fs.get("fstype") or ""), f"({fs['mount']})" if fs.get("mount") else "") if x)
     else:
@@ -130,10 +190,10 @@ def describe(inv: dict[str, Any]) -> dict[str, Any]:
                            if x) for name, size, kind in storage]
         store_text[lang] = "; ".join(parts + ([fs_text] if fs_text else [])) or "—"
     return {
-        "cpu": {lang: f"{cpu} × {n}" if n else cpu for lang in LANGS} if n else cpu,
+        "cpu": cpus(inv),
         "memory": _human_kib(inv.get("mem_total_kib")),
         "os": " / ".join(x for x in (str(inv.get("os") or ""), _kernel(inv.get("kernel"))) if x) or "—",
-        "virtualization": str(inv.get("virtualization") or "—"),
+        "virtualization": virtualisation(inv),
         "storage": store_text,
     }
 

@@ -33,6 +33,7 @@ from typing import Any
 from kansoku import parsers, words
 from kansoku.analysis import steady
 from kansoku.analysis import tables as analysis
+from kansoku.analysis.commands import campaign_root, relative_to
 from kansoku.model import (
     CHART_COLUMNS,
     SERIES_COLUMNS,
@@ -664,7 +665,12 @@ def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> No
                   if not isinstance(v, (dict, list)) and k not in ("start", "end", "hostname")]
         cmds = doc.get("commands")
         if isinstance(cmds, dict):
-            p.commands = [(k, _text(v)) for k, v in cmds.items() if not isinstance(v, (dict, list))]
+            # the collecting machine's paths under the campaign directory, relative to it (run.toml, linked
+            # from the page, keeps them as recorded)
+            camp = doc.get("campaign") if isinstance(doc.get("campaign"), dict) else {}
+            root = campaign_root(rid, cmds, camp.get("plan"))
+            p.commands = [(k, relative_to(_text(v), root)) for k, v in cmds.items() if not isinstance(v, (dict, list))]
+            p.commands_relative = root is not None
         m = doc.get("machine")
         if isinstance(m, dict):
             # the same machine is listed by many runs: its rows made once (a function of its values alone)
@@ -672,7 +678,7 @@ def _run_toml(store: Store, run_ids: list[str], pages: dict[str, RunPage]) -> No
             if mk not in machines:
                 keys = [k for k in MACHINE_FIELDS if k in m] + sorted(k for k in m if k not in MACHINE_FIELDS)
                 machines[mk] = [(words.both(f"env_field_{k}") if k in MACHINE_FIELDS else words.same(k),
-                                 machine_value(k, m[k])) for k in keys]
+                                 machine_value(k, m[k], m)) for k in keys]
             p.machine = list(machines[mk])
         vers = doc.get("versions")
         if isinstance(vers, dict):
