@@ -545,3 +545,15 @@ def test_a_kind_registers_the_runs_its_figures_show_with_it():
         del figures.KINDS["kind_with_its_runs"], RUNS_OF["kind_with_its_runs"]
     # the kinds whose figures show their own selection of runs registered it with the kind
     assert {"flamegraph", "profile_diff", "query_times", "tps_over_time", "ratio", "fsync_methods"} <= set(RUNS_OF)
+
+
+def test_every_chart_kind_is_drawn_by_a_bundled_report():
+    """A chart kind no report uses is one no reader has looked at: each is placed by a chapter of the example
+    or of a past report."""
+    from kansoku.analysis.figures import KINDS
+
+    used = set()
+    for spec in (ROOT / "data" / "reports").glob("*.toml"):
+        for ch in tomllib.loads(spec.read_text(encoding="utf-8")).get("chapter", []):
+            used |= {f.get("chart", "line") for f in ch.get("figure", [])}
+    assert set(KINDS) - used == set()

@@ -33,6 +33,8 @@ PAGES = {
     "chapter-profile": "/{lang}/reports/example/profile/",
     "chapter-replication": "/{lang}/reports/example/replication/",
     "chapter-client-server": "/{lang}/reports/example/client-server/",
+    "chapter-walsync": "/{lang}/reports/example/walsync/",
+    "chapter-softirq": "/{lang}/reports/example/softirq/",
     "chapter-versions": "/{lang}/reports/example/versions/",
     "methods": "/{lang}/reports/example/methods/",
     "sources": "/{lang}/reports/example/sources/",

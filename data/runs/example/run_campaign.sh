@@ -1,10 +1,12 @@
 #!/bin/sh
 # The whole example campaign, as it was run for data/runs/example (about 65 minutes on 2 vCPUs, of which
-# the replication study about 15), then the client/server study and the version study (issue 47).
+# the replication study about 15), then the client/server study, the version study, and the WAL sync method
+# and software-interrupt studies (about 5 minutes).
 # Run from the repository root as root (the clusters run as the postgres OS user):
 #   sh data/runs/example/run_campaign.sh                 # every study
 #   sh data/runs/example/run_campaign.sh clientserver    # the client/server study alone (clientserver.toml)
 #   sh data/runs/example/run_campaign.sh versions        # PostgreSQL 15 against 18 alone (versions.toml)
+#   sh data/runs/example/run_campaign.sh walsync         # fsync.toml, walsync.toml and softirq.toml alone
 # Interrupted? Run it again: finished runs are skipped.
 set -eu
 HERE=$(dirname "$0")
@@ -23,6 +25,13 @@ versions() {
     tools/collect --plan "$HERE/versions.toml"
     sh "$HERE/setup.sh" v-stop
 }
+walsync() {
+    # pg_test_fsync is not in Debian's PATH; the clusters of setup.sh init (checksums-off), mpstat for softirq
+    PATH=/usr/lib/postgresql/15/bin:$PATH tools/collect --plan "$HERE/fsync.toml"
+    tools/collect --plan "$HERE/walsync.toml"
+    tools/collect --plan "$HERE/softirq.toml"
+    sh "$HERE/setup.sh" stop
+}
 case "${1:-all}" in
 clientserver)
     clientserver
@@ -32,16 +41,20 @@ versions)
     versions
     exit 0
     ;;
+walsync)
+    walsync
+    exit 0
+    ;;
 all) ;;
 *)
-    sed -n '2,8p' "$0"; exit 2
+    sed -n '2,9p' "$0"; exit 2
     ;;
 esac
 sh "$HERE/setup.sh" init
 tools/collect --plan "$HERE/scaleup.toml"
 tools/collect --plan "$HERE/syscalls.toml"
 tools/collect --plan "$HERE/fio.toml"
-# issue 26: a parallel-query study and CPU profiles of the update workload (about 25 minutes more)
+# a parallel-query study and CPU profiles of the update workload (about 25 minutes more)
 tools/collect --plan "$HERE/parallel.toml"
 tools/collect --plan "$HERE/profile.toml"
 sh "$HERE/setup.sh" stop
@@ -51,5 +64,7 @@ tools/collect --plan "$HERE/replication.toml"
 sh "$HERE/replication.sh" stop
 # the client/server study: pgbench here, the server over ssh, both monitored, the server profiled
 clientserver
-# the version study (issue 47): PostgreSQL 15 against 18, both built here from Debian's source packages
+# the version study: PostgreSQL 15 against 18, both built here from Debian's source packages
 versions
+# WAL sync methods (pg_test_fsync, then wal_sync_method) and software interrupts (mpstat)
+walsync
