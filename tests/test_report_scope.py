@@ -134,10 +134,10 @@ def test_a_revision_dated_before_the_runs_it_reports_is_a_spec_error_with_its_li
         assert [p for p in store_problems(report, store) if "dated" in p.message] == []
         history = report.raw["report"]["revision_history"]
         at = next(i for i, h in enumerate(history) if h["revision"] == report.revision)
-        history[at] = {**history[at], "date": "2026-11-24"}
+        history[at] = {**history[at], "date": "2026-11-01"}
         (problem,) = [p for p in store_problems(report, store) if "dated" in p.message]
     finally:
         store.close()
     assert problem.path == ("report", "revision_history", at, "date")
-    assert re.match(r"revision \S+ is dated 2026-11-24, before the last run the report speaks for \(2026-11-28, "
+    assert re.match(r"revision \S+ is dated 2026-11-01, before the last run the report speaks for \(2026-11-\d\d, "
                     r"campaign=example-2026-11/study=", problem.message)
