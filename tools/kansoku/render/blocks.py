@@ -79,10 +79,22 @@ def _item(sc: Shortcode, chapter: dict, kind: str, where: str) -> dict:
 
 # -- tables -------------------------------------------------------------------------------------------------
 
-def _cell_pt(c: ViewCell, size_pt: float) -> float:
+NUMBER = re.compile(r"[-−+▲×]?[\d,.]+\s*[%％]?|[—–-]")
+
+
+def _text_need(text: str, size_pt: float) -> float:
+    """The width a cell's text needs: a number unbroken; words (a row label, a citation) wrap at spaces and
+    between Japanese characters, at most in two lines (a statement table then stays on the portrait page)."""
+    if NUMBER.fullmatch(text.strip()):
+        return text_pt(text, size_pt)
+    pieces = UNBREAKABLE.findall(text)
+    return max(max((text_pt(w, size_pt) for w in pieces), default=0.0), text_pt(text, size_pt) / 2)
+
+
+def _cell_pt(c: ViewCell, size_pt: float, natural: bool = False) -> float:
     """A body cell's printed width, set unbroken: its value with its marks and its notes (superscript), or its
     widest piece set one a line (``boxes``, the printed lines below in a smaller size)."""
-    first = text_pt(c.text, size_pt) + text_pt(" " * len(c.marks), size_pt)
+    first = (text_pt(c.text, size_pt) if natural else _text_need(c.text, size_pt)) + text_pt(" " * len(c.marks), size_pt)
     first += NOTE_SIZE * sum(text_pt(f"({n})", size_pt) for n in c.notes)
     below = [text_pt(b, size_pt) for b in (c.boxes or [])[:1]]
     below += [0.8 * text_pt(b, size_pt) for b in (c.boxes or [])[1:]]
@@ -128,12 +140,12 @@ def _header_pt(text: str, size_pt: float) -> float:
 def column_widths(header: list[ViewHeader], rows: list[list[ViewCell]], ncols: int, size_pt: float,
                   natural: bool = False) -> list[float]:
     """Each leaf column's printed width: its widest cell, or its header's longest word (headers wrap).
-    ``natural``: with its header on as few lines as the cells' width allows, at most one line."""
+    ``natural``: with its header and its words on one line each (what the room left on the page goes to)."""
     inset = 8.0
     widths = [0.0] * ncols
     for r in rows:
         for i, c in enumerate(r[:ncols]):
-            widths[i] = max(widths[i], _cell_pt(c, size_pt) + inset)
+            widths[i] = max(widths[i], _cell_pt(c, size_pt, natural) + inset)
     for h, span in zip(header, header_spans(header, ncols)):
         text = header_text(h)
         # a header wraps at spaces and between any two Japanese characters: its widest unbreakable piece,
