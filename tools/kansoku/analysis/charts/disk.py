@@ -186,7 +186,17 @@ def fsync_methods(store: Store, report: Report, item: Item) -> ChartData:
                 if cv is not None:
                     name = f"{factor_value_label(report, item.series, cv, lang)}, {name}"
                 w[lang]["names"].append(name)
+    # a method no run could use is named in a line under the chart, not drawn as an empty row (a phone keeps its
+    # plot area)
+    usable = {y for b in bars for y, t in zip(b["y"], b["text"]) if t != "n/a"}
+    unusable = [lab for lab in labels if lab not in usable]
+    for b in bars:
+        keep = [i for i, y in enumerate(b["y"]) if y in usable]
+        for k in ("y", "x", "text"):
+            b[k] = [b[k][i] for i in keep]
+    labels = [lab for lab in labels if lab in usable]
     for lang in LANGS:
         w[lang]["x_title"] = words.t(lang, "chart_ops_per_second")
         w[lang]["y_title"] = words.t(lang, "chart_sync_method")
+        w[lang]["unusable"] = words.t(lang, "chart_fsync_unusable", ", ".join(unusable)) if unusable else None
     return c.chart(item, {"bars": bars, "labels": labels}, w)

@@ -176,11 +176,11 @@ def fit_legend(fig: go.Figure, width: int = 700) -> None:
     fig.update_layout(legend=dict(font=dict(size=size)), height=int(height + max(0, rows - 1) * (size + 9)))
 
 
-def room_for_categories(lay: dict, labels: Sequence[str], size: int = 13) -> None:
+def room_for_categories(lay: dict, labels: Sequence[str], size: int = 13, title: bool = True) -> None:
     """A left margin that holds the longest category label of a horizontal bar chart and the axis title
-    beside it (plotly's automargin left the title over the labels)."""
+    beside it (plotly's automargin left the title over the labels); ``title=False``: the labels alone."""
     if labels:
-        need = int(max(text_px(s, size) for s in labels)) + 44
+        need = int(max(text_px(s, size) for s in labels)) + (44 if title else 12)
         lay["margin"] = dict(lay["margin"], l=max(lay["margin"].get("l", 64), need))
 
 

@@ -41,10 +41,14 @@ def fsync_methods(chart: ChartData, lang: str) -> dict:
         fig.add_trace(go.Bar(x=b["x"], y=b["y"], name=name, orientation="h", marker=dict(color=color(i)),
                              text=b["text"], textposition="outside", cliponaxis=False,
                              hovertemplate=f"{esc(name)}<br>%{{y}}: %{{text}} ops/s<extra></extra>"))
-    lay = layout(chart.options, lang, w["x_title"], w["y_title"])
+    if w.get("unusable"):  # named in the legend, drawing nothing
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=dict(opacity=0), name=w["unusable"],
+                                 hoverinfo="skip"))
+    # no axis title beside the method names (they say what they are): a phone keeps its plot area
+    lay = layout(chart.options, lang, w["x_title"], "")
     lay["yaxis"] = dict(lay["yaxis"], autorange="reversed", showgrid=False, type="category")
     lay.setdefault("height", max(320, 22 * len(d["labels"]) * max(1, len(d["bars"])) + 140))
-    room_for_categories(lay, [str(x) for x in d["labels"]])
+    room_for_categories(lay, [str(x) for x in d["labels"]], title=False)
     fig.update_layout(**lay, barmode="group", bargap=0.25)
     room_for_labels(fig, "xaxis", [x for b in d["bars"] for x in b["x"]], share=0.22)
     return compact(fig)
