@@ -757,12 +757,14 @@ def test_perf_the_server_log_and_a_setup_on_the_server_host(sshd, server, tmp_pa
         figure = compute_figure_model(store, report, items["flame"])
     finally:
         store.close()
-    cpu = f"{host['machine']['cpu_model']} × {host['machine']['cpu_count']}"
+    from kansoku.report.machines import cpus
+
+    cpu = cpus(host["machine"])  # "2 vCPUs (AMD EPYC)", the machine block's words
     for notes in (table.footnote, figure.footnote):
-        assert notes["en"] == f"Profiled on host {REMOTE_HOSTNAME} (server; {cpu}, " \
+        assert notes["en"] == f"Profiled on host {REMOTE_HOSTNAME} (server; {cpu['en']}, " \
                               f"{notes['en'].rsplit(', ', 1)[1]}", notes
         assert notes["en"].endswith(" GiB).") or notes["en"].endswith(" MiB).")
-        assert notes["ja"].startswith(f"プロファイルの取得先: ホスト {REMOTE_HOSTNAME}（サーバ、{cpu}, ")
+        assert notes["ja"].startswith(f"プロファイルの取得先: ホスト {REMOTE_HOSTNAME}（サーバ、{cpu['ja']}, ")
 
 
 PROFILE_SPEC = """

@@ -23,7 +23,8 @@ CHAPTER_STUDIES = {"scaleup": ["scaleup"], "syscalls": ["syscalls"], "disk": ["f
                    "profile": ["profile"], "replication": ["replication"], "client-server": ["clientserver"], "versions": ["versions"]}
 # the README's name of each study in its run count, in the order it lists them
 STUDY_WORDS = {"scaleup": "scale-up", "syscalls": "strace", "fio": "fio", "parallel": "parallel-query",
-               "profile": "profile", "replication": "replication", "clientserver": "client/server", "versions": "versions"}
+               "profile": "profile", "replication": "replication", "clientserver": "client/server", "versions": "versions",
+               "fsync": "fsync", "walsync": "WAL sync method", "softirq": "softirq"}
 # a study whose runs show CPU time at nice (sar %nice) shared its machine with other work: its chapter must say so,
 # and a chapter must not say so of runs that show none; these chapters say that nothing else ran
 NICE_TEST_RUN = {"en": "a test run at nice 19 shared the 2 vCPUs", "ja": "nice 19 のテスト実行が同じ 2 vCPU を使っていた"}
