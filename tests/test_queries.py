@@ -37,13 +37,14 @@ def test_formats_are_detected_by_content():
     assert detect(Q / "collect_ok" / "queries-timing.txt").format.name == "psql-timing"
     assert detect(Q / "explain_plain" / "explain.json").format.name == "explain-json"
     assert detect(Q / "timing" / "psql-timing.txt").format.name == "psql-timing"
-    assert detect(Q / "collect_ok" / "queries.sql").format is None  # the list itself is not a result
+    # the list itself is kept as the study's workload (printed in the method section), not read as a result
+    assert detect(Q / "collect_ok" / "queries.sql").format.name == "query-list"
 
 
 def test_a_collected_query_run(tmp_db, tmp_path):
     rep = ingest([_copy(tmp_path, "ok", Q / "collect_ok")], tmp_db)
     assert rep.ok, rep.errors
-    assert {f.format for f in rep.files if f.format} == {"explain-json", "psql-timing"}
+    assert {f.format for f in rep.files if f.format} == {"explain-json", "psql-timing", "query-list"}
     con = ro_con(tmp_db)
     st = con.execute("SELECT query, mode, status, elapsed_ms, workers_planned, workers_launched, dominant_node "
                      "FROM query_statements ORDER BY mode, query").fetchall()
@@ -162,3 +163,30 @@ def test_the_collect_script_maps_errors_to_the_list():
     assert text.count("-- kansoku query=b") == 2 and "SET work_mem = '64MB';" in text and "\\timing on" in text
     ex, _ = script(sts, "explain", 1, [], "listed", 1)
     assert "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT 1;" in ex and "\\o /dev/null" not in ex
+
+
+def test_a_query_studys_statement_list_is_printed_in_its_method_section(example_db):
+    """The parallel-query chapter's commands block holds the statement list its runs used, byte for byte, as a
+    pgbench chapter holds its script."""
+    from conftest import ROOT, computed_report
+
+    rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
+    ch = next(c for c in rep.chapters if c.id == "parallel")
+    (block,) = ch.commands
+    (script,) = block.scripts
+    assert script.text == (ROOT / "data" / "runs" / "example" / "queries" / "parallel.sql").read_text()
+    assert script.runs == block.runs == 15 and script.name == "queries/parallel.sql"
+
+
+def test_a_statement_list_with_a_psql_meta_command_is_refused_at_ingest_with_its_line(tmp_path):
+    from kansoku.errors import ParseError
+    from kansoku.parsers.queries import statement_list
+
+    f = tmp_path / "queries.sql"
+    f.write_text("-- query: a\nSELECT 1;\n\n-- query: b\n\\! touch pwned\n", encoding="utf-8")
+    from sys_helpers import parse
+
+    with pytest.raises(ParseError) as exc:
+        parse("query-list", f)
+    assert exc.value.line == 5 and "meta-command" in str(exc.value)
+    assert statement_list.statements("-- query: a\nSELECT 1;\n")[0].id == "a"

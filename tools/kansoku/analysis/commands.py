@@ -264,6 +264,7 @@ def _template_setup(block: _Runs) -> list[dict[str, str]]:
 def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dict[str, list[dict[str, Any]]],
            name: str | None = None) -> CommandBlock:
     block = _Runs(report, runs)
+    queries = name == "collect queries"  # its script: the statement list
     parsed = [r["parts"] for r in runs]
     by_run = [{k: (t, v) for k, t, v in p} for p in parsed]
     order: list[str] = []
@@ -311,18 +312,28 @@ def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dic
         optional.append({lang: f"{part[lang]}: {cond[lang]}" for lang in LANGS})
         i = j
     scripts = []
-    for name in runs[0]["scripts"]:
+    for script in runs[0]["scripts"]:
         copies: Counter[tuple[str, str]] = Counter()
         for r in runs:
             for s in stored.get(r["run_id"], []):
-                if s["file_name"] == PurePosixPath(name).name:
+                # a pgbench script is kept under its own name; a query list as collect keeps it (queries.sql)
+                if (s["file_name"] == PurePosixPath(script).name if s["kind"] == "script"
+                        else queries):
                     copies[(s["sha256"], s["text"])] += 1
         if not copies:
-            scripts.append(Script(name, None, None, 0))
+            scripts.append(Script(script, None, None, 0))
         for (sha, text), k in copies.most_common():
-            scripts.append(Script(name, text, sha, k))
-    return CommandBlock(program=name or program, runs=n, setup=_template_setup(block), command=command,
+            scripts.append(Script(script, text, sha, k))
+    # the heading: a pgbench block is named after its script, a query study after its command
+    heading = runs[0]["scripts"][-1] if runs[0]["scripts"] and not queries else name
+    return CommandBlock(program=heading or program, runs=n, setup=_template_setup(block), command=command,
                         varying=varying, optional=optional, scripts=scripts)
+
+
+def _query_list(parts: list[tuple[str, list[str], str | None]]) -> list[str]:
+    """The statement list of a ``collect queries`` command line: its last positional argument."""
+    lists = [val for key, _, val in parts if key.startswith("@") and val]
+    return lists[-1:]
 
 
 def _script_names(parts: list[tuple[str, list[str], str | None]]) -> list[str]:
@@ -353,8 +364,11 @@ def chapters_command_blocks(store: Store, report: Report, chapters: list[list[st
         factors.setdefault(run_id, {})[f] = v
     stored: dict[str, list[dict[str, Any]]] = {}
     for d in store.query_dicts(
-            "SELECT s.run_id, s.file_name, s.sha256, p.text FROM sources s JOIN pgbench_script_files p USING (source_id) "
-            "WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY s.run_id, s.file_name", [every]):
+            "SELECT s.run_id, s.file_name, s.sha256, p.text, 'script' AS kind FROM sources s "
+            "JOIN pgbench_script_files p USING (source_id) WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "UNION ALL SELECT s.run_id, s.file_name, s.sha256, q.text, 'query-list' FROM sources s "
+            "JOIN query_list_files q USING (source_id) WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "ORDER BY run_id, file_name", [every, every]):
         stored.setdefault(d["run_id"], []).append(d)
     runs_of: dict[str, dict[str, Any]] = {}  # run id -> its parsed command (or None: no command line)
     # the block's template and its scripts, parsed once per command line (the repetitions of a condition and
@@ -397,8 +411,9 @@ def _run_command(row: dict[str, Any], factors: dict[str, dict[str, str]], parsed
     parts = parsed.get(key)
     if parts is None:
         parts = parsed[key] = _parts(argv, program)
-    scripts = _script_names(parts) if program == "pgbench" else []
+    name = _program_name(argv)
+    scripts = _script_names(parts) if program == "pgbench" else _query_list(parts) if name == "collect queries" else []
     setup = (json.loads(row["setup"]) if row["setup"] else None) or []
     run = {"run_id": row["run_id"], "parts": parts, "factors": factors.get(row["run_id"], {}),
            "scripts": scripts, "setup": [str(s) for s in setup if isinstance(s, str)]}
-    return run, (program, _program_name(argv), tuple(scripts))
+    return run, (program, name, tuple(scripts))

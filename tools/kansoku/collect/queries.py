@@ -26,11 +26,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from kansoku.parsers.queries.statement_list import QueryListError as ListError
+from kansoku.parsers.queries.statement_list import Statement, statements
+
 EXPLAIN = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
-_NAME = re.compile(r"^--\s*query:\s*(?P<id>[A-Za-z0-9_.-]+)\s*$")
 _SETTING = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.]*)=(?P<value>.*)$")
 
 
@@ -38,96 +39,17 @@ class QueryListError(Exception):
     pass
 
 
-@dataclass(frozen=True)
-class Statement:
-    id: str
-    sql: str
-    line: int
-
-
 def read_list(path: Path) -> list[Statement]:
-    """The statements of a query list, with their names and first lines; errors name the file and line."""
+    """The statements of a query list, with their names and first lines (the one reading of a list:
+    parsers/queries/statement_list.py, which ingest uses too); errors name the file and line."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise QueryListError(f"{path}: cannot read the query list ({exc})") from None
-    out: list[Statement] = []
-    name: str | None = None
-    buf: list[str] = []
-    start = 0
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        m = _NAME.match(line.strip())
-        if m and not buf:
-            name = m["id"]
-            continue
-        if not buf and (not line.strip() or line.strip().startswith("--")):
-            continue
-        if line.lstrip().startswith("\\"):
-            raise QueryListError(f"{path}:{lineno}: expected an SQL statement, found a psql meta-command {line.strip()!r}")
-        if not buf:
-            start = lineno
-        buf.append(line)
-        if line.rstrip().endswith(";"):
-            sql = "\n".join(buf).strip()
-            meta = _meta_command(sql)
-            if meta is not None:
-                raise QueryListError(f"{path}:{start + meta[0]}: expected an SQL statement, found a psql "
-                                     f"meta-command {meta[1]!r} inside it (psql would run it: '\\!' runs a shell)")
-            sid = name or f"q{len(out) + 1}"
-            if any(s.id == sid for s in out):
-                raise QueryListError(f"{path}:{start}: query id {sid!r} used twice")
-            out.append(Statement(sid, sql, start))
-            buf, name = [], None
-    if buf:
-        raise QueryListError(f"{path}:{start}: expected the statement to end with ';' at the end of a line, "
-                             "found the end of the file")
-    if not out:
-        raise QueryListError(f"{path}: no SQL statement (each ends with ';' at the end of a line)")
-    return out
-
-
-def _meta_command(sql: str) -> tuple[int, str] | None:
-    """The first backslash of ``sql`` outside a string, quoted name, dollar-quoted body or comment, where psql
-    starts a meta-command (``\\! cmd`` runs a shell): (line offset in ``sql``, the rest of its line); else None.
-    Scanned as psql's lexer does: '…' ('' inside; E'…' with backslash escapes), "…", $tag$…$tag$, -- and /* */."""
-    i, n = 0, len(sql)
-    while i < n:
-        c = sql[i]
-        if c == "\\":
-            end = sql.find("\n", i)
-            return sql.count("\n", 0, i), sql[i:end if end >= 0 else n].strip()
-        if c == "'":
-            escapes = i > 0 and sql[i - 1] in "eE" and (i < 2 or not (sql[i - 2].isalnum() or sql[i - 2] == "_"))
-            i += 1
-            while i < n:
-                if escapes and sql[i] == "\\":
-                    i += 2
-                    continue
-                if sql[i] == "'":
-                    if i + 1 < n and sql[i + 1] == "'":
-                        i += 2
-                        continue
-                    break
-                i += 1
-        elif c == '"':
-            end = sql.find('"', i + 1)
-            i = n if end < 0 else end
-        elif c == "-" and sql.startswith("--", i):
-            end = sql.find("\n", i)
-            i = n if end < 0 else end
-        elif c == "/" and sql.startswith("/*", i):
-            end = sql.find("*/", i + 2)
-            i = n if end < 0 else end + 1
-        elif c == "$":
-            m = _DOLLAR.match(sql, i)
-            if m and not (i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_")):
-                end = sql.find(m.group(0), m.end())
-                i = n if end < 0 else end + len(m.group(0)) - 1
-        i += 1
-    return None
-
-
-_DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+    try:
+        return statements(text)
+    except ListError as exc:
+        raise QueryListError(f"{path}:{exc.line}: {exc}" if exc.line else f"{path}: {exc}") from None
 
 
 def script(statements: list[Statement], mode: str, repeat: int, settings: list[tuple[str, str]],
