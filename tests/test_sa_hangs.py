@@ -150,25 +150,30 @@ def test_damaged_sa_files_are_ingested_or_refused_in_seconds(tmp_path):
         con.close()
 
 
-def test_sadf_that_never_finishes_is_ended_with_a_clear_error(tmp_path, monkeypatch):
-    """Nothing waits without a bound: sadf is ended after its time (proportional to the file's size)."""
+def _parse_with_sadf(monkeypatch, argv: list[str]):
+    """Parse the fixture's sa file with ``argv`` run in place of ``sadf -d``, given a second; the ParseError."""
     from kansoku.errors import ParseError
     from kansoku.parsers.sysstat import sa_binary
     from sys_helpers import parse
 
-    sa = FIXTURES / "sar" / "run1" / "sa.bin"
     real = subprocess.Popen
 
-    def stuck_sadf(cmd, *a, **kw):
-        return real(["/bin/sleep", "600"] if cmd[1] == "-d" else cmd, *a, **kw)
+    def sadf(cmd, *a, **kw):
+        return real(argv if cmd[1] == "-d" else cmd, *a, **kw)
 
-    monkeypatch.setattr(sa_binary.subprocess, "Popen", stuck_sadf)
+    monkeypatch.setattr(sa_binary.subprocess, "Popen", sadf)
     monkeypatch.setattr(sa_binary, "sadf_timeout", lambda path: 1.0)
     t0 = time.monotonic()
     with pytest.raises(ParseError) as ei:
-        parse("sa-binary", sa)
+        parse("sa-binary", FIXTURES / "sar" / "run1" / "sa.bin")
     assert time.monotonic() - t0 < 30
     assert "sa.bin" in str(ei.value) and "within 1 s" in str(ei.value), str(ei.value)
+    return ei.value
+
+
+def test_sadf_that_never_finishes_is_ended_with_a_clear_error(monkeypatch):
+    """Nothing waits without a bound: sadf is ended after its time (proportional to the file's size)."""
+    _parse_with_sadf(monkeypatch, ["/bin/sleep", "600"])
 
 
 def test_a_failing_last_batch_raises_instead_of_waiting(tmp_path, monkeypatch):
@@ -283,27 +288,11 @@ def test_duckdbs_query_interrupted_is_a_ctrl_c_not_a_damaged_file(tmp_path):
 def test_a_sadf_whose_child_keeps_its_output_open_is_ended_with_it(tmp_path, monkeypatch):
     """A wrapper in place of sadf that leaves a child holding stdout: the watchdog ends the whole group, so
     the reader sees the pipe close and the ingest gives its clear error in seconds."""
-    from kansoku.errors import ParseError
-    from kansoku.parsers.sysstat import sa_binary
-    from sys_helpers import parse
-
-    sa = FIXTURES / "sar" / "run1" / "sa.bin"
     wrapper = tmp_path / "sadf"
     child = tmp_path / "child.pid"
     wrapper.write_text(f"#!/bin/sh\nsleep 600 &\necho $! > {child}\nexec sleep 600\n")
     wrapper.chmod(0o755)
-    real = subprocess.Popen
-
-    def wrapped_sadf(cmd, *a, **kw):
-        return real([str(wrapper)] if cmd[1] == "-d" else cmd, *a, **kw)
-
-    monkeypatch.setattr(sa_binary.subprocess, "Popen", wrapped_sadf)
-    monkeypatch.setattr(sa_binary, "sadf_timeout", lambda path: 1.0)
-    t0 = time.monotonic()
-    with pytest.raises(ParseError) as ei:
-        parse("sa-binary", sa)
-    assert time.monotonic() - t0 < 30
-    assert "within 1 s" in str(ei.value)
+    _parse_with_sadf(monkeypatch, [str(wrapper)])
     pid = int(child.read_text())
     deadline = time.monotonic() + 5
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:  # (a zombie until init reaps it)

@@ -47,28 +47,20 @@ def escape_plotly(obj: Any, key: str | None = None) -> Any:
     return obj
 
 
-def draws(*names: str):
-    def deco(f: Drawer) -> Drawer:
-        for n in names:
-            DRAW[n] = f
-        return f
-    return deco
+def _registers(table: dict):
+    """A decorator registering its function in ``table`` under each of the names it is given."""
+    def names_of(*names: str):
+        def deco(f):
+            for n in names:
+                table[n] = f
+            return f
+        return deco
+    return names_of
 
 
-def downloads(*names: str):
-    def deco(f):
-        for n in names:
-            DOWNLOADS[n] = f
-        return f
-    return deco
-
-
-def draws_print(*names: str):
-    def deco(f: Drawer) -> Drawer:
-        for n in names:
-            PRINT[n] = f
-        return f
-    return deco
+draws = _registers(DRAW)          # @draws("line"): how a kind is drawn on the site
+downloads = _registers(DOWNLOADS)  # @downloads("flamegraph"): a kind's own downloads
+draws_print = _registers(PRINT)    # @draws_print("flamegraph"): a kind drawn otherwise for the PDF
 
 
 # The legend sits under the plot, at the bottom of the figure (plotly pushes the bottom margin to hold it):
