@@ -59,17 +59,26 @@ def test_plain_sql_and_other_text_are_not_scripts(tmp_path: Path):
         assert fmt is None or fmt.name != "pgbench-script", text
 
 
+def recorded_by(example_db: Path, chapter, column: str, factor: str) -> list[tuple]:
+    """(a part of run.toml, the run's value of ``factor``) of every run of a chapter's tables."""
+    store = open_store(example_db, read_only=True)
+    try:
+        return store.query(
+            f"SELECT {column}, f.value FROM runs r JOIN run_factors f USING (run_id) "
+            "WHERE f.factor = ? AND r.run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [factor, sorted(set(r for t in chapter.tables.values() for r in t.runs))])
+    finally:
+        store.close()
+
+
 def test_scaleup_method_shows_the_commands_the_runs_recorded(example_db: Path):
     rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
     ch = next(c for c in rep.chapters if c.id == "scaleup")
     blocks = {tuple(s.name for s in b.scripts): b for b in ch.commands}
     assert set(blocks) == {("scripts/read.sql",), ("scripts/update.sql",)}
+    recorded = recorded_by(example_db, ch, "r.run_toml->>'$.commands.benchmark'", "workload")
     store = open_store(example_db, read_only=True)
     try:
-        recorded = store.query(
-            "SELECT r.run_toml->>'$.commands.benchmark', f.value FROM runs r JOIN run_factors f USING (run_id) "
-            "WHERE f.factor = 'workload' AND r.run_id IN (SELECT unnest(?::VARCHAR[]))",
-            [sorted(set(r for t in ch.tables.values() for r in t.runs))])
         plan_scripts_as_run = store.query("SELECT count(*) FROM runs WHERE run_id LIKE 'scripts%'")[0][0]
     finally:
         store.close()
@@ -151,14 +160,8 @@ def test_setup_lines_that_differ_by_a_factor_print_one_template(example_db: Path
     as a placeholder inside the path, and every run's recorded line an instance of it."""
     rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
     ch = next(c for c in rep.chapters if c.id == "versions")
-    store = open_store(example_db, read_only=True)
-    try:
-        recorded = store.query(
-            "SELECT (r.run_toml->'campaign'->'setup')::VARCHAR, f.value FROM runs r JOIN run_factors f USING (run_id) "
-            "WHERE f.factor = 'version' AND r.run_id IN (SELECT unnest(?::VARCHAR[]))",
-            [sorted(set(r for t in ch.tables.values() for r in t.runs))])
-    finally:
-        store.close()
+    recorded = recorded_by(example_db, ch, "(r.run_toml->'campaign'->'setup')::VARCHAR", "version")
+    checked = 0
     for block in ch.commands:
         inits = [s["en"] for s in block.setup if "pgbench -i" in s["en"]]
         assert len(inits) == 1 and "/pg[PostgreSQL version]/bin/pgbench -i" in inits[0], block.setup
@@ -167,3 +170,5 @@ def test_setup_lines_that_differ_by_a_factor_print_one_template(example_db: Path
             mine = [x for x in json.loads(lines) if "pgbench -i" in x]
             if mine and mine[0].endswith(inits[0].rsplit(" ", 1)[1]):
                 assert mine[0] == inits[0].replace("[PostgreSQL version]", version)
+                checked += 1
+    assert checked == len(recorded)  # every run's recorded line, of one block or the other
