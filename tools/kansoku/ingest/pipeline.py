@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tomllib
 from collections import Counter, defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -19,6 +20,7 @@ from typing import Callable, Iterable
 
 import duckdb
 
+from kansoku import parsers
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.ingest import parallel, renderings
 from kansoku.ingest.detect import Detection, detect
@@ -166,6 +168,23 @@ def _pooled(work: list[tuple[Path, Detection]], runs: dict, jobs: int | None,
 RUN_METADATA_BYTES = 1 << 20
 
 
+def listed_scripts(run_dir: Path, cache: dict[Path, frozenset[str]]) -> frozenset[str]:
+    """The file names a run's run.toml gives as the benchmark's scripts (``[commands] scripts``, written by
+    tools/collect when it copies the command's ``-f`` files into the run). Unreadable or oversized: none (the
+    run's description is checked, and refused with its reason, when the run is read)."""
+    if run_dir not in cache:
+        names: frozenset[str] = frozenset()
+        meta = run_dir / "run.toml"
+        try:
+            if meta.is_file() and meta.stat().st_size <= RUN_METADATA_BYTES:
+                scripts = tomllib.loads(meta.read_text(encoding="utf-8")).get("commands", {}).get("scripts", [])
+                names = frozenset(x for x in scripts if isinstance(x, str)) if isinstance(scripts, list) else names
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            pass
+        cache[run_dir] = names
+    return cache[run_dir]
+
+
 def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str]):
     """Walk and detect (no database needed yet): the detected files by run directory, each run directory's walk
     root, the directories walked whole and each run directory's host=<name>/ subdirectories. ``left_out``: files
@@ -175,6 +194,7 @@ def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str])
     whole: set[Path] = set()  # directories walked whole: their set of files is known
     host_dirs: dict[Path, set[str]] = defaultdict(set)  # run directory -> its host=<name>/ subdirectories
     oversized: dict[Path, str] = {}  # run directory -> the error of its run.toml or host.toml
+    scripts_of: dict[Path, frozenset[str]] = {}  # run directory -> the scripts its run.toml names
     for w in walk_files([Path(p) for p in paths]):
         if w.link:
             report.files.append(FileResult(str(w.path), None, "skipped", reason=w.link))
@@ -188,6 +208,8 @@ def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str])
             report.files.append(FileResult(str(w.path), None, "failed", reason=left_out[str(w.path)]))
             continue
         d = detect(w.path)
+        if d.format is None and w.path.name in listed_scripts(run_dir, scripts_of):
+            d = Detection(w.path, parsers.format_named("pgbench-script-sql"), "")
         if d.format is None:
             if d.reason != "run metadata":
                 report.files.append(FileResult(str(w.path), None, "skipped", reason=d.reason))

@@ -255,6 +255,7 @@ TEXT: dict[str, TextBounds] = {
     "pgbench-txlog": NUMBERS, "pgbench-aggregate": NUMBERS,
     "pgbench-stdout": STATEMENTS, "pgbench-init": REPORT,
     "pgbench-script": TextBounds(STATEMENTS.longest_line, STATEMENTS.why, repeats=True),
+    "pgbench-script-sql": TextBounds(STATEMENTS.longest_line, STATEMENTS.why, repeats=True),
     "query-list": STATEMENTS,
     "postgres-log": STATEMENTS, "postgres-csvlog": STATEMENTS, "postgres-jsonlog": STATEMENTS,
     "pg-stat-csv": STATEMENTS, "pg-stat-replication-csv": REPORT, "pg_test_fsync": REPORT,
