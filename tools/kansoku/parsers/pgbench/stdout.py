@@ -117,6 +117,13 @@ CREATE OR REPLACE VIEW pgbench_runs AS
 SELECT s.run_id, s.tps, s.latency_avg_ms, s.latency_stddev_ms, s.clients, s.threads,
        s.transactions_processed, s.transactions_failed, s.status, s.pgbench_version, s.source_id
 FROM pgbench_summary s;
+-- One row per script of a run with several (-f FILE@W, -b NAME@W), named as a spec selects it: the file's
+-- name without its directory and ".sql" (a run's scripts are copies under another directory than the plan's).
+CREATE OR REPLACE VIEW pgbench_script_results AS
+SELECT c.run_id, regexp_replace(regexp_replace(c.script, '^.*/', ''), '\.sql$', '') AS script, c.script_no,
+       c.tps, c.latency_avg_ms, c.transactions
+FROM pgbench_scripts c JOIN pgbench_summary s USING (source_id)
+WHERE s.status = 'ok';
 """
 
 # -- summary lines ------------------------------------------------------------
@@ -547,5 +554,15 @@ MODULE = ParserModule(
         MetricDef("transactions_processed",
                   "SELECT run_id, transactions_processed AS value FROM pgbench_summary WHERE status = 'ok'",
                   "transactions", None),
+        # One script of a run that mixes several: ``script_tps[insert]``, ``script_latency_ms[search_title]``.
+        MetricDef("script_tps", "SELECT run_id, sum(tps) AS value FROM pgbench_script_results GROUP BY run_id",
+                  "tps", True,
+                  selection_sql="SELECT run_id, sum(tps) AS value FROM pgbench_script_results "
+                                "WHERE script IN {selection} GROUP BY run_id", selection_of="script"),
+        MetricDef("script_latency_ms", "SELECT run_id, sum(latency_avg_ms * transactions) / nullif(sum(transactions), 0) "
+                  "AS value FROM pgbench_script_results GROUP BY run_id", "ms", False,
+                  selection_sql="SELECT run_id, sum(latency_avg_ms * transactions) / nullif(sum(transactions), 0) "
+                                "AS value FROM pgbench_script_results WHERE script IN {selection} GROUP BY run_id",
+                  selection_of="script"),
     ],
 )
