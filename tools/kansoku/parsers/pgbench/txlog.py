@@ -40,6 +40,7 @@ from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST_EPOCH_S, LATEST_EPOCH_S, LONGEST_US, MOST, Bound, TableBounds
+from kansoku.parsers.numbers import is_digits
 
 FAILURE_WORDS = ("skipped", "failed", "serialization", "deadlock")
 _TX_TIME = r"(?:\d+|" + "|".join(FAILURE_WORDS) + r")"
@@ -366,7 +367,7 @@ def shape_of(raw: bytes) -> Shape | None:
             if 6 + len(more) != fields:
                 continue
             agree += 1
-            if not g3.isdigit():
+            if not is_digits(g3):
                 words.add(g3)
             if fields >= 7:
                 v = int(more[0])
@@ -580,7 +581,7 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
 def _blank_lines(path: Path, crlf: bool) -> int:
     """Empty lines of the file, which the reader skips (they hold nothing to lose). Error path only."""
     end = b"\r\n" if crlf else b"\n"
-    pair = re.compile(b"(?=" + re.escape(end + end) + b")")  # (overlapping: three line ends, two empty lines)
+    pair = re.compile(b"(?=" + re.escape(end + end) + b")", re.ASCII)  # (overlapping: three line ends, two empty lines)
     n, prev = 0, end  # the file's start counts as a line end
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 20):
