@@ -339,7 +339,7 @@ class _Loader:
                 f = line.split(";")
                 if len(f) >= 4 and f[3].startswith(("LINUX-RESTART", "COM ")):
                     continue  # restart and comment records: not data (the restarts are read by _restarts)
-                if len(f) < 4 or (len(f) < width + 1 if star else len(f) != width):
+                if len(f) < 4 or (len(f) < width if star else len(f) != width):
                     return False
                 tstok = f[2]
                 if tstok not in cache:
@@ -598,7 +598,9 @@ class _Loader:
                                   delim = '\x01', quote = '', escape = '', new_line = '\\n', filename = true) r
                     JOIN (VALUES {", ".join(layouts)}) m(k, fname, act, star, width, names, pos, inst_pos, all_cpu)
                       ON parse_filename(r.filename) = m.fname)"""
-        width_ok = "CASE WHEN star THEN len(f) >= width + 1 ELSE len(f) = width END"
+        # INTR;CPU*: the total, then one count per CPU; a file converted by sadf -c from sysstat 11 or older has
+        # the total alone
+        width_ok = "CASE WHEN star THEN len(f) >= width ELSE len(f) = width END"
         inst = ("CASE WHEN len(inst_pos) = 0 THEN NULL::VARCHAR "
                 "WHEN all_cpu AND f[inst_pos[1]] IN ('-1', 'all') THEN 'all' "
                 "ELSE array_to_string(list_transform(inst_pos, lambda i: f[i]), '/') END")
@@ -616,7 +618,7 @@ class _Loader:
             act, star, width, text = sec["act"], sec["star"], sec["width"], sec["text"]
             what = f"in the {act} section of 'sadf -d' output"
             if bad_w:
-                raise ParseError(path, None, f"{'at least ' if star else ''}{width + (1 if star else 0)} "
+                raise ParseError(path, None, f"{'at least ' if star else ''}{width} "
                                  f"';'-separated fields per row {what} (header {text[:60]}...)",
                                  (bad_w_line or "")[:80])
             if bad_ts:
