@@ -3,7 +3,7 @@
 Python's ``float`` and ``int`` also read fullwidth or other scripts' digits (``"１２"``, ``"١٢"``) and
 underscores (``"1_000"``), which no measuring tool prints; a token holding them is damage, so these raise
 ``ValueError`` as for any other non-number. The parsers' regular expressions carry ``re.ASCII`` for the
-same reason (``tests/test_ascii_digits.py`` checks every one).
+same reason (``tests/test_ingest_limits.py`` checks every one).
 """
 
 from __future__ import annotations
