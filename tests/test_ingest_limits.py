@@ -258,3 +258,44 @@ def test_fullwidth_digits_are_refused_with_file_and_line(tmp_path, tmp_db, case)
     assert f"{run / name}:{line}:" in proc.stderr, proc.stderr
     if tmp_db.exists():
         assert ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 0
+
+
+def test_a_template_left_half_made_by_kill_is_removed_at_the_next_open(tmp_path):
+    """kill -9 while the schema template is written leaves its '.new-*' file: the next open of a store removes
+    it, but never one a live process is writing (DuckDB's lock on it says so)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT / "tools")}
+    folder = tmp / f"kansoku-schema-{os.getuid()}"
+    make = "from kansoku.store.db import schema_template; schema_template()"
+    for _ in range(20):  # until a kill lands while the file is being written
+        proc = subprocess.Popen([sys.executable, "-c", make], env=env)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline and not list(folder.glob(".new-*.duckdb")):
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if list(folder.glob(".new-*.duckdb")):
+            break
+        for made in folder.glob("*.duckdb"):
+            made.unlink()
+    stale = list(folder.glob(".new-*.duckdb"))
+    assert stale, "no kill landed while the template was written"
+    held = folder / ".new-held.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(held)!r}); "
+                               "print('open', flush=True); time.sleep(120)"], env=env, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        run_tool("ingest", "--db", tmp_path / "k.duckdb", FIXTURES / "vmstat", env=env, check=True)
+        left = sorted(p.name for p in folder.glob(".new-*"))
+        assert left == [held.name], left
+    finally:
+        holder.kill()
+        holder.wait()
