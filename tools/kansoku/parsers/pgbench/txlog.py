@@ -118,6 +118,13 @@ TX_FILES = "pgbench_transaction_files"
 TX_PLAIN = "pgbench_transaction_rows_plain"
 TX_FULL = "pgbench_transaction_rows_full"
 TABLES = [TX_FILES, TX_PLAIN, TX_FULL, "pgbench_aggregate"]
+# the transactions of the run that logged the most (what the memory of its latency percentiles follows)
+LARGEST_RUN_ROWS_SQL = f"""
+SELECT coalesce(max(n), 0) FROM (
+  SELECT s.run_id, count(*) AS n
+  FROM (SELECT file_no FROM {TX_PLAIN} UNION ALL SELECT file_no FROM {TX_FULL}) t
+  JOIN {TX_FILES} f USING (file_no) JOIN sources s USING (source_id)
+  GROUP BY s.run_id)"""
 
 # A store made before these tables held every transaction in one table, pgbench_transaction_rows (source_id,
 # thread, client_id, transaction_no, failure, latency_us, script_no, end_epoch_us, lag_us, retries): its rows
