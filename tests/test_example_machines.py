@@ -196,6 +196,22 @@ def test_machine_described_in_plain_words():
     assert "rotational" in describe(bare)["storage"]["en"]
 
 
+def test_both_virtualisation_layers_are_worded_where_they_differ():
+    """A container in a virtual machine, both layers recorded (systemd-detect-virt --vm, --container): the words
+    name both, in the chapter's block and the appendix alike; one layer alone is worded as before."""
+    from kansoku.report.environment import machine_value
+    from kansoku.report.machines import describe
+
+    both = {"cpu_count": 2, "virtualization": "docker", "virtualization_layers": {"vm": "kvm", "container": "docker"}}
+    words = {"en": "docker container in a virtual machine (kvm)", "ja": "仮想マシン (kvm) 上の docker コンテナ"}
+    assert describe(both)["virtualization"] == words
+    assert machine_value("virtualization", "docker", both) == words
+    vm_only = {"virtualization": "kvm", "virtualization_layers": {"vm": "kvm", "container": "none"}}
+    assert describe(vm_only)["virtualization"]["en"] == "virtual machine (kvm)"
+    in_container = {"virtualization": "docker", "virtualization_layers": {"vm": "none", "container": "docker"}}
+    assert describe(in_container)["virtualization"]["en"] == "docker container"
+
+
 def test_example_machine_words_are_the_same_in_chapter_and_appendix(example_site):
     """The words a chapter's machines block uses for the virtualisation and the disk are the appendix's."""
     _, public = example_site

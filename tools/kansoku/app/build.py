@@ -193,12 +193,49 @@ def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "repor
         store.close()
 
 
-def out_of_memory(limit: str, exc: Exception) -> str:
+# DuckDB's memory for each transaction the largest run logged: its latency percentiles (quantile_cont) hold
+# every latency of the run at once, and cannot spill; with a margin over what such a statement was seen to take
+TX_ROW_BYTES = 128
+# the rest of the build's statements beside them
+BUILD_HEADROOM_BYTES = 100 << 20
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kmgt])(i?)b\s*", re.I | re.ASCII)
+
+
+def size_bytes(size: str) -> int:
+    """A --memory-limit size in bytes (KB = 1000, KiB = 1024, as DuckDB reads them)."""
+    m = _SIZE.fullmatch(size)
+    if not m:
+        raise ValueError(size)
+    base = 1024 if m.group(3) else 1000
+    return int(float(m.group(1)) * base ** ("kmgt".index(m.group(2).lower()) + 1))
+
+
+def memory_that_works(largest_run_rows: int, limit: str) -> str:
+    """A --memory-limit for a store whose largest run logged ``largest_run_rows`` transactions: what its
+    percentiles take, and never less than twice ``limit``; in whole GB from 1GB on, else in 100 MB steps."""
+    need = max(largest_run_rows * TX_ROW_BYTES + BUILD_HEADROOM_BYTES, 2 * size_bytes(limit))
+    if need >= 10 ** 9:
+        return f"{-(-need // 10 ** 9)}GB"
+    return f"{-(-need // 10 ** 8) * 100}MB"
+
+
+def out_of_memory(limit: str, exc: Exception, largest_run_rows: int) -> str:
     """The error of a build whose DuckDB statement needed more than ``limit`` (and could not spill)."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    rows = f" (its largest run logged {largest_run_rows:,} transactions)" if largest_run_rows else ""
     return (f"the build needed more memory than its limit of {limit} while computing the reports ({first}); "
-            f"the site is as it was: run it again with a larger --memory-limit "
-            f"(e.g. --memory-limit 2GB)")
+            f"the site is as it was: run it again with --memory-limit {memory_that_works(largest_run_rows, limit)}"
+            f"{rows}")
+
+
+def _largest_run_rows(store: Store) -> int:
+    """The transactions the store's largest run logged; 0 when they cannot be counted now."""
+    from kansoku.parsers.pgbench.txlog import LARGEST_RUN_ROWS_SQL
+
+    try:
+        return int(store.query(LARGEST_RUN_ROWS_SQL)[0][0])
+    except duckdb.Error:
+        return 0
 
 
 def release_memory() -> None:
@@ -252,7 +289,7 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
         ahead = Ahead(site_run_pages(store, specs, computed, cache), store)
         written = hugo.write_generated(computed, generated, trends, run_pages=ahead)
     except duckdb.OutOfMemoryException as exc:
-        raise KansokuError(out_of_memory(memory_limit, exc)) from None
+        raise KansokuError(out_of_memory(memory_limit, exc, _largest_run_rows(store))) from None
     finally:
         if ahead is not None:
             ahead.close()

@@ -64,6 +64,8 @@ metadata is mistaken for a factor)::
                    into the run directory, so the run keeps the script it ran)
     [machine]      hostname, kernel (uname -srvm), os, cpu_model, cpu_count (online logical CPUs),
                    nproc (usable by this process), mem_total_kib, swap_total_kib, virtualization,
+                   [machine.virtualization_layers] vm, container (systemd-detect-virt --vm, --container:
+                   both layers, where virtualization is the innermost only),
                    [machine.filesystem] of the run directory (device, mount, fstype, options),
                    [machine.disks.NAME] size_bytes, rotational, model
     [versions]     first line of ``--version``/``-V`` of the tools the run used: sysstat and vmstat (monitors),
@@ -323,12 +325,14 @@ def machine_info(run_dir: Path) -> dict[str, Any]:
     # zone (summer time right), docs/formats.md §2.2
     return machine_from(_read, hostname=socket.gethostname(), kernel=f"{u.system} {u.release} {u.version} {u.machine}",
                         cpu_count=os.cpu_count(), nproc=nproc, virtualization=_virtualization(),
-                        timezone=machine_zone().key, path=str(run_dir.resolve()), block_devices=blocks)
+                        virtualization_layers=_virtualization_layers(), timezone=machine_zone().key,
+                        path=str(run_dir.resolve()), block_devices=blocks)
 
 
 def machine_from(read: Any, *, hostname: str, kernel: str, cpu_count: int | None, nproc: int | None,
                  virtualization: str | None, timezone: str | None, path: str | None,
-                 block_devices: list[str]) -> dict[str, Any]:
+                 block_devices: list[str], virtualization_layers: dict[str, str | None] | None = None
+                 ) -> dict[str, Any]:
     """[machine] from the files a Linux machine describes itself in, read by ``read(path) -> text`` (local
     files here, the same files over ssh for another host: collect/hosts.py), and the facts given."""
     m: dict[str, Any] = {"hostname": hostname, "kernel": kernel}
@@ -347,6 +351,9 @@ def machine_from(read: Any, *, hostname: str, kernel: str, cpu_count: int | None
             m[name] = int(meminfo[key])
     if virtualization:
         m["virtualization"] = virtualization
+    layers = {k: v for k, v in (virtualization_layers or {}).items() if v}
+    if layers:
+        m["virtualization_layers"] = layers
     if timezone:
         m["timezone"] = timezone
     fs = _filesystem_of(path, read("/proc/self/mounts")) if path else None
@@ -375,6 +382,15 @@ def machine_from(read: Any, *, hostname: str, kernel: str, cpu_count: int | None
 @functools.lru_cache(maxsize=1)
 def _virtualization() -> str | None:  # does not change during a campaign; the probe takes 0.2 s
     return _first_line(["systemd-detect-virt"])
+
+
+VIRTUALIZATION_LAYERS = ("vm", "container")
+
+
+@functools.lru_cache(maxsize=1)
+def _virtualization_layers() -> dict[str, str | None]:
+    """Both layers: systemd-detect-virt alone names the innermost (a container, even inside a virtual machine)."""
+    return {layer: _first_line(["systemd-detect-virt", f"--{layer}"]) for layer in VIRTUALIZATION_LAYERS}
 
 
 def _filesystem_of(target: str, mounts: str) -> dict[str, str] | None:

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+import duckdb
+
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.parsers import bounds
 from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, scratch_store
@@ -478,6 +480,16 @@ def chunks(tasks: list[FileTask], jobs: int) -> list[list[FileTask]]:
     return out
 
 
+class BatchFailed(Exception):
+    """DuckDB failed on a batch's inserts (and so aborted the ingest's transaction): one statement for many
+    files does not say which file it was. ``paths``: the batch's files, to be parsed by the writer one at a
+    time in a new attempt, where a file that fails again fails alone."""
+
+    def __init__(self, paths: list[str], error: BaseException):
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.paths = paths
+
+
 class Batch:
     """The writer's inserts of parsed files, a batch of files at a time: one ``INSERT ... read_parquet([...])``
     per table for the Parquet parts of every file of the batch, and one insert each for their ``sources`` and
@@ -504,6 +516,7 @@ class Batch:
         # table -> per file of sids: its part and the values of its PER_FILE_COLUMNS (None: its part holds them)
         self.per_file: dict[str, list[tuple[str, tuple | None]]] = {}
         self.files = 0
+        self.paths: list[str] = []  # the files of this batch (BatchFailed names them)
         self.kept: dict[str, int] = {}  # parts the renderings' check still reads
         self.chunk: set[str] = set()  # parts of the chunk being applied (not complete yet)
         self.done: set[str] = set()  # parts of complete chunks, removed once stored and not kept
@@ -531,7 +544,7 @@ class Batch:
             self._sweep()
 
     def add(self, source_id: str, parts: dict[str, str], rows: dict[str, list[dict[str, Any]]],
-            per_file: dict[str, tuple] | None = None) -> None:
+            per_file: dict[str, tuple] | None = None, path: str | None = None) -> None:
         """One file's rows: in its Parquet parts (table -> file), and of other tables (table -> rows);
         ``per_file``: table -> the values of its PER_FILE_COLUMNS, which its part leaves out."""
         for table, part in parts.items():
@@ -541,12 +554,23 @@ class Batch:
         for table, some in rows.items():
             self.rows.setdefault(table, []).extend(some)
         self.files += 1
+        self.paths.append(path or source_id)
         if self.files >= self.FILES:
             self.flush()
 
     def flush(self) -> None:
-        parts, sids, rows, per_file = self.parts, self.sids, self.rows, self.per_file
-        self.parts, self.sids, self.rows, self.per_file, self.files = {}, {}, {}, {}, 0
+        parts, sids, rows, per_file, paths = self.parts, self.sids, self.rows, self.per_file, self.paths
+        self.parts, self.sids, self.rows, self.per_file, self.files, self.paths = {}, {}, {}, {}, 0, []
+        try:
+            self._insert(parts, sids, rows, per_file)
+        except duckdb.Error as exc:
+            if isinstance(exc, duckdb.InterruptException):  # Ctrl-C during the statement: the user's, not a file's
+                raise
+            raise BatchFailed(paths, exc) from None
+        self._sweep()
+
+    def _insert(self, parts: dict[str, dict[str, None]], sids: dict[str, list[str]],
+                rows: dict[str, list[dict[str, Any]]], per_file: dict[str, list[tuple[str, tuple | None]]]) -> None:
         # with DuckDB's memory limited (as a big file's parse is): the rows it wrote stay cached otherwise, and
         # the one transaction of a campaign's ingest would grow with every run
         with self.store.memory_limited():
@@ -565,7 +589,6 @@ class Batch:
                                            source_ids=[sid for sid, _ in full])
             for table in sorted(rows):
                 self.store.insert_rows(table, rows[table])
-        self._sweep()
 
     def _sweep(self) -> None:
         queued = {p for table in self.parts.values() for p in table}

@@ -69,6 +69,8 @@ class IngestReport:
     runs_seen: int = 0
     errors: list[str] = field(default_factory=list)
     aborted_on: str | None = None  # the file DuckDB aborted the transaction on (nothing of the ingest stored)
+    # the files of a workers' batch DuckDB aborted the transaction on (nothing stored): to be parsed alone
+    retry_alone: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -122,9 +124,16 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
     try:
         with parallel.private_temp():
             left_out: dict[str, str] = {}
+            alone: set[Path] = set()
             while True:
                 report = _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait,
-                                 keep_going=keep_going, jobs=jobs, began=began, left_out=left_out)
+                                 keep_going=keep_going, jobs=jobs, began=began, left_out=left_out, alone=alone)
+                if report.retry_alone:
+                    # DuckDB failed on a batch of the workers' files: each parsed by the writer, alone, in a new
+                    # attempt (the file that fails again is then named, and with --keep-going left out)
+                    alone |= {Path(p) for p in report.retry_alone}
+                    began.clear()
+                    continue
                 if not (keep_going and report.aborted_on) or report.aborted_on in left_out:
                     return _with_left_out(report, left_out)
                 # DuckDB aborted the transaction on a file: nothing can be kept of it, so with --keep-going the
@@ -231,7 +240,8 @@ def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str])
 
 def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wait,
             keep_going: bool = False, jobs: int | None = None, began: list | None = None,
-            left_out: dict[str, str] | None = None) -> IngestReport:
+            left_out: dict[str, str] | None = None, alone: set[Path] = frozenset()) -> IngestReport:
+    """One attempt at the ingest; ``alone``: files the writer parses itself, one at a time (never pooled)."""
     report = IngestReport(db=str(db_path))
     by_dir, roots, whole, host_dirs = _discover(paths, report, left_out or {})
     for run_dir in [d for d, dets in by_dir.items() if all(x.format.attachment for x in dets)]:
@@ -272,7 +282,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
     pool: parallel.Pool | None = None
     rendering_of = _renderings_of_sa_files(by_dir)  # checked on a sample by the writer, after their sa file
     batch: parallel.Batch | None = None  # the workers' rows, inserted a batch of files at a time
-    pooled, n_jobs = _pooled(work, runs, jobs, set(rendering_of))
+    pooled, n_jobs = _pooled(work, runs, jobs, set(rendering_of) | set(alone))
     try:
         with store.atomic() as tx:
             if began is not None:  # a Ctrl-C after COMMIT (while the store closes) must not say "nothing stored"
@@ -416,6 +426,11 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 report.runs_updated += state == "updated"
             _warn_coverage(store, [run.run_id for run in measured.values()], report)
         report.committed = tx.committed
+    except parallel.BatchFailed as exc:  # rolled back: the batch's files are tried again, each alone
+        if not exc.paths or {Path(p) for p in exc.paths} <= set(alone):  # (never: such files are not pooled)
+            raise
+        report.retry_alone = exc.paths
+        report.committed = False
     except (KeyboardInterrupt, RuntimeError) as exc:
         if not _is_interrupt(exc):
             raise
@@ -643,7 +658,7 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
                 "tool_version": tool_version, "rows_loaded": rows_loaded,
                 "ingested_at": datetime.now(timezone.utc), "host": host.hostname, "role": host.role}]}
     if batch is not None:
-        batch.add(sid, parts or {}, rows, per_file)
+        batch.add(sid, parts or {}, rows, per_file, path=str(path))
     else:
         for table, some in rows.items():
             if some:

@@ -157,7 +157,8 @@ def environment(store: Store, run_ids: list[str], rm: "machines.RunMachines | No
     with_roles = any(len(g["roles"]) > 1 for g in groups.values()) or len({r for g in groups.values()
                                                                            for r in g["roles"]}) > 1
     keys = list(MACHINE_FIELDS)
-    extra = sorted({k for g in groups.values() for k in g["machine"]} - set(keys))
+    # the virtualisation's layers are in its words (report/machines.py), not a column of their own
+    extra = sorted({k for g in groups.values() for k in g["machine"]} - set(keys) - {"virtualization_layers"})
     fields = [(k, words.both(f"env_field_{k}")) for k in MACHINE_FIELDS] + [(k, {"ja": k, "en": k}) for k in extra]
     present = [(k, lab) for k, lab in fields if any(k in g["machine"] for g in groups.values())]
     out["machine_fields"] = ([words.both("env_field_role")] if with_roles else []) + [lab for _, lab in present]

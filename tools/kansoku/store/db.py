@@ -815,6 +815,22 @@ def _used(sql: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 TEMPLATES_KEPT = 4  # schema templates of different versions kept under the temporary directory
+_MAKING: set[str] = set()  # the templates this process is writing (DuckDB shares its own open files)
+
+
+def _remove_stale_templates(folder: Path) -> None:
+    """Half-made templates (``.new-*``) of a process killed while it wrote one: removed when no process
+    holds DuckDB's lock on them (a template being made now is locked by its writer)."""
+    for new in folder.glob(".new-*.duckdb"):
+        if str(new) in _MAKING:
+            continue
+        try:
+            duckdb.connect(str(new), read_only=True).close()
+        except duckdb.Error as exc:
+            if _LOCK_RE.search(str(exc)):  # being written by a live process
+                continue
+        for leftover in (new, new.with_name(new.name + ".wal")):
+            leftover.unlink(missing_ok=True)
 
 
 def schema_template() -> Path | None:
@@ -826,6 +842,10 @@ def schema_template() -> Path | None:
     key = hashlib.sha256((schema_fingerprint() + duckdb.__version__).encode() + Path(__file__).read_bytes())
     folder = Path(tempfile.gettempdir()) / f"kansoku-schema-{os.getuid()}"
     path = folder / f"{key.hexdigest()[:16]}.duckdb"
+    try:
+        _remove_stale_templates(folder)
+    except OSError:  # (a folder not there yet, or not ours to clean)
+        pass
     if path.is_file():
         return path
     try:
@@ -833,6 +853,7 @@ def schema_template() -> Path | None:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".new-", suffix=".duckdb")
         os.close(fd)
         os.unlink(tmp)  # DuckDB creates the file itself
+        _MAKING.add(tmp)
         try:
             con = duckdb.connect(tmp)
             try:
@@ -843,6 +864,7 @@ def schema_template() -> Path | None:
                 con.close()
             os.replace(tmp, path)
         finally:
+            _MAKING.discard(tmp)
             for leftover in (Path(tmp), Path(tmp + ".wal")):
                 leftover.unlink(missing_ok=True)
         # other versions' templates: the few most recently made stay (two checkouts or a branch and main used

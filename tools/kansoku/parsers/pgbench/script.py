@@ -30,10 +30,10 @@ CREATE TABLE IF NOT EXISTS pgbench_script_files (
 
 # pgbench's meta-commands (PostgreSQL 9.x–17; \setrandom is 9.5 and older).
 META = re.compile(r"^\\(set|setrandom|setshell|shell|sleep|gset|aset|if|elif|else|endif|"
-                  r"startpipeline|endpipeline|syncpipeline)(\s|$)")
+                  r"startpipeline|endpipeline|syncpipeline)(\s|$)", re.ASCII)
 SQL = re.compile(r"^\s*(select|insert|update|delete|begin|end|commit|rollback|with|values|call|do|"
                  r"prepare|execute|vacuum|analyze|copy|lock|savepoint|release|set|show|truncate|"
-                 r"create|drop|alter)\b", re.IGNORECASE)
+                 r"create|drop|alter)\b", re.IGNORECASE | re.ASCII)
 MAX_BYTES = 256 * 1024
 
 

@@ -40,6 +40,7 @@ from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST_EPOCH_S, LATEST_EPOCH_S, LONGEST_US, MOST, Bound, TableBounds
+from kansoku.parsers.numbers import is_digits
 
 FAILURE_WORDS = ("skipped", "failed", "serialization", "deadlock")
 _TX_TIME = r"(?:\d+|" + "|".join(FAILURE_WORDS) + r")"
@@ -117,6 +118,13 @@ TX_FILES = "pgbench_transaction_files"
 TX_PLAIN = "pgbench_transaction_rows_plain"
 TX_FULL = "pgbench_transaction_rows_full"
 TABLES = [TX_FILES, TX_PLAIN, TX_FULL, "pgbench_aggregate"]
+# the transactions of the run that logged the most (what the memory of its latency percentiles follows)
+LARGEST_RUN_ROWS_SQL = f"""
+SELECT coalesce(max(n), 0) FROM (
+  SELECT s.run_id, count(*) AS n
+  FROM (SELECT file_no FROM {TX_PLAIN} UNION ALL SELECT file_no FROM {TX_FULL}) t
+  JOIN {TX_FILES} f USING (file_no) JOIN sources s USING (source_id)
+  GROUP BY s.run_id)"""
 
 # A store made before these tables held every transaction in one table, pgbench_transaction_rows (source_id,
 # thread, client_id, transaction_no, failure, latency_us, script_no, end_epoch_us, lag_us, retries): its rows
@@ -366,7 +374,7 @@ def shape_of(raw: bytes) -> Shape | None:
             if 6 + len(more) != fields:
                 continue
             agree += 1
-            if not g3.isdigit():
+            if not is_digits(g3):
                 words.add(g3)
             if fields >= 7:
                 v = int(more[0])
@@ -580,7 +588,7 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
 def _blank_lines(path: Path, crlf: bool) -> int:
     """Empty lines of the file, which the reader skips (they hold nothing to lose). Error path only."""
     end = b"\r\n" if crlf else b"\n"
-    pair = re.compile(b"(?=" + re.escape(end + end) + b")")  # (overlapping: three line ends, two empty lines)
+    pair = re.compile(b"(?=" + re.escape(end + end) + b")", re.ASCII)  # (overlapping: three line ends, two empty lines)
     n, prev = 0, end  # the file's start counts as a line end
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 20):

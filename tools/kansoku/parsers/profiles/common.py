@@ -18,8 +18,8 @@ from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
 
 UNKNOWN = "[unknown]"
-_OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$")
-_RAW_ADDRESS = re.compile(r"^(?:0x)?[0-9a-fA-F]{6,16}$")
+_OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$", re.ASCII)
+_RAW_ADDRESS = re.compile(r"^(?:0x)?[0-9a-fA-F]{6,16}$", re.ASCII)
 
 
 def frame_name(symbol: str, dso: str | None) -> str:
@@ -34,7 +34,8 @@ def frame_name(symbol: str, dso: str | None) -> str:
     return sym
 
 
-_MODULE_ONLY = re.compile(r"^\[[^\]]+\]$")  # stackcollapse names an unresolved frame by its object: [postgres]
+# stackcollapse names an unresolved frame by its object: [postgres]
+_MODULE_ONLY = re.compile(r"^\[[^\]]+\]$", re.ASCII)
 
 
 def is_unresolved(frame: str) -> bool:

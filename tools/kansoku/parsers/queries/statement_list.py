@@ -122,10 +122,10 @@ def meta_command(sql: str) -> tuple[int, str] | None:
     return None
 
 
-DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", re.ASCII)
 
 
-DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", re.ASCII)
 
 
 def sniff(head: FileHead) -> bool:

@@ -20,8 +20,8 @@ from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 from kansoku.parsers.sysstat import common as sm
 
-_ISO_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})([+-]\d{2}:?\d{2}|Z)?$")
-_DEVICE_HDR = re.compile(r"^Device:?$")
+_ISO_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})([+-]\d{2}:?\d{2}|Z)?$", re.ASCII)
+_DEVICE_HDR = re.compile(r"^Device:?$", re.ASCII)
 # avg-cpu keys of the JSON output -> text column names
 _CPU_JSON = {"user": "%user", "nice": "%nice", "system": "%system", "iowait": "%iowait", "steal": "%steal",
              "idle": "%idle"}

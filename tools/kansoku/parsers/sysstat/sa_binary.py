@@ -69,7 +69,7 @@ def _readable_rendering_beside(path: Path) -> Path | None:
 
 # a line sadf -d prints before the first section header: a LINUX-RESTART (or COM) record of a file that
 # begins with one (sa1 --boot, sysstat-collect after a reboot); anything else there is not sadf -d output
-_PREAMBLE_LINE = re.compile(rb"[^;\n]*;-?\d+;[^;\n]+;(LINUX-RESTART|COM )[^\n]*")
+_PREAMBLE_LINE = re.compile(rb"[^;\n]*;-?\d+;[^;\n]+;(LINUX-RESTART|COM )[^\n]*", re.ASCII)
 PREAMBLE_MAX = 1 << 20  # a few records at most; more is not a preamble
 
 
@@ -204,9 +204,9 @@ def _int_list(items: list[int]) -> str:
 # of docs/performance.md, and hand anything not as sadf prints it to the line split.
 SMALL_BATCH_BYTES = 1 << 20  # at most this much is read in Python (_load_small): the per-run ingest figure
 FAST_SQL = True  # larger batches: typed CSV reads (_load_batch_fast): the day-long sa file figure
-_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?\Z")
-_PLAIN_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:;-?\d+(?:\.\d+)?)*\Z")
-_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) UTC\Z")
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?\Z", re.ASCII)
+_PLAIN_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:;-?\d+(?:\.\d+)?)*\Z", re.ASCII)
+_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) UTC\Z", re.ASCII)
 
 
 def _utc(tok: str) -> datetime | None:
@@ -339,7 +339,7 @@ class _Loader:
                 f = line.split(";")
                 if len(f) >= 4 and f[3].startswith(("LINUX-RESTART", "COM ")):
                     continue  # restart and comment records: not data (the restarts are read by _restarts)
-                if len(f) < 4 or (len(f) < width + 1 if star else len(f) != width):
+                if len(f) < 4 or (len(f) < width if star else len(f) != width):
                     return False
                 tstok = f[2]
                 if tstok not in cache:
@@ -598,7 +598,9 @@ class _Loader:
                                   delim = '\x01', quote = '', escape = '', new_line = '\\n', filename = true) r
                     JOIN (VALUES {", ".join(layouts)}) m(k, fname, act, star, width, names, pos, inst_pos, all_cpu)
                       ON parse_filename(r.filename) = m.fname)"""
-        width_ok = "CASE WHEN star THEN len(f) >= width + 1 ELSE len(f) = width END"
+        # INTR;CPU*: the total, then one count per CPU; a file converted by sadf -c from sysstat 11 or older has
+        # the total alone
+        width_ok = "CASE WHEN star THEN len(f) >= width ELSE len(f) = width END"
         inst = ("CASE WHEN len(inst_pos) = 0 THEN NULL::VARCHAR "
                 "WHEN all_cpu AND f[inst_pos[1]] IN ('-1', 'all') THEN 'all' "
                 "ELSE array_to_string(list_transform(inst_pos, lambda i: f[i]), '/') END")
@@ -616,7 +618,7 @@ class _Loader:
             act, star, width, text = sec["act"], sec["star"], sec["width"], sec["text"]
             what = f"in the {act} section of 'sadf -d' output"
             if bad_w:
-                raise ParseError(path, None, f"{'at least ' if star else ''}{width + (1 if star else 0)} "
+                raise ParseError(path, None, f"{'at least ' if star else ''}{width} "
                                  f"';'-separated fields per row {what} (header {text[:60]}...)",
                                  (bad_w_line or "")[:80])
             if bad_ts:
@@ -663,7 +665,7 @@ class _Loader:
             except ValueError:
                 raise ParseError(self.path, None, "a timestamp 'YYYY-MM-DD HH:MM:SS UTC' on a LINUX-RESTART row",
                                  tok[:40]) from None
-            m = re.search(r"\((\d+) CPU\)", what)
+            m = re.search(r"\((\d+) CPU\)", what, flags=re.ASCII)
             if tok in self.restarts_seen:
                 continue
             self.restarts_seen.add(tok)
@@ -698,9 +700,9 @@ _DH_ACTS = {"A_PCSW", "A_SWAP", "A_PAGE", "A_IO", "A_MEMORY", "A_HUGE", "A_KTABL
             "A_NET_UDP6", "A_PSI_CPU", "A_PSI_IO", "A_PSI_MEM"}
 _D_ACTS = {"A_CPU", "A_IRQ", "A_SERIAL", "A_DISK", "A_NET_DEV", "A_NET_EDEV", "A_NET_SOFT", "A_NET_FC", "A_FS",
            "A_PWR_CPU", "A_PWR_FAN", "A_PWR_TEMP", "A_PWR_IN", "A_PWR_FREQ", "A_PWR_USB", "A_PWR_BAT"}
-_SPLIT_VERSION = re.compile(r"sysstat version 12\.6\.\d+\Z")
-_H_ACTIVITY = re.compile(r"\d+: \[[0-9a-f]+\] (A_\w+)", re.M)
-_H_COUNT = re.compile(r"^Number of activities in file: (\d+)$", re.M)
+_SPLIT_VERSION = re.compile(r"sysstat version 12\.6\.\d+\Z", re.ASCII)
+_H_ACTIVITY = re.compile(r"\d+: \[[0-9a-f]+\] (A_\w+)", re.M | re.ASCII)
+_H_COUNT = re.compile(r"^Number of activities in file: (\d+)$", re.M | re.ASCII)
 # the order of sadf -d -- -A's sections (for the order of the duplicated-sample warnings when split)
 _A_ORDER = ["cpu", "task", "intr", "swapping", "paging", "io", "memory", "swap", "hugepages", "kernel", "queue",
             "serial", "disk", "net-dev", "net-edev", "net-nfs", "net-nfsd", "net-sock", "net-ip", "net-eip",
