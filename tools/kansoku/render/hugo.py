@@ -314,19 +314,20 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
     for c in rep.compares:
         d["compares"][c.id]["view"] = {lang: views.encode(views.compare_view(rep, c, lang)) for lang in LANGS}
     d["chapter_layout"] = list(views.CHAPTER_LAYOUT)
-    for ch in d["chapters"]:
-        for f in ch["figures"].values():
-            f["figure"] = figures[f["id"]]
+    for ch, chapter in zip(d["chapters"], rep.chapters):
+        # the blocks a chapter's page places around its prose (CHAPTER_LAYOUT), per language; None: not placed
+        ch["views"] = {name: {lang: views.encode(make(chapter, lang)) for lang in LANGS}
+                       for name, make in views.CHAPTER_VIEWS.items()}
+        for fig in chapter.figures.values():
+            f = ch["figures"][fig.id]
+            f["figure"] = figures[fig.id]
             check_trace_types(rep.id, f)
             f["figure"] = escape_plotly(f["figure"])
-            f["csv"] = {lang: f"/csv/{rep.id}/figure-{f['id']}.{lang}.csv" for lang in LANGS}
-    for fig in rep.figures():  # a kind with downloads of its own offers them instead of its points
-        make = charts.DOWNLOADS.get(fig.chart_data.kind)
-        if make:
-            f = next(x for ch in d["chapters"] for x in ch["figures"].values() if x["id"] == fig.id)
-            f.pop("csv", None)
-            f["downloads"] = {lang: [{"href": f"/csv/{rep.id}/figure-{fig.id}{suffix}", "label": label}
-                                     for suffix, label, _ in make(fig.chart_data, lang)] for lang in LANGS}
+            make = charts.DOWNLOADS.get(fig.chart_data.kind)  # a kind with files of its own offers them
+            f["view"] = {lang: views.encode(views.figure_view(
+                rep, fig, lang, len(figures[fig.id][lang].get("data") or []),
+                [(f"/csv/{rep.id}/figure-{fig.id}{suffix}", label) for suffix, label, _ in make(fig.chart_data, lang)]
+                if make else None)) for lang in LANGS}
     d.update(sources_layout(d["runs"]))
     return d
 
