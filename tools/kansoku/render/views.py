@@ -2,7 +2,7 @@
 
 A view holds every text a reader sees in a block (a table's caption, headers, cells with their marks in
 order, the lines under a cell, the legend in order, the notes) and the classes the site styles them by.
-``render.hugo`` writes the views into the page data (``encode``: one encoder for every view, no short keys)
+``render.hugo`` writes the views into the page data (``model.encode``: one encoder for every record, no short keys)
 and ``layouts/shortcodes/`` places them; the typst templates (``render/blocks.py``) place the same views.
 Neither template decides what a cell says, which marks it carries, or which lines the legend holds.
 ``tests/test_block_contract.py`` holds the two outputs to the same texts.
@@ -10,7 +10,6 @@ Neither template decides what a cell says, which marks it carries, or which line
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,11 +24,6 @@ CHAPTER_LAYOUT = ("machines", "prose", "missing_figures")
 
 MINUS_SIGN = "▲"  # a minus in Japanese printing (and in transcribed cells): explained wherever a cell uses it
 SIDE = re.compile(r"(\S+) (\[[^\]]*\]) (n = \d+)")  # a compared side as printed: median [min–max] n = 5
-
-
-def encode(view: Any) -> dict[str, Any] | None:
-    """A view as the page data Hugo reads (the field names are the keys); no view: None."""
-    return None if view is None else dataclasses.asdict(view)
 
 
 @dataclass
