@@ -254,8 +254,8 @@ def test_a_changed_condition_file_renders_its_pages_again(env):
     mine = sorted(a for a, d in pages.items() if d["cond"] == files[0].stem)
     assert mine and len(mine) < len(pages)
     d = json.loads(files[0].read_text(encoding="utf-8"))
-    assert d["labels"]["en"]["tps"] == "TPS" and [r["a"] for r in d["runs"]] == sorted(
-        mine, key=lambda a: [r["a"] for r in d["runs"]].index(a))
+    assert d["labels"]["en"]["tps"] == "TPS" and [r["anchor"] for r in d["runs"]] == sorted(
+        mine, key=lambda a: [r["anchor"] for r in d["runs"]].index(a))
     d["labels"]["en"]["tps"] = "TPS, shared"
     files[0].write_text(json.dumps(d, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     again = build(env)  # (the file is kept as it is: its pages' keys did not change)
@@ -279,9 +279,9 @@ def test_an_item_that_starts_using_one_run_of_a_condition_shows_on_that_runs_pag
     runs_dir = gen / "assets" / "runs" / "inc"
     cond = next(json.loads(f.read_text(encoding="utf-8")) for f in sorted((runs_dir / "conditions").glob("*.json"))
                 if len(json.loads(f.read_text(encoding="utf-8"))["runs"]) >= 2)
-    least = min(r["a"] for r in cond["runs"])
-    other = next(r for r in cond["runs"] if r["a"] != least)
-    factors = json.loads((runs_dir / f"{other['a']}.json").read_text(encoding="utf-8"))["factor_list"]
+    least = min(r["anchor"] for r in cond["runs"])
+    other = next(r for r in cond["runs"] if r["anchor"] != least)
+    factors = json.loads((runs_dir / f"{other['anchor']}.json").read_text(encoding="utf-8"))["factor_list"]
     where = {f["name"]["en"]: f["value"]["en"] for f in factors}
     assert "Repetition" in where, where
     spec = specs / "inc.toml"
@@ -294,7 +294,7 @@ where = {{ rep = "{where['Repetition']}" }}
 rows = "clients"
 """, encoding="utf-8")
     build(env)
-    for anchor, uses in ((other["a"], True), (least, False)):
+    for anchor, uses in ((other["anchor"], True), (least, False)):
         html = (public / "en" / "reports" / "inc" / "runs" / anchor / "index.html").read_text(encoding="utf-8")
         assert ("One repetition" in html) == uses, anchor
 

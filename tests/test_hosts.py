@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ro_con, run_tool
+from kansoku.model import encode
 from site_helpers import one_table_spec
 from sys_helpers import needs_sar
 from sys_helpers import real_sar_u as sar_u
@@ -388,7 +389,7 @@ def test_a_table_mixing_machines_is_a_build_error_unless_declared(two_runs, tmp_
     assert block["summary"]["en"].startswith("The runs of this chapter ran on 3 different machines")
     assert "3 台の異なるマシン" in block["summary"]["ja"]
     # the appendix names every machine, with the roles it played
-    env = rep.environment.to_json()
+    env = encode(rep.environment)
     assert sorted(m["name"]["en"] for m in env["machines"]) == ["Machine A", "Machine B", "Machine C"]
     assert env["machine_fields"][0]["en"] == "Role"
 
@@ -443,7 +444,7 @@ def test_the_appendix_shows_the_servers_settings_from_its_host_toml(two_host_run
                   'non_default = ["shared_buffers", "wal_level"]\n')
     run_tool("ingest", "--db", db, camp, check=True)
     rep = computed(db, tmp_path)
-    env = rep.environment.to_json()
+    env = encode(rep.environment)
     settings = {s["name"]: [v["value"] for v in s["values"]] for s in env["settings"]}
     assert settings == {"shared_buffers": ["128MB"], "wal_level": ["replica"]}
     assert {v["tool"] for v in env["versions"]} >= {"postgres"}

@@ -17,6 +17,7 @@ import pytest
 
 from conftest import SHARED
 from kansoku.analysis.table_kinds import compute_table
+from kansoku.model import encode
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
@@ -358,7 +359,7 @@ def test_environment_appendix_shows_the_transcribed_environment(store, spec):
     assert ids, spec
     runs = [r for (r,) in store.query("SELECT run_id FROM run_factors WHERE factor = 'published_table' "
                                       "AND value IN (SELECT unnest(?::VARCHAR[]))", [ids])]
-    env = environment(store, runs).to_json()
+    env = encode(environment(store, runs))
     assert env["runs"] == 0 and env["transcribed"], spec
     for e in env["transcribed"]:
         for lang in ("ja", "en"):

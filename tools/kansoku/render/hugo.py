@@ -45,7 +45,7 @@ from typing import Any
 from kansoku import external, resources, site_links, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
-from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends
+from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends, encode
 from kansoku.render import charts, page_reuse, views
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts._draw import COLORS
@@ -310,23 +310,24 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
     # what each table and comparison shows, per language (render/views.py: the shortcodes only place it)
     for ch, chapter in zip(d["chapters"], rep.chapters):
         for t in chapter.tables.values():
-            ch["tables"][t.id]["view"] = {lang: views.encode(views.table_view(rep, t, lang)) for lang in LANGS}
+            ch["tables"][t.id]["view"] = {lang: encode(views.table_view(rep, t, lang)) for lang in LANGS}
     for c in rep.compares:
-        d["compares"][c.id]["view"] = {lang: views.encode(views.compare_view(rep, c, lang)) for lang in LANGS}
+        d["compares"][c.id]["view"] = {lang: encode(views.compare_view(rep, c, lang)) for lang in LANGS}
     d["chapter_layout"] = list(views.CHAPTER_LAYOUT)
-    for ch in d["chapters"]:
-        for f in ch["figures"].values():
-            f["figure"] = figures[f["id"]]
+    for ch, chapter in zip(d["chapters"], rep.chapters):
+        # the blocks a chapter's page places around its prose (CHAPTER_LAYOUT), per language; None: not placed
+        ch["views"] = {name: {lang: encode(make(chapter, lang)) for lang in LANGS}
+                       for name, make in views.CHAPTER_VIEWS.items()}
+        for fig in chapter.figures.values():
+            f = ch["figures"][fig.id]
+            f["figure"] = figures[fig.id]
             check_trace_types(rep.id, f)
             f["figure"] = escape_plotly(f["figure"])
-            f["csv"] = {lang: f"/csv/{rep.id}/figure-{f['id']}.{lang}.csv" for lang in LANGS}
-    for fig in rep.figures():  # a kind with downloads of its own offers them instead of its points
-        make = charts.DOWNLOADS.get(fig.chart_data.kind)
-        if make:
-            f = next(x for ch in d["chapters"] for x in ch["figures"].values() if x["id"] == fig.id)
-            f.pop("csv", None)
-            f["downloads"] = {lang: [{"href": f"/csv/{rep.id}/figure-{fig.id}{suffix}", "label": label}
-                                     for suffix, label, _ in make(fig.chart_data, lang)] for lang in LANGS}
+            make = charts.DOWNLOADS.get(fig.chart_data.kind)  # a kind with files of its own offers them
+            f["view"] = {lang: encode(views.figure_view(
+                rep, fig, lang, len(figures[fig.id][lang].get("data") or []),
+                [(f"/csv/{rep.id}/figure-{fig.id}{suffix}", label) for suffix, label, _ in make(fig.chart_data, lang)]
+                if make else None)) for lang in LANGS}
     d.update(sources_layout(d["runs"]))
     return d
 

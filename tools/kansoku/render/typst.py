@@ -43,7 +43,7 @@ from kansoku.render import charts
 from kansoku.render.blocks import BLOCKS
 from kansoku.render.charts import escape_plotly
 from kansoku.render.typst_markup import pick, raw_block, raw_inline, render, typst_str, ui
-from kansoku.render.views import CHAPTER_LAYOUT
+from kansoku.render.views import CHAPTER_LAYOUT, CHAPTER_VIEWS
 
 LANGS = words.LANGS
 
@@ -342,10 +342,8 @@ class Document:
         for part in CHAPTER_LAYOUT if chapter else ("prose",):  # the order the site places them in too
             if part == "prose":
                 out.append(self.page_prose(p))
-            elif part == "machines" and (chapter.get("machines") or {}).get("machines"):
-                out.append(raw_block(BLOCKS["machines"].render(self, None, chapter)))
-            elif part == "missing_figures" and chapter.get("missing_figures"):
-                out.append(raw_block(BLOCKS["missing_figures"].render(self, None, chapter)))
+            elif CHAPTER_VIEWS[part](self.rep.chapter(chapter["id"]), self.lang) is not None:
+                out.append(raw_block(BLOCKS[part].render(self, None, chapter)))
         return "".join(out)
 
     def page_prose(self, p: Page) -> str:

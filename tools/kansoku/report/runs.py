@@ -47,6 +47,7 @@ from kansoku.model import (
     RunSeries,
     RunUse,
     Table,
+    encode,
 )
 from kansoku.report.cache import ItemCache
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
@@ -302,7 +303,7 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
             cond = cond_keys.get(id(page.condition[0]) if page.condition else 0)
             if cond is None:
                 cond = cache.condition_key(store, [r.id for r in page.condition],
-                                           _inputs_json([r.to_json() for r in page.condition]))
+                                           _inputs_json(encode(page.condition)))
                 cond_keys[id(page.condition[0]) if page.condition else 0] = cond
             key = cache.run_page_key(store, report, rid, cond, _page_inputs(page))
             has_series = cache.page_kept(key) if key and handles else None
@@ -381,7 +382,7 @@ def _page_inputs(page: RunPage) -> str:
     the tables and figures that use it. The text is ``json.dumps`` of the three keys with ``sort_keys``, made of
     its parts (the encoder writes a value inside an object as it writes it alone)."""
     return (f'{{"factors": {_inputs_json(page.factors)}, "info": {_inputs_json(page.info.to_json())}, '
-            f'"uses": {_inputs_json([u.to_json() for u in page.uses])}}}')
+            f'"uses": {_inputs_json(encode(page.uses))}}}')
 
 
 def _inputs_json(value: Any) -> str:
