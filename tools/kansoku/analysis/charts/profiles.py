@@ -1,4 +1,4 @@
-"""Profile charts' data (issue 26; docs/charts.md): a flame graph per condition and the differential view of two
+"""Profile charts' data (docs/charts.md): a flame graph per condition and the differential view of two
 conditions. Drawn by render/charts/profiles.py.
 
 Data: ``profile_stacks`` / ``profile_functions`` (parsers/profiles). A condition (a value of ``series``) is all its
