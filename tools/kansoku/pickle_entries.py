@@ -17,8 +17,8 @@ from typing import Any
 class PickleEntries:
     """Entries kept in ``directory`` (None: nothing kept); ``used`` names the entries this build read or wrote.
     ``write_behind``: entries saved from then on are written by a thread of their own (pickled by the caller,
-    read back from memory until written), so that a file system's latency of creating files (~0.5-1.5 ms a
-    file here, 20,000 entries in a first build of 10,000 runs' pages) is not the caller's; ``flush`` waits for
+    read back from memory until written), so that a file system's latency of creating files (two entries a
+    run page in a first build) is not the caller's; ``flush`` waits for
     them and raises the first error."""
 
     directory: Path | None
@@ -29,7 +29,7 @@ class PickleEntries:
     _errors: list[BaseException] = field(default_factory=list, repr=False)
     _names: set[str] | None = field(default=None, repr=False)  # the directory's entries (``_listed``)
 
-    WRITE_BEHIND = 256  # entries saved and not yet written, at most (their bytes are held: ~20 KB a run page)
+    WRITE_BEHIND = 256  # entries saved and not yet written, at most (their bytes are held in memory until written)
 
     def _listed(self, name: str) -> bool:
         """Whether the directory held the entry ``name`` when first looked at (its listing read once), or this

@@ -202,8 +202,8 @@ def out_of_memory(limit: str, exc: Exception) -> str:
 
 
 def release_memory() -> None:
-    """Give the memory the computation freed back to the system (glibc keeps freed blocks for reuse: the
-    build held ~400 MB while Hugo ran at 10,000 runs)."""
+    """Give the memory the computation freed back to the system (glibc keeps freed blocks for reuse, which
+    the build would otherwise hold while Hugo runs; docs/build-performance.md)."""
     import gc
 
     gc.collect()
@@ -246,7 +246,7 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
                                f"(reports: {', '.join(rep.id for rep in computed)})")
         for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
             rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
-        # the run pages are computed, written and dropped a batch at a time (bounded memory, issue 29), the
+        # the run pages are computed, written and dropped a batch at a time (bounded memory), the
         # next batch made in a thread while the renderer writes one (Ahead)
         say(f"computing the run pages and writing the page data into {generated}")
         ahead = Ahead(site_run_pages(store, specs, computed, cache), store)

@@ -57,9 +57,8 @@ PER_RUN_TABLES = {
 
 # Views over PER_RUN_TABLES that a run's page reads many times (most of run_metrics' branches, run_events and
 # the series read the steady state, the CPU and disk samples of the run's window): ``Store.runs_only(views=...)``
-# computes each once over the runs' rows, in this order (a view after those it reads). For one new run of the
-# example, its metrics and events went from 0.87 to 0.41 s of CPU: planning the views again for each of ~60
-# statements was most of it, not their rows.
+# computes each once over the runs' rows, in this order (a view after those it reads). Planning the views
+# again for each of a run page's statements, not their rows, was most of the cost (docs/build-performance.md).
 RUN_VIEWS = ("pgbench_tps_per_second", "pgbench_tps_samples", "pgbench_steady_state", "pgbench_stalls",
              "sys_series_chosen", "sys_metrics_auth", "cpu", "disk", "memory", "cpu_in_run", "disk_in_run",
              "memory_in_run", "cpu_in_run_mean", "disk_in_run_mean", "run_time_axis", "pgbench_aggregate_intervals")
@@ -514,7 +513,7 @@ class Store:
         """Store measured runs: for each, its row of ``runs`` (without ingested_at), its factors
         (name -> (value, origin)), its hosts (``run_hosts`` rows, replacing the run's stored ones) and the
         machines they ran on (``machines`` rows, each kept once). A few statements for all the runs of an
-        ingest (a dozen per run cost 1,000 runs ~10 s). Returns each run's state: 'new', 'updated' or
+        ingest, not a dozen per run. Returns each run's state: 'new', 'updated' or
         'unchanged' (its row and factors as stored)."""
         ids = [row["run_id"] for row, *_ in runs]
         if len(set(ids)) < len(ids):  # one id twice (--keep-going past the error that says so): in turn
@@ -626,8 +625,8 @@ def _reflink(path: Path, dest_fd: int) -> bool:
         return False
 
 
-# Chunks small enough to stay in the CPU's L2 cache while they are hashed, counted and written: with 1 MB
-# chunks each of the three passes read memory again (a 347 MB log: 1.62 -> 1.30 s of CPU for all three).
+# Chunks small enough to stay in the CPU's L2 cache while they are hashed, counted and written: larger chunks
+# make each of the three passes read memory again (docs/ingest-performance.md).
 _CHUNK = 1 << 18
 
 
@@ -820,7 +819,7 @@ TEMPLATES_KEPT = 4  # schema templates of different versions kept under the temp
 def schema_template() -> Path | None:
     """An empty database with the current schema and views, made once per schema version (and kansoku and
     DuckDB version) and copied for every new store and every worker's scratch database: creating the
-    tables and the 60-odd views costs ~0.4 s of CPU, copying the half-megabyte file a few milliseconds.
+    tables and the 60-odd views costs far more than copying the small file.
     Kept under the temporary directory, one file per version (the last few made; older ones are removed); None when it
     cannot be written (the caller then creates the schema itself)."""
     key = hashlib.sha256((schema_fingerprint() + duckdb.__version__).encode() + Path(__file__).read_bytes())
