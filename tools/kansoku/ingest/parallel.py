@@ -271,15 +271,14 @@ def _start_worker(scratch_dir: str) -> None:
 def parse_chunk(tasks: list[FileTask]) -> list[FileOutcome]:
     """Hash, and unless unchanged parse, each file of a chunk into the worker's scratch database; then the
     chunk's rows leave as one Parquet file per table (``FileOutcome.parts``: the same files for every file of
-    the chunk, each row naming its ``source_id``). A statement per table and file (a COPY costs 1.5–10 ms)
-    was a fifth of a worker's time on a real run's small files.
+    the chunk, each row naming its ``source_id``). A statement per table and file would cost a
+    worker more than parsing a real run's small files (docs/ingest-performance.md).
 
     The chunk's files are parsed in one transaction that is never committed: once their rows are exported,
-    it is rolled back (a COMMIT of an in-memory database still moves the transaction's rows into the tables:
-    ~8 ms for a run's sa file, 8,300 rows, and ~1–3 ms for each other file, then a DELETE per table to empty
-    them; a ROLLBACK ~0.4 ms). When a file of the chunk does not parse (an error, an unusable file), the
+    it is rolled back (a COMMIT of an in-memory database still moves the transaction's rows into the tables,
+    which a DELETE per table would then empty; a ROLLBACK is far cheaper). When a file of the chunk does not parse (an error, an unusable file), the
     transaction holds some of its rows: it is rolled back and the chunk parsed again a file at a time, each in
-    its own transaction, committed when it parsed (as every chunk was before); the outcomes are the same."""
+    its own transaction, committed when it parsed; the outcomes are the same."""
     if "start_error" in _WORKER:
         raise WorkerStartError(_WORKER["start_error"])
     store: Store = _WORKER["store"]
@@ -481,8 +480,8 @@ def chunks(tasks: list[FileTask], jobs: int) -> list[list[FileTask]]:
 class Batch:
     """The writer's inserts of parsed files, a batch of files at a time: one ``INSERT ... read_parquet([...])``
     per table for the Parquet parts of every file of the batch, and one insert each for their ``sources`` and
-    ``ingest_warnings`` rows. A statement per table and file cost the writer ~25 ms each (8,000 of them for
-    1,000 synthetic runs): the writer, not the workers, set the pace of a parallel ingest.
+    ``ingest_warnings`` rows. A statement per table and file would make the writer, not the workers, set the
+    pace of a parallel ingest (docs/ingest-performance.md).
 
     A part holds the rows of every file of a worker's chunk (``parse_chunk``), and a batch may end inside a
     chunk: a flush stores only the rows of the files added to it (by ``source_id``), and a part is removed once

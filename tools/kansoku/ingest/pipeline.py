@@ -265,7 +265,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
                         f"file so that every path names a run the same way")
             _check_against_stored(store, measured, by_dir, whole, report)
-            # what is stored of every rendering, read once (a statement per run's check cost ~2 ms): a
+            # what is stored of every rendering, read once (not a statement per run's check): a
             # rendering's row of sources changes only at its own check
             stored_renderings = _stored_renderings(store, [(runs[r_dir], d.path) for r_dir, d in work
                                                            if d.path in rendering_of and runs[r_dir] is not None])
@@ -298,8 +298,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
 
             def _check(todo: list[tuple[Path, Detection]]) -> bool:
                 # what is stored of these renderings (read for every rendering as the ingest began); their
-                # sources rows inserted in one statement (a statement each cost the writer ~4 and ~6 ms a
-                # rendering, three renderings a run)
+                # sources rows inserted in one statement (not two statements a rendering, three renderings
+                # a run)
                 fallback.begin(stored_renderings, [(runs[r_dir], d, rendering_of[d.path]) for r_dir, d in todo])
                 try:
                     for r_dir, d in todo:

@@ -316,7 +316,7 @@ def _reference_rows(store, ref_sid: str, times: list[float], cache: dict, part: 
                     also: set[float] = frozenset()) -> dict:
     """The reference's stored values at these record times (epoch seconds), fetched once per file and time
     (the three renderings of one sa file share most of their sampled records); when some must be fetched,
-    those of ``also`` not fetched yet are fetched with them (one statement, ~6 ms, for a run's renderings)."""
+    those of ``also`` not fetched yet are fetched with them (one statement for a run's renderings)."""
     ref = cache.setdefault(ref_sid, {"rows": {}, "times": set()})
     missing = [t for t in times if t not in ref["times"]]
     if missing:
