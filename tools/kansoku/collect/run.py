@@ -373,7 +373,7 @@ def machine_from(read: Any, *, hostname: str, kernel: str, cpu_count: int | None
 
 
 @functools.lru_cache(maxsize=1)
-def _virtualization() -> str | None:  # does not change during a campaign; the probe takes 0.2 s
+def _virtualization() -> str | None:  # does not change during a campaign; the probe is a process start
     return _first_line(["systemd-detect-virt"])
 
 

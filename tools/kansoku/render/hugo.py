@@ -58,7 +58,7 @@ CONTENT = Path("content")
 CONFIG = Path("config.toml")
 LANGS = words.LANGS
 
-# plotly.js served by the site: the "basic" partial bundle (scatter, bar, pie; 1.2 MB, MIT) from the npm
+# plotly.js served by the site: the "basic" partial bundle (scatter, bar, pie; MIT) from the npm
 # package plotly.js-basic-dist-min, the same plotly.js version as the plotly Python package that builds
 # the figures. Committed under static/ so that the site builds and works offline with no setup step.
 PLOTLY_JS_VERSION = "4.1.1"
@@ -334,9 +334,9 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
 def sources_layout(runs: dict[str, dict]) -> dict:
     """Which runs each part of the data-sources page shows (``sources_parts``: run ids, in run id order,
     SOURCES_PER_PAGE a part) and, with more than one part, the part of each run's anchor beyond the first
-    (``sources_part_of``: part 1 sends a link to a run on another part there). Computed here once: the
-    template made the map with one merge a run (quadratic: 35 s for one page at 10,000 runs) and scanned
-    every run on every part."""
+    (``sources_part_of``: part 1 sends a link to a run on another part there). Computed here once: a
+    template would make the map with one merge a run (quadratic in the runs) and scan every run on every
+    part."""
     ids = sorted(runs)
     parts = [ids[i:i + SOURCES_PER_PAGE] for i in range(0, len(ids), SOURCES_PER_PAGE)]
     out: dict = {"sources_parts": parts}
@@ -368,8 +368,8 @@ def sources_assets(rep_id: str, d: dict, files: dict[str, str]) -> None:
     """Move the runs' records that only the data-sources page lists (their files, factors with labels, start,
     host, run.toml) out of a report's JSON ``d`` into one asset per part of that page
     (``assets/sources/<report>/<k>.json``: the part's runs in run id order, each with its ``id``), read by
-    that part alone: at 10,000 runs they were 16 of the JSON's 21 MB, held in Hugo's data for every page it
-    renders. The JSON keeps each run's anchor and factors (a comparison's links name a run's repetition) and
+    that part alone: they are most of a large campaign's JSON, which Hugo would otherwise hold for every
+    page it renders. The JSON keeps each run's anchor and factors (a comparison's links name a run's repetition) and
     the number of parts (``sources_part_count``)."""
     runs = d["runs"]
     parts = d.pop("sources_parts")
