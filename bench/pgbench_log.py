@@ -21,14 +21,14 @@ on the machine hits all three alike:
   the file, checks, Python), not DuckDB's;
 * pandas: ``pandas.read_csv(log, sep=' ', header=None)`` into a DataFrame;
 * sha256 (``sha256``): Python's hashlib over the file, nothing else: what the ingest's provenance (every
-  file kept and named by its sha256) costs by itself. On a CPU without SHA extensions it is about a fifth
-  of DuckDB's read, which puts the floor of the ingest near 1.2x read_csv before anything else is done;
+  file kept and named by its sha256) costs by itself. On a CPU without SHA extensions it is a sizeable share
+  of DuckDB's read, which raises the floor of the ingest above read_csv before anything else is done;
   the bench prints the ratio of the ingest to the read and the hash added together too.
 
 Each measurement runs in its own process (wall timed around the work only, not
 interpreter start-up; CPU is the whole process's user+sys) so that the peak RSS of each can be reported.
 Prints the median times, the load average, and the ratios kansoku/DuckDB (targets: <= 1.5 wall, and
-issue 29's <= 1.2 CPU), kansoku/DuckDB's stored layout and kansoku/pandas,
+<= 1.2 CPU), kansoku/DuckDB's stored layout and kansoku/pandas,
 and kansoku's peak memory for the full log and for a tenth of it (flat memory:
 the two should be close).
 """

@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         ratio = med["kansoku"] / med["sadf"]
         cpu_ratio = cpu["kansoku"] / cpu["sadf"]
         # the target is on CPU (user+sys, sadf included): on a shared machine wall time says more about the
-        # neighbours than about the ingest (issue 29)
+        # neighbours than about the ingest
         ok_time, ok_rss = cpu_ratio <= TIME_TARGET, rss["kansoku"] < RSS_TARGET_MB
         print()
         print(f"sadf -d -A alone : {med['sadf']:8.2f} s wall (median), {cpu['sadf']:.2f} s CPU, {rss['sadf']:.0f} MB peak")
