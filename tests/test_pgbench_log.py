@@ -411,8 +411,8 @@ def _layout_runs(root: Path) -> Path:
 
 
 def _both_ways(db: Path, want: list[tuple]) -> None:
-    """pgbench_transactions holds exactly ``want``: the same rows as a multiset (each row as often; inserting
-    ``want`` into DuckDB for an EXCEPT ALL took ~6 s by executemany)."""
+    """pgbench_transactions holds exactly ``want``: the same rows as a multiset (each row as often), compared in
+    Python: inserting ``want`` into DuckDB for an EXCEPT ALL by executemany is far slower."""
     got = collections.Counter(q(db, "SELECT * FROM pgbench_transactions"))
     assert got == collections.Counter(want), (got - collections.Counter(want), collections.Counter(want) - got)
 
