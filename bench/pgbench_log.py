@@ -12,7 +12,7 @@ on the machine hits all three alike:
   sniffing, sha256 of the file, DuckDB read_csv into pgbench_transactions with
   the status/latency/time columns, commit), into a fresh database;
 * DuckDB: ``CREATE TABLE t AS SELECT * FROM read_csv(log, delim=' ', header=false)``
-  into a fresh database file (the floor: DuckDB's own reader, nothing else; the issue's reference);
+  into a fresh database file (the floor: DuckDB's own reader, nothing else; the reference);
 * DuckDB, the stored layout (``duckdb_table``): what the ingest must at least have DuckDB do, in DuckDB
   alone: in one transaction, an INSERT of the typed read (the reader options kansoku uses) into a table of
   pgbench_transaction_rows_plain's six columns (the file's number, the completion time in µs computed from
