@@ -110,8 +110,8 @@ def site_run_pages(store: Store, reports: list[Report], computed: list[ComputedR
 class Ahead:
     """The batches of ``batches`` made one ahead, in a thread, while the consumer (the renderer, writing a
     batch's files) works on the one before: the run pages' DuckDB statements and file writes run without
-    Python's lock, so the two overlap on a second core (a first build at 10,000 runs left one idle while its
-    run pages were made and written). At most two batches are alive at once: the one the consumer holds and
+    Python's lock, so the two overlap on a second core (otherwise one idles while the run pages are made and
+    written). At most two batches are alive at once: the one the consumer holds and
     the one being made (the memory of one more batch). Everything the thread makes reads the store, so
     whatever else reads it while the thread lives takes ``lock`` (a KeptRunPage read back by the renderer:
     :meth:`guard`); DuckDB refuses a connection used by two threads at once. ``close`` (always, before the

@@ -515,9 +515,9 @@ def write_files(base: Path, files: dict[str, str], listed: dict[str, set[str] | 
     """Write each of ``files`` (path relative to ``base`` -> text) whose bytes differ from the file's.
     ``listed``: the names in each directory (None: none there), read once per directory and kept by the caller
     across calls (render.hugo write_generated's batches of run pages): a file not listed is written without
-    looking for it first, and a directory is made once (a first build at 10,000 runs writes ~40,000 files, each
-    of which cost a failed stat and a mkdir of its directory, every such call also a wait for Python's lock
-    taken back from the thread making the next batch)."""
+    looking for it first, and a directory is made once (a first build of a large campaign writes tens of thousands of
+    files; a failed stat and a mkdir for each would also each wait for Python's lock, taken back from the thread
+    making the next batch)."""
     written = unchanged = 0
     base_s = os.fspath(base)
     for rel, txt in files.items():
