@@ -33,9 +33,9 @@ class PickleEntries:
 
     def _listed(self, name: str) -> bool:
         """Whether the directory held the entry ``name`` when first looked at (its listing read once), or this
-        build saved it. A first build of 10,000 runs asked for ~30,000 entries that were not there, a failed
-        open or stat each, by the thread making the run pages: each let go of Python's lock and waited to
-        take it back from the renderer's thread."""
+        build saved it. A first build asks for many entries that are not there; a failed open or stat for each,
+        by the thread making the run pages, would let go of Python's lock and wait to take it back from the
+        renderer's thread."""
         if self._names is None:
             try:
                 self._names = set(os.listdir(self.directory))

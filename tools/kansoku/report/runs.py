@@ -154,7 +154,8 @@ t AS (
 # each run's seconds (the rows of j, or of the table made of them) as one row: its numbers as lists, and its
 # CSV text whole (RunSeries.csv: the header, then a line a second of the columns the run has, any value
 # present, each with its fixed decimals, an empty field for a second without a sample). The text is made here,
-# not in Python: a run's ten text columns were ~6,000 strings fetched, kept in the cache and joined again.
+# not in Python: a run's ten text columns would be thousands of strings fetched, kept in the cache and joined
+# again.
 _SERIES_HAS = {col: f"_has_{col}" for col in SERIES_COLUMNS}
 _SERIES_TEXT = {col: "second::VARCHAR" if col == "second" else f"printf('%.{SERIES_COLUMNS[col]}f', {col})"
                 for col in SERIES_COLUMNS}

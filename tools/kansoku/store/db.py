@@ -262,8 +262,8 @@ class Store:
         order they were stored) to a Parquet file; the number of rows, and the values of the ``per_file``
         columns of each file (source_id -> values) when each file has one value in each of them: those columns
         are then left out of the file (``import_rows`` puts them back). Five such columns of ``sys_metrics``
-        (run_id, tool, format, host, role: the same on each of a file's ~8,300 rows) were half of the cost of
-        writing a chunk's rows."""
+        (run_id, tool, format, host, role: the same on each of a file's thousands of rows) would be much of the
+        cost of writing a chunk's rows."""
         cols = self.table_columns(table)  # a known table, not a name from elsewhere
         values = None
         if per_file and all(c in cols for c in per_file) and "source_id" in cols:
@@ -320,8 +320,8 @@ class Store:
         computes these runs alone: their rows are those of the whole store for these runs, since a view's
         rows of a run come from those tables' rows of that run only (``PER_RUN_TABLES``;
         tests/test_runs_only.py compares both). Without it a run filter reaches the tall tables only as far
-        as the views' windows and unions let it: a rebuild after one new run at 1,000 runs computed the
-        windows of every run (docs/build-performance.md). ``views``: views over these tables (``RUN_VIEWS``)
+        as the views' windows and unions let it: a rebuild after one new run would compute the windows of
+        every run (docs/build-performance.md). ``views``: views over these tables (``RUN_VIEWS``)
         made temporary tables of their rows too, once, after the tables: every later statement reads them as
         they are (their rows are these runs' alone) instead of planning the view again."""
         lits = ", ".join(sql_str(r) for r in run_ids) or "NULL"
