@@ -66,7 +66,7 @@ SHAPES = [
 
 
 @pytest.mark.parametrize("label,text,kind,fields", SHAPES, ids=[s[0] for s in SHAPES])
-def test_shapes(label, text, kind, fields):
+def test_a_log_line_names_its_kind_and_fields(label, text, kind, fields):
     s = shape_of(text.encode())
     assert s is not None and (s.kind, s.fields) == (kind, fields)
 
