@@ -104,10 +104,8 @@ class Comparison:
 class CompareResult:
     comparisons: list[Comparison]
     method: noise.Method
-    condition_factors: list[str]
     only_baseline: int = 0  # (metric, condition) pairs present on one side only
     only_candidate: int = 0
-    skipped_metrics: list[str] = field(default_factory=list)
     environment: list["EnvDifference"] = field(default_factory=list)  # what differs between the sides' machines
 
     def regressions(self, threshold_pct: float) -> list[Comparison]:
@@ -176,8 +174,7 @@ def compare(baseline: Iterable[RunValue], candidate: Iterable[RunValue], selecti
             any(r.origin == "transcribed" for r in ra + rb)))
     rank = {m: i for i, m in enumerate(metric_order({c.metric for c in comps}, metrics))}
     comps.sort(key=lambda c: (rank[c.metric], _natural(c.condition)))
-    factors = sorted({k for c in comps for k, _ in c.condition})
-    return CompareResult(comps, method, factors,
+    return CompareResult(comps, method,
                          only_baseline=len(set(a) - set(b)), only_candidate=len(set(b) - set(a)))
 
 

@@ -73,11 +73,6 @@ def _shares(rows: list[tuple[str, str, int]], runs: list[str]) -> dict[str, floa
     return out
 
 
-def _stack_shares(store: Store, item: Item, runs: list[str], profile: str) -> dict[str, float]:
-    """Mean share (%) of each stack over the runs."""
-    return _shares(_stack_samples(store, item, runs, profile), runs)
-
-
 def folded(rows: list[tuple[str, str, int]]) -> list[list]:
     """The condition's stacks as flame-graph tools read them (``a;b;c 123``): each stack's samples summed over
     the runs, as stored; sorted by stack, as flamegraph.pl sorts them."""

@@ -245,7 +245,6 @@ class _Loader:
         # activity -> (record times, first, last, Counter of its rows' intervals): the summary (sys_series) of
         # what _load_batch_fast stored, counted by its check statement
         self.fast_series: dict[str, tuple] = {}
-        self.fast_batches = 0
         self.split = False  # the activities without items read by a sadf -dh run of their own (_split_run)
         self.duplicated: list[str] = []  # activities with a sample time twice, when split: warned at the end
 
@@ -557,7 +556,6 @@ class _Loader:
                     self.fast_series[act] = (n_tt, first, last, Counter({iv: c * width for iv, c in ivs.items()}))
                     if act == "disk":
                         self.devices.update(insts)
-        self.fast_batches += 1
         self.suspect = True  # the plausibility passes run over the stored rows, as after _load_batch_sql
         names = " UNION ALL ".join(f"SELECT {k} AS k, {g} AS g, {sm.sql_str(act)} AS activity, "
                                    f"{_sql_list(names)}::VARCHAR[] AS names"
