@@ -502,15 +502,6 @@ def _add(stats: dict[str, int], more: dict[str, int]) -> None:
         stats[k] = stats.get(k, 0) + v
 
 
-def sync_files(base: Path, files: dict[str, str], roots: tuple[str, ...], since: int | None = None) -> dict[str, int]:
-    """Make ``base/<root>/`` hold exactly ``files`` (relative path -> text): write a file only when its bytes
-    differ, remove the files (and emptied directories) that are not listed, but those modified at or after
-    ``since`` (ns; written during this build by another writer)."""
-    stats = write_files(base, files)
-    stats.update(remove_unlisted(base, set(files), roots, since))
-    return stats
-
-
 def write_files(base: Path, files: dict[str, str], listed: dict[str, set[str] | None] | None = None) -> dict[str, int]:
     """Write each of ``files`` (path relative to ``base`` -> text) whose bytes differ from the file's.
     ``listed``: the names in each directory (None: none there), read once per directory and kept by the caller
