@@ -8,6 +8,7 @@ import os
 import pickle
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,8 +109,6 @@ class PickleEntries:
         """Entries saved from now on are written by a thread (until :meth:`flush`)."""
         if self.directory is None or self._writer is not None:
             return
-        from concurrent.futures import ThreadPoolExecutor
-
         self.directory.mkdir(parents=True, exist_ok=True)
         self._slots = threading.BoundedSemaphore(self.WRITE_BEHIND)
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-entries")

@@ -18,6 +18,7 @@ import difflib
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Iterable
 
 from kansoku import parsers
@@ -383,8 +384,6 @@ def sig_text(x: float | None, significant: int) -> str:
         return ""
     if x == 0:
         return "0"
-    from decimal import Decimal
-
     d = Decimal(f"{x:.{significant - 1}e}")
     return f"{d.normalize():f}" if d != d.to_integral_value() else str(int(d))
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import gc
+import queue
 import re
 import threading
 import time
@@ -121,8 +124,6 @@ class Ahead:
     _END = object()
 
     def __init__(self, batches: Iterator, store: Store):
-        import queue
-
         self.store = store
         self.lock = threading.Lock()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -204,12 +205,8 @@ def out_of_memory(limit: str, exc: Exception) -> str:
 def release_memory() -> None:
     """Give the memory the computation freed back to the system (glibc keeps freed blocks for reuse, which
     the build would otherwise hold while Hugo runs; docs/build-performance.md)."""
-    import gc
-
     gc.collect()
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass

@@ -12,7 +12,9 @@ good data stays served; Hugo shows its own errors (a template's) in the browser.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -43,8 +45,6 @@ def free_port() -> int:
 def _die_with_parent() -> None:
     """In Hugo's process before it starts: Linux ends it when kansoku ends, however kansoku ends (kill -9)."""
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux's libc: Ctrl-C and SIGTERM still stop it (LiveSite.stop)
         pass
@@ -204,8 +204,6 @@ class LiveSite:
 
     def watch(self) -> int:
         """Recompute on every change of what kansoku reads, until Ctrl-C or Hugo's end (exit 1)."""
-        import queue
-
         import watchfiles
 
         deep, flat, files = self.watched()

@@ -16,9 +16,11 @@ them itself, straight into the store, while the workers parse the small ones.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -26,6 +28,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -115,8 +118,6 @@ def scratch_root(db_path: Path) -> Path:
 
 def clean_scratch(db_path: Path) -> int:
     """Remove what killed ingests left in the store's scratch directory; how many entries were removed."""
-    import shutil
-
     root = scratch_root(db_path)
     n = 0
     if root.is_dir():
@@ -154,8 +155,6 @@ def _alive(pid: int, started: str) -> bool:
 
 def remove_orphan_temps(base: Path) -> int:
     """Remove the private temporary directories of ingests that are no longer running; how many."""
-    import shutil
-
     n = 0
     for p in base.glob(f"{PRIVATE_TEMP_PREFIX}*"):
         pid, started, _ = (p.name[len(PRIVATE_TEMP_PREFIX):].split("-", 2) + ["", ""])[:3]  # PID-START-random
@@ -174,8 +173,6 @@ def remove_orphan_temps(base: Path) -> int:
 def private_temp() -> Iterator[Path]:
     """Every temporary file of this ingest (its own, its workers', the tools' it runs) in a directory of its own
     under the temporary directory, removed at the end; those of killed ingests removed first."""
-    import shutil
-
     base = Path(tempfile.gettempdir())
     remove_orphan_temps(base)
     mine = Path(tempfile.mkdtemp(prefix=f"{PRIVATE_TEMP_PREFIX}{os.getpid()}-{_started(os.getpid())}-", dir=base))
@@ -205,8 +202,6 @@ def _quiet_resource_tracker() -> None:
     """multiprocessing's resource tracker (it unlinks the pool's semaphores once the ingest has ended, however
     it ended) started with its stderr on /dev/null: after a kill -9 it still cleans up, without a 'leaked
     semaphore' warning on the user's terminal about objects it is removing."""
-    from multiprocessing import resource_tracker
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(2)
     try:
@@ -223,8 +218,6 @@ def _die_with_parent() -> None:
     """A worker whose ingest was killed (kill -9) ends at once and silently, instead of printing a traceback
     when its task queue breaks (Linux: PR_SET_PDEATHSIG)."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the pool's own checks end the worker

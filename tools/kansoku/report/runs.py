@@ -27,6 +27,7 @@ import functools
 import json
 import re
 import statistics
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -739,8 +740,6 @@ class _EventsAhead:
     """:func:`_every_event` on a second connection, in a thread of its own (see :func:`events_ahead`)."""
 
     def __init__(self, store: Store):
-        import threading
-
         self._cur = store.con.cursor()
         self._store = Store(self._cur, store.path, True)
         self._value: dict[str, list] | None = None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
 import os
 import re
+import shutil
 import tempfile
 import time
 from contextlib import contextmanager
@@ -614,8 +616,6 @@ _FICLONE = 0x40049409  # ioctl(dest, FICLONE, src): a copy-on-write clone of the
 def _reflink(path: Path, dest_fd: int) -> bool:
     """Make ``dest_fd`` a copy-on-write clone of ``path`` where the filesystem allows it (never a hard
     link: a file edited in place later would change the kept copy). False: copy the bytes instead."""
-    import fcntl
-
     try:
         with open(path, "rb") as src:
             fcntl.ioctl(dest_fd, _FICLONE, src.fileno())
@@ -714,8 +714,6 @@ def run_metric_source(metrics: Iterable[str]) -> str:
 
 def schema_fingerprint() -> str:
     """Changes whenever a table, view or metric definition changes."""
-    import hashlib
-
     h = hashlib.sha256(SCHEMA_FILE.read_bytes() + HOSTS_SCHEMA_FILE.read_bytes())
     for mod in parsers.modules():
         h.update(mod.name.encode() + mod.schema.encode() + mod.views.encode())
@@ -857,8 +855,6 @@ def schema_template() -> Path | None:
 
 def _from_template(path: Path) -> bool:
     """A new database file at ``path`` as a copy of the schema template; False when there is none."""
-    import shutil
-
     template = schema_template()
     if template is None:
         return False

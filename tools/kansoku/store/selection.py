@@ -7,6 +7,7 @@ for every constrained factor, its value is one of the listed ones. Only good run
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -119,8 +120,6 @@ def run_environments(store: Store, run_ids: list[str]) -> dict[str, dict[str, An
     """run -> {'machine': {...}, 'versions': {...}, 'server': {...}, 'hosts': {host_dir: host.toml}} as
     captured with the run (run.toml, host.toml), for tools/compare's environment differences."""
     out: dict[str, dict[str, Any]] = {}
-    import json
-
     for run_id, doc in store.con.execute(
             "SELECT run_id, run_toml::VARCHAR FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
             [run_ids]).fetchall():
