@@ -24,7 +24,7 @@ from typing import Any, Iterable
 from kansoku import parsers
 from kansoku.analysis import noise
 from kansoku.errors import KansokuError
-from kansoku.store.selection import RunValue
+from kansoku.store.selection import RunValue, factor_values, metric_values, run_environments
 
 REPETITION_FACTORS = ("rep", "repetition", "repeat", "iteration", "trial")
 
@@ -189,8 +189,6 @@ def select_and_compare(store_a, sel_a: dict[str, list[str]], sel_b: dict[str, li
     """Selections A (baseline) and B, each read from its store (B from ``store_a`` unless ``store_b``),
     compared condition by condition, within ``scope`` (a report's, spec.model.Scope) where given. A selection
     naming an unknown factor or value is a SelectionError."""
-    from kansoku.store.selection import factor_values, metric_values
-
     store_b = store_b if store_b is not None else store_a
     problems = []
     for sel, st, label in ((sel_a, store_a, "A"), (sel_b, store_b, "B")):
@@ -295,8 +293,6 @@ def _flatten(prefix: str, d: Any, out: dict[str, str]) -> None:
 
 
 def _env_values(store, run_ids: list[str]) -> dict[tuple[str | None, str], set[str]]:
-    from kansoku.store.selection import run_environments
-
     out: dict[tuple[str | None, str], set[str]] = defaultdict(set)
     for run_id, env in run_environments(store, run_ids).items():
         parts = [(env.get("role"), {k: env.get(k) for k in ("machine", "versions", "server")})]

@@ -40,6 +40,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
+from kansoku import words
 from kansoku.analysis.verdict_method import Method
 
 LIST_LIMIT = 1_000  # up to this many splits they are listed (3 runs against 3: 20), beyond they are counted
@@ -274,8 +275,6 @@ def smallest_p(n_value: int, n_baseline: int) -> float:
 
 def method_note(lang: str, method: Method | None = None) -> str:
     """The verdict's method and parameters in words, for the note under a table and the methods section."""
-    from kansoku import words
-
     m = method or Method()
     values = {"alpha": f"{m.alpha:g}", "min_effect": f"{m.min_effect * 100:g}", "min_runs": str(m.min_runs)}
     return words.t(lang, "verdict_method", **values)

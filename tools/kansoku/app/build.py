@@ -326,7 +326,7 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
                progress=None, wait_s: float = 0.0, on_wait=None) -> list[typst.PdfResult]:
     """tools/pdf: the fonts checked first (before anything slow), the report computed, then
     :func:`render.typst.render_pdfs` (one chart export for every language). ``progress``: told each step."""
-    from kansoku.render import typst
+    from kansoku.render import typst  # as in build_site: the PDF writer only for PDFs
 
     say = progress or (lambda message: None)
     t0 = time.monotonic()
