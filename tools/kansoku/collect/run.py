@@ -98,6 +98,8 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -231,8 +233,6 @@ def run_path(root: Path, factors: dict[str, str]) -> Path:
 
 def run_state(run_dir: Path) -> str | None:
     """'ok' | 'failed' | 'interrupted' | 'unknown' for an existing run directory, None if absent/empty."""
-    import tomllib
-
     if not run_dir.is_dir() or not any(p for p in run_dir.iterdir() if p.is_file()):
         return None
     try:
@@ -285,8 +285,6 @@ def tool_versions(names: list[str] | None = None, paths: dict[str, str] | None =
     in the middle of a campaign; see shared/corpus/real/README.md, Deviations 1). ``paths`` names the
     program a probe runs instead of the one in PATH (the benchmark given by its absolute path: the version
     of the program that ran, e.g. a pgbench built elsewhere than the packaged one)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     names = list(VERSION_PROBES) if names is None else names
     paths = paths or {}
     if not names:
@@ -311,7 +309,7 @@ def _read(path: str) -> str:
 
 def machine_info(run_dir: Path) -> dict[str, Any]:
     """The inventory of the machine collect runs on ([machine] of run.toml)."""
-    from kansoku.parsers.sysstat.common import machine_zone
+    from kansoku.parsers.sysstat.common import machine_zone  # the parsers (DuckDB) are not loaded at collect's start
 
     u = platform.uname()
     try:

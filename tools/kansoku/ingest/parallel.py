@@ -32,6 +32,7 @@ from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any, Iterator
 
+from kansoku import parsers
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.parsers import bounds
 from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, scratch_store
@@ -251,8 +252,6 @@ class WorkerStartError(KansokuError):
 
 
 def _start_worker(scratch_dir: str) -> None:
-    from kansoku import parsers
-
     path = Path(scratch_dir) / f"worker-{os.getpid()}.duckdb"
     _WORKER["store"] = scratch_store(path, in_memory=True)
     _WORKER["formats"] = {f.name: f for f in parsers.formats()}

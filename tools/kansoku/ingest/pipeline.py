@@ -19,6 +19,7 @@ from typing import Callable, Iterable
 
 import duckdb
 
+from kansoku import parsers
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.ingest import parallel, renderings
 from kansoku.ingest.detect import Detection, detect
@@ -40,6 +41,7 @@ from kansoku.ingest.runs import (
 from kansoku.interrupts import raise_if_witnessed
 from kansoku.parsers import bounds
 from kansoku.parsers.base import IngestWarning, runs_mixed_in_directory
+from kansoku.parsers.sysstat.common import FORMAT_RANK
 from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
 
 
@@ -506,8 +508,6 @@ def _check_against_stored(store: Store, measured: dict[Path, Run], by_dir: dict[
                 continue
         if run_dir in whole or not stored:
             continue  # a directory walked whole replaces its stored set of files
-        from kansoku import parsers
-
         fmts = {f.name: f for f in parsers.formats()}
         given = {_file_name(run, d.path) for d in dets}
         files = [(run.run_dir / name, fmts[fmt]) for name, (_, fmt) in sorted(stored.items())
@@ -632,8 +632,6 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
 
 
 def _rank(det: Detection) -> int:
-    from kansoku.parsers.sysstat.common import FORMAT_RANK
-
     return FORMAT_RANK.get(det.format.name, 9)
 
 

@@ -223,7 +223,7 @@ def _inside(tb: TableBounds, rows: list[dict[str, Any]]) -> bool:
 @lru_cache(maxsize=None)
 def for_format(format_name: str) -> tuple[TableBounds, ...]:
     """The bounds of the module that declares ``format_name``."""
-    from kansoku import parsers
+    from kansoku import parsers  # the registry imports this module
 
     for m in parsers.modules():
         if any(f.name == format_name for f in m.formats):

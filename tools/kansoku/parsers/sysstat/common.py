@@ -14,6 +14,7 @@ from collections import Counter
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
@@ -286,8 +287,6 @@ def local_tz(run_start: Any, sink: Any = None) -> tuple[tzinfo, str]:
 
 def run_zone(sink: Any) -> Any:
     """The run's IANA zone from run.toml ``timezone`` (handed in through the sink), or None."""
-    from zoneinfo import ZoneInfo
-
     meta = getattr(sink, "run_meta", None) or {}
     name = meta.get("timezone") if isinstance(meta, dict) else None
     if name is None and isinstance(meta.get("machine"), dict):  # tools/collect writes [machine] timezone
@@ -303,8 +302,6 @@ def run_zone(sink: Any) -> Any:
 
 def machine_zone() -> Any:
     """This machine's IANA zone: $TZ, else the /etc/localtime link, else UTC."""
-    from zoneinfo import ZoneInfo
-
     cands = [os.environ.get("TZ", "").lstrip(":")]
     try:
         link = os.readlink("/etc/localtime")
@@ -342,8 +339,6 @@ ZONE_ABBREVIATIONS = {
 
 def zone_for_abbreviation(abbr: str, sink: Any) -> tuple[Any, bool]:
     """(zone, is_guess) for a printed abbreviation, resolved against the run's IANA zone."""
-    from zoneinfo import ZoneInfo
-
     run = run_zone(sink)
     if abbr in ("UTC", "GMT", "Z"):
         return timezone.utc, False
