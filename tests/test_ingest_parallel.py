@@ -397,9 +397,9 @@ def _ingest_with(site_code: str, root: Path, tmp_db: Path, tmp_path: Path):
                     "nothing was stored"),
 ], ids=["cannot-start", "killed"])
 def test_a_worker_that_fails_ends_the_ingest(corpus, tmp_path, tmp_db, site_code, message):
-    """A worker that cannot start (its initializer raises) or is killed (kill -9, the out-of-memory killer):
-    multiprocessing.Pool started another, forever, and the ingest hung. Now: one line saying what happened,
-    exit 1, no traceback, the store as it was."""
+    """A worker that cannot start (its initializer raises) or is killed (kill -9, the out-of-memory killer),
+    which multiprocessing.Pool would replace forever: one line saying what happened, exit 1, no traceback, the
+    store as it was."""
     root = _campaign(corpus, tmp_path)
     run_tool("ingest", "--db", tmp_db, "--jobs", "1", root / "workload=read", check=True)
     con = ro_con(tmp_db)
