@@ -18,8 +18,8 @@ from typing import Any
 class PickleEntries:
     """Entries kept in ``directory`` (None: nothing kept); ``used`` names the entries this build read or wrote.
     ``write_behind``: entries saved from then on are written by a thread of their own (pickled by the caller,
-    read back from memory until written), so that a file system's latency of creating files (two entries a
-    run page in a first build) is not the caller's; ``flush`` waits for
+    read back from memory until written), so that a file system's latency of creating files (thousands of
+    them in a first build of a campaign's run pages) is not the caller's; ``flush`` waits for
     them and raises the first error."""
 
     directory: Path | None
