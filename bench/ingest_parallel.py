@@ -4,8 +4,8 @@
     python3 bench/ingest_parallel.py [--runs 1000] [--reps 3] [--jobs N] [--keep DIR]
 
 The campaign is made of the real runs of the corpus (``corpus/real/study=scaleup``: pgbench stdout and
-four -l logs, the sa file and its sar / sadf -d / sadf -j renderings, iostat, vmstat, run.toml; about
-0.8 MB and a dozen files per run), hard-linked ``--runs`` times under ``copy=N/`` directories (each copy
+four -l logs, the sa file and its sar / sadf -d / sadf -j renderings, iostat, vmstat, run.toml; a
+dozen files per run), hard-linked ``--runs`` times under ``copy=N/`` directories (each copy
 is a run of its own). Then, in this one run and interleaved, each in its own process and into a fresh
 database: ``tools/ingest --jobs 1`` and ``tools/ingest --jobs N`` (N = every core by default). Prints the
 medians, the speed-up, and whether the parallel ingest meets its target (a 1,000-run campaign in under 2

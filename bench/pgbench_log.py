@@ -12,7 +12,7 @@ on the machine hits all three alike:
   sniffing, sha256 of the file, DuckDB read_csv into pgbench_transactions with
   the status/latency/time columns, commit), into a fresh database;
 * DuckDB: ``CREATE TABLE t AS SELECT * FROM read_csv(log, delim=' ', header=false)``
-  into a fresh database file (the floor: DuckDB's own reader, nothing else; the issue's reference);
+  into a fresh database file (the floor: DuckDB's own reader, nothing else; the reference);
 * DuckDB, the stored layout (``duckdb_table``): what the ingest must at least have DuckDB do, in DuckDB
   alone: in one transaction, an INSERT of the typed read (the reader options kansoku uses) into a table of
   pgbench_transaction_rows_plain's six columns (the file's number, the completion time in µs computed from
@@ -21,8 +21,8 @@ on the machine hits all three alike:
   the file, checks, Python), not DuckDB's;
 * pandas: ``pandas.read_csv(log, sep=' ', header=None)`` into a DataFrame;
 * sha256 (``sha256``): Python's hashlib over the file, nothing else: what the ingest's provenance (every
-  file kept and named by its sha256) costs by itself. On a CPU without SHA extensions it is about a fifth
-  of DuckDB's read, which puts the floor of the ingest near 1.2x read_csv before anything else is done;
+  file kept and named by its sha256) costs by itself. On a CPU without SHA extensions it is a sizeable share
+  of DuckDB's read, which raises the floor of the ingest above read_csv before anything else is done;
   the bench prints the ratio of the ingest to the read and the hash added together too.
 
 Each measurement runs in its own process (wall timed around the work only, not

@@ -1,4 +1,4 @@
-"""Issue 20, build side: an incremental build (a real ingest, real Hugo builds).
+"""An incremental build (a real ingest, real Hugo builds).
 
 A rebuild with nothing changed reuses every table and figure and writes no generated file; one new run
 recomputes exactly the items that select it, and the result is the same as a build from scratch.
@@ -198,7 +198,7 @@ def test_a_store_made_again_by_another_ingest_is_not_served_the_last_builds_rows
 
 
 def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
-    """Issue 29: the build computes, writes and drops the run pages a batch of whole conditions at a time;
+    """The build computes, writes and drops the run pages a batch of whole conditions at a time;
     batches of two runs (every condition of this campaign a batch of its own, several batches) give the
     generated files and the site of one batch, byte for byte, and no batch holds another's runs."""
     from kansoku.report import runs as report_runs
@@ -407,7 +407,7 @@ def test_long_run_lists_load_on_demand_and_the_sources_page_comes_in_parts(env, 
 
 
 def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env, monkeypatch):
-    """Issue 29: a rebuild takes the last build's unchanged run pages by key from the item cache's index
+    """A rebuild takes the last build's unchanged run pages by key from the item cache's index
     (report/cache.py ``page_kept``: the key and whether the page has series) without reading them back; a page
     whose generated files are gone is read back whole, and one whose kept entry cannot be read is
     computed again. Either way the generated files are the first build's, byte for byte."""

@@ -1,4 +1,4 @@
-"""Issue 16 and 30: kill -9 and Ctrl-C at random points of ingests (serial and parallel) and builds; the store
+"""kill -9 and Ctrl-C at random points of ingests (serial and parallel) and builds; the store
 and the site stay whole, every Ctrl-C message is true, nothing locks up, no scratch file or traceback is left.
 
 A bounded run of bench/kill_trials.py (the full run: `bench/kill_trials.py`, figures in the README)."""

@@ -1,4 +1,4 @@
-"""Issue 16, builds: one build at a time per output, a fresh directory swapped in at the end, raw files
+"""Builds: one build at a time per output, a fresh directory swapped in at the end, raw files
 published from the store's content-addressed copies (a real ingest, a real Hugo build)."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def raw_files(out: Path) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def built(env) -> Path:
     """One build of ``env`` (with a memory limit of 1GB, a size the option takes), shared by the tests that
-    read a built site (each of them used to build its own, a Hugo build each). Read it only."""
+    read a built site (one Hugo build, not one each). Read it only."""
     out = env[0] / "built" / "public"
     build(env, out, "--memory-limit", "1GB")
     return out

@@ -1,9 +1,9 @@
 """What the example report and data/runs/example/README.md say about machines, dates and counts matches the
 run records: the run.toml of every run, read here directly.
 
-The records say: the 80 scale-up runs ran on an AMD EPYC guest on 2026-11-23; the 2 strace and 12 fio runs
-on an Intel Xeon guest on 2026-11-22; the 15 parallel-query, 6 profile and 18 replication runs on the AMD EPYC
-guest again on 2026-11-25. The syscall chapter once said "the same machine as chapter 1"."""
+The records say: the 80 scale-up runs ran on an AMD EPYC guest; the 2 strace and 12 fio runs on an Intel Xeon
+guest, a day earlier; the 15 parallel-query, 6 profile and 18 replication runs on the AMD EPYC guest again, two
+days later. So the syscall chapter must not say "the same machine as chapter 1"."""
 
 from __future__ import annotations
 

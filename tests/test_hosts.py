@@ -78,9 +78,8 @@ def counts(db: Path) -> tuple[int, int]:
 
 
 def test_two_hosts_sar_in_one_directory_is_refused_with_the_layout(tmp_path, real_sar_u):
-    """The issue's repro: the server's and the client's `sar -u` side by side in one run directory.
-    Before: exit 0 and the run's cpu_idle_pct was the client's 90 %. Now: exit 2, both hostnames named,
-    the layout to use, nothing stored."""
+    """The server's and the client's `sar -u` side by side in one run directory would make the run's
+    cpu_idle_pct the client's: exit 2, both hostnames named, the layout to use, nothing stored."""
     run = tmp_path / "campaign" / "clients=4"
     run.mkdir(parents=True)
     (tmp_path / "campaign" / ".kansoku-campaign").write_text("")
@@ -113,9 +112,9 @@ def test_a_file_whose_hostname_contradicts_its_host_toml_is_refused(tmp_path, re
 
 
 def test_two_hosts_of_a_run_with_one_hostname_are_refused_naming_both(tmp_path, real_sar_u):
-    """Issue 45: two standbys on cloned machines both print hostname 'pg' (different inventories). Before: exit
-    0, and the samples, keyed by hostname, kept one standby's cpu_idle_pct (30 or 70, not both). Now: exit 2,
-    both host directories named, nothing stored."""
+    """Two standbys on cloned machines both print hostname 'pg' (different inventories): samples keyed by
+    hostname would keep one standby's cpu_idle_pct (30 or 70, not both), so the ingest exits 2 naming both host
+    directories and stores nothing."""
     camp = tmp_path / "campaign"
     run = camp / "clients=4"
     run.mkdir(parents=True)

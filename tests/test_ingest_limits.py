@@ -181,8 +181,9 @@ def test_a_file_duckdb_aborts_on_loses_only_itself_with_keep_going(tmp_path, mon
 
 @pytest.mark.parametrize("where", ["run.toml", "host=db/host.toml"])
 def test_a_run_description_beyond_what_collect_writes_is_refused_with_its_path(tmp_path, where):
-    """A run.toml holding a 33 MB value ended in DuckDB's traceback (a stored row is one JSON object of at most
-    16 MB): refused with its path, exit 2; with --keep-going the other runs are stored."""
+    """A run.toml holding a value larger than one stored row can hold (DuckDB reads a row as one JSON object,
+    of bounded size) is refused with its path, exit 2, not a traceback; with --keep-going the other runs are
+    stored."""
     from conftest import FIXTURES, ro_con, run_tool
 
     src = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"

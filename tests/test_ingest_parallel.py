@@ -1,4 +1,4 @@
-"""Issue 20: parallel ingest (ingest/parallel.py) stores exactly what a serial ingest stores, keeps the
+"""Parallel ingest (ingest/parallel.py) stores exactly what a serial ingest stores, keeps the
 all-or-nothing rule and the error report (file, line, what was expected, exit 2), and --keep-going."""
 
 from __future__ import annotations
@@ -206,8 +206,8 @@ def test_ctrl_c_during_a_parallel_ingest(corpus, tmp_path, tmp_db):
     proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(tmp_db), "--jobs", "2",
                              str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    # the walk is done and the workers are starting or parsing (on a quiet machine the whole ingest takes ~3 s;
-    # at 2.5 s a busy one could already be in the interpreter's shutdown after its summary)
+    # the walk is done and the workers are starting or parsing (much later, a quick machine could already be in
+    # the interpreter's shutdown after its summary)
     time.sleep(1.5)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
@@ -397,9 +397,9 @@ def _ingest_with(site_code: str, root: Path, tmp_db: Path, tmp_path: Path):
                     "nothing was stored"),
 ], ids=["cannot-start", "killed"])
 def test_a_worker_that_fails_ends_the_ingest(corpus, tmp_path, tmp_db, site_code, message):
-    """A worker that cannot start (its initializer raises) or is killed (kill -9, the out-of-memory killer):
-    multiprocessing.Pool started another, forever, and the ingest hung. Now: one line saying what happened,
-    exit 1, no traceback, the store as it was."""
+    """A worker that cannot start (its initializer raises) or is killed (kill -9, the out-of-memory killer),
+    which multiprocessing.Pool would replace forever: one line saying what happened, exit 1, no traceback, the
+    store as it was."""
     root = _campaign(corpus, tmp_path)
     run_tool("ingest", "--db", tmp_db, "--jobs", "1", root / "workload=read", check=True)
     con = ro_con(tmp_db)

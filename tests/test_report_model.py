@@ -160,7 +160,7 @@ def test_handmade_report_to_hugo_data_and_page(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.quick  # the quick run's one real PDF, checked by its text (5 s)
+@pytest.mark.quick  # the quick run's one real PDF, checked by its text
 def test_handmade_report_to_typst_and_pdf(tmp_path):
     from kansoku.render.typst import Document, render_pdfs
 
@@ -285,7 +285,7 @@ def test_transcribed_zero_baseline_is_no_ratio_and_json_stays_finite(tmp_path):
 
 
 @pytest.mark.browser
-@pytest.mark.quick  # the quick run's one headless-Chromium check (3 s)
+@pytest.mark.quick  # the quick run's one headless-Chromium check
 def test_chart_export_makes_no_network_request(tmp_path):
     """A figure whose JSON names a URL (an image in its layout): chromium asks nobody for it."""
     import http.server

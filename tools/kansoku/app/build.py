@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import gc
+import queue
 import re
 import threading
 import time
@@ -110,8 +113,8 @@ def site_run_pages(store: Store, reports: list[Report], computed: list[ComputedR
 class Ahead:
     """The batches of ``batches`` made one ahead, in a thread, while the consumer (the renderer, writing a
     batch's files) works on the one before: the run pages' DuckDB statements and file writes run without
-    Python's lock, so the two overlap on a second core (a first build at 10,000 runs left one idle while its
-    run pages were made and written). At most two batches are alive at once: the one the consumer holds and
+    Python's lock, so the two overlap on a second core (otherwise one idles while the run pages are made and
+    written). At most two batches are alive at once: the one the consumer holds and
     the one being made (the memory of one more batch). Everything the thread makes reads the store, so
     whatever else reads it while the thread lives takes ``lock`` (a KeptRunPage read back by the renderer:
     :meth:`guard`); DuckDB refuses a connection used by two threads at once. ``close`` (always, before the
@@ -121,8 +124,6 @@ class Ahead:
     _END = object()
 
     def __init__(self, batches: Iterator, store: Store):
-        import queue
-
         self.store = store
         self.lock = threading.Lock()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -239,14 +240,10 @@ def _largest_run_rows(store: Store) -> int:
 
 
 def release_memory() -> None:
-    """Give the memory the computation freed back to the system (glibc keeps freed blocks for reuse: the
-    build held ~400 MB while Hugo ran at 10,000 runs)."""
-    import gc
-
+    """Give the memory the computation freed back to the system (glibc keeps freed blocks for reuse, which
+    the build would otherwise hold while Hugo runs; docs/build-performance.md)."""
     gc.collect()
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
@@ -283,7 +280,7 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
                                f"(reports: {', '.join(rep.id for rep in computed)})")
         for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
             rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
-        # the run pages are computed, written and dropped a batch at a time (bounded memory, issue 29), the
+        # the run pages are computed, written and dropped a batch at a time (bounded memory), the
         # next batch made in a thread while the renderer writes one (Ahead)
         say(f"computing the run pages and writing the page data into {generated}")
         ahead = Ahead(site_run_pages(store, specs, computed, cache), store)
@@ -366,7 +363,7 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
                progress=None, wait_s: float = 0.0, on_wait=None) -> list[typst.PdfResult]:
     """tools/pdf: the fonts checked first (before anything slow), the report computed, then
     :func:`render.typst.render_pdfs` (one chart export for every language). ``progress``: told each step."""
-    from kansoku.render import typst
+    from kansoku.render import typst  # as in build_site: the PDF writer only for PDFs
 
     say = progress or (lambda message: None)
     t0 = time.monotonic()

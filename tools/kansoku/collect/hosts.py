@@ -65,6 +65,7 @@ from typing import Any
 
 from kansoku.collect import lifetime, profile
 from kansoku.collect import run as R
+from kansoku.collect.pg_stat_series import PgStatSeries
 from kansoku.collect.processes import STOP_SIGNALS, stop_group
 from kansoku.collect.server_log import OUTPUT as SERVER_LOG_OUTPUT
 
@@ -696,8 +697,6 @@ class RemoteHosts:
                     rh.collect["pg_stat_missing"] = missing
 
     def start_series(self, interval_s: float) -> None:
-        from kansoku.collect.pg_stat_series import PgStatSeries
-
         for rh in self.hosts:
             if not rh.host.conninfo or interval_s <= 0:
                 continue

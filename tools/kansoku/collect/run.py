@@ -100,6 +100,8 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -233,8 +235,6 @@ def run_path(root: Path, factors: dict[str, str]) -> Path:
 
 def run_state(run_dir: Path) -> str | None:
     """'ok' | 'failed' | 'interrupted' | 'unknown' for an existing run directory, None if absent/empty."""
-    import tomllib
-
     if not run_dir.is_dir() or not any(p for p in run_dir.iterdir() if p.is_file()):
         return None
     try:
@@ -287,8 +287,6 @@ def tool_versions(names: list[str] | None = None, paths: dict[str, str] | None =
     in the middle of a campaign; see shared/corpus/real/README.md, Deviations 1). ``paths`` names the
     program a probe runs instead of the one in PATH (the benchmark given by its absolute path: the version
     of the program that ran, e.g. a pgbench built elsewhere than the packaged one)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     names = list(VERSION_PROBES) if names is None else names
     paths = paths or {}
     if not names:
@@ -313,7 +311,7 @@ def _read(path: str) -> str:
 
 def machine_info(run_dir: Path) -> dict[str, Any]:
     """The inventory of the machine collect runs on ([machine] of run.toml)."""
-    from kansoku.parsers.sysstat.common import machine_zone
+    from kansoku.parsers.sysstat.common import machine_zone  # the parsers (DuckDB) are not loaded at collect's start
 
     u = platform.uname()
     try:
@@ -380,7 +378,7 @@ def machine_from(read: Any, *, hostname: str, kernel: str, cpu_count: int | None
 
 
 @functools.lru_cache(maxsize=1)
-def _virtualization() -> str | None:  # does not change during a campaign; the probe takes 0.2 s
+def _virtualization() -> str | None:  # does not change during a campaign; the probe is a process start
     return _first_line(["systemd-detect-virt"])
 
 

@@ -16,9 +16,11 @@ them itself, straight into the store, while the workers parse the small ones.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -26,11 +28,13 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any, Iterator
 
 import duckdb
 
+from kansoku import parsers
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.parsers import bounds
 from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, scratch_store
@@ -117,8 +121,6 @@ def scratch_root(db_path: Path) -> Path:
 
 def clean_scratch(db_path: Path) -> int:
     """Remove what killed ingests left in the store's scratch directory; how many entries were removed."""
-    import shutil
-
     root = scratch_root(db_path)
     n = 0
     if root.is_dir():
@@ -156,8 +158,6 @@ def _alive(pid: int, started: str) -> bool:
 
 def remove_orphan_temps(base: Path) -> int:
     """Remove the private temporary directories of ingests that are no longer running; how many."""
-    import shutil
-
     n = 0
     for p in base.glob(f"{PRIVATE_TEMP_PREFIX}*"):
         pid, started, _ = (p.name[len(PRIVATE_TEMP_PREFIX):].split("-", 2) + ["", ""])[:3]  # PID-START-random
@@ -176,8 +176,6 @@ def remove_orphan_temps(base: Path) -> int:
 def private_temp() -> Iterator[Path]:
     """Every temporary file of this ingest (its own, its workers', the tools' it runs) in a directory of its own
     under the temporary directory, removed at the end; those of killed ingests removed first."""
-    import shutil
-
     base = Path(tempfile.gettempdir())
     remove_orphan_temps(base)
     mine = Path(tempfile.mkdtemp(prefix=f"{PRIVATE_TEMP_PREFIX}{os.getpid()}-{_started(os.getpid())}-", dir=base))
@@ -207,8 +205,6 @@ def _quiet_resource_tracker() -> None:
     """multiprocessing's resource tracker (it unlinks the pool's semaphores once the ingest has ended, however
     it ended) started with its stderr on /dev/null: after a kill -9 it still cleans up, without a 'leaked
     semaphore' warning on the user's terminal about objects it is removing."""
-    from multiprocessing import resource_tracker
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(2)
     try:
@@ -225,8 +221,6 @@ def _die_with_parent() -> None:
     """A worker whose ingest was killed (kill -9) ends at once and silently, instead of printing a traceback
     when its task queue breaks (Linux: PR_SET_PDEATHSIG)."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the pool's own checks end the worker
@@ -260,8 +254,6 @@ class WorkerStartError(KansokuError):
 
 
 def _start_worker(scratch_dir: str) -> None:
-    from kansoku import parsers
-
     path = Path(scratch_dir) / f"worker-{os.getpid()}.duckdb"
     _WORKER["store"] = scratch_store(path, in_memory=True)
     _WORKER["formats"] = {f.name: f for f in parsers.formats()}
@@ -273,15 +265,14 @@ def _start_worker(scratch_dir: str) -> None:
 def parse_chunk(tasks: list[FileTask]) -> list[FileOutcome]:
     """Hash, and unless unchanged parse, each file of a chunk into the worker's scratch database; then the
     chunk's rows leave as one Parquet file per table (``FileOutcome.parts``: the same files for every file of
-    the chunk, each row naming its ``source_id``). A statement per table and file (a COPY costs 1.5–10 ms)
-    was a fifth of a worker's time on a real run's small files.
+    the chunk, each row naming its ``source_id``). A statement per table and file would cost a
+    worker more than parsing a real run's small files (docs/ingest-performance.md).
 
     The chunk's files are parsed in one transaction that is never committed: once their rows are exported,
-    it is rolled back (a COMMIT of an in-memory database still moves the transaction's rows into the tables:
-    ~8 ms for a run's sa file, 8,300 rows, and ~1–3 ms for each other file, then a DELETE per table to empty
-    them; a ROLLBACK ~0.4 ms). When a file of the chunk does not parse (an error, an unusable file), the
+    it is rolled back (a COMMIT of an in-memory database still moves the transaction's rows into the tables,
+    which a DELETE per table would then empty; a ROLLBACK is far cheaper). When a file of the chunk does not parse (an error, an unusable file), the
     transaction holds some of its rows: it is rolled back and the chunk parsed again a file at a time, each in
-    its own transaction, committed when it parsed (as every chunk was before); the outcomes are the same."""
+    its own transaction, committed when it parsed; the outcomes are the same."""
     if "start_error" in _WORKER:
         raise WorkerStartError(_WORKER["start_error"])
     store: Store = _WORKER["store"]
@@ -493,8 +484,8 @@ class BatchFailed(Exception):
 class Batch:
     """The writer's inserts of parsed files, a batch of files at a time: one ``INSERT ... read_parquet([...])``
     per table for the Parquet parts of every file of the batch, and one insert each for their ``sources`` and
-    ``ingest_warnings`` rows. A statement per table and file cost the writer ~25 ms each (8,000 of them for
-    1,000 synthetic runs): the writer, not the workers, set the pace of a parallel ingest.
+    ``ingest_warnings`` rows. A statement per table and file would make the writer, not the workers, set the
+    pace of a parallel ingest (docs/ingest-performance.md).
 
     A part holds the rows of every file of a worker's chunk (``parse_chunk``), and a batch may end inside a
     chunk: a flush stores only the rows of the files added to it (by ``source_id``), and a part is removed once

@@ -42,6 +42,7 @@ from kansoku.ingest.runs import (
 from kansoku.interrupts import raise_if_witnessed
 from kansoku.parsers import bounds
 from kansoku.parsers.base import IngestWarning, runs_mixed_in_directory
+from kansoku.parsers.sysstat.common import FORMAT_RANK
 from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
 
 
@@ -297,7 +298,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
                         f"file so that every path names a run the same way")
             _check_against_stored(store, measured, by_dir, whole, report)
-            # what is stored of every rendering, read once (a statement per run's check cost ~2 ms): a
+            # what is stored of every rendering, read once (not a statement per run's check): a
             # rendering's row of sources changes only at its own check
             stored_renderings = _stored_renderings(store, [(runs[r_dir], d.path) for r_dir, d in work
                                                            if d.path in rendering_of and runs[r_dir] is not None])
@@ -330,8 +331,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
 
             def _check(todo: list[tuple[Path, Detection]]) -> bool:
                 # what is stored of these renderings (read for every rendering as the ingest began); their
-                # sources rows inserted in one statement (a statement each cost the writer ~4 and ~6 ms a
-                # rendering, three renderings a run)
+                # sources rows inserted in one statement (not two statements a rendering, three renderings
+                # a run)
                 fallback.begin(stored_renderings, [(runs[r_dir], d, rendering_of[d.path]) for r_dir, d in todo])
                 try:
                     for r_dir, d in todo:
@@ -543,8 +544,6 @@ def _check_against_stored(store: Store, measured: dict[Path, Run], by_dir: dict[
                 continue
         if run_dir in whole or not stored:
             continue  # a directory walked whole replaces its stored set of files
-        from kansoku import parsers
-
         fmts = {f.name: f for f in parsers.formats()}
         given = {_file_name(run, d.path) for d in dets}
         files = [(run.run_dir / name, fmts[fmt]) for name, (_, fmt) in sorted(stored.items())
@@ -669,8 +668,6 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
 
 
 def _rank(det: Detection) -> int:
-    from kansoku.parsers.sysstat.common import FORMAT_RANK
-
     return FORMAT_RANK.get(det.format.name, 9)
 
 

@@ -25,6 +25,7 @@ names it) so that it is listed among the sources with its own sha256.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import re
 import tomllib
@@ -255,8 +256,6 @@ def parse_sidecar(path: Path, sink) -> None:
     metric_cols = [c for c in header if "metric" in columns[c] and not columns[c].get("ignore")]
     if not metric_cols:
         raise err("columns", "at least one column mapped to a metric")
-
-    import hashlib
 
     runs: dict[str, dict] = {}
     values = []

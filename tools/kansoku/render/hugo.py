@@ -58,7 +58,7 @@ CONTENT = Path("content")
 CONFIG = Path("config.toml")
 LANGS = words.LANGS
 
-# plotly.js served by the site: the "basic" partial bundle (scatter, bar, pie; 1.2 MB, MIT) from the npm
+# plotly.js served by the site: the "basic" partial bundle (scatter, bar, pie; MIT) from the npm
 # package plotly.js-basic-dist-min, the same plotly.js version as the plotly Python package that builds
 # the figures. Committed under static/ so that the site builds and works offline with no setup step.
 PLOTLY_JS_VERSION = "4.1.1"
@@ -335,9 +335,9 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
 def sources_layout(runs: dict[str, dict]) -> dict:
     """Which runs each part of the data-sources page shows (``sources_parts``: run ids, in run id order,
     SOURCES_PER_PAGE a part) and, with more than one part, the part of each run's anchor beyond the first
-    (``sources_part_of``: part 1 sends a link to a run on another part there). Computed here once: the
-    template made the map with one merge a run (quadratic: 35 s for one page at 10,000 runs) and scanned
-    every run on every part."""
+    (``sources_part_of``: part 1 sends a link to a run on another part there). Computed here once: a
+    template would make the map with one merge a run (quadratic in the runs) and scan every run on every
+    part."""
     ids = sorted(runs)
     parts = [ids[i:i + SOURCES_PER_PAGE] for i in range(0, len(ids), SOURCES_PER_PAGE)]
     out: dict = {"sources_parts": parts}
@@ -369,8 +369,8 @@ def sources_assets(rep_id: str, d: dict, files: dict[str, str]) -> None:
     """Move the runs' records that only the data-sources page lists (their files, factors with labels, start,
     host, run.toml) out of a report's JSON ``d`` into one asset per part of that page
     (``assets/sources/<report>/<k>.json``: the part's runs in run id order, each with its ``id``), read by
-    that part alone: at 10,000 runs they were 16 of the JSON's 21 MB, held in Hugo's data for every page it
-    renders. The JSON keeps each run's anchor and factors (a comparison's links name a run's repetition) and
+    that part alone: they are most of a large campaign's JSON, which Hugo would otherwise hold for every
+    page it renders. The JSON keeps each run's anchor and factors (a comparison's links name a run's repetition) and
     the number of parts (``sources_part_count``)."""
     runs = d["runs"]
     parts = d.pop("sources_parts")
@@ -503,22 +503,13 @@ def _add(stats: dict[str, int], more: dict[str, int]) -> None:
         stats[k] = stats.get(k, 0) + v
 
 
-def sync_files(base: Path, files: dict[str, str], roots: tuple[str, ...], since: int | None = None) -> dict[str, int]:
-    """Make ``base/<root>/`` hold exactly ``files`` (relative path -> text): write a file only when its bytes
-    differ, remove the files (and emptied directories) that are not listed, but those modified at or after
-    ``since`` (ns; written during this build by another writer)."""
-    stats = write_files(base, files)
-    stats.update(remove_unlisted(base, set(files), roots, since))
-    return stats
-
-
 def write_files(base: Path, files: dict[str, str], listed: dict[str, set[str] | None] | None = None) -> dict[str, int]:
     """Write each of ``files`` (path relative to ``base`` -> text) whose bytes differ from the file's.
     ``listed``: the names in each directory (None: none there), read once per directory and kept by the caller
     across calls (render.hugo write_generated's batches of run pages): a file not listed is written without
-    looking for it first, and a directory is made once (a first build at 10,000 runs writes ~40,000 files, each
-    of which cost a failed stat and a mkdir of its directory, every such call also a wait for Python's lock
-    taken back from the thread making the next batch)."""
+    looking for it first, and a directory is made once (a first build of a large campaign writes tens of thousands of
+    files; a failed stat and a mkdir for each would also each wait for Python's lock, taken back from the thread
+    making the next batch)."""
     written = unchanged = 0
     base_s = os.fspath(base)
     for rel, txt in files.items():

@@ -1,7 +1,7 @@
 """Run pages Hugo does not render again: a rebuild renders the run pages whose inputs changed, and takes the
 others from the site it replaces.
 
-A campaign's site is mostly run pages (one per run and language: 2,002 of the 2,030 pages at 1,000 runs),
+A campaign's site is mostly run pages (one per run and language: nearly all of its pages),
 and a rebuild after one new run changes a handful of them (the new run and the runs of its condition). Hugo
 renders only part of a site with *segments* (``--renderSegments``, Hugo ≥ 0.124: it still reads every page
 and data file, but writes only the pages of the named segments). So a build:

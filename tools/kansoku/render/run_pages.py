@@ -66,10 +66,10 @@ def page_json(page: RunPage, shared: str) -> dict:
     """A run page's own data: ``RunPage.to_json`` less what the template does not read (the run's factors
     and their labels: ``factor_list`` shows them; a metric's unrounded value) and less what its condition's
     pages share (``condition_json``): the condition's runs become the name of that file (``cond``) and the
-    page's place in its list (``condition_index``), a metric's label is taken from it by the metric's name,
-    and its uses, machine, versions and settings by their name (``shared``).
-    (At 10,000 runs a page's condition listed 50 runs, 7.4 of its 18 KB: Hugo parsed and walked that list for
-    every page and language.)"""
+    page's place in its list (``condition_index``), a metric's label is taken from it by the metric's name, and its
+    uses, machine, versions and settings by their name (``shared``).
+    (A condition's list of runs would otherwise be a large part of every page's data, parsed and walked by
+    Hugo for every page and language.)"""
     d = page.to_json()
     del d["factors"], d["factor_labels"], d["condition"]
     d["cond"] = condition_name(page.info.factors)

@@ -10,6 +10,7 @@ from typing import Any
 from kansoku import words
 from kansoku.model import Environment
 from kansoku.report import machines
+from kansoku.report.methods import citation_text
 from kansoku.report.provenance import human_size
 from kansoku.spec.model import LANGS
 from kansoku.store.db import Store
@@ -41,7 +42,6 @@ def transcribed_environments(store: Store, run_ids: list[str]) -> tuple[list[dic
     """The environments the cited reports state for the transcribed runs among ``run_ids``: one entry per
     distinct [published.environment], with the citations (report, table, section) of the tables that state it
     and their number of runs; and the number of transcribed runs whose transcription states none."""
-    from kansoku.report.methods import citation_text  # methods imports nothing of this module
     if not run_ids:
         return [], 0
     groups: dict[str, dict] = {}

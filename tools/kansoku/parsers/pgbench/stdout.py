@@ -113,7 +113,7 @@ CREATE TABLE IF NOT EXISTS pgbench_progress (
 
 TABLES = ["pgbench_summary", "pgbench_scripts", "pgbench_statement_latency", "pgbench_progress"]
 
-VIEWS = """
+VIEWS = r"""
 CREATE OR REPLACE VIEW pgbench_runs AS
 SELECT s.run_id, s.tps, s.latency_avg_ms, s.latency_stddev_ms, s.clients, s.threads,
        s.transactions_processed, s.transactions_failed, s.status, s.pgbench_version, s.source_id

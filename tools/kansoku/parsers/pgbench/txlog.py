@@ -1,6 +1,6 @@
 """pgbench log files: per-transaction logs (-l) and aggregate logs (--aggregate-interval).
 
-These files reach gigabytes (20 000 TPS x 300 s per run), so they are never
+These files reach gigabytes (a line per transaction), so they are never
 read line by line in Python: the whole file goes through DuckDB's CSV reader
 (``sink.load_sql`` with ``read_csv``). Python only looks at the first 64 kB
 (to recognise the variant) and the last bytes (to find a line cut off when
@@ -56,10 +56,9 @@ _THREAD_FILE = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.(?P<tid>\d+))?$",
 # of pgbench_transaction_files, and the transactions name their file by a small number (file_no). A log
 # whose every transaction completed and that has no lag or retries field (the common shape) is stored in
 # pgbench_transaction_rows_plain, five columns besides file_no; any other log in pgbench_transaction_rows_full.
-# The view pgbench_transactions puts them back together with the run id (from `sources`). Measured with
-# DuckDB alone on bench/run txlog's log (10 M lines, 2026-11-27): storing the plain shape costs 5.1 s of CPU
-# against 6.85 s for the former ten-column table (a constant VARCHAR source_id, three all-NULL columns and a
-# constant thread per row) and 6.0 s for the bare read_csv (docs/ingest-performance.md, "Per-transaction logs").
+# The view pgbench_transactions puts them back together with the run id (from `sources`). Storing no
+# constant or all-NULL column per row makes the plain shape cheaper to store than even a bare read_csv
+# (docs/ingest-performance.md, "Per-transaction logs").
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pgbench_transaction_files (
     file_no INTEGER NOT NULL,   -- the file's number, unique in the store: its transactions' rows name it
@@ -685,7 +684,7 @@ def parse_txlog(path: Path, sink: Sink) -> None:
     # number), a hash table as big as the log, is only needed for a client with more rows than its range
     # (certainly duplicated) or fewer (a sampled log, --sampling-rate): per client, a few bytes suffice.
     # Rows the numeric reader loaded have no failure word (NULL in every row): the word columns are not
-    # computed then (with count(x) rather than count(*) FILTER, 0.45 -> 0.2 s of CPU for 10 M rows).
+    # computed then (and count(x) rather than count(*) FILTER, the cheaper of the two).
     unknown = "failure NOT IN ('skipped', 'failed', 'serialization', 'deadlock')"
     words = ("NULL AS bad_word, 0 AS n_bad" if numbers_kept else
              f"any_value(failure) FILTER (WHERE {unknown}) AS bad_word, count(*) FILTER (WHERE {unknown}) AS n_bad")

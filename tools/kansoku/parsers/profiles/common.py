@@ -83,7 +83,6 @@ class Stacks:
 
     rows: dict[tuple, dict] = field(default_factory=dict)
     samples: int = 0
-    unresolved_frames: int = 0
     unresolved_samples: int = 0
     max_depth: int = 0
 
@@ -103,9 +102,7 @@ class Stacks:
             r["weight"] = (r["weight"] or 0) + weight
         self.samples += samples
         self.max_depth = max(self.max_depth, len(frames_root_first))
-        bad = sum(1 for f in frames_root_first if is_unresolved(f))
-        self.unresolved_frames += bad * samples
-        if bad:
+        if any(is_unresolved(f) for f in frames_root_first):
             self.unresolved_samples += samples
 
     def store(self, sink: Sink, fmt: str, profile: str, *, compressed: bool, event: str | None,

@@ -8,7 +8,7 @@ while DuckDB reads the previous one (``read_csv``), splits its lines and unpivot
 time is close to sadf's own and memory does not grow with the file's length.
 
 A long file's batches are read by DuckDB's CSV reader with each section's typed columns when the output is as
-sadf prints it (``_Loader._load_batch_fast``), and a file of 2 MB or more is rendered by two sadf runs that
+sadf prints it (``_Loader._load_batch_fast``), and a file of ``SPLIT_MIN_BYTES`` or more is rendered by two sadf runs that
 print the same lines as ``-A`` in fewer passes over the file (``_split_run``; docs/ingest-performance.md, "Long sa
 files"; the figures that keep these in docs/performance.md).
 
@@ -245,7 +245,6 @@ class _Loader:
         # activity -> (record times, first, last, Counter of its rows' intervals): the summary (sys_series) of
         # what _load_batch_fast stored, counted by its check statement
         self.fast_series: dict[str, tuple] = {}
-        self.fast_batches = 0
         self.split = False  # the activities without items read by a sadf -dh run of their own (_split_run)
         self.duplicated: list[str] = []  # activities with a sample time twice, when split: warned at the end
 
@@ -305,9 +304,9 @@ class _Loader:
         self._load_batch_sql(batch)
 
     def _load_small(self, batch: list[dict]) -> bool:
-        """A small batch (a run's sa file: ~1,500 lines of sadf -d output) read in Python and stored with
+        """A small batch (a run's sa file) read in Python and stored with
         one INSERT (``common.insert_values``): the same rows, in the same order, as ``_load_batch_sql``,
-        whose two statements cost ~0.12 s of planning for 40 sections of a few lines each. Only output as
+        whose two statements' planning costs more than reading a few dozen short sections. Only output as
         sadf prints it is taken here (every row as wide as its header, a UTC timestamp, an interval in
         range, finite numbers): anything else returns False before anything is stored, and the SQL path
         then reports it with its own words."""
@@ -557,7 +556,6 @@ class _Loader:
                     self.fast_series[act] = (n_tt, first, last, Counter({iv: c * width for iv, c in ivs.items()}))
                     if act == "disk":
                         self.devices.update(insts)
-        self.fast_batches += 1
         self.suspect = True  # the plausibility passes run over the stored rows, as after _load_batch_sql
         names = " UNION ALL ".join(f"SELECT {k} AS k, {g} AS g, {sm.sql_str(act)} AS activity, "
                                    f"{_sql_list(names)}::VARCHAR[] AS names"
@@ -683,14 +681,14 @@ class _Loader:
                                {"ts": ts, "cpus": cpus})
 
 
-# sadf -d -- -A reads the whole file once per activity it prints (37 passes for a 2-CPU machine: 5 s of CPU
-# for 7,200 one-second records); sadf -dh prints every activity of a record on one line, in one pass (1 s).
+# sadf -d -- -A reads the whole file once per activity it prints (dozens of passes); sadf -dh prints every
+# activity of a record on one line, in one pass.
 # The activities without items (one row per record, fixed columns) are read from one sadf -dh run of their
 # own, the others (CPUs, interrupts, devices, interfaces, ...) from sadf -d: the same lines as -A prints
-# (checked byte for byte with sysstat 12.6), for about 40 % of its CPU. Only with the sadf version checked,
+# (checked byte for byte with sysstat 12.6), for a fraction of its CPU (docs/ingest-performance.md). Only with the sadf version checked,
 # and a file whose activities are all in one list or the other; anything else is read with -A alone.
 SPLIT = True
-SPLIT_MIN_BYTES = 2 << 20  # a smaller file (a run's, ~100 kB) costs less in one sadf -d run read in Python
+SPLIT_MIN_BYTES = 2 << 20  # a smaller file (a run's) costs less in one sadf -d run read in Python
 _DH_FLAGS = ["-w", "-W", "-B", "-b", "-r", "ALL", "-S", "-H", "-v", "-q", "ALL", "-n",
              "NFS,NFSD,SOCK,IP,EIP,ICMP,EICMP,TCP,ETCP,UDP,SOCK6,IP6,EIP6,ICMP6,EICMP6,UDP6"]
 _D_FLAGS = ["-u", "ALL", "-P", "ALL", "-I", "ALL", "-y", "-d", "-n", "DEV,EDEV,SOFT,FC", "-m", "ALL", "-F"]
@@ -889,8 +887,8 @@ def _file_version(path: Path) -> str | None:
 
 
 def sadf_timeout(path: Path) -> float:
-    """How long sadf may take to render ``path``: a minute, plus ten seconds a megabyte (a day of 1-second
-    records, ~200 MB, renders in about a minute on a small machine)."""
+    """How long sadf may take to render ``path``: a minute, plus ten seconds a megabyte (well above what a day
+    of 1-second records takes on a small machine)."""
     try:
         size = path.stat().st_size
     except OSError:
