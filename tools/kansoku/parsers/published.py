@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
+from kansoku.parsers.textfile import read_text
 from kansoku.parsers.base import FileHead, Format, ParserModule
 from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
 
@@ -186,11 +187,13 @@ def half_unit(printed: str) -> float:
 
 
 def parse_sidecar(path: Path, sink) -> None:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "a published-table sidecar")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ParseError(path, None, "a valid TOML published-table sidecar", str(exc)) from None
+        at = re.search(r"\(at line (\d+)", str(exc))
+        raise ParseError(path, int(at.group(1)) if at else None, "a valid TOML published-table sidecar",
+                         str(exc)) from None
     pub = doc["published"]
 
     def err(key: str, expected: str, found: Any = None) -> ParseError:
@@ -240,7 +243,7 @@ def parse_sidecar(path: Path, sink) -> None:
     csv_path = confined_csv(path, name)
     if csv_path is None:
         raise err("csv", f"the CSV file {name!r} next to the sidecar", "no such file")
-    csv_text = csv_path.read_text(encoding="utf-8-sig")
+    csv_text = read_text(csv_path, "a published table's CSV").removeprefix("\ufeff")
     reader = csv.reader(io.StringIO(csv_text))
     header = next(reader, None)
     if not header:
