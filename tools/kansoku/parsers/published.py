@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
-from kansoku.parsers.textfile import read_text
 from kansoku.parsers.base import FileHead, Format, ParserModule
+from kansoku.parsers.textfile import read_text
 from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
 
 SIDECAR_KEYS = {"id", "csv", "citation", "factors", "columns", "note", "environment"}
@@ -186,6 +186,20 @@ def half_unit(printed: str) -> float:
     return 0.5 * 10.0 ** (exp - decimals_of(parts[0]))
 
 
+def _csv_rows(path: Path, text: str):
+    """The CSV's rows; a row the csv module cannot read (a field beyond its limit, a quote left open) is an
+    error naming its line."""
+    reader = csv.reader(io.StringIO(text))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ParseError(path, reader.line_num, "a CSV row as printed (fields of a table)", str(exc)) from None
+        yield row
+
+
 def parse_sidecar(path: Path, sink) -> None:
     text = read_text(path, "a published-table sidecar")
     try:
@@ -244,7 +258,7 @@ def parse_sidecar(path: Path, sink) -> None:
     if csv_path is None:
         raise err("csv", f"the CSV file {name!r} next to the sidecar", "no such file")
     csv_text = read_text(csv_path, "a published table's CSV").removeprefix("\ufeff")
-    reader = csv.reader(io.StringIO(csv_text))
+    reader = _csv_rows(csv_path, csv_text)
     header = next(reader, None)
     if not header:
         raise ParseError(csv_path, 1, "a header line with the printed columns", "")
