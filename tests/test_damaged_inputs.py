@@ -221,3 +221,29 @@ def test_damage_harness_finds_no_traceback_hang_or_unprintable_value():
     assert s["kinds"]["stored"] and s["kinds"]["refused"], s["kinds"]
     families = set(s["by_family"])
     assert {f.name for f in parsers.formats()} | {"host-layout", "link", "shell-text"} <= families, families
+
+
+@pytest.mark.parametrize("name, stamp", [("sadf_x_all.xml", rb'time="02:01:40"'),
+                                         ("sadf_j_loop.json", rb'"time": "02:01:40"')])
+@pytest.mark.parametrize("damage", [b"-nan", b"1e20"])
+def test_sadf_record_with_a_damaged_time_names_file_and_record(tmp_path, tmp_db, name, stamp, damage):
+    src = FIXTURES / "sysstat_variants" / name
+    run = _damaged(tmp_path, src, lambda d: d.replace(stamp, stamp.replace(b"01", damage), 1))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / name}: expected a date YYYY-MM-DD and a time HH:MM:SS (statistics record 2)" in proc.stderr, \
+        proc.stderr
+    assert "expected a valid " not in proc.stderr, proc.stderr
+
+
+def test_published_csv_field_beyond_the_csv_limit_names_file_and_line(tmp_path, tmp_db):
+    tree = tmp_path / "published"
+    tree.mkdir()
+    shutil.copy(PUBLISHED / "fy2013_t2.3_checksum.toml", tree)
+    lines = (PUBLISHED / "fy2013_t2.3_checksum.csv").read_bytes().split(b"\n")
+    lines[2] = b"x" * 200_000 + lines[2]
+    (tree / "fy2013_t2.3_checksum.csv").write_bytes(b"\n".join(lines))
+    proc = run_tool("ingest", "--db", tmp_db, tree)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{tree / 'fy2013_t2.3_checksum.csv'}:3: expected a CSV row as printed" in proc.stderr, proc.stderr
+    assert "expected a valid " not in proc.stderr, proc.stderr
