@@ -94,6 +94,11 @@ CASES = {
     "perf script: first period -5": (PERF, _sub_line(rb"20408163 cpu-clock", b"-5 cpu-clock"), rb"^postgres  9915 .* -5 "),
     "perf script: a byte 0xff in the first sample line": (PERF, _sub_line(rb"^postgres  9915", b"postgr\xffs  9915"),
                                                           rb"^postgr\xffs"),
+    "pgbench -P: progress time -nan": (PGB / "pgbench.log", _sub_line(rb"^progress: 1\.0 s", b"progress: -nan s"),
+                                       rb"^progress: -nan s"),
+    "postgres csvlog: a field over the csv module's limit": (
+        FIXTURES / "postgres_log" / "formats" / "postgresql.csv",
+        lambda data: data.replace(b"\n", b"\n" + b"x" * 200_000, 1), rb"^x{100}"),
     "fio text: clat 1e23 us": (FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
                                _sub_line(rb"(?<=clat \(usec\): min=29, max=)9573", b"100000000000000000000000"), None),
 }
