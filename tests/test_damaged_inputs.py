@@ -3,13 +3,17 @@ naming the file and the line (or refused/flagged by a plausibility bound), exit 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ro_con, run_tool
+from conftest import FIXTURES, ROOT, ro_con, run_tool
+from kansoku import parsers
 
 AGG = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=8" / "rep=agg"
 PGLOG = FIXTURES / "postgres_log" / "study=checkpoints" / "clients=2" / "rep=1"
@@ -90,6 +94,11 @@ CASES = {
     "perf script: first period -5": (PERF, _sub_line(rb"20408163 cpu-clock", b"-5 cpu-clock"), rb"^postgres  9915 .* -5 "),
     "perf script: a byte 0xff in the first sample line": (PERF, _sub_line(rb"^postgres  9915", b"postgr\xffs  9915"),
                                                           rb"^postgr\xffs"),
+    "pgbench -P: progress time -nan": (PGB / "pgbench.log", _sub_line(rb"^progress: 1\.0 s", b"progress: -nan s"),
+                                       rb"^progress: -nan s"),
+    "postgres csvlog: a field over the csv module's limit": (
+        FIXTURES / "postgres_log" / "formats" / "postgresql.csv",
+        lambda data: data.replace(b"\n", b"\n" + b"x" * 200_000, 1), rb"^x{100}"),
     "fio text: clat 1e23 us": (FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
                                _sub_line(rb"(?<=clat \(usec\): min=29, max=)9573", b"100000000000000000000000"), None),
 }
@@ -171,3 +180,75 @@ def test_crlf_pgbench_logs_are_read_like_crlf_stdout(tmp_path, src):
                     con.execute("SELECT count(*), sum(latency_sum_us) FROM pgbench_aggregate").fetchone())
         con.close()
     assert sums[0] == sums[1] and sums[0][0] > 0
+
+
+def test_link_that_leads_to_itself_is_skipped_not_a_traceback(tmp_path, tmp_db):
+    run = _damaged(tmp_path, PGB / "pgbench.log", lambda d: d)
+    (run / "loop.txt").symlink_to(run / "loop.txt")
+    (run / "sub").symlink_to(run / "sub")
+    proc = run_tool("ingest", "-v", "--db", tmp_db, run)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert f"{run / 'loop.txt'}: symbolic link in a loop (not followed)" in proc.stdout, proc.stdout
+    assert ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 1
+
+
+PUBLISHED = ROOT / "data" / "published" / "fy2013"
+
+
+def test_published_csv_not_utf8_names_file_and_line(tmp_path, tmp_db):
+    damaged = "fy2013_t2.3_checksum.csv"
+    tree = tmp_path / "published"
+    tree.mkdir()
+    for name in ("fy2013_t2.3_checksum.toml", "fy2013_t2.3_checksum.csv"):
+        data = (PUBLISHED / name).read_bytes()
+        if name == damaged:  # one byte of the third line that no UTF-8 text holds
+            lines = data.split(b"\n")
+            lines[2] = b"\xf7" + lines[2]
+            data = b"\n".join(lines)
+        (tree / name).write_bytes(data)
+    proc = run_tool("ingest", "--db", tmp_db, tree)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{tree / damaged}:3: expected UTF-8 text" in proc.stderr, proc.stderr
+    assert "expected a valid " not in proc.stderr, proc.stderr
+
+
+def test_damage_harness_finds_no_traceback_hang_or_unprintable_value():
+    """The bench's damage trials, bounded: every format of the registry, host layouts, links and shell text,
+    each mutated and ingested by tools/ingest into its own store."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "damage_trials.py"), "--count", "200", "--seed",
+                           "7", "--jobs", "2", "--timeout", "60", "--json", "--no-record"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.stdout.strip(), proc.stderr
+    s = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert s["inputs"] == 200
+    assert s["defects"] == [], json.dumps(s["defects"], indent=1)
+    assert s["kinds"]["stored"] and s["kinds"]["refused"], s["kinds"]
+    families = set(s["by_family"])
+    assert {f.name for f in parsers.formats()} | {"host-layout", "link", "shell-text"} <= families, families
+
+
+@pytest.mark.parametrize("name, stamp", [("sadf_x_all.xml", rb'time="02:01:40"'),
+                                         ("sadf_j_loop.json", rb'"time": "02:01:40"')])
+@pytest.mark.parametrize("damage", [b"-nan", b"1e20"])
+def test_sadf_record_with_a_damaged_time_names_file_and_record(tmp_path, tmp_db, name, stamp, damage):
+    src = FIXTURES / "sysstat_variants" / name
+    run = _damaged(tmp_path, src, lambda d: d.replace(stamp, stamp.replace(b"01", damage), 1))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / name}: expected a date YYYY-MM-DD and a time HH:MM:SS (statistics record 2)" in proc.stderr, \
+        proc.stderr
+    assert "expected a valid " not in proc.stderr, proc.stderr
+
+
+def test_published_csv_field_beyond_the_csv_limit_names_file_and_line(tmp_path, tmp_db):
+    tree = tmp_path / "published"
+    tree.mkdir()
+    shutil.copy(PUBLISHED / "fy2013_t2.3_checksum.toml", tree)
+    lines = (PUBLISHED / "fy2013_t2.3_checksum.csv").read_bytes().split(b"\n")
+    lines[2] = b"x" * 200_000 + lines[2]
+    (tree / "fy2013_t2.3_checksum.csv").write_bytes(b"\n".join(lines))
+    proc = run_tool("ingest", "--db", tmp_db, tree)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{tree / 'fy2013_t2.3_checksum.csv'}:3: expected a CSV row as printed" in proc.stderr, proc.stderr
+    assert "expected a valid " not in proc.stderr, proc.stderr

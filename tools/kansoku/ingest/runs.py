@@ -423,7 +423,10 @@ def walk_files(paths: list[Path]) -> Iterator[Walked]:
 
 
 def _link_reason(link: Path, root: Path) -> str:
-    target = link.resolve()
+    try:
+        target = link.resolve()
+    except (RuntimeError, OSError):  # a link that leads back to itself: reported as skipped like any other link
+        return "symbolic link in a loop (not followed)"
     if target.is_relative_to(root):
         return "symbolic link (not followed; the target is ingested where it is)"
     return "symbolic link out of the tree (not followed)"

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
+from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST, LATEST, LONGEST_S, MOST, Bound, TableBounds
 
@@ -193,7 +194,14 @@ def _stderr_records(fh: TextIO) -> Iterator[Record]:
 def _csv_records(fh: TextIO) -> Iterator[Record]:
     reader = csv.reader(fh)
     start = 1
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # a field beyond the csv module's limit, a quote left open
+            raise ParseError(Path(getattr(fh, "name", "")), reader.line_num, "a csvlog record (the server's CSV "
+                             "fields)", str(exc)) from None
         if len(row) > _CSV_MESSAGE:
             yield start, row[_CSV_TIME], row[_CSV_SEVERITY], row[_CSV_MESSAGE]
         start = reader.line_num + 1

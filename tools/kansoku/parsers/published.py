@@ -34,6 +34,7 @@ from typing import Any
 
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule
+from kansoku.parsers.textfile import read_text
 from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
 
 SIDECAR_KEYS = {"id", "csv", "citation", "factors", "columns", "note", "environment"}
@@ -186,12 +187,28 @@ def half_unit(printed: str) -> float:
     return 0.5 * 10.0 ** (exp - decimals_of(parts[0]))
 
 
+def _csv_rows(path: Path, text: str):
+    """The CSV's rows; a row the csv module cannot read (a field beyond its limit, a quote left open) is an
+    error naming its line."""
+    reader = csv.reader(io.StringIO(text))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ParseError(path, reader.line_num, "a CSV row as printed (fields of a table)", str(exc)) from None
+        yield row
+
+
 def parse_sidecar(path: Path, sink) -> None:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "a published-table sidecar")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ParseError(path, None, "a valid TOML published-table sidecar", str(exc)) from None
+        at = re.search(r"\(at line (\d+)", str(exc))
+        raise ParseError(path, int(at.group(1)) if at else None, "a valid TOML published-table sidecar",
+                         str(exc)) from None
     pub = doc["published"]
 
     def err(key: str, expected: str, found: Any = None) -> ParseError:
@@ -241,8 +258,8 @@ def parse_sidecar(path: Path, sink) -> None:
     csv_path = confined_csv(path, name)
     if csv_path is None:
         raise err("csv", f"the CSV file {name!r} next to the sidecar", "no such file")
-    csv_text = csv_path.read_text(encoding="utf-8-sig")
-    reader = csv.reader(io.StringIO(csv_text))
+    csv_text = read_text(csv_path, "a published table's CSV").removeprefix("\ufeff")
+    reader = _csv_rows(csv_path, csv_text)
     header = next(reader, None)
     if not header:
         raise ParseError(csv_path, 1, "a header line with the printed columns", "")

@@ -8,6 +8,7 @@ Unknown lines inside the summary block are reported as warnings, never guessed.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -352,6 +353,8 @@ class _Output:
         row = {"tps": float(m.group("tps")), "latency_avg_ms": float(m.group("lat")),
                "latency_stddev_ms": float(m.group("sd")), "line": lineno}
         t = float(m.group("t"))
+        if not math.isfinite(t) or t < 0:
+            raise ParseError(self.path, lineno, "a progress time in seconds (0 or more)", m.group("t"))
         if t > 1e8:  # --progress-timestamp: Unix epoch
             if t > 4102444800:  # 2100-01-01: no pgbench ran then
                 raise ParseError(self.path, lineno, "a --progress-timestamp Unix time before 2100", m.group("t"))

@@ -157,7 +157,7 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
             elif not tzname and not ts_obj.get("utc", 1):
                 z = tz
                 col.tz_basis = f"sadf -j local time: {basis}"
-            ts = datetime.fromisoformat(f"{ts_obj['date']}T{ts_obj['time']}").replace(tzinfo=z)
+            ts = _stamp(path, ts_obj.get("date"), ts_obj.get("time"), f"statistics record {sample + 1}").replace(tzinfo=z)
             iv = ts_obj.get("interval")
             for key, val in st.items():
                 if key == "timestamp":
@@ -166,13 +166,21 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
         for r in host.get("restarts", []) or []:
             b = r.get("boot", {}) if isinstance(r, dict) else {}
             if "date" in b and "time" in b:
-                ts = datetime.fromisoformat(f"{b['date']}T{b['time']}").replace(tzinfo=host_tz)
+                ts = _stamp(path, b["date"], b["time"], "a restart's boot").replace(tzinfo=host_tz)
                 col.add(ts, "restart", None, "cpu_count", b.get("cpu_count"))
     for k in sorted(unknown):
         sink.warn(None, f"sadf -j activity {k!r} is not known to kansoku; stored under that name")
     if not col.n_values:
         sink.warn(None, "no statistics records in the document")
     col.flush(sink)
+
+
+def _stamp(path: Path, date: Any, time: Any, where: str) -> datetime:
+    """A record's date and time as sadf prints them; anything else (a damaged digit, 'nan') names the record."""
+    try:
+        return datetime.fromisoformat(f"{date}T{time}")
+    except (TypeError, ValueError):
+        raise ParseError(path, None, f"a date YYYY-MM-DD and a time HH:MM:SS ({where})", f"{date} {time}") from None
 
 
 def _json_activity(col, key: str, val: Any, ts, iv, sample: int, unknown: set) -> None:

@@ -1,0 +1,672 @@
+#!/usr/bin/env python3
+"""Damaged inputs through tools/ingest: every format the parsers registry knows, host layouts, profiles, query
+inputs, links and shell text, each mutated the ways damaged files reach users, each ingested into its own
+scratch store with a timeout, and classified:
+
+  stored        exit 0, every stored value inside its format's bounds (parsers/bounds.py)
+  refused       exit 2 with the file and its line named
+  refused_no_line  exit 2 with the file named, without a line (a binary file, a layout, a JSON sample)
+  unrecognised  exit 2: the damaged file is no known tool output any more (skipped, named with -v)
+  net           exit 2 through the parsers' safety net ("expected a valid <format> file"): a damage the
+                parser did not foresee, told without what it expected
+  traceback     a Python traceback on stderr (or exit 1)
+  hang          no exit within the timeout
+  unnamed       exit 2 without the input named
+  out_of_bounds exit 0 with a value stored that no tool prints (NaN, infinity, outside a declared bound),
+                or a host's samples lost, or a plan's shell text executed, or a control byte printed raw
+  harness_error the harness failed to build or judge the input (shown, never counted as a pass)
+
+The inputs are built from real files: the corpus (/work/shared/corpus/real), the example's data/runs, and
+tests/fixtures for the formats neither holds. Deterministic for a given --seed and --count.
+
+    bench/run damage                  5,000 inputs
+    bench/run damage --count 300 --seed 7 --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import multiprocessing
+import os
+import random
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HERE / "tools"))
+sys.path.insert(0, str(HERE / "bench"))
+
+from kansoku import parsers  # noqa: E402
+from kansoku.cli import ingest_main  # noqa: E402 -- imported once, before the children are forked
+from kansoku.ingest.detect import detect  # noqa: E402
+from kansoku.parsers import bounds  # noqa: E402
+
+CORPUS = Path(os.environ.get("KANSOKU_CORPUS", "/work/shared/corpus/real"))
+SOURCES = [CORPUS, HERE / "data" / "runs", HERE / "data" / "published", HERE / "tests" / "fixtures"]
+LARGEST_SOURCE = 600_000  # bytes: larger real files add time, not kinds of damage
+PER_FORMAT = 6  # source files kept per format
+TIMEOUT_S = 60.0
+KINDS = ("stored", "refused", "refused_no_line", "unrecognised", "net", "unnamed", "traceback", "hang",
+         "out_of_bounds", "harness_error")
+DEFECTS = ("unnamed", "traceback", "hang", "out_of_bounds", "harness_error")
+PWNED = "kansoku-pwned"
+RUN_HOSTNAME = "vm"
+
+
+# -- the real files -----------------------------------------------------------------------------------------
+
+
+def _text_of(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def samples() -> dict[str, list[Path]]:
+    """Format name -> real files of that format (at most PER_FORMAT, from the first source that has it)."""
+    out: dict[str, list[Path]] = {}
+    for root in SOURCES:
+        if not root.is_dir():
+            continue
+        found: dict[str, list[Path]] = {}
+        for p in sorted(root.rglob("*")):
+            if not p.is_file() or p.is_symlink() or p.name in ("run.toml", "host.toml", "README.md"):
+                continue
+            if p.stat().st_size > LARGEST_SOURCE or ".duckdb" in p.name:
+                continue
+            d = detect(p)
+            if d.format is None or d.format.name in out:
+                continue
+            found.setdefault(d.format.name, []).append(p)
+        for name, paths in found.items():
+            step = max(1, len(paths) // PER_FORMAT)
+            out[name] = paths[::step][:PER_FORMAT]
+    return out
+
+
+def host_runs() -> list[Path]:
+    """Run directories of the example with a host= directory (several hosts)."""
+    runs = sorted({p.parent.parent for p in (HERE / "data" / "runs").rglob("host=*/host.toml")})
+    return runs[:: max(1, len(runs) // 4)][:4]
+
+
+# -- mutations of one file's bytes ---------------------------------------------------------------------------
+
+NUMBER = re.compile(rb"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+
+
+def _fullwidth(num: bytes) -> bytes:
+    return "".join(chr(0xFF10 + int(c)) if c.isdigit() else c for c in num.decode()).encode()
+
+
+def _replace_number(data: bytes, rng: random.Random, make: Callable[[bytes], bytes]) -> bytes:
+    nums = list(NUMBER.finditer(data[:2_000_000]))
+    if not nums:
+        return data + b"\n" + make(b"1") + b"\n"
+    m = rng.choice(nums)
+    return data[:m.start()] + make(m.group()) + data[m.end():]
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True) or [b""]
+
+
+def _giant_line(data: bytes, rng: random.Random, limit: int) -> bytes:
+    lines = _lines(data)
+    i = rng.randrange(len(lines))
+    size = rng.choice([limit + 1, limit * 2, max(64, limit // 2)])
+    junk = rng.choice([b"x", b"1 ", b"\xff", b"9,"])
+    lines[i:i + rng.randint(0, 3)] = [(junk * (size // len(junk) + 1))[:size] + b"\n"]
+    return b"".join(lines)
+
+
+def _flip(data: bytes, rng: random.Random) -> bytes:
+    out = bytearray(data)
+    for _ in range(rng.choice([1, 1, 2, 8])):
+        if out:
+            out[rng.randrange(len(out))] = rng.randrange(256)
+    return bytes(out)
+
+
+def _append_lines(data: bytes, rng: random.Random) -> bytes:
+    lines = _lines(data)
+    a = rng.randrange(len(lines))
+    b = min(len(lines), a + rng.randint(1, 50))
+    tail = b"" if data.endswith(b"\n") else b"\n"
+    return data + tail + b"".join(lines[a:b])
+
+
+def _bad_utf8(data: bytes, rng: random.Random) -> bytes:
+    lines = _lines(data)
+    i = rng.randrange(len(lines))
+    j = rng.randrange(len(lines[i]) + 1)
+    lines[i] = lines[i][:j] + rng.choice([b"\xff", b"\xc3", b"\xe3\x81", b"\xed\xa0\x80", b"\x00"]) + lines[i][j:]
+    return b"".join(lines)
+
+
+def _escape_codes(data: bytes, rng: random.Random) -> bytes:
+    lines = _lines(data)
+    i = rng.randrange(len(lines))
+    lines.insert(i, b"\x1b[2J\x1b[31merror: forged\x1b[0m\r\n")
+    return b"".join(lines)
+
+
+def text_mutations(limit: int) -> dict[str, Callable[[bytes, random.Random], bytes]]:
+    return {
+        "truncate": lambda d, r: d[: r.randrange(len(d) + 1)],
+        "truncate-line": lambda d, r: b"".join(_lines(d)[: r.randrange(len(_lines(d)) + 1)]).rstrip(b"\n"),
+        "byte-flip": _flip,
+        "appended-copy": lambda d, r: d + (b"" if d.endswith(b"\n") else b"\n") + d,
+        "appended-lines": _append_lines,
+        "giant-line": lambda d, r: _giant_line(d, r, limit),
+        "nan": lambda d, r: _replace_number(d, r, lambda n: r.choice([b"nan", b"NaN", b"-nan"])),
+        "inf": lambda d, r: _replace_number(d, r, lambda n: r.choice([b"inf", b"-inf", b"Infinity"])),
+        "1e300": lambda d, r: _replace_number(d, r, lambda n: r.choice([b"1e300", b"1e20", b"99999999999999999999"])),
+        "negative": lambda d, r: _replace_number(d, r, lambda n: n[1:] if n.startswith(b"-") else b"-" + n),
+        "fullwidth-digits": lambda d, r: _replace_number(d, r, _fullwidth),
+        "invalid-utf8": _bad_utf8,
+        "escape-codes": _escape_codes,
+    }
+
+
+NAME_DAMAGE = ["\nerror: forged line ", "\x1b[31mred\x1b[0m", "\r", "\x07bell", " spaces and \u3042 "]
+
+
+# -- one input: a scratch run directory built from real files ------------------------------------------------
+
+
+@dataclass
+class Trial:
+    n: int
+    family: str  # the format name, or host-layout / link / shell-text
+    mutation: str
+    source: str
+    build: Callable[[Path], Path]  # builds the input under a scratch directory, returns what to ingest
+    check: Callable[[Path, Path], list[str]] | None = None  # (store, input) -> defects of a stored input
+    kind: str = ""
+    detail: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _copy_run_toml(src_dir: Path, run: Path) -> None:
+    for d in (src_dir, src_dir.parent):
+        if (d / "run.toml").is_file():
+            shutil.copy(d / "run.toml", run / "run.toml")
+            return
+
+
+def file_trial(n: int, fmt: str, src: Path, mutation: str, seed: int) -> Trial:
+    limit = bounds.TEXT.get(fmt, bounds.REPORT).longest_line or (1 << 20)
+    mut = text_mutations(limit)[mutation] if mutation != "file-name" else None
+
+    def build(scratch: Path) -> Path:
+        rng = random.Random(seed)
+        run = scratch / "run"
+        run.mkdir(parents=True)
+        _copy_run_toml(src.parent, run)
+        for c in _companions(src):
+            shutil.copy(c, run / c.name)
+        raw = src.read_bytes()
+        name = src.name
+        if mut is None:  # the file unchanged, its name carrying a newline or escape codes
+            data = raw
+            stem, dot, ext = name.partition(".")
+            name = stem + rng.choice(NAME_DAMAGE) + dot + ext
+        elif raw[:2] == b"\x1f\x8b" and rng.random() < 0.8:  # a compressed file: damage its text, mostly
+            data = gzip.compress(mut(_text_of(src), rng), mtime=0)
+        else:
+            data = mut(raw, rng)
+        (run / name).write_bytes(data)
+        return run
+
+    return Trial(n, fmt, mutation, _shown_path(src), build)
+
+
+def _companions(src: Path) -> list[Path]:
+    """The files a published table is read with: the sidecar naming a CSV, the CSV a sidecar names."""
+    out = []
+    for p in sorted(src.parent.iterdir()):
+        if p == src or not p.is_file():
+            continue
+        if src.suffix == ".csv" and p.suffix == ".toml" and f'"{src.name}"' in p.read_text(errors="replace"):
+            out.append(p)
+        elif src.suffix == ".toml" and p.suffix == ".csv" and f'"{p.name}"' in src.read_text(errors="replace"):
+            out.append(p)
+    return out
+
+
+def _shown_path(p: Path) -> str:
+    for root in SOURCES:
+        try:
+            return f"{root.name}/{p.relative_to(root)}"
+        except ValueError:
+            pass
+    return str(p)
+
+
+# host layouts: a run of the example with one host= directory, cut to its small files
+
+
+def _small_host_run(src: Path, run: Path) -> None:
+    run.mkdir(parents=True)
+    for name in ("run.toml", "vmstat.txt", "pgbench.log"):
+        if (src / name).is_file():
+            shutil.copy(src / name, run / name)
+    for h in sorted(src.glob("host=*")):
+        (run / h.name).mkdir()
+        for name in ("host.toml", "vmstat.txt", "pg_stat_bgwriter.before.csv", "pg_stat_bgwriter.after.csv"):
+            if (h / name).is_file():
+                shutil.copy(h / name, run / h.name / name)
+
+
+def _host_toml_edit(run: Path, edit: Callable[[str], str]) -> None:
+    for t in sorted(run.glob("host=*/host.toml")):
+        t.write_text(edit(t.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def _set_key(text: str, key: str, value: str) -> str:
+    return re.sub(rf"(?m)^{key} = .*$", lambda m: f"{key} = {value}", text, count=1)
+
+
+def _hosts_with_samples(store: Path, run_input: Path) -> list[str]:
+    """A host= directory holding a vmstat.txt must have its samples stored under a host of its own."""
+    import duckdb
+
+    dirs = [h for h in run_input.rglob("host=*") if (h / "vmstat.txt").is_file() and (h / "host.toml").is_file()]
+    expected = len(dirs) + (1 if (run_input / "vmstat.txt").is_file() else 0)
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        got = con.execute("SELECT count(DISTINCT coalesce(host, '')) FROM sys_metrics WHERE tool = 'vmstat'"
+                          ).fetchone()[0]
+    finally:
+        con.close()
+    return [] if got >= expected else [f"vmstat samples of {expected} hosts given, of {got} stored"]
+
+
+LAYOUTS: dict[str, Callable[[Path, random.Random], None]] = {
+    "host.toml missing": lambda run, r: [t.unlink() for t in run.glob("host=*/host.toml")],
+    "host.toml alone": lambda run, r: [f.unlink() for h in run.glob("host=*") for f in h.iterdir()
+                                       if f.name != "host.toml"],
+    "two hosts, one hostname": lambda run, r: [shutil.copytree(h, h.with_name(h.name + "2"))
+                                               for h in list(run.glob("host=*"))],
+    "host named as the run's host": lambda run, r: _host_toml_edit(run, lambda t: _set_key(t, "hostname",
+                                                                                            f'"{RUN_HOSTNAME}"')),
+    "nested host= directory": lambda run, r: [shutil.copytree(h, h / "host=inner") for h in list(run.glob("host=*"))],
+    "empty host= directory": lambda run, r: (run / "host=empty").mkdir(),
+    "host.toml not UTF-8": lambda run, r: [t.write_bytes(t.read_bytes().replace(b"dbserver", b"db\xffserver", 1))
+                                           for t in run.glob("host=*/host.toml")],
+    "host.toml not TOML": lambda run, r: _host_toml_edit(run, lambda t: t.replace('role = "server"', "role = server")),
+    "clock_offset_s nan": lambda run, r: _host_toml_edit(run, lambda t: _set_key(t, "clock_offset_s",
+                                                                                  r.choice(["nan", "inf", "-inf"]))),
+    "clock_offset_s 1e300": lambda run, r: _host_toml_edit(run, lambda t: _set_key(t, "clock_offset_s",
+                                                                                    r.choice(["1e300", "-1e300"]))),
+    "machine a string": lambda run, r: _host_toml_edit(run, lambda t: re.sub(r"(?ms)^\[machine\].*?(?=^\[versions\])",
+                                                                             'machine = "x"\n[versions0]\n', t)),
+    "hostname with escape codes": lambda run, r: _host_toml_edit(run, lambda t: _set_key(
+        t, "hostname", '"db\\u001b[31m\\nerror: forged"')),
+    "host.toml truncated": lambda run, r: [t.write_bytes(t.read_bytes()[: r.randrange(1, t.stat().st_size)])
+                                           for t in run.glob("host=*/host.toml")],
+    "host.toml byte flip": lambda run, r: [t.write_bytes(_flip(t.read_bytes(), r)) for t in run.glob("host=*/host.toml")],
+    "host directory name with a newline": lambda run, r: [h.rename(h.with_name("host=a\nerror: forged"))
+                                                          for h in list(run.glob("host=*"))],
+    "host= directory a link out of the tree": lambda run, r: [
+        (shutil.rmtree(h), h.symlink_to(Path(tempfile.gettempdir()))) for h in list(run.glob("host=*"))],
+}
+
+
+def layout_trial(n: int, src: Path, mutation: str, seed: int) -> Trial:
+    def build(scratch: Path) -> Path:
+        run = scratch / "run"
+        _small_host_run(src, run)
+        LAYOUTS[mutation](run, random.Random(seed))
+        return run
+
+    return Trial(n, "host-layout", mutation, _shown_path(src), build, check=_hosts_with_samples)
+
+
+# links and shell text in a run's files and plans
+
+
+def _shell_texts(scratch: Path) -> list[str]:
+    mark = scratch / PWNED
+    return [f"$(touch {mark})", f"`touch {mark}`", f"; touch {mark};", f"x' ; touch {mark} ; '",
+            f'"; touch {mark}; "']
+
+
+SHELL_PLACES = ("run.toml command", "run.toml factor", "host.toml collect", "host.toml hostname", "file name",
+                "sql script")
+
+
+def shell_trial(n: int, src: Path, place: str, seed: int) -> Trial:
+    def build(scratch: Path) -> Path:
+        rng = random.Random(seed)
+        text = rng.choice(_shell_texts(scratch))
+        quoted = json.dumps(text)
+        run = scratch / "run"
+        _small_host_run(src, run)
+        rt = run / "run.toml"
+        if place == "run.toml command":
+            rt.write_text(_set_key(rt.read_text(), "benchmark", quoted))
+        elif place == "run.toml factor":
+            rt.write_text(_set_key(rt.read_text(), "workload", quoted))
+        elif place == "host.toml collect":
+            _host_toml_edit(run, lambda t: _set_key(t, "vmstat", quoted))
+        elif place == "host.toml hostname":
+            _host_toml_edit(run, lambda t: _set_key(t, "hostname", quoted))
+        elif place == "file name":
+            (run / "vmstat.txt").rename(run / f"vmstat{text.replace('/', '_')}.txt")
+        else:
+            (run / "read.sql").write_text(f"\\set aid random(1, 100000 * :scale)\n\\shell {text}\n"
+                                          f"SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n")
+        return run
+
+    return Trial(n, "shell-text", place, _shown_path(src), build)
+
+
+LINKS = ("to /etc/passwd", "to a file outside the run", "dangling", "a loop", "to the run's parent")
+
+
+def link_trial(n: int, src: Path, kind: str, seed: int) -> Trial:
+    def build(scratch: Path) -> Path:
+        run = scratch / "run"
+        _small_host_run(src, run)
+        outside = scratch / "outside"
+        outside.mkdir()
+        shutil.copy(src / "vmstat.txt", outside / "vmstat.txt")
+        target = {"to /etc/passwd": Path("/etc/passwd"), "to a file outside the run": outside / "vmstat.txt",
+                  "dangling": scratch / "nothing", "a loop": run / "loop.txt",
+                  "to the run's parent": scratch}[kind]
+        (run / ("loop.txt" if kind == "a loop" else "linked.txt")).symlink_to(target)
+        return run
+
+    def check(store: Path, run: Path) -> list[str]:
+        import duckdb
+
+        con = duckdb.connect(str(store), read_only=True)
+        try:
+            n_out = con.execute("SELECT count(*) FROM sources WHERE file_name LIKE 'linked%'").fetchone()[0]
+        finally:
+            con.close()
+        return [f"a file read through a link that leaves the run ({kind})"] if n_out else []
+
+    return Trial(n, "link", kind, _shown_path(src), build, check=check)
+
+
+# -- the plan of trials --------------------------------------------------------------------------------------
+
+
+def plan(count: int, seed: int) -> list[Trial]:
+    """``count`` trials: about four in five damage one file of a format (every format and mutation in turn),
+    the rest host layouts, shell text and links. Same seed and count, same trials."""
+    rng = random.Random(seed)
+    found = samples()
+    hosts = host_runs()
+    fmts = sorted(found)
+    muts = [*text_mutations(1), "file-name"]
+    special: list[tuple[str, str]] = ([("layout", m) for m in LAYOUTS] + [("shell", p) for p in SHELL_PLACES]
+                                      + [("link", k) for k in LINKS])
+    trials: list[Trial] = []
+    i_file = i_special = 0
+    for n in range(count):
+        s = rng.randrange(1 << 30)
+        if hosts and n % 5 == 4:
+            what, m = special[i_special % len(special)]
+            src = hosts[(i_special // len(special)) % len(hosts)]
+            i_special += 1
+            make = {"layout": layout_trial, "shell": shell_trial, "link": link_trial}[what]
+            trials.append(make(n, src, m, s))
+            continue
+        fmt = fmts[i_file % len(fmts)]
+        m = muts[(i_file // len(fmts)) % len(muts)]
+        src = found[fmt][(i_file // (len(fmts) * len(muts))) % len(found[fmt])] if i_file >= len(fmts) * len(muts) \
+            else rng.choice(found[fmt])
+        i_file += 1
+        trials.append(file_trial(n, fmt, src, m, s))
+    return trials
+
+
+# -- running one: tools/ingest's main in a child forked from this process (its imports done once) -------------
+
+_RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_FILE_LINE = re.compile(r":\d+:")
+
+
+def _ingest_in_child(argv: list[str], out: Path, err: Path, cwd: Path) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        os.chdir(cwd)
+        os.setsid()
+        fo, fe = open(out, "w"), open(err, "w")
+        os.dup2(fo.fileno(), 1)
+        os.dup2(fe.fileno(), 2)
+        sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), line_buffering=True)
+        sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), line_buffering=True, errors="backslashreplace")
+
+        try:
+            code = ingest_main(argv, prog="tools/ingest")
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:  # noqa: BLE001 -- what the real tools/ingest would print as a traceback
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code if isinstance(code, int) else 1)
+
+
+def run_one(t: Trial, base: Path, timeout: float = TIMEOUT_S) -> Trial:
+    scratch = base / f"t{t.n}"
+    scratch.mkdir(parents=True)
+    try:
+        target = t.build(scratch)
+        store = scratch / "k.duckdb"
+        out, err = scratch / "stdout", scratch / "stderr"
+        pid = _ingest_in_child(["--db", str(store), "--jobs", "1", str(target)], out, err, scratch)
+        deadline = time.monotonic() + timeout
+        status = None
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.01)
+        else:
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            t.kind, t.detail = "hang", f"no exit in {timeout:g} s"
+            return t
+        rc = os.waitstatus_to_exitcode(status)
+        stderr = err.read_text(errors="replace")
+        stdout = out.read_text(errors="replace")
+        t.extra["exit"] = rc
+        problems = []
+        if (scratch / PWNED).exists():
+            problems.append("shell text from an input was executed")
+        if _RAW_CONTROL.search(stderr.replace("\n", "").replace("\t", "")) or \
+                _RAW_CONTROL.search(stdout.replace("\n", "").replace("\t", "")):
+            problems.append("a control byte printed raw")
+        if "Traceback" in stderr or rc not in (0, 2):
+            t.kind, t.detail = "traceback", _last_line(stderr) or f"exit {rc}"
+        elif rc == 2:
+            t.detail = _first_error(stderr)
+            if "expected a valid " in stderr:
+                t.kind = "net"
+            elif "is a known tool output" in stderr:
+                t.kind = "unrecognised"
+            elif str(target) not in stderr:
+                t.kind = "unnamed"
+            else:
+                t.kind = "refused" if _FILE_LINE.search(stderr) else "refused_no_line"
+        else:
+            if store.exists():
+                problems += stored_outside(store)
+                if t.check is not None:
+                    problems += t.check(store, target)
+            t.kind = "stored"
+        if problems:
+            t.kind, t.detail = "out_of_bounds", "; ".join(problems)
+        return t
+    except Exception as exc:  # noqa: BLE001 -- a failure of the harness itself is shown, never counted as a pass
+        t.kind, t.detail = "harness_error", f"{type(exc).__name__}: {exc}"
+        return t
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _first_error(text: str) -> str:
+    """The line saying what was wrong (under "error: N file(s) could not be ingested", the file's line)."""
+    lines = text.splitlines()
+    for k, ln in enumerate(lines):
+        if "could not be ingested" in ln and k + 1 < len(lines):
+            return lines[k + 1].strip()[:300]
+        if "error" in ln.lower() or "expected" in ln:
+            return ln[:300]
+    return _last_line(text)
+
+
+def stored_outside(store: Path) -> list[str]:
+    """What the store holds that no tool prints: NaN or infinity in any DOUBLE column, a value outside a
+    declared bound, a CPU share outside 0..100, a host's clock offset that is not finite."""
+    import duckdb
+
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
+                                            "WHERE table_type = 'BASE TABLE'").fetchall()}
+        bad = []
+        for t, c in con.execute("SELECT table_name, column_name FROM information_schema.columns "
+                                "WHERE data_type IN ('DOUBLE', 'FLOAT')").fetchall():
+            if t in tables:
+                n = con.execute(f'SELECT count(*) FROM "{t}" WHERE isnan("{c}") OR isinf("{c}")').fetchone()[0]
+                if n:
+                    bad.append(f"{t}.{c}: {n} NaN/inf")
+        for m in parsers.modules():
+            for tb in m.bounds:
+                if tb.table not in tables:
+                    continue
+                for b in tb.bounds:
+                    cond, params = bounds._range_sql(b)
+                    where = f"({bounds.where_sql(b)}) AND " if b.where else ""
+                    sql = f"SELECT count(*) FROM {tb.table} WHERE {where}{b.column} IS NOT NULL AND ({cond})"
+                    n = con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchone()[0]
+                    if n:
+                        bad.append(f"{tb.table}.{b.column}: {n} outside {bounds._expected(b)}")
+        if "sys_metrics" in tables:
+            n = con.execute("SELECT count(*) FROM sys_metrics WHERE metric IN ('%usr', '%user', '%sys', '%system', "
+                            "'%idle', '%iowait', '%soft', 'us', 'sy', 'id', 'wa') AND (value < 0 OR value > 105)"
+                            ).fetchone()[0]
+            if n:
+                bad.append(f"sys_metrics: {n} CPU shares outside 0..100")
+        return bad
+    finally:
+        con.close()
+
+
+def run_all(trials: list[Trial], jobs: int = 1, timeout: float = TIMEOUT_S, progress: bool = False) -> list[Trial]:
+    """Run the trials, ``jobs`` children at a time (each forks its own ingest)."""
+    base = Path(tempfile.mkdtemp(prefix="kansoku-damage-"))
+    _PLANNED.update({t.n: t for t in trials})
+    try:
+        if jobs <= 1:
+            done = []
+            for k, t in enumerate(trials):
+                done.append(run_one(t, base, timeout))
+                if progress and (k + 1) % 100 == 0:
+                    print(f"  {k + 1}/{len(trials)} {dict(Counter(x.kind for x in done))}", flush=True)
+            return done
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+            done = []
+            for k, t in enumerate(pool.map(_run_picklable, [(t.n, base, timeout) for t in trials], chunksize=8)):
+                done.append(t)
+                if progress and (k + 1) % 100 == 0:
+                    print(f"  {k + 1}/{len(trials)} {dict(Counter(x.kind for x in done))}", flush=True)
+            return [_merge(a, b) for a, b in zip(trials, done)]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+_PLANNED: dict[int, Trial] = {}
+
+
+def _run_picklable(args) -> Trial:
+    n, base, timeout = args
+    t = run_one(_PLANNED[n], base, timeout)
+    return Trial(t.n, t.family, t.mutation, t.source, None, None, t.kind, t.detail, t.extra)  # type: ignore[arg-type]
+
+
+def _merge(planned: Trial, done: Trial) -> Trial:
+    planned.kind, planned.detail, planned.extra = done.kind, done.detail, done.extra
+    return planned
+
+
+def summary(trials: list[Trial]) -> dict:
+    kinds = Counter(t.kind for t in trials)
+    by_family: dict[str, Counter] = {}
+    for t in trials:
+        by_family.setdefault(t.family, Counter())[t.kind] += 1
+    return {"inputs": len(trials), "kinds": {k: kinds.get(k, 0) for k in KINDS},
+            "by_family": {f: dict(c) for f, c in sorted(by_family.items())},
+            "defects": [as_row(t) for t in trials if t.kind in DEFECTS],
+            "net": [as_row(t) for t in trials if t.kind == "net"]}
+
+
+def as_row(t: Trial) -> dict:
+    return {"n": t.n, "family": t.family, "mutation": t.mutation, "source": t.source, "kind": t.kind,
+            "detail": t.detail, **t.extra}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bench/run damage", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=5000, help="damaged inputs (default 5,000)")
+    ap.add_argument("--seed", type=int, default=45, help="the seed: same seed and count, same inputs")
+    ap.add_argument("--jobs", type=int, default=1, help="inputs ingested at once (default 1)")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds before an ingest counts as a hang")
+    ap.add_argument("--no-record", action="store_true", help="print the counts, write no results file")
+    ap.add_argument("--json", action="store_true", help="print the summary (counts, every defect) as JSON only")
+    args = ap.parse_args(argv)
+    from record import Figure, Load, record
+
+    load = Load()
+    trials = plan(args.count, args.seed)
+    started = time.monotonic()
+    done = run_all(trials, args.jobs, args.timeout, progress=not args.json)
+    s = summary(done)
+    if args.json:
+        print(json.dumps(s, ensure_ascii=True))
+        return 1 if any(s["kinds"][k] for k in DEFECTS) else 0
+    print(f"{s['inputs']} damaged inputs in {time.monotonic() - started:.0f} s: "
+          + ", ".join(f"{k} {v}" for k, v in s["kinds"].items()))
+    for row in (s["defects"] + s["net"])[:40]:
+        print(f"  {row['kind']}: {row['family']} / {row['mutation']!r} ({row['source']}): {row['detail']}")
+    if not args.no_record:
+        figures = [Figure(f"damaged inputs: {k}", s["kinds"][k], "inputs",
+                          target="0" if k in DEFECTS else "", met=(s["kinds"][k] == 0) if k in DEFECTS else None)
+                   for k in KINDS]
+        record("damage", figures, raw={**s, "seed": args.seed, "count": args.count,
+                                       "inputs": [as_row(t) for t in done]}, load=load)
+    return 1 if any(s["kinds"][k] for k in DEFECTS) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
