@@ -128,7 +128,11 @@ def number(value: float) -> str:
 
 def _figure(f: dict) -> str:
     unit = _UNITS.get(f["unit"], f["unit"])
-    return f"{number(f['value'])}{unit}" if unit in _UNITS.values() else f"{number(f['value'])} {unit}"
+    if unit in _UNITS.values():
+        return f"{number(f['value'])}{unit}"
+    if f["value"] == 1 and unit.endswith("s") and len(unit) > 3:  # "1 input", not "1 inputs"
+        unit = unit[:-1]
+    return f"{number(f['value'])} {unit}"
 
 
 def _target(f: dict) -> str:
