@@ -51,6 +51,7 @@ from kansoku.render.charts import escape_plotly
 from kansoku.render.charts._draw import COLORS
 from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
+from kansoku.render.palette import PALETTE
 from kansoku.render.run_pages import KEEP, run_page_files
 
 GENERATED = Path("data/generated")
@@ -663,6 +664,7 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
                                "title": words.t(lang, "site_title"), **cfg.get("languages", {}).get(lang, {})}
                         for i, lang in enumerate(LANGS)}
     cfg.setdefault("params", {})["plotly_bundle"] = PLOTLY_BUNDLE
+    cfg["params"]["palette"] = PALETTE
     # a prose page's `report` is optional (docs/spec.md, "Prose pages"): the report is the page's directory,
     # given to every page under content/reports/<id>/ as a cascade (a page's own front matter still wins)
     reports = sorted(d.name for d in (content / "reports").iterdir() if d.is_dir()) \
