@@ -416,18 +416,19 @@ def example_pdfs(example_pdfs_all):
 
 
 @pytest.mark.slow
-def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_site, example_pdfs):
-    """The PDF's last appendix names, for every table and figure, its runs; every run's raw files follow
-    with the start of their sha256 (computed here from the raw files themselves); it gives the address of
-    the site's data-sources page, and the "how to read" text says the appendix is there."""
+def test_pdf_lists_its_data_sources_with_one_digest_and_the_sites_address(example_site, example_pdfs):
+    """The PDF's last appendix names, for every table and figure, its runs; instead of pages of file hashes it
+    prints one digest, that of the manifest of every raw file (computed here from the published manifest),
+    and the manifest's address; it gives the address of the site's data-sources page, and the "how to read"
+    text says the appendix is there."""
     import hashlib
 
     from kansoku import words
 
-    runs_root = Path(__file__).resolve().parents[1] / "data" / "runs"
-    logs = sorted(runs_root.rglob("study=scaleup/workload=read/config=checksums-off/clients=1/rep=1/pgbench.log"))
-    assert logs
-    sha = hashlib.sha256(logs[0].read_bytes()).hexdigest()
+    _, public = example_site
+    manifest = (public / "raw/example/SHA256SUMS").read_bytes()
+    digest = hashlib.sha256(manifest).hexdigest()
+    a_file = manifest.split(b" ", 1)[0].decode()
     rep = json.loads((example_site[0].parent / "generated" / "data" / "reports" / "example.json").read_text("utf-8"))
     labels = {lang: [item["label"][lang] for ch in rep["chapters"] for kind in ("tables", "figures")
                      for item in ch[kind].values()] for lang in example_pdfs}
@@ -438,7 +439,9 @@ def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_si
         start = text.index(title, text.index(title) + 1)  # after its entry in the contents
         appendix = re.sub(r"\s+", "", text[start:])
         assert f"http://127.0.0.1:1313/{lang}/reports/example/sources/" in appendix
-        assert sha[:16] in appendix and sha[:17] not in appendix  # abbreviated: the full hash is on the site
+        assert "http://127.0.0.1:1313/raw/example/SHA256SUMS" in appendix
+        assert re.findall(r"[0-9a-f]{16,}", appendix) == [digest]  # one digest, no file's hash
+        assert a_file[:12] not in appendix
         # every table and figure of this report (the prose also cites past reports' tables: not these)
         for label in labels[lang]:
             assert label in re.sub(r"\s+", " ", text[:start]), label
@@ -446,6 +449,38 @@ def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_si
         assert re.search(r"R1[–,]", appendix)
         name = title.split(":")[-1].strip().lower().replace(" ", "")  # "datasources", "元データ"
         assert name in re.sub(r"\s+", "", text[:start]).lower()  # named in "how to read"
+
+
+def test_sources_manifest_verifies_the_published_raw_files(example_site, tmp_path):
+    """The manifest beside a report's published raw files lists every file the sources page lists, one line
+    each as sha256sum prints it, and ``sha256sum -c`` run there verifies every one of them; the sources page
+    links it and prints its digest."""
+    import hashlib
+    import subprocess
+
+    _, public = example_site
+    raw = public / "raw/example"
+    manifest = (raw / "SHA256SUMS").read_text(encoding="utf-8")
+    lines = manifest.splitlines()
+    listed = {line.split("  ", 1)[1] for line in lines}
+    published = {str(p.relative_to(raw)) for p in raw.rglob("*") if p.is_file() and p.name != "SHA256SUMS"}
+    assert len(lines) > 100 and listed == published
+    done = subprocess.run(["sha256sum", "-c", "--strict", "SHA256SUMS"], cwd=raw, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-500:] + done.stderr[-500:]
+    assert done.stdout.count(": OK\n") == len(lines)
+    digest = hashlib.sha256(manifest.encode("utf-8")).hexdigest()
+    for lang in ("ja", "en"):
+        page = (public / lang / "reports/example/sources/index.html").read_text(encoding="utf-8")
+        assert re.search(r'<a href="[^"]*/raw/example/SHA256SUMS" download>', page)
+        assert f'<code class="sha">{digest}</code>' in page
+        assert f"{len(lines)}" in re.search(r'<p class="sources-manifest">(.*?)</p>', page, re.S).group(1)
+    # a file changed after publishing is what the check exists to catch
+    copy = tmp_path / "raw"
+    subprocess.run(["cp", "-r", str(raw), str(copy)], check=True)
+    victim = copy / sorted(listed)[0]
+    victim.unlink()
+    victim.write_bytes(b"changed\n")
+    assert subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=copy, capture_output=True).returncode == 1
 
 
 def _wide_spec(tmp_path: Path, metrics: list[str], rep_id: str) -> Path:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Protocol
 
 from kansoku.errors import KansokuError
 from kansoku.model import VERDICT_MARKS, ComputedReport
+from kansoku.render import publish
 from kansoku.render.typst_markup import pick, render, soft_breaks, text_pt, ui
 from kansoku.render.views import LegendLine, ViewCell, ViewHeader, ViewRow, compare_view, mark, table_view
 from kansoku.shortcodes import Shortcode
@@ -26,7 +27,6 @@ from kansoku.shortcodes import Shortcode
 TEXT_WIDTH_PT = 470           # A4 minus 2 x 22 mm
 LANDSCAPE_WIDTH_PT = 717      # A4 landscape minus 2 x 22 mm
 PDF_MAX_ROWS = 150            # a longer table prints its first rows and points to its CSV on the site
-SHA_SHOWN = 16                # hex digits of a file's SHA-256 in the PDF (the site prints all 64)
 
 
 class Page(Protocol):
@@ -473,9 +473,11 @@ def run_ranges(numbers: list[int]) -> str:
 
 @block("sources", "layouts/_default/sources.html", shortcode=False)
 def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    """Per table and figure, its runs (numbered R1, R2, … once for the whole report); then every run with its
-    raw files and the first ``SHA_SHOWN`` hex digits of their SHA-256. Runs that share their files (values
-    transcribed from one published table) are listed together."""
+    """Per table and figure, its runs (numbered R1, R2, … once for the whole report); then the runs, one row per
+    condition (the runs' directory but the rep=N part), with their number of raw files; then the manifest of
+    those files (render/publish.py): its address and its own SHA-256, the one digest the PDF prints (each file's
+    is in the manifest and on the site's sources page). Runs that share their files (values transcribed from
+    one published table) are listed together."""
     L, d = page.lang, page.data
     runs = d["runs"]
     items = []
@@ -488,33 +490,34 @@ def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> d
         return {}
     number = {run_id: i + 1 for i, run_id in enumerate(used)}
     groups: dict[tuple, list[str]] = {}
-    files_of: dict[str, list[tuple[str, str | None, str | None]]] = {}
     for run_id in used:
         info = runs[run_id]
-        files = [(s["file"], s["sha256"], s.get("checked_against")) for s in info["sources"]]
-        if info.get("run_toml_sha256") and not any(f == "run.toml" for f, _, _ in files):
-            files.append(("run.toml", info["run_toml_sha256"], None))
-        files_of[run_id] = files
-        key = (tuple(files), info.get("citation")) if files and info["origin"] == "transcribed" else (run_id,)
+        files = tuple(sorted(s["file"] for s in info["sources"]))
+        key = (files, info.get("citation")) if files and info["origin"] == "transcribed" else (run_id,)
         groups.setdefault(key, []).append(run_id)
-    # one row per run (or per group of transcribed runs sharing their files), its files flowing in the row, the
-    # rows of a condition (the runs' directory but the rep=N part) under its heading
-    conditions: dict[str, list[dict]] = {}
+    # a condition's repetitions in one row; other runs (or a group of transcribed runs sharing their files) one
+    # row each
+    rows: dict[str, dict] = {}
     for ids in groups.values():
         info = runs[ids[0]]
         if len(ids) == 1 and "/rep=" in ids[0]:
-            condition, rep = ids[0].rsplit("/", 1)
+            label = ids[0].rsplit("/", 1)[0]
         else:
-            condition, rep = "", ", ".join(ids)
-        if info["origin"] == "transcribed" and info.get("citation"):
-            rep += f" — {ui(L, 'citation')}: {info['citation']}"
-        conditions.setdefault(condition, []).append({
-            "numbers": run_ranges([number[x] for x in ids]), "run": soft_breaks(rep, 12),
-            "files": [{"name": soft_breaks(f, 16), "sha": (sha or "—")[:SHA_SHOWN],
-                       "checked": ui(L, "pdf_source_checked", against) if against else None}
-                      for f, sha, against in files_of[ids[0]]]})
-    shown = [{"condition": soft_breaks(c, 12), "runs": rows} for c, rows in conditions.items()]
-    before, _, after = ui(L, "pdf_sources_intro", SHA_SHOWN, where="\x00").partition("\x00")
-    return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after), "sha_shown": SHA_SHOWN,
+            label = ", ".join(ids)
+            if info["origin"] == "transcribed" and info.get("citation"):
+                label += f" — {ui(L, 'citation')}: {info['citation']}"
+        row = rows.setdefault(label, {"numbers": [], "files": 0})
+        row["numbers"] += [number[x] for x in ids]
+        row["files"] += len(info["sources"]) + (1 if info.get("run_toml_sha256") and
+                                                not any(s["file"] == "run.toml" for s in info["sources"]) else 0)
+    shown = [[run_ranges(r["numbers"]), soft_breaks(label, 12), str(r["files"])] for label, r in rows.items()]
+    before, _, after = ui(L, "pdf_sources_intro", where="\x00").partition("\x00")
+    text = publish.manifest(runs) if d.get("publish_raw") else ""  # published beside the raw files only
+    manifest = None
+    if text:
+        at = page.site_link(f"{publish.raw_dir(d['id'])}/{publish.MANIFEST}")
+        m_before, _, m_after = ui(L, "pdf_sources_manifest", text.count("\n"), where="\x00").partition("\x00")
+        manifest = {"url": at, "intro": (m_before, m_after), "sha256": publish.manifest_digest(text)}
+    return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after),
             "items": [[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
-            "groups": shown}
+            "runs": shown, "manifest": manifest}

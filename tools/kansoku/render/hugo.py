@@ -46,7 +46,7 @@ from kansoku import external, resources, site_links, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends
-from kansoku.render import charts, page_reuse, views
+from kansoku.render import charts, page_reuse, publish, views
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts._draw import COLORS
 from kansoku.render.charts.events import EVENT_META
@@ -396,6 +396,12 @@ def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_
         figures = drawn(rep.figures(), figure_cache)
         d = report_json(rep, figures)
         lazy_provenance(rep.id, d, files)
+        manifest = publish.manifest(d["runs"]) if rep.publish_raw else ""
+        if manifest:  # the list of raw files and their digests, a download beside the published files
+            rel = f"{publish.raw_dir(rep.id)}/{publish.MANIFEST}"
+            files[f"static/{rel}"] = manifest
+            d["sources_manifest"] = {"url": f"/{rel}", "sha256": publish.manifest_digest(manifest),
+                                     "files": manifest.count("\n")}
         sources_assets(rep.id, d, files)
         try:
             text_ = dumps(d)
