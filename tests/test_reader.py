@@ -400,6 +400,40 @@ def test_home_page_says_the_year_once(example_site):
     assert "2017 年度 2017年度" not in (public / "ja/index.html").read_text(encoding="utf-8")
 
 
+def test_trends_page_names_factors_and_values_as_the_reports_do(example_site):
+    """The cross-year view's factors carry the names and value labels the report specs give them: no factor
+    key ("checksums") heads a column of its runs, and no value with a label ("checksums-off", "read-custom")
+    is printed raw in what was compared or in a point's condition."""
+    import duckdb
+
+    db, public = example_site
+    trends = json.loads((db.parent / "generated" / "data" / "trends.json").read_text(encoding="utf-8"))
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for f in trends["figures"]:
+            rows = con.execute("SELECT DISTINCT factor, value FROM run_factors WHERE run_id IN "
+                               "(SELECT unnest(?::VARCHAR[]))", [f["runs"]]).fetchall()
+            keys = {k for k, _ in rows}
+            assert "checksums" in keys  # the run transcribed with this factor is in the view
+            for name in f["prov"]["factors"]:
+                for lang in ("ja", "en"):
+                    assert name[lang] not in keys or name[lang] == "version", (name, keys)
+            for lang in ("ja", "en"):
+                shown = f["trend"]["compared"][lang] + " | " + " | ".join(r[4] for r in f["trend"]["rows"][lang])
+                for raw in ("checksums-off", "read-custom", "checksums: "):
+                    assert raw not in shown, (raw, shown)
+    finally:
+        con.close()
+    for lang in ("ja", "en"):
+        page = (public / lang / "trends/index.html").read_text(encoding="utf-8")
+        # a measured machine in the words of a chapter's machines block: virtual CPUs, a virtio disk (its
+        # hypervisor's "rotational" flag is no spinning drive)
+        text = re.sub(r"<script.*?</script>|<[^>]+>", " ", page, flags=re.S)
+        assert "vCPU" in text and "virtio" in text and "回転型" not in text and "rotational" not in text
+        # (a run's id, in a title or a script, is its directory: not a reader's word)
+        assert ">checksums<" not in page and "checksums-off" not in re.sub(r"<script.*?</script>|(?:data-[a-z]+|title)=\"[^\"]*\"", "", page, flags=re.S)
+
+
 # -- the PDF: data-sources appendix, the site's address, wide tables ------------------------------
 
 def _pdf_text(pdf: Path, *args: str) -> str:
