@@ -474,10 +474,9 @@ def run_ranges(numbers: list[int]) -> str:
 @block("sources", "layouts/_default/sources.html", shortcode=False)
 def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
     """Per table and figure, its runs (numbered R1, R2, … once for the whole report); then the runs, one row per
-    condition (the runs' directory but the rep=N part), with their number of raw files; then the manifest of
-    those files (render/publish.py): its address and its own SHA-256, the one digest the PDF prints (each file's
-    is in the manifest and on the site's sources page). Runs that share their files (values transcribed from
-    one published table) are listed together."""
+    condition, with their number of raw files; then the manifest of those files (render/publish.py): its
+    address and its own SHA-256, the one digest the PDF prints (each file's is in the manifest and on the
+    site's sources page)."""
     L, d = page.lang, page.data
     runs = d["runs"]
     items = []
@@ -489,28 +488,25 @@ def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> d
     if not used:
         return {}
     number = {run_id: i + 1 for i, run_id in enumerate(used)}
-    groups: dict[tuple, list[str]] = {}
+
+    def files_of(info: dict) -> set[str]:
+        return {s["file"] for s in info["sources"]} | ({"run.toml"} if info.get("run_toml_sha256") else set())
+
+    # one row per condition: a measured condition's repetitions (its directory but the rep=N part), the values
+    # transcribed from one published table with one citation (its directory, the files they share counted once)
+    rows: dict[str, dict] = {}
     for run_id in used:
         info = runs[run_id]
-        files = tuple(sorted(s["file"] for s in info["sources"]))
-        key = (files, info.get("citation")) if files and info["origin"] == "transcribed" else (run_id,)
-        groups.setdefault(key, []).append(run_id)
-    # a condition's repetitions in one row; other runs (or a group of transcribed runs sharing their files) one
-    # row each
-    rows: dict[str, dict] = {}
-    for ids in groups.values():
-        info = runs[ids[0]]
-        if len(ids) == 1 and "/rep=" in ids[0]:
-            label = ids[0].rsplit("/", 1)[0]
-        else:
-            label = ", ".join(ids)
-            if info["origin"] == "transcribed" and info.get("citation"):
-                label += f" — {ui(L, 'citation')}: {info['citation']}"
-        row = rows.setdefault(label, {"numbers": [], "files": 0})
-        row["numbers"] += [number[x] for x in ids]
-        row["files"] += len(info["sources"]) + (1 if info.get("run_toml_sha256") and
-                                                not any(s["file"] == "run.toml" for s in info["sources"]) else 0)
-    shown = [[run_ranges(r["numbers"]), soft_breaks(label, 12), str(r["files"])] for label, r in rows.items()]
+        transcribed = info["origin"] == "transcribed"
+        # (a transcribed run's id is published/<table>/<its factors>: parsers/published.py)
+        label = ("/".join(run_id.split("/")[:2]) if transcribed else
+                 run_id.rsplit("/", 1)[0] if "/rep=" in run_id else run_id)
+        if transcribed and info.get("citation"):
+            label += f" — {ui(L, 'citation')}: {info['citation']}"
+        row = rows.setdefault(label, {"numbers": [], "files": set()})
+        row["numbers"].append(number[run_id])
+        row["files"] |= files_of(info) if transcribed else {(run_id, f) for f in files_of(info)}
+    shown = [[run_ranges(r["numbers"]), soft_breaks(label, 12), str(len(r["files"]))] for label, r in rows.items()]
     before, _, after = ui(L, "pdf_sources_intro", where="\x00").partition("\x00")
     text = publish.manifest(runs) if d.get("publish_raw") else ""  # published beside the raw files only
     manifest = None
