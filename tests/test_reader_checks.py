@@ -11,6 +11,7 @@ phone, in a real Chromium, checked for what a demanding reader met:
 - English unit words in Japanese headers, "▲" without its legend line, factor syntax (``key=value``)
   shown to a reader.
 - a verdict's shading hard to tell from the baseline column's, or text hard to read on either.
+- a date, a number and its unit, or "n = 5" broken across two lines.
 
 Each check is a JavaScript function returning the problems it found (strings naming the page's element);
 a test per check runs it over every page and expects none, and a test breaks a page on purpose to show that
@@ -301,8 +302,28 @@ CONTRAST = "() => {" + _BOX + r"""
   return [...new Set(out)];
 }"""
 
+# 9. nothing a reader reads as one token broken across two lines: a date, a number and its unit or percent
+# sign, "n = 5" (the text as laid out: a range over the match has its boxes on one line)
+BREAKS = "() => {" + _BOX + r"""
+  const out = [];
+  const kinds = /\d{4}-\d{2}-\d{2}|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
+  const root = document.querySelector('main') || document.body;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!el || el.closest('pre, script, style, svg, .js-plotly-plot') || !el.getClientRects().length) continue;
+    for (const m of n.textContent.matchAll(kinds)) {
+      const r = document.createRange();
+      r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+      const tops = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+      if (tops.size > 1) out.push(`${name(el)}: "${m[0]}" broken across lines`);
+    }
+  }
+  return [...new Set(out)];
+}"""
+
 CHECKS = {"hover": HOVER, "overflow": OVERFLOW, "sticky": STICKY, "titles": TITLES, "plots": PLOTS, "words": WORDS, "ticks": TICKS,
-          "contrast": CONTRAST}
+          "contrast": CONTRAST, "breaks": BREAKS}
 
 
 def _run_page(public: Path) -> str:
@@ -384,6 +405,8 @@ BREAK = {
         document.querySelector('main p').append(' config=checksums-off'); }""",
     "contrast": """() => { document.querySelectorAll('main td.better').forEach(c => { c.style.background = '#dbe9f8'; }); }""",
     "contrast-text": """() => { document.querySelectorAll('main td.worse, main td.better').forEach(c => { c.style.color = '#8a8a8a'; }); }""",
+    "breaks": """() => { const p = document.createElement('p'); p.style.width = '3.5em'; p.style.overflowWrap = 'anywhere';
+        p.textContent = 'on 2026-11-23 it was 13.53 %'; document.querySelector('main p').after(p); }""",
     "ticks": """() => { const gd = document.querySelector('.js-plotly-plot');
         return Plotly.relayout(gd, {'yaxis.tickmode': 'linear', 'yaxis.tick0': 0, 'yaxis.dtick': 0.45 * Math.pow(10, Math.round(Math.log10(gd._fullLayout.yaxis.range[1] || 1)))}); }""",
 }
