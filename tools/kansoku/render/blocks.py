@@ -512,8 +512,8 @@ def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> d
     manifest = None
     if text:
         at = page.site_link(f"{publish.raw_dir(d['id'])}/{publish.MANIFEST}")
-        m_before, _, m_after = ui(L, "pdf_sources_manifest", text.count("\n"), where="\x00").partition("\x00")
-        manifest = {"url": at, "intro": (m_before, m_after), "sha256": publish.manifest_digest(text)}
+        manifest = {"url": at, "intro": ui(L, "pdf_sources_manifest", text.count("\n")),
+                    "sha256": publish.manifest_digest(text)}
     return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after),
             "items": [[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
             "runs": shown, "manifest": manifest}
