@@ -41,7 +41,8 @@ def build(env, out: Path, *extra, check=True):
 
 
 def raw_files(out: Path) -> dict[str, Path]:
-    return {p.relative_to(out).as_posix(): p for p in (out / "raw").rglob("*") if p.is_file()}
+    """The raw files published (not the manifest of their digests beside them)."""
+    return {p.relative_to(out).as_posix(): p for p in (out / "raw").rglob("*") if p.is_file() and p.name != "SHA256SUMS"}
 
 
 @pytest.fixture(scope="module")

@@ -400,6 +400,40 @@ def test_home_page_says_the_year_once(example_site):
     assert "2017 年度 2017年度" not in (public / "ja/index.html").read_text(encoding="utf-8")
 
 
+def test_trends_page_names_factors_and_values_as_the_reports_do(example_site):
+    """The cross-year view's factors carry the names and value labels the report specs give them: no factor
+    key ("checksums") heads a column of its runs, and no value with a label ("checksums-off", "read-custom")
+    is printed raw in what was compared or in a point's condition."""
+    import duckdb
+
+    db, public = example_site
+    trends = json.loads((db.parent / "generated" / "data" / "trends.json").read_text(encoding="utf-8"))
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for f in trends["figures"]:
+            rows = con.execute("SELECT DISTINCT factor, value FROM run_factors WHERE run_id IN "
+                               "(SELECT unnest(?::VARCHAR[]))", [f["runs"]]).fetchall()
+            keys = {k for k, _ in rows}
+            assert "checksums" in keys  # the run transcribed with this factor is in the view
+            for name in f["prov"]["factors"]:
+                for lang in ("ja", "en"):
+                    assert name[lang] not in keys or name[lang] == "version", (name, keys)
+            for lang in ("ja", "en"):
+                shown = f["trend"]["compared"][lang] + " | " + " | ".join(r[4] for r in f["trend"]["rows"][lang])
+                for raw in ("checksums-off", "read-custom", "checksums: "):
+                    assert raw not in shown, (raw, shown)
+    finally:
+        con.close()
+    for lang in ("ja", "en"):
+        page = (public / lang / "trends/index.html").read_text(encoding="utf-8")
+        # a measured machine in the words of a chapter's machines block: virtual CPUs, a virtio disk (its
+        # hypervisor's "rotational" flag is no spinning drive)
+        text = re.sub(r"<script.*?</script>|<[^>]+>", " ", page, flags=re.S)
+        assert "vCPU" in text and "virtio" in text and "回転型" not in text and "rotational" not in text
+        # (a run's id, in a title or a script, is its directory: not a reader's word)
+        assert ">checksums<" not in page and "checksums-off" not in re.sub(r"<script.*?</script>|(?:data-[a-z]+|title)=\"[^\"]*\"", "", page, flags=re.S)
+
+
 # -- the PDF: data-sources appendix, the site's address, wide tables ------------------------------
 
 def _pdf_text(pdf: Path, *args: str) -> str:
@@ -416,18 +450,19 @@ def example_pdfs(example_pdfs_all):
 
 
 @pytest.mark.slow
-def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_site, example_pdfs):
-    """The PDF's last appendix names, for every table and figure, its runs; every run's raw files follow
-    with the start of their sha256 (computed here from the raw files themselves); it gives the address of
-    the site's data-sources page, and the "how to read" text says the appendix is there."""
+def test_pdf_lists_its_data_sources_with_one_digest_and_the_sites_address(example_site, example_pdfs):
+    """The PDF's last appendix names, for every table and figure, its runs; instead of pages of file hashes it
+    prints one digest, that of the manifest of every raw file (computed here from the published manifest),
+    and the manifest's address; it gives the address of the site's data-sources page, and the "how to read"
+    text says the appendix is there."""
     import hashlib
 
     from kansoku import words
 
-    runs_root = Path(__file__).resolve().parents[1] / "data" / "runs"
-    logs = sorted(runs_root.rglob("study=scaleup/workload=read/config=checksums-off/clients=1/rep=1/pgbench.log"))
-    assert logs
-    sha = hashlib.sha256(logs[0].read_bytes()).hexdigest()
+    _, public = example_site
+    manifest = (public / "raw/example/SHA256SUMS").read_bytes()
+    digest = hashlib.sha256(manifest).hexdigest()
+    a_file = manifest.split(b" ", 1)[0].decode()
     rep = json.loads((example_site[0].parent / "generated" / "data" / "reports" / "example.json").read_text("utf-8"))
     labels = {lang: [item["label"][lang] for ch in rep["chapters"] for kind in ("tables", "figures")
                      for item in ch[kind].values()] for lang in example_pdfs}
@@ -438,7 +473,9 @@ def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_si
         start = text.index(title, text.index(title) + 1)  # after its entry in the contents
         appendix = re.sub(r"\s+", "", text[start:])
         assert f"http://127.0.0.1:1313/{lang}/reports/example/sources/" in appendix
-        assert sha[:16] in appendix and sha[:17] not in appendix  # abbreviated: the full hash is on the site
+        assert "http://127.0.0.1:1313/raw/example/SHA256SUMS" in appendix
+        assert re.findall(r"[0-9a-f]{16,}", appendix) == [digest]  # one digest, no file's hash
+        assert a_file[:12] not in appendix
         # every table and figure of this report (the prose also cites past reports' tables: not these)
         for label in labels[lang]:
             assert label in re.sub(r"\s+", " ", text[:start]), label
@@ -446,6 +483,38 @@ def test_pdf_lists_its_data_sources_with_hashes_and_the_sites_address(example_si
         assert re.search(r"R1[–,]", appendix)
         name = title.split(":")[-1].strip().lower().replace(" ", "")  # "datasources", "元データ"
         assert name in re.sub(r"\s+", "", text[:start]).lower()  # named in "how to read"
+
+
+def test_sources_manifest_verifies_the_published_raw_files(example_site, tmp_path):
+    """The manifest beside a report's published raw files lists every file the sources page lists, one line
+    each as sha256sum prints it, and ``sha256sum -c`` run there verifies every one of them; the sources page
+    links it and prints its digest."""
+    import hashlib
+    import subprocess
+
+    _, public = example_site
+    raw = public / "raw/example"
+    manifest = (raw / "SHA256SUMS").read_text(encoding="utf-8")
+    lines = manifest.splitlines()
+    listed = {line.split("  ", 1)[1] for line in lines}
+    published = {str(p.relative_to(raw)) for p in raw.rglob("*") if p.is_file() and p.name != "SHA256SUMS"}
+    assert len(lines) > 100 and listed == published
+    done = subprocess.run(["sha256sum", "-c", "--strict", "SHA256SUMS"], cwd=raw, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-500:] + done.stderr[-500:]
+    assert done.stdout.count(": OK\n") == len(lines)
+    digest = hashlib.sha256(manifest.encode("utf-8")).hexdigest()
+    for lang in ("ja", "en"):
+        page = (public / lang / "reports/example/sources/index.html").read_text(encoding="utf-8")
+        assert re.search(r'<a href="[^"]*/raw/example/SHA256SUMS" download>', page)
+        assert f'<code class="sha">{digest}</code>' in page
+        assert f"{len(lines)}" in re.search(r'<p class="sources-manifest">(.*?)</p>', page, re.S).group(1)
+    # a file changed after publishing is what the check exists to catch
+    copy = tmp_path / "raw"
+    subprocess.run(["cp", "-r", str(raw), str(copy)], check=True)
+    victim = copy / sorted(listed)[0]
+    victim.unlink()
+    victim.write_bytes(b"changed\n")
+    assert subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=copy, capture_output=True).returncode == 1
 
 
 def _wide_spec(tmp_path: Path, metrics: list[str], rep_id: str) -> Path:

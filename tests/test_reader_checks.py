@@ -10,6 +10,8 @@ phone, in a real Chromium, checked for what a demanding reader met:
 - a chart's plot area squeezed on a phone, or its tick labels cut at the figure's edge;
 - English unit words in Japanese headers, "▲" without its legend line, factor syntax (``key=value``)
   shown to a reader.
+- a verdict's shading hard to tell from the baseline column's, or text hard to read on either.
+- a date, a number and its unit, or "n = 5" broken across two lines.
 
 Each check is a JavaScript function returning the problems it found (strings naming the page's element);
 a test per check runs it over every page and expects none, and a test breaks a page on purpose to show that
@@ -267,7 +269,61 @@ TICKS = "() => {" + _BOX + r"""
   return out;
 }"""
 
-CHECKS = {"hover": HOVER, "overflow": OVERFLOW, "sticky": STICKY, "titles": TITLES, "plots": PLOTS, "words": WORDS, "ticks": TICKS}
+# 8. a verdict's shading seen against the baseline column's: the two backgrounds, as the browser computed
+# them, apart by a contrast ratio of 1.5 at least (WCAG's relative luminance), and every piece of text in
+# either kind of cell (the value, the verdict's symbol, a range under it) at 4.5:1 on its background
+CONTRAST = "() => {" + _BOX + r"""
+  const out = [];
+  const rgba = s => { const m = s.match(/[\d.]+/g) || []; return m.map(Number).concat([1]).slice(0, 4); };
+  const lin = c => { c /= 255; return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); };
+  const lum = ([r, g, b]) => 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const bg = el => { for (let a = el; a; a = a.parentElement) { const c = rgba(getComputedStyle(a).backgroundColor);
+                                                              if (c[3] > 0) return c; } return [255, 255, 255, 1]; };
+  const hex = c => '#' + c.slice(0, 3).map(x => Math.round(x).toString(16).padStart(2, '0')).join('');
+  for (const table of document.querySelectorAll('main table')) {
+    const verdicts = [...table.querySelectorAll('td.better, td.worse')].filter(c => c.getClientRects().length);
+    const bases = [...table.querySelectorAll('td.baseline, th.baseline')].filter(c => c.getClientRects().length);
+    const base = bases.find(c => !c.matches('.better, .worse'));
+    for (const v of verdicts) {
+      const kind = v.matches('.better') ? 'better' : 'worse';
+      if (base && ratio(bg(v), bg(base)) < 1.5)
+        { out.push(`${name(table)}: "${kind}" shading ${hex(bg(v))} against the baseline's ${hex(bg(base))}: ${ratio(bg(v), bg(base)).toFixed(2)}:1`); break; }
+    }
+    for (const cell of [...verdicts.slice(0, 20), ...bases.slice(0, 20)]) {
+      const back = bg(cell);
+      for (const el of [cell, ...cell.querySelectorAll('*')]) {
+        if (!el.getClientRects().length || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+        const r = ratio(rgba(getComputedStyle(el).color), back);
+        if (r < 4.5) { out.push(`${name(table)}: "${el.textContent.trim().slice(0, 20)}" at ${r.toFixed(2)}:1 on ${hex(back)}`); break; }
+      }
+    }
+  }
+  return [...new Set(out)];
+}"""
+
+# 9. nothing a reader reads as one token broken across two lines: a date, a number and its unit or percent
+# sign, "n = 5" (the text as laid out: a range over the match has its boxes on one line)
+BREAKS = "() => {" + _BOX + r"""
+  const out = [];
+  const kinds = /\d{4}-\d{2}-\d{2}|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
+  const root = document.querySelector('main') || document.body;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!el || el.closest('pre, script, style, svg, .js-plotly-plot') || !el.getClientRects().length) continue;
+    for (const m of n.textContent.matchAll(kinds)) {
+      const r = document.createRange();
+      r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+      const tops = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+      if (tops.size > 1) out.push(`${name(el)}: "${m[0]}" broken across lines`);
+    }
+  }
+  return [...new Set(out)];
+}"""
+
+CHECKS = {"hover": HOVER, "overflow": OVERFLOW, "sticky": STICKY, "titles": TITLES, "plots": PLOTS, "words": WORDS, "ticks": TICKS,
+          "contrast": CONTRAST, "breaks": BREAKS}
 
 
 def _run_page(public: Path) -> str:
@@ -347,6 +403,10 @@ BREAK = {
         return Plotly.relayout(gd, {'xaxis.title.standoff': 0, 'xaxis.automargin': false, 'margin.b': 20}); }""",
     "words": """() => { const th = document.querySelector('main thead th'); th.textContent += ' (calls)';
         document.querySelector('main p').append(' config=checksums-off'); }""",
+    "contrast": """() => { document.querySelectorAll('main td.better').forEach(c => { c.style.background = '#dbe9f8'; }); }""",
+    "contrast-text": """() => { document.querySelectorAll('main td.worse, main td.better').forEach(c => { c.style.color = '#8a8a8a'; }); }""",
+    "breaks": """() => { const p = document.createElement('p'); p.style.width = '3.5em'; p.style.overflowWrap = 'anywhere';
+        p.textContent = 'on 2026-11-23 it was 13.53 %'; document.querySelector('main p').after(p); }""",
     "ticks": """() => { const gd = document.querySelector('.js-plotly-plot');
         return Plotly.relayout(gd, {'yaxis.tickmode': 'linear', 'yaxis.tick0': 0, 'yaxis.dtick': 0.45 * Math.pow(10, Math.round(Math.log10(gd._fullLayout.yaxis.range[1] || 1)))}); }""",
 }

@@ -331,7 +331,7 @@ def test_trend_points_say_machine_length_and_origin_and_lines_never_join_machine
     _, fig = _trend(public, "en")
     cd = [c for t in fig["data"] for c in t["customdata"]]
     assert any("80 cores" in c[3] and "2 TB" in c[3] for c in cd)
-    assert any("logical CPUs" in c[3] and "GiB" in c[3] for c in cd)
+    assert any("vCPUs" in c[3] and "GiB" in c[3] and "virtio disk" in c[3] for c in cd)
     assert any("300 s × 3 runs" in c[4] for c in cd)
     assert any(c[5] == "Origin: transcribed from PGECons FY2013 WG1 activity report (2014), 表 2.2, §2.3" for c in cd)
 

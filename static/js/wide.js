@@ -21,6 +21,35 @@
       }
     }
   }
+  // A date, a number and its unit or per cent sign, "n = 5": one token to a reader, never broken across two
+  // lines (whatever wrote the text: prose, a table, a note), so each is set in a span that does not break;
+  // the text copied stays the same. Before markWide: it changes what is wide.
+  var TOGETHER = /\d{4}-\d{2}-\d{2}|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
+  function keepTogether() {
+    var root = document.querySelector("main") || document.body;
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, null);
+    var found = [];
+    for (var n = walker.nextNode(); n; n = walker.nextNode()) {
+      var el = n.parentElement;
+      if (!el || el.closest("pre, script, style, svg, .js-plotly-plot, .nobr")) { continue; }
+      TOGETHER.lastIndex = 0;
+      if (TOGETHER.test(n.nodeValue)) { found.push(n); }
+    }
+    found.forEach(function (node) {
+      var s = node.nodeValue, frag = document.createDocumentFragment(), last = 0, m;
+      TOGETHER.lastIndex = 0;
+      while ((m = TOGETHER.exec(s))) {
+        if (m.index > last) { frag.appendChild(document.createTextNode(s.slice(last, m.index))); }
+        var span = document.createElement("span");
+        span.className = "nobr";
+        span.textContent = m[0];
+        frag.appendChild(span);
+        last = m.index + m[0].length;
+      }
+      if (last < s.length) { frag.appendChild(document.createTextNode(s.slice(last))); }
+      node.parentNode.replaceChild(frag, node);
+    });
+  }
   // A link to a run on the data-sources page (#run-…) opens that run's collapsed list of files.
   function openTarget() {
     var id = decodeURIComponent(location.hash.slice(1));
@@ -35,6 +64,6 @@
     if (pending) { window.clearTimeout(pending); }
     pending = window.setTimeout(markWide, 100);
   });
-  function init() { openTarget(); markWide(); }
+  function init() { keepTogether(); openTarget(); markWide(); }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
 })();

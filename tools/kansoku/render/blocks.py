@@ -19,6 +19,7 @@ from typing import Any, Callable, Protocol
 
 from kansoku.errors import KansokuError
 from kansoku.model import VERDICT_MARKS, ComputedReport
+from kansoku.render import publish
 from kansoku.render.typst_markup import pick, render, soft_breaks, text_pt, ui
 from kansoku.render.views import (
     ViewCell,
@@ -35,7 +36,6 @@ from kansoku.shortcodes import Shortcode
 TEXT_WIDTH_PT = 470           # A4 minus 2 x 22 mm
 LANDSCAPE_WIDTH_PT = 717      # A4 landscape minus 2 x 22 mm
 PDF_MAX_ROWS = 150            # a longer table prints its first rows and points to its CSV on the site
-SHA_SHOWN = 16                # hex digits of a file's SHA-256 in the PDF (the site prints all 64)
 
 
 class Page(Protocol):
@@ -457,9 +457,10 @@ def run_ranges(numbers: list[int]) -> str:
 
 @block("sources", "layouts/_default/sources.html", shortcode=False)
 def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    """Per table and figure, its runs (numbered R1, R2, … once for the whole report); then every run with its
-    raw files and the first ``SHA_SHOWN`` hex digits of their SHA-256. Runs that share their files (values
-    transcribed from one published table) are listed together."""
+    """Per table and figure, its runs (numbered R1, R2, … once for the whole report); then the runs, one row per
+    condition, with their number of raw files; then the manifest of those files (render/publish.py): its
+    address and its own SHA-256, the one digest the PDF prints (each file's is in the manifest and on the
+    site's sources page)."""
     L, d = page.lang, page.data
     runs = d["runs"]
     items = []
@@ -471,34 +472,32 @@ def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> d
     if not used:
         return {}
     number = {run_id: i + 1 for i, run_id in enumerate(used)}
-    groups: dict[tuple, list[str]] = {}
-    files_of: dict[str, list[tuple[str, str | None, str | None]]] = {}
+
+    def files_of(info: dict) -> set[str]:
+        return {s["file"] for s in info["sources"]} | ({"run.toml"} if info.get("run_toml_sha256") else set())
+
+    # one row per condition: a measured condition's repetitions (its directory but the rep=N part), the values
+    # transcribed from one published table with one citation (its directory, the files they share counted once)
+    rows: dict[str, dict] = {}
     for run_id in used:
         info = runs[run_id]
-        files = [(s["file"], s["sha256"], s.get("checked_against")) for s in info["sources"]]
-        if info.get("run_toml_sha256") and not any(f == "run.toml" for f, _, _ in files):
-            files.append(("run.toml", info["run_toml_sha256"], None))
-        files_of[run_id] = files
-        key = (tuple(files), info.get("citation")) if files and info["origin"] == "transcribed" else (run_id,)
-        groups.setdefault(key, []).append(run_id)
-    # one row per run (or per group of transcribed runs sharing their files), its files flowing in the row, the
-    # rows of a condition (the runs' directory but the rep=N part) under its heading
-    conditions: dict[str, list[dict]] = {}
-    for ids in groups.values():
-        info = runs[ids[0]]
-        if len(ids) == 1 and "/rep=" in ids[0]:
-            condition, rep = ids[0].rsplit("/", 1)
-        else:
-            condition, rep = "", ", ".join(ids)
-        if info["origin"] == "transcribed" and info.get("citation"):
-            rep += f" — {ui(L, 'citation')}: {info['citation']}"
-        conditions.setdefault(condition, []).append({
-            "numbers": run_ranges([number[x] for x in ids]), "run": soft_breaks(rep, 12),
-            "files": [{"name": soft_breaks(f, 16), "sha": (sha or "—")[:SHA_SHOWN],
-                       "checked": ui(L, "pdf_source_checked", against) if against else None}
-                      for f, sha, against in files_of[ids[0]]]})
-    shown = [{"condition": soft_breaks(c, 12), "runs": rows} for c, rows in conditions.items()]
-    before, _, after = ui(L, "pdf_sources_intro", SHA_SHOWN, where="\x00").partition("\x00")
-    return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after), "sha_shown": SHA_SHOWN,
+        transcribed = info["origin"] == "transcribed"
+        # (a transcribed run's id is published/<table>/<its factors>: parsers/published.py)
+        label = ("/".join(run_id.split("/")[:2]) if transcribed else
+                 run_id.rsplit("/", 1)[0] if "/rep=" in run_id else run_id)
+        if transcribed and info.get("citation"):
+            label += f" — {ui(L, 'citation')}: {info['citation']}"
+        row = rows.setdefault(label, {"numbers": [], "files": set()})
+        row["numbers"].append(number[run_id])
+        row["files"] |= files_of(info) if transcribed else {(run_id, f) for f in files_of(info)}
+    shown = [[run_ranges(r["numbers"]), soft_breaks(label, 12), str(len(r["files"]))] for label, r in rows.items()]
+    before, _, after = ui(L, "pdf_sources_intro", where="\x00").partition("\x00")
+    text = publish.manifest(runs) if d.get("publish_raw") else ""  # published beside the raw files only
+    manifest = None
+    if text:
+        at = page.site_link(f"{publish.raw_dir(d['id'])}/{publish.MANIFEST}")
+        manifest = {"url": at, "intro": ui(L, "pdf_sources_manifest", text.count("\n")),
+                    "sha256": publish.manifest_digest(text)}
+    return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after),
             "items": [[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
-            "groups": shown}
+            "runs": shown, "manifest": manifest}

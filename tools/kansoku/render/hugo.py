@@ -46,11 +46,12 @@ from kansoku import external, resources, site_links, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends, encode
-from kansoku.render import charts, page_reuse, views
+from kansoku.render import charts, page_reuse, publish, views
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts._draw import COLORS
 from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
+from kansoku.render.palette import PALETTE
 from kansoku.render.run_pages import KEEP, run_page_files
 
 GENERATED = Path("data/generated")
@@ -396,6 +397,12 @@ def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_
         figures = drawn(rep.figures(), figure_cache)
         d = report_json(rep, figures)
         lazy_provenance(rep.id, d, files)
+        manifest = publish.manifest(d["runs"]) if rep.publish_raw else ""
+        if manifest:  # the list of raw files and their digests, a download beside the published files
+            rel = f"{publish.raw_dir(rep.id)}/{publish.MANIFEST}"
+            files[f"static/{rel}"] = manifest
+            d["sources_manifest"] = {"url": f"/{rel}", "sha256": publish.manifest_digest(manifest),
+                                     "files": manifest.count("\n")}
         sources_assets(rep.id, d, files)
         try:
             text_ = dumps(d)
@@ -655,6 +662,7 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
                                "title": words.t(lang, "site_title"), **cfg.get("languages", {}).get(lang, {})}
                         for i, lang in enumerate(LANGS)}
     cfg.setdefault("params", {})["plotly_bundle"] = PLOTLY_BUNDLE
+    cfg["params"]["palette"] = PALETTE
     # a prose page's `report` is optional (docs/spec.md, "Prose pages"): the report is the page's directory,
     # given to every page under content/reports/<id>/ as a cascade (a page's own front matter still wins)
     reports = sorted(d.name for d in (content / "reports").iterdir() if d.is_dir()) \

@@ -174,12 +174,44 @@ class RawFile:
     copy: Path   # the store's kept copy of these bytes
 
 
+def raw_dir(report_id: str) -> str:
+    """Where a report's raw files are published, below the site root: ``<raw_dir>/<run anchor>/<file>``."""
+    return f"raw/{report_id}"
+
+
+MANIFEST = "SHA256SUMS"  # the report's raw files and their digests, in raw_dir beside them
+
+
+def manifest(runs: dict[str, dict]) -> str:
+    """The raw files of a report's runs (its page-ready JSON's ``runs``: anchor, sources, run.toml) as
+    ``sha256sum`` prints them: one line per file, its path below :func:`raw_dir`, in path order; run there,
+    ``sha256sum -c SHA256SUMS`` checks the published copies. Empty when no run keeps a file."""
+    lines = []
+    for r in runs.values():
+        files = {s["file"]: s["sha256"] for s in r.get("sources", ()) if s.get("sha256")}
+        if r.get("run_toml_sha256"):
+            files.setdefault("run.toml", r["run_toml_sha256"])
+        lines += [(f"{r['anchor']}/{name}", sha) for name, sha in files.items()]
+    out = []
+    for path, sha in sorted(lines):
+        if "\\" in path or "\n" in path:  # sha256sum's escaped form: a backslash first, then the digest
+            out.append("\\" + sha + "  " + path.replace("\\", "\\\\").replace("\n", "\\n"))
+        else:
+            out.append(f"{sha}  {path}")
+    return "".join(line + "\n" for line in out)
+
+
+def manifest_digest(text: str) -> str:
+    """The digest of a manifest as a whole: what ``sha256sum SHA256SUMS`` prints."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def plan_raw(rep: ComputedReport) -> list[RawFile]:
     """Give each kept raw file (and run.toml) of the report's runs its URL; the files to link after Hugo.
     Only what the store keeps is published: nothing is read from where the runs were ingested."""
     out: list[RawFile] = []
     for run in rep.runs.values():
-        base = f"raw/{rep.id}/{run.anchor}"
+        base = f"{raw_dir(rep.id)}/{run.anchor}"
         for s in run.sources:
             if s.path is not None and s.sha256:
                 out.append(RawFile(s.sha256, f"{base}/{s.file}", s.path))

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from kansoku import words
 from kansoku.errors import KansokuError
+from kansoku.render.palette import CELL_FILLS
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 
@@ -79,6 +80,7 @@ TEMPLATES.filters["raw"] = lambda v: Markup(str(v))
 TEMPLATES.filters["w"] = _w
 TEMPLATES.filters["soft"] = soft_breaks
 TEMPLATES.globals["ui"] = _ui
+TEMPLATES.globals["cell_fills"] = CELL_FILLS
 
 
 def render(template: str, lang: str, **context: Any) -> str:

@@ -67,7 +67,7 @@ class ViewCell:
     lines: list[CellLine] = field(default_factory=list)
     title: str | None = None                     # the hover: the runs' spread, or the verdict with p and n
     baseline: str | None = None                  # "(baseline)" after a row label of the baseline row
-    fill: str | None = None                      # the PDF's light fill: better | worse | mismatch
+    fill: str | None = None                      # the PDF's fill: baseline | better | worse | mismatch
     rep: str | None = None                       # the representative run (the site's data-rep)
     boxes: list[str] | None = None               # pieces the PDF never breaks inside (a compared side)
     runs: list[RunLink] = field(default_factory=list)  # a compared side's runs (the site links them)
@@ -225,13 +225,15 @@ def _body_cell(t: Table, c: Cell, col_baseline: bool, lang: str) -> ViewCell:
     text = pick(c.text, lang)
     if c.kind == "factor":
         return ViewCell(text, header=True, css=" ".join(c.flags),
-                        baseline=f"({ui(lang, 'baseline')})" if "baseline" in c.flags else None)
+                        baseline=f"({ui(lang, 'baseline')})" if "baseline" in c.flags else None,
+                        fill="baseline" if "baseline" in c.flags else None)
     cell = ViewCell(text, css=" ".join(["num", c.kind, *c.flags] + (["baseline"] if col_baseline else [])),
-                    notes=[n.mark for n in c.notes], rep=c.representative)
-    if c.verdict:  # the noise-aware verdict: a symbol for black-and-white print, a light fill
+                    notes=[n.mark for n in c.notes], rep=c.representative, fill="baseline" if col_baseline else None)
+    if c.verdict:  # the noise-aware verdict: a symbol for black-and-white print, a fill
         kind = c.verdict["kind"]
         cell.marks.append(mark(kind, lang))
-        cell.fill = kind if kind in ("better", "worse") else None
+        if kind in ("better", "worse"):
+            cell.fill = kind
     for flag in ("transcribed", "mismatch"):
         if flag in c.flags:
             cell.marks.append(mark(flag, lang))

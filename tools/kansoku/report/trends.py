@@ -29,6 +29,7 @@ from kansoku import words
 from kansoku.analysis import tables as analysis
 from kansoku.errors import KansokuError
 from kansoku.model import ChartData, ComputedReport, Figure, Trends
+from kansoku.report import machines
 from kansoku.report.methods import citation_text
 from kansoku.report.provenance import item_provenance
 from kansoku.spec.model import LANGS, Item, Report, Text, text
@@ -48,16 +49,6 @@ def _pg_major(doc: dict) -> str | None:
                 major = int(m.group(1))
                 return f"{major}.{m.group(2)}" if major < 10 and m.group(2) else str(major)
     return None
-
-
-def _size(kib: Any) -> str | None:
-    if not isinstance(kib, (int, float)) or kib <= 0:
-        return None
-    n = float(kib) * 1024
-    for unit, div in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20)):
-        if n >= div:
-            return f"{n / div:.1f} {unit}"
-    return f"{int(n)} B"
 
 
 def _both(v: Any) -> dict[str, str] | None:
@@ -82,26 +73,12 @@ def machine_of(doc: dict, origin: str) -> dict[str, Any]:
         return out
     m = doc.get("machine") or {}
     n = m.get("nproc") or m.get("cpu_count")
-    disks = m.get("disks") or {}
-    fs = m.get("filesystem") or {}
-    storage = []
-    for name, d in sorted(disks.items()) if isinstance(disks, dict) else []:
-        size = _size((d or {}).get("size_bytes", 0) / 1024) if isinstance((d or {}).get("size_bytes"), (int, float)) else None
-        kind = {True: "trend_disk_rotational", False: "trend_disk_ssd"}.get((d or {}).get("rotational"))
-        storage.append((name, size, kind))
-    st = None
-    if storage or fs.get("fstype"):
-        st = {}
-        for lang in LANGS:
-            parts = [" ".join(x for x in (name, size, f"({words.t(lang, kind)})" if kind else None) if x)
-                     for name, size, kind in storage]
-            if fs.get("fstype"):
-                parts.append(str(fs["fstype"]))
-            st[lang] = ", ".join(parts)
+    # described as a chapter's machines block describes it ("2 vCPUs (AMD EPYC)", "vda 256 GiB, virtio disk")
+    desc = machines.describe(m)
     key = "|".join(str(x) for x in (m.get("hostname"), m.get("cpu_model"), n, m.get("mem_total_kib")))
-    return {"key": "measured:" + key, "cpu": _both(m.get("cpu_model")), "memory": _both(_size(m.get("mem_total_kib"))),
-            "storage": st,
-            "cores": {lang: words.t(lang, "trend_machine_cpus", n) for lang in LANGS} if n else None}
+    return {"key": "measured:" + key, "cpu": None, "cores": _both(desc["cpu"]) if n or m.get("cpu_model") else None,
+            "memory": _both(desc["memory"]) if m.get("mem_total_kib") else None,
+            "storage": _both(desc["storage"]) if m.get("disks") or m.get("filesystem") else None}
 
 
 def _machine_label(mach: dict, lang: str) -> str:
@@ -158,23 +135,24 @@ def _fmt(v: float) -> str:
     return f"{v:,.1f}" if v < 1e5 else f"{v:,.0f}"
 
 
-def _factor_text(f: str, value: str, lang: str) -> str:
-    """A factor and its value(s) as a reader reads them (i18n trend_factor_<f>), never key=value."""
-    try:
-        return words.t(lang, f"trend_factor_{f}", value)
-    except KeyError:
-        return f"{f}: {value}"
+def _factor_text(f: str, values: list, lang: str, labels: SimpleNamespace) -> str:
+    """A factor and its values as a reader reads them (i18n trend_factor_<f>, each value's label as the
+    reports give it: ``factor_words``), never key=value."""
+    shown = ", ".join(analysis.factor_value_label(labels, f, str(v), lang) for v in values)
+    if words.has(f"trend_factor_{f}", lang):
+        return words.t(lang, f"trend_factor_{f}", shown)
+    return f"{analysis.factor_name(labels, f, lang)}: {shown}"
 
 
-def _conditions_text(spec: dict, lang: str) -> str:
+def _conditions_text(spec: dict, lang: str, labels: SimpleNamespace) -> str:
     parts = []
     for f, cond in (spec.get("where") or {}).items():
         if isinstance(cond, list):
-            parts.append(_factor_text(f, ", ".join(str(c) for c in cond), lang))
+            parts.append(_factor_text(f, cond, lang, labels))
         elif isinstance(cond, dict):
-            parts.append(_factor_text(f, f"{cond.get('min', '')}–{cond.get('max', '')}", lang))
+            parts.append(_factor_text(f, [f"{cond.get('min', '')}–{cond.get('max', '')}"], lang, labels))
         else:
-            parts.append(_factor_text(f, str(cond), lang))
+            parts.append(_factor_text(f, [cond], lang, labels))
     if spec.get("scale"):
         parts.append(words.t(lang, "trend_scale", ", ".join(str(s) for s in spec["scale"])))
     return "; ".join(parts) or words.t(lang, "trend_everything")
@@ -183,6 +161,7 @@ def _conditions_text(spec: dict, lang: str) -> str:
 def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int], years_of_run: dict[str, set[int]],
                   report_years: dict[int, list[str]], labels: SimpleNamespace | None = None) -> Figure:
     sid = str(spec.get("id", f"trend-{n}"))
+    labels = labels or factor_words([])
     metric = spec["metric"]
     where_src = CONFIG_FILE
     title = text(spec.get("title"), f"[[params.trends]] {sid} title", where_src) or Text.of(words.same(sid))
@@ -284,7 +263,7 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
         return words.t(lang, "trend_origin_transcribed", citation_text(cit, lang))
 
     def condition(p: dict, lang: str = "en") -> str:  # factors with their labels, never key=value
-        return ", ".join(_factor_text(f, p["cond"][f], lang) for f in TREND_HOVER_FACTORS if f in p["cond"])
+        return ", ".join(_factor_text(f, [p["cond"][f]], lang, labels) for f in TREND_HOVER_FACTORS if f in p["cond"])
 
     # the chart: one trace per (series, origin, machine); points of one year side by side, never on top
     per_year: dict[int, list[int]] = {}
@@ -341,13 +320,12 @@ def compute_trend(store: Store, n: int, spec: dict, fy_of_report: dict[str, int]
     years = sorted({p["year"] for p in points} | {m["year"] for m in missing})
     chart = ChartData("trend", dict(item.options), {"traces": traces, "years": years}, trace_words)
     all_runs = sorted({r for p in points for r in p["runs"]})
-    labels = labels or factor_words([])
     fig = Figure(
         id=sid, number=f"T.{n}", chart="line", label=words.both("figure_label", f"T.{n}"),
         caption=title.as_dict(), footnote=None, runs=all_runs, points=len(points),
         provenance=item_provenance(store, labels, all_runs, set()), chart_data=chart)
     fig.trend = {
-        "compared": {lang: words.t(lang, "trend_compared", _conditions_text(spec, lang)) for lang in LANGS},
+        "compared": {lang: words.t(lang, "trend_compared", _conditions_text(spec, lang, labels)) for lang in LANGS},
         "columns": {lang: [words.t(lang, f"trend_col_{c}") for c in TREND_COLUMNS] for lang in LANGS},
         "rows": table_rows,
         "csv_columns": {lang: [words.t(lang, f"trend_col_{c}") for c in TREND_CSV_COLUMNS] for lang in LANGS},
