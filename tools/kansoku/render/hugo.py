@@ -720,6 +720,17 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
     # ... nor a generated file (written by the build: a link planted among them would be published too)
     site_links.refuse_links([gen / "content", gen / "data", gen / "static", gen / "assets"])
     cfgs = [str(cfg.resolve())]
+    if reuse is not None:  # the run pages taken from the current output are not read (page_reuse.mounts)
+        whole = json.loads(cfg.read_text(encoding="utf-8"))
+        given = whole.get("module", {}).get("mounts", [])
+        these = page_reuse.mounts(reuse, gen, given)
+        build_cfg = gen / "hugo-build.json"
+        if these is given:
+            build_cfg.unlink(missing_ok=True)
+        else:
+            whole["module"]["mounts"] = these
+            build_cfg.write_text(json.dumps(whole, ensure_ascii=False, indent=1), encoding="utf-8")
+            cfgs = [str(build_cfg.resolve())]
     segments: list[str] = []
     seg_file = page_reuse.write_segments(reuse, gen) if reuse is not None else None
     if seg_file is not None:
@@ -730,13 +741,17 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
            "--cacheDir", str((gen / "hugo-cache").resolve())]
     if segments:  # named segments only (Hugo >= 0.124)
         cmd += ["--renderSegments", ",".join(segments)]
-    # bounded by its input (kansoku.external): the generated data and the prose
-    proc = external.run("hugo", cmd, nbytes=external.input_bytes([gen, content]), capture_output=True, text=True,
+    # bounded by its input (kansoku.external): the generated data and the prose (not the build's caches)
+    read = [gen / root for root in GENERATED_ROOTS] + [content]
+    proc = external.run("hugo", cmd, nbytes=external.input_bytes(read), capture_output=True, text=True,
                         env=hugo_env(few=reuse is not None and bool(reuse.reuse or reuse.reports_reuse)))
     if proc.returncode != 0:
         lines = (proc.stdout + "\n" + proc.stderr).splitlines()
         log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])
         raise KansokuError("hugo failed:\n" + log)
+    # the pages: those Hugo wrote, counted before the reused ones are linked in beside them (a link never
+    # replaces a file), and those linked (not a walk of every page of the site)
+    pages = sum(sum(1 for n in files + dirs if n.endswith(".html")) for _, dirs, files in os.walk(out))
     if reuse is not None:
-        page_reuse.link_reused(reuse, out)
-    return sum(sum(1 for n in files + dirs if n.endswith(".html")) for _, dirs, files in os.walk(out))
+        pages += page_reuse.link_reused(reuse, out)
+    return pages
