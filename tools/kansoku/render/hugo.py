@@ -465,8 +465,15 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     page_keys_file.unlink(missing_ok=True)
     page_keys: dict[str, str] = {}
 
+    listed: dict[str, set[str] | None] = {}  # the run pages' directories, read once (write_files)
+    gen_s = os.fspath(gen)
+
     def kept(rel: str, key: str) -> bool:
-        return before.get(rel) == key and (gen / rel).is_file()
+        if before.get(rel) != key:
+            return False
+        folder, name = os.path.split(os.path.join(gen_s, rel))
+        names = _listing(folder, listed)  # (a listing a directory, not a stat a file)
+        return names is not None and name in names
     # the reports' files first: a build that makes its run pages in a thread (app/build.py Ahead) draws the
     # figures while the thread runs the run pages' first statements (every run's metrics, events, seconds)
     figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
@@ -476,13 +483,13 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     del files  # (written: not held while the run pages are)
     if run_pages is None:
         run_pages = [(rep, rep.run_pages) for rep in computed]
-    listed: dict[str, set[str] | None] = {}  # the run pages' directories, read once (write_files)
     for rep, pages in run_pages:
         run_files, n = run_page_files(rep, dumps, kept, pages, page_keys)  # (and its conditions' files)
         for page in pages.values():
             if page.key:
                 for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",
-                            f"static/csv/{rep.id}/runs/{page.info.anchor}.csv"):
+                            f"static/csv/{rep.id}/runs/{page.info.anchor}.csv",
+                            *(f"content/reports/{rep.id}/runs/{page.info.anchor}.{lang}.md" for lang in LANGS)):
                     if rel in run_files:
                         page_keys[rel] = page.key
         _add(stats, write_files(gen, run_files, listed))

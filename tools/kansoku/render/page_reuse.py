@@ -149,25 +149,34 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     own_runs: dict = {}  # report -> the sha256 of its run pages' front matter (which pages exist)
     # a condition's file (render/run_pages.py condition_json): read and hashed once, its digest in each of its
     # pages' fingerprints (not its bytes hashed again for each of its pages)
-    shared: dict[Path, bytes] = {}
-    for data in sorted(runs.glob("*/*.json")):
-        rep, anchor = data.parent.name, data.stem
-        text = data.read_bytes()
-        h = hashlib.sha256(context.encode() + b"\0" + text)
-        cond = COND.search(text)
-        if cond is not None:
-            path = data.parent / "conditions" / (cond.group(1).decode() + ".json")
-            if path not in shared:
-                shared[path] = hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"-"
-            h.update(b"\0" + shared[path])
-        mine = own_runs.setdefault(rep, hashlib.sha256())
-        mine.update(anchor.encode() + b"\0")
-        for lang in langs:
-            md = gen / "content" / "reports" / rep / "runs" / f"{anchor}.{lang}.md"
-            text = md.read_bytes() if md.is_file() else b"-"
-            h.update(b"\0" + text)
-            mine.update(text + b"\0")
-        res.fingerprints[f"{rep}/{anchor}"] = h.hexdigest()
+    shared: dict[str, bytes] = {}
+    # (strings and os: two files read for each of thousands of pages, a pathlib object each cost more)
+    runs_s, pages_s = os.fspath(runs), os.path.join(gen, "content", "reports")
+    for rep in sorted(os.listdir(runs_s)):
+        folder = os.path.join(runs_s, rep)
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(n for n in os.listdir(folder) if n.endswith(".json")):
+            anchor = name[:-5]
+            text = _read(os.path.join(folder, name))
+            if text is None:
+                continue
+            h = hashlib.sha256(context.encode() + b"\0" + text)
+            cond = COND.search(text)
+            if cond is not None:
+                path = os.path.join(folder, "conditions", cond.group(1).decode() + ".json")
+                if path not in shared:
+                    got = _read(path)
+                    shared[path] = hashlib.sha256(got).digest() if got is not None else b"-"
+                h.update(b"\0" + shared[path])
+            mine = own_runs.setdefault(rep, hashlib.sha256())
+            mine.update(anchor.encode() + b"\0")
+            for lang in langs:
+                text = _read(os.path.join(pages_s, rep, "runs", f"{anchor}.{lang}.md"))
+                text = b"-" if text is None else text
+                h.update(b"\0" + text)
+                mine.update(text + b"\0")
+            res.fingerprints[f"{rep}/{anchor}"] = h.hexdigest()
     res.reports = _report_fingerprints(gen, context, own_runs, res.runs_linked)
     try:
         old = json.loads(manifest_path(out).read_text(encoding="utf-8"))
@@ -181,16 +190,26 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
         if reports_before.get(rep) == fp and SAFE.match(rep) and all(
                 (out / lang / "reports" / rep / "index.html").is_file() for lang in res.langs):
             res.reports_reuse.add(rep)
+    out_s = os.fspath(out)
     for key, fp in res.fingerprints.items():
         rep, anchor = key.split("/")
         usable = (before.get(key) == fp and SAFE.match(rep) and SAFE.match(anchor)
-                  and all((out / d / "index.html").is_file() for d in _page_dirs(key, res.langs)))
+                  and all(os.path.isfile(os.path.join(out_s, d, "index.html")) for d in _page_dirs(key, res.langs)))
         (res.reuse if usable else res.render).add(key)
     if any(not (SAFE.match(k.split("/")[0]) and SAFE.match(k.split("/")[1])) for k in res.render):
         res.render |= res.reuse  # a path Hugo's glob cannot name as it is: render everything
         res.reuse = set()
         res.reports_reuse = set()
     return res
+
+
+def _read(path: str) -> bytes | None:
+    """The bytes of the file ``path``; None when it is not a file."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
 
 
 def _report_fingerprints(gen: Path, context: str, own_runs: dict, linked: set[str]) -> dict[str, str]:
