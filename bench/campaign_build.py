@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark: a synthetic campaign's ingest and build against the issue's budgets.
+"""Benchmark: a synthetic campaign's ingest and build against its budgets.
 
     python3 bench/campaign_build.py [--runs 100,1000] [--keep DIR] [--profile FILE]
     python3 bench/campaign_build.py --runs 10000 --ingest-only     # the 10,000-run ingest (< 20 min)
@@ -24,13 +24,12 @@ For each size, in a temporary directory (nothing of the repository is touched) (
 
 Each figure is printed against its budget, with the command's CPU (user + sys, Hugo included), the peak RSS of
 its largest process and the load average; the exit status is 1 when a budget is missed. The budgets hold
-for 1,000 runs; at other sizes the figures are printed for comparison only. ``--runs 10000`` adds issue 29's
+for 1,000 runs; at other sizes the figures are printed for comparison only. ``--runs 10000`` adds the
 budget for the full build at 10,000 runs (< 2 minutes and < 1.5 GB: the larger of the build's largest
 process and the build with its children, Hugo included, summed; sampled every 0.2 s); the campaign is
-ingested by ``tools/ingest`` like every size (at today's ingest speed that alone takes most of an hour on two
-cores), or, with ``--replicate K`` (e.g. ``--runs 10000 --replicate 10``), 1/K of it is ingested and its runs
+ingested by ``tools/ingest`` like every size (the longest step at that size), or, with ``--replicate K`` (e.g. ``--runs 10000 --replicate 10``), 1/K of it is ingested and its runs
 copied K times in SQL with new ``rep`` numbers (``replicate_store``: every table's rows, the same shape per
-run; each copy repeats its original's numbers): a 10,000-run store in ~15 minutes on a loaded machine.
+run; each copy repeats its original's numbers): a large store in a fraction of the ingest's time.
 """
 
 from __future__ import annotations
@@ -55,9 +54,9 @@ from record import Figure, Load, record  # noqa: E402
 
 BUDGETS = {"ingest": 120.0, "build": 30.0, "rebuild_one": 5.0, "spec100": 60.0, "page_bytes": 1_500_000}
 BUDGET_RUNS = 1000
-# issue 29 at 10,000 runs: the full build in < 2 minutes and < 1.5 GB (the peak RSS of its largest process)
+# at 10,000 runs: the full build in < 2 minutes and < 1.5 GB (the peak RSS of its largest process)
 BIG_RUNS, BIG_BUILD_S, BIG_BUILD_MB = 10000, 120.0, 1500.0
-INGEST_10K = (10000, 1200.0)  # issue 29: 10,000 runs ingested in < 20 minutes
+INGEST_10K = (10000, 1200.0)  # 10,000 runs ingested in < 20 minutes
 
 HEAD = """
 [report]
@@ -303,8 +302,7 @@ def replicate_store(db: Path, copies: int) -> int:
     store is the one an ingest of a campaign of ``copies`` times the repetitions would give, but for the numbers
     each copy repeats (its pgbench output is its original's; the sar and iostat files are the same in every
     synthetic run anyway). Returns the number of runs. A statement per copy and table, each committed (a
-    scratch store: an interrupted copy leaves it part-replicated). About 100 s a copy of 1,000 runs on a
-    loaded 2-core machine (sys_metrics' 16.6 million rows), instead of the ingest's 13 minutes a copy."""
+    scratch store: an interrupted copy leaves it part-replicated); far faster than ingesting each copy."""
     import duckdb
 
     con = duckdb.connect(str(db))

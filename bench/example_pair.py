@@ -4,7 +4,7 @@
 Both read the same measured runs (this checkout's data/runs) and each its own data/published (the transcriptions'
 format moves with the code), and each builds its own specs and prose, each step in a fresh store of its own, alternating revision by revision so that both see the same
 minutes of a shared machine. Records wall time, CPU time of the children (user + sys) and the load average before
-each step into bench/results/example_pair-<date>.json.
+each step, and the ratios of this checkout's means to the reference's, with ``record()`` under bench/results/.
 
     bench/example_pair.py --ref /path/to/a/checkout/of/the/reference [--reps 2]
 """
@@ -19,10 +19,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
+from record import Figure, Load, record
+
 HERE = Path(__file__).resolve().parent.parent
+CPU_A_RUN_TARGET = 0.35  # seconds of ingest CPU a run
 
 
 def step(argv: list[str], cwd: Path) -> dict:
@@ -43,6 +45,7 @@ def main() -> int:
     ap.add_argument("--ref", type=Path, required=True, help="a checkout of the reference revision")
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()
+    load = Load()
     rows = []
     for rep in range(args.reps):
         for name, root in (("this", HERE), ("reference", args.ref.resolve())):
@@ -54,21 +57,25 @@ def main() -> int:
                               str(Path(tmp) / "public"), "--generated", str(Path(tmp) / "gen")], root)
             rows.append({"rep": rep + 1, "revision": name, "ingest": ingest, "build": build})
             print(json.dumps(rows[-1]), flush=True)
-    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
     ref = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.ref, capture_output=True, text=True).stdout.strip()
+    runs = sum(1 for _ in (HERE / "data" / "runs").rglob("run.toml"))
+    figs = figures(rows, ref, runs)
+    record("example_pair", figs, load=load, raw={"reference": ref, "runs": runs, "rows": rows, "inputs": [
+        "data/runs of this checkout", "data/published of each revision"]})
+    return 0 if all(f.met is not False for f in figs) else 1
 
+
+def figures(rows: list[dict], ref: str, runs: int) -> list[Figure]:
+    """This checkout's means over the reference's, step by step, and this checkout's ingest CPU a run."""
     def mean(rev_name: str, what: str, key: str) -> float:
         xs = [r[what][key] for r in rows if r["revision"] == rev_name]
         return sum(xs) / len(xs)
-    ratios = {f"{w}_{k}": round(mean("this", w, k) / mean("reference", w, k), 3)
-              for w in ("ingest", "build") for k in ("cpu_s", "wall_s")}
-    out = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "this": rev, "reference": ref,
-           "cpus": os.cpu_count(), "inputs": ["data/runs of this checkout", "data/published of each revision"], "rows": rows,
-           "ratios_this_over_reference": ratios}
-    dest = HERE / "bench" / "results" / f"example_pair-{out['date'][:10]}.json"
-    dest.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(ratios), f"-> {dest.relative_to(HERE)}")
-    return 0
+    out = [Figure(f"{w} / reference, {'CPU' if k == 'cpu_s' else 'wall'}",
+                  round(mean("this", w, k) / mean("reference", w, k), 3), "x", reference=f"revision {ref}")
+           for w in ("ingest", "build") for k in ("cpu_s", "wall_s")]
+    a_run = mean("this", "ingest", "cpu_s") / runs
+    return out + [Figure("ingest CPU a run", round(a_run, 3), "s", f"<= {CPU_A_RUN_TARGET}",
+                         a_run <= CPU_A_RUN_TARGET, extra={"runs": runs})]
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 
 For each size, the store of ``bench/loop.py`` (1,000 runs ingested once, copied in SQL to the size: kept in
 ``--dir``), then the loop's steps (full build, spec item edit, new run, prose edit under ``kansoku serve``), each
-with its wall time, CPU (children included) and peak RSS of the process tree. Issue 46's target past this
+with its wall time, CPU (children included) and peak RSS of the process tree. The target past this
 machine's loop: the 30,000-run full build in < 4 minutes within 1.5 GB. The results are written by
 ``bench/record.py`` (part ``growth``: a figure per size and step, and the ratio of each step's time and memory
 at the largest size to the smallest).
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import loop  # noqa: E402
 from record import Figure, Load, record  # noqa: E402
 
-BIG_RUNS, BIG_FULL_S, BIG_FULL_MB = 30000, 240.0, 1536.0  # issue 46 at 30,000 runs
+BIG_RUNS, BIG_FULL_S, BIG_FULL_MB = 30000, 240.0, 1536.0  # the target at 30,000 runs
 
 
 def figures(by_size: dict[int, dict[str, list[dict]]]) -> list[Figure]:

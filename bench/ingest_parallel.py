@@ -4,12 +4,12 @@
     python3 bench/ingest_parallel.py [--runs 1000] [--reps 3] [--jobs N] [--keep DIR]
 
 The campaign is made of the real runs of the corpus (``corpus/real/study=scaleup``: pgbench stdout and
-four -l logs, the sa file and its sar / sadf -d / sadf -j renderings, iostat, vmstat, run.toml; about
-0.8 MB and a dozen files per run), hard-linked ``--runs`` times under ``copy=N/`` directories (each copy
+four -l logs, the sa file and its sar / sadf -d / sadf -j renderings, iostat, vmstat, run.toml; a
+dozen files per run), hard-linked ``--runs`` times under ``copy=N/`` directories (each copy
 is a run of its own). Then, in this one run and interleaved, each in its own process and into a fresh
 database: ``tools/ingest --jobs 1`` and ``tools/ingest --jobs N`` (N = every core by default). Prints the
-medians, the speed-up, and whether the parallel ingest meets the issue's target (a 1,000-run campaign in
-under 2 minutes, scaled to --runs).
+medians, the speed-up, and whether the parallel ingest meets its target (a 1,000-run campaign in under 2
+minutes, scaled to --runs), and records them with ``record()`` under bench/results/.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from record import Figure, Load, record
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("KANSOKU_CORPUS", ROOT.parent / "shared" / "corpus"))
@@ -85,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=0, help="workers of the parallel ingest (default: every core)")
     ap.add_argument("--keep", type=Path, help="work in this directory and keep the campaign")
     args = ap.parse_args(argv)
+    load = Load()
     jobs = args.jobs or len(os.sched_getaffinity(0))
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="kansoku-bench-par-"))
@@ -119,6 +122,18 @@ def main(argv: list[str] | None = None) -> int:
         ok = med[jobs] <= target
         print(f"parallel ingest of {args.runs:,} runs: {med[jobs]:.1f} s (target < {target:.0f} s: "
               f"{'meets' if ok else 'MISSES'})")
+        per_run = {"runs": args.runs, "jobs": jobs}
+        record("ingest_parallel", [
+            Figure(f"ingest, --jobs {jobs}, wall", round(med[jobs], 1), "s", f"< {target:g}", ok, extra=per_run),
+            Figure(f"ingest, --jobs {jobs}, wall a run", round(med[jobs] / args.runs * 1000, 1), "ms",
+                   f"< {TARGET_S_PER_1000:.0f}", ok, extra=per_run),
+            Figure(f"ingest, --jobs {jobs}, CPU", round(cpu_med[jobs], 1), "s", extra=per_run),
+            Figure("ingest, --jobs 1, wall", round(med[1], 1), "s", extra=per_run),
+            Figure(f"speed-up of --jobs {jobs}", round(med[1] / med[jobs], 2), "x", reference="tools/ingest --jobs 1",
+                   extra=per_run),
+        ], load=load, raw={"runs": args.runs, "files": files, "jobs": jobs, "loads": [round(x, 2) for x in loads],
+                           "wall_s": {str(j): v for j, v in times.items()},
+                           "cpu_s": {str(j): v for j, v in cpus.items()}})
         return 0 if ok else 1
     finally:
         if not args.keep:

@@ -17,8 +17,8 @@ file matching its sha256), and the next build must succeed (no stale lock, lefto
 
 The ingest trials cycle through (SIGKILL, serial), (SIGKILL, parallel), (SIGINT, serial), (SIGINT, parallel).
 
-Prints, per kind, the trials, how many processes were still running when killed, and the failures;
-exits 1 when any trial failed. Real tools, real fixtures (tests/fixtures), a real DuckDB file, real Hugo.
+Prints, per kind, the trials, how many processes were still running when killed, and the failures, records
+them with ``record()`` under bench/results/, and exits 1 when any trial failed. Real tools, real fixtures (tests/fixtures), a real DuckDB file, real Hugo.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from record import Figure, Load, record
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -295,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=16, help="random seed of the kill delays (default 16)")
     ap.add_argument("--keep", type=Path, default=None, help="work in this directory and keep it")
     args = ap.parse_args(argv)
+    load = Load()
     sys.path.insert(0, str(ROOT / "tools"))
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
@@ -307,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
         extra = (f" ({r['sigint']} by Ctrl-C, {r['parallel']} parallel; store left as before {r['as_before']}, "
                  f"with the whole ingest {r['complete']})" if kind == "ingest" else "")
         print(f"{kind}: {r['trials']} trials, {r['killed']} killed while running{extra}, {r['failures']} failures")
+    record("kill_trials", [Figure(f"{kind} trials failed", r["failures"], "trials", "0", r["failures"] == 0,
+                                  extra={"trials": r["trials"], "killed": r["killed"]})
+                           for kind, r in res.items() if r["trials"]], load=load, raw=res)
     return 1 if any(r["failures"] for r in res.values()) else 0
 
 

@@ -9,7 +9,7 @@ campaign's spec (12 tables, 12 figures) and content, and a site directory for ``
 there is reused as it is.
 
 Then, per repetition, each step as a user runs it, with its wall time, CPU (user + sys, Hugo and every child
-included) and peak RSS of the whole process tree (sampled every 0.2 s) — targets of issue 46 at 10,000 runs:
+included) and peak RSS of the whole process tree (sampled every 0.2 s) — the targets at 10,000 runs:
 
 1. **full build**: ``tools/build`` from an empty generated directory and site (< 60 s, < 1 GB);
 2. **spec item edit**: one table's caption changed in the spec, ``tools/build`` (< 3 s);
@@ -49,7 +49,7 @@ from record import Figure, Load, record  # noqa: E402
 
 INGESTED = 1000  # runs ingested; a larger store is this one's runs copied (campaign_build.replicate_store)
 TARGET_RUNS = 10000
-# issue 46 at 10,000 runs on 2 cores: seconds (and the full build's MB, Hugo included)
+# the targets at 10,000 runs on 2 cores: seconds (and the full build's MB, Hugo included)
 TARGETS = {"full": 60.0, "spec_item": 3.0, "new_run": 5.0, "prose": 1.0}
 TARGET_FULL_MB = 1024.0
 STEPS = ("full", "spec_item", "new_run", "prose")
@@ -273,7 +273,7 @@ def run_steps(s: Setup, reps: int, serve: bool = True, profile: Path | None = No
 
 
 def figures(n: int, rows: dict[str, list[dict]]) -> list[Figure]:
-    """The median of each step (wall, CPU, peak MB), held to issue 46's targets at 10,000 runs."""
+    """The median of each step (wall, CPU, peak MB), held to the targets at 10,000 runs."""
     out = []
     at_target = n == TARGET_RUNS
     for step in STEPS:

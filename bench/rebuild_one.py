@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark: a rebuild after one new run at 1,000 runs (issue 29: < 5 s), paired with other checkouts.
+"""Benchmark: a rebuild after one new run at 1,000 runs (target < 5 s), paired with other checkouts.
 
     python3 bench/rebuild_one.py --dir /tmp/rb5 [--runs 1000] [--reps 3] [--tree /work/wt/rebuild5-main ...]
     python3 bench/rebuild_one.py --example --dir /tmp/rb5-ex [--reps 3] [--tree ...]   # the example (target <= 4 s CPU)
@@ -44,8 +44,8 @@ from record import Figure, Load, record  # noqa: E402
 
 def tool_env() -> dict[str, str]:
     """The tools' environment, with their bytecode kept as an installed package keeps it: where
-    PYTHONDONTWRITEBYTECODE is set (as on the machines these figures were measured on), every start compiled
-    kansoku's modules from source again (~0.65 s of CPU a build); the compiled modules are kept outside the
+    PYTHONDONTWRITEBYTECODE is set every start compiles kansoku's modules from
+    source again, a cost an installed package does not pay; the compiled modules are kept outside the
     checkouts instead (PYTHONPYCACHEPREFIX; the first build of each checkout compiles them)."""
     env = dict(os.environ)
     if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None and "PYTHONPYCACHEPREFIX" not in env:

@@ -15,7 +15,7 @@ items, printed values) is that of the real file's machine over a day. The file i
 Then, in this one run and interleaved (so that load on the machine hits both alike), each in its own
 process: ``sadf -d FILE -- -A`` alone (output to /dev/null), and ``tools/ingest`` of a run directory
 holding the file into a fresh database. Prints the medians, the ratio (target <= 1.5), and each one's
-peak RSS (target: ingest < 300 MB).
+peak RSS (target: ingest < 300 MB), and records them with ``record()`` under bench/results/.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from record import Figure, Load, record
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "tests" / "fixtures" / "sar" / "run1" / "sa.bin"
@@ -176,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each measurement (median reported)")
     ap.add_argument("--keep", type=Path, help="work in this directory and keep the generated file")
     args = ap.parse_args(argv)
+    load = Load()
     if shutil.which("sadf") is None:
         raise SystemExit("sadf is not installed (apt-get install sysstat)")
 
@@ -206,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         ratio = med["kansoku"] / med["sadf"]
         cpu_ratio = cpu["kansoku"] / cpu["sadf"]
         # the target is on CPU (user+sys, sadf included): on a shared machine wall time says more about the
-        # neighbours than about the ingest (issue 29)
+        # neighbours than about the ingest
         ok_time, ok_rss = cpu_ratio <= TIME_TARGET, rss["kansoku"] < RSS_TARGET_MB
         print()
         print(f"sadf -d -A alone : {med['sadf']:8.2f} s wall (median), {cpu['sadf']:.2f} s CPU, {rss['sadf']:.0f} MB peak")
@@ -216,6 +219,14 @@ def main(argv: list[str] | None = None) -> int:
               f"{ratio:.2f} wall; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"ingest peak RSS: {rss['kansoku']:.0f} MB (target < {RSS_TARGET_MB:.0f} MB: "
               f"{'meets' if ok_rss else 'MISSES'})")
+        sadf = "sadf -d -- -A"
+        record("sa_day", [
+            Figure("ingest / sadf, CPU", round(cpu_ratio, 2), "x", f"<= {TIME_TARGET}", ok_time, sadf,
+                   {"records": args.records}),
+            Figure("ingest / sadf, wall", round(ratio, 2), "x", reference=sadf, extra={"records": args.records}),
+            Figure("ingest peak RSS", round(rss["kansoku"]), "MB", f"< {RSS_TARGET_MB:.0f}", ok_rss,
+                   extra={"records": args.records}),
+        ], load=load, raw={"records": args.records, "size_mb": round(sa.stat().st_size / 1e6, 1), "runs": runs})
         return 0 if ok_time and ok_rss else 1
     finally:
         if not args.keep:

@@ -11,7 +11,8 @@ tree from a copy its ingest of the same runs, all unchanged, brought to its own 
 into their own generated directories and sites; every file under ``data/``, ``static/``, ``content/`` and
 ``assets/`` (the run pages' data) of the two generated directories, and every file of the two sites, is
 compared byte for byte. Then this tree builds again: no generated file may be written and the output must be
-the same. Exit 1 on any difference (listed). ``--site-only``: compare the sites alone (for a revision before a
+the same. Exit 1 on any difference (listed); the counts are recorded with ``record()`` under bench/results/.
+``--site-only``: compare the sites alone (for a revision before a
 deliberate change of the generated files that must not change a page).
 """
 
@@ -25,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from record import Figure, Load, record
 
 ROOT = Path(__file__).resolve().parents[1]
 ROOTS = ("data", "static", "content", "assets")
@@ -67,6 +70,7 @@ def main() -> int:
     ap.add_argument("--site-only", action="store_true",
                     help="compare the two sites alone, not the generated files (a deliberate format change)")
     args = ap.parse_args()
+    load = Load()
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="kansoku-same-output-"))
     try:
         base = tmp / "base"
@@ -92,7 +96,8 @@ def main() -> int:
         print("this tree: " + run(ROOT, "build", *mine_common, "--out", tmp / "public-new", "--generated",
                                   tmp / "gen-new"))
         a, b = snapshot(tmp / "gen-base"), snapshot(tmp / "gen-new")
-        problems = [] if args.site_only else differences(a, b, args.rev, "")
+        generated = [] if args.site_only else differences(a, b, args.rev, "")
+        problems = list(generated)
         if not args.site_only:
             print(f"{len(a)} generated files compared: {len(problems)} differences")
         site = differences(snapshot(tmp / "public-base", (".",)), snapshot(tmp / "public-new", (".",)), args.rev,
@@ -109,6 +114,13 @@ def main() -> int:
         problems += [f"changed by a build with nothing changed: {p}" for p in changed]
         for p in problems[:50]:
             print("  " + p)
+        again = len(rewritten) + len(changed)
+        figures = [Figure("site files differing", len(site), "files", "0", not site, f"revision {args.rev}"),
+                   Figure("files written by a build with nothing changed", again, "files", "0", not again)]
+        if not args.site_only:
+            figures.insert(0, Figure("generated files differing", len(generated), "files", "0", not generated,
+                                     f"revision {args.rev}", {"compared": len(a)}))
+        record("same_output", figures, load=load, raw={"rev": args.rev, "problems": problems})
         return 1 if problems else 0
     finally:
         if not args.keep:

@@ -14,6 +14,8 @@
    chart data inline) except the plotly.js bundle, which a reader's browser caches once for the site.
    Budget: < 1.5 MB. Also printed: the bundle's size, and the gzip size of what was counted.
 
+The figures are recorded with ``record()`` under bench/results/.
+
 Nothing under data/generated or public/ is touched: everything is built in a temporary directory.
 """
 
@@ -37,6 +39,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from kansoku.app import build_site  # noqa: E402
 from kansoku.render import hugo as site  # noqa: E402
+from record import Figure, Load, record  # noqa: E402
 
 EXAMPLE_RUNS = ROOT / "data/runs/example"
 BUDGET_BYTES = 1_500_000
@@ -141,6 +144,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3, help="builds of the example site to time (default 3)")
     ap.add_argument("--keep", type=Path, help="build here and keep it (default: a temporary directory)")
     args = ap.parse_args()
+    load = Load()
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="kansoku-site-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
@@ -190,7 +194,16 @@ def main() -> int:
             print(f"    {n / 1e3:8.1f} kB  {u}")
         print(f"plotly bundle (cached once per site): {m['bundle_bytes'] / 1e6:.2f} MB ({site.PLOTLY_BUNDLE}); "
               f"page loaded and 10 charts drawn in {m['render_s']:.2f} s")
-        return 0 if m["bytes"] < BUDGET_BYTES else 1
+        ok = m["bytes"] < BUDGET_BYTES
+        record("site", [
+            Figure("example site build", round(statistics.median(times), 2), "s", extra={"reps": args.reps}),
+            Figure("example site, Hugo alone", round(hugo_s, 2), "s"),
+            Figure("chapter page with ten charts, without plotly.js", round(m["bytes"] / 1e3, 1), "kB",
+                   f"< {BUDGET_BYTES / 1e3:.0f}", ok),
+            Figure("chapter page with ten charts, gzipped", round(m["gzip_bytes"] / 1e3, 1), "kB"),
+            Figure("plotly.js bundle, cached once", round(m["bundle_bytes"] / 1e6, 2), "MB"),
+        ], load=load, raw={"build_s": times, "hugo_s": hugo_s, "transfer": m})
+        return 0 if ok else 1
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -73,8 +73,8 @@ def pytest_addoption(parser):
 def pytest_cmdline_main(config):
     """The README's quick run (`python3 -m pytest -q`: the whole suite, no paths, not --all) runs on three
     processes when pytest-xdist is installed (`.ci/setup` installs it): the machines have two cores, and a third
-    process works while another waits on a server, ssh or a tool's sleep (quiet, 2026-11-27: 4:21 with three,
-    4:33 and 4:40 with two; KANSOKU_TEST_PROCESSES=N sets another count). The session's example store, site and PDFs
+    process works while another waits on a server, ssh or a tool's sleep (docs/testing.md;
+    KANSOKU_TEST_PROCESSES=N sets another count). The session's example store, site and PDFs
     are still made once (``once_per_session``); a test file's tests run on one process (``--dist loadfile``).
     Naming tests, `--all` (CI), `-n N` or `-p no:xdist` keep
     pytest's own choice."""
@@ -87,7 +87,7 @@ def pytest_cmdline_main(config):
     if getattr(config.option, "dist", "no") == "no":
         # a file's tests on one process: a module's fixtures (a store ingested, a site built for the module) are
         # made once, not once per process. (Not loadgroup: with pytest 9.2 xdist 3.8 cannot add its group to a
-        # test's id, so xdist_group marks were never honoured and such modules ran split over both processes.)
+        # test's id, so xdist_group marks are not honoured and such modules would run split over both processes.)
         config.option.dist = "loadfile"
         # the files in the order pytest_collection_modifyitems gives them (_longest_files_first), not xdist's
         # (most tests first)
@@ -100,7 +100,7 @@ EXAMPLE_FIXTURES = ("example_db", "example_site", "example_pdfs_all")
 def _longest_files_first(items) -> None:
     """The quick run's order of test files, which its processes take one at a time (``--dist loadfile``,
     xdist's own reordering off): first the file that costs most of those that need the session's example (its
-    process ingests and builds the example, about 80 s), then the files that do not need it, longest first, so
+    process ingests and builds the example), then the files that do not need it, longest first, so
     that the other process works meanwhile instead of waiting for the example; then the example's other files,
     longest first. Longest first, the last files are short ones and the processes finish together.
     tests/file_seconds.json holds each file's seconds in a quick run (tests/timeline.py writes it); a file it
@@ -357,9 +357,9 @@ def pytest_configure(config):
 
 
 def _one_bytecode_cache() -> None:
-    """With PYTHONDONTWRITEBYTECODE set (and no PYTHONPYCACHEPREFIX), every tool a test starts compiled kansoku's
-    modules from source again (0.15-0.2 s of CPU a start, hundreds of starts), and each pytest process rewrote
-    every test module again. The tests, their pytest processes and the tools they start then share one bytecode
+    """With PYTHONDONTWRITEBYTECODE set (and no PYTHONPYCACHEPREFIX), every tool a test starts would compile kansoku's
+    modules from source again (hundreds of starts), and each pytest process would rewrite every test module
+    again. The tests, their pytest processes and the tools they start then share one bytecode
     cache outside the checkout instead (PYTHONPYCACHEPREFIX, in the temp directory, by user): what Python does
     by default with __pycache__, the checkout left as the setting asked. Nothing else changes."""
     if not sys.flags.dont_write_bytecode or os.environ.get("PYTHONPYCACHEPREFIX"):

@@ -76,7 +76,7 @@ class MemSink:
 
 def same_rows(a: MemSink, b: MemSink, sql: str) -> bool:
     """Whether a SELECT gives the same rows in two sinks, in any order: their digests when they agree (a sa
-    file's rows are hundreds of thousands: ~0.3 s a table as Python tuples), else the rows themselves, sorted
+    file's rows are hundreds of thousands, slow to compare as Python tuples), else the rows themselves, sorted
     (-0.0 and 0.0 are equal there; a failing assertion then shows them)."""
     return a.digest(sql) == b.digest(sql) or a.q(sql + " ORDER BY ALL") == b.q(sql + " ORDER BY ALL")
 

@@ -121,7 +121,7 @@ digits = { tps = 1, cpu_idle_pct = 0 }
 
 
 @pytest.mark.parametrize("agg,expected", [("median", 110.0), ("mean", 340 / 3), ("min", 100.0), ("max", 130.0)])
-def test_aggregates(store, tmp_path, agg, expected):
+def test_a_cell_aggregates_its_runs_as_the_spec_says(store, tmp_path, agg, expected):
     t = compute(store, tmp_path, f"""
 [[chapter.table]]
 id = "x"
@@ -259,7 +259,7 @@ row_labels."16" = { ja = "16 (最大)", en = "16 (max)" }
     assert texts(t, "ja")[2][:2] == ["16 (最大)", "有効 / 無効"]
 
 
-def test_formats():
+def test_compared_and_printed_numbers_read_as_each_language_prints_them():
     assert fmt_compare(1.0382, "percent", 2, "ja") == "103.82 %"
     assert fmt_compare(30.2149, "times", 2, "en") == "×30.21"
     assert fmt_compare(-0.923, "change", 1, "ja") == "▲92.3%"

@@ -1,11 +1,13 @@
-"""The site and the PDF say the same in every table and comparison: each block of the example and of a past
-report, rendered by Hugo (the built site's HTML) and by its typst template (the PDF's source), reads as the
-same sequence of visible texts — caption, headers, cells with their marks, the lines printed under them,
-legend lines, notes — in each language.
+"""The site and the PDF say the same in every block: each table, comparison and figure of the example and of a
+past report, and each chapter's machines and figures not drawn, rendered by Hugo (the built site's HTML) and
+by its typst template (the PDF's source), reads as the same sequence of visible texts — caption, headers,
+cells with their marks, the lines printed under them, legend lines, notes — in each language; and a chapter's
+page places its blocks in the same order in both.
 
 What only one output has is left out on purpose: on the site the links (CSV downloads, run links), the
-spread switch and what it shows, the provenance panel; in the PDF the split of a wide table into parts and
-the cut of a long one (both made larger than any table here, so that a table is one piece).
+spread switch and what it shows, the provenance panel, the chart's drawing and its data; in the PDF the
+split of a wide table into parts and the cut of a long one (both made larger than any table here, so that a
+table is one piece), the exported chart's file.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from conftest import ROOT, computed_report
 REPORTS = ("example", "past-fy2013")
 LANGS = ("ja", "en")
 # what the site shows and the PDF does not (module docstring)
-SITE_ONLY = {"provenance", "spread-toggle", "spread-switch", "cell-spread", "csv", "side-runs"}
+SITE_ONLY = {"provenance", "spread-toggle", "spread-switch", "cell-spread", "csv", "side-runs", "chart",
+             "chart-data"}
 VOID = {"input", "br", "img", "meta", "link", "hr", "wbr"}
 INVISIBLE = re.compile(r"[\s\u00a0\u200b\u2060]+")
 
@@ -66,12 +69,12 @@ def html_text(page: str, element_id: str) -> str:
     return INVISIBLE.sub("", "".join(p.out))
 
 
-TYPST_STRING = re.compile(r'(rgb\(|[\w-]+:\s*)?"((?:[^"\\]|\\.)*)"')
+TYPST_STRING = re.compile(r'(rgb\(|image\(|[\w-]+:\s*)?"((?:[^"\\]|\\.)*)"')
 
 
 def typst_text(source: str) -> str:
     """The texts a typst block prints: its string literals in order (the templates place every value as
-    one), without colours and named arguments (a font weight)."""
+    one), without colours, image files and named arguments (a font weight, an image's alternative text)."""
     out = [re.sub(r"\\(.)", lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), s)
            for setting, s in TYPST_STRING.findall(source) if not setting]
     return INVISIBLE.sub("", "".join(out))
@@ -82,9 +85,17 @@ def first_difference(site: str, pdf: str) -> str:
     return f"site …{site[max(0, i - 60):i + 60]}…\n pdf …{pdf[max(0, i - 60):i + 60]}…"
 
 
+# a block's element on a chapter's page: a table, comparison or figure (by its id), the chapter's machines, the
+# chapter's figures not drawn
+BLOCK_ELEMENT = re.compile(r'<(?:figure|section) class="[^"]*" id="((?:table|compare|figure)-[^"]+|chapter-machines'
+                           r'|figures-not-drawn)"')
+CHAPTER_BLOCKS = {"chapter-machines": "machines", "figures-not-drawn": "missing_figures"}
+
+
 @pytest.fixture(scope="module")
 def outputs(example_site, tmp_path_factory):
-    """Per report: the computed report and the built site's pages by the block ids they hold."""
+    """Per report: the computed report and the built site's pages by (language, block element): a table's,
+    comparison's or figure's by its id, a chapter's own blocks by (their element id, the chapter)."""
     db, public = example_site
     out = {}
     for rid in REPORTS:
@@ -92,8 +103,8 @@ def outputs(example_site, tmp_path_factory):
         pages: dict[tuple[str, str], Path] = {}
         for lang in LANGS:
             for p in (public / lang / "reports" / rid).glob("*/index.html"):
-                for block_id in re.findall(r'<figure class="kansoku-table[^"]*" id="([^"]+)"', p.read_text("utf-8")):
-                    pages[(lang, block_id)] = p
+                for element in BLOCK_ELEMENT.findall(p.read_text("utf-8")):
+                    pages[(lang, f"{element}@{p.parent.name}" if element in CHAPTER_BLOCKS else element)] = p
         out[rid] = (rep, pages)
     return out
 
@@ -107,33 +118,39 @@ def one_piece(monkeypatch):
     monkeypatch.setattr(blocks, "PDF_MAX_ROWS", 10 ** 9)
 
 
-def blocks_of(rep) -> list[tuple[str, str, str | None, str]]:
-    """(block, its argument, its chapter, its element id on the site) for every table and comparison."""
-    out = [("tbl", t.id, ch.id, f"table-{t.id}") for ch in rep.chapters for t in ch.tables.values()]
+def blocks_of(rep) -> list[tuple[str, str | None, str | None, str]]:
+    """(block, its argument, its chapter, its key in ``outputs``) for every table, figure and comparison, and
+    every chapter's machines and figures not drawn."""
+    out = []
+    for ch in rep.chapters:
+        out += [("tbl", t.id, ch.id, f"table-{t.id}") for t in ch.tables.values()]
+        out += [("fig", f.id, ch.id, f"figure-{f.id}") for f in ch.figures.values()]
+        out += [(name, None, ch.id, f"{element}@{ch.id}") for element, name in CHAPTER_BLOCKS.items()]
     return out + [("compare", c.id, None, f"compare-{c.id}") for c in rep.compares]
 
 
-def typst_source(rep, lang: str, tmp: Path, name: str, arg: str, chapter: str | None) -> str:
+def typst_source(rep, lang: str, tmp: Path, name: str, arg: str | None, chapter: str | None) -> str:
     from kansoku.render.typst import Document
 
-    return Document(rep, lang, tmp).block(name, arg, chapter=chapter)
+    return Document(rep, lang, tmp).block(name, *([arg] if arg else []), chapter=chapter)
 
 
 @pytest.mark.parametrize("rid", REPORTS)
 @pytest.mark.parametrize("lang", LANGS)
-def test_every_table_and_comparison_reads_the_same_on_the_site_and_in_the_pdf(outputs, one_piece, rid, lang,
-                                                                               tmp_path):
+def test_every_block_reads_the_same_on_the_site_and_in_the_pdf(outputs, one_piece, rid, lang, tmp_path):
     rep, pages = outputs[rid]
-    checked = 0
-    for name, arg, chapter, element in blocks_of(rep):
-        page = pages.get((lang, element))
-        if page is None:  # declared, not placed by the prose: neither output shows it
+    checked: dict[str, int] = {}
+    for name, arg, chapter, key in blocks_of(rep):
+        page = pages.get((lang, key))
+        if page is None:  # declared, not placed by the prose (or a chapter without it): neither output shows it
             continue
+        element = key.split("@")[0]
         site = html_text(page.read_text("utf-8"), element)
         pdf = typst_text(typst_source(rep, lang, tmp_path, name, arg, chapter))
-        assert site == pdf, f"{rid} {lang} {element}:\n{first_difference(site, pdf)}"
-        checked += 1
-    assert checked >= (10 if rid == "example" else 5)
+        assert site == pdf, f"{rid} {lang} {key}:\n{first_difference(site, pdf)}"
+        checked[name] = checked.get(name, 0) + 1
+    assert checked.get("tbl", 0) >= (10 if rid == "example" else 5) and checked.get("fig")
+    assert checked.get("machines" if rid == "example" else "missing_figures")
 
 
 def _with_a_mark_dropped(rep):
@@ -171,3 +188,82 @@ def test_the_contract_fails_when_one_side_drops_a_mark(outputs, one_piece, side,
     assert site != pdf
     changed = [op for op in difflib.SequenceMatcher(None, site, pdf).get_opcodes() if op[0] != "equal"]
     assert len(changed) == 1 and changed[0][0] in ("delete", "insert")  # only the mark
+
+
+def site_sequence(page: str) -> list[str]:
+    """The blocks a chapter's page of the site places, in order (their element ids)."""
+    return BLOCK_ELEMENT.findall(page)
+
+
+def pdf_sequence(rep, lang: str, tmp: Path, chapter) -> list[str]:
+    """The blocks the PDF's page of ``chapter`` places, in order: where each block's typst source stands in
+    the page's source (as element ids, the site's names)."""
+    from kansoku.render.typst import Document
+    from kansoku.render.views import CHAPTER_VIEWS
+
+    doc = Document(rep, lang, tmp)
+    source = doc.page(next(p for p in rep.pdf_pages if p.id == chapter.id))
+    found = []
+    for name, arg, ch, key in blocks_of(rep):
+        if ch != chapter.id or (name in CHAPTER_VIEWS and CHAPTER_VIEWS[name](chapter, lang) is None):
+            continue
+        block = doc.block(name, *([arg] if arg else []), chapter=ch)
+        if block in source:
+            found.append((source.index(block), key.split("@")[0]))
+    return [element for _, element in sorted(found)]
+
+
+def chapter_pages(outputs, rid: str, lang: str):
+    rep, pages = outputs[rid]
+    for ch in rep.chapters:
+        page = next((p for (lg, _), p in pages.items() if lg == lang and p.parent.name == ch.id), None)
+        if page is not None and any(p.id == ch.id for p in rep.pdf_pages):
+            yield rep, ch, page.read_text("utf-8")
+
+
+@pytest.mark.parametrize("rid", REPORTS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_chapter_places_its_blocks_in_the_same_order_on_the_site_and_in_the_pdf(outputs, one_piece, rid,
+                                                                                      lang, tmp_path):
+    checked = 0
+    for rep, ch, page in chapter_pages(outputs, rid, lang):
+        site = site_sequence(page)
+        assert site == pdf_sequence(rep, lang, tmp_path, ch), f"{rid} {lang} {ch.id}"
+        checked += len(site) > 1
+    assert checked
+
+
+def test_the_contract_fails_when_the_pdf_places_a_chapter_block_elsewhere(outputs, one_piece, tmp_path,
+                                                                          monkeypatch):
+    """A deliberate mutation: the PDF walks the chapter's layout in another order than the site."""
+    from kansoku.render import typst
+
+    rep, ch, page = next((r, c, p) for r, c, p in chapter_pages(outputs, "example", "en")
+                         if "chapter-machines" in site_sequence(p) and len(site_sequence(p)) > 1)
+    assert site_sequence(page) == pdf_sequence(rep, "en", tmp_path, ch)
+    monkeypatch.setattr(typst, "CHAPTER_LAYOUT", tuple(reversed(typst.CHAPTER_LAYOUT)))
+    assert site_sequence(page) != pdf_sequence(rep, "en", tmp_path, ch)
+
+
+# per block kind: one visible piece, dropped from the site's page, and a report that has the block
+SITE_MUTATIONS = {
+    "fig": (r'(<figcaption><span class="label">)[^<]*', "example"),
+    "machines": (r'(<td class="num">)[^<]*', "example"),
+    "missing_figures": (r"(<em>)[^<]*", "past-fy2013"),
+}
+
+
+@pytest.mark.parametrize("block", SITE_MUTATIONS)
+def test_the_contract_fails_when_the_site_drops_a_text_of_a_block(outputs, one_piece, block, tmp_path):
+    """A deliberate mutation: the site's figure loses its label, the machines block a run count, the list of
+    figures not drawn a reason, and the two outputs no longer read the same."""
+    pattern, rid = SITE_MUTATIONS[block]
+    rep, pages = outputs[rid]
+    name, arg, chapter, key = next(b for b in blocks_of(rep) if b[0] == block and ("en", b[3]) in pages)
+    block_id = key.split("@")[0]
+    page = pages[("en", key)].read_text("utf-8")
+    pdf = typst_text(typst_source(rep, "en", tmp_path, name, arg, chapter))
+    assert html_text(page, block_id) == pdf  # whole, they agree
+    start = page.index(f'id="{block_id}"')
+    mutated = page[:start] + re.sub(pattern, r"\1", page[start:], count=1)
+    assert html_text(mutated, block_id) != pdf

@@ -1,4 +1,4 @@
-"""Issue 30: plausibility bounds, one table per format (parsers/bounds.py, and sysstat's in common.py).
+"""Plausibility bounds, one table per format (parsers/bounds.py, and sysstat's in common.py).
 
 Every bound of every table is checked both ways on a real DuckDB store: a value at the edge is stored, one
 beyond it (and NaN, infinity) is refused with the file named. A value sysstat really prints (PSI %scpu

@@ -1,4 +1,4 @@
-"""Issue 20, build side: an incremental build (a real ingest, real Hugo builds).
+"""An incremental build (a real ingest, real Hugo builds).
 
 A rebuild with nothing changed reuses every table and figure and writes no generated file; one new run
 recomputes exactly the items that select it, and the result is the same as a build from scratch.
@@ -198,7 +198,7 @@ def test_a_store_made_again_by_another_ingest_is_not_served_the_last_builds_rows
 
 
 def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
-    """Issue 29: the build computes, writes and drops the run pages a batch of whole conditions at a time;
+    """The build computes, writes and drops the run pages a batch of whole conditions at a time;
     batches of two runs (every condition of this campaign a batch of its own, several batches) give the
     generated files and the site of one batch, byte for byte, and no batch holds another's runs."""
     from kansoku.report import runs as report_runs
@@ -254,8 +254,8 @@ def test_a_changed_condition_file_renders_its_pages_again(env):
     mine = sorted(a for a, d in pages.items() if d["cond"] == files[0].stem)
     assert mine and len(mine) < len(pages)
     d = json.loads(files[0].read_text(encoding="utf-8"))
-    assert d["labels"]["en"]["tps"] == "TPS" and [r["a"] for r in d["runs"]] == sorted(
-        mine, key=lambda a: [r["a"] for r in d["runs"]].index(a))
+    assert d["labels"]["en"]["tps"] == "TPS" and [r["anchor"] for r in d["runs"]] == sorted(
+        mine, key=lambda a: [r["anchor"] for r in d["runs"]].index(a))
     d["labels"]["en"]["tps"] = "TPS, shared"
     files[0].write_text(json.dumps(d, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     again = build(env)  # (the file is kept as it is: its pages' keys did not change)
@@ -279,9 +279,9 @@ def test_an_item_that_starts_using_one_run_of_a_condition_shows_on_that_runs_pag
     runs_dir = gen / "assets" / "runs" / "inc"
     cond = next(json.loads(f.read_text(encoding="utf-8")) for f in sorted((runs_dir / "conditions").glob("*.json"))
                 if len(json.loads(f.read_text(encoding="utf-8"))["runs"]) >= 2)
-    least = min(r["a"] for r in cond["runs"])
-    other = next(r for r in cond["runs"] if r["a"] != least)
-    factors = json.loads((runs_dir / f"{other['a']}.json").read_text(encoding="utf-8"))["factor_list"]
+    least = min(r["anchor"] for r in cond["runs"])
+    other = next(r for r in cond["runs"] if r["anchor"] != least)
+    factors = json.loads((runs_dir / f"{other['anchor']}.json").read_text(encoding="utf-8"))["factor_list"]
     where = {f["name"]["en"]: f["value"]["en"] for f in factors}
     assert "Repetition" in where, where
     spec = specs / "inc.toml"
@@ -294,7 +294,7 @@ where = {{ rep = "{where['Repetition']}" }}
 rows = "clients"
 """, encoding="utf-8")
     build(env)
-    for anchor, uses in ((other["a"], True), (least, False)):
+    for anchor, uses in ((other["anchor"], True), (least, False)):
         html = (public / "en" / "reports" / "inc" / "runs" / anchor / "index.html").read_text(encoding="utf-8")
         assert ("One repetition" in html) == uses, anchor
 
@@ -407,7 +407,7 @@ def test_long_run_lists_load_on_demand_and_the_sources_page_comes_in_parts(env, 
 
 
 def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env, monkeypatch):
-    """Issue 29: a rebuild takes the last build's unchanged run pages by key from the item cache's index
+    """A rebuild takes the last build's unchanged run pages by key from the item cache's index
     (report/cache.py ``page_kept``: the key and whether the page has series) without reading them back; a page
     whose generated files are gone is read back whole, and one whose kept entry cannot be read is
     computed again. Either way the generated files are the first build's, byte for byte."""

@@ -1,4 +1,4 @@
-"""Issue 16, builds: one build at a time per output, a fresh directory swapped in at the end, raw files
+"""Builds: one build at a time per output, a fresh directory swapped in at the end, raw files
 published from the store's content-addressed copies (a real ingest, a real Hugo build)."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -46,7 +47,7 @@ def raw_files(out: Path) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def built(env) -> Path:
     """One build of ``env`` (with a memory limit of 1GB, a size the option takes), shared by the tests that
-    read a built site (each of them used to build its own, a Hugo build each). Read it only."""
+    read a built site (one Hugo build, not one each). Read it only."""
     out = env[0] / "built" / "public"
     build(env, out, "--memory-limit", "1GB")
     return out
@@ -284,3 +285,39 @@ def test_the_sources_page_parts_and_where_each_run_lives():
                                       for r in p if k > 1}
     one = hugo.sources_layout(dict(list(runs.items())[:3]))
     assert one == {"sources_parts": [sorted(runs)[:3]]}
+
+
+def test_a_run_too_big_for_the_memory_limit_is_told_a_limit_that_builds(tmp_path):
+    """A run that logged millions of transactions needs more memory than the limit for its latency
+    percentiles: the build's error gives a --memory-limit computed from the run's row count (never a fixed
+    figure), and a build with it works. A synthetic store: the fixture's -l log, its rows repeated."""
+    import duckdb
+
+    from kansoku.app.build import TX_ROW_BYTES, size_bytes
+    from kansoku.parsers.pgbench import txlog
+
+    src = ROOT / "tests" / "fixtures" / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off"
+    runs = tmp_path / "runs"
+    shutil.copytree(src / "clients=1" / "rep=1", runs / "study=scaleup" / "workload=read" /
+                    "config=checksums-off" / "clients=1" / "rep=1")
+    db = tmp_path / "db" / "kansoku.duckdb"
+    run_tool("ingest", "--db", db, runs, check=True)
+    con = duckdb.connect(str(db))
+    con.execute(f"INSERT INTO {txlog.TX_PLAIN} SELECT t.* REPLACE (t.transaction_no + r.range * 100000 AS "
+                f"transaction_no) FROM {txlog.TX_PLAIN} t, range(1, 1000) r")
+    rows = con.execute(txlog.LARGEST_RUN_ROWS_SQL).fetchone()[0]
+    con.close()
+    assert rows > 3_000_000
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "mini.toml").write_text(SPEC, encoding="utf-8")
+    copy_home_pages(tmp_path / "content")
+    env = (tmp_path, runs, db, specs)
+    out = tmp_path / "site" / "public"
+    proc = build(env, out, "--memory-limit", "100MB", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"its largest run logged {rows:,} transactions" in proc.stderr, proc.stderr
+    advised = re.search(r"run it again with --memory-limit (\S+)", proc.stderr).group(1)
+    assert size_bytes(advised) >= rows * TX_ROW_BYTES
+    build(env, out, "--memory-limit", advised)
+    assert (out / "index.html").is_file()

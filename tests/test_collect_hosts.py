@@ -366,9 +366,29 @@ def test_inventory_of_a_host_is_read_like_this_hosts():
     p = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30)
     machine, versions = collect_hosts.parse_inventory(p.stdout)
     local = machine_info(Path(tempfile.gettempdir()))
-    for key in ("hostname", "kernel", "os", "cpu_model", "cpu_count", "mem_total_kib", "disks", "filesystem"):
+    for key in ("hostname", "kernel", "os", "cpu_model", "cpu_count", "mem_total_kib", "disks", "filesystem",
+                "virtualization", "virtualization_layers"):
         assert machine.get(key) == local.get(key), key
     assert versions["sysstat"].startswith("sysstat version")
+
+
+def test_inventory_records_both_virtualisation_layers():
+    """systemd-detect-virt alone names the innermost layer (a container inside a virtual machine is the
+    container): the inventory also holds what --vm and --container print."""
+    import shutil
+
+    from kansoku.collect.run import machine_info
+
+    if shutil.which("systemd-detect-virt") is None:
+        pytest.skip("systemd-detect-virt not installed")
+    printed = {layer: subprocess.run(["systemd-detect-virt", f"--{layer}"], capture_output=True,
+                                     text=True).stdout.strip() for layer in ("vm", "container")}
+    machine = machine_info(Path(tempfile.gettempdir()))
+    assert machine["virtualization_layers"] == {k: v for k, v in printed.items() if v}
+    script = collect_hosts._inventory_script([])
+    remote, _ = collect_hosts.parse_inventory(subprocess.run(["sh", "-c", script], capture_output=True, text=True,
+                                                             timeout=30).stdout)
+    assert remote["virtualization_layers"] == machine["virtualization_layers"]
 
 
 # a plan's two hosts: this one the client, the tests' sshd (ALIAS) the server

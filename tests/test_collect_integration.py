@@ -2,7 +2,7 @@
 tools/ingest into a fresh database, and (when tools/build exists) a site built from it.
 
 Skips when the PostgreSQL server binaries, pgbench or sysstat are absent (CI installs them:
-apt-get install postgresql sysstat). About 20 s.
+apt-get install postgresql sysstat).
 """
 
 from __future__ import annotations

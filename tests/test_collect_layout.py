@@ -91,8 +91,8 @@ def test_a_run_toml_machine_that_is_not_a_table_is_refused(tmp_path, real_sar_u)
 
 @pytest.mark.parametrize("inner", ["host=standby", "extra"])
 def test_a_directory_of_files_inside_a_host_directory_is_refused(tmp_path, real_sar_u, inner):  # noqa: F811
-    """Such a directory used to become a run of its own (host=dbserver/host=standby: a run 'clients=4/host=dbserver'
-    with a factor host=dbserver)."""
+    """Such a directory is not a run of its own (host=dbserver/host=standby would be a run
+    'clients=4/host=dbserver' with a factor host=dbserver)."""
     camp = _two_hosts(tmp_path, real_sar_u, 'hostname = "dbserver"\nrole = "server"\n')
     nested = camp / "clients=4" / "host=dbserver" / inner
     nested.mkdir()

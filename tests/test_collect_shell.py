@@ -1,4 +1,4 @@
-"""Issue 45: no text from a plan, a factor or a file runs as shell code, here or on another host. Values that
+"""No text from a plan, a factor or a file runs as shell code, here or on another host. Values that
 reach a shell are quoted (the remote supervisor's strace line, setup commands) or passed as an argument
 vector; a query list's psql meta-command (``\\!`` runs a shell) is refused wherever it stands. A real collect
 over the tests' sshd (tests/test_collect_hosts.py) with ``$(…)``, backticks and ``;`` in every such value."""

@@ -20,6 +20,7 @@ from conftest import ROOT, computed_report
 from kansoku.analysis.commands import _parts
 from kansoku.collect.run import copy_scripts, script_args
 from kansoku.ingest.detect import detect
+from kansoku.model import encode
 from kansoku.store.db import open_store
 
 EXAMPLE = ROOT / "data" / "runs" / "example"
@@ -106,7 +107,7 @@ def test_scaleup_method_shows_the_commands_the_runs_recorded(example_db: Path):
         (script,) = block.scripts
         assert script.text == (EXAMPLE / "scripts" / f"{workload}.sql").read_text()
         assert script.runs == block.runs
-    assert "/work/" not in json.dumps([b.to_json() for b in ch.commands])  # no measuring machine's paths
+    assert "/work/" not in json.dumps(encode(ch.commands))  # no measuring machine's paths
 
 
 def test_commands_appear_in_the_site_and_the_pdf(example_site):
@@ -172,3 +173,50 @@ def test_setup_lines_that_differ_by_a_factor_print_one_template(example_db: Path
                 assert mine[0] == inits[0].replace("[PostgreSQL version]", version)
                 checked += 1
     assert checked == len(recorded)  # every run's recorded line, of one block or the other
+
+
+def _update_run_naming(tmp_path: Path, script_text: str, listed: bool = True) -> Path:
+    """A copy of one example update run whose update.sql is replaced by ``script_text``; its run.toml names the
+    script as tools/collect does ([commands] scripts) unless ``listed`` is false. Only the pgbench files kept."""
+    src = next((EXAMPLE / "campaign=example-2026-11" / "study=scaleup").rglob("update.sql")).parent
+    run = tmp_path / "runs" / src.relative_to(EXAMPLE)  # the directory names its factors, as run.toml does
+    run.mkdir(parents=True)
+    for name in ("pgbench.log", "run.toml"):
+        (run / name).write_bytes((src / name).read_bytes())
+    (run / "update.sql").write_text(script_text)
+    if listed:
+        meta = (run / "run.toml").read_text()
+        (run / "run.toml").write_text(meta.replace("[commands]\n", '[commands]\nscripts = ["update.sql"]\n', 1))
+    return run
+
+
+def _ingest(tmp_path: Path, run: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["python3", str(ROOT / "tools" / "ingest"), "-v", "--db", str(tmp_path / "k.duckdb"),
+                           str(tmp_path / "runs")], capture_output=True, text=True, timeout=120)
+
+
+def test_a_script_of_sql_only_is_kept_when_its_run_names_it(tmp_path: Path):
+    run = _update_run_naming(tmp_path, "-- one insert\nINSERT INTO t VALUES (1);\n")
+    p = _ingest(tmp_path, run)
+    assert p.returncode == 0, p.stderr
+    store = open_store(tmp_path / "k.duckdb", read_only=True)
+    try:
+        rows = store.query("SELECT s.format, f.text FROM pgbench_script_files f JOIN sources s USING (source_id)")
+    finally:
+        store.close()
+    assert rows == [("pgbench-script-sql", "-- one insert\nINSERT INTO t VALUES (1);\n")]
+
+
+def test_a_script_of_sql_only_that_no_run_names_is_not_claimed(tmp_path: Path):
+    run = _update_run_naming(tmp_path, "INSERT INTO t VALUES (1);\n", listed=False)
+    p = _ingest(tmp_path, run)
+    assert p.returncode == 0, p.stderr
+    assert "update.sql: not a known tool output" in p.stdout + p.stderr
+
+
+def test_a_named_script_with_a_line_of_no_script_is_refused_with_its_line(tmp_path: Path):
+    run = _update_run_naming(tmp_path, "INSERT INTO t VALUES (1);\n\nhello world\n")
+    p = _ingest(tmp_path, run)
+    assert p.returncode == 2
+    assert "update.sql:3" in p.stderr and "neither SQL nor a meta-command" in p.stderr
+    assert "Traceback" not in p.stderr

@@ -109,7 +109,7 @@ def test_direction_and_primary_metric_lead(campaign):
     assert first.startswith("tps ")
 
 
-def test_two_databases(campaign, tmp_path):
+def test_compare_across_two_stores_of_the_same_runs_finds_no_change(campaign, tmp_path):
     other = tmp_path / "other.duckdb"
     shutil.copy(campaign, other)
     p = run("compare", "--db", str(campaign), "--db-b", str(other), "version=14", "version=14", "--metric", "tps",

@@ -1,4 +1,4 @@
-"""Issue 16's damaged inputs that ended in a traceback, reproduced on real files: each is now a ParseError
+"""Damaged inputs, reproduced on real files: each is a ParseError
 naming the file and the line (or refused/flagged by a plausibility bound), exit 2, nothing stored."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ CASES = {
                               _sub_line(rb"^( 30\.50    0\.906743) {11}6", rb"\1          -9"), rb"^ 30\.50"),
     "strace: the output appended twice": (FIXTURES / "strace" / "variant=c_f" / "strace_c.txt", lambda data: data + data,
                                           None),
-    # issue 45: a line no tool prints swallowed lines silently; a log appended to itself was counted twice
+    # a line no tool prints must not swallow lines silently; a log appended to itself must not count twice
     "pgbench -l: lines 101-1100 one 40 MB garbage line": (
         next(PGB.glob("pgbench_log.*")),
         lambda data: b"".join(data.splitlines(keepends=True)[:100]) + b"x" * (40 << 20) + b"\n"
@@ -158,7 +158,7 @@ def test_interval_of_ten_to_the_seventeen_seconds_is_refused(tmp_path, tmp_db):
 
 @pytest.mark.parametrize("src", [next(PGB.glob("pgbench_log.*")), AGG / "pgbench_log.15216"], ids=["txlog", "aggregate"])
 def test_crlf_pgbench_logs_are_read_like_crlf_stdout(tmp_path, src):
-    """Issue 30: a -l log copied through Windows (every line CRLF) was refused while CRLF stdout was read."""
+    """A -l log copied through Windows (every line CRLF) gives the same rows as the same log with LF line ends."""
     sums = []
     for name, edit in (("lf", lambda d: d), ("crlf", lambda d: d.replace(b"\n", b"\r\n"))):
         run = _damaged(tmp_path / name, src, edit)

@@ -1,9 +1,9 @@
 """What the example report and data/runs/example/README.md say about machines, dates and counts matches the
 run records: the run.toml of every run, read here directly.
 
-The records say: the 80 scale-up runs ran on an AMD EPYC guest on 2026-11-23; the 2 strace and 12 fio runs
-on an Intel Xeon guest on 2026-11-22; the 15 parallel-query, 6 profile and 18 replication runs on the AMD EPYC
-guest again on 2026-11-25. The syscall chapter once said "the same machine as chapter 1"."""
+The records say: the 80 scale-up runs ran on an AMD EPYC guest; the 2 strace and 12 fio runs on an Intel Xeon
+guest, a day earlier; the 15 parallel-query, 6 profile and 18 replication runs on the AMD EPYC guest again, two
+days later. So the syscall chapter must not say "the same machine as chapter 1"."""
 
 from __future__ import annotations
 
@@ -194,6 +194,22 @@ def test_machine_described_in_plain_words():
     assert describe(bare)["cpu"]["en"] == "1 CPU (Xeon)"
     assert describe(bare)["virtualization"]["en"] == "none (a physical machine)"
     assert "rotational" in describe(bare)["storage"]["en"]
+
+
+def test_both_virtualisation_layers_are_worded_where_they_differ():
+    """A container in a virtual machine, both layers recorded (systemd-detect-virt --vm, --container): the words
+    name both, in the chapter's block and the appendix alike; one layer alone is worded as before."""
+    from kansoku.report.environment import machine_value
+    from kansoku.report.machines import describe
+
+    both = {"cpu_count": 2, "virtualization": "docker", "virtualization_layers": {"vm": "kvm", "container": "docker"}}
+    words = {"en": "docker container in a virtual machine (kvm)", "ja": "仮想マシン (kvm) 上の docker コンテナ"}
+    assert describe(both)["virtualization"] == words
+    assert machine_value("virtualization", "docker", both) == words
+    vm_only = {"virtualization": "kvm", "virtualization_layers": {"vm": "kvm", "container": "none"}}
+    assert describe(vm_only)["virtualization"]["en"] == "virtual machine (kvm)"
+    in_container = {"virtualization": "docker", "virtualization_layers": {"vm": "none", "container": "docker"}}
+    assert describe(in_container)["virtualization"]["en"] == "docker container"
 
 
 def test_example_machine_words_are_the_same_in_chapter_and_appendix(example_site):

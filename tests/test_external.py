@@ -1,4 +1,4 @@
-"""Issue 30: nothing waits without a bound. Every external program (hugo, pandoc, typst, chromium through
+"""Nothing waits without a bound. Every external program (hugo, pandoc, typst, chromium through
 kaleido) runs with a timeout proportional to its input (kansoku.external); a program that does not finish
 is stopped and the command says which, how long it was given and how to allow more."""
 

@@ -267,7 +267,7 @@ def test_unknown_terse_version_is_refused(tmp_path, tmp_db, corpus):
     assert "terse.txt:2: expected fio terse version 2, 3, 4, 5" in err and "version 6 is not known" in err
 
 
-def test_terse_versions(corpus, tmp_db):
+def test_fio_terse_versions_2_to_5_are_read(corpus, tmp_db):
     gen = corpus / "generated" / "fio"
     files = [gen / f"fio-3.33_terse_v{v}.txt" for v in (2, 3, 4, 5)]
     rep = ingest(files, tmp_db)

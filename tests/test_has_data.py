@@ -1,4 +1,4 @@
-"""Issue 29: the runs a CPU or disk chart can draw, asked of the samples without the pivot (the ``cpu`` and
+"""The runs a CPU or disk chart can draw, asked of the samples without the pivot (the ``cpu`` and
 ``disk`` views' GROUP BY of every sys_metrics row), are the runs the views give, on the README's example and on
 real and generated sysstat/iostat/vmstat files of the corpus (runs without a window among them); and a
 connection holding the views as tables (a first build's, report/runs.py share_samples) reads those, made by

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ro_con, run_tool
+from kansoku.model import encode
 from site_helpers import one_table_spec
 from sys_helpers import needs_sar
 from sys_helpers import real_sar_u as sar_u
@@ -77,9 +78,8 @@ def counts(db: Path) -> tuple[int, int]:
 
 
 def test_two_hosts_sar_in_one_directory_is_refused_with_the_layout(tmp_path, real_sar_u):
-    """The issue's repro: the server's and the client's `sar -u` side by side in one run directory.
-    Before: exit 0 and the run's cpu_idle_pct was the client's 90 %. Now: exit 2, both hostnames named,
-    the layout to use, nothing stored."""
+    """The server's and the client's `sar -u` side by side in one run directory would make the run's
+    cpu_idle_pct the client's: exit 2, both hostnames named, the layout to use, nothing stored."""
     run = tmp_path / "campaign" / "clients=4"
     run.mkdir(parents=True)
     (tmp_path / "campaign" / ".kansoku-campaign").write_text("")
@@ -112,9 +112,9 @@ def test_a_file_whose_hostname_contradicts_its_host_toml_is_refused(tmp_path, re
 
 
 def test_two_hosts_of_a_run_with_one_hostname_are_refused_naming_both(tmp_path, real_sar_u):
-    """Issue 45: two standbys on cloned machines both print hostname 'pg' (different inventories). Before: exit
-    0, and the samples, keyed by hostname, kept one standby's cpu_idle_pct (30 or 70, not both). Now: exit 2,
-    both host directories named, nothing stored."""
+    """Two standbys on cloned machines both print hostname 'pg' (different inventories): samples keyed by
+    hostname would keep one standby's cpu_idle_pct (30 or 70, not both), so the ingest exits 2 naming both host
+    directories and stores nothing."""
     camp = tmp_path / "campaign"
     run = camp / "clients=4"
     run.mkdir(parents=True)
@@ -388,7 +388,7 @@ def test_a_table_mixing_machines_is_a_build_error_unless_declared(two_runs, tmp_
     assert block["summary"]["en"].startswith("The runs of this chapter ran on 3 different machines")
     assert "3 台の異なるマシン" in block["summary"]["ja"]
     # the appendix names every machine, with the roles it played
-    env = rep.environment.to_json()
+    env = encode(rep.environment)
     assert sorted(m["name"]["en"] for m in env["machines"]) == ["Machine A", "Machine B", "Machine C"]
     assert env["machine_fields"][0]["en"] == "Role"
 
@@ -443,7 +443,7 @@ def test_the_appendix_shows_the_servers_settings_from_its_host_toml(two_host_run
                   'non_default = ["shared_buffers", "wal_level"]\n')
     run_tool("ingest", "--db", db, camp, check=True)
     rep = computed(db, tmp_path)
-    env = rep.environment.to_json()
+    env = encode(rep.environment)
     settings = {s["name"]: [v["value"] for v in s["values"]] for s in env["settings"]}
     assert settings == {"shared_buffers": ["128MB"], "wal_level": ["replica"]}
     assert {v["tool"] for v in env["versions"]} >= {"postgres"}

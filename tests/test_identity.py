@@ -1,4 +1,4 @@
-"""Issue 16: nothing lost, nothing counted twice, nothing from outside (ingest side).
+"""Nothing lost, nothing counted twice, nothing from outside (ingest side).
 
 Every test runs tools/ingest on real pgbench output (tests/fixtures/runs) into a real DuckDB file.
 """

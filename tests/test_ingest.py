@@ -219,7 +219,7 @@ def test_help_on_every_command(tool):
 
 def test_a_file_gone_between_walk_and_read_is_skipped_not_a_traceback(tmp_path, tmp_db, monkeypatch):
     """The walk lists a file (a store's .wal inside the walked tree, say) that is gone before it is read:
-    the ingest lists it as skipped with the reason and stores the rest (it used to end in a traceback)."""
+    the ingest lists it as skipped with the reason and stores the rest, with no traceback."""
     import kansoku.ingest.pipeline as pipeline
 
     run = copy_run(tmp_path / "runs")

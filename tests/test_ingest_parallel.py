@@ -1,4 +1,4 @@
-"""Issue 20: parallel ingest (ingest/parallel.py) stores exactly what a serial ingest stores, keeps the
+"""Parallel ingest (ingest/parallel.py) stores exactly what a serial ingest stores, keeps the
 all-or-nothing rule and the error report (file, line, what was expected, exit 2), and --keep-going."""
 
 from __future__ import annotations
@@ -206,8 +206,8 @@ def test_ctrl_c_during_a_parallel_ingest(corpus, tmp_path, tmp_db):
     proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(tmp_db), "--jobs", "2",
                              str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    # the walk is done and the workers are starting or parsing (on a quiet machine the whole ingest takes ~3 s;
-    # at 2.5 s a busy one could already be in the interpreter's shutdown after its summary)
+    # the walk is done and the workers are starting or parsing (much later, a quick machine could already be in
+    # the interpreter's shutdown after its summary)
     time.sleep(1.5)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
@@ -397,9 +397,9 @@ def _ingest_with(site_code: str, root: Path, tmp_db: Path, tmp_path: Path):
                     "nothing was stored"),
 ], ids=["cannot-start", "killed"])
 def test_a_worker_that_fails_ends_the_ingest(corpus, tmp_path, tmp_db, site_code, message):
-    """A worker that cannot start (its initializer raises) or is killed (kill -9, the out-of-memory killer):
-    multiprocessing.Pool started another, forever, and the ingest hung. Now: one line saying what happened,
-    exit 1, no traceback, the store as it was."""
+    """A worker that cannot start (its initializer raises) or is killed (kill -9, the out-of-memory killer),
+    which multiprocessing.Pool would replace forever: one line saying what happened, exit 1, no traceback, the
+    store as it was."""
     root = _campaign(corpus, tmp_path)
     run_tool("ingest", "--db", tmp_db, "--jobs", "1", root / "workload=read", check=True)
     con = ro_con(tmp_db)
@@ -415,3 +415,53 @@ def test_a_worker_that_fails_ends_the_ingest(corpus, tmp_path, tmp_db, site_code
     from kansoku.ingest.parallel import scratch_root
 
     assert not list(scratch_root(tmp_db).glob("*")), "scratch left behind"
+
+
+@pytest.mark.parametrize("alone, keep_going", [("fails", True), ("fails", False), ("parses", True)])
+def test_a_batch_duckdb_fails_on_is_tried_again_a_file_at_a_time(tmp_path, monkeypatch, alone, keep_going):
+    """DuckDB fails on the writer's insert of a workers' batch (aborting the ingest's transaction): the
+    batch's files are parsed again by the writer, one at a time. A file that then fails alone is the one error,
+    listed once, and with --keep-going every other file of its batch is stored; one that parses is stored."""
+    from conftest import FIXTURES
+    from kansoku.ingest.pipeline import ingest
+    from kansoku.parsers.pgbench import txlog
+    from kansoku.store.db import Store
+
+    src = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"
+    for run in "abcd":
+        (tmp_path / "runs" / run).mkdir(parents=True)
+        for name in ("pgbench.log", "pgbench_log.12350"):
+            shutil.copy(src / name, tmp_path / "runs" / run / name)
+    bad = tmp_path / "runs" / "b" / "pgbench_log.12350"
+    import_rows = Store.import_rows
+
+    def failing_import(self, table, parquet, source_ids=None, per_file=None):
+        if table in (txlog.TX_PLAIN, txlog.TX_FULL):  # a real failure inside the ingest's transaction
+            self.con.execute("SELECT error('the batch of workers'' rows DuckDB fails on')")
+        return import_rows(self, table, parquet, source_ids, per_file)
+
+    monkeypatch.setattr(Store, "import_rows", failing_import)
+    if alone == "fails":  # (the workers are spawned: only the writer's parse of the file fails)
+        load = txlog._load
+        monkeypatch.setattr(txlog, "_load", lambda path, sink, table, *a, **k: (
+            sink.load_sql(table, "SELECT error('a statement DuckDB aborts on')"), 0) if path == bad
+            else load(path, sink, table, *a, **k))
+    rep = ingest([tmp_path / "runs"], tmp_path / "k.duckdb", keep_going=keep_going, jobs=2)
+    listed = [f.path for f in rep.files]
+    assert len(listed) == len(set(listed)), listed  # each file once
+    if keep_going:
+        assert sorted(listed) == sorted(str(p) for p in (tmp_path / "runs").rglob("pgbench*"))
+    if alone == "parses":
+        assert rep.committed and not rep.errors and {f.status for f in rep.files} == {"new"}, rep.errors
+        stored = 8
+    else:
+        assert len(rep.errors) == 1 and rep.errors[0].startswith(f"{bad}: "), rep.errors
+        assert [f.status for f in rep.files if f.status != "new"] == ["failed"]
+        assert [f.path for f in rep.files if f.status == "failed"] == [str(bad)]
+        assert rep.committed == keep_going
+        stored = 7
+    if rep.committed:
+        con = ro_con(tmp_path / "k.duckdb")
+        assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == stored
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 4
+        con.close()

@@ -1,4 +1,4 @@
-"""Issue 30: Ctrl-C at any moment of an ingest ends with one true line, never a traceback.
+"""Ctrl-C at any moment of an ingest ends with one true line, never a traceback.
 
 SIGINT is sent as a terminal sends it (to the process group) after delays from the interpreter's start to the
 end of a small serial ingest; after each, the store is checked against what the message says.
@@ -93,8 +93,8 @@ def test_ctrl_c_at_any_moment_of_a_serial_ingest_says_the_truth(tmp_path, delay)
 
 
 def test_a_killed_ingests_scratch_is_removed_by_the_next_one(tmp_path):
-    """kill -9 left worker databases and Parquet parts in /tmp forever (37 MB in the report); the scratch now
-    lives beside the store and the next writer removes what a killed ingest left."""
+    """A kill -9 leaves worker databases and Parquet parts behind: the scratch lives beside the store and the
+    next writer removes what a killed ingest left."""
     from kansoku.ingest.parallel import scratch_root
 
     db = tmp_path / "k.duckdb"
@@ -151,8 +151,8 @@ def test_a_ctrl_c_during_a_parsers_duckdb_statement_is_an_interrupt_not_a_damage
 
     def slow_then_real(self, table, select_sql, params=None):
         threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
-        # long enough to be inside it at 0.3 s anywhere; DuckDB sometimes notices the interrupt only when the
-        # statement ends (seen: 9 s of a 3e9-row scan here), so not the 60 s a 2e10-row scan took then
+        # long enough to be inside it when the timer fires anywhere; DuckDB sometimes notices the interrupt only
+        # when the statement ends, so not much longer than that
         self.store.con.execute("SELECT count(*) FROM range(4000000000) t(x) WHERE x % 7 = 3").fetchone()
         return real(self, table, select_sql, params)
 

@@ -104,7 +104,7 @@ def _enumerated_p(a, b):
 @pytest.mark.parametrize("sizes", [(3, 3), (4, 5), (5, 5), (7, 6), (10, 10)])
 def test_counted_p_equals_every_split_listed(sizes):
     """The p counted by rank sum (noise.rank_sum_counts) is the p of listing every split, to the bit, with and
-    without ties; 10 against 10 (184,756 splits) was beyond the old enumeration's limit and sampled."""
+    without ties, up to 10 against 10 (184,756 splits)."""
     rng = random.Random(sum(sizes))
     for trial in range(6):
         pick = (lambda: rng.choice([1.0, 2.0, 2.0, 3.0, 5.0])) if trial % 2 else (lambda: rng.gauss(100, 10))

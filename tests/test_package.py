@@ -1,4 +1,4 @@
-"""Issue 28: kansoku is a real package. The wheel, installed into a fresh virtual environment outside the
+"""kansoku is a real package. The wheel, installed into a fresh virtual environment outside the
 checkout, builds a site from a small campaign: its SQL, templates, words, layouts and static files come from
 the installed package; the specs, prose, store and output from the site directory (found from the current
 directory, as Hugo finds its --source)."""

@@ -337,7 +337,7 @@ def test_specs_of_the_past_reports_declare_every_missing_figure_with_a_known_rea
                 assert m["reason"] in ("lost", "diagram", "no_data", "not_numeric"), (rid, m)
 
 
-# -- issue 43: numbers the text gives, shown; charts drawn as printed; transcribed values drawn open -----------
+# -- numbers the text gives, shown; charts drawn as printed; transcribed values drawn open -----------
 
 def seed_lines(seed: str) -> list[str]:
     if not (SEEDS / seed).exists():

@@ -17,6 +17,7 @@ import pytest
 
 from conftest import SHARED
 from kansoku.analysis.table_kinds import compute_table
+from kansoku.model import encode
 from kansoku.spec.model import load_report
 from kansoku.store.db import open_store
 
@@ -358,7 +359,7 @@ def test_environment_appendix_shows_the_transcribed_environment(store, spec):
     assert ids, spec
     runs = [r for (r,) in store.query("SELECT run_id FROM run_factors WHERE factor = 'published_table' "
                                       "AND value IN (SELECT unnest(?::VARCHAR[]))", [ids])]
-    env = environment(store, runs).to_json()
+    env = encode(environment(store, runs))
     assert env["runs"] == 0 and env["transcribed"], spec
     for e in env["transcribed"]:
         for lang in ("ja", "en"):
@@ -563,7 +564,7 @@ def test_fy2017_covers_state_the_conclusions_in_both_languages():
             assert w in cover, (lang, w)
 
 
-# ---- issue 43: the numbers the FY2013 text gives for lost figures, and two disagreements flagged -------------
+# ---- the numbers the FY2013 text gives for lost figures, and two disagreements flagged -------------
 
 
 @pytest.mark.skipif(not (SEEDS / "000_926b80ef1aca7e8f.txt").is_file(), reason="seed texts not present")
@@ -613,7 +614,7 @@ def test_fy2017_section_9_5_range_disagrees_with_table_9_3_and_is_flagged(store)
     assert "▲76 %" in note.text["en"] and "▲95.8" in note.text["ja"]
 
 
-# ---- issue 43: references, the source's own numbers beside kansoku's ---------------------------------------
+# ---- references, the source's own numbers beside kansoku's ---------------------------------------
 
 
 @pytest.mark.skipif(not (SEEDS / "002_7aa7719bfa5b3644.txt").is_file(), reason="seed texts not present")

@@ -223,7 +223,7 @@ def test_transcribed_and_mismatch_marks_with_legend(built, lang):
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_baseline_marked(built, lang):
+def test_pdf_marks_the_baseline_condition(built, lang):
     pdfs, _, _ = built
     text = flat("\n".join(pages_text(pdfs["example"][lang])))
     assert flat(f"{'チェックサム無効' if lang == 'ja' else 'checksums off'} ({ui(lang)['baseline']})") in text

@@ -59,7 +59,7 @@ def test_real_output_every_section(tmp_path, tmp_db):
                  "pg_test_fsync_fsync_ops_s": 4867.542, "pg_test_fsync_open_sync_ops_s": 345.64}
 
 
-def test_generated_output(corpus, tmp_path, tmp_db):
+def test_generated_pg_test_fsync_output_stores_every_method(corpus, tmp_path, tmp_db):
     rep = ingest([_run_with(tmp_path, corpus / "generated" / "pg_test_fsync" / "pg_test_fsync15_s1.txt")], tmp_db)
     assert rep.ok, rep.errors
     con = _con(tmp_db)

@@ -271,7 +271,7 @@ def test_statement_latency_variants(tmp_path):
                            statement="UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;")
 
 
-def test_per_script_block_18(tmp_path):
+def test_pgbench_18_per_script_blocks_with_retries(tmp_path):
     scripts = parse_text(tmp_path, V18_SCRIPTS).rows["pgbench_scripts"]
     assert [s["script_no"] for s in scripts] == [1, 2]
     assert scripts[0]["transactions"] == 510 and scripts[0]["transactions_processed"] == 500
@@ -292,7 +292,7 @@ def test_progress_versions(tmp_path):
     assert prog[0]["epoch_s"] == pytest.approx(1795304913.123) and "elapsed_s" not in prog[0]
 
 
-def test_real_capture_15(tmp_path):
+def test_real_pgbench_15_stdout_gives_summary_progress_and_latencies(tmp_path):
     sink = FakeSink(RUN / "clients=1" / "rep=1" / "pgbench.log")
     pgbench.parse_stdout(sink.path, sink)
     (s,) = sink.rows["pgbench_summary"]
@@ -394,7 +394,7 @@ def test_progress_line_property(tmp_path_factory, tps, lat, sd, failed, lag, ski
 # -- pgbench -i -----------------------------------------------------------------
 
 
-def test_init_real_15(tmp_path):
+def test_real_pgbench_15_init_log_is_an_init_not_a_run(tmp_path):
     path = RUN / "pgbench_init.log"
     head = FileHead(path, path.read_bytes(), path.stat().st_size)
     assert pgbench_init.sniff_init(head) and not pgbench.sniff_stdout(head)
@@ -405,7 +405,7 @@ def test_init_real_15(tmp_path):
     assert row["generate_mode"] == "client-side" and row["total_s"] > 0 and row["generate_s"] > 0
 
 
-def test_init_96_and_killed(tmp_path):
+def test_init_log_of_9_6_reads_and_a_cut_one_is_incomplete(tmp_path):
     # 9.6 style (inline, formats.md §1.6: no 'done in', 'set primary keys...'), progress with \r
     p = tmp_path / "init.txt"
     p.write_text("creating tables...\n100000 of 1000000 tuples (10%) done (elapsed 0.05 s, remaining 0.45 s)\r"

@@ -66,7 +66,7 @@ SHAPES = [
 
 
 @pytest.mark.parametrize("label,text,kind,fields", SHAPES, ids=[s[0] for s in SHAPES])
-def test_shapes(label, text, kind, fields):
+def test_a_log_line_names_its_kind_and_fields(label, text, kind, fields):
     s = shape_of(text.encode())
     assert s is not None and (s.kind, s.fields) == (kind, fields)
 
@@ -411,8 +411,8 @@ def _layout_runs(root: Path) -> Path:
 
 
 def _both_ways(db: Path, want: list[tuple]) -> None:
-    """pgbench_transactions holds exactly ``want``: the same rows as a multiset (each row as often; inserting
-    ``want`` into DuckDB for an EXCEPT ALL took ~6 s by executemany)."""
+    """pgbench_transactions holds exactly ``want``: the same rows as a multiset (each row as often), compared in
+    Python: inserting ``want`` into DuckDB for an EXCEPT ALL by executemany is far slower."""
     got = collections.Counter(q(db, "SELECT * FROM pgbench_transactions"))
     assert got == collections.Counter(want), (got - collections.Counter(want), collections.Counter(want) - got)
 

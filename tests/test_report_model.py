@@ -25,6 +25,7 @@ def handmade_report(content_root: Path):
         Column,
         ComputedReport,
         Environment,
+        FactorValue,
         Figure,
         HeaderCell,
         Page,
@@ -59,7 +60,7 @@ def handmade_report(content_root: Path):
         columns=[Column(w("clients"), "factor"), Column(w("TPS"), "value"), Column(w("change"), "compare")],
         rows=rows, runs=["run-a", "run-b", "run-c"], citations=["a report, table 9"],
         checks={"checked": 1, "mismatch": 1}, marks=["mismatch", "transcribed"],
-        provenance=Provenance(common=[(w("scale"), w("100"))], factors=[w("clients")],
+        provenance=Provenance(common=[FactorValue(w("scale"), w("100"))], factors=[w("clients")],
                               groups=[ProvenanceGroup([w("1")], [ProvenanceRun("run-a", "run-aaaa", "1", True)])],
                               runs=3),
         row_groups=[RowGroup(w("group A"), 0, 1), RowGroup(w("group B <i>"), 1, 1)], row_group_name=w("group"),
@@ -138,7 +139,7 @@ def test_handmade_report_to_hugo_data_and_page(tmp_path):
     view = t["view"]["en"]  # what the table shows, in words (render/views.py)
     assert view["rows"][1]["cells"][0]["text"] == HOSTILE and "no-ratio" in view["rows"][0]["cells"][2]["css"].split()
     assert [m["symbol"] for m in view["rows"][1]["cells"][2]["marks"]] == ["†", "!"]
-    assert t["prov"]["groups"][0]["runs"][0] == {"id": "run-a", "a": "run-aaaa", "rep": "1", "r": True}
+    assert t["prov"]["groups"][0]["runs"][0] == {"id": "run-a", "anchor": "run-aaaa", "rep": "1", "representative": True}
     # plotly.js reads names as pseudo-HTML: escaped in the data
     assert data["chapters"][0]["figures"]["f1"]["figure"]["en"]["data"][0]["name"].count("&lt;b&gt;") == 1
     csv = (gen / "static" / "csv" / "handmade" / "t1.en.csv").read_text("utf-8")
@@ -159,7 +160,7 @@ def test_handmade_report_to_hugo_data_and_page(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.quick  # the quick run's one real PDF, checked by its text (5 s)
+@pytest.mark.quick  # the quick run's one real PDF, checked by its text
 def test_handmade_report_to_typst_and_pdf(tmp_path):
     from kansoku.render.typst import Document, render_pdfs
 
@@ -284,7 +285,7 @@ def test_transcribed_zero_baseline_is_no_ratio_and_json_stays_finite(tmp_path):
 
 
 @pytest.mark.browser
-@pytest.mark.quick  # the quick run's one headless-Chromium check (3 s)
+@pytest.mark.quick  # the quick run's one headless-Chromium check
 def test_chart_export_makes_no_network_request(tmp_path):
     """A figure whose JSON names a URL (an image in its layout): chromium asks nobody for it."""
     import http.server
@@ -349,3 +350,19 @@ def test_not_printed_and_not_measured_cells_differ(tmp_path):
     on = [c for c in row if c.kind == "value"][1]
     assert on.text == {"ja": "記載なし", "en": "not printed"} and on.flags == ["not-printed"]
     assert [c for c in row if c.kind == "compare"][0].text["en"] == "—"
+
+
+def test_encode_keys_a_record_and_the_records_in_it_by_their_field_names():
+    from kansoku.model import FactorValue, Provenance, ProvenanceGroup, ProvenanceRun, RunMetric, encode
+
+    prov = Provenance(common=[FactorValue({"en": "scale"}, {"en": "10"})], factors=[{"en": "clients"}],
+                      groups=[ProvenanceGroup([{"en": "8"}], [ProvenanceRun("c8/rep=1", "c8-rep-1", "1", True)])],
+                      runs=1)
+    assert encode(prov) == {
+        "common": [{"name": {"en": "scale"}, "value": {"en": "10"}}], "factors": [{"en": "clients"}],
+        "groups": [{"values": [{"en": "8"}],
+                    "runs": [{"id": "c8/rep=1", "anchor": "c8-rep-1", "rep": "1", "representative": True}]}],
+        "runs": 1}
+    metric = encode(RunMetric("tps", {"en": "TPS"}, 7481.0, "7481.0", "7480.5", "7470.1", "7490.2", 3))
+    assert list(metric) == ["metric", "label", "value", "text", "median", "low", "high", "n"]
+    assert encode(None) is None and encode((1, "a")) == [1, "a"]

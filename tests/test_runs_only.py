@@ -1,4 +1,4 @@
-"""Issue 29, rebuild side: a few runs' views computed over their own rows (``Store.runs_only``) are the whole
+"""A few runs' views computed over their own rows (``Store.runs_only``) are the whole
 store's views for these runs, on the README's example (real sar, iostat, pgbench logs, server logs)."""
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def _comparable(store, name: str) -> str:
 def _differ(store, a: str, b: str) -> int:
     """How many rows of two kept tables of the same columns are not the other's (a multiset difference both
     ways, floats rounded as ``_comparable`` says): 0 when they hold the same rows in any order. DuckDB compares
-    them: the example's sys_metrics_auth alone is 650,000 rows for these runs, ~10 s of CPU as Python tuples,
-    ~6 s by EXCEPT ALL, 0.2 s by the rows' hashes."""
+    them, by the rows' hashes first (the example's sys_metrics_auth alone is hundreds of thousands of rows for
+    these runs: as Python tuples or by EXCEPT ALL far slower)."""
     assert store.query(f"SELECT column_name FROM (DESCRIBE {a})") == store.query(
         f"SELECT column_name FROM (DESCRIBE {b})")
 
@@ -55,7 +55,7 @@ def _differ(store, a: str, b: str) -> int:
         return store.query(f"SELECT count(*), sum(hash(r)::HUGEINT) FROM {t} r")[0]
     if digest(a) == digest(b):  # the same rows exactly (most views: stored values, or sums in one order)
         return 0
-    qa, qb = _comparable(store, a), _comparable(store, b)  # else the same once rounded (EXCEPT ALL is ~40x dearer)
+    qa, qb = _comparable(store, a), _comparable(store, b)  # else the same once rounded (EXCEPT ALL is far dearer)
     return store.query(f"SELECT (SELECT count(*) FROM ({qa} EXCEPT ALL {qb})) + "
                        f"(SELECT count(*) FROM ({qb} EXCEPT ALL {qa}))")[0][0]
 
@@ -90,7 +90,7 @@ def _same_with_run_views(store, runs: list[str], views: list[str], whole: dict) 
         assert _differ(store, held[v], whole[v]) == 0, v
 
 
-@pytest.mark.slow  # every view twice over the example (~40 s): --all (CI) runs it; the quick run checks RUN_VIEWS'
+@pytest.mark.slow  # every view twice over the example: --all (CI) runs it; the quick run checks RUN_VIEWS'
 def test_every_view_over_the_run_views_tables_is_the_whole_stores(example_db):  # own and the page's metrics, events
     store = open_store(example_db, read_only=True)
     try:

@@ -1,4 +1,4 @@
-"""Issue 30: sa files never make an ingest wait — converted, concatenated and damaged files are ingested or
+"""sa files never make an ingest wait — converted, concatenated and damaged files are ingested or
 refused in seconds, a file that begins with a LINUX-RESTART record ingests, and Ctrl-C during the sa parse
 of a serial ingest ends it at once with a true message. Every sa file here is written by the real sadc."""
 
@@ -66,7 +66,7 @@ def test_an_sa_file_that_begins_with_a_restart_record_ingests(restart_first, tmp
 @pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_an_sa_file_concatenated_to_itself_is_refused_in_seconds(restart_first, tmp_path):
     """`cat sa.bin sa.bin > run/sa.bin`: sadf reads past the first file's records into garbage; the check
-    that fails on the last batch used to leave the ingest waiting forever for the splitter."""
+    that fails on the last batch must not leave the ingest waiting for the splitter."""
     for name, src in (("with-restart", restart_first / "sa.bin"), ("plain", None)):
         run = tmp_path / name
         run.mkdir()

@@ -1,4 +1,4 @@
-"""Issue 20: binary sa files are streamed through `sadf -d` into DuckDB (parsers/sysstat/sa_binary.py).
+"""Binary sa files are streamed through `sadf -d` into DuckDB (parsers/sysstat/sa_binary.py).
 
 The stored values are checked against the two readers that hold a whole rendering in memory: the sadf -d
 reader (the same rendering, read line by line in Python) and the sadf -j reader the sa path used before

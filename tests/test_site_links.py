@@ -1,4 +1,4 @@
-"""Issue 45: a build publishes nothing from outside its site. A symbolic link among the files a build reads
+"""A build publishes nothing from outside its site. A symbolic link among the files a build reads
 (prose, specs, the site's config and static files, the generated directory) is refused with its path, exit 2,
 before anything is written; Hugo is never run over one (kansoku/site_links.py). And the builds' --wait is
 honoured by their preflight too. One real ingest, real builds."""
@@ -138,8 +138,8 @@ def _hold_store(db: str, ready, release):
 
 @pytest.mark.parametrize("command", ["build", "pdf"])
 def test_wait_is_honoured_by_the_preflight_while_an_ingest_holds_the_store(site, store, tmp_path, command):
-    """Issue 45: `tools/build --wait N` and `tools/pdf --wait N` exited 4 at once while an ingest held the store
-    (the preflight opened it without waiting). Now they say they wait, and go on once it is free."""
+    """`tools/build --wait N` and `tools/pdf --wait N` while an ingest holds the store: the preflight waits too,
+    so they say they wait and go on once it is free (not exit 4 at once)."""
     import multiprocessing
     import subprocess
     import sys

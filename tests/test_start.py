@@ -1,4 +1,4 @@
-"""Issue 41: a team starts its own report. `kansoku init` writes a site that builds, `kansoku check` lists every
+"""A team starts its own report. `kansoku init` writes a site that builds, `kansoku check` lists every
 problem of the specs and prose without building, `kansoku info` says what a store holds, `kansoku serve` serves
 the site live, `kansoku docs` opens the manual installed with the package; and two errors that led astray: a
 [[compare]] over a per-host metric (`cpu_idle_pct[server]`), and a prose page without `report:` in its front

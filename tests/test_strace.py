@@ -59,7 +59,7 @@ def test_real_strace_c_f_of_postmaster(tmp_db):
     assert s == (364906, 20305)
 
 
-def test_generated_variants(corpus, tmp_db):
+def test_generated_strace_variants_store_their_tables(corpus, tmp_db):
     gen = corpus / "generated" / "strace"
     rep = _ingest(tmp_db, gen)
     assert rep.ok, rep.errors

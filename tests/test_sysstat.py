@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, run_tool
 from kansoku.errors import ParseError
 from sys_helpers import parse
 
@@ -282,6 +282,35 @@ def test_unknown_sa_file_version_is_a_clear_error(tmp_path):
         parse("sa-binary", f)
     msg = str(ei.value)
     assert str(f) in msg and "sadf" in msg
+
+
+def test_sa_file_converted_by_sadf_c_is_ingested(tmp_path, tmp_db):
+    """A real sysstat 11 file: refused with the advice to convert it; once converted with the installed
+    'sadf -c', ingested whole, its interrupt totals those the sar that wrote it prints."""
+    if shutil.which("sadf") is None:
+        pytest.skip("sadf not installed")
+    import subprocess
+
+    old = FIXTURES / "sa_old_format" / "sa_sysstat11.bin"
+    run = tmp_path / "runs" / "run"
+    run.mkdir(parents=True)
+    shutil.copy(old, run / "sa.bin")
+    p = run_tool("ingest", "--db", tmp_db, run)
+    assert p.returncode == 2 and "sadf -c" in p.stderr, p.stderr
+    with open(run / "sa.bin", "wb") as out:
+        subprocess.run(["sadf", "-c", str(old)], stdout=out, stderr=subprocess.DEVNULL, check=True)
+    p = run_tool("ingest", "--db", tmp_db, run)
+    assert p.returncode == 0, p.stderr
+    con = duckdb.connect(str(tmp_db), read_only=True)
+    got = [round(v, 2) for (v,) in con.execute(
+        "SELECT value FROM sys_metrics WHERE activity = 'intr' AND instance = 'sum' AND metric = 'all' "
+        "ORDER BY ts").fetchall()]
+    cpu = con.execute("SELECT count(DISTINCT ts) FROM sys_metrics WHERE activity = 'cpu'").fetchone()[0]
+    con.close()
+    printed = [float(line.split()[-1]) for line in
+               (FIXTURES / "sa_old_format" / "sar_I_SUM_sysstat11.txt").read_text().splitlines()
+               if line[:2].isdigit() and line.split()[1] == "sum"]
+    assert got == printed and len(got) == cpu == 3
 
 
 def test_sa_file_without_sadf_installed_is_a_warning(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""Issue 15 on real sysstat 12.6.1 output generated here (tests/fixtures/sysstat_variants/README.md says how):
+"""sysstat variants, on real sysstat 12.6.1 output generated here (tests/fixtures/sysstat_variants/README.md says how):
 mpstat and pidstat are not sar, device classes in disk totals, time zones and midnight, since-boot
 figures, colour escapes, sar --pretty, plausibility bounds."""
 

@@ -82,7 +82,7 @@ def test_row_groups_per_run_columns_and_thousands(store, tmp_path):
     assert all("," not in v for row in csv[1:] for v in row[2:])
 
 
-def test_exponent_format(store, tmp_path):
+def test_exponent_number_format_prints_one_decimal_mantissa(store, tmp_path):
     r = spec(tmp_path, table=TABLE.replace('number_format = { tps = "thousands" }', 'number_format = { default = "exponent" }')
              .replace("per_run = true\n", "").replace('row_groups = "workload"\n', "").replace('["update", "read"]', '"update"'))
     t = compute_table(store, r, r.item("g")).to_model()

@@ -43,7 +43,7 @@ def test_active_inactive_and_wide(corpus):
     assert w.q("SELECT value FROM sys_metrics WHERE metric='cache'") == [(22658240.0,)]
 
 
-def test_disk_table(corpus):
+def test_vmstat_d_disk_table_gives_per_device_counters(corpus):
     s = parse("vmstat-text", corpus / "public/vmstat/centos7_procps3.3.10_vmstat-dt.txt")
     assert s.q("SELECT value FROM sys_metrics WHERE instance='sda' AND metric='read_sectors'") == [(841035.0,)]
 

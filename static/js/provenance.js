@@ -8,11 +8,11 @@
   function runLink(run, panel) {
     var pages = panel.getAttribute("data-run-pages"), sources = panel.getAttribute("data-sources");
     var el = document.createElement(pages || sources ? "a" : "span");
-    if (pages) el.setAttribute("href", pages + run.a + "/");
-    else if (sources) el.setAttribute("href", sources + "#" + run.a);
+    if (pages) el.setAttribute("href", pages + run.anchor + "/");
+    else if (sources) el.setAttribute("href", sources + "#" + run.anchor);
     el.setAttribute("title", run.id);
-    if (run.r) el.className = "rep-run";
-    el.textContent = run.rep + (run.r ? "★" : "");
+    if (run.representative) el.className = "rep-run";
+    el.textContent = run.rep + (run.representative ? "★" : "");
     return el;
   }
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 from kansoku.cli_compare import compare_main
@@ -33,7 +34,9 @@ from kansoku.cli_options import (
     store_options,
 )
 from kansoku.cli_site import check_main, docs_main, info_main, init_main, list_main, serve, serve_main
-from kansoku.errors import KansokuError
+from kansoku.errors import KansokuError, for_terminal, names_to_quote
+from kansoku.interrupts import sigint_held
+from kansoku.words import LANGS
 
 __all__ = ["main", "ingest_main", "build_main", "pdf_main", "compare_main", "collect_main", "example_main",
            "init_main", "check_main", "info_main", "list_main", "serve_main", "docs_main"]
@@ -44,7 +47,7 @@ def _progress(total_label: str, quiet: bool = False):
         items = list(items)
         if quiet or not sys.stderr.isatty() or len(items) < 20:
             return items
-        from tqdm import tqdm
+        from tqdm import tqdm  # only when a progress bar is drawn
 
         return tqdm(items, desc=total_label, unit="file", file=sys.stderr, leave=False)
     return wrap
@@ -69,12 +72,10 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
                          "1: one at a time)")
     args = ap.parse_args(argv)  # --help, --version and bad options exit here, before DuckDB is loaded
     prepare_command(args)
-    from kansoku.interrupts import sigint_held
-
     # DuckDB's extension module must not be cut while it loads (a Ctrl-C there ends in nanobind's own
     # "Critical nanobind error" traceback): the Ctrl-C waits for the import, then ends the command as usual
     with sigint_held() as held:
-        from kansoku.ingest.pipeline import Interrupted, ingest
+        from kansoku.ingest.pipeline import Interrupted, ingest  # after the options: --help loads no parser nor DuckDB
     if held:
         raise KeyboardInterrupt
     try:
@@ -108,8 +109,6 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
     if report.ok and report.runs_seen == 0 and report.runs_transcribed == 0 and \
             not any(f.status in ("new", "replaced", "unchanged", "checked") for f in report.files):
         unusable = [f for f in report.files if f.status == "skipped" and f.format]
-        from kansoku.errors import names_to_quote
-
         names = names_to_quote(f.path for f in report.files)
         if unusable:  # recognised, but none could be used (a pg_stat snapshot with no time): say so, and why
             print_error(f"0 runs: of the {len(report.files)} files under {', '.join(map(str, args.paths))}, "
@@ -124,10 +123,6 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
 
 def _print_ingest_summary(report, verbose: bool, quiet: bool = False) -> None:
     """The summary on stdout (on stderr when a file failed); with ``quiet``, only the failures."""
-    from collections import Counter
-
-    from kansoku.errors import for_terminal, names_to_quote
-
     names = names_to_quote(f.path for f in report.files)
 
     def say(text: str, file) -> None:  # every name a file system gave, as the terminal may show it
@@ -253,12 +248,12 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
 @interruptible
 def collect_main(argv: list[str] | None = None, prog: str = "kansoku collect") -> int:
     """Its own options (collect/command.py: -q among them); ``queries`` is the benchmark of a query study."""
-    from kansoku.collect.command import main
+    from kansoku.collect.command import main  # each collect command loads its own modules only
 
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["queries"]:  # the benchmark of a query study: kansoku collect queries … (collect/queries.py)
-        from kansoku.collect.queries import main as queries_main
+        from kansoku.collect.queries import main as queries_main  # as above
 
         return queries_main(argv[1:], prog=f"{prog} queries")
     if argv[:1] == ["--version"]:
@@ -270,8 +265,6 @@ def collect_main(argv: list[str] | None = None, prog: str = "kansoku collect") -
 
 @interruptible
 def pdf_main(argv: list[str] | None = None, prog: str = "kansoku pdf") -> int:
-    from kansoku.words import LANGS
-
     ap = argparse.ArgumentParser(
         prog=prog, parents=[common_options(), store_options(), spec_options()],
         description="Write a report as a PDF in one language, from the same sources as the site "

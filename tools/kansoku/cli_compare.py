@@ -41,13 +41,13 @@ def _pct(r: float | None) -> str:
 
 
 def _spread(s) -> str:
-    from kansoku.analysis.compare import num_text
+    from kansoku.analysis.compare import num_text  # numpy, after the options (as compare_main)
 
     return f"{num_text(s.median)} [{num_text(s.minimum)}–{num_text(s.maximum)}] n={s.n}"
 
 
 def _print_table(result, a_label: str, b_label: str, out) -> None:
-    from kansoku.analysis.compare import common_condition, condition_text
+    from kansoku.analysis.compare import common_condition, condition_text  # as _spread
 
     m = result.method
     print(f"A (baseline) = {a_label}   B = {b_label}", file=out)
@@ -124,7 +124,7 @@ def compare_main(argv: list[str] | None = None, prog: str = "kansoku compare") -
     args = ap.parse_args(argv)
     prepare_command(args)
     from kansoku.analysis import compare as cmp  # after the options: --help, --version load no DuckDB
-    from kansoku.store.db import open_store
+    from kansoku.store.db import open_store  # DuckDB, after the options
     try:
         args.db = args.db or site_of(args).db
         sel_a, sel_b = cmp.parse_selection(args.a), cmp.parse_selection(args.b)

@@ -53,7 +53,7 @@ def help_text(parser: argparse.ArgumentParser) -> str:
 
 def commands() -> list[tuple[str, str, argparse.ArgumentParser]]:
     """Every command as ``kansoku`` spells it, with its one-line summary and its parser."""
-    from kansoku.cli import COMMANDS, collect_main, main
+    from kansoku.cli import COMMANDS, collect_main, main  # kansoku.cli imports this module
 
     top = parser_of(lambda argv, prog: main(argv), [], "kansoku")
     out = [("kansoku", "the command and its subcommands", top)]

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import functools
+import signal
 import sys
 import time
+import tomllib
+from importlib import metadata
 from pathlib import Path
 from typing import Iterable
 
@@ -19,13 +22,9 @@ EXIT_INTERRUPTED = 130
 
 
 def version() -> str:
-    from importlib import metadata
-
     try:
         return metadata.version("kansoku")
     except metadata.PackageNotFoundError:  # run from a checkout without pip install
-        import tomllib
-
         with open(resources.SKELETON / "pyproject.toml", "rb") as fh:
             return tomllib.load(fh)["project"]["version"]
 
@@ -81,8 +80,6 @@ def site_of(args: argparse.Namespace) -> resources.Site:
 def prepare_command(args: argparse.Namespace) -> None:
     """User-given paths made absolute (the commands never change directory); output piped into `head` ends
     quietly, as with any Unix tool."""
-    import signal
-
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     for key, value in vars(args).items():
         if isinstance(value, Path):

@@ -7,13 +7,16 @@ preflight, without building), ``kansoku info`` and ``kansoku list`` (what a stor
 from __future__ import annotations
 
 import argparse
+import datetime
 import difflib
+import functools
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
 
-from kansoku import resources
+from kansoku import resources, words
 from kansoku.cli_options import (
     EPILOG,
     add_version,
@@ -30,6 +33,7 @@ from kansoku.cli_options import (
     store_options,
 )
 from kansoku.errors import KansokuError, RunError
+from kansoku.words import LANGS
 
 # -- kansoku docs ------------------------------------------------------------------------------------------
 
@@ -40,8 +44,6 @@ def _title(path: Path) -> str:
         if path.suffix == ".json":
             return json.loads(path.read_text(encoding="utf-8")).get("title", "")
         if path.suffix == ".toml":
-            import tomllib
-
             text = path.read_text(encoding="utf-8")
             first = next((line.lstrip("# ") for line in text.splitlines() if line.startswith("# ")), "")
             text = str(tomllib.loads(text).get("description", "")) or \
@@ -151,8 +153,6 @@ def _texts(by_lang: dict[str, str]) -> str:
 
 def chapter_body(lang: str, placed: dict[str, list[str]]) -> str:
     """A chapter page's sections, each with the blocks ``placed`` in it (by the key of its heading)."""
-    from kansoku import words
-
     return "".join(f"## {words.t(lang, key)}\n\n" + "".join(f"{b}\n\n" for b in placed.get(key, []))
                    for key in HEADINGS)
 
@@ -161,8 +161,6 @@ def init_files(report: str, campaigns: list[str], chapter: str, year: int, start
                ) -> dict[str, str]:
     """The files of a new site, by path relative to it. ``starter``: the chapters of a starter report
     (``app/starter.py``, from the runs of the store) in place of the one empty chapter."""
-    from kansoku import words
-
     same = {lang: report for lang in words.LANGS}
     scope = f"""
 # The runs the report speaks for (docs/spec.md, "Report scope"): runs whose `campaign` factor is one of these,
@@ -204,7 +202,7 @@ title = {_texts({lang: chapter for lang in words.LANGS})}
 # series = "config"
 """
     if starter:
-        from kansoku.app import starter as starter_spec
+        from kansoku.app import starter as starter_spec  # after the options: the starter loads DuckDB
 
         spec = spec.split("\n[[chapter]]\n", 1)[0] + "\n# A first draft from the runs of the store (`kansoku list factors` lists their values, " \
             "`kansoku list metrics` the metrics):\n# each chapter a study, its table and figure over the factor with the most values.\n\n" \
@@ -253,8 +251,6 @@ A kansoku site (`kansoku docs` prints where the manual is). Next steps, from thi
 
 @interruptible
 def init_main(argv: list[str] | None = None, prog: str = "kansoku init") -> int:
-    import datetime
-
     ap = argparse.ArgumentParser(
         prog=prog,
         description="Write a new site in DIR: config.toml, a report spec data/reports/REPORT.toml (its #:schema line "
@@ -332,7 +328,7 @@ def _starter(site: Path, runs: list[Path], campaigns: list[str], quiet: bool):
     """RUNS ingested into the site's store, and the chapters of a starter report from it (app/starter.py),
     within ``campaigns`` when given (else every campaign of the store, returned). None: the ingest failed (it
     said why)."""
-    from kansoku.ingest.pipeline import Interrupted, ingest
+    from kansoku.ingest.pipeline import Interrupted, ingest  # after the options: --help loads no DuckDB
 
     db = resources.Site(site).db
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -350,8 +346,8 @@ def _starter(site: Path, runs: list[Path], campaigns: list[str], quiet: bool):
         return None, campaigns
     if not quiet:
         print(f"ingested {report.runs_seen} runs ({len(report.files)} files) into {db}")
-    from kansoku.app.starter import chapters
-    from kansoku.store.db import open_store
+    from kansoku.app.starter import chapters  # as above
+    from kansoku.store.db import open_store  # DuckDB, after the options
 
     store = open_store(db, read_only=True)
     try:
@@ -433,8 +429,8 @@ def _read_inventory(args: argparse.Namespace, parts: tuple[str, ...] | None = No
     db = args.db or site_of(args).db
     if not db.exists():
         raise RunError(f"no store at {db} (kansoku ingest RUNS makes it)")
-    from kansoku.store.db import open_store
-    from kansoku.store.inventory import PARTS, inventory
+    from kansoku.store.db import open_store  # DuckDB, after the options
+    from kansoku.store.inventory import PARTS, inventory  # as open_store
 
     store = open_store(db, read_only=True, wait_s=args.wait, on_wait=print_waiting)
     try:
@@ -526,10 +522,7 @@ def list_main(argv: list[str] | None = None, prog: str = "kansoku list") -> int:
 
 def serve(out: Path, port: int, quiet: bool = False) -> int:
     """Serve the built site ``out`` as it is (kansoku build --serve, kansoku example --serve) on http://127.0.0.1:PORT/ until Ctrl-C (port 0: a free one, printed)."""
-    import functools
-    import http.server
-
-    from kansoku.words import LANGS
+    import http.server  # only kansoku serve and --serve start a server
 
     if not (out / "index.html").is_file():
         print_error(f"{out} holds no built site (kansoku build writes it; kansoku build --serve builds and serves)")
@@ -580,9 +573,7 @@ def serve_main(argv: list[str] | None = None, prog: str = "kansoku serve") -> in
         if not db.exists():
             raise RunError(f"no store at {db} (kansoku ingest RUNS makes it; kansoku init DIR RUNS writes a site "
                            "from runs)")
-        from kansoku.app.serve import LiveSite, free_port, serve_live
-        from kansoku.words import LANGS
-
+        from kansoku.app.serve import LiveSite, free_port, serve_live  # after the options: --help loads no builder
         live = LiveSite(site.root, db, specs, content, site.generated, site.config,
                         args.port or free_port(), wait_s=args.wait, quiet=args.quiet, strict=args.strict,
                         out=lambda line: print(line, flush=True), err=print_error, warn=print_warning,

@@ -62,7 +62,7 @@ def _parse(text: str, path: str | Path | None) -> tuple[dict[str, Any], str]:
             raise SpecError(f"{where}{line}", None, f"front matter is not valid TOML: {exc}") from None
     else:
         try:
-            try:  # libyaml's parser (10x faster), the same constructor; its errors read in PyYAML's words below
+            try:  # libyaml's parser (much faster), the same constructor; its errors read in PyYAML's words below
                 front = yaml.load(block, Loader=_FAST_LOADER)
             except yaml.YAMLError:
                 front = yaml.safe_load(block)

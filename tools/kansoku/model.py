@@ -5,13 +5,15 @@
 escape. Every printed string is here already, in both languages (``Words``: language -> text), and every
 number keeps the runs behind it, so a renderer can show provenance without asking anyone.
 
-``to_json()`` gives the page-ready data Hugo reads (``data/reports/<id>.json``) but for what a block shows: a
-table's or a comparison's view (``render/views.py``) is added by the renderer that writes the data.
+:func:`encode` gives a record as the page-ready data Hugo reads (``data/reports/<id>.json``): its field names
+are the keys. A record whose page data is a selection of its fields says so in its own ``to_json``; what a
+block shows (its view, ``render/views.py``) is added by the renderer that writes the data.
 The reference ``docs/report_model.md`` is generated from this module (``python -m kansoku.report.model_doc``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,18 @@ Words = dict[str, str]
 # (the cover's key results read ``verdict_marks`` of the page-ready JSON).
 VERDICT_KINDS = ("better", "worse", "changed", "within-noise", "too-few-runs")
 VERDICT_MARKS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}
+
+
+def encode(record: Any) -> Any:
+    """A record (and the records in it) as page data: a dataclass as a dict keyed by its field names, in their
+    order; lists, tuples and dicts item by item; anything else as it is."""
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        return {f.name: encode(getattr(record, f.name)) for f in dataclasses.fields(record)}
+    if isinstance(record, (list, tuple)):
+        return [encode(x) for x in record]
+    if isinstance(record, dict):
+        return {k: encode(v) for k, v in record.items()}
+    return record
 
 
 # -- pages --------------------------------------------------------------------------------------------
@@ -151,31 +165,29 @@ class ProvenanceRun:
     rep: str                 # the repetition's value ("·" without one)
     representative: bool     # the run whose value is closest to the aggregate
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "a": self.anchor, "rep": self.rep, "r": self.representative}
-
 
 @dataclass
 class ProvenanceGroup:
     values: list[Words]      # one label per varying factor
     runs: list[ProvenanceRun]  # its repetitions
 
-    def to_json(self) -> dict[str, Any]:
-        return {"values": self.values, "runs": [r.to_json() for r in self.runs]}
+
+@dataclass
+class FactorValue:
+    """A factor's name and its value, both as read."""
+
+    name: Words                        # the factor's name ("clients")
+    value: Words                       # its value's label ("8")
 
 
 @dataclass
 class Provenance:
     """The runs behind a table or figure, grouped by their factors (all but ``rep``)."""
 
-    common: list[tuple[Words, Words]] = field(default_factory=list)  # (factor name, value) shared by all
+    common: list[FactorValue] = field(default_factory=list)      # the factors every run shares
     factors: list[Words] = field(default_factory=list)               # names of the varying factors
     groups: list[ProvenanceGroup] = field(default_factory=list)  # runs sharing the varying factors' values
     runs: int = 0                                                   # number of runs
-
-    def to_json(self) -> dict[str, Any]:
-        return {"common": [{"name": n, "value": v} for n, v in self.common], "factors": self.factors,
-                "groups": [g.to_json() for g in self.groups], "runs": self.runs}
 
 
 @dataclass
@@ -210,7 +222,7 @@ class Table:
         grouping (the provenance panel, the data-sources page), the published sources of transcribed values."""
         return {"id": self.id, "number": self.number, "kind": "table", "label": self.label,
                 "caption": self.caption, "runs": self.runs, "citations": self.citations,
-                "prov": self.provenance.to_json()}
+                "prov": encode(self.provenance)}
 
     def csv_rows(self, lang: str) -> list[list[str]]:
         """The table as a download: leaf column labels, then each row (numbers as exact decimals)."""
@@ -277,7 +289,7 @@ class Figure:
         else:
             d["transcribed"] = self.transcribed
             d["citations"] = self.citations
-        d["prov"] = self.provenance.to_json()
+        d["prov"] = encode(self.provenance)
         return d
 
 
@@ -437,10 +449,6 @@ class RunMetric:
     high: str
     n: int                             # runs of the condition with this metric
 
-    def to_json(self) -> dict[str, Any]:
-        return {"m": self.metric, "label": self.label, "v": self.value, "t": self.text,
-                "med": self.median, "lo": self.low, "hi": self.high, "n": self.n}
-
 
 @dataclass
 class RunUse:
@@ -453,10 +461,6 @@ class RunUse:
     page: str                          # id of the chapter page that shows it
     anchor: str                        # its HTML id on that page ("table-read-tps")
     cells: list[Words] = field(default_factory=list)  # tables: the cells that use the run ("8 × TPS (…)")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "id": self.id, "label": self.label, "caption": self.caption, "page": self.page,
-                "anchor": self.anchor, "cells": self.cells}
 
 
 # Per-second columns of a run's time series, in CSV order, with their decimals (the same bytes from every build).
@@ -524,8 +528,7 @@ class RunPage:
             "id": self.info.id, "end": self.end, "status_note": self.status_note,
             "run_toml_sha256": self.info.run_toml_sha256,
             "factor_list": [{"name": n, "value": v} for n, v in self.factors],
-            "condition": [r.to_json() for r in self.condition],
-            "metrics": [m.to_json() for m in self.metrics], "uses": [u.to_json() for u in self.uses],
+            "condition": encode(self.condition), "metrics": encode(self.metrics), "uses": encode(self.uses),
             "series": self.series.to_json() if self.series else None,
             "commands": [{"name": k, "value": v} for k, v in self.commands],
             "commands_relative": self.commands_relative,
@@ -573,13 +576,6 @@ class Environment:
     transcribed: list[dict[str, Any]] = field(default_factory=list)  # {citation, source, runs, fields: [{label, value}]}
     transcribed_without: int = 0                                   # transcribed runs whose source states none
 
-    def to_json(self) -> dict[str, Any]:
-        return {"runs": self.runs, "without_capture": self.without_capture, "machines": self.machines,
-                "machine_fields": self.machine_fields, "versions": self.versions, "settings": self.settings,
-                "settings_kind": self.settings_kind, "settings_configs": self.settings_configs,
-                "settings_varying": self.settings_varying, "settings_without_server": self.settings_without_server,
-                "transcribed": self.transcribed, "transcribed_without": self.transcribed_without}
-
 
 @dataclass
 class Author:
@@ -587,8 +583,6 @@ class Author:
     affiliation: Words | None
     chapters: list[dict[str, Any]]     # the chapters written: {id, number, title}
 
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "affiliation": self.affiliation, "chapters": self.chapters}
 
 
 @dataclass
@@ -597,8 +591,6 @@ class Revision:
     date: str
     changes: Words                     # what changed
 
-    def to_json(self) -> dict[str, Any]:
-        return {"revision": self.revision, "date": self.date, "changes": self.changes}
 
 
 @dataclass
@@ -610,8 +602,6 @@ class Script:
     sha256: str | None
     runs: int                          # runs that kept this copy
 
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "text": self.text, "sha256": self.sha256, "runs": self.runs}
 
 
 @dataclass
@@ -630,10 +620,6 @@ class CommandBlock:
     optional: list[Words]              # "[-l --sampling-rate=0.02]: rep = 1"
     scripts: list[Script] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"program": self.program, "runs": self.runs, "setup": self.setup, "command": self.command,
-                "varying": self.varying, "optional": self.optional,
-                "scripts": [s.to_json() for s in self.scripts]}
 
 
 @dataclass
@@ -644,8 +630,6 @@ class MethodNote:
     title: Words
     text: Words
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "text": self.text}
 
 
 @dataclass
@@ -658,9 +642,6 @@ class MissingFigure:
     reason: Words                      # why it is not drawn (i18n figure_missing_<reason>)
     note: Words | None = None          # what exactly is missing
 
-    def to_json(self) -> dict[str, Any]:
-        return {"number": self.number, "label": self.label, "caption": self.caption, "reason": self.reason,
-                "note": self.note}
 
 
 @dataclass
@@ -682,8 +663,8 @@ class Chapter:
         return {"id": self.id, "number": self.number, "title": self.title,
                 "tables": {k: t.to_json() for k, t in self.tables.items()},
                 "figures": {k: f.to_json() for k, f in self.figures.items()}, "order": self.order,
-                "commands": [c.to_json() for c in self.commands], "machines": self.machines,
-                "missing_figures": [m.to_json() for m in self.missing_figures]}
+                "commands": encode(self.commands), "machines": self.machines,
+                "missing_figures": encode(self.missing_figures)}
 
 
 @dataclass
@@ -697,8 +678,6 @@ class BoundValue:
     value: float | None = None         # the number, when it is one (a verdict is words)
     chapter: str | None = None         # the chapter whose page holds the anchor (a link from another page)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "title": self.title, "anchor": self.anchor, "chapter": self.chapter}
 
 
 @dataclass
@@ -715,11 +694,6 @@ class Finding:
     verdict: Words | None = None       # that comparison's verdict in words
     verdict_kind: str | None = None    # better | worse | changed | within_noise | too_few_runs
 
-    def to_json(self) -> dict[str, Any]:
-        return {"chapter_id": self.chapter_id, "chapter": self.chapter, "label": self.label,
-                "value": self.value.to_json(), "table": self.table,
-                "compare": self.compare.to_json() if self.compare else None, "verdict": self.verdict,
-                "verdict_kind": self.verdict_kind}
 
 
 @dataclass
@@ -779,15 +753,14 @@ class ComputedReport:
         return {
             "id": self.id, "fiscal_year": self.fiscal_year, "title": self.title, "subtitle": self.subtitle,
             "organisation": self.organisation, "revision": self.revision, "copyright": self.copyright,
-            "license": self.license, "revision_history": [r.to_json() for r in self.revision_history],
-            "authors": [a.to_json() for a in self.authors], "themes": self.themes,
+            "license": self.license, "revision_history": encode(self.revision_history),
+            "authors": encode(self.authors), "themes": self.themes,
             "publish_raw": self.publish_raw, "chapters": [c.to_json() for c in self.chapters],
             "runs": {k: r.to_json() for k, r in self.runs.items()}, "pages": self.pages_json(),
-            "environment": self.environment.to_json(), "site_url": self.site_url, "pdf": self.pdf,
-            "methods": [m.to_json() for m in self.methods], "transcribed": self.transcribed,
+            "environment": encode(self.environment), "site_url": self.site_url, "pdf": self.pdf,
+            "methods": encode(self.methods), "transcribed": self.transcribed,
             "compares": {c.id: c.to_json() for c in self.compares}, "verdict_marks": VERDICT_MARKS,
-            "values": {k: v.to_json() for k, v in self.values.items()},
-            "findings": [f.to_json() for f in self.findings],
+            "values": encode(self.values), "findings": encode(self.findings),
         }
 
 

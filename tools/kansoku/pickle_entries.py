@@ -8,6 +8,7 @@ import os
 import pickle
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,8 @@ from typing import Any
 class PickleEntries:
     """Entries kept in ``directory`` (None: nothing kept); ``used`` names the entries this build read or wrote.
     ``write_behind``: entries saved from then on are written by a thread of their own (pickled by the caller,
-    read back from memory until written), so that a file system's latency of creating files (~0.5-1.5 ms a
-    file here, 20,000 entries in a first build of 10,000 runs' pages) is not the caller's; ``flush`` waits for
+    read back from memory until written), so that a file system's latency of creating files (thousands of
+    them in a first build of a campaign's run pages) is not the caller's; ``flush`` waits for
     them and raises the first error."""
 
     directory: Path | None
@@ -29,13 +30,13 @@ class PickleEntries:
     _errors: list[BaseException] = field(default_factory=list, repr=False)
     _names: set[str] | None = field(default=None, repr=False)  # the directory's entries (``_listed``)
 
-    WRITE_BEHIND = 256  # entries saved and not yet written, at most (their bytes are held: ~20 KB a run page)
+    WRITE_BEHIND = 256  # entries saved and not yet written, at most (their bytes are held in memory until written)
 
     def _listed(self, name: str) -> bool:
         """Whether the directory held the entry ``name`` when first looked at (its listing read once), or this
-        build saved it. A first build of 10,000 runs asked for ~30,000 entries that were not there, a failed
-        open or stat each, by the thread making the run pages: each let go of Python's lock and waited to
-        take it back from the renderer's thread."""
+        build saved it. A first build asks for many entries that are not there; a failed open or stat for each,
+        by the thread making the run pages, would let go of Python's lock and wait to take it back from the
+        renderer's thread."""
         if self._names is None:
             try:
                 self._names = set(os.listdir(self.directory))
@@ -108,8 +109,6 @@ class PickleEntries:
         """Entries saved from now on are written by a thread (until :meth:`flush`)."""
         if self.directory is None or self._writer is not None:
             return
-        from concurrent.futures import ThreadPoolExecutor
-
         self.directory.mkdir(parents=True, exist_ok=True)
         self._slots = threading.BoundedSemaphore(self.WRITE_BEHIND)
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-entries")

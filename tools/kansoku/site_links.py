@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from kansoku import resources
 from kansoku.errors import SiteLinkError
 
 SHOWN = 10
@@ -90,8 +91,6 @@ def site_trees(content: Path, specs: Path | None = None, config: Path | None = N
                site_root: Path | None = None) -> list[Path]:
     """What a build reads besides its generated directory: the prose, the specs, the site's config.toml and
     static/, and kansoku's own layouts, words, static files and base configuration."""
-    from kansoku import resources
-
     trees = [Path(content)]
     if specs is not None:
         trees.append(Path(specs))

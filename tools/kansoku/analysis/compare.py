@@ -18,12 +18,13 @@ import difflib
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Iterable
 
 from kansoku import parsers
 from kansoku.analysis import noise
 from kansoku.errors import KansokuError
-from kansoku.store.selection import RunValue
+from kansoku.store.selection import RunValue, factor_values, metric_values, run_environments
 
 REPETITION_FACTORS = ("rep", "repetition", "repeat", "iteration", "trial")
 
@@ -104,10 +105,8 @@ class Comparison:
 class CompareResult:
     comparisons: list[Comparison]
     method: noise.Method
-    condition_factors: list[str]
     only_baseline: int = 0  # (metric, condition) pairs present on one side only
     only_candidate: int = 0
-    skipped_metrics: list[str] = field(default_factory=list)
     environment: list["EnvDifference"] = field(default_factory=list)  # what differs between the sides' machines
 
     def regressions(self, threshold_pct: float) -> list[Comparison]:
@@ -176,8 +175,7 @@ def compare(baseline: Iterable[RunValue], candidate: Iterable[RunValue], selecti
             any(r.origin == "transcribed" for r in ra + rb)))
     rank = {m: i for i, m in enumerate(metric_order({c.metric for c in comps}, metrics))}
     comps.sort(key=lambda c: (rank[c.metric], _natural(c.condition)))
-    factors = sorted({k for c in comps for k, _ in c.condition})
-    return CompareResult(comps, method, factors,
+    return CompareResult(comps, method,
                          only_baseline=len(set(a) - set(b)), only_candidate=len(set(b) - set(a)))
 
 
@@ -191,8 +189,6 @@ def select_and_compare(store_a, sel_a: dict[str, list[str]], sel_b: dict[str, li
     """Selections A (baseline) and B, each read from its store (B from ``store_a`` unless ``store_b``),
     compared condition by condition, within ``scope`` (a report's, spec.model.Scope) where given. A selection
     naming an unknown factor or value is a SelectionError."""
-    from kansoku.store.selection import factor_values, metric_values
-
     store_b = store_b if store_b is not None else store_a
     problems = []
     for sel, st, label in ((sel_a, store_a, "A"), (sel_b, store_b, "B")):
@@ -297,8 +293,6 @@ def _flatten(prefix: str, d: Any, out: dict[str, str]) -> None:
 
 
 def _env_values(store, run_ids: list[str]) -> dict[tuple[str | None, str], set[str]]:
-    from kansoku.store.selection import run_environments
-
     out: dict[tuple[str | None, str], set[str]] = defaultdict(set)
     for run_id, env in run_environments(store, run_ids).items():
         parts = [(env.get("role"), {k: env.get(k) for k in ("machine", "versions", "server")})]
@@ -386,8 +380,6 @@ def sig_text(x: float | None, significant: int) -> str:
         return ""
     if x == 0:
         return "0"
-    from decimal import Decimal
-
     d = Decimal(f"{x:.{significant - 1}e}")
     return f"{d.normalize():f}" if d != d.to_integral_value() else str(int(d))
 

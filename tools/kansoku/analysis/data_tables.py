@@ -10,6 +10,7 @@ Options (the table's ``options``): functions: ``top`` (default 10), ``profile`` 
 
 from __future__ import annotations
 
+import re
 import statistics
 from typing import Any
 
@@ -203,7 +204,5 @@ def query_times(store: Store, report: Report, item: Item) -> ComputedTable:
 
 
 def query_key(q: str):
-    import re
-
     m = re.match(r"^([A-Za-z#]*)(\d+)$", q)
     return (m.group(1), int(m.group(2)), "") if m else (q, 0, q)

@@ -22,6 +22,7 @@ from kansoku.analysis.tables import (
     metric_label,
     run_rows,
 )
+from kansoku.analysis.tables import citations as table_citations
 from kansoku.model import ChartData, Figure
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
@@ -143,7 +144,5 @@ def figure_runs(store: Store, item: Item) -> list[str]:
 
 
 def citations(store: Store, run_ids: list[str]) -> list[str]:
-    from kansoku.analysis.tables import citations as table_citations
-
     return table_citations(store, run_ids)
 

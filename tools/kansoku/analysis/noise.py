@@ -40,10 +40,11 @@ from typing import Literal, Sequence
 
 import numpy as np
 
+from kansoku import words
 from kansoku.analysis.verdict_method import Method
 
 LIST_LIMIT = 1_000  # up to this many splits they are listed (3 runs against 3: 20), beyond they are counted
-COUNT_CELLS = 4_000_000  # the rank-sum count table's size above which the splits are sampled (32 MB)
+COUNT_CELLS = 4_000_000  # the rank-sum count table's size (float64 cells) above which the splits are sampled
 MONTE_CARLO_DRAWS = 20_000
 SEED = 20131  # any fixed number: the same runs give the same interval in every build
 
@@ -172,8 +173,8 @@ def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
 @functools.lru_cache(maxsize=64)
 def _rank_sum_counts(ranks2: tuple[int, ...], n: int):
     """``rank_sum_counts`` once per multiset of ranks and group size: without ties the ranks are 1 .. N, so
-    every comparison of n runs against m counts the same table (55 comparisons of 30 against 30 at 10,000
-    runs: 3.3 s, each 0.06 s). Read-only: the table is shared."""
+    every comparison of n runs against m counts the same table, and a report's many comparisons of the same
+    sizes count it once. Read-only: the table is shared."""
     counts = rank_sum_counts(ranks2, n)
     if counts is not None:
         counts.flags.writeable = False
@@ -185,9 +186,8 @@ def rank_sum_counts(ranks2: Sequence[int], n: int):
     s = 0 .. the largest sum, or None when the table would exceed ``COUNT_CELLS`` (then the caller samples).
 
     Counted, not enumerated: one pass per run over a table of (runs chosen, sum), each run added to every
-    smaller choice (a 0/1 knapsack count). 30 runs against 30 (10^17 splits) take ~10 ms; the splits used to be
-    listed up to 50,000 of them and 20,000 sampled beyond (~0.3 s a comparison at 30 against 30). Counts are
-    floats: exact up to 2^53 splits (identical to enumerating them), beyond that to 16 digits."""
+    smaller choice (a 0/1 knapsack count), so 30 runs against 30 (10^17 splits) stay exact and cheap where
+    listing or sampling the splits would not (docs/build-performance.md). Counts are floats: exact up to 2^53 splits (identical to enumerating them), beyond that to 16 digits."""
     top = sum(sorted(ranks2)[len(ranks2) - n:]) if n else 0
     if (n + 1) * (top + 1) > COUNT_CELLS:
         return None
@@ -275,8 +275,6 @@ def smallest_p(n_value: int, n_baseline: int) -> float:
 
 def method_note(lang: str, method: Method | None = None) -> str:
     """The verdict's method and parameters in words, for the note under a table and the methods section."""
-    from kansoku import words
-
     m = method or Method()
     values = {"alpha": f"{m.alpha:g}", "min_effect": f"{m.min_effect * 100:g}", "min_runs": str(m.min_runs)}
     return words.t(lang, "verdict_method", **values)

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 from kansoku import parsers
 from kansoku.analysis import figures, tables
 from kansoku.spec.validate import Locator, Problem, did_you_mean, item_label, item_paths
-from kansoku.store.selection import factor_values, outside_scope
+from kansoku.store.selection import factor_values, metric_values, outside_scope, scope_condition
 
 
 def _d(v: Any) -> dict:
@@ -178,8 +178,6 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
 def revision_problems(report, store) -> list[tuple[tuple, str]]:
     """The revision a measured report prints dated before the last run it speaks for: the cover would say the
     report was issued before its measurements were made."""
-    from kansoku.store.selection import scope_condition
-
     if not (report.scope.campaigns or report.scope.run_prefixes):
         return []
     history = _l(report.raw.get("report", {}).get("revision_history"))
@@ -205,8 +203,6 @@ def compare_host_problems(report, store, compare, indices: set[int]) -> list[tup
     run answer with no role chosen, or a role a run lacks (what the build would stop at: analysis/compare.py
     ``by_host``), each with the metric's index in ``metrics`` (of those in ``indices``)."""
     from kansoku.analysis import compare as cmp  # (its verdicts load numpy: only for a spec with [[compare]])
-    from kansoku.store.selection import metric_values
-
     defs = parsers.metrics()
     out = []
     for j, name in enumerate(compare.metrics or []):

@@ -22,7 +22,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from kansoku import parsers, words
-from kansoku.analysis import noise
+from kansoku.analysis import noise, steady
 from kansoku.analysis.table_registry import kind_of, table_kind
 from kansoku.model import Cell, CellNote, Column, HeaderCell, Provenance, RowGroup, Table
 from kansoku.spec.model import LANGS, Baseline, Item, Report, Scope
@@ -822,8 +822,6 @@ def _add_note(t: ComputedTable, cell: Cell, text: dict[str, str], mark: str | No
 def apply_steady_notes(store: Store, t: ComputedTable) -> None:
     """Runs whose throughput drifts, stalls or never settles (analysis/steady.py) mark the aggregated cells
     that use them; each kind of note is listed once under the table."""
-    from kansoku.analysis import steady
-
     cells = [c for row in t.rows for c in row if c.kind == "value" and (c.run_values or c.runs)]
     for idx, text in steady.table_notes(store, [list(c.run_values) or list(c.runs) for c in cells]):
         for i in idx:

@@ -18,7 +18,7 @@ def __getattr__(name: str):
     does not load the build's renderers and charts (plotly). (``preflight`` is imported above, not here: the
     import of its module would bind the module, not the function, to ``kansoku.app.preflight``.)"""
     if name in __all__:
-        from kansoku.app import build
+        from kansoku.app import build  # loaded on first use: importing kansoku.app loads no renderer
 
         return getattr(build, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

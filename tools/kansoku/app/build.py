@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import gc
+import queue
 import re
 import threading
 import time
@@ -110,8 +113,8 @@ def site_run_pages(store: Store, reports: list[Report], computed: list[ComputedR
 class Ahead:
     """The batches of ``batches`` made one ahead, in a thread, while the consumer (the renderer, writing a
     batch's files) works on the one before: the run pages' DuckDB statements and file writes run without
-    Python's lock, so the two overlap on a second core (a first build at 10,000 runs left one idle while its
-    run pages were made and written). At most two batches are alive at once: the one the consumer holds and
+    Python's lock, so the two overlap on a second core (otherwise one idles while the run pages are made and
+    written). At most two batches are alive at once: the one the consumer holds and
     the one being made (the memory of one more batch). Everything the thread makes reads the store, so
     whatever else reads it while the thread lives takes ``lock`` (a KeptRunPage read back by the renderer:
     :meth:`guard`); DuckDB refuses a connection used by two threads at once. ``close`` (always, before the
@@ -121,8 +124,6 @@ class Ahead:
     _END = object()
 
     def __init__(self, batches: Iterator, store: Store):
-        import queue
-
         self.store = store
         self.lock = threading.Lock()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -193,23 +194,56 @@ def compute_one(db: Path, spec_file: Path, content_root: Path = CONTENT / "repor
         store.close()
 
 
-def out_of_memory(limit: str, exc: Exception) -> str:
+# DuckDB's memory for each transaction the largest run logged: its latency percentiles (quantile_cont) hold
+# every latency of the run at once, and cannot spill; with a margin over what such a statement was seen to take
+TX_ROW_BYTES = 128
+# the rest of the build's statements beside them
+BUILD_HEADROOM_BYTES = 100 << 20
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kmgt])(i?)b\s*", re.I | re.ASCII)
+
+
+def size_bytes(size: str) -> int:
+    """A --memory-limit size in bytes (KB = 1000, KiB = 1024, as DuckDB reads them)."""
+    m = _SIZE.fullmatch(size)
+    if not m:
+        raise ValueError(size)
+    base = 1024 if m.group(3) else 1000
+    return int(float(m.group(1)) * base ** ("kmgt".index(m.group(2).lower()) + 1))
+
+
+def memory_that_works(largest_run_rows: int, limit: str) -> str:
+    """A --memory-limit for a store whose largest run logged ``largest_run_rows`` transactions: what its
+    percentiles take, and never less than twice ``limit``; in whole GB from 1GB on, else in 100 MB steps."""
+    need = max(largest_run_rows * TX_ROW_BYTES + BUILD_HEADROOM_BYTES, 2 * size_bytes(limit))
+    if need >= 10 ** 9:
+        return f"{-(-need // 10 ** 9)}GB"
+    return f"{-(-need // 10 ** 8) * 100}MB"
+
+
+def out_of_memory(limit: str, exc: Exception, largest_run_rows: int) -> str:
     """The error of a build whose DuckDB statement needed more than ``limit`` (and could not spill)."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    rows = f" (its largest run logged {largest_run_rows:,} transactions)" if largest_run_rows else ""
     return (f"the build needed more memory than its limit of {limit} while computing the reports ({first}); "
-            f"the site is as it was: run it again with a larger --memory-limit "
-            f"(e.g. --memory-limit 2GB)")
+            f"the site is as it was: run it again with --memory-limit {memory_that_works(largest_run_rows, limit)}"
+            f"{rows}")
+
+
+def _largest_run_rows(store: Store) -> int:
+    """The transactions the store's largest run logged; 0 when they cannot be counted now."""
+    from kansoku.parsers.pgbench.txlog import LARGEST_RUN_ROWS_SQL
+
+    try:
+        return int(store.query(LARGEST_RUN_ROWS_SQL)[0][0])
+    except duckdb.Error:
+        return 0
 
 
 def release_memory() -> None:
-    """Give the memory the computation freed back to the system (glibc keeps freed blocks for reuse: the
-    build held ~400 MB while Hugo ran at 10,000 runs)."""
-    import gc
-
+    """Give the memory the computation freed back to the system (glibc keeps freed blocks for reuse, which
+    the build would otherwise hold while Hugo runs; docs/build-performance.md)."""
     gc.collect()
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
@@ -246,13 +280,13 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
                                f"(reports: {', '.join(rep.id for rep in computed)})")
         for rep in with_pdf:  # the pages link the PDFs written below, into the same fresh directory
             rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
-        # the run pages are computed, written and dropped a batch at a time (bounded memory, issue 29), the
+        # the run pages are computed, written and dropped a batch at a time (bounded memory), the
         # next batch made in a thread while the renderer writes one (Ahead)
         say(f"computing the run pages and writing the page data into {generated}")
         ahead = Ahead(site_run_pages(store, specs, computed, cache), store)
         written = hugo.write_generated(computed, generated, trends, run_pages=ahead)
     except duckdb.OutOfMemoryException as exc:
-        raise KansokuError(out_of_memory(memory_limit, exc)) from None
+        raise KansokuError(out_of_memory(memory_limit, exc, _largest_run_rows(store))) from None
     finally:
         if ahead is not None:
             ahead.close()
@@ -329,7 +363,7 @@ def build_pdfs(report_id: str, langs: list[str] | tuple[str, ...], db: Path, out
                progress=None, wait_s: float = 0.0, on_wait=None) -> list[typst.PdfResult]:
     """tools/pdf: the fonts checked first (before anything slow), the report computed, then
     :func:`render.typst.render_pdfs` (one chart export for every language). ``progress``: told each step."""
-    from kansoku.render import typst
+    from kansoku.render import typst  # as in build_site: the PDF writer only for PDFs
 
     say = progress or (lambda message: None)
     t0 = time.monotonic()

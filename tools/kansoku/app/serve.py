@@ -12,7 +12,9 @@ good data stays served; Hugo shows its own errors (a template's) in the browser.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -21,11 +23,14 @@ import threading
 import time
 from pathlib import Path
 
+from kansoku import shortcodes
 from kansoku.app.build import BuildResult, release_memory, write_site_data
 from kansoku.app.preflight import preflight
 from kansoku.errors import KansokuError
+from kansoku.front_matter import parse_front_matter
 from kansoku.render import hugo, publish
 from kansoku.store.db import BUILD_MEMORY_LIMIT
+from kansoku.words import LANGS
 
 # how long a burst of file events (an editor's save, an ingest's writes) is let settle before recomputing
 DEBOUNCE_MS = 300
@@ -43,8 +48,6 @@ def free_port() -> int:
 def _die_with_parent() -> None:
     """In Hugo's process before it starts: Linux ends it when kansoku ends, however kansoku ends (kill -9)."""
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux's libc: Ctrl-C and SIGTERM still stop it (LiveSite.stop)
         pass
@@ -171,10 +174,6 @@ class LiveSite:
         """What kansoku reads of a prose page: its front matter and its shortcodes (a ``val``'s number, a
         block's placement are computed before Hugo renders), and whether a language lacks it (its generated
         stand-in copies this page's text). None: no such page. Any other edit is Hugo's alone to render."""
-        from kansoku import shortcodes
-        from kansoku.front_matter import parse_front_matter
-        from kansoku.words import LANGS
-
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -204,9 +203,7 @@ class LiveSite:
 
     def watch(self) -> int:
         """Recompute on every change of what kansoku reads, until Ctrl-C or Hugo's end (exit 1)."""
-        import queue
-
-        import watchfiles
+        import watchfiles  # only the live preview watches files
 
         deep, flat, files = self.watched()
         self._prose = {p: self.prose_inputs(p) for p in self.content.rglob("*.md")} if self.content.is_dir() else {}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kansoku import resources
 from kansoku.collect.hosts import RemoteHosts
-from kansoku.collect.plan import run_plan
+from kansoku.collect.plan import load_hosts, run_plan
 from kansoku.collect.profile import ProfileRequest
 from kansoku.collect.run import (
     DEFAULT_MONITORS,
@@ -171,8 +171,6 @@ def main(argv: list[str] | None = None, prog: str = "kansoku collect") -> int:
             return 5
         hosts, role = [], args.role
         if args.hosts is not None:
-            from kansoku.collect.plan import load_hosts
-
             hosts, file_role = load_hosts(args.hosts)
             role = role or file_role
         req = RunRequest(root=args.root, factors=parse_factors(args.factors), command=command,

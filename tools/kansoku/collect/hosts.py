@@ -65,6 +65,7 @@ from typing import Any
 
 from kansoku.collect import lifetime, profile
 from kansoku.collect import run as R
+from kansoku.collect.pg_stat_series import PgStatSeries
 from kansoku.collect.processes import STOP_SIGNALS, stop_group
 from kansoku.collect.server_log import OUTPUT as SERVER_LOG_OUTPUT
 
@@ -274,6 +275,8 @@ def _inventory_script(version_names: list[str]) -> str:
         f'echo "{SEP} fact cpu_count"; getconf _NPROCESSORS_ONLN',
         f'echo "{SEP} fact nproc"; nproc 2>/dev/null',
         f'echo "{SEP} fact virtualization"; systemd-detect-virt 2>/dev/null',
+        *(f'echo "{SEP} fact virtualization_{layer}"; systemd-detect-virt --{layer} 2>/dev/null'
+          for layer in R.VIRTUALIZATION_LAYERS),
         f'echo "{SEP} fact localtime"; readlink /etc/localtime 2>/dev/null',
         f'echo "{SEP} fact timezone"; cat /etc/timezone 2>/dev/null',
         f'echo "{SEP} fact tmp"; echo "${{TMPDIR:-/tmp}}"',
@@ -321,6 +324,8 @@ def parse_inventory(text: str) -> tuple[dict[str, Any], dict[str, str]]:
     machine = R.machine_from(lambda p: files.get(p, ""), hostname=facts.get("hostname", ""),
                              kernel=facts.get("kernel", ""), cpu_count=num("cpu_count"), nproc=num("nproc"),
                              virtualization=facts.get("virtualization") or None, timezone=tz,
+                             virtualization_layers={layer: facts.get(f"virtualization_{layer}") or None
+                                                    for layer in R.VIRTUALIZATION_LAYERS},
                              path=facts.get("tmp") or None, block_devices=sorted(blocks))
     return machine, versions
 
@@ -692,8 +697,6 @@ class RemoteHosts:
                     rh.collect["pg_stat_missing"] = missing
 
     def start_series(self, interval_s: float) -> None:
-        from kansoku.collect.pg_stat_series import PgStatSeries
-
         for rh in self.hosts:
             if not rh.host.conninfo or interval_s <= 0:
                 continue

@@ -28,6 +28,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -83,6 +84,7 @@ def lifeline() -> Lifeline:
     global _LIFELINE
     with _START:
         if _LIFELINE is None:
+            # not at the top: this file is also the lifeline's program, standard library only
             from kansoku.collect.processes import STOP_SIGNALS
 
             _LIFELINE = Lifeline(STOP_SIGNALS)
@@ -121,8 +123,6 @@ class TempDir:
     if collect dies first. Its name holds collect's PID, so :func:`sweep` knows whose it was."""
 
     def __init__(self, prefix: str):
-        import tempfile
-
         self.path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
         lifeline().path(self.path)
 
@@ -140,8 +140,6 @@ class TempDir:
 def sweep(prefix: str) -> list[Path]:
     """Remove this user's temporary directories ``<prefix><pid>-*`` whose collect is not running (what a collect
     left when its lifeline could not remove them: both killed at once); the directories removed."""
-    import tempfile
-
     removed = []
     for d in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
         pid = d.name[len(prefix):].split("-", 1)[0]

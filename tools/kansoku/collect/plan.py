@@ -191,13 +191,13 @@ def hosts_of(d: dict, base: Path) -> tuple[list[Host], str | None]:
 
 def load_hosts(path: Path) -> tuple[list[Host], str | None]:
     """tools/collect --hosts FILE: a file of [hosts.NAME] tables, checked like a plan's."""
-    from kansoku.collect.plan_schema import check
+    from kansoku.collect.plan_schema import check  # the spec validator it brings is not loaded at every start
 
     return hosts_of(check(path, hosts_only=True), path.resolve().parent)
 
 
 def load_plan(path: Path) -> Plan:
-    from kansoku.collect.plan_schema import check
+    from kansoku.collect.plan_schema import check  # as in load_hosts: only when a plan is read
 
     d = check(path)  # every problem at once, with lines (PlanProblems, exit 3); what follows only converts
     factors: dict[str, list[str]] = {k: [canon(x) for x in (v if isinstance(v, list) else [v])]

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.collect.run import KEY, MONITORS, CollectError
+from kansoku.ingest.runs import canon
+from kansoku.spec.validate import Locator, Problem, did_you_mean, load_toml, plain, schema_error_messages
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEMA_JSON = REPO / "docs" / "collect-plan.schema.json"
@@ -176,9 +178,6 @@ def _as_list(v: Any) -> list[Any]:
 
 def cross_problems(raw: dict) -> list[tuple[tuple, str]]:
     """What the schema cannot say (module docstring)."""
-    from kansoku.ingest.runs import canon
-    from kansoku.spec.validate import did_you_mean
-
     out: list[tuple[tuple, str]] = []
     factors_in = raw.get("factors") if isinstance(raw.get("factors"), dict) else {}
     factors = {k: [canon(x) for x in _as_list(v)] for k, v in factors_in.items()}
@@ -312,15 +311,13 @@ _VALIDATORS: dict[int, Any] = {}
 def _validator(schema: dict):
     v = _VALIDATORS.get(id(schema))
     if v is None:
-        from jsonschema import Draft202012Validator
+        from jsonschema import Draft202012Validator  # built once, when a plan is checked
 
         v = _VALIDATORS[id(schema)] = Draft202012Validator(schema)
     return v
 
 
 def _schema_problems(data: Any, schema: dict) -> list[tuple[tuple, str]]:
-    from kansoku.spec.validate import schema_error_messages
-
     seen, out = set(), []
     for err in _validator(schema).iter_errors(data):
         for p, m in schema_error_messages(err):
@@ -332,8 +329,6 @@ def _schema_problems(data: Any, schema: dict) -> list[tuple[tuple, str]]:
 
 def check(path: Path, hosts_only: bool = False) -> dict:
     """The plan (or hosts file) as data, or PlanProblems listing every problem (exit 3)."""
-    from kansoku.spec.validate import Locator, Problem, load_toml, plain
-
     what = "the hosts file" if hosts_only else "the collect plan"
     raw, text, problems = load_toml(path)
     if raw is None:

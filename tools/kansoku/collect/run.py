@@ -64,6 +64,8 @@ metadata is mistaken for a factor)::
                    into the run directory, so the run keeps the script it ran)
     [machine]      hostname, kernel (uname -srvm), os, cpu_model, cpu_count (online logical CPUs),
                    nproc (usable by this process), mem_total_kib, swap_total_kib, virtualization,
+                   [machine.virtualization_layers] vm, container (systemd-detect-virt --vm, --container:
+                   both layers, where virtualization is the innermost only),
                    [machine.filesystem] of the run directory (device, mount, fstype, options),
                    [machine.disks.NAME] size_bytes, rotational, model
     [versions]     first line of ``--version``/``-V`` of the tools the run used: sysstat and vmstat (monitors),
@@ -98,6 +100,8 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -231,8 +235,6 @@ def run_path(root: Path, factors: dict[str, str]) -> Path:
 
 def run_state(run_dir: Path) -> str | None:
     """'ok' | 'failed' | 'interrupted' | 'unknown' for an existing run directory, None if absent/empty."""
-    import tomllib
-
     if not run_dir.is_dir() or not any(p for p in run_dir.iterdir() if p.is_file()):
         return None
     try:
@@ -285,8 +287,6 @@ def tool_versions(names: list[str] | None = None, paths: dict[str, str] | None =
     in the middle of a campaign; see shared/corpus/real/README.md, Deviations 1). ``paths`` names the
     program a probe runs instead of the one in PATH (the benchmark given by its absolute path: the version
     of the program that ran, e.g. a pgbench built elsewhere than the packaged one)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     names = list(VERSION_PROBES) if names is None else names
     paths = paths or {}
     if not names:
@@ -311,7 +311,7 @@ def _read(path: str) -> str:
 
 def machine_info(run_dir: Path) -> dict[str, Any]:
     """The inventory of the machine collect runs on ([machine] of run.toml)."""
-    from kansoku.parsers.sysstat.common import machine_zone
+    from kansoku.parsers.sysstat.common import machine_zone  # the parsers (DuckDB) are not loaded at collect's start
 
     u = platform.uname()
     try:
@@ -323,12 +323,14 @@ def machine_info(run_dir: Path) -> dict[str, Any]:
     # zone (summer time right), docs/formats.md §2.2
     return machine_from(_read, hostname=socket.gethostname(), kernel=f"{u.system} {u.release} {u.version} {u.machine}",
                         cpu_count=os.cpu_count(), nproc=nproc, virtualization=_virtualization(),
-                        timezone=machine_zone().key, path=str(run_dir.resolve()), block_devices=blocks)
+                        virtualization_layers=_virtualization_layers(), timezone=machine_zone().key,
+                        path=str(run_dir.resolve()), block_devices=blocks)
 
 
 def machine_from(read: Any, *, hostname: str, kernel: str, cpu_count: int | None, nproc: int | None,
                  virtualization: str | None, timezone: str | None, path: str | None,
-                 block_devices: list[str]) -> dict[str, Any]:
+                 block_devices: list[str], virtualization_layers: dict[str, str | None] | None = None
+                 ) -> dict[str, Any]:
     """[machine] from the files a Linux machine describes itself in, read by ``read(path) -> text`` (local
     files here, the same files over ssh for another host: collect/hosts.py), and the facts given."""
     m: dict[str, Any] = {"hostname": hostname, "kernel": kernel}
@@ -347,6 +349,9 @@ def machine_from(read: Any, *, hostname: str, kernel: str, cpu_count: int | None
             m[name] = int(meminfo[key])
     if virtualization:
         m["virtualization"] = virtualization
+    layers = {k: v for k, v in (virtualization_layers or {}).items() if v}
+    if layers:
+        m["virtualization_layers"] = layers
     if timezone:
         m["timezone"] = timezone
     fs = _filesystem_of(path, read("/proc/self/mounts")) if path else None
@@ -373,8 +378,17 @@ def machine_from(read: Any, *, hostname: str, kernel: str, cpu_count: int | None
 
 
 @functools.lru_cache(maxsize=1)
-def _virtualization() -> str | None:  # does not change during a campaign; the probe takes 0.2 s
+def _virtualization() -> str | None:  # does not change during a campaign; the probe is a process start
     return _first_line(["systemd-detect-virt"])
+
+
+VIRTUALIZATION_LAYERS = ("vm", "container")
+
+
+@functools.lru_cache(maxsize=1)
+def _virtualization_layers() -> dict[str, str | None]:
+    """Both layers: systemd-detect-virt alone names the innermost (a container, even inside a virtual machine)."""
+    return {layer: _first_line(["systemd-detect-virt", f"--{layer}"]) for layer in VIRTUALIZATION_LAYERS}
 
 
 def _filesystem_of(target: str, mounts: str) -> dict[str, str] | None:

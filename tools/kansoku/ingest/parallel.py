@@ -16,9 +16,11 @@ them itself, straight into the store, while the workers parse the small ones.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -26,9 +28,13 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any, Iterator
 
+import duckdb
+
+from kansoku import parsers
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.parsers import bounds
 from kansoku.store.db import FileSink, Store, blob_path, hash_and_keep, scratch_store
@@ -115,8 +121,6 @@ def scratch_root(db_path: Path) -> Path:
 
 def clean_scratch(db_path: Path) -> int:
     """Remove what killed ingests left in the store's scratch directory; how many entries were removed."""
-    import shutil
-
     root = scratch_root(db_path)
     n = 0
     if root.is_dir():
@@ -154,8 +158,6 @@ def _alive(pid: int, started: str) -> bool:
 
 def remove_orphan_temps(base: Path) -> int:
     """Remove the private temporary directories of ingests that are no longer running; how many."""
-    import shutil
-
     n = 0
     for p in base.glob(f"{PRIVATE_TEMP_PREFIX}*"):
         pid, started, _ = (p.name[len(PRIVATE_TEMP_PREFIX):].split("-", 2) + ["", ""])[:3]  # PID-START-random
@@ -174,8 +176,6 @@ def remove_orphan_temps(base: Path) -> int:
 def private_temp() -> Iterator[Path]:
     """Every temporary file of this ingest (its own, its workers', the tools' it runs) in a directory of its own
     under the temporary directory, removed at the end; those of killed ingests removed first."""
-    import shutil
-
     base = Path(tempfile.gettempdir())
     remove_orphan_temps(base)
     mine = Path(tempfile.mkdtemp(prefix=f"{PRIVATE_TEMP_PREFIX}{os.getpid()}-{_started(os.getpid())}-", dir=base))
@@ -205,8 +205,6 @@ def _quiet_resource_tracker() -> None:
     """multiprocessing's resource tracker (it unlinks the pool's semaphores once the ingest has ended, however
     it ended) started with its stderr on /dev/null: after a kill -9 it still cleans up, without a 'leaked
     semaphore' warning on the user's terminal about objects it is removing."""
-    from multiprocessing import resource_tracker
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(2)
     try:
@@ -223,8 +221,6 @@ def _die_with_parent() -> None:
     """A worker whose ingest was killed (kill -9) ends at once and silently, instead of printing a traceback
     when its task queue breaks (Linux: PR_SET_PDEATHSIG)."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the pool's own checks end the worker
@@ -258,8 +254,6 @@ class WorkerStartError(KansokuError):
 
 
 def _start_worker(scratch_dir: str) -> None:
-    from kansoku import parsers
-
     path = Path(scratch_dir) / f"worker-{os.getpid()}.duckdb"
     _WORKER["store"] = scratch_store(path, in_memory=True)
     _WORKER["formats"] = {f.name: f for f in parsers.formats()}
@@ -271,15 +265,14 @@ def _start_worker(scratch_dir: str) -> None:
 def parse_chunk(tasks: list[FileTask]) -> list[FileOutcome]:
     """Hash, and unless unchanged parse, each file of a chunk into the worker's scratch database; then the
     chunk's rows leave as one Parquet file per table (``FileOutcome.parts``: the same files for every file of
-    the chunk, each row naming its ``source_id``). A statement per table and file (a COPY costs 1.5–10 ms)
-    was a fifth of a worker's time on a real run's small files.
+    the chunk, each row naming its ``source_id``). A statement per table and file would cost a
+    worker more than parsing a real run's small files (docs/ingest-performance.md).
 
     The chunk's files are parsed in one transaction that is never committed: once their rows are exported,
-    it is rolled back (a COMMIT of an in-memory database still moves the transaction's rows into the tables:
-    ~8 ms for a run's sa file, 8,300 rows, and ~1–3 ms for each other file, then a DELETE per table to empty
-    them; a ROLLBACK ~0.4 ms). When a file of the chunk does not parse (an error, an unusable file), the
+    it is rolled back (a COMMIT of an in-memory database still moves the transaction's rows into the tables,
+    which a DELETE per table would then empty; a ROLLBACK is far cheaper). When a file of the chunk does not parse (an error, an unusable file), the
     transaction holds some of its rows: it is rolled back and the chunk parsed again a file at a time, each in
-    its own transaction, committed when it parsed (as every chunk was before); the outcomes are the same."""
+    its own transaction, committed when it parsed; the outcomes are the same."""
     if "start_error" in _WORKER:
         raise WorkerStartError(_WORKER["start_error"])
     store: Store = _WORKER["store"]
@@ -478,11 +471,21 @@ def chunks(tasks: list[FileTask], jobs: int) -> list[list[FileTask]]:
     return out
 
 
+class BatchFailed(Exception):
+    """DuckDB failed on a batch's inserts (and so aborted the ingest's transaction): one statement for many
+    files does not say which file it was. ``paths``: the batch's files, to be parsed by the writer one at a
+    time in a new attempt, where a file that fails again fails alone."""
+
+    def __init__(self, paths: list[str], error: BaseException):
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.paths = paths
+
+
 class Batch:
     """The writer's inserts of parsed files, a batch of files at a time: one ``INSERT ... read_parquet([...])``
     per table for the Parquet parts of every file of the batch, and one insert each for their ``sources`` and
-    ``ingest_warnings`` rows. A statement per table and file cost the writer ~25 ms each (8,000 of them for
-    1,000 synthetic runs): the writer, not the workers, set the pace of a parallel ingest.
+    ``ingest_warnings`` rows. A statement per table and file would make the writer, not the workers, set the
+    pace of a parallel ingest (docs/ingest-performance.md).
 
     A part holds the rows of every file of a worker's chunk (``parse_chunk``), and a batch may end inside a
     chunk: a flush stores only the rows of the files added to it (by ``source_id``), and a part is removed once
@@ -504,6 +507,7 @@ class Batch:
         # table -> per file of sids: its part and the values of its PER_FILE_COLUMNS (None: its part holds them)
         self.per_file: dict[str, list[tuple[str, tuple | None]]] = {}
         self.files = 0
+        self.paths: list[str] = []  # the files of this batch (BatchFailed names them)
         self.kept: dict[str, int] = {}  # parts the renderings' check still reads
         self.chunk: set[str] = set()  # parts of the chunk being applied (not complete yet)
         self.done: set[str] = set()  # parts of complete chunks, removed once stored and not kept
@@ -531,7 +535,7 @@ class Batch:
             self._sweep()
 
     def add(self, source_id: str, parts: dict[str, str], rows: dict[str, list[dict[str, Any]]],
-            per_file: dict[str, tuple] | None = None) -> None:
+            per_file: dict[str, tuple] | None = None, path: str | None = None) -> None:
         """One file's rows: in its Parquet parts (table -> file), and of other tables (table -> rows);
         ``per_file``: table -> the values of its PER_FILE_COLUMNS, which its part leaves out."""
         for table, part in parts.items():
@@ -541,12 +545,23 @@ class Batch:
         for table, some in rows.items():
             self.rows.setdefault(table, []).extend(some)
         self.files += 1
+        self.paths.append(path or source_id)
         if self.files >= self.FILES:
             self.flush()
 
     def flush(self) -> None:
-        parts, sids, rows, per_file = self.parts, self.sids, self.rows, self.per_file
-        self.parts, self.sids, self.rows, self.per_file, self.files = {}, {}, {}, {}, 0
+        parts, sids, rows, per_file, paths = self.parts, self.sids, self.rows, self.per_file, self.paths
+        self.parts, self.sids, self.rows, self.per_file, self.files, self.paths = {}, {}, {}, {}, 0, []
+        try:
+            self._insert(parts, sids, rows, per_file)
+        except duckdb.Error as exc:
+            if isinstance(exc, duckdb.InterruptException):  # Ctrl-C during the statement: the user's, not a file's
+                raise
+            raise BatchFailed(paths, exc) from None
+        self._sweep()
+
+    def _insert(self, parts: dict[str, dict[str, None]], sids: dict[str, list[str]],
+                rows: dict[str, list[dict[str, Any]]], per_file: dict[str, list[tuple[str, tuple | None]]]) -> None:
         # with DuckDB's memory limited (as a big file's parse is): the rows it wrote stay cached otherwise, and
         # the one transaction of a campaign's ingest would grow with every run
         with self.store.memory_limited():
@@ -565,7 +580,6 @@ class Batch:
                                            source_ids=[sid for sid, _ in full])
             for table in sorted(rows):
                 self.store.insert_rows(table, rows[table])
-        self._sweep()
 
     def _sweep(self) -> None:
         queued = {p for table in self.parts.values() for p in table}

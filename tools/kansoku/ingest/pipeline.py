@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tomllib
 from collections import Counter, defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -19,6 +20,7 @@ from typing import Callable, Iterable
 
 import duckdb
 
+from kansoku import parsers
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.ingest import parallel, renderings
 from kansoku.ingest.detect import Detection, detect
@@ -40,6 +42,7 @@ from kansoku.ingest.runs import (
 from kansoku.interrupts import raise_if_witnessed
 from kansoku.parsers import bounds
 from kansoku.parsers.base import IngestWarning, runs_mixed_in_directory
+from kansoku.parsers.sysstat.common import FORMAT_RANK
 from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
 
 
@@ -67,6 +70,8 @@ class IngestReport:
     runs_seen: int = 0
     errors: list[str] = field(default_factory=list)
     aborted_on: str | None = None  # the file DuckDB aborted the transaction on (nothing of the ingest stored)
+    # the files of a workers' batch DuckDB aborted the transaction on (nothing stored): to be parsed alone
+    retry_alone: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -120,9 +125,16 @@ def ingest(paths: list[Path], db_path: Path, *, wait_s: float = 0.0,
     try:
         with parallel.private_temp():
             left_out: dict[str, str] = {}
+            alone: set[Path] = set()
             while True:
                 report = _ingest(paths, db_path, wait_s=wait_s, progress=progress, on_wait=on_wait,
-                                 keep_going=keep_going, jobs=jobs, began=began, left_out=left_out)
+                                 keep_going=keep_going, jobs=jobs, began=began, left_out=left_out, alone=alone)
+                if report.retry_alone:
+                    # DuckDB failed on a batch of the workers' files: each parsed by the writer, alone, in a new
+                    # attempt (the file that fails again is then named, and with --keep-going left out)
+                    alone |= {Path(p) for p in report.retry_alone}
+                    began.clear()
+                    continue
                 if not (keep_going and report.aborted_on) or report.aborted_on in left_out:
                     return _with_left_out(report, left_out)
                 # DuckDB aborted the transaction on a file: nothing can be kept of it, so with --keep-going the
@@ -166,6 +178,23 @@ def _pooled(work: list[tuple[Path, Detection]], runs: dict, jobs: int | None,
 RUN_METADATA_BYTES = 1 << 20
 
 
+def listed_scripts(run_dir: Path, cache: dict[Path, frozenset[str]]) -> frozenset[str]:
+    """The file names a run's run.toml gives as the benchmark's scripts (``[commands] scripts``, written by
+    tools/collect when it copies the command's ``-f`` files into the run). Unreadable or oversized: none (the
+    run's description is checked, and refused with its reason, when the run is read)."""
+    if run_dir not in cache:
+        names: frozenset[str] = frozenset()
+        meta = run_dir / "run.toml"
+        try:
+            if meta.is_file() and meta.stat().st_size <= RUN_METADATA_BYTES:
+                scripts = tomllib.loads(meta.read_text(encoding="utf-8")).get("commands", {}).get("scripts", [])
+                names = frozenset(x for x in scripts if isinstance(x, str)) if isinstance(scripts, list) else names
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            pass
+        cache[run_dir] = names
+    return cache[run_dir]
+
+
 def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str]):
     """Walk and detect (no database needed yet): the detected files by run directory, each run directory's walk
     root, the directories walked whole and each run directory's host=<name>/ subdirectories. ``left_out``: files
@@ -175,6 +204,7 @@ def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str])
     whole: set[Path] = set()  # directories walked whole: their set of files is known
     host_dirs: dict[Path, set[str]] = defaultdict(set)  # run directory -> its host=<name>/ subdirectories
     oversized: dict[Path, str] = {}  # run directory -> the error of its run.toml or host.toml
+    scripts_of: dict[Path, frozenset[str]] = {}  # run directory -> the scripts its run.toml names
     for w in walk_files([Path(p) for p in paths]):
         if w.link:
             report.files.append(FileResult(str(w.path), None, "skipped", reason=w.link))
@@ -188,6 +218,8 @@ def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str])
             report.files.append(FileResult(str(w.path), None, "failed", reason=left_out[str(w.path)]))
             continue
         d = detect(w.path)
+        if d.format is None and w.path.name in listed_scripts(run_dir, scripts_of):
+            d = Detection(w.path, parsers.format_named("pgbench-script-sql"), "")
         if d.format is None:
             if d.reason != "run metadata":
                 report.files.append(FileResult(str(w.path), None, "skipped", reason=d.reason))
@@ -209,7 +241,8 @@ def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str])
 
 def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wait,
             keep_going: bool = False, jobs: int | None = None, began: list | None = None,
-            left_out: dict[str, str] | None = None) -> IngestReport:
+            left_out: dict[str, str] | None = None, alone: set[Path] = frozenset()) -> IngestReport:
+    """One attempt at the ingest; ``alone``: files the writer parses itself, one at a time (never pooled)."""
     report = IngestReport(db=str(db_path))
     by_dir, roots, whole, host_dirs = _discover(paths, report, left_out or {})
     for run_dir in [d for d, dets in by_dir.items() if all(x.format.attachment for x in dets)]:
@@ -250,7 +283,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
     pool: parallel.Pool | None = None
     rendering_of = _renderings_of_sa_files(by_dir)  # checked on a sample by the writer, after their sa file
     batch: parallel.Batch | None = None  # the workers' rows, inserted a batch of files at a time
-    pooled, n_jobs = _pooled(work, runs, jobs, set(rendering_of))
+    pooled, n_jobs = _pooled(work, runs, jobs, set(rendering_of) | set(alone))
     try:
         with store.atomic() as tx:
             if began is not None:  # a Ctrl-C after COMMIT (while the store closes) must not say "nothing stored"
@@ -265,7 +298,7 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                         f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
                         f"file so that every path names a run the same way")
             _check_against_stored(store, measured, by_dir, whole, report)
-            # what is stored of every rendering, read once (a statement per run's check cost ~2 ms): a
+            # what is stored of every rendering, read once (not a statement per run's check): a
             # rendering's row of sources changes only at its own check
             stored_renderings = _stored_renderings(store, [(runs[r_dir], d.path) for r_dir, d in work
                                                            if d.path in rendering_of and runs[r_dir] is not None])
@@ -298,8 +331,8 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
 
             def _check(todo: list[tuple[Path, Detection]]) -> bool:
                 # what is stored of these renderings (read for every rendering as the ingest began); their
-                # sources rows inserted in one statement (a statement each cost the writer ~4 and ~6 ms a
-                # rendering, three renderings a run)
+                # sources rows inserted in one statement (not two statements a rendering, three renderings
+                # a run)
                 fallback.begin(stored_renderings, [(runs[r_dir], d, rendering_of[d.path]) for r_dir, d in todo])
                 try:
                     for r_dir, d in todo:
@@ -394,6 +427,11 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
                 report.runs_updated += state == "updated"
             _warn_coverage(store, [run.run_id for run in measured.values()], report)
         report.committed = tx.committed
+    except parallel.BatchFailed as exc:  # rolled back: the batch's files are tried again, each alone
+        if not exc.paths or {Path(p) for p in exc.paths} <= set(alone):  # (never: such files are not pooled)
+            raise
+        report.retry_alone = exc.paths
+        report.committed = False
     except (KeyboardInterrupt, RuntimeError) as exc:
         if not _is_interrupt(exc):
             raise
@@ -506,8 +544,6 @@ def _check_against_stored(store: Store, measured: dict[Path, Run], by_dir: dict[
                 continue
         if run_dir in whole or not stored:
             continue  # a directory walked whole replaces its stored set of files
-        from kansoku import parsers
-
         fmts = {f.name: f for f in parsers.formats()}
         given = {_file_name(run, d.path) for d in dets}
         files = [(run.run_dir / name, fmts[fmt]) for name, (_, fmt) in sorted(stored.items())
@@ -621,7 +657,7 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
                 "tool_version": tool_version, "rows_loaded": rows_loaded,
                 "ingested_at": datetime.now(timezone.utc), "host": host.hostname, "role": host.role}]}
     if batch is not None:
-        batch.add(sid, parts or {}, rows, per_file)
+        batch.add(sid, parts or {}, rows, per_file, path=str(path))
     else:
         for table, some in rows.items():
             if some:
@@ -632,8 +668,6 @@ def _record_source(store: Store, run: Run, det: Detection, sid: str, file_name: 
 
 
 def _rank(det: Detection) -> int:
-    from kansoku.parsers.sysstat.common import FORMAT_RANK
-
     return FORMAT_RANK.get(det.format.name, 9)
 
 

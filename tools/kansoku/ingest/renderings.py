@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kansoku.errors import ParseError
+from kansoku.parsers import guarded
 from kansoku.parsers.sysstat import common as sm
+from kansoku.parsers.sysstat.sadf_json import parse_sadf_json
 
 # the renderings tools/collect writes beside sa.bin, which have a sampler here
 SAMPLED_FORMATS = ("sadf-json", "sadf-csv", "sar-text")
@@ -236,9 +238,6 @@ def parse_sample(smp: Sample, path: Path, fmt, run_start, run_meta: dict, scratc
     own line, not the cut-down file's. The cut-down file is written in ``scratch`` (the store's scratch
     directory, which the next writer empties after a kill) and removed."""
     if smp.doc is not None:
-        from kansoku.parsers import guarded
-        from kansoku.parsers.sysstat.sadf_json import parse_sadf_json
-
         sink = SampleSink(path, run_start, run_meta)
         guarded(fmt.name, lambda p, s: parse_sadf_json(p, s, doc=smp.doc))(path, sink)
         return sink
@@ -316,7 +315,7 @@ def _reference_rows(store, ref_sid: str, times: list[float], cache: dict, part: 
                     also: set[float] = frozenset()) -> dict:
     """The reference's stored values at these record times (epoch seconds), fetched once per file and time
     (the three renderings of one sa file share most of their sampled records); when some must be fetched,
-    those of ``also`` not fetched yet are fetched with them (one statement, ~6 ms, for a run's renderings)."""
+    those of ``also`` not fetched yet are fetched with them (one statement for a run's renderings)."""
     ref = cache.setdefault(ref_sid, {"rows": {}, "times": set()})
     missing = [t for t in times if t not in ref["times"]]
     if missing:

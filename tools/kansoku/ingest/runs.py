@@ -218,7 +218,7 @@ RUN_TIMES = ("start", "end", "collectors_start", "collectors_stop")
 
 
 def _check_times(p: Path, text: str, meta: dict[str, Any]) -> None:
-    from kansoku.parsers.bounds import EARLIEST, LATEST
+    from kansoku.parsers.bounds import EARLIEST, LATEST  # loaded at every command's start: no parsers there
 
     for key in RUN_TIMES:
         v = meta.get(key)

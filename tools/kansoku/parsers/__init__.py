@@ -94,6 +94,14 @@ def claim(head: FileHead) -> Format | None:
     return None
 
 
+def format_named(name: str) -> Format:
+    """The format of this name (KeyError: none); for a format the ingest gives by what a run says of a file."""
+    for f in formats():
+        if f.name == name:
+            return f
+    raise KeyError(name)
+
+
 def _safe_sniff(fmt: Format, head: FileHead) -> bool:
     try:
         return bool(fmt.sniff(head))

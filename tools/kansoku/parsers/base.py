@@ -136,9 +136,9 @@ class Format:
     # A file that belongs to a run but never makes a directory a run by itself (a pgbench script lying
     # beside a campaign plan): in a directory with no other run file it is skipped.
     attachment: bool = False
-    # The parse streams many rows that need not stay cached (a day of sar: 40 million rows): the store limits
+    # The parse streams many rows that need not stay cached (a day of sar): the store limits
     # DuckDB's memory while it runs, so memory stays flat in the file's length. Other formats run without
-    # the limit (a limited bulk read_csv of a transaction log spills and runs 2x slower).
+    # the limit (a limited bulk read_csv of a transaction log spills and runs slower).
     memory_bound: bool = False
     # Which run a file of this format belongs to, from its name (pgbench -l logs: PREFIX.PID): files with
     # different keys in one run directory are refused like ``one_per_run``.

@@ -116,7 +116,7 @@ def check(sink, tables) -> None:
 
     The pass only counts the rows outside each bound (comparisons, no per-row strings); the row named in
     the error (the first outside the bound, in line order) is looked up in a second statement, run only for
-    a bound that has one. Building the row's description for every row cost ~7x the counting pass."""
+    a bound that has one. Building the row's description for every row would cost several times the counting pass."""
     written = getattr(sink, "tables", None)
     added = getattr(sink, "added_rows", None)
     for tb in tables:
@@ -178,7 +178,7 @@ _NOT_FINITE = (float("inf"), float("-inf"))
 def _inside(tb: TableBounds, rows: list[dict[str, Any]]) -> bool:
     """True when no row can be outside a bound of ``tb``, above its ``warn_above`` or a repeat of its ``unique``
     columns: a few small tables (a pgbench summary, its progress lines) are checked on the rows the parser gave,
-    without a statement (the statement of a summary's ten bounds cost ~5 ms to plan). Anything this cannot judge
+    without a statement (planning one costs more than checking so few rows). Anything this cannot judge
     as the SQL would (a value that is not a number or time, NaN) counts as outside: the caller then runs the
     statements, which find and word the error or warning."""
     for b in tb.bounds:
@@ -223,7 +223,7 @@ def _inside(tb: TableBounds, rows: list[dict[str, Any]]) -> bool:
 @lru_cache(maxsize=None)
 def for_format(format_name: str) -> tuple[TableBounds, ...]:
     """The bounds of the module that declares ``format_name``."""
-    from kansoku import parsers
+    from kansoku import parsers  # the registry imports this module
 
     for m in parsers.modules():
         if any(f.name == format_name for f in m.formats):
@@ -255,6 +255,7 @@ TEXT: dict[str, TextBounds] = {
     "pgbench-txlog": NUMBERS, "pgbench-aggregate": NUMBERS,
     "pgbench-stdout": STATEMENTS, "pgbench-init": REPORT,
     "pgbench-script": TextBounds(STATEMENTS.longest_line, STATEMENTS.why, repeats=True),
+    "pgbench-script-sql": TextBounds(STATEMENTS.longest_line, STATEMENTS.why, repeats=True),
     "query-list": STATEMENTS,
     "postgres-log": STATEMENTS, "postgres-csvlog": STATEMENTS, "postgres-jsonlog": STATEMENTS,
     "pg-stat-csv": STATEMENTS, "pg-stat-replication-csv": REPORT, "pg_test_fsync": REPORT,

@@ -46,6 +46,7 @@ from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST, FASTEST_PER_S, LATEST, LONGEST_MS, LONGEST_US, MOST, Bound, TableBounds
+from kansoku.parsers.numbers import foreign_digit, to_float, to_int
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS fio_jobs (
@@ -264,7 +265,7 @@ def _bool_opt(v: Any) -> bool | None:
 
 def _int_opt(v: Any) -> int | None:
     try:
-        return int(str(v).strip())
+        return to_int(str(v).strip())
     except (TypeError, ValueError):
         return None
 
@@ -278,7 +279,7 @@ def _command_options(sink: Sink) -> tuple[dict[str, str], dict[str, dict[str, st
     meta = getattr(sink, "run_meta", None) or {}
     cmds = meta.get("commands") if isinstance(meta.get("commands"), dict) else {}
     text = cmds.get("fio") or next((v for v in cmds.values() if isinstance(v, str)
-                                    and re.match(r"^\s*fio\s", v)), None)
+                                    and re.match(r"^\s*fio\s", v, flags=re.ASCII)), None)
     if not text:
         return {}, {}, 0
     try:
@@ -474,12 +475,12 @@ def _json_pcts(obj: dict | None, factor: float) -> dict[float, float]:
 
 
 def _job_lines(text: str, start_line: int) -> list[int]:
-    return [start_line + text[: m.start()].count("\n") for m in re.finditer(r'"jobname"\s*:', text)]
+    return [start_line + text[: m.start()].count("\n") for m in re.finditer(r'"jobname"\s*:', text, flags=re.ASCII)]
 
 
 def parse_json(path: Path, sink: Sink) -> None:
     text = textfile.read_text(path, "fio JSON output")
-    m = re.search(r"^\{", text, re.M)
+    m = re.search(r"^\{", text, re.M | re.ASCII)
     if not m:
         raise ParseError(path, None, "a fio JSON document (a line starting with '{')", "none")
     start = m.start()
@@ -594,12 +595,12 @@ def _is_terse(line: str, strict: bool = True) -> bool:
 
 
 def _f(tok: str) -> float:
-    return float(tok.rstrip("%"))
+    return to_float(tok.rstrip("%"))
 
 
 def _parse_terse(line: str, lineno: int, path: Path, out: _Out, truncated: bool) -> None:
     fields = line.rstrip("\r").split(";")
-    ver = int(fields[0])
+    ver = to_int(fields[0])
     if ver not in TERSE_VERSIONS:
         raise ParseError(path, lineno, f"fio terse version {', '.join(map(str, TERSE_VERSIONS))} "
                          f"(docs/formats.md §6.2); terse version {ver} is not known to kansoku", line[:40])
@@ -615,9 +616,9 @@ def _parse_terse(line: str, lineno: int, path: Path, out: _Out, truncated: bool)
                          f"{len(fields)} fields")
     try:
         if has_ver:
-            fio_version, jobname, groupid, error = fields[1], fields[2], int(fields[3]), int(fields[4])
+            fio_version, jobname, groupid, error = fields[1], fields[2], to_int(fields[3]), to_int(fields[4])
         else:
-            fio_version, jobname, groupid, error = None, fields[1], int(fields[2]), int(fields[3])
+            fio_version, jobname, groupid, error = None, fields[1], to_int(fields[2]), to_int(fields[3])
         directions: dict[str, dict] = {}
         pcts: dict[tuple[str, str], dict[float, float]] = {}
         pos = head
@@ -628,7 +629,7 @@ def _parse_terse(line: str, lineno: int, path: Path, out: _Out, truncated: bool)
             for i in range(20):
                 k, _, v = vals.pop(f"pct{i}").partition("=")
                 if _f(k) > 0:
-                    p[_f(k)] = float(v)
+                    p[_f(k)] = _f(v)
             row = {k: _f(v) for k, v in vals.items() if k in (
                 "io_kib", "bw_kib_s", "iops", "runtime_ms", "slat_mean_us", "clat_min_us", "clat_max_us",
                 "clat_mean_us", "clat_stddev_us", "lat_min_us", "lat_max_us", "lat_mean_us", "lat_stddev_us",
@@ -675,15 +676,15 @@ _DIR2 = re.compile(r"^\s+(?P<dir>read|write|trim|mixed)\s*: io=(?P<io>[\d.]+)(?P
 _LAT = re.compile(r"^\s+(?P<kind>slat|clat|lat|sync)\s*\((?P<unit>nsec|usec|msec|sec)\): min=\s*(?P<min>[\d.]+[kKM]?)\s*, "
                   r"max=\s*(?P<max>[\d.]+[kKM]?)\s*, avg=\s*(?P<avg>[\d.]+[kKM]?)\s*, "
                   r"stdev=\s*(?P<sd>[\d.]+[kKM]?)", re.ASCII)
-_PCT_HEAD = re.compile(r"^\s+(?P<kind>clat|lat|sync) percentiles \((?P<unit>nsec|usec|msec)\):")
+_PCT_HEAD = re.compile(r"^\s+(?P<kind>clat|lat|sync) percentiles \((?P<unit>nsec|usec|msec)\):", re.ASCII)
 _PCT_ITEM = re.compile(r"(?P<p>[\d.]+)th=\[\s*(?P<v>\d+)\]", re.ASCII)
 _BW = re.compile(r"^\s+bw \(\s*(?P<u>[KMG]i?B)\s*/s\)\s*: min=\s*(?P<min>[\d.]+), max=\s*(?P<max>[\d.]+), "
                  r"per=\s*[\d.]+%, avg=\s*(?P<avg>[\d.]+), stdev=\s*[\d.]+(?:, samples=\s*(?P<n>\d+))?", re.ASCII)
 _IOPS = re.compile(r"^\s+iops\s*: min=\s*\d+, max=\s*\d+, avg=\s*(?P<avg>[\d.]+)", re.ASCII)
 _CPU = re.compile(r"^\s+cpu\s*: usr=(?P<usr>[\d.]+)%, sys=(?P<sys>[\d.]+)%", re.ASCII)
-_ISSUED = re.compile(r"^\s+issued[ a-z]*: total=(?P<t>\S+)")
-_SYNC_HEAD = re.compile(r"^\s+fsync/fdatasync/sync_file_range:")
-_DISK_HEAD = re.compile(r"^Disk stats \(read/write\):")
+_ISSUED = re.compile(r"^\s+issued[ a-z]*: total=(?P<t>\S+)", re.ASCII)
+_SYNC_HEAD = re.compile(r"^\s+fsync/fdatasync/sync_file_range:", re.ASCII)
+_DISK_HEAD = re.compile(r"^Disk stats \(read/write\):", re.ASCII)
 _DISK = re.compile(r"^\s+(?P<dev>[^\s:]+): ios=(?P<r>\d+)/(?P<w>\d+),(?: sectors=\d+/\d+,)? merge=(?P<rm>\d+)/(?P<wm>\d+), "
                    r"ticks=(?P<rt>\d+)/(?P<wt>\d+), in_queue=(?P<q>\d+), util=(?P<u>[\d.]+)%", re.ASCII)
 _STATUS = re.compile(r"^Run status group \d+", re.ASCII)
@@ -736,6 +737,9 @@ def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> N
         if not line.strip():
             pct_key = None
             continue
+        # the figures are on indented lines (a job's name, which may be any text, starts its line)
+        if line[0] in " \t" and foreign_digit(line):
+            raise ParseError(path, lineno, "ASCII digits", foreign_digit(line))
         if _is_terse(line, strict=False):
             _parse_terse(line, lineno, path, out, truncated and is_last)
             continue
@@ -843,7 +847,7 @@ def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> N
                 sink.warn(lineno, f"last line is cut off; skipped: {line.strip()!r}")
                 continue
             raise ParseError(path, lineno, "a fio result line with numbers and known units", line.strip()) from exc
-        if truncated and is_last and re.match(r"^\s+(read|write|trim)\s*:", line):
+        if truncated and is_last and re.match(r"^\s+(read|write|trim)\s*:", line, flags=re.ASCII):
             sink.warn(lineno, f"last line is cut off (fio killed?); skipped: {line.strip()!r}")
     flush()
 

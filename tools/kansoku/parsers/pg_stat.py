@@ -21,6 +21,7 @@ from kansoku.errors import ParseError, UnusableFile
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST, LATEST, Bound, TableBounds
+from kansoku.parsers.numbers import to_float
 
 SCHEMA = """
 -- One row per (snapshot, object, counter) of a PostgreSQL statistics view.
@@ -141,7 +142,7 @@ def parse_pg_stat(path: Path, sink: Sink) -> None:
             if c in TEXT_COLUMNS or v == "":
                 continue
             try:
-                x = float(v)
+                x = to_float(v)
             except ValueError:
                 raise ParseError(path, lineno, f"a number in column {c!r}", v) from None
             if not math.isfinite(x) or x < 0:

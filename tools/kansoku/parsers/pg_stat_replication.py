@@ -20,6 +20,7 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.numbers import to_float
 
 SCHEMA = """
 -- One row per (snapshot, standby) of the primary's pg_stat_replication (tools/collect --pg-stat-replication).
@@ -113,7 +114,7 @@ def parse(path: Path, sink: Sink) -> None:
                 rec[c] = None
                 continue
             try:
-                x = float(v)
+                x = to_float(v)
             except ValueError:
                 raise ParseError(path, lineno, f"a number in column {c!r}", v) from None
             if not math.isfinite(x):

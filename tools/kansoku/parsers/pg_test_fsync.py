@@ -91,13 +91,13 @@ METRICS = [
 SECTIONS: list[tuple[re.Pattern, str]] = [
     (re.compile(r"^Compare file sync methods using one (?P<kb>\d+)kB write:\s*$", re.ASCII), "one_write"),
     (re.compile(r"^Compare file sync methods using two (?P<kb>\d+)kB writes:\s*$", re.ASCII), "two_writes"),
-    (re.compile(r"^Compare open_sync with different write sizes:\s*$"), "open_sync_sizes"),
-    (re.compile(r"^Test if fsync on non-write file descriptor is honou?red:\s*$"), "fsync_other_descriptor"),
+    (re.compile(r"^Compare open_sync with different write sizes:\s*$", re.ASCII), "open_sync_sizes"),
+    (re.compile(r"^Test if fsync on non-write file descriptor is honou?red:\s*$", re.ASCII), "fsync_other_descriptor"),
     (re.compile(r"^Non-[Ss]ync'ed (?P<kb>\d+)kB writes:\s*$", re.ASCII), "non_sync_write"),
 ]
 _OPS = re.compile(r"^\s+(?P<label>\S.*?)\s+(?P<ops>\d+(?:\.\d+)?) ops/sec"
                   r"(?:\s+(?P<us>\d+(?:\.\d+)?) usecs/op)?\s*$", re.ASCII)
-_NA = re.compile(r"^\s+(?P<label>\S.*?)\s+(?P<na>n/a\*?)\s*$")
+_NA = re.compile(r"^\s+(?P<label>\S.*?)\s+(?P<na>n/a\*?)\s*$", re.ASCII)
 _SECONDS = re.compile(r"^(?P<n>\d+) seconds? per test\s*$", re.ASCII)
 _OPERATIONS = re.compile(r"^(?P<n>\d+) operations per test\s*$", re.ASCII)
 _SIZE_LABEL = re.compile(r"^(?:(?P<count>\d+) \*\s*)?(?P<kb>\d+)kB open_sync writes?$", re.ASCII)
@@ -152,7 +152,7 @@ def parse(path: Path, sink: Sink) -> None:
                 raise ParseError(path, lineno, "a pg_test_fsync section heading before the results "
                                  "('Compare file sync methods using one 8kB write:')", line.strip())
             item_no += 1
-            label = re.sub(r"\s+", " ", m.group("label").strip())
+            label = re.sub(r"\s+", " ", m.group("label").strip(), flags=re.ASCII)
             row = {"section": section, "section_no": section_no, "section_title": section_title,
                    "item_no": item_no, "label": label, "method": label, "line": lineno}
             if "na" in m.groupdict() and m.group("na"):

@@ -85,9 +85,9 @@ TZ_OFFSETS = {
 
 # -- messages ----------------------------------------------------------------------------------------
 _SEVERITY = r"(?:LOG|DEBUG[1-5]?|INFO|NOTICE|WARNING|ERROR|FATAL|PANIC|DETAIL|HINT|STATEMENT|CONTEXT|LOCATION)"
-_MESSAGE = re.compile(rf"(?:^|\s)(?P<severity>{_SEVERITY}):  (?P<msg>.*)$")
-_STARTING = re.compile(r"^(?P<kind>checkpoint|restartpoint) starting:(?P<flags>.*)$")
-_COMPLETE = re.compile(r"^(?P<kind>checkpoint|restartpoint) complete: ")
+_MESSAGE = re.compile(rf"(?:^|\s)(?P<severity>{_SEVERITY}):  (?P<msg>.*)$", re.ASCII)
+_STARTING = re.compile(r"^(?P<kind>checkpoint|restartpoint) starting:(?P<flags>.*)$", re.ASCII)
+_COMPLETE = re.compile(r"^(?P<kind>checkpoint|restartpoint) complete: ", re.ASCII)
 _VERSION = re.compile(r"starting PostgreSQL (\d+(?:\.\d+)*)", re.ASCII)
 
 _N, _F, _S = r"(\d+)", r"(\d+(?:\.\d+)?)", r"(\d+\.\d{3}) s"
@@ -123,7 +123,7 @@ COMPLETE_VARIANTS: list[tuple[str, str, tuple[str, ...]]] = [
 def _compile(clauses: tuple[str, ...]) -> tuple[re.Pattern, tuple[str, ...]]:
     pattern = "; ".join(CLAUSES[c][0] for c in clauses)
     columns = tuple(col for c in clauses for col in CLAUSES[c][1])
-    return re.compile(r"^(?:checkpoint|restartpoint) complete: " + pattern + r"\s*$"), columns
+    return re.compile(r"^(?:checkpoint|restartpoint) complete: " + pattern + r"\s*$", re.ASCII), columns
 
 
 _COMPILED = [(name, *_compile(clauses)) for name, _versions, clauses in COMPLETE_VARIANTS]
@@ -210,7 +210,7 @@ def _json_records(fh: TextIO) -> Iterator[Record]:
 
 
 def _is_server_record(severity: str, msg: str) -> bool:
-    return bool(re.fullmatch(_SEVERITY, severity)) and any(msg.startswith(s) for s in _SERVER_MESSAGES)
+    return bool(re.fullmatch(_SEVERITY, severity, flags=re.ASCII)) and any(msg.startswith(s) for s in _SERVER_MESSAGES)
 
 
 def sniff(head: FileHead) -> bool:

@@ -25,6 +25,7 @@ names it) so that it is listed among the sources with its own sha256.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import re
 import tomllib
@@ -45,7 +46,7 @@ CITATION_KEYS = {"report", "year", "document", "table", "page", "section", "url"
 ENVIRONMENT_KEYS = {"machine", "cpu", "cores", "memory", "storage", "os", "software", "scale", "duration_s", "runs", "note",
                     "source"}  # source: where the report states its environment (section, table, slide)
 COLUMN_KEYS = {"factor", "metric", "factors", "unit", "ignore"}
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", re.ASCII)
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$", re.ASCII)
 
 SCHEMA = """
@@ -174,13 +175,13 @@ def citation_line(c: dict[str, Any]) -> str:
 
 
 def decimals_of(printed: str) -> int:
-    mant = re.split(r"[eE]", printed)[0]
+    mant = re.split(r"[eE]", printed, flags=re.ASCII)[0]
     return len(mant.split(".", 1)[1]) if "." in mant else 0
 
 
 def half_unit(printed: str) -> float:
     """Half a unit of the last printed digit: 98.30 -> 0.005, 10247 -> 0.5, 1.5e3 -> 50."""
-    parts = re.split(r"[eE]", printed)
+    parts = re.split(r"[eE]", printed, flags=re.ASCII)
     exp = int(parts[1]) if len(parts) > 1 else 0
     return 0.5 * 10.0 ** (exp - decimals_of(parts[0]))
 
@@ -255,8 +256,6 @@ def parse_sidecar(path: Path, sink) -> None:
     metric_cols = [c for c in header if "metric" in columns[c] and not columns[c].get("ignore")]
     if not metric_cols:
         raise err("columns", "at least one column mapped to a metric")
-
-    import hashlib
 
     runs: dict[str, dict] = {}
     values = []

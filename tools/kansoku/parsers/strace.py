@@ -34,6 +34,7 @@ from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import LONGEST_S, LONGEST_US, MOST, Bound, TableBounds
+from kansoku.parsers.numbers import to_float, to_int
 
 # Header words (after "% time" is glued to "%time") -> column names in the store.
 # strace 4.x-6.x default columns and the -U names they print (docs/formats.md §5.2).
@@ -158,18 +159,18 @@ METRICS = [
 
 # -- recognising lines ---------------------------------------------------------
 
-_DASHES = re.compile(r"^[ -]*-[ -]*$")
-_PERSONALITY = re.compile(r"^System call usage summary for (?P<p>.+?) mode:\s*$")
+_DASHES = re.compile(r"^[ -]*-[ -]*$", re.ASCII)
+_PERSONALITY = re.compile(r"^System call usage summary for (?P<p>.+?) mode:\s*$", re.ASCII)
 _PROCESS = re.compile(r"^(?:\^C)?strace: Process (?P<pid>\d+) (?P<ev>attached|detached|resumed|suspended)\b", re.ASCII)
 _NUMBER = re.compile(r"^-?(?:\d+(?:[.,]\d*)?|[.,]\d+)$|^-?nan$", re.I | re.ASCII)
-_SYSCALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SYSCALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$", re.ASCII)
 
 
 def _header_words(line: str) -> list[str] | None:
     if "calls" not in line or "syscall" not in line:
         return None
     words = line.replace("% time", "%time").split()
-    if "calls" in words and "syscall" in words and all(re.fullmatch(r"[a-z%/_-]+", w) for w in words):
+    if "calls" in words and "syscall" in words and all(re.fullmatch(r"[a-z%/_-]+", w, flags=re.ASCII) for w in words):
         return words
     return None
 
@@ -219,7 +220,8 @@ def strace_command(sink: Sink) -> Command:
     cmds = meta.get("commands", {}) if isinstance(meta.get("commands"), dict) else {}
     text = cmds.get("strace")
     if text is None:
-        text = next((v for v in cmds.values() if isinstance(v, str) and re.match(r"^\s*strace\s", v)), None)
+        text = next((v for v in cmds.values()
+                     if isinstance(v, str) and re.match(r"^\s*strace\s", v, flags=re.ASCII)), None)
     cmd = Command(text=text, attached_to=meta.get("strace_attached_to"))
     if not text:
         return cmd
@@ -272,11 +274,11 @@ def strace_command(sink: Sink) -> Command:
 
 
 def _spans(dash_line: str) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in re.finditer(r"-+", dash_line)]
+    return [(m.start(), m.end()) for m in re.finditer(r"-+", dash_line, flags=re.ASCII)]
 
 
 def _tokens(line: str) -> list[tuple[int, int, str]]:
-    return [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line)]
+    return [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line, flags=re.ASCII)]
 
 
 def _assign(tokens: list[tuple[int, int, str]], spans: list[tuple[int, int]]) -> list[int] | None:
@@ -312,7 +314,7 @@ def _num(tok: str, col: str) -> Any:
     if tok.lower().lstrip("-") == "nan":
         return None
     t = tok.replace(",", ".")
-    return int(t) if col in INT_COLUMNS else float(t)
+    return to_int(t) if col in INT_COLUMNS else to_float(t)
 
 
 @dataclass
@@ -505,7 +507,7 @@ def parse(path: Path, sink: Sink) -> None:
     meta = run_meta(sink)
     v = meta.get("versions", {}).get("strace") if isinstance(meta.get("versions"), dict) else None
     if isinstance(v, str):
-        m = re.search(r"version\s+(\S+)", v)
+        m = re.search(r"version\s+(\S+)", v, flags=re.ASCII)
         sink.set_tool_version(m.group(1) if m else v)
 
 

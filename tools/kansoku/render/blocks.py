@@ -20,7 +20,16 @@ from typing import Any, Callable, Protocol
 from kansoku.errors import KansokuError
 from kansoku.model import VERDICT_MARKS, ComputedReport
 from kansoku.render.typst_markup import pick, render, soft_breaks, text_pt, ui
-from kansoku.render.views import LegendLine, ViewCell, ViewHeader, ViewRow, compare_view, mark, table_view
+from kansoku.render.views import (
+    ViewCell,
+    ViewHeader,
+    ViewRow,
+    compare_view,
+    figure_view,
+    machines_view,
+    missing_figures_view,
+    table_view,
+)
 from kansoku.shortcodes import Shortcode
 
 TEXT_WIDTH_PT = 470           # A4 minus 2 x 22 mm
@@ -245,22 +254,12 @@ def table_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
 
 @block("fig", "layouts/shortcodes/fig.html", needs_chapter=True)
 def figure_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
-    """A numbered figure: its chart exported to SVG in this language, at the text width (or less, when tall)."""
-    L = page.lang
+    """A numbered figure: its chart exported to SVG in this language, at the text width (or less, when tall),
+    and its view (views.figure_view)."""
     f = _item(sc, chapter, "figure", page.where)
     image, width_pt, traces = page.chart(f, chapter)
-    notes: list[Any] = []
-    if not traces:
-        notes.append({"kind": "", "text": ui(L, "no_chart_data")})
-    if f.get("footnote"):
-        notes.append({"kind": "", "text": pick(f["footnote"], L)})
-    if f.get("transcribed"):
-        notes.append(LegendLine("transcribed", mark("transcribed", L).symbol, ui(L, "figure_transcribed"),
-                                "mark-transcribed"))
-    for c in f.get("citations") or []:
-        notes.append({"kind": "", "text": f"{ui(L, 'citation')}: {soft_breaks(str(c))}"})
-    return {"label": pick(f["label"], L), "caption": pick(f["caption"], L), "image": image, "width": width_pt,
-            "notes": notes}
+    view = figure_view(page.rep, page.rep.chapter(chapter["id"]).figures[f["id"]], page.lang, traces)
+    return {"view": view, "image": image, "width": width_pt}
 
 
 # -- the generated pages' blocks ----------------------------------------------------------------------------
@@ -313,30 +312,15 @@ def environment_context(page: Page, sc: Shortcode | None, chapter: dict | None) 
 
 @block("machines", "layouts/partials/machines.html", needs_chapter=True, shortcode=False)
 def machines_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
-    """A chapter's machines (placed by the renderer after the chapter's prose, as the site's single.html does)."""
-    L = page.lang
-    m = chapter.get("machines") or {}
-    summary = pick(m.get("summary") or {}, L)
-    if m.get("unknown"):
-        summary += " " + ui(L, "machines_unknown", m["unknown"])
-    roles = bool(m.get("with_roles"))
-    head = [ui(L, "machines_col_machine")] + ([ui(L, "machines_col_role")] if roles else []) + [
-        ui(L, k) for k in ("machines_col_cpu", "machines_col_memory", "machines_col_os",
-                           "machines_col_virtualization", "machines_col_storage", "machines_col_runs")]
-    rows = [[pick(x["name"], L)] + ([pick(x["role"], L) if x.get("role") else ""] if roles else [])
-            + [pick(x["cpu"], L), str(x["memory"]), soft_breaks(str(x["os"])), pick(x.get("virtualization") or "—", L),
-               soft_breaks(pick(x["storage"], L)), str(x["runs"])]
-            for x in m.get("machines") or []]
-    return {"summary": summary, "head": head, "rows": rows}
+    """A chapter's machines: its view (views.machines_view), its cells free to break in long tokens."""
+    view = machines_view(page.rep.chapter(chapter["id"]), page.lang)
+    return {"view": view, "rows": [[soft_breaks(c) for c in row] for row in view.rows] if view else []}
 
 
 @block("missing_figures", "layouts/partials/missing-figures.html", needs_chapter=True, shortcode=False)
 def missing_figures_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
-    """The chapter's figures of the original that are not drawn, with the reason (after the chapter's prose)."""
-    L = page.lang
-    return {"items": [{"label": pick(m["label"], L), "caption": pick(m["caption"], L), "reason": pick(m["reason"], L),
-                       "note": ui(L, "figure_missing_note", pick(m["note"], L)) if m.get("note") else None}
-                      for m in chapter.get("missing_figures") or []]}
+    """The chapter's figures of the original that are not drawn: its view (views.missing_figures_view)."""
+    return {"view": missing_figures_view(page.rep.chapter(chapter["id"]), page.lang)}
 
 
 COMMAND_COLUMNS = 96          # a printed command line: its text at 0.72 em of mono in a shaded block, with room

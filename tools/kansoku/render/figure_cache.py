@@ -32,7 +32,7 @@ _plotly_version: str | None = None
 def plotly_version() -> str:
     global _plotly_version
     if _plotly_version is None:
-        import plotly
+        import plotly  # plotly only when a figure is drawn
 
         _plotly_version = plotly.__version__
     return _plotly_version

@@ -45,7 +45,7 @@ from typing import Any
 from kansoku import external, resources, site_links, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
-from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends
+from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends, encode
 from kansoku.render import charts, page_reuse, views
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts._draw import COLORS
@@ -58,7 +58,7 @@ CONTENT = Path("content")
 CONFIG = Path("config.toml")
 LANGS = words.LANGS
 
-# plotly.js served by the site: the "basic" partial bundle (scatter, bar, pie; 1.2 MB, MIT) from the npm
+# plotly.js served by the site: the "basic" partial bundle (scatter, bar, pie; MIT) from the npm
 # package plotly.js-basic-dist-min, the same plotly.js version as the plotly Python package that builds
 # the figures. Committed under static/ so that the site builds and works offline with no setup step.
 PLOTLY_JS_VERSION = "4.1.1"
@@ -310,23 +310,24 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
     # what each table and comparison shows, per language (render/views.py: the shortcodes only place it)
     for ch, chapter in zip(d["chapters"], rep.chapters):
         for t in chapter.tables.values():
-            ch["tables"][t.id]["view"] = {lang: views.encode(views.table_view(rep, t, lang)) for lang in LANGS}
+            ch["tables"][t.id]["view"] = {lang: encode(views.table_view(rep, t, lang)) for lang in LANGS}
     for c in rep.compares:
-        d["compares"][c.id]["view"] = {lang: views.encode(views.compare_view(rep, c, lang)) for lang in LANGS}
+        d["compares"][c.id]["view"] = {lang: encode(views.compare_view(rep, c, lang)) for lang in LANGS}
     d["chapter_layout"] = list(views.CHAPTER_LAYOUT)
-    for ch in d["chapters"]:
-        for f in ch["figures"].values():
-            f["figure"] = figures[f["id"]]
+    for ch, chapter in zip(d["chapters"], rep.chapters):
+        # the blocks a chapter's page places around its prose (CHAPTER_LAYOUT), per language; None: not placed
+        ch["views"] = {name: {lang: encode(make(chapter, lang)) for lang in LANGS}
+                       for name, make in views.CHAPTER_VIEWS.items()}
+        for fig in chapter.figures.values():
+            f = ch["figures"][fig.id]
+            f["figure"] = figures[fig.id]
             check_trace_types(rep.id, f)
             f["figure"] = escape_plotly(f["figure"])
-            f["csv"] = {lang: f"/csv/{rep.id}/figure-{f['id']}.{lang}.csv" for lang in LANGS}
-    for fig in rep.figures():  # a kind with downloads of its own offers them instead of its points
-        make = charts.DOWNLOADS.get(fig.chart_data.kind)
-        if make:
-            f = next(x for ch in d["chapters"] for x in ch["figures"].values() if x["id"] == fig.id)
-            f.pop("csv", None)
-            f["downloads"] = {lang: [{"href": f"/csv/{rep.id}/figure-{fig.id}{suffix}", "label": label}
-                                     for suffix, label, _ in make(fig.chart_data, lang)] for lang in LANGS}
+            make = charts.DOWNLOADS.get(fig.chart_data.kind)  # a kind with files of its own offers them
+            f["view"] = {lang: encode(views.figure_view(
+                rep, fig, lang, len(figures[fig.id][lang].get("data") or []),
+                [(f"/csv/{rep.id}/figure-{fig.id}{suffix}", label) for suffix, label, _ in make(fig.chart_data, lang)]
+                if make else None)) for lang in LANGS}
     d.update(sources_layout(d["runs"]))
     return d
 
@@ -334,9 +335,9 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
 def sources_layout(runs: dict[str, dict]) -> dict:
     """Which runs each part of the data-sources page shows (``sources_parts``: run ids, in run id order,
     SOURCES_PER_PAGE a part) and, with more than one part, the part of each run's anchor beyond the first
-    (``sources_part_of``: part 1 sends a link to a run on another part there). Computed here once: the
-    template made the map with one merge a run (quadratic: 35 s for one page at 10,000 runs) and scanned
-    every run on every part."""
+    (``sources_part_of``: part 1 sends a link to a run on another part there). Computed here once: a
+    template would make the map with one merge a run (quadratic in the runs) and scan every run on every
+    part."""
     ids = sorted(runs)
     parts = [ids[i:i + SOURCES_PER_PAGE] for i in range(0, len(ids), SOURCES_PER_PAGE)]
     out: dict = {"sources_parts": parts}
@@ -368,8 +369,8 @@ def sources_assets(rep_id: str, d: dict, files: dict[str, str]) -> None:
     """Move the runs' records that only the data-sources page lists (their files, factors with labels, start,
     host, run.toml) out of a report's JSON ``d`` into one asset per part of that page
     (``assets/sources/<report>/<k>.json``: the part's runs in run id order, each with its ``id``), read by
-    that part alone: at 10,000 runs they were 16 of the JSON's 21 MB, held in Hugo's data for every page it
-    renders. The JSON keeps each run's anchor and factors (a comparison's links name a run's repetition) and
+    that part alone: they are most of a large campaign's JSON, which Hugo would otherwise hold for every
+    page it renders. The JSON keeps each run's anchor and factors (a comparison's links name a run's repetition) and
     the number of parts (``sources_part_count``)."""
     runs = d["runs"]
     parts = d.pop("sources_parts")
@@ -509,22 +510,13 @@ def _add(stats: dict[str, int], more: dict[str, int]) -> None:
         stats[k] = stats.get(k, 0) + v
 
 
-def sync_files(base: Path, files: dict[str, str], roots: tuple[str, ...], since: int | None = None) -> dict[str, int]:
-    """Make ``base/<root>/`` hold exactly ``files`` (relative path -> text): write a file only when its bytes
-    differ, remove the files (and emptied directories) that are not listed, but those modified at or after
-    ``since`` (ns; written during this build by another writer)."""
-    stats = write_files(base, files)
-    stats.update(remove_unlisted(base, set(files), roots, since))
-    return stats
-
-
 def write_files(base: Path, files: dict[str, str], listed: dict[str, set[str] | None] | None = None) -> dict[str, int]:
     """Write each of ``files`` (path relative to ``base`` -> text) whose bytes differ from the file's.
     ``listed``: the names in each directory (None: none there), read once per directory and kept by the caller
     across calls (render.hugo write_generated's batches of run pages): a file not listed is written without
-    looking for it first, and a directory is made once (a first build at 10,000 runs writes ~40,000 files, each
-    of which cost a failed stat and a mkdir of its directory, every such call also a wait for Python's lock
-    taken back from the thread making the next batch)."""
+    looking for it first, and a directory is made once (a first build of a large campaign writes tens of thousands of
+    files; a failed stat and a mkdir for each would also each wait for Python's lock, taken back from the thread
+    making the next batch)."""
     written = unchanged = 0
     base_s = os.fspath(base)
     for rel, txt in files.items():

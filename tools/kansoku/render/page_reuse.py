@@ -1,7 +1,7 @@
 """Run pages Hugo does not render again: a rebuild renders the run pages whose inputs changed, and takes the
 others from the site it replaces.
 
-A campaign's site is mostly run pages (one per run and language: 2,002 of the 2,030 pages at 1,000 runs),
+A campaign's site is mostly run pages (one per run and language: nearly all of its pages),
 and a rebuild after one new run changes a handful of them (the new run and the runs of its condition). Hugo
 renders only part of a site with *segments* (``--renderSegments``, Hugo ≥ 0.124: it still reads every page
 and data file, but writes only the pages of the named segments). So a build:
@@ -244,7 +244,7 @@ HIDE_MAX = 1000
 def mounts(plan_: RunPagePlan, gen: Path, given: list[dict]) -> list[dict]:
     """The mounts Hugo is given for this build: ``given`` (hugo.json's), but that the generated content leaves
     out the run pages taken from the current output. Segments choose what Hugo writes, not what it reads: it
-    parses every page of its content into its page tree (20,000 run pages at 10,000 runs) to render a few.
+    parses every page of its content into its page tree (a campaign's site is mostly run pages) to render a few.
     No page but a run page reads another run page, except a comparison's table (it links a run's page when
     Hugo finds it): the run pages of a report with comparisons whose pages are rendered stay mounted."""
     if not plan_.reuse or len(plan_.render) > HIDE_MAX:

@@ -21,7 +21,7 @@ import hashlib
 import json
 
 from kansoku import words
-from kansoku.model import CHART_COLUMNS, ComputedReport, KeptRunPage, RunPage
+from kansoku.model import CHART_COLUMNS, ComputedReport, KeptRunPage, RunPage, encode
 
 LANGS = words.LANGS
 # the text of a file the generated directory already holds as it should be (render/hugo.py sync_files
@@ -66,16 +66,16 @@ def page_json(page: RunPage, shared: str) -> dict:
     """A run page's own data: ``RunPage.to_json`` less what the template does not read (the run's factors
     and their labels: ``factor_list`` shows them; a metric's unrounded value) and less what its condition's
     pages share (``condition_json``): the condition's runs become the name of that file (``cond``) and the
-    page's place in its list (``ci``), a metric's label is taken from it by the metric's name, and its
+    page's place in its list (``condition_index``), a metric's label is taken from it by the metric's name, and its
     uses, machine, versions and settings by their name (``shared``).
-    (At 10,000 runs a page's condition listed 50 runs, 7.4 of its 18 KB: Hugo parsed and walked that list for
-    every page and language.)"""
+    (A condition's list of runs would otherwise be a large part of every page's data, parsed and walked by
+    Hugo for every page and language.)"""
     d = page.to_json()
     del d["factors"], d["factor_labels"], d["condition"]
     d["cond"] = condition_name(page.info.factors)
-    d["ci"] = [r.id for r in page.condition].index(page.info.id)
+    d["condition_index"] = [r.id for r in page.condition].index(page.info.id)
     for m in d["metrics"]:
-        del m["label"], m["v"]
+        del m["label"], m["value"]
     for k in SHARED:
         del d[k]
     d["shared"] = shared
@@ -89,7 +89,7 @@ SHARED = ("uses", "machine", "versions", "settings", "settings_kind")
 
 def page_shared(page: RunPage) -> dict:
     """A run's uses, machine, versions and settings (``SHARED``) as ``RunPage.to_json`` writes them."""
-    return {"uses": [u.to_json() for u in page.uses],
+    return {"uses": encode(page.uses),
             "machine": [{"name": k, "value": v} for k, v in page.machine],
             "versions": [{"tool": k, "value": v} for k, v in page.versions],
             "settings": [{"name": k, "value": v} for k, v in page.settings], "settings_kind": page.settings_kind}
@@ -110,7 +110,7 @@ def condition_json(condition: list, pages: list[RunPage], shared: dict[str, dict
         for m in page.metrics:
             for lang in LANGS:
                 labels[lang][m.metric] = m.label[lang]
-    return {"runs": [{"id": r.id, "a": r.anchor, "rep": r.rep} for r in condition],
+    return {"runs": [{"id": r.id, "anchor": r.anchor, "rep": r.rep} for r in condition],
             "labels": {lang: dict(sorted(v.items())) for lang, v in labels.items()},
             "shared": dict(sorted(shared.items()))}
 

@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from kansoku.render import charts
 from kansoku.render.blocks import BLOCKS
 from kansoku.render.charts import escape_plotly
 from kansoku.render.typst_markup import pick, raw_block, raw_inline, render, typst_str, ui
-from kansoku.render.views import CHAPTER_LAYOUT
+from kansoku.render.views import CHAPTER_LAYOUT, CHAPTER_VIEWS
 
 LANGS = words.LANGS
 
@@ -100,7 +101,7 @@ class FontSet:
 
 def font_set(font_dirs: list[str] | None = None) -> FontSet:
     """The fonts typst will see: system fonts (or only ``font_dirs`` / $KANSOKU_FONT_DIRS) and its own."""
-    import typst
+    import typst  # the typst compiler only for PDFs
 
     if font_dirs is None and os.environ.get(FONT_DIRS_ENV):
         font_dirs = [d for d in os.environ[FONT_DIRS_ENV].split(os.pathsep) if d]
@@ -181,7 +182,7 @@ NO_NETWORK_PROXY = "127.0.0.1:9"
 
 
 def kaleido_options(chromium: str) -> dict[str, Any]:
-    import plotly
+    import plotly  # plotly only when a figure is exported
 
     plotlyjs = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     return {"path": chromium, "mathjax": False, "plotlyjs": str(plotlyjs), "proxy_server": NO_NETWORK_PROXY,
@@ -194,7 +195,7 @@ def export_svgs(charts: list[Chart], chromium: str | None = None) -> float:
         return 0.0
     t0 = time.monotonic()
     chromium = chromium or find_chromium()
-    import kaleido
+    import kaleido  # kaleido (Chromium) only when figures are exported
 
     jobs = []
     for c in charts:
@@ -342,10 +343,8 @@ class Document:
         for part in CHAPTER_LAYOUT if chapter else ("prose",):  # the order the site places them in too
             if part == "prose":
                 out.append(self.page_prose(p))
-            elif part == "machines" and (chapter.get("machines") or {}).get("machines"):
-                out.append(raw_block(BLOCKS["machines"].render(self, None, chapter)))
-            elif part == "missing_figures" and chapter.get("missing_figures"):
-                out.append(raw_block(BLOCKS["missing_figures"].render(self, None, chapter)))
+            elif CHAPTER_VIEWS[part](self.rep.chapter(chapter["id"]), self.lang) is not None:
+                out.append(raw_block(BLOCKS[part].render(self, None, chapter)))
         return "".join(out)
 
     def page_prose(self, p: Page) -> str:
@@ -425,7 +424,7 @@ class Document:
 
 def _pandoc(md: str, variables: dict[str, str], lists: dict[str, list[str]] | None = None) -> str:
     try:
-        import pypandoc
+        import pypandoc  # pandoc only for prose
     except ImportError:
         raise MissingToolError("pandoc not found: pip install pypandoc-binary (it ships the pandoc binary)") from None
     args = ["--standalone", f"--template={TEMPLATE}", "--wrap=none"]
@@ -458,8 +457,6 @@ except Exception as exc:
 
 
 def _typst_compile(typ_path: Path, out: Path, root: Path, fonts: FontSet) -> None:
-    import sys
-
     args = json.dumps({"src": str(typ_path), "out": str(out), "root": str(root),
                        "fonts": [str(p) for p in fonts.font_paths], "ignore": fonts.ignore_system})
     proc = external.run("typst", [sys.executable, "-c", _TYPST_CHILD, args],

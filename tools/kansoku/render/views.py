@@ -2,7 +2,7 @@
 
 A view holds every text a reader sees in a block (a table's caption, headers, cells with their marks in
 order, the lines under a cell, the legend in order, the notes) and the classes the site styles them by.
-``render.hugo`` writes the views into the page data (``encode``: one encoder for every view, no short keys)
+``render.hugo`` writes the views into the page data (``model.encode``: one encoder for every record, no short keys)
 and ``layouts/shortcodes/`` places them; the typst templates (``render/blocks.py``) place the same views.
 Neither template decides what a cell says, which marks it carries, or which lines the legend holds.
 ``tests/test_block_contract.py`` holds the two outputs to the same texts.
@@ -10,12 +10,11 @@ Neither template decides what a cell says, which marks it carries, or which line
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kansoku.model import VERDICT_KINDS, VERDICT_MARKS, Cell, Comparison, ComputedReport, Table
+from kansoku.model import VERDICT_KINDS, VERDICT_MARKS, Cell, Chapter, Comparison, ComputedReport, Figure, Table
 from kansoku.render.typst_markup import pick, ui
 
 # The order of what a chapter's page places around its prose: both the site (layouts/_default/single.html)
@@ -25,11 +24,6 @@ CHAPTER_LAYOUT = ("machines", "prose", "missing_figures")
 
 MINUS_SIGN = "▲"  # a minus in Japanese printing (and in transcribed cells): explained wherever a cell uses it
 SIDE = re.compile(r"(\S+) (\[[^\]]*\]) (n = \d+)")  # a compared side as printed: median [min–max] n = 5
-
-
-def encode(view: Any) -> dict[str, Any]:
-    """A view as the page data Hugo reads (the field names are the keys)."""
-    return dataclasses.asdict(view)
 
 
 @dataclass
@@ -346,3 +340,106 @@ def compare_view(rep: ComputedReport, c: Comparison, lang: str) -> CompareView:
         legend=legend(kinds & set(VERDICT_KINDS), [x.text for row in rows for x in row.cells[1:2]], L),
         csv=[Link(ui(L, "download_csv"), f"/csv/{rep.id}/{c.page}.csv")],
         command_title=ui(L, "compare_same_as"), command=c.selections)
+
+
+# -- figures ------------------------------------------------------------------------------------------------
+
+@dataclass
+class Note:
+    """A line under a figure: its footnote, where transcribed values come from, a citation."""
+
+    text: str
+    css: str                                     # the site's class of its paragraph
+    mark: Mark | None = None                     # printed before the text (†)
+
+
+@dataclass
+class FigureView:
+    """A numbered figure ({{< fig >}}) in one language: what is said around its chart."""
+
+    id: str
+    label: str                                   # "図 3.1" / "Figure 3.1"
+    caption: str
+    notes: list[Note]                            # in order: no data, footnote, transcribed, citations
+    downloads: list[Link]                        # its plotted data, or the kind's own files (site only)
+
+
+def figure_view(rep: ComputedReport, f: Figure, lang: str, traces: int,
+                downloads: list[tuple[str, str]] | None = None) -> FigureView:
+    """A figure as read in ``lang``; ``traces``: how many its drawing has (none: said in a note);
+    ``downloads``: (site path, label) of the kind's own files, else the plotted data's CSV."""
+    L = lang
+    notes = [Note(ui(L, "no_chart_data"), "footnote chart-empty")] if not traces else []
+    if f.footnote:
+        notes.append(Note(pick(f.footnote, L), "footnote"))
+    if f.transcribed:
+        notes.append(Note(ui(L, "figure_transcribed"), "footnote figure-transcribed", mark("transcribed", L)))
+    notes += [Note(f"{ui(L, 'citation')}: {c}", "footnote citation") for c in f.citations]
+    links = ([Link(label, href) for href, label in downloads] if downloads is not None
+             else [Link(ui(L, "download_csv"), f"/csv/{rep.id}/figure-{f.id}.{L}.csv")])
+    return FigureView(id=f.id, label=pick(f.label, L), caption=pick(f.caption, L), notes=notes, downloads=links)
+
+
+# -- a chapter's machines and its figures not drawn ---------------------------------------------------------
+
+@dataclass
+class MachinesView:
+    """Which machines a chapter's runs ran on (report/machines.py chapter_machines), in one language."""
+
+    heading: str
+    summary: str
+    emphasis: bool                               # the summary said strongly: the runs span several machines
+    unknown: str | None                          # runs without a record of their machine
+    head: list[str]                              # column labels
+    rows: list[list[str]]                        # one a machine (and role): its name first
+    source: str                                  # where the block's facts come from
+
+
+def machines_view(ch: Chapter, lang: str) -> MachinesView | None:
+    """A chapter's machines block as read in ``lang``; None when its runs recorded no machine."""
+    L, m = lang, ch.machines or {}
+    if not m.get("machines"):
+        return None
+    roles = bool(m.get("with_roles"))
+    head = [ui(L, "machines_col_machine")] + ([ui(L, "machines_col_role")] if roles else []) + [
+        ui(L, f"machines_col_{k}") for k in ("cpu", "memory", "os", "virtualization", "storage", "runs")]
+    rows = [[pick(x["name"], L)] + ([pick(x.get("role"), L)] if roles else [])
+            + [pick(x["cpu"], L), pick(x["memory"], L), pick(x["os"], L), pick(x.get("virtualization") or "—", L),
+               pick(x["storage"], L), str(x["runs"])] for x in m["machines"]]
+    return MachinesView(heading=ui(L, "machines_heading"), summary=pick(m.get("summary"), L),
+                        emphasis=bool(m.get("span")),
+                        unknown=ui(L, "machines_unknown", m["unknown"]) if m.get("unknown") else None,
+                        head=head, rows=rows, source=ui(L, "machines_source"))
+
+
+@dataclass
+class MissingFigureLine:
+    label: str
+    caption: str
+    reason: str                                  # why it is not drawn
+    note: str | None                             # what exactly is missing, as said after the reason
+
+
+@dataclass
+class MissingFiguresView:
+    """The figures of a chapter's original that are not drawn, with the reason, in one language."""
+
+    title: str
+    intro: str
+    items: list[MissingFigureLine]
+
+
+def missing_figures_view(ch: Chapter, lang: str) -> MissingFiguresView | None:
+    """The list of a chapter's figures not drawn as read in ``lang``; None when it draws them all."""
+    L = lang
+    if not ch.missing_figures:
+        return None
+    return MissingFiguresView(
+        title=ui(L, "figure_missing_title"), intro=ui(L, "figure_missing_intro"),
+        items=[MissingFigureLine(pick(m.label, L), pick(m.caption, L), pick(m.reason, L),
+                                 ui(L, "figure_missing_note", pick(m.note, L)) if m.note else None)
+               for m in ch.missing_figures])
+
+
+# the views of the blocks a chapter's page places besides its prose, by their names in CHAPTER_LAYOUT
+CHAPTER_VIEWS = {"machines": machines_view, "missing_figures": missing_figures_view}

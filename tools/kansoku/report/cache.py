@@ -315,8 +315,8 @@ class ItemCache(PickleEntries):
 
 # hashlib lets other threads run while it hashes 2,048 bytes or more: a run page's key is made by the thread that
 # makes the run pages (app/build.py Ahead) while the renderer holds Python's lock, so each such release cost the
-# thread a wait for the lock as long as the renderer's next stretch of Python (traced at 10,000 runs: 2.8-4.1 s
-# of the step's wall on the key's hashing, most of it waiting). Fed in smaller pieces, the lock is kept.
+# thread a wait for the lock as long as the renderer's next stretch of Python (docs/build-performance.md). Fed
+# in smaller pieces, the lock is kept.
 _GIL_FREE_HASH = 2048
 
 

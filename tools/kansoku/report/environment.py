@@ -10,6 +10,7 @@ from typing import Any
 from kansoku import words
 from kansoku.model import Environment
 from kansoku.report import machines
+from kansoku.report.methods import citation_text
 from kansoku.report.provenance import human_size
 from kansoku.spec.model import LANGS
 from kansoku.store.db import Store
@@ -41,7 +42,6 @@ def transcribed_environments(store: Store, run_ids: list[str]) -> tuple[list[dic
     """The environments the cited reports state for the transcribed runs among ``run_ids``: one entry per
     distinct [published.environment], with the citations (report, table, section) of the tables that state it
     and their number of runs; and the number of transcribed runs whose transcription states none."""
-    from kansoku.report.methods import citation_text  # methods imports nothing of this module
     if not run_ids:
         return [], 0
     groups: dict[str, dict] = {}
@@ -157,7 +157,8 @@ def environment(store: Store, run_ids: list[str], rm: "machines.RunMachines | No
     with_roles = any(len(g["roles"]) > 1 for g in groups.values()) or len({r for g in groups.values()
                                                                            for r in g["roles"]}) > 1
     keys = list(MACHINE_FIELDS)
-    extra = sorted({k for g in groups.values() for k in g["machine"]} - set(keys))
+    # the virtualisation's layers are in its words (report/machines.py), not a column of their own
+    extra = sorted({k for g in groups.values() for k in g["machine"]} - set(keys) - {"virtualization_layers"})
     fields = [(k, words.both(f"env_field_{k}")) for k in MACHINE_FIELDS] + [(k, {"ja": k, "en": k}) for k in extra]
     present = [(k, lab) for k, lab in fields if any(k in g["machine"] for g in groups.values())]
     out["machine_fields"] = ([words.both("env_field_role")] if with_roles else []) + [lab for _, lab in present]

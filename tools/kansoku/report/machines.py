@@ -122,11 +122,20 @@ def _virtual_disk(name: str) -> str | None:
     return None
 
 
+def _layers(inv: dict[str, Any]) -> tuple[str, str]:
+    """(hypervisor, container) as collect recorded both layers (systemd-detect-virt --vm, --container), each
+    '' when absent or 'none'."""
+    layers = inv.get("virtualization_layers") if isinstance(inv.get("virtualization_layers"), dict) else {}
+    vm, container = (str(layers.get(k) or "") for k in ("vm", "container"))
+    return (vm if vm in HYPERVISORS else "", container if container in CONTAINERS else "")
+
+
 def in_vm(inv: dict[str, Any]) -> bool:
-    """The machine is a virtual machine: its detected virtualisation is a hypervisor, or one of its disks is a
-    paravirtual device (a container inside a virtual machine is detected as the container)."""
+    """The machine is a virtual machine: its detected virtualisation (either layer) is a hypervisor, or one of
+    its disks is a paravirtual device (a container inside a virtual machine is detected as the container)."""
     disks = inv.get("disks") if isinstance(inv.get("disks"), dict) else {}
-    return str(inv.get("virtualization") or "") in HYPERVISORS or any(_virtual_disk(str(n)) for n in disks)
+    return str(inv.get("virtualization") or "") in HYPERVISORS or bool(_layers(inv)[0]) or \
+        any(_virtual_disk(str(n)) for n in disks)
 
 
 def disk_kind(name: str, d: dict[str, Any], inv: dict[str, Any]) -> str | None:
@@ -144,7 +153,12 @@ def disk_kind(name: str, d: dict[str, Any], inv: dict[str, Any]) -> str | None:
 
 def virtualisation(inv: dict[str, Any]) -> dict[str, str] | str:
     """The detected virtualisation in words, the same in a chapter's block, the appendix and a run page:
-    'docker container in a virtual machine' when a container runs on a machine with virtio disks."""
+    'docker container in a virtual machine' when a container runs on a machine with virtio disks, 'docker
+    container in a virtual machine (kvm)' when both layers were recorded."""
+    hypervisor, container = _layers(inv)
+    if hypervisor and container:
+        return {lang: words.t(lang, "virt_container_in_named_vm", container=container, vm=hypervisor)
+                for lang in LANGS}
     v = str(inv.get("virtualization") or "")
     vm = in_vm(inv)
     if v in CONTAINERS:

@@ -7,7 +7,7 @@ import hashlib
 from typing import Any
 
 from kansoku.analysis import tables as analysis
-from kansoku.model import Provenance, ProvenanceGroup, ProvenanceRun, RunInfo, SourceFile
+from kansoku.model import FactorValue, Provenance, ProvenanceGroup, ProvenanceRun, RunInfo, SourceFile
 from kansoku.spec.model import LANGS, Item
 from kansoku.store.db import RUN_TOML, Store, blob_path
 
@@ -111,7 +111,7 @@ def item_provenance(store: Store, report: Any, run_ids: list[str], reps: set[str
     for g, _ in ordered:
         g.runs.sort(key=lambda r: analysis.factor_sort_key(None, rep_factor)(r.rep))
     return Provenance(
-        common=[(fname(f), lab(f, factors[run_ids[0]].get(f))) for f in common],
+        common=[FactorValue(fname(f), lab(f, factors[run_ids[0]].get(f))) for f in common],
         factors=[fname(f) for f in varying],
         groups=[g for g, _ in ordered],
         runs=len(run_ids),

@@ -27,6 +27,7 @@ import functools
 import json
 import re
 import statistics
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,6 +48,7 @@ from kansoku.model import (
     RunSeries,
     RunUse,
     Table,
+    encode,
 )
 from kansoku.report.cache import ItemCache
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
@@ -154,7 +156,8 @@ t AS (
 # each run's seconds (the rows of j, or of the table made of them) as one row: its numbers as lists, and its
 # CSV text whole (RunSeries.csv: the header, then a line a second of the columns the run has, any value
 # present, each with its fixed decimals, an empty field for a second without a sample). The text is made here,
-# not in Python: a run's ten text columns were ~6,000 strings fetched, kept in the cache and joined again.
+# not in Python: a run's ten text columns would be thousands of strings fetched, kept in the cache and joined
+# again.
 _SERIES_HAS = {col: f"_has_{col}" for col in SERIES_COLUMNS}
 _SERIES_TEXT = {col: "second::VARCHAR" if col == "second" else f"printf('%.{SERIES_COLUMNS[col]}f', {col})"
                 for col in SERIES_COLUMNS}
@@ -302,7 +305,7 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
             cond = cond_keys.get(id(page.condition[0]) if page.condition else 0)
             if cond is None:
                 cond = cache.condition_key(store, [r.id for r in page.condition],
-                                           _inputs_json([r.to_json() for r in page.condition]))
+                                           _inputs_json(encode(page.condition)))
                 cond_keys[id(page.condition[0]) if page.condition else 0] = cond
             key = cache.run_page_key(store, report, rid, cond, _page_inputs(page))
             has_series = cache.page_kept(key) if key and handles else None
@@ -362,8 +365,8 @@ def _read_back(store: Store, report: Report, page: RunPage, key: str, cache: Ite
 def _kept(page: RunPage) -> RunPage:
     """The page as the item cache keeps it: without what _page_batch makes of the report before its key (the
     report's record of the run, its factors, condition and uses: inputs of the key, so the same for every page
-    of the key), which :func:`_unkept` puts back. The condition's 50 runs and the record's files were half of a
-    page's pickling at 10,000 runs (~200 -> ~95 us a page; 22 -> 12 KB written)."""
+    of the key), which :func:`_unkept` puts back. The condition's runs and the record's files would otherwise be
+    about half of what each page pickles and writes."""
     return dataclasses.replace(page, info=None, factors=[], condition=[], uses=[])
 
 
@@ -381,7 +384,7 @@ def _page_inputs(page: RunPage) -> str:
     the tables and figures that use it. The text is ``json.dumps`` of the three keys with ``sort_keys``, made of
     its parts (the encoder writes a value inside an object as it writes it alone)."""
     return (f'{{"factors": {_inputs_json(page.factors)}, "info": {_inputs_json(page.info.to_json())}, '
-            f'"uses": {_inputs_json([u.to_json() for u in page.uses])}}}')
+            f'"uses": {_inputs_json(encode(page.uses))}}}')
 
 
 def _inputs_json(value: Any) -> str:
@@ -399,10 +402,10 @@ def _per_store(store: Store, name: str, compute):
 def _metrics_by_branch(store: Store, run_ids: list[str] | None = None, together: bool = False
                        ) -> dict[str, dict[str, float]]:
     """Metric -> value of each run (of ``run_ids``, else of every run), a branch of the run_metrics view at a
-    time (the largest branch's memory alone; one statement of the whole view also costs its planning, ~1 s
-    of CPU at 1,000 runs, above the branches' sum). ``together``: the branches in one statement, in their
-    order (a few runs' own rows, ``Store.runs_only``: 61 statements' planning 0.25 -> 0.18 s of CPU for one
-    run). A metric several hosts of a run measured is named by role: cpu_idle_pct[server], cpu_idle_pct[client]."""
+    time (the largest branch's memory alone; one statement of the whole view also costs its planning, above
+    the branches' sum). ``together``: the branches in one statement, in their
+    order (a few runs' own rows, ``Store.runs_only``: one statement is planned once instead of one per
+    branch). A metric several hosts of a run measured is named by role: cpu_idle_pct[server], cpu_idle_pct[client]."""
     where = "" if run_ids is None else " AND run_id IN " + only_runs("_IN_RUNS", run_ids)
     rows: dict[tuple[str, str], list[tuple[str | None, float]]] = {}
     selects = [f"SELECT run_id, metric, role, value FROM ({select}) WHERE value IS NOT NULL AND isfinite(value){where}"
@@ -738,8 +741,6 @@ class _EventsAhead:
     """:func:`_every_event` on a second connection, in a thread of its own (see :func:`events_ahead`)."""
 
     def __init__(self, store: Store):
-        import threading
-
         self._cur = store.con.cursor()
         self._store = Store(self._cur, store.path, True)
         self._value: dict[str, list] | None = None
@@ -775,8 +776,8 @@ def events_ahead(store: Store) -> _EventsAhead:
     computed from now on by a thread of its own on a second connection of the store, while the build computes
     its reports on the first: the run_events view reads pgbench's and PostgreSQL's tables, none of the samples'
     temporary tables of that connection (``share_samples``), and DuckDB runs the two connections' statements at
-    once, without Python's lock (at 10,000 runs the statement took 2.3 s of the run pages' step before their
-    first batch, while the renderer waited). ``close()`` (always, before the store is closed) interrupts it
+    once, without Python's lock (the statement is long enough at many runs to keep the renderer waiting
+    before the first batch; docs/build-performance.md). ``close()`` (always, before the store is closed) interrupts it
     and waits for it."""
     ahead = _EventsAhead(store)
     store.__dict__["_kansoku_events_ahead"] = ahead

@@ -36,6 +36,7 @@ from kansoku.errors import SpecError
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import Page
 from kansoku.spec.model import LANGS, Report
+from kansoku.spec.validate import Problem, SpecProblems, did_you_mean
 
 # titles of the pages a report has without prose of its own (words: i18n page_title_<kind>)
 DEFAULT_TITLES = {kind: words.both(f"page_title_{kind}")
@@ -90,8 +91,6 @@ def report_pages(report: Report, content_root: Path = Path("content/reports"), *
     content_dir = content_root / report.id
     problems = page_problems(report, content_root)
     if problems:
-        from kansoku.spec.validate import SpecProblems
-
         raise SpecProblems(problems)
     pages: list[Page] = []
     known: set[str] = set()
@@ -149,8 +148,6 @@ def page_problems(report: Report, content_root: Path = Path("content/reports")) 
       spec, not in content/), or a page that is not a chapter's but places tables or figures;
     - a table or figure placed on a chapter's page that the chapter does not declare.
     """
-    from kansoku.spec.validate import Problem, did_you_mean
-
     content_dir = content_root / report.id
     out: list = []
     if not content_dir.is_dir():
@@ -232,8 +229,6 @@ def content_problems(reports: list[Report], content_root: Path = Path("content/r
                      unchecked: Iterable[str] = ()) -> list:
     """Every page problem of every report, and report directories in content/ that no spec declares
     (``unchecked``: ids of reports whose spec could not be read; their pages are not checked)."""
-    from kansoku.spec.validate import Problem, did_you_mean
-
     out: list = []
     ids = {r.id for r in reports} | set(unchecked)
     if content_root.is_dir():

@@ -29,6 +29,7 @@ from kansoku import shortcodes, words
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import BoundValue, Cell, Finding, Page, Table
 from kansoku.spec.model import LANGS, text
+from kansoku.spec.validate import Problem, did_you_mean
 from kansoku.values import canon
 
 COORDS = ("row", "column", "metric", "group")
@@ -166,8 +167,6 @@ def resolve_ref(items: dict[str, dict[str, Any]], sc: shortcodes.Shortcode) -> B
     kind = named[0]
     item_id = args[kind]
     if item_id not in items[kind]:
-        from kansoku.spec.validate import did_you_mean
-
         raise Unbound(f"no {kind} {item_id!r} in this report" + did_you_mean(item_id, items[kind]))
     chapter_id, item = items[kind][item_id]
     return BoundValue(dict(item.label), {lang: f"{item.label[lang]} {item.caption[lang]}" for lang in LANGS},
@@ -178,8 +177,6 @@ def page_values(pages: list[Page], chapters: list) -> tuple[dict[str, BoundValue
     """Every ``val`` and ``ref`` of the report's prose pages, resolved against its chapters' tables and
     figures, and the problems (spec.validate.Problem: file, line, what is wrong) of those that name no single
     cell or item, keyed by ``Shortcode.value_key``."""
-    from kansoku.spec.validate import Problem
-
     items: dict[str, dict[str, Any]] = {
         "table": {t.id: (ch.id, t) for ch in chapters for t in ch.tables.values()},
         "figure": {f.id: (ch.id, f) for ch in chapters for f in ch.figures.values()}}
@@ -201,8 +198,6 @@ def page_values(pages: list[Page], chapters: list) -> tuple[dict[str, BoundValue
                 if table_id is None:
                     raise Unbound("name its table: table=\"id\"")
                 if table_id not in tables:
-                    from kansoku.spec.validate import did_you_mean
-
                     raise Unbound(f"no table {table_id!r} in this report" + did_you_mean(table_id, tables))
                 values[key] = replace(resolve(tables[table_id], sc), chapter=items["table"][table_id][0])
             except Unbound as exc:
@@ -267,8 +262,6 @@ def stated_numbers(body: str, lang: str, line_offset: int = 0) -> list[tuple[int
 def unbound_numbers(pages: list[Page]) -> list:
     """Problems (file, line) of numbers a measured report's prose states without its data: each should be
     a bound value (``{{< val … >}}``), so that it moves with the data."""
-    from kansoku.spec.validate import Problem
-
     out = []
     for lang, f, body, offset in _bodies(pages):
         for line, lit in stated_numbers(body, lang, offset):
@@ -293,8 +286,6 @@ def literal_refs(pages: list[Page], report) -> list:
     """Problems (file, line) of tables and figures of this report named by their number as text ("table 1.2"):
     each should be ``{{< ref table="id" >}}``, so that the number follows the report when an item is added.
     A number preceded in its sentence by another report's name (FY2017, a year, §) is that report's."""
-    from kansoku.spec.validate import Problem
-
     numbered = {(it.kind, it.number): it.id for ch in report.chapters for it in ch.items}
     out = []
     for lang, f, body, offset in _bodies(pages):

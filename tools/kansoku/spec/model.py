@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kansoku import words
 from kansoku.errors import SpecError
 from kansoku.spec.keys import (
     BASELINE_KEYS,
@@ -160,8 +161,6 @@ class Item:
 
     def prefix(self, lang: str) -> str:
         """``表 2.1`` / ``Figure 2.1``: the item's printed label (words from i18n)."""
-        from kansoku import words
-
         return words.t(lang, "table_label" if self.kind == "table" else "figure_label", self.number)
 
 

@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from kansoku.spec import keys as model_keys
 from kansoku.words import LANGS
 
 REPO = Path(__file__).resolve().parents[3]
@@ -317,12 +318,10 @@ SECTIONS: dict[str, dict[str, dict]] = {
 def _model_keys() -> dict[str, set[str]]:
     """Keys spec/model.py accepts: a key added there before it is described here still validates
     (the docs then say so), so that the two never disagree at run time."""
-    from kansoku.spec import keys as model
-
-    return {"report": set(model.REPORT_KEYS), "scope": set(model.SCOPE_KEYS), "top": set(model.TOP_KEYS), "chapter": set(model.CHAPTER_KEYS),
-            "factor": set(model.FACTOR_KEYS), "metric": set(model.METRIC_KEYS), "item": set(model.ITEM_KEYS),
-            "baseline": set(model.BASELINE_KEYS), "missing_figure": set(model.MISSING_FIGURE_KEYS),
-            "compare": set(model.COMPARE_KEYS)}
+    return {"report": set(model_keys.REPORT_KEYS), "scope": set(model_keys.SCOPE_KEYS), "top": set(model_keys.TOP_KEYS), "chapter": set(model_keys.CHAPTER_KEYS),
+            "factor": set(model_keys.FACTOR_KEYS), "metric": set(model_keys.METRIC_KEYS), "item": set(model_keys.ITEM_KEYS),
+            "baseline": set(model_keys.BASELINE_KEYS), "missing_figure": set(model_keys.MISSING_FIGURE_KEYS),
+            "compare": set(model_keys.COMPARE_KEYS)}
 
 
 def chart_key(chart_kinds: Iterable[str]) -> dict[str, Any]:

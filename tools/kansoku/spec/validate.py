@@ -24,9 +24,12 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterable
 
 from kansoku.errors import SpecError
+from kansoku.resources import code_version
+from kansoku.spec.schema import FIGURE, TABLE, schema
 
 
 @dataclass
@@ -123,7 +126,7 @@ class Locator:
         return self._doc
 
     def _parse(self, text: str):
-        from tomlkit.items import AoT, Table
+        from tomlkit.items import AoT, Table  # tomlkit only to locate a problem's line
         from tomlkit.parser import Parser
 
         pos = self._pos
@@ -209,8 +212,6 @@ def load_toml(path: Path) -> tuple[dict | None, str | None, list[Problem]]:
 
 def text_key(text: str) -> str:
     """What a spec's check without a database depends on: its text and the code (the schema, the checks)."""
-    from kansoku.resources import code_version
-
     return hashlib.sha256(f"{code_version()}\0spec\0{text}".encode()).hexdigest()
 
 
@@ -234,9 +235,7 @@ _VALIDATOR = None
 def _validator():
     global _VALIDATOR
     if _VALIDATOR is None:
-        from jsonschema import Draft202012Validator
-
-        from kansoku.spec.schema import schema
+        from jsonschema import Draft202012Validator  # built once, on the first spec checked
 
         _VALIDATOR = Draft202012Validator(schema())
     return _VALIDATOR
@@ -270,7 +269,7 @@ def _types(t: Any) -> str:
 
 
 def _matches_type(schema: dict, instance: Any) -> bool:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator  # jsonschema only when a problem is worded
 
     t = schema.get("type")
     if t is None:
@@ -296,8 +295,6 @@ def schema_error_messages(err) -> list[tuple[tuple, str]]:
     path = tuple(err.absolute_path)
     inst, v, sch = err.instance, err.validator, err.schema
     if v == "additionalProperties":
-        from kansoku.spec.schema import FIGURE, TABLE
-
         allowed = set(sch.get("properties", {}))
         extra = [k for k in inst if k not in allowed]
         other = {"[[chapter.table]]": ("figures", "tables", FIGURE),
@@ -459,8 +456,6 @@ def item_paths(raw: dict) -> Iterable[tuple[tuple, str, dict]]:
 def outline(path: Path, raw: dict):
     """What the page checks need of a spec that does not load (id, chapters with their numbers and
     items), as far as it can be read."""
-    from types import SimpleNamespace
-
     rep = _d(raw.get("report"))
     rid = rep["id"] if isinstance(rep.get("id"), str) else path.stem
     chapters = []

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
 import os
 import re
+import shutil
 import tempfile
 import time
 from contextlib import contextmanager
@@ -57,9 +59,8 @@ PER_RUN_TABLES = {
 
 # Views over PER_RUN_TABLES that a run's page reads many times (most of run_metrics' branches, run_events and
 # the series read the steady state, the CPU and disk samples of the run's window): ``Store.runs_only(views=...)``
-# computes each once over the runs' rows, in this order (a view after those it reads). For one new run of the
-# example, its metrics and events went from 0.87 to 0.41 s of CPU: planning the views again for each of ~60
-# statements was most of it, not their rows.
+# computes each once over the runs' rows, in this order (a view after those it reads). Planning the views
+# again for each of a run page's statements, not their rows, was most of the cost (docs/build-performance.md).
 RUN_VIEWS = ("pgbench_tps_per_second", "pgbench_tps_samples", "pgbench_steady_state", "pgbench_stalls",
              "sys_series_chosen", "sys_metrics_auth", "cpu", "disk", "memory", "cpu_in_run", "disk_in_run",
              "memory_in_run", "cpu_in_run_mean", "disk_in_run_mean", "run_time_axis", "pgbench_aggregate_intervals")
@@ -263,8 +264,8 @@ class Store:
         order they were stored) to a Parquet file; the number of rows, and the values of the ``per_file``
         columns of each file (source_id -> values) when each file has one value in each of them: those columns
         are then left out of the file (``import_rows`` puts them back). Five such columns of ``sys_metrics``
-        (run_id, tool, format, host, role: the same on each of a file's ~8,300 rows) were half of the cost of
-        writing a chunk's rows."""
+        (run_id, tool, format, host, role: the same on each of a file's thousands of rows) would be much of the
+        cost of writing a chunk's rows."""
         cols = self.table_columns(table)  # a known table, not a name from elsewhere
         values = None
         if per_file and all(c in cols for c in per_file) and "source_id" in cols:
@@ -321,8 +322,8 @@ class Store:
         computes these runs alone: their rows are those of the whole store for these runs, since a view's
         rows of a run come from those tables' rows of that run only (``PER_RUN_TABLES``;
         tests/test_runs_only.py compares both). Without it a run filter reaches the tall tables only as far
-        as the views' windows and unions let it: a rebuild after one new run at 1,000 runs computed the
-        windows of every run (docs/build-performance.md). ``views``: views over these tables (``RUN_VIEWS``)
+        as the views' windows and unions let it: a rebuild after one new run would compute the windows of
+        every run (docs/build-performance.md). ``views``: views over these tables (``RUN_VIEWS``)
         made temporary tables of their rows too, once, after the tables: every later statement reads them as
         they are (their rows are these runs' alone) instead of planning the view again."""
         lits = ", ".join(sql_str(r) for r in run_ids) or "NULL"
@@ -514,7 +515,7 @@ class Store:
         """Store measured runs: for each, its row of ``runs`` (without ingested_at), its factors
         (name -> (value, origin)), its hosts (``run_hosts`` rows, replacing the run's stored ones) and the
         machines they ran on (``machines`` rows, each kept once). A few statements for all the runs of an
-        ingest (a dozen per run cost 1,000 runs ~10 s). Returns each run's state: 'new', 'updated' or
+        ingest, not a dozen per run. Returns each run's state: 'new', 'updated' or
         'unchanged' (its row and factors as stored)."""
         ids = [row["run_id"] for row, *_ in runs]
         if len(set(ids)) < len(ids):  # one id twice (--keep-going past the error that says so): in turn
@@ -615,8 +616,6 @@ _FICLONE = 0x40049409  # ioctl(dest, FICLONE, src): a copy-on-write clone of the
 def _reflink(path: Path, dest_fd: int) -> bool:
     """Make ``dest_fd`` a copy-on-write clone of ``path`` where the filesystem allows it (never a hard
     link: a file edited in place later would change the kept copy). False: copy the bytes instead."""
-    import fcntl
-
     try:
         with open(path, "rb") as src:
             fcntl.ioctl(dest_fd, _FICLONE, src.fileno())
@@ -626,8 +625,8 @@ def _reflink(path: Path, dest_fd: int) -> bool:
         return False
 
 
-# Chunks small enough to stay in the CPU's L2 cache while they are hashed, counted and written: with 1 MB
-# chunks each of the three passes read memory again (a 347 MB log: 1.62 -> 1.30 s of CPU for all three).
+# Chunks small enough to stay in the CPU's L2 cache while they are hashed, counted and written: larger chunks
+# make each of the three passes read memory again (docs/ingest-performance.md).
 _CHUNK = 1 << 18
 
 
@@ -715,8 +714,6 @@ def run_metric_source(metrics: Iterable[str]) -> str:
 
 def schema_fingerprint() -> str:
     """Changes whenever a table, view or metric definition changes."""
-    import hashlib
-
     h = hashlib.sha256(SCHEMA_FILE.read_bytes() + HOSTS_SCHEMA_FILE.read_bytes())
     for mod in parsers.modules():
         h.update(mod.name.encode() + mod.schema.encode() + mod.views.encode())
@@ -815,17 +812,37 @@ def _used(sql: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 TEMPLATES_KEPT = 4  # schema templates of different versions kept under the temporary directory
+_MAKING: set[str] = set()  # the templates this process is writing (DuckDB shares its own open files)
+
+
+def _remove_stale_templates(folder: Path) -> None:
+    """Half-made templates (``.new-*``) of a process killed while it wrote one: removed when no process
+    holds DuckDB's lock on them (a template being made now is locked by its writer)."""
+    for new in folder.glob(".new-*.duckdb"):
+        if str(new) in _MAKING:
+            continue
+        try:
+            duckdb.connect(str(new), read_only=True).close()
+        except duckdb.Error as exc:
+            if _LOCK_RE.search(str(exc)):  # being written by a live process
+                continue
+        for leftover in (new, new.with_name(new.name + ".wal")):
+            leftover.unlink(missing_ok=True)
 
 
 def schema_template() -> Path | None:
     """An empty database with the current schema and views, made once per schema version (and kansoku and
     DuckDB version) and copied for every new store and every worker's scratch database: creating the
-    tables and the 60-odd views costs ~0.4 s of CPU, copying the half-megabyte file a few milliseconds.
+    tables and the 60-odd views costs far more than copying the small file.
     Kept under the temporary directory, one file per version (the last few made; older ones are removed); None when it
     cannot be written (the caller then creates the schema itself)."""
     key = hashlib.sha256((schema_fingerprint() + duckdb.__version__).encode() + Path(__file__).read_bytes())
     folder = Path(tempfile.gettempdir()) / f"kansoku-schema-{os.getuid()}"
     path = folder / f"{key.hexdigest()[:16]}.duckdb"
+    try:
+        _remove_stale_templates(folder)
+    except OSError:  # (a folder not there yet, or not ours to clean)
+        pass
     if path.is_file():
         return path
     try:
@@ -833,6 +850,7 @@ def schema_template() -> Path | None:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".new-", suffix=".duckdb")
         os.close(fd)
         os.unlink(tmp)  # DuckDB creates the file itself
+        _MAKING.add(tmp)
         try:
             con = duckdb.connect(tmp)
             try:
@@ -843,6 +861,7 @@ def schema_template() -> Path | None:
                 con.close()
             os.replace(tmp, path)
         finally:
+            _MAKING.discard(tmp)
             for leftover in (Path(tmp), Path(tmp + ".wal")):
                 leftover.unlink(missing_ok=True)
         # other versions' templates: the few most recently made stay (two checkouts or a branch and main used
@@ -858,8 +877,6 @@ def schema_template() -> Path | None:
 
 def _from_template(path: Path) -> bool:
     """A new database file at ``path`` as a copy of the schema template; False when there is none."""
-    import shutil
-
     template = schema_template()
     if template is None:
         return False

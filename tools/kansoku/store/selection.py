@@ -7,6 +7,7 @@ for every constrained factor, its value is one of the listed ones. Only good run
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -115,25 +116,10 @@ def metric_values(store: Store, selection: dict[str, list[str]], metrics: list[s
     return out
 
 
-def run_hosts(store: Store, run_ids: list[str]) -> dict[str, list[tuple[str | None, str]]]:
-    """run -> [(host, role)] of the runs' hosts (empty for a store made before hosts were kept)."""
-    out: dict[str, list[tuple[str | None, str]]] = {}
-    try:
-        rows = store.con.execute("SELECT run_id, host, role FROM run_hosts WHERE run_id IN "
-                                 "(SELECT unnest(?::VARCHAR[])) ORDER BY run_id, host", [run_ids]).fetchall()
-    except Exception:
-        return out
-    for run_id, host, role in rows:
-        out.setdefault(run_id, []).append((host, role))
-    return out
-
-
 def run_environments(store: Store, run_ids: list[str]) -> dict[str, dict[str, Any]]:
     """run -> {'machine': {...}, 'versions': {...}, 'server': {...}, 'hosts': {host_dir: host.toml}} as
     captured with the run (run.toml, host.toml), for tools/compare's environment differences."""
     out: dict[str, dict[str, Any]] = {}
-    import json
-
     for run_id, doc in store.con.execute(
             "SELECT run_id, run_toml::VARCHAR FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
             [run_ids]).fetchall():

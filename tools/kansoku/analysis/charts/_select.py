@@ -12,7 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kansoku.analysis.tables import aggregate, check_factor, factor_name, factor_sort_key, factor_value_label, where_sql
+from kansoku.analysis.tables import (
+    aggregate,
+    check_factor,
+    factor_name,
+    factor_sort_key,
+    factor_value_label,
+    runs_metric_groups,
+    where_sql,
+)
 from kansoku.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report  # noqa: F401
 from kansoku.store.db import Store
@@ -195,8 +203,6 @@ def _aggregate(store: Store, item: Item, group_by: list[str], where: dict | None
 
 
 def _closest(store: Store, item: Item, runs: list[str], value: float | None) -> str:
-    from kansoku.analysis.tables import runs_metric_groups
-
     vals = runs_metric_groups(store, runs, item.metrics[0], item.device_groups)
     if value is None or not vals:
         return sorted(runs)[0]

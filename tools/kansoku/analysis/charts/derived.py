@@ -129,12 +129,11 @@ def ratio_chart(store: Store, report: Report, item: Item) -> ChartData:
     by_metric = len(item.metrics) > 1
     if by_metric and item.series:
         raise item.error("chart 'ratio' draws either several metrics or one metric with a series, not both")
-    traces, all_groups = [], []
+    traces = []
     w: dict[str, dict[str, Any]] = {lang: {"names": [], "hover": []} for lang in LANGS}
     xs_all: list[str] = []
     for metric in item.metrics:
         gs = groups_of(store, report, item, metric, None if by_metric else item.series)
-        all_groups += list(gs.values())
         xs_all += [k[0] for k in gs]
         series_vals = ordered(report, item.series, [k[1] for k in gs]) if item.series else [None]
         for sv in series_vals:
@@ -170,7 +169,7 @@ def ratio_chart(store: Store, report: Report, item: Item) -> ChartData:
     xs = ordered(report, item.x, xs_all)
     for lang in LANGS:
         w[lang].update(_x_words(report, item, xs, lang))
-        for tr_i, tr in enumerate(traces):
+        for tr in traces:
             w[lang].setdefault("trace_x", []).append([factor_value_label(report, item.x, x, lang) for x in tr["x"]])
         base_label = factor_value_label(report, bf, bv, lang)
         what = metric_label(item.metrics[0], lang, report=report) if not by_metric else ""

@@ -1,4 +1,4 @@
-"""Profile charts' data (issue 26; docs/charts.md): a flame graph per condition and the differential view of two
+"""Profile charts' data (docs/charts.md): a flame graph per condition and the differential view of two
 conditions. Drawn by render/charts/profiles.py.
 
 Data: ``profile_stacks`` / ``profile_functions`` (parsers/profiles). A condition (a value of ``series``) is all its
@@ -71,11 +71,6 @@ def _shares(rows: list[tuple[str, str, int]], runs: list[str]) -> dict[str, floa
     for r, stack, s in rows:
         out[stack] = out.get(stack, 0.0) + 100.0 * s / totals[r] / len(runs)
     return out
-
-
-def _stack_shares(store: Store, item: Item, runs: list[str], profile: str) -> dict[str, float]:
-    """Mean share (%) of each stack over the runs."""
-    return _shares(_stack_samples(store, item, runs, profile), runs)
 
 
 def folded(rows: list[tuple[str, str, int]]) -> list[list]:

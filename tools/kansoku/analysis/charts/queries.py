@@ -12,6 +12,7 @@ import statistics
 
 from kansoku import words
 from kansoku.analysis.charts import _select as c
+from kansoku.analysis.data_tables import query_key
 from kansoku.model import ChartData
 from kansoku.spec.model import LANGS, Item, Report
 from kansoku.store.db import Store
@@ -91,6 +92,4 @@ def query_times(store: Store, report: Report, item: Item) -> ChartData:
 
 
 def _query_key(q: str):
-    from kansoku.analysis.data_tables import query_key as k
-
-    return k(q)
+    return query_key(q)

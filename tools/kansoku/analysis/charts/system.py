@@ -4,9 +4,8 @@
 Data: the ``cpu_in_run`` and ``disk_in_run`` views (sysstat parsers): samples cut to the run's window,
 since-boot samples excluded, one file per (run, tool, activity). Once its run is chosen, a chart reads them
 over that run's rows alone (``Store.runs_only``: a run filter does not reach through the views' windows, so
-each of its five queries computed the views over every run: 0.5-0.7 s each at 10,000 runs, 0.3 s for all
-of them now). A run may have CPU samples from
-sar, iostat and vmstat: the chart uses one tool, by default the best the run has (sar, which has
+without it each query would compute the views over every run; docs/build-performance.md). A run may have CPU
+samples from sar, iostat and vmstat: the chart uses one tool, by default the best the run has (sar, which has
 %soft and per-CPU rows, then iostat, then vmstat), as the ``cpu_in_run_mean`` metrics do.
 """
 

@@ -33,16 +33,11 @@ def _tps_picks(store: Store, report: Report | None, item: Item) -> list[c.Pick]:
     return c.picks(store, report, item, item.series, mode, has_data=TPS_HAS_DATA)
 
 
-def tps_series(store: Store, run_id: str, partial: bool = False) -> list[tuple]:
-    """(elapsed_s, tps, latency_avg_ms, series_source) of one run. Unless ``partial``, intervals that
-    reach outside the run's window (run.toml start/end) are left out: the per-transaction log is cut
-    into wall-clock seconds, so its first and last seconds hold only part of a second of the run and
-    would show as dips."""
-    return tps_series_of(store, [run_id], partial).get(run_id, [])
-
-
 def tps_series_of(store: Store, run_ids: list[str], partial: bool = False) -> dict[str, list[tuple]]:
-    """:func:`tps_series` of several runs in one query (the view computes its runs together)."""
+    """run -> (elapsed_s, tps, latency_avg_ms, series_source) of each run, in one query (the view computes its
+    runs together). Unless ``partial``, intervals that reach outside the run's window (run.toml start/end) are
+    left out: the per-transaction log is cut into wall-clock seconds, so its first and last seconds hold only
+    part of a second of the run and would show as dips."""
     keep = "TRUE" if partial else (
         "(r.start_time IS NULL OR r.end_time IS NULL OR (s.elapsed_s - s.interval_s >= -0.001 "
         "AND s.elapsed_s <= epoch(r.end_time) - epoch(r.start_time) + 0.001))")

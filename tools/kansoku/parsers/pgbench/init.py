@@ -34,12 +34,13 @@ CREATE TABLE IF NOT EXISTS pgbench_init (
 # -- pgbench -i (docs/formats.md §1.6) ---------------------------------------------
 
 _INIT_STEPS = re.compile(r"^(dropping old tables|creating tables|generating data(?: \((?P<mode>client-side|server-side)\))?|"
-                         r"vacuuming|creating primary keys|creating foreign keys|set primary keys|done)\.{0,3}\s*$")
+                         r"vacuuming|creating primary keys|creating foreign keys|set primary keys|done)\.{0,3}\s*$",
+                         re.ASCII)
 _INIT_TUPLES = re.compile(r"^(?P<n>\d+) of (?P<m>\d+) tuples \(\d+%\) (?:done|of pgbench_accounts done)"
                           r"(?: \(elapsed (?P<el>" + NUM + r") s, remaining (?:" + NUM + r") s\))?\.?\s*$", re.ASCII)
-_INIT_DONE = re.compile(r"^done in (?P<total>" + NUM + r") s \((?P<parts>.*)\)\.?\s*$")
+_INIT_DONE = re.compile(r"^done in (?P<total>" + NUM + r") s \((?P<parts>.*)\)\.?\s*$", re.ASCII)
 _INIT_PART = re.compile(r"(drop tables|create tables|(?:client|server)-side generate|vacuum|primary keys|foreign keys) "
-                        r"(" + NUM + r") s")
+                        r"(" + NUM + r") s", re.ASCII)
 _INIT_PART_COL = {"drop tables": "drop_tables_s", "create tables": "create_tables_s", "vacuum": "vacuum_s",
                   "primary keys": "primary_keys_s", "foreign keys": "foreign_keys_s"}
 
@@ -83,7 +84,7 @@ def parse_init(path: Path, sink: Sink) -> None:
                     col = "generate_s" if name.endswith("generate") else _INIT_PART_COL[name]
                     row[col] = float(value)
                 continue
-            if re.match(r"^(pgbench: )?(error|fatal|FATAL|ERROR)", line):
+            if re.match(r"^(pgbench: )?(error|fatal|FATAL|ERROR)", line, flags=re.ASCII):
                 row["status_note"] = f"line {lineno}: {line[:200]}"
                 row["status"] = "incomplete" if row["status"] != "ok" else "ok"
     if not seen:

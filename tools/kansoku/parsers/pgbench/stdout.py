@@ -18,6 +18,7 @@ from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST, FASTEST_PER_S, LATEST, LONGEST_MS, LONGEST_S, Bound, TableBounds
+from kansoku.parsers.numbers import foreign_digit, to_float, to_int
 
 NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf"
 
@@ -112,11 +113,18 @@ CREATE TABLE IF NOT EXISTS pgbench_progress (
 
 TABLES = ["pgbench_summary", "pgbench_scripts", "pgbench_statement_latency", "pgbench_progress"]
 
-VIEWS = """
+VIEWS = r"""
 CREATE OR REPLACE VIEW pgbench_runs AS
 SELECT s.run_id, s.tps, s.latency_avg_ms, s.latency_stddev_ms, s.clients, s.threads,
        s.transactions_processed, s.transactions_failed, s.status, s.pgbench_version, s.source_id
 FROM pgbench_summary s;
+-- One row per script of a run with several (-f FILE@W, -b NAME@W), named as a spec selects it: the file's
+-- name without its directory and ".sql" (a run's scripts are copies under another directory than the plan's).
+CREATE OR REPLACE VIEW pgbench_script_results AS
+SELECT c.run_id, regexp_replace(regexp_replace(c.script, '^.*/', ''), '\.sql$', '') AS script, c.script_no,
+       c.tps, c.latency_avg_ms, c.transactions
+FROM pgbench_scripts c JOIN pgbench_summary s USING (source_id)
+WHERE s.status = 'ok';
 """
 
 # -- summary lines ------------------------------------------------------------
@@ -141,11 +149,11 @@ def _set(**names: Callable[[str], Any]) -> Handler:
 
 
 def _f(s: str) -> float:
-    return float(s)
+    return to_float(s)
 
 
 def _i(s: str) -> int:
-    v = int(s)
+    v = to_int(s)
     if not -(2 ** 63) <= v < 2 ** 63:  # counts are BIGINT in the store; more is damage, not a count
         raise ValueError(s)
     return v
@@ -176,7 +184,7 @@ def _latency_avg(m: re.Match, out: dict) -> None:
 
 
 def L(regex: str, handle: Handler, versions: str) -> Line:
-    return Line(re.compile(r"^" + regex + r"\s*$"), handle, versions)
+    return Line(re.compile(r"^" + regex + r"\s*$", re.ASCII), handle, versions)
 
 
 SUMMARY_LINES: list[Line] = [
@@ -218,16 +226,16 @@ SUMMARY_LINES: list[Line] = [
 # Lines that look like a summary line (same key) but whose value did not parse:
 # refused with what was expected, never skipped.
 _KEYED = re.compile(r"^(number of [a-z ]+|scaling factor|duration|latency (?:average|stddev)|tps|"
-                    r"initial connection time|maximum number of tries)\s*[:=]")
+                    r"initial connection time|maximum number of tries)\s*[:=]", re.ASCII)
 
-_BANNER = re.compile(r"^pgbench \((?P<ver>.+?)(?:, server (?P<server>.+))?\)\s*$")
+_BANNER = re.compile(r"^pgbench \((?P<ver>.+?)(?:, server (?P<server>.+))?\)\s*$", re.ASCII)
 _PROGRESS = re.compile(
     r"^progress: (?P<t>" + NUM + r") s, (?P<tps>" + NUM + r") tps, lat (?P<lat>" + NUM + r") ms "
-    r"stddev (?P<sd>" + NUM + r")(?P<rest>.*)$"
+    r"stddev (?P<sd>" + NUM + r")(?P<rest>.*)$", re.ASCII
 )
 _PROGRESS_PARTS = {
     "failed": re.compile(r", (\d+) failed", re.ASCII),
-    "lag_ms": re.compile(r", lag (" + NUM + r") ms"),
+    "lag_ms": re.compile(r", lag (" + NUM + r") ms", re.ASCII),
     "skipped": re.compile(r", (\d+) skipped", re.ASCII),
     "retried": re.compile(r", (\d+) retried", re.ASCII),
     "retries": re.compile(r", (\d+) retries", re.ASCII),
@@ -244,8 +252,8 @@ _SCRIPT_LINES = [
     (re.compile(r"^ - number of transactions skipped: (\d+)", re.ASCII), ("transactions_skipped",)),
     (re.compile(r"^ - number of transactions retried: (\d+)", re.ASCII), ("transactions_retried",)),
     (re.compile(r"^ - total number of retries: (\d+)", re.ASCII), ("total_retries",)),
-    (re.compile(r"^ - latency average = (" + NUM + r") ms"), ("latency_avg_ms",)),
-    (re.compile(r"^ - latency stddev = (" + NUM + r") ms"), ("latency_stddev_ms",)),
+    (re.compile(r"^ - latency average = (" + NUM + r") ms", re.ASCII), ("latency_avg_ms",)),
+    (re.compile(r"^ - latency stddev = (" + NUM + r") ms", re.ASCII), ("latency_stddev_ms",)),
 ]
 _INT_SCRIPT_KEYS = {"weight", "transactions", "transactions_failed", "transactions_processed",
                     "transactions_skipped", "transactions_retried", "total_retries"}
@@ -337,6 +345,8 @@ class _Output:
     def progress_line(self, lineno: int, line: str) -> bool:
         m = _PROGRESS.match(line)
         if not m:
+            if line.startswith("progress:") and foreign_digit(line):
+                raise ParseError(self.path, lineno, "ASCII digits in a progress line", foreign_digit(line))
             return False
         self.stmt_script = None
         row = {"tps": float(m.group("tps")), "latency_avg_ms": float(m.group("lat")),
@@ -474,7 +484,7 @@ class _Output:
                 self.sink.fact(key, self.summary[key])
 
 
-_STMT_ROW = re.compile(r"^\s*(?P<ms>" + NUM + r")(?P<rest>.*)$")
+_STMT_ROW = re.compile(r"^\s*(?P<ms>" + NUM + r")(?P<rest>.*)$", re.ASCII)
 
 
 def _statement_row(line: str, cols: str) -> dict | None:
@@ -547,5 +557,15 @@ MODULE = ParserModule(
         MetricDef("transactions_processed",
                   "SELECT run_id, transactions_processed AS value FROM pgbench_summary WHERE status = 'ok'",
                   "transactions", None),
+        # One script of a run that mixes several: ``script_tps[insert]``, ``script_latency_ms[search_title]``.
+        MetricDef("script_tps", "SELECT run_id, sum(tps) AS value FROM pgbench_script_results GROUP BY run_id",
+                  "tps", True,
+                  selection_sql="SELECT run_id, sum(tps) AS value FROM pgbench_script_results "
+                                "WHERE script IN {selection} GROUP BY run_id", selection_of="script"),
+        MetricDef("script_latency_ms", "SELECT run_id, sum(latency_avg_ms * transactions) / nullif(sum(transactions), 0) "
+                  "AS value FROM pgbench_script_results GROUP BY run_id", "ms", False,
+                  selection_sql="SELECT run_id, sum(latency_avg_ms * transactions) / nullif(sum(transactions), 0) "
+                                "AS value FROM pgbench_script_results WHERE script IN {selection} GROUP BY run_id",
+                  selection_of="script"),
     ],
 )

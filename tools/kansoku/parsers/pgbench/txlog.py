@@ -1,6 +1,6 @@
 """pgbench log files: per-transaction logs (-l) and aggregate logs (--aggregate-interval).
 
-These files reach gigabytes (20 000 TPS x 300 s per run), so they are never
+These files reach gigabytes (a line per transaction), so they are never
 read line by line in Python: the whole file goes through DuckDB's CSV reader
 (``sink.load_sql`` with ``read_csv``). Python only looks at the first 64 kB
 (to recognise the variant) and the last bytes (to find a line cut off when
@@ -40,6 +40,7 @@ from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST_EPOCH_S, LATEST_EPOCH_S, LONGEST_US, MOST, Bound, TableBounds
+from kansoku.parsers.numbers import is_digits
 
 FAILURE_WORDS = ("skipped", "failed", "serialization", "deadlock")
 _TX_TIME = r"(?:\d+|" + "|".join(FAILURE_WORDS) + r")"
@@ -55,10 +56,9 @@ _THREAD_FILE = re.compile(r"^(?P<prefix>.+?)\.(?P<pid>\d+)(?:\.(?P<tid>\d+))?$",
 # of pgbench_transaction_files, and the transactions name their file by a small number (file_no). A log
 # whose every transaction completed and that has no lag or retries field (the common shape) is stored in
 # pgbench_transaction_rows_plain, five columns besides file_no; any other log in pgbench_transaction_rows_full.
-# The view pgbench_transactions puts them back together with the run id (from `sources`). Measured with
-# DuckDB alone on bench/run txlog's log (10 M lines, 2026-11-27): storing the plain shape costs 5.1 s of CPU
-# against 6.85 s for the former ten-column table (a constant VARCHAR source_id, three all-NULL columns and a
-# constant thread per row) and 6.0 s for the bare read_csv (docs/ingest-performance.md, "Per-transaction logs").
+# The view pgbench_transactions puts them back together with the run id (from `sources`). Storing no
+# constant or all-NULL column per row makes the plain shape cheaper to store than even a bare read_csv
+# (docs/ingest-performance.md, "Per-transaction logs").
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pgbench_transaction_files (
     file_no INTEGER NOT NULL,   -- the file's number, unique in the store: its transactions' rows name it
@@ -117,6 +117,13 @@ TX_FILES = "pgbench_transaction_files"
 TX_PLAIN = "pgbench_transaction_rows_plain"
 TX_FULL = "pgbench_transaction_rows_full"
 TABLES = [TX_FILES, TX_PLAIN, TX_FULL, "pgbench_aggregate"]
+# the transactions of the run that logged the most (what the memory of its latency percentiles follows)
+LARGEST_RUN_ROWS_SQL = f"""
+SELECT coalesce(max(n), 0) FROM (
+  SELECT s.run_id, count(*) AS n
+  FROM (SELECT file_no FROM {TX_PLAIN} UNION ALL SELECT file_no FROM {TX_FULL}) t
+  JOIN {TX_FILES} f USING (file_no) JOIN sources s USING (source_id)
+  GROUP BY s.run_id)"""
 
 # A store made before these tables held every transaction in one table, pgbench_transaction_rows (source_id,
 # thread, client_id, transaction_no, failure, latency_us, script_no, end_epoch_us, lag_us, retries): its rows
@@ -366,7 +373,7 @@ def shape_of(raw: bytes) -> Shape | None:
             if 6 + len(more) != fields:
                 continue
             agree += 1
-            if not g3.isdigit():
+            if not is_digits(g3):
                 words.add(g3)
             if fields >= 7:
                 v = int(more[0])
@@ -580,7 +587,7 @@ def _load(path: Path, sink: Sink, table: str, select_sql: str, expected: str, pa
 def _blank_lines(path: Path, crlf: bool) -> int:
     """Empty lines of the file, which the reader skips (they hold nothing to lose). Error path only."""
     end = b"\r\n" if crlf else b"\n"
-    pair = re.compile(b"(?=" + re.escape(end + end) + b")")  # (overlapping: three line ends, two empty lines)
+    pair = re.compile(b"(?=" + re.escape(end + end) + b")", re.ASCII)  # (overlapping: three line ends, two empty lines)
     n, prev = 0, end  # the file's start counts as a line end
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 20):
@@ -677,7 +684,7 @@ def parse_txlog(path: Path, sink: Sink) -> None:
     # number), a hash table as big as the log, is only needed for a client with more rows than its range
     # (certainly duplicated) or fewer (a sampled log, --sampling-rate): per client, a few bytes suffice.
     # Rows the numeric reader loaded have no failure word (NULL in every row): the word columns are not
-    # computed then (with count(x) rather than count(*) FILTER, 0.45 -> 0.2 s of CPU for 10 M rows).
+    # computed then (and count(x) rather than count(*) FILTER, the cheaper of the two).
     unknown = "failure NOT IN ('skipped', 'failed', 'serialization', 'deadlock')"
     words = ("NULL AS bad_word, 0 AS n_bad" if numbers_kept else
              f"any_value(failure) FILTER (WHERE {unknown}) AS bad_word, count(*) FILTER (WHERE {unknown}) AS n_bad")

@@ -18,8 +18,8 @@ from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
 
 UNKNOWN = "[unknown]"
-_OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$")
-_RAW_ADDRESS = re.compile(r"^(?:0x)?[0-9a-fA-F]{6,16}$")
+_OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$", re.ASCII)
+_RAW_ADDRESS = re.compile(r"^(?:0x)?[0-9a-fA-F]{6,16}$", re.ASCII)
 
 
 def frame_name(symbol: str, dso: str | None) -> str:
@@ -34,7 +34,8 @@ def frame_name(symbol: str, dso: str | None) -> str:
     return sym
 
 
-_MODULE_ONLY = re.compile(r"^\[[^\]]+\]$")  # stackcollapse names an unresolved frame by its object: [postgres]
+# stackcollapse names an unresolved frame by its object: [postgres]
+_MODULE_ONLY = re.compile(r"^\[[^\]]+\]$", re.ASCII)
 
 
 def is_unresolved(frame: str) -> bool:
@@ -82,7 +83,6 @@ class Stacks:
 
     rows: dict[tuple, dict] = field(default_factory=dict)
     samples: int = 0
-    unresolved_frames: int = 0
     unresolved_samples: int = 0
     max_depth: int = 0
 
@@ -102,9 +102,7 @@ class Stacks:
             r["weight"] = (r["weight"] or 0) + weight
         self.samples += samples
         self.max_depth = max(self.max_depth, len(frames_root_first))
-        bad = sum(1 for f in frames_root_first if is_unresolved(f))
-        self.unresolved_frames += bad * samples
-        if bad:
+        if any(is_unresolved(f) for f in frames_root_first):
             self.unresolved_samples += samples
 
     def store(self, sink: Sink, fmt: str, profile: str, *, compressed: bool, event: str | None,

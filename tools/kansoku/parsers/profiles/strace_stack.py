@@ -23,10 +23,10 @@ from kansoku.parsers.profiles.common import Stacks, frame_name, open_lines
 from kansoku.parsers.profiles.tables import TABLES
 
 _PREFIX = r"^(?:\[pid\s+(?P<pid2>\d+)\]\s+|(?P<pid>\d+)\s+)?(?:\d+:\d+:\d+(?:\.\d+)?\s+|\d+\.\d+\s+)?"
-CALL = re.compile(_PREFIX + r"(?P<name>[a-z_][a-z0-9_]*)\(")
-RESUMED = re.compile(_PREFIX + r"<\.\.\. (?P<name>[a-z_][a-z0-9_]*) resumed>")
-OTHER = re.compile(_PREFIX + r"(?:\+\+\+ |--- |strace: |\?\?\?)")
-FRAME = re.compile(r"^ > (?P<obj>[^(\[]*?)(?:\((?P<sym>[^()]*)\))?(?:\s+\[(?P<addr>0x[0-9a-fA-F]+)\])?\s*$")
+CALL = re.compile(_PREFIX + r"(?P<name>[a-z_][a-z0-9_]*)\(", re.ASCII)
+RESUMED = re.compile(_PREFIX + r"<\.\.\. (?P<name>[a-z_][a-z0-9_]*) resumed>", re.ASCII)
+OTHER = re.compile(_PREFIX + r"(?:\+\+\+ |--- |strace: |\?\?\?)", re.ASCII)
+FRAME = re.compile(r"^ > (?P<obj>[^(\[]*?)(?:\((?P<sym>[^()]*)\))?(?:\s+\[(?P<addr>0x[0-9a-fA-F]+)\])?\s*$", re.ASCII)
 EXPECTED = "a strace -k frame ' > OBJECT(SYMBOL+0xOFFSET) [0xADDRESS]' after a system call"
 
 

@@ -28,7 +28,6 @@ CREATE TABLE IF NOT EXISTS query_list_files (
 
 NAME = re.compile(r"^--\s*query:\s*(?P<id>[A-Za-z0-9_.-]+)\s*$", re.ASCII)
 MAX_BYTES = 1 << 20
-KEPT_AS = "queries.sql"  # the copy collect keeps in each run directory
 
 
 class QueryListError(ValueError):
@@ -122,10 +121,10 @@ def meta_command(sql: str) -> tuple[int, str] | None:
     return None
 
 
-DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", re.ASCII)
 
 
-DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", re.ASCII)
 
 
 def sniff(head: FileHead) -> bool:

@@ -14,9 +14,11 @@ from collections import Counter
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
+from kansoku.parsers.numbers import is_digits, to_float
 from kansoku.parsers.sysstat import plausible
 
 # -- storage -------------------------------------------------------------------
@@ -84,16 +86,16 @@ FORMAT_RANK = {
 # Device name -> class, first match wins. Partitions before disks (sda1 before sda); names of
 # device-mapper volumes printed by sar -p / iostat -N (vg-lv) are 'virtual'.
 DEVICE_NAME_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("partition", re.compile(r"^(?:sd|vd|xvd|hd)[a-z]+\d+$")),
-    ("partition", re.compile(r"^(?:nvme\d+n\d+|mmcblk\d+|loop\d+|md\d+|nbd\d+|rbd\d+|zd\d+)p\d+$")),
-    ("partition", re.compile(r"^(?:cciss|ida|rd)[/!]c\d+d\d+p\d+$")),
-    ("partition", re.compile(r"-part\d+$")),
+    ("partition", re.compile(r"^(?:sd|vd|xvd|hd)[a-z]+\d+$", re.ASCII)),
+    ("partition", re.compile(r"^(?:nvme\d+n\d+|mmcblk\d+|loop\d+|md\d+|nbd\d+|rbd\d+|zd\d+)p\d+$", re.ASCII)),
+    ("partition", re.compile(r"^(?:cciss|ida|rd)[/!]c\d+d\d+p\d+$", re.ASCII)),
+    ("partition", re.compile(r"-part\d+$", re.ASCII)),
     ("virtual", re.compile(r"^(?:dm-\d+|md\d+|md/\S+|bcache\d+|loop\d+|zram\d+|ram\d+|nbd\d+|drbd\d+|rbd\d+"
-                           r"|zd\d+|vx/\S+|mapper/\S+)$")),
-    ("physical", re.compile(r"^(?:sd|vd|xvd|hd)[a-z]+$")),
-    ("physical", re.compile(r"^(?:nvme\d+n\d+|nvme\d+c\d+n\d+|mmcblk\d+|sr\d+|fd\d+|emcpower[a-z]+)$")),
-    ("physical", re.compile(r"^(?:cciss|ida|rd)[/!]c\d+d\d+$")),
-    ("virtual", re.compile(r"^[A-Za-z0-9_.+]+-[A-Za-z0-9_.+-]+$")),  # vg-lv (dm names), not dev8-0
+                           r"|zd\d+|vx/\S+|mapper/\S+)$", re.ASCII)),
+    ("physical", re.compile(r"^(?:sd|vd|xvd|hd)[a-z]+$", re.ASCII)),
+    ("physical", re.compile(r"^(?:nvme\d+n\d+|nvme\d+c\d+n\d+|mmcblk\d+|sr\d+|fd\d+|emcpower[a-z]+)$", re.ASCII)),
+    ("physical", re.compile(r"^(?:cciss|ida|rd)[/!]c\d+d\d+$", re.ASCII)),
+    ("virtual", re.compile(r"^[A-Za-z0-9_.+]+-[A-Za-z0-9_.+-]+$", re.ASCII)),  # vg-lv (dm names), not dev8-0
 ]
 
 # sysstat <= 10 prints devMAJOR-MINOR without -p. Majors of disks whose partitions are minor % N != 0
@@ -103,7 +105,7 @@ DEVICE_MAJORS_DISK = {8: 16, 65: 16, 66: 16, 67: 16, 68: 16, 69: 16, 70: 16, 71:
                       131: 16, 132: 16, 133: 16, 134: 16, 135: 16, 3: 64, 22: 64, 33: 64, 34: 64, 202: 16,
                       104: 16, 105: 16, 106: 16, 107: 16, 108: 16, 109: 16, 110: 16, 111: 16, 179: 8}
 DEVICE_MAJORS_VIRTUAL = {1, 7, 9, 43, 147}  # ram, loop, md, nbd, drbd
-_DEV_MM = re.compile(r"^dev(\d+)-(\d+)$")
+_DEV_MM = re.compile(r"^dev(\d+)-(\d+)$", re.ASCII)
 
 
 def classify_devices(names: set[str], groups: set[str]) -> dict[str, tuple[str, str]]:
@@ -140,15 +142,15 @@ def classify_devices(names: set[str], groups: set[str]) -> dict[str, tuple[str, 
 
 # -- numbers -------------------------------------------------------------------
 
-_COMMA_NUM = re.compile(r"^[-+]?\d+,\d+$")
-_HUMAN = re.compile(r"^([-+]?\d+(?:[.,]\d+)?)([BkKMGTP%])$")
+_COMMA_NUM = re.compile(r"^[-+]?\d+,\d+$", re.ASCII)
+_HUMAN = re.compile(r"^([-+]?\d+(?:[.,]\d+)?)([BkKMGTP%])$", re.ASCII)
 _HUMAN_KB = {"B": 1 / 1024, "k": 1.0, "K": 1.0, "M": 1024.0, "G": 1024.0**2, "T": 1024.0**3, "P": 1024.0**4}
 
 
 def num(tok: str) -> float | None:
     """A number as sysstat/procps print it: '12.50', '12,50' (de_DE, fr_FR), '222.1k' (--human)."""
     try:
-        return float(tok)
+        return to_float(tok)
     except ValueError:
         pass
     if _COMMA_NUM.match(tok):
@@ -165,7 +167,7 @@ def num(tok: str) -> float | None:
 _AM = {"AM", "am", "a.m.", "A.M.", "午前", "上午", "오전", "vorm.", "πμ"}
 _PM = {"PM", "pm", "p.m.", "P.M.", "午後", "下午", "오후", "nachm.", "μμ"}
 # 13:20:19 | 23時43分35秒 (ja_JP) | 23时43分37秒 (zh_CN) | 13.20.19 (some locales)
-_TOD = re.compile(r"^(\d{1,2})[:時时.](\d{2})[:分.](\d{2})[秒초]?$")
+_TOD = re.compile(r"^(\d{1,2})[:時时.](\d{2})[:分.](\d{2})[秒초]?$", re.ASCII)
 
 
 def parse_tod(tokens: list[str]) -> tuple[int, int] | None:
@@ -181,7 +183,7 @@ def parse_tod(tokens: list[str]) -> tuple[int, int] | None:
                                                                              and tokens[1] not in _PM)):
         # the C/ISO locale's HH:MM:SS with no AM/PM after it (nearly every line): what _TOD reads, without it
         h, mi, s = t[:2], t[3:5], t[6:]
-        if h.isdecimal() and mi.isdecimal() and s.isdecimal():
+        if is_digits(h) and is_digits(mi) and is_digits(s):
             h, mi, s = int(h), int(mi), int(s)
             if h > 23 or mi > 59 or s > 60:
                 return None
@@ -214,11 +216,11 @@ def parse_tod(tokens: list[str]) -> tuple[int, int] | None:
 
 # -- dates (banner %x) -------------------------------------------------------------
 
-_D_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_D_CJK = re.compile(r"^(\d{4})年(\d{1,2})月(\d{1,2})日$")
-_D_DOT = re.compile(r"^(\d{1,2})\.(\d{1,2})\.(\d{2,4})$")
-_D_SLASH = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{2,4})$")
-_D_YSLASH = re.compile(r"^(\d{4})/(\d{1,2})/(\d{1,2})$")
+_D_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$", re.ASCII)
+_D_CJK = re.compile(r"^(\d{4})年(\d{1,2})月(\d{1,2})日$", re.ASCII)
+_D_DOT = re.compile(r"^(\d{1,2})\.(\d{1,2})\.(\d{2,4})$", re.ASCII)
+_D_SLASH = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{2,4})$", re.ASCII)
+_D_YSLASH = re.compile(r"^(\d{4})/(\d{1,2})/(\d{1,2})$", re.ASCII)
 
 
 def _year(y: str) -> int:
@@ -265,7 +267,7 @@ def parse_date(tok: str, hint: date | None = None) -> date | None:
 # printf("%s %s (%s) \t%s \t_%s_\t(%d CPU)\n", ...) (docs/formats.md §2.1); spaces instead of tabs in pastes.
 BANNER = re.compile(
     r"^(?P<sysname>[A-Za-z][\w-]*)\s+(?P<release>\S+)\s+\((?P<host>[^)]*)\)\s+(?P<date>\S+)\s+"
-    r"_(?P<machine>\S+)_\s+\((?P<cpus>\d+)\s+CPU\)\s*$"
+    r"_(?P<machine>\S+)_\s+\((?P<cpus>\d+)\s+CPU\)\s*$", re.ASCII
 )
 
 
@@ -286,8 +288,6 @@ def local_tz(run_start: Any, sink: Any = None) -> tuple[tzinfo, str]:
 
 def run_zone(sink: Any) -> Any:
     """The run's IANA zone from run.toml ``timezone`` (handed in through the sink), or None."""
-    from zoneinfo import ZoneInfo
-
     meta = getattr(sink, "run_meta", None) or {}
     name = meta.get("timezone") if isinstance(meta, dict) else None
     if name is None and isinstance(meta.get("machine"), dict):  # tools/collect writes [machine] timezone
@@ -303,8 +303,6 @@ def run_zone(sink: Any) -> Any:
 
 def machine_zone() -> Any:
     """This machine's IANA zone: $TZ, else the /etc/localtime link, else UTC."""
-    from zoneinfo import ZoneInfo
-
     cands = [os.environ.get("TZ", "").lstrip(":")]
     try:
         link = os.readlink("/etc/localtime")
@@ -342,8 +340,6 @@ ZONE_ABBREVIATIONS = {
 
 def zone_for_abbreviation(abbr: str, sink: Any) -> tuple[Any, bool]:
     """(zone, is_guess) for a printed abbreviation, resolved against the run's IANA zone."""
-    from zoneinfo import ZoneInfo
-
     run = run_zone(sink)
     if abbr in ("UTC", "GMT", "Z"):
         return timezone.utc, False
@@ -429,10 +425,10 @@ class DayClock:
 # -- reading files -------------------------------------------------------------------
 
 # pgbench-tools prefixes every line with 'YYYY-MM-DD HH:MM:SS.ffffff<TAB>' (docs/formats.md §0.4).
-TS_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\t")
+TS_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\t", re.ASCII)
 
 
-ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
+ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m", re.ASCII)
 
 
 def read_text(path: Path, what: str) -> tuple[list[str], bool]:
@@ -747,8 +743,7 @@ _LOAD_SQL = """
 # The same relation from one text parameter: a record per \x1d-separated part, its fields separated by \x1f
 # (a missing time, interval, sample or line is empty, a missing instance \x1e), its values as a DuckDB list
 # literal ('[1.5,NULL,2]', Python's repr of each float: read back exactly). Binding a Python list costs DuckDB
-# a value object per element and each unnest of a bound list a pass of its own: for a sar -A file (2,700
-# records, 15,000 values) this is 15 ms instead of 31.
+# a value object per element and each unnest of a bound list a pass of its own, which one text avoids.
 _LOAD_TEXT_SQL = """
     SELECT $source_id AS source_id, $run_id AS run_id, $tool AS tool, $format AS format, ts, interval_s, sample,
            since_boot, activity, instance, unnest(list_extract($name_lists, names + 1)) AS metric,

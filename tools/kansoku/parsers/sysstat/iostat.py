@@ -19,9 +19,10 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 from kansoku.parsers.sysstat import common as sm
+from kansoku.parsers.sysstat.sadf_json import load_json_salvaging
 
-_ISO_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})([+-]\d{2}:?\d{2}|Z)?$")
-_DEVICE_HDR = re.compile(r"^Device:?$")
+_ISO_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})([+-]\d{2}:?\d{2}|Z)?$", re.ASCII)
+_DEVICE_HDR = re.compile(r"^Device:?$", re.ASCII)
 # avg-cpu keys of the JSON output -> text column names
 _CPU_JSON = {"user": "%user", "nice": "%nice", "system": "%system", "iowait": "%iowait", "steal": "%steal",
              "idle": "%idle"}
@@ -193,8 +194,6 @@ def sniff_iostat_json(head: FileHead) -> bool:
 
 
 def parse_iostat_json(path: Path, sink: Sink) -> None:
-    from kansoku.parsers.sysstat.sadf_json import load_json_salvaging
-
     doc = load_json_salvaging(path, sink, "iostat -o JSON output")
     col = sm.Collector("iostat", "iostat-json")
     tz, col.tz_basis = sm.local_tz(sink.run_start, sink)

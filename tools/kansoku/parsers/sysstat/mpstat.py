@@ -24,7 +24,7 @@ from kansoku.parsers.sysstat import common as sm
 # header's column names after the time of day).
 _SOFTIRQ = {"HI/s", "TIMER/s", "NET_TX/s", "NET_RX/s", "BLOCK/s", "SCHED/s", "RCU/s", "TASKLET/s"}
 _IRQ_COL = re.compile(r"^(?:i?\d+|NMI|LOC|SPU|PMI|IWI|RTR|RES|CAL|TLB|TRM|THR|DFR|MCE|MCP|HYP|ERR|MIS|PIN|NPI|PIW"
-                      r"|[A-Z]{2,4})/s$")
+                      r"|[A-Z]{2,4})/s$", re.ASCII)
 HEADER_TABLE: list[tuple[str, object]] = [
     ("cpu-node", lambda c: c[:1] == ["NODE"] and any(x in c for x in ("%usr", "%user"))),
     ("cpu", lambda c: c[:1] == ["CPU"] and any(x in c for x in ("%usr", "%user"))),
@@ -153,7 +153,7 @@ def sniff_mpstat_json(head: FileHead) -> bool:
     t = head.text.lstrip()
     # sadf -j has a "timestamp" object and "file-date"; mpstat a "timestamp" string and a "date"
     return (t.startswith("{") and '"sysstat"' in t[:200] and '"file-date"' not in t
-            and re.search(r'"timestamp":\s*"', t) is not None
+            and re.search(r'"timestamp":\s*"', t, flags=re.ASCII) is not None
             and any(f'"{k}"' in t for k in JSON_BLOCKS))
 
 

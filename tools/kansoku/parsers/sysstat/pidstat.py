@@ -16,6 +16,7 @@ from typing import Any
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST, LATEST, Bound, TableBounds
+from kansoku.parsers.numbers import is_digits
 from kansoku.parsers.sysstat import common as sm
 
 SCHEMA = """
@@ -49,7 +50,7 @@ def sniff_pidstat_text(head: FileHead) -> bool:
 
 
 def _int(tok: str) -> int | None:
-    return int(tok) if tok.isdigit() and len(tok) < 19 else None
+    return int(tok) if is_digits(tok) and len(tok) < 19 else None
 
 
 def parse_pidstat_text(path: Path, sink: Sink) -> None:

@@ -8,7 +8,7 @@ while DuckDB reads the previous one (``read_csv``), splits its lines and unpivot
 time is close to sadf's own and memory does not grow with the file's length.
 
 A long file's batches are read by DuckDB's CSV reader with each section's typed columns when the output is as
-sadf prints it (``_Loader._load_batch_fast``), and a file of 2 MB or more is rendered by two sadf runs that
+sadf prints it (``_Loader._load_batch_fast``), and a file of ``SPLIT_MIN_BYTES`` or more is rendered by two sadf runs that
 print the same lines as ``-A`` in fewer passes over the file (``_split_run``; docs/ingest-performance.md, "Long sa
 files"; the figures that keep these in docs/performance.md).
 
@@ -69,7 +69,7 @@ def _readable_rendering_beside(path: Path) -> Path | None:
 
 # a line sadf -d prints before the first section header: a LINUX-RESTART (or COM) record of a file that
 # begins with one (sa1 --boot, sysstat-collect after a reboot); anything else there is not sadf -d output
-_PREAMBLE_LINE = re.compile(rb"[^;\n]*;-?\d+;[^;\n]+;(LINUX-RESTART|COM )[^\n]*")
+_PREAMBLE_LINE = re.compile(rb"[^;\n]*;-?\d+;[^;\n]+;(LINUX-RESTART|COM )[^\n]*", re.ASCII)
 PREAMBLE_MAX = 1 << 20  # a few records at most; more is not a preamble
 
 
@@ -204,9 +204,9 @@ def _int_list(items: list[int]) -> str:
 # of docs/performance.md, and hand anything not as sadf prints it to the line split.
 SMALL_BATCH_BYTES = 1 << 20  # at most this much is read in Python (_load_small): the per-run ingest figure
 FAST_SQL = True  # larger batches: typed CSV reads (_load_batch_fast): the day-long sa file figure
-_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?\Z")
-_PLAIN_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:;-?\d+(?:\.\d+)?)*\Z")
-_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) UTC\Z")
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?\Z", re.ASCII)
+_PLAIN_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:;-?\d+(?:\.\d+)?)*\Z", re.ASCII)
+_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) UTC\Z", re.ASCII)
 
 
 def _utc(tok: str) -> datetime | None:
@@ -245,7 +245,6 @@ class _Loader:
         # activity -> (record times, first, last, Counter of its rows' intervals): the summary (sys_series) of
         # what _load_batch_fast stored, counted by its check statement
         self.fast_series: dict[str, tuple] = {}
-        self.fast_batches = 0
         self.split = False  # the activities without items read by a sadf -dh run of their own (_split_run)
         self.duplicated: list[str] = []  # activities with a sample time twice, when split: warned at the end
 
@@ -305,9 +304,9 @@ class _Loader:
         self._load_batch_sql(batch)
 
     def _load_small(self, batch: list[dict]) -> bool:
-        """A small batch (a run's sa file: ~1,500 lines of sadf -d output) read in Python and stored with
+        """A small batch (a run's sa file) read in Python and stored with
         one INSERT (``common.insert_values``): the same rows, in the same order, as ``_load_batch_sql``,
-        whose two statements cost ~0.12 s of planning for 40 sections of a few lines each. Only output as
+        whose two statements' planning costs more than reading a few dozen short sections. Only output as
         sadf prints it is taken here (every row as wide as its header, a UTC timestamp, an interval in
         range, finite numbers): anything else returns False before anything is stored, and the SQL path
         then reports it with its own words."""
@@ -339,7 +338,7 @@ class _Loader:
                 f = line.split(";")
                 if len(f) >= 4 and f[3].startswith(("LINUX-RESTART", "COM ")):
                     continue  # restart and comment records: not data (the restarts are read by _restarts)
-                if len(f) < 4 or (len(f) < width + 1 if star else len(f) != width):
+                if len(f) < 4 or (len(f) < width if star else len(f) != width):
                     return False
                 tstok = f[2]
                 if tstok not in cache:
@@ -557,7 +556,6 @@ class _Loader:
                     self.fast_series[act] = (n_tt, first, last, Counter({iv: c * width for iv, c in ivs.items()}))
                     if act == "disk":
                         self.devices.update(insts)
-        self.fast_batches += 1
         self.suspect = True  # the plausibility passes run over the stored rows, as after _load_batch_sql
         names = " UNION ALL ".join(f"SELECT {k} AS k, {g} AS g, {sm.sql_str(act)} AS activity, "
                                    f"{_sql_list(names)}::VARCHAR[] AS names"
@@ -598,7 +596,9 @@ class _Loader:
                                   delim = '\x01', quote = '', escape = '', new_line = '\\n', filename = true) r
                     JOIN (VALUES {", ".join(layouts)}) m(k, fname, act, star, width, names, pos, inst_pos, all_cpu)
                       ON parse_filename(r.filename) = m.fname)"""
-        width_ok = "CASE WHEN star THEN len(f) >= width + 1 ELSE len(f) = width END"
+        # INTR;CPU*: the total, then one count per CPU; a file converted by sadf -c from sysstat 11 or older has
+        # the total alone
+        width_ok = "CASE WHEN star THEN len(f) >= width ELSE len(f) = width END"
         inst = ("CASE WHEN len(inst_pos) = 0 THEN NULL::VARCHAR "
                 "WHEN all_cpu AND f[inst_pos[1]] IN ('-1', 'all') THEN 'all' "
                 "ELSE array_to_string(list_transform(inst_pos, lambda i: f[i]), '/') END")
@@ -616,7 +616,7 @@ class _Loader:
             act, star, width, text = sec["act"], sec["star"], sec["width"], sec["text"]
             what = f"in the {act} section of 'sadf -d' output"
             if bad_w:
-                raise ParseError(path, None, f"{'at least ' if star else ''}{width + (1 if star else 0)} "
+                raise ParseError(path, None, f"{'at least ' if star else ''}{width} "
                                  f"';'-separated fields per row {what} (header {text[:60]}...)",
                                  (bad_w_line or "")[:80])
             if bad_ts:
@@ -663,7 +663,7 @@ class _Loader:
             except ValueError:
                 raise ParseError(self.path, None, "a timestamp 'YYYY-MM-DD HH:MM:SS UTC' on a LINUX-RESTART row",
                                  tok[:40]) from None
-            m = re.search(r"\((\d+) CPU\)", what)
+            m = re.search(r"\((\d+) CPU\)", what, flags=re.ASCII)
             if tok in self.restarts_seen:
                 continue
             self.restarts_seen.add(tok)
@@ -681,14 +681,14 @@ class _Loader:
                                {"ts": ts, "cpus": cpus})
 
 
-# sadf -d -- -A reads the whole file once per activity it prints (37 passes for a 2-CPU machine: 5 s of CPU
-# for 7,200 one-second records); sadf -dh prints every activity of a record on one line, in one pass (1 s).
+# sadf -d -- -A reads the whole file once per activity it prints (dozens of passes); sadf -dh prints every
+# activity of a record on one line, in one pass.
 # The activities without items (one row per record, fixed columns) are read from one sadf -dh run of their
 # own, the others (CPUs, interrupts, devices, interfaces, ...) from sadf -d: the same lines as -A prints
-# (checked byte for byte with sysstat 12.6), for about 40 % of its CPU. Only with the sadf version checked,
+# (checked byte for byte with sysstat 12.6), for a fraction of its CPU (docs/ingest-performance.md). Only with the sadf version checked,
 # and a file whose activities are all in one list or the other; anything else is read with -A alone.
 SPLIT = True
-SPLIT_MIN_BYTES = 2 << 20  # a smaller file (a run's, ~100 kB) costs less in one sadf -d run read in Python
+SPLIT_MIN_BYTES = 2 << 20  # a smaller file (a run's) costs less in one sadf -d run read in Python
 _DH_FLAGS = ["-w", "-W", "-B", "-b", "-r", "ALL", "-S", "-H", "-v", "-q", "ALL", "-n",
              "NFS,NFSD,SOCK,IP,EIP,ICMP,EICMP,TCP,ETCP,UDP,SOCK6,IP6,EIP6,ICMP6,EICMP6,UDP6"]
 _D_FLAGS = ["-u", "ALL", "-P", "ALL", "-I", "ALL", "-y", "-d", "-n", "DEV,EDEV,SOFT,FC", "-m", "ALL", "-F"]
@@ -698,9 +698,9 @@ _DH_ACTS = {"A_PCSW", "A_SWAP", "A_PAGE", "A_IO", "A_MEMORY", "A_HUGE", "A_KTABL
             "A_NET_UDP6", "A_PSI_CPU", "A_PSI_IO", "A_PSI_MEM"}
 _D_ACTS = {"A_CPU", "A_IRQ", "A_SERIAL", "A_DISK", "A_NET_DEV", "A_NET_EDEV", "A_NET_SOFT", "A_NET_FC", "A_FS",
            "A_PWR_CPU", "A_PWR_FAN", "A_PWR_TEMP", "A_PWR_IN", "A_PWR_FREQ", "A_PWR_USB", "A_PWR_BAT"}
-_SPLIT_VERSION = re.compile(r"sysstat version 12\.6\.\d+\Z")
-_H_ACTIVITY = re.compile(r"\d+: \[[0-9a-f]+\] (A_\w+)", re.M)
-_H_COUNT = re.compile(r"^Number of activities in file: (\d+)$", re.M)
+_SPLIT_VERSION = re.compile(r"sysstat version 12\.6\.\d+\Z", re.ASCII)
+_H_ACTIVITY = re.compile(r"\d+: \[[0-9a-f]+\] (A_\w+)", re.M | re.ASCII)
+_H_COUNT = re.compile(r"^Number of activities in file: (\d+)$", re.M | re.ASCII)
 # the order of sadf -d -- -A's sections (for the order of the duplicated-sample warnings when split)
 _A_ORDER = ["cpu", "task", "intr", "swapping", "paging", "io", "memory", "swap", "hugepages", "kernel", "queue",
             "serial", "disk", "net-dev", "net-edev", "net-nfs", "net-nfsd", "net-sock", "net-ip", "net-eip",
@@ -887,8 +887,8 @@ def _file_version(path: Path) -> str | None:
 
 
 def sadf_timeout(path: Path) -> float:
-    """How long sadf may take to render ``path``: a minute, plus ten seconds a megabyte (a day of 1-second
-    records, ~200 MB, renders in about a minute on a small machine)."""
+    """How long sadf may take to render ``path``: a minute, plus ten seconds a megabyte (well above what a day
+    of 1-second records takes on a small machine)."""
     try:
         size = path.stat().st_size
     except OSError:

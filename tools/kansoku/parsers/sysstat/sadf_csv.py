@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
+from kansoku.parsers.numbers import is_digits, to_float
 from kansoku.parsers.sysstat import common as sm
 from kansoku.parsers.sysstat.activities import (
     INSTANCE_COLS,
@@ -20,7 +21,7 @@ from kansoku.parsers.sysstat.activities import (
 
 # -- sadf -d ---------------------------------------------------------------------------
 
-_SADF_TS = re.compile(r"^(\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}):(\d{2})(?: (\S+))?$")
+_SADF_TS = re.compile(r"^(\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}):(\d{2})(?: (\S+))?$", re.ASCII)
 
 
 def sniff_sadf_csv(head: FileHead) -> bool:
@@ -30,7 +31,7 @@ def sniff_sadf_csv(head: FileHead) -> bool:
 
 
 def sadf_ts(tok: str, tz, tz_cache: dict, sink: Sink | None = None) -> datetime | None:
-    if tok.isdigit():
+    if is_digits(tok):
         return datetime.fromtimestamp(int(tok), timezone.utc)  # sadf -U
     m = _SADF_TS.match(tok)
     if not m:
@@ -103,7 +104,7 @@ def _match_segments(segs: list[dict], vals: list[str], ncpu_hint: int | None) ->
     def ok(seg_cols: list[str], chunk: list[str]) -> bool:
         for c, v in zip(seg_cols, chunk):
             if c == "CPU":
-                if not re.fullmatch(r"-?\d+|all", v):
+                if not re.fullmatch(r"-?\d+|all", v, flags=re.ASCII):
                     return False
             elif c not in INSTANCE_COLS and sm.num(v) is None:
                 return False
@@ -190,10 +191,10 @@ def parse_sadf_csv(path: Path, sink: Sink) -> None:
                 sink.warn(lineno, "last line is cut off (sadf killed?); skipped")
                 continue
             raise ParseError(path, lineno, "a sadf timestamp 'YYYY-MM-DD HH:MM:SS [UTC]' or epoch seconds", tstok)
-        if tstok.isdigit() or len(tstok.split()) != 3 or tstok.split()[2] not in ("UTC", "GMT"):
-            col.tz_basis = "sadf -U epoch seconds" if tstok.isdigit() else f"sadf timestamps ({basis} if no zone)"
+        if is_digits(tstok) or len(tstok.split()) != 3 or tstok.split()[2] not in ("UTC", "GMT"):
+            col.tz_basis = "sadf -U epoch seconds" if is_digits(tstok) else f"sadf timestamps ({basis} if no zone)"
         if vals[0].startswith("LINUX-RESTART"):
-            m = re.search(r"\((\d+) CPU\)", vals[0])
+            m = re.search(r"\((\d+) CPU\)", vals[0], flags=re.ASCII)
             if m:
                 ncpu = int(m.group(1))
             col.add(ts, "restart", None, "cpu_count", float(m.group(1)) if m else None, line=lineno)
@@ -203,7 +204,7 @@ def parse_sadf_csv(path: Path, sink: Sink) -> None:
         if segs is None:
             raise ParseError(path, lineno, "a '# hostname;interval;timestamp;...' header before the rows", line)
         try:
-            iv = float(interval)
+            iv = to_float(interval)
         except ValueError:
             raise ParseError(path, lineno, "the interval in seconds (2nd field)", interval) from None
         if len(segs) == 1 and segs[0]["activity"] in TEXT_ACTIVITIES:

@@ -69,7 +69,7 @@ def _json_metric(rule: str, act: str, key: str) -> tuple[str, str]:
     if rule == "freq":
         return act, "MHz" if key == "frequency" else key
     if rule == "psi":
-        m = re.fullmatch(r"(some|full)_avg(\d*)", key)
+        m = re.fullmatch(r"(some|full)_avg(\d*)", key, flags=re.ASCII)
         if m:
             kind = act.split("-")[1]
             return act, f"%{m.group(1)[0]}{kind}" + (f"-{m.group(2)}" if m.group(2) else "")
@@ -100,7 +100,7 @@ def load_json_salvaging(path: Path, sink: Sink, what: str) -> dict:
             raise ParseError(path, exc.lineno, f"a JSON document ({what})", exc.msg) from None
         head_txt = text[:at]
         host: dict[str, Any] = {}
-        for k, v in re.findall(r'"([\w-]+)":\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)', head_txt):
+        for k, v in re.findall(r'"([\w-]+)":\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)', head_txt, flags=re.ASCII):
             host[k] = json.loads(v)
         lb = text.index("[", at)
         dec = json.JSONDecoder()

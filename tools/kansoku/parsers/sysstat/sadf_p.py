@@ -9,17 +9,18 @@ from pathlib import Path
 
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
+from kansoku.parsers.numbers import is_digits, to_float
 from kansoku.parsers.sysstat import common as sm
 from kansoku.parsers.sysstat.activities import SIGNATURES, TEXT_COLUMNS, activity_of, norm_instance
 from kansoku.parsers.sysstat.sadf_csv import sadf_ts
 
-_TS = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?: \S+)?$|^\d{9,11}$")
-_CPU_ITEM = re.compile(r"^cpu(\d+)$")
+_TS = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?: \S+)?$|^\d{9,11}$", re.ASCII)
+_CPU_ITEM = re.compile(r"^cpu(\d+)$", re.ASCII)
 
 
 def _is_line(line: str) -> bool:
     f = line.split("\t")
-    return len(f) == 6 and bool(_TS.match(f[2])) and sm.num(f[5]) is not None and f[1].isdigit()
+    return len(f) == 6 and bool(_TS.match(f[2])) and sm.num(f[5]) is not None and is_digits(f[1])
 
 
 def sniff_sadf_p(head: FileHead) -> bool:
@@ -74,7 +75,7 @@ def parse_sadf_p(path: Path, sink: Sink) -> None:
         if not line.strip():
             continue
         f = line.split("\t")
-        if len(f) != 6 or not f[1].isdigit():
+        if len(f) != 6 or not is_digits(f[1]):
             if truncated and lineno == n:
                 sink.warn(lineno, "last line is cut off (sadf killed?); skipped")
                 continue
@@ -94,7 +95,7 @@ def parse_sadf_p(path: Path, sink: Sink) -> None:
                 sink.warn(lineno, "last line is cut off (sadf killed?); skipped")
                 continue
             raise ParseError(path, lineno, "a sadf timestamp and a number", line)
-        k = (ts, float(iv), item)
+        k = (ts, to_float(iv), item)
         if k != key or (record and metric in SIGNATURES) or any(m == metric for _, m, _ in record):
             flush()
             record, key = [], k

@@ -13,6 +13,7 @@ from typing import Any
 from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Sink
+from kansoku.parsers.numbers import to_float
 from kansoku.parsers.sysstat.sadf_json import parse_sadf_json
 
 # Attributes naming the item, renamed to the sadf -j key (per element); they stay strings.
@@ -29,7 +30,7 @@ def sniff_sadf_xml(head: FileHead) -> bool:
 
 def _value(v: str) -> Any:
     try:
-        return float(v)
+        return to_float(v)
     except ValueError:
         return v
 
@@ -69,7 +70,7 @@ def _activity(el: ET.Element) -> Any:
 
 def parse_sadf_xml(path: Path, sink: Sink) -> None:
     text = textfile.read_text(path, "sadf -x output")
-    if re.search(r"<!ENTITY", text[:4096]):
+    if re.search(r"<!ENTITY", text[:4096], flags=re.ASCII):
         raise ParseError(path, None, "sadf -x XML (no entity declarations)", "an <!ENTITY declaration")
     try:
         root = ET.fromstring(text)

@@ -228,12 +228,11 @@ FROM per_source p LEFT JOIN runs r ON r.run_id = p.run_id;
 # small number once (the names of one FILTER of the view share its number), the values are grouped on the
 # views' own key straight from ``sys_metrics`` (``t_s`` and the device's class depend on that key) with a
 # ``max(CASE ...)`` an output column, and what depends on the key alone comes after, on one row a sample: the
-# chosen file (``sys_metrics_auth``), the run window (``*_in_run``), ``t_s``, the device's class. At 10,000
-# runs (19 M disk and 11.6 M CPU values, the build's 500 MB; docs/build-performance.md): disk_in_run ~26 s of
-# CPU -> ~14 s, cpu_in_run ~14 s -> ~9.5 s. Change one with its view.
+# chosen file (``sys_metrics_auth``), the run window (``*_in_run``), ``t_s``, the device's class. This roughly
+# halves what the views cost a large build (docs/build-performance.md). Change one with its view.
 def _coded(names: dict[int, tuple[str, ...]]) -> str:
-    """Each value's metric named by its number, 0 for a metric no column reads (one list lookup: a CASE of
-    ~30 string comparisons costs twice its CPU)."""
+    """Each value's metric named by its number, 0 for a metric no column reads (one list lookup, cheaper than a CASE
+    of some thirty string comparisons)."""
     pairs = [(n, k) for k, ns in names.items() for n in ns]
     numbers = ", ".join(str(k) for _, k in pairs)
     quoted = ", ".join("'" + n + "'" for n, _ in pairs)
@@ -252,8 +251,7 @@ _CPU_CODES = {1: ("%usr", "%user", "us"), 2: ("%nice",), 3: ("%sys", "%system", 
 
 def _maxima(codes: dict[int, tuple[str, ...]]) -> str:
     """The view's ``max(value) FILTER (WHERE metric IN ...)`` (the same value: NULL where none), as the maximum
-    of a CASE: a FILTER costs each aggregate a pass of its own over the values (~0.45 s per aggregate at
-    10,000 runs, twice the CASE's)."""
+    of a CASE: a FILTER costs each aggregate a pass of its own over the values."""
     return ", ".join(f"max(CASE WHEN m.k = {k} THEN m.value END) AS v{k}" for k in codes)
 
 
@@ -297,7 +295,7 @@ FROM g JOIN runs r ON r.run_id = g.run_id LEFT JOIN dv ON dv.source_id = g.sourc
 WHERE g.source_id IN (SELECT source_id FROM sys_series_chosen WHERE activity = 'disk') AND {_IN_WINDOW}""",
     # The means: the views' ``dense_rank() = 1`` over (run, host, role) is the tool whose rank is the least of
     # its run, host and role's (a small GROUP BY joined back; NULLs match as PARTITION BY groups them), instead
-    # of a window over every sample with all its columns (at 10,000 runs 2.7-3.0 s of CPU each -> 1.1-1.2 s). The same
+    # of a window over every sample with all its columns, which costs more than twice as much. The same
     # rows but for the last bits of an average, which DuckDB's parallel sums give the views themselves from one
     # statement to the next (a build keeps 12 significant digits: values.stable).
     "cpu_in_run_mean": f"""

@@ -104,7 +104,7 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
             clock = sm.DayClock(day0, tz, steps)
         r0 = rest[0]
         if r0 == "LINUX" and len(rest) > 1 and rest[1].startswith("RESTART"):
-            cpus = re.search(r"\((\d+) CPU\)", line)
+            cpus = re.search(r"\((\d+) CPU\)", line, flags=re.ASCII)
             ts = clock.at(("restart",), secs)
             col.add(ts, "restart", None, "cpu_count", float(cpus.group(1)) if cpus else None, line=lineno)
             header = pick_metrics = None
@@ -114,10 +114,14 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
         # The common row: as many values as its header has columns, every metric a plain number.
         vals = None
         if pick_metrics is not None and len(rest) == len(header):
-            try:
-                vals = list(map(float, pick_metrics(rest)))
-            except ValueError:
-                vals = None
+            picked = pick_metrics(rest)
+            joined = "".join(picked)
+            # float() alone would read fullwidth digits and '1_0'; such a row takes the slow path and is refused
+            if joined.isascii() and "_" not in joined:
+                try:
+                    vals = list(map(float, picked))
+                except ValueError:
+                    vals = None
         if vals is None:
             values = [sm.num(x) for x in rest]
             if all(v is None for v in values):  # a header line: column names only

@@ -30,7 +30,7 @@ ACTIVITY = {"r": "procs", "b": "procs", "swpd": "memory", "free": "memory", "buf
 _INACT = {"inact", "inakt", "inactif", "inattiva", "inactivo"}
 DISK_COLS = ["reads_total", "reads_merged", "read_sectors", "read_ms", "writes_total", "writes_merged",
              "write_sectors", "write_ms", "io_cur", "io_s"]
-_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
 
 
 def _is_columns(toks: list[str]) -> bool:
