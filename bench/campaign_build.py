@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import synthetic  # noqa: E402
+from record import Figure, Load, record  # noqa: E402
 
 BUDGETS = {"ingest": 120.0, "build": 30.0, "rebuild_one": 5.0, "spec100": 60.0, "page_bytes": 1_500_000}
 BUDGET_RUNS = 1000
@@ -353,8 +354,18 @@ def replicate_store(db: Path, copies: int) -> int:
         con.close()
 
 
+def measured(step: str, n: int, wall: float, target: str = "", met: bool | None = None) -> list[Figure]:
+    """A step's wall time (against its budget), with its CPU and peak memory as the last tool left them."""
+    return [Figure(f"{step} at {n} runs, wall", round(wall, 3), "s", target=target, met=met),
+            Figure(f"{step} at {n} runs, CPU with children", round(LAST["cpu"], 3), "s"),
+            Figure(f"{step} at {n} runs, peak RSS", round(max(LAST["peak_mb"], LAST["tree_mb"]), 1), "MB",
+                   extra={"largest_process_mb": round(LAST["peak_mb"], 1), "tree_mb": round(LAST["tree_mb"], 1)})]
+
+
 def bench_size(n: int, base: Path, profile_dir: Path | None, results: list[bool], ingest_only: bool = False,
-               replicate: int = 1) -> None:
+               replicate: int = 1, figures: list[Figure] | None = None) -> None:
+    """One size's steps, printed against their budgets; their figures appended to ``figures``."""
+    figs = figures if figures is not None else []
     from kansoku.render.hugo import PLOTLY_BUNDLE
 
     applies = n >= BUDGET_RUNS
@@ -374,6 +385,7 @@ def bench_size(n: int, base: Path, profile_dir: Path | None, results: list[bool]
     budget = INGEST_10K[1] if n_ingest >= INGEST_10K[0] else BUDGETS["ingest"]
     ok = dt < budget
     results.append(ok or not applies)
+    figs += measured(f"ingest of {n_ingest}", n_ingest, dt, f"< {budget:g} s" if applies else "", ok if applies else None)
     print(f"ingest of {n_ingest} runs:           {dt:7.1f} s   budget < {budget:.0f} s   "
           f"{verdict(dt, budget, applies)}   (CPU {tool.cpu:.1f} s, {tool.cpu / n_ingest * 1000:.0f} ms a run; "
           f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after)")
@@ -382,6 +394,7 @@ def bench_size(n: int, base: Path, profile_dir: Path | None, results: list[bool]
         total = replicate_store(db, replicate)
         print(f"store replicated {replicate}x in SQL: {total} runs in {time.monotonic() - t0:.1f} s "
               f"(not an ingest: see replicate_store)")
+        figs.append(Figure(f"store copied {replicate}x in SQL to {total} runs", round(time.monotonic() - t0, 3), "s"))
     if ingest_only:
         return
 
@@ -396,19 +409,26 @@ def bench_size(n: int, base: Path, profile_dir: Path | None, results: list[bool]
     build = ["--db", db, "--out", out, "--specs", specs, "--generated", gen, "--content", content]
     dt, msg = tool("build", *build, profile=prof("build"))
     results.append(dt < BUDGETS["build"] or not applies)
+    figs += measured("full build", n, dt, f"< {BUDGETS['build']:g} s at {BUDGET_RUNS} runs",
+                     dt < BUDGETS["build"] if n == BUDGET_RUNS else None)
     print(f"full build (12 + 12 items):  {dt:7.1f} s   budget < {BUDGETS['build']:.0f} s    "
           f"{verdict(dt, BUDGETS['build'], applies)}   ({cpu_mem()})   [{msg}]")
     if n >= BIG_RUNS:
         big_ok = dt < BIG_BUILD_S and max(LAST["peak_mb"], LAST["tree_mb"]) < BIG_BUILD_MB
         results.append(big_ok)
+        figs.append(Figure(f"full build at {n} runs, within {BIG_BUILD_S:g} s and {BIG_BUILD_MB:g} MB", float(big_ok),
+                           "bool", target="1", met=big_ok))
         print(f"  at {n} runs: budget < {BIG_BUILD_S:.0f} s and < {BIG_BUILD_MB:.0f} MB   "
               f"{'OK' if big_ok else 'OVER BUDGET'}")
     dt, msg = tool("build", *build, profile=prof("rebuild"))
+    figs += measured("rebuild, nothing changed", n, dt)
     print(f"rebuild, nothing changed:    {dt:7.1f} s   ({cpu_mem()})   [{msg}]")
     new = synthetic.add_run(camp, n, work=base / "templates")
     dt_i, _ = tool("ingest", "--db", db, new)
     dt, msg = tool("build", *build, profile=prof("rebuild-one"))
     results.append(dt < BUDGETS["rebuild_one"] or not applies)
+    figs += measured("rebuild after one new run", n, dt, f"< {BUDGETS['rebuild_one']:g} s" if applies else "",
+                     dt < BUDGETS["rebuild_one"] if applies else None)
     print(f"rebuild after one new run:   {dt:7.1f} s   budget < {BUDGETS['rebuild_one']:.0f} s     "
           f"{verdict(dt, BUDGETS['rebuild_one'], applies)}   ({cpu_mem()}; its ingest: {dt_i:.1f} s)   [{msg}]")
     heavy = page_weights(out, PLOTLY_BUNDLE)
@@ -422,11 +442,15 @@ def bench_size(n: int, base: Path, profile_dir: Path | None, results: list[bool]
     dt, msg = tool("build", "--db", db, "--out", out100, "--specs", specs100, "--generated", gen100,
                    "--content", content, profile=prof("spec100"))
     results.append(dt < BUDGETS["spec100"] or not applies)
+    figs += measured("100 tables + 100 figures", n, dt, f"< {BUDGETS['spec100']:g} s" if applies else "",
+                     dt < BUDGETS["spec100"] if applies else None)
     print(f"100 tables + 100 figures:    {dt:7.1f} s   budget < {BUDGETS['spec100']:.0f} s    "
           f"{verdict(dt, BUDGETS['spec100'], applies)}   ({cpu_mem()})   [{msg}]")
     heavy = sorted(heavy + [(b, f"public100/{p}") for b, p in page_weights(out100, PLOTLY_BUNDLE)], reverse=True)
     b, page = heavy[0]
     results.append(b < BUDGETS["page_bytes"])
+    figs.append(Figure(f"heaviest page at {n} runs", b, "bytes", target=f"< {BUDGETS['page_bytes']}",
+                       met=b < BUDGETS["page_bytes"], extra={"page": page, "pages": len(heavy)}))
     print(f"heaviest page:               {b / 1e6:7.2f} MB  budget < {BUDGETS['page_bytes'] / 1e6:.1f} MB  "
           f"{'OK' if b < BUDGETS['page_bytes'] else 'OVER BUDGET'}   ({page}; of {len(heavy)} pages)")
     for b, page in heavy[1:4]:
@@ -448,12 +472,15 @@ def main() -> int:
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
     results: list[bool] = []
+    figures: list[Figure] = []
+    load = Load()
     try:
         for n in (int(x) for x in args.runs.split(",") if x.strip()):
-            bench_size(n, tmp / f"runs-{n}", args.profile, results, args.ingest_only, args.replicate)
+            bench_size(n, tmp / f"runs-{n}", args.profile, results, args.ingest_only, args.replicate, figures)
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
+    record("campaign", figures, load=load)
     return 0 if all(results) else 1
 
 

@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import campaign_build  # noqa: E402
 import synthetic  # noqa: E402
+from record import Figure, Load, record  # noqa: E402
 
 
 def tool_env() -> dict[str, str]:
@@ -182,6 +183,7 @@ def main() -> int:
     ap.add_argument("--diff", action="store_true", help="diff -r every checkout's site against this one's")
     ap.add_argument("--profile", type=Path, help="write a cProfile of this checkout's first rebuild-one here")
     args = ap.parse_args()
+    load = Load()
     base = args.dir.resolve()
     if args.example:
         db0, db1, site = setup_example(base)
@@ -210,10 +212,20 @@ def main() -> int:
                       f"{mb:6.0f} MB  (load {load:.1f}){'' if prof is None else '  [profiled]'}  [{last}]",
                       flush=True)
     print("\nmedians (wall, CPU):")
+    figures: list[Figure] = []
+    size = "the example" if args.example else f"{args.runs} runs"
     for (tree, step), rows in results.items():
         walls, cpus = sorted(r[0] for r in rows), sorted(r[1] for r in rows)
         print(f"  {tree.name:>16} {step:>12}: {walls[len(walls) // 2]:6.2f} s  {cpus[len(cpus) // 2]:6.2f} s CPU   "
               f"(wall {min(walls):.2f}-{max(walls):.2f}, CPU {min(cpus):.2f}-{max(cpus):.2f})")
+        ref = "" if tree == ROOT else f"checkout {tree}"
+        spread = {"reps": len(rows), "min": min(walls), "max": max(walls)}
+        figures += [Figure(f"{step} of {size}, wall ({tree.name})", round(walls[len(walls) // 2], 3), "s",
+                           reference=ref, extra=spread),
+                    Figure(f"{step} of {size}, CPU with children ({tree.name})", round(cpus[len(cpus) // 2], 3), "s",
+                           reference=ref, extra={"min": min(cpus), "max": max(cpus)}),
+                    Figure(f"{step} of {size}, peak RSS of the largest process ({tree.name})",
+                           round(max(r[2] for r in rows), 1), "MB", reference=ref)]
     print(f"load average now: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if args.diff:
         for i in range(1, len(trees)):
@@ -221,6 +233,11 @@ def main() -> int:
                                capture_output=True, text=True)
             print(f"diff -r public-0 ({trees[0].name}) public-{i} ({trees[i].name}): "
                   f"{'identical' if r.returncode == 0 else 'DIFFERENT'}\n{r.stdout[:2000]}")
+            figures.append(Figure(f"site identical to {trees[i].name}'s", float(r.returncode == 0), "bool",
+                                  target="1", met=r.returncode == 0, reference=f"checkout {trees[i]}"))
+    raw = [{"tree": str(tree), "step": step, "runs": [{"wall_s": w, "cpu_s": c, "peak_mb": m} for w, c, m in rows]}
+           for (tree, step), rows in results.items()]
+    record("rebuild_one", figures, raw=raw, load=load)
     return 0
 
 

@@ -78,12 +78,16 @@ def test_serve_shows_prose_and_spec_edits_and_outlives_a_broken_spec(site):
     served = Served(site)
     try:
         assert "TPS by clients" in served.page(page) and "livereload" in served.page(page)
-        # a prose edit: Hugo renders it; kansoku recomputes nothing (the text is not what it computes from)
+        # a prose edit: Hugo renders it; kansoku recomputes nothing (the text is not what it computes from): no
+        # report computed, no generated file written (each computation stamps the generated directory first)
+        stamp = site / "data" / "generated" / "build-cache" / "write-started"
+        computed_at = stamp.stat().st_mtime_ns
         prose.write_text(prose.read_text(encoding="utf-8").replace("## Setup", "A sentence written now.\n\n## Setup"),
                          encoding="utf-8")
         served.shows(page, "A sentence written now.")
         time.sleep(1)
         assert not any("recomputed" in line for line in served.out), served.out
+        assert stamp.stat().st_mtime_ns == computed_at, "a prose edit made kansoku write the generated data again"
         # a caption changed in the spec: recomputed, shown
         spec.write_text(good.replace('en = "TPS by clients"', 'en = "Throughput as clients grow"'), encoding="utf-8")
         served.shows(page, "Throughput as clients grow")
@@ -119,3 +123,26 @@ def test_serve_without_a_store_says_how_to_make_one(tmp_path):
     proc = subprocess_kansoku("serve", "--port", "0", cwd=tmp_path)
     assert proc.returncode == 2 and "kansoku ingest" in proc.stderr, proc.stderr
     assert not os.path.exists(tmp_path / "data" / "generated")
+
+
+def test_only_what_kansoku_computes_from_makes_a_prose_edit_recompute(tmp_path):
+    from kansoku.app.serve import LiveSite
+
+    content = tmp_path / "content"
+    (content / "reports" / "r").mkdir(parents=True)
+    pages = {lang: content / "reports" / "r" / f"c1.{lang}.md" for lang in ("ja", "en")}
+    for lang, page in pages.items():
+        page.write_text(f"---\ntitle: {lang}\n---\nText.\n", encoding="utf-8")
+    live = LiveSite(tmp_path, tmp_path / "k.duckdb", tmp_path / "specs", content, tmp_path / "gen",
+                    tmp_path / "config.toml", port=0)
+    live._prose = {p: live.prose_inputs(p) for p in content.rglob("*.md")}
+    en = pages["en"]
+
+    def edit(text: str) -> bool:
+        en.write_text(text, encoding="utf-8")
+        return live.needs_recompute({(None, str(en))})
+
+    assert not edit("---\ntitle: en\n---\nText, rewritten at length.\n\nA second paragraph.\n")
+    assert edit("---\ntitle: en, renamed\n---\nText, rewritten at length.\n\nA second paragraph.\n")
+    assert edit('---\ntitle: en, renamed\n---\nTPS: {{< val table="t" row="1" metric="tps" >}}.\n')
+    assert not edit('---\ntitle: en, renamed\n---\nThe TPS: {{< val table="t" row="1" metric="tps" >}}.\n')

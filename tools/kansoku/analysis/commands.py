@@ -230,8 +230,13 @@ def _template_setup(block: _Runs) -> list[dict[str, str]]:
             toks = line.split(" ")
             lines_at.setdefault((i, len(toks)), []).append(toks)
 
+    same: dict[tuple[int, int, int], bool] = {}  # asked once a token's place: the runs' lines are many
+
     def alike(i: int, toks: list[str], j: int) -> bool:
-        return len({t[j] for t in lines_at[(i, len(toks))]}) == 1
+        where = (i, len(toks), j)
+        if where not in same:
+            same[where] = len({t[j] for t in lines_at[(i, len(toks))]}) == 1
+        return same[where]
 
     out: list[dict[str, str]] = []
     seen: set[str] = set()

@@ -846,16 +846,22 @@ def apply_coverage_notes(store: Store, t: ComputedTable) -> None:
     if not runs:
         return
     tools = sorted({tool for _, monitors, _, _ in cells for tool in monitors})
-    try:
-        rows = store.query(
-            "SELECT run_id, host, role, tool, max(coverage), arg_max(covered_s, coverage), any_value(window_s), "
-            "any_value(threshold) FROM monitor_coverage WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
-            "AND tool IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL ORDER BY run_id, host", [runs, tools])
-    except Exception:  # a store made before coverage was kept: nothing to say
-        return
+    # every run's coverage, asked once a build and kept by run (a run's coverage is its own rows': a build
+    # after one new run computes that run's alone, Store.per_run); this table's runs taken from it
+    memo = store.__dict__.setdefault("_kansoku_coverage", {})
+    if tuple(tools) not in memo:
+        try:
+            memo[tuple(tools)] = store.per_run(
+                "SELECT m.run_id, m.host, m.role, m.tool, max(m.coverage), arg_max(m.covered_s, m.coverage), "
+                f"any_value(m.window_s), any_value(m.threshold) FROM monitor_coverage m WHERE {RUNS} "
+                "AND m.tool IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL ORDER BY m.run_id, m.host", [tools])
+        except Exception:  # a store made before coverage was kept: nothing to say
+            memo[tuple(tools)] = []
+    wanted = set(runs)
     by_run: dict[str, list[tuple]] = {}
-    for r in rows:
-        by_run.setdefault(r[0], []).append(r[1:])
+    for r in memo[tuple(tools)]:
+        if r[0] in wanted:
+            by_run.setdefault(r[0], []).append(r[1:])
     for cell, monitors, role, cell_runs in cells:
         for run in cell_runs:
             best: dict[tuple, tuple] = {}  # (host, role) -> the preferred monitor's row

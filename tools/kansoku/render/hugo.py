@@ -473,8 +473,15 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     page_keys_file.unlink(missing_ok=True)
     page_keys: dict[str, str] = {}
 
+    listed: dict[str, set[str] | None] = {}  # the run pages' directories, read once (write_files)
+    gen_s = os.fspath(gen)
+
     def kept(rel: str, key: str) -> bool:
-        return before.get(rel) == key and (gen / rel).is_file()
+        if before.get(rel) != key:
+            return False
+        folder, name = os.path.split(os.path.join(gen_s, rel))
+        names = _listing(folder, listed)  # (a listing a directory, not a stat a file)
+        return names is not None and name in names
     # the reports' files first: a build that makes its run pages in a thread (app/build.py Ahead) draws the
     # figures while the thread runs the run pages' first statements (every run's metrics, events, seconds)
     figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
@@ -484,13 +491,13 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     del files  # (written: not held while the run pages are)
     if run_pages is None:
         run_pages = [(rep, rep.run_pages) for rep in computed]
-    listed: dict[str, set[str] | None] = {}  # the run pages' directories, read once (write_files)
     for rep, pages in run_pages:
         run_files, n = run_page_files(rep, dumps, kept, pages, page_keys)  # (and its conditions' files)
         for page in pages.values():
             if page.key:
                 for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",
-                            f"static/csv/{rep.id}/runs/{page.info.anchor}.csv"):
+                            f"static/csv/{rep.id}/runs/{page.info.anchor}.csv",
+                            *(f"content/reports/{rep.id}/runs/{page.info.anchor}.{lang}.md" for lang in LANGS)):
                     if rel in run_files:
                         page_keys[rel] = page.key
         _add(stats, write_files(gen, run_files, listed))
@@ -720,6 +727,17 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
     # ... nor a generated file (written by the build: a link planted among them would be published too)
     site_links.refuse_links([gen / "content", gen / "data", gen / "static", gen / "assets"])
     cfgs = [str(cfg.resolve())]
+    if reuse is not None:  # the run pages taken from the current output are not read (page_reuse.mounts)
+        whole = json.loads(cfg.read_text(encoding="utf-8"))
+        given = whole.get("module", {}).get("mounts", [])
+        these = page_reuse.mounts(reuse, gen, given)
+        build_cfg = gen / "hugo-build.json"
+        if these is given:
+            build_cfg.unlink(missing_ok=True)
+        else:
+            whole["module"]["mounts"] = these
+            build_cfg.write_text(json.dumps(whole, ensure_ascii=False, indent=1), encoding="utf-8")
+            cfgs = [str(build_cfg.resolve())]
     segments: list[str] = []
     seg_file = page_reuse.write_segments(reuse, gen) if reuse is not None else None
     if seg_file is not None:
@@ -730,13 +748,17 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
            "--cacheDir", str((gen / "hugo-cache").resolve())]
     if segments:  # named segments only (Hugo >= 0.124)
         cmd += ["--renderSegments", ",".join(segments)]
-    # bounded by its input (kansoku.external): the generated data and the prose
-    proc = external.run("hugo", cmd, nbytes=external.input_bytes([gen, content]), capture_output=True, text=True,
+    # bounded by its input (kansoku.external): the generated data and the prose (not the build's caches)
+    read = [gen / root for root in GENERATED_ROOTS] + [content]
+    proc = external.run("hugo", cmd, nbytes=external.input_bytes(read), capture_output=True, text=True,
                         env=hugo_env(few=reuse is not None and bool(reuse.reuse or reuse.reports_reuse)))
     if proc.returncode != 0:
         lines = (proc.stdout + "\n" + proc.stderr).splitlines()
         log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])
         raise KansokuError("hugo failed:\n" + log)
+    # the pages: those Hugo wrote, counted before the reused ones are linked in beside them (a link never
+    # replaces a file), and those linked (not a walk of every page of the site)
+    pages = sum(sum(1 for n in files + dirs if n.endswith(".html")) for _, dirs, files in os.walk(out))
     if reuse is not None:
-        page_reuse.link_reused(reuse, out)
-    return sum(sum(1 for n in files + dirs if n.endswith(".html")) for _, dirs, files in os.walk(out))
+        pages += page_reuse.link_reused(reuse, out)
+    return pages

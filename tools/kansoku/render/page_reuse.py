@@ -70,6 +70,7 @@ class RunPagePlan:
     langs: tuple[str, ...] = ()
     reports: dict[str, str] = field(default_factory=dict)       # report id -> fingerprint of its other pages
     reports_reuse: set[str] = field(default_factory=set)        # reports whose other pages are taken as they are
+    runs_linked: set[str] = field(default_factory=set)          # reports whose pages look their run pages up
 
     def segments(self) -> dict | None:
         """Hugo's segments config for this build, or None: render everything (nothing to reuse)."""
@@ -148,26 +149,35 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     own_runs: dict = {}  # report -> the sha256 of its run pages' front matter (which pages exist)
     # a condition's file (render/run_pages.py condition_json): read and hashed once, its digest in each of its
     # pages' fingerprints (not its bytes hashed again for each of its pages)
-    shared: dict[Path, bytes] = {}
-    for data in sorted(runs.glob("*/*.json")):
-        rep, anchor = data.parent.name, data.stem
-        text = data.read_bytes()
-        h = hashlib.sha256(context.encode() + b"\0" + text)
-        cond = COND.search(text)
-        if cond is not None:
-            path = data.parent / "conditions" / (cond.group(1).decode() + ".json")
-            if path not in shared:
-                shared[path] = hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"-"
-            h.update(b"\0" + shared[path])
-        mine = own_runs.setdefault(rep, hashlib.sha256())
-        mine.update(anchor.encode() + b"\0")
-        for lang in langs:
-            md = gen / "content" / "reports" / rep / "runs" / f"{anchor}.{lang}.md"
-            text = md.read_bytes() if md.is_file() else b"-"
-            h.update(b"\0" + text)
-            mine.update(text + b"\0")
-        res.fingerprints[f"{rep}/{anchor}"] = h.hexdigest()
-    res.reports = _report_fingerprints(gen, context, own_runs)
+    shared: dict[str, bytes] = {}
+    # (strings and os: two files read for each of thousands of pages, a pathlib object each cost more)
+    runs_s, pages_s = os.fspath(runs), os.path.join(gen, "content", "reports")
+    for rep in sorted(os.listdir(runs_s)):
+        folder = os.path.join(runs_s, rep)
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(n for n in os.listdir(folder) if n.endswith(".json")):
+            anchor = name[:-5]
+            text = _read(os.path.join(folder, name))
+            if text is None:
+                continue
+            h = hashlib.sha256(context.encode() + b"\0" + text)
+            cond = COND.search(text)
+            if cond is not None:
+                path = os.path.join(folder, "conditions", cond.group(1).decode() + ".json")
+                if path not in shared:
+                    got = _read(path)
+                    shared[path] = hashlib.sha256(got).digest() if got is not None else b"-"
+                h.update(b"\0" + shared[path])
+            mine = own_runs.setdefault(rep, hashlib.sha256())
+            mine.update(anchor.encode() + b"\0")
+            for lang in langs:
+                text = _read(os.path.join(pages_s, rep, "runs", f"{anchor}.{lang}.md"))
+                text = b"-" if text is None else text
+                h.update(b"\0" + text)
+                mine.update(text + b"\0")
+            res.fingerprints[f"{rep}/{anchor}"] = h.hexdigest()
+    res.reports = _report_fingerprints(gen, context, own_runs, res.runs_linked)
     try:
         old = json.loads(manifest_path(out).read_text(encoding="utf-8"))
         if old.get("out") != str(out.resolve()):
@@ -180,10 +190,11 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
         if reports_before.get(rep) == fp and SAFE.match(rep) and all(
                 (out / lang / "reports" / rep / "index.html").is_file() for lang in res.langs):
             res.reports_reuse.add(rep)
+    out_s = os.fspath(out)
     for key, fp in res.fingerprints.items():
         rep, anchor = key.split("/")
         usable = (before.get(key) == fp and SAFE.match(rep) and SAFE.match(anchor)
-                  and all((out / d / "index.html").is_file() for d in _page_dirs(key, res.langs)))
+                  and all(os.path.isfile(os.path.join(out_s, d, "index.html")) for d in _page_dirs(key, res.langs)))
         (res.reuse if usable else res.render).add(key)
     if any(not (SAFE.match(k.split("/")[0]) and SAFE.match(k.split("/")[1])) for k in res.render):
         res.render |= res.reuse  # a path Hugo's glob cannot name as it is: render everything
@@ -192,24 +203,76 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     return res
 
 
-def _report_fingerprints(gen: Path, context: str, own_runs: dict) -> dict[str, str]:
+def _read(path: str) -> bytes | None:
+    """The bytes of the file ``path``; None when it is not a file."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _report_fingerprints(gen: Path, context: str, own_runs: dict, linked: set[str]) -> dict[str, str]:
     """Report id -> the sha256 of what its pages but its run pages read (its cover, chapters, data-sources
     parts, appendix, ...): the run pages' context (templates, words, configuration, every other content page,
     what each report shows on every page), its whole data (``data/reports/<id>.json``), its generated pages
     (the run pages' front matter among them: a page links a run's page when it exists) and the data-sources
     parts' assets (``assets/sources/<id>/``). A rebuild after a new run renders the pages of the reports whose
-    data changed and takes the others' from the current output."""
+    data changed and takes the others' from the current output. ``linked`` gets the reports with comparisons
+    (their tables link a run's page when Hugo finds it: layouts/shortcodes/compare.html)."""
     out: dict[str, str] = {}
     data_dir = gen / "data" / "reports"
     for data in sorted(data_dir.glob("*.json")) if data_dir.is_dir() else []:
         rep = data.stem
-        h = hashlib.sha256(f"{context}\0report\0{rep}\0".encode() + data.read_bytes() + b"\0")
+        text = data.read_bytes()
+        h = hashlib.sha256(f"{context}\0report\0{rep}\0".encode() + text + b"\0")
         h.update((own_runs[rep].hexdigest() if rep in own_runs else "-").encode() + b"\0")
+        if json.loads(text).get("compares"):
+            linked.add(rep)
         pages = gen / "content" / "reports" / rep
         _hash_tree(h, pages, skip=lambda rel: rel.startswith("runs/"))  # (run pages: above)
         _hash_tree(h, gen / "assets" / "sources" / rep)
         out[rep] = h.hexdigest()
     return out
+
+
+# More run pages to render than this: Hugo reads every run page as before (a pattern a page to match each file
+# against would cost it more than reading them)
+HIDE_MAX = 1000
+
+
+def mounts(plan_: RunPagePlan, gen: Path, given: list[dict]) -> list[dict]:
+    """The mounts Hugo is given for this build: ``given`` (hugo.json's), but that the generated content leaves
+    out the run pages taken from the current output. Segments choose what Hugo writes, not what it reads: it
+    parses every page of its content into its page tree (a campaign's site is mostly run pages) to render a few.
+    No page but a run page reads another run page, except a comparison's table (it links a run's page when
+    Hugo finds it): the run pages of a report with comparisons whose pages are rendered stay mounted."""
+    if not plan_.reuse or len(plan_.render) > HIDE_MAX:
+        return given
+    hide = sorted({k.split("/")[0] for k in plan_.reuse}
+                  - (plan_.runs_linked - plan_.reports_reuse))
+    if not hide:
+        return given
+    src = str((gen / "content").resolve())
+    out: list[dict] = []
+    for m in given:
+        if m.get("target") != "content" or m.get("source") != src or "files" in m:
+            out.append(m)
+            continue
+        out.append({**m, "files": [f"! reports/{rep}/runs/*" for rep in hide]})
+        shown: dict[str, list[str]] = {}
+        for key in sorted(plan_.render):
+            rep, anchor = key.split("/")
+            if rep in hide:
+                shown.setdefault(rep, []).append(anchor)
+        if shown:
+            out.append({**m, "files": [f"reports/{rep}/runs/{_either(anchors)}.*.md"
+                                       for rep, anchors in shown.items()]})
+    return out
+
+
+def _either(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else "{" + ",".join(names) + "}"
 
 
 def write_segments(plan_: RunPagePlan, gen: Path) -> Path | None:

@@ -157,9 +157,15 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
                 files[csv] = page.series.csv
                 series_text(d, dumps, page.series.chart_json)
             files[data] = dumps(d)
-        front = _front({"title": run_id, "report": rep.id, "run": anchor, "type": "runs", "generated": True})
-        for lang in LANGS:  # (the same front matter in every language)
-            files[f"content/reports/{rep.id}/runs/{anchor}.{lang}.md"] = front
+        front = None
+        for lang in LANGS:  # (the same front matter in every language; made of the page's key's inputs)
+            md = f"content/reports/{rep.id}/runs/{anchor}.{lang}.md"
+            if kept is not None and page.key and kept(md, page.key):
+                files[md] = KEEP
+            else:
+                front = front or _front({"title": run_id, "report": rep.id, "run": anchor, "type": "runs",
+                                         "generated": True})
+                files[md] = front
             n += 1
     every = rep.run_pages if pages is None else pages
     for name, members in groups.items():

@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""Benchmark: the writer's loop at N runs: a full build, a spec item edit, a new run, a prose edit under serve.
+
+    python3 bench/loop.py --runs 10000 --dir /tmp/loop10k [--reps 3] [--no-serve] [--profile DIR]
+
+Setup (once, kept in ``--dir``): the synthetic campaign of ``bench/campaign_build.py``, 1,000 runs (or N when
+N < 1,000) written and ingested, its store copied to N runs in SQL (``campaign_build.replicate_store``), the
+campaign's spec (12 tables, 12 figures) and content, and a site directory for ``kansoku serve``. A store already
+there is reused as it is.
+
+Then, per repetition, each step as a user runs it, with its wall time, CPU (user + sys, Hugo and every child
+included) and peak RSS of the whole process tree (sampled every 0.2 s) — the targets at 10,000 runs:
+
+1. **full build**: ``tools/build`` from an empty generated directory and site (< 60 s, < 1 GB);
+2. **spec item edit**: one table's caption changed in the spec, ``tools/build`` (< 3 s);
+3. **new run**: one more run written and ingested (not counted), ``tools/build`` (< 5 s);
+4. **prose edit**: ``kansoku serve`` on the built data; a sentence written into the report's cover, timed until
+   the page served holds it (< 1 s). Its CPU is the serve tree's (kansoku and Hugo's server) over that time.
+
+The results are written by ``bench/record.py`` (part ``loop``); the exit status is 1 when a target is missed at
+10,000 runs. ``bench/growth.py`` runs the same steps at several sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+import campaign_build  # noqa: E402
+import synthetic  # noqa: E402
+from record import Figure, Load, record  # noqa: E402
+
+INGESTED = 1000  # runs ingested; a larger store is this one's runs copied (campaign_build.replicate_store)
+TARGET_RUNS = 10000
+# the targets at 10,000 runs on 2 cores: seconds (and the full build's MB, Hugo included)
+TARGETS = {"full": 60.0, "spec_item": 3.0, "new_run": 5.0, "prose": 1.0}
+TARGET_FULL_MB = 1024.0
+STEPS = ("full", "spec_item", "new_run", "prose")
+# `kansoku` of this checkout (the installed command may be another's)
+KANSOKU = f"import sys; sys.path.insert(0, {str(ROOT / 'tools')!r}); from kansoku.cli import main; sys.exit(main())"
+
+
+@dataclass
+class Setup:
+    base: Path
+    n: int
+    db: Path
+    camp: Path
+    specs: Path
+    content: Path
+    site: Path
+
+    @property
+    def generated(self) -> Path:
+        return self.site / "data" / "generated"  # where kansoku serve looks for it
+
+    @property
+    def out(self) -> Path:
+        return self.site / "public"
+
+    def build_args(self) -> list:
+        return ["--db", self.db, "--out", self.out, "--specs", self.specs, "--generated", self.generated,
+                "--content", self.content]
+
+
+def base_store(base: Path, n_ingest: int) -> tuple[Path, Path]:
+    """The ingested campaign of ``n_ingest`` runs and its store (made once, kept in ``base``)."""
+    camp, db = base / f"campaign-{n_ingest}", base / f"ingested-{n_ingest}.duckdb"
+    if not db.exists():
+        shutil.rmtree(camp, ignore_errors=True)
+        synthetic.write_campaign(camp, n_ingest, work=base / "templates")
+        tmp = db.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        dt, _ = campaign_build.tool("ingest", "--db", tmp, camp)
+        os.rename(tmp, db)
+        print(f"setup: {n_ingest} runs ingested in {dt:.1f} s", flush=True)
+    return camp, db
+
+
+def setup(base: Path, n: int) -> Setup:
+    """The N-run store (the ingested one's runs copied), spec, content and site directory, kept in ``base``."""
+    base.mkdir(parents=True, exist_ok=True)
+    n_ingest = min(n, INGESTED)
+    if n % n_ingest or synthetic.grid(n_ingest)[0] != synthetic.grid(n)[0]:
+        raise SystemExit(f"--runs {n}: not a multiple of {n_ingest} runs with the same conditions "
+                         "(bench/synthetic.py grid)")
+    camp, ingested = base_store(base, n_ingest)
+    work = base / f"runs-{n}"
+    work.mkdir(exist_ok=True)
+    db = base / f"store-{n}.duckdb"  # beside the ingested store: the raw files' copies (blobs/) are shared
+    if not db.exists():
+        tmp = db.with_suffix(".tmp")
+        shutil.copyfile(ingested, tmp)
+        if n > n_ingest:
+            t0 = time.monotonic()
+            campaign_build.replicate_store(tmp, n // n_ingest)
+            print(f"setup: {n} runs copied in SQL in {time.monotonic() - t0:.1f} s", flush=True)
+        os.rename(tmp, db)
+    specs = work / "specs"
+    specs.mkdir(exist_ok=True)
+    (specs / "campaign.toml").write_text(campaign_build.campaign_spec("campaign", n, 12, 12), encoding="utf-8")
+    content = campaign_build.content_dir(work, "campaign")
+    site = work / "site"
+    (site / "data").mkdir(parents=True, exist_ok=True)
+    return Setup(work, n, db, camp, specs, content, site)
+
+
+def measured(name: str, *args: object, profile: Path | None = None) -> dict:
+    """tools/NAME as a user runs it: wall s, CPU s (children included), peak MB of the process tree."""
+    dt, msg = campaign_build.tool(name, *args, profile=profile)
+    last = campaign_build.LAST
+    return {"wall_s": round(dt, 3), "cpu_s": round(last["cpu"], 3),
+            "peak_mb": round(max(last["peak_mb"], last["tree_mb"]), 1), "said": msg.splitlines()[-1] if msg else ""}
+
+
+def full_build(s: Setup, profile: Path | None = None) -> dict:
+    shutil.rmtree(s.generated, ignore_errors=True)
+    shutil.rmtree(s.out, ignore_errors=True)
+    return measured("build", *s.build_args(), profile=profile)
+
+
+def spec_item_edit(s: Setup, k: int, profile: Path | None = None) -> dict:
+    """One table's caption changed (a different text each time), then a build."""
+    spec = s.specs / "campaign.toml"
+    text = spec.read_text(encoding="utf-8")
+    edited = re.sub(r'caption = \{ ja = "表 1[^"]*", en = "Table 1[^"]*" \}',
+                    f'caption = {{ ja = "表 1 ({k})", en = "Table 1 ({k})" }}', text, count=1)
+    if edited == text:
+        raise SystemExit(f"{spec}: no caption of table 1 to edit")
+    spec.write_text(edited, encoding="utf-8")
+    return measured("build", *s.build_args(), profile=profile)
+
+
+def new_run(s: Setup, profile: Path | None = None) -> dict:
+    """One more run written and ingested (not counted), then a build."""
+    run = synthetic.add_run(s.camp, s.n, work=s.base.parent / "templates")
+    dt_i, _ = campaign_build.tool("ingest", "--db", s.db, run)
+    got = measured("build", *s.build_args(), profile=profile)
+    return {**got, "ingest_s": round(dt_i, 3)}
+
+
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                todo += [int(c) for c in fh.read().split()]
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def tree_cpu(pid: int) -> float:
+    """User + sys CPU seconds of ``pid`` and its living descendants (with the children they waited for)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / tick
+
+
+def _page(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            return resp.read().decode("utf-8", errors="replace")
+    except (urllib.error.URLError, OSError):
+        return ""
+
+
+def prose_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, list[dict]]:
+    """``kansoku serve`` on the site; ``reps`` sentences written into the cover, each timed until served."""
+    cmd = [sys.executable, "-c", KANSOKU, "serve", "--site", s.site, "--db", s.db, "--specs",
+           s.specs, "--content", s.content, "--port", "0"]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(list(map(str, cmd)), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    errs: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+    threading.Thread(target=lambda: errs.extend(proc.stderr), daemon=True).start()
+    stop, peak = threading.Event(), {"tree_mb": 0.0}
+    sampler = threading.Thread(target=campaign_build._sample_tree, args=(proc.pid, stop, peak), daemon=True)
+    sampler.start()
+    edits: list[dict] = []
+    cover = s.content / "reports" / "campaign" / "_index.en.md"
+    original = cover.read_text(encoding="utf-8")
+    try:
+        base = None
+        while base is None:
+            if proc.poll() is not None or time.monotonic() - t0 > 1800:
+                raise SystemExit(f"kansoku serve did not start:\n{''.join(errs)[-3000:]}")
+            base = next((m.group(0) for ln in list(lines) for m in [re.search(r"http://127\.0\.0\.1:\d+/", ln)] if m),
+                        None)
+            time.sleep(0.1)
+        started = {"wall_s": round(time.monotonic() - t0, 3), "cpu_s": round(tree_cpu(proc.pid), 3),
+                   "peak_mb": round(peak["tree_mb"], 1)}
+        url = base + "en/reports/campaign/"
+        if "Synthetic campaign" not in _page(url):
+            raise SystemExit(f"kansoku serve does not serve {url}")
+        for k in range(reps):
+            time.sleep(1.0)  # the watchers' debounce of the last edit has passed
+            token = f"Loop edit {k} at {time.time_ns()}."
+            cpu0 = tree_cpu(proc.pid)
+            t1 = time.monotonic()
+            cover.write_text(original + f"\n{token}\n", encoding="utf-8")
+            while token not in _page(url):
+                if time.monotonic() - t1 > timeout_s:
+                    raise SystemExit(f"the prose edit was not served within {timeout_s:.0f} s")
+                time.sleep(0.02)
+            edits.append({"wall_s": round(time.monotonic() - t1, 3), "cpu_s": round(tree_cpu(proc.pid) - cpu0, 3),
+                          "peak_mb": round(peak["tree_mb"], 1),
+                          "recomputed": any("recomputed" in ln for ln in lines)})
+    finally:
+        cover.write_text(original, encoding="utf-8")
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        stop.set()
+        sampler.join()
+    return started, edits
+
+
+def median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else float("nan")
+
+
+def run_steps(s: Setup, reps: int, serve: bool = True, profile: Path | None = None) -> dict[str, list[dict]]:
+    """Every step ``reps`` times at this size: {step: [one dict a repetition]}."""
+    rows: dict[str, list[dict]] = {step: [] for step in STEPS}
+    prof = (lambda name, k: profile / f"{s.n}-{name}-{k}.prof") if profile else (lambda name, k: None)
+    for k in range(reps):
+        rows["full"].append(full_build(s, prof("full", k)))
+        print(f"  full build:      {rows['full'][-1]}", flush=True)
+        # a first rebuild settles what a full build leaves to the next (nothing changed): not a step
+        measured("build", *s.build_args())
+        rows["spec_item"].append(spec_item_edit(s, k, prof("spec-item", k)))
+        print(f"  spec item edit:  {rows['spec_item'][-1]}", flush=True)
+        rows["new_run"].append(new_run(s, prof("new-run", k)))
+        print(f"  new run:         {rows['new_run'][-1]}", flush=True)
+    if serve:
+        started, edits = prose_edits(s, reps)
+        rows["serve_start"] = [started]
+        rows["prose"] = edits
+        print(f"  serve started:   {started}\n  prose edits:     {edits}", flush=True)
+    return rows
+
+
+def figures(n: int, rows: dict[str, list[dict]]) -> list[Figure]:
+    """The median of each step (wall, CPU, peak MB), held to the targets at 10,000 runs."""
+    out = []
+    at_target = n == TARGET_RUNS
+    for step in STEPS:
+        got = rows.get(step) or []
+        if not got:
+            continue
+        wall = median([r["wall_s"] for r in got])
+        target = f"< {TARGETS[step]:g} s at {TARGET_RUNS} runs"
+        out.append(Figure(f"{step} at {n} runs, wall", wall, "s", target=target,
+                          met=(wall < TARGETS[step]) if at_target else None,
+                          extra={"reps": len(got), "min": min(r["wall_s"] for r in got),
+                                 "max": max(r["wall_s"] for r in got)}))
+        out.append(Figure(f"{step} at {n} runs, CPU with children", median([r["cpu_s"] for r in got]), "s"))
+        mb = max(r["peak_mb"] for r in got)
+        if step == "full":
+            out.append(Figure(f"full at {n} runs, peak RSS of the process tree", mb, "MB",
+                              target=f"< {TARGET_FULL_MB:g} MB at {TARGET_RUNS} runs",
+                              met=(mb < TARGET_FULL_MB) if at_target else None))
+        else:
+            out.append(Figure(f"{step} at {n} runs, peak RSS of the process tree", mb, "MB"))
+    return out
+
+
+@contextlib.contextmanager
+def workdir(given: Path | None):
+    """``given`` (kept), or a temporary directory removed at the end."""
+    if given is not None:
+        yield given.resolve()
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="kansoku-loop-bench-"))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=TARGET_RUNS, help=f"runs in the store (default {TARGET_RUNS})")
+    ap.add_argument("--dir", type=Path, help="setup kept here: stores, specs, content, site (default: a temporary "
+                                             "directory, removed at the end)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of each step (default 3)")
+    ap.add_argument("--no-serve", action="store_true", help="leave out the prose edit under kansoku serve")
+    ap.add_argument("--profile", type=Path, metavar="DIR", help="write a cProfile of each build into DIR")
+    args = ap.parse_args()
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    load = Load()
+    with workdir(args.dir) as base:
+        s = setup(base, args.runs)
+        print(f"== the writer's loop at {args.runs} runs ({s.base})", flush=True)
+        rows = run_steps(s, args.reps, serve=not args.no_serve, profile=args.profile)
+    figs = figures(args.runs, rows)
+    for f in figs:
+        print(f"{f.name:55} {f.value:9.2f} {f.unit:3} {f.target}  {'' if f.met is None else 'met' if f.met else 'MISSED'}")
+    record("loop", figs, raw={"runs": args.runs, "steps": rows}, load=load)
+    return 1 if any(f.met is False for f in figs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
