@@ -1,12 +1,14 @@
 #!/bin/sh
 # The whole example campaign, as it was run for data/runs/example (about 65 minutes on 2 vCPUs, of which
 # the replication study about 15), then the client/server study, the version study, and the WAL sync method
-# and software-interrupt studies (about 5 minutes).
+# and software-interrupt studies (about 5 minutes), then the partitioning, FDW and full-text search studies
+# (about 15 minutes).
 # Run from the repository root as root (the clusters run as the postgres OS user):
 #   sh data/runs/example/run_campaign.sh                 # every study
 #   sh data/runs/example/run_campaign.sh clientserver    # the client/server study alone (clientserver.toml)
 #   sh data/runs/example/run_campaign.sh versions        # PostgreSQL 15 against 18 alone (versions.toml)
 #   sh data/runs/example/run_campaign.sh walsync         # fsync.toml, walsync.toml and softirq.toml alone
+#   sh data/runs/example/run_campaign.sh features        # partition.toml, fdw.toml, fdw_write.toml, fts.toml alone
 # Interrupted? Run it again: finished runs are skipped.
 set -eu
 HERE=$(dirname "$0")
@@ -32,6 +34,17 @@ walsync() {
     tools/collect --plan "$HERE/softirq.toml"
     sh "$HERE/setup.sh" stop
 }
+features() {
+    # partitioning, FDW (a second cluster on port 5434: setup.sh fdw-init) and full-text search (pg_trgm),
+    # on the checksums-off cluster of setup.sh init; each plan makes its own data once
+    sh "$HERE/setup.sh" init
+    tools/collect --plan "$HERE/partition.toml"
+    tools/collect --plan "$HERE/fdw.toml"
+    tools/collect --plan "$HERE/fdw_write.toml"
+    tools/collect --plan "$HERE/fts.toml"
+    sh "$HERE/setup.sh" fdw-stop
+    sh "$HERE/setup.sh" stop
+}
 case "${1:-all}" in
 clientserver)
     clientserver
@@ -45,9 +58,13 @@ walsync)
     walsync
     exit 0
     ;;
+features)
+    features
+    exit 0
+    ;;
 all) ;;
 *)
-    sed -n '2,9p' "$0"; exit 2
+    sed -n '2,12p' "$0"; exit 2
     ;;
 esac
 sh "$HERE/setup.sh" init
@@ -68,3 +85,5 @@ clientserver
 versions
 # WAL sync methods (pg_test_fsync, then wal_sync_method) and software interrupts (mpstat)
 walsync
+# table partitioning, foreign data wrappers and full-text search
+features

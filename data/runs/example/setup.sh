@@ -29,13 +29,28 @@
 #   sh setup.sh v-start MAJOR   stop every other example cluster, initdb $BASE/v<MAJOR> with $BASE/pg<MAJOR> if
 #                               missing (the settings of init), start it, create bench_read and bench_update
 #   sh setup.sh v-stop          stop both version clusters
+#   sh setup.sh part-data       the partitioning study (partition.toml): sql/partition_data.sql into bench_part
+#                               on the checksums-off cluster (once; part-reset before each run)
+#   sh setup.sh part-reset      both tables of bench_part back to days 1 to 30, vacuumed, then a checkpoint
+#   sh setup.sh fdw-init        the FDW study (fdw.toml, fdw_write.toml): an "external" cluster $BASE/fdw-ext on
+#                               port $FDW_PORT (pgbench's tables at scale 1 and sql/fdw_addrbook.sql in database
+#                               ext), and on the checksums-off cluster one database per pattern,
+#                               bench_fdw_<addrbook>_<accounts>, each table local or a postgres_fdw foreign table
+#                               of ext (pgbench_history follows pgbench_accounts); once, kept
+#   sh setup.sh fdw-stop        stop the external cluster
+#   sh setup.sh fts-data        the full-text search study (fts.toml): sql/fts_data.sql into bench_fts (once)
+#   sh setup.sh fts-index IDX   bench_fts back to its 200,000 records, with a pg_trgm GIN index on the title,
+#                               the description, or none (IDX: title|description|none), vacuumed, analysed
 #
 # Environment: KANSOKU_EXAMPLE_BASE (default /tmp/kansoku_example), KANSOKU_EXAMPLE_PORT (default 5433),
-# PG_BINDIR (default: the newest /usr/lib/postgresql/*/bin).
+# PG_BINDIR (default: the newest /usr/lib/postgresql/*/bin), KANSOKU_EXAMPLE_FDW_PORT
+# (default 5434).
 set -eu
 BASE=${KANSOKU_EXAMPLE_BASE:-/tmp/kansoku_example}
 PORT=${KANSOKU_EXAMPLE_PORT:-5433}
 SERVER_HOSTNAME=${KANSOKU_EXAMPLE_SERVER_HOSTNAME:-dbserver}
+FDW_PORT=${KANSOKU_EXAMPLE_FDW_PORT:-5434}
+HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}
 CONFIGS="checksums-off checksums-on"
 
@@ -63,6 +78,15 @@ CONF
 sql() {  # each argument a statement, run on the running checksums cluster's postgres database
     for q in "$@"; do as_pg "$BIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -tAc "$q" >/dev/null; done
 }
+psql_on() {  # $1: port, $2: database, then psql's arguments
+    port=$1; db=$2; shift 2
+    as_pg "$BIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d "$db" "$@"
+}
+ensure_db() {  # $1: port, $2: database
+    psql_on "$1" postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$2'" | grep -q 1 ||
+        as_pg "$BIN/createdb" -h 127.0.0.1 -p "$1" -U postgres "$2"
+}
+fdw_running() { [ -f "$BASE/fdw-ext/postmaster.pid" ] && as_pg "$BIN/pg_ctl" -D "$BASE/fdw-ext" status >/dev/null 2>&1; }
 create_dbs() {  # $1: the bin directory of the running cluster
     for db in bench_read bench_update bench_query; do
         as_pg "$1/psql" -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -tAc \
@@ -127,6 +151,69 @@ v-start)
     ;;
 v-stop)
     v_stop
+    ;;
+part-data)
+    sh "$0" start checksums-off keep
+    ensure_db "$PORT" bench_part
+    psql_on "$PORT" bench_part -tAc "SELECT 1 FROM pg_class WHERE relname = 'log_part_d32'" | grep -q 1 ||
+        { psql_on "$PORT" bench_part -1 -f "$HERE/sql/partition_data.sql" &&
+          psql_on "$PORT" bench_part -c "VACUUM ANALYZE log_plain" -c "VACUUM ANALYZE log_part"; }
+    ;;
+part-reset)
+    psql_on "$PORT" bench_part -f "$HERE/sql/partition_reset.sql"
+    ;;
+fdw-init)
+    sh "$0" start checksums-off keep
+    if [ ! -f "$BASE/fdw-ext/PG_VERSION" ]; then
+        as_pg "$BIN/initdb" -D "$BASE/fdw-ext" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8
+        settings "$BASE/fdw-ext"
+    fi
+    fdw_running || as_pg "$BIN/pg_ctl" -D "$BASE/fdw-ext" -l "$BASE/fdw-ext.log" -o "-p $FDW_PORT" -w start
+    if ! psql_on "$FDW_PORT" postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'ext'" | grep -q 1; then
+        ensure_db "$FDW_PORT" ext
+        pgbench -i -q -s 1 -h 127.0.0.1 -p "$FDW_PORT" -U postgres ext
+        psql_on "$FDW_PORT" ext -1 -f "$HERE/sql/fdw_addrbook.sql"
+    fi
+    for addrbook in local foreign; do
+        for accounts in local foreign; do
+            db=bench_fdw_${addrbook}_$accounts
+            psql_on "$PORT" postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1 && continue
+            ensure_db "$PORT" "$db"
+            pgbench -i -q -s 1 -h 127.0.0.1 -p "$PORT" -U postgres "$db"
+            psql_on "$PORT" "$db" -c "CREATE EXTENSION postgres_fdw" \
+                -c "CREATE SERVER ext FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '$FDW_PORT', dbname 'ext')" \
+                -c "CREATE USER MAPPING FOR postgres SERVER ext OPTIONS (user 'postgres')"
+            if [ "$addrbook" = local ]; then
+                psql_on "$PORT" "$db" -1 -f "$HERE/sql/fdw_addrbook.sql"
+            else
+                psql_on "$PORT" "$db" -c "IMPORT FOREIGN SCHEMA public LIMIT TO (addrbook) FROM SERVER ext INTO public"
+            fi
+            if [ "$accounts" = foreign ]; then
+                psql_on "$PORT" "$db" -c "DROP TABLE pgbench_accounts, pgbench_history" \
+                    -c "IMPORT FOREIGN SCHEMA public LIMIT TO (pgbench_accounts, pgbench_history) FROM SERVER ext INTO public"
+            fi
+            psql_on "$PORT" "$db" -c "VACUUM ANALYZE"
+        done
+    done
+    ;;
+fdw-stop)
+    fdw_running && as_pg "$BIN/pg_ctl" -D "$BASE/fdw-ext" -m fast -w stop
+    true
+    ;;
+fts-data)
+    sh "$0" start checksums-off keep
+    ensure_db "$PORT" bench_fts
+    psql_on "$PORT" bench_fts -tAc "SELECT 1 FROM pg_class WHERE relname = 'videos'" | grep -q 1 ||
+        { psql_on "$PORT" bench_fts -1 -f "$HERE/sql/fts_data.sql" && psql_on "$PORT" bench_fts -c "VACUUM ANALYZE videos"; }
+    ;;
+fts-index)
+    idx=${2:?usage: setup.sh fts-index title|description|none}
+    case "$idx" in title|description|none) ;; *) echo "fts-index: title, description or none, not $idx" >&2; exit 2 ;; esac
+    psql_on "$PORT" bench_fts -c "DROP INDEX IF EXISTS videos_title_trgm, videos_description_trgm" \
+        -c "DELETE FROM videos WHERE id > 200000" -c "VACUUM videos"
+    [ "$idx" = none ] || psql_on "$PORT" bench_fts -c "SET maintenance_work_mem = '256MB'" \
+        -c "CREATE INDEX videos_${idx}_trgm ON videos USING gin ((record->>'$idx') gin_trgm_ops)"
+    psql_on "$PORT" bench_fts -c "ANALYZE videos" -c "CHECKPOINT"
     ;;
 stop)
     for cfg in $CONFIGS; do running "$cfg" && as_pg "$BIN/pg_ctl" -D "$BASE/$cfg" -m fast -w stop; done
@@ -286,11 +373,12 @@ TOML
     ;;
 clean)
     sh "$0" stop
+    sh "$0" fdw-stop
     v_stop
     sh "$0" sshd-stop
     rm -rf "$BASE"
     ;;
 *)
-    sed -n '2,32p' "$0"; exit 2
+    sed -n '2,47p' "$0"; exit 2
     ;;
 esac
