@@ -30,6 +30,20 @@ def test_japanese_source_line_breaks_are_not_spaces(example_site):
     assert re.search(r"\)\.\s+The TPS of a condition", en)
 
 
+# a word or a punctuation mark glued to inline markup that starts the next line of the source
+GLUED_TO_MARKUP = re.compile(r"[A-Za-z0-9,;:.)]<(?:code|strong|em|a)[ >]")
+
+
+def test_english_line_breaks_before_inline_markup_stay_spaces(example_site):
+    """A source line starting with a code span, bold text or a link keeps the space of its line break
+    ("with `fastupdate`", never "with<code>"): the East Asian line-break rule is for Japanese pages only."""
+    _, public = example_site
+    pages = sorted((public / "en" / "reports").rglob("*.html"))
+    found = [(str(p.relative_to(public)), block[max(0, m.start() - 20):m.end() + 10]) for p in pages
+             for block in _prose_blocks(p.read_text(encoding="utf-8")) for m in GLUED_TO_MARKUP.finditer(block)]
+    assert not found, found[:5]
+
+
 @pytest.fixture(scope="module")
 def page(example_site):
     _, public = example_site
