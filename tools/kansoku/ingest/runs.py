@@ -53,10 +53,16 @@ METADATA_KEYS = {
 FACT_FACTORS = {"clients": "clients", "threads": "threads", "duration_s": "duration_s"}
 
 
+# Inventory keys that do not make another machine: the name it answers to, and details a later collect
+# records beside an older key (virtualization_layers beside virtualization), which must not split the runs
+# of one machine between collects.
+NOT_IDENTITY = frozenset({"hostname", "virtualization_layers"})
+
+
 def machine_fingerprint(machine: dict[str, Any] | None) -> str | None:
     """A machine is its inventory ([machine] of run.toml / host.toml) without its hostname: the first 12
     hex digits of the sha256 of that table as canonical JSON. None when nothing was captured."""
-    inv = {k: v for k, v in (machine or {}).items() if k != "hostname"}
+    inv = {k: v for k, v in (machine or {}).items() if k not in NOT_IDENTITY}
     if not inv:
         return None
     text = json.dumps(inv, sort_keys=True, default=str, ensure_ascii=False, separators=(",", ":"))
