@@ -73,7 +73,9 @@ tools/collect --plan "$HERE/syscalls.toml"
 tools/collect --plan "$HERE/fio.toml"
 # a parallel-query study and CPU profiles of the update workload (about 25 minutes more)
 tools/collect --plan "$HERE/parallel.toml"
+sh "$HERE/setup.sh" pg-build   # the profile study's server: PostgreSQL 15 built with symbols (kept once built)
 tools/collect --plan "$HERE/profile.toml"
+sh "$HERE/setup.sh" v-stop
 sh "$HERE/setup.sh" stop
 # the replication study: a primary and two standbys of their own (replication.sh), about 15 minutes
 sh "$HERE/replication.sh" init
