@@ -51,7 +51,7 @@ sys.path.insert(0, str(HERE / "bench"))
 
 from kansoku import parsers  # noqa: E402
 from kansoku.cli import ingest_main  # noqa: E402 -- imported once, before the children are forked
-from kansoku.ingest.detect import detect  # noqa: E402
+from kansoku.ingest.detect import detect_in_run  # noqa: E402
 from kansoku.parsers import bounds  # noqa: E402
 
 CORPUS = Path(os.environ.get("KANSOKU_CORPUS", "/work/shared/corpus/real"))
@@ -86,7 +86,7 @@ def samples() -> dict[str, list[Path]]:
                 continue
             if p.stat().st_size > LARGEST_SOURCE or ".duckdb" in p.name:
                 continue
-            d = detect(p)
+            d = detect_in_run(p, p.parent)
             if d.format is None or d.format.name in out:
                 continue
             found.setdefault(d.format.name, []).append(p)

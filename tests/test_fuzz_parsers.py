@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from kansoku import parsers
-from kansoku.ingest.detect import detect
+from kansoku.ingest.detect import detect_in_run
 from kansoku.ingest.pipeline import ingest
 from kansoku.parsers import bounds
 
@@ -35,7 +35,7 @@ def _samples() -> dict[str, list[Path]]:
     for p in sorted(FIXTURES.rglob("*")):
         if not p.is_file() or p.name in ("run.toml", "README.md") or p.stat().st_size > 400_000:
             continue
-        d = detect(p)
+        d = detect_in_run(p, p.parent)
         if d.format is not None and not d.format.own_runs:
             out.setdefault(d.format.name, []).append(p)
     return out

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from collections import Counter, defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -23,7 +22,7 @@ import duckdb
 from kansoku import parsers
 from kansoku.errors import KansokuError, ParseError, RunError, UnusableFile
 from kansoku.ingest import parallel, renderings
-from kansoku.ingest.detect import Detection, detect
+from kansoku.ingest.detect import RUN_METADATA_BYTES, Detection, detect_in_run
 from kansoku.ingest.parallel import FileOutcome, FileTask
 from kansoku.ingest.runs import (
     CAMPAIGN_MARKER,
@@ -175,24 +174,6 @@ def _pooled(work: list[tuple[Path, Detection]], runs: dict, jobs: int | None,
 
 # The largest run.toml / host.toml read: far above what tools/collect writes, far below what one stored row can
 # hold (DuckDB reads each row as one JSON object of at most 16 MB).
-RUN_METADATA_BYTES = 1 << 20
-
-
-def listed_scripts(run_dir: Path, cache: dict[Path, frozenset[str]]) -> frozenset[str]:
-    """The file names a run's run.toml gives as the benchmark's scripts (``[commands] scripts``, written by
-    tools/collect when it copies the command's ``-f`` files into the run). Unreadable or oversized: none (the
-    run's description is checked, and refused with its reason, when the run is read)."""
-    if run_dir not in cache:
-        names: frozenset[str] = frozenset()
-        meta = run_dir / "run.toml"
-        try:
-            if meta.is_file() and meta.stat().st_size <= RUN_METADATA_BYTES:
-                scripts = tomllib.loads(meta.read_text(encoding="utf-8")).get("commands", {}).get("scripts", [])
-                names = frozenset(x for x in scripts if isinstance(x, str)) if isinstance(scripts, list) else names
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
-            pass
-        cache[run_dir] = names
-    return cache[run_dir]
 
 
 def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str]):
@@ -217,9 +198,7 @@ def _discover(paths: list[Path], report: IngestReport, left_out: dict[str, str])
         if str(w.path) in left_out:
             report.files.append(FileResult(str(w.path), None, "failed", reason=left_out[str(w.path)]))
             continue
-        d = detect(w.path)
-        if d.format is None and w.path.name in listed_scripts(run_dir, scripts_of):
-            d = Detection(w.path, parsers.format_named("pgbench-script-sql"), "")
+        d = detect_in_run(w.path, run_dir, scripts_of)
         if d.format is None:
             if d.reason != "run metadata":
                 report.files.append(FileResult(str(w.path), None, "skipped", reason=d.reason))
