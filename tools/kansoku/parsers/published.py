@@ -206,7 +206,7 @@ def parse_sidecar(path: Path, sink) -> None:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        at = re.search(r"\(at line (\d+)", str(exc))
+        at = re.search(r"\(at line (\d+)", str(exc), re.ASCII)
         raise ParseError(path, int(at.group(1)) if at else None, "a valid TOML published-table sidecar",
                          str(exc)) from None
     pub = doc["published"]
