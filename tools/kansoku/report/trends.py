@@ -138,7 +138,8 @@ def _fmt(v: float) -> str:
 def _factor_text(f: str, values: list, lang: str, labels: SimpleNamespace) -> str:
     """A factor and its values as a reader reads them (i18n trend_factor_<f>, each value's label as the
     reports give it: ``factor_words``), never key=value."""
-    shown = ", ".join(analysis.factor_value_label(labels, f, str(v), lang) for v in values)
+    shown = words.t(lang, "env_values_separator").join(analysis.factor_value_label(labels, f, str(v), lang)
+                                                        for v in values)
     if words.has(f"trend_factor_{f}", lang):
         return words.t(lang, f"trend_factor_{f}", shown)
     return f"{analysis.factor_name(labels, f, lang)}: {shown}"
