@@ -144,7 +144,7 @@ def test_report_reading_order_cover_toc_and_prev_next(site):
     cover = read(site / "ja/reports/example/index.html")
     for text_ in ("改訂履歴", "ライセンス", "CC BY 4.0", "2026 年度", "kansoku プロジェクト", "新規作成"):
         assert text_ in cover
-    order = ["introduction", "scaleup", "syscalls", "disk", "parallel", "profile", "replication", "client-server", "versions", "walsync", "softirq", "compare-checksums", "closing", "authors", "methods",
+    order = ["introduction", "scaleup", "syscalls", "disk", "parallel", "profile", "replication", "client-server", "versions", "walsync", "softirq", "partition", "fdw", "fts", "compare-checksums", "closing", "authors", "methods",
              "appendix", "sources"]
     toc = re.findall(r'href="\.\./\.\./\.\./ja/reports/example/([a-z-]+)/"', cover)
     assert [t for t in dict.fromkeys(toc)] == order
@@ -490,7 +490,7 @@ def test_language_switch_chapter_navigation_and_csv_download(site, served, brows
                 break
             nxt.click()
         assert seen == [f"/en/reports/example/{p}/" for p in
-                        ("introduction", "scaleup", "syscalls", "disk", "parallel", "profile", "replication", "client-server", "versions", "walsync", "softirq", "compare-checksums", "closing", "authors",
+                        ("introduction", "scaleup", "syscalls", "disk", "parallel", "profile", "replication", "client-server", "versions", "walsync", "softirq", "partition", "fdw", "fts", "compare-checksums", "closing", "authors",
                          "methods", "appendix", "sources")]
         page.click("a.prev")
         assert page.url.endswith("/en/reports/example/appendix/")
