@@ -442,3 +442,15 @@ def test_escaped_shortcode_is_printed_verbatim(doc_factory):
     page.write_text(page.read_text("utf-8") + "\nWrite {{</* tbl \"id\" */>}} in a page.\n", encoding="utf-8")
     doc, pages = make("en")
     assert '{{< tbl "id" >}}' in doc.markdown(pages)
+
+
+def test_a_heading_before_a_landscape_table_page_moves_onto_that_page():
+    """A wide table gets a landscape page of its own; the section heading just before it goes with it, never
+    left as the last line of the portrait page."""
+    from kansoku.render.typst import heading_onto_landscape_page
+
+    typ = "text\n== Results\n<results-12>\n#page(flipped: true)[\n#data-table()\n]\n== Discussion\nmore\n"
+    assert heading_onto_landscape_page(typ) == (
+        "text\n#page(flipped: true)[\n== Results\n<results-12>\n#data-table()\n]\n== Discussion\nmore\n")
+    kept = "text\n== Results\nA paragraph.\n#page(flipped: true)[\n#data-table()\n]\n"
+    assert heading_onto_landscape_page(kept) == kept  # only a heading right before the page moves

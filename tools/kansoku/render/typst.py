@@ -422,6 +422,16 @@ class Document:
 
 # -- build ------------------------------------------------------------------------------------------------
 
+# A section heading (and its label) right before a table's landscape page of its own.
+_HEADING_BEFORE_LANDSCAPE = re.compile(r"^(=+ [^\n]*\n(?:<[^>\n]+>\n)?)#page\(flipped: true\)\[\n", re.M)
+
+
+def heading_onto_landscape_page(typ: str) -> str:
+    """Move a heading that directly precedes a landscape page onto that page: left before it, the heading would
+    be the last line of the portrait page, cut from what it introduces."""
+    return _HEADING_BEFORE_LANDSCAPE.sub(lambda m: "#page(flipped: true)[\n" + m.group(1), typ)
+
+
 def _pandoc(md: str, variables: dict[str, str], lists: dict[str, list[str]] | None = None) -> str:
     try:
         import pypandoc  # pandoc only for prose
@@ -515,7 +525,7 @@ def render_pdfs(computed: ComputedReport, langs: list[str] | tuple[str, ...], ou
             fonts_vars = {f"{role}-fonts": roles[role] for role in ("body", "sans", "mono")}
             if set(roles["body"]) & set(CJK_SERIF):  # Japanese serif fonts have no bold: strong text in sans
                 variables["strong-sans"] = "true"
-            typ = _pandoc(md, variables, fonts_vars)
+            typ = heading_onto_landscape_page(_pandoc(md, variables, fonts_vars))
             typ_path = tmpd / f"{computed.id}.{lang}.typ"
             typ_path.write_text(typ, encoding="utf-8")
             target = (out or {}).get(lang) or out_dir / f"{computed.id}.{lang}.pdf"
