@@ -49,7 +49,6 @@ HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE / "tools"))
 sys.path.insert(0, str(HERE / "bench"))
 
-from kansoku import parsers  # noqa: E402
 from kansoku.cli import ingest_main  # noqa: E402 -- imported once, before the children are forked
 from kansoku.ingest.detect import detect_in_run  # noqa: E402
 from kansoku.parsers import bounds  # noqa: E402
@@ -545,39 +544,12 @@ def _first_error(text: str) -> str:
 
 
 def stored_outside(store: Path) -> list[str]:
-    """What the store holds that no tool prints: NaN or infinity in any DOUBLE column, a value outside a
-    declared bound, a CPU share outside 0..100, a host's clock offset that is not finite."""
+    """What the store holds that no tool prints (kansoku.parsers.bounds.stored_outside, every table)."""
     import duckdb
 
     con = duckdb.connect(str(store), read_only=True)
     try:
-        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
-                                            "WHERE table_type = 'BASE TABLE'").fetchall()}
-        bad = []
-        for t, c in con.execute("SELECT table_name, column_name FROM information_schema.columns "
-                                "WHERE data_type IN ('DOUBLE', 'FLOAT')").fetchall():
-            if t in tables:
-                n = con.execute(f'SELECT count(*) FROM "{t}" WHERE isnan("{c}") OR isinf("{c}")').fetchone()[0]
-                if n:
-                    bad.append(f"{t}.{c}: {n} NaN/inf")
-        for m in parsers.modules():
-            for tb in m.bounds:
-                if tb.table not in tables:
-                    continue
-                for b in tb.bounds:
-                    cond, params = bounds._range_sql(b)
-                    where = f"({bounds.where_sql(b)}) AND " if b.where else ""
-                    sql = f"SELECT count(*) FROM {tb.table} WHERE {where}{b.column} IS NOT NULL AND ({cond})"
-                    n = con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchone()[0]
-                    if n:
-                        bad.append(f"{tb.table}.{b.column}: {n} outside {bounds._expected(b)}")
-        if "sys_metrics" in tables:
-            n = con.execute("SELECT count(*) FROM sys_metrics WHERE metric IN ('%usr', '%user', '%sys', '%system', "
-                            "'%idle', '%iowait', '%soft', 'us', 'sy', 'id', 'wa') AND (value < 0 OR value > 105)"
-                            ).fetchone()[0]
-            if n:
-                bad.append(f"sys_metrics: {n} CPU shares outside 0..100")
-        return bad
+        return bounds.stored_outside(con)
     finally:
         con.close()
 

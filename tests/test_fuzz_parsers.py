@@ -98,38 +98,9 @@ def _stored_garbage(db: Path, tables: list[str]) -> list[str]:
 
     con = duckdb.connect(str(db), read_only=True)
     try:
-        bad = []
-        for t in tables:
-            cols = con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-                               "AND data_type = 'DOUBLE'", [t]).fetchall()
-            for (c,) in cols:
-                n = con.execute(f'SELECT count(*) FROM {t} WHERE isnan("{c}") OR isinf("{c}")').fetchone()[0]
-                if n:
-                    bad.append(f"{t}.{c}: {n} NaN/inf")
-        for m in parsers.modules():  # every declared bound (what the tool can print) holds for what was stored
-            for tb in m.bounds:
-                if tb.table not in tables:
-                    continue
-                for b in tb.bounds:
-                    cond, params = bounds._range_sql(b)
-                    where = f"({bounds.where_sql(b)}) AND " if b.where else ""
-                    n = _count_outside(con, tb.table, where, b, cond, params)
-                    if n:
-                        bad.append(f"{tb.table}.{b.column}: {n} values outside {bounds._expected(b)}")
-        if "sys_metrics" in tables:
-            n = con.execute("SELECT count(*) FROM sys_metrics WHERE metric IN ('%usr', '%user', '%sys', '%system', "
-                            "'%idle', '%iowait', '%soft', 'us', 'sy', 'id', 'wa') AND (value < 0 OR value > 105)"
-                            ).fetchone()[0]
-            if n:
-                bad.append(f"sys_metrics: {n} CPU shares outside 0..100")
-        return bad
+        return bounds.stored_outside(con, set(tables))
     finally:
         con.close()
-
-
-def _count_outside(con, table: str, where: str, b, cond: str, params: dict) -> int:
-    sql = f"SELECT count(*) FROM {table} WHERE {where}{b.column} IS NOT NULL AND ({cond})"
-    return con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchone()[0]
 
 
 @pytest.mark.slow  # the mutation run (every format × mutants): --all (CI) runs it
