@@ -38,6 +38,9 @@ from pathlib import Path
 from record import Figure, Load, record
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from kansoku.render.publish import MANIFEST  # noqa: E402
+
 FIXTURES = ROOT / "tests" / "fixtures"
 
 SPEC = '''
@@ -258,7 +261,13 @@ def run(n_ingest: int, n_build: int, seed: int, work: Path, out=print) -> dict[s
                                 f"{len(files - ref_files)} extra")
             for f in raw:
                 p = o / f
-                if p.is_file() and hashlib.sha256(p.read_bytes()).hexdigest() not in _stored_shas(full):
+                if not p.is_file():
+                    continue
+                if p.name == MANIFEST:  # the digests of the copies beside it: each one a stored file's
+                    listed = {ln.split()[0] for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()}
+                    if not listed <= _stored_shas(full):
+                        problems.append(f"{f} lists a digest of no stored file")
+                elif hashlib.sha256(p.read_bytes()).hexdigest() not in _stored_shas(full):
                     problems.append(f"{f} does not match a stored sha256")
             again = subprocess.run(build_cmd(o), capture_output=True, text=True)
             if again.returncode != 0:
@@ -298,7 +307,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, default=None, help="work in this directory and keep it")
     args = ap.parse_args(argv)
     load = Load()
-    sys.path.insert(0, str(ROOT / "tools"))
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
         work = args.keep

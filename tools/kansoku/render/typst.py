@@ -423,13 +423,13 @@ class Document:
 # -- build ------------------------------------------------------------------------------------------------
 
 # A section heading (and its label) right before a table's landscape page of its own.
-_HEADING_BEFORE_LANDSCAPE = re.compile(r"^(=+ [^\n]*\n(?:<[^>\n]+>\n)?)#page\(flipped: true\)\[\n", re.M)
+_HEADING_BEFORE_LANDSCAPE = re.compile(r"^(=+ [^\n]*\n(?:<[^>\n]+>\n)?)(#page\(flipped: true\)\[\n)", re.M)
 
 
 def heading_onto_landscape_page(typ: str) -> str:
     """Move a heading that directly precedes a landscape page onto that page: left before it, the heading would
     be the last line of the portrait page, cut from what it introduces."""
-    return _HEADING_BEFORE_LANDSCAPE.sub(lambda m: "#page(flipped: true)[\n" + m.group(1), typ)
+    return _HEADING_BEFORE_LANDSCAPE.sub(lambda m: m.group(2) + m.group(1), typ)  # the page's opening, then the heading
 
 
 def _pandoc(md: str, variables: dict[str, str], lists: dict[str, list[str]] | None = None) -> str:
