@@ -52,6 +52,7 @@ sys.path.insert(0, str(HERE / "bench"))
 from kansoku.cli import ingest_main  # noqa: E402 -- imported once, before the children are forked
 from kansoku.ingest.detect import detect_in_run  # noqa: E402
 from kansoku.parsers import bounds  # noqa: E402
+from kansoku.store import outside  # noqa: E402
 
 CORPUS = Path(os.environ.get("KANSOKU_CORPUS", "/work/shared/corpus/real"))
 SOURCES = [CORPUS, HERE / "data" / "runs", HERE / "data" / "published", HERE / "tests" / "fixtures"]
@@ -544,12 +545,12 @@ def _first_error(text: str) -> str:
 
 
 def stored_outside(store: Path) -> list[str]:
-    """What the store holds that no tool prints (kansoku.parsers.bounds.stored_outside, every table)."""
+    """What the store holds that no tool prints (kansoku.store.outside.stored_outside, every table)."""
     import duckdb
 
     con = duckdb.connect(str(store), read_only=True)
     try:
-        return bounds.stored_outside(con)
+        return outside.stored_outside(con)
     finally:
         con.close()
 

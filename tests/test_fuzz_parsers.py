@@ -24,7 +24,7 @@ from conftest import FIXTURES
 from kansoku import parsers
 from kansoku.ingest.detect import detect_in_run
 from kansoku.ingest.pipeline import ingest
-from kansoku.parsers import bounds
+from kansoku.store import outside
 
 EXAMPLES = 8
 SECONDS_PER_EXAMPLE = 30
@@ -98,7 +98,7 @@ def _stored_garbage(db: Path, tables: list[str]) -> list[str]:
 
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return bounds.stored_outside(con, set(tables))
+        return outside.stored_outside(con, set(tables))
     finally:
         con.close()
 
