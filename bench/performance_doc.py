@@ -130,7 +130,7 @@ def _figure(f: dict) -> str:
     unit = _UNITS.get(f["unit"], f["unit"])
     if unit in _UNITS.values():
         return f"{number(f['value'])}{unit}"
-    if f["value"] == 1 and unit.endswith("s") and len(unit) > 3:  # "1 input", not "1 inputs"
+    if f["value"] == 1 and unit.isalpha() and unit.endswith("s") and len(unit) > 3:  # "1 input"; never "MB/s"
         unit = unit[:-1]
     return f"{number(f['value'])} {unit}"
 
