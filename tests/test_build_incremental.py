@@ -308,6 +308,23 @@ def test_a_changed_spec_item_recomputes_that_item_only(env):
                     encoding="utf-8")
     res = build(env)
     assert res.items_computed == ["inc/update"]
+    assert res.run_sets_computed == []  # the runs are those of the last build: nothing said of them again
+
+
+def test_what_a_report_says_of_its_runs_is_recomputed_when_one_is_added(env):
+    """Command blocks, machines, provenance and the environment appendix are kept with their runs'
+    fingerprints: a rebuild reuses them, a new run makes them anew (and they then list it)."""
+    tmp, camp, held, db, specs, content = env
+    first = build(env)
+    blocks = ["inc/commands", "inc/environment", "inc/machines", "inc/provenance"]
+    assert sorted(first.run_sets_computed) == blocks
+    assert build(env).run_sets_computed == []
+    sources = tmp / "public" / "en" / "reports" / "inc" / "sources" / "index.html"
+    assert HELD_BACK not in sources.read_text(encoding="utf-8")
+    shutil.move(held, camp / "study=scaleup" / HELD_BACK)
+    run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)
+    assert sorted(build(env).run_sets_computed) == blocks
+    assert HELD_BACK in sources.read_text(encoding="utf-8")
 
 
 def test_distinguishing_factor_values_match_the_pairwise_rule():

@@ -324,3 +324,44 @@ def test_a_run_too_big_for_the_memory_limit_is_told_a_limit_that_builds(tmp_path
     assert size_bytes(advised) >= rows * TX_ROW_BYTES
     build(env, out, "--memory-limit", advised)
     assert (out / "index.html").is_file()
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("larger", ["src", "dest"])
+def test_merge_into_moves_what_the_output_lacks_and_merges_shared_folders(tmp_path, larger):
+    """publish.merge_into (linked files moved into Hugo's output): a folder the output lacks is moved whole
+    (same inode: one rename), a folder both hold is merged whichever side holds more, and the source is gone."""
+    from kansoku.render.publish import merge_into
+
+    src, dest = tmp_path / "links", tmp_path / "hugo"
+    files = {"src": ["en/reports/r/runs/a/index.html", "raw/r/a/pgbench.log", "en/reports/r/runs/b/index.html"],
+             "dest": ["en/reports/r/index.html", "en/index.html", "en/reports/r/runs/c/index.html"]}
+    if larger == "dest":
+        files["dest"] += [f"en/reports/r/runs/d{i}/index.html" for i in range(5)]
+    else:
+        files["src"] += [f"en/reports/r/runs/d{i}/index.html" for i in range(5)]
+    for side, names in files.items():
+        for name in names:
+            p = (src if side == "src" else dest) / name
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(f"{side}:{name}", encoding="utf-8")
+    raw_inode = (src / "raw").stat().st_ino
+    want = {name: f"{side}:{name}" for side, names in files.items() for name in names}
+    merge_into(src, dest)
+    assert not src.exists() and _tree(dest) == want
+    assert (dest / "raw").stat().st_ino == raw_inode  # moved, not made again
+
+
+def test_merge_into_refuses_a_page_written_twice(tmp_path):
+    from kansoku.errors import KansokuError
+    from kansoku.render.publish import merge_into
+
+    for side in ("links", "hugo"):
+        (tmp_path / side / "en").mkdir(parents=True)
+        (tmp_path / side / "en" / "index.html").write_text(side, encoding="utf-8")
+    with pytest.raises(KansokuError, match="written twice"):
+        merge_into(tmp_path / "links", tmp_path / "hugo")
+    assert (tmp_path / "hugo" / "en" / "index.html").read_text(encoding="utf-8") == "hugo"

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import duckdb
 
@@ -48,6 +48,7 @@ class BuildResult:
     out: Path = Path("public")
     items_computed: list[str] = field(default_factory=list)  # '<report>/<item>' computed by this build
     items_reused: list[str] = field(default_factory=list)    # ... reused from the last build (unchanged inputs)
+    run_sets_computed: list[str] = field(default_factory=list)  # '<report>/<block>' said of a report's runs
     files_written: int = 0                                   # generated files whose bytes changed
     runs_reused: int = 0                                     # run pages whose run data came from the cache
     runs_computed: int = 0                                   # ... was read from the store
@@ -296,6 +297,7 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
     cache.flush()  # every entry written before the site changes (a write's error ends the build here)
     res = BuildResult()
     res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
+    res.run_sets_computed = list(cache.of_runs_computed)
     res.files_written = written["files_written"]
     res.runs_reused, res.runs_computed = cache.runs_reused, cache.runs_computed
     res.figures_reused, res.figures_drawn = written["figures_reused"], written["figures_drawn"]
@@ -303,6 +305,40 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
     res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
     res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
     return res, cache, raw, with_pdf
+
+
+def link_kept(staging: Path, reuse: page_reuse.RunPagePlan, raw: list, verified: Path) -> int:
+    """The pages the build reuses and the raw files it publishes, linked into ``staging``; the pages linked."""
+    pages = page_reuse.link_reused(reuse, staging)
+    publish.link_raw(raw, staging, verified=verified)
+    return pages
+
+
+class Linking:
+    """``link(staging)`` run in a thread of its own (its file system calls let Hugo's wait go on beside it)."""
+
+    def __init__(self, link: Callable[[Path], int], staging: Path):
+        self.staging = staging
+        self._got: list = []
+        self._thread = threading.Thread(target=self._run, args=(link,), name="kansoku-link", daemon=True)
+        self._thread.start()
+
+    def _run(self, link) -> None:
+        try:
+            self._got.append(link(self.staging))
+        except BaseException as exc:  # raised by result()
+            self._got.append(exc)
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> int:
+        """The pages it linked; its error raised here."""
+        self.wait()
+        got = self._got[0]
+        if isinstance(got, BaseException):
+            raise got
+        return got
 
 
 def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GENERATED,
@@ -334,20 +370,28 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         res.run_pages_reused, res.run_pages_rendered = len(reuse.reuse), len(reuse.render)
         res.reports_pages_reused = sorted(reuse.reports_reuse)
         new = publish.fresh_output(out)  # Hugo writes a fresh directory, swapped in only when complete
+        # the reused pages and the raw files are linked into a directory of their own while Hugo runs, then
+        # moved into Hugo's (a folder of pages Hugo did not write moves whole)
+        linked = Linking(functools.partial(link_kept, reuse=reuse, raw=raw,
+                                           verified=generated / hugo.BUILD_CACHE / "verified-raw.json"),
+                         publish.staging_for(new))
         try:
             say(f"running Hugo ({len(reuse.render)} run pages to render, {len(reuse.reuse)} reused; "
                 f"the other pages of {len(reuse.reports) - len(reuse.reports_reuse)} report(s) to render, "
                 f"{len(reuse.reports_reuse)} reused)")
             res.pages = hugo.run_hugo(new, generated, content, site_root=root, config=config, reuse=reuse)
+            res.pages += linked.result()
+            publish.merge_into(linked.staging, new)
             if with_pdf:
                 from kansoku.render import typst  # (jinja2 and the PDF writer: imported by a build that writes PDFs)
             for rep in with_pdf:
                 say(f"writing the PDFs of {rep.id} ({', '.join(LANGS)})")
                 res.pdfs += [r.path for r in typst.render_pdfs(rep, LANGS, out_dir=new / "pdf")]
-            publish.link_raw(raw, new, verified=generated / hugo.BUILD_CACHE / "verified-raw.json")
             page_reuse.forget(out)  # from here on the output may change: its run-page manifest is void
             publish.swap_in(new, out)
         except BaseException:
+            linked.wait()  # (it writes into its directory until done)
+            publish.discard(linked.staging)
             publish.discard(new)
             raise
         page_reuse.remember(reuse)  # the fingerprints of the run pages the output now holds

@@ -720,9 +720,9 @@ def hugo_env(few: bool = False) -> dict[str, str]:
 def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_root: Path = Path("."),
              config: Path | None = None, reuse: page_reuse.RunPagePlan | None = None) -> int:
     """Hugo over the site at ``site_root`` (its config: ``config``, default the site's config.toml, or the
-    skeleton's when it has none) into ``out``; the number of pages. ``reuse`` (:func:`plan_reuse`): Hugo
-    renders every page but the run pages it reuses, whose files are then linked into ``out`` from the
-    current output."""
+    skeleton's when it has none) into ``out``; the number of pages it wrote. ``reuse`` (:func:`plan_reuse`):
+    Hugo renders every page but those the build reuses (their files linked from the current output by the
+    caller: page_reuse.link_reused)."""
     cfg = hugo_config(gen, content, config or resources.Site(site_root.resolve()).config)
     # ... nor a generated file (written by the build: a link planted among them would be published too)
     site_links.refuse_links([gen / "content", gen / "data", gen / "static", gen / "assets"])
@@ -756,9 +756,5 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
         lines = (proc.stdout + "\n" + proc.stderr).splitlines()
         log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])
         raise KansokuError("hugo failed:\n" + log)
-    # the pages: those Hugo wrote, counted before the reused ones are linked in beside them (a link never
-    # replaces a file), and those linked (not a walk of every page of the site)
-    pages = sum(sum(1 for n in files + dirs if n.endswith(".html")) for _, dirs, files in os.walk(out))
-    if reuse is not None:
-        pages += page_reuse.link_reused(reuse, out)
-    return pages
+    # the pages Hugo wrote (the reused ones are linked beside them by the caller: page_reuse.link_reused)
+    return sum(sum(1 for n in files + dirs if n.endswith(".html")) for _, dirs, files in os.walk(out))

@@ -20,8 +20,8 @@ and data file, but writes only the pages of the named segments). So a build:
    whose fingerprint is unchanged and whose files are all in the output is *reused*;
 3. Hugo renders every page but the reused run pages (segment ``rest``: every page but run pages; segment
    ``runs``: the run pages to render) into the fresh directory, and the reused pages' files are hard-linked
-   into it from the current output (Hugo never writes into a site after its build; the swap replaces
-   directories, never files).
+   from the current output into a directory of their own meanwhile, then moved into Hugo's (Hugo never
+   writes into a site after its build; the swap replaces directories, never files).
 
 The other pages of a report (its cover, chapters, data-sources parts, appendix) are taken from the current
 output the same way while their fingerprint is unchanged (``_report_fingerprints``: the context above, the

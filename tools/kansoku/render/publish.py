@@ -106,6 +106,42 @@ def discard(new: Path) -> None:
     shutil.rmtree(new, ignore_errors=True)
 
 
+def staging_for(new: Path) -> Path:
+    """A directory beside the fresh output ``new`` where files are linked while Hugo writes ``new`` (Hugo
+    cleans its destination of files it did not write); named so that :func:`fresh_output` removes it as a
+    leftover of a killed build."""
+    staging = new.with_name(new.name + "-links")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    return staging
+
+
+def merge_into(src: Path, dest: Path) -> None:
+    """Move everything under ``src`` into ``dest`` (``src`` is removed): an entry ``dest`` lacks is moved whole
+    (one rename for a whole folder of pages); in a folder both hold, the side with fewer entries is moved
+    into the other's. A file both hold is a build error (two writers of one page)."""
+    src, dest = os.fspath(src), os.fspath(dest)
+    if len(os.listdir(src)) > len(os.listdir(dest)):
+        src, dest = dest, src  # the larger folder stays, then takes ``dest``'s place
+        _merge_entries(src, dest)
+        os.rmdir(src)
+        os.rename(dest, src)
+        return
+    _merge_entries(src, dest)
+    os.rmdir(src)
+
+
+def _merge_entries(src: str, dest: str) -> None:
+    for name in os.listdir(src):
+        a, b = os.path.join(src, name), os.path.join(dest, name)
+        if not os.path.lexists(b):
+            os.rename(a, b)
+        elif os.path.isdir(a) and not os.path.islink(a) and os.path.isdir(b) and not os.path.islink(b):
+            merge_into(a, b)
+        else:
+            raise KansokuError(f"{b}: written twice by one build (by Hugo and as a linked file)")
+
+
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 

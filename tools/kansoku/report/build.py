@@ -72,10 +72,13 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
             caption=m.caption.as_dict(), reason=words.both(f"figure_missing_{m.reason}"),
             note=m.note.as_dict() if m.note else None) for m in ch.missing_figures]
         chapters.append(out)
-    for out, blocks in zip(chapters, chapters_command_blocks(store, report, commands_of)):
+    blocks_of = cache.of_runs(store, report, "commands", commands_of,
+                              lambda: chapters_command_blocks(store, report, commands_of))
+    for out, blocks in zip(chapters, blocks_of):
         out.commands = blocks
     # machines: named once per report; a table or figure mixes them only when its spec says so
-    rm = machines.run_machines(store, sorted(run_ids))
+    item_run_ids = sorted(run_ids)
+    rm = cache.of_runs(store, report, "machines", item_run_ids, lambda: machines.run_machines(store, item_run_ids))
     names = machines.machine_names(rm)
     for it, runs_of in item_runs:
         machines.check_item(report, it, rm, names, runs_of)
@@ -93,10 +96,11 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     values, problems = page_values(pages, chapters)
     if problems:
         raise SpecProblems(problems)
-    runs = runs_provenance(store, sorted(run_ids))
-    for info in runs.values():  # factors as a reader reads them: the report's names and value labels
-        info.factor_labels = {lang: [[analysis.factor_name(report, f, lang), analysis.factor_value_label(report, f, v, lang)]
-                                     for f, v in info.factors.items()] for lang in LANGS}
+    all_run_ids = sorted(run_ids)
+    runs = cache.of_runs(store, report, "provenance", all_run_ids, lambda: labelled_provenance(store, report, all_run_ids))
+    env = cache.of_runs(store, report, "environment", all_run_ids, lambda: label_wheres(
+        environment(store, all_run_ids, rm, names), lambda f, lang: analysis.factor_name(report, f, lang),
+        lambda f, v, lang: analysis.factor_value_label(report, f, v, lang)))
     return ComputedReport(
         id=report.id, fiscal_year=report.fiscal_year, title=report.title.as_dict(),
         subtitle=report.subtitle.as_dict() if report.subtitle else None,
@@ -104,15 +108,22 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         license=_text_dict(rep.get("license"), "[report] license", report),
         revision_history=revision_history(report), authors=authors(report), themes=themes(report),
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
-        runs=runs, environment=label_wheres(environment(store, sorted(run_ids), rm, names),
-                                           lambda f, lang: analysis.factor_name(report, f, lang),
-                                           lambda f, v, lang: analysis.factor_value_label(report, f, v, lang)),
+        runs=runs, environment=env,
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
         transcribed=transcribed_note(store, sorted(run_ids)), compares=compares, values=values,
         findings=findings(report, chapters),
         run_pages=run_pages(store, report, chapters, runs, cache) if with_run_pages else {},
     )
+
+
+def labelled_provenance(store: Store, report: Report, run_ids: list[str]) -> dict:
+    """The runs' provenance, their factors as a reader reads them: the report's names and value labels."""
+    runs = runs_provenance(store, run_ids)
+    for info in runs.values():
+        info.factor_labels = {lang: [[analysis.factor_name(report, f, lang), analysis.factor_value_label(report, f, v, lang)]
+                                     for f, v in info.factors.items()] for lang in LANGS}
+    return runs
 
 
 def compute_table_model(store: Store, report: Report, item: Item) -> Table:

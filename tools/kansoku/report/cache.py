@@ -65,6 +65,7 @@ class ItemCache(PickleEntries):
 
     hits: list[str] = field(default_factory=list)
     computed: list[str] = field(default_factory=list)
+    of_runs_computed: list[str] = field(default_factory=list)  # ``<report>/<name>`` of :meth:`of_runs` computed
     runs_reused: int = 0    # runs whose page data (metrics, series; or the whole page) came from the cache
     runs_computed: int = 0  # ... were read from the store
     _runs: dict[str, str] | None = None
@@ -246,6 +247,29 @@ class ItemCache(PickleEntries):
             self.save(key, value)
         return value
 
+    def of_runs(self, store: Store, report: Any, name: str, run_ids: Any, compute: Callable[[], Any]) -> Any:
+        """What a report says of a set of runs as a whole (``name``: its command blocks, machines, the runs'
+        provenance, its environment appendix), reused while the code, the report's context, ``run_ids`` (a
+        list, or lists of lists: their grouping counts) and each of those runs' fingerprints are unchanged: a
+        spec item edited recomputes none of them, a new run those that read it."""
+        if self.directory is None:
+            return compute()
+        fps = self.run_fingerprints(store)
+        h = hashlib.sha256(f"{code_version()}\0of-runs\0{name}\0{report.id}\0".encode())
+        context = {k: v for k, v in report.raw.items() if k != "chapter"}
+        h.update(json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode())
+        h.update(json.dumps(run_ids).encode())
+        h.update((fps.get(None) or "").encode())
+        for r in sorted(_flat(run_ids)):
+            h.update(b"\0" + r.encode() + b"\1" + (fps.get(r) or "-").encode())
+        key = h.hexdigest()
+        value = self.load(key)
+        if value is None:
+            value = compute()
+            self.of_runs_computed.append(f"{report.id}/{name}")
+            self.save(key, value)
+        return value
+
     def run_key(self, store: Store, run_id: str, kind: str) -> str | None:
         """The key of what a run's page reads of the run alone (``kind``: its metrics and series), valid while
         the code and the run's fingerprint stay the same. None without a directory or for an unknown run."""
@@ -318,6 +342,11 @@ class ItemCache(PickleEntries):
 # thread a wait for the lock as long as the renderer's next stretch of Python (docs/build-performance.md). Fed
 # in smaller pieces, the lock is kept.
 _GIL_FREE_HASH = 2048
+
+
+def _flat(run_ids: Any) -> set[str]:
+    """The run ids of a list of them, or of lists of lists of them."""
+    return {r for x in run_ids for r in ([x] if isinstance(x, str) else _flat(x))}
 
 
 def _digest(text: str) -> str:
