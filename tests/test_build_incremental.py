@@ -312,11 +312,11 @@ def test_a_changed_spec_item_recomputes_that_item_only(env):
 
 
 def test_what_a_report_says_of_its_runs_is_recomputed_when_one_is_added(env):
-    """Command blocks, machines, provenance and the environment appendix are kept with their runs'
+    """Command blocks, machines and the environment appendix are kept with their runs'
     fingerprints: a rebuild reuses them, a new run makes them anew (and they then list it)."""
     tmp, camp, held, db, specs, content = env
     first = build(env)
-    blocks = ["inc/commands", "inc/environment", "inc/machines", "inc/provenance"]
+    blocks = ["inc/commands", "inc/environment", "inc/machines"]
     assert sorted(first.run_sets_computed) == blocks
     assert build(env).run_sets_computed == []
     sources = tmp / "public" / "en" / "reports" / "inc" / "sources" / "index.html"
