@@ -38,10 +38,8 @@ import argparse
 import html.parser
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -49,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tools"))
 
+import proc_tree  # noqa: E402
 import synthetic  # noqa: E402
 from record import Figure, Load, record  # noqa: E402
 
@@ -199,26 +198,6 @@ LAST = {"cpu": 0.0, "peak_mb": 0.0, "tree_mb": 0.0}  # the last tool's CPU (user
 # included), the peak RSS of its largest process, and the peak of its RSS and its children's summed (sampled)
 
 
-def _tree_rss_mb(pid: int) -> float:
-    """RSS of ``pid`` and its descendants (Linux /proc), in MB; 0 when they are gone."""
-    total, todo = 0.0, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/status") as fh:
-                total += next((int(ln.split()[1]) for ln in fh if ln.startswith("VmRSS:")), 0) / 1024
-            with open(f"/proc/{p}/task/{p}/children") as fh:
-                todo += [int(c) for c in fh.read().split()]
-        except (OSError, ValueError):
-            pass
-    return total
-
-
-def _sample_tree(pid: int, stop, out: dict) -> None:
-    while not stop.wait(0.2):
-        out["tree_mb"] = max(out.get("tree_mb", 0.0), _tree_rss_mb(pid))
-
-
 def tool(name: str, *args: object, profile: Path | None = None) -> tuple[float, str]:
     """Run tools/NAME as a user would; its wall time and its stdout (its CPU and the peak RSS of its largest
     process, Hugo included, in LAST). A failure stops the bench."""
@@ -226,24 +205,16 @@ def tool(name: str, *args: object, profile: Path | None = None) -> tuple[float, 
     if profile is not None:
         cmd += ["-m", "cProfile", "-o", str(profile)]
     cmd += [str(ROOT / "tools" / name), *map(str, args)]
-    t0 = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)
-        stop, tree = threading.Event(), {"tree_mb": 0.0}
-        sampler = threading.Thread(target=_sample_tree, args=(proc.pid, stop, tree), daemon=True)
-        sampler.start()
-        _, status, ru = os.wait4(proc.pid, 0)  # the child's rusage, with the children it waited for (Hugo)
-        stop.set()
-        sampler.join()
-        dt = time.monotonic() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        m = proc_tree.measure(cmd, stdout=out, stderr=err, cwd=ROOT)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    LAST.update(cpu=ru.ru_utime + ru.ru_stime, peak_mb=ru.ru_maxrss / 1024, tree_mb=tree["tree_mb"])
+    dt = m.wall_s
+    LAST.update(cpu=m.cpu_s, peak_mb=m.peak_mb, tree_mb=m.tree_mb)
     tool.cpu = LAST["cpu"]  # user + sys of the tool and the children it waited for (an ingest's workers, Hugo)
-    if proc.returncode != 0:
-        raise SystemExit(f"tools/{name} {' '.join(map(str, args))} exited {proc.returncode}:\n"
+    if m.returncode != 0:
+        raise SystemExit(f"tools/{name} {' '.join(map(str, args))} exited {m.returncode}:\n"
                          f"{stdout[-3000:]}\n{stderr[-3000:]}")
     return dt, stdout.strip()
 

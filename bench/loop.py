@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import campaign_build  # noqa: E402
+import proc_tree  # noqa: E402
 import synthetic  # noqa: E402
 from record import Figure, Load, record  # noqa: E402
 
@@ -202,7 +203,7 @@ def prose_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
     threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
     threading.Thread(target=lambda: errs.extend(proc.stderr), daemon=True).start()
     stop, peak = threading.Event(), {"tree_mb": 0.0}
-    sampler = threading.Thread(target=campaign_build._sample_tree, args=(proc.pid, stop, peak), daemon=True)
+    sampler = threading.Thread(target=proc_tree.sample_tree, args=(proc.pid, stop, peak), daemon=True)
     sampler.start()
     edits: list[dict] = []
     cover = s.content / "reports" / "campaign" / "_index.en.md"

@@ -46,6 +46,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import proc_tree
 from record import Figure, Load, record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,16 +132,13 @@ def measure(mode: str, log: Path, work: Path, tag: str) -> dict:
     for p in (db, Path(str(db) + ".wal")):
         if p.exists():
             p.unlink()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, mode, str(log), str(db), str(ROOT / "tools")],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=str(work))
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{mode} failed (exit {proc.returncode})")
-    res = json.loads(out.strip().splitlines()[-1])
-    res["cpu_s"] = usage.ru_utime + usage.ru_stime  # whole process, start-up included
-    res["rss_mb"] = usage.ru_maxrss / 1024.0  # Linux: kB
+    m = proc_tree.measure([sys.executable, "-c", CHILD, mode, log, db, ROOT / "tools"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=str(work))
+    if m.returncode != 0:
+        raise SystemExit(f"{mode} failed (exit {m.returncode})")
+    res = json.loads(m.stdout.strip().splitlines()[-1])
+    res["cpu_s"] = m.cpu_s  # whole process, start-up included
+    res["rss_mb"] = m.peak_mb
     for p in (db, Path(str(db) + ".wal")):
         if p.exists():
             p.unlink()

@@ -30,7 +30,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +37,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tools"))
 
 import campaign_build  # noqa: E402
+import proc_tree  # noqa: E402
 import synthetic  # noqa: E402
 from record import Figure, Load, record  # noqa: E402
 
@@ -57,14 +57,11 @@ def run(tree: Path, name: str, *args: object, profile: Path | None = None) -> tu
     """tools/NAME of checkout ``tree``: wall s, CPU s (user + sys, waited-for children included), peak MB, stdout."""
     cmd = [sys.executable] + (["-m", "cProfile", "-o", str(profile)] if profile else [])
     cmd += [str(tree / "tools" / name), *map(str, args)]
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=tool_env())
-    out = proc.stdout.read().decode(errors="replace")
-    _, status, ru = os.wait4(proc.pid, 0)
-    dt = time.monotonic() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
+    m = proc_tree.measure(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=tool_env())
+    out = m.stdout.decode(errors="replace")
+    if m.returncode != 0:
         raise SystemExit(f"{tree}/tools/{name} {' '.join(map(str, args))} failed:\n{out[-3000:]}")
-    return dt, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, out.strip()
+    return m.wall_s, m.cpu_s, m.peak_mb, out.strip()
 
 
 def setup(base: Path, n: int) -> tuple[Path, Path, Path, Path]:

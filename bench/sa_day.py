@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import proc_tree
 from record import Figure, Load, record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,18 +156,14 @@ def _run_child(mode: str, sa: Path, work: Path, tag: str) -> dict:
         p.unlink(missing_ok=True)
     shutil.rmtree(work / "blobs", ignore_errors=True)
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, mode, str(sa), str(db), str(ROOT / "tools")],
-                                stdout=subprocess.PIPE, stderr=err, text=True, cwd=str(work))
-        out = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
+        m = proc_tree.measure([sys.executable, "-c", CHILD, mode, sa, db, ROOT / "tools"],
+                              stdout=subprocess.PIPE, stderr=err, text=True, cwd=str(work))
+        if m.returncode != 0:
             err.seek(0)
-            raise SystemExit(f"{mode} failed (exit {code}): {err.read().decode()[-2000:]}")
-    res = json.loads(out.strip().splitlines()[-1])
-    res["cpu_s"] = usage.ru_utime + usage.ru_stime  # the child and what it waited for (sadf)
-    # ru_maxrss of wait4 is the child's own peak; sadf's (a grandchild) is smaller than either
-    res["rss_mb"] = usage.ru_maxrss / 1024.0
+            raise SystemExit(f"{mode} failed (exit {m.returncode}): {err.read().decode()[-2000:]}")
+    res = json.loads(m.stdout.strip().splitlines()[-1])
+    res["cpu_s"] = m.cpu_s  # the child and what it waited for (sadf)
+    res["rss_mb"] = m.peak_mb  # the largest process's peak (the child's; sadf's is smaller)
     for p in (db, Path(str(db) + ".wal")):
         p.unlink(missing_ok=True)
     return res

@@ -1,0 +1,28 @@
+"""bench/proc_tree.py: the memory a bench reports is the measured command's own, not its parent's."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+import proc_tree  # noqa: E402
+
+
+def test_a_small_child_of_a_large_bench_reports_its_own_peak_memory():
+    held = b"x" * (300 << 20)  # resident in the bench process, which the child's rusage would inherit
+    small = proc_tree.measure([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    large = proc_tree.measure([sys.executable, "-c", "import time; b = b'x' * (150 << 20); time.sleep(0.3)"])
+    assert len(held) and small.returncode == 0 and large.returncode == 0
+    assert small.peak_mb < 100 and small.tree_mb < 100
+    assert 150 <= large.peak_mb < 300 and large.tree_mb >= 150
+
+
+def test_the_peak_of_a_tree_counts_a_grandchild_and_the_output_is_kept():
+    code = ("import subprocess, sys; subprocess.run([sys.executable, '-c', "
+            "\"import time; b = b'y' * (120 << 20); time.sleep(0.3)\"]); print('done')")
+    m = proc_tree.measure([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert m.stdout.strip() == "done" and m.peak_mb >= 120 and m.cpu_s > 0
