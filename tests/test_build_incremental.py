@@ -296,7 +296,7 @@ rows = "clients"
     build(env)
     for anchor, uses in ((other["anchor"], True), (least, False)):
         html = (public / "en" / "reports" / "inc" / "runs" / anchor / "index.html").read_text(encoding="utf-8")
-        assert ("One repetition" in html) == uses, anchor
+        assert ("#table-one-rep" in html) == uses, anchor  # the new table, named by its label and link
 
 
 def test_a_changed_spec_item_recomputes_that_item_only(env):
@@ -309,6 +309,30 @@ def test_a_changed_spec_item_recomputes_that_item_only(env):
     res = build(env)
     assert res.items_computed == ["inc/update"]
     assert res.run_sets_computed == []  # the runs are those of the last build: nothing said of them again
+    # a run page names the tables using it, not their captions: none is rendered again, the report's are
+    assert res.run_pages_rendered == 0 and res.reports_pages_reused == []
+    chapter = (tmp / "public" / "en" / "reports" / "inc" / "a" / "index.html").read_text(encoding="utf-8")
+    assert "Update (revised)" in chapter
+
+
+def test_prose_edited_renders_its_reports_pages_and_no_run_page(env):
+    """A sentence written into a report's chapter changes that chapter's page; the run pages (which show other
+    pages' titles, never their text) are taken from the current site, and the site is a fresh build's."""
+    tmp, camp, held, db, specs, content = env
+    build(env)
+    page = content / "reports" / "inc" / "a.en.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("---\ntitle: Chapter A\n---\n\nA first sentence.\n", encoding="utf-8")
+    build(env)
+    page.write_text("---\ntitle: Chapter A\n---\n\nA second sentence, edited.\n", encoding="utf-8")
+    res = build(env)
+    assert res.run_pages_rendered == 0 and res.run_pages_reused > 0 and res.reports_pages_reused == []
+    chapter = (tmp / "public" / "en" / "reports" / "inc" / "a" / "index.html").read_text(encoding="utf-8")
+    assert "A second sentence, edited." in chapter
+    build(env, "gen-fresh", "public-fresh")
+    assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
+    page.write_text("---\ntitle: Chapter A, renamed\n---\n\nA second sentence, edited.\n", encoding="utf-8")
+    assert build(env).run_pages_rendered > 0  # a title a run page shows
 
 
 def test_what_a_report_says_of_its_runs_is_recomputed_when_one_is_added(env):
@@ -475,9 +499,10 @@ def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env
     assert json.loads((gen / "build-cache" / "items" / "run-pages.json").read_text(encoding="utf-8")) == index
 
 
-def test_a_new_data_sources_part_leaves_the_run_pages_context_as_it_was(tmp_path):
+def test_the_run_pages_context_holds_other_pages_front_matter_not_their_text(tmp_path):
     """render/page_reuse.py: a run page does not read the data-sources page's parts (sources-N), so a new part (a
-    1,001st run) must not make every run page render again; the chapters' prose is read, so it does."""
+    1,001st run) must not make every run page render again; of the other pages it reads the front matter (a
+    title it shows, an address it links), never the text."""
     import json
     import shutil
 
@@ -486,8 +511,8 @@ def test_a_new_data_sources_part_leaves_the_run_pages_context_as_it_was(tmp_path
     gen = tmp_path / "gen"
     rep = gen / "content" / "reports" / "r"
     rep.mkdir(parents=True)
-    (rep / "c1.en.md").write_text("chapter\n")
-    (rep / "sources.en.md").write_text("sources\n")
+    (rep / "c1.en.md").write_text("---\ntitle: Chapter\n---\nchapter\n")
+    (rep / "sources.en.md").write_text("+++\ntitle = 'Sources'\n+++\nsources\n")
     (rep / "sources-2.en.md").write_text("part 2\n")
     hugo_json = tmp_path / "hugo.json"
     hugo_json.write_text(json.dumps({"module": {"mounts": [{"source": str(gen / "content"), "target": "content"}]}}))
@@ -496,10 +521,13 @@ def test_a_new_data_sources_part_leaves_the_run_pages_context_as_it_was(tmp_path
     (rep / "sources-3.en.md").write_text("part 3\n")
     (rep / "sources-2.en.md").write_text("part 2, other runs\n")
     assert page_reuse._context(gen, hugo_json, hugo) == before
-    (rep / "sources.en.md").write_text("sources, more runs\n")  # the page a run page links to
-    assert page_reuse._context(gen, hugo_json, hugo) != before
-    (rep / "sources.en.md").write_text("sources\n")
-    (rep / "c1.en.md").write_text("chapter, edited\n")
+    (rep / "sources.en.md").write_text("+++\ntitle = 'Sources'\n+++\nsources, more runs\n")
+    (rep / "c1.en.md").write_text("---\ntitle: Chapter\n---\nchapter, edited\n")
+    assert page_reuse._context(gen, hugo_json, hugo) == before  # text alone
+    (rep / "sources.en.md").write_text("+++\ntitle = 'Data sources'\n+++\nsources, more runs\n")
+    assert page_reuse._context(gen, hugo_json, hugo) != before  # the title of a page a run page links to
+    (rep / "sources.en.md").write_text("+++\ntitle = 'Sources'\n+++\nsources\n")
+    (rep / "c1.en.md").write_text("---\ntitle: Chapter one\n---\nchapter\n")
     assert page_reuse._context(gen, hugo_json, hugo) != before
 
 

@@ -452,12 +452,12 @@ class RunMetric:
 
 @dataclass
 class RunUse:
-    """A table or figure of the report that uses the run, with where it sits (its chapter page and anchor)."""
+    """A table or figure of the report that uses the run, with where it sits (its chapter page and anchor).
+    Not its caption: a run page names the item and its chapter, so that a caption edited renders no run page."""
 
     kind: str                          # table | figure
     id: str                            # the item's spec id
     label: Words                       # "表 2.1" / "Table 2.1"
-    caption: Words
     page: str                          # id of the chapter page that shows it
     anchor: str                        # its HTML id on that page ("table-read-tps")
     cells: list[Words] = field(default_factory=list)  # tables: the cells that use the run ("8 × TPS (…)")

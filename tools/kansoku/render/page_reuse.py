@@ -12,7 +12,8 @@ and data file, but writes only the pages of the named segments). So a build:
    page reads:
    Hugo itself (its binary), the configuration Hugo is given (``hugo.json``), every template and word
    (each mount of ``layouts``, ``i18n``, ``archetypes``, ``assets``), every other content page (paths and
-   bytes: titles and addresses of the pages a run page links), the data files but the run pages' own and the
+   front matter: the titles and addresses of the pages a run page links; no run page shows another page's
+   text, so prose edited renders no run page), the data files but the run pages' own and the
    reports', of each report only what a run page shows of it (``RUN_PAGE_REPORT_KEYS``: its table of
    contents, title, PDF links and footer), and kansoku's code version;
 2. compares them with the fingerprints of the pages in the current output (``MANIFEST`` beside it, written
@@ -91,12 +92,23 @@ def _page_dirs(key: str, langs: tuple[str, ...]) -> list[str]:
     return [f"{lang}/reports/{rep}/runs/{anchor}" for lang in langs]
 
 
-def _hash_tree(h, top: Path, skip=None) -> None:
+def front_matter(data: bytes) -> bytes:
+    """The front matter of a content page (YAML ``---`` or TOML ``+++``; a JSON one: the whole page), without
+    its text: what another page can read of it (title, address, parameters)."""
+    for fence in (b"---", b"+++"):
+        if data.startswith(fence):
+            end = data.find(b"\n" + fence, len(fence))
+            return data if end < 0 else data[:end + 1 + len(fence)]
+    return data if data.lstrip().startswith(b"{") else b""
+
+
+def _hash_tree(h, top: Path, skip=None, read=lambda data: data) -> None:
+    """Every file under ``top`` (but those ``skip`` names) into ``h``: its path and ``read`` of its bytes."""
     if not top.exists():
         h.update(b"-\0")
         return
     if top.is_file():
-        h.update(top.name.encode() + b"\0" + top.read_bytes() + b"\0")
+        h.update(top.name.encode() + b"\0" + read(top.read_bytes()) + b"\0")
         return
     rels = []  # (os.walk and strings: the generated content is ~2 files a run)
     for root, _, files in os.walk(top):
@@ -107,7 +119,7 @@ def _hash_tree(h, top: Path, skip=None) -> None:
                 rels.append(rel)
     for rel in sorted(rels, key=lambda r: r.split("/")):
         with open(os.path.join(top, rel), "rb") as f:
-            h.update(rel.encode() + b"\0" + f.read() + b"\0")
+            h.update(rel.encode() + b"\0" + read(f.read()) + b"\0")
 
 
 def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
@@ -128,8 +140,8 @@ def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
             # the run pages' data, and the data-sources page's parts (no run page reads them)
             own = target == "assets" and src.resolve() == (gen / "assets").resolve()
             _hash_tree(h, src, skip=(lambda rel: rel.startswith(("runs/", "sources/"))) if own else None)
-        elif target == "content":
-            _hash_tree(h, src, skip=lambda rel: bool(run_md.match(rel)))
+        elif target == "content":  # a run page reads other pages' titles and addresses, never their text
+            _hash_tree(h, src, skip=lambda rel: bool(run_md.match(rel)), read=front_matter)
         elif target == "data":
             _hash_tree(h, src, skip=lambda rel: rel.startswith(("runs/", "reports/")))
             for p in sorted((src / "reports").glob("*.json")) if (src / "reports").is_dir() else []:
@@ -177,7 +189,9 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
                 h.update(b"\0" + text)
                 mine.update(text + b"\0")
             res.fingerprints[f"{rep}/{anchor}"] = h.hexdigest()
-    res.reports = _report_fingerprints(gen, context, own_runs, res.runs_linked)
+    mounted = json.loads(hugo_json.read_bytes()).get("module", {}).get("mounts", [])
+    prose = [Path(m["source"]) for m in mounted if m["target"] == "content"]
+    res.reports = _report_fingerprints(gen, context, own_runs, res.runs_linked, prose)
     try:
         old = json.loads(manifest_path(out).read_text(encoding="utf-8"))
         if old.get("out") != str(out.resolve()):
@@ -212,10 +226,12 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _report_fingerprints(gen: Path, context: str, own_runs: dict, linked: set[str]) -> dict[str, str]:
+def _report_fingerprints(gen: Path, context: str, own_runs: dict, linked: set[str],
+                         prose: list[Path]) -> dict[str, str]:
     """Report id -> the sha256 of what its pages but its run pages read (its cover, chapters, data-sources
-    parts, appendix, ...): the run pages' context (templates, words, configuration, every other content page,
-    what each report shows on every page), its whole data (``data/reports/<id>.json``), its generated pages
+    parts, appendix, ...): the run pages' context (templates, words, configuration, every other content page's
+    front matter, what each report shows on every page), its pages' whole text in each content folder of
+    ``prose`` (the writer's and the generated), its whole data (``data/reports/<id>.json``), its generated pages
     (the run pages' front matter among them: a page links a run's page when it exists) and the data-sources
     parts' assets (``assets/sources/<id>/``). A rebuild after a new run renders the pages of the reports whose
     data changed and takes the others' from the current output. ``linked`` gets the reports with comparisons
@@ -229,8 +245,8 @@ def _report_fingerprints(gen: Path, context: str, own_runs: dict, linked: set[st
         h.update((own_runs[rep].hexdigest() if rep in own_runs else "-").encode() + b"\0")
         if json.loads(text).get("compares"):
             linked.add(rep)
-        pages = gen / "content" / "reports" / rep
-        _hash_tree(h, pages, skip=lambda rel: rel.startswith("runs/"))  # (run pages: above)
+        for root in prose:
+            _hash_tree(h, root / "reports" / rep, skip=lambda rel: rel.startswith("runs/"))  # (run pages: above)
         _hash_tree(h, gen / "assets" / "sources" / rep)
         out[rep] = h.hexdigest()
     return out

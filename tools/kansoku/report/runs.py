@@ -606,7 +606,7 @@ def _table_uses(ch: Chapter, t: Table, pages: dict[str, RunPage]) -> None:
     """A table on the page of each run it uses, with the cells the run is behind."""
     cells = _cells_by_run(t, pages)
     for rid in dict.fromkeys([r for r in t.runs if r in pages] + list(cells)):
-        pages[rid].uses.append(RunUse("table", t.id, t.label, t.caption, ch.id, f"table-{t.id}", cells.get(rid, [])))
+        pages[rid].uses.append(RunUse("table", t.id, t.label, ch.id, f"table-{t.id}", cells.get(rid, [])))
 
 
 def _cells_by_run(t: Table, pages: dict[str, RunPage]) -> dict[str, list[dict[str, str]]]:
@@ -627,7 +627,7 @@ def _cells_by_run(t: Table, pages: dict[str, RunPage]) -> dict[str, list[dict[st
 def _figure_uses(ch: Chapter, f: Figure, pages: dict[str, RunPage]) -> None:
     for rid in dict.fromkeys(f.runs):
         if rid in pages:
-            pages[rid].uses.append(RunUse("figure", f.id, f.label, f.caption, ch.id, f"figure-{f.id}"))
+            pages[rid].uses.append(RunUse("figure", f.id, f.label, ch.id, f"figure-{f.id}"))
 
 
 def _series(rows: dict[str, tuple | None], pages: dict[str, RunPage]) -> None:
