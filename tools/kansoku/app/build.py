@@ -49,6 +49,7 @@ class BuildResult:
     items_computed: list[str] = field(default_factory=list)  # '<report>/<item>' computed by this build
     items_reused: list[str] = field(default_factory=list)    # ... reused from the last build (unchanged inputs)
     run_sets_computed: list[str] = field(default_factory=list)  # '<report>/<block>' said of a report's runs
+    whole_queries: int = 0                                   # per-run queries run over every run (none kept)
     files_written: int = 0                                   # generated files whose bytes changed
     runs_reused: int = 0                                     # run pages whose run data came from the cache
     runs_computed: int = 0                                   # ... was read from the store
@@ -298,6 +299,7 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
     res = BuildResult()
     res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
     res.run_sets_computed = list(cache.of_runs_computed)
+    res.whole_queries = cache.whole_queries
     res.files_written = written["files_written"]
     res.runs_reused, res.runs_computed = cache.runs_reused, cache.runs_computed
     res.figures_reused, res.figures_drawn = written["figures_reused"], written["figures_drawn"]

@@ -68,6 +68,7 @@ class ItemCache(PickleEntries):
     of_runs_computed: list[str] = field(default_factory=list)  # ``<report>/<name>`` of :meth:`of_runs` computed
     runs_reused: int = 0    # runs whose page data (metrics, series; or the whole page) came from the cache
     runs_computed: int = 0  # ... were read from the store
+    whole_queries: int = 0  # per-run queries run over every run (no kept rows to start from)
     _runs: dict[str, str] | None = None
     _store_id: int | None = None
     _factors: dict[str, dict[str, set[str]]] | None = None
@@ -75,6 +76,7 @@ class ItemCache(PickleEntries):
     _contexts: dict[str, str] = field(default_factory=dict)
     _pages: dict[str, bool] | None = None  # the last build's index of kept run pages: page key -> has series
     _pages_now: dict[str, bool] = field(default_factory=dict)  # ... of this build's run pages
+    _reading: list[set[str]] = field(default_factory=list)  # the kept run rows each item being computed reads
 
     PAGE_INDEX = "run-pages.json"  # in the directory: the kept run pages, so that a kept page is not read back
 
@@ -137,6 +139,8 @@ class ItemCache(PickleEntries):
         fps = self.run_fingerprints(store)
         h = hashlib.sha256(f"{code_version()}\0run-rows\0{fps.get(None) or ''}\0{sql}\0{params!r}".encode())
         key = h.hexdigest()
+        for reading in self._reading:
+            reading.add(key)
         kept = self.load(key)
         kept = kept if isinstance(kept, dict) else {}
         runs = sorted(r for r in fps if r is not None)
@@ -149,6 +153,7 @@ class ItemCache(PickleEntries):
             else:
                 got = store.query(sql, params)
                 fresh = set(runs) | {None}
+                self.whole_queries += 1
             by_run: dict[str | None, list[tuple]] = {r: [] for r in fresh}
             for row in got:
                 if row[0] not in by_run:  # a run the query should not have given (not in runs): not kept
@@ -234,18 +239,35 @@ class ItemCache(PickleEntries):
         return h.hexdigest()
 
     def get_or_compute(self, store: Store, report: Any, item: Any, compute: Callable[[], Any]) -> Any:
+        """The item as kept, or computed. A kept item keeps the per-run rows it was computed from (its
+        ``<key>-reads`` entry names them): the build after one that reused it still finds them when the item
+        changes (a caption edited), instead of running the query over every run again."""
         name = f"{report.id}/{item.id}"
         key = self.key(store, report, item) if self.directory is not None else None
         if key is not None:
             value = self.load(key)
             if value is not None:
                 self.hits.append(name)
+                for read in self.load(f"{key}-reads") or ():
+                    self.keep(read)
                 return value
-        value = compute()
+        value, reads = self._reading_rows(compute)
         self.computed.append(name)
         if key is not None:
             self.save(key, value)
+            self.save(f"{key}-reads", reads)
         return value
+
+    def _reading_rows(self, compute: Callable[[], Any]) -> tuple[Any, list[str]]:
+        """``compute()`` and the keys of the kept per-run rows it read (:meth:`run_rows`)."""
+        self._reading.append(set())
+        try:
+            value = compute()
+        finally:
+            reads = self._reading.pop()
+        for outer in self._reading:  # (computed within another's computation: the outer one read them too)
+            outer |= reads
+        return value, sorted(reads)
 
     def of_runs(self, store: Store, report: Any, name: str, run_ids: Any, compute: Callable[[], Any]) -> Any:
         """What a report says of a set of runs as a whole (``name``: its command blocks, machines, the runs'
@@ -329,11 +351,14 @@ class ItemCache(PickleEntries):
             kept = self.load(parts)
             used: dict = {}
             with noise.kept_results(kept if isinstance(kept, dict) else {}, used):
-                value = compute()
+                value, reads = self._reading_rows(compute)
             self.save(parts, used)
             self.save(key, value)
+            self.save(f"{key}-reads", reads)
         else:
             self.keep(parts)
+            for read in self.load(f"{key}-reads") or ():
+                self.keep(read)
         return value
 
 
