@@ -309,9 +309,9 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
     return res, cache, raw, with_pdf
 
 
-def link_kept(staging: Path, reuse: page_reuse.RunPagePlan, raw: list, verified: Path) -> int:
+def link_kept(staging: Path, reuse: page_reuse.RunPagePlan, raw: list, verified: Path, generated: Path) -> int:
     """The pages the build reuses and the raw files it publishes, linked into ``staging``; the pages linked."""
-    pages = page_reuse.link_reused(reuse, staging)
+    pages = page_reuse.link_reused(reuse, staging, generated)
     publish.link_raw(raw, staging, verified=verified)
     return pages
 
@@ -374,7 +374,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         new = publish.fresh_output(out)  # Hugo writes a fresh directory, swapped in only when complete
         # the reused pages and the raw files are linked into a directory of their own while Hugo runs, then
         # moved into Hugo's (a folder of pages Hugo did not write moves whole)
-        linked = Linking(functools.partial(link_kept, reuse=reuse, raw=raw,
+        linked = Linking(functools.partial(link_kept, reuse=reuse, raw=raw, generated=generated,
                                            verified=generated / hugo.BUILD_CACHE / "verified-raw.json"),
                          publish.staging_for(new))
         try:

@@ -6,8 +6,8 @@ and a rebuild after one new run changes a handful of them (the new run and the r
 renders only part of a site with *segments* (``--renderSegments``, Hugo ≥ 0.124: it still reads every page
 and data file, but writes only the pages of the named segments). So a build:
 
-1. fingerprints every run page: the sha256 of its own generated files (``assets/runs/<report>/<anchor>.json``
-   and ``content/reports/<report>/runs/<anchor>.<lang>.md``), of its condition's shared data (the file its data
+1. fingerprints every run page: the sha256 of its own generated files (``assets/runs/<report>/<anchor>.json``,
+   ``content/reports/<report>/runs/<anchor>.<lang>.md`` and its series download ``static/csv/…/<anchor>.csv``), of its condition's shared data (the file its data
    names, ``assets/runs/<report>/conditions/<name>.json``: render/run_pages.py) and of the *context* every run
    page reads:
    Hugo itself (its binary), the configuration Hugo is given (``hugo.json``), every template and word
@@ -44,10 +44,12 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kansoku.render.publish import link_or_copy
+from kansoku.render.run_pages import run_csv
 from kansoku.resources import code_version
 
 MANIFEST_SUFFIX = ".pages.json"  # .<out>.pages.json beside the output (not a .<out>.*-* scratch name)
@@ -72,6 +74,14 @@ class RunPagePlan:
     reports: dict[str, str] = field(default_factory=dict)       # report id -> fingerprint of its other pages
     reports_reuse: set[str] = field(default_factory=set)        # reports whose other pages are taken as they are
     runs_linked: set[str] = field(default_factory=set)          # reports whose pages look their run pages up
+    csvs: set[str] = field(default_factory=set)                 # run pages with a series download (run_csv)
+
+    def hidden(self) -> list[str]:
+        """The reports whose reused run pages Hugo neither reads nor writes (:func:`mounts`), nor copies their
+        downloads: the build publishes those (:func:`link_reused`)."""
+        if not self.reuse or len(self.render) > HIDE_MAX:
+            return []
+        return sorted({k.split("/")[0] for k in self.reuse} - (self.runs_linked - self.reports_reuse))
 
     def segments(self) -> dict | None:
         """Hugo's segments config for this build, or None: render everything (nothing to reuse)."""
@@ -181,6 +191,10 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
                     got = _read(path)
                     shared[path] = hashlib.sha256(got).digest() if got is not None else b"-"
                 h.update(b"\0" + shared[path])
+            csv = _read(os.path.join(gen, "static", run_csv(rep, anchor)))  # its download, published with it
+            h.update(b"\0" + (hashlib.sha256(csv).digest() if csv is not None else b"-"))
+            if csv is not None:
+                res.csvs.add(f"{rep}/{anchor}")
             mine = own_runs.setdefault(rep, hashlib.sha256())
             mine.update(anchor.encode() + b"\0")
             for lang in langs:
@@ -208,7 +222,8 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     for key, fp in res.fingerprints.items():
         rep, anchor = key.split("/")
         usable = (before.get(key) == fp and SAFE.match(rep) and SAFE.match(anchor)
-                  and all(os.path.isfile(os.path.join(out_s, d, "index.html")) for d in _page_dirs(key, res.langs)))
+                  and all(os.path.isfile(os.path.join(out_s, d, "index.html")) for d in _page_dirs(key, res.langs))
+                  and (key not in res.csvs or os.path.isfile(os.path.join(out_s, run_csv(rep, anchor)))))
         (res.reuse if usable else res.render).add(key)
     if any(not (SAFE.match(k.split("/")[0]) and SAFE.match(k.split("/")[1])) for k in res.render):
         res.render |= res.reuse  # a path Hugo's glob cannot name as it is: render everything
@@ -263,15 +278,16 @@ def mounts(plan_: RunPagePlan, gen: Path, given: list[dict]) -> list[dict]:
     parses every page of its content into its page tree (a campaign's site is mostly run pages) to render a few.
     No page but a run page reads another run page, except a comparison's table (it links a run's page when
     Hugo finds it): the run pages of a report with comparisons whose pages are rendered stay mounted."""
-    if not plan_.reuse or len(plan_.render) > HIDE_MAX:
-        return given
-    hide = sorted({k.split("/")[0] for k in plan_.reuse}
-                  - (plan_.runs_linked - plan_.reports_reuse))
+    hide = plan_.hidden()
     if not hide:
         return given
     src = str((gen / "content").resolve())
+    static = str((gen / "static").resolve())
     out: list[dict] = []
     for m in given:
+        if m.get("target") == "static" and m.get("source") == static and "files" not in m:
+            out.append({**m, "files": [f"! {run_csv(rep, '*')}" for rep in hide]})  # (link_reused)
+            continue
         if m.get("target") != "content" or m.get("source") != src or "files" in m:
             out.append(m)
             continue
@@ -302,11 +318,25 @@ def write_segments(plan_: RunPagePlan, gen: Path) -> Path | None:
     return path
 
 
-def link_reused(plan_: RunPagePlan, new: Path) -> int:
+def link_reused(plan_: RunPagePlan, new: Path, gen: Path) -> int:
     """Hard-link the reused run pages' files from the current output into ``new`` (copied across file
-    systems). Returns the number of HTML pages linked."""
+    systems); of the reports Hugo does not copy the series downloads of (:meth:`RunPagePlan.hidden`), those
+    of the pages reused linked so too, those of the pages rendered copied from ``gen`` (whose files are
+    rewritten in place: never linked). Returns the number of HTML pages linked."""
     n = 0
     made: set[str] = set()  # (os.walk and strings: a folder of one file per page)
+    hidden = set(plan_.hidden())
+    for key in sorted(plan_.csvs):
+        rep, anchor = key.split("/")
+        if rep in hidden:
+            rel = run_csv(rep, anchor)
+            target = os.path.join(new, rel)
+            if key in plan_.reuse:
+                link_or_copy(os.path.join(plan_.out, rel), target, made)
+            else:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                made.add(os.path.dirname(target))
+                shutil.copyfile(os.path.join(gen, "static", rel), target)
     dirs_: list[tuple[str, bool]] = [(d, False) for key in sorted(plan_.reuse) for d in _page_dirs(key, plan_.langs)]
     dirs_ += [(f"{lang}/reports/{rep}", True) for rep in sorted(plan_.reports_reuse) for lang in plan_.langs]
     for d, report in dirs_:

@@ -29,8 +29,13 @@ LANGS = words.LANGS
 KEEP = "\0kept"
 
 
+def run_csv(rep_id: str, anchor: str) -> str:
+    """Where a run page's series download is, under the site (and under the generated ``static``)."""
+    return f"csv/{rep_id}/runs/{anchor}.csv"
+
+
 def run_csv_url(rep_id: str, anchor: str) -> str:
-    return f"/csv/{rep_id}/runs/{anchor}.csv"
+    return "/" + run_csv(rep_id, anchor)
 
 
 def _front(d: dict) -> str:
@@ -141,7 +146,7 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
         anchor = page.info.anchor
         data = f"assets/runs/{rep.id}/{anchor}.json"
         has_series = page.has_series if isinstance(page, KeptRunPage) else page.series is not None
-        csv = f"static/csv/{rep.id}/runs/{anchor}.csv" if has_series else None
+        csv = "static/" + run_csv(rep.id, anchor) if has_series else None
         if kept is not None and page.key and kept(data, page.key) and (csv is None or kept(csv, page.key)):
             files[data] = KEEP
             if csv is not None:
@@ -149,7 +154,7 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
         else:
             if isinstance(page, KeptRunPage):  # its files are not as the last build wrote them: the whole page
                 page = page.full()
-                csv = f"static/csv/{rep.id}/runs/{anchor}.csv" if page.series is not None else None
+                csv = "static/" + run_csv(rep.id, anchor) if page.series is not None else None
                 loaded[run_id] = page  # (its condition's file below: read once)
             d = page_json(page, shared_of(run_id, page)[0])
             if csv is not None:
