@@ -7,7 +7,8 @@ phone, in a real Chromium, checked for what a demanding reader met:
   wider than the phone;
 - on a phone, a table's first column and its verdict column not both in view;
 - a chart's title nearer the neighbouring chart than its own;
-- a chart's plot area squeezed on a phone, or its tick labels cut at the figure's edge;
+- a chart's plot area squeezed on a phone, its tick labels cut at the figure's edge, or a marker cut at the
+  plot area's edge;
 - English unit words in Japanese headers, "▲" without its legend line, factor syntax (``key=value``)
   shown to a reader.
 - a verdict's shading hard to tell from the baseline column's, or text hard to read on either.
@@ -195,6 +196,16 @@ PLOTS = "() => {" + _BOX + r"""
       const r = rect(t);
       if (!r.width) continue;
       if (r.left < g.left - 1 || r.right > g.right + 1) { out.push(`${fig}: label "${t.textContent.slice(0, 30)}" cut at the figure's edge`); break; }
+    }
+    // every marker whole inside its plot area (a point of the last year sat half outside on a phone)
+    const areas = Object.values(gd._fullLayout._plots || {}).map(sp => ({left: g.left + sp.xaxis._offset,
+      right: g.left + sp.xaxis._offset + sp.xaxis._length, top: g.top + sp.yaxis._offset,
+      bottom: g.top + sp.yaxis._offset + sp.yaxis._length}));
+    for (const pt of gd.querySelectorAll('.scatterlayer path.point')) {
+      const r = rect(pt);
+      if (!r.width || areas.some(a => r.left >= a.left - 1 && r.right <= a.right + 1 && r.top >= a.top - 1 && r.bottom <= a.bottom + 1)) continue;
+      out.push(`${fig}: a marker at (${Math.round(r.left)}, ${Math.round(r.top)}) outside the plot area`);
+      break;
     }
     // the x axis title clear of its tick labels and of the legend (a legend wrapping at the figure's foot
     // pushed the title onto the ticks)
@@ -399,6 +410,8 @@ BREAK = {
     "plots-overlap": """() => { const gd = document.querySelector('.js-plotly-plot');
         return Plotly.relayout(gd, {annotations: [{x: 0.5, y: 0.5, xref: 'paper', yref: 'paper', text: 'one label', showarrow: false},
                                                   {x: 0.5, y: 0.5, xref: 'paper', yref: 'paper', text: 'another label', showarrow: false}]}); }""",
+    "plots-marker": """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.querySelector('.scatterlayer path.point'));
+        return Plotly.relayout(gd, {'xaxis.autorange': false, 'yaxis.autorange': false}).then(() => Plotly.restyle(gd, {'marker.size': 60})); }""",
     "plots-axis-title": """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.querySelector('.g-xtitle text'));
         return Plotly.relayout(gd, {'xaxis.title.standoff': 0, 'xaxis.automargin': false, 'margin.b': 20}); }""",
     "words": """() => { const th = document.querySelector('main thead th'); th.textContent += ' (calls)';

@@ -89,3 +89,11 @@ def test_trend_plots_the_runs_of_one_rebooted_machine_as_one_machine(tmp_path):
     assert fig.trend["machines"] == 2, fig.trend["rows"]["en"]
     peaks = sorted(float(r[2].replace(",", "")) for r in fig.trend["rows"]["en"])
     assert peaks == [1400.0, 1550.0]  # the rebooted machine's two runs are one point: their median
+
+
+def test_legend_keeps_the_memory_of_a_machine_that_is_told_apart_by_it():
+    machs = {k: machine_of({"machine": m}, "measured") for k, m in
+             (("a", AMD), ("b", LATER_KERNEL), ("c", {**AMD, "mem_total_kib": 16 * 1024 * 1024}))}
+    labels = machine_labels(machs, "en")
+    assert "16.0 GiB" in labels["c"] and "kernel" not in labels["c"], labels
+    assert len(set(labels.values())) == 3, labels

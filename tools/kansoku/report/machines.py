@@ -101,7 +101,7 @@ def _human_kib(v: Any) -> str:
     return f"{n} B"
 
 
-def kernel_release(v: Any) -> str:
+def _kernel(v: Any) -> str:
     """'Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0 x86_64' -> 'Linux 6.18.44-fc-v669' (the appendix has it all)."""
     return " ".join(str(v).split()[:2]) if v else ""
 
@@ -206,7 +206,7 @@ def describe(inv: dict[str, Any]) -> dict[str, Any]:
     return {
         "cpu": cpus(inv),
         "memory": _human_kib(inv.get("mem_total_kib")),
-        "os": " / ".join(x for x in (str(inv.get("os") or ""), kernel_release(inv.get("kernel"))) if x) or "—",
+        "os": " / ".join(x for x in (str(inv.get("os") or ""), _kernel(inv.get("kernel"))) if x) or "—",
         "virtualization": virtualisation(inv),
         "storage": store_text,
     }

@@ -82,29 +82,35 @@ def machine_of(doc: dict, origin: str) -> dict[str, Any]:
             "cores": _both(desc["cpu"]) if n or m.get("cpu_model") else None,
             "memory": _both(desc["memory"]) if m.get("mem_total_kib") else None,
             "storage": _both(desc["storage"]) if m.get("disks") or m.get("filesystem") else None,
-            "kernel": _both(machines.kernel_release(m.get("kernel")))}
+            "kernel": _kernel(m.get("kernel"))}
 
 
-# A machine's label in the legend: its cores and memory, then, while two machines' labels are alike, what
-# tells them apart.
+def _kernel(v: Any) -> dict[str, str] | None:
+    """'Linux 6.18.44-fc-v669 #1 SMP …' -> 'kernel 6.18.44-fc-v669' (its release, as uname -r prints it)."""
+    parts = str(v or "").split()
+    return {lang: words.t(lang, "trend_machine_kernel", parts[1]) for lang in LANGS} if len(parts) > 1 else None
+
+
+# A machine's label in the legend: its cores and memory; where two machines' labels are alike, their cores
+# and what tells them apart instead of the memory they share (a phone's legend has room for one more field).
 LABEL_FIELDS = ("cores", "memory")
 LABEL_TELLING = ("kernel", "storage", "cpu")
 
 
 def machine_labels(machs: dict[str, dict], lang: str) -> dict[str, str]:
     """key -> the legend's label of each machine: no two machines share one where their descriptions differ."""
-    fields = list(LABEL_FIELDS)
+    def labels(keys, fields) -> dict[str, str]:
+        return {k: ", ".join(p for p in ((machs[k].get(f) or {}).get(lang) for f in fields) if p)
+                or words.t(lang, "trend_machine_unknown") for k in keys}
 
-    def label(mach: dict) -> str:
-        parts = [(mach.get(k) or {}).get(lang) for k in fields]
-        return ", ".join(p for p in parts if p) or words.t(lang, "trend_machine_unknown")
-
-    for extra in (None, *LABEL_TELLING):
-        if extra:
-            fields.append(extra)
-        out = {k: label(m) for k, m in machs.items()}
-        if len(set(out.values())) == len(out):
-            break
+    out = labels(machs, LABEL_FIELDS)
+    for shared in {v for v in out.values() if list(out.values()).count(v) > 1}:
+        alike = [k for k, v in out.items() if v == shared]
+        for fields in [("cores", t) for t in LABEL_TELLING] + [("cpu", "cores", "memory", "storage", "kernel")]:
+            told = labels(alike, fields)
+            if len(set(told.values())) == len(told):
+                break
+        out.update(told)
     return out
 
 
