@@ -8,8 +8,10 @@ plotted, and the page says what was compared.
 
 Every point says what it stands on: the machine (cores, memory, storage: from the run's run.toml
 ``[machine]``, or from the transcribed table's ``[published.environment]``), the run length and number of
-runs, and its origin (measured / transcribed, with the citation). Points from different machines are never
-joined by a line: a line joins the years of one series on one machine, and each machine has its own marker.
+runs, and its origin (measured / transcribed, with the citation). A measured run's machine is the one the
+chapters name (ingest/runs.py machine_fingerprint: its inventory without its name, memory in whole GiB).
+Points from different machines are never joined by a line: a line joins the years of one series on one
+machine, and each machine has its own marker.
 Fiscal years that have a report but no comparable point are listed with the reason (``[[params.trends.missing]]
 year, why`` in the configuration, or "no comparable runs").
 
