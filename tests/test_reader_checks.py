@@ -12,7 +12,7 @@ phone, in a real Chromium, checked for what a demanding reader met:
 - English unit words in Japanese headers, "▲" without its legend line, factor syntax (``key=value``)
   shown to a reader.
 - a verdict's shading hard to tell from the baseline column's, or text hard to read on either.
-- a date, a number and its unit, or "n = 5" broken across two lines.
+- a date, a range of numbers, a number and its unit, or "n = 5" broken across two lines.
 
 Each check is a JavaScript function returning the problems it found (strings naming the page's element);
 a test per check runs it over every page and expects none, and a test breaks a page on purpose to show that
@@ -313,11 +313,12 @@ CONTRAST = "() => {" + _BOX + r"""
   return [...new Set(out)];
 }"""
 
-# 9. nothing a reader reads as one token broken across two lines: a date, a number and its unit or percent
-# sign, "n = 5" (the text as laid out: a range over the match has its boxes on one line)
+# 9. nothing a reader reads as one token broken across two lines: a date, a range of numbers
+# ("10,623.7–12,126.3"), a number and its unit or percent sign, "n = 5" (the text as laid out: a range over
+# the match has its boxes on one line)
 BREAKS = "() => {" + _BOX + r"""
   const out = [];
-  const kinds = /\d{4}-\d{2}-\d{2}|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
+  const kinds = /\d{4}-\d{2}-\d{2}|\d[\d,.]*–\d[\d,.]*|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
   const root = document.querySelector('main') || document.body;
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
@@ -420,6 +421,8 @@ BREAK = {
     "contrast-text": """() => { document.querySelectorAll('main td.worse, main td.better').forEach(c => { c.style.color = '#8a8a8a'; }); }""",
     "breaks": """() => { const p = document.createElement('p'); p.style.width = '3.5em'; p.style.overflowWrap = 'anywhere';
         p.textContent = 'on 2026-11-23 it was 13.53 %'; document.querySelector('main p').after(p); }""",
+    "breaks-range": """() => { const p = document.createElement('p'); p.style.width = '4em';
+        p.textContent = 'from 10,623.7–12,126.3'; document.querySelector('main p').after(p); }""",
     "ticks": """() => { const gd = document.querySelector('.js-plotly-plot');
         return Plotly.relayout(gd, {'yaxis.tickmode': 'linear', 'yaxis.tick0': 0, 'yaxis.dtick': 0.45 * Math.pow(10, Math.round(Math.log10(gd._fullLayout.yaxis.range[1] || 1)))}); }""",
 }

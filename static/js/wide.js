@@ -21,10 +21,10 @@
       }
     }
   }
-  // A date, a number and its unit or per cent sign, "n = 5": one token to a reader, never broken across two
-  // lines (whatever wrote the text: prose, a table, a note), so each is set in a span that does not break;
-  // the text copied stays the same. Before markWide: it changes what is wide.
-  var TOGETHER = /\d{4}-\d{2}-\d{2}|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
+  // A date, a range of numbers, a number and its unit or per cent sign, "n = 5": one token to a reader, never
+  // broken across two lines (whatever wrote the text: prose, a table, a note), so each is set in a span that
+  // does not break; the text copied stays the same. Before markWide: it changes what is wide.
+  var TOGETHER = /\d{4}-\d{2}-\d{2}|\d[\d,.]*–\d[\d,.]*(?:\s?%)?|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
   function keepTogether() {
     var root = document.querySelector("main") || document.body;
     var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, null);
