@@ -5,7 +5,8 @@ phone, in a real Chromium, checked for what a demanding reader met:
 - raw markup in a hover ("<br>" printed, "&lt;br&gt;" in a trace's text);
 - an element wider than its box without the scroll cue (a table cut at its last column), or the page
   wider than the phone;
-- on a phone, a table's first column and its verdict column not both in view;
+- on a phone, a table's first column and its verdict column not both in view, or a cell showing part of
+  its number from under them;
 - a chart's title nearer the neighbouring chart than its own;
 - a chart's plot area squeezed on a phone, its tick labels cut at the figure's edge, or a marker cut at the
   plot area's edge;
@@ -123,6 +124,17 @@ OVERFLOW = "() => {" + _BOX + r"""
 # verdict cells lie inside the scroll box; scrolled to the end, the first column is still there
 STICKY = "async () => {" + _BOX + r"""
   const out = [];
+  const pinned = c => getComputedStyle(c).position === 'sticky';
+  const shown = c => c.textContent.trim() && !/rgba\(.*,\s*0\)$|transparent/.test(getComputedStyle(c).color);
+  const partlyCovered = table => {
+    for (const tr of table.querySelectorAll('tbody tr')) {
+      const cells = [...tr.children];
+      const edges = cells.filter(pinned).map((c, i) => cells.indexOf(c) === 0 ? rect(c).right : rect(c).left);
+      const hit = cells.find(c => !pinned(c) && shown(c) && edges.some(e => rect(c).left < e - 2 && rect(c).right > e + 2));
+      if (hit) return hit;
+    }
+    return null;
+  };
   for (const box of document.querySelectorAll('main .table-scroll')) {
     const table = box.querySelector('table');
     if (!table || !box.getClientRects().length || box.scrollWidth <= box.clientWidth + 1) continue;
@@ -133,7 +145,15 @@ STICKY = "async () => {" + _BOX + r"""
     const cells = row ? [...row.querySelectorAll('td.compare')] : [];
     if (cells.length && cells.every(c => rect(c).right > b.right + 1 || rect(c).left < b.left - 1))
       out.push(`${name(table)}: verdict cell "${cells[0].textContent.trim().slice(0, 20)}" needs a sideways scroll`);
+    // no cell shows part of its text from under a kept column ("539" of 5397.5), at rest and scrolled
     const keep = box.scrollLeft;
+    const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    for (const at of [keep, Math.round((box.scrollWidth - box.clientWidth) / 2)]) {
+      box.scrollLeft = at;
+      await frames();
+      const bad = partlyCovered(table);
+      if (bad) { out.push(`${name(table)}: "${bad.textContent.trim().slice(0, 20)}" shows in part from under a kept column`); break; }
+    }
     box.scrollLeft = box.scrollWidth;
     await new Promise(r => requestAnimationFrame(r));
     // a table whose rows are labelled (a header cell first) keeps its labels in view
@@ -404,6 +424,9 @@ BREAK = {
         rows.forEach(r => { for (let i = 0; i < 12; i++) { const c = document.createElement(r.parentElement.tagName === 'THEAD' ? 'th' : 'td');
             c.textContent = 'pad pad pad'; c.style.whiteSpace = 'nowrap'; r.appendChild(c); } const v = document.createElement('td'); v.className = 'num compare'; v.textContent = '+1 %'; r.appendChild(v); });
         t.querySelectorAll('th, td').forEach(c => { c.style.position = 'static'; }); }""",
+    "sticky-covered": """() => { const s = document.createElement('style');
+        s.textContent = '.table-scroll.is-wide .covered { color: inherit !important; } .table-scroll.is-wide .covered * { visibility: visible !important; }';
+        document.head.appendChild(s); }""",
     "titles": """() => { document.querySelectorAll('main figure.kansoku-figure').forEach(f => {
         const c = f.querySelector(':scope > figcaption'); if (c) c.style.marginTop = '300px'; }); }""",
     "plots": """() => { const gd = document.querySelector('.js-plotly-plot');

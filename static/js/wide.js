@@ -9,6 +9,7 @@
       var box = boxes[i];
       var wide = box.scrollWidth > box.clientWidth + 1;
       box.classList.toggle("is-wide", wide);
+      if (wide) { watchCovered(box); } else { box.querySelectorAll(".covered").forEach(function (c) { c.classList.remove("covered"); }); }
       var cue = box.previousElementSibling;
       var has = cue && cue.classList.contains("scroll-cue");
       if (wide && !has) {
@@ -49,6 +50,46 @@
       if (last < s.length) { frag.appendChild(document.createTextNode(s.slice(last))); }
       node.parentNode.replaceChild(frag, node);
     });
+  }
+  // A wide table keeps its first column and its verdicts in view (kansoku.css) and scrolls the columns
+  // between under them: a cell partly under a kept column would show part of its number ("539" of 5397.5),
+  // so it is marked .covered (its text not shown) until the scroll brings it clear.
+  function pinned(c) {
+    var st = window.getComputedStyle(c);
+    return st.position === "sticky";
+  }
+  function hideCovered(box) {
+    // the kept columns' edges, from the rows that keep cells; every row's cells (the header's too) between
+    var left = -Infinity, right = Infinity, rows = box.querySelectorAll("tr"), i, j;
+    for (i = 0; i < rows.length; i++) {
+      for (j = 0; j < rows[i].children.length; j++) {
+        var k = rows[i].children[j];
+        if (k.colSpan > 1 || !pinned(k)) { continue; }
+        var r = k.getBoundingClientRect();
+        if (j === 0) { left = Math.max(left, r.right); } else { right = Math.min(right, r.left); }
+      }
+    }
+    var width = box.getBoundingClientRect().width;
+    for (i = 0; i < rows.length; i++) {
+      for (j = 0; j < rows[i].children.length; j++) {
+        var c = rows[i].children[j], b = c.getBoundingClientRect();
+        // a label over several columns (a group's, a spanner's) is read from its start: it stays
+        var under = !pinned(c) && c.colSpan === 1 && b.width < width &&
+          ((b.left < left - 1 && b.right > left + 1) || (b.left < right - 1 && b.right > right + 1));
+        c.classList.toggle("covered", under);
+      }
+    }
+  }
+  function watchCovered(box) {
+    if (box.getAttribute("data-covered")) { hideCovered(box); return; }
+    box.setAttribute("data-covered", "1");
+    var queued = false;
+    box.addEventListener("scroll", function () {
+      if (queued) { return; }
+      queued = true;
+      window.requestAnimationFrame(function () { queued = false; hideCovered(box); });
+    });
+    hideCovered(box);
   }
   // A link to a run on the data-sources page (#run-…) opens that run's collapsed list of files.
   function openTarget() {
