@@ -105,6 +105,10 @@
     if (pending) { window.clearTimeout(pending); }
     pending = window.setTimeout(markWide, 100);
   });
+  // the spread switch above a table adds a line to its cells: the table may grow wider
+  document.addEventListener("change", function (e) {
+    if (e.target && e.target.classList && e.target.classList.contains("spread-switch")) { markWide(); }
+  });
   function init() { keepTogether(); openTarget(); markWide(); }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }
 })();
