@@ -67,12 +67,23 @@ def broken_commands(pdf: Path, recorded: list[str]) -> list[str]:
     return [f"not printed whole: {c}" for c in recorded if squash(c) not in printed]
 
 
+# what must not begin a line when the line before ends with the number or word it belongs to: a unit or a
+# sysstat label ("13.53 %", "CPU %idle", "8 ms"), and after a number a Japanese counter ("3 回", "4 クライアント");
+# a one-letter escape ("%m" of log_line_prefix) is a settings table's cell, and so is a line that itself
+# begins with "%" (such cells side by side)
+UNIT_AFTER_WORD = re.compile(r"^%(?:\s|$|[a-z]{2,})")
+UNIT_AFTER_NUMBER = re.compile(r"^(?:(?:ms|s|KiB|MiB|GiB|kB|MB|GB|TPS)\b|[回秒倍件]|クライアント)")
+
+
 def broken_values(pdf: Path) -> list[str]:
-    """A range broken after its dash ("[10,623.7–" ending a line), or a count broken inside "n = 5"."""
+    """A range broken after its dash ("[10,623.7–" ending a line), a count broken inside "n = 5", or a unit or
+    label split from its number or word ("13.53⏎%", "CPU⏎%idle", "3⏎回")."""
     lines = [x.strip() for x in text(pdf, layout=False).splitlines()]
     pat = re.compile(r"\[[\d,.]+[–-](?![\d,.]+\])|(^|\s)n\s*=$")
     return [f"broken: {a!r} / {b!r}" for a, b in zip(lines, lines[1:])
-            if pat.search(a) or (re.match(r"=\s*\d", b) and a.endswith(" n"))]
+            if pat.search(a) or (re.match(r"=\s*\d", b) and a.endswith(" n"))
+            or (re.search(r"\w$", a) and not a.startswith("%") and UNIT_AFTER_WORD.match(b))
+            or (re.search(r"\d$", a) and UNIT_AFTER_NUMBER.match(b))]
 
 
 @dataclass

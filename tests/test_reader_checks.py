@@ -5,13 +5,15 @@ phone, in a real Chromium, checked for what a demanding reader met:
 - raw markup in a hover ("<br>" printed, "&lt;br&gt;" in a trace's text);
 - an element wider than its box without the scroll cue (a table cut at its last column), or the page
   wider than the phone;
-- on a phone, a table's first column and its verdict column not both in view;
+- on a phone, a table's first column and its verdict column not both in view, or a cell showing part of
+  its number from under them;
 - a chart's title nearer the neighbouring chart than its own;
-- a chart's plot area squeezed on a phone, or its tick labels cut at the figure's edge;
+- a chart's plot area squeezed on a phone, its tick labels cut at the figure's edge, or a marker cut at the
+  plot area's edge;
 - English unit words in Japanese headers, "▲" without its legend line, factor syntax (``key=value``)
   shown to a reader.
 - a verdict's shading hard to tell from the baseline column's, or text hard to read on either.
-- a date, a number and its unit, or "n = 5" broken across two lines.
+- a date, a range of numbers, a number and its unit, or "n = 5" broken across two lines.
 
 Each check is a JavaScript function returning the problems it found (strings naming the page's element);
 a test per check runs it over every page and expects none, and a test breaks a page on purpose to show that
@@ -122,6 +124,17 @@ OVERFLOW = "() => {" + _BOX + r"""
 # verdict cells lie inside the scroll box; scrolled to the end, the first column is still there
 STICKY = "async () => {" + _BOX + r"""
   const out = [];
+  const pinned = c => getComputedStyle(c).position === 'sticky';
+  const shown = c => c.textContent.trim() && !/rgba\(.*,\s*0\)$|transparent/.test(getComputedStyle(c).color);
+  const partlyCovered = table => {
+    for (const tr of table.querySelectorAll('tbody tr')) {
+      const cells = [...tr.children];
+      const edges = cells.filter(pinned).map((c, i) => cells.indexOf(c) === 0 ? rect(c).right : rect(c).left);
+      const hit = cells.find(c => !pinned(c) && shown(c) && edges.some(e => rect(c).left < e - 2 && rect(c).right > e + 2));
+      if (hit) return hit;
+    }
+    return null;
+  };
   for (const box of document.querySelectorAll('main .table-scroll')) {
     const table = box.querySelector('table');
     if (!table || !box.getClientRects().length || box.scrollWidth <= box.clientWidth + 1) continue;
@@ -132,7 +145,15 @@ STICKY = "async () => {" + _BOX + r"""
     const cells = row ? [...row.querySelectorAll('td.compare')] : [];
     if (cells.length && cells.every(c => rect(c).right > b.right + 1 || rect(c).left < b.left - 1))
       out.push(`${name(table)}: verdict cell "${cells[0].textContent.trim().slice(0, 20)}" needs a sideways scroll`);
+    // no cell shows part of its text from under a kept column ("539" of 5397.5), at rest and scrolled
     const keep = box.scrollLeft;
+    const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    for (const at of [keep, Math.round((box.scrollWidth - box.clientWidth) / 2)]) {
+      box.scrollLeft = at;
+      await frames();
+      const bad = partlyCovered(table);
+      if (bad) { out.push(`${name(table)}: "${bad.textContent.trim().slice(0, 20)}" shows in part from under a kept column`); break; }
+    }
     box.scrollLeft = box.scrollWidth;
     await new Promise(r => requestAnimationFrame(r));
     // a table whose rows are labelled (a header cell first) keeps its labels in view
@@ -195,6 +216,16 @@ PLOTS = "() => {" + _BOX + r"""
       const r = rect(t);
       if (!r.width) continue;
       if (r.left < g.left - 1 || r.right > g.right + 1) { out.push(`${fig}: label "${t.textContent.slice(0, 30)}" cut at the figure's edge`); break; }
+    }
+    // every marker whole inside its plot area (a point of the last year sat half outside on a phone)
+    const areas = Object.values(gd._fullLayout._plots || {}).map(sp => ({left: g.left + sp.xaxis._offset,
+      right: g.left + sp.xaxis._offset + sp.xaxis._length, top: g.top + sp.yaxis._offset,
+      bottom: g.top + sp.yaxis._offset + sp.yaxis._length}));
+    for (const pt of gd.querySelectorAll('.scatterlayer path.point')) {
+      const r = rect(pt);
+      if (!r.width || areas.some(a => r.left >= a.left - 1 && r.right <= a.right + 1 && r.top >= a.top - 1 && r.bottom <= a.bottom + 1)) continue;
+      out.push(`${fig}: a marker at (${Math.round(r.left)}, ${Math.round(r.top)}) outside the plot area`);
+      break;
     }
     // the x axis title clear of its tick labels and of the legend (a legend wrapping at the figure's foot
     // pushed the title onto the ticks)
@@ -302,11 +333,12 @@ CONTRAST = "() => {" + _BOX + r"""
   return [...new Set(out)];
 }"""
 
-# 9. nothing a reader reads as one token broken across two lines: a date, a number and its unit or percent
-# sign, "n = 5" (the text as laid out: a range over the match has its boxes on one line)
+# 9. nothing a reader reads as one token broken across two lines: a date, a range of numbers
+# ("10,623.7–12,126.3"), a number and its unit or percent sign, "n = 5" (the text as laid out: a range over
+# the match has its boxes on one line)
 BREAKS = "() => {" + _BOX + r"""
   const out = [];
-  const kinds = /\d{4}-\d{2}-\d{2}|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
+  const kinds = /\d{4}-\d{2}-\d{2}|\d[\d,.]*–\d[\d,.]*|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
   const root = document.querySelector('main') || document.body;
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
@@ -392,6 +424,9 @@ BREAK = {
         rows.forEach(r => { for (let i = 0; i < 12; i++) { const c = document.createElement(r.parentElement.tagName === 'THEAD' ? 'th' : 'td');
             c.textContent = 'pad pad pad'; c.style.whiteSpace = 'nowrap'; r.appendChild(c); } const v = document.createElement('td'); v.className = 'num compare'; v.textContent = '+1 %'; r.appendChild(v); });
         t.querySelectorAll('th, td').forEach(c => { c.style.position = 'static'; }); }""",
+    "sticky-covered": """() => { const s = document.createElement('style');
+        s.textContent = '.table-scroll.is-wide .covered { color: inherit !important; } .table-scroll.is-wide .covered * { visibility: visible !important; }';
+        document.head.appendChild(s); }""",
     "titles": """() => { document.querySelectorAll('main figure.kansoku-figure').forEach(f => {
         const c = f.querySelector(':scope > figcaption'); if (c) c.style.marginTop = '300px'; }); }""",
     "plots": """() => { const gd = document.querySelector('.js-plotly-plot');
@@ -399,6 +434,8 @@ BREAK = {
     "plots-overlap": """() => { const gd = document.querySelector('.js-plotly-plot');
         return Plotly.relayout(gd, {annotations: [{x: 0.5, y: 0.5, xref: 'paper', yref: 'paper', text: 'one label', showarrow: false},
                                                   {x: 0.5, y: 0.5, xref: 'paper', yref: 'paper', text: 'another label', showarrow: false}]}); }""",
+    "plots-marker": """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.querySelector('.scatterlayer path.point'));
+        return Plotly.relayout(gd, {'xaxis.autorange': false, 'yaxis.autorange': false}).then(() => Plotly.restyle(gd, {'marker.size': 60})); }""",
     "plots-axis-title": """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.querySelector('.g-xtitle text'));
         return Plotly.relayout(gd, {'xaxis.title.standoff': 0, 'xaxis.automargin': false, 'margin.b': 20}); }""",
     "words": """() => { const th = document.querySelector('main thead th'); th.textContent += ' (calls)';
@@ -407,6 +444,8 @@ BREAK = {
     "contrast-text": """() => { document.querySelectorAll('main td.worse, main td.better').forEach(c => { c.style.color = '#8a8a8a'; }); }""",
     "breaks": """() => { const p = document.createElement('p'); p.style.width = '3.5em'; p.style.overflowWrap = 'anywhere';
         p.textContent = 'on 2026-11-23 it was 13.53 %'; document.querySelector('main p').after(p); }""",
+    "breaks-range": """() => { const p = document.createElement('p'); p.style.width = '4em';
+        p.textContent = 'from 10,623.7–12,126.3'; document.querySelector('main p').after(p); }""",
     "ticks": """() => { const gd = document.querySelector('.js-plotly-plot');
         return Plotly.relayout(gd, {'yaxis.tickmode': 'linear', 'yaxis.tick0': 0, 'yaxis.dtick': 0.45 * Math.pow(10, Math.round(Math.log10(gd._fullLayout.yaxis.range[1] || 1)))}); }""",
 }

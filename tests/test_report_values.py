@@ -107,9 +107,21 @@ def test_the_cover_lists_each_key_cell_with_its_comparison_and_verdict(report):
     assert [f.label["en"] for f in found] == ["update TPS with one asynchronous standby",
                                               "update TPS with one synchronous standby"]
     c = cell(t, "compare", row="sync-1", metric="tps")
-    assert found[1].value.text == cell(t, "value", row="sync-1", metric="tps").text
-    assert found[1].compare.text == c.text and found[1].verdict_kind == c.verdict["kind"].replace("-", "_")
+    # away from the table's header, the value says its unit and the comparison what it compares with
+    v = cell(t, "value", row="sync-1", metric="tps")
+    assert found[1].value.text == {lang: v.text[lang] + " TPS" for lang in ("ja", "en")}
+    assert found[1].compare.text["en"].endswith(": " + c.text["en"]) and c.text["ja"] in found[1].compare.text["ja"]
+    assert found[1].verdict_kind == c.verdict["kind"].replace("-", "_")
     assert found[1].table == t.label and found[1].value.anchor == "table-replication-tps"
+
+
+def test_every_key_result_on_the_cover_says_its_unit(report):
+    """A bare number on the cover ("partitioned table: 3.3") does not say what it is."""
+    for f in report.findings:
+        for lang in ("ja", "en"):
+            assert not re.fullmatch(r"[-+\d.,\s]+", f.value.text[lang]), (f.label[lang], f.value.text[lang])
+    partition = next(f for f in report.findings if f.chapter_id == "partition")
+    assert partition.value.text["en"].endswith(" ms")
 
 
 def test_a_key_naming_no_cell_is_an_error_of_its_table(example_db, tmp_path):

@@ -9,6 +9,7 @@
       var box = boxes[i];
       var wide = box.scrollWidth > box.clientWidth + 1;
       box.classList.toggle("is-wide", wide);
+      if (wide) { watchCovered(box); } else { box.querySelectorAll(".covered").forEach(function (c) { c.classList.remove("covered"); }); }
       var cue = box.previousElementSibling;
       var has = cue && cue.classList.contains("scroll-cue");
       if (wide && !has) {
@@ -21,10 +22,10 @@
       }
     }
   }
-  // A date, a number and its unit or per cent sign, "n = 5": one token to a reader, never broken across two
-  // lines (whatever wrote the text: prose, a table, a note), so each is set in a span that does not break;
-  // the text copied stays the same. Before markWide: it changes what is wide.
-  var TOGETHER = /\d{4}-\d{2}-\d{2}|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
+  // A date, a range of numbers, a number and its unit or per cent sign, "n = 5": one token to a reader, never
+  // broken across two lines (whatever wrote the text: prose, a table, a note), so each is set in a span that
+  // does not break; the text copied stays the same. Before markWide: it changes what is wide.
+  var TOGETHER = /\d{4}-\d{2}-\d{2}|\d[\d,.]*–\d[\d,.]*(?:\s?%)?|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
   function keepTogether() {
     var root = document.querySelector("main") || document.body;
     var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, null);
@@ -50,6 +51,46 @@
       node.parentNode.replaceChild(frag, node);
     });
   }
+  // A wide table keeps its first column and its verdicts in view (kansoku.css) and scrolls the columns
+  // between under them: a cell partly under a kept column would show part of its number ("539" of 5397.5),
+  // so it is marked .covered (its text not shown) until the scroll brings it clear.
+  function pinned(c) {
+    var st = window.getComputedStyle(c);
+    return st.position === "sticky";
+  }
+  function hideCovered(box) {
+    // the kept columns' edges, from the rows that keep cells; every row's cells (the header's too) between
+    var left = -Infinity, right = Infinity, rows = box.querySelectorAll("tr"), i, j;
+    for (i = 0; i < rows.length; i++) {
+      for (j = 0; j < rows[i].children.length; j++) {
+        var k = rows[i].children[j];
+        if (k.colSpan > 1 || !pinned(k)) { continue; }
+        var r = k.getBoundingClientRect();
+        if (j === 0) { left = Math.max(left, r.right); } else { right = Math.min(right, r.left); }
+      }
+    }
+    var width = box.getBoundingClientRect().width;
+    for (i = 0; i < rows.length; i++) {
+      for (j = 0; j < rows[i].children.length; j++) {
+        var c = rows[i].children[j], b = c.getBoundingClientRect();
+        // a label over several columns (a group's, a spanner's) is read from its start: it stays
+        var under = !pinned(c) && c.colSpan === 1 && b.width < width &&
+          ((b.left < left - 1 && b.right > left + 1) || (b.left < right - 1 && b.right > right + 1));
+        c.classList.toggle("covered", under);
+      }
+    }
+  }
+  function watchCovered(box) {
+    if (box.getAttribute("data-covered")) { hideCovered(box); return; }
+    box.setAttribute("data-covered", "1");
+    var queued = false;
+    box.addEventListener("scroll", function () {
+      if (queued) { return; }
+      queued = true;
+      window.requestAnimationFrame(function () { queued = false; hideCovered(box); });
+    });
+    hideCovered(box);
+  }
   // A link to a run on the data-sources page (#run-…) opens that run's collapsed list of files.
   function openTarget() {
     var id = decodeURIComponent(location.hash.slice(1));
@@ -63,6 +104,10 @@
   window.addEventListener("resize", function () {
     if (pending) { window.clearTimeout(pending); }
     pending = window.setTimeout(markWide, 100);
+  });
+  // the spread switch above a table adds a line to its cells: the table may grow wider
+  document.addEventListener("change", function (e) {
+    if (e.target && e.target.classList && e.target.classList.contains("spread-switch")) { markWide(); }
   });
   function init() { keepTogether(); openTarget(); markWide(); }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", init); } else { init(); }

@@ -584,12 +584,21 @@ def metric_label(metric: str, lang: str, with_unit: bool = True, report: Report 
                 f" [{x}]" for x in (role_label(role, lang) if role else None, sel) if x)
     else:
         label = metric
-    unit = info.unit if info and info.unit is not None else (md.unit if md else None)
-    if unit and words.has(f"unit_{unit}", lang):  # a unit that is a word, in the page's language
-        unit = words.t(lang, f"unit_{unit}")
+    unit = metric_unit(metric, lang, report)
     if with_unit and unit and unit.lower() != label.lower() and f"({unit})" not in label:
         return f"{label} ({unit})"
     return label
+
+
+def metric_unit(metric: str, lang: str, report: Report | None = None) -> str | None:
+    """A metric's unit as a reader reads it ("ms", "%", "TPS"; a unit that is a word in the page's language),
+    the spec's [metrics] over the catalogue; None when it has none."""
+    info = report.metric_info.get(metric) if report else None
+    md = parsers.metrics().get(parse_metric(metric)[0])
+    unit = info.unit if info and info.unit is not None else (md.unit if md else None)
+    if unit and words.has(f"unit_{unit}", lang):
+        unit = words.t(lang, f"unit_{unit}")
+    return unit or None
 
 
 def higher_is_better(report: Report | None, metric: str) -> bool | None:

@@ -57,12 +57,24 @@ FACT_FACTORS = {"clients": "clients", "threads": "threads", "duration_s": "durat
 # records beside an older key (virtualization_layers beside virtualization), which must not split the runs
 # of one machine between collects.
 NOT_IDENTITY = frozenset({"hostname", "virtualization_layers"})
+# MemTotal moves by a few KiB between boots of one machine (the kernel reserves a little more or less), so
+# memory is compared in whole GiB.
+MEMORY_GRAIN_KIB = 1 << 20
+
+
+def machine_identity(machine: dict[str, Any] | None) -> dict[str, Any]:
+    """What makes a machine: its inventory without the keys of NOT_IDENTITY, memory in whole GiB."""
+    inv = {k: v for k, v in (machine or {}).items() if k not in NOT_IDENTITY}
+    mem = inv.get("mem_total_kib")
+    if isinstance(mem, (int, float)) and not isinstance(mem, bool):
+        inv["mem_total_kib"] = round(mem / MEMORY_GRAIN_KIB)
+    return inv
 
 
 def machine_fingerprint(machine: dict[str, Any] | None) -> str | None:
-    """A machine is its inventory ([machine] of run.toml / host.toml) without its hostname: the first 12
-    hex digits of the sha256 of that table as canonical JSON. None when nothing was captured."""
-    inv = {k: v for k, v in (machine or {}).items() if k not in NOT_IDENTITY}
+    """A machine is its identity (:func:`machine_identity` of [machine] of run.toml / host.toml): the first
+    12 hex digits of the sha256 of it as canonical JSON. None when nothing was captured."""
+    inv = machine_identity(machine)
     if not inv:
         return None
     text = json.dumps(inv, sort_keys=True, default=str, ensure_ascii=False, separators=(",", ":"))

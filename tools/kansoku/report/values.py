@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku import shortcodes, words
+from kansoku.analysis.tables import metric_unit
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import BoundValue, Cell, Finding, Page, Table
 from kansoku.spec.model import LANGS, text
@@ -66,6 +67,13 @@ def _one(table: Table, want: dict[str, str], kind: str) -> Cell:
     raise Unbound(f"{len(found)} {kind} cells of table {table.id!r} are at {want} "
                   f"({', '.join(str(c.coords) for c in found[:4])}): name its "
                   + " and ".join(k for k in COORDS if k not in want and any(k in c.coords for c in found)))
+
+
+def _with_unit(printed: str, unit: str | None) -> str:
+    """'3.3' and 'ms' -> '3.3 ms'; a text its format already dressed ('102.02 %', '×1.7') stays as it is."""
+    if not unit or printed.endswith(unit) or printed.endswith("%") or printed.startswith("×"):
+        return printed
+    return f"{printed} {unit}"
 
 
 def _title(table: Table, cell: Cell, lang: str, what: str | None = None) -> str:
@@ -325,14 +333,19 @@ def findings(report, chapters: list) -> list[Finding]:
                     compares = _cells(table, want, "compare")
                 except Unbound as exc:
                     raise it.error(f"key[{i}]: {exc}") from None
-                value = BoundValue(dict(cell.text), {lang: _title(table, cell, lang) for lang in LANGS},
-                                   f"table-{table.id}", cell.value)
+                # the cover lists the value away from its table's header: it says its unit, and its
+                # comparison what it is compared with
+                metric = cell.coords.get("metric", "")
+                value = BoundValue({lang: _with_unit(cell.text[lang], metric_unit(metric, lang, report))
+                                    for lang in LANGS},
+                                   {lang: _title(table, cell, lang) for lang in LANGS}, f"table-{table.id}", cell.value)
                 cmp = next((c for c in compares if "baseline" not in c.flags), None)
                 verdict = cmp.verdict["kind"].replace("-", "_") if cmp is not None and cmp.verdict else None
                 out.append(Finding(
                     chapter_id=ch.id, chapter={lang: f"{ch.number}. {ch.title[lang]}" for lang in LANGS},
                     label=label, value=value, table=dict(table.label),
-                    compare=BoundValue(dict(cmp.text), {lang: _title(table, cmp, lang) for lang in LANGS},
+                    compare=BoundValue({lang: words.t(lang, "finding_compare", cmp.text[lang]) for lang in LANGS},
+                                       {lang: _title(table, cmp, lang) for lang in LANGS},
                                        f"table-{table.id}", cmp.value) if cmp is not None else None,
                     verdict=_verdict_words(verdict) if verdict else None,
                     verdict_kind=verdict))

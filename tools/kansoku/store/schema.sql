@@ -71,7 +71,7 @@ ALTER TABLE sources ADD COLUMN IF NOT EXISTS records_checked INTEGER;  -- the re
 
 -- One row per machine: a machine is its inventory (run.toml / host.toml [machine] without hostname).
 CREATE TABLE IF NOT EXISTS machines (
-    machine_id     VARCHAR NOT NULL,   -- first 12 hex digits of the sha256 of the inventory as canonical JSON
+    machine_id     VARCHAR NOT NULL,   -- first 12 hex digits of the sha256 of its identity (memory in whole GiB) as canonical JSON
     cpu_model      VARCHAR,            -- [machine] cpu_model
     cpu_count      INTEGER,            -- [machine] cpu_count
     mem_total_kib  BIGINT,             -- [machine] mem_total_kib

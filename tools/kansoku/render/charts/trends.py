@@ -60,6 +60,8 @@ def trend(chart: ChartData, lang: str) -> dict:
         fig.update_yaxes(tickmode="array", tickvals=ticks, ticktext=[_tick_text(t) for t in ticks])
     years = d["years"]
     if years:
-        fig.update_xaxes(tickmode="array", tickvals=years, ticktext=[str(y) for y in years],
-                         range=[min(years) - 0.6, max(years) + 0.6])
+        # plotly's own autorange pads the markers by their size in pixels, at any width: a fixed range in
+        # years left the side-by-side markers of the last year half outside the plot on a phone
+        fig.update_xaxes(tickmode="array", tickvals=years, ticktext=[str(y) for y in years], autorange=True,
+                         autorangeoptions=dict(include=[min(years) - 0.6, max(years) + 0.6]))
     return compact(fig)
