@@ -18,17 +18,22 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from kansoku.errors import KansokuError
-from kansoku.model import VERDICT_MARKS, ComputedReport
+from kansoku.model import ComputedReport
 from kansoku.render import publish
 from kansoku.render.typst_markup import pick, render, soft_breaks, text_pt, ui
 from kansoku.render.views import (
     ViewCell,
     ViewHeader,
     ViewRow,
+    authors_view,
+    commands_view,
     compare_view,
     figure_view,
+    findings_view,
     machines_view,
+    methods_view,
     missing_figures_view,
+    value_view,
     table_view,
 )
 from kansoku.shortcodes import Shortcode
@@ -266,10 +271,8 @@ def figure_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
 
 @block("authors", "layouts/shortcodes/authors.html")
 def authors_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    L = page.lang
-    return {"authors": [{"row": [pick(a["name"], L), pick(a["affiliation"], L), ", ".join(
-        (f"{c['number']}. " if c.get("number") is not None else "") + pick(c.get("title"), L) for c in a["chapters"])]}
-        for a in page.data["authors"]]}
+    """Who wrote which chapter: its view (views.authors_view)."""
+    return {"view": authors_view(page.rep, page.lang)}
 
 
 @block("environment", "layouts/shortcodes/environment.html")
@@ -374,37 +377,26 @@ def command_lines(command: str, columns: int = COMMAND_COLUMNS) -> list[str]:
 
 @block("commands", "layouts/shortcodes/commands.html", needs_chapter=True)
 def commands_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
-    """The chapter's commands, each as its printed lines ("$ " before the first; command_lines)."""
-    L = page.lang
-
-    def printed(c: Any) -> list[str]:
-        return command_lines("$ " + pick(c, L))
-
-    return {"commands": [{**b, "name": ", ".join(s["name"] for s in b["scripts"]) if b["scripts"] else b["program"],
-                          "setup_lines": [printed(c) for c in b["setup"] or []], "command_lines": printed(b["command"])}
-                         for b in chapter.get("commands") or []]}
+    """The chapter's commands: its view (views.commands_view), each command as its printed lines
+    (command_lines: a line breaks only between arguments, so that the lines copy back whole)."""
+    view = commands_view(page.rep.chapter(chapter["id"]), page.lang)
+    return {"view": view, "lines": [{"setup": [command_lines(c) for c in b.setup], "command": command_lines(b.command)}
+                                    for b in view.blocks]}
 
 
 @block("findings", "layouts/partials/findings.html", shortcode=False)
 def findings_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    """The chapters' key results on the cover (report/values.py findings): label, value, comparison, verdict."""
-    L = page.lang
-    return {"findings": [{
-        "chapter": pick(f["chapter"], L), "label": pick(f["label"], L), "value": pick(f["value"]["text"], L),
-        "what": pick(f["value"]["title"], L), "table": pick(f["table"], L),
-        "compare": pick(f["compare"]["text"], L) if f.get("compare") else None,
-        "verdict": pick(f["verdict"], L) if f.get("verdict") else None,
-        "mark": VERDICT_MARKS.get((f.get("verdict_kind") or "").replace("_", "-"))}
-        for f in page.data.get("findings") or []]}
+    """The chapters' key results on the cover: its view (views.findings_view)."""
+    return {"view": findings_view(page.rep, page.lang)}
 
 
 def _resolved(page: Page, sc: Shortcode, what: str) -> dict[str, Any]:
-    """What report/values.py resolved for an inline shortcode (by ``Shortcode.value_key``), as printed."""
-    v = (page.data.get("values") or {}).get(sc.value_key)
+    """What report/values.py resolved for an inline shortcode (by ``Shortcode.value_key``): its view."""
+    v = page.rep.values.get(sc.value_key)
     if v is None:
         raise KansokuError(f"{getattr(page, 'where', '?')}:{sc.line}: {{{{< {sc.source} >}}}} names no {what} "
                            "of this report")
-    return {"text": pick(v["text"], page.lang)}
+    return {"view": value_view(v, page.lang)}
 
 
 @block("val", "layouts/shortcodes/val.html", inline=True)
@@ -421,7 +413,8 @@ def ref_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str, An
 
 @block("methods", "layouts/shortcodes/methods.html")
 def methods_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    return {"methods": page.data["methods"]}
+    """The methods page: its view (views.methods_view)."""
+    return {"view": methods_view(page.rep, page.lang)}
 
 
 @block("compare", "layouts/shortcodes/compare.html")

@@ -315,10 +315,13 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
     for c in rep.compares:
         d["compares"][c.id]["view"] = {lang: encode(views.compare_view(rep, c, lang)) for lang in LANGS}
     d["chapter_layout"] = list(views.CHAPTER_LAYOUT)
+    # the report's own blocks (authors, methods, the cover's key results, the prose's values), per language
+    d["views"] = {name: {lang: encode(make(rep, lang)) for lang in LANGS} for name, make in views.REPORT_VIEWS.items()}
     for ch, chapter in zip(d["chapters"], rep.chapters):
         # the blocks a chapter's page places around its prose (CHAPTER_LAYOUT), per language; None: not placed
         ch["views"] = {name: {lang: encode(make(chapter, lang)) for lang in LANGS}
                        for name, make in views.CHAPTER_VIEWS.items()}
+        ch["views"]["commands"] = {lang: encode(views.commands_view(chapter, lang)) for lang in LANGS}
         for fig in chapter.figures.values():
             f = ch["figures"][fig.id]
             f["figure"] = figures[fig.id]

@@ -14,7 +14,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kansoku.model import VERDICT_KINDS, VERDICT_MARKS, Cell, Chapter, Comparison, ComputedReport, Figure, Table
+from kansoku.model import (
+    VERDICT_KINDS,
+    VERDICT_MARKS,
+    BoundValue,
+    Cell,
+    Chapter,
+    CommandBlock,
+    Comparison,
+    ComputedReport,
+    Figure,
+    Table,
+)
 from kansoku.render.typst_markup import pick, ui
 
 # The order of what a chapter's page places around its prose: both the site (layouts/_default/single.html)
@@ -445,3 +456,162 @@ def missing_figures_view(ch: Chapter, lang: str) -> MissingFiguresView | None:
 
 # the views of the blocks a chapter's page places besides its prose, by their names in CHAPTER_LAYOUT
 CHAPTER_VIEWS = {"machines": machines_view, "missing_figures": missing_figures_view}
+
+
+# -- how a chapter's runs were run ({{< commands >}}) -------------------------------------------------------
+
+@dataclass
+class ScriptView:
+    """A pgbench script a command ran, as kept with its runs."""
+
+    label: str                                   # "Script scripts/read.sql"
+    kept: str | None                             # how many runs kept this copy, and its digest's start
+    sha256: str | None                           # the whole digest (the site's hover)
+    text: str | None                             # the script; None: no run kept a copy
+    missing: str                                 # said when no run kept a copy
+
+
+@dataclass
+class ValueList:
+    """Values listed under a command: those that vary between its runs, options only some runs used."""
+
+    label: str
+    values: list[str]
+
+
+@dataclass
+class CommandView:
+    """How a group of a chapter's runs was run (model.CommandBlock) in one language."""
+
+    head: str                                    # "pgbench read.sql: 12 runs"
+    setup_label: str
+    setup: list[str]                             # each setup command, "$ " before it
+    command_label: str
+    command: str                                 # the benchmark command, "$ " before it
+    lists: list[ValueList]                       # the values that vary, the options some runs used (when any)
+    scripts: list[ScriptView]
+
+
+@dataclass
+class CommandsView:
+    """A chapter's {{< commands >}} block in one language."""
+
+    blocks: list[CommandView]
+    none: str | None                             # said when the chapter's runs recorded no command
+    source: str | None                           # where the commands come from (run.toml), under the blocks
+
+
+def _command_view(b: CommandBlock, lang: str) -> CommandView:
+    L = lang
+    name = ", ".join(s.name for s in b.scripts) if b.scripts else b.program
+    lists = [ValueList(ui(L, key), [pick(x, L) for x in xs])
+             for key, xs in (("cmd_varying", b.varying), ("cmd_optional", b.optional)) if xs]
+    scripts = [ScriptView(ui(L, "cmd_script", name=s.name),
+                          f"({ui(L, 'cmd_script_runs', runs=s.runs, sha=s.sha256[:12])})" if s.sha256 else None,
+                          s.sha256, s.text, ui(L, "cmd_script_missing")) for s in b.scripts]
+    return CommandView(head=ui(L, "cmd_block", name=name, runs=b.runs), setup_label=ui(L, "cmd_setup"),
+                       setup=[f"$ {pick(c, L)}" for c in b.setup or []],
+                       command_label=ui(L, "cmd_command", runs=b.runs), command=f"$ {pick(b.command, L)}",
+                       lists=lists, scripts=scripts)
+
+
+def commands_view(ch: Chapter, lang: str) -> CommandsView:
+    """How a chapter's runs were run, as read in ``lang``."""
+    if not ch.commands:
+        return CommandsView([], ui(lang, "cmd_none"), None)
+    return CommandsView([_command_view(b, lang) for b in ch.commands], None, ui(lang, "cmd_source"))
+
+
+# -- the report's generated pages: authors, methods; the cover's key results --------------------------------
+
+@dataclass
+class AuthorsView:
+    """Who wrote which chapter ({{< authors >}}) in one language."""
+
+    head: list[str]                              # name, affiliation, chapters
+    rows: list[list[str]]                        # one an author
+    none: str | None                             # said when the report names no author
+
+
+def authors_view(rep: ComputedReport, lang: str) -> AuthorsView:
+    L = lang
+    rows = [[pick(a.name, L), pick(a.affiliation, L), ", ".join(
+        (f"{c['number']}. " if c.get("number") is not None else "") + pick(c.get("title"), L) for c in a.chapters)]
+        for a in rep.authors]
+    return AuthorsView([ui(L, "author_name"), ui(L, "affiliation"), ui(L, "chapters")], rows,
+                       None if rows else ui(L, "no_authors"))
+
+
+@dataclass
+class MethodLine:
+    id: str                                      # the section's anchor ("method-<id>")
+    title: str
+    text: str
+
+
+@dataclass
+class MethodsView:
+    """The generated methods page ({{< methods >}}): how values were aggregated and verdicts decided."""
+
+    notes: list[MethodLine]
+    none: str | None                             # said when the report has no method to explain
+
+
+def methods_view(rep: ComputedReport, lang: str) -> MethodsView:
+    notes = [MethodLine(n.id, pick(n.title, lang), pick(n.text, lang)) for n in rep.methods]
+    return MethodsView(notes, None if notes else ui(lang, "methods_none"))
+
+
+@dataclass
+class ValueView:
+    """A number or a table's or figure's label in the prose ({{< val >}}, {{< ref >}}), as printed."""
+
+    text: str
+    title: str                                   # what it is (the site's hover)
+    anchor: str                                  # where it comes from on its chapter's page
+    chapter: str | None                          # the chapter whose page holds the anchor
+
+
+def value_view(v: BoundValue, lang: str) -> ValueView:
+    return ValueView(pick(v.text, lang), pick(v.title, lang), v.anchor, v.chapter)
+
+
+def values_view(rep: ComputedReport, lang: str) -> dict[str, ValueView]:
+    """Every value and reference of the prose, by its shortcode's key (report/values.py)."""
+    return {key: value_view(v, lang) for key, v in rep.values.items()}
+
+
+@dataclass
+class FindingLine:
+    """A key result on the cover: the chapter, what it is, its value, comparison and verdict, its table."""
+
+    chapter: str
+    label: str
+    value: ValueView                             # its chapter's page and anchor: the link to its table
+    compare: str | None
+    verdict: str | None
+    mark: str | None                             # the verdict's symbol
+    table: str                                   # "Table 6.1"
+
+
+@dataclass
+class FindingsView:
+    title: str
+    items: list[FindingLine]
+
+
+def findings_view(rep: ComputedReport, lang: str) -> FindingsView | None:
+    """The chapters' key results on the cover, as read in ``lang``; None when the report names none."""
+    L = lang
+    if not rep.findings:
+        return None
+    items = [FindingLine(pick(f.chapter, L), pick(f.label, L), ValueView(
+        pick(f.value.text, L), pick(f.value.title, L), f.value.anchor, f.chapter_id),
+        pick(f.compare.text, L) if f.compare else None, pick(f.verdict, L) if f.verdict else None,
+        VERDICT_MARKS.get((f.verdict_kind or "").replace("_", "-")) if f.verdict else None, pick(f.table, L))
+        for f in rep.findings]
+    return FindingsView(ui(L, "findings_title"), items)
+
+
+# the views of the report's own blocks (not a chapter's), by their block names
+REPORT_VIEWS = {"authors": authors_view, "methods": methods_view, "findings": findings_view, "values": values_view}
