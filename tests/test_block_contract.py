@@ -1,6 +1,6 @@
 """The site and the PDF say the same in every block: each table, comparison and figure of the example and of a
-past report, each chapter's machines, figures not drawn and commands, and the report's authors, methods and
-key results, rendered by Hugo (the built site's HTML) and
+past report, each chapter's machines, figures not drawn and commands, and the report's authors, methods, key
+results and environment appendix, rendered by Hugo (the built site's HTML) and
 by its typst template (the PDF's source), reads as the same sequence of visible texts — caption, headers,
 cells with their marks, the lines printed under them, legend lines, notes — in each language; and a chapter's
 page places its blocks in the same order in both.
@@ -277,7 +277,8 @@ def test_the_contract_fails_when_the_site_drops_a_text_of_a_block(outputs, one_p
 
 # the report's own blocks and each chapter's commands: (block, its page, its element id on the site)
 def report_blocks(rep) -> list[tuple[str, str | None, str]]:
-    out = [("authors", "authors", "authors"), ("methods", "methods", "methods"), ("findings", None, "findings-block")]
+    out = [("authors", "authors", "authors"), ("methods", "methods", "methods"), ("findings", None, "findings-block"),
+           ("environment", "appendix", "environment")]
     return out + [("commands", ch.id, f"commands-{ch.id}") for ch in rep.chapters]
 
 
@@ -299,7 +300,8 @@ def test_the_report_blocks_and_commands_read_the_same_on_the_site_and_in_the_pdf
         site = html_text(html, element)
         assert site == pdf, f"{rid} {lang} {name} {page}:\n{first_difference(site, pdf)}"
         checked.add(name)
-    assert checked >= ({"authors", "methods", "findings", "commands"} if rid == "example" else {"methods"})
+    assert checked >= ({"authors", "methods", "findings", "commands", "environment"} if rid == "example"
+                       else {"methods", "environment"})
 
 
 def test_the_contract_fails_when_the_site_drops_a_command_line(example_site, tmp_path):

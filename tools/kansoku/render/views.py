@@ -613,5 +613,174 @@ def findings_view(rep: ComputedReport, lang: str) -> FindingsView | None:
     return FindingsView(ui(L, "findings_title"), items)
 
 
+
+# -- the environment appendix ({{< environment >}}) ---------------------------------------------------------
+
+@dataclass
+class EnvValue:
+    """A value of the environment appendix, with the runs it holds for when they differ."""
+
+    text: str
+    note: str | None = None                      # after it, in parentheses: "(3 runs)", "(checksums on, 3 runs)"
+
+
+@dataclass
+class EnvRow:
+    label: str
+    cells: list[list[EnvValue]]                  # one a column: its values, one a line
+
+
+@dataclass
+class EnvHead:
+    """A column of machines or of settings' configurations: its name (when any) over its runs."""
+
+    id: str | None
+    name: str | None
+    runs: str                                    # "checksums on, 3 runs"
+
+
+@dataclass
+class TranscribedEnvironment:
+    source: str                                  # the cited report
+    rows: list[EnvRow]                           # what it states: label, value
+
+
+@dataclass
+class EnvironmentView:
+    """The test-environment appendix in one language: what the cited reports state for transcribed runs, then
+    the measured runs' machines, tool versions and PostgreSQL settings."""
+
+    transcribed_title: str
+    transcribed_intro: str
+    transcribed: list[TranscribedEnvironment]
+    transcribed_without: str | None
+    none: str | None                             # said when no measured run is in the report
+    source: str                                  # how many runs the appendix comes from
+    hardware_title: str
+    machines: list[EnvHead]
+    machine_rows: list[EnvRow]
+    software_title: str
+    versions_head: list[str]
+    versions: list[EnvRow]
+    settings_title: str
+    settings_kind: str                           # which settings are listed
+    settings_none: str | None
+    settings_head: list[str]
+    settings: list[EnvRow]
+    varying_title: str
+    configs: list[EnvHead]                       # the configurations the varying settings are shown for
+    varying: list[EnvRow]
+    without_server: str | None
+
+
+def environment_view(rep: ComputedReport, lang: str) -> EnvironmentView:
+    """The environment appendix as read in ``lang`` (report/environment.py computed it)."""
+    L, env = lang, rep.environment
+
+    def n_runs(n: int) -> str:
+        return ui(L, "n_runs", n)
+
+    def where(d: dict) -> str:  # the factors that single out a group, in the reader's words (never key=value)
+        return pick(d.get("where_text"), L)
+
+    def values(vs: list[dict], with_where: bool) -> list[EnvValue]:
+        multi = len(vs) > 1
+        return [EnvValue(x["value"], ((f"{where(x)}, " if with_where and where(x) else "") + n_runs(x["runs"]))
+                         if multi else None) for x in vs]
+
+    transcribed = [TranscribedEnvironment(pick(e["source"], L), [EnvRow(pick(f["label"], L), [[EnvValue(
+        pick(f["value"], L))]]) for f in e["fields"]]) for e in env.transcribed]
+    ns = env.settings_without_server
+    return EnvironmentView(
+        transcribed_title=ui(L, "env_transcribed"), transcribed_intro=ui(L, "env_transcribed_intro"),
+        transcribed=transcribed,
+        transcribed_without=ui(L, "env_transcribed_without", env.transcribed_without)
+        if env.transcribed and env.transcribed_without else None,
+        none=None if env.runs else ui(L, "env_none_measured" if env.transcribed else "env_none"),
+        source=ui(L, "env_source", env.runs) + (f" {ui(L, 'env_without_capture', env.without_capture)}"
+                                                if env.without_capture else ""),
+        hardware_title=ui(L, "env_hardware"),
+        machines=[EnvHead(m.get("id"), pick(m["name"], L) if m.get("name") else None,
+                          (f"{where(m)}, " if where(m) else "") + n_runs(m["runs"])) for m in env.machines],
+        machine_rows=[EnvRow(pick(label, L), [[EnvValue(pick(m["values"][i], L))] for m in env.machines])
+                      for i, label in enumerate(env.machine_fields)],
+        software_title=ui(L, "env_software"), versions_head=[ui(L, "env_tool"), ui(L, "env_version")],
+        versions=[EnvRow(v["tool"], [values(v["values"], False)]) for v in env.versions],
+        settings_title=ui(L, "env_settings"),
+        settings_kind=ui(L, "env_settings_captured" if env.settings_kind == "captured" else "env_settings_non_default"),
+        settings_none=None if env.settings or env.settings_varying else ui(L, "env_settings_none"),
+        settings_head=[ui(L, "env_parameter"), ui(L, "env_value")],
+        settings=[EnvRow(s["name"], [values(s["values"], True)]) for s in env.settings],
+        varying_title=ui(L, "env_settings_varying"),
+        configs=[EnvHead(None, where(c) or None, n_runs(c["runs"])) for c in env.settings_configs],
+        varying=[EnvRow(v["name"], [[EnvValue(x)] for x in v["values"]]) for v in env.settings_varying],
+        without_server=ui(L, "env_without_server", n_runs(ns["runs"]) + (f" ({where(ns)})" if where(ns) else ""))
+        if ns else None)
+
+
 # the views of the report's own blocks (not a chapter's), by their block names
-REPORT_VIEWS = {"authors": authors_view, "methods": methods_view, "findings": findings_view, "values": values_view}
+REPORT_VIEWS = {"authors": authors_view, "methods": methods_view, "findings": findings_view, "values": values_view,
+                "environment": environment_view}
+
+
+# -- the PDF's data-sources appendix ------------------------------------------------------------------------
+
+def _number_key(number: str) -> tuple:
+    return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.\-]", str(number)))
+
+
+def run_ranges(numbers: list[int]) -> str:
+    """R1–R12, R25, R27–R30: consecutive run numbers as ranges."""
+    out, ns = [], sorted(set(numbers))
+    i = 0
+    while i < len(ns):
+        j = i
+        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
+            j += 1
+        out.append(f"R{ns[i]}" if i == j else f"R{ns[i]}–R{ns[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+@dataclass
+class SourcesView:
+    """The PDF's data-sources appendix in one language: per table and figure its runs (numbered R1, R2, … once
+    for the whole report), then the runs one row per condition with their number of raw files."""
+
+    items: list[list[str]]                       # a table or figure, how many runs, their numbers
+    runs: list[list[str]]                        # run numbers, the condition, how many raw files
+
+
+def sources_view(rep: ComputedReport, lang: str) -> SourcesView | None:
+    """The data-sources appendix as read in ``lang``; None when no table or figure has a run."""
+    L, runs = lang, rep.runs
+    items = []
+    for ch in rep.chapters:
+        for coll in (ch.tables, ch.figures):
+            for it in sorted(coll.values(), key=lambda x: _number_key(x.number)):
+                items.append((f"{pick(it.label, L)} {pick(it.caption, L)}", [x for x in it.runs if x in runs]))
+    used = sorted({x for _, ids in items for x in ids})
+    if not used:
+        return None
+    number = {run_id: i + 1 for i, run_id in enumerate(used)}
+
+    def files_of(info) -> set[str]:
+        return {s.file for s in info.sources} | ({"run.toml"} if info.run_toml_sha256 else set())
+
+    # one row per condition: a measured condition's repetitions (its directory but the rep=N part), the values
+    # transcribed from one published table with one citation (its directory, the files they share counted once)
+    rows: dict[str, dict] = {}
+    for run_id in used:
+        info = runs[run_id]
+        transcribed = info.origin == "transcribed"
+        # (a transcribed run's id is published/<table>/<its factors>: parsers/published.py)
+        label = ("/".join(run_id.split("/")[:2]) if transcribed else
+                 run_id.rsplit("/", 1)[0] if "/rep=" in run_id else run_id)
+        if transcribed and info.citation:
+            label += f" — {ui(L, 'citation')}: {info.citation}"
+        row = rows.setdefault(label, {"numbers": [], "files": set()})
+        row["numbers"].append(number[run_id])
+        row["files"] |= files_of(info) if transcribed else {(run_id, f) for f in files_of(info)}
+    return SourcesView(
+        items=[[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
+        runs=[[run_ranges(r["numbers"]), label, str(len(r["files"]))] for label, r in rows.items()])
