@@ -32,11 +32,16 @@ VERDICT_KINDS = ("better", "worse", "changed", "within-noise", "too-few-runs")
 VERDICT_MARKS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}
 
 
+# a field's metadata that keeps it out of the page data: what only the building machine uses (a path in the store)
+UNPUBLISHED = {"page_data": False}
+
+
 def encode(record: Any) -> Any:
     """A record (and the records in it) as page data: a dataclass as a dict keyed by its field names, in their
-    order; lists, tuples and dicts item by item; anything else as it is."""
+    order (but the fields marked UNPUBLISHED); lists, tuples and dicts item by item; anything else as it is."""
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
-        return {f.name: encode(getattr(record, f.name)) for f in dataclasses.fields(record)}
+        return {f.name: encode(getattr(record, f.name)) for f in dataclasses.fields(record)
+                if f.metadata.get("page_data", True)}
     if isinstance(record, (list, tuple)):
         return [encode(x) for x in record]
     if isinstance(record, dict):
@@ -392,19 +397,10 @@ class SourceFile:
     format: str | None             # format detected by content
     version: str | None            # tool version, when the file says
     size: str                      # human-readable size
-    path: Path | None = None       # the store's kept copy of these bytes (data/blobs/…/<sha256>), for publishing
+    path: Path | None = field(default=None, metadata=UNPUBLISHED)  # the store's kept copy (data/blobs/…/<sha256>)
     url: str | None = None         # set by the renderer that publishes it
     checked_against: str | None = None  # a rendering of this file of the run (sar -A text of its sa file, ...),
     records_checked: int | None = None  # ... checked against it on this many records, not read again
-
-    def to_json(self) -> dict[str, Any]:
-        d = {"file": self.file, "size_bytes": self.size_bytes, "sha256": self.sha256, "tool": self.tool,
-             "format": self.format, "version": self.version, "size": self.size}
-        if self.url:
-            d["url"] = self.url
-        if self.checked_against:
-            d["checked_against"], d["records_checked"] = self.checked_against, self.records_checked
-        return d
 
 
 @dataclass
@@ -420,20 +416,10 @@ class RunInfo:
     anchor: str                        # HTML-safe anchor
     factors: dict[str, str] = field(default_factory=dict)
     sources: list[SourceFile] = field(default_factory=list)  # its raw files
-    run_toml: Path | None = None       # the store's kept copy of the run's own run.toml (for publishing)
+    run_toml: Path | None = field(default=None, metadata=UNPUBLISHED)  # the store's kept copy of its run.toml
     run_toml_url: str | None = None    # set by the renderer that publishes it
     run_toml_sha256: str | None = None  # sha256 of that run.toml
     factor_labels: dict[str, list[list[str]]] = field(default_factory=dict)  # language -> [[factor name, value label]]
-
-    def to_json(self) -> dict[str, Any]:
-        d = {"origin": self.origin, "status": self.status, "start": self.start, "citation": self.citation,
-             "hostname": self.hostname, "anchor": self.anchor, "factors": self.factors,
-             "factor_labels": self.factor_labels, "sources": [s.to_json() for s in self.sources]}
-        if self.run_toml_url:
-            d["run_toml_url"] = self.run_toml_url
-        if self.run_toml_sha256:
-            d["run_toml_sha256"] = self.run_toml_sha256
-        return d
 
 
 @dataclass
@@ -523,7 +509,7 @@ class RunPage:
                             # a page of the same key shows the same (the renderer keeps its files by it)
 
     def to_json(self) -> dict[str, Any]:
-        d = self.info.to_json()
+        d = encode(self.info)
         d.update({
             "id": self.info.id, "end": self.end, "status_note": self.status_note,
             "run_toml_sha256": self.info.run_toml_sha256,
@@ -756,7 +742,7 @@ class ComputedReport:
             "license": self.license, "revision_history": encode(self.revision_history),
             "authors": encode(self.authors), "themes": self.themes,
             "publish_raw": self.publish_raw, "chapters": [c.to_json() for c in self.chapters],
-            "runs": {k: r.to_json() for k, r in self.runs.items()}, "pages": self.pages_json(),
+            "runs": encode(self.runs), "pages": self.pages_json(),
             "environment": encode(self.environment), "site_url": self.site_url, "pdf": self.pdf,
             "methods": encode(self.methods), "transcribed": self.transcribed,
             "compares": {c.id: c.to_json() for c in self.compares}, "verdict_marks": VERDICT_MARKS,
