@@ -6,8 +6,8 @@ escape. Every printed string is here already, in both languages (``Words``: lang
 number keeps the runs behind it, so a renderer can show provenance without asking anyone.
 
 :func:`encode` gives a record as the page-ready data Hugo reads (``data/reports/<id>.json``): its field names
-are the keys. A record whose page data is a selection of its fields says so in its own ``to_json``; what a
-block shows (its view, ``render/views.py``) is added by the renderer that writes the data.
+are the keys. Where the page data is a selection of a record's fields, a record of ``render/page_data.py`` says
+which; what a block shows (its view, ``render/views.py``) is added by the renderer that writes the data.
 The reference ``docs/report_model.md`` is generated from this module (``python -m kansoku.report.model_doc``).
 """
 
@@ -222,13 +222,6 @@ class Table:
     def transcribed(self) -> bool:
         return any("transcribed" in c.flags for row in self.rows for c in row)
 
-    def to_json(self) -> dict[str, Any]:
-        """What the site reads of a table besides its view (render/views.py): its identity, its runs and their
-        grouping (the provenance panel, the data-sources page), the published sources of transcribed values."""
-        return {"id": self.id, "number": self.number, "kind": "table", "label": self.label,
-                "caption": self.caption, "runs": self.runs, "citations": self.citations,
-                "prov": encode(self.provenance)}
-
     def csv_rows(self, lang: str) -> list[list[str]]:
         """The table as a download: leaf column labels, then each row (numbers as exact decimals)."""
         group = [""] * len(self.rows)
@@ -279,23 +272,6 @@ class Figure:
     points: int | None = None          # cross-year figures: number of points
     trend: dict[str, Any] | None = None  # cross-year figures: what was compared, the table under the chart
                                          # (columns, rows per language), years without data and why
-
-    def to_json(self) -> dict[str, Any]:
-        """The figure's page-ready data without its drawing (the site's renderer adds ``figure``: the plotly
-        figure per language)."""
-        d: dict[str, Any] = {
-            "id": self.id, "number": self.number, "kind": "figure", "chart": self.chart, "label": self.label,
-            "caption": self.caption, "footnote": self.footnote, "runs": self.runs,
-        }
-        if self.points is not None:
-            d["points"] = self.points
-            if self.trend is not None:
-                d["trend"] = self.trend
-        else:
-            d["transcribed"] = self.transcribed
-            d["citations"] = self.citations
-        d["prov"] = encode(self.provenance)
-        return d
 
 
 # -- comparisons of two selections ([[compare]], tools/compare) -----------------------------------------
@@ -380,10 +356,6 @@ class Comparison:
     csv: list[list[str]]               # the rows of ``tools/compare --csv`` (header first)
     runs: list[str]                    # every run of either side
     environment: list[CompareEnvironment] = field(default_factory=list)  # what the sides' runs recorded differently
-
-    def to_json(self) -> dict[str, Any]:
-        """What the site reads of a comparison besides its view (render/views.py)."""
-        return {"id": self.id, "page": self.page, "title": self.title, "runs": len(self.runs)}
 
 
 # -- runs, environment, pages ---------------------------------------------------------------------------
@@ -645,13 +617,6 @@ class Chapter:
     machines: dict[str, Any] = field(default_factory=dict)
     missing_figures: list[MissingFigure] = field(default_factory=list)  # figures of the original not drawn, why
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "number": self.number, "title": self.title,
-                "tables": {k: t.to_json() for k, t in self.tables.items()},
-                "figures": {k: f.to_json() for k, f in self.figures.items()}, "order": self.order,
-                "commands": encode(self.commands), "machines": self.machines,
-                "missing_figures": encode(self.missing_figures)}
-
 
 @dataclass
 class BoundValue:
@@ -713,7 +678,7 @@ class ComputedReport:
                                                              # and comparisons decided (report/methods.py)
     compares: list[Comparison] = field(default_factory=list)  # [[compare]] pages, in spec order
     run_pages: dict[str, RunPage] = field(default_factory=dict)  # run id -> its page (site only; written
-                                                                  # one file per run, not in to_json)
+                                                                  # one file per run, not in the report's page data)
     values: dict[str, BoundValue] = field(default_factory=dict)  # the prose's bound values, by their
                                                                   # shortcode's arguments (report/values.py key)
     findings: list[Finding] = field(default_factory=list)  # the chapters' key results, for the cover
@@ -727,28 +692,6 @@ class ComputedReport:
     def figures(self) -> list[Figure]:
         return [f for c in self.chapters for f in c.figures.values()]
 
-    def pages_json(self) -> list[dict[str, Any]]:
-        pages = self.pages
-        return [{"id": p.id, "kind": p.kind, "weight": p.weight, "number": p.number, "title": p.title,
-                 "in_pdf": p.in_pdf, "prev": pages[i - 1].id if i > 0 else None,
-                 "next": pages[i + 1].id if i + 1 < len(pages) else None,
-                 "missing": {lang: p.missing(lang) for lang in LANGS}}
-                for i, p in enumerate(pages)]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "fiscal_year": self.fiscal_year, "title": self.title, "subtitle": self.subtitle,
-            "organisation": self.organisation, "revision": self.revision, "copyright": self.copyright,
-            "license": self.license, "revision_history": encode(self.revision_history),
-            "authors": encode(self.authors), "themes": self.themes,
-            "publish_raw": self.publish_raw, "chapters": [c.to_json() for c in self.chapters],
-            "runs": encode(self.runs), "pages": self.pages_json(),
-            "environment": encode(self.environment), "site_url": self.site_url, "pdf": self.pdf,
-            "methods": encode(self.methods), "transcribed": self.transcribed,
-            "compares": {c.id: c.to_json() for c in self.compares}, "verdict_marks": VERDICT_MARKS,
-            "values": encode(self.values), "findings": encode(self.findings),
-        }
-
 
 @dataclass
 class Trends:
@@ -756,6 +699,3 @@ class Trends:
 
     figures: list[Figure] = field(default_factory=list)
     title: Words = field(default_factory=dict)  # the cross-year page's title
-
-    def to_json(self) -> dict[str, Any]:
-        return {"figures": [f.to_json() for f in self.figures]}

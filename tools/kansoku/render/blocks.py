@@ -2,7 +2,7 @@
 
 A block has a name (the Hugo shortcode a prose page places: ``{{< tbl "id" >}}``), its Hugo template
 (``layouts/``), its typst template (``render/templates/blocks/<name>.typ.j2``, Jinja2) and its data: the
-page-ready JSON the site reads (``ComputedReport.to_json``), shaped for the template by the block's
+page-ready JSON the site reads (``render/page_data.py``), shaped for the template by the block's
 ``context`` function (choices a template cannot make, such as which columns fit a page, are made there; no
 typst is written in Python). ``tests/test_blocks.py`` checks that every block has both templates.
 
@@ -53,7 +53,7 @@ class Page(Protocol):
 
     lang: str
     rep: ComputedReport        # the computed report (the views are made from it)
-    data: dict[str, Any]       # the page-ready JSON of the report (ComputedReport.to_json)
+    data: dict[str, Any]       # the page-ready JSON of the report (render/page_data.py)
 
     def site_link(self, path: str) -> str: ...
     def chart(self, figure: dict[str, Any], chapter: dict[str, Any]) -> tuple[str, int, int]: ...
