@@ -1,13 +1,15 @@
 """The page blocks: what a page of the report can hold besides prose, each written once per output format.
 
 A block has a name (the Hugo shortcode a prose page places: ``{{< tbl "id" >}}``), its Hugo template
-(``layouts/``), its typst template (``render/templates/blocks/<name>.typ.j2``, Jinja2) and its data: the
-page-ready JSON the site reads (``render/page_data.py``), shaped for the template by the block's
-``context`` function (choices a template cannot make, such as which columns fit a page, are made there; no
-typst is written in Python). ``tests/test_blocks.py`` checks that every block has both templates.
+(``layouts/``), its typst template (``render/templates/blocks/<name>.typ.j2``, Jinja2) and its view: what it
+says in one language (``render/views.py``), which ``render/hugo.py`` writes into the site's page data and the
+block's ``context`` function hands to its typst template, with the choices only paper needs (which columns fit
+a page, where a long token or a command line may break; no typst is written in Python).
+``tests/test_blocks.py`` checks that every block has both templates; ``tests/test_block_contract.py`` that
+the two read the same.
 
-Adding a block: a Hugo shortcode in ``layouts/shortcodes/``, a typst template in ``templates/blocks/``, and an
-entry here with its context function.
+Adding a block: a view function in ``views.py``, a Hugo shortcode in ``layouts/shortcodes/`` and a typst
+template in ``templates/blocks/`` that place it, and an entry here with its context function.
 """
 
 from __future__ import annotations
