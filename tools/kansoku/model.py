@@ -480,24 +480,6 @@ class RunPage:
     key: str | None = None  # the sha256 of everything the page shows (report/cache.py run_page_key), when known:
                             # a page of the same key shows the same (the renderer keeps its files by it)
 
-    def to_json(self) -> dict[str, Any]:
-        d = encode(self.info)
-        d.update({
-            "id": self.info.id, "end": self.end, "status_note": self.status_note,
-            "run_toml_sha256": self.info.run_toml_sha256,
-            "factor_list": [{"name": n, "value": v} for n, v in self.factors],
-            "condition": encode(self.condition), "metrics": encode(self.metrics), "uses": encode(self.uses),
-            "series": self.series.to_json() if self.series else None,
-            "commands": [{"name": k, "value": v} for k, v in self.commands],
-            "commands_relative": self.commands_relative,
-            "meta": [{"name": k, "value": v} for k, v in self.meta],
-            "machine": [{"name": k, "value": v} for k, v in self.machine],
-            "versions": [{"tool": k, "value": v} for k, v in self.versions],
-            "settings": [{"name": k, "value": v} for k, v in self.settings], "settings_kind": self.settings_kind,
-            "syscalls": self.syscalls, "fio": self.fio, "events": self.events,
-        })
-        return d
-
 
 @dataclass
 class KeptRunPage:
