@@ -273,7 +273,7 @@ def test_compared_and_printed_numbers_read_as_each_language_prints_them():
     assert analysis.fmt_number(-0.001, 2) == "0.00"
 
 
-def test_figure_marks_transcribed(store, tmp_path):
+def test_figure_of_transcribed_values_is_marked_transcribed(store, tmp_path):
     r = spec(tmp_path, """
 [[chapter.figure]]
 id = "x"

@@ -1,6 +1,6 @@
 """The house rules of docs/ARCHITECTURE.md, checked on the source: stages as folders with no import circle and
 no import against the stage order (imports inside functions counted), SQL against stored tables only in store/,
-renderers that see only the computed report, words only in i18n."""
+renderers that see only the computed report, words only in i18n, functions a reader can hold."""
 
 import ast
 import io
@@ -118,6 +118,40 @@ def test_no_module_is_loaded_by_name():
                                                or getattr(n.func, "id", None) in ("import_module", "__import__"))
                and not (n.args and isinstance(n.args[0], ast.Constant) and not str(n.args[0].value).startswith("kansoku"))]
     assert by_name == []
+
+
+# A function longer than this is split into named steps, so that a reader can hold each in mind.
+MAX_FUNCTION_LINES = 150
+
+
+def long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int, int]]:
+    """The functions and methods (nested ones too) of a module's source longer than ``limit`` lines, from their
+    ``def`` to their last line: (name, first line, length)."""
+    return [(n.name, n.lineno, n.end_lineno - n.lineno + 1) for n in ast.walk(ast.parse(source))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > limit]
+
+
+def test_no_function_is_longer_than_150_lines():
+    long = [f"{p.relative_to(ROOT)}:{line}: {name} ({length} lines)" for p in sorted(PKG.rglob("*.py"))
+            for name, line, length in long_functions(p.read_text(encoding="utf-8"))]
+    assert long == []
+
+
+def _function_of(lines: int, name: str = "f", indent: str = "") -> str:
+    body = "".join(f"{indent}    x{i} = {i}\n" for i in range(lines - 1))
+    return f"{indent}def {name}():\n{body}"
+
+
+def test_a_function_of_151_lines_is_long_and_one_of_150_is_not():
+    assert long_functions(_function_of(150)) == []
+    assert long_functions(_function_of(151)) == [("f", 1, 151)]
+
+
+def test_a_long_method_or_nested_function_is_found():
+    method = "class C:\n" + _function_of(151, "m", "    ")
+    nested = "def outer():\n" + _function_of(151, "inner", "    ") + "    return inner\n"
+    assert long_functions(method) == [("m", 2, 151)]
+    assert [name for name, _, _ in long_functions(nested)] == ["outer", "inner"]
 
 
 def test_stages_are_folders():

@@ -1,5 +1,6 @@
 """The site and the PDF say the same in every block: each table, comparison and figure of the example and of a
-past report, and each chapter's machines and figures not drawn, rendered by Hugo (the built site's HTML) and
+past report, each chapter's machines, figures not drawn and commands, and the report's authors, methods, key
+results and environment appendix, rendered by Hugo (the built site's HTML) and
 by its typst template (the PDF's source), reads as the same sequence of visible texts — caption, headers,
 cells with their marks, the lines printed under them, legend lines, notes — in each language; and a chapter's
 page places its blocks in the same order in both.
@@ -7,7 +8,7 @@ page places its blocks in the same order in both.
 What only one output has is left out on purpose: on the site the links (CSV downloads, run links), the
 spread switch and what it shows, the provenance panel, the chart's drawing and its data; in the PDF the
 split of a wide table into parts and the cut of a long one (both made larger than any table here, so that a
-table is one piece), the exported chart's file.
+table is one piece), the exported chart's file, the continuation (" \\") that ends a command's printed line.
 """
 
 from __future__ import annotations
@@ -78,6 +79,11 @@ def typst_text(source: str) -> str:
     out = [re.sub(r"\\(.)", lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), s)
            for setting, s in TYPST_STRING.findall(source) if not setting]
     return INVISIBLE.sub("", "".join(out))
+
+
+def typst_command_text(source: str) -> str:
+    """The texts of a commands block's typst source, without the continuations its printed lines end with."""
+    return typst_text(re.sub(r' \\\\"', '"', source))
 
 
 def first_difference(site: str, pdf: str) -> str:
@@ -267,3 +273,46 @@ def test_the_contract_fails_when_the_site_drops_a_text_of_a_block(outputs, one_p
     start = page.index(f'id="{block_id}"')
     mutated = page[:start] + re.sub(pattern, r"\1", page[start:], count=1)
     assert html_text(mutated, block_id) != pdf
+
+
+# the report's own blocks and each chapter's commands: (block, its page, its element id on the site)
+def report_blocks(rep) -> list[tuple[str, str | None, str]]:
+    out = [("authors", "authors", "authors"), ("methods", "methods", "methods"), ("findings", None, "findings-block"),
+           ("environment", "appendix", "environment")]
+    return out + [("commands", ch.id, f"commands-{ch.id}") for ch in rep.chapters]
+
+
+@pytest.mark.parametrize("rid", REPORTS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_report_blocks_and_commands_read_the_same_on_the_site_and_in_the_pdf(example_site, rid, lang,
+                                                                                 tmp_path):
+    from kansoku.render.typst import Document
+
+    db, public = example_site
+    rep = computed_report(db, ROOT / "data" / "reports" / f"{rid}.toml")
+    checked = set()
+    for name, page, element in report_blocks(rep):
+        path = public / lang / "reports" / rid / (f"{page}/index.html" if page else "index.html")
+        if not path.is_file() or f'id="{element}"' not in (html := path.read_text("utf-8")):
+            continue  # not placed by this report's prose (or a report without key results)
+        source = Document(rep, lang, tmp_path).block(name, chapter=page if name == "commands" else None)
+        pdf = typst_command_text(source) if name == "commands" else typst_text(source)
+        site = html_text(html, element)
+        assert site == pdf, f"{rid} {lang} {name} {page}:\n{first_difference(site, pdf)}"
+        checked.add(name)
+    assert checked >= ({"authors", "methods", "findings", "commands", "environment"} if rid == "example"
+                       else {"methods", "environment"})
+
+
+def test_the_contract_fails_when_the_site_drops_a_command_line(example_site, tmp_path):
+    """A deliberate mutation: a command's label gone from the site, and the two outputs no longer read alike."""
+    from kansoku.render.typst import Document
+
+    db, public = example_site
+    rep = computed_report(db, ROOT / "data" / "reports" / "example.toml")
+    ch = next(c for c in rep.chapters if c.commands)
+    html = (public / "en" / "reports" / "example" / ch.id / "index.html").read_text("utf-8")
+    pdf = typst_command_text(Document(rep, "en", tmp_path).block("commands", chapter=ch.id))
+    assert html_text(html, f"commands-{ch.id}") == pdf  # whole, they agree
+    mutated = re.sub(r'(<p class="command-label">)[^<]*', r"\1", html, count=1)
+    assert html_text(mutated, f"commands-{ch.id}") != pdf

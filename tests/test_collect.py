@@ -149,7 +149,7 @@ def test_bad_factor_is_rejected(tool, tmp_path, bad):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_help_and_usage(tool):
+def test_collect_help_lists_its_options_and_a_bare_factor_is_refused(tool):
     p = tool("collect", "--help")
     assert p.returncode == 0 and "KEY=VALUE" in p.stdout and "--plan" in p.stdout and "--conninfo" in p.stdout
     p = tool("collect", "a=1")
@@ -189,7 +189,7 @@ def test_toml_writer_round_trips():
     assert back == data
 
 
-def test_redact_conninfo():
+def test_password_in_a_conninfo_is_redacted_in_both_forms():
     assert collect.redact_conninfo("host=x password=secret user=u") == "host=x password=*** user=u"
     assert collect.redact_conninfo("host=x password='a b' user=u") == "host=x password=*** user=u"
     assert collect.redact_conninfo("postgresql://u:secret@h:5432/db") == "postgresql://u:***@h:5432/db"

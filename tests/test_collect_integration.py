@@ -148,7 +148,7 @@ aggregate = "median"
 """
 
 
-def test_campaign_ingest_build(server, tmp_path, tool):
+def test_campaign_collected_from_a_plan_ingests_and_builds(server, tmp_path, tool):
     port = server["port"]
     camp = tmp_path / "campaign"
     camp.mkdir()

@@ -26,7 +26,7 @@ from kansoku.store.db import open_store
 EXAMPLE = ROOT / "data" / "runs" / "example"
 
 
-def test_pgbench_argv_parts():
+def test_pgbench_command_line_splits_into_options_and_their_values():
     parts = _parts(shlex.split("pgbench -n -c 8 -j4 --rate=100 -f a.sql@2 -f b.sql -l bench"), "pgbench")
     assert [(k, v) for k, _, v in parts] == [
         ("-n", None), ("-c", "8"), ("-j", "4"), ("--rate", "100"), ("-f", "a.sql@2"), ("-f#2", "b.sql"),

@@ -128,7 +128,7 @@ def test_bad_selection_is_exit_2_with_a_hint(campaign):
     assert p.returncode == 2 and "expected factor=value" in p.stderr
 
 
-def test_example_campaign_checksums(example_db):
+def test_example_runs_compare_checksums_off_with_on_per_condition(example_db):
     """The example report's own question, asked of its bundled runs (ingested once per session)."""
     db = example_db
     p = run("compare", "--db", str(db), "config=checksums-off", "config=checksums-on", "--metric", "tps", "--json")

@@ -70,7 +70,7 @@ def test_real_normal_output_values_and_options_from_run_toml(real_db):
     assert r[12:] == (4, "randread", 8192, 1, 4, True, "file+run.toml")
 
 
-def test_metrics_per_run(real_db):
+def test_fio_metrics_per_run_hold_the_outputs_values(real_db):
     con = _con(real_db)
     m = {(r, k): v for r, k, v in con.execute("SELECT run_id, metric, value FROM run_metrics WHERE metric LIKE 'fio%'"
                                               ).fetchall()}

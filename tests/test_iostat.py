@@ -35,7 +35,7 @@ def test_iostat_y_first_report_is_kept(corpus):
     ("sysstat12.6.1_iostat-tdm_ISO.txt", "2026-11-21 23:43:27+00"),
     ("sysstat12.6.1_iostat-tx_en_US.txt", "2026-11-21 23:43:25+00"),
 ])
-def test_timestamp_formats(corpus, name, first_ts):
+def test_iostat_timestamps_of_each_locale_and_format_read_as_utc(corpus, name, first_ts):
     s = parse("iostat-text", corpus / "generated/iostat" / name)
     assert s.q("SELECT min(ts)::VARCHAR FROM sys_metrics")[0][0] == first_ts
 
@@ -58,7 +58,7 @@ def test_human_readable_device_last(corpus):
     assert v == [(pytest.approx(222.1),)]
 
 
-def test_iostat_json(corpus):
+def test_iostat_json_output_stores_samples_and_since_boot_report(corpus):
     s = parse("iostat-json", corpus / "public/iostat/sysstat12.x_iostat-o_JSON_pkb.json")
     assert s.q("SELECT count(*) FROM sys_metrics WHERE metric='%util'")[0][0] > 0
     assert s.q("SELECT count(*) FROM sys_metrics WHERE since_boot AND sample = 0")[0][0] > 0

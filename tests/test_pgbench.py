@@ -248,7 +248,7 @@ VERSIONS = [
 
 
 @pytest.mark.parametrize("label,text,expected", VERSIONS, ids=[v[0] for v in VERSIONS])
-def test_summary_versions(tmp_path, label, text, expected):
+def test_pgbench_summary_of_each_version_reads_its_values(tmp_path, label, text, expected):
     sink = parse_text(tmp_path, text)
     (summary,) = sink.rows["pgbench_summary"]
     assert summary["status"] == "ok"
@@ -260,7 +260,7 @@ def test_summary_versions(tmp_path, label, text, expected):
             assert got == value, key
 
 
-def test_statement_latency_variants(tmp_path):
+def test_statement_latencies_of_each_version_read_with_their_statements(tmp_path):
     rows = parse_text(tmp_path, V93_R).rows["pgbench_statement_latency"]  # 9.1-9.5: TAB, %f, TAB
     assert [r["latency_ms"] for r in rows] == [0.0021, 1.234567, 2.5]
     assert rows[0]["statement"] == "\\set nbranches 1 * :scale" and rows[1]["statement_no"] == 2
@@ -279,7 +279,7 @@ def test_pgbench_18_per_script_blocks_with_retries(tmp_path):
     assert scripts[0]["transactions_retried"] == 20 and scripts[0]["total_retries"] == 25
 
 
-def test_progress_versions(tmp_path):
+def test_progress_lines_of_each_version_read_tps_latency_and_lag(tmp_path):
     start = datetime(2026, 11, 21, 23, 48, 32, tzinfo=timezone.utc)
     prog = parse_text(tmp_path, V94_P, run_start=start).rows["pgbench_progress"]
     assert prog[0]["tps"] == 120.0 and prog[0]["ts"] == datetime(2026, 11, 21, 23, 48, 33, tzinfo=timezone.utc)
@@ -375,7 +375,7 @@ def test_binary_and_foreign_files(tmp_path):
 @given(tps=st.floats(0, 1e6, allow_nan=False), lat=st.floats(0, 1e5, allow_nan=False),
        sd=st.floats(0, 1e5, allow_nan=False), failed=st.integers(0, 10**9),
        lag=st.none() | st.floats(0, 1e4, allow_nan=False), skipped=st.none() | st.integers(0, 10**6))
-def test_progress_line_property(tmp_path_factory, tps, lat, sd, failed, lag, skipped):
+def test_any_printed_progress_line_reads_back_its_values(tmp_path_factory, tps, lat, sd, failed, lag, skipped):
     """Any 15+ progress line printed with pgbench's printf formats reads back to the printed values."""
     line = f"progress: 3.0 s, {tps:.1f} tps, lat {lat:.3f} ms stddev {sd:.3f}, {failed} failed"
     if lag is not None:

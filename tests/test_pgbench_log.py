@@ -80,7 +80,7 @@ def test_a_log_line_names_its_kind_and_fields(label, text, kind, fields):
     "0 1 3678 0 1795304692 878960 5\n0 1 oops 0 1795304692 878960\n1 1 oops 0 1795304692 878960\n",  # mostly not
     "0 1 oops 0 1795304692 878960\n",  # unknown word on the first line
 ])
-def test_not_pgbench_logs(text):
+def test_text_that_is_not_a_pgbench_log_has_no_shape(text):
     assert shape_of(text.encode()) is None
 
 
@@ -95,7 +95,7 @@ def real_db(tmp_path_factory) -> Path:
     return db
 
 
-def test_real_txlog(real_db):
+def test_real_transaction_log_agrees_with_the_pgbench_summary(real_db):
     run = "study=scaleup/workload=read/config=checksums-off/clients=1/rep=1"
     n, ok, threads = q(real_db, "SELECT count(*), count(*) FILTER (WHERE status = 'ok'), list(DISTINCT thread) "
                                 "FROM pgbench_transactions WHERE run_id = ?", [run])[0]
@@ -124,7 +124,7 @@ def test_real_per_second_series_on_wall_clock(real_db):
     assert steady == pytest.approx(sum(r[2] for r in rows[1:-1]) / (len(rows) - 2), rel=0.01)
 
 
-def test_real_aggregate(real_db):
+def test_real_aggregate_log_gives_a_per_second_series(real_db):
     run = "study=scaleup/workload=read/config=checksums-off/clients=8/rep=agg"
     fields, threads, interval = q(real_db, "SELECT min(fields), count(DISTINCT thread), max(interval_s) "
                                            "FROM pgbench_aggregate WHERE run_id = ?", [run])[0]
@@ -148,7 +148,7 @@ def test_progress_only_run_has_series(tmp_path, tmp_db):
 # -- version variants, inline (no real capture: lines built from formats.md §1.4/§1.5) --
 
 
-def test_inline_variants_load(tmp_path, tmp_db):
+def test_log_variants_of_each_pgbench_version_load(tmp_path, tmp_db):
     runs = {
         # 9.5-14: -R -L, lag column and 'skipped' words
         "v=9.5/rep=1": {"pgbench_log.100": "0 1 1200 0 1400000000 500 65\n0 2 skipped 0 1400000000 900 9000\n"
@@ -365,7 +365,7 @@ TX = st.tuples(st.integers(0, 999), st.integers(0, 10**9),
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(TX, min_size=1, max_size=40, unique_by=lambda r: (r[0], r[1])),  # pgbench numbers each
        extra=st.sampled_from([0, 2]))                                                # client's transactions once
-def test_txlog_roundtrip_property(tmp_path_factory, rows, extra):
+def test_any_transaction_log_reads_back_row_for_row(tmp_path_factory, rows, extra):
     root = tmp_path_factory.mktemp("prop")
     text = "".join(" ".join(map(str, r[:6] + r[6:6 + extra])) + "\n" for r in rows)
     d = make_run(root, "p=1/rep=1", {"pgbench_log.1": text})

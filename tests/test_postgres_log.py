@@ -57,7 +57,7 @@ def test_every_wording_in_the_table_is_covered():
 
 
 @pytest.mark.parametrize("variant, msg, expect", WORDINGS, ids=[w[0] for w in WORDINGS])
-def test_complete_wordings(variant, msg, expect):
+def test_checkpoint_complete_wording_of_each_variant_reads_its_values(variant, msg, expect):
     got = parse_complete(msg)
     assert got is not None and got[0] == variant
     values = got[1]
@@ -76,7 +76,7 @@ def test_unknown_wording_is_not_guessed():
     ("2026-11-22 21:06:31.000 EST ", datetime(2026, 11, 23, 2, 6, 31, tzinfo=timezone.utc)),
     ("1795399591.370 [1] ", datetime(2026, 11, 23, 2, 6, 31, 370000, tzinfo=timezone.utc)),
 ])
-def test_line_times(prefix, expect):
+def test_log_line_prefix_times_read_to_utc_instants(prefix, expect):
     ts, why = line_time(prefix)
     assert why is None and ts == expect
 
@@ -87,7 +87,7 @@ def test_ambiguous_zone_and_missing_time_are_said_not_guessed():
         assert ts is None and says in why
 
 
-def test_real_pg15_log(tmp_db):
+def test_real_postgresql_15_log_stores_its_checkpoints(tmp_db):
     report = ingest([PG_RUN_DIR], tmp_db)
     assert report.ok
     assert {f.format for f in report.files if f.path.endswith("server.log")} == {"postgres-log"}

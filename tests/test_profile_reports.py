@@ -170,7 +170,7 @@ def test_profile_diff_uses_the_verdict_language(env):
     assert lo < min(0, *(r["delta"] for r in rows)) and hi > max(0, *(r["delta"] for r in rows))
 
 
-def test_top_functions_table(env):
+def test_top_functions_table_holds_each_runs_self_and_total_share(env):
     store, report, _ = env
     t = compute_table(store, report, _item(report, "top")).to_model()
     assert [c.text["en"] for c in t.columns] == ["function", "Clients 1: self (%)", "Clients 1: total (%)",
@@ -222,7 +222,7 @@ def test_bad_options_are_spec_errors(env, tmp_path):
         figures.chart_data(store, load_report(bad), _item(load_report(bad), "diff"))
 
 
-def test_query_times_chart(env):
+def test_query_times_chart_draws_median_range_and_speed_up(env):
     store, report, _ = env
     t0, t2 = _times(0), _times(2)
     cd = figures.chart_data(store, report, _item(report, "qt"))

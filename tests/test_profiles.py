@@ -40,7 +40,7 @@ def _run(tmp_path: Path, name: str, src: Path, as_name: str | None = None) -> Pa
     ("strace_k/strace-k.txt", "strace-stacks"),
     ("strace_k_f/strace-k.txt", "strace-stacks"),
 ])
-def test_detected_by_content(path, fmt, tmp_path):
+def test_profile_formats_are_detected_by_content_not_name(path, fmt, tmp_path):
     assert detect(P / path).format.name == fmt
     # the name does not matter
     renamed = tmp_path / "output.log"
@@ -112,7 +112,7 @@ def test_folded_stacks_match_the_perf_script_they_came_from(tmp_db, tmp_path):
     assert con.execute("SELECT process, pid FROM profile_stacks WHERE run_id = 'folded' LIMIT 1").fetchone() == (None, None)
 
 
-def test_strace_k_stacks(tmp_db, tmp_path):
+def test_strace_k_output_stores_a_stack_per_syscall(tmp_db, tmp_path):
     rep = ingest([_run(tmp_path, "one", P / "strace_k" / "strace-k.txt"),
                   _run(tmp_path, "forks", P / "strace_k_f" / "strace-k.txt")], tmp_db)
     assert rep.ok, rep.errors

@@ -55,7 +55,7 @@ def test_half_unit_from_printed_precision():
     assert half_unit("1.5e3") == pytest.approx(50)
 
 
-def test_ingest_reference_tables(tmp_db):
+def test_published_tables_ingest_as_cited_transcribed_runs(tmp_db):
     rep = ingest([PUBLISHED], tmp_db)
     assert rep.ok, rep.errors
     counts = rep.counts()

@@ -53,7 +53,7 @@ def page(example_site):
 
 
 @pytest.mark.browser
-def test_fonts_per_language(page):
+def test_each_language_is_set_in_its_own_font(page):
     en = page("/en/reports/example/scaleup/").evaluate("getComputedStyle(document.body).fontFamily")
     ja = page("/ja/reports/example/scaleup/").evaluate("getComputedStyle(document.body).fontFamily")
     assert not en.startswith('"IPAex') and "IPAex" not in en.split(",")[0], en

@@ -366,3 +366,14 @@ def test_encode_keys_a_record_and_the_records_in_it_by_their_field_names():
     metric = encode(RunMetric("tps", {"en": "TPS"}, 7481.0, "7481.0", "7480.5", "7470.1", "7490.2", 3))
     assert list(metric) == ["metric", "label", "value", "text", "median", "low", "high", "n"]
     assert encode(None) is None and encode((1, "a")) == [1, "a"]
+
+
+def test_encode_leaves_the_stores_paths_out_of_the_page_data(tmp_path):
+    from kansoku.model import RunInfo, SourceFile, encode
+
+    f = SourceFile("pgbench.log", 10, "ab" * 32, "pgbench", "pgbench-stdout", None, "10 B", path=tmp_path / "blob")
+    run = RunInfo("a/rep=1", "measured", "ok", None, None, None, "a-rep-1", sources=[f], run_toml=tmp_path / "toml")
+    data = encode(run)
+    assert "run_toml" not in data and "path" not in data["sources"][0]
+    assert data["sources"][0]["file"] == "pgbench.log" and data["run_toml_url"] is None
+    json.dumps(data)  # page data: nothing a JSON file cannot hold

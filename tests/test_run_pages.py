@@ -323,10 +323,11 @@ def test_run_pages_are_small_and_list_raw_files_with_sha256(site):
 def test_pdf_has_no_run_pages(site, tmp_path):
     """Run pages are site-only: the PDF's computed report has none and its text has none of their words."""
     from kansoku.app import compute_one
+    from kansoku.render.page_data import report_data
 
     db, _, _, rep = site
     one = compute_one(db, ROOT / "data" / "reports" / "example.toml", ROOT / "content" / "reports")
-    assert one.run_pages == {} and "run_pages" not in one.to_json()
+    assert one.run_pages == {} and "run_pages" not in report_data(one)
     out = tmp_path / "example.en.pdf"
     run_tool("pdf", "example", "--lang", "en", "--db", db, "--out", out, check=True)
     text = subprocess.run(["pdftotext", str(out), "-"], capture_output=True, text=True, check=True).stdout

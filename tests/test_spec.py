@@ -139,7 +139,7 @@ def test_spec_errors_at_load_name_file_line_and_item(tmp_path, body, at, message
      "author", r"report\.author\[0\]\.chapters\[0\]: no chapter 'd' in this spec"),
     (HEAD + "title = \n", "title = \n", r"not valid TOML"),
 ])
-def test_report_level_errors(tmp_path, head, at, message):
+def test_report_level_spec_errors_name_their_line(tmp_path, head, at, message):
     p = write(tmp_path, "", head=head)
     with pytest.raises(SpecError, match=message) as ei:
         load_report(p)
@@ -205,7 +205,7 @@ def test_numbering_explicit_and_continued(tmp_path):
     assert r.item("t1").prefix("ja") == "表 2.2" and r.item("f1", "figure").prefix("en") == "Figure 2.1"
 
 
-def test_repository_specs_load():
+def test_repository_specs_load_with_their_item_numbers():
     reports = load_all(ROOT / "data" / "reports")
     ids = [r.id for r in reports]
     assert {"example", "past-fy2013", "past-fy2017"} <= set(ids)

@@ -166,7 +166,7 @@ def test_decimal_commas_and_device_name_last(corpus):
     assert dev == [("vda",)]
 
 
-def test_twelve_hour_clock(corpus):
+def test_sar_text_with_a_twelve_hour_clock_reads_pm_times(corpus):
     s = parse("sar-text", corpus / "generated/sar/sysstat12.6.1_sar-A_live_en_US_12h.txt")
     ts = s.q("SELECT min(ts)::VARCHAR FROM sys_metrics WHERE activity='cpu'")[0][0]
     assert ts == "2026-11-21 23:43:32+00"  # 11:43:32 PM

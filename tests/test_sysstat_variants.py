@@ -135,7 +135,7 @@ def test_disk_totals_count_physical_disks_only(tmp_path, tmp_db):
     assert per_dev["loop0"] == pytest.approx(33792 / 2)  # but it is not in the total
 
 
-def test_device_table_names():
+def test_device_names_are_classified_physical_partition_or_virtual():
     from kansoku.parsers.sysstat.common import classify_devices
 
     got = classify_devices({"sda", "sda1", "dm-0", "dev8-0", "dev8-1", "dev253-0", "nvme0n1", "nvme0n1p1",
@@ -161,7 +161,7 @@ def test_implausible_values_are_refused_with_file_and_line(tmp_path, old, new, e
     assert expected in str(e.value) and f"{f}:4:" in str(e.value)
 
 
-def test_negative_rate_refused(tmp_path):
+def test_negative_rate_in_sar_output_is_refused(tmp_path):
     text = (V / "sar_d_loop.txt").read_text().splitlines()
     i = next(i for i, l in enumerate(text) if " vda " in l or l.rstrip().endswith("vda") or "vda" in l.split())
     toks = text[i].split()

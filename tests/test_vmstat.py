@@ -67,7 +67,7 @@ def test_cut_line_mid_file_is_an_error_last_line_a_warning(tmp_path):
     assert s.warnings and s.warnings[0][0] == len(lines)
 
 
-def test_not_vmstat(tmp_path):
+def test_text_that_is_not_vmstat_is_neither_detected_nor_parsed(tmp_path):
     from kansoku.ingest.detect import detect
 
     f = tmp_path / "x.txt"

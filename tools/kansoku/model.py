@@ -6,8 +6,8 @@ escape. Every printed string is here already, in both languages (``Words``: lang
 number keeps the runs behind it, so a renderer can show provenance without asking anyone.
 
 :func:`encode` gives a record as the page-ready data Hugo reads (``data/reports/<id>.json``): its field names
-are the keys. A record whose page data is a selection of its fields says so in its own ``to_json``; what a
-block shows (its view, ``render/views.py``) is added by the renderer that writes the data.
+are the keys. Where the page data is a selection of a record's fields, a record of ``render/page_data.py`` says
+which; what a block shows (its view, ``render/views.py``) is added by the renderer that writes the data.
 The reference ``docs/report_model.md`` is generated from this module (``python -m kansoku.report.model_doc``).
 """
 
@@ -32,11 +32,16 @@ VERDICT_KINDS = ("better", "worse", "changed", "within-noise", "too-few-runs")
 VERDICT_MARKS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "≈", "too-few-runs": "?"}
 
 
+# a field's metadata that keeps it out of the page data: what only the building machine uses (a path in the store)
+UNPUBLISHED = {"page_data": False}
+
+
 def encode(record: Any) -> Any:
     """A record (and the records in it) as page data: a dataclass as a dict keyed by its field names, in their
-    order; lists, tuples and dicts item by item; anything else as it is."""
+    order (but the fields marked UNPUBLISHED); lists, tuples and dicts item by item; anything else as it is."""
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
-        return {f.name: encode(getattr(record, f.name)) for f in dataclasses.fields(record)}
+        return {f.name: encode(getattr(record, f.name)) for f in dataclasses.fields(record)
+                if f.metadata.get("page_data", True)}
     if isinstance(record, (list, tuple)):
         return [encode(x) for x in record]
     if isinstance(record, dict):
@@ -217,13 +222,6 @@ class Table:
     def transcribed(self) -> bool:
         return any("transcribed" in c.flags for row in self.rows for c in row)
 
-    def to_json(self) -> dict[str, Any]:
-        """What the site reads of a table besides its view (render/views.py): its identity, its runs and their
-        grouping (the provenance panel, the data-sources page), the published sources of transcribed values."""
-        return {"id": self.id, "number": self.number, "kind": "table", "label": self.label,
-                "caption": self.caption, "runs": self.runs, "citations": self.citations,
-                "prov": encode(self.provenance)}
-
     def csv_rows(self, lang: str) -> list[list[str]]:
         """The table as a download: leaf column labels, then each row (numbers as exact decimals)."""
         group = [""] * len(self.rows)
@@ -274,23 +272,6 @@ class Figure:
     points: int | None = None          # cross-year figures: number of points
     trend: dict[str, Any] | None = None  # cross-year figures: what was compared, the table under the chart
                                          # (columns, rows per language), years without data and why
-
-    def to_json(self) -> dict[str, Any]:
-        """The figure's page-ready data without its drawing (the site's renderer adds ``figure``: the plotly
-        figure per language)."""
-        d: dict[str, Any] = {
-            "id": self.id, "number": self.number, "kind": "figure", "chart": self.chart, "label": self.label,
-            "caption": self.caption, "footnote": self.footnote, "runs": self.runs,
-        }
-        if self.points is not None:
-            d["points"] = self.points
-            if self.trend is not None:
-                d["trend"] = self.trend
-        else:
-            d["transcribed"] = self.transcribed
-            d["citations"] = self.citations
-        d["prov"] = encode(self.provenance)
-        return d
 
 
 # -- comparisons of two selections ([[compare]], tools/compare) -----------------------------------------
@@ -376,10 +357,6 @@ class Comparison:
     runs: list[str]                    # every run of either side
     environment: list[CompareEnvironment] = field(default_factory=list)  # what the sides' runs recorded differently
 
-    def to_json(self) -> dict[str, Any]:
-        """What the site reads of a comparison besides its view (render/views.py)."""
-        return {"id": self.id, "page": self.page, "title": self.title, "runs": len(self.runs)}
-
 
 # -- runs, environment, pages ---------------------------------------------------------------------------
 
@@ -392,19 +369,10 @@ class SourceFile:
     format: str | None             # format detected by content
     version: str | None            # tool version, when the file says
     size: str                      # human-readable size
-    path: Path | None = None       # the store's kept copy of these bytes (data/blobs/…/<sha256>), for publishing
+    path: Path | None = field(default=None, metadata=UNPUBLISHED)  # the store's kept copy (data/blobs/…/<sha256>)
     url: str | None = None         # set by the renderer that publishes it
     checked_against: str | None = None  # a rendering of this file of the run (sar -A text of its sa file, ...),
     records_checked: int | None = None  # ... checked against it on this many records, not read again
-
-    def to_json(self) -> dict[str, Any]:
-        d = {"file": self.file, "size_bytes": self.size_bytes, "sha256": self.sha256, "tool": self.tool,
-             "format": self.format, "version": self.version, "size": self.size}
-        if self.url:
-            d["url"] = self.url
-        if self.checked_against:
-            d["checked_against"], d["records_checked"] = self.checked_against, self.records_checked
-        return d
 
 
 @dataclass
@@ -420,20 +388,10 @@ class RunInfo:
     anchor: str                        # HTML-safe anchor
     factors: dict[str, str] = field(default_factory=dict)
     sources: list[SourceFile] = field(default_factory=list)  # its raw files
-    run_toml: Path | None = None       # the store's kept copy of the run's own run.toml (for publishing)
+    run_toml: Path | None = field(default=None, metadata=UNPUBLISHED)  # the store's kept copy of its run.toml
     run_toml_url: str | None = None    # set by the renderer that publishes it
     run_toml_sha256: str | None = None  # sha256 of that run.toml
     factor_labels: dict[str, list[list[str]]] = field(default_factory=dict)  # language -> [[factor name, value label]]
-
-    def to_json(self) -> dict[str, Any]:
-        d = {"origin": self.origin, "status": self.status, "start": self.start, "citation": self.citation,
-             "hostname": self.hostname, "anchor": self.anchor, "factors": self.factors,
-             "factor_labels": self.factor_labels, "sources": [s.to_json() for s in self.sources]}
-        if self.run_toml_url:
-            d["run_toml_url"] = self.run_toml_url
-        if self.run_toml_sha256:
-            d["run_toml_sha256"] = self.run_toml_sha256
-        return d
 
 
 @dataclass
@@ -521,24 +479,6 @@ class RunPage:
                                                                   # since its start), label (Words)
     key: str | None = None  # the sha256 of everything the page shows (report/cache.py run_page_key), when known:
                             # a page of the same key shows the same (the renderer keeps its files by it)
-
-    def to_json(self) -> dict[str, Any]:
-        d = self.info.to_json()
-        d.update({
-            "id": self.info.id, "end": self.end, "status_note": self.status_note,
-            "run_toml_sha256": self.info.run_toml_sha256,
-            "factor_list": [{"name": n, "value": v} for n, v in self.factors],
-            "condition": encode(self.condition), "metrics": encode(self.metrics), "uses": encode(self.uses),
-            "series": self.series.to_json() if self.series else None,
-            "commands": [{"name": k, "value": v} for k, v in self.commands],
-            "commands_relative": self.commands_relative,
-            "meta": [{"name": k, "value": v} for k, v in self.meta],
-            "machine": [{"name": k, "value": v} for k, v in self.machine],
-            "versions": [{"tool": k, "value": v} for k, v in self.versions],
-            "settings": [{"name": k, "value": v} for k, v in self.settings], "settings_kind": self.settings_kind,
-            "syscalls": self.syscalls, "fio": self.fio, "events": self.events,
-        })
-        return d
 
 
 @dataclass
@@ -659,13 +599,6 @@ class Chapter:
     machines: dict[str, Any] = field(default_factory=dict)
     missing_figures: list[MissingFigure] = field(default_factory=list)  # figures of the original not drawn, why
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "number": self.number, "title": self.title,
-                "tables": {k: t.to_json() for k, t in self.tables.items()},
-                "figures": {k: f.to_json() for k, f in self.figures.items()}, "order": self.order,
-                "commands": encode(self.commands), "machines": self.machines,
-                "missing_figures": encode(self.missing_figures)}
-
 
 @dataclass
 class BoundValue:
@@ -727,7 +660,7 @@ class ComputedReport:
                                                              # and comparisons decided (report/methods.py)
     compares: list[Comparison] = field(default_factory=list)  # [[compare]] pages, in spec order
     run_pages: dict[str, RunPage] = field(default_factory=dict)  # run id -> its page (site only; written
-                                                                  # one file per run, not in to_json)
+                                                                  # one file per run, not in the report's page data)
     values: dict[str, BoundValue] = field(default_factory=dict)  # the prose's bound values, by their
                                                                   # shortcode's arguments (report/values.py key)
     findings: list[Finding] = field(default_factory=list)  # the chapters' key results, for the cover
@@ -741,28 +674,6 @@ class ComputedReport:
     def figures(self) -> list[Figure]:
         return [f for c in self.chapters for f in c.figures.values()]
 
-    def pages_json(self) -> list[dict[str, Any]]:
-        pages = self.pages
-        return [{"id": p.id, "kind": p.kind, "weight": p.weight, "number": p.number, "title": p.title,
-                 "in_pdf": p.in_pdf, "prev": pages[i - 1].id if i > 0 else None,
-                 "next": pages[i + 1].id if i + 1 < len(pages) else None,
-                 "missing": {lang: p.missing(lang) for lang in LANGS}}
-                for i, p in enumerate(pages)]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "fiscal_year": self.fiscal_year, "title": self.title, "subtitle": self.subtitle,
-            "organisation": self.organisation, "revision": self.revision, "copyright": self.copyright,
-            "license": self.license, "revision_history": encode(self.revision_history),
-            "authors": encode(self.authors), "themes": self.themes,
-            "publish_raw": self.publish_raw, "chapters": [c.to_json() for c in self.chapters],
-            "runs": {k: r.to_json() for k, r in self.runs.items()}, "pages": self.pages_json(),
-            "environment": encode(self.environment), "site_url": self.site_url, "pdf": self.pdf,
-            "methods": encode(self.methods), "transcribed": self.transcribed,
-            "compares": {c.id: c.to_json() for c in self.compares}, "verdict_marks": VERDICT_MARKS,
-            "values": encode(self.values), "findings": encode(self.findings),
-        }
-
 
 @dataclass
 class Trends:
@@ -770,6 +681,3 @@ class Trends:
 
     figures: list[Figure] = field(default_factory=list)
     title: Words = field(default_factory=dict)  # the cross-year page's title
-
-    def to_json(self) -> dict[str, Any]:
-        return {"figures": [f.to_json() for f in self.figures]}

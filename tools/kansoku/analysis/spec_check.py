@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from kansoku import parsers
 from kansoku.analysis import figures, tables
@@ -29,150 +29,170 @@ def store_problems(report, store, *, spec_file: Path | None = None, raw: dict | 
     that one run lists everything; device groups need the model and wait for the next run)."""
     if report is not None:
         spec_file, raw = report.spec_file, report.raw
-    loc = Locator(spec_file.read_text(encoding="utf-8"))
-    problems: list[Problem] = []
+    check = _NameCheck(report, store, spec_file, raw)
+    check.typos()
+    compare_ok = check.compares()
+    for p, kind, it in item_paths(raw):
+        check.item(p, kind, it)
+    if report is not None:
+        for path, msg in revision_problems(report, store):
+            check.add(path, msg)
+    for k, c in enumerate(_l(raw.get("compare"))):
+        if report is not None and report.scope.declared and k < len(report.compares):
+            for msg in compare_scope_problems(report, store, report.compares[k]):
+                check.add(("compare", k, "id"), msg)
+        if report is not None and k < len(report.compares) and compare_ok[k]:
+            for j, msg in compare_host_problems(report, store, report.compares[k], compare_ok[k]):
+                check.add(("compare", k, "metrics", j), msg)
+    return check.problems
 
-    def add(path: tuple, message: str, item: dict | None = None, kind: str | None = None) -> None:
-        problems.append(Problem(spec_file, loc.line(path), path, message, item_label(raw, path)))
 
-    tables.known_roles(store)  # a per-host metric's [role] (cpu_idle_pct[server]) is told from a [selection]
-    metrics = tables.known_metrics(store)
-    factors = tables.known_factors(store)
-    values = factor_values(store)
-    defs = parsers.metrics()
-    kinds = set(figures.KINDS)
+class _NameCheck:
+    """The names of one spec against what the parsers and the store know; ``problems`` in the order found."""
 
-    def check_metric(path: tuple, name: Any, it: dict, kind: str) -> None:
+    def __init__(self, report, store, spec_file: Path, raw: dict):
+        self.report, self.store, self.spec_file, self.raw = report, store, spec_file, raw
+        self.loc = Locator(spec_file.read_text(encoding="utf-8"))
+        self.problems: list[Problem] = []
+        tables.known_roles(store)  # a per-host metric's [role] (cpu_idle_pct[server]) is told from a [selection]
+        self.metrics = tables.known_metrics(store)
+        self.factors = tables.known_factors(store)
+        self.values = factor_values(store)
+        self.defs = parsers.metrics()
+        self.kinds = set(figures.KINDS)
+
+    def add(self, path: tuple, message: str, item: dict | None = None, kind: str | None = None) -> None:
+        self.problems.append(Problem(self.spec_file, self.loc.line(path), path, message, item_label(self.raw, path)))
+
+    def metric(self, path: tuple, name: Any, it: dict, kind: str) -> None:
         if not isinstance(name, str):
             return
         base, sel = tables.split_metric(name)
-        if base not in metrics:
-            add(path, f"unknown metric {base!r}" + (did_you_mean(base, metrics) or
-                                                    " (SELECT DISTINCT metric FROM run_metrics lists them)"), it, kind)
+        if base not in self.metrics:
+            self.add(path, f"unknown metric {base!r}" + (did_you_mean(base, self.metrics) or
+                                                         " (SELECT DISTINCT metric FROM run_metrics lists them)"),
+                     it, kind)
             return
         if sel is None:
             return
-        md = defs.get(base)
+        md = self.defs.get(base)
         if md is None or md.selection_sql is None:
-            takes = sorted(n for n, d in defs.items() if d.selection_sql)
-            add(path, f"metric {base!r} takes no [selection]; metrics that do: {takes}", it, kind)
+            takes = sorted(n for n, d in self.defs.items() if d.selection_sql)
+            self.add(path, f"metric {base!r} takes no [selection]; metrics that do: {takes}", it, kind)
 
-    def check_compare_metric(path: tuple, name: str) -> None:
+    def compare_metric(self, path: tuple, name: str) -> None:
         """A [[compare]] metric: a metric, or a per-host metric with the role of one host
         (``cpu_idle_pct[server]``, as ``tools/compare --metric`` takes it); compare takes no [selection]."""
         base, role, sel = tables.parse_metric(name)
-        if base not in metrics:
-            add(path, f"unknown metric {base!r}" + (did_you_mean(base, metrics) or ""))
+        if base not in self.metrics:
+            self.add(path, f"unknown metric {base!r}" + (did_you_mean(base, self.metrics) or ""))
             return
-        md = defs.get(base)
+        md = self.defs.get(base)
         if sel is not None:
             per_host = md is not None and md.per_host
-            roles = sorted(tables.known_roles(store))
-            add(path, f"{name}: a compare metric takes no [selection]" + (
+            roles = sorted(tables.known_roles(self.store))
+            self.add(path, f"{name}: a compare metric takes no [selection]" + (
                 f"; [ROLE] names one host of a run, one of {roles}" if per_host else
                 f"; metric {base!r} is not measured per host and takes no [role] either"))
         elif role is not None and (md is None or not md.per_host):
-            add(path, f"{name}: metric {base!r} is not measured per host and takes no [role]")
+            self.add(path, f"{name}: metric {base!r} is not measured per host and takes no [role]")
 
-    def check_factor(path: tuple, name: Any, it: dict | None, kind: str | None) -> bool:
-        if isinstance(name, str) and name not in factors:
-            add(path, f"unknown factor {name!r}" + (did_you_mean(name, factors) or
-                                                    f"; the database has {sorted(factors)}"), it, kind)
+    def factor(self, path: tuple, name: Any, it: dict | None, kind: str | None) -> bool:
+        if isinstance(name, str) and name not in self.factors:
+            self.add(path, f"unknown factor {name!r}" + (did_you_mean(name, self.factors) or
+                                                         f"; the database has {sorted(self.factors)}"), it, kind)
             return False
         return isinstance(name, str)
 
-    def check_value(path: tuple, factor: str, value: Any, it: dict, kind: str) -> bool:
+    def value(self, path: tuple, factor: str, value: Any, it: dict, kind: str) -> bool:
         v = tables._canon(value)
-        have = values.get(factor, set())
+        have = self.values.get(factor, set())
         if v not in have:
-            shown = sorted(have, key=tables.factor_sort_key(report, factor))
-            add(path, f"{factor} = {v!r} matches no run" + (did_you_mean(v, have) or
-                                                            f"; values of {factor}: {shown[:20]}"), it, kind)
+            shown = sorted(have, key=tables.factor_sort_key(self.report, factor))
+            self.add(path, f"{factor} = {v!r} matches no run" + (did_you_mean(v, have) or
+                                                                 f"; values of {factor}: {shown[:20]}"), it, kind)
             return False
         return True
 
-    # [factors.X] and [metrics.X] may name what the database does not hold yet; only a name that is
-    # absent *and* very close to one it holds is taken for a typo. (Factor values are left alone:
-    # "hdd" and "ssd", "checksums-on" and "-off" are close and both legitimate.)
-    def typo(path: tuple, what: str, name: Any, known: Iterable[str]) -> None:
-        if isinstance(name, str) and name not in known:
-            hint = did_you_mean(name, known, cutoff=0.8)
-            if hint:
-                add(path, f"no {what} {name!r} in the database{hint}")
+    def typos(self) -> None:
+        """[factors.X] and [metrics.X] may name what the database does not hold yet; only a name that is
+        absent *and* very close to one it holds is taken for a typo. (Factor values are left alone:
+        "hdd" and "ssd", "checksums-on" and "-off" are close and both legitimate.)"""
+        for what, table, known in (("factor", "factors", self.factors), ("metric", "metrics", self.metrics)):
+            for name in _d(self.raw.get(table)):
+                if isinstance(name, str) and name not in known:
+                    hint = did_you_mean(name, known, cutoff=0.8)
+                    if hint:
+                        self.add((table, name), f"no {what} {name!r} in the database{hint}")
 
-    for f in _d(raw.get("factors")):
-        typo(("factors", f), "factor", f, factors)
-    for m in _d(raw.get("metrics")):
-        typo(("metrics", m), "metric", m, metrics)
-    # per [[compare]]: the indices of its metrics whose hosts can be checked on the data (its selections and
-    # the metric's name known), so that one run lists every problem
-    compare_ok: list[set[int]] = []
-    for k, c in enumerate(_l(raw.get("compare"))):
-        c = _d(c)
-        before = len(problems)
-        for side in ("where", "a", "b"):
-            for f, cond in _d(c.get(side)).items():
-                if not check_factor(("compare", k, side, f), f, None, None):
-                    continue
-                for j, v in enumerate(cond if isinstance(cond, list) else [cond]):
-                    check_value(("compare", k, side, f) + ((j,) if isinstance(cond, list) else ()), f, v, c, "compare")
-        sel_ok, good = len(problems) == before, set()
-        for j, m in enumerate(_l(c.get("metrics"))):
-            if isinstance(m, str):
-                before = len(problems)
-                check_compare_metric(("compare", k, "metrics", j), m)
-                if sel_ok and len(problems) == before:
-                    good.add(j)
-        compare_ok.append(good)
-    for p, kind, it in item_paths(raw):
-        where_ok = report is not None
+    def compares(self) -> list[set[int]]:
+        """Per [[compare]]: the indices of its metrics whose hosts can be checked on the data (its selections
+        and the metric's name known), so that one run lists every problem."""
+        compare_ok: list[set[int]] = []
+        for k, c in enumerate(_l(self.raw.get("compare"))):
+            c = _d(c)
+            before = len(self.problems)
+            for side in ("where", "a", "b"):
+                for f, cond in _d(c.get(side)).items():
+                    if not self.factor(("compare", k, side, f), f, None, None):
+                        continue
+                    for j, v in enumerate(cond if isinstance(cond, list) else [cond]):
+                        self.value(("compare", k, side, f) + ((j,) if isinstance(cond, list) else ()), f, v, c,
+                                   "compare")
+            sel_ok, good = len(self.problems) == before, set()
+            for j, m in enumerate(_l(c.get("metrics"))):
+                if isinstance(m, str):
+                    before = len(self.problems)
+                    self.compare_metric(("compare", k, "metrics", j), m)
+                    if sel_ok and len(self.problems) == before:
+                        good.add(j)
+            compare_ok.append(good)
+        return compare_ok
+
+    def item(self, p: tuple, kind: str, it: dict) -> None:
+        """A table's or figure's names; with the model and a valid selection, its selection and scope too."""
+        where_ok = self.where(p, kind, it)
+        for role in ("rows", "columns", "x", "series", "row_groups"):
+            if role == "rows" and it.get(role) in ("metrics", "functions", "queries"):  # rows that are not a factor
+                continue
+            self.factor(p + (role,), it.get(role), it, kind)
+        for k, f in enumerate(_l(it.get("show_factors"))):
+            self.factor(p + ("show_factors", k), f, it, kind)
+        names = [(p + ("metric",), it["metric"])] if "metric" in it else []
+        names += [(p + ("metrics", k), m) for k, m in enumerate(_l(it.get("metrics")))]
+        for mp, m in names:
+            self.metric(mp, m, it, kind)
+        b = _d(it.get("baseline"))
+        if "metric" in b:
+            self.metric(p + ("baseline", "metric"), b["metric"], it, kind)
+        if "published" in b:
+            self.metric(p + ("baseline", "published"), b["published"], it, kind)
+        if "factor" in b and self.factor(p + ("baseline", "factor"), b["factor"], it, kind) and "value" in b:
+            self.value(p + ("baseline", "value"), b["factor"], b["value"], it, kind)
+        if kind == "figure" and self.kinds:
+            chart = it.get("chart", "line")
+            if isinstance(chart, str) and chart not in self.kinds:
+                self.add(p + ("chart",), f"unknown chart kind {chart!r}" + (
+                    did_you_mean(chart, self.kinds) or f"; kinds: {sorted(self.kinds)}"), it, kind)
+        if where_ok:
+            for mp, msg in selection_problems(self.report, self.store, p, kind, it, names):
+                self.add(mp, msg)
+            for msg in scope_problems(self.report, self.store, kind, it):
+                self.add(p + (("where",) if "where" in it else ("id",)), msg)
+
+    def where(self, p: tuple, kind: str, it: dict) -> bool:
+        """The factors and values of an item's ``where``; True: they are known and the model is loaded."""
+        where_ok = self.report is not None
         for f, cond in _d(it.get("where")).items():
-            if not check_factor(p + ("where", f), f, it, kind):
+            if not self.factor(p + ("where", f), f, it, kind):
                 where_ok = False
                 continue
             if isinstance(cond, list):
                 for k, c in enumerate(cond):
-                    where_ok &= check_value(p + ("where", f, k), f, c, it, kind)
+                    where_ok &= self.value(p + ("where", f, k), f, c, it, kind)
             elif not isinstance(cond, dict):
-                where_ok &= check_value(p + ("where", f), f, cond, it, kind)
-        for role in ("rows", "columns", "x", "series", "row_groups"):
-            if role == "rows" and it.get(role) in ("metrics", "functions", "queries"):  # rows that are not a factor
-                continue
-            check_factor(p + (role,), it.get(role), it, kind)
-        for k, f in enumerate(_l(it.get("show_factors"))):
-            check_factor(p + ("show_factors", k), f, it, kind)
-        names = [(p + ("metric",), it["metric"])] if "metric" in it else []
-        names += [(p + ("metrics", k), m) for k, m in enumerate(_l(it.get("metrics")))]
-        for mp, m in names:
-            check_metric(mp, m, it, kind)
-        b = _d(it.get("baseline"))
-        if "metric" in b:
-            check_metric(p + ("baseline", "metric"), b["metric"], it, kind)
-        if "published" in b:
-            check_metric(p + ("baseline", "published"), b["published"], it, kind)
-        if "factor" in b and check_factor(p + ("baseline", "factor"), b["factor"], it, kind) and "value" in b:
-            check_value(p + ("baseline", "value"), b["factor"], b["value"], it, kind)
-        if kind == "figure" and kinds:
-            chart = it.get("chart", "line")
-            if isinstance(chart, str) and chart not in kinds:
-                add(p + ("chart",), f"unknown chart kind {chart!r}" + (did_you_mean(chart, kinds) or
-                                                                      f"; kinds: {sorted(kinds)}"), it, kind)
-        if where_ok:
-            for mp, msg in selection_problems(report, store, p, kind, it, names):
-                add(mp, msg)
-            for msg in scope_problems(report, store, kind, it):
-                add(p + (("where",) if "where" in it else ("id",)), msg)
-    if report is not None:
-        for path, msg in revision_problems(report, store):
-            add(path, msg)
-    for k, c in enumerate(_l(raw.get("compare"))):
-        if report is not None and report.scope.declared and k < len(report.compares):
-            for msg in compare_scope_problems(report, store, report.compares[k]):
-                add(("compare", k, "id"), msg)
-        if report is not None and k < len(report.compares) and compare_ok[k]:
-            for j, msg in compare_host_problems(report, store, report.compares[k], compare_ok[k]):
-                add(("compare", k, "metrics", j), msg)
-    return problems
+                where_ok &= self.value(p + ("where", f), f, cond, it, kind)
+        return where_ok
 
 
 def revision_problems(report, store) -> list[tuple[tuple, str]]:

@@ -750,71 +750,52 @@ def _measure(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any
         return _measure_locked(req, run_dir, strace_pid, remote, profiler, lock)
 
 
+@dataclass
+class _Collectors:
+    """What this host runs beside the benchmark: the monitors, strace, perf and the server log's tail."""
+    monitors: list[Monitor]
+    strace: Monitor | None
+    profiler: Any
+    tail: ServerLogTail | None
+
+    def start(self, run_dir: Path, lock: lifetime.RunLock) -> list[str]:
+        """Each collector started; the errors of those that did not start."""
+        if self.tail is not None:
+            self.tail.start()
+        for mon in self.monitors:
+            mon.start(run_dir, lock=lock)
+        if self.strace is not None:
+            self.strace.start(run_dir, "strace_stderr.txt", lock=lock)
+        if self.profiler is not None:
+            self.profiler.start(run_dir, lock)
+        return [f"{m.name}: {m.error}" for m in self.monitors + ([self.strace] if self.strace else []) if m.error]
+
+
+@dataclass
+class _Benchmark:
+    """How the benchmark's process ended: its exit code (None: never started), when it ran, why it failed."""
+    proc: subprocess.Popen | None = None
+    exit_code: int | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    note: str | None = None
+
+
 def _measure_locked(req: RunRequest, run_dir: Path, strace_pid: int | None, remote: Any, profiler: Any,
                     lock: lifetime.RunLock) -> RunResult:
     t0 = time.monotonic()
-
-    meta: dict[str, Any] = {
-        "status": "interrupted",
-        "status_note": "collect has not finished this run (still running, or collect was killed)",
-        "hostname": socket.gethostname(),
-    }
-    if req.role:
-        meta["role"] = req.role
-    if req.note:
-        meta["notes"] = req.note
-    meta["factors"] = dict(req.factors)
-    output = req.output_name
-    commands: dict[str, Any] = {
-        "benchmark": shlex.join(req.command), "argv": list(req.command), "cwd": str(run_dir),
-        "output": f"{output} (stdout and stderr)",
-    }
-    monitors = [Monitor(n, list(a), o) for n, a, o in MONITORS if n in req.monitors]
-    for mon in monitors:
-        commands[mon.name] = mon.shell
-    strace = None
-    if strace_pid is not None:
-        strace = Monitor("strace", ["strace", "-c", "-f", "-p", str(strace_pid), "-o", "strace_c.txt"], None)
-        commands["strace"] = shlex.join(strace.argv) + " 2> strace_stderr.txt"
-    if profiler is not None:
-        commands.update(profiler.commands())
-    scripts = copy_scripts(req.command, run_dir)
-    if scripts:
-        commands["scripts"] = scripts
-    meta["commands"] = commands
-    meta["machine"] = machine_info(run_dir)
-    program = Path(req.command[0]).name
-    tools = run_tools(program, bool(req.monitors), strace is not None, bool(req.conninfo))
-    # a benchmark given by its absolute path is probed there, not in PATH
-    paths = {program: req.command[0]} if os.path.isabs(req.command[0]) and program in VERSION_PROBES else None
-    meta["versions"] = tool_versions(tools + (["perf"] if profiler else []), paths)
-    meta["env"] = env_info()
-    if remote:
-        commands["hosts"] = [f"{h.name} ({h.role}): {h.dir_name}/, ssh {h.target}" for h in req.hosts if h.target]
-        remote.inventory(run_dir)
-    if req.campaign:
-        meta["campaign"] = dict(req.campaign)
+    coll = _collectors(req, strace_pid, profiler)
+    meta, commands = _describe_run(req, run_dir, coll, remote)
     write_run_toml(run_dir, meta)  # status "interrupted" until we know better
     if req.conninfo:
         meta["server"] = server_info(req.conninfo, run_dir)
         if "capture_error" in meta["server"]:
             _log(f"warning: server capture failed: {meta['server']['capture_error']}", req.quiet)
 
-    exit_code: int | None = None
-    start = end = None
-    note = None
-    tail = ServerLogTail(req.server_log) if req.server_log is not None else None
+    bench = _Benchmark()
     with _Interrupt() as intr:
         meta["collectors_start"] = _now()
-        if tail is not None:
-            tail.start()
-        for mon in monitors:
-            mon.start(run_dir, lock=lock)
-        if strace is not None:
-            strace.start(run_dir, "strace_stderr.txt", lock=lock)
-        if profiler is not None:
-            profiler.start(run_dir, lock)
-        errors = [f"{m.name}: {m.error}" for m in monitors + ([strace] if strace else []) if m.error]
+        errors = coll.start(run_dir, lock)
         if remote and intr.received is None:
             errors += remote.start_monitors()
         for e in errors:
@@ -825,108 +806,181 @@ def _measure_locked(req: RunRequest, run_dir: Path, strace_pid: int | None, remo
                                                            replication=req.pg_stat_replication)
         if remote and intr.received is None:
             remote.snapshot("before")
-        series = []
-        if req.conninfo and req.pg_stat_interval_s > 0 and intr.received is None and shutil.which("psql"):
-            series.append(PgStatSeries(req.conninfo, run_dir, req.pg_stat_interval_s, _psql))
-            if req.pg_stat_replication:
-                series.append(PgStatSeries(req.conninfo, run_dir, req.pg_stat_interval_s, _psql, *REPLICATION_VIEW))
-        proc = None
         if intr.received is None:
-            for s in series:
-                s.start()
-            if remote:
-                remote.start_series(req.pg_stat_interval_s)
-            try:
-                with open(run_dir / output, "wb") as out:
-                    start = _now()
-                    # a process group of its own, stopped whole (a benchmark that is a shell stops with what it
-                    # started); named to the lifeline, so that it does not outlive a killed collect
-                    proc = subprocess.Popen(req.command, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
-                                            stderr=subprocess.STDOUT,
-                                            env={**os.environ, "KANSOKU_RUN_DIR": str(run_dir)},
-                                            **lifetime.child(lock=lock, then=default_signals))
-                intr.child = proc
-                if intr.received is not None:  # arrived while the process was being started
-                    _signal_group(proc, intr.received)
-                exit_code = _wait_benchmark(proc, intr)
-                if lifetime.live_groups() & {proc.pid}:  # what it left running would write into the run
-                    _log("warning: the benchmark left processes running; stopped", req.quiet)
-                    lifetime.stop_groups({proc.pid}, list(STOP_SIGNALS))
-                lifetime.ended(proc)
-            except OSError as exc:
-                note = f"the command could not be started: {exc}"
-                exit_code = 127
-            end = _now()
-            for s in series:
-                commands.update(s.stop())
-            if remote:
-                remote.stop_series()
-            if req.conninfo and intr.received is None:
-                snapshot_pg_stat(req.conninfo, run_dir, "after", replication=req.pg_stat_replication)
-            if remote and intr.received is None:
-                remote.snapshot("after")
+            bench = _run_benchmark(req, run_dir, lock, intr, remote, commands)
         if intr.received is None:
             _sleep_unless(intr, req.settle_s)
-        if strace is not None:
-            strace.stop()
-        if profiler is not None:
-            errors += [f"perf: {e}" for e in profiler.stop(run_dir, lock)]
-            commands["perf_stop_signal"] = profiler.stop_signal
-        for mon in monitors:
-            mon.stop()
-        if remote:
-            remote.stop_monitors()
-        meta["collectors_stop"] = _now()
-        # a monitor that was not running any more when the run ended measured part of it: the run failed
-        lost = [f"monitor {m.name} on this host ended before the run did ({m.stop_signal})"
-                for m in monitors if m.stop_signal.startswith("exited")]
-        if remote:
-            lost += remote.failures()
-        if tail is not None:
-            commands.update(tail.stop(run_dir))
+        lost = _stop_collectors(coll, run_dir, lock, remote, meta, commands, errors)
         received = intr.received
-    render_errors = render_sa(run_dir, commands, lock) if monitors else []
+    render_errors = render_sa(run_dir, commands, lock) if coll.monitors else []
 
-    if start:
-        meta["start"] = start
-    if end:
-        meta["end"] = end
-    if received is not None:
-        status = "interrupted"
-        note = f"collect received SIG{signal.Signals(received).name.removeprefix('SIG')}" + \
-               ("" if proc is not None else " before the benchmark started") + \
-               (f"; benchmark exit code {exit_code}" if exit_code is not None else "")
-        if exit_code is None:
-            exit_code = 128 + received
-    elif exit_code == 0 and not lost:
-        status = "ok"
-    else:
-        status = "failed"
-        if note is None and exit_code != 0:
-            note = f"benchmark exit code {exit_code}" + (
-                f" (killed by signal {signal.Signals(exit_code - 128).name})" if exit_code > 128 else "")
-        if lost:  # the benchmark may have run well: its measurements did not
-            note = "; ".join(([note] if note else []) + lost)
+    if bench.start:
+        meta["start"] = bench.start
+    if bench.end:
+        meta["end"] = bench.end
+    status, note, exit_code = _run_status(received, bench, lost)
     meta["status"] = status
     if note:
         meta["status_note"] = note
     else:
         meta.pop("status_note", None)
     meta["exit_code"] = exit_code
-    commands["collectors_stop_signal"] = " ".join(f"{m.name}:{m.stop_signal}" for m in monitors)
-    if strace is not None:
-        commands["strace_stop_signal"] = strace.stop_signal
+    commands["collectors_stop_signal"] = " ".join(f"{m.name}:{m.stop_signal}" for m in coll.monitors)
+    if coll.strace is not None:
+        commands["strace_stop_signal"] = coll.strace.stop_signal
     if errors or render_errors:
         commands["monitor_errors"] = errors + render_errors
-    # rebuild the dict so top-level keys come first in the file
+    write_run_toml(run_dir, _status_first(meta))
+    if remote:
+        remote.write_host_tomls()
+    return RunResult(run_dir, status, exit_code, received is not None, time.monotonic() - t0, note)
+
+
+def _collectors(req: RunRequest, strace_pid: int | None, profiler: Any) -> _Collectors:
+    monitors = [Monitor(n, list(a), o) for n, a, o in MONITORS if n in req.monitors]
+    strace = None
+    if strace_pid is not None:
+        strace = Monitor("strace", ["strace", "-c", "-f", "-p", str(strace_pid), "-o", "strace_c.txt"], None)
+    tail = ServerLogTail(req.server_log) if req.server_log is not None else None
+    return _Collectors(monitors, strace, profiler, tail)
+
+
+def _describe_run(req: RunRequest, run_dir: Path, coll: _Collectors, remote: Any) -> tuple[dict, dict]:
+    """run.toml as it stands before the benchmark starts (status "interrupted"), and its [commands] table
+    (inside it), which the rest of the run fills in."""
+    meta: dict[str, Any] = {
+        "status": "interrupted",
+        "status_note": "collect has not finished this run (still running, or collect was killed)",
+        "hostname": socket.gethostname(),
+    }
+    if req.role:
+        meta["role"] = req.role
+    if req.note:
+        meta["notes"] = req.note
+    meta["factors"] = dict(req.factors)
+    commands: dict[str, Any] = {
+        "benchmark": shlex.join(req.command), "argv": list(req.command), "cwd": str(run_dir),
+        "output": f"{req.output_name} (stdout and stderr)",
+    }
+    for mon in coll.monitors:
+        commands[mon.name] = mon.shell
+    if coll.strace is not None:
+        commands["strace"] = shlex.join(coll.strace.argv) + " 2> strace_stderr.txt"
+    if coll.profiler is not None:
+        commands.update(coll.profiler.commands())
+    scripts = copy_scripts(req.command, run_dir)
+    if scripts:
+        commands["scripts"] = scripts
+    meta["commands"] = commands
+    meta["machine"] = machine_info(run_dir)
+    program = Path(req.command[0]).name
+    tools = run_tools(program, bool(req.monitors), coll.strace is not None, bool(req.conninfo))
+    # a benchmark given by its absolute path is probed there, not in PATH
+    paths = {program: req.command[0]} if os.path.isabs(req.command[0]) and program in VERSION_PROBES else None
+    meta["versions"] = tool_versions(tools + (["perf"] if coll.profiler else []), paths)
+    meta["env"] = env_info()
+    if remote:
+        commands["hosts"] = [f"{h.name} ({h.role}): {h.dir_name}/, ssh {h.target}" for h in req.hosts if h.target]
+        remote.inventory(run_dir)
+    if req.campaign:
+        meta["campaign"] = dict(req.campaign)
+    return meta, commands
+
+
+def _run_benchmark(req: RunRequest, run_dir: Path, lock: lifetime.RunLock, intr: _Interrupt, remote: Any,
+                   commands: dict[str, Any]) -> _Benchmark:
+    """The benchmark run to its end, with the pg_stat series sampled meanwhile and snapshotted after it."""
+    bench = _Benchmark()
+    series = []
+    if req.conninfo and req.pg_stat_interval_s > 0 and shutil.which("psql"):
+        series.append(PgStatSeries(req.conninfo, run_dir, req.pg_stat_interval_s, _psql))
+        if req.pg_stat_replication:
+            series.append(PgStatSeries(req.conninfo, run_dir, req.pg_stat_interval_s, _psql, *REPLICATION_VIEW))
+    for s in series:
+        s.start()
+    if remote:
+        remote.start_series(req.pg_stat_interval_s)
+    try:
+        with open(run_dir / req.output_name, "wb") as out:
+            bench.start = _now()
+            # a process group of its own, stopped whole (a benchmark that is a shell stops with what it
+            # started); named to the lifeline, so that it does not outlive a killed collect
+            bench.proc = proc = subprocess.Popen(req.command, cwd=run_dir, stdin=subprocess.DEVNULL, stdout=out,
+                                                 stderr=subprocess.STDOUT,
+                                                 env={**os.environ, "KANSOKU_RUN_DIR": str(run_dir)},
+                                                 **lifetime.child(lock=lock, then=default_signals))
+        intr.child = proc
+        if intr.received is not None:  # arrived while the process was being started
+            _signal_group(proc, intr.received)
+        bench.exit_code = _wait_benchmark(proc, intr)
+        if lifetime.live_groups() & {proc.pid}:  # what it left running would write into the run
+            _log("warning: the benchmark left processes running; stopped", req.quiet)
+            lifetime.stop_groups({proc.pid}, list(STOP_SIGNALS))
+        lifetime.ended(proc)
+    except OSError as exc:
+        bench.note = f"the command could not be started: {exc}"
+        bench.exit_code = 127
+    bench.end = _now()
+    for s in series:
+        commands.update(s.stop())
+    if remote:
+        remote.stop_series()
+    if req.conninfo and intr.received is None:
+        snapshot_pg_stat(req.conninfo, run_dir, "after", replication=req.pg_stat_replication)
+    if remote and intr.received is None:
+        remote.snapshot("after")
+    return bench
+
+
+def _stop_collectors(coll: _Collectors, run_dir: Path, lock: lifetime.RunLock, remote: Any, meta: dict[str, Any],
+                     commands: dict[str, Any], errors: list[str]) -> list[str]:
+    """Every collector stopped (perf's errors join ``errors``); what was lost: the monitors that had ended
+    before the run did, which measured only part of it."""
+    if coll.strace is not None:
+        coll.strace.stop()
+    if coll.profiler is not None:
+        errors += [f"perf: {e}" for e in coll.profiler.stop(run_dir, lock)]
+        commands["perf_stop_signal"] = coll.profiler.stop_signal
+    for mon in coll.monitors:
+        mon.stop()
+    if remote:
+        remote.stop_monitors()
+    meta["collectors_stop"] = _now()
+    lost = [f"monitor {m.name} on this host ended before the run did ({m.stop_signal})"
+            for m in coll.monitors if m.stop_signal.startswith("exited")]
+    if remote:
+        lost += remote.failures()
+    if coll.tail is not None:
+        commands.update(coll.tail.stop(run_dir))
+    return lost
+
+
+def _run_status(received: int | None, bench: _Benchmark, lost: list[str]) -> tuple[str, str | None, int | None]:
+    """The run's status, why it is not ok, and the exit code run.toml records (128 + the signal collect received
+    before the benchmark ended)."""
+    exit_code, note = bench.exit_code, bench.note
+    if received is not None:
+        note = f"collect received SIG{signal.Signals(received).name.removeprefix('SIG')}" + \
+               ("" if bench.proc is not None else " before the benchmark started") + \
+               (f"; benchmark exit code {exit_code}" if exit_code is not None else "")
+        return "interrupted", note, exit_code if exit_code is not None else 128 + received
+    if exit_code == 0 and not lost:
+        return "ok", note, exit_code
+    if note is None and exit_code != 0:
+        note = f"benchmark exit code {exit_code}" + (
+            f" (killed by signal {signal.Signals(exit_code - 128).name})" if exit_code > 128 else "")
+    if lost:  # the benchmark may have run well: its measurements did not
+        note = "; ".join(([note] if note else []) + lost)
+    return "failed", note, exit_code
+
+
+def _status_first(meta: dict[str, Any]) -> dict[str, Any]:
+    """run.toml's keys with how the run ended first in the file."""
     order = ["status", "status_note", "exit_code", "start", "end", "collectors_start", "collectors_stop",
              "hostname", "role", "notes"]
     final = {k: meta[k] for k in order if k in meta}
     final.update({k: v for k, v in meta.items() if k not in final})
-    write_run_toml(run_dir, final)
-    if remote:
-        remote.write_host_tomls()
-    return RunResult(run_dir, status, exit_code, received is not None, time.monotonic() - t0, note)
+    return final
 
 
 def render_sa(run_dir: Path, commands: dict[str, Any], lock: lifetime.RunLock | None = None) -> list[str]:

@@ -224,187 +224,33 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
     """One attempt at the ingest; ``alone``: files the writer parses itself, one at a time (never pooled)."""
     report = IngestReport(db=str(db_path))
     by_dir, roots, whole, host_dirs = _discover(paths, report, left_out or {})
-    for run_dir in [d for d, dets in by_dir.items() if all(x.format.attachment for x in dets)]:
-        for d in by_dir.pop(run_dir):  # scripts beside a plan, not in a run directory: not a run
-            report.files.append(FileResult(str(d.path), None, "skipped",
-                                           reason=f"{d.format.description}, outside a run directory"))
+    _skip_scripts_outside_runs(by_dir, report)
     work = [(run_dir, d) for run_dir in sorted(by_dir) for d in by_dir[run_dir]]
-    for run_dir, dets in sorted(by_dir.items()):  # one run per directory (formats declare what that means)
-        for where in sorted({d.path.parent for d in dets}):  # each host's files by themselves
-            why = runs_mixed_in_directory([(d.path, d.format) for d in dets
-                                           if d.format is not None and d.path.parent == where])
-            if why:
-                report.errors.append(f"{where}: {why}. A run is a directory: put each run (its pgbench output, "
-                                     "-l logs, monitors) in its own directory, e.g. clients=4/rep=1/; nothing stored")
-    # 2. identities: one directory, one run; one run, one directory
-    runs: dict[Path, Run | None] = {}
-    for run_dir in sorted(by_dir):
-        try:
-            runs[run_dir] = make_run(run_dir, roots[run_dir])
-            for key in sorted(host_dirs.get(run_dir, ())):
-                runs[run_dir].hosts[key] = load_host(runs[run_dir], key, run_dir / f"{HOST_DIR_PREFIX}{key}")
-            check_host_names(runs[run_dir])  # one hostname for two hosts would merge their samples
-        except RunError as exc:
-            runs[run_dir] = None
-            report.errors.append(str(exc))
-    # a directory holding only files that declare their own runs (published tables) is not a run
-    measured = {d: r for d, r in runs.items() if r is not None and any(not x.format.own_runs for x in by_dir[d])}
-    seen: dict[str, Run] = {}
-    for run in measured.values():
-        other = seen.setdefault(run.run_id, run)
-        if other is not run:
-            report.errors.append(f"{other.run_dir} and {run.run_dir} would both be run {run.run_id!r}; "
-                                 f"ingest them from one campaign root (a {CAMPAIGN_MARKER} file marks one; see docs/ingest.md)")
+    _check_one_run_per_directory(by_dir, report)
+    runs = _identify_runs(by_dir, roots, host_dirs, report)
+    measured = _measured_runs(runs, by_dir, report)
 
     store = open_store(db_path, wait_s=wait_s, on_wait=on_wait)
     parallel.clean_scratch(db_path)  # this process is the store's one writer: what is there was left by a kill
     tx = None
-    pool: parallel.Pool | None = None
     rendering_of = _renderings_of_sa_files(by_dir)  # checked on a sample by the writer, after their sa file
-    batch: parallel.Batch | None = None  # the workers' rows, inserted a batch of files at a time
     pooled, n_jobs = _pooled(work, runs, jobs, set(rendering_of) | set(alone))
+    files: _FilePass | None = None
     try:
         with store.atomic() as tx:
             if began is not None:  # a Ctrl-C after COMMIT (while the store closes) must not say "nothing stored"
                 began.append(tx)
-            stored_as = store.runs_in_dirs([str(r.run_dir) for r in measured.values()])
-            for run in measured.values():
-                old_id = stored_as.get(str(run.run_dir))
-                if old_id is not None and old_id != run.run_id:
-                    report.errors.append(
-                        f"{run.run_dir} is already stored as run {old_id!r}; this ingest would name it "
-                        f"{run.run_id!r} (relative to {campaign_root(run.run_dir, roots[_key(runs, run)].resolve())}). "
-                        f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
-                        f"file so that every path names a run the same way")
+            _check_run_dirs_keep_their_ids(store, measured, runs, roots, report)
             _check_against_stored(store, measured, by_dir, whole, report)
-            # what is stored of every rendering, read once (not a statement per run's check): a
-            # rendering's row of sources changes only at its own check
-            stored_renderings = _stored_renderings(store, [(runs[r_dir], d.path) for r_dir, d in work
-                                                           if d.path in rendering_of and runs[r_dir] is not None])
-            if pooled:
-                states = store.source_states([source_id_for(runs[run_dir].run_id, _file_name(runs[run_dir], det.path))
-                                              for run_dir, det in work if det.path in pooled])
-                tasks = [_task(runs[run_dir], det, states, store.blobs, store.next_file_no()) for run_dir, det in work if det.path in pooled]
-                pool = parallel.Pool(tasks, n_jobs, scratch=parallel.scratch_root(db_path))
-                batch = parallel.Batch(store)
-            iterator = progress(work) if progress else work
-            first_result = len(report.files)
-            aborted = False
-            deferred: list[tuple[Path, Detection]] = []  # a run's renderings, checked once its other files are in
-            fallback = renderings.Checks()  # what the checks of renderings share
-            refs = fallback.parquet  # a pooled sa file's rows, as its worker wrote them
-            sa_files = set(rendering_of.values())  # what its renderings are compared with
-            sa_digests = fallback.digests  # and their sha256 (as stored)
-
-            def check_renderings() -> bool:
-                """The deferred renderings (the previous run's: workers parse ahead meanwhile); False: aborted."""
-                deferred.sort(key=lambda rd: (rd[0], rd[1].path.parent, _rank(rd[1]), rd[1].path))
-                todo = list(deferred)
-                deferred.clear()
-                try:
-                    return _check(todo)
-                finally:
-                    for part in refs.values():  # (filled by pooled sa files only: the batch removes a part)
-                        batch.release(str(part))
-                    fallback.clear_references()
-
-            def _check(todo: list[tuple[Path, Detection]]) -> bool:
-                # what is stored of these renderings (read for every rendering as the ingest began); their
-                # sources rows inserted in one statement (not two statements a rendering, three renderings
-                # a run)
-                fallback.begin(stored_renderings, [(runs[r_dir], d, rendering_of[d.path]) for r_dir, d in todo])
-                try:
-                    for r_dir, d in todo:
-                        raise_if_witnessed()
-                        try:
-                            report.files.append(_ingest_rendering(store, runs[r_dir], d, rendering_of[d.path],
-                                                                  fallback, report))
-                        except _Aborted:
-                            report.files.append(FileResult(str(d.path), runs[r_dir].run_id, "failed",
-                                                           d.format.name, reason=report.errors[-1]))
-                            return False
-                    if fallback.rows:  # (only when every check ended: after a Ctrl-C or an aborted
-                        store.insert_rows("sources", fallback.rows)  # statement the transaction is void)
-                    return True
-                finally:
-                    fallback.end()
-
-            for run_dir, det in iterator:
-                raise_if_witnessed()  # a Ctrl-C during the last file that a statement swallowed
-                # a finished run's renderings, once its sa file's rows are in the store (the batch is empty)
-                if deferred and deferred[-1][0] != run_dir and (batch is None or not batch.files) \
-                        and not check_renderings():
-                    aborted = True
-                    break
-                run = runs[run_dir]
-                if run is None:
-                    report.files.append(FileResult(str(det.path), None, "failed", det.format.name,
-                                                   reason="run metadata error"))
-                    continue
-                if det.path in rendering_of:
-                    deferred.append((run_dir, det))
-                    continue
-                try:
-                    if det.path in pooled:
-                        res = _apply_outcome(store, run, det, next(pool.results), report, batch, states,
-                                             keep=refs if det.path in sa_files else None,
-                                             digests=sa_digests if det.path in sa_files else None)
-                    else:
-                        if batch is not None:  # the files before it are stored before the writer parses one
-                            batch.flush()
-                        res = _ingest_file(store, run, det, report)
-                except _Aborted:
-                    report.files.append(FileResult(str(det.path), run.run_id, "failed", det.format.name,
-                                                   reason=report.errors[-1]))
-                    aborted = True
-                    break
-                report.files.append(res)
-            if batch is not None and not aborted:  # before the pool's scratch directory (the parts) goes
-                batch.flush()
-            if not aborted and deferred and not check_renderings():
-                aborted = True
-            # the files' results in the order of the walk: renderings are checked later than their neighbours,
-            # when their run's sa file is stored (a run later, or a batch later in a parallel ingest)
-            order = {str(det.path): i for i, (_, det) in enumerate(work)}
-            report.files[first_result:] = sorted(report.files[first_result:], key=lambda f: order.get(f.path, len(order)))
-            if pool is not None:
-                pool.close(abort=aborted)
-                pool = None
+            files = _FilePass(store, report, runs, work, rendering_of, pooled)
+            files.start_pool(n_jobs, db_path)
+            aborted = files.parse_all(progress)
             if report.errors and (aborted or not keep_going):
                 tx.rollback()
                 return report
-            # outputs of two hosts without the layout that says which is which: the run is refused
-            ids = [run.run_id for run in measured.values()]
-            printed, intervals = store.printed_hosts(ids), store.sampling_intervals(ids)
-            refused = {d for d, run in measured.items()
-                       if _hosts_contradicted(run, printed.get(run.run_id, []), intervals.get(run.run_id, {}), report)}
-            if refused and not keep_going:
+            if not _store_runs(store, report, work, by_dir, whole, measured, keep_going):
                 tx.rollback()
                 return report
-            for run_dir in refused:
-                for sid in store.run_sources(measured[run_dir].run_id).values():
-                    store.delete_source(sid)
-            # with keep_going, a directory none of whose files was stored is not stored as a run
-            failed = {f.path for f in report.files if f.status == "failed" or (f.status == "skipped" and f.format)} | {
-                str(det.path) for run_dir, det in work if run_dir in refused}
-            stored_dirs = {run_dir for run_dir, det in work if not det.format.own_runs and str(det.path) not in failed}
-            measured = {d: r for d, r in measured.items() if d in stored_dirs}
-            # a run's files are a set: files no longer in a directory walked whole leave no rows behind
-            for run_dir, run in measured.items():
-                if run_dir not in whole:
-                    continue
-                present = {_file_name(run, d.path) for d in by_dir[run_dir] if not d.format.own_runs}
-                for name, sid in sorted(store.run_sources(run.run_id).items()):
-                    if name not in present:
-                        state = store.source_state(sid)
-                        store.delete_source(sid)
-                        report.files.append(FileResult(state[2] if state else name, run.run_id, "removed",
-                                                       reason="no longer in the run directory"))
-            for state in _upsert_runs(store, list(measured.values())):
-                report.runs_seen += 1
-                report.runs_new += state == "new"
-                report.runs_updated += state == "updated"
-            _warn_coverage(store, [run.run_id for run in measured.values()], report)
         report.committed = tx.committed
     except parallel.BatchFailed as exc:  # rolled back: the batch's files are tried again, each alone
         if not exc.paths or {Path(p) for p in exc.paths} <= set(alone):  # (never: such files are not pooled)
@@ -416,10 +262,244 @@ def _ingest(paths: list[Path], db_path: Path, *, wait_s: float, progress, on_wai
             raise
         raise Interrupted(tx is not None and tx.committed) from None
     finally:
-        if pool is not None:  # an error or Ctrl-C before the pool was drained
-            pool.close(abort=True)
+        if files is not None:  # an error or Ctrl-C before the pool was drained
+            files.close_pool(abort=True)
         store.close()
     return report
+
+
+def _skip_scripts_outside_runs(by_dir: dict[Path, list[Detection]], report: IngestReport) -> None:
+    """A directory holding only attachments (scripts beside a plan, not in a run directory) is not a run."""
+    for run_dir in [d for d, dets in by_dir.items() if all(x.format.attachment for x in dets)]:
+        for d in by_dir.pop(run_dir):
+            report.files.append(FileResult(str(d.path), None, "skipped",
+                                           reason=f"{d.format.description}, outside a run directory"))
+
+
+def _check_one_run_per_directory(by_dir: dict[Path, list[Detection]], report: IngestReport) -> None:
+    """One run per directory (formats declare what that means), each host's files by themselves."""
+    for run_dir, dets in sorted(by_dir.items()):
+        for where in sorted({d.path.parent for d in dets}):
+            why = runs_mixed_in_directory([(d.path, d.format) for d in dets
+                                           if d.format is not None and d.path.parent == where])
+            if why:
+                report.errors.append(f"{where}: {why}. A run is a directory: put each run (its pgbench output, "
+                                     "-l logs, monitors) in its own directory, e.g. clients=4/rep=1/; nothing stored")
+
+
+def _identify_runs(by_dir: dict[Path, list[Detection]], roots: dict[Path, Path], host_dirs: dict[Path, set[str]],
+                   report: IngestReport) -> dict[Path, Run | None]:
+    """Each run directory's run (None: its description is refused, the error listed), with its hosts."""
+    runs: dict[Path, Run | None] = {}
+    for run_dir in sorted(by_dir):
+        try:
+            runs[run_dir] = make_run(run_dir, roots[run_dir])
+            for key in sorted(host_dirs.get(run_dir, ())):
+                runs[run_dir].hosts[key] = load_host(runs[run_dir], key, run_dir / f"{HOST_DIR_PREFIX}{key}")
+            check_host_names(runs[run_dir])  # one hostname for two hosts would merge their samples
+        except RunError as exc:
+            runs[run_dir] = None
+            report.errors.append(str(exc))
+    return runs
+
+
+def _measured_runs(runs: dict[Path, Run | None], by_dir: dict[Path, list[Detection]],
+                   report: IngestReport) -> dict[Path, Run]:
+    """The measured runs by directory, each id given to one directory only. A directory holding only files that
+    declare their own runs (published tables) is not a run."""
+    measured = {d: r for d, r in runs.items() if r is not None and any(not x.format.own_runs for x in by_dir[d])}
+    seen: dict[str, Run] = {}
+    for run in measured.values():
+        other = seen.setdefault(run.run_id, run)
+        if other is not run:
+            report.errors.append(f"{other.run_dir} and {run.run_dir} would both be run {run.run_id!r}; "
+                                 f"ingest them from one campaign root (a {CAMPAIGN_MARKER} file marks one; see docs/ingest.md)")
+    return measured
+
+
+def _check_run_dirs_keep_their_ids(store: Store, measured: dict[Path, Run], runs: dict[Path, Run | None],
+                                   roots: dict[Path, Path], report: IngestReport) -> None:
+    """A run directory already stored keeps its run id: ingested from another path, it would be named anew."""
+    stored_as = store.runs_in_dirs([str(r.run_dir) for r in measured.values()])
+    for run in measured.values():
+        old_id = stored_as.get(str(run.run_dir))
+        if old_id is not None and old_id != run.run_id:
+            report.errors.append(
+                f"{run.run_dir} is already stored as run {old_id!r}; this ingest would name it "
+                f"{run.run_id!r} (relative to {campaign_root(run.run_dir, roots[_key(runs, run)].resolve())}). "
+                f"Ingest from the same path as before, or mark the campaign root with a {CAMPAIGN_MARKER} "
+                f"file so that every path names a run the same way")
+
+
+class _FilePass:
+    """The writer's pass over the detected files, in the order of the walk: the files it parses itself, the
+    workers' outcomes, and each run's renderings of its sa file, checked once that file's rows are stored."""
+
+    def __init__(self, store: Store, report: IngestReport, runs: dict[Path, Run | None],
+                 work: list[tuple[Path, Detection]], rendering_of: dict[Path, Path], pooled: set[Path]):
+        self.store, self.report, self.runs, self.work = store, report, runs, work
+        self.rendering_of, self.pooled = rendering_of, pooled
+        self.pool: parallel.Pool | None = None
+        self.batch: parallel.Batch | None = None  # the workers' rows, inserted a batch of files at a time
+        self.states: dict[str, tuple] = {}
+        self.deferred: list[tuple[Path, Detection]] = []  # a run's renderings, checked once its other files are in
+        self.checks = renderings.Checks()  # what the checks of renderings share
+        self.sa_files = set(rendering_of.values())  # what its renderings are compared with
+        # what is stored of every rendering, read once (not a statement per run's check): a rendering's row of
+        # sources changes only at its own check
+        self.stored_renderings = _stored_renderings(store, [(runs[r_dir], d.path) for r_dir, d in work
+                                                            if d.path in rendering_of and runs[r_dir] is not None])
+
+    def start_pool(self, n_jobs: int, db_path: Path) -> None:
+        """The workers, parsing the pooled files ahead of the writer."""
+        if not self.pooled:
+            return
+        runs, store = self.runs, self.store
+        self.states = store.source_states([source_id_for(runs[run_dir].run_id, _file_name(runs[run_dir], det.path))
+                                           for run_dir, det in self.work if det.path in self.pooled])
+        tasks = [_task(runs[run_dir], det, self.states, store.blobs, store.next_file_no())
+                 for run_dir, det in self.work if det.path in self.pooled]
+        self.pool = parallel.Pool(tasks, n_jobs, scratch=parallel.scratch_root(db_path))
+        self.batch = parallel.Batch(store)
+
+    def close_pool(self, abort: bool) -> None:
+        if self.pool is not None:
+            self.pool.close(abort=abort)
+            self.pool = None
+
+    def parse_all(self, progress) -> bool:
+        """Every file stored or checked, its result listed in the order of the walk; True: the ingest aborted."""
+        report = self.report
+        first_result = len(report.files)
+        aborted = self._each_file(progress(self.work) if progress else self.work)
+        if self.batch is not None and not aborted:  # before the pool's scratch directory (the parts) goes
+            self.batch.flush()
+        if not aborted and self.deferred and not self.check_renderings():
+            aborted = True
+        # renderings are checked later than their neighbours, when their run's sa file is stored (a run later,
+        # or a batch later in a parallel ingest)
+        order = {str(det.path): i for i, (_, det) in enumerate(self.work)}
+        report.files[first_result:] = sorted(report.files[first_result:], key=lambda f: order.get(f.path, len(order)))
+        self.close_pool(abort=aborted)
+        return aborted
+
+    def _each_file(self, iterator) -> bool:
+        """The files in turn (a run's renderings deferred); True: aborted."""
+        report, batch = self.report, self.batch
+        for run_dir, det in iterator:
+            raise_if_witnessed()  # a Ctrl-C during the last file that a statement swallowed
+            # a finished run's renderings, once its sa file's rows are in the store (the batch is empty)
+            if self.deferred and self.deferred[-1][0] != run_dir and (batch is None or not batch.files) \
+                    and not self.check_renderings():
+                return True
+            run = self.runs[run_dir]
+            if run is None:
+                report.files.append(FileResult(str(det.path), None, "failed", det.format.name,
+                                               reason="run metadata error"))
+                continue
+            if det.path in self.rendering_of:
+                self.deferred.append((run_dir, det))
+                continue
+            try:
+                res = self._one_file(run, det)
+            except _Aborted:
+                report.files.append(FileResult(str(det.path), run.run_id, "failed", det.format.name,
+                                               reason=report.errors[-1]))
+                return True
+            report.files.append(res)
+        return False
+
+    def _one_file(self, run: Run, det: Detection) -> FileResult:
+        """A pooled file's outcome applied, or the file parsed by the writer."""
+        if det.path in self.pooled:
+            sa = det.path in self.sa_files
+            return _apply_outcome(self.store, run, det, next(self.pool.results), self.report, self.batch,
+                                  self.states, keep=self.checks.parquet if sa else None,
+                                  digests=self.checks.digests if sa else None)
+        if self.batch is not None:  # the files before it are stored before the writer parses one
+            self.batch.flush()
+        return _ingest_file(self.store, run, det, self.report)
+
+    def check_renderings(self) -> bool:
+        """The deferred renderings (the previous run's: workers parse ahead meanwhile); False: aborted."""
+        self.deferred.sort(key=lambda rd: (rd[0], rd[1].path.parent, _rank(rd[1]), rd[1].path))
+        todo = list(self.deferred)
+        self.deferred.clear()
+        try:
+            return self._check(todo)
+        finally:
+            for part in self.checks.parquet.values():  # (filled by pooled sa files only: the batch removes a part)
+                self.batch.release(str(part))
+            self.checks.clear_references()
+
+    def _check(self, todo: list[tuple[Path, Detection]]) -> bool:
+        # what is stored of these renderings (read for every rendering as the ingest began); their sources rows
+        # inserted in one statement (not two statements a rendering, three renderings a run)
+        runs, report, checks = self.runs, self.report, self.checks
+        checks.begin(self.stored_renderings, [(runs[r_dir], d, self.rendering_of[d.path]) for r_dir, d in todo])
+        try:
+            for r_dir, d in todo:
+                raise_if_witnessed()
+                try:
+                    report.files.append(_ingest_rendering(self.store, runs[r_dir], d, self.rendering_of[d.path],
+                                                          checks, report))
+                except _Aborted:
+                    report.files.append(FileResult(str(d.path), runs[r_dir].run_id, "failed",
+                                                   d.format.name, reason=report.errors[-1]))
+                    return False
+            if checks.rows:  # (only when every check ended: after a Ctrl-C or an aborted
+                self.store.insert_rows("sources", checks.rows)  # statement the transaction is void)
+            return True
+        finally:
+            checks.end()
+
+
+def _store_runs(store: Store, report: IngestReport, work: list[tuple[Path, Detection]],
+                by_dir: dict[Path, list[Detection]], whole: set[Path], measured: dict[Path, Run],
+                keep_going: bool) -> bool:
+    """The runs whose files were stored, stored in turn; False: a run is refused and the ingest must roll back."""
+    refused = _runs_with_contradicted_hosts(store, measured, report)
+    if refused and not keep_going:
+        return False
+    for run_dir in refused:
+        for sid in store.run_sources(measured[run_dir].run_id).values():
+            store.delete_source(sid)
+    # with keep_going, a directory none of whose files was stored is not stored as a run
+    failed = {f.path for f in report.files if f.status == "failed" or (f.status == "skipped" and f.format)} | {
+        str(det.path) for run_dir, det in work if run_dir in refused}
+    stored_dirs = {run_dir for run_dir, det in work if not det.format.own_runs and str(det.path) not in failed}
+    measured = {d: r for d, r in measured.items() if d in stored_dirs}
+    _remove_files_gone(store, report, by_dir, whole, measured)
+    for state in _upsert_runs(store, list(measured.values())):
+        report.runs_seen += 1
+        report.runs_new += state == "new"
+        report.runs_updated += state == "updated"
+    _warn_coverage(store, [run.run_id for run in measured.values()], report)
+    return True
+
+
+def _runs_with_contradicted_hosts(store: Store, measured: dict[Path, Run], report: IngestReport) -> set[Path]:
+    """The run directories whose files print the outputs of two hosts without the layout that says which is
+    which (an error each)."""
+    ids = [run.run_id for run in measured.values()]
+    printed, intervals = store.printed_hosts(ids), store.sampling_intervals(ids)
+    return {d for d, run in measured.items()
+            if _hosts_contradicted(run, printed.get(run.run_id, []), intervals.get(run.run_id, {}), report)}
+
+
+def _remove_files_gone(store: Store, report: IngestReport, by_dir: dict[Path, list[Detection]], whole: set[Path],
+                       measured: dict[Path, Run]) -> None:
+    """A run's files are a set: files no longer in a directory walked whole leave no rows behind."""
+    for run_dir, run in measured.items():
+        if run_dir not in whole:
+            continue
+        present = {_file_name(run, d.path) for d in by_dir[run_dir] if not d.format.own_runs}
+        for name, sid in sorted(store.run_sources(run.run_id).items()):
+            if name not in present:
+                state = store.source_state(sid)
+                store.delete_source(sid)
+                report.files.append(FileResult(state[2] if state else name, run.run_id, "removed",
+                                               reason="no longer in the run directory"))
 
 
 def _warn_coverage(store: Store, run_ids: list[str], report: IngestReport) -> None:

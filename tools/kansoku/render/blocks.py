@@ -1,13 +1,15 @@
 """The page blocks: what a page of the report can hold besides prose, each written once per output format.
 
 A block has a name (the Hugo shortcode a prose page places: ``{{< tbl "id" >}}``), its Hugo template
-(``layouts/``), its typst template (``render/templates/blocks/<name>.typ.j2``, Jinja2) and its data: the
-page-ready JSON the site reads (``ComputedReport.to_json``), shaped for the template by the block's
-``context`` function (choices a template cannot make, such as which columns fit a page, are made there; no
-typst is written in Python). ``tests/test_blocks.py`` checks that every block has both templates.
+(``layouts/``), its typst template (``render/templates/blocks/<name>.typ.j2``, Jinja2) and its view: what it
+says in one language (``render/views.py``), which ``render/hugo.py`` writes into the site's page data and the
+block's ``context`` function hands to its typst template, with the choices only paper needs (which columns fit
+a page, where a long token or a command line may break; no typst is written in Python).
+``tests/test_blocks.py`` checks that every block has both templates; ``tests/test_block_contract.py`` that
+the two read the same.
 
-Adding a block: a Hugo shortcode in ``layouts/shortcodes/``, a typst template in ``templates/blocks/``, and an
-entry here with its context function.
+Adding a block: a view function in ``views.py``, a Hugo shortcode in ``layouts/shortcodes/`` and a typst
+template in ``templates/blocks/`` that place it, and an entry here with its context function.
 """
 
 from __future__ import annotations
@@ -18,18 +20,28 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from kansoku.errors import KansokuError
-from kansoku.model import VERDICT_MARKS, ComputedReport
+from kansoku.model import ComputedReport
 from kansoku.render import publish
-from kansoku.render.typst_markup import pick, render, soft_breaks, text_pt, ui
+from kansoku.render.typst_markup import render, soft_breaks, text_pt, ui
 from kansoku.render.views import (
+    EnvHead,
+    EnvRow,
+    EnvValue,
     ViewCell,
     ViewHeader,
     ViewRow,
+    authors_view,
+    commands_view,
     compare_view,
+    environment_view,
     figure_view,
+    findings_view,
     machines_view,
+    methods_view,
     missing_figures_view,
+    sources_view,
     table_view,
+    value_view,
 )
 from kansoku.shortcodes import Shortcode
 
@@ -43,7 +55,7 @@ class Page(Protocol):
 
     lang: str
     rep: ComputedReport        # the computed report (the views are made from it)
-    data: dict[str, Any]       # the page-ready JSON of the report (ComputedReport.to_json)
+    data: dict[str, Any]       # the page-ready JSON of the report (render/page_data.py)
 
     def site_link(self, path: str) -> str: ...
     def chart(self, figure: dict[str, Any], chapter: dict[str, Any]) -> tuple[str, int, int]: ...
@@ -266,48 +278,28 @@ def figure_context(page: Page, sc: Shortcode, chapter: dict) -> dict[str, Any]:
 
 @block("authors", "layouts/shortcodes/authors.html")
 def authors_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    L = page.lang
-    return {"authors": [{"row": [pick(a["name"], L), pick(a["affiliation"], L), ", ".join(
-        (f"{c['number']}. " if c.get("number") is not None else "") + pick(c.get("title"), L) for c in a["chapters"])]}
-        for a in page.data["authors"]]}
+    """Who wrote which chapter: its view (views.authors_view)."""
+    return {"view": authors_view(page.rep, page.lang)}
+
+
+def env_cells(rows: list[EnvRow], soft: bool = True) -> list[list[str]]:
+    """The environment appendix's rows as printed: a cell's values one a line (``soft``: free to break in long
+    tokens), each with its runs in parentheses."""
+    def cell(values: list[EnvValue]) -> str:
+        return "\n".join((soft_breaks(x.text) if soft else x.text) + (f" ({x.note})" if x.note else "")
+                         for x in values)
+    return [[r.label] + [cell(c) for c in r.cells] for r in rows]
+
+
+def env_heads(heads: list[EnvHead]) -> list[str]:
+    """The columns of machines or configurations as printed: the name over the runs."""
+    return [(f"{h.name}\n" if h.name else "") + h.runs for h in heads]
 
 
 @block("environment", "layouts/shortcodes/environment.html")
 def environment_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    """The environment appendix's JSON with the rows of its tables in this language."""
-    L = page.lang
-    env = dict(page.data["environment"])
-
-    def n_runs(n: int) -> str:
-        return ui(L, "n_runs", n)
-
-    def where(d: dict) -> str:  # the factors that single out a group, in the reader's words (never key=value)
-        return pick(d.get("where_text"), L)
-
-    machines = env.get("machines") or []
-    env["machines"] = [{**m, "head": (f"{pick(m['name'], L)}\n" if m.get("name") else "")
-                        + (f"{where(m)}, " if where(m) else "") + n_runs(m["runs"])} for m in machines]
-    env["machine_rows"] = [[pick(label, L)] + [soft_breaks(pick(m["values"][i], L)) for m in machines]
-                           for i, label in enumerate(env.get("machine_fields") or [])]
-    env["version_rows"] = [[v["tool"], "\n".join(soft_breaks(x["value"]) + (f" ({n_runs(x['runs'])})"
-                                                                           if len(v["values"]) > 1 else "")
-                                                 for x in v["values"])] for v in env.get("versions") or []]
-
-    def setting(s: dict) -> dict:
-        multi = len(s["values"]) > 1
-        return {**s, "row": [s["name"], "\n".join(
-            soft_breaks(x["value"]) + (" (" + (f"{where(x)}, " if where(x) else "") + n_runs(x["runs"]) + ")"
-                                       if multi else "") for x in s["values"])]}
-
-    env["settings"] = [setting(s) for s in env.get("settings") or []]
-    env["settings_configs"] = [{**c, "head": (f"{where(c)}\n" if where(c) else "") + n_runs(c["runs"])}
-                               for c in env.get("settings_configs") or []]
-    env["settings_varying"] = [{**v, "row": [v["name"]] + [soft_breaks(x) for x in v["values"]]}
-                               for v in env.get("settings_varying") or []]
-    ns = env.get("settings_without_server")
-    if ns:
-        env["settings_without_server"] = {**ns, "shown": n_runs(ns["runs"]) + (f" ({where(ns)})" if where(ns) else "")}
-    return {"env": env}
+    """The environment appendix: its view (views.environment_view)."""
+    return {"view": environment_view(page.rep, page.lang), "cells": env_cells, "heads": env_heads}
 
 
 @block("machines", "layouts/partials/machines.html", needs_chapter=True, shortcode=False)
@@ -374,37 +366,26 @@ def command_lines(command: str, columns: int = COMMAND_COLUMNS) -> list[str]:
 
 @block("commands", "layouts/shortcodes/commands.html", needs_chapter=True)
 def commands_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
-    """The chapter's commands, each as its printed lines ("$ " before the first; command_lines)."""
-    L = page.lang
-
-    def printed(c: Any) -> list[str]:
-        return command_lines("$ " + pick(c, L))
-
-    return {"commands": [{**b, "name": ", ".join(s["name"] for s in b["scripts"]) if b["scripts"] else b["program"],
-                          "setup_lines": [printed(c) for c in b["setup"] or []], "command_lines": printed(b["command"])}
-                         for b in chapter.get("commands") or []]}
+    """The chapter's commands: its view (views.commands_view), each command as its printed lines
+    (command_lines: a line breaks only between arguments, so that the lines copy back whole)."""
+    view = commands_view(page.rep.chapter(chapter["id"]), page.lang)
+    return {"view": view, "lines": [{"setup": [command_lines(c) for c in b.setup], "command": command_lines(b.command)}
+                                    for b in view.blocks]}
 
 
 @block("findings", "layouts/partials/findings.html", shortcode=False)
 def findings_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    """The chapters' key results on the cover (report/values.py findings): label, value, comparison, verdict."""
-    L = page.lang
-    return {"findings": [{
-        "chapter": pick(f["chapter"], L), "label": pick(f["label"], L), "value": pick(f["value"]["text"], L),
-        "what": pick(f["value"]["title"], L), "table": pick(f["table"], L),
-        "compare": pick(f["compare"]["text"], L) if f.get("compare") else None,
-        "verdict": pick(f["verdict"], L) if f.get("verdict") else None,
-        "mark": VERDICT_MARKS.get((f.get("verdict_kind") or "").replace("_", "-"))}
-        for f in page.data.get("findings") or []]}
+    """The chapters' key results on the cover: its view (views.findings_view)."""
+    return {"view": findings_view(page.rep, page.lang)}
 
 
 def _resolved(page: Page, sc: Shortcode, what: str) -> dict[str, Any]:
-    """What report/values.py resolved for an inline shortcode (by ``Shortcode.value_key``), as printed."""
-    v = (page.data.get("values") or {}).get(sc.value_key)
+    """What report/values.py resolved for an inline shortcode (by ``Shortcode.value_key``): its view."""
+    v = page.rep.values.get(sc.value_key)
     if v is None:
         raise KansokuError(f"{getattr(page, 'where', '?')}:{sc.line}: {{{{< {sc.source} >}}}} names no {what} "
                            "of this report")
-    return {"text": pick(v["text"], page.lang)}
+    return {"view": value_view(v, page.lang)}
 
 
 @block("val", "layouts/shortcodes/val.html", inline=True)
@@ -421,7 +402,8 @@ def ref_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str, An
 
 @block("methods", "layouts/shortcodes/methods.html")
 def methods_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    return {"methods": page.data["methods"]}
+    """The methods page: its view (views.methods_view)."""
+    return {"view": methods_view(page.rep, page.lang)}
 
 
 @block("compare", "layouts/shortcodes/compare.html")
@@ -438,66 +420,22 @@ def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str
 
 # -- the data-sources appendix ------------------------------------------------------------------------------
 
-def _number_key(number: str) -> tuple:
-    return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.\-]", str(number)))
-
-
-def run_ranges(numbers: list[int]) -> str:
-    """R1–R12, R25, R27–R30: consecutive run numbers as ranges."""
-    out, ns = [], sorted(set(numbers))
-    i = 0
-    while i < len(ns):
-        j = i
-        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
-            j += 1
-        out.append(f"R{ns[i]}" if i == j else f"R{ns[i]}–R{ns[j]}")
-        i = j + 1
-    return ", ".join(out)
-
-
 @block("sources", "layouts/_default/sources.html", shortcode=False)
 def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    """Per table and figure, its runs (numbered R1, R2, … once for the whole report); then the runs, one row per
-    condition, with their number of raw files; then the manifest of those files (render/publish.py): its
-    address and its own SHA-256, the one digest the PDF prints (each file's is in the manifest and on the
-    site's sources page)."""
+    """The PDF's data-sources appendix: its view (views.sources_view), where the site lists the same runs, and
+    the manifest of their raw files (render/publish.py): its address and its own SHA-256, the one digest the PDF
+    prints (each file's is in the manifest and on the site's sources page)."""
     L, d = page.lang, page.data
-    runs = d["runs"]
-    items = []
-    for ch in d["chapters"]:
-        for coll in (ch["tables"], ch["figures"]):
-            for it in sorted(coll.values(), key=lambda x: _number_key(x["number"])):
-                items.append((f"{pick(it['label'], L)} {pick(it['caption'], L)}", [x for x in it["runs"] if x in runs]))
-    used = sorted({x for _, ids in items for x in ids})
-    if not used:
+    view = sources_view(page.rep, L)
+    if view is None:
         return {}
-    number = {run_id: i + 1 for i, run_id in enumerate(used)}
-
-    def files_of(info: dict) -> set[str]:
-        return {s["file"] for s in info["sources"]} | ({"run.toml"} if info.get("run_toml_sha256") else set())
-
-    # one row per condition: a measured condition's repetitions (its directory but the rep=N part), the values
-    # transcribed from one published table with one citation (its directory, the files they share counted once)
-    rows: dict[str, dict] = {}
-    for run_id in used:
-        info = runs[run_id]
-        transcribed = info["origin"] == "transcribed"
-        # (a transcribed run's id is published/<table>/<its factors>: parsers/published.py)
-        label = ("/".join(run_id.split("/")[:2]) if transcribed else
-                 run_id.rsplit("/", 1)[0] if "/rep=" in run_id else run_id)
-        if transcribed and info.get("citation"):
-            label += f" — {ui(L, 'citation')}: {info['citation']}"
-        row = rows.setdefault(label, {"numbers": [], "files": set()})
-        row["numbers"].append(number[run_id])
-        row["files"] |= files_of(info) if transcribed else {(run_id, f) for f in files_of(info)}
-    shown = [[run_ranges(r["numbers"]), soft_breaks(label, 12), str(len(r["files"]))] for label, r in rows.items()]
     before, _, after = ui(L, "pdf_sources_intro", where="\x00").partition("\x00")
-    text = publish.manifest(runs) if d.get("publish_raw") else ""  # published beside the raw files only
+    text = publish.manifest(d["runs"]) if d.get("publish_raw") else ""  # published beside the raw files only
     manifest = None
     if text:
         at = page.site_link(f"{publish.raw_dir(d['id'])}/{publish.MANIFEST}")
         manifest = {"url": at, "intro": ui(L, "pdf_sources_manifest", text.count("\n")),
                     "sha256": publish.manifest_digest(text)}
-    return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after),
-            "items": [[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
-            "runs": shown, "manifest": manifest}
+    return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after), "view": view,
+            "runs": [[numbers, soft_breaks(label, 12), files] for numbers, label, files in view.runs],
+            "manifest": manifest}

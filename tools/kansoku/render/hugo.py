@@ -4,7 +4,7 @@ Takes :class:`~kansoku.model.ComputedReport` records (``app`` has ``report.build
 them here), draws their figures (``render.charts``) and writes only under the generated directory (default
 data/generated/):
 
-- ``data/reports/<id>.json``  one dict per report (``ComputedReport.to_json``, each table's and comparison's
+- ``data/reports/<id>.json``  one dict per report (``render/page_data.py``, each table's and comparison's
   view per language: ``render/views.py``, which the PDF's templates place too),
   ``data/trends.json``        the cross-year view; ``data/charts.json`` the charts' palette (run pages);
 - ``static/csv/<id>/<table>.<lang>.csv`` each table's numbers; ``compare-<cid>.csv`` each ``[[compare]]``'s rows
@@ -46,7 +46,7 @@ from kansoku import external, resources, site_links, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
 from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends, encode
-from kansoku.render import charts, page_reuse, publish, views
+from kansoku.render import charts, page_data, page_reuse, publish, views
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts._draw import COLORS
 from kansoku.render.charts.events import EVENT_META
@@ -307,7 +307,7 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
     """The page-ready data of one report: the computed report, each figure drawn (``figures``, from
     :func:`drawn`) with its plotly strings escaped for plotly.js."""
     figures = drawn(rep.figures()) if figures is None else figures
-    d = rep.to_json()
+    d = page_data.report_data(rep)
     # what each table and comparison shows, per language (render/views.py: the shortcodes only place it)
     for ch, chapter in zip(d["chapters"], rep.chapters):
         for t in chapter.tables.values():
@@ -315,10 +315,13 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
     for c in rep.compares:
         d["compares"][c.id]["view"] = {lang: encode(views.compare_view(rep, c, lang)) for lang in LANGS}
     d["chapter_layout"] = list(views.CHAPTER_LAYOUT)
+    # the report's own blocks (authors, methods, the cover's key results, the prose's values), per language
+    d["views"] = {name: {lang: encode(make(rep, lang)) for lang in LANGS} for name, make in views.REPORT_VIEWS.items()}
     for ch, chapter in zip(d["chapters"], rep.chapters):
         # the blocks a chapter's page places around its prose (CHAPTER_LAYOUT), per language; None: not placed
         ch["views"] = {name: {lang: encode(make(chapter, lang)) for lang in LANGS}
                        for name, make in views.CHAPTER_VIEWS.items()}
+        ch["views"]["commands"] = {lang: encode(views.commands_view(chapter, lang)) for lang in LANGS}
         for fig in chapter.figures.values():
             f = ch["figures"][fig.id]
             f["figure"] = figures[fig.id]
@@ -432,7 +435,7 @@ def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_
     # the charts' palette, for the charts Hugo's templates draw (a run page's): the report charts' colours
     files["data/charts.json"] = dumps({"colors": COLORS})
     if trends is not None:
-        tj = trends.to_json()
+        tj = page_data.trends_data(trends)
         trend_figures = drawn(trends.figures, figure_cache)
         for f in tj["figures"]:
             f["figure"] = trend_figures[f["id"]]

@@ -2,7 +2,7 @@
 
 For each run of a report, under the generated directory:
 
-- ``assets/runs/<report>/<anchor>.json``  the run's page-ready data (``RunPage.to_json``), read by
+- ``assets/runs/<report>/<anchor>.json``  the run's page-ready data (``RunPageData``), read by
   ``layouts/runs/single.html`` (an asset, not a data file: Hugo reads it only when it renders the page; it
   holds the per-second series once, not per language, as one JSON text: ``series_text``), less what its
   condition's pages share (``page_json``);
@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
+from typing import Any
 
 from kansoku import words
-from kansoku.model import CHART_COLUMNS, ComputedReport, KeptRunPage, RunPage, encode
+from kansoku.model import CHART_COLUMNS, ComputedReport, KeptRunPage, RunPage, RunUse, SourceFile, encode
 
 LANGS = words.LANGS
 # the text of a file the generated directory already holds as it should be (render/hugo.py sync_files
@@ -67,37 +69,98 @@ def condition_name(factors: dict[str, str]) -> str:
     return "c-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 
+@dataclass
+class NamedValue:
+    name: str
+    value: Any
+
+
+@dataclass
+class ToolVersion:
+    tool: str
+    value: str
+
+
+@dataclass
+class MetricData:
+    """A metric of the run beside its condition's, as printed (its label is in the condition's file)."""
+
+    metric: str
+    text: str
+    median: str
+    low: str
+    high: str
+    n: int
+
+
+@dataclass
+class RunPageData:
+    """A run page's own data (``assets/runs/<report>/<anchor>.json``): the run's record (its raw files with their
+    addresses) but its factors, which ``factor_list`` shows as the report names them; its metrics; its series;
+    what it recorded; and, by name, what its condition's pages share (``condition_json``): the condition's runs
+    (``cond``, and the page's place in its list, ``condition_index``), the metrics' labels, and its uses, machine,
+    versions and settings (``shared``). (A condition's list of runs would otherwise be a large part of every
+    page's data, parsed and walked by Hugo for every page and language.)"""
+
+    id: str
+    origin: str
+    status: str
+    start: str | None
+    end: str | None
+    status_note: str | None
+    citation: str | None
+    hostname: str | None
+    anchor: str
+    sources: list[SourceFile]
+    run_toml_url: str | None
+    run_toml_sha256: str | None
+    factor_list: list[NamedValue]
+    cond: str
+    condition_index: int
+    metrics: list[MetricData]
+    series: dict[str, Any] | None                # RunSeries.to_json; series_text makes its columns one text
+    commands: list[NamedValue]
+    commands_relative: bool
+    meta: list[NamedValue]
+    syscalls: list[dict[str, Any]]
+    fio: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    shared: str
+
+
 def page_json(page: RunPage, shared: str) -> dict:
-    """A run page's own data: ``RunPage.to_json`` less what the template does not read (the run's factors
-    and their labels: ``factor_list`` shows them; a metric's unrounded value) and less what its condition's
-    pages share (``condition_json``): the condition's runs become the name of that file (``cond``) and the
-    page's place in its list (``condition_index``), a metric's label is taken from it by the metric's name, and its
-    uses, machine, versions and settings by their name (``shared``).
-    (A condition's list of runs would otherwise be a large part of every page's data, parsed and walked by
-    Hugo for every page and language.)"""
-    d = page.to_json()
-    del d["factors"], d["factor_labels"], d["condition"]
-    d["cond"] = condition_name(page.info.factors)
-    d["condition_index"] = [r.id for r in page.condition].index(page.info.id)
-    for m in d["metrics"]:
-        del m["label"], m["value"]
-    for k in SHARED:
-        del d[k]
-    d["shared"] = shared
-    return d
+    """A run page's own data (``RunPageData``), encoded."""
+    info = page.info
+    return encode(RunPageData(
+        id=info.id, origin=info.origin, status=info.status, start=info.start, end=page.end,
+        status_note=page.status_note, citation=info.citation, hostname=info.hostname, anchor=info.anchor,
+        sources=info.sources, run_toml_url=info.run_toml_url, run_toml_sha256=info.run_toml_sha256,
+        factor_list=[NamedValue(n, v) for n, v in page.factors], cond=condition_name(info.factors),
+        condition_index=[r.id for r in page.condition].index(info.id),
+        metrics=[MetricData(m.metric, m.text, m.median, m.low, m.high, m.n) for m in page.metrics],
+        series=page.series.to_json() if page.series else None,
+        commands=[NamedValue(k, v) for k, v in page.commands], commands_relative=page.commands_relative,
+        meta=[NamedValue(k, v) for k, v in page.meta], syscalls=page.syscalls, fio=page.fio, events=page.events,
+        shared=shared))
 
 
-# what the runs of a condition most often have in common: the tables and figures using them, one host, one
-# configuration
-SHARED = ("uses", "machine", "versions", "settings", "settings_kind")
+@dataclass
+class SharedData:
+    """What the runs of a condition most often have in common: the tables and figures using them, one host,
+    one configuration (a condition's file holds each different set once, by name)."""
+
+    uses: list[RunUse]
+    machine: list[NamedValue]
+    versions: list[ToolVersion]
+    settings: list[NamedValue]
+    settings_kind: str
 
 
 def page_shared(page: RunPage) -> dict:
-    """A run's uses, machine, versions and settings (``SHARED``) as ``RunPage.to_json`` writes them."""
-    return {"uses": encode(page.uses),
-            "machine": [{"name": k, "value": v} for k, v in page.machine],
-            "versions": [{"tool": k, "value": v} for k, v in page.versions],
-            "settings": [{"name": k, "value": v} for k, v in page.settings], "settings_kind": page.settings_kind}
+    """A run's uses, machine, versions and settings (``SharedData``), encoded."""
+    return encode(SharedData(page.uses, [NamedValue(k, v) for k, v in page.machine],
+                             [ToolVersion(k, v) for k, v in page.versions],
+                             [NamedValue(k, v) for k, v in page.settings], page.settings_kind))
 
 
 def shared_name(shared: dict) -> str:

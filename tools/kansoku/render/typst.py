@@ -4,7 +4,7 @@ Reading order and content are the site's (report/structure.py decides both): tit
 license, table of contents, then every page of the computed report's ``pdf_pages`` (introduction, one chapter
 per study with its sections, closing, authors, appendix), then the data-sources appendix. Prose comes from the
 same Markdown pages (``content/reports/<id>/<page>.<lang>.md``, pandoc's Markdown reader) and every number,
-label and caption from the same computed report as the site (its page-ready JSON, ``ComputedReport.to_json``),
+label and caption from the same computed report as the site (its page-ready JSON, ``render/page_data.py``),
 so ``表 2.2`` and ``図 2.1`` are the same objects in both outputs.
 
 The blocks a page places (Hugo shortcodes, parsed by ``kansoku.shortcodes``) are written by their typst
@@ -43,6 +43,7 @@ from kansoku.model import ComputedReport, Page, is_local_address
 from kansoku.render import charts
 from kansoku.render.blocks import BLOCKS
 from kansoku.render.charts import escape_plotly
+from kansoku.render.page_data import report_data
 from kansoku.render.typst_markup import pick, raw_block, raw_inline, render, typst_str, ui
 from kansoku.render.views import CHAPTER_LAYOUT, CHAPTER_VIEWS
 
@@ -255,7 +256,7 @@ class Document:
     def __init__(self, computed: ComputedReport, lang: str, svg_dir: Path, content_root: Path | None = None,
                  chart_fonts: list[str] | None = None):
         self.rep, self.lang = computed, lang
-        self.data = computed.to_json()  # the page-ready data the site reads: every block's data
+        self.data = report_data(computed)  # the page-ready data the site reads (render/page_data.py)
         self.content_dir = content_root / computed.id if content_root else (computed.content_dir or Path("."))
         self.svg_dir = svg_dir
         self.charts: list[Chart] = []

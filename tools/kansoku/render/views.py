@@ -14,7 +14,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kansoku.model import VERDICT_KINDS, VERDICT_MARKS, Cell, Chapter, Comparison, ComputedReport, Figure, Table
+from kansoku.model import (
+    VERDICT_KINDS,
+    VERDICT_MARKS,
+    BoundValue,
+    Cell,
+    Chapter,
+    CommandBlock,
+    Comparison,
+    ComputedReport,
+    Figure,
+    Table,
+)
 from kansoku.render.typst_markup import pick, ui
 
 # The order of what a chapter's page places around its prose: both the site (layouts/_default/single.html)
@@ -445,3 +456,331 @@ def missing_figures_view(ch: Chapter, lang: str) -> MissingFiguresView | None:
 
 # the views of the blocks a chapter's page places besides its prose, by their names in CHAPTER_LAYOUT
 CHAPTER_VIEWS = {"machines": machines_view, "missing_figures": missing_figures_view}
+
+
+# -- how a chapter's runs were run ({{< commands >}}) -------------------------------------------------------
+
+@dataclass
+class ScriptView:
+    """A pgbench script a command ran, as kept with its runs."""
+
+    label: str                                   # "Script scripts/read.sql"
+    kept: str | None                             # how many runs kept this copy, and its digest's start
+    sha256: str | None                           # the whole digest (the site's hover)
+    text: str | None                             # the script; None: no run kept a copy
+    missing: str                                 # said when no run kept a copy
+
+
+@dataclass
+class ValueList:
+    """Values listed under a command: those that vary between its runs, options only some runs used."""
+
+    label: str
+    values: list[str]
+
+
+@dataclass
+class CommandView:
+    """How a group of a chapter's runs was run (model.CommandBlock) in one language."""
+
+    head: str                                    # "pgbench read.sql: 12 runs"
+    setup_label: str
+    setup: list[str]                             # each setup command, "$ " before it
+    command_label: str
+    command: str                                 # the benchmark command, "$ " before it
+    lists: list[ValueList]                       # the values that vary, the options some runs used (when any)
+    scripts: list[ScriptView]
+
+
+@dataclass
+class CommandsView:
+    """A chapter's {{< commands >}} block in one language."""
+
+    blocks: list[CommandView]
+    none: str | None                             # said when the chapter's runs recorded no command
+    source: str | None                           # where the commands come from (run.toml), under the blocks
+
+
+def _command_view(b: CommandBlock, lang: str) -> CommandView:
+    L = lang
+    name = ", ".join(s.name for s in b.scripts) if b.scripts else b.program
+    lists = [ValueList(ui(L, key), [pick(x, L) for x in xs])
+             for key, xs in (("cmd_varying", b.varying), ("cmd_optional", b.optional)) if xs]
+    scripts = [ScriptView(ui(L, "cmd_script", name=s.name),
+                          f"({ui(L, 'cmd_script_runs', runs=s.runs, sha=s.sha256[:12])})" if s.sha256 else None,
+                          s.sha256, s.text, ui(L, "cmd_script_missing")) for s in b.scripts]
+    return CommandView(head=ui(L, "cmd_block", name=name, runs=b.runs), setup_label=ui(L, "cmd_setup"),
+                       setup=[f"$ {pick(c, L)}" for c in b.setup or []],
+                       command_label=ui(L, "cmd_command", runs=b.runs), command=f"$ {pick(b.command, L)}",
+                       lists=lists, scripts=scripts)
+
+
+def commands_view(ch: Chapter, lang: str) -> CommandsView:
+    """How a chapter's runs were run, as read in ``lang``."""
+    if not ch.commands:
+        return CommandsView([], ui(lang, "cmd_none"), None)
+    return CommandsView([_command_view(b, lang) for b in ch.commands], None, ui(lang, "cmd_source"))
+
+
+# -- the report's generated pages: authors, methods; the cover's key results --------------------------------
+
+@dataclass
+class AuthorsView:
+    """Who wrote which chapter ({{< authors >}}) in one language."""
+
+    head: list[str]                              # name, affiliation, chapters
+    rows: list[list[str]]                        # one an author
+    none: str | None                             # said when the report names no author
+
+
+def authors_view(rep: ComputedReport, lang: str) -> AuthorsView:
+    L = lang
+    rows = [[pick(a.name, L), pick(a.affiliation, L), ", ".join(
+        (f"{c['number']}. " if c.get("number") is not None else "") + pick(c.get("title"), L) for c in a.chapters)]
+        for a in rep.authors]
+    return AuthorsView([ui(L, "author_name"), ui(L, "affiliation"), ui(L, "chapters")], rows,
+                       None if rows else ui(L, "no_authors"))
+
+
+@dataclass
+class MethodLine:
+    id: str                                      # the section's anchor ("method-<id>")
+    title: str
+    text: str
+
+
+@dataclass
+class MethodsView:
+    """The generated methods page ({{< methods >}}): how values were aggregated and verdicts decided."""
+
+    notes: list[MethodLine]
+    none: str | None                             # said when the report has no method to explain
+
+
+def methods_view(rep: ComputedReport, lang: str) -> MethodsView:
+    notes = [MethodLine(n.id, pick(n.title, lang), pick(n.text, lang)) for n in rep.methods]
+    return MethodsView(notes, None if notes else ui(lang, "methods_none"))
+
+
+@dataclass
+class ValueView:
+    """A number or a table's or figure's label in the prose ({{< val >}}, {{< ref >}}), as printed."""
+
+    text: str
+    title: str                                   # what it is (the site's hover)
+    anchor: str                                  # where it comes from on its chapter's page
+    chapter: str | None                          # the chapter whose page holds the anchor
+
+
+def value_view(v: BoundValue, lang: str) -> ValueView:
+    return ValueView(pick(v.text, lang), pick(v.title, lang), v.anchor, v.chapter)
+
+
+def values_view(rep: ComputedReport, lang: str) -> dict[str, ValueView]:
+    """Every value and reference of the prose, by its shortcode's key (report/values.py)."""
+    return {key: value_view(v, lang) for key, v in rep.values.items()}
+
+
+@dataclass
+class FindingLine:
+    """A key result on the cover: the chapter, what it is, its value, comparison and verdict, its table."""
+
+    chapter: str
+    label: str
+    value: ValueView                             # its chapter's page and anchor: the link to its table
+    compare: str | None
+    verdict: str | None
+    mark: str | None                             # the verdict's symbol
+    table: str                                   # "Table 6.1"
+
+
+@dataclass
+class FindingsView:
+    title: str
+    items: list[FindingLine]
+
+
+def findings_view(rep: ComputedReport, lang: str) -> FindingsView | None:
+    """The chapters' key results on the cover, as read in ``lang``; None when the report names none."""
+    L = lang
+    if not rep.findings:
+        return None
+    items = [FindingLine(pick(f.chapter, L), pick(f.label, L), ValueView(
+        pick(f.value.text, L), pick(f.value.title, L), f.value.anchor, f.chapter_id),
+        pick(f.compare.text, L) if f.compare else None, pick(f.verdict, L) if f.verdict else None,
+        VERDICT_MARKS.get((f.verdict_kind or "").replace("_", "-")) if f.verdict else None, pick(f.table, L))
+        for f in rep.findings]
+    return FindingsView(ui(L, "findings_title"), items)
+
+
+
+# -- the environment appendix ({{< environment >}}) ---------------------------------------------------------
+
+@dataclass
+class EnvValue:
+    """A value of the environment appendix, with the runs it holds for when they differ."""
+
+    text: str
+    note: str | None = None                      # after it, in parentheses: "(3 runs)", "(checksums on, 3 runs)"
+
+
+@dataclass
+class EnvRow:
+    label: str
+    cells: list[list[EnvValue]]                  # one a column: its values, one a line
+
+
+@dataclass
+class EnvHead:
+    """A column of machines or of settings' configurations: its name (when any) over its runs."""
+
+    id: str | None
+    name: str | None
+    runs: str                                    # "checksums on, 3 runs"
+
+
+@dataclass
+class TranscribedEnvironment:
+    source: str                                  # the cited report
+    rows: list[EnvRow]                           # what it states: label, value
+
+
+@dataclass
+class EnvironmentView:
+    """The test-environment appendix in one language: what the cited reports state for transcribed runs, then
+    the measured runs' machines, tool versions and PostgreSQL settings."""
+
+    transcribed_title: str
+    transcribed_intro: str
+    transcribed: list[TranscribedEnvironment]
+    transcribed_without: str | None
+    none: str | None                             # said when no measured run is in the report
+    source: str                                  # how many runs the appendix comes from
+    hardware_title: str
+    machines: list[EnvHead]
+    machine_rows: list[EnvRow]
+    software_title: str
+    versions_head: list[str]
+    versions: list[EnvRow]
+    settings_title: str
+    settings_kind: str                           # which settings are listed
+    settings_none: str | None
+    settings_head: list[str]
+    settings: list[EnvRow]
+    varying_title: str
+    configs: list[EnvHead]                       # the configurations the varying settings are shown for
+    varying: list[EnvRow]
+    without_server: str | None
+
+
+def environment_view(rep: ComputedReport, lang: str) -> EnvironmentView:
+    """The environment appendix as read in ``lang`` (report/environment.py computed it)."""
+    L, env = lang, rep.environment
+
+    def n_runs(n: int) -> str:
+        return ui(L, "n_runs", n)
+
+    def where(d: dict) -> str:  # the factors that single out a group, in the reader's words (never key=value)
+        return pick(d.get("where_text"), L)
+
+    def values(vs: list[dict], with_where: bool) -> list[EnvValue]:
+        multi = len(vs) > 1
+        return [EnvValue(x["value"], ((f"{where(x)}, " if with_where and where(x) else "") + n_runs(x["runs"]))
+                         if multi else None) for x in vs]
+
+    transcribed = [TranscribedEnvironment(pick(e["source"], L), [EnvRow(pick(f["label"], L), [[EnvValue(
+        pick(f["value"], L))]]) for f in e["fields"]]) for e in env.transcribed]
+    ns = env.settings_without_server
+    return EnvironmentView(
+        transcribed_title=ui(L, "env_transcribed"), transcribed_intro=ui(L, "env_transcribed_intro"),
+        transcribed=transcribed,
+        transcribed_without=ui(L, "env_transcribed_without", env.transcribed_without)
+        if env.transcribed and env.transcribed_without else None,
+        none=None if env.runs else ui(L, "env_none_measured" if env.transcribed else "env_none"),
+        source=ui(L, "env_source", env.runs) + (f" {ui(L, 'env_without_capture', env.without_capture)}"
+                                                if env.without_capture else ""),
+        hardware_title=ui(L, "env_hardware"),
+        machines=[EnvHead(m.get("id"), pick(m["name"], L) if m.get("name") else None,
+                          (f"{where(m)}, " if where(m) else "") + n_runs(m["runs"])) for m in env.machines],
+        machine_rows=[EnvRow(pick(label, L), [[EnvValue(pick(m["values"][i], L))] for m in env.machines])
+                      for i, label in enumerate(env.machine_fields)],
+        software_title=ui(L, "env_software"), versions_head=[ui(L, "env_tool"), ui(L, "env_version")],
+        versions=[EnvRow(v["tool"], [values(v["values"], False)]) for v in env.versions],
+        settings_title=ui(L, "env_settings"),
+        settings_kind=ui(L, "env_settings_captured" if env.settings_kind == "captured" else "env_settings_non_default"),
+        settings_none=None if env.settings or env.settings_varying else ui(L, "env_settings_none"),
+        settings_head=[ui(L, "env_parameter"), ui(L, "env_value")],
+        settings=[EnvRow(s["name"], [values(s["values"], True)]) for s in env.settings],
+        varying_title=ui(L, "env_settings_varying"),
+        configs=[EnvHead(None, where(c) or None, n_runs(c["runs"])) for c in env.settings_configs],
+        varying=[EnvRow(v["name"], [[EnvValue(x)] for x in v["values"]]) for v in env.settings_varying],
+        without_server=ui(L, "env_without_server", n_runs(ns["runs"]) + (f" ({where(ns)})" if where(ns) else ""))
+        if ns else None)
+
+
+# the views of the report's own blocks (not a chapter's), by their block names
+REPORT_VIEWS = {"authors": authors_view, "methods": methods_view, "findings": findings_view, "values": values_view,
+                "environment": environment_view}
+
+
+# -- the PDF's data-sources appendix ------------------------------------------------------------------------
+
+def _number_key(number: str) -> tuple:
+    return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.\-]", str(number)))
+
+
+def run_ranges(numbers: list[int]) -> str:
+    """R1–R12, R25, R27–R30: consecutive run numbers as ranges."""
+    out, ns = [], sorted(set(numbers))
+    i = 0
+    while i < len(ns):
+        j = i
+        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
+            j += 1
+        out.append(f"R{ns[i]}" if i == j else f"R{ns[i]}–R{ns[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+@dataclass
+class SourcesView:
+    """The PDF's data-sources appendix in one language: per table and figure its runs (numbered R1, R2, … once
+    for the whole report), then the runs one row per condition with their number of raw files."""
+
+    items: list[list[str]]                       # a table or figure, how many runs, their numbers
+    runs: list[list[str]]                        # run numbers, the condition, how many raw files
+
+
+def sources_view(rep: ComputedReport, lang: str) -> SourcesView | None:
+    """The data-sources appendix as read in ``lang``; None when no table or figure has a run."""
+    L, runs = lang, rep.runs
+    items = []
+    for ch in rep.chapters:
+        for coll in (ch.tables, ch.figures):
+            for it in sorted(coll.values(), key=lambda x: _number_key(x.number)):
+                items.append((f"{pick(it.label, L)} {pick(it.caption, L)}", [x for x in it.runs if x in runs]))
+    used = sorted({x for _, ids in items for x in ids})
+    if not used:
+        return None
+    number = {run_id: i + 1 for i, run_id in enumerate(used)}
+
+    def files_of(info) -> set[str]:
+        return {s.file for s in info.sources} | ({"run.toml"} if info.run_toml_sha256 else set())
+
+    # one row per condition: a measured condition's repetitions (its directory but the rep=N part), the values
+    # transcribed from one published table with one citation (its directory, the files they share counted once)
+    rows: dict[str, dict] = {}
+    for run_id in used:
+        info = runs[run_id]
+        transcribed = info.origin == "transcribed"
+        # (a transcribed run's id is published/<table>/<its factors>: parsers/published.py)
+        label = ("/".join(run_id.split("/")[:2]) if transcribed else
+                 run_id.rsplit("/", 1)[0] if "/rep=" in run_id else run_id)
+        if transcribed and info.citation:
+            label += f" — {ui(L, 'citation')}: {info.citation}"
+        row = rows.setdefault(label, {"numbers": [], "files": set()})
+        row["numbers"].append(number[run_id])
+        row["files"] |= files_of(info) if transcribed else {(run_id, f) for f in files_of(info)}
+    return SourcesView(
+        items=[[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
+        runs=[[run_ranges(r["numbers"]), label, str(len(r["files"]))] for label, r in rows.items()])

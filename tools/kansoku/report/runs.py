@@ -383,7 +383,7 @@ def _page_inputs(page: RunPage) -> str:
     cover: the report's record of the run (raw files, factor labels), its factors as the report names them, and
     the tables and figures that use it. The text is ``json.dumps`` of the three keys with ``sort_keys``, made of
     its parts (the encoder writes a value inside an object as it writes it alone)."""
-    return (f'{{"factors": {_inputs_json(page.factors)}, "info": {_inputs_json(page.info.to_json())}, '
+    return (f'{{"factors": {_inputs_json(page.factors)}, "info": {_inputs_json(encode(page.info))}, '
             f'"uses": {_inputs_json(encode(page.uses))}}}')
 
 

@@ -74,39 +74,25 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
             continue
         m = sm.BANNER.match(line.strip()) if "CPU)" in line else None  # the banner ends '(N CPU)'
         if m:
-            d = sm.parse_date(m.group("date"), hint)
-            if d is None:
-                raise ParseError(path, lineno, "a date in the sar banner (%x in a known locale, or ISO)",
-                                 m.group("date"))
-            day0, saw_banner, header, pick_metrics = d, True, None, None
-            clock = sm.DayClock(d, tz, steps)
+            day0, saw_banner, header, pick_metrics = _banner_date(path, lineno, m, hint), True, None, None
+            clock = sm.DayClock(day0, tz, steps)
             col.host = m.group("host")
             continue
         t = parse_tod(toks)
         is_last = lineno == n
         if t is None:
-            # 'Average:' and its translations ('Durchschn.:', 'Moyenne :', '平均値:'), 'Summary:'
-            if toks[0].endswith(":") or (len(toks) > 1 and toks[1] == ":"):
-                continue
-            if truncated and is_last:
-                sink.warn(lineno, "last line is cut off (sar killed?); skipped")
-                continue
-            raise ParseError(path, lineno, "a sar line starting with a time of day (or an Average: line)", line)
+            _untimed_line(path, sink, lineno, line, toks, truncated and is_last)
+            continue
         secs, used = t
         rest = toks[used:]
         if not rest:
             continue
         if day0 is None:
-            if hint is None:
-                raise ParseError(path, lineno, "the sar banner line ('Linux ... (host) DATE _arch_ (N CPU)') "
-                                 "before the first sample, or a run.toml start date", line)
-            day0 = hint
+            day0 = _day_without_banner(path, lineno, line, hint)
             clock = sm.DayClock(day0, tz, steps)
         r0 = rest[0]
         if r0 == "LINUX" and len(rest) > 1 and rest[1].startswith("RESTART"):
-            cpus = re.search(r"\((\d+) CPU\)", line, flags=re.ASCII)
-            ts = clock.at(("restart",), secs)
-            col.add(ts, "restart", None, "cpu_count", float(cpus.group(1)) if cpus else None, line=lineno)
+            _add_restart(col, clock, secs, line, lineno)
             header = pick_metrics = None
             continue
         if r0 == "COM":
@@ -126,22 +112,8 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
             values = [sm.num(x) for x in rest]
             if all(v is None for v in values):  # a header line: column names only
                 header = rest
-                key = tuple(header)
-                hid = header_ids.setdefault(key, len(header_ids))
-                clock.tick(hid, secs)
-                header_secs[hid] = secs
-                act = activity_of(header)
-                inst_idx = [i for i, c in enumerate(header) if c in INSTANCE_COLS]
-                metric_idx = [(i, c) for i, c in enumerate(header) if c not in INSTANCE_COLS]
-                names_id = col.columns([c for _, c in metric_idx])
-                pick_metrics = None
-                if metric_idx and act not in TEXT_ACTIVITIES:
-                    pos = [i for i, _ in metric_idx]
-                    pick_metrics = (lambda r: r) if not inst_idx else \
-                        (lambda r, _p=pos: [r[i] for i in _p])
-                if act not in KNOWN_ACTIVITIES:
-                    sink.warn(lineno, f"sar activity with columns {' '.join(header[:4])} ... is not known to kansoku; "
-                                      f"stored as activity {act!r}")
+                hid, act, inst_idx, metric_idx, names_id, pick_metrics = _read_header(
+                    sink, lineno, header, secs, col, clock, header_ids, header_secs)
                 continue
             if header is None:
                 if truncated and is_last:
@@ -154,13 +126,7 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
                     warned_text = True
                 continue
             if len(rest) != len(header):
-                if truncated and is_last:
-                    sink.warn(lineno, "last line is cut off (sar killed?); skipped")
-                    continue
-                bad_rows.append(lineno)
-                if len(bad_rows) <= 3:
-                    sink.warn(lineno, f"{len(rest)} values where the header '{' '.join(header[:3])} ...' has "
-                                      f"{len(header)} columns; row skipped")
+                _skip_misfit_row(sink, lineno, rest, header, bad_rows, truncated and is_last)
                 continue
         ts = clock.at(hid, secs)
         # 'sar -u 0' (interval 0): one sample stamped with the header's own time = averages since boot
@@ -174,25 +140,107 @@ def parse_sar_text(path: Path, sink: Sink) -> None:
         if sn is None:
             sn = sample_no[(hid, ts)] = sample_count[hid] = sample_count.get(hid, -1) + 1
         if vals is None:  # the slow path: a value that is not a plain number
-            vals, names = [], []
-            for i, c in metric_idx:
-                v = values[i]
-                if v is None:
-                    if c in TEXT_COLUMNS:
-                        continue
-                    if truncated and is_last:
-                        break
-                    raise ParseError(path, lineno, f"a number in column {c!r}", rest[i])
-                vals.append(v)
-                names.append(c)
+            vals, names = _row_values(path, lineno, rest, values, metric_idx, truncated and is_last)
             col.add_record(ts, act, inst, col.columns(names), vals, sample=sn, line=lineno, since_boot=boot)
         else:
             col.add_record(ts, act, inst, names_id, vals, sample=sn, line=lineno, since_boot=boot)
-    if bad_rows and len(bad_rows) * 2 > len(col) / max(1, len(header or [1])):
-        raise ParseError(path, bad_rows[0], "rows with as many values as their header has columns", "mostly not")
-    if not saw_banner and not len(col):
-        raise ParseError(path, None, "sar text output (banner 'Linux ... (N CPU)' and samples)", "no samples")
+    _check_whole(path, col, header, bad_rows, saw_banner)
     if steps:
         sm.DayClock(None, sm.ZONE_UTC, steps).warn_steps_back(sink)
     col.fill_intervals()
     col.flush(sink)
+
+
+def _banner_date(path: Path, lineno: int, m: re.Match, hint: date | None) -> date:
+    """The day a sar banner line ('Linux ... (host) DATE _arch_ (N CPU)') prints."""
+    d = sm.parse_date(m.group("date"), hint)
+    if d is None:
+        raise ParseError(path, lineno, "a date in the sar banner (%x in a known locale, or ISO)", m.group("date"))
+    return d
+
+
+def _day_without_banner(path: Path, lineno: int, line: str, hint: date | None) -> date:
+    """The day of samples before any banner: the run's start date, or none to be had (an error)."""
+    if hint is None:
+        raise ParseError(path, lineno, "the sar banner line ('Linux ... (host) DATE _arch_ (N CPU)') "
+                         "before the first sample, or a run.toml start date", line)
+    return hint
+
+
+def _untimed_line(path: Path, sink: Sink, lineno: int, line: str, toks: list[str], cut_last: bool) -> None:
+    """A line without a time of day: an average or summary line (skipped), the last line cut off (a warning),
+    or an error."""
+    # 'Average:' and its translations ('Durchschn.:', 'Moyenne :', '平均値:'), 'Summary:'
+    if toks[0].endswith(":") or (len(toks) > 1 and toks[1] == ":"):
+        return
+    if cut_last:
+        sink.warn(lineno, "last line is cut off (sar killed?); skipped")
+        return
+    raise ParseError(path, lineno, "a sar line starting with a time of day (or an Average: line)", line)
+
+
+def _add_restart(col: sm.Collector, clock: sm.DayClock, secs: int, line: str, lineno: int) -> None:
+    """A 'LINUX RESTART (N CPU)' line: a restart record holding the CPU count it prints."""
+    cpus = re.search(r"\((\d+) CPU\)", line, flags=re.ASCII)
+    ts = clock.at(("restart",), secs)
+    col.add(ts, "restart", None, "cpu_count", float(cpus.group(1)) if cpus else None, line=lineno)
+
+
+def _read_header(sink: Sink, lineno: int, header: list[str], secs: int, col: sm.Collector, clock: sm.DayClock,
+                 header_ids: dict[tuple[str, ...], int], header_secs: dict[int, int]):
+    """A header line (time, then column names): its number, activity, instance and metric columns, the id of its
+    list of metric names and how its rows' metric values are picked (None: by the slow path)."""
+    hid = header_ids.setdefault(tuple(header), len(header_ids))
+    clock.tick(hid, secs)
+    header_secs[hid] = secs
+    act = activity_of(header)
+    inst_idx = [i for i, c in enumerate(header) if c in INSTANCE_COLS]
+    metric_idx = [(i, c) for i, c in enumerate(header) if c not in INSTANCE_COLS]
+    names_id = col.columns([c for _, c in metric_idx])
+    pick_metrics = None
+    if metric_idx and act not in TEXT_ACTIVITIES:
+        pos = [i for i, _ in metric_idx]
+        pick_metrics = (lambda r: r) if not inst_idx else (lambda r, _p=pos: [r[i] for i in _p])
+    if act not in KNOWN_ACTIVITIES:
+        sink.warn(lineno, f"sar activity with columns {' '.join(header[:4])} ... is not known to kansoku; "
+                          f"stored as activity {act!r}")
+    return hid, act, inst_idx, metric_idx, names_id, pick_metrics
+
+
+def _skip_misfit_row(sink: Sink, lineno: int, rest: list[str], header: list[str], bad_rows: list[int],
+                     cut_last: bool) -> None:
+    """A row with more or fewer values than its header has columns: skipped, the first three with a warning."""
+    if cut_last:
+        sink.warn(lineno, "last line is cut off (sar killed?); skipped")
+        return
+    bad_rows.append(lineno)
+    if len(bad_rows) <= 3:
+        sink.warn(lineno, f"{len(rest)} values where the header '{' '.join(header[:3])} ...' has "
+                          f"{len(header)} columns; row skipped")
+
+
+def _row_values(path: Path, lineno: int, rest: list[str], values: list, metric_idx: list[tuple[int, str]],
+                cut_last: bool) -> tuple[list[float], list[str]]:
+    """A row that holds a value that is not a plain number: its numbers and their column names (a text column
+    left out; a value that is not a number is an error unless the row is the last line, cut off)."""
+    vals, names = [], []
+    for i, c in metric_idx:
+        v = values[i]
+        if v is None:
+            if c in TEXT_COLUMNS:
+                continue
+            if cut_last:
+                break
+            raise ParseError(path, lineno, f"a number in column {c!r}", rest[i])
+        vals.append(v)
+        names.append(c)
+    return vals, names
+
+
+def _check_whole(path: Path, col: sm.Collector, header: list[str] | None, bad_rows: list[int],
+                 saw_banner: bool) -> None:
+    """The file as a whole: mostly rows that do not fit their header, or no banner and no samples, is refused."""
+    if bad_rows and len(bad_rows) * 2 > len(col) / max(1, len(header or [1])):
+        raise ParseError(path, bad_rows[0], "rows with as many values as their header has columns", "mostly not")
+    if not saw_banner and not len(col):
+        raise ParseError(path, None, "sar text output (banner 'Linux ... (N CPU)' and samples)", "no samples")

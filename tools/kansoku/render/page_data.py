@@ -1,0 +1,180 @@
+"""The page-ready data of a computed report: what the site's templates (``data/reports/<id>.json``) and the PDF's
+blocks read besides the views (``render/views.py``), as typed records serialised by ``model.encode``.
+
+A record holds what a template reads of a model record (a table's identity and runs, not its cells: the cells
+are in its view), under the names the templates use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kansoku.model import (
+    LANGS,
+    VERDICT_MARKS,
+    Author,
+    BoundValue,
+    Chapter,
+    CommandBlock,
+    Comparison,
+    ComputedReport,
+    Environment,
+    Figure,
+    Finding,
+    MethodNote,
+    MissingFigure,
+    Provenance,
+    Revision,
+    RunInfo,
+    Table,
+    Trends,
+    Words,
+    encode,
+)
+
+
+@dataclass
+class TableData:
+    """What the site reads of a table besides its view: its identity, its runs and their grouping (the
+    provenance panel, the data-sources page), the published sources of transcribed values."""
+
+    id: str
+    number: str
+    label: Words
+    caption: Words
+    runs: list[str]
+    citations: list[str]
+    prov: Provenance
+    kind: str = "table"
+
+
+@dataclass
+class FigureData:
+    """A figure's page-ready data without its drawing (the site's renderer adds ``figure``: the plotly figure
+    per language)."""
+
+    id: str
+    number: str
+    chart: str
+    label: Words
+    caption: Words
+    footnote: Words | None
+    runs: list[str]
+    transcribed: bool
+    citations: list[str]
+    prov: Provenance
+    points: int | None = None                    # cross-year figures: number of points
+    trend: dict[str, Any] | None = None          # cross-year figures: the table under the chart
+    kind: str = "figure"
+
+
+@dataclass
+class CompareData:
+    """What the site reads of a comparison besides its view."""
+
+    id: str
+    page: str
+    title: Words
+    runs: int                                    # how many runs either side has
+
+
+@dataclass
+class ChapterData:
+    id: str
+    number: int
+    title: Words
+    tables: dict[str, TableData]
+    figures: dict[str, FigureData]
+    order: list[str]
+    commands: list[CommandBlock]
+    machines: dict[str, Any]
+    missing_figures: list[MissingFigure]
+
+
+@dataclass
+class PageData:
+    """A page of the report in reading order, with its neighbours (the site's pager)."""
+
+    id: str
+    kind: str
+    weight: int
+    number: int | None
+    title: dict[str, str]
+    in_pdf: bool
+    prev: str | None
+    next: str | None
+    missing: dict[str, bool]                     # language -> the page has no prose of its own in it
+
+
+@dataclass
+class ReportData:
+    """One report's page-ready data (``data/reports/<id>.json``)."""
+
+    id: str
+    fiscal_year: int
+    title: Words
+    subtitle: Words | None
+    organisation: Words
+    revision: str
+    copyright: str | None
+    license: Words | None
+    revision_history: list[Revision]
+    authors: list[Author]
+    themes: dict[str, list[str]]
+    publish_raw: bool
+    chapters: list[ChapterData]
+    runs: dict[str, RunInfo]
+    pages: list[PageData]
+    environment: Environment
+    site_url: str | None
+    pdf: dict[str, str]
+    methods: list[MethodNote]
+    transcribed: Words | None
+    compares: dict[str, CompareData]
+    values: dict[str, BoundValue]
+    findings: list[Finding]
+    verdict_marks: dict[str, str] = field(default_factory=lambda: dict(VERDICT_MARKS))
+
+
+def table_data(t: Table) -> TableData:
+    return TableData(t.id, t.number, t.label, t.caption, t.runs, t.citations, t.provenance)
+
+
+def figure_data(f: Figure) -> FigureData:
+    return FigureData(f.id, f.number, f.chart, f.label, f.caption, f.footnote, f.runs, f.transcribed, f.citations,
+                      f.provenance, f.points, f.trend if f.points is not None else None)
+
+
+def chapter_data(c: Chapter) -> ChapterData:
+    return ChapterData(c.id, c.number, c.title, {k: table_data(t) for k, t in c.tables.items()},
+                       {k: figure_data(f) for k, f in c.figures.items()}, c.order, c.commands, c.machines,
+                       c.missing_figures)
+
+
+def compare_data(c: Comparison) -> CompareData:
+    return CompareData(c.id, c.page, c.title, len(c.runs))
+
+
+def pages_data(rep: ComputedReport) -> list[PageData]:
+    pages = rep.pages
+    return [PageData(p.id, p.kind, p.weight, p.number, p.title, p.in_pdf, pages[i - 1].id if i > 0 else None,
+                     pages[i + 1].id if i + 1 < len(pages) else None, {lang: p.missing(lang) for lang in LANGS})
+            for i, p in enumerate(pages)]
+
+
+def report_data(rep: ComputedReport) -> dict[str, Any]:
+    """The report's page-ready data, encoded (the renderers add the views and the drawn figures to it)."""
+    return encode(ReportData(
+        id=rep.id, fiscal_year=rep.fiscal_year, title=rep.title, subtitle=rep.subtitle,
+        organisation=rep.organisation, revision=rep.revision, copyright=rep.copyright, license=rep.license,
+        revision_history=rep.revision_history, authors=rep.authors, themes=rep.themes, publish_raw=rep.publish_raw,
+        chapters=[chapter_data(c) for c in rep.chapters], runs=rep.runs, pages=pages_data(rep),
+        environment=rep.environment, site_url=rep.site_url, pdf=rep.pdf, methods=rep.methods,
+        transcribed=rep.transcribed, compares={c.id: compare_data(c) for c in rep.compares}, values=rep.values,
+        findings=rep.findings))
+
+
+def trends_data(trends: Trends) -> dict[str, Any]:
+    """The cross-year view's page-ready data: its figures (the site's renderer adds their drawings)."""
+    return {"figures": [encode(figure_data(f)) for f in trends.figures]}
