@@ -190,3 +190,16 @@ def test_a_statement_list_with_a_psql_meta_command_is_refused_at_ingest_with_its
         parse("query-list", f)
     assert exc.value.line == 5 and "meta-command" in str(exc.value)
     assert statement_list.statements("-- query: a\nSELECT 1;\n")[0].id == "a"
+
+
+def test_a_query_table_shows_a_plan_node_column_only_for_runs_with_plans(example_db):
+    """The parallel-query study ran EXPLAIN ANALYZE: its table ends with the dominant plan node; the partitioning
+    study timed its statements alone (psql \\timing): no column of dashes."""
+    from conftest import ROOT, computed_report
+
+    rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
+    tables = {t.id: t for ch in rep.chapters for t in ch.tables.values()}
+    kinds = {tid: [c.kind for c in tables[tid].columns] for tid in ("parallel-times", "partition-times")}
+    assert kinds["parallel-times"][-1] == "note"
+    assert "note" not in kinds["partition-times"]
+    assert all(row[-1].kind == "note" and row[-1].text["en"] != "—" for row in tables["parallel-times"].rows)

@@ -129,8 +129,8 @@ def query_times(store: Store, report: Report, item: Item) -> ComputedTable:
     """One row per query, per condition (``columns``) the elapsed time in ms (median over the runs; the plain
     timed run when there is one, else EXPLAIN ANALYZE's execution time), with ``baseline = { factor =
     <columns>, value = … }`` the speed-up against the baseline condition (baseline / value, its verdict from
-    the runs), and last the plan node with the most self time in the last condition. A failed statement is
-    "failed", never a time."""
+    the runs), and last, when its runs have plans (EXPLAIN ANALYZE), the plan node with the most self time in
+    the last condition. A failed statement is "failed", never a time."""
     if set(item.options):
         raise item.error(f"rows = \"queries\": unknown option(s) {sorted(item.options)}")
     conds = _runs_by_condition(store, report, item, "SELECT run_id FROM query_statements")
@@ -159,7 +159,8 @@ def query_times(store: Store, report: Report, item: Item) -> ComputedTable:
         plan.append(("value", v, rs))
         if base_v is not None and str(v) != base_v:
             plan.append(("compare", v, rs))
-    plan.append(("node", conds[-1][0], conds[-1][1]))
+    if any(r in dominant.get(q, {}) for q in dominant for r in conds[-1][1]):  # (timed alone: no plans)
+        plan.append(("node", conds[-1][0], conds[-1][1]))
     for what, v, _ in plan:
         label = both(lambda l, v=v: _cond_label(report, item, v, l))
         t = {"value": lambda l: f"{label[l]}: {words.t(l, 'table_elapsed_ms')}",
