@@ -252,3 +252,24 @@ def test_published_csv_field_beyond_the_csv_limit_names_file_and_line(tmp_path, 
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert f"{tree / 'fy2013_t2.3_checksum.csv'}:3: expected a CSV row as printed" in proc.stderr, proc.stderr
     assert "expected a valid " not in proc.stderr, proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("sadf") is None, reason="sadf not installed")
+@pytest.mark.parametrize("name", [b"N\rI", b"\r\nI", b"N\xffI"], ids=["carriage-return", "line-break", "byte-0xff"])
+def test_sa_file_whose_sadf_output_is_not_text_names_file_and_output_line(tmp_path, tmp_db, name):
+    """An interrupt name of one record damaged in the sa file: sadf prints it as it finds it, and the
+    refusal names the sa file and the line of sadf's output holding it (never DuckDB's CSV error)."""
+    src = FIXTURES / "sar" / "run1" / "sa.bin"
+    data = src.read_bytes()
+    k = data.find(b"NMI", len(data) // 2)
+    run = _damaged(tmp_path, src, lambda d: d[:k] + name + d[k + 3:])
+    rendered = subprocess.run(["sadf", "-d", str(run / "sa.bin"), "--", "-A"], capture_output=True,
+                              env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}).stdout
+    line = next(n for n, ln in enumerate(rendered.split(b"\n"), 1) if name[:2] in ln or ln.endswith(b"\r"))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert (f"{run / 'sa.bin'}: expected UTF-8 text without a carriage return in 'sadf -d' output "
+            f"(line {line} of it,") in proc.stderr, proc.stderr
+    assert "expected a valid " not in proc.stderr and "CSV" not in proc.stderr, proc.stderr
+    if tmp_db.exists():
+        assert ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 0
