@@ -143,8 +143,7 @@ def companions(sidecar: Path) -> list[Path]:
 
 def parse_csv_companion(path: Path, sink) -> None:
     """The CSV is read with its sidecar; here we only check it is the one its sidecar expects."""
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        header = next(csv.reader(fh), None)
+    header = next(_csv_rows(path, read_text(path, "a published table's CSV").removeprefix("\ufeff")), None)
     if not header:
         raise ParseError(path, 1, "a CSV header line (the columns as printed)", "")
 
