@@ -362,3 +362,43 @@ def test_published_csv_header_not_utf8_names_file_and_line(tmp_path, tmp_db):
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert f"{tree / 'fy2013_t2.3_checksum.csv'}:1: expected UTF-8 text" in proc.stderr, proc.stderr
     assert "expected a valid " not in proc.stderr, proc.stderr
+
+
+PLAN = """\
+root = "runs"
+seed = 7
+repetitions = 2
+settle_s = 0.05
+monitors = false
+
+[factors]
+workload = ["read", "update"]
+
+[run]
+command = "echo {workload}"
+"""
+
+
+@pytest.mark.parametrize("edit, at", [
+    (("repetitions = 2", "repetitions = 99999999999999999999"), "repetitions"),
+    (("repetitions = 2", "repetitions = 1e20"), "repetitions"),
+    (("repetitions = 2", "repetitions = 2.0"), "repetitions"),
+    (("settle_s = 0.05", "settle_s = inf"), "settle_s"),
+    (("settle_s = 0.05", "settle_s = nan"), "settle_s"),
+    (("seed = 7", "seed = 7.5"), "seed"),
+    (('command = "echo {workload}"', 'command = "echo {workload}'), "command"),
+    (('workload = ["read", "update"]', 'workload = ["r\xffad", "update"]'), "workload"),
+], ids=["repetitions 1e20 as an integer", "repetitions 1e20", "repetitions 2.0", "settle_s inf", "settle_s nan",
+        "seed 7.5", "a string left open", "a byte 0xff"])
+def test_damaged_collect_plan_is_refused_with_file_and_line(tmp_path, edit, at):
+    """A plan damaged where it would hang (a wait of inf, 10^20 repetitions) or break what it converts (range of
+    a float): every problem with its line, exit 3, before anything runs."""
+    plan = tmp_path / "plan.toml"
+    plan.write_bytes(PLAN.replace(*edit).encode().replace("\xff".encode(), b"\xff"))  # the byte itself
+    line = 1 + next(i for i, ln in enumerate(plan.read_bytes().split(b"\n")) if ln.startswith(at.encode()))
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "collect"), "--plan", str(plan)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 3, (proc.returncode, proc.stderr)
+    assert f"{plan}:{line}: " in proc.stderr, proc.stderr
+    assert not (tmp_path / "runs").exists()
