@@ -222,7 +222,7 @@ def test_published_csv_not_utf8_names_file_and_line(tmp_path, tmp_db):
 
 def test_damage_harness_finds_no_traceback_hang_or_unprintable_value():
     """The bench's damage trials, bounded: every format of the registry, host layouts, links and shell text,
-    each mutated and ingested by tools/ingest into its own store."""
+    each mutated and ingested by tools/ingest into its own store; collect plans run by tools/collect."""
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "damage_trials.py"), "--count", "200", "--seed",
                            "7", "--jobs", "2", "--timeout", "60", "--json", "--no-record"],
                           capture_output=True, text=True, timeout=900)
@@ -232,7 +232,8 @@ def test_damage_harness_finds_no_traceback_hang_or_unprintable_value():
     assert s["defects"] == [], json.dumps(s["defects"], indent=1)
     assert s["kinds"]["stored"] and s["kinds"]["refused"], s["kinds"]
     families = set(s["by_family"])
-    assert {f.name for f in parsers.formats()} | {"host-layout", "link", "shell-text"} <= families, families
+    assert {f.name for f in parsers.formats()} | {"host-layout", "link", "shell-text", "collect-plan"} <= families, \
+        families
 
 
 @pytest.mark.parametrize("name, stamp", [("sadf_x_all.xml", rb'time="02:01:40"'),
