@@ -20,6 +20,7 @@ PGLOG = FIXTURES / "postgres_log" / "study=checkpoints" / "clients=2" / "rep=1"
 PGSTAT = FIXTURES / "pg_stat" / "clients=2"
 PERF = FIXTURES / "profiles" / "perf_postmaster" / "perf-script.txt"
 PGB = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"
+PUBLISHED = ROOT / "data" / "published" / "fy2013"
 
 
 def _damaged(tmp_path: Path, src: Path, edit) -> Path:
@@ -106,6 +107,12 @@ CASES = {
         FIXTURES / "profiles" / "folded" / "stacks.folded",
         lambda data: b"\n".join(ln.replace(b";main;", b";m\xffin;") if k == 49 else ln
                                  for k, ln in enumerate(data.split(b"\n"))), rb"^.*;m\xffin;"),
+    "iostat JSON: a control character in the host's name": (
+        FIXTURES / "sysstat_variants" / "iostat_json.json", _sub_line(rb'"nodename": "', b'"nodename": "\x01'),
+        rb'^\s*"nodename"'),
+    "published sidecar: cut in a string, inside a character": (  # read past the cut character, told at the end
+        PUBLISHED / "fy2013_t2.3_checksum.toml", lambda data: data.rstrip(b"\n") + '\ncut = "途中'.encode()[:-1],
+        rb"^cut = "),
     "fio text: clat 1e23 us": (FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
                                _sub_line(rb"(?<=clat \(usec\): min=29, max=)9573", b"100000000000000000000000"), None),
 }
@@ -199,8 +206,6 @@ def test_link_that_leads_to_itself_is_skipped_not_a_traceback(tmp_path, tmp_db):
     assert f"{run / 'loop.txt'}: symbolic link in a loop (not followed)" in proc.stdout, proc.stdout
     assert ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 1
 
-
-PUBLISHED = ROOT / "data" / "published" / "fy2013"
 
 
 def test_published_csv_not_utf8_names_file_and_line(tmp_path, tmp_db):

@@ -206,8 +206,10 @@ def parse_sidecar(path: Path, sink) -> None:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         at = re.search(r"\(at line (\d+)", str(exc), re.ASCII)
-        raise ParseError(path, int(at.group(1)) if at else None, "a valid TOML published-table sidecar",
-                         str(exc)) from None
+        line = int(at.group(1)) if at else None
+        if line is None and "at end of document" in str(exc):  # a string or array left open: the last line
+            line = max(1, len(text.splitlines()))
+        raise ParseError(path, line, "a published-table sidecar in TOML", str(exc)) from None
     pub = doc["published"]
 
     def err(key: str, expected: str, found: Any = None) -> ParseError:
