@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Damaged inputs through tools/ingest: every format the parsers registry knows, host layouts, profiles, query
-inputs, links and shell text, each mutated the ways damaged files reach users, each ingested into its own
-scratch store with a timeout, and classified:
+"""Damaged inputs through tools/ingest and tools/collect: every format the parsers registry knows, host layouts,
+profiles, query inputs, links and shell text, each mutated the ways damaged files reach users, each ingested
+into its own scratch store with a timeout; and collect plans, damaged or holding shell text, each run for real
+by tools/collect (echo as the benchmark, no monitors) in its scratch directory. Each is classified:
 
-  stored        exit 0, every stored value inside its format's bounds (parsers/bounds.py)
-  refused       exit 2 with the file and its line named
+  stored        exit 0, every stored value inside its format's bounds (parsers/bounds.py); a plan: it ran
+  refused       exit 2 (a plan: 3) with the file and its line named
   refused_no_line  exit 2 with the file named, without a line (a binary file, a layout, a JSON sample)
   unrecognised  exit 2: the damaged file is no known tool output any more (skipped, named with -v)
+  run_failed    a plan ran and a run failed, named with its reason (a damaged benchmark command)
   net           exit 2 through the parsers' safety net ("expected a valid <format> file"): a damage the
                 parser did not foresee, told without what it expected
   traceback     a Python traceback on stderr (or exit 1)
@@ -17,7 +19,9 @@ scratch store with a timeout, and classified:
   harness_error the harness failed to build or judge the input (shown, never counted as a pass)
 
 The inputs are built from real files: the corpus (/work/shared/corpus/real), the example's data/runs, and
-tests/fixtures for the formats neither holds. Deterministic for a given --seed and --count.
+tests/fixtures for the formats neither holds; a file that never makes a run by itself (a pgbench script, a query
+list) is damaged inside a copy of its run directory, with the run's small outputs and its run.toml (which names
+a script of SQL only). Deterministic for a given --seed and --count.
 
     bench/run damage                  5,000 inputs
     bench/run damage --count 300 --seed 7 --jobs 2
@@ -35,6 +39,7 @@ import random
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +56,7 @@ sys.path.insert(0, str(HERE / "bench"))
 
 from kansoku.cli import ingest_main  # noqa: E402 -- imported once, before the children are forked
 from kansoku.ingest.detect import detect_in_run  # noqa: E402
+from kansoku import parsers  # noqa: E402
 from kansoku.parsers import bounds  # noqa: E402
 from kansoku.store import outside  # noqa: E402
 
@@ -59,8 +65,8 @@ SOURCES = [CORPUS, HERE / "data" / "runs", HERE / "data" / "published", HERE / "
 LARGEST_SOURCE = 600_000  # bytes: larger real files add time, not kinds of damage
 PER_FORMAT = 6  # source files kept per format
 TIMEOUT_S = 60.0
-KINDS = ("stored", "refused", "refused_no_line", "unrecognised", "net", "unnamed", "traceback", "hang",
-         "out_of_bounds", "harness_error")
+KINDS = ("stored", "refused", "refused_no_line", "unrecognised", "run_failed", "net", "unnamed", "traceback",
+         "hang", "out_of_bounds", "harness_error")
 DEFECTS = ("unnamed", "traceback", "hang", "out_of_bounds", "harness_error")
 PWNED = "kansoku-pwned"
 RUN_HOSTNAME = "vm"
@@ -75,8 +81,11 @@ def _text_of(path: Path) -> bytes:
 
 
 def samples() -> dict[str, list[Path]]:
-    """Format name -> real files of that format (at most PER_FORMAT, from the first source that has it)."""
+    """Format name -> real files of that format (at most PER_FORMAT, from the first source that has it). A file
+    that never makes a run by itself (a pgbench script, a query list: ``Format.attachment``) is taken only from
+    a run directory, whose other files are then copied with it (``run_companions``)."""
     out: dict[str, list[Path]] = {}
+    in_a_run: dict[Path, bool] = {}
     for root in SOURCES:
         if not root.is_dir():
             continue
@@ -89,11 +98,35 @@ def samples() -> dict[str, list[Path]]:
             d = detect_in_run(p, p.parent)
             if d.format is None or d.format.name in out:
                 continue
+            if d.format.attachment:
+                if p.parent not in in_a_run:
+                    in_a_run[p.parent] = bool(run_companions(p))
+                if not in_a_run[p.parent]:
+                    continue
             found.setdefault(d.format.name, []).append(p)
         for name, paths in found.items():
             step = max(1, len(paths) // PER_FORMAT)
             out[name] = paths[::step][:PER_FORMAT]
     return out
+
+
+COMPANION_BYTES = 32_000  # the run's other files copied beside a damaged attachment: its small text outputs
+
+
+def run_companions(src: Path) -> list[Path]:
+    """The files of ``src``'s run directory that make it a run (small text outputs of a format that is not an
+    attachment: pgbench's output beside its script, psql's timings beside the query list); none when the
+    directory is no run."""
+    out = []
+    for p in sorted(src.parent.iterdir()):
+        if p == src or not p.is_file() or p.is_symlink() or p.name in ("run.toml", "host.toml"):
+            continue
+        if p.stat().st_size > COMPANION_BYTES:
+            continue
+        d = detect_in_run(p, src.parent)
+        if d.format is not None and not (d.format.own_runs or d.format.name == "sa-binary"):
+            out.append(p)
+    return out if any(not detect_in_run(p, src.parent).format.attachment for p in out) else []
 
 
 def host_runs() -> list[Path]:
@@ -198,6 +231,7 @@ class Trial:
     kind: str = ""
     detail: str = ""
     extra: dict = field(default_factory=dict)
+    runner: str = "ingest"  # or "collect": the input is a plan, run by tools/collect
 
 
 def _copy_run_toml(src_dir: Path, run: Path) -> None:
@@ -210,13 +244,14 @@ def _copy_run_toml(src_dir: Path, run: Path) -> None:
 def file_trial(n: int, fmt: str, src: Path, mutation: str, seed: int) -> Trial:
     limit = bounds.TEXT.get(fmt, bounds.REPORT).longest_line or (1 << 20)
     mut = text_mutations(limit)[mutation] if mutation != "file-name" else None
+    attachment = parsers.format_named(fmt).attachment
 
     def build(scratch: Path) -> Path:
         rng = random.Random(seed)
         run = scratch / "run"
         run.mkdir(parents=True)
         _copy_run_toml(src.parent, run)
-        for c in _companions(src):
+        for c in _companions(src) + (run_companions(src) if attachment else []):
             shutil.copy(c, run / c.name)
         raw = src.read_bytes()
         name = src.name
@@ -404,19 +439,141 @@ def link_trial(n: int, src: Path, kind: str, seed: int) -> Trial:
     return Trial(n, "link", kind, _shown_path(src), build, check=check)
 
 
+# collect plans: a local campaign that runs in a second (echo as its benchmark, no monitors), damaged, then run
+# for real by tools/collect in its scratch directory
+
+PLAN = """\
+#:schema ../../docs/collect-plan.schema.json
+description = "a campaign of damage trials"
+root = "runs"
+seed = 7
+order = "random"
+group_by = ["workload"]
+repetitions = 2
+settle_s = 0.05
+monitors = false
+
+[factors]
+study = ["plan"]
+workload = ["read", "update"]
+
+[run]
+command = "echo {workload} {mode} {clients}"
+output = "bench_{workload}.log"
+note = "workload {workload}"
+server_log = "{plan_dir}/server-{workload}.log"
+
+[vars]
+mode = "-M simple"
+clients = 2
+
+[[when]]
+match = { workload = "update" }
+mode = "-M prepared"
+
+[[setup]]
+on = ["workload"]
+command = "echo {workload} {mode} >> setup.txt"
+log = ".setup/{workload}.log"
+"""
+PLAN_PWNED = "kansoku-pwned"  # a plan's shell text is relative: a factor value holding '/' is refused first
+PLAN_SHELL_TEXTS = [f"$(touch {PLAN_PWNED})", f"`touch {PLAN_PWNED}`", f"; touch {PLAN_PWNED};",
+                    f"x' ; touch {PLAN_PWNED} ; '", f'"; touch {PLAN_PWNED}; "', f"{{mode}}$(touch {PLAN_PWNED})"]
+PLAN_SHELL_PLACES = {  # where a planted text goes: (the line it replaces, its new text; <t>: the shell text,
+    # escaped for a TOML string)
+    "factor value": ('workload = ["read", "update"]', 'workload = ["read", "update", "<t>"]'),
+    "[vars] value": ('mode = "-M simple"', 'mode = "<t>"'),
+    "[[when]] value": ('mode = "-M prepared"', 'mode = "<t>"'),
+    "run.command argument": ('command = "echo {workload} {mode} {clients}"', 'command = "echo {workload} <t>"'),
+    "run.output": ('output = "bench_{workload}.log"', 'output = "<t>"'),
+    "run.note": ('note = "workload {workload}"', 'note = "<t>"'),
+    "run.server_log": ('server_log = "{plan_dir}/server-{workload}.log"', 'server_log = "<t>"'),
+    "setup.log": ('log = ".setup/{workload}.log"', 'log = "<t>"'),
+    "description": ('description = "a campaign of damage trials"', 'description = "<t>"'),
+}
+
+
+def _plan_flip(data: bytes, rng: random.Random) -> bytes:
+    """A byte flip that never writes '/', '.' or '~': a damaged path of the plan stays inside its directory."""
+    out = bytearray(data)
+    for _ in range(rng.choice([1, 1, 2, 8])):
+        if out:
+            out[rng.randrange(len(out))] = rng.choice([b for b in range(256) if b not in b"/.~"])
+    return bytes(out)
+
+
+def plan_trial(n: int, mutation: str, seed: int) -> Trial:
+    """A collect plan damaged by ``mutation`` (a text mutation, or 'shell text: <place>')."""
+    def build(scratch: Path) -> Path:
+        rng = random.Random(seed)
+        data = PLAN.encode()
+        if mutation.startswith("shell text: "):
+            line, repl = PLAN_SHELL_PLACES[mutation.removeprefix("shell text: ")]
+            data = PLAN.replace(line, repl.replace("<t>", json.dumps(rng.choice(PLAN_SHELL_TEXTS))[1:-1]), 1).encode()
+        elif mutation == "byte-flip":
+            data = _plan_flip(data, rng)
+        else:
+            data = text_mutations(1 << 20)[mutation](data, rng)
+        plan = scratch / "plan.toml"
+        plan.write_bytes(data)
+        return plan
+
+    return Trial(n, "collect-plan", mutation, "bench/damage_trials.py PLAN", build, runner="collect")
+
+
+def run_collect(t: Trial, scratch: Path, plan: Path, timeout: float) -> Trial:
+    """tools/collect --plan, for real, in the plan's directory: it must run, fail a run with its reason, or refuse
+    the plan naming it; never a traceback, a hang, shell text executed or a control byte printed raw."""
+    out, err = scratch / "stdout", scratch / "stderr"
+    with open(out, "wb") as fo, open(err, "wb") as fe:
+        proc = subprocess.Popen([sys.executable, str(HERE / "tools" / "collect"), "--plan", str(plan)], cwd=scratch,
+                                stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            rc = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            t.kind, t.detail = "hang", f"no exit in {timeout:g} s"
+            return t
+    stderr, stdout = err.read_text(errors="replace"), out.read_text(errors="replace")
+    t.extra["exit"] = rc
+    problems = []
+    if any(scratch.rglob(PLAN_PWNED)):
+        problems.append("shell text from a plan was executed")
+    if _RAW_CONTROL.search(stderr.replace("\n", "").replace("\t", "")) or \
+            _RAW_CONTROL.search(stdout.replace("\n", "").replace("\t", "")):
+        problems.append("a control byte printed raw")
+    if "Traceback" in stderr or rc not in (0, 1, 2, 3, 5):
+        t.kind, t.detail = "traceback", _last_line(stderr) or f"exit {rc}"
+    elif rc == 1:  # the campaign ran; a run failed, named with its reason (a damaged benchmark command)
+        t.kind, t.detail = "run_failed", _first_error(stderr)
+    elif rc:
+        t.detail = _first_error(stderr)
+        if str(plan) not in stderr and plan.name not in stderr:
+            t.kind = "unnamed"
+        else:
+            t.kind = "refused" if _FILE_LINE.search(stderr) else "refused_no_line"
+    else:
+        t.kind = "stored"
+    if problems:
+        t.kind, t.detail = "out_of_bounds", "; ".join(problems)
+    return t
+
+
 # -- the plan of trials --------------------------------------------------------------------------------------
 
 
 def plan(count: int, seed: int) -> list[Trial]:
     """``count`` trials: about four in five damage one file of a format (every format and mutation in turn),
-    the rest host layouts, shell text and links. Same seed and count, same trials."""
+    the rest host layouts, shell text, links and collect plans. Same seed and count, same trials."""
     rng = random.Random(seed)
     found = samples()
     hosts = host_runs()
     fmts = sorted(found)
     muts = [*text_mutations(1), "file-name"]
     special: list[tuple[str, str]] = ([("layout", m) for m in LAYOUTS] + [("shell", p) for p in SHELL_PLACES]
-                                      + [("link", k) for k in LINKS])
+                                      + [("link", k) for k in LINKS] + [("plan", m) for m in text_mutations(1)]
+                                      + [("plan", f"shell text: {p}") for p in PLAN_SHELL_PLACES])
     trials: list[Trial] = []
     i_file = i_special = 0
     for n in range(count):
@@ -425,6 +582,9 @@ def plan(count: int, seed: int) -> list[Trial]:
             what, m = special[i_special % len(special)]
             src = hosts[(i_special // len(special)) % len(hosts)]
             i_special += 1
+            if what == "plan":
+                trials.append(plan_trial(n, m, s))
+                continue
             make = {"layout": layout_trial, "shell": shell_trial, "link": link_trial}[what]
             trials.append(make(n, src, m, s))
             continue
@@ -475,6 +635,8 @@ def run_one(t: Trial, base: Path, timeout: float = TIMEOUT_S) -> Trial:
     scratch.mkdir(parents=True)
     try:
         target = t.build(scratch)
+        if t.runner == "collect":
+            return run_collect(t, scratch, target, timeout)
         store = scratch / "k.duckdb"
         out, err = scratch / "stdout", scratch / "stderr"
         pid = _ingest_in_child(["--db", str(store), "--jobs", "1", str(target)], out, err, scratch)
@@ -537,7 +699,7 @@ def _first_error(text: str) -> str:
     """The line saying what was wrong (under "error: N file(s) could not be ingested", the file's line)."""
     lines = text.splitlines()
     for k, ln in enumerate(lines):
-        if "could not be ingested" in ln and k + 1 < len(lines):
+        if ("could not be ingested" in ln or " in the collect plan " in ln) and k + 1 < len(lines):
             return lines[k + 1].strip()[:300]
         if "error" in ln.lower() or "expected" in ln:
             return ln[:300]
@@ -585,7 +747,7 @@ _PLANNED: dict[int, Trial] = {}
 def _run_picklable(args) -> Trial:
     n, base, timeout = args
     t = run_one(_PLANNED[n], base, timeout)
-    return Trial(t.n, t.family, t.mutation, t.source, None, None, t.kind, t.detail, t.extra)  # type: ignore[arg-type]
+    return Trial(t.n, t.family, t.mutation, t.source, None, None, t.kind, t.detail, t.extra, t.runner)  # type: ignore[arg-type]
 
 
 def _merge(planned: Trial, done: Trial) -> Trial:

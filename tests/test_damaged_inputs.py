@@ -20,6 +20,7 @@ PGLOG = FIXTURES / "postgres_log" / "study=checkpoints" / "clients=2" / "rep=1"
 PGSTAT = FIXTURES / "pg_stat" / "clients=2"
 PERF = FIXTURES / "profiles" / "perf_postmaster" / "perf-script.txt"
 PGB = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"
+PUBLISHED = ROOT / "data" / "published" / "fy2013"
 
 
 def _damaged(tmp_path: Path, src: Path, edit) -> Path:
@@ -69,6 +70,9 @@ CASES = {
     "postgres log: checkpoint dated 1900": (PGLOG / "server.log", _sub_line(rb"^2026-11-23 11:06:18\.589(?= JST \[32644\] LOG:  checkpoint starting)",
                                                                       b"1900-11-23 11:06:18.589"),
                                             rb"^1900-11-23"),
+    "postgres log: checkpoint in month 13": (PGLOG / "server.log", _sub_line(rb"^2026-11-23 11:06:18\.589(?= JST \[32644\] LOG:  checkpoint starting)",
+                                                                      b"2026-13-23 11:06:18.589"),
+                                            rb"^2026-13-23"),
     "pg_stat: snapshot in 1970": (PGSTAT / "pg_stat_bgwriter.after.csv",
                                   _sub_line(rb"^2026-11-23 02:43:26\.059935\+00", b"1970-01-01 00:00:00+00"), rb"^1970"),
     "strace: usecs/call -9": (FIXTURES / "strace" / "variant=c_f" / "strace_c.txt",
@@ -99,6 +103,16 @@ CASES = {
     "postgres csvlog: a field over the csv module's limit": (
         FIXTURES / "postgres_log" / "formats" / "postgresql.csv",
         lambda data: data.replace(b"\n", b"\n" + b"x" * 200_000, 1), rb"^x{100}"),
+    "folded stacks: a byte 0xff in a frame past the sniffed head": (
+        FIXTURES / "profiles" / "folded" / "stacks.folded",
+        lambda data: b"\n".join(ln.replace(b";main;", b";m\xffin;") if k == 49 else ln
+                                 for k, ln in enumerate(data.split(b"\n"))), rb"^.*;m\xffin;"),
+    "iostat JSON: a control character in the host's name": (
+        FIXTURES / "sysstat_variants" / "iostat_json.json", _sub_line(rb'"nodename": "', b'"nodename": "\x01'),
+        rb'^\s*"nodename"'),
+    "published sidecar: cut in a string, inside a character": (  # read past the cut character, told at the end
+        PUBLISHED / "fy2013_t2.3_checksum.toml", lambda data: data.rstrip(b"\n") + '\ncut = "途中'.encode()[:-1],
+        rb"^cut = "),
     "fio text: clat 1e23 us": (FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
                                _sub_line(rb"(?<=clat \(usec\): min=29, max=)9573", b"100000000000000000000000"), None),
 }
@@ -193,8 +207,6 @@ def test_link_that_leads_to_itself_is_skipped_not_a_traceback(tmp_path, tmp_db):
     assert ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 1
 
 
-PUBLISHED = ROOT / "data" / "published" / "fy2013"
-
 
 def test_published_csv_not_utf8_names_file_and_line(tmp_path, tmp_db):
     damaged = "fy2013_t2.3_checksum.csv"
@@ -215,7 +227,7 @@ def test_published_csv_not_utf8_names_file_and_line(tmp_path, tmp_db):
 
 def test_damage_harness_finds_no_traceback_hang_or_unprintable_value():
     """The bench's damage trials, bounded: every format of the registry, host layouts, links and shell text,
-    each mutated and ingested by tools/ingest into its own store."""
+    each mutated and ingested by tools/ingest into its own store; collect plans run by tools/collect."""
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "damage_trials.py"), "--count", "200", "--seed",
                            "7", "--jobs", "2", "--timeout", "60", "--json", "--no-record"],
                           capture_output=True, text=True, timeout=900)
@@ -225,7 +237,8 @@ def test_damage_harness_finds_no_traceback_hang_or_unprintable_value():
     assert s["defects"] == [], json.dumps(s["defects"], indent=1)
     assert s["kinds"]["stored"] and s["kinds"]["refused"], s["kinds"]
     families = set(s["by_family"])
-    assert {f.name for f in parsers.formats()} | {"host-layout", "link", "shell-text"} <= families, families
+    assert {f.name for f in parsers.formats()} | {"host-layout", "link", "shell-text", "collect-plan"} <= families, \
+        families
 
 
 @pytest.mark.parametrize("name, stamp", [("sadf_x_all.xml", rb'time="02:01:40"'),
@@ -252,3 +265,146 @@ def test_published_csv_field_beyond_the_csv_limit_names_file_and_line(tmp_path, 
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert f"{tree / 'fy2013_t2.3_checksum.csv'}:3: expected a CSV row as printed" in proc.stderr, proc.stderr
     assert "expected a valid " not in proc.stderr, proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("sadf") is None, reason="sadf not installed")
+@pytest.mark.parametrize("name", [b"N\rI", b"\r\nI", b"N\xffI"], ids=["carriage-return", "line-break", "byte-0xff"])
+def test_sa_file_whose_sadf_output_is_not_text_names_file_and_output_line(tmp_path, tmp_db, name):
+    """An interrupt name of one record damaged in the sa file: sadf prints it as it finds it, and the
+    refusal names the sa file and the line of sadf's output holding it (never DuckDB's CSV error)."""
+    src = FIXTURES / "sar" / "run1" / "sa.bin"
+    data = src.read_bytes()
+    k = data.find(b"NMI", len(data) // 2)
+    run = _damaged(tmp_path, src, lambda d: d[:k] + name + d[k + 3:])
+    rendered = subprocess.run(["sadf", "-d", str(run / "sa.bin"), "--", "-A"], capture_output=True,
+                              env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}).stdout
+    line = next(n for n, ln in enumerate(rendered.split(b"\n"), 1) if name[:2] in ln or ln.endswith(b"\r"))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert (f"{run / 'sa.bin'}: expected UTF-8 text without a carriage return in 'sadf -d' output "
+            f"(line {line} of it,") in proc.stderr, proc.stderr
+    assert "expected a valid " not in proc.stderr and "CSV" not in proc.stderr, proc.stderr
+    if tmp_db.exists():
+        assert ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 0
+
+
+HEADS = {  # text outputs whose third line is what names the format, or holds its numbers
+    "vmstat": FIXTURES / "vmstat" / "vmstat.txt",
+    "iostat": FIXTURES / "iostat" / "iostat_x.txt",
+    "sar -I SUM (the header line)": FIXTURES / "sa_old_format" / "sar_I_SUM_sysstat11.txt",
+    "mpstat JSON": FIXTURES / "sysstat_variants" / "mpstat_A_json.txt",
+    "fio": FIXTURES / "fio" / "rw=read" / "format=normal" / "rep=1" / "fio_output.txt",
+    "pgbench": PGB / "pgbench.log",
+    "folded stacks": FIXTURES / "profiles" / "folded" / "stacks.folded",
+    "strace -c": FIXTURES / "strace" / "variant=c_f" / "strace_c.txt",
+}
+
+
+def _third_line_with(data: bytes, byte: bytes) -> bytes:
+    lines = data.split(b"\n")
+    lines[2] = lines[2][: len(lines[2]) // 2] + byte + lines[2][len(lines[2]) // 2:]
+    return b"\n".join(lines)
+
+
+@pytest.mark.parametrize("byte", [b"\xff", b"\xe3\x81", b"\x00"], ids=["0xff", "cut-utf8", "nul"])
+@pytest.mark.parametrize("case", sorted(HEADS))
+def test_text_output_with_a_damaged_byte_in_its_head_names_file_and_line(tmp_path, tmp_db, case, byte):
+    """A byte no text holds in the first kilobytes: the file is still read as its format, and refused with the
+    byte's line, never skipped as no known tool output."""
+    src = HEADS[case]
+    run = _damaged(tmp_path, src, lambda d: _third_line_with(d, byte))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / src.name}:3: expected " in proc.stderr, proc.stderr
+    assert "known tool output" not in proc.stderr and "expected a valid " not in proc.stderr, proc.stderr
+
+
+def test_binary_file_with_text_in_it_is_still_skipped(tmp_path, tmp_db):
+    """Only a text head with a few damaged bytes is read as its format: a binary file is skipped as before."""
+    run = _damaged(tmp_path, PGB / "pgbench.log", lambda d: d)
+    (run / "core").write_bytes(bytes(range(256)) * 64 + b"\ncheckpoint starting: wal\n" + bytes(range(256)) * 64)
+    proc = run_tool("ingest", "-v", "--db", tmp_db, run)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{run / 'core'}: binary, unknown format" in proc.stdout, proc.stdout
+
+
+def _checkpoints(db: Path) -> list[tuple]:
+    con = ro_con(db)
+    try:
+        return con.execute("SELECT kind, reason, start_ts, end_ts, buffers_written FROM pg_checkpoints "
+                           "ORDER BY start_line").fetchall()
+    finally:
+        con.close()
+
+
+def test_server_log_line_in_another_encoding_is_ignored_like_any_other_line(tmp_path):
+    """A server writes each message in its database's encoding: a LATIN1 line among the messages kansoku does
+    not read leaves the checkpoints as they are."""
+    clean = _damaged(tmp_path / "clean", PGLOG / "server.log", lambda d: d)
+    latin1 = b"2026-11-23 11:06:18.300 JST [32650] ERROR:  relation \"caf\xe9\" does not exist\n"
+    other = _damaged(tmp_path / "latin1", PGLOG / "server.log", lambda d: d.replace(b"\n", b"\n" + latin1, 2))
+    for run in (clean, other):
+        proc = run_tool("ingest", "--db", run.parent / "k.duckdb", run)
+        assert proc.returncode == 0, proc.stderr
+    assert _checkpoints(other.parent / "k.duckdb") == _checkpoints(clean.parent / "k.duckdb") != []
+
+
+def test_server_log_checkpoint_line_not_utf8_names_file_and_line(tmp_path, tmp_db):
+    run = _damaged(tmp_path, PGLOG / "server.log", _sub_line(rb"checkpoint starting: wal", b"checkpoint starting: w\xe1l"))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    line = _line_of((run / "server.log").read_bytes(), rb"checkpoint starting: w\xe1l")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / 'server.log'}:{line}: expected UTF-8 text in a checkpoint line" in proc.stderr, proc.stderr
+    assert "\\xe1" in proc.stderr, proc.stderr
+
+
+def test_published_csv_header_not_utf8_names_file_and_line(tmp_path, tmp_db):
+    tree = tmp_path / "published"
+    tree.mkdir()
+    shutil.copy(PUBLISHED / "fy2013_t2.3_checksum.toml", tree)
+    data = (PUBLISHED / "fy2013_t2.3_checksum.csv").read_bytes()
+    (tree / "fy2013_t2.3_checksum.csv").write_bytes(data[:5] + b"\xff" + data[5:])
+    proc = run_tool("ingest", "--db", tmp_db, tree)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{tree / 'fy2013_t2.3_checksum.csv'}:1: expected UTF-8 text" in proc.stderr, proc.stderr
+    assert "expected a valid " not in proc.stderr, proc.stderr
+
+
+PLAN = """\
+root = "runs"
+seed = 7
+repetitions = 2
+settle_s = 0.05
+monitors = false
+
+[factors]
+workload = ["read", "update"]
+
+[run]
+command = "echo {workload}"
+"""
+
+
+@pytest.mark.parametrize("edit, at", [
+    (("repetitions = 2", "repetitions = 99999999999999999999"), "repetitions"),
+    (("repetitions = 2", "repetitions = 1e20"), "repetitions"),
+    (("repetitions = 2", "repetitions = 2.0"), "repetitions"),
+    (("settle_s = 0.05", "settle_s = inf"), "settle_s"),
+    (("settle_s = 0.05", "settle_s = nan"), "settle_s"),
+    (("seed = 7", "seed = 7.5"), "seed"),
+    (('command = "echo {workload}"', 'command = "echo {workload}'), "command"),
+    (('workload = ["read", "update"]', 'workload = ["r\xffad", "update"]'), "workload"),
+], ids=["repetitions 1e20 as an integer", "repetitions 1e20", "repetitions 2.0", "settle_s inf", "settle_s nan",
+        "seed 7.5", "a string left open", "a byte 0xff"])
+def test_damaged_collect_plan_is_refused_with_file_and_line(tmp_path, edit, at):
+    """A plan damaged where it would hang (a wait of inf, 10^20 repetitions) or break what it converts (range of
+    a float): every problem with its line, exit 3, before anything runs."""
+    plan = tmp_path / "plan.toml"
+    plan.write_bytes(PLAN.replace(*edit).encode().replace("\xff".encode(), b"\xff"))  # the byte itself
+    line = 1 + next(i for i, ln in enumerate(plan.read_bytes().split(b"\n")) if ln.startswith(at.encode()))
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "collect"), "--plan", str(plan)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 3, (proc.returncode, proc.stderr)
+    assert f"{plan}:{line}: " in proc.stderr, proc.stderr
+    assert not (tmp_path / "runs").exists()

@@ -1,7 +1,7 @@
 """A fuzz test per parser: real files from tests/fixtures, mutated the ways damaged
-files reach users (a flipped byte, a line lost or doubled, a carriage return, a number beyond 2^31 or 2^63,
-a decimal where a count belongs, 'nan', 'inf', a negative number, 1e23, hour 53, a year 1900 or 2150, a file
-cut short, the whole file twice), ingested into a real DuckDB store. Each must end as stored data or as a
+files reach users (a flipped byte, a byte no text holds in the head, a line lost or doubled, a carriage return,
+a number beyond 2^31 or 2^63, a decimal where a count belongs, 'nan', 'inf', a negative number, 1e23, hour 53,
+a year 1900 or 2150, a file cut short, the whole file twice), ingested into a real DuckDB store. Each must end as stored data or as a
 listed error (file, line): never a traceback, never a hang, never NaN/infinity, an out-of-range share or any
 value outside its format's declared bounds (parsers/bounds.py: what the tool can print) stored.
 
@@ -60,6 +60,11 @@ def _mutate(data: bytes, op: str, pos: int, pick: int) -> bytes:
         return data[:j] + bytes([pick % 256]) + data[j + 1:]
     if op == "cut":
         return data[: pos % (len(data) + 1)]
+    if op == "badbyte":  # in the head the sniffers read: the file is still its format, refused with the line
+        i = pos % max(1, min(len(lines), 40))
+        j = pick % (len(lines[i]) + 1)
+        lines[i] = lines[i][:j] + (b"\xff", b"\x00", b"\xc3", b"\xed\xa0\x80")[pick % 4] + lines[i][j:]
+        return b"\n".join(lines)
     if op == "twice":
         return data + (b"" if data.endswith(b"\n") else b"\n") + data
     if op == "year":
@@ -114,7 +119,7 @@ def test_mutated_real_files_are_stored_within_bounds_or_refused(fmt_name, tmp_pa
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     @given(src=st.sampled_from(SAMPLES[fmt_name]),
-           op=st.sampled_from(["flip", "cut", "drop", "double", "cr", "big", "decimal", "nan", "negative", "hour",
+           op=st.sampled_from(["flip", "badbyte", "cut", "drop", "double", "cr", "big", "decimal", "nan", "negative", "hour",
                                "inf", "huge", "year", "twice"]),
            pos=st.integers(0, 10 ** 6), pick=st.integers(0, 10 ** 6))
     def one(src: Path, op: str, pos: int, pick: int) -> None:

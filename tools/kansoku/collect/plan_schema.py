@@ -14,6 +14,7 @@ The same checks serve ``tools/collect --hosts FILE`` (a file of ``[hosts.NAME]``
 from __future__ import annotations
 
 import json
+import math
 import string
 import sys
 from pathlib import Path
@@ -27,6 +28,8 @@ REPO = Path(__file__).resolve().parents[3]
 SCHEMA_JSON = REPO / "docs" / "collect-plan.schema.json"
 HOST_MONITORS = [m[0] for m in MONITORS]
 BUILTIN_NAMES = ("plan_dir", "root", "run_dir")
+MOST_REPETITIONS = 10_000  # the factor rep is made whole before anything runs
+LONGEST_WAIT_S = 3600  # settle_s, pg_stat_interval_s: an hour; more is a damaged number, not a wait
 
 _SCALAR = {"type": ["string", "integer", "number", "boolean"]}
 _VALUES = {"title": "factor values", "anyOf": [_SCALAR, {"type": "array", "items": _SCALAR, "minItems": 1}]}
@@ -85,12 +88,14 @@ SCHEMA: dict[str, Any] = {
         "order": _d("random (default): groups shuffled, then runs inside each group; listed: as the factors list them",
                     {"enum": ["random", "listed"]}),
         "group_by": _d("factors whose runs stay together (setups then run once per group)", _NAMES),
-        "repetitions": _d("adds the factor rep = 1..N after the factors", {"type": "integer", "minimum": 1}),
+        "repetitions": _d("adds the factor rep = 1..N after the factors",
+                          {"type": "integer", "minimum": 1, "maximum": MOST_REPETITIONS}),
         "rep_factor": _d("name of the repetition factor (default rep)", {"type": "string", "pattern": KEY.pattern}),
         "settle_s": _d("monitors run this long before and after each benchmark (default 1)",
-                       {"type": "number", "minimum": 0}),
+                       {"type": "number", "minimum": 0, "maximum": LONGEST_WAIT_S}),
         "pg_stat_interval_s": _d("with conninfo: checkpoint counters every this many seconds during a run (default 5; "
-                                 "0: only before and after)", {"type": "number", "minimum": 0}),
+                                 "0: only before and after)",
+                                 {"type": "number", "minimum": 0, "maximum": LONGEST_WAIT_S}),
         "monitors": _d("the monitors of the host kansoku collect runs on: true (sar, iostat, vmstat; the default), "
                        "false (none), or their names (also mpstat: per-CPU use and softirqs by type)",
                        {"anyOf": [{"type": "boolean"},
@@ -187,7 +192,7 @@ def cross_problems(raw: dict) -> list[tuple[tuple, str]]:
                 out.append((("factors", k), f"value {x!r} cannot name a directory (no '/', leading '.' or spaces)"))
     reps = raw.get("repetitions")
     rep_factor = raw.get("rep_factor", "rep")
-    if isinstance(reps, int) and reps >= 1 and isinstance(rep_factor, str):
+    if isinstance(reps, int) and 1 <= reps <= MOST_REPETITIONS and isinstance(rep_factor, str):
         if rep_factor in factors:
             out.append((("repetitions",), f"adds the factor {rep_factor!r}, which [factors] already has"))
         else:
@@ -311,9 +316,14 @@ _VALIDATORS: dict[int, Any] = {}
 def _validator(schema: dict):
     v = _VALIDATORS.get(id(schema))
     if v is None:
-        from jsonschema import Draft202012Validator  # built once, when a plan is checked
+        from jsonschema import Draft202012Validator, validators  # built once, when a plan is checked
 
-        v = _VALIDATORS[id(schema)] = Draft202012Validator(schema)
+        # TOML tells 2 from 2.0, which JSON Schema's integer takes: an integer key is an int, a number finite
+        # (TOML's nan and inf), so what a plan converts (range, sleep) never sees either
+        types = Draft202012Validator.TYPE_CHECKER.redefine_many({
+            "integer": lambda _, x: isinstance(x, int) and not isinstance(x, bool),
+            "number": lambda _, x: isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)})
+        v = _VALIDATORS[id(schema)] = validators.extend(Draft202012Validator, type_checker=types)(schema)
     return v
 
 

@@ -31,6 +31,10 @@ def detect(path: Path) -> Detection:
     if head.size_bytes == 0:
         return Detection(path, None, "empty file")
     fmt = parsers.claim(head)
+    for mended in head.mended if fmt is None else ():  # a text output with a damaged byte: its parser names the line
+        fmt = parsers.claim(mended)
+        if fmt is not None:
+            break
     if fmt is None:
         return Detection(path, None, "binary, unknown format" if head.is_binary else "not a known tool output")
     return Detection(path, fmt, "")

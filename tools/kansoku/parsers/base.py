@@ -14,6 +14,7 @@ that the report spec can select by name.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +24,18 @@ from kansoku import words
 from kansoku.parsers.bounds import TableBounds
 
 SNIFF_BYTES = 64 * 1024
+MENDED_MOST = 16  # bytes that are not text in a head still read as a damaged text file (FileHead.mended)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]", re.ASCII)  # no text holds many
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,26 @@ class FileHead:
         except UnicodeDecodeError as exc:  # a multi-byte char cut at the end is fine
             return exc.start < len(self.raw[:8192]) - 4
         return False
+
+    @cached_property
+    def mended(self) -> tuple[FileHead, ...]:
+        """A text head but for a few bytes (NUL bytes, sequences that are not UTF-8): the head without the lines
+        that hold them, then the head without those bytes alone (a file of one long line, a damaged header).
+        What detection asks the sniffers again, so that a text output with a damaged byte is read as its format
+        and its parser names the byte's line. Empty for a head that is text, or binary."""
+        if "\ufffd" not in self.text and "\x00" not in self.text:
+            return ()
+        lines = self.raw.split(b"\n")
+        kept = [ln for ln in lines if b"\x00" not in ln and _utf8(ln)]
+        if len(kept) == len(lines) or len(lines) - len(kept) > MENDED_MOST:
+            return ()
+        left = self.raw.decode("utf-8", errors="ignore").replace("\x00", "")
+        if len(self.raw) - len(left.encode("utf-8")) > 4 * MENDED_MOST:
+            return ()
+        if len(_CONTROL.findall(left)) * 100 > len(left):
+            return ()
+        return tuple(FileHead(path=self.path, raw=raw, size_bytes=self.size_bytes)
+                     for raw in (b"\n".join(kept), left.encode("utf-8")))
 
     @cached_property
     def _lines(self) -> tuple[str, ...]:

@@ -10,9 +10,11 @@ A checkpoint writes two lines, from the checkpointer::
 (the second one is one line in the log). The ``complete`` wording grew clause by clause across versions;
 ``COMPLETE_VARIANTS`` lists every wording, each as its clauses in order, and a ``complete`` line that
 matches none of them is reported as a warning naming the line (an unknown variant is never guessed).
-Every other line of the log is ignored. The lines' time comes from ``log_line_prefix`` (``%m``, ``%t``
-or ``%n``); a prefix without a time, or a time zone abbreviation that is not in ``TZ_OFFSETS``
-(ambiguous ones such as CST or IST are not), leaves the times empty and says so once.
+Every other line of the log is ignored, whatever its encoding (a server writes each message in its
+database's encoding); a line that is read holding a byte that is not UTF-8, or a NUL, is an error naming it.
+The lines' time comes from ``log_line_prefix`` (``%m``, ``%t`` or ``%n``); a prefix without a time, or a time
+zone abbreviation that is not in ``TZ_OFFSETS`` (ambiguous ones such as CST or IST are not), leaves the times
+empty and says so once.
 
 The same messages in a csvlog file (``log_destination = 'csvlog'``: time, severity and message are
 columns 1, 12 and 14) or a jsonlog file (15+: ``timestamp``, ``error_severity``, ``message``) are read
@@ -90,6 +92,7 @@ _MESSAGE = re.compile(rf"(?:^|\s)(?P<severity>{_SEVERITY}):  (?P<msg>.*)$", re.A
 _STARTING = re.compile(r"^(?P<kind>checkpoint|restartpoint) starting:(?P<flags>.*)$", re.ASCII)
 _COMPLETE = re.compile(r"^(?P<kind>checkpoint|restartpoint) complete: ", re.ASCII)
 _VERSION = re.compile(r"starting PostgreSQL (\d+(?:\.\d+)*)", re.ASCII)
+_NOT_TEXT = re.compile("[\x00\udc80-\udcff]", re.ASCII)  # a NUL byte, or a byte that is not UTF-8 (surrogateescape)
 
 _N, _F, _S = r"(\d+)", r"(\d+(?:\.\d+)?)", r"(\d+\.\d{3}) s"
 _LSN = r"([0-9A-F]+/[0-9A-F]+)"
@@ -253,15 +256,29 @@ def _parse_records(path: Path, sink: Sink, records: Callable[[TextIO], Iterator[
     open_row: dict | None = None
     time_problem_told = False
     unknown = 0
-    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+    # a server writes each message in its database's encoding: bytes that are not UTF-8 are kept apart
+    # (surrogates) and refused only on the lines read here
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
         for no, prefix, severity, msg in records(fh):
-            if severity == "LOG" and (v := _VERSION.search(msg)):
-                sink.set_tool_version(v.group(1))
+            version = _VERSION.search(msg) if severity == "LOG" else None
             start = _STARTING.match(msg)
             complete = None if start else _COMPLETE.match(msg)
+            if not start and not complete and not version:
+                continue
+            bad = _NOT_TEXT.search(prefix + " " + msg)
+            if bad:
+                near = (prefix + " " + msg)[max(0, bad.start() - 30):bad.start() + 30]
+                raise ParseError(path, no, "UTF-8 text in a checkpoint line or the server's version line",
+                                 near.encode("utf-8", errors="surrogateescape").decode("utf-8", "backslashreplace"))
+            if version:
+                sink.set_tool_version(version.group(1))
             if not start and not complete:
                 continue
-            ts, why = line_time(prefix)
+            try:
+                ts, why = line_time(prefix)
+            except ValueError:  # month 13, hour 53: no clock printed it
+                raise ParseError(path, no, "a date and time of the calendar in the line prefix",
+                                 prefix.strip()[:60]) from None
             if why and not time_problem_told:
                 sink.warn(no, why)
                 time_problem_told = True

@@ -143,8 +143,7 @@ def companions(sidecar: Path) -> list[Path]:
 
 def parse_csv_companion(path: Path, sink) -> None:
     """The CSV is read with its sidecar; here we only check it is the one its sidecar expects."""
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        header = next(csv.reader(fh), None)
+    header = next(_csv_rows(path, read_text(path, "a published table's CSV").removeprefix("\ufeff")), None)
     if not header:
         raise ParseError(path, 1, "a CSV header line (the columns as printed)", "")
 
@@ -207,8 +206,10 @@ def parse_sidecar(path: Path, sink) -> None:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         at = re.search(r"\(at line (\d+)", str(exc), re.ASCII)
-        raise ParseError(path, int(at.group(1)) if at else None, "a valid TOML published-table sidecar",
-                         str(exc)) from None
+        line = int(at.group(1)) if at else None
+        if line is None and "at end of document" in str(exc):  # a string or array left open: the last line
+            line = max(1, len(text.splitlines()))
+        raise ParseError(path, line, "a published-table sidecar in TOML", str(exc)) from None
     pub = doc["published"]
 
     def err(key: str, expected: str, found: Any = None) -> ParseError:

@@ -14,7 +14,12 @@ from kansoku.errors import ParseError
 
 def read_text(path: Path, what: str) -> str:
     """The whole file as text. ``what`` names the tool output for the error ('fio output')."""
-    data = path.read_bytes()
+    return decode_text(path, path.read_bytes(), what)
+
+
+def decode_text(path: Path, data: bytes, what: str) -> str:
+    """A file's bytes (``data``, decompressed if it was) as text: a NUL byte or bytes that are not UTF-8 are an
+    error naming the line; a character cut at the very end (a killed tool) is left out."""
     nul = data.find(b"\x00")
     if nul >= 0:
         raise ParseError(path, data[:nul].count(b"\n") + 1, f"text ({what})", "binary data (NUL byte)")

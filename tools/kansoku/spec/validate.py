@@ -198,16 +198,24 @@ def plain(v: Any) -> Any:
 def load_toml(path: Path) -> tuple[dict | None, str | None, list[Problem]]:
     """The parsed spec (or None) and its text; a syntax error is a problem with its line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return None, None, [Problem(path, None, (), "no such report spec")]
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         return None, None, [Problem(path, None, (), f"cannot read the spec: {exc}")]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, None, [Problem(path, data[:exc.start].count(b"\n") + 1, (),
+                                    f"not UTF-8 text (TOML is UTF-8): the byte 0x{data[exc.start]:02x}")]
     try:
         return tomllib.loads(text), text, []
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        return None, text, [Problem(path, int(m.group(1)) if m else None, (), f"not valid TOML: {exc}")]
+        line = int(m.group(1)) if m else None
+        if line is None and "at end of document" in str(exc):  # an unclosed string or array: the last line
+            line = max(1, len(text.splitlines()))
+        return None, text, [Problem(path, line, (), f"not valid TOML: {exc}")]
 
 
 def text_key(text: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Sink
+from kansoku.parsers.textfile import decode_text
 
 UNKNOWN = "[unknown]"
 _OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$", re.ASCII)
@@ -63,18 +64,14 @@ def open_lines(path: Path, what: str):
         compressed = fh.read(2) == b"\x1f\x8b"
     if not compressed:
         data = path.read_bytes()
-        if b"\x00" in data:
-            raise ParseError(path, data[:data.find(b"\x00")].count(b"\n") + 1, f"text ({what})", "a NUL byte")
-        return data.decode("utf-8", errors="replace").split("\n"), False, not data.endswith(b"\n") and bool(data)
+        return decode_text(path, data, what).split("\n"), False, not data.endswith(b"\n") and bool(data)
     try:
         with gzip.open(path, "rb") as fh:
             data = fh.read()
     except (OSError, EOFError) as exc:
         raise ParseError(path, None, f"a complete gzip stream ({what})",
                          f"{type(exc).__name__}: {' '.join(str(exc).split())[:100]} (cut short?)") from None
-    if b"\x00" in data:
-        raise ParseError(path, data[:data.find(b"\x00")].count(b"\n") + 1, f"text ({what})", "a NUL byte")
-    return data.decode("utf-8", errors="replace").split("\n"), True, not data.endswith(b"\n") and bool(data)
+    return decode_text(path, data, what).split("\n"), True, not data.endswith(b"\n") and bool(data)
 
 
 @dataclass

@@ -17,6 +17,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from kansoku.errors import ParseError
+from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 from kansoku.parsers.sysstat import common as sm
 
@@ -159,9 +160,10 @@ def sniff_mpstat_json(head: FileHead) -> bool:
 
 def parse_mpstat_json(path: Path, sink: Sink) -> None:
     steps: list[tuple[int, int]] = []  # times that go back (see DayClock)
+    text = textfile.decode_text(path, path.read_bytes(), "mpstat -o JSON")
     try:
-        doc = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
         line = getattr(exc, "lineno", None)
         raise ParseError(path, line, "complete mpstat -o JSON", str(exc).split(":")[0]) from None
     col = sm.Collector("mpstat", "mpstat-json")

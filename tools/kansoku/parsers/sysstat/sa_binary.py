@@ -69,7 +69,7 @@ def _readable_rendering_beside(path: Path) -> Path | None:
 
 # a line sadf -d prints before the first section header: a LINUX-RESTART (or COM) record of a file that
 # begins with one (sa1 --boot, sysstat-collect after a reboot); anything else there is not sadf -d output
-_PREAMBLE_LINE = re.compile(rb"[^;\n]*;-?\d+;[^;\n]+;(LINUX-RESTART|COM )[^\n]*", re.ASCII)
+_PREAMBLE_LINE = re.compile(rb"[^;\n\r]*;-?\d+;[^;\n\r]+;(LINUX-RESTART|COM )[^\n\r]*", re.ASCII)
 PREAMBLE_MAX = 1 << 20  # a few records at most; more is not a preamble
 
 
@@ -78,26 +78,38 @@ _MARKS = (b"LINUX-RESTART", b"COM ")  # what begins the 4th field of a restart o
 
 class _Lines:
     """What the splitter saw of one section's lines, for ``_Loader._load_batch_fast``: how many lines,
-    how many are restart or comment records (their 4th field begins with LINUX-RESTART or 'COM '), and
-    whether every line is plain (no empty line, no carriage return, no NUL byte). Counted on the blocks
-    as they are copied (a few memchr-speed scans), never line by line in Python."""
+    how many are restart or comment records (their 4th field begins with LINUX-RESTART or 'COM '),
+    whether every line is plain (no empty line, no carriage return, no NUL byte), and whether the section is
+    text DuckDB's CSV reader takes (UTF-8 without a carriage return: ``_Loader.load`` refuses any other), and
+    the line of sadf's output its header is on. Counted on the blocks as they are copied (a few memchr-speed
+    scans), never line by line in Python."""
 
-    __slots__ = ("lines", "marks", "plain", "_last")
+    __slots__ = ("lines", "marks", "plain", "text", "header_line", "_last")
 
-    def __init__(self) -> None:
+    def __init__(self, header_line: int = 1) -> None:
         self.lines = 0
         self.marks = 0
         self.plain = True
+        self.text = True
+        self.header_line = header_line
         self._last = 0x0A  # the byte before the next piece (the header's newline)
 
-    def add(self, data: bytes, pos: int, end: int) -> None:
-        """Count the whole lines ``data[pos:end]`` (they begin at ``pos`` and end with a newline)."""
+    def add(self, data: bytes, pos: int, end: int, ascii_block: bool = False) -> None:
+        """Count the whole lines ``data[pos:end]`` (they begin at ``pos`` and end with a newline);
+        ``ascii_block``: the whole of ``data`` is ASCII, so the piece needs no UTF-8 check."""
         if end <= pos:
             return
         self.lines += data.count(b"\n", pos, end)
         if self.plain and (data.find(b"\n\n", pos, end) >= 0 or data.find(b"\r", pos, end) >= 0
                            or data.find(b"\x00", pos, end) >= 0 or (data[pos] == 0x0A and self._last == 0x0A)):
             self.plain = False
+        if self.text and not self.plain:
+            self.text = data.find(b"\r", pos, end) < 0
+        if self.text and not ascii_block:
+            try:  # a piece is whole lines, so no UTF-8 sequence is cut at its ends
+                data[pos:end].decode("utf-8")
+            except UnicodeDecodeError:
+                self.text = False
         self._last = data[end - 1]
         for mark in _MARKS:
             i = data.find(mark, pos, end)
@@ -107,6 +119,25 @@ class _Lines:
                 if i > start and data[i - 1] == 0x3B and data.count(b";", start, i) == 3:
                     self.marks += 1
                 i = data.find(mark, i + 1, end)
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _first_not_text(section: Path) -> tuple[int, bytes]:
+    """The first line of a section file that is not UTF-8 text or holds a carriage return: its number
+    in the file (1 is the first line after the header) and its bytes."""
+    with open(section, "rb") as fh:
+        for k, line in enumerate(fh, 1):
+            body = line.rstrip(b"\n")
+            if b"\r" in body or not _utf8(body):
+                return k, body
+    return 0, b""
 
 
 def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) -> None:
@@ -120,6 +151,7 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
     counts: _Lines | None = None
     preamble = bytearray()
     n = 0
+    line_no = 0  # lines of sadf's output before the current piece
 
     def finish() -> None:
         nonlocal fh
@@ -130,13 +162,13 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
 
     def preamble_done() -> None:
         lines = bytes(preamble).splitlines()
-        if all(_PREAMBLE_LINE.fullmatch(l) for l in lines if l.strip()):
+        if all(_PREAMBLE_LINE.fullmatch(l) and _utf8(l) for l in lines if l.strip()):
             if any(l.strip() for l in lines):
                 pre = tmp / "preamble.csv"
                 pre.write_bytes(b"\n".join(l for l in lines if l.strip()) + b"\n")
                 out.put((b"", pre, None))
         else:
-            bad = next(l for l in lines if l.strip() and not _PREAMBLE_LINE.fullmatch(l))
+            bad = next(l for l in lines if l.strip() and not (_PREAMBLE_LINE.fullmatch(l) and _utf8(l)))
             out.put(ValueError(f"output before the first '# hostname;...' header: {bad[:80]!r}"))
         preamble.clear()
 
@@ -150,6 +182,7 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
             end = data.rfind(b"\n") + 1
             carry, data = data[end:], data[:end]
             view = memoryview(data)
+            ascii_block = data.isascii()
             pos = 0
             while pos < len(data):
                 i = data.find(HEADER, pos)
@@ -160,9 +193,12 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
                     if fh is None:
                         if n == 0 and len(preamble) < PREAMBLE_MAX:
                             preamble += view[pos:min(stop_at, pos + PREAMBLE_MAX)]
+                        line_no += data.count(b"\n", pos, stop_at)
                     else:
                         fh.write(view[pos:stop_at])
-                        counts.add(data, pos, stop_at)
+                        before = counts.lines
+                        counts.add(data, pos, stop_at, ascii_block)
+                        line_no += counts.lines - before
                 if i < 0:
                     break
                 j = data.index(b"\n", i) + 1
@@ -172,12 +208,13 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
                 header = bytes(view[i:j])
                 n += 1
                 current = tmp / f"section-{n}.csv"
-                counts = _Lines()
+                line_no += 1
+                counts = _Lines(line_no)
                 fh = open(current, "wb")
                 pos = j
         if carry and fh is not None:  # a last line without its newline
             fh.write(carry + b"\n")
-            counts.add(carry + b"\n", 0, len(carry) + 1)
+            counts.add(carry + b"\n", 0, len(carry) + 1, carry.isascii())
         elif carry and n == 0:
             preamble += carry[:PREAMBLE_MAX]
         finish()
@@ -268,6 +305,13 @@ class _Loader:
         self.sections += 1
         text = header.decode("utf-8", errors="replace").rstrip("\r\n")
         cols = text[2:].split(";")[3:]
+        if counts is not None and not counts.text:
+            # sadf prints a name from the file as it finds it: a damaged one can hold any byte, a line break
+            # too; DuckDB's CSV reader cannot take such a line, and no reader here would read it right
+            k, line = _first_not_text(section)
+            raise ParseError(path, None, "UTF-8 text without a carriage return in 'sadf -d' output (line "
+                             f"{counts.header_line + k} of it, in the section '{text[:60]}...'): a damaged "
+                             "sa file?", line.decode("utf-8", errors="backslashreplace"))
         if not self.restarts_done:
             self._restarts(section, counts=counts)
         segs = csv_segments(cols)

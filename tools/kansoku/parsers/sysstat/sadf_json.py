@@ -100,8 +100,12 @@ def load_json_salvaging(path: Path, sink: Sink, what: str) -> dict:
             raise ParseError(path, exc.lineno, f"a JSON document ({what})", exc.msg) from None
         head_txt = text[:at]
         host: dict[str, Any] = {}
-        for k, v in re.findall(r'"([\w-]+)":\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)', head_txt, flags=re.ASCII):
-            host[k] = json.loads(v)
+        for m in re.finditer(r'"([\w-]+)":\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)', head_txt, flags=re.ASCII):
+            try:
+                host[m.group(1)] = json.loads(m.group(2))
+            except json.JSONDecodeError as bad:  # a control character in a header string
+                raise ParseError(path, head_txt[:m.start()].count("\n") + 1, f"a JSON document ({what})",
+                                 bad.msg) from None
         lb = text.index("[", at)
         dec = json.JSONDecoder()
         pos = lb + 1
