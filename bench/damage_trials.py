@@ -54,9 +54,9 @@ HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE / "tools"))
 sys.path.insert(0, str(HERE / "bench"))
 
+from kansoku import parsers  # noqa: E402
 from kansoku.cli import ingest_main  # noqa: E402 -- imported once, before the children are forked
 from kansoku.ingest.detect import detect_in_run  # noqa: E402
-from kansoku import parsers  # noqa: E402
 from kansoku.parsers import bounds  # noqa: E402
 from kansoku.store import outside  # noqa: E402
 
