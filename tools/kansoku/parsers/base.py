@@ -30,7 +30,8 @@ MENDED_MOST = 16  # bytes that are not text in a head still read as a damaged te
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]", re.ASCII)  # no text holds many
 
 
-def _utf8(data: bytes) -> bool:
+def is_utf8(data: bytes) -> bool:
+    """Whether ``data`` decodes as UTF-8."""
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
@@ -73,7 +74,7 @@ class FileHead:
         if "\ufffd" not in self.text and "\x00" not in self.text:
             return ()
         lines = self.raw.split(b"\n")
-        kept = [ln for ln in lines if b"\x00" not in ln and _utf8(ln)]
+        kept = [ln for ln in lines if b"\x00" not in ln and is_utf8(ln)]
         if len(kept) == len(lines) or len(lines) - len(kept) > MENDED_MOST:
             return ()
         left = self.raw.decode("utf-8", errors="ignore").replace("\x00", "")

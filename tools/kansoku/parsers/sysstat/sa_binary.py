@@ -31,7 +31,7 @@ from pathlib import Path
 
 from kansoku.errors import ParseError
 from kansoku.external import kill_group, run_group
-from kansoku.parsers.base import FileHead, Sink
+from kansoku.parsers.base import FileHead, Sink, is_utf8
 from kansoku.parsers.sysstat import common as sm
 from kansoku.parsers.sysstat import plausible
 from kansoku.parsers.sysstat.activities import INSTANCE_COLS, TEXT_ACTIVITIES, TEXT_COLUMNS
@@ -121,21 +121,13 @@ class _Lines:
                 i = data.find(mark, i + 1, end)
 
 
-def _utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def _first_not_text(section: Path) -> tuple[int, bytes]:
     """The first line of a section file that is not UTF-8 text or holds a carriage return: its number
     in the file (1 is the first line after the header) and its bytes."""
     with open(section, "rb") as fh:
         for k, line in enumerate(fh, 1):
             body = line.rstrip(b"\n")
-            if b"\r" in body or not _utf8(body):
+            if b"\r" in body or not is_utf8(body):
                 return k, body
     return 0, b""
 
@@ -162,13 +154,13 @@ def _split_sections(stream, tmp: Path, out: queue.Queue, stop: threading.Event) 
 
     def preamble_done() -> None:
         lines = bytes(preamble).splitlines()
-        if all(_PREAMBLE_LINE.fullmatch(l) and _utf8(l) for l in lines if l.strip()):
+        if all(_PREAMBLE_LINE.fullmatch(l) and is_utf8(l) for l in lines if l.strip()):
             if any(l.strip() for l in lines):
                 pre = tmp / "preamble.csv"
                 pre.write_bytes(b"\n".join(l for l in lines if l.strip()) + b"\n")
                 out.put((b"", pre, None))
         else:
-            bad = next(l for l in lines if l.strip() and not (_PREAMBLE_LINE.fullmatch(l) and _utf8(l)))
+            bad = next(l for l in lines if l.strip() and not (_PREAMBLE_LINE.fullmatch(l) and is_utf8(l)))
             out.put(ValueError(f"output before the first '# hostname;...' header: {bad[:80]!r}"))
         preamble.clear()
 
