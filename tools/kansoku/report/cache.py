@@ -230,8 +230,7 @@ class ItemCache(PickleEntries):
         fps = self.run_fingerprints(store)
         h = hashlib.sha256()
         h.update(code_version().encode())
-        context = {k: v for k, v in report.raw.items() if k != "chapter"}
-        h.update(json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode())
+        h.update(self.report_context(report).encode())
         h.update(repr(item).encode())
         h.update((fps.get(None) or "").encode())
         for r in sorted(set(runs)):
@@ -278,8 +277,7 @@ class ItemCache(PickleEntries):
             return compute()
         fps = self.run_fingerprints(store)
         h = hashlib.sha256(f"{code_version()}\0of-runs\0{name}\0{report.id}\0".encode())
-        context = {k: v for k, v in report.raw.items() if k != "chapter"}
-        h.update(json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode())
+        h.update(self.report_context(report).encode())
         h.update(json.dumps(run_ids).encode())
         h.update((fps.get(None) or "").encode())
         for r in sorted(_flat(run_ids)):
@@ -291,6 +289,15 @@ class ItemCache(PickleEntries):
             self.of_runs_computed.append(f"{report.id}/{name}")
             self.save(key, value)
         return value
+
+    def report_context(self, report: Any) -> str:
+        """The sha256 of the report's context (its spec without the chapters: factor and metric labels, device
+        groups, ...), made once a report: part of every key of the report's items, blocks and pages."""
+        if report.id not in self._contexts:
+            context = {k: v for k, v in report.raw.items() if k != "chapter"}
+            self._contexts[report.id] = hashlib.sha256(
+                json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode()).hexdigest()
+        return self._contexts[report.id]
 
     def run_key(self, store: Store, run_id: str, kind: str) -> str | None:
         """The key of what a run's page reads of the run alone (``kind``: its metrics and series), valid while
@@ -315,11 +322,7 @@ class ItemCache(PickleEntries):
         fps = self.run_fingerprints(store) if self.directory is not None else {}
         if run_id not in fps:
             return None
-        if report.id not in self._contexts:
-            context = {k: v for k, v in report.raw.items() if k != "chapter"}
-            self._contexts[report.id] = hashlib.sha256(
-                json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode()).hexdigest()
-        return _digest(f"{code_version()}\0run-page\0{report.id}\0{self._contexts[report.id]}\0{condition}\0"
+        return _digest(f"{code_version()}\0run-page\0{report.id}\0{self.report_context(report)}\0{condition}\0"
                        f"{run_id}\1{fps[run_id]}\0{inputs}")
 
     def comparison(self, store: Store, report: Any, spec: Any, compute: Callable[[], Any]) -> Any:
@@ -336,8 +339,7 @@ class ItemCache(PickleEntries):
             runs |= sel
         fps = self.run_fingerprints(store)
         h = hashlib.sha256(f"{code_version()}\0compare\0".encode())
-        context = {k: v for k, v in report.raw.items() if k != "chapter"}
-        h.update(json.dumps(context, sort_keys=True, default=str, ensure_ascii=False).encode())
+        h.update(self.report_context(report).encode())
         h.update(repr(spec).encode())
         h.update((fps.get(None) or "").encode())
         for r in sorted(runs):
