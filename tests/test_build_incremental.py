@@ -7,6 +7,7 @@ recomputes exactly the items that select it, and the result is the same as a bui
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 import shutil
@@ -123,6 +124,28 @@ def snapshot(gen: Path) -> dict[str, tuple[str, int]]:
     return out
 
 
+
+class CallLog:
+    """What a spy saw, kept in a file: the build computes in a child process (app/forked.py), whose lists
+    the test's process would not see."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.unlink(missing_ok=True)
+
+    def append(self, value) -> None:
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(value) + "\n")
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def read(self) -> list:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
+
+
 def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env):
     tmp, camp, held, db, specs, content = env
     first = build(env)
@@ -205,7 +228,7 @@ def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
 
     tmp = env[0]
     one = build(env, "gen-one", "public-one")  # every run page of the report in one batch
-    batches: list[list[str]] = []
+    batches = CallLog(tmp / "batches.jsonl")
     real = report_runs._page_batch
 
     def spy(store, report, chapters, infos, run_ids, conditions, *args):
@@ -217,6 +240,7 @@ def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
     monkeypatch.setattr(report_runs, "RUN_PAGE_BATCH", 2)
     monkeypatch.setattr(report_runs, "_page_batch", spy)
     small = build(env, "gen-small", "public-small")
+    batches = batches.read()
     assert len(batches) > 2 and max(map(len, batches)) < one.runs_computed
     assert sorted(r for b in batches for r in b) == sorted(set(r for b in batches for r in b))  # each run once
     assert len({r for b in batches for r in b}) == one.runs_computed == small.runs_computed
@@ -473,7 +497,7 @@ def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env
     conds = {p: k for p, k in page_keys.items() if "/conditions/" in p}
     assert conds and all(k.startswith("cond-") and k not in index for k in conds.values())
 
-    loaded: list[str] = []
+    loaded = CallLog(env[0] / "loaded.jsonl")
     real_load = PickleEntries.load
 
     def spy(self, key):
@@ -482,7 +506,7 @@ def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env
 
     monkeypatch.setattr(PickleEntries, "load", spy)
     again = build(env)
-    assert not set(loaded) & set(index)  # no kept page read back: their files are as the last build wrote them
+    assert not set(loaded.read()) & set(index)  # no kept page read back: their files are as the last build wrote them
     assert again.runs_computed == 0 and again.runs_reused == first.runs_computed
     assert snapshot(gen) == before
 
@@ -495,7 +519,7 @@ def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env
     (gen / "build-cache" / "items" / f"{page_keys[data[1]]}.pickle").write_bytes(b"not a pickle")
     loaded.clear()
     third = build(env)
-    assert {page_keys[data[0]], page_keys[data[1]], page_keys[csvs[-1]]} <= set(loaded)
+    assert {page_keys[data[0]], page_keys[data[1]], page_keys[csvs[-1]]} <= set(loaded.read())
     assert third.items_computed == [] and third.runs_computed == 0
     assert {p: h for p, (h, _) in snapshot(gen).items()} == {p: h for p, (h, _) in before.items()}
     assert json.loads((gen / "build-cache" / "items" / "run-pages.json").read_text(encoding="utf-8")) == index

@@ -44,6 +44,18 @@ class KansokuError(Exception):
 
     exit_code = 1
 
+    def __reduce__(self):
+        # pickled as it is, whatever its constructor asks for: the build's computation hands its errors back
+        # from a child process (app/forked.py)
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
+
+def _rebuilt(kind: type, args: tuple, state: dict) -> KansokuError:
+    err = kind.__new__(kind)
+    err.args = args
+    err.__dict__.update(state)
+    return err
+
 
 class ParseError(KansokuError):
     """A file could not be read as the format it was detected as."""

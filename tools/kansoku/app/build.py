@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable
 import duckdb
 
 from kansoku import resources, site_links, words
+from kansoku.app import forked
 from kansoku.errors import KansokuError
 from kansoku.model import ComputedReport, KeptRunPage, RunPage, Trends, is_local_address
 from kansoku.render import hugo, page_reuse, publish
@@ -343,6 +344,33 @@ class Linking:
         return got
 
 
+@dataclass
+class Computed:
+    """What the build's computation (a child process: app/forked.py) hands back: the result so far, the raw
+    files to link, and the item cache's use by this build (pruned once the site is published)."""
+
+    result: BuildResult
+    raw: list
+    cache_dir: Path | None
+    cache_used: set[str]
+    cache_pages: dict[str, bool]
+
+
+def compute_and_write(db: Path, spec_dir: Path, generated: Path, content: Path, config: Path, wait_s: float,
+                      on_wait, pdf: list[str] | None, reports: list | None, memory_limit: str, say,
+                      pdf_dir: Path) -> Computed:
+    """Every report computed, the generated directory written and the PDFs asked for written into
+    ``pdf_dir``: the part of the build that holds the computed reports."""
+    res, cache, raw, with_pdf = write_site_data(db, spec_dir, generated, content, config, wait_s, on_wait, pdf,
+                                                reports, memory_limit, say)
+    if with_pdf:
+        from kansoku.render import typst  # (jinja2 and the PDF writer: imported by a build that writes PDFs)
+    for rep in with_pdf:
+        say(f"writing the PDFs of {rep.id} ({', '.join(LANGS)})")
+        res.pdfs += [Path("pdf") / r.path.name for r in typst.render_pdfs(rep, LANGS, out_dir=pdf_dir)]
+    return Computed(res, raw, cache.directory, cache.used, cache.pages_now)
+
+
 def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GENERATED,
                content: Path = CONTENT, wait_s: float = 0.0, on_wait=None, pdf: list[str] | None = None,
                config: Path = CONFIG, site_root: Path | None = None, progress=None,
@@ -359,45 +387,44 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
     # no file read through a symbolic link (kansoku/site_links.py), before anything is written
     site_links.refuse_site_links(content, spec_dir, config, site_root)
     with publish.output_lock([out, generated], wait_s, on_wait):  # one build at a time per output
-        res, cache, raw, with_pdf = write_site_data(db, spec_dir, generated, content, config, wait_s, on_wait, pdf,
-                                                    reports, memory_limit, say)
-        res.out = out
-        # before Hugo: the build and Hugo together are what a machine must hold; the computed reports (left
-        # behind by write_site_data, with the store and its per-build caches of every run) are needed after it
-        # by the PDFs alone (the raw files to link are listed in ``raw``)
-        release_memory()
-        root = site_root or config.parent
-        # run pages whose inputs did not change are taken from the current output (render/page_reuse.py)
-        reuse = hugo.plan_reuse(out, generated, content, site_root=root, config=config)
-        res.run_pages_reused, res.run_pages_rendered = len(reuse.reuse), len(reuse.render)
-        res.reports_pages_reused = sorted(reuse.reports_reuse)
         new = publish.fresh_output(out)  # Hugo writes a fresh directory, swapped in only when complete
-        # the reused pages and the raw files are linked into a directory of their own while Hugo runs, then
-        # moved into Hugo's (a folder of pages Hugo did not write moves whole)
-        linked = Linking(functools.partial(link_kept, reuse=reuse, raw=raw, generated=generated,
-                                           verified=generated / hugo.BUILD_CACHE / "verified-raw.json"),
-                         publish.staging_for(new))
+        # the PDFs, the reused pages and the raw files go into a directory of their own (Hugo empties its
+        # destination of files it did not write), moved into Hugo's once it is done
+        staging = publish.staging_for(new)
+        linked: Linking | None = None
         try:
+            # computed in a child process: its memory is the system's again before Hugo starts (app/forked.py)
+            done = forked.run_forked(functools.partial(
+                compute_and_write, db, spec_dir, generated, content, config, wait_s, on_wait, pdf, reports,
+                memory_limit, say, staging / "pdf"))
+            res = done.result
+            res.out = out
+            root = site_root or config.parent
+            # run pages whose inputs did not change are taken from the current output (render/page_reuse.py)
+            reuse = hugo.plan_reuse(out, generated, content, site_root=root, config=config)
+            res.run_pages_reused, res.run_pages_rendered = len(reuse.reuse), len(reuse.render)
+            res.reports_pages_reused = sorted(reuse.reports_reuse)
+            linked = Linking(functools.partial(link_kept, reuse=reuse, raw=done.raw, generated=generated,
+                                               verified=generated / hugo.BUILD_CACHE / "verified-raw.json"),
+                             staging)
             say(f"running Hugo ({len(reuse.render)} run pages to render, {len(reuse.reuse)} reused; "
                 f"the other pages of {len(reuse.reports) - len(reuse.reports_reuse)} report(s) to render, "
                 f"{len(reuse.reports_reuse)} reused)")
             res.pages = hugo.run_hugo(new, generated, content, site_root=root, config=config, reuse=reuse)
             res.pages += linked.result()
-            publish.merge_into(linked.staging, new)
-            if with_pdf:
-                from kansoku.render import typst  # (jinja2 and the PDF writer: imported by a build that writes PDFs)
-            for rep in with_pdf:
-                say(f"writing the PDFs of {rep.id} ({', '.join(LANGS)})")
-                res.pdfs += [r.path for r in typst.render_pdfs(rep, LANGS, out_dir=new / "pdf")]
+            publish.merge_into(staging, new)
             page_reuse.forget(out)  # from here on the output may change: its run-page manifest is void
             publish.swap_in(new, out)
         except BaseException:
-            linked.wait()  # (it writes into its directory until done)
-            publish.discard(linked.staging)
+            if linked is not None:
+                linked.wait()  # (it writes into its directory until done)
+            publish.discard(staging)
             publish.discard(new)
             raise
+        res.pdfs = [out / p for p in res.pdfs]
         page_reuse.remember(reuse)  # the fingerprints of the run pages the output now holds
-        cache.prune()  # entries no item of this build used
+        # entries no item of this build used
+        ItemCache(done.cache_dir, used=done.cache_used).prune_after(done.cache_pages)
     res.seconds = time.monotonic() - t0
     return res
 

@@ -101,6 +101,17 @@ class ItemCache(PickleEntries):
         """A run page of this build kept under ``key`` (read back or saved): listed in the next build's index."""
         self._pages_now[key] = has_series
 
+    @property
+    def pages_now(self) -> dict[str, bool]:
+        """This build's index of kept run pages (page key -> has series)."""
+        return self._pages_now
+
+    def prune_after(self, pages_now: dict[str, bool]) -> int:
+        """:meth:`prune` for the build whose run pages are ``pages_now`` (a build computed by another process,
+        whose entries and ``used`` this cache was made with)."""
+        self._pages_now = dict(pages_now)
+        return self.prune()
+
     def prune(self) -> int:
         """The index of the run pages of this build (written with the entries it names: after a successful
         build), then the entries it did not use removed."""
