@@ -39,14 +39,38 @@ UNPUBLISHED = {"page_data": False}
 def encode(record: Any) -> Any:
     """A record (and the records in it) as page data: a dataclass as a dict keyed by its field names, in their
     order (but the fields marked UNPUBLISHED); lists, tuples and dicts item by item; anything else as it is."""
+    kind = type(record)
+    if kind in _SCALARS:
+        return record
+    if kind is list or kind is tuple:
+        # a run's series and events are long lists of plain values: copied whole, not walked value by value
+        if all(type(x) in _SCALARS for x in record):
+            return list(record)
+        return [encode(x) for x in record]
+    if kind is dict:
+        if all(type(v) in _SCALARS for v in record.values()):
+            return dict(record)
+        return {k: encode(v) for k, v in record.items()}
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
-        return {f.name: encode(getattr(record, f.name)) for f in dataclasses.fields(record)
-                if f.metadata.get("page_data", True)}
+        return {name: encode(getattr(record, name)) for name in _published_fields(kind)}
     if isinstance(record, (list, tuple)):
         return [encode(x) for x in record]
     if isinstance(record, dict):
         return {k: encode(v) for k, v in record.items()}
     return record
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_PUBLISHED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _published_fields(kind: type) -> tuple[str, ...]:
+    """A record class's fields in the page data, in order (looked up once per class)."""
+    names = _PUBLISHED_FIELDS.get(kind)
+    if names is None:
+        names = _PUBLISHED_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind)
+                                                if f.metadata.get("page_data", True))
+    return names
 
 
 # -- pages --------------------------------------------------------------------------------------------
