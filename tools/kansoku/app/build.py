@@ -10,6 +10,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -311,9 +312,12 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
 
 
 def link_kept(staging: Path, reuse: page_reuse.RunPagePlan, raw: list, verified: Path, generated: Path) -> int:
-    """The pages the build reuses and the raw files it publishes, linked into ``staging``; the pages linked."""
-    pages = page_reuse.link_reused(reuse, staging, generated)
-    publish.link_raw(raw, staging, verified=verified)
+    """The pages the build reuses and the raw files it publishes, linked into ``staging`` (the two side by side:
+    their folders differ, and a link is a system call that lets the other thread go on); the pages linked."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-raw") as pool:
+        raw_linked = pool.submit(publish.link_raw, raw, staging, verified=verified)
+        pages = page_reuse.link_reused(reuse, staging, generated)
+        raw_linked.result()
     return pages
 
 
