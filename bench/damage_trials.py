@@ -268,7 +268,46 @@ def file_trial(n: int, fmt: str, src: Path, mutation: str, seed: int) -> Trial:
         (run / name).write_bytes(data)
         return run
 
-    return Trial(n, fmt, mutation, _shown_path(src), build)
+    def counted_once(store: Path, run: Path) -> list[str]:
+        """An appended copy stored must be counted once: every table as the file read once fills it."""
+        once = run.parent / "once"
+        shutil.copytree(run, once)
+        (once / src.name).write_bytes(src.read_bytes())
+        db = run.parent / "once.duckdb"
+        proc = subprocess.run([sys.executable, str(HERE / "tools" / "ingest"), "-q", "--db", str(db), str(once)],
+                              capture_output=True, timeout=TIMEOUT_S)
+        if proc.returncode != 0:
+            return []  # the file alone is refused (a companion's damage): nothing to compare with
+        got, want = _contents(store), _contents(db)
+        return [f"an appended copy counted twice: {t} {want.get(t)} -> {got.get(t)}"
+                for t in sorted(set(got) | set(want)) if got.get(t) != want.get(t)][:1]
+
+    repeats = bounds.TEXT.get(fmt, bounds.REPORT).repeats
+    check = counted_once if mutation == "appended-copy" and not repeats else None
+    return Trial(n, fmt, mutation, _shown_path(src), build, check=check)
+
+
+def _contents(store: Path) -> dict[str, tuple]:
+    """Per stored table: its rows and the sum of each numeric column (what a doubled file doubles)."""
+    import duckdb
+
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        cols: dict[str, list[str]] = {}
+        for t, c in con.execute("SELECT table_name, column_name FROM information_schema.columns WHERE data_type IN "
+                                "('BIGINT', 'INTEGER', 'DOUBLE', 'HUGEINT', 'SMALLINT', 'FLOAT') AND table_name IN "
+                                "(SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE') "
+                                "AND column_name NOT IN ('line', 'first_line', 'size_bytes', 'bytes')").fetchall():
+            cols.setdefault(t, []).append(c)
+        out = {}
+        for t, cs in cols.items():
+            sums = ", ".join(f'round(sum("{c}"::DOUBLE), 6)' for c in cs)
+            row = con.execute(f'SELECT count(*), {sums} FROM "{t}"').fetchone()
+            if row[0]:
+                out[t] = row
+        return out
+    finally:
+        con.close()
 
 
 def _companions(src: Path) -> list[Path]:
