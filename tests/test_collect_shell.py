@@ -5,6 +5,8 @@ over the tests' sshd (tests/test_collect_hosts.py) with ``$(…)``, backticks an
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,6 +24,10 @@ from test_collect_hosts import (  # noqa: F401  (the fixtures; the lock: autouse
     needs_ssh,
     sshd,
 )
+from test_collect_integration import _skip_reason as _no_server
+from test_collect_integration import server  # noqa: F401  (the fixture: a throwaway cluster)
+
+needs_server = pytest.mark.skipif(_no_server() is not None, reason=_no_server() or "")
 
 # each value would create its own file if a shell ran it: in the shell's directory (the plan's, or the
 # supervisor's temporary directory, fetched into the run) and at an absolute path
@@ -143,3 +149,17 @@ def test_a_query_list_not_utf8_is_refused_with_its_line(tmp_path):
     f.write_bytes(b"SELECT 1;\nSELECT '\xff';\n")
     with pytest.raises(QueryListError, match=r"q.sql:2: expected UTF-8 text"):
         read_list(f)
+
+
+@needs_server
+def test_a_setting_value_is_never_read_by_psql_as_a_meta_command(server, tmp_path):  # noqa: F811
+    """`--set NAME=VALUE` (a factor value can fill it) becomes an escape string in the psql script: with
+    standard_conforming_strings off, a plain string ended at `\\'` and the rest of the line ran as `\\!`."""
+    (tmp_path / "q.sql").write_text("-- query: a\nSELECT current_setting('application_name');\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "collect"), "queries", "--conninfo",
+                           f"host=127.0.0.1 port={server['port']} user=postgres dbname=bench", "--mode", "timing",
+                           "--set", "standard_conforming_strings=off", "--set",
+                           "application_name=\\' \\! touch pwned #", str(tmp_path / "q.sql")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert not _pwned(tmp_path)
+    assert proc.returncode == 0, proc.stderr

@@ -64,7 +64,8 @@ def script(statements: list[Statement], mode: str, repeat: int, settings: list[t
     """The psql script of one mode: settings, then every statement of every repetition after its marker; and
     for each script line that holds a statement, the statement's line in the query list."""
     lines = ["\\set ON_ERROR_STOP 0"]
-    lines += [f"SET {n} = '{v.replace(chr(39), chr(39) * 2)}';" for n, v in settings]
+    # an escape string: psql reads it the same whether the server's standard_conforming_strings is on or off
+    lines += [f"SET {n} = E'{v.replace(chr(92), chr(92) * 2).replace(chr(39), chr(39) * 2)}';" for n, v in settings]
     if mode == "timing":
         lines.append("\\timing on")
     rng = random.Random(seed)
