@@ -439,3 +439,30 @@ def test_a_query_session_stopped_at_its_timeout_fails_the_run_without_a_tracebac
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 3 and "queries-timing.txt: the session stopped after 1 s" in proc.stderr, proc.stderr
+
+
+@needs_server
+def test_a_killed_query_session_leaves_no_scratch_file(server, tmp_path):  # noqa: F811
+    """kill -9 of collect queries (and its psql, as a killed collect's lifeline does) mid-statement: no script
+    is left in the temporary directory."""
+    import os
+    import signal
+    import tempfile
+    import time
+
+    tmp = Path(tempfile.gettempdir())
+    before = set(tmp.glob("kansoku-queries-*"))
+    (tmp_path / "q.sql").write_text("-- query: slow\nSELECT pg_sleep(30);\n", encoding="utf-8")
+    conninfo = f"host=127.0.0.1 port={server['port']} user=postgres dbname=bench application_name=kansoku-kill"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "collect"), "queries", "--conninfo", conninfo,
+                             "--mode", "timing", str(tmp_path / "q.sql")], cwd=tmp_path, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    active = ["psql", "-X", "-At", "-h", "127.0.0.1", "-p", str(server["port"]), "-U", "postgres", "-d", "bench", "-c",
+              "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kansoku-kill' AND state = 'active'"]
+    deadline = time.monotonic() + 30
+    while subprocess.run(active, capture_output=True, text=True).stdout.strip() != "1":  # psql in its statement
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert set(tmp.glob("kansoku-queries-*")) == before

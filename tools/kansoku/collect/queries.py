@@ -25,7 +25,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from kansoku.errors import ParseError, for_terminal, names_to_quote
@@ -88,28 +87,22 @@ def script(statements: list[Statement], mode: str, repeat: int, settings: list[t
 
 
 def run_mode(conninfo: str, text: str, where: dict[int, int], out: Path, timeout: float | None) -> int:
-    """Run one psql session; stdout and stderr into ``out`` in order. Returns the number of server errors (and 1
-    for a session stopped at ``timeout``)."""
+    """Run one psql session, its script on stdin (no scratch file a kill -9 could leave); stdout and stderr into
+    ``out`` in order. Returns the number of server errors (and 1 for a session stopped at ``timeout``)."""
     stopped = 0
-    with tempfile.NamedTemporaryFile("w", suffix=".sql", prefix="kansoku-queries-", delete=False) as fh:
-        fh.write(text)
-        script_path = Path(fh.name)
-    try:
-        argv = ["psql", "-X", "-q", "-d", conninfo, "-f", str(script_path)]
-        if out.name.endswith("explain.txt"):
-            argv[3:3] = ["-A", "-t"]
-        with open(out, "wb") as fh:
-            try:
-                subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=timeout,
-                               check=False)
-            except subprocess.TimeoutExpired:  # psql is killed; what it wrote stays, the run is failed
-                print(f"error: {out}: the session stopped after {timeout:g} s (--timeout)", file=sys.stderr)
-                stopped = 1
-    finally:
-        script_path.unlink(missing_ok=True)
+    argv = ["psql", "-X", "-q", "-d", conninfo, "-f", "-"]
+    if out.name.endswith("explain.txt"):
+        argv[3:3] = ["-A", "-t"]
+    with open(out, "wb") as fh:
+        try:
+            subprocess.run(argv, input=text.encode(), stdout=fh, stderr=subprocess.STDOUT, timeout=timeout,
+                           check=False)
+        except subprocess.TimeoutExpired:  # psql is killed; what it wrote stays, the run is failed
+            print(f"error: {out}: the session stopped after {timeout:g} s (--timeout)", file=sys.stderr)
+            stopped = 1
     body = out.read_text(errors="replace")
-    # the temporary script is gone: errors name the kept copy of the list and the statement's line in it
-    body = re.sub(r"^psql:" + re.escape(str(script_path)) + r":(\d+):",
+    # errors name the kept copy of the list and the statement's line in it, not the script psql read
+    body = re.sub(r"^psql:<stdin>:(\d+):",
                   lambda m: f"psql:queries.sql:{where.get(int(m.group(1)), m.group(1))}:", body, flags=re.M)
     out.write_text(body)
     return stopped + len(re.findall(r"^psql:[^\n]*: (?:ERROR|FATAL):", body, flags=re.M))
