@@ -637,7 +637,47 @@ QUERY_SHELL = {  # psql's shell escape planted where psql's lexer, not the list'
     "number run into a string prefix": "-- query: a\nSELECT 1e'\\' x' \\! touch <p> #';\n",
     "backticks and $(...) in strings": "-- query: a\nSELECT '`touch <p>`', '$(touch <p>)', $$; touch <p>$$;\n",
     "shell text in the list's name": QUERY_LIST,
+    "lexer maze": "",  # query_maze: a list built at random
 }
+QUERY_MAZE_PARTS = ["\\! touch <p> #", " \\! touch <p> ", "\\'", "\\\\", "'", "''", "$$", "$a$", "*/", "/*", '"', "\n",
+                    ";", ":LAST_ERROR_MESSAGE", "--", "\\", "x", " ", "\u00e9"]
+
+
+def _maze_token(rng: random.Random) -> str:
+    """One piece of a statement where psql's lexer and a reader of lines may part: quotes of every kind holding
+    the shell escape, quotes left open, comments, dollar quotes, continued strings."""
+    def inner() -> str:
+        return "".join(rng.choice(QUERY_MAZE_PARTS) for _ in range(rng.randint(0, 3)))
+    k = rng.randrange(10)
+    if k == 0:
+        return "'" + inner().replace("'", "''") + "'"
+    if k == 1:
+        return "E'" + inner().replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if k == 2:
+        tag = rng.choice(["$$", "$q$", "$\u00e9$"])
+        return tag + inner().replace("$", "") + tag
+    if k == 3:
+        return "/*" + inner().replace("*/", "").replace("/*", "") + "*/"
+    if k == 4:
+        return '"' + inner().replace('"', '""') + '"'
+    if k == 5:
+        return "--" + inner().replace("\n", "") + "\n"
+    if k == 6:
+        return rng.choice(["(", ")", "1", "x", "a$", " ", "\n", "::int", "e", "E", "U&", "B", "$1", ":"])
+    if k == 7:
+        return "'" + inner().replace("'", "''") + "'\n'" + inner().replace("'", "''") + "'"
+    if k == 8:
+        return "'" + inner() + "'"
+    return rng.choice(QUERY_MAZE_PARTS)
+
+
+def query_maze(rng: random.Random) -> str:
+    """A list of one to three statements built of ``_maze_token``s, some after standard_conforming_strings off."""
+    sts = ["SELECT " + "".join(_maze_token(rng) for _ in range(rng.randint(1, 6))) + ";"
+           for _ in range(rng.randint(1, 3))]
+    return ("SET standard_conforming_strings = off;\n" if rng.random() < 0.4 else "") + "\n".join(sts) + "\n"
+
+
 QUERY_TIMEOUT_S = 20  # collect's --timeout: a damaged number may ask the server for a long statement
 
 
@@ -655,6 +695,8 @@ def query_trial(n: int, source: str, mutation: str, seed: int) -> Trial:
         if mutation.startswith("shell text: "):
             case = mutation.removeprefix("shell text: ")
             data = QUERY_SHELL[case].replace("<p>", PWNED).encode()
+            if case == "lexer maze":
+                data = query_maze(rng).replace("<p>", PWNED).encode()
             if case == "shell text in the list's name":
                 name = rng.choice([f"$(touch {PWNED}).sql", f"`touch {PWNED}`.sql", f"x;touch {PWNED};.sql"])
         elif mutation == "file-name":
