@@ -3,8 +3,9 @@ SQL statements ending with ``;``, each named by a ``-- query: ID`` line before i
 position). The one reading of the list: collect runs what it reads, and the report prints the list a run
 really used (its method section, like a pgbench script). docs/formats.md §6.
 
-A file is claimed when a ``-- query: ID`` line names a statement (a plain SQL file could be anything); a psql
-meta-command in it is refused with its line (psql would run it: ``\\!`` runs a shell).
+A file is claimed when a ``-- query: ID`` line names a statement (a plain SQL file could be anything); a
+statement psql would read otherwise (a meta-command in it: ``\\!`` runs a shell; a quote left open at its ``;``;
+a ``:name`` variable) is refused with its line (``lex_problem``).
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ def statements(text: str) -> list[Statement]:
     if not out:
         raise QueryListError(None, "no SQL statement (each ends with ';' at the end of a line)")
     return out
+
+
 def lex_problem(sql: str) -> tuple[int, str] | None:
     """Why psql would not run ``sql`` as the one statement the list shows, or None: (line offset in ``sql``,
     what is wrong). psql's lexer decides what it runs: a backslash outside a string, quoted name, dollar-quoted
