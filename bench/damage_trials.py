@@ -30,6 +30,7 @@ a script of SQL only). Deterministic for a given --seed and --count.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import io
 import json
@@ -56,6 +57,7 @@ sys.path.insert(0, str(HERE / "bench"))
 
 from kansoku import parsers  # noqa: E402
 from kansoku.cli import ingest_main  # noqa: E402 -- imported once, before the children are forked
+from kansoku.errors import quoted_name  # noqa: E402
 from kansoku.ingest.detect import detect_in_run  # noqa: E402
 from kansoku.parsers import bounds  # noqa: E402
 from kansoku.store import outside  # noqa: E402
@@ -231,7 +233,7 @@ class Trial:
     kind: str = ""
     detail: str = ""
     extra: dict = field(default_factory=dict)
-    runner: str = "ingest"  # or "collect": the input is a plan, run by tools/collect
+    runner: str = "ingest"  # or "collect": the input is a plan, run by tools/collect; or "queries": a query list
 
 
 def _copy_run_toml(src_dir: Path, run: Path) -> None:
@@ -266,7 +268,46 @@ def file_trial(n: int, fmt: str, src: Path, mutation: str, seed: int) -> Trial:
         (run / name).write_bytes(data)
         return run
 
-    return Trial(n, fmt, mutation, _shown_path(src), build)
+    def counted_once(store: Path, run: Path) -> list[str]:
+        """An appended copy stored must be counted once: every table as the file read once fills it."""
+        once = run.parent / "once"
+        shutil.copytree(run, once)
+        (once / src.name).write_bytes(src.read_bytes())
+        db = run.parent / "once.duckdb"
+        proc = subprocess.run([sys.executable, str(HERE / "tools" / "ingest"), "-q", "--db", str(db), str(once)],
+                              capture_output=True, timeout=TIMEOUT_S)
+        if proc.returncode != 0:
+            return []  # the file alone is refused (a companion's damage): nothing to compare with
+        got, want = _contents(store), _contents(db)
+        return [f"an appended copy counted twice: {t} {want.get(t)} -> {got.get(t)}"
+                for t in sorted(set(got) | set(want)) if got.get(t) != want.get(t)][:1]
+
+    repeats = bounds.TEXT.get(fmt, bounds.REPORT).repeats
+    check = counted_once if mutation == "appended-copy" and not repeats else None
+    return Trial(n, fmt, mutation, _shown_path(src), build, check=check)
+
+
+def _contents(store: Path) -> dict[str, tuple]:
+    """Per stored table: its rows and the sum of each numeric column (what a doubled file doubles)."""
+    import duckdb
+
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        cols: dict[str, list[str]] = {}
+        for t, c in con.execute("SELECT table_name, column_name FROM information_schema.columns WHERE data_type IN "
+                                "('BIGINT', 'INTEGER', 'DOUBLE', 'HUGEINT', 'SMALLINT', 'FLOAT') AND table_name IN "
+                                "(SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE') "
+                                "AND column_name NOT IN ('line', 'first_line', 'size_bytes', 'bytes')").fetchall():
+            cols.setdefault(t, []).append(c)
+        out = {}
+        for t, cs in cols.items():
+            sums = ", ".join(f'round(sum("{c}"::DOUBLE), 6)' for c in cs)
+            row = con.execute(f'SELECT count(*), {sums} FROM "{t}"').fetchone()
+            if row[0]:
+                out[t] = row
+        return out
+    finally:
+        con.close()
 
 
 def _companions(src: Path) -> list[Path]:
@@ -560,7 +601,238 @@ def run_collect(t: Trial, scratch: Path, plan: Path, timeout: float) -> Trial:
     return t
 
 
+# query lists: run by tools/collect queries against a throwaway PostgreSQL (started when its binaries and psql
+# are installed), each from a run directory that already holds the run's earlier files
+
+QUERY_LIST = """\
+-- query: count
+SELECT count(*) FROM generate_series(1, 2000) g;
+
+-- query: sevens
+SELECT sum(g), max(g)
+  FROM generate_series(1, 2000) g
+ WHERE g % 7 = 0;
+
+-- query: digest
+SELECT string_agg(md5(g::text), ',' ORDER BY g) FROM generate_series(1, 50) g;
+"""
+QUERY_SOURCES = {"bench/damage_trials.py QUERY_LIST": QUERY_LIST,
+                 "data/runs/example/queries/parallel.sql": (HERE / "data" / "runs" / "example" / "queries"
+                                                            / "parallel.sql").read_text(encoding="utf-8")}
+QUERY_SHELL = {  # psql's shell escape planted where psql's lexer, not the list's reader, would meet it (<p>: the
+    # file a shell would create); the last two are SQL text a shell would run, which psql sends to the server
+    "meta-command line": "-- query: a\nSELECT 1;\n\\! touch <p>\n",
+    "meta-command inside a statement": "-- query: a\nSELECT 1\n  FROM t \\! touch <p>\n;\n",
+    "dollar quote left open": "-- query: a\nSELECT $$x;\n-- query: b\nSELECT $$ \\! touch <p> $$;\n",
+    "comment left open": "-- query: a\nSELECT 1 /* ;\n-- query: b\nSELECT $q$ */ \\! touch <p> $q$;\n",
+    "quoted name left open": "-- query: a\nSELECT \"a;\n-- query: b\nSELECT $$\" \\! touch <p> $$;\n",
+    "string left open": "-- query: a\nSELECT 'a;\n-- query: b\nSELECT $$' \\! touch <p> $$;\n",
+    "parenthesis left open": "-- query: a\nSELECT (1;\n-- query: b\nSELECT $$) \\! touch <p> $$;\n",
+    "dollar quote after a name": "-- query: a\nSELECT a$$b$ \\! touch <p> $b$;\n",
+    "psql variable holding server text": "-- query: a\nDO $$BEGIN RAISE EXCEPTION '\\! touch <p>'; END$$;\n"
+                                         "-- query: b\nSELECT :LAST_ERROR_MESSAGE;\n",
+    "escape string continued on a new line": "-- query: a\nSELECT E'x'\n'a\\'' \\! touch <p> #';\n",
+    "standard_conforming_strings off": "-- query: a\nSET standard_conforming_strings = off;\n"
+                                       "-- query: b\nSELECT 'a\\' x' \\! touch <p> #';\n",
+    "number run into a string prefix": "-- query: a\nSELECT 1e'\\' x' \\! touch <p> #';\n",
+    "backticks and $(...) in strings": "-- query: a\nSELECT '`touch <p>`', '$(touch <p>)', $$; touch <p>$$;\n",
+    "shell text in the list's name": QUERY_LIST,
+    "lexer maze": "",  # query_maze: a list built at random
+}
+QUERY_MAZE_PARTS = ["\\! touch <p> #", " \\! touch <p> ", "\\'", "\\\\", "'", "''", "$$", "$a$", "*/", "/*", '"', "\n",
+                    ";", ":LAST_ERROR_MESSAGE", "--", "\\", "x", " ", "\u00e9"]
+
+
+def _maze_token(rng: random.Random) -> str:
+    """One piece of a statement where psql's lexer and a reader of lines may part: quotes of every kind holding
+    the shell escape, quotes left open, comments, dollar quotes, continued strings."""
+    def inner() -> str:
+        return "".join(rng.choice(QUERY_MAZE_PARTS) for _ in range(rng.randint(0, 3)))
+    k = rng.randrange(10)
+    if k == 0:
+        return "'" + inner().replace("'", "''") + "'"
+    if k == 1:
+        return "E'" + inner().replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if k == 2:
+        tag = rng.choice(["$$", "$q$", "$\u00e9$"])
+        return tag + inner().replace("$", "") + tag
+    if k == 3:
+        return "/*" + inner().replace("*/", "").replace("/*", "") + "*/"
+    if k == 4:
+        return '"' + inner().replace('"', '""') + '"'
+    if k == 5:
+        return "--" + inner().replace("\n", "") + "\n"
+    if k == 6:
+        return rng.choice(["(", ")", "1", "x", "a$", " ", "\n", "::int", "e", "E", "U&", "B", "$1", ":"])
+    if k == 7:
+        return "'" + inner().replace("'", "''") + "'\n'" + inner().replace("'", "''") + "'"
+    if k == 8:
+        return "'" + inner() + "'"
+    return rng.choice(QUERY_MAZE_PARTS)
+
+
+def query_maze(rng: random.Random) -> str:
+    """A list of one to three statements built of ``_maze_token``s, some after standard_conforming_strings off."""
+    sts = ["SELECT " + "".join(_maze_token(rng) for _ in range(rng.randint(1, 6))) + ";"
+           for _ in range(rng.randint(1, 3))]
+    return ("SET standard_conforming_strings = off;\n" if rng.random() < 0.4 else "") + "\n".join(sts) + "\n"
+
+
+QUERY_TIMEOUT_S = 20  # collect's --timeout: a damaged number may ask the server for a long statement
+
+
+def query_trial(n: int, source: str, mutation: str, seed: int) -> Trial:
+    """A query list damaged by ``mutation`` (a text mutation, or 'shell text: <case>'), run by tools/collect
+    queries from a run directory holding earlier files (which must stay as they were)."""
+    def build(scratch: Path) -> Path:
+        rng = random.Random(seed)
+        run = scratch / "run"
+        run.mkdir(parents=True)
+        for name, text in KEPT_IN_RUN.items():
+            (run / name).write_text(text, encoding="utf-8")
+        (scratch / "lists").mkdir()
+        name = "list.sql"
+        if mutation.startswith("shell text: "):
+            case = mutation.removeprefix("shell text: ")
+            data = QUERY_SHELL[case].replace("<p>", PWNED).encode()
+            if case == "lexer maze":
+                data = query_maze(rng).replace("<p>", PWNED).encode()
+            if case == "shell text in the list's name":
+                name = rng.choice([f"$(touch {PWNED}).sql", f"`touch {PWNED}`.sql", f"x;touch {PWNED};.sql"])
+        elif mutation == "file-name":
+            data = QUERY_SOURCES[source].encode()
+            name = "list" + rng.choice(NAME_DAMAGE) + ".sql"
+        else:
+            data = text_mutations(1 << 20)[mutation](QUERY_SOURCES[source].encode(), rng)
+        (scratch / "lists" / name).write_bytes(data)
+        return scratch / "lists" / name
+
+    return Trial(n, "query-list (collect)", mutation, source, build, runner="queries")
+
+
+KEPT_IN_RUN = {"run.toml": 'benchmark = "collect queries"\n[factors]\nstudy = "damage"\n',
+               "vmstat.txt": "procs -----------memory----------\n r  b   swpd   free\n 1  0      0 100000\n"}
+
+
+def run_queries(t: Trial, scratch: Path, listed: Path, timeout: float) -> Trial:
+    """tools/collect queries, for real, against the harness's server, in the run directory: it must run, fail
+    the run naming the statements the server refused, or refuse the list naming it and its line; never a
+    traceback, a hang, shell text executed, a control byte printed raw or an earlier file of the run lost."""
+    run = scratch / "run"
+    out, err = scratch / "stdout", scratch / "stderr"
+    argv = [sys.executable, str(HERE / "tools" / "collect"), "queries", "--conninfo", QUERY_SERVER["conninfo"],
+            "--timeout", str(QUERY_TIMEOUT_S), "--set", "statement_timeout=5s", str(listed)]
+    with open(out, "wb") as fo, open(err, "wb") as fe:
+        proc = subprocess.Popen(argv, cwd=run, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            rc = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            t.kind, t.detail = "hang", f"no exit in {timeout:g} s"
+            return t
+    stderr, stdout = err.read_text(errors="replace"), out.read_text(errors="replace")
+    t.extra["exit"] = rc
+    problems = []
+    if any(p.name.startswith(PWNED) for p in scratch.rglob("*")) or any(QUERY_SERVER["cwd"].glob(PWNED + "*")):
+        problems.append("shell text from a query list was executed")
+    if _RAW_CONTROL.search(stderr.replace("\n", "").replace("\t", "")) or \
+            _RAW_CONTROL.search(stdout.replace("\n", "").replace("\t", "")):
+        problems.append("a control byte printed raw")
+    lost = [n for n, text in KEPT_IN_RUN.items()
+            if not (run / n).is_file() or (run / n).read_text(encoding="utf-8") != text]
+    if lost:
+        problems.append(f"earlier files of the run lost or changed: {', '.join(lost)}")
+    if "Traceback" in stderr or rc not in (0, 2, 3):
+        t.kind, t.detail = "traceback", _last_line(stderr) or f"exit {rc}"
+    elif rc == 3:  # the list ran; statements the server refused are named in queries-*.txt
+        t.kind, t.detail = "run_failed", _first_error(stderr)
+    elif rc == 2:
+        t.detail = _first_error(stderr)
+        shown = quoted_name(str(listed))
+        if shown not in stderr:
+            t.kind = "unnamed"
+        else:
+            t.kind = "refused" if re.search(re.escape(shown) + r":\d+: ", stderr) else "refused_no_line"
+    else:
+        t.kind = "stored"
+    if problems:
+        t.kind, t.detail = "out_of_bounds", "; ".join(problems)
+    return t
+
+
+QUERY_SERVER: dict = {}  # conninfo and the server's directory, while the trials run
+
+
+def query_server_missing() -> str | None:
+    """Why query lists cannot be run here (no PostgreSQL server binaries, no psql), or None."""
+    if pg_bindir() is None or shutil.which("psql") is None:
+        return "PostgreSQL server binaries or psql not found (apt-get install postgresql)"
+    if os.geteuid() == 0:
+        try:
+            import pwd
+
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "running as root without a postgres user to run the server"
+    return None
+
+
+def pg_bindir() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name)
+                   if p.parent.name.isdigit() else 0)
+    env = os.environ.get("PG_BINDIR")
+    for d in ([Path(env)] if env else []) + found[::-1]:
+        if (d / "initdb").exists() and (d / "pg_ctl").exists():
+            return d
+    return None
+
+
+class QueryServer:
+    """A throwaway cluster on 127.0.0.1 (a free port), trust authentication, stopped and removed on exit."""
+
+    def __enter__(self) -> dict:
+        import socket
+
+        self.bindir = pg_bindir()
+        self.base = Path(tempfile.mkdtemp(prefix="kansoku-damage-pg-", dir="/tmp"))
+        if os.geteuid() == 0:
+            shutil.chown(self.base, "postgres", "postgres")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        data = self.base / "data"
+        self._pg([str(self.bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
+                  "--locale=C.UTF-8", "--no-sync"])
+        conf = (f"\nlisten_addresses = '127.0.0.1'\nport = {port}\nunix_socket_directories = '{self.base}'\n"
+                "shared_buffers = 32MB\nautovacuum = off\nfsync = off\nmax_connections = 20\n")
+        self._pg(["sh", "-c", f"cat >> '{data}/postgresql.conf'"], conf.encode())
+        self._pg([str(self.bindir / "pg_ctl"), "-D", str(data), "-l", str(self.base / "server.log"), "-w", "start"])
+        QUERY_SERVER.update(conninfo=f"host=127.0.0.1 port={port} user=postgres dbname=postgres", cwd=self.base)
+        return QUERY_SERVER
+
+    def _pg(self, argv: list[str], stdin: bytes | None = None) -> None:
+        if os.geteuid() == 0:
+            argv = ["runuser", "-u", "postgres", "--", *argv]
+        subprocess.run(argv, input=stdin, check=True, capture_output=True, cwd="/", timeout=120)
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._pg([str(self.bindir / "pg_ctl"), "-D", str(self.base / "data"), "-m", "immediate", "-w", "stop"])
+        finally:
+            shutil.rmtree(self.base, ignore_errors=True)
+            QUERY_SERVER.clear()
+
+
 # -- the plan of trials --------------------------------------------------------------------------------------
+
+
+def query_plan(count: int, seed: int) -> list[Trial]:
+    """``count`` query lists alone: every mutation and shell text in turn, on each source list."""
+    rng = random.Random(seed)
+    muts = [*text_mutations(1), "file-name"] + [f"shell text: {c}" for c in QUERY_SHELL]
+    return [query_trial(n, sorted(QUERY_SOURCES)[(n // len(muts)) % len(QUERY_SOURCES)], muts[n % len(muts)],
+                        rng.randrange(1 << 30)) for n in range(count)]
 
 
 def plan(count: int, seed: int) -> list[Trial]:
@@ -574,6 +846,9 @@ def plan(count: int, seed: int) -> list[Trial]:
     special: list[tuple[str, str]] = ([("layout", m) for m in LAYOUTS] + [("shell", p) for p in SHELL_PLACES]
                                       + [("link", k) for k in LINKS] + [("plan", m) for m in text_mutations(1)]
                                       + [("plan", f"shell text: {p}") for p in PLAN_SHELL_PLACES])
+    if query_server_missing() is None:
+        special += [("queries", m) for m in [*text_mutations(1), "file-name"]] + \
+                   [("queries", f"shell text: {c}") for c in QUERY_SHELL]
     trials: list[Trial] = []
     i_file = i_special = 0
     for n in range(count):
@@ -584,6 +859,9 @@ def plan(count: int, seed: int) -> list[Trial]:
             i_special += 1
             if what == "plan":
                 trials.append(plan_trial(n, m, s))
+                continue
+            if what == "queries":
+                trials.append(query_trial(n, sorted(QUERY_SOURCES)[i_special % len(QUERY_SOURCES)], m, s))
                 continue
             make = {"layout": layout_trial, "shell": shell_trial, "link": link_trial}[what]
             trials.append(make(n, src, m, s))
@@ -637,6 +915,8 @@ def run_one(t: Trial, base: Path, timeout: float = TIMEOUT_S) -> Trial:
         target = t.build(scratch)
         if t.runner == "collect":
             return run_collect(t, scratch, target, timeout)
+        if t.runner == "queries":
+            return run_queries(t, scratch, target, timeout)
         store = scratch / "k.duckdb"
         out, err = scratch / "stdout", scratch / "stderr"
         pid = _ingest_in_child(["--db", str(store), "--jobs", "1", str(target)], out, err, scratch)
@@ -721,6 +1001,9 @@ def run_all(trials: list[Trial], jobs: int = 1, timeout: float = TIMEOUT_S, prog
     """Run the trials, ``jobs`` children at a time (each forks its own ingest)."""
     base = Path(tempfile.mkdtemp(prefix="kansoku-damage-"))
     _PLANNED.update({t.n: t for t in trials})
+    server = contextlib.ExitStack()
+    if any(t.runner == "queries" for t in trials):
+        server.enter_context(QueryServer())  # before the children are forked: they inherit its address
     try:
         if jobs <= 1:
             done = []
@@ -738,6 +1021,7 @@ def run_all(trials: list[Trial], jobs: int = 1, timeout: float = TIMEOUT_S, prog
                     print(f"  {k + 1}/{len(trials)} {dict(Counter(x.kind for x in done))}", flush=True)
             return [_merge(a, b) for a, b in zip(trials, done)]
     finally:
+        server.close()
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -777,13 +1061,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=45, help="the seed: same seed and count, same inputs")
     ap.add_argument("--jobs", type=int, default=1, help="inputs ingested at once (default 1)")
     ap.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds before an ingest counts as a hang")
+    ap.add_argument("--only", choices=["queries"], help="one family alone: query lists run by collect queries")
     ap.add_argument("--no-record", action="store_true", help="print the counts, write no results file")
     ap.add_argument("--json", action="store_true", help="print the summary (counts, every defect) as JSON only")
     args = ap.parse_args(argv)
     from record import Figure, Load, record
 
     load = Load()
-    trials = plan(args.count, args.seed)
+    if args.only and query_server_missing():
+        print(f"error: {query_server_missing()}", file=sys.stderr)
+        return 2
+    trials = query_plan(args.count, args.seed) if args.only else plan(args.count, args.seed)
     started = time.monotonic()
     done = run_all(trials, args.jobs, args.timeout, progress=not args.json)
     s = summary(done)

@@ -262,3 +262,23 @@ def test_a_file_appended_to_itself_is_refused_unless_its_tool_repeats(tmp_path):
     bounds.check_text(f, "pgbench-script")  # a script may repeat its statements
     f.write_bytes(once + once[:-2] + b"0\n")  # the same length, its last number different
     bounds.check_text(f, "fio-text")
+
+
+def test_a_compressed_log_whose_text_is_appended_to_itself_is_refused(tmp_path, tmp_db):
+    """A perf script appended to itself, then gzipped (its bytes do not repeat, its text does): refused with the
+    line where the copy starts, never a profile of twice the samples."""
+    import gzip
+
+    from conftest import ROOT
+
+    src = next((ROOT / "data" / "runs" / "example").rglob("perf-script.txt.gz"))
+    text = gzip.decompress(src.read_bytes())
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    (run / "perf-script.txt.gz").write_bytes(gzip.compress(text + text, mtime=0))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = text.count(b"\n") + 1
+    assert f"perf-script.txt.gz:{line}: expected the tool's output once" in proc.stderr, proc.stderr
+    (run / "perf-script.txt.gz").write_bytes(gzip.compress(text, mtime=0))  # once: read
+    assert run_tool("ingest", "--db", tmp_db, run).returncode == 0

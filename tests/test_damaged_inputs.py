@@ -408,3 +408,61 @@ def test_damaged_collect_plan_is_refused_with_file_and_line(tmp_path, edit, at):
     assert proc.returncode == 3, (proc.returncode, proc.stderr)
     assert f"{plan}:{line}: " in proc.stderr, proc.stderr
     assert not (tmp_path / "runs").exists()
+
+
+from test_collect_integration import _skip_reason as _no_server  # noqa: E402
+from test_collect_integration import server  # noqa: E402,F401  (the fixture: a throwaway cluster)
+
+needs_server = pytest.mark.skipif(_no_server() is not None, reason=_no_server() or "")
+
+
+@needs_server
+def test_damaged_query_lists_run_by_collect_execute_nothing_and_lose_nothing():
+    """The bench's query-list family, bounded: every mutation and every planted psql shell escape, run by
+    tools/collect queries against a real server from a run directory holding earlier files."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "damage_trials.py"), "--only", "queries", "--count",
+                           "56", "--seed", "7", "--jobs", "2", "--json", "--no-record"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.stdout.strip(), proc.stderr
+    s = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert s["inputs"] == 56 and set(s["by_family"]) == {"query-list (collect)"}, s
+    assert s["defects"] == [], json.dumps(s["defects"], indent=1)
+    assert s["kinds"]["refused"] and s["kinds"]["run_failed"] and s["kinds"]["stored"], s["kinds"]
+
+
+@needs_server
+def test_a_query_session_stopped_at_its_timeout_fails_the_run_without_a_traceback(server, tmp_path):  # noqa: F811
+    (tmp_path / "q.sql").write_text("-- query: slow\nSELECT pg_sleep(30);\n", encoding="utf-8")
+    conninfo = f"host=127.0.0.1 port={server['port']} user=postgres dbname=bench"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "collect"), "queries", "--conninfo", conninfo,
+                           "--mode", "timing", "--timeout", "1", str(tmp_path / "q.sql")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 3 and "queries-timing.txt: the session stopped after 1 s" in proc.stderr, proc.stderr
+
+
+@needs_server
+def test_a_killed_query_session_leaves_no_scratch_file(server, tmp_path):  # noqa: F811
+    """kill -9 of collect queries (and its psql, as a killed collect's lifeline does) mid-statement: no script
+    is left in the temporary directory."""
+    import os
+    import signal
+    import tempfile
+    import time
+
+    tmp = Path(tempfile.gettempdir())
+    before = set(tmp.glob("kansoku-queries-*"))
+    (tmp_path / "q.sql").write_text("-- query: slow\nSELECT pg_sleep(30);\n", encoding="utf-8")
+    conninfo = f"host=127.0.0.1 port={server['port']} user=postgres dbname=bench application_name=kansoku-kill"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "collect"), "queries", "--conninfo", conninfo,
+                             "--mode", "timing", str(tmp_path / "q.sql")], cwd=tmp_path, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    active = ["psql", "-X", "-At", "-h", "127.0.0.1", "-p", str(server["port"]), "-U", "postgres", "-d", "bench", "-c",
+              "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kansoku-kill' AND state = 'active'"]
+    deadline = time.monotonic() + 30
+    while subprocess.run(active, capture_output=True, text=True).stdout.strip() != "1":  # psql in its statement
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert set(tmp.glob("kansoku-queries-*")) == before

@@ -160,7 +160,7 @@ def test_the_collect_script_maps_errors_to_the_list():
     for no, src in where.items():
         assert lines[no - 1].strip() in ("SELECT 1;", "SELECT", "2;")
         assert src in (2, 4, 5)
-    assert text.count("-- kansoku query=b") == 2 and "SET work_mem = '64MB';" in text and "\\timing on" in text
+    assert text.count("-- kansoku query=b") == 2 and "SET work_mem = E'64MB';" in text and "\\timing on" in text
     ex, _ = script(sts, "explain", 1, [], "listed", 1)
     assert "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT 1;" in ex and "\\o /dev/null" not in ex
 

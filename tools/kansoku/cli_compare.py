@@ -20,6 +20,7 @@ from kansoku.cli_options import (
     interruptible,
     prepare_command,
     print_error,
+    print_waiting,
     site_of,
     store_options,
 )
@@ -133,8 +134,9 @@ def compare_main(argv: list[str] | None = None, prog: str = "kansoku compare") -
         method = noise.Method(alpha=args.alpha, min_effect=args.min_effect / 100)
         if args.a == args.b and not args.db_b:
             raise cmp.SelectionError("A and B select the same runs")
-        store_a = open_store(args.db, read_only=True, wait_s=args.wait)
-        store_b = open_store(args.db_b, read_only=True, wait_s=args.wait) if args.db_b else None
+        store_a = open_store(args.db, read_only=True, wait_s=args.wait, on_wait=print_waiting)
+        store_b = (open_store(args.db_b, read_only=True, wait_s=args.wait, on_wait=print_waiting) if args.db_b
+                   else None)
         try:
             result = cmp.select_and_compare(store_a, sel_a, sel_b, args.metric, method, store_b)
         finally:

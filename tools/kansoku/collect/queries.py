@@ -25,11 +25,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
+from kansoku.errors import ParseError, for_terminal, names_to_quote
+from kansoku.parsers import textfile
+from kansoku.parsers.queries.statement_list import MAX_BYTES, Statement, statements
 from kansoku.parsers.queries.statement_list import QueryListError as ListError
-from kansoku.parsers.queries.statement_list import Statement, statements
 
 EXPLAIN = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
 _SETTING = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_.]*)=(?P<value>.*)$")
@@ -43,9 +44,14 @@ def read_list(path: Path) -> list[Statement]:
     """The statements of a query list, with their names and first lines (the one reading of a list:
     parsers/queries/statement_list.py, which ingest uses too); errors name the file and line."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise QueryListError(f"{path}: cannot read the query list ({exc})") from None
+        if path.stat().st_size > MAX_BYTES:  # ingest would not read it back as the run's list
+            raise QueryListError(f"{path}: expected a query list of at most {MAX_BYTES >> 20} MiB, found "
+                                 f"{path.stat().st_size:,} bytes")
+        text = textfile.read_text(path, "query list")
+    except OSError as exc:
+        raise QueryListError(f"{path}: cannot read the query list ({exc.strerror or exc})") from None
+    except ParseError as exc:
+        raise QueryListError(str(exc)) from None
     try:
         return statements(text)
     except ListError as exc:
@@ -57,7 +63,8 @@ def script(statements: list[Statement], mode: str, repeat: int, settings: list[t
     """The psql script of one mode: settings, then every statement of every repetition after its marker; and
     for each script line that holds a statement, the statement's line in the query list."""
     lines = ["\\set ON_ERROR_STOP 0"]
-    lines += [f"SET {n} = '{v.replace(chr(39), chr(39) * 2)}';" for n, v in settings]
+    # an escape string: psql reads it the same whether the server's standard_conforming_strings is on or off
+    lines += [f"SET {n} = E'{v.replace(chr(92), chr(92) * 2).replace(chr(39), chr(39) * 2)}';" for n, v in settings]
     if mode == "timing":
         lines.append("\\timing on")
     rng = random.Random(seed)
@@ -80,25 +87,25 @@ def script(statements: list[Statement], mode: str, repeat: int, settings: list[t
 
 
 def run_mode(conninfo: str, text: str, where: dict[int, int], out: Path, timeout: float | None) -> int:
-    """Run one psql session; stdout and stderr into ``out`` in order. Returns the number of server errors."""
-    with tempfile.NamedTemporaryFile("w", suffix=".sql", prefix="kansoku-queries-", delete=False) as fh:
-        fh.write(text)
-        script_path = Path(fh.name)
-    try:
-        argv = ["psql", "-X", "-q", "-d", conninfo, "-f", str(script_path)]
-        if out.name.endswith("explain.txt"):
-            argv[3:3] = ["-A", "-t"]
-        with open(out, "wb") as fh:
-            subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=timeout,
+    """Run one psql session, its script on stdin (no scratch file a kill -9 could leave); stdout and stderr into
+    ``out`` in order. Returns the number of server errors (and 1 for a session stopped at ``timeout``)."""
+    stopped = 0
+    argv = ["psql", "-X", "-q", "-d", conninfo, "-f", "-"]
+    if out.name.endswith("explain.txt"):
+        argv[3:3] = ["-A", "-t"]
+    with open(out, "wb") as fh:
+        try:
+            subprocess.run(argv, input=text.encode(), stdout=fh, stderr=subprocess.STDOUT, timeout=timeout,
                            check=False)
-    finally:
-        script_path.unlink(missing_ok=True)
+        except subprocess.TimeoutExpired:  # psql is killed; what it wrote stays, the run is failed
+            print(f"error: {out}: the session stopped after {timeout:g} s (--timeout)", file=sys.stderr)
+            stopped = 1
     body = out.read_text(errors="replace")
-    # the temporary script is gone: errors name the kept copy of the list and the statement's line in it
-    body = re.sub(r"^psql:" + re.escape(str(script_path)) + r":(\d+):",
+    # errors name the kept copy of the list and the statement's line in it, not the script psql read
+    body = re.sub(r"^psql:<stdin>:(\d+):",
                   lambda m: f"psql:queries.sql:{where.get(int(m.group(1)), m.group(1))}:", body, flags=re.M)
     out.write_text(body)
-    return len(re.findall(r"^psql:[^\n]*: (?:ERROR|FATAL):", body, flags=re.M))
+    return stopped + len(re.findall(r"^psql:[^\n]*: (?:ERROR|FATAL):", body, flags=re.M))
 
 
 def main(argv: list[str] | None = None, prog: str = "kansoku collect queries") -> int:
@@ -132,7 +139,7 @@ def main(argv: list[str] | None = None, prog: str = "kansoku collect queries") -
     try:
         statements = read_list(args.queries)
     except QueryListError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {for_terminal(str(exc), names_to_quote([args.queries]))}", file=sys.stderr)
         return 2
     shutil.copyfile(args.queries, "queries.sql") if args.queries.resolve() != Path("queries.sql").resolve() else None
     failed = 0

@@ -279,15 +279,25 @@ def check_text(path: Path, format_name: str) -> None:
         return
     with open(path, "rb") as fh:
         compressed = fh.read(2) == b"\x1f\x8b"
-    if not tb.repeats:
-        _refuse_appended_copy(path)
 
     def opened():
         return gzip.open(path, "rb") if compressed else open(path, "rb")
 
+    if not tb.repeats and not compressed:
+        _refuse_appended_copy(path, opened, path.stat().st_size)
+    size = 0  # of the text: a compressed file's is known once the line check has read it
+
+    def chunks(fh):
+        nonlocal size
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            size += len(chunk)
+            yield chunk
+
     try:
         with opened() as fh:
-            at = _long_line_at(iter(lambda: fh.read(_CHUNK), b""), tb.longest_line)
+            at = _long_line_at(chunks(fh), tb.longest_line)
+        if at is None and compressed and not tb.repeats:
+            _refuse_appended_copy(path, opened, size)
     except (OSError, EOFError):  # a gzip stream cut short or damaged: the parser says so in its words
         return
     if at is None:
@@ -338,12 +348,13 @@ def _long_line_at(chunks: Iterator[bytes], limit: int) -> tuple[int, str] | None
     return None
 
 
-def _refuse_appended_copy(path: Path) -> None:
-    size = path.stat().st_size
+def _refuse_appended_copy(path: Path, opened, size: int) -> None:
+    """``opened()``: the file's text as a binary stream (decompressed: a log appended to itself, then gzipped,
+    repeats in its text, not in its bytes); ``size``: the text's length."""
     half = size // 2
     if size % 2 or not half:
         return
-    with open(path, "rb") as a, open(path, "rb") as b:
+    with opened() as a, opened() as b:
         b.seek(half)
         first = a.read(min(half, 4096))
         if first != b.read(len(first)):

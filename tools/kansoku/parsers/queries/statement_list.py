@@ -3,8 +3,9 @@ SQL statements ending with ``;``, each named by a ``-- query: ID`` line before i
 position). The one reading of the list: collect runs what it reads, and the report prints the list a run
 really used (its method section, like a pgbench script). docs/formats.md §6.
 
-A file is claimed when a ``-- query: ID`` line names a statement (a plain SQL file could be anything); a psql
-meta-command in it is refused with its line (psql would run it: ``\\!`` runs a shell).
+A file is claimed when a ``-- query: ID`` line names a statement (a plain SQL file could be anything); a
+statement psql would read otherwise (a meta-command in it: ``\\!`` runs a shell; a quote left open at its ``;``;
+a ``:name`` variable) is refused with its line (``lex_problem``).
 """
 
 from __future__ import annotations
@@ -65,10 +66,9 @@ def statements(text: str) -> list[Statement]:
         buf.append(line)
         if line.rstrip().endswith(";"):
             sql = "\n".join(buf).strip()
-            meta = meta_command(sql)
-            if meta is not None:
-                raise QueryListError(start + meta[0], f"expected an SQL statement, found a psql meta-command "
-                                                      f"{meta[1]!r} inside it (psql would run it: '\\!' runs a shell)")
+            problem = lex_problem(sql)
+            if problem is not None:
+                raise QueryListError(start + problem[0], problem[1])
             sid = name or f"q{len(out) + 1}"
             if any(s.id == sid for s in out):
                 raise QueryListError(start, f"query id {sid!r} used twice")
@@ -80,51 +80,107 @@ def statements(text: str) -> list[Statement]:
     if not out:
         raise QueryListError(None, "no SQL statement (each ends with ';' at the end of a line)")
     return out
-def meta_command(sql: str) -> tuple[int, str] | None:
-    """The first backslash of ``sql`` outside a string, quoted name, dollar-quoted body or comment, where psql
-    starts a meta-command (``\\! cmd`` runs a shell): (line offset in ``sql``, the rest of its line); else None.
-    Scanned as psql's lexer does: '…' ('' inside; E'…' with backslash escapes), "…", $tag$…$tag$, -- and /* */."""
-    i, n = 0, len(sql)
-    while i < n:
-        c = sql[i]
-        if c == "\\":
-            end = sql.find("\n", i)
-            return sql.count("\n", 0, i), sql[i:end if end >= 0 else n].strip()
-        if c == "'":
-            escapes = i > 0 and sql[i - 1] in "eE" and (i < 2 or not (sql[i - 2].isalnum() or sql[i - 2] == "_"))
-            i += 1
-            while i < n:
-                if escapes and sql[i] == "\\":
-                    i += 2
-                    continue
-                if sql[i] == "'":
-                    if i + 1 < n and sql[i + 1] == "'":
-                        i += 2
-                        continue
-                    break
-                i += 1
-        elif c == '"':
-            end = sql.find('"', i + 1)
-            i = n if end < 0 else end
-        elif c == "-" and sql.startswith("--", i):
-            end = sql.find("\n", i)
-            i = n if end < 0 else end
-        elif c == "/" and sql.startswith("/*", i):
-            end = sql.find("*/", i + 2)
-            i = n if end < 0 else end + 1
-        elif c == "$":
-            m = DOLLAR.match(sql, i)
-            if m and not (i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_")):
-                end = sql.find(m.group(0), m.end())
-                i = n if end < 0 else end + len(m.group(0)) - 1
-        i += 1
+
+
+def lex_problem(sql: str) -> tuple[int, str] | None:
+    """Why psql would not run ``sql`` as the one statement the list shows, or None: (line offset in ``sql``,
+    what is wrong). psql's lexer decides what it runs: a backslash outside a string, quoted name, dollar-quoted
+    body or comment starts a meta-command (``\\!`` runs a shell), ``:name`` pastes a variable's value in and reads
+    it again (``:LAST_ERROR_MESSAGE`` is the server's text), and a string, comment or parenthesis still open at
+    the ``;`` carries the lexer into the next lines of the script. So a statement must end with its own ``;``,
+    every quote closed, read the same whether the server's ``standard_conforming_strings`` is on or off; a
+    spelling psql versions lex differently is refused rather than guessed."""
+    for std_strings in (True, False):
+        problem = _lex(sql, std_strings)
+        if problem is not None:
+            return problem
     return None
 
 
-DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", re.ASCII)
+_IDENT_CONT = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]")
+DOLLAR = re.compile(r"\$(?:[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$")
+_VARIABLE = re.compile(r":[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*")
+_OPENED = {"'": "a string", '"': "a quoted name", "$": "a dollar-quoted body", "/": "a /* comment"}
 
 
-DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", re.ASCII)
+def _lex(sql: str, std_strings: bool) -> tuple[int, str] | None:
+    i, n, depth = 0, len(sql), 0
+    last_string: tuple[int, bool] | None = None  # where the last string closed; did it read backslash escapes
+    line = lambda k: sql.count("\n", 0, k)  # noqa: E731
+    while i < n:
+        c, opened = sql[i], i
+        if c == "\\":
+            end = sql.find("\n", i)
+            return line(i), (f"expected an SQL statement, found a psql meta-command "
+                             f"{sql[i:end if end >= 0 else n].strip()!r} inside it (psql would run it: '\\!' runs "
+                             f"a shell)")
+        if c == ":" and (v := _VARIABLE.match(sql, i)) and not (i > 0 and sql[i - 1] == ":"):
+            return line(i), (f"expected SQL, found {v.group()!r}, which psql replaces with a "
+                             f"variable's value (a slice: write a space after ':')")
+        if c == "'":
+            prefix = _string_prefix(sql, i)
+            if prefix is None:
+                return line(i), "expected a space between a number and a quoted string (psql versions read it " \
+                                "differently)"
+            escapes = prefix == "e" or (prefix in ("", "n") and not std_strings)
+            if not prefix and last_string and _CONTINUED.fullmatch(sql, last_string[0] + 1, i):  # 'a'⏎'b': one
+                escapes = last_string[1]
+            i += 1
+            while i < n and not (sql[i] == "'" and not sql.startswith("''", i)):
+                i += 2 if (escapes and sql[i] == "\\") or sql.startswith("''", i) else 1
+            last_string = (i, escapes)
+        elif c == '"':
+            i = sql.find('"', i + 1)
+            i = n if i < 0 else i
+        elif sql.startswith("--", i):
+            i = sql.find("\n", i)
+            if i < 0:
+                break
+        elif sql.startswith("/*", i):  # comments nest, in the server's grammar as in psql's lexer
+            nest, i = 1, i + 2
+            while i < n and nest:
+                step = 2 if sql.startswith(("/*", "*/"), i) else 1
+                nest += 1 if sql.startswith("/*", i) else -1 if sql.startswith("*/", i) else 0
+                i += step
+            i = i - 1 if not nest else n
+        elif c == "$" and (m := DOLLAR.match(sql, i)):
+            if i > 0 and _IDENT_CONT.match(sql[i - 1]):
+                return line(i), "expected a space before a dollar quote (psql reads '$' after a name as part of it)"
+            end = sql.find(m.group(), m.end())
+            i = n if end < 0 else end + len(m.group()) - 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth = max(0, depth - 1)
+        elif c == ";" and i == n - 1:
+            return (line(i), "expected ')' before the ';' that ends the statement") if depth else None
+        elif c == ";" and not depth:
+            return line(i), "expected one statement, found a ';' before the one that ends it"
+        if i >= n:
+            return line(opened), f"expected {_OPENED[c]} opened here to end before the ';' that ends the statement"
+        i += 1
+    return line(n - 1), "expected the statement to end with ';' outside a comment"
+
+
+_CONTINUED = re.compile(r"[ \t\f\r]*\n(?:[ \t\f\r\n]|--[^\n]*\n)*")
+
+
+def _string_prefix(sql: str, i: int) -> str | None:
+    """The kind of string the quote at ``i`` opens, as psql lexes it: 'e' (backslash escapes), 'b', 'x', 'n',
+    'u&' or '' (plain); None when a number or a parameter runs into the prefix, which psql versions lex
+    differently."""
+    for prefix in ("u&", "e", "b", "x", "n"):
+        k = i - len(prefix)
+        if k < 0 or sql[k:i].lower() != prefix:
+            continue
+        j = k
+        while j > 0 and _IDENT_CONT.match(sql[j - 1]):
+            j -= 1
+        if j == k:
+            return prefix
+        if sql[j] == "$" or sql[j].isdigit():
+            return None
+    return ""
 
 
 def sniff(head: FileHead) -> bool:
