@@ -562,21 +562,29 @@ def plan_trial(n: int, mutation: str, seed: int) -> Trial:
     return Trial(n, "collect-plan", mutation, "bench/damage_trials.py PLAN", build, runner="collect")
 
 
-def run_collect(t: Trial, scratch: Path, plan: Path, timeout: float) -> Trial:
-    """tools/collect --plan, for real, in the plan's directory: it must run, fail a run with its reason, or refuse
-    the plan naming it; never a traceback, a hang, shell text executed or a control byte printed raw."""
+def _run_tool(argv: list[str], cwd: Path, scratch: Path, timeout: float) -> tuple[int | None, str, str]:
+    """``argv`` run in ``cwd`` in a session of its own, its output kept in ``scratch``: its exit status (None:
+    killed after ``timeout`` seconds, with everything it started), stdout and stderr."""
     out, err = scratch / "stdout", scratch / "stderr"
     with open(out, "wb") as fo, open(err, "wb") as fe:
-        proc = subprocess.Popen([sys.executable, str(HERE / "tools" / "collect"), "--plan", str(plan)], cwd=scratch,
-                                stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             rc = proc.wait(timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            t.kind, t.detail = "hang", f"no exit in {timeout:g} s"
-            return t
-    stderr, stdout = err.read_text(errors="replace"), out.read_text(errors="replace")
+            rc = None
+    return rc, out.read_text(errors="replace"), err.read_text(errors="replace")
+
+
+def run_collect(t: Trial, scratch: Path, plan: Path, timeout: float) -> Trial:
+    """tools/collect --plan, for real, in the plan's directory: it must run, fail a run with its reason, or refuse
+    the plan naming it; never a traceback, a hang, shell text executed or a control byte printed raw."""
+    rc, stdout, stderr = _run_tool([sys.executable, str(HERE / "tools" / "collect"), "--plan", str(plan)], scratch,
+                                   scratch, timeout)
+    if rc is None:
+        t.kind, t.detail = "hang", f"no exit in {timeout:g} s"
+        return t
     t.extra["exit"] = rc
     problems = []
     if any(scratch.rglob(PLAN_PWNED)):
@@ -719,19 +727,12 @@ def run_queries(t: Trial, scratch: Path, listed: Path, timeout: float) -> Trial:
     the run naming the statements the server refused, or refuse the list naming it and its line; never a
     traceback, a hang, shell text executed, a control byte printed raw or an earlier file of the run lost."""
     run = scratch / "run"
-    out, err = scratch / "stdout", scratch / "stderr"
     argv = [sys.executable, str(HERE / "tools" / "collect"), "queries", "--conninfo", QUERY_SERVER["conninfo"],
             "--timeout", str(QUERY_TIMEOUT_S), "--set", "statement_timeout=5s", str(listed)]
-    with open(out, "wb") as fo, open(err, "wb") as fe:
-        proc = subprocess.Popen(argv, cwd=run, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, start_new_session=True)
-        try:
-            rc = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            t.kind, t.detail = "hang", f"no exit in {timeout:g} s"
-            return t
-    stderr, stdout = err.read_text(errors="replace"), out.read_text(errors="replace")
+    rc, stdout, stderr = _run_tool(argv, run, scratch, timeout)
+    if rc is None:
+        t.kind, t.detail = "hang", f"no exit in {timeout:g} s"
+        return t
     t.extra["exit"] = rc
     problems = []
     if any(p.name.startswith(PWNED) for p in scratch.rglob("*")) or any(QUERY_SERVER["cwd"].glob(PWNED + "*")):
