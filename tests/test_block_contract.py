@@ -1,6 +1,7 @@
 """The site and the PDF say the same in every block: each table, comparison and figure of the example and of a
 past report, each chapter's machines, figures not drawn and commands, and the report's authors, methods, key
-results, environment appendix and data-sources summary, rendered by Hugo (the built site's HTML) and
+results, environment appendix and data-sources summary, and the numbers and labels each page's prose prints
+({{< val >}}, {{< ref >}}), rendered by Hugo (the built site's HTML) and
 by its typst template (the PDF's source), reads as the same sequence of visible texts — caption, headers,
 cells with their marks, the lines printed under them, legend lines, notes — in each language; and a chapter's
 page places its blocks in the same order in both.
@@ -366,3 +367,49 @@ def test_the_contract_fails_when_one_side_drops_a_source(example_site, side, tmp
         mutated = html[:start] + re.sub(r"<tr><td>[^<]*</td>", "<tr><td></td>", html[start:], count=1)
         site = html_text(mutated, "sources-summary")
     assert site != pdf
+
+
+PDF_INLINE = re.compile(r'`+ ?(#"(?:[^"\\]|\\.)*") ?`+\{=typst\}')
+SITE_INLINE = re.compile(r'<a class="(?:bound-value|item-ref)"[^>]*>([^<]*)</a>')
+
+
+def inline_values(public: Path, rep, lang: str, tmp: Path):
+    """Per page of the report in both outputs: the numbers and labels its prose prints ({{< val >}},
+    {{< ref >}}) in order, as the site's page shows them and as the PDF's page sets them."""
+    import html
+
+    from kansoku.render.typst import Document
+
+    doc = Document(rep, lang, tmp)
+    for p in rep.pdf_pages:
+        page = public / lang / "reports" / rep.id / p.id / "index.html"
+        if page.is_file():
+            site = [INVISIBLE.sub("", html.unescape(t)) for t in SITE_INLINE.findall(page.read_text("utf-8"))]
+            pdf = [typst_text(s) for s in PDF_INLINE.findall(doc.page_prose(p))]
+            yield p.id, site, pdf
+
+
+@pytest.mark.parametrize("rid", REPORTS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_value_of_the_prose_reads_the_same_on_the_site_and_in_the_pdf(example_site, rid, lang, tmp_path):
+    db, public = example_site
+    rep = computed_report(db, ROOT / "data" / "reports" / f"{rid}.toml")
+    checked = 0
+    for page, site, pdf in inline_values(public, rep, lang, tmp_path):
+        assert site == pdf, f"{rid} {lang} {page}"
+        checked += len(site)
+    assert checked >= (100 if rid == "example" else 1)
+
+
+def test_the_contract_fails_when_the_site_prints_another_value(example_site, tmp_path):
+    """A deliberate mutation: one number of a page's prose changed on the site, and the lists differ."""
+    import html as html_lib
+
+    db, public = example_site
+    rep = computed_report(db, ROOT / "data" / "reports" / "example.toml")
+    page, site, pdf = next(x for x in inline_values(public, rep, "en", tmp_path) if x[1])
+    assert site == pdf
+    html = (public / "en" / "reports" / "example" / page / "index.html").read_text("utf-8")
+    mutated = SITE_INLINE.sub(lambda m: m.group(0).replace(f">{m.group(1)}<", ">0<"), html, count=1)
+    changed = [INVISIBLE.sub("", html_lib.unescape(t)) for t in SITE_INLINE.findall(mutated)]
+    assert changed != pdf and sum(a != b for a, b in zip(changed, pdf)) == 1
