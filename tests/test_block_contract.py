@@ -1,19 +1,23 @@
 """The site and the PDF say the same in every block: each table, comparison and figure of the example and of a
 past report, each chapter's machines, figures not drawn and commands, and the report's authors, methods, key
-results and environment appendix, rendered by Hugo (the built site's HTML) and
+results, environment appendix and data-sources summary, and the numbers and labels each page's prose prints
+({{< val >}}, {{< ref >}}), rendered by Hugo (the built site's HTML) and
 by its typst template (the PDF's source), reads as the same sequence of visible texts — caption, headers,
 cells with their marks, the lines printed under them, legend lines, notes — in each language; and a chapter's
 page places its blocks in the same order in both.
 
 What only one output has is left out on purpose: on the site the links (CSV downloads, run links), the
-spread switch and what it shows, the provenance panel, the chart's drawing and its data; in the PDF the
+spread switch and what it shows, the provenance panel, the chart's drawing and its data, the sources page's
+list of every run and file; in the PDF the
 split of a wide table into parts and the cut of a long one (both made larger than any table here, so that a
-table is one piece), the exported chart's file, the continuation (" \\") that ends a command's printed line.
+table is one piece), the exported chart's file, the continuation (" \\") that ends a command's printed line,
+the appendix's opening paragraph giving the site's sources page; in both a link's address.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import re
 from html.parser import HTMLParser
@@ -70,12 +74,13 @@ def html_text(page: str, element_id: str) -> str:
     return INVISIBLE.sub("", "".join(p.out))
 
 
-TYPST_STRING = re.compile(r'(rgb\(|image\(|[\w-]+:\s*)?"((?:[^"\\]|\\.)*)"')
+TYPST_STRING = re.compile(r'(rgb\(|image\(|link\(|[\w-]+:\s*)?"((?:[^"\\]|\\.)*)"')
 
 
 def typst_text(source: str) -> str:
     """The texts a typst block prints: its string literals in order (the templates place every value as
-    one), without colours, image files and named arguments (a font weight, an image's alternative text)."""
+    one), without colours, image files, link addresses and named arguments (a font weight, an image's
+    alternative text)."""
     out = [re.sub(r"\\(.)", lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), s)
            for setting, s in TYPST_STRING.findall(source) if not setting]
     return INVISIBLE.sub("", "".join(out))
@@ -316,3 +321,95 @@ def test_the_contract_fails_when_the_site_drops_a_command_line(example_site, tmp
     assert html_text(html, f"commands-{ch.id}") == pdf  # whole, they agree
     mutated = re.sub(r'(<p class="command-label">)[^<]*', r"\1", html, count=1)
     assert html_text(mutated, f"commands-{ch.id}") != pdf
+
+
+def sources_texts(public: Path, rep, lang: str, tmp: Path) -> tuple[str, str]:
+    """The data-sources summary as the site's sources page and the PDF's appendix read (the appendix from its
+    first heading: the paragraph before it gives the site's page)."""
+    from kansoku.render.typst import Document
+
+    page = (public / lang / "reports" / rep.id / "sources" / "index.html").read_text("utf-8")
+    source = Document(rep, lang, tmp).sources_appendix()
+    return html_text(page, "sources-summary"), typst_text(source[source.index("#heading(level: 2"):])
+
+
+@pytest.mark.parametrize("rid", REPORTS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_sources_summary_reads_the_same_on_the_site_and_in_the_pdf(example_site, rid, lang, tmp_path):
+    db, public = example_site
+    rep = computed_report(db, ROOT / "data" / "reports" / f"{rid}.toml")
+    site, pdf = sources_texts(public, rep, lang, tmp_path)
+    assert site == pdf, f"{rid} {lang}:\n{first_difference(site, pdf)}"
+    assert "R1" in site and (rid != "example" or "SHA256SUMS" in site)
+
+
+@pytest.mark.parametrize("side", ["pdf", "site"])
+def test_the_contract_fails_when_one_side_drops_a_source(example_site, side, tmp_path, monkeypatch):
+    """A deliberate mutation: one output loses a condition's row of the summary, and the two no longer read
+    the same."""
+    from kansoku.render import blocks, views
+
+    db, public = example_site
+    rep = computed_report(db, ROOT / "data" / "reports" / "example.toml")
+    page = public / "en" / "reports" / "example" / "sources" / "index.html"
+    site, pdf = sources_texts(public, rep, "en", tmp_path)
+    assert site == pdf  # whole, they agree
+    if side == "pdf":
+        def fewer(*args):
+            view = views.sources_view(*args)
+            return dataclasses.replace(view, runs=view.runs[1:])
+
+        monkeypatch.setattr(blocks, "sources_view", fewer)
+        _, pdf = sources_texts(public, rep, "en", tmp_path)
+    else:
+        html = page.read_text("utf-8")
+        start = html.index('class="plain sources-conditions"')
+        mutated = html[:start] + re.sub(r"<tr><td>[^<]*</td>", "<tr><td></td>", html[start:], count=1)
+        site = html_text(mutated, "sources-summary")
+    assert site != pdf
+
+
+PDF_INLINE = re.compile(r'`+ ?(#"(?:[^"\\]|\\.)*") ?`+\{=typst\}')
+SITE_INLINE = re.compile(r'<a class="(?:bound-value|item-ref)"[^>]*>([^<]*)</a>')
+
+
+def inline_values(public: Path, rep, lang: str, tmp: Path):
+    """Per page of the report in both outputs: the numbers and labels its prose prints ({{< val >}},
+    {{< ref >}}) in order, as the site's page shows them and as the PDF's page sets them."""
+    import html
+
+    from kansoku.render.typst import Document
+
+    doc = Document(rep, lang, tmp)
+    for p in rep.pdf_pages:
+        page = public / lang / "reports" / rep.id / p.id / "index.html"
+        if page.is_file():
+            site = [INVISIBLE.sub("", html.unescape(t)) for t in SITE_INLINE.findall(page.read_text("utf-8"))]
+            pdf = [typst_text(s) for s in PDF_INLINE.findall(doc.page_prose(p))]
+            yield p.id, site, pdf
+
+
+@pytest.mark.parametrize("rid", REPORTS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_value_of_the_prose_reads_the_same_on_the_site_and_in_the_pdf(example_site, rid, lang, tmp_path):
+    db, public = example_site
+    rep = computed_report(db, ROOT / "data" / "reports" / f"{rid}.toml")
+    checked = 0
+    for page, site, pdf in inline_values(public, rep, lang, tmp_path):
+        assert site == pdf, f"{rid} {lang} {page}"
+        checked += len(site)
+    assert checked >= (100 if rid == "example" else 1)
+
+
+def test_the_contract_fails_when_the_site_prints_another_value(example_site, tmp_path):
+    """A deliberate mutation: one number of a page's prose changed on the site, and the lists differ."""
+    import html as html_lib
+
+    db, public = example_site
+    rep = computed_report(db, ROOT / "data" / "reports" / "example.toml")
+    page, site, pdf = next(x for x in inline_values(public, rep, "en", tmp_path) if x[1])
+    assert site == pdf
+    html = (public / "en" / "reports" / "example" / page / "index.html").read_text("utf-8")
+    mutated = SITE_INLINE.sub(lambda m: m.group(0).replace(f">{m.group(1)}<", ">0<"), html, count=1)
+    changed = [INVISIBLE.sub("", html_lib.unescape(t)) for t in SITE_INLINE.findall(mutated)]
+    assert changed != pdf and sum(a != b for a, b in zip(changed, pdf)) == 1

@@ -25,7 +25,7 @@ def test_leaving_a_run_out_moves_the_sentence_with_the_table(example_site, tmp_p
     the replication chapter is the new table's, in both languages, and the median's sentence changed."""
     db, public = example_site
     before = json.loads((db.parent / "generated" / "data" / "reports" / "example.json").read_text(encoding="utf-8"))
-    key = next(k for k in before["values"] if k == "metric=tps;row=none;table=replication-tps")
+    key = next(k for k in before["views"]["values"]["en"] if k == "metric=tps;row=none;table=replication-tps")
     t = next(ch["tables"]["replication-tps"] for ch in before["chapters"] if "replication-tps" in ch["tables"])
     median = next(c["rep"] for row in t["view"]["en"]["rows"] for c in row["cells"]
                   if "value" in c["css"].split() and c["rep"] and "pattern=none" in c["rep"])
@@ -43,11 +43,12 @@ def test_leaving_a_run_out_moves_the_sentence_with_the_table(example_site, tmp_p
                  generated, "--strict")
     assert r.returncode == 0, r.stderr
     after = json.loads((generated / "data" / "reports" / "example.json").read_text(encoding="utf-8"))
-    assert after["values"][key]["text"] != before["values"][key]["text"]
+    assert all(after["views"]["values"][lang][key]["text"] != before["views"]["values"][lang][key]["text"]
+               for lang in ("ja", "en"))
     t2 = next(ch["tables"]["replication-tps"] for ch in after["chapters"] if "replication-tps" in ch["tables"])
     for lang in ("ja", "en"):
         new_median = next(c["text"] for row in t2["view"][lang]["rows"] for c in row["cells"]
                           if "value" in c["css"].split() and c["rep"] and "pattern=none" in c["rep"])
         shown = run_page_values(out, lang)
         assert new_median in shown
-        assert before["values"][key]["text"][lang] not in shown  # no run of the condition has it any more
+        assert before["views"]["values"][lang][key]["text"] not in shown  # no run of the condition has it any more

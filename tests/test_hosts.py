@@ -195,6 +195,25 @@ def test_the_layout_ingests_each_metric_with_its_host_and_role(two_host_run):
     assert again.returncode == 0 and '"replaced"' not in again.stdout
 
 
+def test_every_table_a_parser_module_declares_per_host_has_those_columns_and_no_other_has(tmp_path):
+    """The host columns are a parser module's declaration (ParserModule.host_columns), which the store applies
+    to its tables: a table gets a role column only by it, and a host column too unless its own says more."""
+    from kansoku import parsers
+    from kansoku.store.db import open_store
+
+    declared = parsers.host_columns()
+    assert {"sys_metrics", "fio_jobs", "pg_checkpoints", "profile_stacks"} <= set(declared)
+    store = open_store(tmp_path / "k.duckdb")
+    try:
+        owned = {t for m in parsers.modules() for t in m.tables}
+        for table in sorted(owned | set(declared)):
+            cols = set(store.table_columns(table))
+            assert ("role" in cols) == (table in declared), table
+            assert set(declared.get(table, ())) <= cols, table
+    finally:
+        store.close()
+
+
 def test_a_role_changed_in_host_toml_reaches_the_stored_rows(two_host_run):
     camp, db = two_host_run
     run_tool("ingest", "--db", db, camp, check=True)

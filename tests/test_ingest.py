@@ -60,6 +60,18 @@ def test_ingest_twice_changes_nothing(tool, tmp_db, pgbench_runs):
     assert counts(tmp_db) == c1
 
 
+def test_ingest_json_prints_every_field_of_the_report_and_its_counts(tool, tmp_db, pgbench_runs):
+    from dataclasses import fields
+
+    from kansoku.ingest.pipeline import FileResult, IngestReport
+
+    got = json.loads(tool("ingest", "--db", tmp_db, "--json", pgbench_runs, check=True).stdout)
+    assert list(got) == [f.name for f in fields(IngestReport)] + ["counts", "ok", "runs_transcribed"]
+    assert sum(got["counts"].values()) == len(got["files"]) and got["counts"]["new"] >= 24
+    assert got["ok"] is True and got["runs_transcribed"] == 0
+    assert all(list(f) == [x.name for x in fields(FileResult)] for f in got["files"])
+
+
 def test_runs_and_factors_from_path_and_run_toml(tool, tmp_path, tmp_db):
     copy_run(tmp_path)
     tool("ingest", "--db", tmp_db, tmp_path, check=True)

@@ -36,16 +36,13 @@ def site_json(example_site):
 
 def recorded_commands(report: dict, lang: str, rid: str) -> list[str]:
     """Every command of the chapters whose page places the commands block, as typed at a prompt."""
-    from kansoku import words
-
     out = []
-    for ch in report.get("chapters") or []:
+    for ch in report["chapters"]:
         page = ROOT / "content" / "reports" / rid / f"{ch['id']}.{lang}.md"
         if not page.is_file() or "{{< commands" not in page.read_text("utf-8"):
             continue
-        for b in ch.get("commands") or []:
-            for c in list(b.get("setup") or []) + [b["command"]]:
-                out.append("$ " + (words.pick(c, lang) if isinstance(c, dict) else str(c)))
+        for b in ch["views"]["commands"][lang]["blocks"]:  # each "$ " and the command (render/views.py)
+            out += b["setup"] + [b["command"]]
     return out
 
 

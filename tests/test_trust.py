@@ -146,9 +146,10 @@ def test_pdf_has_the_methods_section_and_the_legends_point_to_it(spread_build):
     rep, _, pdf = spread_build
     text = re.sub(r"\s+", " ", subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
                                               check=True).stdout.replace(NBSP, " "))
-    assert rep["methods"]
-    for m in rep["methods"]:
-        assert m["title"]["en"] in text
+    notes = rep["views"]["methods"]["en"]["notes"]
+    assert notes
+    for m in notes:
+        assert m["title"] in text
     assert "rank-sum test (level 0.1)" in text
     assert "Method, level and runs: see “Methods”." in text
 
@@ -269,9 +270,9 @@ def test_steady_notes_reach_the_site_and_pdf_marks(example_site):
 # -- citations and the footer of transcribed reports -------------------------------------------------------
 
 def test_citations_name_the_original_report_not_a_file(example_site):
-    _, public = example_site
-    rep = report_json(example_site, "past-fy2013")
-    cits = {c for ch in rep["chapters"] for t in ch["tables"].values() for c in t["citations"]}
+    db, public = example_site
+    rep = computed_report(db, ROOT / "data" / "reports" / "past-fy2013.toml")
+    cits = {c for t in rep.tables() for c in t.citations}
     assert cits
     for c in cits:
         assert ".txt" not in c and "seeds/" not in c, c

@@ -11,6 +11,7 @@ program or font is missing.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections import Counter
@@ -75,7 +76,9 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
     # DuckDB's extension module must not be cut while it loads (a Ctrl-C there ends in nanobind's own
     # "Critical nanobind error" traceback): the Ctrl-C waits for the import, then ends the command as usual
     with sigint_held() as held:
-        from kansoku.ingest.pipeline import Interrupted, ingest  # after the options: --help loads no parser nor DuckDB
+        # after the options: --help loads no parser nor DuckDB
+        from kansoku.ingest.pipeline import IngestSummary, Interrupted, ingest
+        from kansoku.model import encode
     if held:
         raise KeyboardInterrupt
     try:
@@ -94,7 +97,7 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
         return EXIT_INTERRUPTED
     try:
         if args.json:
-            print(report.to_json())
+            print(json.dumps(encode(IngestSummary.of(report)), indent=2, ensure_ascii=False))
         elif args.quiet:
             _print_ingest_summary(report, False, quiet=True)
         else:

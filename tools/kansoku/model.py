@@ -473,10 +473,6 @@ class RunSeries:
     chart_json: str | None = None      # the values of its CHART_COLUMNS as one JSON object, the text compact
                                        # json.dumps writes (made by the query; None: the renderer makes it)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"columns": self.columns, **{c: self.values[c] for c in self.columns},
-                "tps_source": self.tps_source, "cpu_tool": self.cpu_tool, "disk_tool": self.disk_tool}
-
 
 @dataclass
 class RunPage:

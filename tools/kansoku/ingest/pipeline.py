@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
@@ -84,12 +84,29 @@ class IngestReport:
         """Transcribed runs (re)stored by this ingest."""
         return sum(f.declared_runs for f in self.files)
 
-    def to_json(self) -> str:
-        d = asdict(self)
-        d["counts"] = self.counts()
-        d["ok"] = self.ok
-        d["runs_transcribed"] = self.runs_transcribed
-        return json.dumps(d, indent=2, ensure_ascii=False)
+
+@dataclass
+class IngestSummary:
+    """What ``kansoku ingest --json`` prints (serialised by ``model.encode``): the report's fields, then its
+    files counted by status, whether it succeeded and the transcribed runs it stored."""
+
+    db: str
+    committed: bool
+    files: list[FileResult]
+    runs_new: int
+    runs_updated: int
+    runs_seen: int
+    errors: list[str]
+    aborted_on: str | None
+    retry_alone: list[str]
+    counts: dict[str, int]
+    ok: bool
+    runs_transcribed: int
+
+    @classmethod
+    def of(cls, report: IngestReport) -> IngestSummary:
+        return cls(**{f.name: getattr(report, f.name) for f in fields(report)}, counts=report.counts(),
+                   ok=report.ok, runs_transcribed=report.runs_transcribed)
 
 
 _HASHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-sha256")

@@ -1,7 +1,10 @@
 """Parser registry: every module in this package (and its per-family subpackages) that defines
 ``MODULE`` is loaded.
 
-Adding a format = adding one module here (or in its family's folder); nothing else needs editing.
+Adding a format = adding one module here (or in its family's folder): its formats, tables, views, metrics,
+bounds and the tables whose rows carry their file's host (``ParserModule``). Outside it only the words a
+reader sees: each metric's label in every ``i18n/<lang>.toml`` (``[metric_<name>]``), which a command using
+the metric asks for by name (``words.metric_label``) and a test checks for every registered metric.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Callable
 
 from kansoku.errors import KansokuError, ParseError
 from kansoku.parsers import bounds
-from kansoku.parsers.base import SNIFF_BYTES, FileHead, Format, MetricDef, ParserModule, Sink
+from kansoku.parsers.base import HOST_COLUMNS, SNIFF_BYTES, FileHead, Format, MetricDef, ParserModule, Sink
 
 
 @lru_cache(maxsize=1)
@@ -131,6 +134,18 @@ def whole_views() -> dict[str, str]:
     return {name: sql for m in modules() for name, sql in m.whole_views.items()}
 
 
+@lru_cache(maxsize=1)
+def host_columns() -> dict[str, tuple[str, ...]]:
+    """Table -> the columns naming its rows' file's host and role (ParserModule.host_columns)."""
+    return {table: cols for m in modules() for table, cols in m.host_columns.items()}
+
+
+def host_columns_ddl() -> str:
+    """The statements giving every declared table its host columns, each with its meaning (docs/database.md)."""
+    return "".join(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {c} VARCHAR;  -- {HOST_COLUMNS[c]}\n"
+                   for table, cols in host_columns().items() for c in cols)
+
+
 def catalogue() -> list[MetricDef]:
     """The metric catalogue, the one place every reader of a metric asks: each metric's unit, direction
     (``MetricDef.direction``: higher / lower is better, or neither) and label (words from i18n/), in name
@@ -138,4 +153,5 @@ def catalogue() -> list[MetricDef]:
     return [m for _, m in sorted(metrics().items())]
 
 
-__all__ = ["FileHead", "Format", "MetricDef", "ParserModule", "modules", "formats", "metrics", "catalogue", "whole_views", "claim", "read_head"]
+__all__ = ["FileHead", "Format", "MetricDef", "ParserModule", "modules", "formats", "metrics", "catalogue", "whole_views", "host_columns",
+           "host_columns_ddl", "claim", "read_head"]

@@ -199,6 +199,11 @@ def runs_mixed_in_directory(files: list[tuple[Path, Format]]) -> str | None:
     return None
 
 
+# The columns naming the host a row's file came from and the host's role in its run (docs/ingest.md, "Hosts
+# in a run"), with what each says; the sink fills them (store/db.py FileSink).
+HOST_COLUMNS = {"host": "the file's host (sources.host)", "role": "the file's host's role in its run (sources.role)"}
+
+
 @dataclass
 class ParserModule:
     name: str
@@ -220,6 +225,10 @@ class ParserModule:
     # run (the same columns and types), which a connection making the view a table of all its rows runs instead
     # (Store.computed_here, computed_once). Not part of the schema: a store never holds them.
     whole_views: dict[str, str] = field(default_factory=dict)
+    # Its tables whose rows carry their file's host and role: table -> which of HOST_COLUMNS (a table whose own
+    # ``host`` column says something else has only ``role``). The store adds them after the module's DDL, to a
+    # store of an older layout too (parsers.host_columns_ddl).
+    host_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

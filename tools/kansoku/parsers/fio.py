@@ -909,4 +909,4 @@ BOUNDS = [
 ]
 
 MODULE = ParserModule(name="fio", formats=FORMATS, schema=SCHEMA, views=VIEWS, metrics=METRICS, tables=TABLES,
-                      bounds=BOUNDS)
+                      bounds=BOUNDS, host_columns={"fio_jobs": ("host", "role")})

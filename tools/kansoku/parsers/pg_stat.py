@@ -173,4 +173,5 @@ MODULE = ParserModule(
     views=VIEWS,
     tables=["pg_stat_snapshot"],
     metrics=METRICS,
+    host_columns={"pg_stat_snapshot": ("host", "role")},
 )

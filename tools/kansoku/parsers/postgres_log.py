@@ -358,6 +358,7 @@ MODULE = ParserModule(
     ],
     schema=SCHEMA,
     tables=TABLES,
+    host_columns={"pg_checkpoints": ("host", "role")},  # the host whose server log it is
 )
 
 __all__ = ["MODULE", "COMPLETE_VARIANTS", "parse_complete", "line_time"]

@@ -555,4 +555,4 @@ BOUNDS = [
 ]
 
 MODULE = ParserModule(name="strace", formats=FORMATS, schema=SCHEMA, views=VIEWS, metrics=METRICS, tables=TABLES,
-                      bounds=BOUNDS)
+                      bounds=BOUNDS, host_columns={t: ("host", "role") for t in ("strace_syscalls", "strace_tables")})

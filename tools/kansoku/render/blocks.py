@@ -422,20 +422,13 @@ def compare_context(page: Page, sc: Shortcode, chapter: dict | None) -> dict[str
 
 @block("sources", "layouts/_default/sources.html", shortcode=False)
 def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> dict[str, Any]:
-    """The PDF's data-sources appendix: its view (views.sources_view), where the site lists the same runs, and
-    the manifest of their raw files (render/publish.py): its address and its own SHA-256, the one digest the PDF
-    prints (each file's is in the manifest and on the site's sources page)."""
+    """The PDF's data-sources appendix: the summary the site's sources page opens with (views.sources_view),
+    after a paragraph giving that page's address, where every run is listed with each raw file's SHA-256.
+    The manifest is published beside the raw files only."""
     L, d = page.lang, page.data
-    view = sources_view(page.rep, L)
+    view = sources_view(page.rep, L, publish.manifest(d["runs"]) if d.get("publish_raw") else "")
     if view is None:
         return {}
     before, _, after = ui(L, "pdf_sources_intro", where="\x00").partition("\x00")
-    text = publish.manifest(d["runs"]) if d.get("publish_raw") else ""  # published beside the raw files only
-    manifest = None
-    if text:
-        at = page.site_link(f"{publish.raw_dir(d['id'])}/{publish.MANIFEST}")
-        manifest = {"url": at, "intro": ui(L, "pdf_sources_manifest", text.count("\n")),
-                    "sha256": publish.manifest_digest(text)}
     return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after), "view": view,
-            "runs": [[numbers, soft_breaks(label, 12), files] for numbers, label, files in view.runs],
-            "manifest": manifest}
+            "runs": [[numbers, soft_breaks(label, 12), files] for numbers, label, files in view.runs]}

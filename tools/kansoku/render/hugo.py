@@ -303,11 +303,16 @@ def drawn(figures: list[Figure], cache: FigureCache | None = None) -> dict[str, 
     return {f.id: cache.draw(f.chart_data, LANGS, charts.draw) for f in figures}
 
 
-def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None = None) -> dict:
+def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None = None,
+                files: dict[str, str] | None = None) -> dict:
     """The page-ready data of one report: the computed report, each figure drawn (``figures``, from
-    :func:`drawn`) with its plotly strings escaped for plotly.js."""
+    :func:`drawn`) with its plotly strings escaped for plotly.js. The manifest of its published raw files
+    (render/publish.py), which its sources view names, goes into ``files``."""
     figures = drawn(rep.figures()) if figures is None else figures
     d = page_data.report_data(rep)
+    manifest = publish.manifest(d["runs"]) if rep.publish_raw else ""
+    if manifest and files is not None:  # a download beside the published raw files
+        files[f"static/{publish.raw_dir(rep.id)}/{publish.MANIFEST}"] = manifest
     # what each table and comparison shows, per language (render/views.py: the shortcodes only place it)
     for ch, chapter in zip(d["chapters"], rep.chapters):
         for t in chapter.tables.values():
@@ -317,6 +322,7 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
     d["chapter_layout"] = list(views.CHAPTER_LAYOUT)
     # the report's own blocks (authors, methods, the cover's key results, the prose's values), per language
     d["views"] = {name: {lang: encode(make(rep, lang)) for lang in LANGS} for name, make in views.REPORT_VIEWS.items()}
+    d["views"]["sources"] = {lang: encode(views.sources_view(rep, lang, manifest)) for lang in LANGS}
     for ch, chapter in zip(d["chapters"], rep.chapters):
         # the blocks a chapter's page places around its prose (CHAPTER_LAYOUT), per language; None: not placed
         ch["views"] = {name: {lang: encode(make(chapter, lang)) for lang in LANGS}
@@ -398,14 +404,8 @@ def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_
     files: dict[str, str] = {}
     for rep in computed:
         figures = drawn(rep.figures(), figure_cache)
-        d = report_json(rep, figures)
+        d = report_json(rep, figures, files)
         lazy_provenance(rep.id, d, files)
-        manifest = publish.manifest(d["runs"]) if rep.publish_raw else ""
-        if manifest:  # the list of raw files and their digests, a download beside the published files
-            rel = f"{publish.raw_dir(rep.id)}/{publish.MANIFEST}"
-            files[f"static/{rel}"] = manifest
-            d["sources_manifest"] = {"url": f"/{rel}", "sha256": publish.manifest_digest(manifest),
-                                     "files": manifest.count("\n")}
         sources_assets(rep.id, d, files)
         try:
             text_ = dumps(d)

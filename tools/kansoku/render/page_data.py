@@ -7,23 +7,15 @@ are in its view), under the names the templates use.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kansoku.model import (
     LANGS,
-    VERDICT_MARKS,
-    Author,
-    BoundValue,
     Chapter,
-    CommandBlock,
     Comparison,
     ComputedReport,
-    Environment,
     Figure,
-    Finding,
-    MethodNote,
-    MissingFigure,
     Provenance,
     Revision,
     RunInfo,
@@ -44,7 +36,6 @@ class TableData:
     label: Words
     caption: Words
     runs: list[str]
-    citations: list[str]
     prov: Provenance
     kind: str = "table"
 
@@ -62,7 +53,6 @@ class FigureData:
     footnote: Words | None
     runs: list[str]
     transcribed: bool
-    citations: list[str]
     prov: Provenance
     points: int | None = None                    # cross-year figures: number of points
     trend: dict[str, Any] | None = None          # cross-year figures: the table under the chart
@@ -86,10 +76,6 @@ class ChapterData:
     title: Words
     tables: dict[str, TableData]
     figures: dict[str, FigureData]
-    order: list[str]
-    commands: list[CommandBlock]
-    machines: dict[str, Any]
-    missing_figures: list[MissingFigure]
 
 
 @dataclass
@@ -120,36 +106,29 @@ class ReportData:
     copyright: str | None
     license: Words | None
     revision_history: list[Revision]
-    authors: list[Author]
     themes: dict[str, list[str]]
     publish_raw: bool
     chapters: list[ChapterData]
     runs: dict[str, RunInfo]
     pages: list[PageData]
-    environment: Environment
     site_url: str | None
     pdf: dict[str, str]
-    methods: list[MethodNote]
     transcribed: Words | None
     compares: dict[str, CompareData]
-    values: dict[str, BoundValue]
-    findings: list[Finding]
-    verdict_marks: dict[str, str] = field(default_factory=lambda: dict(VERDICT_MARKS))
 
 
 def table_data(t: Table) -> TableData:
-    return TableData(t.id, t.number, t.label, t.caption, t.runs, t.citations, t.provenance)
+    return TableData(t.id, t.number, t.label, t.caption, t.runs, t.provenance)
 
 
 def figure_data(f: Figure) -> FigureData:
-    return FigureData(f.id, f.number, f.chart, f.label, f.caption, f.footnote, f.runs, f.transcribed, f.citations,
-                      f.provenance, f.points, f.trend if f.points is not None else None)
+    return FigureData(f.id, f.number, f.chart, f.label, f.caption, f.footnote, f.runs, f.transcribed, f.provenance,
+                      f.points, f.trend if f.points is not None else None)
 
 
 def chapter_data(c: Chapter) -> ChapterData:
     return ChapterData(c.id, c.number, c.title, {k: table_data(t) for k, t in c.tables.items()},
-                       {k: figure_data(f) for k, f in c.figures.items()}, c.order, c.commands, c.machines,
-                       c.missing_figures)
+                       {k: figure_data(f) for k, f in c.figures.items()})
 
 
 def compare_data(c: Comparison) -> CompareData:
@@ -168,11 +147,10 @@ def report_data(rep: ComputedReport) -> dict[str, Any]:
     return encode(ReportData(
         id=rep.id, fiscal_year=rep.fiscal_year, title=rep.title, subtitle=rep.subtitle,
         organisation=rep.organisation, revision=rep.revision, copyright=rep.copyright, license=rep.license,
-        revision_history=rep.revision_history, authors=rep.authors, themes=rep.themes, publish_raw=rep.publish_raw,
+        revision_history=rep.revision_history, themes=rep.themes, publish_raw=rep.publish_raw,
         chapters=[chapter_data(c) for c in rep.chapters], runs=rep.runs, pages=pages_data(rep),
-        environment=rep.environment, site_url=rep.site_url, pdf=rep.pdf, methods=rep.methods,
-        transcribed=rep.transcribed, compares={c.id: compare_data(c) for c in rep.compares}, values=rep.values,
-        findings=rep.findings))
+        site_url=rep.site_url, pdf=rep.pdf, transcribed=rep.transcribed,
+        compares={c.id: compare_data(c) for c in rep.compares}))
 
 
 def trends_data(trends: Trends) -> dict[str, Any]:

@@ -23,7 +23,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from kansoku import words
-from kansoku.model import CHART_COLUMNS, ComputedReport, KeptRunPage, RunPage, RunUse, SourceFile, encode
+from kansoku.model import (
+    CHART_COLUMNS,
+    ComputedReport,
+    KeptRunPage,
+    RunPage,
+    RunSeries,
+    RunUse,
+    SourceFile,
+    encode,
+)
 
 LANGS = words.LANGS
 # the text of a file the generated directory already holds as it should be (render/hugo.py sync_files
@@ -44,22 +53,29 @@ def _front(d: dict) -> str:
     return "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in d.items()) + "---\n"
 
 
-SERIES_META = ("columns", "tps_source", "cpu_tool", "disk_tool")  # what the template reads of the series
 
-
-def series_text(d: dict, dumps, text: str | None = None) -> None:
-    """The per-second columns of a run page's data as one JSON text (``series_json``), which the template
+def series_text(series: RunSeries, dumps) -> str:
+    """The per-second columns of a run page as one JSON text (``RunPageData.series_json``), which the template
     writes into the page as it is, once, and the page's script hands to each chart's traces by column name
     (static/js/kansoku.js): Hugo does not parse thousands of numbers into values to write them out again,
-    and the seconds are in the page once, not once per trace. ``series`` keeps what the template reads;
-    the text holds the columns the charts draw (``CHART_COLUMNS``). ``text``: that text as the series' query
-    made it (``RunSeries.chart_json``, the same bytes)."""
-    s = d["series"]
-    d["series"] = {k: s[k] for k in SERIES_META if k in s}
+    and the seconds are in the page once, not once per trace. The text holds the columns the charts draw
+    (``CHART_COLUMNS``): as the series' query made it (``RunSeries.chart_json``, the same bytes), or made here."""
+    text = series.chart_json
     if text is None:
-        text = dumps({c: s[c] for c in s["columns"] if c in CHART_COLUMNS})
+        text = dumps({c: series.values[c] for c in series.columns if c in CHART_COLUMNS})
     # numbers and column names only; "<" escaped all the same, as the text goes inside a <script> element
-    d["series_json"] = text.replace("<", "\\u003c")
+    return text.replace("<", "\\u003c")
+
+
+@dataclass
+class SeriesData:
+    """What the run page's template reads of its per-second series besides the columns' values (those are
+    ``RunPageData.series_json``)."""
+
+    columns: list[str]                           # the columns the run has (RunSeries.columns)
+    tps_source: str | None
+    cpu_tool: str | None
+    disk_tool: str | None
 
 
 def condition_name(factors: dict[str, str]) -> str:
@@ -118,7 +134,7 @@ class RunPageData:
     cond: str
     condition_index: int
     metrics: list[MetricData]
-    series: dict[str, Any] | None                # RunSeries.to_json; series_text makes its columns one text
+    series: SeriesData | None                    # None: the run has no per-second series
     commands: list[NamedValue]
     commands_relative: bool
     meta: list[NamedValue]
@@ -126,11 +142,14 @@ class RunPageData:
     fio: list[dict[str, Any]]
     events: list[dict[str, Any]]
     shared: str
+    csv: str | None = None                       # the series' download (run_csv_url)
+    series_json: str | None = None               # the columns the charts draw, one JSON text (series_text)
 
 
-def page_json(page: RunPage, shared: str) -> dict:
-    """A run page's own data (``RunPageData``), encoded."""
-    info = page.info
+def page_json(page: RunPage, shared: str, rep_id: str, dumps) -> dict:
+    """A run page's own data (``RunPageData``) in the report ``rep_id``, encoded; ``dumps`` writes its series'
+    columns (series_text)."""
+    info, s = page.info, page.series
     return encode(RunPageData(
         id=info.id, origin=info.origin, status=info.status, start=info.start, end=page.end,
         status_note=page.status_note, citation=info.citation, hostname=info.hostname, anchor=info.anchor,
@@ -138,10 +157,11 @@ def page_json(page: RunPage, shared: str) -> dict:
         factor_list=[NamedValue(n, v) for n, v in page.factors], cond=condition_name(info.factors),
         condition_index=[r.id for r in page.condition].index(info.id),
         metrics=[MetricData(m.metric, m.text, m.median, m.low, m.high, m.n) for m in page.metrics],
-        series=page.series.to_json() if page.series else None,
+        series=SeriesData(s.columns, s.tps_source, s.cpu_tool, s.disk_tool) if s else None,
         commands=[NamedValue(k, v) for k, v in page.commands], commands_relative=page.commands_relative,
         meta=[NamedValue(k, v) for k, v in page.meta], syscalls=page.syscalls, fio=page.fio, events=page.events,
-        shared=shared))
+        shared=shared, csv=run_csv_url(rep_id, info.anchor) if s else None,
+        series_json=series_text(s, dumps) if s else None))
 
 
 @dataclass
@@ -219,12 +239,9 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
                 page = page.full()
                 csv = "static/" + run_csv(rep.id, anchor) if page.series is not None else None
                 loaded[run_id] = page  # (its condition's file below: read once)
-            d = page_json(page, shared_of(run_id, page)[0])
             if csv is not None:
-                d["csv"] = run_csv_url(rep.id, anchor)
                 files[csv] = page.series.csv
-                series_text(d, dumps, page.series.chart_json)
-            files[data] = dumps(d)
+            files[data] = dumps(page_json(page, shared_of(run_id, page)[0], rep.id, dumps))
         front = None
         for lang in LANGS:  # (the same front matter in every language; made of the page's key's inputs)
             md = f"content/reports/{rep.id}/runs/{anchor}.{lang}.md"

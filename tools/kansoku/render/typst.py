@@ -45,7 +45,7 @@ from kansoku.render.blocks import BLOCKS
 from kansoku.render.charts import escape_plotly
 from kansoku.render.page_data import report_data
 from kansoku.render.typst_markup import pick, raw_block, raw_inline, render, typst_str, ui
-from kansoku.render.views import CHAPTER_LAYOUT, CHAPTER_VIEWS
+from kansoku.render.views import CHAPTER_LAYOUT, CHAPTER_VIEWS, site_address
 
 LANGS = words.LANGS
 
@@ -395,9 +395,7 @@ class Document:
         return BLOCKS[name].render(self, sc, self.chapters.get(chapter) if chapter else None)
 
     def site_link(self, path: str) -> str:
-        """The web edition's address of a site path (the spec's site_url), or the path on the site."""
-        base = (self.rep.site_url or "").rstrip("/")
-        return f"{base}/{path}" if base else f"/{path}"
+        return site_address(self.rep, path)
 
     def chart(self, figure: dict[str, Any], chapter: dict[str, Any]) -> tuple[str, int, int]:
         """A figure drawn in this language (render.charts) and queued for the SVG export: the image's file

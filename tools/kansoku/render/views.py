@@ -26,6 +26,7 @@ from kansoku.model import (
     Figure,
     Table,
 )
+from kansoku.render import publish
 from kansoku.render.typst_markup import pick, ui
 
 # The order of what a chapter's page places around its prose: both the site (layouts/_default/single.html)
@@ -743,16 +744,53 @@ def run_ranges(numbers: list[int]) -> str:
 
 
 @dataclass
+class ManifestView:
+    """The one list of a report's published raw files with their SHA-256 (render/publish.py ``manifest``)."""
+
+    path: str                                    # where it is below the site root (the site's link)
+    address: str                                 # its address in the web edition, as printed (site_address)
+    intro: str                                   # how many files it lists, and in which form
+    digest_label: str
+    sha256: str                                  # the digest of the list itself
+    check: str                                   # how the list checks downloaded files, then the command
+    command: str
+
+
+@dataclass
 class SourcesView:
-    """The PDF's data-sources appendix in one language: per table and figure its runs (numbered R1, R2, … once
-    for the whole report), then the runs one row per condition with their number of raw files."""
+    """The data-sources summary in one language, the same on the site's sources page and in the PDF's
+    appendix: per table and figure its runs (numbered R1, R2, … once for the whole report), then the runs
+    one row per condition with their number of raw files, then the manifest of those files."""
 
+    items_heading: str
+    items_header: list[str]
     items: list[list[str]]                       # a table or figure, how many runs, their numbers
+    runs_heading: str
+    runs_header: list[str]
     runs: list[list[str]]                        # run numbers, the condition, how many raw files
+    manifest: ManifestView | None                # None: the report publishes no raw file
 
 
-def sources_view(rep: ComputedReport, lang: str) -> SourcesView | None:
-    """The data-sources appendix as read in ``lang``; None when no table or figure has a run."""
+def site_address(rep: ComputedReport, path: str) -> str:
+    """The web edition's address of a site path (the spec's site_url), or the path on the site."""
+    base = (rep.site_url or "").rstrip("/")
+    return f"{base}/{path.lstrip('/')}" if base else f"/{path.lstrip('/')}"
+
+
+def manifest_view(rep: ComputedReport, text: str, lang: str) -> ManifestView | None:
+    """The manifest ``text`` (render/publish.py ``manifest``: one line a file) as read in ``lang``."""
+    if not text:
+        return None
+    path = f"/{publish.raw_dir(rep.id)}/{publish.MANIFEST}"
+    return ManifestView(path, site_address(rep, path),
+                        ui(lang, "sources_manifest", text.count("\n")), ui(lang, "sources_manifest_digest"),
+                        publish.manifest_digest(text), ui(lang, "sources_manifest_check"),
+                        f"sha256sum -c {publish.MANIFEST}")
+
+
+def sources_view(rep: ComputedReport, lang: str, manifest: str) -> SourcesView | None:
+    """The data-sources summary as read in ``lang``, with the report's ``manifest`` (render/publish.py
+    ``manifest``; empty: none published); None when no table or figure has a run."""
     L, runs = lang, rep.runs
     items = []
     for ch in rep.chapters:
@@ -782,5 +820,10 @@ def sources_view(rep: ComputedReport, lang: str) -> SourcesView | None:
         row["numbers"].append(number[run_id])
         row["files"] |= files_of(info) if transcribed else {(run_id, f) for f in files_of(info)}
     return SourcesView(
+        items_heading=ui(L, "sources_items"),
+        items_header=[ui(L, "sources_item"), ui(L, "sources_count"), ui(L, "sources_runs")],
         items=[[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
-        runs=[[run_ranges(r["numbers"]), label, str(len(r["files"]))] for label, r in rows.items()])
+        runs_heading=ui(L, "sources_files"),
+        runs_header=[ui(L, "sources_runs"), ui(L, "sources_run"), ui(L, "sources_file_count")],
+        runs=[[run_ranges(r["numbers"]), label, str(len(r["files"]))] for label, r in rows.items()],
+        manifest=manifest_view(rep, manifest, L))

@@ -62,8 +62,7 @@ def render() -> str:
         for f in dataclasses.fields(cls):
             t, c = comments.get(f.name, (str(f.type), ""))
             out.append(f"| `{f.name}` | `{t.replace('|', chr(92) + '|')}` | {c.replace('|', chr(92) + '|')} |")
-        json_keys = "to_json" in cls.__dict__
-        out += ["", f"Serialised for Hugo by `{cls.__name__}.to_json()`." if json_keys else "", ""]
+        out += [""]
     return "\n".join(line for i, line in enumerate(out) if not (line == "" and i and out[i - 1] == "")) .rstrip() + "\n"
 
 

@@ -27,8 +27,6 @@ from kansoku.store.limits import BUILD_MEMORY_LIMIT  # noqa: F401 (kansoku.store
 
 DEFAULT_DB = Path("data/kansoku.duckdb")
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
-# host and role columns on the parser modules' tables, applied after their DDL
-HOSTS_SCHEMA_FILE = Path(__file__).with_name("hosts.sql")
 CORE_TABLES_WITH_SOURCE = ["ingest_warnings"]
 # The table numbering files: a table with a ``file_no`` column and no ``source_id`` (a per-transaction log's
 # rows, billions of them, without a string per row) names its file by that number, and this table maps it to
@@ -115,7 +113,8 @@ class Store:
         for mod in parsers.modules():
             if mod.schema:
                 con.execute(mod.schema)
-        con.execute(HOSTS_SCHEMA_FILE.read_text())
+        if ddl := parsers.host_columns_ddl():  # after every module's tables: each names its own
+            con.execute(ddl)
         self._retire_tables()
         self.create_views()
         con.execute("DELETE FROM kansoku_meta WHERE key = 'schema_fingerprint'")
@@ -714,7 +713,7 @@ def run_metric_source(metrics: Iterable[str]) -> str:
 
 def schema_fingerprint() -> str:
     """Changes whenever a table, view or metric definition changes."""
-    h = hashlib.sha256(SCHEMA_FILE.read_bytes() + HOSTS_SCHEMA_FILE.read_bytes())
+    h = hashlib.sha256(SCHEMA_FILE.read_bytes() + parsers.host_columns_ddl().encode())
     for mod in parsers.modules():
         h.update(mod.name.encode() + mod.schema.encode() + mod.views.encode())
     for md in parsers.metrics().values():
@@ -968,9 +967,8 @@ class FileSink:
         return "source_id", self.source_id
 
     def _host_columns(self, table: str) -> list[str]:
-        """The host columns a table has that the sink fills (sys_series keeps the hostname it prints)."""
-        cols = self.store.table_columns(table)
-        return [c for c in ("host", "role") if c in cols and not (c == "host" and table == "sys_series")]
+        """The host columns the sink fills on ``table``: those its parser module declares."""
+        return list(parsers.host_columns().get(table, ()))
 
     def add_rows(self, table: str, rows: Iterable[dict[str, Any]]) -> int:
         cols = self.store.table_columns(table)

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from kansoku import parsers
-from kansoku.store.db import HOSTS_SCHEMA_FILE, SCHEMA_FILE, open_store
+from kansoku.store.db import SCHEMA_FILE, open_store
 
 # A view documents its own columns with comment lines ``-- column NAME: meaning`` before its CREATE.
 _VIEW_COL_COMMENT = re.compile(r"^\s*--\s*column\s+([a-z_][a-z0-9_]*):\s*(.+?)\s*$")
@@ -41,17 +41,13 @@ def view_column_comments() -> dict[tuple[str, str], str]:
     """(view or table, column) -> comment: the ``-- column`` lines above each view's CREATE, and the
     comments in each table's own DDL (a column name shared by several tables keeps its own meaning)."""
     out: dict[tuple[str, str], str] = {}
-    for text in [SCHEMA_FILE.read_text(), HOSTS_SCHEMA_FILE.read_text()] + [m.schema for m in parsers.modules()]:
+    for text in [SCHEMA_FILE.read_text(), parsers.host_columns_ddl()] + [m.schema for m in parsers.modules()]:
         table = None
         above = None
         for line in text.splitlines():
             if m := _ALTER.match(line):
                 if m.group(3) or above:
                     out.setdefault((m.group(1), m.group(2)), m.group(3) or above)
-                elif m.group(2) in ("host", "role"):  # the hosts file: one comment serves every table
-                    first = {"host": "the file's host (sources.host)",
-                             "role": "the file's host's role in its run (sources.role)"}[m.group(2)]
-                    out.setdefault((m.group(1), m.group(2)), first)
                 above = None
                 continue
             above = (line.strip()[2:].strip() if line.strip().startswith("--") else None)

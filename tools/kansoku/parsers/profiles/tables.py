@@ -82,8 +82,8 @@ SELECT run_id, profile, coalesce(process, '') AS process, count(DISTINCT pid) AS
        100.0 * sum(samples) / sum(sum(samples)) OVER (PARTITION BY run_id, profile) AS pct
 FROM profile_stacks GROUP BY run_id, profile, coalesce(process, '');
 
--- Per (run, profile, host): which host was profiled and in which role (store/hosts.sql: the file's host and
--- role; host = what `hostname` printed there, NULL for the run's own host when unnamed), with its samples.
+-- Per (run, profile, host): which host was profiled and in which role (ParserModule.host_columns: the file's host
+-- and role; host = what `hostname` printed there, NULL for the run's own host when unnamed), with its samples.
 CREATE OR REPLACE VIEW profile_hosts AS
 SELECT run_id, profile, host, role, CAST(sum(samples) AS BIGINT) AS samples
 FROM profile_sources GROUP BY run_id, profile, host, role;
@@ -116,4 +116,5 @@ METRICS = [
               selection_sql=_FN.format(col="total_pct"), selection_of="function"),
 ]
 
-MODULE = ParserModule(name="profile", formats=[], schema=SCHEMA, views=VIEWS, metrics=METRICS, tables=TABLES)
+MODULE = ParserModule(name="profile", formats=[], schema=SCHEMA, views=VIEWS, metrics=METRICS, tables=TABLES,
+                      host_columns={t: ("host", "role") for t in ("profile_stacks", "profile_sources")})

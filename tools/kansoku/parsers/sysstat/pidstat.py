@@ -176,4 +176,5 @@ MODULE = ParserModule(
     schema=SCHEMA,
     tables=["pidstat"],
     metrics=METRICS,
+    host_columns={"pidstat": ("host", "role")},
 )

@@ -380,4 +380,6 @@ MODULE = ParserModule(
     tables=sm.TABLES,
     metrics=METRICS,
     whole_views=WHOLE_VIEWS,
+    # sys_series keeps the hostname the file prints in its own host column
+    host_columns={"sys_metrics": ("host", "role"), "sys_series": ("role",), "sys_devices": ("role",)},
 )
