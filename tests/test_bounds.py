@@ -282,3 +282,43 @@ def test_a_compressed_log_whose_text_is_appended_to_itself_is_refused(tmp_path, 
     assert f"perf-script.txt.gz:{line}: expected the tool's output once" in proc.stderr, proc.stderr
     (run / "perf-script.txt.gz").write_bytes(gzip.compress(text, mtime=0))  # once: read
     assert run_tool("ingest", "--db", tmp_db, run).returncode == 0
+
+
+def _damaged_run(tmp_path, rep: str, name: str, edit) -> Path:
+    from conftest import ROOT
+
+    where = Path("study=scaleup") / "workload=read" / "config=checksums-off" / rep
+    src = ROOT / "tests" / "fixtures" / "pgbench" / where
+    run = tmp_path / "runs" / where
+    shutil.copytree(src, run)
+    lines = (run / name).read_text().splitlines(keepends=True)
+    (run / name).write_text("".join(edit(lines)))
+    return run
+
+
+def _field_set(line: str, pos: int, value: str) -> str:
+    fields = line.split()
+    fields[pos] = value
+    return " ".join(fields) + "\n"
+
+
+@pytest.mark.parametrize("rep, name, edit, where", [
+    # an aggregate interval's minimum latency damaged on line 5
+    ("clients=8/rep=agg", "pgbench_log.15216",
+     lambda ls: ls[:4] + [_field_set(ls[4], 4, "-inf")] + ls[5:], ":5: expected latency_min_us"),
+    # lines 2 and 3 appended again: refused at the second copy of line 2, which it names
+    ("clients=8/rep=agg", "pgbench_log.15216.1", lambda ls: ls + ls[1:3], None),
+    # a transaction's latency damaged on line 7 of a per-transaction log
+    ("clients=1/rep=1", "pgbench_log.12350",
+     lambda ls: ls[:6] + [_field_set(ls[6], 2, "-5")] + ls[7:], ":7: expected latency_us"),
+])
+def test_a_pgbench_log_row_refused_is_named_by_its_line(tmp_path, tmp_db, rep, name, edit, where):
+    """pgbench's logs are stored without their line numbers; a row refused is found in the file again, so
+    the error names its line as for every other format."""
+    run = _damaged_run(tmp_path, rep, name, edit)
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    if where is None:  # the earliest interval repeated: line 2's, again two lines before the end
+        where = f":{len((run / name).read_text().splitlines()) - 1}: expected each aggregate interval once"
+        assert "first at line 2" in proc.stderr, proc.stderr
+    assert f"{name}{where}" in proc.stderr, proc.stderr

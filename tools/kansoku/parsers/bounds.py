@@ -3,7 +3,7 @@
 A parser stores what the file says; these tables say which values no version of the tool can print
 (a negative TPS, a latency of 9.2e18 ms, a checkpoint dated 1900, NaN in an integer sum). After a file is
 parsed, the ingest checks the rows it stored against its module's table (``check``): a value outside a
-bound is a ParseError naming the file and the line (or the row when the table keeps no line), and nothing
+bound is a ParseError naming the file and the line (a table that keeps no line finds it in the file again by its row's fields), and nothing
 of the ingest is stored. A value a tool really prints but that is unusual (``warn_above``) is stored as
 printed with one warning per bound naming the first line.
 
@@ -67,6 +67,9 @@ class TableBounds:
     at: str | None = None  # SQL naming a row for the message when it has no line
     unique: tuple[str, ...] = ()  # columns identifying one row of a file: a repeat is refused
     unique_what: str = ""  # what a repeated row is, for the message
+    # a table keeping no line: the columns read from a line's whitespace-separated fields, by position, so that
+    # a refused row's line is found by reading the file again (a refusal alone pays for it)
+    fields: tuple[tuple[str, int], ...] = ()
 
 
 def _range_sql(b: Bound, key: str = "") -> tuple[str, dict[str, Any]]:
@@ -145,12 +148,16 @@ def check(sink, tables) -> None:
             k += 1
             if n_bad:
                 # the first row outside the bound (in line order, rows without a line last)
+                keys = "".join(f", k{i} := {c}" for i, (c, _) in enumerate(tb.fields))
                 bad = sink.own_rows(tb.table, f"SELECT arg_min(struct_pack(ln := {line}, at := ({at})::VARCHAR, "
-                                              f"v := {b.column}), coalesce({line}, 9223372036854775807)) "
+                                              f"v := {b.column}{keys}), coalesce({line}, 9223372036854775807)) "
                                               f"FROM {{rows}} WHERE {cond}", p)[0][0]
                 v = bad["v"]
                 shown = _shown(v) if not isinstance(v, float) else repr(v)
-                raise ParseError(sink.path, bad["ln"], _expected(b) + (f" ({bad['at']})" if bad["at"] else ""), shown)
+                ln = bad["ln"]
+                if ln is None and tb.fields:
+                    ln = line_of(sink.path, [(pos, bad[f"k{i}"]) for i, (_, pos) in enumerate(tb.fields)])
+                raise ParseError(sink.path, ln, _expected(b) + (f" ({bad['at']})" if bad["at"] else ""), shown)
             if b.warn_above is not None:
                 n, ln, top = found[k:k + 3]
                 k += 3
@@ -161,15 +168,39 @@ def check(sink, tables) -> None:
             cols = ", ".join(tb.unique)
             dup = sink.own_rows(tb.table, f"""
                 SELECT {cols}, count(*) AS n, min({line}) AS first, max({line}) AS second FROM {{rows}}
-                GROUP BY ALL HAVING count(*) > 1 ORDER BY first NULLS LAST LIMIT 1""")
+                GROUP BY ALL HAVING count(*) > 1 ORDER BY first NULLS LAST, {cols} LIMIT 1""")
             if dup:
                 *key, n, first, second = dup[0]
                 named = ", ".join(f"{c} {v}" for c, v in zip(tb.unique, key))
+                by_field = dict(tb.fields)
+                if second is None and tb.fields and all(c in by_field for c in tb.unique if c != "thread"):
+                    wanted = [(by_field[c], v) for c, v in zip(tb.unique, key) if c in by_field]
+                    first, second = line_of(sink.path, wanted), line_of(sink.path, wanted, nth=2)
                 raise ParseError(sink.path, second,
                                  f"each {tb.unique_what or 'row'} once ({named} appears {n} times"
                                  + (f", first at line {first}" if first is not None and first != second else "")
                                  + "): the file holds its lines twice (appended or concatenated?); "
                                    "nothing of it is counted", named)
+
+
+def line_of(path: Path, wanted: list[tuple[int, Any]], nth: int = 1) -> int | None:
+    """The line of ``path`` (a gzip-compressed file read as its text) whose whitespace-separated fields hold
+    each ``(position, value)`` of ``wanted``, the ``nth`` such line; None if there is none."""
+    want = [(pos, str(v).encode()) for pos, v in wanted]
+    width = max(pos for pos, _ in want) + 1
+    try:
+        with open(path, "rb") as fh:
+            compressed = fh.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rb") if compressed else open(path, "rb")) as fh:
+            for ln, raw in enumerate(fh, 1):
+                got = raw.split(None, width)
+                if len(got) >= width and all(got[pos] == v for pos, v in want):
+                    nth -= 1
+                    if not nth:
+                        return ln
+    except (OSError, EOFError):  # (a file that cannot be read again: the refusal names the row alone)
+        pass
+    return None
 
 
 _NOT_FINITE = (float("inf"), float("-inf"))

@@ -778,16 +778,19 @@ def log_run_key(path: Path) -> str | None:
 # What pgbench's -l logs can hold (parsers/bounds.py): integer microseconds and counts, never negative, never
 # NaN; epochs of a real clock; each aggregate interval once per file (a file appended to itself is refused).
 BOUNDS = [
-    TableBounds(TX_PLAIN, line=None, at="'client ' || client_id || ' transaction ' || transaction_no", bounds=(
+    TableBounds(TX_PLAIN, line=None, at="'client ' || client_id || ' transaction ' || transaction_no",
+                fields=(("client_id", 0), ("transaction_no", 1)), bounds=(
         Bound("latency_us", 0, LONGEST_US, "a latency within a run"),
         Bound("end_epoch_us", EARLIEST_EPOCH_S * 1e6, LATEST_EPOCH_S * 1e6, "a Unix time in µs between 1995 and 2100"),
     )),
-    TableBounds(TX_FULL, line=None, at="'client ' || client_id || ' transaction ' || transaction_no", bounds=(
+    TableBounds(TX_FULL, line=None, at="'client ' || client_id || ' transaction ' || transaction_no",
+                fields=(("client_id", 0), ("transaction_no", 1)), bounds=(
         Bound("latency_us", 0, LONGEST_US, "a latency within a run"),
         Bound("lag_us", 0, LONGEST_US, "a schedule lag within a run"),
         Bound("end_epoch_us", EARLIEST_EPOCH_S * 1e6, LATEST_EPOCH_S * 1e6, "a Unix time in µs between 1995 and 2100"),
     )),
     TableBounds("pgbench_aggregate", line=None, at="'interval starting ' || interval_start_epoch_s",
+                fields=(("interval_start_epoch_s", 0),),
                 unique=("thread", "interval_start_epoch_s"), unique_what="aggregate interval", bounds=(
         Bound("interval_start_epoch_s", EARLIEST_EPOCH_S, LATEST_EPOCH_S, "a Unix time between 1995 and 2100"),
         Bound("transactions", 0, MOST, "a count"),
