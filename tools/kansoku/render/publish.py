@@ -199,7 +199,10 @@ def _delete_in_background(path: Path) -> None:
     if rm is None:
         shutil.rmtree(path, ignore_errors=True)
         return
-    subprocess.Popen([rm, "-rf", "--", str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    # at the lowest CPU and disk priority: the next build, or the reader's server, goes first
+    prefix = (["nice", "-n", "19"] if shutil.which("nice") else []) + \
+        (["ionice", "-c", "3"] if shutil.which("ionice") else [])
+    subprocess.Popen(prefix + [rm, "-rf", "--", str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL, start_new_session=True)  # outlives the build; Ctrl-C spares it
 
 
