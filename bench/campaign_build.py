@@ -202,11 +202,14 @@ def tool(name: str, *args: object, profile: Path | None = None) -> tuple[float, 
     """Run tools/NAME as a user would; its wall time and its stdout (its CPU and the peak RSS of its largest
     process, Hugo included, in LAST). A failure stops the bench."""
     cmd = [sys.executable]
+    env = None
     if profile is not None:
         cmd += ["-m", "cProfile", "-o", str(profile)]
+        # a build computes in a child process (app/forked.py), profiled into a file of its own
+        env = {**os.environ, "KANSOKU_PROFILE_CHILD": str(profile.with_suffix(".child.prof"))}
     cmd += [str(ROOT / "tools" / name), *map(str, args)]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        m = proc_tree.measure(cmd, stdout=out, stderr=err, cwd=ROOT)
+        m = proc_tree.measure(cmd, stdout=out, stderr=err, cwd=ROOT, env=env)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")

@@ -124,3 +124,18 @@ def test_a_caller_killed_leaves_no_child_computing(tmp_path):
         assert _wait_gone(child), "the child outlived its killed caller"
     finally:
         caller.kill()
+
+
+def test_the_childs_work_is_profiled_into_the_file_the_environment_names(tmp_path, monkeypatch):
+    import pstats
+
+    from kansoku.app.forked import PROFILE_ENV
+
+    monkeypatch.setenv(PROFILE_ENV, str(tmp_path / "child.prof"))
+
+    def add_up_the_numbers():
+        return sum(range(1000))
+
+    assert run_forked(add_up_the_numbers) == 499500
+    names = {fn for (_, _, fn) in pstats.Stats(str(tmp_path / "child.prof")).stats}
+    assert "add_up_the_numbers" in names

@@ -24,7 +24,10 @@ from kansoku.errors import KansokuError
 T = TypeVar("T")
 
 _PR_SET_PDEATHSIG = 1
-STOP_GRACE_S = 5.0  # a child asked to stop (Ctrl-C of the parent alone) is killed after this
+STOP_GRACE_S = 5.0
+# a file to write a cProfile of the child's work into (bench/ profiles a build: the parent's profiler ends with
+# the parent's code, and the child leaves by os._exit)
+PROFILE_ENV = "KANSOKU_PROFILE_CHILD"  # a child asked to stop (Ctrl-C of the parent alone) is killed after this
 
 
 def run_forked(work: Callable[[], T]) -> T:
@@ -64,7 +67,7 @@ def _child(work: Callable[[], T], write_end: int, parent: int) -> None:
     try:
         _die_with_parent(parent)
         try:
-            payload = ("ok", work())
+            payload = ("ok", _profiled(work) if os.environ.get(PROFILE_ENV) else work())
         except KeyboardInterrupt:
             payload = ("interrupted", None)
         except BaseException as exc:  # raised again in the parent
@@ -84,6 +87,16 @@ def _child(work: Callable[[], T], write_end: int, parent: int) -> None:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _profiled(work: Callable[[], T]) -> T:
+    import cProfile
+
+    prof = cProfile.Profile()
+    try:
+        return prof.runcall(work)
+    finally:
+        prof.dump_stats(os.environ[PROFILE_ENV])
 
 
 def _portable(exc: BaseException) -> BaseException:
