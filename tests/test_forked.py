@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-
 from kansoku.app.forked import run_forked
 from kansoku.errors import KansokuError, ParseError
 
