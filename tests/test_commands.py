@@ -100,7 +100,7 @@ def test_scaleup_method_shows_the_commands_the_runs_recorded(example_db: Path):
             assert expect == got
         assert "-c [Clients]" in en and "-j [Threads]" in en
         assert "[Threads]: 1, 1, 2, 4 (Clients 1, 2, 4, 8)" in block.varying[0]["en"]
-        assert block.optional and block.optional[0]["en"].endswith(": Repetition = 1")
+        assert block.optional and block.optional[0]["en"].endswith(" (Repetition: 1)")
         assert "-c [クライアント数]" in block.command["ja"]
         assert any("pgbench -i" in s["en"] for s in block.setup)
         assert any("[Configuration]" in s["en"] for s in block.setup)  # sh setup.sh start [Configuration]
