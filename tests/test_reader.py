@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPORT_SPECS, ROOT, computed_report
 from site_helpers import served_in_chromium
 
 CJK = "\u3040-\u30ff\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
@@ -597,3 +598,14 @@ def test_wide_tables_turn_the_page_or_split_instead_of_shrinking(example_site, t
         heights = [float(y2) - float(y1) for y1, y2, w in re.findall(
             r'<word xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([\d,]+\.\d\d)</word>', bbox)]
         assert heights and min(heights) >= 8 * 1.1, (rep_id, min(heights or [0]))
+
+
+@pytest.mark.parametrize("rid", REPORT_SPECS)
+def test_a_chapter_is_called_the_same_everywhere(example_site, rid):
+    """The spec's chapter title (the cover's key results, a study's name) is the title of the chapter's page
+    (the navigation, the contents): one chapter, one name."""
+    rep = computed_report(example_site[0], ROOT / "data" / "reports" / f"{rid}.toml")
+    pages = {p.id: p for p in rep.pages if p.kind == "chapter"}
+    for ch in rep.chapters:
+        for lang in ("ja", "en"):
+            assert pages[ch.id].title[lang] == ch.title[lang], (ch.id, lang)
