@@ -415,5 +415,5 @@ def _run_command(row: dict[str, Any], factors: dict[str, dict[str, str]], parsed
     scripts = _script_names(parts) if program == "pgbench" else _query_list(parts) if name == "collect queries" else []
     setup = (json.loads(row["setup"]) if row["setup"] else None) or []
     run = {"run_id": row["run_id"], "parts": parts, "factors": factors.get(row["run_id"], {}),
-           "scripts": scripts, "setup": [str(s) for s in setup if isinstance(s, str)]}
+           "scripts": scripts, "setup": [relative_to(str(s), root) for s in setup if isinstance(s, str)]}
     return run, (program, name, tuple(scripts))
