@@ -27,8 +27,9 @@
   // does not break; the text copied stays the same. Before markWide: it changes what is wide.
   var TOGETHER = /\d{4}-\d{2}-\d{2}|\d[\d,.]*–\d[\d,.]*(?:\s?%)?|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
   // in code a line may wrap (a command in a table cell, an option in a sentence), but never between an option
-  // and its value ("-f" at a line's end, "scripts/read.sql" at the next one's start)
-  var OPTION_VALUE = /(?<!\S)--?[A-Za-z][\w-]* (?!-)\S+/g;
+  // and its value ("-f" at a line's end, "scripts/read.sql" at the next one's start): the option is kept with
+  // its value, or with the value's start when the value is long (a list of pids wraps after it)
+  var OPTION_VALUE = /(?<!\S)--?[A-Za-z][\w-]* (?!-)(?:\S{1,30}(?!\S)|\S{1,12})/g;
   function keepTogether() {
     var root = document.querySelector("main") || document.body;
     var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, null);
