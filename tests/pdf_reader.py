@@ -195,10 +195,46 @@ def nearly_empty_pages(pdf: Path, tmp: Path, dpi: int = 24, lay: Layout | None =
     return out
 
 
+# poppler's misreadings of valid PDF, each allowed only as often as the file holds the valid value it
+# misreads: ``/Suspects false`` (ISO 32000-1 14.7.1: a boolean; poppler's Catalog.cc takes only ``true``
+# as one) and a table cell's ``/BorderColor [r g b]`` (14.8.5.4.2: one colour or four; poppler's
+# StructElement.cc checks any array for four colours). typst writes both; any other complaint is ours.
+_MISREAD = {
+    "Syntax Error: Suspects object is wrong type (boolean)": rb"/Suspects\s+false\b",
+    "Syntax Warning: Attribute BorderColor value is of wrong type (array)":
+        rb"/BorderColor\s*\[\s*(?:(?:0(?:\.\d+)?|1(?:\.0+)?)\s+){2}(?:0(?:\.\d+)?|1(?:\.0+)?)\s*\]",
+}
+
+
 def structure_warnings(pdf: Path) -> list[str]:
-    """pdfinfo -struct's complaints (poppler's own misreadings left to the caller to filter)."""
+    """pdfinfo -struct's complaints about the structure tree (the tags a screen reader follows), less poppler's
+    misreadings of valid values (``_MISREAD``; typst writes its structure uncompressed, so they are counted
+    in the file)."""
     proc = subprocess.run(["pdfinfo", "-struct", str(pdf)], capture_output=True, text=True, errors="replace")
-    return [x for x in proc.stderr.splitlines() if x.strip()]
+    said = [x.strip() for x in proc.stderr.splitlines() if x.strip()]
+    data = pdf.read_bytes()
+    out = []
+    for line in dict.fromkeys(said):
+        n = said.count(line)
+        valid = len(re.findall(_MISREAD[line], data)) if line in _MISREAD else 0
+        if n > valid:
+            out.append(f"{line} ({n - valid} of {n} not a misreading of a valid value)" if valid else f"{line} ({n}×)")
+    return out
+
+
+def heading_skips(pdf: Path) -> list[str]:
+    """The tagged headings as a screen reader walks them: the first is H1 and none skips a level (an H3
+    after an H1), so that the document's outline reads as its pages are set."""
+    out, prev = [], 0
+    tree = subprocess.run(["pdfinfo", "-struct-text", str(pdf)], check=True, capture_output=True).stdout
+    for m in re.finditer(rb'(?m)^\s*H([1-6])\b\s*"(.*?)"', tree):
+        level = int(m.group(1))
+        if level > prev + 1:  # poppler prints a tag's title as the file holds it: UTF-16 after its mark
+            raw = m.group(2)
+            title = raw[2:].decode("utf-16-be", "replace") if raw[:2] == b"\xfe\xff" else raw.decode("latin-1")
+            out.append(f"H{level} “{title[:40]}” after {f'H{prev}' if prev else 'no heading'}")
+        prev = level
+    return out
 
 
 def figures_without_alt(pdf: Path) -> list[str]:
@@ -217,7 +253,7 @@ if __name__ == "__main__":
             lay = layout(f)
             res = {"invisible": invisible_characters(f), "values": broken_values(f), "stranded": stranded_headings(f, lay),
                    "empty": nearly_empty_pages(f, Path(td), lay=lay), "no alt": figures_without_alt(f),
-                   "struct": structure_warnings(f)}
+                   "struct": structure_warnings(f), "headings": heading_skips(f)}
         print(f.name, {k: len(v) for k, v in res.items()})
         for k, v in res.items():
             for x in v[:8]:

@@ -10,8 +10,9 @@ What only one output has is left out on purpose: on the site the links (CSV down
 spread switch and what it shows, the provenance panel, the chart's drawing and its data, the sources page's
 list of every run and file; in the PDF the
 split of a wide table into parts and the cut of a long one (both made larger than any table here, so that a
-table is one piece), the exported chart's file, the continuation (" \\") that ends a command's printed line,
-the appendix's opening paragraph giving the site's sources page; in both a link's address.
+table is one piece), the exported chart's file, the appendix's opening paragraph giving the site's sources
+page; in both a link's address. A command reads the same in both: the same lines, each but the last ending
+with the shell's continuation (" \").
 """
 
 from __future__ import annotations
@@ -84,11 +85,6 @@ def typst_text(source: str) -> str:
     out = [re.sub(r"\\(.)", lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), s)
            for setting, s in TYPST_STRING.findall(source) if not setting]
     return INVISIBLE.sub("", "".join(out))
-
-
-def typst_command_text(source: str) -> str:
-    """The texts of a commands block's typst source, without the continuations its printed lines end with."""
-    return typst_text(re.sub(r' \\\\"', '"', source))
 
 
 def first_difference(site: str, pdf: str) -> str:
@@ -301,7 +297,7 @@ def test_the_report_blocks_and_commands_read_the_same_on_the_site_and_in_the_pdf
         if not path.is_file() or f'id="{element}"' not in (html := path.read_text("utf-8")):
             continue  # not placed by this report's prose (or a report without key results)
         source = Document(rep, lang, tmp_path).block(name, chapter=page if name == "commands" else None)
-        pdf = typst_command_text(source) if name == "commands" else typst_text(source)
+        pdf = typst_text(source)
         site = html_text(html, element)
         assert site == pdf, f"{rid} {lang} {name} {page}:\n{first_difference(site, pdf)}"
         checked.add(name)
@@ -317,7 +313,7 @@ def test_the_contract_fails_when_the_site_drops_a_command_line(example_site, tmp
     rep = computed_report(db, ROOT / "data" / "reports" / "example.toml")
     ch = next(c for c in rep.chapters if c.commands)
     html = (public / "en" / "reports" / "example" / ch.id / "index.html").read_text("utf-8")
-    pdf = typst_command_text(Document(rep, "en", tmp_path).block("commands", chapter=ch.id))
+    pdf = typst_text(Document(rep, "en", tmp_path).block("commands", chapter=ch.id))
     assert html_text(html, f"commands-{ch.id}") == pdf  # whole, they agree
     mutated = re.sub(r'(<p class="command-label">)[^<]*', r"\1", html, count=1)
     assert html_text(mutated, f"commands-{ch.id}") != pdf

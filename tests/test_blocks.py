@@ -97,6 +97,21 @@ def test_the_pdf_prints_the_sites_address_and_says_when_it_is_local(spec_url, ba
     assert (warned is None and said == []) or (len(said) == 1 and warned in said[0]), said
 
 
+@pytest.mark.parametrize("site_url, printed", [
+    ("https://reports.example.org/", "https://reports.example.org/en/reports/r/sources/"),
+    ("http://127.0.0.1:1313/", "en/reports/r/sources/"),
+    (None, "en/reports/r/sources/"),
+])
+def test_the_pdf_prints_an_address_only_of_a_public_site(site_url, printed):
+    """A local preview's address opens nowhere for a reader: a local build's PDF prints the path within the site."""
+    from types import SimpleNamespace
+
+    from kansoku.render.typst import Document
+
+    doc = SimpleNamespace(rep=SimpleNamespace(site_url=site_url))
+    assert Document.site_link(doc, "en/reports/r/sources/") == printed
+
+
 @pytest.mark.parametrize("url, local", [("http://127.0.0.1:1313/", True), ("http://localhost:1313/", True),
                                         ("https://reports.example.org/", False), (None, False)])
 def test_a_local_address_is_not_printed_as_the_web_edition(url, local):
@@ -113,7 +128,7 @@ def test_a_local_address_is_not_printed_as_the_web_edition(url, local):
     "dbname=bench_query' --set [設定] --mode timing,explain --order random --seed [シード] queries/parallel.sql",
 ])
 def test_a_long_command_breaks_only_between_arguments_with_continuations(command):
-    from kansoku.render.blocks import command_lines
+    from kansoku.render.views import command_lines
 
     lines = command_lines(command, columns=60)
     assert len(lines) > 1 and all(x.endswith(" \\") for x in lines[:-1])

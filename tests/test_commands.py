@@ -100,7 +100,7 @@ def test_scaleup_method_shows_the_commands_the_runs_recorded(example_db: Path):
             assert expect == got
         assert "-c [Clients]" in en and "-j [Threads]" in en
         assert "[Threads]: 1, 1, 2, 4 (Clients 1, 2, 4, 8)" in block.varying[0]["en"]
-        assert block.optional and block.optional[0]["en"].endswith(": Repetition = 1")
+        assert block.optional and block.optional[0]["en"].endswith(" (Repetition: 1)")
         assert "-c [クライアント数]" in block.command["ja"]
         assert any("pgbench -i" in s["en"] for s in block.setup)
         assert any("[Configuration]" in s["en"] for s in block.setup)  # sh setup.sh start [Configuration]
@@ -220,3 +220,13 @@ def test_a_named_script_with_a_line_of_no_script_is_refused_with_its_line(tmp_pa
     assert p.returncode == 2
     assert "update.sql:3" in p.stderr and "neither SQL nor a meta-command" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_no_chapter_prints_the_collecting_machines_campaign_directory(example_db: Path):
+    """Commands and their setup (an ssh chapter's setup names its script by its absolute path) are printed
+    relative to the campaign directory: the collecting machine's paths mean nothing to a reader."""
+    rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
+    setups = [s for ch in rep.chapters for b in ch.commands for s in b.setup]
+    assert any("setup.sh" in s["en"] for s in setups)
+    for ch in rep.chapters:
+        assert "/data/runs/example" not in json.dumps(encode(ch.commands)), ch.id

@@ -126,7 +126,10 @@ def test_site_page_in_both_languages(example, lang):
     for flag in {r.flag for r in c.rows if r.flag}:  # the legend names every mark used
         assert f"mark-verdict {flag}" in notes
     assert "/csv/example/compare-checksums.csv" in notes
-    assert c.selections in html
+    # the command in lines broken only between arguments, at the shell's continuations: joined, it is the command
+    shown = unescape(re.search(r'<p class="compare-command">.*?</p>\s*<pre[^>]*><code>(.*?)</code></pre>', html,
+                               re.S).group(1))
+    assert shown.replace(" \\\n", " ") == c.selections and "\n" in shown
     # the environment table: one row per recorded difference, A then B
     env = re.search(r'<div class="compare-environment">(.*?)</table>', html, re.S)
     assert env and {"ja": "環境の違い", "en": "Environment differences"}[lang] in env.group(1)
@@ -143,6 +146,7 @@ def test_pdf_has_the_comparison(example, tmp_path):
     if not shutil.which("pdftotext"):
         pytest.skip("poppler-utils not installed")
     from kansoku.render.typst import render_pdfs
+    from kansoku.render.views import command_lines
 
     rep, c, _, _ = example
     rep = copy.copy(rep)  # the fixture's report stays whole for the other tests
@@ -155,7 +159,7 @@ def test_pdf_has_the_comparison(example, tmp_path):
         flat = re.sub(r"\s+", "", text)
         assert re.sub(r"\s+", "", c.title[res.lang]) in flat
         def tokens(s: str) -> set[str]:
-            return set(re.split(r"[\s–]+", s)) - {""}
+            return set(re.split(r"[\s–=]+", s)) - {""}  # "n = 5" is set unbreakable: "n=5" in the text
 
         for r in c.rows[:4]:  # cells wrap in narrow columns (after an en dash too): each number of a cell is there
             assert re.sub(r"\s+", "", r.change[res.lang]) in flat
@@ -163,6 +167,9 @@ def test_pdf_has_the_comparison(example, tmp_path):
         for flag in {r.flag for r in c.rows if r.flag}:
             assert SYMBOLS[flag] in text
         assert "server.data_checksumsoffon" in flat  # the environment differences, a table under the notes
+        # the same comparison on the terminal: the site's lines, never broken between "--metric" and its value
+        printed = [x.strip() for x in text.splitlines()]
+        assert all(line in printed for line in command_lines(c.selections)), command_lines(c.selections)
 
 
 # -- synthetic campaigns whose truth is known (tests/test_compare.py) --------------------------------------
@@ -248,3 +255,18 @@ def test_bad_compare_is_a_spec_error_naming_file_and_item(synthetic, tmp_path):
     assert "compare id 'versions' is used twice" in err
     assert "unknown factor 'verison'" in err and "did you mean \"version\"" in err
     assert "clients = '9' matches no run" in err and "version = '16' matches no run" in err
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_common_factors_read_in_words_with_the_study_as_its_chapter(example, lang):
+    """What every run shares is said with the report's words: the study by its chapter's title (the spec's
+    chapter about it), the campaign by its name (it has no title), never as factor syntax ``study = scaleup``."""
+    from kansoku import words
+
+    rep, c, _, public = example
+    chapter = next(ch for ch in rep.chapters if ch.id == "scaleup")
+    html = (public / lang / "reports" / "example" / "compare-checksums" / "index.html").read_text(encoding="utf-8")
+    line = unescape(re.search(r'<p class="common">(.*?)</p>', html, re.S).group(1))
+    pair = lambda name, value: words.t(lang, "factor_value", name=words.t(lang, f"run_factor_{name}"), value=value)
+    assert pair("study", chapter.title[lang]) in line and pair("campaign", "example-2026-11") in line
+    assert " = " not in line and "scaleup" not in line

@@ -91,3 +91,42 @@ def test_every_figure_has_alternative_text(pdfs, rid, lang):
 def test_no_range_or_count_broken_inside(pdfs, rid, lang):
     """"[10,623.7–12,126.3]" and "n = 5" each stay on one line."""
     assert reader.broken_values(pdfs[rid][lang]) == []
+
+
+@pytest.mark.parametrize("rid", SPECS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_structure_warning_of_ours(pdfs, rid, lang):
+    """pdfinfo -struct finds nothing wrong in the tags a screen reader follows, but poppler's misreadings of
+    values that are valid PDF (each allowed only as often as the file holds the valid value)."""
+    assert reader.structure_warnings(pdfs[rid][lang]) == []
+
+
+@pytest.mark.parametrize("rid", SPECS)
+@pytest.mark.parametrize("lang", LANGS)
+def test_headings_start_at_h1_and_skip_no_level(pdfs, rid, lang):
+    assert reader.heading_skips(pdfs[rid][lang]) == []
+
+
+def _typst_pdf(tmp_path, source: str):
+    typst = pytest.importorskip("typst")
+    src = tmp_path / "doc.typ"
+    src.write_text(source, encoding="utf-8")
+    out = tmp_path / "doc.pdf"
+    typst.compile(str(src), output=str(out))
+    return out
+
+
+def test_structure_check_fails_on_a_value_poppler_rightly_refuses(tmp_path):
+    """A table's border colour typst writes (one RGB colour) passes; the same colour out of range fails."""
+    pdf = _typst_pdf(tmp_path, "#table(columns: 2, stroke: 0.4pt + luma(140), [a], [b])\n")
+    assert reader.structure_warnings(pdf) == []
+    data = pdf.read_bytes()
+    at = data.index(b"/BorderColor[0.")
+    pdf.write_bytes(data[:at] + b"/BorderColor[2." + data[at + 15:])  # the same length: the offsets hold
+    assert reader.structure_warnings(pdf) != []
+
+
+def test_heading_check_fails_on_a_skipped_level(tmp_path):
+    assert reader.heading_skips(_typst_pdf(tmp_path, "= One\n== Two\n=== Three\n= Four\n")) == []
+    assert reader.heading_skips(_typst_pdf(tmp_path, "= One\n=== Three\n")) == ["H3 “Three” after H1"]
+    assert reader.heading_skips(_typst_pdf(tmp_path, "== Two\n= One\n")) == ["H2 “Two” after no heading"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPORT_SPECS, ROOT, computed_report
 from site_helpers import served_in_chromium
 
 CJK = "\u3040-\u30ff\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
@@ -104,10 +105,12 @@ def test_aggregated_cells_carry_their_spread(example_site):
 @pytest.mark.slow
 def test_site_links_its_pdfs_and_the_pdf_names_the_site(example_site, tmp_path):
     """tools/build --pdf writes the report's PDFs into the site and links them from every page of the report;
-    the PDF prints the web edition's address (spec [report] site_url)."""
+    the PDF names the web edition: a local preview's address (the example's site_url) is not printed, the PDF
+    says it comes from a local build."""
     import subprocess
 
     from conftest import run_tool
+    from kansoku import words
 
     db, _ = example_site
     out = tmp_path / "public"
@@ -116,7 +119,9 @@ def test_site_links_its_pdfs_and_the_pdf_names_the_site(example_site, tmp_path):
         pdf = out / "pdf" / f"example.{lang}.pdf"
         assert pdf.read_bytes()[:5] == b"%PDF-"
         text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
-        assert f"http://127.0.0.1:1313/{lang}/reports/example/" in text.replace("\n", "")
+        # the spec's site_url is a local preview: no address a reader cannot open, the front page says so
+        assert "127.0.0.1:1313" not in text
+        assert re.sub(r"\s+", "", words.t(lang, "pdf_local_build")) in re.sub(r"\s+", "", text)
         pages = [p for p in (out / lang / "reports" / "example").rglob("index.html")]
         assert len(pages) >= 6
         for page in pages:  # cover and every chapter: both PDFs, the page's own language first
@@ -486,8 +491,9 @@ def test_pdf_lists_its_data_sources_with_one_digest_and_the_sites_address(exampl
         title = words.t(lang, "pdf_sources_title")
         start = text.index(title, text.index(title) + 1)  # after its entry in the contents
         appendix = re.sub(r"\s+", "", text[start:])
-        assert f"http://127.0.0.1:1313/{lang}/reports/example/sources/" in appendix
-        assert "http://127.0.0.1:1313/raw/example/SHA256SUMS" in appendix
+        # a local build's PDF (the example's site_url is a local preview) prints the paths within the site
+        assert f"{lang}/reports/example/sources/" in appendix and "127.0.0.1" not in appendix
+        assert "raw/example/SHA256SUMS" in appendix
         assert re.findall(r"[0-9a-f]{16,}", appendix) == [digest]  # one digest, no file's hash
         assert a_file[:12] not in appendix
         # every table and figure of this report (the prose also cites past reports' tables: not these)
@@ -593,3 +599,14 @@ def test_wide_tables_turn_the_page_or_split_instead_of_shrinking(example_site, t
         heights = [float(y2) - float(y1) for y1, y2, w in re.findall(
             r'<word xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([\d,]+\.\d\d)</word>', bbox)]
         assert heights and min(heights) >= 8 * 1.1, (rep_id, min(heights or [0]))
+
+
+@pytest.mark.parametrize("rid", REPORT_SPECS)
+def test_a_chapter_is_called_the_same_everywhere(example_site, rid):
+    """The spec's chapter title (the cover's key results, a study's name) is the title of the chapter's page
+    (the navigation, the contents): one chapter, one name."""
+    rep = computed_report(example_site[0], ROOT / "data" / "reports" / f"{rid}.toml")
+    pages = {p.id: p for p in rep.pages if p.kind == "chapter"}
+    for ch in rep.chapters:
+        for lang in ("ja", "en"):
+            assert pages[ch.id].title[lang] == ch.title[lang], (ch.id, lang)

@@ -5,15 +5,16 @@ phone, in a real Chromium, checked for what a demanding reader met:
 - raw markup in a hover ("<br>" printed, "&lt;br&gt;" in a trace's text);
 - an element wider than its box without the scroll cue (a table cut at its last column), or the page
   wider than the phone;
-- on a phone, a table's first column and its verdict column not both in view, or a cell showing part of
-  its number from under them;
+- on a phone, a table's first column and its verdict column not both in view, a cell showing part of
+  its number from under them, or a cell in view that reads empty (its text hidden) where the page opens;
 - a chart's title nearer the neighbouring chart than its own;
 - a chart's plot area squeezed on a phone, its tick labels cut at the figure's edge, or a marker cut at the
   plot area's edge;
 - English unit words in Japanese headers, "▲" without its legend line, factor syntax (``key=value``)
   shown to a reader.
 - a verdict's shading hard to tell from the baseline column's, or text hard to read on either.
-- a date, a range of numbers, a number and its unit, or "n = 5" broken across two lines.
+- a date, a range of numbers, a number and its unit, or "n = 5" broken across two lines; a command wrapped
+  between an option and its value, or a code block's line wrapped inside a word.
 
 Each check is a JavaScript function returning the problems it found (strings naming the page's element);
 a test per check runs it over every page and expects none, and a test breaks a page on purpose to show that
@@ -99,7 +100,7 @@ OVERFLOW = "() => {" + _BOX + r"""
   const vw = document.documentElement.clientWidth;
   if (document.documentElement.scrollWidth > vw + 1)
     out.push(`page is ${document.documentElement.scrollWidth} px wide in a ${vw} px window`);
-  for (const el of document.querySelectorAll('main table, main figure, main pre, main .chart, main img, main dl, main .table-scroll')) {
+  for (const el of document.querySelectorAll('main table, main figure, main pre, main pre > code, main .chart, main img, main dl, main .table-scroll')) {
     if (!el.getClientRects().length) continue;
     const r = rect(el);
     for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
@@ -107,7 +108,7 @@ OVERFLOW = "() => {" + _BOX + r"""
       const scrolls = cs.overflowX === 'auto' || cs.overflowX === 'scroll';
       const ar = rect(a);
       if (scrolls) {
-        if (a.scrollWidth > a.clientWidth + 1 && !a.hasAttribute('data-cue') && a.tagName !== 'PRE')
+        if (a.scrollWidth > a.clientWidth + 1 && !a.hasAttribute('data-cue'))
           out.push(`${name(el)} scrolls inside ${name(a)}, which has no cue`);
         break;
       }
@@ -125,13 +126,30 @@ OVERFLOW = "() => {" + _BOX + r"""
 STICKY = "async () => {" + _BOX + r"""
   const out = [];
   const pinned = c => getComputedStyle(c).position === 'sticky';
-  const shown = c => c.textContent.trim() && !/rgba\(.*,\s*0\)$|transparent/.test(getComputedStyle(c).color);
-  const partlyCovered = table => {
+  const hidden = c => /rgba\(.*,\s*0\)$|transparent/.test(getComputedStyle(c).color);
+  // the box of a cell's text as laid out (moved into view or not), null for an empty cell
+  const textBox = c => { const r = document.createRange(); r.selectNodeContents(c);
+                         const rs = [...r.getClientRects()].filter(x => x.width > 0);
+                         return rs.length ? {left: Math.min(...rs.map(x => x.left)), right: Math.max(...rs.map(x => x.right))} : null; };
+  // a cell's text seen in part from under a kept column ("539" of 5397.5), or, at rest, a cell that reads empty
+  // (its text hidden) though the part of it in view could hold its text
+  const partlyCovered = (table, atRest) => {
     for (const tr of table.querySelectorAll('tbody tr')) {
       const cells = [...tr.children];
-      const edges = cells.filter(pinned).map((c, i) => cells.indexOf(c) === 0 ? rect(c).right : rect(c).left);
-      const hit = cells.find(c => !pinned(c) && shown(c) && edges.some(e => rect(c).left < e - 2 && rect(c).right > e + 2));
-      if (hit) return hit;
+      const kept = cells.filter(pinned);
+      const edges = kept.map(c => cells.indexOf(c) === 0 ? rect(c).right : rect(c).left);
+      const lo = Math.max(rect(table.parentElement).left, ...kept.filter(c => cells.indexOf(c) === 0).map(c => rect(c).right));
+      const hi = Math.min(rect(table.parentElement).right, ...kept.filter(c => cells.indexOf(c) > 0).map(c => rect(c).left));
+      for (const c of cells) {
+        if (pinned(c) || !c.textContent.trim()) continue;
+        const t = textBox(c);
+        if (hidden(c)) {
+          const room = Math.min(rect(c).right, hi) - Math.max(rect(c).left, lo);
+          if (atRest && t && room >= t.right - t.left + 4) return [c, 'reads empty though its text fits the part in view'];
+          continue;
+        }
+        if (t && edges.some(e => t.left < e - 2 && t.right > e + 2)) return [c, 'shows in part from under a kept column'];
+      }
     }
     return null;
   };
@@ -145,14 +163,14 @@ STICKY = "async () => {" + _BOX + r"""
     const cells = row ? [...row.querySelectorAll('td.compare')] : [];
     if (cells.length && cells.every(c => rect(c).right > b.right + 1 || rect(c).left < b.left - 1))
       out.push(`${name(table)}: verdict cell "${cells[0].textContent.trim().slice(0, 20)}" needs a sideways scroll`);
-    // no cell shows part of its text from under a kept column ("539" of 5397.5), at rest and scrolled
+    // no cell shows part of its text from under a kept column, at rest and scrolled; none reads empty at rest
     const keep = box.scrollLeft;
-    const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const frames = () => new Promise(r => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(r)), 150));
     for (const at of [keep, Math.round((box.scrollWidth - box.clientWidth) / 2)]) {
       box.scrollLeft = at;
       await frames();
-      const bad = partlyCovered(table);
-      if (bad) { out.push(`${name(table)}: "${bad.textContent.trim().slice(0, 20)}" shows in part from under a kept column`); break; }
+      const bad = partlyCovered(table, at === keep);
+      if (bad) { out.push(`${name(table)}: "${bad[0].textContent.trim().slice(0, 20)}" ${bad[1]}`); break; }
     }
     box.scrollLeft = box.scrollWidth;
     await new Promise(r => requestAnimationFrame(r));
@@ -266,8 +284,9 @@ WORDS = "() => {" + _BOX + r"""
     }
   }
   // factor syntax: a block's text as a reader reads it (a command or a file name in <code> is no factor
-  // syntax there, but a column headed by one is); "n = 5", "p = 0.01" and command options are not factors
-  const syntax = /(?<![-\w.])[a-z][a-z0-9_]+=[a-z0-9]|(?:^|[,:(、：]\s*)[a-z][a-z0-9_]+ = [a-z0-9]/;
+  // syntax there, but a column headed by one is); "n = 5", "p = 0.01" and command options are not factors;
+  // a factor named in words is still syntax when "=" joins it to its value ("Study = scaleup")
+  const syntax = /(?<![-\w.])[a-z][a-z0-9_]+=[a-z0-9]|(?:^|[,:;(、：—]\s*)(?:[a-z][a-z0-9_]+|[A-Z][a-z]+(?: [a-z]+)*|[\u3040-\u30ff\u4e00-\u9fff]+) = [\w\u3040-\u30ff\u4e00-\u9fff]/u;
   for (const el of (main || document.body).querySelectorAll('p, li, th, td, dt, dd, figcaption, h1, h2, h3, summary')) {
     if (el.closest('pre, script, .commands, .compare-command, details.run-files, details.provenance') || !el.getClientRects().length) continue;
     const c = el.cloneNode(true);
@@ -351,6 +370,47 @@ BREAKS = "() => {" + _BOX + r"""
       if (tops.size > 1) out.push(`${name(el)}: "${m[0]}" broken across lines`);
     }
   }
+  // a word of the text ("Transactions") never broken inside (a column squeezed to "Transaction⏎s"); code, a
+  // file name or a function name (in code, a flame graph's frames) may break where it must
+  const word = /[A-Za-z]{3,}/g;
+  const walker2 = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let n = walker2.nextNode(); n; n = walker2.nextNode()) {
+    const el = n.parentElement;
+    if (!el || el.closest('pre, code, script, style, svg, .js-plotly-plot, .flame-fn, .run-id') || !el.getClientRects().length) continue;
+    for (const m of n.textContent.matchAll(word)) {
+      const r = document.createRange();
+      r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+      const tops = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+      if (tops.size > 1) { out.push(`${name(el)}: the word "${m[0]}" broken inside`); break; }
+    }
+  }
+  // code as laid out: a line of a command never wraps between an option and its value ("-f⏎scripts/read.sql"),
+  // nor a code block's line inside a word; it breaks at the shell's " \\" or scrolls
+  const lineTop = (node, i) => { const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1);
+                                 const b = [...r.getClientRects()].find(x => x.width > 0); return b ? Math.round(b.top) : null; };
+  for (const code of root.querySelectorAll('pre, code')) {
+    if ((code.tagName === 'CODE' && code.closest('pre')) || !code.getClientRects().length) continue;
+    const w = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    for (let n = w.nextNode(); n; n = w.nextNode()) {
+      const s = n.textContent;
+      let top = null;
+      for (let i = 0; i < s.length; i++) {
+        if (s[i] === '\n') { top = null; continue; }
+        const t = lineTop(n, i);
+        if (t === null) continue;
+        if (top !== null && t > top + 2) {  // s[i] starts a visual line its source line did not start
+          const line = s.slice(s.lastIndexOf('\n', i - 1) + 1, i), rest = s.slice(i).split('\n')[0];
+          const prev = line.trimEnd().split(/\s+/).pop() || '', next = rest.trimStart().split(/\s+/)[0] || '';
+          const atSpace = /\s$/.test(line) || /^\s/.test(rest);
+          if (atSpace && /^--?[A-Za-z][\w-]*$/.test(prev) && next && !next.startsWith('-'))
+            out.push(`${name(code)}: "${prev}" parted from its value "${next.slice(0, 30)}"`);
+          else if (!atSpace && code.tagName === 'PRE')
+            out.push(`${name(code)}: "${(line.split(/\s+/).pop() + rest.split(/\s+/)[0]).slice(0, 40)}" broken inside`);
+        }
+        top = t;
+      }
+    }
+  }
   return [...new Set(out)];
 }"""
 
@@ -425,8 +485,9 @@ BREAK = {
             c.textContent = 'pad pad pad'; c.style.whiteSpace = 'nowrap'; r.appendChild(c); } const v = document.createElement('td'); v.className = 'num compare'; v.textContent = '+1 %'; r.appendChild(v); });
         t.querySelectorAll('th, td').forEach(c => { c.style.position = 'static'; }); }""",
     "sticky-covered": """() => { const s = document.createElement('style');
-        s.textContent = '.table-scroll.is-wide .covered { color: inherit !important; } .table-scroll.is-wide .covered * { visibility: visible !important; }';
+        s.textContent = '.table-scroll.is-wide .cell-text { transform: none !important; }';
         document.head.appendChild(s); }""",
+    "sticky-empty": """() => { document.querySelectorAll('main .table-scroll.is-wide td.value').forEach(c => c.classList.add('covered')); }""",
     "titles": """() => { document.querySelectorAll('main figure.kansoku-figure').forEach(f => {
         const c = f.querySelector(':scope > figcaption'); if (c) c.style.marginTop = '300px'; }); }""",
     "plots": """() => { const gd = document.querySelector('.js-plotly-plot');
@@ -440,12 +501,18 @@ BREAK = {
         return Plotly.relayout(gd, {'xaxis.title.standoff': 0, 'xaxis.automargin': false, 'margin.b': 20}); }""",
     "words": """() => { const th = document.querySelector('main thead th'); th.textContent += ' (calls)';
         document.querySelector('main p').append(' config=checksums-off'); }""",
+    "words-labelled": """() => { const p = document.createElement('p');
+        p.textContent = '共通の条件: キャンペーン = example-2026-11, 調査 = scaleup'; document.querySelector('main p').after(p); }""",
     "contrast": """() => { document.querySelectorAll('main td.better').forEach(c => { c.style.background = '#dbe9f8'; }); }""",
     "contrast-text": """() => { document.querySelectorAll('main td.worse, main td.better').forEach(c => { c.style.color = '#8a8a8a'; }); }""",
     "breaks": """() => { const p = document.createElement('p'); p.style.width = '3.5em'; p.style.overflowWrap = 'anywhere';
         p.textContent = 'on 2026-11-23 it was 13.53 %'; document.querySelector('main p').after(p); }""",
     "breaks-range": """() => { const p = document.createElement('p'); p.style.width = '4em';
         p.textContent = 'from 10,623.7–12,126.3'; document.querySelector('main p').after(p); }""",
+    "breaks-word": """() => { const p = document.createElement('p'); p.style.width = '3em'; p.style.overflowWrap = 'anywhere';
+        p.textContent = 'Transactions processed'; document.querySelector('main p').after(p); }""",
+    "breaks-command": """() => { document.querySelectorAll('main pre.command').forEach(p => {
+        p.style.whiteSpace = 'pre-wrap'; p.style.overflowWrap = 'normal'; p.style.width = '17ch'; }); }""",
     "ticks": """() => { const gd = document.querySelector('.js-plotly-plot');
         return Plotly.relayout(gd, {'yaxis.tickmode': 'linear', 'yaxis.tick0': 0, 'yaxis.dtick': 0.45 * Math.pow(10, Math.round(Math.log10(gd._fullLayout.yaxis.range[1] || 1)))}); }""",
 }

@@ -194,8 +194,14 @@
       panel.rows.forEach(function (r) {
         var tr = body.insertRow();
         r.forEach(function (v, i) {
-          var td = tr.insertCell(); td.textContent = plain(v);
-          if (i) { td.className = "num"; } else {
+          var td = tr.insertCell();
+          if (i) { td.textContent = plain(v); td.className = "num"; } else {
+            // a long name may break after an underscore or between its words (hash_search_|with_hash_value,
+            // Memory|Context|Reset), never inside one on a narrow phone
+            plain(v).split(/(?<=_)|(?<=[a-z0-9])(?=[A-Z])/).forEach(function (part, k) {
+              if (k) { td.appendChild(document.createElement("wbr")); }
+              td.appendChild(document.createTextNode(part));
+            });
             // a function's name searches for it in the flame graph
             td.className = "flame-fn"; td.tabIndex = 0;
             td.addEventListener("click", function () { search.value = plain(v); find(); });

@@ -26,6 +26,10 @@
   // broken across two lines (whatever wrote the text: prose, a table, a note), so each is set in a span that
   // does not break; the text copied stays the same. Before markWide: it changes what is wide.
   var TOGETHER = /\d{4}-\d{2}-\d{2}|\d[\d,.]*–\d[\d,.]*(?:\s?%)?|[-+]?\d[\d,.]*\s?%|\bn = \d+|\d[\d,.]*\s(?:ms|s|GiB|MiB|KiB|GB|MB|TPS|tps)(?![\w])/g;
+  // in code a line may wrap (a command in a table cell, an option in a sentence), but never between an option
+  // and its value ("-f" at a line's end, "scripts/read.sql" at the next one's start): the option is kept with
+  // its value, or with the value's start when the value is long (a list of pids wraps after it)
+  var OPTION_VALUE = /(?<!\S)--?[A-Za-z][\w-]* (?!-)(?:\S{1,30}(?!\S)|\S{1,12})/g;
   function keepTogether() {
     var root = document.querySelector("main") || document.body;
     var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, null);
@@ -33,13 +37,15 @@
     for (var n = walker.nextNode(); n; n = walker.nextNode()) {
       var el = n.parentElement;
       if (!el || el.closest("pre, script, style, svg, .js-plotly-plot, .nobr")) { continue; }
-      TOGETHER.lastIndex = 0;
-      if (TOGETHER.test(n.nodeValue)) { found.push(n); }
+      var pattern = el.closest("code") ? OPTION_VALUE : TOGETHER;
+      pattern.lastIndex = 0;
+      if (pattern.test(n.nodeValue)) { found.push([n, pattern]); }
     }
-    found.forEach(function (node) {
+    found.forEach(function (hit) {
+      var node = hit[0], pattern = hit[1];
       var s = node.nodeValue, frag = document.createDocumentFragment(), last = 0, m;
-      TOGETHER.lastIndex = 0;
-      while ((m = TOGETHER.exec(s))) {
+      pattern.lastIndex = 0;
+      while ((m = pattern.exec(s))) {
         if (m.index > last) { frag.appendChild(document.createTextNode(s.slice(last, m.index))); }
         var span = document.createElement("span");
         span.className = "nobr";
@@ -52,11 +58,23 @@
     });
   }
   // A wide table keeps its first column and its verdicts in view (kansoku.css) and scrolls the columns
-  // between under them: a cell partly under a kept column would show part of its number ("539" of 5397.5),
-  // so it is marked .covered (its text not shown) until the scroll brings it clear.
+  // between under them. A cell partly under a kept column would show part of its number ("539" of 5397.5) or,
+  // hidden, read as empty: its text is moved into the cell's visible part (a transform: the table's layout
+  // stays); only a text wider than that part is hidden (.covered) until the scroll brings it clear.
   function pinned(c) {
     var st = window.getComputedStyle(c);
     return st.position === "sticky";
+  }
+  function textBox(c) {
+    // the cell's contents in one inline box, made once, that the transform moves
+    var t = c.firstElementChild;
+    if (!t || !t.classList.contains("cell-text") || c.children.length !== 1 || c.childNodes.length !== 1) {
+      t = document.createElement("span");
+      t.className = "cell-text";
+      while (c.firstChild) { t.appendChild(c.firstChild); }
+      c.appendChild(t);
+    }
+    return t;
   }
   function hideCovered(box) {
     // the kept columns' edges, from the rows that keep cells; every row's cells (the header's too) between
@@ -69,14 +87,27 @@
         if (j === 0) { left = Math.max(left, r.right); } else { right = Math.min(right, r.left); }
       }
     }
-    var width = box.getBoundingClientRect().width;
+    var bb = box.getBoundingClientRect(), width = bb.width;
+    if (left > -Infinity) { box.style.setProperty("--kept-left", Math.round(left - bb.left) + "px"); }
     for (i = 0; i < rows.length; i++) {
       for (j = 0; j < rows[i].children.length; j++) {
         var c = rows[i].children[j], b = c.getBoundingClientRect();
-        // a label over several columns (a group's, a spanner's) is read from its start: it stays
-        var under = !pinned(c) && c.colSpan === 1 && b.width < width &&
+        // a row group's label, wider than the box, stays; a spanner's is read from its start (moved to it)
+        var under = !pinned(c) && b.width < width && c.textContent.trim() !== "" &&
           ((b.left < left - 1 && b.right > left + 1) || (b.left < right - 1 && b.right > right + 1));
-        c.classList.toggle("covered", under);
+        var t = c.querySelector(":scope > .cell-text");
+        if (!under) {
+          if (t) { t.style.transform = ""; }
+          c.classList.remove("covered");
+          continue;
+        }
+        t = textBox(c);
+        t.style.transform = "";
+        var tb = t.getBoundingClientRect(), lo = Math.max(b.left, left), hi = Math.min(b.right, right);
+        var fits = tb.width <= hi - lo - 2 || c.colSpan > 1;
+        var dx = tb.left < lo ? lo + 1 - tb.left : (tb.right > hi && c.colSpan === 1 ? hi - 1 - tb.right : 0);
+        t.style.transform = fits && dx ? "translateX(" + Math.round(dx) + "px)" : "";
+        c.classList.toggle("covered", !fits);
       }
     }
   }

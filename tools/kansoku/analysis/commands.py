@@ -11,7 +11,7 @@ reports printed one command per workload). Inside a block the command is one tem
   factor value (``-c [clients]``), else the option's meaning (``-j [threads]``), listed under the command with
   the factor that decides it when one does (``[threads]: 1, 1, 2, 4 (clients 1, 2, 4, 8)``);
 - options that only some runs used are printed in brackets and listed with the runs that used them
-  (``[-l --sampling-rate=0.02]: rep = 1``).
+  (``[-l --sampling-rate=0.02] (Repetition: 1)``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from kansoku import words
-from kansoku.analysis.tables import factor_name, factor_value_label
+from kansoku.analysis.tables import factor_name, factor_text, factor_value_label
 from kansoku.model import CommandBlock, Script
 from kansoku.spec.model import LANGS, Report
 from kansoku.store.db import Store
@@ -172,15 +172,14 @@ class _Runs:
         return None
 
     def condition(self, ids: set[int]) -> dict[str, str]:
-        """Words naming the runs ``ids`` among the block's: "rep = 1", else "5 of 80 runs"."""
+        """Words naming the runs ``ids`` among the block's: "Repetition: 1", else "5 of 80 runs"."""
         n = len(self.runs)
         for f in self.all_factors:
-            if f == "campaign":  # the same for every run of a block; rep may name the runs ("rep = 1")
+            if f == "campaign":  # the same for every run of a block; rep may name the runs ("Repetition: 1")
                 continue
             for v in sorted({r["factors"].get(f) for r in self.runs if f in r["factors"]}, key=_sort_key):
                 if {i for i in range(n) if self.runs[i]["factors"].get(f) == v} == ids:
-                    fn, vl = self.fname(f), self.vlabel(f, v)
-                    return {lang: f"{fn[lang]} = {vl[lang]}" for lang in LANGS}
+                    return {lang: factor_text(self.report, f, v, lang) for lang in LANGS}
         return {lang: words.t(lang, "cmd_runs_of", n=len(ids), total=n) for lang in LANGS}
 
 
@@ -314,7 +313,7 @@ def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dic
         for lang in LANGS:
             command[lang] += " " + part[lang]
         cond = block.condition(set(subset))
-        optional.append({lang: f"{part[lang]}: {cond[lang]}" for lang in LANGS})
+        optional.append({lang: words.t(lang, "cmd_optional_runs", option=part[lang], runs=cond[lang]) for lang in LANGS})
         i = j
     scripts = []
     for script in runs[0]["scripts"]:
@@ -416,5 +415,5 @@ def _run_command(row: dict[str, Any], factors: dict[str, dict[str, str]], parsed
     scripts = _script_names(parts) if program == "pgbench" else _query_list(parts) if name == "collect queries" else []
     setup = (json.loads(row["setup"]) if row["setup"] else None) or []
     run = {"run_id": row["run_id"], "parts": parts, "factors": factors.get(row["run_id"], {}),
-           "scripts": scripts, "setup": [str(s) for s in setup if isinstance(s, str)]}
+           "scripts": scripts, "setup": [relative_to(str(s), root) for s in setup if isinstance(s, str)]}
     return run, (program, name, tuple(scripts))

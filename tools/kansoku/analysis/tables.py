@@ -620,7 +620,15 @@ def direction(report: Report | None, metric: str) -> str | None:
 
 def factor_value_label(report: Report, factor: str, value: str, lang: str) -> str:
     lab = report.factor_labels.get(factor, {}).get(value)
+    if lab is None and factor == "study":  # a study unlabelled by the spec is what its chapter is about
+        lab = report.study_titles.get(value)
     return lab.get(lang) if lab else value
+
+
+def factor_text(report: Report, factor: str, value: str, lang: str) -> str:
+    """A factor with its value as a reader reads them ("Clients: 8"), never in the factor syntax ``clients=8``."""
+    return words.t(lang, "factor_value", name=factor_name(report, factor, lang),
+                   value=factor_value_label(report, factor, value, lang))
 
 
 def factor_name(report: Report, factor: str, lang: str) -> str:

@@ -315,62 +315,10 @@ def missing_figures_context(page: Page, sc: Shortcode | None, chapter: dict) -> 
     return {"view": missing_figures_view(page.rep.chapter(chapter["id"]), page.lang)}
 
 
-COMMAND_COLUMNS = 96          # a printed command line: its text at 0.72 em of mono in a shaded block, with room
-                              # for the " \\" that continues it (a full-width character counts two columns)
-SHELL_JOINERS = ("&&", "||", "|", ";")
-
-
-def shell_words(command: str) -> list[str]:
-    """A command line's words as the shell splits them: at spaces outside quotes, each quote kept."""
-    words, cur, quote = [], "", None
-    for ch in command:
-        if quote:
-            cur += ch
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            cur, quote = cur + ch, ch
-        elif ch == " ":
-            if cur:
-                words.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    return words + [cur] if cur else words
-
-
-def _columns(s: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
-
-
-def command_lines(command: str, columns: int = COMMAND_COLUMNS) -> list[str]:
-    """A command as printed: lines that break only between arguments, never between an option and its value
-    ("-f script.sql" stays whole) nor inside a quoted argument; every line but the last ends with " \\" (the
-    shell's continuation), so that the lines copied from the PDF are the command."""
-    units: list[str] = []
-    for w in shell_words(command):
-        if units and (w in SHELL_JOINERS or (units[-1].startswith("-") and " " not in units[-1]
-                                              and "=" not in units[-1] and not w.startswith("-")
-                                              and units[-1] not in SHELL_JOINERS)):
-            units[-1] += " " + w
-        else:
-            units.append(w)
-    lines = [""]
-    for u in units:
-        if lines[-1] and _columns(lines[-1] + " " + u + " \\") > columns:
-            lines[-1] += " \\"
-            lines.append(u)
-        else:
-            lines[-1] = (lines[-1] + " " + u) if lines[-1] else u
-    return lines
-
-
 @block("commands", "layouts/shortcodes/commands.html", needs_chapter=True)
 def commands_context(page: Page, sc: Shortcode | None, chapter: dict) -> dict[str, Any]:
-    """The chapter's commands: its view (views.commands_view), each command as its printed lines
-    (command_lines: a line breaks only between arguments, so that the lines copy back whole)."""
-    view = commands_view(page.rep.chapter(chapter["id"]), page.lang)
-    return {"view": view, "lines": [{"setup": [command_lines(c) for c in b.setup], "command": command_lines(b.command)}
-                                    for b in view.blocks]}
+    """The chapter's commands: its view (views.commands_view), each command in its printed lines."""
+    return {"view": commands_view(page.rep.chapter(chapter["id"]), page.lang)}
 
 
 @block("findings", "layouts/partials/findings.html", shortcode=False)

@@ -324,9 +324,9 @@ class Document:
                 if lang != L:
                     out.append(self.notice(self.ui(f"translation_missing_from_{lang}")))
                 out.append(body)
-        # a local preview's address is no web edition: the PDF says it comes from a local build instead
-        local = is_local_address(r.site_url)
-        url = f"{r.site_url.rstrip('/')}/{L}/reports/{r.id}/" if r.site_url and not local else None
+        # a local preview's address (or none) is no web edition: the PDF says it comes from a local build instead
+        local = not r.site_url or is_local_address(r.site_url)
+        url = None if local else self.site_link(f"{L}/reports/{r.id}/")
         out.append(self.typst(
             "front", history=[[h.revision, h.date, pick(h.changes, L)] for h in r.revision_history],
             revision=r.revision, license=pick(r.license, L), copyright=r.copyright or "", site_url=url,

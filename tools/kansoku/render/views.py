@@ -11,6 +11,7 @@ Neither template decides what a cell says, which marks it carries, or which line
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from kansoku.model import (
     ComputedReport,
     Figure,
     Table,
+    is_local_address,
 )
 from kansoku.render import publish
 from kansoku.render.typst_markup import pick, ui
@@ -177,8 +179,7 @@ class CompareView:
 
     id: str
     sides: list[Pair]                            # ("A (baseline)", its label), ("B", its label)
-    common_title: str
-    common: list[Pair]                           # factor = value shared by every row
+    common: str | None                           # the factors and values every run shares, in words
     none: str | None                             # said when nothing could be compared
     header: list[ViewHeader]
     rows: list[ViewRow]
@@ -194,6 +195,7 @@ class CompareView:
     csv: list[Link]
     command_title: str
     command: str                                 # the same comparison as tools/compare arguments
+    command_lines: list[str]                     # the command as printed (command_lines)
 
 
 # -- marks and legends, written once ------------------------------------------------------------------------
@@ -340,7 +342,8 @@ def compare_view(rep: ComputedReport, c: Comparison, lang: str) -> CompareView:
     nc = c.not_compared
     return CompareView(
         id=c.id, sides=[Pair(f"A ({ui(L, 'baseline')})", pick(c.a_label, L)), Pair("B", pick(c.b_label, L))],
-        common_title=ui(L, "common_factors"), common=[Pair(pick(n, L), pick(v, L)) for n, v in c.common],
+        common=ui(L, "common_factors", ui(L, "list_separator").join(
+            ui(L, "factor_value", name=pick(n, L), value=pick(v, L)) for n, v in c.common)) if c.common else None,
         none=None if rows else ui(L, "compare_none"), header=header, rows=rows,
         kinds=["factor", "compare", "value", "value", "value"],
         environment_title=ui(L, "compare_environment"),
@@ -353,7 +356,7 @@ def compare_view(rep: ComputedReport, c: Comparison, lang: str) -> CompareView:
         if nc.get("a") or nc.get("b") else None,
         legend=legend(kinds & set(VERDICT_KINDS), [x.text for row in rows for x in row.cells[1:2]], L),
         csv=[Link(ui(L, "download_csv"), f"/csv/{rep.id}/{c.page}.csv")],
-        command_title=ui(L, "compare_same_as"), command=c.selections)
+        command_title=ui(L, "compare_same_as"), command=c.selections, command_lines=command_lines(c.selections))
 
 
 # -- figures ------------------------------------------------------------------------------------------------
@@ -480,6 +483,56 @@ class ValueList:
     values: list[str]
 
 
+# a command line as both outputs print it: the PDF's text at 0.72 em of mono in a shaded block, the site's
+# prose column, each with room for the " \\" that continues it (a full-width character counts two columns)
+COMMAND_COLUMNS = 96
+SHELL_JOINERS = ("&&", "||", "|", ";")
+
+
+def shell_words(command: str) -> list[str]:
+    """A command line's words as the shell splits them: at spaces outside quotes, each quote kept."""
+    words, cur, quote = [], "", None
+    for ch in command:
+        if quote:
+            cur += ch
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            cur, quote = cur + ch, ch
+        elif ch == " ":
+            if cur:
+                words.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return words + [cur] if cur else words
+
+
+def _columns(s: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
+
+
+def command_lines(command: str, columns: int = COMMAND_COLUMNS) -> list[str]:
+    """A command as printed: lines that break only between arguments, never between an option and its value
+    ("-f script.sql" stays whole) nor inside a quoted argument; every line but the last ends with " \\" (the
+    shell's continuation), so that the lines copied from the PDF or the site are the command."""
+    units: list[str] = []
+    for w in shell_words(command):
+        if units and (w in SHELL_JOINERS or (units[-1].startswith("-") and " " not in units[-1]
+                                              and "=" not in units[-1] and not w.startswith("-")
+                                              and units[-1] not in SHELL_JOINERS)):
+            units[-1] += " " + w
+        else:
+            units.append(w)
+    lines = [""]
+    for u in units:
+        if lines[-1] and _columns(lines[-1] + " " + u + " \\") > columns:
+            lines[-1] += " \\"
+            lines.append(u)
+        else:
+            lines[-1] = (lines[-1] + " " + u) if lines[-1] else u
+    return lines
+
+
 @dataclass
 class CommandView:
     """How a group of a chapter's runs was run (model.CommandBlock) in one language."""
@@ -489,6 +542,8 @@ class CommandView:
     setup: list[str]                             # each setup command, "$ " before it
     command_label: str
     command: str                                 # the benchmark command, "$ " before it
+    setup_lines: list[list[str]]                 # each setup command as printed (command_lines)
+    command_lines: list[str]                     # the benchmark command as printed
     lists: list[ValueList]                       # the values that vary, the options some runs used (when any)
     scripts: list[ScriptView]
 
@@ -510,9 +565,11 @@ def _command_view(b: CommandBlock, lang: str) -> CommandView:
     scripts = [ScriptView(ui(L, "cmd_script", name=s.name),
                           f"({ui(L, 'cmd_script_runs', runs=s.runs, sha=s.sha256[:12])})" if s.sha256 else None,
                           s.sha256, s.text, ui(L, "cmd_script_missing")) for s in b.scripts]
+    setup = [f"$ {pick(c, L)}" for c in b.setup or []]
+    command = f"$ {pick(b.command, L)}"
     return CommandView(head=ui(L, "cmd_block", name=name, runs=b.runs), setup_label=ui(L, "cmd_setup"),
-                       setup=[f"$ {pick(c, L)}" for c in b.setup or []],
-                       command_label=ui(L, "cmd_command", runs=b.runs), command=f"$ {pick(b.command, L)}",
+                       setup=setup, command_label=ui(L, "cmd_command", runs=b.runs), command=command,
+                       setup_lines=[command_lines(c) for c in setup], command_lines=command_lines(command),
                        lists=lists, scripts=scripts)
 
 
@@ -772,9 +829,10 @@ class SourcesView:
 
 
 def site_address(rep: ComputedReport, path: str) -> str:
-    """The web edition's address of a site path (the spec's site_url), or the path on the site."""
+    """The web edition's address of a site path (the spec's site_url); without a public address (a local build,
+    whose front page says so) the path on the site: a local preview's address opens nowhere."""
     base = (rep.site_url or "").rstrip("/")
-    return f"{base}/{path.lstrip('/')}" if base else f"/{path.lstrip('/')}"
+    return f"{base}/{path.lstrip('/')}" if base and not is_local_address(base) else f"/{path.lstrip('/')}"
 
 
 def manifest_view(rep: ComputedReport, text: str, lang: str) -> ManifestView | None:

@@ -301,22 +301,25 @@ def factor_counts(all_runs: list[str], factors: dict[str, dict[str, str]]) -> di
 
 def label_wheres(env: Environment, name: Any, value: Any) -> Environment:
     """Each ``where`` ('config=checksums-on, clients=8', the factors that single out a group of runs) also as
-    the reader's words, ``where_text`` per language ('構成 = チェックサム有効, クライアント数 = 8'): ``name(f,
+    the reader's words, ``where_text`` per language ('構成: チェックサム有効、クライアント数: 8'): ``name(f,
     lang)`` and ``value(f, v, lang)`` are the report's factor names and value labels. A column headed by
     ``key=value`` was factor syntax shown to a reader."""
     def add(d: dict | None) -> None:
         if not d:
             return
         if d.get("where_pairs"):  # one factor and the values only these runs hold
-            d["where_text"] = {lang: "; ".join(f"{name(f, lang)} = " + words.t(lang, "env_values_separator").join(
-                value(f, v, lang) for v in vs) for f, vs in d["where_pairs"]) for lang in LANGS}
+            d["where_text"] = {lang: words.t(lang, "list_separator").join(words.t(
+                lang, "factor_value", name=name(f, lang), value=words.t(lang, "env_values_separator").join(
+                    value(f, v, lang) for v in vs)) for f, vs in d["where_pairs"]) for lang in LANGS}
             return
         if not d.get("where"):
             if d.get("label"):  # a configuration column no factor names
                 d["where_text"] = d["label"]
             return
         pairs = [kv.split("=", 1) for kv in d["where"].split(", ") if "=" in kv]
-        d["where_text"] = {lang: ", ".join(f"{name(f, lang)} = {value(f, v, lang)}" for f, v in pairs) for lang in LANGS}
+        d["where_text"] = {lang: words.t(lang, "list_separator").join(
+            words.t(lang, "factor_value", name=name(f, lang), value=value(f, v, lang)) for f, v in pairs)
+            for lang in LANGS}
 
     for m in env.machines:
         add(m)

@@ -478,7 +478,10 @@ def factor_words(reports: list[Report]) -> SimpleNamespace:
     names: dict = {}
     value_labels: dict = {}
     order: dict = {}
+    studies: dict = {}
     for r in reports:
+        for v, t in r.study_titles.items():
+            studies.setdefault(v, t)
         for f, t in r.factor_names.items():
             names.setdefault(f, t)
         for f, vals in r.factor_labels.items():
@@ -486,4 +489,4 @@ def factor_words(reports: list[Report]) -> SimpleNamespace:
                 value_labels.setdefault(f, {}).setdefault(v, t)
         for f, o in r.factor_order.items():
             order.setdefault(f, o)
-    return SimpleNamespace(factor_names=names, factor_labels=value_labels, factor_order=order)
+    return SimpleNamespace(factor_names=names, factor_labels=value_labels, factor_order=order, study_titles=studies)

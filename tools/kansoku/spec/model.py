@@ -240,6 +240,7 @@ class Report:
     metric_info: dict[str, MetricInfo] = field(default_factory=dict)
     compares: list[CompareSpec] = field(default_factory=list)  # [[compare]] pages, in spec order
     scope: Scope = field(default_factory=Scope)  # [report.scope]: the runs the report speaks for
+    study_titles: dict[str, Text] = field(default_factory=dict)  # a study's value -> the title of its chapter
 
     def item(self, item_id: str, kind: str = "table") -> Item:
         for ch in self.chapters:
@@ -363,8 +364,22 @@ def load_report(path: str | Path, *, validated: bool = False, raw: dict | None =
         chapters=chapters, factor_order=factor_order, factor_labels=factor_labels,
         factor_names=factor_names, raw=raw, metric_info=metric_info,
         compares=[_compare(path, i, c) for i, c in enumerate(raw.get("compare", []) or [])],
-        scope=scope,
+        scope=scope, study_titles=study_titles(chapters),
     )
+
+
+def study_titles(chapters: list[Chapter]) -> dict[str, Text]:
+    """The chapter that names a study: the one chapter whose items select that study and no other. A study
+    several chapters select, or a chapter mixing studies, names none (its value would not tell them apart)."""
+    by_study: dict[str, list[Chapter]] = {}
+    for ch in chapters:
+        studies = set()
+        for it in ch.items:
+            v = it.where.get("study")
+            studies |= {str(x) for x in (v if isinstance(v, list) else [v]) if x is not None}
+        if len(studies) == 1:
+            by_study.setdefault(studies.pop(), []).append(ch)
+    return {s: chs[0].title for s, chs in by_study.items() if len(chs) == 1}
 
 
 def _scope(path: Path, v: Any) -> Scope:
