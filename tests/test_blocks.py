@@ -99,8 +99,8 @@ def test_the_pdf_prints_the_sites_address_and_says_when_it_is_local(spec_url, ba
 
 @pytest.mark.parametrize("site_url, printed", [
     ("https://reports.example.org/", "https://reports.example.org/en/reports/r/sources/"),
-    ("http://127.0.0.1:1313/", "en/reports/r/sources/"),
-    (None, "en/reports/r/sources/"),
+    ("http://127.0.0.1:1313/", "/en/reports/r/sources/"),
+    (None, "/en/reports/r/sources/"),
 ])
 def test_the_pdf_prints_an_address_only_of_a_public_site(site_url, printed):
     """A local preview's address opens nowhere for a reader: a local build's PDF prints the path within the site."""

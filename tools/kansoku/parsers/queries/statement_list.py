@@ -97,9 +97,9 @@ def lex_problem(sql: str) -> tuple[int, str] | None:
     return None
 
 
-_IDENT_CONT = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]")
-DOLLAR = re.compile(r"\$(?:[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$")
-_VARIABLE = re.compile(r":[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*")
+_IDENT_CONT = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]", re.ASCII)
+DOLLAR = re.compile(r"\$(?:[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$", re.ASCII)
+_VARIABLE = re.compile(r":[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*", re.ASCII)
 _OPENED = {"'": "a string", '"': "a quoted name", "$": "a dollar-quoted body", "/": "a /* comment"}
 
 
@@ -162,7 +162,7 @@ def _lex(sql: str, std_strings: bool) -> tuple[int, str] | None:
     return line(n - 1), "expected the statement to end with ';' outside a comment"
 
 
-_CONTINUED = re.compile(r"[ \t\f\r]*\n(?:[ \t\f\r\n]|--[^\n]*\n)*")
+_CONTINUED = re.compile(r"[ \t\f\r]*\n(?:[ \t\f\r\n]|--[^\n]*\n)*", re.ASCII)
 
 
 def _string_prefix(sql: str, i: int) -> str | None:
