@@ -426,6 +426,7 @@ monitors = ["vmstat"]
 """
 
 
+@pytest.mark.slow  # a long test of what quicker ones check too: --all (CI) runs it
 @needs_ssh
 def test_a_plan_with_hosts(sshd, tmp_path):
     plan = tmp_path / "plan.toml"
@@ -463,6 +464,7 @@ from test_collect_integration import server  # noqa: E402,F401  (the fixture)
 needs_pg = pytest.mark.skipif(_pg_skip_reason() is not None, reason=_pg_skip_reason() or "")
 
 
+@pytest.mark.slow  # a long test of what quicker ones check too: --all (CI) runs it
 @needs_ssh
 @needs_pg
 def test_pgbench_here_against_a_server_monitored_over_ssh(sshd, server, tmp_path):  # noqa: F811
@@ -718,6 +720,7 @@ def _perf_can_record() -> bool:
         return False
 
 
+@pytest.mark.slow  # a long test of what quicker ones check too: --all (CI) runs it
 @needs_ssh
 @needs_pg
 @pytest.mark.skipif(not _perf_can_record(), reason="perf missing or cannot record here (perf_event_paranoid)")

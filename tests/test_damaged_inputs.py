@@ -416,6 +416,7 @@ from test_collect_integration import server  # noqa: E402,F401  (the fixture: a 
 needs_server = pytest.mark.skipif(_no_server() is not None, reason=_no_server() or "")
 
 
+@pytest.mark.slow  # a long test of what quicker ones check too: --all (CI) runs it
 @needs_server
 def test_damaged_query_lists_run_by_collect_execute_nothing_and_lose_nothing():
     """The bench's query-list family, bounded: every mutation and every planted psql shell escape, run by

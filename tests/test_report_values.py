@@ -123,6 +123,7 @@ def test_every_key_result_on_the_cover_says_its_unit(report):
     partition = next(f for f in report.findings if f.chapter_id == "partition")
     assert partition.value.text["en"].endswith(" ms")
 
+@pytest.mark.slow  # a long test of what quicker ones check too: --all (CI) runs it
 
 def test_a_key_naming_no_cell_is_an_error_of_its_table(example_db, tmp_path):
     text = SPEC.read_text(encoding="utf-8").replace('{ row = "sync-1", metric = "tps", label',
