@@ -220,8 +220,11 @@ def prose_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
         started = {"wall_s": round(time.monotonic() - t0, 3), "cpu_s": round(tree_cpu(proc.pid), 3),
                    "peak_mb": round(peak["tree_mb"], 1)}
         url = base + "en/reports/campaign/"
-        if "Synthetic campaign" not in _page(url):
-            raise SystemExit(f"kansoku serve does not serve {url}")
+        while "Synthetic campaign" not in _page(url):  # (its address is printed before its first render is served)
+            if proc.poll() is not None or time.monotonic() - t0 > 1800:
+                raise SystemExit(f"kansoku serve does not serve {url}:\n{''.join(errs)[-3000:]}")
+            time.sleep(0.2)
+        started["wall_s"] = round(time.monotonic() - t0, 3)
         for k in range(reps):
             time.sleep(1.0)  # the watchers' debounce of the last edit has passed
             token = f"Loop edit {k} at {time.time_ns()}."
