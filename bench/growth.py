@@ -62,18 +62,27 @@ def main() -> int:
     ap.add_argument("--sizes", default="1000,3000,10000,30000", help="runs, comma-separated")
     ap.add_argument("--reps", type=int, default=1, help="repetitions of each step at each size (default 1)")
     ap.add_argument("--no-serve", action="store_true", help="leave out the prose edit under kansoku serve")
+    ap.add_argument("--memory-limit", help="the builds' --memory-limit (default: the build's own default)")
     args = ap.parse_args()
     load = Load()
     by_size: dict[int, dict[str, list[dict]]] = {}
+    failed: dict[int, str] = {}
     with loop.workdir(args.dir) as base:
         for n in sorted(int(x) for x in args.sizes.split(",") if x.strip()):
             s = loop.setup(base, n)
+            s.memory_limit = args.memory_limit
             print(f"== {n} runs ({s.base})", flush=True)
-            by_size[n] = loop.run_steps(s, args.reps, serve=not args.no_serve)
-    figs = figures(by_size)
+            try:
+                by_size[n] = loop.run_steps(s, args.reps, serve=not args.no_serve)
+            except SystemExit as exc:  # a step that failed at this size is a result too: kept, and the next size run
+                failed[n] = str(exc)
+                print(f"   failed at {n} runs: {exc}", flush=True)
+    figs = figures(by_size) + [Figure(f"steps at {n} runs that failed", 1, "", target="0", met=False,
+                                      extra={"error": err[-600:]}) for n, err in failed.items()]
     for f in figs:
         print(f"{f.name:55} {f.value:9.2f} {f.unit:3} {f.target}  {'' if f.met is None else 'met' if f.met else 'MISSED'}")
-    record("growth", figs, raw={str(n): rows for n, rows in by_size.items()}, load=load)
+    record("growth", figs, raw={"memory_limit": args.memory_limit, "failed": {str(n): e for n, e in failed.items()},
+                                **{str(n): rows for n, rows in by_size.items()}}, load=load)
     return 1 if any(f.met is False for f in figs) else 0
 
 

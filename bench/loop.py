@@ -68,6 +68,7 @@ class Setup:
     specs: Path
     content: Path
     site: Path
+    memory_limit: str | None = None  # the builds' --memory-limit (None: the default a user gets)
 
     @property
     def generated(self) -> Path:
@@ -79,7 +80,7 @@ class Setup:
 
     def build_args(self) -> list:
         return ["--db", self.db, "--out", self.out, "--specs", self.specs, "--generated", self.generated,
-                "--content", self.content]
+                "--content", self.content] + (["--memory-limit", self.memory_limit] if self.memory_limit else [])
 
 
 def base_store(base: Path, n_ingest: int) -> tuple[Path, Path]:

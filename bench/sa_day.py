@@ -130,10 +130,14 @@ def check_day_file(path: Path, records: int) -> None:
 CHILD = r"""
 import json, subprocess, sys, time
 mode, sa, db = sys.argv[1], sys.argv[2], sys.argv[3]
-if mode == "kansoku":
+if mode.startswith("kansoku"):
     sys.path.insert(0, sys.argv[4])
     from pathlib import Path
     from kansoku.ingest.pipeline import ingest
+    from kansoku.parsers.sysstat import sa_binary
+    for switch in mode.split(":")[1:]:  # a load path switched off: NAME=VALUE of sa_binary
+        name, value = switch.split("=")
+        setattr(sa_binary, name, type(getattr(sa_binary, name))(int(value)))
     t = time.perf_counter()
     report = ingest([Path(sa).parent], Path(db))
     dt = time.perf_counter() - t
@@ -148,6 +152,11 @@ else:
     rows = 0
 print(json.dumps({"seconds": dt, "rows": int(rows)}))
 """
+
+
+# the ingest with one fast load path switched off (sa_binary): the SQL path alone is the rule they are held to
+PATHS_OFF = {"kansoku:FAST_SQL=0": "no typed CSV reads (FAST_SQL off)",
+             "kansoku:SMALL_BATCH_BYTES=0": "no Python reads of small batches (SMALL_BATCH_BYTES 0)"}
 
 
 def _run_child(mode: str, sa: Path, work: Path, tag: str) -> dict:
@@ -174,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--records", type=int, default=86_400, help="one-second records (default 86 400: a day)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each measurement (median reported)")
     ap.add_argument("--keep", type=Path, help="work in this directory and keep the generated file")
+    ap.add_argument("--paths", action="store_true",
+                    help="also ingest with each fast load path switched off (sa_binary FAST_SQL, SMALL_BATCH_BYTES), "
+                         "interleaved: what each path buys over the one SQL path")
     args = ap.parse_args(argv)
     load = Load()
     if shutil.which("sadf") is None:
@@ -191,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sa file: {sa} ({args.records:,} one-second records, {sa.stat().st_size / 1e6:,.0f} MB), "
               f"made and checked in {time.perf_counter() - t:.1f} s")
         print(f"machine: {os.cpu_count()} CPUs, python {sys.version.split()[0]}", flush=True)
-        modes = ["sadf", "kansoku"]
+        modes = ["sadf", "kansoku"] + (list(PATHS_OFF) if args.paths else [])
         runs: dict[str, list[dict]] = {m: [] for m in modes}
         for rep in range(args.reps):
             for mode in modes:
@@ -223,7 +235,10 @@ def main(argv: list[str] | None = None) -> int:
             Figure("ingest / sadf, wall", round(ratio, 2), "x", reference=sadf, extra={"records": args.records}),
             Figure("ingest peak RSS", round(rss["kansoku"]), "MB", f"< {RSS_TARGET_MB:.0f}", ok_rss,
                    extra={"records": args.records}),
-        ], load=load, raw={"records": args.records, "size_mb": round(sa.stat().st_size / 1e6, 1), "runs": runs})
+        ] + [Figure(f"ingest with {why} / with every path, CPU", round(cpu[m] / cpu["kansoku"], 2), "x",
+                    reference="kansoku ingest", extra={"records": args.records})
+             for m, why in PATHS_OFF.items() if m in cpu],
+            load=load, raw={"records": args.records, "size_mb": round(sa.stat().st_size / 1e6, 1), "runs": runs})
         return 0 if ok_time and ok_rss else 1
     finally:
         if not args.keep:
