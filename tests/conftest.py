@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -44,6 +45,34 @@ def corpus() -> Path:
 @pytest.fixture
 def tmp_db(tmp_path: Path) -> Path:
     return tmp_path / "kansoku.duckdb"
+
+
+def hold_store(db: str, ready, release) -> None:
+    """In another process: the store ``db`` held open for writing, as an ingest holds it, until ``release``."""
+    import duckdb
+
+    con = duckdb.connect(db)
+    ready.set()
+    release.wait(60)
+    con.close()
+
+
+@contextlib.contextmanager
+def held_elsewhere(hold, *args):
+    """``hold(*args, ready, release)`` run in a process of its own: entered once it holds what it holds, released
+    on leaving (or before, by setting the Event this yields)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=hold, args=(*args, ready, release))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        yield release
+    finally:
+        release.set()
+        holder.join(30)
 
 
 def run_tool(name: str, *args: str, cwd: Path = ROOT, check: bool = False, timeout: float = 600,

@@ -4,7 +4,6 @@ published from the store's content-addressed copies (a real ingest, a real Hugo 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
 import re
 import shutil
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_tool
+from conftest import ROOT, held_elsewhere, run_tool
 from site_helpers import READ_RUN, copy_home_pages, report_head, table_chapter
 
 SPEC = report_head(extra="publish_raw = true\n") + table_chapter()
@@ -117,12 +116,7 @@ def _hold(lock_dir: str, ready, release):
 @pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_a_second_build_into_the_same_output_stops_or_waits(env, tmp_path):
     out = tmp_path / "public"
-    ctx = multiprocessing.get_context("spawn")
-    ready, release = ctx.Event(), ctx.Event()
-    holder = ctx.Process(target=_hold, args=(str(out), ready, release))
-    holder.start()
-    try:
-        assert ready.wait(30)
+    with held_elsewhere(_hold, str(out)) as release:
         proc = build(env, out, check=False)
         assert proc.returncode == 4
         assert "being written by another build" in proc.stderr and "--wait" in proc.stderr
@@ -149,9 +143,6 @@ def test_a_second_build_into_the_same_output_stops_or_waits(env, tmp_path):
         err = "".join(first) + err
         assert waiting.returncode == 0, err
         assert "waiting" in err
-    finally:
-        release.set()
-        holder.join(30)
     assert (out / "index.html").is_file() and len(raw_files(out)) == 6
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, held_elsewhere
 
 EXAMPLE = ROOT / "tests" / "fixtures" / "runs"
 
@@ -154,12 +153,7 @@ def _hold_lock(db: str, ready, release):
 @pytest.mark.slow  # a fault-injection or concurrency trial: --all (CI) runs it; the quick run keeps the rest of its module
 def test_second_ingest_while_database_is_held_stops_clearly(tool, tmp_path, tmp_db):
     copy_run(tmp_path)
-    ctx = multiprocessing.get_context("spawn")
-    ready, release = ctx.Event(), ctx.Event()
-    holder = ctx.Process(target=_hold_lock, args=(str(tmp_db), ready, release))
-    holder.start()
-    try:
-        assert ready.wait(30)
+    with held_elsewhere(_hold_lock, str(tmp_db)) as release:
         proc = tool("ingest", "--db", tmp_db, tmp_path)
         assert proc.returncode == 4
         assert "in use by" in proc.stderr and "nothing was changed" in proc.stderr
@@ -191,9 +185,6 @@ def test_second_ingest_while_database_is_held_stops_clearly(tool, tmp_path, tmp_
         err = "".join(said)
         assert waiting.returncode == 0, err
         assert "waiting" in err
-    finally:
-        release.set()
-        holder.join(30)
     assert counts(tmp_db)["runs"] == 1
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_tool
+from conftest import ROOT, held_elsewhere, hold_store, run_tool
 from kansoku.errors import SiteLinkError
 from site_helpers import MINI_SPEC, READ_RUN, copy_home_pages
 
@@ -127,31 +127,16 @@ def test_a_clean_site_builds_and_a_link_in_its_generated_files_never_reaches_hug
     os.unlink(gen / "static" / "leak.txt")
 
 
-def _hold_store(db: str, ready, release):
-    import duckdb
-
-    con = duckdb.connect(db)  # a writer, as an ingest is
-    ready.set()
-    release.wait(60)
-    con.close()
-
-
 @pytest.mark.parametrize("command", ["build", "pdf"])
 def test_wait_is_honoured_by_the_preflight_while_an_ingest_holds_the_store(site, store, tmp_path, command):
     """`tools/build --wait N` and `tools/pdf --wait N` while an ingest holds the store: the preflight waits too,
     so they say they wait and go on once it is free (not exit 4 at once)."""
-    import multiprocessing
     import subprocess
     import sys
 
     db = tmp_path / "held.duckdb"
     shutil.copy(store, db)
-    ctx = multiprocessing.get_context("spawn")
-    ready, release = ctx.Event(), ctx.Event()
-    holder = ctx.Process(target=_hold_store, args=(str(db), ready, release))
-    holder.start()
-    try:
-        assert ready.wait(30)
+    with held_elsewhere(hold_store, str(db)) as release:
         # the pdf's report is refused after the store is read (no such report): its preflight got the store
         args = ["--site", str(site), "--db", str(db), "--wait", "60"] + (["nosuch", "--lang", "ja"]
                                                                            if command == "pdf" else [])
@@ -166,9 +151,6 @@ def test_wait_is_honoured_by_the_preflight_while_an_ingest_holds_the_store(site,
         release.set()
         _, err = proc.communicate(timeout=300)
         err = "".join(first) + err
-    finally:
-        release.set()
-        holder.join(30)
     assert "waiting" in err and proc.returncode != 4, err
     if command == "build":
         assert proc.returncode == 0, err

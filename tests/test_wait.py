@@ -4,13 +4,12 @@ tests/test_site_links.py, with their preflight)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import subprocess
 import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT, run_tool
+from conftest import FIXTURES, ROOT, held_elsewhere, hold_store, run_tool
 
 COMMANDS = {
     "ingest": ["ingest", str(FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off"
@@ -25,15 +24,6 @@ COMMANDS = {
 KANSOKU = "import sys; from kansoku.cli import main; sys.exit(main(sys.argv[1:]))"  # the installed `kansoku`
 
 
-def _hold_store(db: str, ready, release):
-    import duckdb
-
-    con = duckdb.connect(db)  # a writer, as an ingest is
-    ready.set()
-    release.wait(60)
-    con.close()
-
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     db = tmp_path_factory.mktemp("wait") / "k.duckdb"
@@ -45,20 +35,12 @@ def store(tmp_path_factory):
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_wait_is_honoured_while_an_ingest_holds_the_store(store, command):
     tool, *args = COMMANDS[command]
-    ctx = multiprocessing.get_context("spawn")
-    ready, release = ctx.Event(), ctx.Event()
-    holder = ctx.Process(target=_hold_store, args=(str(store), ready, release))
-    holder.start()
-    try:
-        assert ready.wait(30)
+    with held_elsewhere(hold_store, str(store)) as release:
         argv = [sys.executable, "-c", KANSOKU] if tool == "kansoku" else [sys.executable, str(ROOT / "tools" / tool)]
         proc = subprocess.Popen([*argv, *args, "--db", str(store), "--wait", "60"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=ROOT / "tools")
         first = proc.stderr.readline()  # the first thing said: that it waits
         release.set()
         _, err = proc.communicate(timeout=300)
-    finally:
-        release.set()
-        holder.join(30)
     assert "waiting" in first, first + err
     assert proc.returncode not in (1, 4) and "Traceback" not in err, (proc.returncode, err)
