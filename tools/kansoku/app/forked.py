@@ -24,10 +24,10 @@ from kansoku.errors import KansokuError
 T = TypeVar("T")
 
 _PR_SET_PDEATHSIG = 1
-STOP_GRACE_S = 5.0
+STOP_GRACE_S = 5.0  # a child asked to stop (Ctrl-C of the parent alone) is killed after this
 # a file to write a cProfile of the child's work into (bench/ profiles a build: the parent's profiler ends with
 # the parent's code, and the child leaves by os._exit)
-PROFILE_ENV = "KANSOKU_PROFILE_CHILD"  # a child asked to stop (Ctrl-C of the parent alone) is killed after this
+PROFILE_ENV = "KANSOKU_PROFILE_CHILD"
 
 
 def run_forked(work: Callable[[], T]) -> T:

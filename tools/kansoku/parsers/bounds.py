@@ -3,8 +3,8 @@
 A parser stores what the file says; these tables say which values no version of the tool can print
 (a negative TPS, a latency of 9.2e18 ms, a checkpoint dated 1900, NaN in an integer sum). After a file is
 parsed, the ingest checks the rows it stored against its module's table (``check``): a value outside a
-bound is a ParseError naming the file and the line (a table that keeps no line finds it in the file again by its row's fields), and nothing
-of the ingest is stored. A value a tool really prints but that is unusual (``warn_above``) is stored as
+bound is a ParseError naming the file and the line (a table that keeps no line finds it in the file again by
+the row's fields), and nothing of the ingest is stored. A value a tool really prints but that is unusual (``warn_above``) is stored as
 printed with one warning per bound naming the first line.
 
 ``unique`` declares the columns that identify one row of a file: a repeat is a file holding its lines
