@@ -260,7 +260,9 @@ row_labels."16" = { ja = "16 (最大)", en = "16 (max)" }
 
 
 def test_compared_and_printed_numbers_read_as_each_language_prints_them():
-    assert fmt_compare(1.0382, "percent", 2, "ja") == "103.82 %"
+    # a percent as each language prints every percent, a change's too: "103.82%" beside "▲92.3%" in Japanese
+    assert fmt_compare(1.0382, "percent", 2, "ja") == "103.82%"
+    assert fmt_compare(1.0382, "percent", 2, "en") == "103.82 %"
     assert fmt_compare(30.2149, "times", 2, "en") == "×30.21"
     assert fmt_compare(-0.923, "change", 1, "ja") == "▲92.3%"
     assert fmt_compare(-0.923, "change", 1, "en") == "\u221292.3 %"

@@ -559,7 +559,7 @@ def fmt_compare(x: float | None, fmt: str, digits: int, lang: str, significant: 
 def fmt_printed(num: str, fmt: str, lang: str) -> str:
     """A number already in printed units and precision, dressed as the format prints it."""
     if fmt == "percent":
-        return f"{num} %"
+        return words.t(lang, "percent", num)
     if fmt == "times":
         return f"×{num}"
     if fmt == "change":

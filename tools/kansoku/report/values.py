@@ -125,14 +125,14 @@ def resolve(table: Table, sc: shortcodes.Shortcode) -> BoundValue:
             raise Unbound(f"op={op}: a cell without a number ({want} or {other})")
         if op == "diff":
             v = a.value - b.value
-            printed = f"{v:.{_decimals(a.text['en'])}f}"
+            printed = {lang: f"{v:.{_decimals(a.text['en'])}f}" for lang in LANGS}
         elif op == "ratio":
             v = a.value / b.value
-            printed = f"×{v:.2f}"
+            printed = {lang: f"×{v:.2f}" for lang in LANGS}
         else:
             v = a.value / b.value - 1
-            printed = f"{v * 100:+.1f} %".replace("-", "−")
-        return BoundValue({lang: printed for lang in LANGS},
+            printed = {lang: words.t(lang, "percent", f"{v * 100:+.1f}".replace("-", "−")) for lang in LANGS}
+        return BoundValue(printed,
                           {lang: words.t(lang, f"value_op_{op}", first=_title(table, a, lang),
                                          second=_title(table, b, lang)) for lang in LANGS}, anchor, v)
     if show in ("value", "min", "max", "n"):

@@ -11,6 +11,7 @@ import zlib
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from kansoku import words
 from kansoku.render.charts._draw import base_layout, compact, downloads, draws, draws_print, esc, layout, text_px
 
 VERDICT_COLORS = {"higher": "#c00000", "lower": "#1f4e79", "within_noise": "#a6a6a6", "too_few_runs": "#d9d9d9"}
@@ -122,14 +123,15 @@ def _key(name: str, color: str) -> go.Bar:
                   hoverinfo="skip")
 
 
-def _flame_layout(chart, fig: go.Figure, levels: int, panels: int, x_title: str, height: int | None = None) -> dict:
+def _flame_layout(chart, lang: str, fig: go.Figure, levels: int, panels: int, x_title: str,
+                  height: int | None = None) -> dict:
     lay = base_layout(chart.options, "", "")
     lay.pop("xaxis"), lay.pop("yaxis")
     lay.update(height=height or chart.options.get("height") or min(3000, FRAME_PX * levels + 90 * panels + 80),
                uniformtext=dict(minsize=FRAME_FONT, mode="hide"), bargap=0, barmode="overlay",
                margin=dict(l=8, r=8, t=56, b=36), plot_bgcolor="#ffffff")
     fig.update_layout(**lay)
-    fig.update_xaxes(showgrid=False, zeroline=False, ticksuffix=" %", fixedrange=True, automargin=True)
+    fig.update_xaxes(showgrid=False, zeroline=False, ticksuffix=words.t(lang, "percent", ""), fixedrange=True, automargin=True)
     fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, fixedrange=True)
     fig.update_xaxes(title=dict(text=x_title, font=dict(size=12)), row=panels, col=1)
     return lay
@@ -158,8 +160,9 @@ def _flamegraph(chart, lang: str, print_view: bool = False) -> dict:
     # the gap between panels: room for a panel's tick labels and the next one's title
     fig = make_subplots(rows=n, cols=1, shared_xaxes=False, vertical_spacing=min(0.3, 64 / height) if n > 1 else 0,
                         row_heights=levels, subplot_titles=[wrap(f"{name} ({runs})") for name, runs in zip(w["names"], w["n_runs"])])
-    hover = ("%{customdata[0]}<br>" + esc(w["total"]) + ": %{customdata[1]} %<br>" + esc(w["self"])
-             + ": %{customdata[2]} %<extra></extra>")
+    share = [words.t(lang, "percent", f"%{{customdata[{i}]}}") for i in range(5)]
+    hover = ("%{customdata[0]}<br>" + esc(w["total"]) + ": " + share[1] + "<br>" + esc(w["self"])
+             + ": " + share[2] + "<extra></extra>")
     unknown = False
     for i, t in enumerate(trees):
         labels = [w["root"] if p < 0 else lab for lab, p in zip(t["labels"], t["parents"])]
@@ -174,7 +177,7 @@ def _flamegraph(chart, lang: str, print_view: bool = False) -> dict:
     if unknown:
         fig.add_trace(_key(wrap(w["unknown"], WRAP_PX - 40), UNKNOWN_COLOR), row=n, col=1)
     x_title = words_note(w, pct) if print_view else w["x_title"]
-    _flame_layout(chart, fig, sum(levels), n, x_title, height)
+    _flame_layout(chart, lang, fig, sum(levels), n, x_title, height)
     fig.update_annotations(x=0, xanchor="left", font=dict(size=13))  # panel titles: left, clear of the mode bar
     if not print_view:
         fig.update_layout(meta=_flame_meta(w, [(f"{name}", _top_rows(top, False))
@@ -211,9 +214,10 @@ def _flamegraph_diff(chart, lang: str, print_view: bool = False) -> dict:
     labels = [w["root"] if p < 0 else lab for lab, p in zip(t["labels"], t["parents"])]
     custom = [[lab, f"{a:.2f}", f"{b:.2f}", f"{x:+.2f}", f"{v:.2f}"]
               for lab, a, b, x, v in zip(labels, t["a_share"], t["b_share"], t["delta"], t["values"])]
-    hover = ("%{customdata[0]}<br>" + esc(w["measure"]) + ", " + esc(w["a"]) + ": %{customdata[1]} %<br>"
-             + esc(w["measure"]) + ", " + esc(w["b"]) + ": %{customdata[2]} %<br>" + esc(w["change"])
-             + ": %{customdata[3]}<br>" + esc(w["total"]) + ", " + esc(w["b"]) + ": %{customdata[4]} %<extra></extra>")
+    share = [words.t(lang, "percent", f"%{{customdata[{i}]}}") for i in range(5)]
+    hover = ("%{customdata[0]}<br>" + esc(w["measure"]) + ", " + esc(w["a"]) + ": " + share[1] + "<br>"
+             + esc(w["measure"]) + ", " + esc(w["b"]) + ": " + share[2] + "<br>" + esc(w["change"])
+             + ": %{customdata[3]}<br>" + esc(w["total"]) + ", " + esc(w["b"]) + ": " + share[4] + "<extra></extra>")
     show = [v >= pct for v in t["values"]] if pct else None
     fig = make_subplots(rows=1, cols=1, subplot_titles=[wrap(f"{w['title']} ({w['n']})")])
     bars = _frames(t, w["root"], colors, custom, hover, width_px, show, text_colors)
@@ -223,7 +227,7 @@ def _flamegraph_diff(chart, lang: str, print_view: bool = False) -> dict:
     fig.add_trace(_key(wrap(w["shrank"], WRAP_PX - 40), diff_color(-1, 1)))
     depth = max(dd for dd, k in zip(t["depth"], show or [True] * len(t["depth"])) if k)
     x_title = words_note(w, pct) if print_view else w["x_title"]
-    _flame_layout(chart, fig, depth + 1, 1, x_title, PRINT_FRAME_PX * (depth + 1) + PANEL_PX + 100 if print_view else None)
+    _flame_layout(chart, lang, fig, depth + 1, 1, x_title, PRINT_FRAME_PX * (depth + 1) + PANEL_PX + 100 if print_view else None)
     fig.update_yaxes(range=[-0.6, depth + 0.6])
     fig.update_xaxes(range=[0, t["values"][0] if t["values"] else 100])
     fig.update_annotations(x=0, xanchor="left", font=dict(size=13))

@@ -8,6 +8,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from kansoku import words
 from kansoku.model import ChartData
 from kansoku.render.charts._draw import compact, draws, hover, layout, right_axis
 
@@ -60,7 +61,7 @@ def cpu_per_cpu(chart: ChartData, lang: str) -> dict:
             x=p["x"], y=p["y"], name=f"CPU {cpu}", mode="lines",
             line=dict(color="#1f4e79", width=1.5), fill="tozeroy",
             fillcolor="rgba(31,78,121,0.25)", showlegend=False,
-            hovertemplate=hover(f"CPU {cpu}", [(w["x_title"], "%{x:.0f}"), (f"%{col}", "%{y:.1f} %")])),
+            hovertemplate=hover(f"CPU {cpu}", [(w["x_title"], "%{x:.0f}"), (f"%{col}", words.t(lang, "percent", "%{y:.1f}"))])),
             row=k // ncols + 1, col=k % ncols + 1)
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     base_x, base_y = lay.pop("xaxis"), lay.pop("yaxis")
