@@ -150,33 +150,10 @@ def test_small_sa_files_read_in_python_store_what_the_sql_path_stores(corpus, mo
         assert py.q("SELECT count(*) FROM sys_metrics")[0][0] > 100, sa
 
 
-@pytest.mark.parametrize("damage", ["value", "width", "time", "interval"])
-def test_damaged_small_sa_output_is_reported_by_the_sql_path(tmp_path, monkeypatch, damage):
-    """sadf output not as sadf prints it is left to the SQL path: the same error, word for word."""
-    sa = FIXTURES / "sar" / "run1" / "sa.bin"
-    lines = subprocess.run(["sadf", "-d", str(sa), "--", "-A"], capture_output=True, text=True,
-                           env=ENV).stdout.splitlines(keepends=True)
-    i = [k for k, l in enumerate(lines) if l.startswith("vm;") and ";-1;" in l][2]
-    f = lines[i].rstrip("\n").split(";")
-    if damage == "value":
-        f[-1] = "x1.5"
-    elif damage == "width":
-        f.append("7.00")
-    elif damage == "time":
-        f[2] = f[2].replace(" UTC", " XYZ")
-    else:
-        f[1] = "99999999999"
-    lines[i] = ";".join(f) + "\n"
-    _sadf_d_prints(monkeypatch, tmp_path, lines)
-    (err_py, _), (err_sql, _) = _both_paths(sa, monkeypatch)
-    assert err_sql is not None and "sa.bin" in err_sql
-    assert err_py == err_sql
-
-
-def _sql_paths(sa: Path, monkeypatch, split: bool = True):
-    """The sa file parsed by the SQL path (forced: no batch read in Python) with the typed CSV reads
-    (sa_binary._Loader._load_batch_fast; with ``split``, the activities without items read from a sadf -dh
-    run of their own, whatever the file's size) and without them (the line split of sadf -d -- -A):
+def _sql_paths(sa: Path, monkeypatch):
+    """The sa file parsed by the SQL path (forced: no batch read in Python) with the activities without items
+    read from a sadf -dh run of their own by the typed CSV reads (sa_binary._Loader._load_batch_fast),
+    whatever the file's size, and without it (the line split of sadf -d -- -A alone):
     ((outcome, sink), batches the typed reads took) each."""
     from kansoku.errors import ParseError
     from kansoku.parsers.sysstat import sa_binary
@@ -192,9 +169,8 @@ def _sql_paths(sa: Path, monkeypatch, split: bool = True):
 
     monkeypatch.setattr(sa_binary._Loader, "_load_batch_fast", counted)
     out = []
-    for typed in (True, False):
-        monkeypatch.setattr(sa_binary, "FAST_SQL", typed)
-        monkeypatch.setattr(sa_binary, "SPLIT", typed and split)
+    for split in (True, False):
+        monkeypatch.setattr(sa_binary, "SPLIT", split)
         taken.clear()
         try:
             out.append(((None, parse("sa-binary", sa)), list(taken)))
@@ -210,9 +186,9 @@ _TABLES = {"sys_metrics": "SELECT activity, instance, metric, ts, interval_s, sa
 
 
 def test_typed_csv_reads_store_what_the_line_split_stores(corpus, monkeypatch, tmp_path):
-    """Long sa files are read by DuckDB's CSV reader with each section's typed columns, the activities
-    without items from one sadf -dh run: the same rows, summary, devices and warnings as the line split of
-    sadf -d -- -A it replaced (every batch taken by the typed reads; the -dh run's first)."""
+    """The activities without items of a long sa file are read from one sadf -dh run by DuckDB's CSV reader
+    with typed columns: the same rows, summary, devices and warnings as the line split of sadf -d -- -A alone
+    (the -dh run's one batch taken by the typed reads)."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         import sa_day
@@ -223,7 +199,7 @@ def test_typed_csv_reads_store_what_the_line_split_stores(corpus, monkeypatch, t
     for sa in _sa_files(corpus) + [day]:
         ((err_fast, fast), taken), ((err_split, split), _) = _sql_paths(sa, monkeypatch)
         assert err_fast is None and err_split is None, sa
-        assert len(taken) >= 2 and all(taken), (sa, taken)
+        assert taken == [True], (sa, taken)
         for table, sql in _TABLES.items():
             assert same_rows(fast, split, sql), (sa, table)
         assert fast.warnings == split.warnings, sa
@@ -233,9 +209,11 @@ def test_typed_csv_reads_store_what_the_line_split_stores(corpus, monkeypatch, t
 @pytest.mark.parametrize("damage", ["value", "nan", "empty value", "width", "short", "time", "interval",
                                     "restart", "comment", "comment as device", "empty line", "crlf",
                                     "interrupts wider", "duplicate"])
-def test_sadf_output_the_typed_reads_do_not_take_is_read_as_before(tmp_path, monkeypatch, damage):
-    """Output not as sadf prints it: the typed reads either store what the line split stores or leave the
-    batch to it before storing anything (the same error, word for word, or the same rows and warnings)."""
+def test_sadf_output_not_as_sadf_prints_it_is_read_by_the_small_path_as_by_the_sql_path(tmp_path, monkeypatch,
+                                                                                       damage):
+    """Output not as sadf prints it: the small file's Python reads either store what the SQL path stores or
+    leave the batch to it before storing anything (the same error, word for word, or the same rows and
+    warnings)."""
     sa = FIXTURES / "sar" / "run1" / "sa.bin"
     lines = subprocess.run(["sadf", "-d", str(sa), "--", "-A"], capture_output=True, text=True,
                            env=ENV).stdout.splitlines(keepends=True)
@@ -268,14 +246,16 @@ def test_sadf_output_the_typed_reads_do_not_take_is_read_as_before(tmp_path, mon
     elif damage == "interrupts wider":
         lines[intr[1]] = lines[intr[1]].rstrip("\n") + ";0.00\n"
     _sadf_d_prints(monkeypatch, tmp_path, lines)
-    ((err_fast, fast), _), ((err_split, split), _) = _sql_paths(sa, monkeypatch, split=False)
-    assert err_fast == err_split
-    if err_split is None:
+    (err_py, py), (err_sql, sq) = _both_paths(sa, monkeypatch)
+    assert err_py == err_sql
+    if err_sql is None:
         for table, sql in _TABLES.items():
-            assert same_rows(fast, split, sql), table
-        assert fast.warnings == split.warnings
+            assert same_rows(py, sq, sql), table
+        assert py.warnings == sq.warnings
     else:
-        assert "sa.bin" in err_split
+        assert "sa.bin" in err_sql
+    if damage in ("value", "width", "time", "interval"):
+        assert err_sql is not None, damage
 
 
 @pytest.mark.parametrize("damage", ["value", "width", "no header"])

@@ -228,11 +228,11 @@ def _int_list(items: list[int]) -> str:
     return "[" + ", ".join(str(int(x)) for x in items) + "]::INTEGER[]"
 
 
-# Three readers of a batch, the same rows (tests/test_sa_stream.py holds them equal): the line split
-# (_load_batch_sql) reads anything and words every error; two others exist only for speed, each for a figure
-# of docs/performance.md, and hand anything not as sadf prints it to the line split.
-SMALL_BATCH_BYTES = 1 << 20  # at most this much is read in Python (_load_small): the per-run ingest figure
-FAST_SQL = True  # larger batches: typed CSV reads (_load_batch_fast): the day-long sa file figure
+# Two readers of a batch of sadf -d sections, the same rows (tests/test_sa_stream.py holds them equal): the
+# line split (_load_batch_sql) reads anything and words every error; _load_small exists only for a run's
+# small file (the per-run ingest figure of docs/performance.md) and hands anything not as sadf prints it to
+# the line split. The typed reads (_load_batch_fast) take the one sadf -dh section of a long file (_split_run).
+SMALL_BATCH_BYTES = 1 << 20  # at most this much is read in Python (_load_small)
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?\Z", re.ASCII)
 _PLAIN_NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:;-?\d+(?:\.\d+)?)*\Z", re.ASCII)
 _TS = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) UTC\Z", re.ASCII)
@@ -334,8 +334,6 @@ class _Loader:
 
     def _load_batch(self, batch: list[dict]) -> None:
         if sum(sec["file"].stat().st_size for sec in batch) <= SMALL_BATCH_BYTES and self._load_small(batch):
-            return
-        if FAST_SQL and self._load_batch_fast(batch):
             return
         self._load_batch_sql(batch)
 
