@@ -73,6 +73,11 @@ def test_every_run_of_the_example_has_a_page(site):
             html = _page(public, lang, info["anchor"])
             assert f'<code class="run-id">{run_id}</code>' in html
             assert f'lang="{lang}"' in html
+            # its title in words: the study and what its condition varied, its repetition; never key=value
+            h1 = re.sub(r"<[^>]+>", "", re.search(r"<h1>(.*?)</h1>", html, re.S).group(1))
+            assert "=" not in h1 and run_id not in h1, h1
+            if "rep" in info["factors"]:
+                assert ("回目" if lang == "ja" else "run ") in h1, h1
 
 
 def _condition(rep: dict, run_id: str) -> list[str]:
@@ -358,7 +363,7 @@ def test_browser_follows_a_table_cell_to_its_run_page_and_back(browser, site):
         link.click()
         page.wait_for_load_state("load")
         assert f"/{lang}/reports/example/runs/{rep['runs'][run_id]['anchor']}/" in page.url
-        assert page.locator("h1 code.run-id").inner_text() == run_id
+        assert page.locator(".run-meta code.run-id").inner_text() == run_id
         # its charts are drawn from the page's own data (per second): the TPS trace is the CSV's columns
         page.wait_for_selector("div.chart[data-figure='run-tps'][data-rendered='true']", timeout=15000)
         drawn = page.evaluate("(() => { const t = document.querySelector(\"div[data-figure='run-tps']\").data[0];"
@@ -400,3 +405,49 @@ def test_every_chart_trace_finds_its_columns_in_the_page(site):
                     assert trace["xcol"] == "second" and trace["ycol"] in series, (trace["ycol"], sorted(series))
                     checked += 1
     assert checked > 100, checked
+
+
+def test_a_run_title_names_what_its_condition_varied_in_words(tmp_path):
+    """report/runs.py run_titles: the study first, then the factors that differ between the report's runs in
+    the report's words (a bare number with its factor's name), the repetition last; a factor every run
+    shares is left out; a run with nothing to tell is titled by its id."""
+    from kansoku.model import RunInfo
+    from kansoku.report.runs import run_titles
+    from kansoku.spec.model import load_report
+
+    spec = tmp_path / "t.toml"
+    spec.write_text("""
+[report]
+id = "t"
+fiscal_year = 2030
+title = "T"
+organisation = "O"
+[factors.config]
+name = { ja = "構成", en = "Configuration" }
+labels.on = { ja = "有効", en = "checksums on" }
+[factors.clients]
+name = { ja = "クライアント数", en = "Clients" }
+[[chapter]]
+id = "scaleup"
+title = { ja = "スケールアップ", en = "Scale-up" }
+[[chapter.table]]
+id = "x"
+caption = "x"
+metrics = ["tps"]
+where = { study = "scaleup" }
+rows = "clients"
+""", encoding="utf-8")
+    report = load_report(spec)
+
+    def info(rid: str, **factors) -> RunInfo:
+        return RunInfo(id=rid, origin="measured", status="ok", start=None, citation=None, hostname=None,
+                       anchor=rid, factors={"campaign": "c1", **factors})
+    runs = {"a": info("a", study="scaleup", config="on", clients="16", rep="2"),
+            "b": info("b", study="other", config="off", clients="1", rep="1")}
+    run_titles(report, runs)
+    assert runs["a"].title == {"en": "Scale-up, checksums on, Clients: 16, run 2",
+                               "ja": "スケールアップ、有効、クライアント数: 16、2 回目"}
+    alone = {"x": RunInfo(id="x", origin="measured", status="ok", start=None, citation=None, hostname=None,
+                          anchor="x", factors={"campaign": "c1"})}
+    run_titles(report, alone)
+    assert alone["x"].title == {"en": "x", "ja": "x"}

@@ -13,11 +13,10 @@ from typing import Any
 
 from kansoku import words
 from kansoku.analysis.compare import REPETITION_FACTORS
+from kansoku.spec.model import GROUPING
 from kansoku.store.db import Store
 from kansoku.store.inventory import inventory
 
-# factors that say where a run belongs, not what it varied
-GROUPING = ("campaign", "study")
 MAIN_METRIC = "tps"
 SERVER_CPU = "cpu_idle_pct[server]"
 SERVER_ROLE = "server"

@@ -242,15 +242,13 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
             if csv is not None:
                 files[csv] = page.series.csv
             files[data] = dumps(page_json(page, shared_of(run_id, page)[0], rep.id, dumps))
-        front = None
-        for lang in LANGS:  # (the same front matter in every language; made of the page's key's inputs)
+        for lang in LANGS:  # (front matter made of the page's key's inputs: its title is its record's)
             md = f"content/reports/{rep.id}/runs/{anchor}.{lang}.md"
             if kept is not None and page.key and kept(md, page.key):
                 files[md] = KEEP
             else:
-                front = front or _front({"title": run_id, "report": rep.id, "run": anchor, "type": "runs",
-                                         "generated": True})
-                files[md] = front
+                files[md] = _front({"title": page.info.title.get(lang) or run_id, "report": rep.id, "run": anchor,
+                                    "type": "runs", "generated": True})
             n += 1
     every = rep.run_pages if pages is None else pages
     for name, members in groups.items():

@@ -52,7 +52,7 @@ from kansoku.model import (
 )
 from kansoku.report.cache import ItemCache
 from kansoku.report.environment import MACHINE_FIELDS, SERVER_META, SETTING_NOISE, machine_value
-from kansoku.spec.model import LANGS, Report
+from kansoku.spec.model import GROUPING, LANGS, Report
 from kansoku.store.db import RUN_VIEWS, Store, run_metric_selects
 from kansoku.values import stable
 
@@ -205,6 +205,32 @@ _SERIES_SECONDS_SQL = (_SERIES_WITH + ", o AS (SELECT unnest(?::VARCHAR[]) AS ru
 def _factor_order(report: Report, factors: set[str]) -> list[str]:
     declared = list(report.factor_names)
     return [f for f in declared if f in factors] + sorted(factors - set(declared))
+
+
+_NUMBER = re.compile(r"[-+]?[0-9][0-9,.]*")
+
+
+def run_titles(report: Report, infos: dict[str, RunInfo]) -> None:
+    """Each run's title as a reader reads it (``RunInfo.title``): the values of the factors that differ between
+    the report's runs in words, where it belongs first (its campaign, its study) and then in the report's order,
+    and its repetition last ("Streaming replication, sync 1 + async 1, run 2"); a factor every run shares (the
+    campaign of a one-campaign report) says nothing of it."""
+    values: dict[str, set[str]] = {}
+    for info in infos.values():
+        for f, v in info.factors.items():
+            values.setdefault(f, set()).add(v)
+    order = [f for f in GROUPING if f in values] + [f for f in _factor_order(report, set(values)) if f not in GROUPING]
+    shown = [f for f in order if f != REP and len(values[f]) > 1]
+
+    def value(f: str, v: str, lang: str) -> str:  # a bare number says nothing without its factor's name
+        label = analysis.factor_value_label(report, f, v, lang)
+        return (words.t(lang, "factor_value", name=analysis.factor_name(report, f, lang), value=label)
+                if _NUMBER.fullmatch(label) else label)
+    for info in infos.values():
+        fs = info.factors
+        info.title = {lang: words.t(lang, "env_values_separator").join(
+            [value(f, fs[f], lang) for f in shown if f in fs]
+            + ([words.t(lang, "column_run_n", fs[REP])] if REP in fs else [])) or info.id for lang in LANGS}
 
 
 def _cond_key(factors: dict[str, str]) -> tuple:

@@ -42,6 +42,8 @@ from kansoku.words import LANGS
 AGGREGATES = ("median", "mean", "min", "max", "single")
 COMPARES = ("ratio", "speedup", "change", "auto")  # auto: ratio if higher is better, else speed-up
 FORMATS = ("percent", "times", "change", "number")
+# factors that say where a run belongs, not what it varied
+GROUPING = ("campaign", "study")
 
 
 @dataclass(frozen=True)
