@@ -295,7 +295,7 @@ def test_run_page_prints_commands_relative_to_the_campaign_directory(site):
         if not str(recorded.get("cwd", "")).endswith(run_id):
             continue
         root = recorded["cwd"][: -len(run_id)].rstrip("/")
-        cmds = {c["name"]: c["value"] for c in _run_data(gen, info["anchor"])["commands"]}
+        cmds = {c["name"]: " ".join(u for u, _ in c["units"]) for c in _run_data(gen, info["anchor"])["commands"]}
         assert cmds["cwd"] == run_id
         assert not any(root in v for v in cmds.values()), (run_id, cmds)
         if root + "/" in str(recorded.get("benchmark", "")):
@@ -451,3 +451,15 @@ rows = "clients"
                           anchor="x", factors={"campaign": "c1"})}
     run_titles(report, alone)
     assert alone["x"].title == {"en": "x", "ja": "x"}
+
+
+def test_a_run_command_breaks_between_its_arguments_never_inside_an_option_and_its_value():
+    """render/run_pages.py run_command: the units a run page's command cell breaks between; a unit longer than
+    a phone's column may break inside, and is marked so."""
+    from kansoku.render.run_pages import UNIT_COLUMNS, run_command
+
+    path = "campaign=example-2026-11/study=replication/pattern=mixed-1s1a/rep=2"
+    units = run_command("benchmark", f"pgbench -n -c 4 -j 2 -r -f scripts/read.sql 'a b' {path}").units
+    assert [u for u, _ in units] == ["pgbench", "-n", "-c 4", "-j 2", "-r", "-f scripts/read.sql", "'a b'", path]
+    assert [u for u, long in units if long] == [path] and len(path) > UNIT_COLUMNS
+    assert run_command("interval", 1.0).units == [["1.0", False]]

@@ -33,6 +33,7 @@ from kansoku.model import (
     SourceFile,
     encode,
 )
+from kansoku.render.views import command_units
 
 LANGS = words.LANGS
 # the text of a file the generated directory already holds as it should be (render/hugo.py sync_files
@@ -92,6 +93,23 @@ class NamedValue:
 
 
 @dataclass
+class RunCommand:
+    """A line of run.toml's [commands] (a command, a directory, a query, a number) as the page sets it: in
+    units a line breaks between, never inside (an option with its value: ``views.command_units``); a unit too
+    long for a phone's column (a path, a quoted query) is ``long`` and may break inside."""
+
+    name: str
+    units: list[list[Any]]  # [text, long]
+
+
+UNIT_COLUMNS = 30  # what a phone's column holds of the page's code
+
+
+def run_command(name: str, value: Any) -> RunCommand:
+    return RunCommand(name, [[u, len(u) > UNIT_COLUMNS] for u in command_units(str(value))])
+
+
+@dataclass
 class ToolVersion:
     tool: str
     value: str
@@ -135,7 +153,7 @@ class RunPageData:
     condition_index: int
     metrics: list[MetricData]
     series: SeriesData | None                    # None: the run has no per-second series
-    commands: list[NamedValue]
+    commands: list[RunCommand]
     commands_relative: bool
     meta: list[NamedValue]
     syscalls: list[dict[str, Any]]
@@ -158,7 +176,7 @@ def page_json(page: RunPage, shared: str, rep_id: str, dumps) -> dict:
         condition_index=[r.id for r in page.condition].index(info.id),
         metrics=[MetricData(m.metric, m.text, m.median, m.low, m.high, m.n) for m in page.metrics],
         series=SeriesData(s.columns, s.tps_source, s.cpu_tool, s.disk_tool) if s else None,
-        commands=[NamedValue(k, v) for k, v in page.commands], commands_relative=page.commands_relative,
+        commands=[run_command(k, v) for k, v in page.commands], commands_relative=page.commands_relative,
         meta=[NamedValue(k, v) for k, v in page.meta], syscalls=page.syscalls, fio=page.fio, events=page.events,
         shared=shared, csv=run_csv_url(rep_id, info.anchor) if s else None,
         series_json=series_text(s, dumps) if s else None))

@@ -511,10 +511,9 @@ def _columns(s: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
 
 
-def command_lines(command: str, columns: int = COMMAND_COLUMNS) -> list[str]:
-    """A command as printed: lines that break only between arguments, never between an option and its value
-    ("-f script.sql" stays whole) nor inside a quoted argument; every line but the last ends with " \\" (the
-    shell's continuation), so that the lines copied from the PDF or the site are the command."""
+def command_units(command: str) -> list[str]:
+    """A command's units of one argument each, between which a line may break: an option stays with its value
+    ("-f script.sql") and a joiner ("&&", "|") with what it follows; a quoted argument is whole."""
     units: list[str] = []
     for w in shell_words(command):
         if units and (w in SHELL_JOINERS or (units[-1].startswith("-") and " " not in units[-1]
@@ -523,8 +522,15 @@ def command_lines(command: str, columns: int = COMMAND_COLUMNS) -> list[str]:
             units[-1] += " " + w
         else:
             units.append(w)
+    return units
+
+
+def command_lines(command: str, columns: int = COMMAND_COLUMNS) -> list[str]:
+    """A command as printed: lines that break only between its units (``command_units``); every line but the
+    last ends with " \\" (the shell's continuation), so that the lines copied from the PDF or the site are the
+    command."""
     lines = [""]
-    for u in units:
+    for u in command_units(command):
         if lines[-1] and _columns(lines[-1] + " " + u + " \\") > columns:
             lines[-1] += " \\"
             lines.append(u)
