@@ -126,8 +126,8 @@ def snapshot(gen: Path) -> dict[str, tuple[str, int]]:
 
 
 class CallLog:
-    """What a spy saw, kept in a file: the build computes in a child process (app/forked.py), whose lists
-    the test's process would not see."""
+    """What a spy saw, kept in a file: seen the same whether the build computes in this process or in a
+    child (app/forked.py, the command line's), whose lists this process would not see."""
 
     def __init__(self, path: Path):
         self.path = path

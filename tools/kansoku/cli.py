@@ -235,7 +235,7 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
         res = build_site(db, out, specs, generated=generated, content=content, wait_s=args.wait, reports=reports,
                          on_wait=print_waiting, config=site.config, site_root=site.root,
                          pdf=[p.strip() for p in args.pdf.split(",") if p.strip()] if args.pdf else None,
-                         progress=progress_lines(args.quiet), memory_limit=args.memory_limit)
+                         progress=progress_lines(args.quiet), memory_limit=args.memory_limit, in_child=True)
     except KansokuError as exc:
         print_error(str(exc))
         return exc.exit_code

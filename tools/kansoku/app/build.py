@@ -378,14 +378,18 @@ def compute_and_write(db: Path, spec_dir: Path, generated: Path, content: Path, 
 def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GENERATED,
                content: Path = CONTENT, wait_s: float = 0.0, on_wait=None, pdf: list[str] | None = None,
                config: Path = CONFIG, site_root: Path | None = None, progress=None,
-               reports: list | None = None, memory_limit: str = BUILD_MEMORY_LIMIT) -> BuildResult:
+               reports: list | None = None, memory_limit: str = BUILD_MEMORY_LIMIT,
+               in_child: bool = False) -> BuildResult:
     """tools/build: compute every report, write the generated directory (render.hugo), run Hugo into a
     fresh directory, link the raw files from the store's copies, and swap it in only when complete.
     ``pdf``: ids of reports (or ``["all"]``) whose PDFs are written into the site (``pdf/<id>.<lang>.pdf``)
     and linked from every page of the report. ``progress``: told each step as it starts (one line of text).
     ``reports``: the specs of ``spec_dir`` as the preflight loaded them (not read again). ``memory_limit``:
     DuckDB's memory while the reports are computed (what does not fit is spilled to disk); a statement that
-    cannot spill and needs more ends the build with an error saying so (the site stays as it was)."""
+    cannot spill and needs more ends the build with an error saying so (the site stays as it was).
+    ``in_child``: the computation runs in a forked child (app/forked.py), for the command line, whose process
+    kansoku owns whole; a caller's process may hold threads and open databases a fork would copy mid-use (a
+    lock another thread holds stays held in the child), so a library call computes in its own process."""
     say = progress or (lambda message: None)
     t0 = time.monotonic()
     # no file read through a symbolic link (kansoku/site_links.py), before anything is written
@@ -397,10 +401,11 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         staging = publish.staging_for(new)
         linked: Linking | None = None
         try:
-            # computed in a child process: its memory is the system's again before Hugo starts (app/forked.py)
-            done = forked.run_forked(functools.partial(
-                compute_and_write, db, spec_dir, generated, content, config, wait_s, on_wait, pdf, reports,
-                memory_limit, say, staging / "pdf"))
+            # computed in a child process from the command line: its memory is the system's again before Hugo
+            # starts (app/forked.py)
+            compute = functools.partial(compute_and_write, db, spec_dir, generated, content, config, wait_s,
+                                        on_wait, pdf, reports, memory_limit, say, staging / "pdf")
+            done = forked.run_forked(compute) if in_child else compute()
             res = done.result
             res.out = out
             root = site_root or config.parent

@@ -5,6 +5,10 @@ live ones), so the process would hold that memory while Hugo renders beside it. 
 child and gets back only the step's small result (pickled through a pipe); Hugo then runs beside a small
 parent. An error in the child is raised in the parent (the child's traceback attached as a note); a Ctrl-C
 stops both; the child dies with the parent (a parent killed leaves no computation running on).
+
+Only the command line forks (``build_site(in_child=True)``): its process is kansoku's alone, one thread when it
+forks. A library caller's process may run threads that hold locks (an output stream's, a database's) at the
+moment of the fork, and the child would wait on them forever.
 """
 
 from __future__ import annotations
