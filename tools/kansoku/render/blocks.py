@@ -379,4 +379,5 @@ def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> d
         return {}
     before, _, after = ui(L, "pdf_sources_intro", where="\x00").partition("\x00")
     return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after), "view": view,
-            "runs": [[numbers, soft_breaks(label, 12), files] for numbers, label, files in view.runs]}
+            "runs": [[numbers, soft_breaks(label, 12) + (f" — {note}" if note else ""), files]
+                     for numbers, label, note, files in view.runs]}

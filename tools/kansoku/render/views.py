@@ -830,7 +830,8 @@ class SourcesView:
     items: list[list[str]]                       # a table or figure, how many runs, their numbers
     runs_heading: str
     runs_header: list[str]
-    runs: list[list[str]]                        # run numbers, the condition, how many raw files
+    runs: list[list[str]]                        # run numbers, the condition's directory, what a reader is
+                                                 # told of it (a citation, or ""), how many raw files
     manifest: ManifestView | None                # None: the report publishes no raw file
 
 
@@ -878,9 +879,8 @@ def sources_view(rep: ComputedReport, lang: str, manifest: str) -> SourcesView |
         # (a transcribed run's id is published/<table>/<its factors>: parsers/published.py)
         label = ("/".join(run_id.split("/")[:2]) if transcribed else
                  run_id.rsplit("/", 1)[0] if "/rep=" in run_id else run_id)
-        if transcribed and info.citation:
-            label += f" — {ui(L, 'citation')}: {info.citation}"
-        row = rows.setdefault(label, {"numbers": [], "files": set()})
+        note = f"{ui(L, 'citation')}: {info.citation}" if transcribed and info.citation else ""
+        row = rows.setdefault((label, note), {"numbers": [], "files": set()})
         row["numbers"].append(number[run_id])
         row["files"] |= files_of(info) if transcribed else {(run_id, f) for f in files_of(info)}
     return SourcesView(
@@ -889,5 +889,5 @@ def sources_view(rep: ComputedReport, lang: str, manifest: str) -> SourcesView |
         items=[[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
         runs_heading=ui(L, "sources_files"),
         runs_header=[ui(L, "sources_runs"), ui(L, "sources_run"), ui(L, "sources_file_count")],
-        runs=[[run_ranges(r["numbers"]), label, str(len(r["files"]))] for label, r in rows.items()],
+        runs=[[run_ranges(r["numbers"]), label, note, str(len(r["files"]))] for (label, note), r in rows.items()],
         manifest=manifest_view(rep, manifest, L))
