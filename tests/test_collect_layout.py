@@ -49,6 +49,13 @@ def test_a_campaign_marker_that_is_not_toml_is_refused_with_its_line(tmp_path, r
     assert not (tmp_path / "k.duckdb").exists() or _runs(tmp_path / "k.duckdb") == 0
 
 
+def test_a_layout_file_cut_inside_a_string_is_refused_at_its_last_line(tmp_path, real_sar_u):  # noqa: F811
+    """TOML gives no line for an error at the end of the document (a string never closed): its last line."""
+    camp = _two_hosts(tmp_path, real_sar_u, 'hostname = "dbserver"\nrole = "server"\nnote = "cut short\n')
+    host_toml = next(camp.rglob("host.toml"))
+    _refused(tmp_path, camp, f"{host_toml}:3: not valid TOML")
+
+
 def test_a_campaign_marker_of_comments_or_settings_is_read(tmp_path, real_sar_u):  # noqa: F811
     camp = _two_hosts(tmp_path, real_sar_u, 'hostname = "dbserver"\nrole = "server"\n')
     (camp / ".kansoku-campaign").write_text('# the campaign root\ndefault_role = "client"\n')

@@ -130,6 +130,7 @@ def test_two_hosts_of_a_run_with_one_hostname_are_refused_naming_both(tmp_path, 
     err = p.stdout + p.stderr
     assert p.returncode == 2, err
     assert "host=standby1/" in err and "host=standby2/" in err and "one hostname 'pg'" in err, err
+    assert "host=standby2/host.toml:1:" in err, err  # the line of its hostname
     assert "Traceback" not in err
     assert counts(db) == (0, 0)
 
@@ -449,6 +450,7 @@ def test_clocks_further_apart_than_the_sampling_interval_are_refused(two_host_ru
     assert p.returncode == 2, p.stdout + p.stderr
     err = p.stdout + p.stderr
     assert "clock_offset_s = 2.5" in err and "'dbserver'" in err and "clients=4" in err and "1 s" in err
+    assert "host=dbserver/host.toml:3: clock_offset_s" in err, err  # the line that says it
     assert counts(db) == (0, 0)
 
 

@@ -33,6 +33,7 @@ from kansoku.ingest.runs import (
     campaign_root,
     check_host_names,
     host_dir_key,
+    key_line,
     load_host,
     machine_fingerprint,
     make_run,
@@ -587,7 +588,7 @@ def _hosts_contradicted(run: Run, printed_hosts: list[tuple[str, str | None, str
         if mine and abs(offset) > min(mine.values()):
             f, i = min(mine.items(), key=lambda kv: kv[1])
             report.errors.append(
-                f"{host.toml_path}: clock_offset_s = {offset:g}: the clock of host {host.hostname!r} (run "
+                f"{key_line(host.toml_path, 'clock_offset_s')}: clock_offset_s = {offset:g}: the clock of host {host.hostname!r} (run "
                 f"{run.run_id!r}) is further from the collecting host's than its sampling interval ({i:g} s in "
                 f"{f}); its samples cannot be lined up with the run's. Synchronise the clocks (chrony/NTP) and "
                 "measure again; nothing from this run was stored")

@@ -203,7 +203,8 @@ def read_toml(p: Path, what: str = "") -> tuple[dict[str, Any], str]:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        where = f"{p}:{m.group(1)}" if m else str(p)
+        # "(at end of document)": an unterminated string or table, whose error is its last line
+        where = f"{p}:{m.group(1) if m else len(text.splitlines()) or 1}"
         raise RunError(f"{where}: not valid TOML ({exc}){what}") from None
 
 
@@ -211,6 +212,14 @@ def _line_of(p: Path, text: str, key: str) -> str:
     """``file:line`` of a top-level ``key = ...`` (the file alone when it cannot be found)."""
     m = re.search(rf"^[ \t]*{re.escape(key)}[ \t]*=", text, re.M)
     return f"{p}:{text[:m.start()].count(chr(10)) + 1}" if m else str(p)
+
+
+def key_line(p: Path, key: str) -> str:
+    """``file:line`` of ``key = ...`` in the layout file ``p`` read again (the file alone when it cannot be)."""
+    try:
+        return _line_of(p, p.read_text(encoding="utf-8"), key)
+    except (OSError, UnicodeDecodeError):
+        return str(p)
 
 
 def _check_machine(p: Path, text: str, meta: dict[str, Any]) -> None:
@@ -332,8 +341,8 @@ def check_host_names(run: Run) -> None:
         other = seen.setdefault(name, host)
         if other is host:
             continue
-        where = lambda h: (h.toml_path or run.run_dir / (f"{HOST_DIR_PREFIX}{h.key}" if h.key  # noqa: E731
-                                                         else RUN_TOML))
+        where = lambda h: (key_line(h.toml_path, "hostname") if h.toml_path  # noqa: E731
+                           else run.run_dir / (f"{HOST_DIR_PREFIX}{h.key}" if h.key else RUN_TOML))
         raise RunError(
             f"{where(other)} and {where(host)}: two hosts of run {run.run_id!r} "
             f"({_host_label(other)} and {_host_label(host)}) have one hostname {host.hostname!r}; the samples of "
