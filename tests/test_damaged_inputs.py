@@ -467,3 +467,30 @@ def test_a_killed_query_session_leaves_no_scratch_file(server, tmp_path):  # noq
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert set(tmp.glob("kansoku-queries-*")) == before
+
+
+@pytest.mark.parametrize("fmt, name, text, line", [
+    ("pgbench-script", "read.sql", "\\set aid random(1, 100000)\n\\set bid 1\n", 2),
+    ("pgbench-script-sql", "read.sql", "-- nothing but a comment\n\n", 2),
+    ("pg-stat-csv", "pg_stat_bgwriter.csv",
+     (FIXTURES / "pg_stat/clients=2/pg_stat_bgwriter.after.csv").read_text().splitlines()[0] + "\n", 1),
+])
+def test_a_file_with_nothing_in_it_is_refused_at_its_last_line(tmp_path, fmt, name, text, line):
+    """What was looked for in the whole file and not found is refused where the parser stopped: the file's last
+    line (as every refusal names file and line)."""
+    from kansoku.errors import ParseError
+    from sys_helpers import parse
+
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ParseError) as ei:
+        parse(fmt, path)
+    assert f"{path}:{line}: " in str(ei.value) and "end of the file" in str(ei.value), str(ei.value)
+
+
+def test_a_query_list_without_a_statement_is_refused_at_its_last_line():
+    from kansoku.parsers.queries.statement_list import QueryListError, statements
+
+    with pytest.raises(QueryListError) as ei:
+        statements("-- query: a\n-- nothing else\n\n")
+    assert ei.value.line == 3 and "end of the file" in str(ei.value)

@@ -150,7 +150,7 @@ def parse_pg_stat(path: Path, sink: Sink) -> None:
             out.append({"view": view, "snapshot_at": at, "moment": word or "at", "object": cells.get("datname"),
                         "counter": c, "value": x, "line": lineno})
     if not out:
-        raise ParseError(path, None, "at least one snapshot row", "none")
+        raise ParseError(path, max(1, len(rows)), "at least one snapshot row", "the end of the file, with none")
     sink.add_rows("pg_stat_snapshot", out)
 
 

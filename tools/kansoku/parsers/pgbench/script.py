@@ -86,8 +86,9 @@ def parse_script(path: Path, sink: Sink) -> None:
     text = textfile.read_text(path, "pgbench custom script")
     meta, sql, other = _counts(text)
     if not (meta and sql):
-        raise ParseError(path, None, "a pgbench script (meta-commands such as \\set and SQL statements)",
-                         "no meta-command" if not meta else "no SQL statement")
+        raise ParseError(path, textfile.last_line(text), "a pgbench script (meta-commands such as \\set and SQL "
+                         "statements)", "the end of the file, with no meta-command" if not meta else
+                         "the end of the file, with no SQL statement")
     sink.add_rows("pgbench_script_files", [{"meta_commands": meta, "sql_statements": sql, "text": text}])
 
 
@@ -96,9 +97,10 @@ def parse_listed_script(path: Path, sink: Sink) -> None:
     text = textfile.read_text(path, "pgbench custom script")
     meta, sql, other = _counts(text)
     if not sql or other:
-        line = next((n for n, kind in _numbered_kinds(text) if kind == "other"), None)
+        line = next((n for n, kind in _numbered_kinds(text) if kind == "other"), textfile.last_line(text))
         raise ParseError(path, line, "a pgbench script (SQL statements, optionally meta-commands such as \\set)",
-                         "a line that is neither SQL nor a meta-command" if other else "no SQL statement")
+                         "a line that is neither SQL nor a meta-command" if other else
+                         "the end of the file, with no SQL statement")
     sink.add_rows("pgbench_script_files", [{"meta_commands": meta, "sql_statements": sql, "text": text}])
 
 

@@ -78,7 +78,8 @@ def statements(text: str) -> list[Statement]:
         raise QueryListError(start, "expected the statement to end with ';' at the end of a line, found the end "
                                     "of the file")
     if not out:
-        raise QueryListError(None, "no SQL statement (each ends with ';' at the end of a line)")
+        raise QueryListError(textfile.last_line(text), "no SQL statement by the end of the file (each ends with ';' "
+                                                       "at the end of a line)")
     return out
 
 
