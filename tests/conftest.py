@@ -28,6 +28,13 @@ def _shared() -> Path:
 SHARED = _shared()
 CORPUS = Path(os.environ.get("KANSOKU_CORPUS", SHARED / "corpus"))
 FIXTURES = ROOT / "tests" / "fixtures"
+# the [report] table a test's inline report spec starts with
+REPORT_HEAD = """[report]
+id = "t"
+fiscal_year = 2030
+title = "T"
+organisation = "O"
+"""
 
 
 @pytest.fixture(scope="session")

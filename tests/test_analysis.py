@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPORT_HEAD
 from drawing import drawn_figure
 from kansoku.analysis import tables as analysis
 from kansoku.analysis.table_kinds import compute_table
@@ -43,13 +44,7 @@ cpu_idle_pct = { metric = "cpu_idle_pct", unit = "%" }
 elapsed_s = { metric = "elapsed_s", unit = "s" }
 """
 
-HEAD = """
-[report]
-id = "t"
-fiscal_year = 2030
-title = "T"
-organisation = "O"
-[metrics.elapsed_s]
+HEAD = "\n" + REPORT_HEAD + """[metrics.elapsed_s]
 label = { ja = "時間", en = "Time" }
 unit = "s"
 higher_is_better = false

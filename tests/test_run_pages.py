@@ -18,7 +18,7 @@ from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 
-from conftest import ROOT, ro_con, run_tool
+from conftest import REPORT_HEAD, ROOT, ro_con, run_tool
 from site_helpers import served_in_chromium
 
 CAMPAIGN = ROOT / "data" / "runs" / "example"
@@ -416,13 +416,7 @@ def test_a_run_title_names_what_its_condition_varied_in_words(tmp_path):
     from kansoku.spec.model import load_report
 
     spec = tmp_path / "t.toml"
-    spec.write_text("""
-[report]
-id = "t"
-fiscal_year = 2030
-title = "T"
-organisation = "O"
-[factors.config]
+    spec.write_text("\n" + REPORT_HEAD + """[factors.config]
 name = { ja = "構成", en = "Configuration" }
 labels.on = { ja = "有効", en = "checksums on" }
 [factors.clients]

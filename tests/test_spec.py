@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPORT_HEAD
 from drawing import drawn_figure
 from kansoku.analysis.table_kinds import compute_table
 from kansoku.errors import SpecError
@@ -15,13 +16,7 @@ from kansoku.store.db import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
-HEAD = """
-[report]
-id = "t"
-fiscal_year = 2030
-title = "T"
-organisation = "O"
-[[chapter]]
+HEAD = "\n" + REPORT_HEAD + """[[chapter]]
 id = "c"
 number = 2
 title = "C"

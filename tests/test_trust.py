@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, computed_report, run_tool
+from conftest import REPORT_HEAD, ROOT, computed_report, run_tool
 
 NBSP = "\u00a0"
 
@@ -215,13 +215,7 @@ def test_steady_notes_mark_the_cells_of_drifting_and_stalling_runs_once_per_tabl
     st.insert_rows("run_factors", factors)
     st.close()
     spec = tmp_path / "t.toml"
-    spec.write_text("""
-[report]
-id = "t"
-fiscal_year = 2030
-title = "T"
-organisation = "O"
-[[chapter]]
+    spec.write_text("\n" + REPORT_HEAD + """[[chapter]]
 id = "c"
 title = "C"
 [[chapter.table]]
