@@ -85,7 +85,7 @@ def test_fy2013_table_2_2_all_agree(store):
     printed = {r["clients"]: r["published_ratio_9.3_vs_9.2_pct"] for r in rows}
     assert_column(compare_cells(t), raw, printed, 100, flagged=set())
     assert t.checks() == {"checked": 11, "mismatch": 0}
-    assert [c.text["ja"] for c in t.rows[0]] == ["1", "403.38", "98.25", "418.77", "98.30", "103.82 %", "103.82 %"]
+    assert [c.text["ja"] for c in t.rows[0]] == ["1", "403.38", "98.25", "418.77", "98.30", "103.82%", "103.82%"]
 
 
 def test_fy2013_table_2_3_flags_exactly_16_48_128(store):
