@@ -77,7 +77,7 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
     # "Critical nanobind error" traceback): the Ctrl-C waits for the import, then ends the command as usual
     with sigint_held() as held:
         # after the options: --help loads no parser nor DuckDB
-        from kansoku.ingest.pipeline import IngestSummary, Interrupted, ingest
+        from kansoku.ingest.pipeline import IngestSummary, Interrupted, ingest, stop_hasher
         from kansoku.model import encode
     if held:
         raise KeyboardInterrupt
@@ -102,6 +102,7 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
             _print_ingest_summary(report, False, quiet=True)
         else:
             _print_ingest_summary(report, args.verbose)
+        stop_hasher()
     except KeyboardInterrupt:  # after the ingest returned: its outcome is known, say it (not just "interrupted")
         if report.committed:
             print(f"interrupted after the ingest had committed: {args.db} holds this ingest's files",

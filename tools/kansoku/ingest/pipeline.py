@@ -110,7 +110,24 @@ class IngestSummary:
                    ok=report.ok, runs_transcribed=report.runs_transcribed)
 
 
-_HASHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-sha256")
+_hasher_pool: ThreadPoolExecutor | None = None
+
+
+def _hasher() -> ThreadPoolExecutor:
+    """The thread that hashes a file while its parser runs (made when first needed, again after ``stop_hasher``)."""
+    global _hasher_pool
+    if _hasher_pool is None:
+        _hasher_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-sha256")
+    return _hasher_pool
+
+
+def stop_hasher() -> None:
+    """End the hashing thread. The command line ends it while a Ctrl-C still says the truth: Python's exit would
+    join it with no handler of kansoku's in place, and a Ctrl-C there printed a traceback."""
+    global _hasher_pool
+    pool, _hasher_pool = _hasher_pool, None
+    if pool is not None:
+        pool.shutdown(wait=True)
 
 
 class Interrupted(Exception):
@@ -935,7 +952,7 @@ def _ingest_file(store: Store, run: Run, det: Detection, report: IngestReport) -
     if old is None and not fmt.companions:
         # A new file is parsed whatever its hash: hash it (and keep its bytes) while the parser runs
         # (big pgbench logs: sha256 costs as much as half of DuckDB's read, and hashlib releases the GIL).
-        hashing = _HASHER.submit(hash_and_keep, path, blobs)
+        hashing = _hasher().submit(hash_and_keep, path, blobs)
         digest = ""
     else:
         # with companions (files the parse also reads), a change to them must re-ingest this file
