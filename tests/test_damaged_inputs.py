@@ -225,6 +225,7 @@ def test_published_csv_not_utf8_names_file_and_line(tmp_path, tmp_db):
     assert "expected a valid " not in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_damage_harness_finds_no_traceback_hang_or_unprintable_value():
     """The bench's damage trials, bounded: every format of the registry, host layouts, links and shell text,
     each mutated and ingested by tools/ingest into its own store; collect plans run by tools/collect."""
