@@ -414,3 +414,25 @@ def test_repeated_hour_in_an_iana_zone_is_the_second_occurrence(tmp_path):
     s = parse("sar-text", f, run_meta={"machine": {"timezone": "America/New_York"}})
     got = [t for (t,) in s.q("SELECT DISTINCT ts FROM sys_metrics ORDER BY 1")]
     assert [(b - a).total_seconds() for a, b in zip(got, got[1:])] == [20.0, 20.0]
+
+
+@pytest.mark.parametrize("fmt, name, key, record_line", [
+    ("sadf-json", "sadf_j_loop.json", '"rkB": ', 64),
+    ("mpstat-json", "mpstat_json.txt", '"usr": ', 20),
+])
+def test_a_value_refused_in_a_json_document_is_named_by_its_records_line(tmp_path, fmt, name, key, record_line):
+    """A JSON document's values have no line of their own: a refused one is named by the line of its statistics
+    record (its "timestamp"), the second record here."""
+    from kansoku.errors import ParseError
+    from sys_helpers import parse
+
+    lines = (V / name).read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i in range(record_line, len(lines)) if key in lines[i])
+    start = lines[at].index(key) + len(key)
+    end = start + len(lines[at][start:].split(",")[0].split("}")[0])
+    lines[at] = lines[at][:start] + "NaN" + lines[at][end:]
+    damaged = tmp_path / name
+    damaged.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(ParseError) as ei:
+        parse(fmt, damaged)
+    assert f"{damaged}:{record_line}: expected a finite number" in str(ei.value), str(ei.value)

@@ -19,7 +19,7 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 from kansoku.parsers.sysstat import common as sm
-from kansoku.parsers.sysstat.sadf_json import load_json_salvaging
+from kansoku.parsers.sysstat.sadf_json import load_json_salvaging, record_lines
 
 _ISO_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})([+-]\d{2}:?\d{2}|Z)?$", re.ASCII)
 _DEVICE_HDR = re.compile(r"^Device:?$", re.ASCII)
@@ -196,6 +196,7 @@ def sniff_iostat_json(head: FileHead) -> bool:
 def parse_iostat_json(path: Path, sink: Sink) -> None:
     doc = load_json_salvaging(path, sink, "iostat -o JSON output")
     col = sm.Collector("iostat", "iostat-json")
+    lines, record = record_lines(path), 0  # each statistics record's line, every host's
     tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     for host in doc["sysstat"].get("hosts", []):
@@ -213,14 +214,17 @@ def parse_iostat_json(path: Path, sink: Sink) -> None:
                 if "T" in str(st["timestamp"]):
                     col.tz_basis = "iostat ISO time with offset"
             boot = i == 0
+            line = lines[record] if record < len(lines) and "timestamp" in st else None
+            record += "timestamp" in st
             for k, v in (st.get("avg-cpu") or {}).items():
                 if isinstance(v, (int, float)):
-                    col.add(ts, "cpu", "all", _CPU_JSON.get(k, k), float(v), sample=i, since_boot=boot)
+                    col.add(ts, "cpu", "all", _CPU_JSON.get(k, k), float(v), sample=i, since_boot=boot, line=line)
             for dev in st.get("disk") or []:
                 name = dev.get("disk_device")
                 for k, v in dev.items():
                     if k != "disk_device" and isinstance(v, (int, float)) and not isinstance(v, bool):
-                        col.add(ts, "disk", name, _DISK_JSON.get(k, k), float(v), sample=i, since_boot=boot)
+                        col.add(ts, "disk", name, _DISK_JSON.get(k, k), float(v), sample=i, since_boot=boot,
+                                line=line)
     col.fill_intervals()
     col.flush(sink)
 

@@ -20,6 +20,7 @@ from kansoku.errors import ParseError
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 from kansoku.parsers.sysstat import common as sm
+from kansoku.parsers.sysstat.sadf_json import record_lines
 
 # Header of a block -> activity, first match wins (sysstat 8 to 12). Each entry: (activity, test on the
 # header's column names after the time of day).
@@ -167,6 +168,7 @@ def parse_mpstat_json(path: Path, sink: Sink) -> None:
         line = getattr(exc, "lineno", None)
         raise ParseError(path, line, "complete mpstat -o JSON", str(exc).split(":")[0]) from None
     col = sm.Collector("mpstat", "mpstat-json")
+    lines, record = record_lines(path), 0  # each statistics record's line, every host's
     tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     hosts = doc.get("sysstat", {}).get("hosts") if isinstance(doc, dict) else None
@@ -186,6 +188,8 @@ def parse_mpstat_json(path: Path, sink: Sink) -> None:
                 raise ParseError(path, None, f"a \"timestamp\" time of day in statistics[{i}]",
                                  str(st)[:40])
             ts = clock.at("json", t[0])
+            line = lines[record] if record < len(lines) else None
+            record += 1
             for key, (act, inst_key) in JSON_BLOCKS.items():
                 for item in st.get(key) or []:
                     if not isinstance(item, dict):
@@ -197,12 +201,13 @@ def parse_mpstat_json(path: Path, sink: Sink) -> None:
                         if isinstance(v, list):  # individual-interrupts: {"cpu": "0", "intr": [{"name", "value"}]}
                             for iv in v:
                                 if isinstance(iv, dict) and isinstance(iv.get("value"), (int, float)):
-                                    col.add(ts, act, inst, f"{iv.get('name')}/s", float(iv["value"]), sample=i)
+                                    col.add(ts, act, inst, f"{iv.get('name')}/s", float(iv["value"]), sample=i,
+                                            line=line)
                             continue
                         if isinstance(v, bool) or not isinstance(v, (int, float)):
                             continue
                         name = f"%{k}" if act in ("cpu", "cpu-node") else (f"{k}/s" if act != "intr" else "intr/s")
-                        col.add(ts, act, inst, name, float(v), sample=i)
+                        col.add(ts, act, inst, name, float(v), sample=i, line=line)
     if not col.n_values:
         raise ParseError(path, None, "mpstat -o JSON with at least one sample", "none")
     if steps:

@@ -133,10 +133,29 @@ def load_json_salvaging(path: Path, sink: Sink, what: str) -> dict:
     return doc
 
 
+_RECORD = re.compile(rb'"timestamp"\s*:')
+
+
+def record_lines(path: Path) -> list[int]:
+    """The line of each statistics record of a sysstat JSON document, in order (hosts in order): where its
+    "timestamp" key is (sadf -j, mpstat -o JSON and iostat -o JSON print one per record). A value refused in a
+    record is then named by that line."""
+    data = path.read_bytes()
+    out, line, pos = [], 1, 0
+    for m in _RECORD.finditer(data):
+        line += data.count(b"\n", pos, m.start())
+        pos = m.start()
+        out.append(line)
+    return out
+
+
 def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | None = None) -> None:
+    lines: list[int] = []
     if doc is None:
         doc = load_json_salvaging(path, sink, "sadf -j output")
+        lines = record_lines(path)
     col = sm.Collector("sar", fmt)
+    record = 0  # the document's statistics records, every host's
     tz, basis = sm.local_tz(sink.run_start, sink)
     col.tz_basis = "sadf -j timestamps (UTC)"
     unknown: set[str] = set()
@@ -163,10 +182,12 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
                 col.tz_basis = f"sadf -j local time: {basis}"
             ts = _stamp(path, ts_obj.get("date"), ts_obj.get("time"), f"statistics record {sample + 1}").replace(tzinfo=z)
             iv = ts_obj.get("interval")
+            line = lines[record] if record < len(lines) else None
+            record += 1
             for key, val in st.items():
                 if key == "timestamp":
                     continue
-                _json_activity(col, key, val, ts, iv, sample, unknown)
+                _json_activity(col, key, val, ts, iv, sample, unknown, line)
         for r in host.get("restarts", []) or []:
             b = r.get("boot", {}) if isinstance(r, dict) else {}
             if "date" in b and "time" in b:
@@ -187,10 +208,10 @@ def _stamp(path: Path, date: Any, time: Any, where: str) -> datetime:
         raise ParseError(path, None, f"a date YYYY-MM-DD and a time HH:MM:SS ({where})", f"{date} {time}") from None
 
 
-def _json_activity(col, key: str, val: Any, ts, iv, sample: int, unknown: set) -> None:
+def _json_activity(col, key: str, val: Any, ts, iv, sample: int, unknown: set, line: int | None = None) -> None:
     if key in ("network", "power-management", "psi") and isinstance(val, dict):
         for k2, v2 in val.items():
-            _json_activity(col, k2, v2, ts, iv, sample, unknown)
+            _json_activity(col, k2, v2, ts, iv, sample, unknown, line)
         return
     spec = JSON_ACTIVITY.get(key)
     if spec is None:
@@ -223,4 +244,4 @@ def _json_activity(col, key: str, val: Any, ts, iv, sample: int, unknown: set) -
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 continue
             a, name = _json_metric(rule, act, k)
-            col.add(ts, a, inst, name, float(v), interval_s=iv, sample=sample)
+            col.add(ts, a, inst, name, float(v), interval_s=iv, sample=sample, line=line)
