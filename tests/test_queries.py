@@ -203,3 +203,25 @@ def test_a_query_table_shows_a_plan_node_column_only_for_runs_with_plans(example
     assert kinds["parallel-times"][-1] == "note"
     assert "note" not in kinds["partition-times"]
     assert all(row[-1].kind == "note" and row[-1].text["en"] != "—" for row in tables["parallel-times"].rows)
+
+
+@pytest.mark.parametrize("sql, refused", [
+    ("CREATE FUNCTION f() RETURNS int LANGUAGE sql\nBEGIN ATOMIC\n  SELECT 1;\nEND;\n", True),
+    ("create or replace procedure p() language sql\nbegin atomic\n  insert into t values (1);\nend;\n", True),
+    ("CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END $$;\n", False),
+    ("BEGIN;\n", False),
+    ("SELECT 'begin' AS begin_ FROM t;\n", False),
+])
+def test_a_function_body_psql_versions_split_differently_is_refused(sql, refused):
+    """psql 14 and later read CREATE FUNCTION ... BEGIN ATOMIC ... END as one statement, older ones end it at
+    the first ';': a list holding one would not be what psql runs, whichever runs it (a dollar-quoted body is
+    read alike by all)."""
+    from kansoku.parsers.queries import statement_list
+
+    text = "-- query: q1\n" + sql
+    if refused:
+        with pytest.raises(statement_list.QueryListError) as ei:
+            statement_list.statements(text)
+        assert ei.value.line == 3 and "BEGIN in a function body" in str(ei.value), str(ei.value)
+    else:
+        assert [s.id for s in statement_list.statements(text)] == ["q1"]

@@ -99,17 +99,38 @@ def lex_problem(sql: str) -> tuple[int, str] | None:
 
 
 _IDENT_CONT = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]", re.ASCII)
+_WORD = re.compile(r"[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*", re.ASCII)
+_ROUTINE_WORDS = ("create", "function", "procedure", "or", "replace")
 DOLLAR = re.compile(r"\$(?:[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$", re.ASCII)
 _VARIABLE = re.compile(r":[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*", re.ASCII)
 _OPENED = {"'": "a string", '"': "a quoted name", "$": "a dollar-quoted body", "/": "a /* comment"}
 
 
+def _routine(words: list[str]) -> bool:
+    """Whether a statement's first words are CREATE [OR REPLACE] FUNCTION|PROCEDURE, as psql 14 and later tell
+    (psqlscan.l: the first letter of each of its first words, when it is one of ``_ROUTINE_WORDS``)."""
+    w = [x[0] if x in _ROUTINE_WORDS else "" for x in words[:4]] + [""] * 4
+    return w[0] == "c" and (w[1] in ("f", "p") or (w[1] == "o" and w[2] == "r" and w[3] in ("f", "p")))
+
+
 def _lex(sql: str, std_strings: bool) -> tuple[int, str] | None:
     i, n, depth = 0, len(sql), 0
     last_string: tuple[int, bool] | None = None  # where the last string closed; did it read backslash escapes
+    words: list[str] = []  # the statement's first words (lower case), for _routine
     line = lambda k: sql.count("\n", 0, k)  # noqa: E731
     while i < n:
         c, opened = sql[i], i
+        if (w := _WORD.match(sql, i)) and not (i > 0 and _IDENT_CONT.match(sql[i - 1])):
+            word = w.group().lower()
+            if len(words) < 4:
+                words.append(word)
+            if word == "begin" and not depth and _routine(words):
+                # psql 14 and later read a function body's BEGIN ... END whole (a ';' inside ends nothing), older
+                # ones end it at the first ';': the list would not be what psql runs
+                return line(i), ("expected statements psql versions split alike, found BEGIN in a function body "
+                                 "(psql 14 and later read it to its END, older ones to the first ';'): create the "
+                                 "function in the study's setup")
+            i = w.end() - 1  # the word's last character: the loop goes on after it
         if c == "\\":
             end = sql.find("\n", i)
             return line(i), (f"expected an SQL statement, found a psql meta-command "
