@@ -29,13 +29,15 @@ RUNS = [f"study=scaleup/workload=read/config=checksums-off/clients={c}/rep=1" fo
 class Served:
     """`kansoku serve --port 0` in ``site``, its output collected as it comes."""
 
-    def __init__(self, site: Path):
-        self.proc = subprocess.Popen([sys.executable, "-c", KANSOKU, "serve", "--port", "0"], cwd=site,
+    def __init__(self, site: Path, *args: str, started=None):
+        self.proc = subprocess.Popen([sys.executable, "-c", KANSOKU, "serve", "--port", "0", *args], cwd=site,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.out: list[str] = []
         self.err: list[str] = []
         for stream, lines in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
             threading.Thread(target=lambda s=stream, ls=lines: ls.extend(s), daemon=True).start()
+        if started is not None:  # told once the command runs, before its serving line (a --wait, say)
+            started(self)
         self.base = self.wait_for(lambda: next((m.group(0) for line in self.out
                                                 for m in [re.search(r"http://127\.0\.0\.1:\d+/", line)] if m), None),
                                   120, "the serving line")
@@ -116,6 +118,25 @@ def test_serve_shows_prose_and_spec_edits_and_outlives_a_broken_spec(site):
     while any(Path(f"/proc/{p}").exists() for p in hugo) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(Path(f"/proc/{p}").exists() for p in hugo), "Hugo outlived kansoku serve"
+
+
+def test_serve_waits_while_an_ingest_holds_the_store_then_serves(site):
+    """`kansoku serve --wait 60` while another process writes the store: it says it waits, and serves the report
+    once the store is free (never exit 4 at once, never a half-read store)."""
+    from conftest import held_elsewhere, hold_store
+
+    db = next(site.rglob("*.duckdb"))
+    with held_elsewhere(hold_store, str(db)) as release:
+        def waiting_then_free(served: Served) -> None:
+            served.wait_for(lambda: any("waiting" in line for line in served.err), 60, "the waiting line")
+            release.set()
+        served = Served(site, "--wait", "60", started=waiting_then_free)
+    try:
+        assert "TPS by clients" in served.page("en/reports/live/scaleup/")
+    finally:
+        served.proc.send_signal(signal.SIGINT)
+        rc = served.proc.wait(timeout=30)
+    assert rc == 0, "".join(served.err)[-2000:]
 
 
 def test_serve_without_a_store_says_how_to_make_one(tmp_path):
