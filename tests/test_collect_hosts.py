@@ -628,7 +628,7 @@ def test_monitors_that_end_early_here_and_there_fail_the_run(sshd, tmp_path):
 
 
 @needs_ssh
-def test_sshd_stopped_mid_run_fails_the_run(sshd, tmp_path):
+def test_sshd_stopped_mid_run_fails_the_run_and_once_back_the_run_is_measured_again(sshd, tmp_path):
     """A second sshd, killed with every session it serves while the benchmark runs: the supervisor's session and
     the master connection are gone, the files cannot be fetched (host.toml alone): failed, exit status 1."""
     port = _free_port()
@@ -676,6 +676,20 @@ def test_sshd_stopped_mid_run_fails_the_run(sshd, tmp_path):
     for left in set(tmp.glob("kansoku-collect.*")) - before:  # never fetched: marked by its supervisor
         assert (left / collect_hosts.ORPHANED).is_file()
         shutil.rmtree(left, ignore_errors=True)
+    # sshd back: the same command with --replace (as the failed run's refusal says) measures the run again, the
+    # failed attempt kept aside
+    daemon = _start_sshd(config, port)
+    try:
+        again = subprocess.run([sys.executable, str(ROOT / "tools" / "collect"), "--root", str(tmp_path / "runs"),
+                                "--hosts", str(_hosts_file(tmp_path, cfg)), "--no-monitors", "--settle", "0.2",
+                                "--replace", "study=stopped", "rep=1", "--", "sleep", "1"],
+                               cwd=ROOT, capture_output=True, text=True, timeout=120)
+    finally:
+        _stop(daemon)
+    assert again.returncode == 0, again.stderr
+    assert _load(run / "run.toml")["status"] == "ok"
+    assert len(list(run.parent.glob(".rep=1.attempt-*"))) == 1
+    assert not _remote_leftovers()
 
 
 # ---------------------------------------------------------------- perf, the server log and setups on a host
