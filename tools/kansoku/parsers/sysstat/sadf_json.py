@@ -133,7 +133,7 @@ def load_json_salvaging(path: Path, sink: Sink, what: str) -> dict:
     return doc
 
 
-_RECORD = re.compile(rb'"timestamp"\s*:')
+_RECORD = re.compile(rb'"timestamp"\s*:', re.ASCII)
 
 
 def record_lines(path: Path) -> list[int]:
