@@ -408,11 +408,11 @@ def test_every_chart_trace_finds_its_columns_in_the_page(site):
 
 
 def test_a_run_title_names_what_its_condition_varied_in_words(tmp_path):
-    """report/runs.py run_titles: the study first, then the factors that differ between the report's runs in
+    """report/runs.py label_runs: the study first, then the factors that differ between the report's runs in
     the report's words (a bare number with its factor's name), the repetition last; a factor every run
     shares is left out; a run with nothing to tell is titled by its id."""
     from kansoku.model import RunInfo
-    from kansoku.report.runs import run_titles
+    from kansoku.report.runs import label_runs
     from kansoku.spec.model import load_report
 
     spec = tmp_path / "t.toml"
@@ -438,12 +438,12 @@ rows = "clients"
                        anchor=rid, factors={"campaign": "c1", **factors})
     runs = {"a": info("a", study="scaleup", config="on", clients="16", rep="2"),
             "b": info("b", study="other", config="off", clients="1", rep="1")}
-    run_titles(report, runs)
+    label_runs(report, runs)
     assert runs["a"].title == {"en": "Scale-up, checksums on, Clients: 16, run 2",
                                "ja": "スケールアップ、有効、クライアント数: 16、2 回目"}
     alone = {"x": RunInfo(id="x", origin="measured", status="ok", start=None, citation=None, hostname=None,
                           anchor="x", factors={"campaign": "c1"})}
-    run_titles(report, alone)
+    label_runs(report, alone)
     assert alone["x"].title == {"en": "x", "ja": "x"}
 
 

@@ -416,7 +416,7 @@ class RunInfo:
     run_toml_url: str | None = None    # set by the renderer that publishes it
     run_toml_sha256: str | None = None  # sha256 of that run.toml
     factor_labels: dict[str, list[list[str]]] = field(default_factory=dict)  # language -> [[factor name, value label]]
-    title: dict[str, str] = field(default_factory=dict)  # language -> its title (report/runs.py run_titles)
+    title: dict[str, str] = field(default_factory=dict)  # language -> its title (report/runs.py label_runs)
 
 
 @dataclass

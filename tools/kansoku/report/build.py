@@ -25,7 +25,7 @@ from kansoku.report.comparisons import compute_comparison
 from kansoku.report.environment import environment, label_wheres
 from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.provenance import figure_representatives, item_provenance, runs_provenance
-from kansoku.report.runs import run_pages, run_titles
+from kansoku.report.runs import label_runs, run_pages
 from kansoku.report.structure import generated_body, report_pages
 from kansoku.report.values import findings, page_values
 from kansoku.spec.model import LANGS, Item, Report, text
@@ -120,10 +120,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
 def labelled_provenance(store: Store, report: Report, run_ids: list[str]) -> dict:
     """The runs' provenance, their factors as a reader reads them: the report's names and value labels."""
     runs = runs_provenance(store, run_ids)
-    for info in runs.values():
-        info.factor_labels = {lang: [[analysis.factor_name(report, f, lang), analysis.factor_value_label(report, f, v, lang)]
-                                     for f, v in info.factors.items()] for lang in LANGS}
-    run_titles(report, runs)
+    label_runs(report, runs)
     return runs
 
 

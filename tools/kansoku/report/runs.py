@@ -210,27 +210,31 @@ def _factor_order(report: Report, factors: set[str]) -> list[str]:
 _NUMBER = re.compile(r"[-+]?[0-9][0-9,.]*")
 
 
-def run_titles(report: Report, infos: dict[str, RunInfo]) -> None:
-    """Each run's title as a reader reads it (``RunInfo.title``): the values of the factors that differ between
-    the report's runs in words, where it belongs first (its campaign, its study) and then in the report's order,
-    and its repetition last ("Streaming replication, sync 1 + async 1, run 2"); a factor every run shares (the
-    campaign of a one-campaign report) says nothing of it."""
+def label_runs(report: Report, infos: dict[str, RunInfo]) -> None:
+    """Each run's factors as a reader reads them (``RunInfo.factor_labels``: the report's names and value
+    labels), and its title (``RunInfo.title``) made of them: the values of the
+    factors that differ between the report's runs, where it belongs first (its campaign, its study) and then in
+    the report's order, and its repetition last ("Streaming replication, sync 1 + async 1, run 2"); a factor
+    every run shares (the campaign of a one-campaign report) says nothing of it."""
     values: dict[str, set[str]] = {}
     for info in infos.values():
+        info.factor_labels = {lang: [[analysis.factor_name(report, f, lang), analysis.factor_value_label(report, f, v, lang)]
+                                     for f, v in info.factors.items()] for lang in LANGS}
         for f, v in info.factors.items():
             values.setdefault(f, set()).add(v)
     order = [f for f in GROUPING if f in values] + [f for f in _factor_order(report, set(values)) if f not in GROUPING]
     shown = [f for f in order if f != REP and len(values[f]) > 1]
-
-    def value(f: str, v: str, lang: str) -> str:  # a bare number says nothing without its factor's name
-        label = analysis.factor_value_label(report, f, v, lang)
-        return (words.t(lang, "factor_value", name=analysis.factor_name(report, f, lang), value=label)
-                if _NUMBER.fullmatch(label) else label)
     for info in infos.values():
         fs = info.factors
-        info.title = {lang: words.t(lang, "env_values_separator").join(
-            [value(f, fs[f], lang) for f in shown if f in fs]
-            + ([words.t(lang, "column_run_n", fs[REP])] if REP in fs else [])) or info.id for lang in LANGS}
+        info.title = {}
+        for lang in LANGS:
+            named = dict(zip(fs, info.factor_labels[lang]))  # factor -> [its name, its value's label]
+            # a bare number says nothing without its factor's name
+            parts = [words.t(lang, "factor_value", name=named[f][0], value=named[f][1])
+                     if _NUMBER.fullmatch(named[f][1]) else named[f][1] for f in shown if f in fs]
+            if REP in fs:
+                parts.append(words.t(lang, "column_run_n", fs[REP]))
+            info.title[lang] = words.t(lang, "env_values_separator").join(parts) or info.id
 
 
 def _cond_key(factors: dict[str, str]) -> tuple:

@@ -194,9 +194,9 @@ def sniff_iostat_json(head: FileHead) -> bool:
 
 
 def parse_iostat_json(path: Path, sink: Sink) -> None:
-    doc = load_json_salvaging(path, sink, "iostat -o JSON output")
+    doc, text = load_json_salvaging(path, sink, "iostat -o JSON output")
     col = sm.Collector("iostat", "iostat-json")
-    lines, record = record_lines(path), 0  # each statistics record's line, every host's
+    lines, record = record_lines(text), 0  # each statistics record's line, every host's
     tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     for host in doc["sysstat"].get("hosts", []):

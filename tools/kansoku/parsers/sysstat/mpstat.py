@@ -168,7 +168,7 @@ def parse_mpstat_json(path: Path, sink: Sink) -> None:
         line = getattr(exc, "lineno", None)
         raise ParseError(path, line, "complete mpstat -o JSON", str(exc).split(":")[0]) from None
     col = sm.Collector("mpstat", "mpstat-json")
-    lines, record = record_lines(path), 0  # each statistics record's line, every host's
+    lines, record = record_lines(text), 0  # each statistics record's line, every host's
     tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     hosts = doc.get("sysstat", {}).get("hosts") if isinstance(doc, dict) else None

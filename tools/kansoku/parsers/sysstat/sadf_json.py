@@ -84,9 +84,10 @@ def sniff_sadf_json(head: FileHead) -> bool:
                                                             or '"restarts"' in t or '"cpu-load' in t)
 
 
-def load_json_salvaging(path: Path, sink: Sink, what: str) -> dict:
+def load_json_salvaging(path: Path, sink: Sink, what: str) -> tuple[dict, str]:
     """json.load, or -- for a document cut off mid-write (sadf/iostat interrupted, docs/formats.md §0.5) --
-    the host header and every complete ``statistics`` record before the cut, with a warning."""
+    the host header and every complete ``statistics`` record before the cut, with a warning; and the text read
+    (for ``record_lines``)."""
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8")
@@ -130,20 +131,19 @@ def load_json_salvaging(path: Path, sink: Sink, what: str) -> dict:
     if not isinstance(doc, dict) or "sysstat" not in doc or not isinstance(doc["sysstat"], dict):
         raise ParseError(path, 1, f"a JSON document with a top-level 'sysstat' object ({what})",
                          str(list(doc)[:3]) if isinstance(doc, dict) else type(doc).__name__)
-    return doc
+    return doc, text
 
 
-_RECORD = re.compile(rb'"timestamp"\s*:', re.ASCII)
+_RECORD = re.compile(r'"timestamp"\s*:', re.ASCII)
 
 
-def record_lines(path: Path) -> list[int]:
-    """The line of each statistics record of a sysstat JSON document, in order (hosts in order): where its
-    "timestamp" key is (sadf -j, mpstat -o JSON and iostat -o JSON print one per record). A value refused in a
-    record is then named by that line."""
-    data = path.read_bytes()
+def record_lines(text: str) -> list[int]:
+    """The line of each statistics record of a sysstat JSON document's ``text``, in order (hosts in order): where
+    its "timestamp" key is (sadf -j, mpstat -o JSON and iostat -o JSON print one per record). A value refused in
+    a record is then named by that line."""
     out, line, pos = [], 1, 0
-    for m in _RECORD.finditer(data):
-        line += data.count(b"\n", pos, m.start())
+    for m in _RECORD.finditer(text):
+        line += text.count("\n", pos, m.start())
         pos = m.start()
         out.append(line)
     return out
@@ -152,8 +152,8 @@ def record_lines(path: Path) -> list[int]:
 def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | None = None) -> None:
     lines: list[int] = []
     if doc is None:
-        doc = load_json_salvaging(path, sink, "sadf -j output")
-        lines = record_lines(path)
+        doc, text = load_json_salvaging(path, sink, "sadf -j output")
+        lines = record_lines(text)
     col = sm.Collector("sar", fmt)
     record = 0  # the document's statistics records, every host's
     tz, basis = sm.local_tz(sink.run_start, sink)
