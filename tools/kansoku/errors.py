@@ -14,6 +14,12 @@ _CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f" + _MARKS + "]")  # the mes
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+def last_line(text: str) -> int:
+    """The number of a text's last line (1 for an empty text): the line a refusal names when what was looked for
+    in the whole text is not there (a parser stopped at the end of the file)."""
+    return max(1, len(text.splitlines()))
+
+
 def _escaped(m: re.Match) -> str:
     c = m.group()
     return _SHORT.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")

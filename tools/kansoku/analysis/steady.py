@@ -134,9 +134,10 @@ def all_states(store: Store) -> dict[str, SteadyState]:
     return cache["all"]
 
 
-def _detail(st: SteadyState, flag: str) -> str:
+def _detail(st: SteadyState, flag: str, lang: str) -> str:
     if flag == "drift" and st.tps_drift_pct is not None:
-        return f"{st.tps_drift_pct:+.0f}\u00a0%"  # no break between a number and its unit
+        # a percent as the language prints it, never broken between the number and its unit
+        return words.t(lang, "percent", f"{st.tps_drift_pct:+.0f}").replace(" ", "\u00a0")
     if flag == "stall":
         return f"{st.stall_s:.0f}\u00a0s"
     return ""
@@ -157,8 +158,8 @@ def table_notes(store: Store, cell_runs: list[list[str]]) -> list[tuple[list[int
         if not cells:
             continue
         runs = sorted({r for i in cells for r in cell_runs[i] if r in flagged and flag in flagged[r].flags})
-        details = ", ".join(d for d in (_detail(flagged[r], flag) for r in runs) if d)
-        text = {lang: words.t(lang, f"steady_cellnote_{flag}", len(runs), details=details)
+        text = {lang: words.t(lang, f"steady_cellnote_{flag}", len(runs),
+                              details=", ".join(d for d in (_detail(flagged[r], flag, lang) for r in runs) if d))
                 for lang in LANGS}
         out.append((cells, text))
     return out

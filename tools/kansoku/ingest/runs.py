@@ -32,8 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
-from kansoku.errors import RunError
-from kansoku.parsers import textfile
+from kansoku.errors import RunError, last_line
 from kansoku.values import canon
 
 RUN_TOML = "run.toml"
@@ -205,7 +204,7 @@ def read_toml(p: Path, what: str = "") -> tuple[dict[str, Any], str]:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
         # "(at end of document)": an unterminated string or table, whose error is its last line
-        where = f"{p}:{m.group(1) if m else textfile.last_line(text)}"
+        where = f"{p}:{m.group(1) if m else last_line(text)}"
         raise RunError(f"{where}: not valid TOML ({exc}){what}") from None
 
 

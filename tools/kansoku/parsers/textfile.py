@@ -106,12 +106,6 @@ def refuse_control_bytes(path: Path, expected: str, *, crlf: bool = False) -> No
             offset += len(chunk)
 
 
-def last_line(text: str) -> int:
-    """The number of a text's last line (1 for an empty text): where a parser that looked for something in
-    the whole file and did not find it stopped."""
-    return max(1, len(text.splitlines()))
-
-
 def line_of_offset(path: Path, offset: int) -> int:
     n, done = 1, 0
     with open(path, "rb") as fh:

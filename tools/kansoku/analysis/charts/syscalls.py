@@ -71,7 +71,7 @@ def syscalls_top(store: Store, report: Report, item: Item) -> ChartData:
             hv = []
             for s in order:
                 d = data[r].get(s)
-                hv.append(f"{s}: {d['time_pct']:.2f} %, " + words.t(lang, "chart_seconds", f"{d['seconds']:.6f}")
+                hv.append(f"{s}: " + words.t(lang, "percent", f"{d['time_pct']:.2f}") + ", " + words.t(lang, "chart_seconds", f"{d['seconds']:.6f}")
                           + ", " + words.t(lang, "chart_calls", d["calls"]) if d
                           else f"{s}: " + words.t(lang, "chart_not_called"))
             hover.append(hv)

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from kansoku.errors import ParseError
+from kansoku.errors import ParseError, last_line
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 
@@ -86,7 +86,7 @@ def parse_script(path: Path, sink: Sink) -> None:
     text = textfile.read_text(path, "pgbench custom script")
     meta, sql, other = _counts(text)
     if not (meta and sql):
-        raise ParseError(path, textfile.last_line(text), "a pgbench script (meta-commands such as \\set and SQL "
+        raise ParseError(path, last_line(text), "a pgbench script (meta-commands such as \\set and SQL "
                          "statements)", "the end of the file, with no meta-command" if not meta else
                          "the end of the file, with no SQL statement")
     sink.add_rows("pgbench_script_files", [{"meta_commands": meta, "sql_statements": sql, "text": text}])
@@ -97,7 +97,7 @@ def parse_listed_script(path: Path, sink: Sink) -> None:
     text = textfile.read_text(path, "pgbench custom script")
     meta, sql, other = _counts(text)
     if not sql or other:
-        line = next((n for n, kind in _numbered_kinds(text) if kind == "other"), textfile.last_line(text))
+        line = next((n for n, kind in _numbered_kinds(text) if kind == "other"), last_line(text))
         raise ParseError(path, line, "a pgbench script (SQL statements, optionally meta-commands such as \\set)",
                          "a line that is neither SQL nor a meta-command" if other else
                          "the end of the file, with no SQL statement")

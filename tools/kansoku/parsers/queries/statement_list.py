@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from kansoku.errors import ParseError
+from kansoku.errors import ParseError, last_line
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 
@@ -78,7 +78,7 @@ def statements(text: str) -> list[Statement]:
         raise QueryListError(start, "expected the statement to end with ';' at the end of a line, found the end "
                                     "of the file")
     if not out:
-        raise QueryListError(textfile.last_line(text), "no SQL statement by the end of the file (each ends with ';' "
+        raise QueryListError(last_line(text), "no SQL statement by the end of the file (each ends with ';' "
                                                        "at the end of a line)")
     return out
 

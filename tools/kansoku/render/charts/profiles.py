@@ -264,7 +264,8 @@ def profile_diff(chart, lang: str) -> dict:
     # the hover's lines are the template's own markup; the measured parts are customdata, which escape_plotly
     # escapes (as hovertext, its <br> was escaped too and printed as "<br>")
     custom = [[r["function"], f"{r['a']:.2f}", f"{r['b']:.2f}", f"{r['delta']:+.2f}", v] for r, v in zip(rows, w["verdicts"])]
-    tmpl = ("%{customdata[0]}<br>" + esc(w["a"]) + ": %{customdata[1]} %<br>" + esc(w["b"]) + ": %{customdata[2]} %<br>"
+    tmpl = ("%{customdata[0]}<br>" + esc(w["a"]) + ": " + words.t(lang, "percent", "%{customdata[1]}") + "<br>"
+            + esc(w["b"]) + ": " + words.t(lang, "percent", "%{customdata[2]}") + "<br>"
             "%{customdata[3]}<br>%{customdata[4]}<extra></extra>")
     # each function's name and change is a label above its bar, inside the plot: as tick labels beside
     # the bars they took a desktop's left margin, which left a phone a plot ~120 px wide, and the values
