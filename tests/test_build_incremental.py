@@ -286,7 +286,7 @@ def test_a_changed_condition_file_renders_its_pages_again(env):
     assert again.run_pages_rendered == len(mine)
     assert again.run_pages_reused == len(pages) - len(mine)
     for a in pages:
-        html = (public / "en" / "reports" / "inc" / "runs" / a / "index.html").read_text(encoding="utf-8")
+        html = (public / "en" / "reports" / "inc" / "runs" / f"{a}.html").read_text(encoding="utf-8")
         assert ('<th scope="row">TPS, shared</th>' in html) == (a in mine), a
 
 
@@ -319,7 +319,7 @@ rows = "clients"
 """, encoding="utf-8")
     build(env)
     for anchor, uses in ((other["anchor"], True), (least, False)):
-        html = (public / "en" / "reports" / "inc" / "runs" / anchor / "index.html").read_text(encoding="utf-8")
+        html = (public / "en" / "reports" / "inc" / "runs" / f"{anchor}.html").read_text(encoding="utf-8")
         assert ("#table-one-rep" in html) == uses, anchor  # the new table, named by its label and link
 
 
@@ -462,7 +462,7 @@ def test_long_run_lists_load_on_demand_and_the_sources_page_comes_in_parts(env, 
             links = panel.locator(".reps a")
             assert links.count() == len(table["runs"])
             hrefs = {links.nth(i).get_attribute("href") for i in range(links.count())}
-            assert all(re.fullmatch(r"/en/reports/inc/runs/run-[0-9a-f]{12}/", h) for h in hrefs), hrefs  # run pages
+            assert all(re.fullmatch(r"/en/reports/inc/runs/run-[0-9a-f]{12}\.html", h) for h in hrefs), hrefs  # run pages
             # a link to a run on part 2 of the sources page lands there
             anchor = shown[1][0]
             page.goto(base + f"/en/reports/inc/sources/#{anchor}")

@@ -117,11 +117,11 @@ def test_site_page_in_both_languages(example, lang):
         if r.flag:  # the tables' visual language: the cell's class (fill) and the symbol
             assert r.flag in cell.group(1).split() and f"{SYMBOLS[r.flag]}</sup>" in cell.group(2)
         # run links on each side land on the runs' own pages (every compared run is behind a table here)
-        anchors = re.findall(r'href="[^"#]*/runs/(run-[0-9a-f]+)/" title="([^"]+)"', inner)
+        anchors = re.findall(r'href="[^"#]*/runs/(run-[0-9a-f]+)\.html" title="([^"]+)"', inner)
         assert sorted(unescape(t) for _, t in anchors) == sorted(r.a.runs + r.b.runs)
         for a, _ in anchors:
             assert f'id="{a}"' in sources
-            assert (public / lang / "reports" / "example" / "runs" / a / "index.html").is_file()
+            assert (public / lang / "reports" / "example" / "runs" / f"{a}.html").is_file()
     notes = re.search(r'<p class="table-notes">(.*?)</p>', html, re.S).group(1)
     for flag in {r.flag for r in c.rows if r.flag}:  # the legend names every mark used
         assert f"mark-verdict {flag}" in notes

@@ -106,7 +106,8 @@ def browser(example_site):
 
 def _example_pages(public: Path, lang: str) -> list[str]:
     root = public / lang / "reports" / "example"
-    return sorted("/" + str(p.parent.relative_to(public)) + "/" for p in root.rglob("index.html"))
+    pages = sorted("/" + str(p.parent.relative_to(public)) + "/" for p in root.rglob("index.html"))
+    return pages + sorted("/" + str(p.relative_to(public)) for p in (root / "runs").glob("*.html"))  # (run pages)
 
 
 @pytest.mark.browser

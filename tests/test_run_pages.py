@@ -56,7 +56,7 @@ def _run_data(gen: Path, anchor: str) -> dict:
 
 
 def _page(public: Path, lang: str, anchor: str) -> str:
-    return (public / lang / "reports" / "example" / "runs" / anchor / "index.html").read_text(encoding="utf-8")
+    return (public / lang / "reports" / "example" / "runs" / f"{anchor}.html").read_text(encoding="utf-8")
 
 
 def test_every_run_of_the_example_has_a_page(site):
@@ -67,7 +67,7 @@ def test_every_run_of_the_example_has_a_page(site):
         stored = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
     assert runs <= stored
     for lang in ("ja", "en"):
-        pages = sorted((public / lang / "reports" / "example" / "runs").glob("*/index.html"))
+        pages = sorted((public / lang / "reports" / "example" / "runs").glob("*.html"))
         assert len(pages) == len(runs), lang
         for run_id, info in rep["runs"].items():
             html = _page(public, lang, info["anchor"])
@@ -134,7 +134,7 @@ def test_run_page_shows_factors_and_metrics_beside_its_condition(site):
         for other in _condition(rep, run_id):
             if other != run_id:
                 assert f'href="../{rep["runs"][other]["anchor"]}/"' in html or \
-                    f'/runs/{rep["runs"][other]["anchor"]}/"' in html
+                    f'/runs/{rep["runs"][other]["anchor"]}.html"' in html
         checked += 1
     assert checked >= 4
 
@@ -184,7 +184,7 @@ def test_time_series_csv_matches_the_raw_files(site):
         rows = _csv(public, info["anchor"])
         assert rows and data["csv"] == f"/csv/example/runs/{info['anchor']}.csv"
         for lang in ("ja", "en"):
-            assert f'href="../../../../csv/example/runs/{info["anchor"]}.csv"' in _page(public, lang, info["anchor"]) \
+            assert f'href="../../../csv/example/runs/{info["anchor"]}.csv"' in _page(public, lang, info["anchor"]) \
                 or f'/csv/example/runs/{info["anchor"]}.csv"' in _page(public, lang, info["anchor"])
         header = list(rows[0])
         assert header[:2] == ["second", "tps"]
@@ -248,18 +248,18 @@ def test_every_run_link_lands_on_the_run_page_and_back(site):
                     target = urljoin(url, h)
                     assert "/runs/run-" in target and "#" not in target, target
                     assert _file_of(public, target).is_file(), target
-                    reached.add(target.rstrip("/").rsplit("/", 1)[1])
+                    reached.add(target.rsplit("/", 1)[1].removesuffix(".html"))
         assert reached == set(anchors), lang  # every run is reached from a table or figure that cites it
         from_sources = set()  # the data-sources page and its parts (sources-2, …: SOURCES_PER_PAGE runs each)
         for part in sorted((public / lang / "reports" / "example").glob("sources*/index.html")):
             src_url = f"{base}{part.parent.name}/"
             src = part.read_text(encoding="utf-8")
-            from_sources |= {urljoin(src_url, h).rstrip("/").rsplit("/", 1)[1]
+            from_sources |= {urljoin(src_url, h).rsplit("/", 1)[1].removesuffix(".html")
                              for h in re.findall(r'<h2 class="run-id"><a href="([^"]+)"', src)}
         assert from_sources == set(anchors)
         # and back: each use on a run page is a link to an element that exists
         for anchor, run_id in anchors.items():
-            url = f"{base}runs/{anchor}/"
+            url = f"{base}runs/{anchor}.html"
             html = _file_of(public, url).read_text(encoding="utf-8")
             uses = re.findall(r'<ul class="run-uses">(.*?)</ul>', html, re.S)[0]
             hrefs = re.findall(r'href="([^"]+)"', uses)
@@ -320,7 +320,7 @@ def test_run_pages_are_small_and_list_raw_files_with_sha256(site):
             assert sha in html and name in html, (run_id, name)
         if rep["publish_raw"]:  # the published copies are linked, and exist with those bytes
             for h in re.findall(r'<a href="([^"]+)" download><code>', html):
-                target = urljoin(f"http://x/en/reports/example/runs/{info['anchor']}/", h)
+                target = urljoin(f"http://x/en/reports/example/runs/{info['anchor']}.html", h)
                 assert _file_of(public, target).is_file(), target
 
 
@@ -362,7 +362,7 @@ def test_browser_follows_a_table_cell_to_its_run_page_and_back(browser, site):
         assert run_id in table["runs"]
         link.click()
         page.wait_for_load_state("load")
-        assert f"/{lang}/reports/example/runs/{rep['runs'][run_id]['anchor']}/" in page.url
+        assert f"/{lang}/reports/example/runs/{rep['runs'][run_id]['anchor']}.html" in page.url
         assert page.locator(".run-meta code.run-id").inner_text() == run_id
         # its charts are drawn from the page's own data (per second): the TPS trace is the CSV's columns
         page.wait_for_selector("div.chart[data-figure='run-tps'][data-rendered='true']", timeout=15000)

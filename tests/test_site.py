@@ -263,12 +263,12 @@ def test_provenance_panels_link_runs_and_files(site):
     start = page.index('<details class="provenance">')
     panel = page[start:page.index("</details>", start)]
     assert "★" in panel and "Repetitions" in panel
-    anchors = set(re.findall(r'/runs/(run-[0-9a-f]{12})/"', panel))  # each run links to its own page
+    anchors = set(re.findall(r'/runs/(run-[0-9a-f]{12})\.html"', panel))  # each run links to its own page
     assert len(anchors) == 40  # table 1.1: 2 configurations x 4 client counts x 5 repetitions
     sources = read(site / "en/reports/example/sources/index.html")
     for a in anchors:
         assert f'id="{a}"' in sources
-        assert (site / "en/reports/example/runs" / a / "index.html").is_file()
+        assert (site / "en/reports/example/runs" / f"{a}.html").is_file()
     # files: name, size, sha256, tool, version; the raw file is downloadable and is the file ingested
     shas = re.findall(r'<code class="sha">([0-9a-f]{64})</code>', sources)
     links = re.findall(r'<a href="([^"]+/pgbench\.log)" download>', sources)

@@ -8,7 +8,7 @@
   function runLink(run, panel) {
     var pages = panel.getAttribute("data-run-pages"), sources = panel.getAttribute("data-sources");
     var el = document.createElement(pages || sources ? "a" : "span");
-    if (pages) el.setAttribute("href", pages + run.anchor + "/");
+    if (pages) el.setAttribute("href", pages + run.anchor + panel.getAttribute("data-run-page-suffix"));
     else if (sources) el.setAttribute("href", sources + "#" + run.anchor);
     el.setAttribute("title", run.id);
     if (run.representative) el.className = "rep-run";

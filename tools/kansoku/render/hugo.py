@@ -52,7 +52,7 @@ from kansoku.render.charts._draw import COLORS
 from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
 from kansoku.render.palette import PALETTE
-from kansoku.render.run_pages import KEEP, run_page_files
+from kansoku.render.run_pages import KEEP, RUN_PAGE_SUFFIX, run_page_files
 
 GENERATED = Path("data/generated")
 CONTENT = Path("content")
@@ -673,6 +673,7 @@ def hugo_config(gen: Path, content: Path = CONTENT, config: Path = CONFIG) -> Pa
                         for i, lang in enumerate(LANGS)}
     cfg.setdefault("params", {})["plotly_bundle"] = PLOTLY_BUNDLE
     cfg["params"]["palette"] = PALETTE
+    cfg["params"]["run_page_suffix"] = RUN_PAGE_SUFFIX  # a run page's link: <runs>/<anchor><suffix>
     # a prose page's `report` is optional (docs/spec.md, "Prose pages"): the report is the page's directory,
     # given to every page under content/reports/<id>/ as a cascade (a page's own front matter still wins)
     reports = sorted(d.name for d in (content / "reports").iterdir() if d.is_dir()) \

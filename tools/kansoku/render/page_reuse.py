@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kansoku.render.publish import link_or_copy
-from kansoku.render.run_pages import run_csv
+from kansoku.render.run_pages import run_csv, run_page
 from kansoku.resources import code_version
 
 MANIFEST_SUFFIX = ".pages.json"  # .<out>.pages.json beside the output (not a .<out>.*-* scratch name)
@@ -97,9 +97,9 @@ class RunPagePlan:
         return segs
 
 
-def _page_dirs(key: str, langs: tuple[str, ...]) -> list[str]:
+def _page_files(key: str, langs: tuple[str, ...]) -> list[str]:
     rep, anchor = key.split("/")
-    return [f"{lang}/reports/{rep}/runs/{anchor}" for lang in langs]
+    return [run_page(rep, anchor, lang) for lang in langs]
 
 
 def front_matter(data: bytes) -> bytes:
@@ -222,7 +222,7 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     for key, fp in res.fingerprints.items():
         rep, anchor = key.split("/")
         usable = (before.get(key) == fp and SAFE.match(rep) and SAFE.match(anchor)
-                  and all(os.path.isfile(os.path.join(out_s, d, "index.html")) for d in _page_dirs(key, res.langs))
+                  and all(os.path.isfile(os.path.join(out_s, f)) for f in _page_files(key, res.langs))
                   and (key not in res.csvs or os.path.isfile(os.path.join(out_s, run_csv(rep, anchor)))))
         (res.reuse if usable else res.render).add(key)
     if any(not (SAFE.match(k.split("/")[0]) and SAFE.match(k.split("/")[1])) for k in res.render):
@@ -337,13 +337,15 @@ def link_reused(plan_: RunPagePlan, new: Path, gen: Path) -> int:
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 made.add(os.path.dirname(target))
                 shutil.copyfile(os.path.join(gen, "static", rel), target)
-    dirs_: list[tuple[str, bool]] = [(d, False) for key in sorted(plan_.reuse) for d in _page_dirs(key, plan_.langs)]
-    dirs_ += [(f"{lang}/reports/{rep}", True) for rep in sorted(plan_.reports_reuse) for lang in plan_.langs]
-    for d, report in dirs_:
+    for key in sorted(plan_.reuse):
+        for rel in _page_files(key, plan_.langs):
+            link_or_copy(os.path.join(plan_.out, rel), os.path.join(new, rel), made)
+            n += 1
+    for d in (f"{lang}/reports/{rep}" for rep in sorted(plan_.reports_reuse) for lang in plan_.langs):
         src_dir = os.path.join(plan_.out, d)
         for root, dirs, files in os.walk(src_dir):
             dirs.sort()
-            if report and root == src_dir and "runs" in dirs:
+            if root == src_dir and "runs" in dirs:
                 dirs.remove("runs")  # a report's run pages are reused (or rendered) one by one
             dest = os.path.join(new, d, os.path.relpath(root, src_dir))
             for name in sorted(files):

@@ -50,6 +50,17 @@ def run_csv_url(rep_id: str, anchor: str) -> str:
     return "/" + run_csv(rep_id, anchor)
 
 
+RUN_PAGE_SUFFIX = ".html"  # a run page's address after its anchor (run_page)
+
+
+def run_page(rep_id: str, anchor: str, lang: str) -> str:
+    """Where a run page is, under the site: a file of its own, not a folder's index.html. A campaign's site is
+    mostly run pages, and a rebuild links the unchanged ones from the site it replaces (render/page_reuse.py):
+    a folder a page would cost a directory made for each of them. The templates link ``<runs>/<anchor>.html``
+    (``RUN_PAGE_SUFFIX``: the site's parameter ``run_page_suffix``, render/hugo.py hugo_config)."""
+    return f"{lang}/reports/{rep_id}/runs/{anchor}{RUN_PAGE_SUFFIX}"
+
+
 def _front(d: dict) -> str:
     return "---\n" + "".join(f"{k}: {json.dumps(v, ensure_ascii=False)}\n" for k, v in d.items()) + "---\n"
 
@@ -266,7 +277,7 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
                 files[md] = KEEP
             else:
                 files[md] = _front({"title": page.info.title.get(lang) or run_id, "report": rep.id, "run": anchor,
-                                    "type": "runs", "generated": True})
+                                    "type": "runs", "generated": True, "url": "/" + run_page(rep.id, anchor, lang)})
             n += 1
     every = rep.run_pages if pages is None else pages
     for name, members in groups.items():
