@@ -195,7 +195,7 @@ def content_dir(base: Path, report_id: str) -> Path:
 
 
 LAST = {"cpu": 0.0, "peak_mb": 0.0, "tree_mb": 0.0}  # the last tool's CPU (user + sys, its children
-# included), the peak RSS of its largest process, and the peak of its RSS and its children's summed (sampled)
+# included), the peak RSS of its largest process, and the peak of its and its children's PSS summed (sampled)
 
 
 def tool(name: str, *args: object, profile: Path | None = None) -> tuple[float, str]:

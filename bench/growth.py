@@ -5,7 +5,7 @@
 
 For each size, the store of ``bench/loop.py`` (1,000 runs ingested once, copied in SQL to the size: kept in
 ``--dir``), then the loop's steps (full build, spec item edit, new run, prose edit under ``kansoku serve``), each
-with its wall time, CPU (children included) and peak RSS of the process tree. The target past this
+with its wall time, CPU (children included) and peak memory (PSS) of the process tree. The target past this
 machine's loop: the 30,000-run full build in < 4 minutes within 1.5 GB. The results are written by
 ``bench/record.py`` (part ``growth``: a figure per size and step, and the ratio of each step's time and memory
 at the largest size to the smallest).
@@ -38,7 +38,7 @@ def figures(by_size: dict[int, dict[str, list[dict]]]) -> list[Figure]:
             out.append(Figure(f"{step} at {n} runs, wall", wall, "s",
                               target=f"< {BIG_FULL_S:g} s" if big else "", met=(wall < BIG_FULL_S) if big else None,
                               extra={"cpu_s": loop.median([r["cpu_s"] for r in got]), "reps": len(got)}))
-            out.append(Figure(f"{step} at {n} runs, peak RSS of the process tree", mb, "MB",
+            out.append(Figure(f"{step} at {n} runs, peak memory (PSS) of the process tree", mb, "MB",
                               target=f"< {BIG_FULL_MB:g} MB" if big else "", met=(mb < BIG_FULL_MB) if big else None))
     sizes = sorted(by_size)
     if len(sizes) > 1:

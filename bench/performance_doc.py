@@ -109,6 +109,13 @@ def measured(part: str, command: str, results: list[Result]) -> bool:
 RETIRED = {
     ("sa_day", "ingest with no typed CSV reads (FAST_SQL off) / with every path, CPU"):
         "the sadf -d sections' typed reads, removed: the line split alone meets the sa targets",
+    # the tree's memory was its processes' RSS summed: a build's forked child and its parent share pages, which
+    # that sum counted twice; bench/proc_tree.py sums PSS now ("peak memory (PSS) of the process tree")
+    **{(part, f"{step} at {n} runs, peak RSS of the process tree"): "summed RSS, replaced by summed PSS"
+       for part in ("loop", "growth") for step in ("full", "spec_item", "new_run", "prose")
+       for n in (1000, 3000, 10000, 30000)},
+    **{("growth", f"{step}: memory at 10000 runs / at 1000 runs"): "summed RSS, replaced by summed PSS"
+       for step in ("full", "spec_item", "new_run", "prose")},
 }
 
 

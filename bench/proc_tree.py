@@ -4,6 +4,10 @@ the children it waited for) and peak memory of its process tree, sampled from /p
 Peak memory is not the rusage's ``ru_maxrss``: a child that Python starts with vfork and exec inherits the
 high-water RSS of the process that started it (a bench holding a large store reported that figure for
 every tool it ran). Each process's own peak (VmHWM, kept by the kernel since its exec) is read instead.
+
+The tree's memory at once is the sum of each process's PSS (``/proc/PID/smaps_rollup``: a page shared by n
+processes counts 1/n in each), not of their RSS: a build's child forked for its computation shares the
+parent's pages, which a sum of RSS would count twice. Where PSS cannot be read, RSS is summed.
 """
 
 from __future__ import annotations
@@ -23,20 +27,34 @@ class Measured:
     wall_s: float
     cpu_s: float    # user + sys of the process and the children it waited for
     peak_mb: float  # the largest peak RSS of one process of the tree
-    tree_mb: float  # the largest RSS of the whole tree at once (sampled)
+    tree_mb: float  # the largest memory of the whole tree at once (PSS summed, sampled)
     stdout: str | bytes | None = None  # what it printed, when run with stdout=subprocess.PIPE
 
 
+def _pss_kb(pid: int) -> int | None:
+    """The PSS of ``pid`` in kB (its share of every page it maps), or None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for ln in fh:
+                if ln.startswith("Pss:"):
+                    return int(ln.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def tree_rss_mb(pid: int, hwm: dict[int, float] | None = None) -> float:
-    """RSS of ``pid`` and its descendants (Linux /proc), in MB; 0 when they are gone. ``hwm`` gets each
-    process's peak RSS since its exec (VmHWM), the largest seen."""
+    """The memory of ``pid`` and its descendants (Linux /proc), in MB: their PSS summed (RSS where PSS cannot
+    be read); 0 when they are gone. ``hwm`` gets each process's peak RSS since its exec (VmHWM), the largest
+    seen."""
     total, todo = 0.0, [pid]
     while todo:
         p = todo.pop()
         try:
             with open(f"/proc/{p}/status") as fh:
                 fields = {k: v for k, _, v in (ln.partition(":") for ln in fh)}
-            total += int(fields.get("VmRSS", "0 kB").split()[0]) / 1024
+            pss = _pss_kb(p)
+            total += (pss if pss is not None else int(fields.get("VmRSS", "0 kB").split()[0])) / 1024
             if hwm is not None:
                 hwm[p] = max(hwm.get(p, 0.0), int(fields.get("VmHWM", "0 kB").split()[0]) / 1024)
             with open(f"/proc/{p}/task/{p}/children") as fh:
@@ -47,7 +65,7 @@ def tree_rss_mb(pid: int, hwm: dict[int, float] | None = None) -> float:
 
 
 def sample_tree(pid: int, stop: threading.Event, out: dict) -> None:
-    """Until ``stop``: ``out["tree_mb"]``, the peak of the tree's summed RSS; ``out["peak_mb"]``, the largest
+    """Until ``stop``: ``out["tree_mb"]``, the peak of the tree's summed PSS; ``out["peak_mb"]``, the largest
     process's peak RSS (exact for a process seen alive)."""
     hwm: dict[int, float] = {}
     while True:
