@@ -42,15 +42,10 @@ def encode(record: Any) -> Any:
     kind = type(record)
     if kind in _SCALARS:
         return record
-    if kind is list or kind is tuple:
-        # a run's series and events are long lists of plain values: copied whole, not walked value by value
-        if all(type(x) in _SCALARS for x in record):
-            return list(record)
-        return [encode(x) for x in record]
+    if kind is list or kind is tuple:  # (one pass: most lists are short, a check of them all first cost more)
+        return [x if type(x) in _SCALARS else encode(x) for x in record]
     if kind is dict:
-        if all(type(v) in _SCALARS for v in record.values()):
-            return dict(record)
-        return {k: encode(v) for k, v in record.items()}
+        return {k: v if type(v) in _SCALARS else encode(v) for k, v in record.items()}
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
         return {name: encode(getattr(record, name)) for name in _published_fields(kind)}
     if isinstance(record, (list, tuple)):
@@ -393,7 +388,7 @@ class SourceFile:
     format: str | None             # format detected by content
     version: str | None            # tool version, when the file says
     size: str                      # human-readable size
-    path: Path | None = field(default=None, metadata=UNPUBLISHED)  # the store's kept copy (data/blobs/…/<sha256>)
+    path: str | None = field(default=None, metadata=UNPUBLISHED)  # the store's kept copy (data/blobs/…/<sha256>)
     url: str | None = None         # set by the renderer that publishes it
     checked_against: str | None = None  # a rendering of this file of the run (sar -A text of its sa file, ...),
     records_checked: int | None = None  # ... checked against it on this many records, not read again
@@ -412,7 +407,7 @@ class RunInfo:
     anchor: str                        # HTML-safe anchor
     factors: dict[str, str] = field(default_factory=dict)
     sources: list[SourceFile] = field(default_factory=list)  # its raw files
-    run_toml: Path | None = field(default=None, metadata=UNPUBLISHED)  # the store's kept copy of its run.toml
+    run_toml: str | None = field(default=None, metadata=UNPUBLISHED)  # the store's kept copy of its run.toml
     run_toml_url: str | None = None    # set by the renderer that publishes it
     run_toml_sha256: str | None = None  # sha256 of that run.toml
     factor_labels: dict[str, list[list[str]]] = field(default_factory=dict)  # language -> [[factor name, value label]]

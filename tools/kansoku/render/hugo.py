@@ -482,9 +482,9 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     def kept(rel: str, key: str) -> bool:
         if before.get(rel) != key:
             return False
-        folder, name = os.path.split(os.path.join(gen_s, rel))
-        names = _listing(folder, listed)  # (a listing a directory, not a stat a file)
-        return names is not None and name in names
+        cut = rel.rfind("/")  # (rel: "/"-separated names, as os.path.join(gen_s, rel) would split them)
+        names = _listing(f"{gen_s}/{rel[:cut]}" if cut >= 0 else gen_s, listed)  # (a listing, not a stat a file)
+        return names is not None and rel[cut + 1:] in names
     # the reports' files first: a build that makes its run pages in a thread (app/build.py Ahead) draws the
     # figures while the thread runs the run pages' first statements (every run's metrics, events, seconds)
     figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused

@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import time
 from contextlib import ExitStack, contextmanager
@@ -210,7 +211,7 @@ def _delete_in_background(path: Path) -> None:
 class RawFile:
     sha256: str
     target: str  # path below the site root, e.g. raw/<report>/<run anchor>/<file>
-    copy: Path   # the store's kept copy of these bytes
+    copy: str    # the store's kept copy of these bytes (store/db.py blob_file)
 
 
 def raw_dir(report_id: str) -> str:
@@ -278,21 +279,21 @@ def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> 
     checked: set[str] = set()
     made: set[str] = set()
     for f in files:
-        src = f.copy
+        src = os.fspath(f.copy)
         if f.sha256 not in checked:
             try:
-                st = src.stat()
+                st = os.stat(src)
             except FileNotFoundError:
                 st = None
-            if st is None or not src.is_file():
+            if st is None or not stat.S_ISREG(st.st_mode):
                 raise KansokuError(f"{src}: the stored copy of {f.target} is missing; ingest its run again "
                                    f"(tools/ingest) to restore it")
             stamp = [st.st_size, st.st_mtime_ns, st.st_ino, f.sha256]
-            if memo.get(str(src)) != stamp:
+            if memo.get(src) != stamp:
                 if _sha256(src) != f.sha256:
                     raise KansokuError(f"{src}: the stored copy of {f.target} no longer matches its sha256; "
                                        f"remove it and ingest its run again (tools/ingest)")
-            seen[str(src)] = stamp
+            seen[src] = stamp
             checked.add(f.sha256)
         link_or_copy(src, os.path.join(site, f.target), made)  # another file system: a copy of the verified bytes
     if verified is not None and seen != memo:
@@ -303,7 +304,7 @@ def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> 
     return len(files)
 
 
-def _sha256(path: Path) -> str:
+def _sha256(path: Path | str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Any
 
 from kansoku.analysis import tables as analysis
 from kansoku.model import FactorValue, Provenance, ProvenanceGroup, ProvenanceRun, RunInfo, SourceFile
 from kansoku.spec.model import LANGS, Item
-from kansoku.store.db import RUN_TOML, Store, blob_path
+from kansoku.store.db import RUN_TOML, Store, blob_file
 
 
 def run_anchor(run_id: str) -> str:
@@ -33,17 +34,17 @@ def runs_provenance(store: Store, run_ids: list[str]) -> dict[str, RunInfo]:
     # raw files are published from the store's content-addressed copies (data/blobs), never from where the
     # runs were ingested: a published file always has the bytes its sha256 names
     kept = store.raw_files(run_ids)
-    blobs = store.blobs
+    blobs = os.fspath(store.blobs)
     for run_id, name, size, sha, tool, fmt, ver, against, records in store.query(
         "SELECT run_id, file_name, size_bytes, sha256, tool, format, tool_version, checked_against, records_checked "
             "FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, file_name", [run_ids]):
         if run_id in out:
-            copy = blob_path(blobs, sha) if sha and (run_id, name) in kept else None
+            copy = blob_file(blobs, sha) if sha and (run_id, name) in kept else None
             out[run_id].sources.append(SourceFile(name, size, sha, tool, fmt, ver, human_size(size), copy,
                                                   checked_against=against, records_checked=records))
     for (run_id, name), (sha, _) in kept.items():
         if name == RUN_TOML and run_id in out:
-            out[run_id].run_toml = blob_path(blobs, sha)
+            out[run_id].run_toml = blob_file(blobs, sha)
             out[run_id].run_toml_sha256 = sha
     return out
 

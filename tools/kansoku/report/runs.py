@@ -217,9 +217,16 @@ def label_runs(report: Report, infos: dict[str, RunInfo]) -> None:
     the report's order, and its repetition last ("Streaming replication, sync 1 + async 1, run 2"); a factor
     every run shares (the campaign of a one-campaign report) says nothing of it."""
     values: dict[str, set[str]] = {}
+    labels: dict[tuple[str, str, str], list[str]] = {}  # (factor, value, language): a campaign's runs share a few
+
+    def label(f: str, v: str, lang: str) -> list[str]:
+        got = labels.get((f, v, lang))
+        if got is None:
+            got = labels[f, v, lang] = [analysis.factor_name(report, f, lang),
+                                        analysis.factor_value_label(report, f, v, lang)]
+        return got
     for info in infos.values():
-        info.factor_labels = {lang: [[analysis.factor_name(report, f, lang), analysis.factor_value_label(report, f, v, lang)]
-                                     for f, v in info.factors.items()] for lang in LANGS}
+        info.factor_labels = {lang: [list(label(f, v, lang)) for f, v in info.factors.items()] for lang in LANGS}
         for f, v in info.factors.items():
             values.setdefault(f, set()).add(v)
     order = [f for f in GROUPING if f in values] + [f for f in _factor_order(report, set(values)) if f not in GROUPING]

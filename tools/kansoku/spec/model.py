@@ -58,8 +58,10 @@ class Text:
         return cls(tuple((lang, given[lang]) for lang in LANGS if given.get(lang)))
 
     def get(self, lang: str) -> str:
-        d = dict(self.values)
-        return d.get(lang) or next((v for _, v in self.values if v), "")
+        for given, v in self.values:  # (two languages: a scan, no dict made a call)
+            if given == lang and v:
+                return v
+        return next((v for _, v in self.values if v), "")
 
     def missing(self, lang: str) -> bool:
         return lang not in dict(self.values)

@@ -606,7 +606,13 @@ def blob_dir(db_path: Path) -> Path:
 
 
 def blob_path(blobs: Path, sha256: str) -> Path:
-    return blobs / sha256[:2] / sha256
+    return Path(blob_file(os.fspath(blobs), sha256))
+
+
+def blob_file(blobs: str, sha256: str) -> str:
+    """The kept copy of the bytes of ``sha256`` under ``blobs``, as a string (a campaign's report names tens of
+    thousands of them, and hands them to another process: a path object costs more to make and to pickle)."""
+    return f"{blobs}/{sha256[:2]}/{sha256}"
 
 
 _FICLONE = 0x40049409  # ioctl(dest, FICLONE, src): a copy-on-write clone of the whole file (Linux)
