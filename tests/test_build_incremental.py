@@ -486,7 +486,12 @@ def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env
     gen = tmp / "gen"
     first = build(env)
     before = snapshot(gen)
-    page_keys = json.loads((gen / "build-cache" / "run-page-files.json").read_text(encoding="utf-8"))
+    written = json.loads((gen / "build-cache" / "run-page-files.json").read_text(encoding="utf-8"))
+    page_keys = written["files"]
+    # each page's condition file, by which a rebuild fingerprints the page without reading its own files
+    # (render/page_reuse.py _by_keys)
+    assert sorted(written["conds"]) == sorted(f"inc/{p.stem}" for p in (gen / "assets/runs/inc").glob("*.json"))
+    assert all(c in page_keys for c in written["conds"].values())
     index = json.loads((gen / "build-cache" / "items" / "run-pages.json").read_text(encoding="utf-8"))
     own = {p: k for p, k in page_keys.items() if "/conditions/" not in p}
     assert sorted(index) == sorted(set(own.values())) and len(index) == first.runs_computed

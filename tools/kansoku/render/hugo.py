@@ -469,12 +469,10 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     # The list is removed before anything is written and written again once every file is (a killed build
     # leaves none: the next one compares every file's bytes)
     page_keys_file = gen / BUILD_CACHE / RUN_PAGE_KEYS
-    try:
-        before = json.loads(page_keys_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        before = {}
+    before = run_page_keys(gen)["files"]
     page_keys_file.unlink(missing_ok=True)
     page_keys: dict[str, str] = {}
+    page_conds: dict[str, str] = {}  # "<report>/<anchor>" -> its condition's file
 
     listed: dict[str, set[str] | None] = {}  # the run pages' directories, read once (write_files)
     gen_s = os.fspath(gen)
@@ -495,7 +493,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     if run_pages is None:
         run_pages = [(rep, rep.run_pages) for rep in computed]
     for rep, pages in run_pages:
-        run_files, n = run_page_files(rep, dumps, kept, pages, page_keys)  # (and its conditions' files)
+        run_files, n = run_page_files(rep, dumps, kept, pages, page_keys, page_conds)  # (and its conditions')
         for page in pages.values():
             if page.key:
                 for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",
@@ -508,11 +506,24 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         stats["run_pages"] += n
     stats.update(remove_unlisted(gen, wanted, GENERATED_ROOTS, since))
     tmp = page_keys_file.with_name(page_keys_file.name + ".tmp")
-    tmp.write_text(json.dumps(page_keys, sort_keys=True), encoding="utf-8")
+    tmp.write_text(json.dumps({"files": page_keys, "conds": page_conds}, sort_keys=True), encoding="utf-8")
     os.replace(tmp, page_keys_file)
     figure_cache.prune()  # drawings no figure of this build used
     stats["figures_drawn"], stats["figures_reused"] = figure_cache.drawn, figure_cache.reused
     return stats
+
+
+def run_page_keys(gen: Path) -> dict[str, dict[str, str]]:
+    """What the last :func:`write_generated` into ``gen`` wrote of the run pages (``RUN_PAGE_KEYS``): ``files``,
+    each generated file of a run page (and of a condition) by the key it was made from; ``conds``, each page's
+    condition file. Empty when there is none (a build killed while writing them)."""
+    try:
+        got = json.loads((gen / BUILD_CACHE / RUN_PAGE_KEYS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        got = {}
+    if not isinstance(got, dict) or not isinstance(got.get("files"), dict) or not isinstance(got.get("conds"), dict):
+        return {"files": {}, "conds": {}}
+    return got
 
 
 def _add(stats: dict[str, int], more: dict[str, int]) -> None:
@@ -694,7 +705,7 @@ def plan_reuse(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_r
     """Which run pages of the current output ``out`` a build can reuse (render/page_reuse.py); call after
     :func:`write_generated`."""
     cfg = hugo_config(gen, content, config or resources.Site(site_root.resolve()).config)
-    return page_reuse.plan(gen, out, cfg, hugo_binary(), tuple(LANGS))
+    return page_reuse.plan(gen, out, cfg, hugo_binary(), tuple(LANGS), keys=run_page_keys(gen))
 
 
 # Hugo's memory, within the build's memory target (docs/performance.md). Unbounded, Hugo's cache of files

@@ -161,8 +161,14 @@ def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
     return h.hexdigest()
 
 
-def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str, ...]) -> RunPagePlan:
-    """Fingerprint every run page under ``gen`` and decide which ones the current output ``out`` can give."""
+def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str, ...],
+         keys: dict[str, dict[str, str]] | None = None) -> RunPagePlan:
+    """Fingerprint every run page under ``gen`` and decide which ones the current output ``out`` can give.
+    ``keys``: what the build wrote of the run pages (render/hugo.py run_page_keys): a page whose every file was
+    made from a key is fingerprinted by those keys (its files are what the key makes: report/cache.py), not by
+    reading them; any other page, by its files' bytes."""
+    made = (keys or {}).get("files") or {}
+    conds = (keys or {}).get("conds") or {}
     res = RunPagePlan(out=out, langs=tuple(langs))
     runs = gen / "assets" / "runs"
     if not runs.is_dir():
@@ -180,6 +186,8 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
             continue
         for name in sorted(n for n in os.listdir(folder) if n.endswith(".json")):
             anchor = name[:-5]
+            if _by_keys(res, context, rep, anchor, made, conds, own_runs, langs, shared, gen):
+                continue
             text = _read(os.path.join(folder, name))
             if text is None:
                 continue
@@ -230,6 +238,30 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
         res.reuse = set()
         res.reports_reuse = set()
     return res
+
+
+def _by_keys(res: RunPagePlan, context: str, rep: str, anchor: str, made: dict[str, str], conds: dict[str, str],
+             own_runs: dict, langs: tuple[str, ...], shared: dict[str, bytes], gen: Path) -> bool:
+    """The page's fingerprint from the key its own files were made from (:func:`plan`'s ``keys``) and the bytes
+    of its condition's file (one a condition: read once, ``shared``); False when one of its files was not made
+    from a key."""
+    key = made.get(f"assets/runs/{rep}/{anchor}.json")
+    cond = conds.get(f"{rep}/{anchor}")
+    pages = [f"content/reports/{rep}/runs/{anchor}.{lang}.md" for lang in langs]
+    if not key or not cond or any(made.get(p) != key for p in pages):
+        return False
+    path = os.path.join(gen, cond)
+    if path not in shared:
+        got = _read(path)
+        shared[path] = hashlib.sha256(got).digest() if got is not None else b"-"
+    csv = made.get("static/" + run_csv(rep, anchor))  # (a page with series: its download made with it)
+    h = hashlib.sha256(f"{context}\0keys\0{key}\0{csv or '-'}\0".encode() + shared[path])
+    if csv:
+        res.csvs.add(f"{rep}/{anchor}")
+    mine = own_runs.setdefault(rep, hashlib.sha256())
+    mine.update(f"{anchor}\0keys\0{key}\0".encode())
+    res.fingerprints[f"{rep}/{anchor}"] = h.hexdigest()
+    return True
 
 
 def _read(path: str) -> bytes | None:

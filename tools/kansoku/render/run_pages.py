@@ -233,7 +233,8 @@ def condition_json(condition: list, pages: list[RunPage], shared: dict[str, dict
 
 
 def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPage] | None = None,
-                   stamps: dict[str, str] | None = None) -> tuple[dict[str, str], int]:
+                   stamps: dict[str, str] | None = None, conds: dict[str, str] | None = None
+                   ) -> tuple[dict[str, str], int]:
     """The data, CSV and pages of every run page of ``rep`` (or of ``pages``, a batch of them), as {path under
     the generated directory: text}, and the number of pages. render/hugo.py writes them with the report's other
     files (only the files whose bytes change, stale ones removed). ``dumps`` is the renderer's JSON writer
@@ -241,7 +242,8 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
     as written for a page of ``key`` (``RunPage.key``); such a file is not made again: its value is ``KEEP``.
     A ``KeptRunPage`` (a page of the last build, not read back) is read whole only when its files are not kept.
     ``pages`` holds whole conditions (report/runs.py run_page_batches). A condition's shared file is kept under
-    a key made of all its pages' keys (``condition_file_key``); ``stamps`` gets that key by the file's path."""
+    a key made of all its pages' keys (``condition_file_key``); ``stamps`` gets that key by the file's path,
+    and ``conds`` each page's condition file (``<report>/<anchor>`` -> its path)."""
     files: dict[str, str] = {}
     n = 0
     groups: dict[str, list] = {}  # condition name -> its pages
@@ -292,6 +294,9 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
             files[path] = dumps(condition_json(full[members[0]].condition, list(full.values()), shared))
         if key and stamps is not None:
             stamps[path] = key
+        if conds is not None:
+            for r in members:
+                conds[f"{rep.id}/{every[r].info.anchor}"] = path
     return files, n
 
 
