@@ -250,15 +250,20 @@ def plan_raw(rep: ComputedReport) -> list[RawFile]:
     """Give each kept raw file (and run.toml) of the report's runs its URL; the files to link after Hugo.
     Only what the store keeps is published: nothing is read from where the runs were ingested."""
     out: list[RawFile] = []
+    quoted: dict[str, str] = {}  # a file name as a URL's last part: a campaign's runs share a few names
     for run in rep.runs.values():
         base = f"{raw_dir(rep.id)}/{run.anchor}"
+        url = "/" + quote(base)
         for s in run.sources:
             if s.path is not None and s.sha256:
                 out.append(RawFile(s.sha256, f"{base}/{s.file}", s.path))
-                s.url = "/" + quote(f"{base}/{s.file}")
+                name = quoted.get(s.file)
+                if name is None:
+                    name = quoted[s.file] = quote(s.file)
+                s.url = f"{url}/{name}"
         if run.run_toml is not None and run.run_toml_sha256:  # the run's own description
             out.append(RawFile(run.run_toml_sha256, f"{base}/run.toml", run.run_toml))
-            run.run_toml_url = "/" + quote(f"{base}/run.toml")
+            run.run_toml_url = f"{url}/run.toml"
     return out
 
 

@@ -870,6 +870,10 @@ def sources_view(rep: ComputedReport, lang: str, manifest: str) -> SourcesView |
     def files_of(info) -> set[str]:
         return {s.file for s in info.sources} | ({"run.toml"} if info.run_toml_sha256 else set())
 
+    def count_of(info) -> int:  # (a measured run's files are its own: counted, not gathered into a set)
+        return len(info.sources) + (1 if info.run_toml_sha256 and all(s.file != "run.toml" for s in info.sources)
+                                    else 0)
+
     # one row per condition: a measured condition's repetitions (its directory but the rep=N part), the values
     # transcribed from one published table with one citation (its directory, the files they share counted once)
     rows: dict[str, dict] = {}
@@ -880,14 +884,18 @@ def sources_view(rep: ComputedReport, lang: str, manifest: str) -> SourcesView |
         label = ("/".join(run_id.split("/")[:2]) if transcribed else
                  run_id.rsplit("/", 1)[0] if "/rep=" in run_id else run_id)
         note = f"{ui(L, 'citation')}: {info.citation}" if transcribed and info.citation else ""
-        row = rows.setdefault((label, note), {"numbers": [], "files": set()})
+        row = rows.setdefault((label, note), {"numbers": [], "files": set(), "own": 0})
         row["numbers"].append(number[run_id])
-        row["files"] |= files_of(info) if transcribed else {(run_id, f) for f in files_of(info)}
+        if transcribed:
+            row["files"] |= files_of(info)
+        else:
+            row["own"] += count_of(info)
     return SourcesView(
         items_heading=ui(L, "sources_items"),
         items_header=[ui(L, "sources_item"), ui(L, "sources_count"), ui(L, "sources_runs")],
         items=[[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
         runs_heading=ui(L, "sources_files"),
         runs_header=[ui(L, "sources_runs"), ui(L, "sources_run"), ui(L, "sources_file_count")],
-        runs=[[run_ranges(r["numbers"]), label, note, str(len(r["files"]))] for (label, note), r in rows.items()],
+        runs=[[run_ranges(r["numbers"]), label, note, str(len(r["files"]) + r["own"])]
+              for (label, note), r in rows.items()],
         manifest=manifest_view(rep, manifest, L))
