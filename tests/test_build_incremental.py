@@ -562,6 +562,39 @@ def test_the_run_pages_context_holds_other_pages_front_matter_not_their_text(tmp
     assert page_reuse._context(gen, hugo_json, hugo) != before
 
 
+def test_the_data_sources_parts_are_taken_from_the_current_output_when_their_runs_did_not_change(env, monkeypatch):
+    """render/page_reuse.py: a data-sources part but the first shows its runs, not the report's tables: after a
+    caption edit Hugo renders the report's other pages and takes those parts from the current output; after a
+    new run, the parts whose runs changed are rendered again. The site is a build from scratch's each time."""
+    from kansoku.render import hugo
+
+    monkeypatch.setattr(hugo, "SOURCES_PER_PAGE", 4)  # the fixture's runs in several parts
+    tmp, camp, held, db, specs, content = env
+    first = build(env)
+    assert first.sources_parts_reused == 0
+    parts = sorted((tmp / "public" / "en/reports/inc").glob("sources-*"))
+    assert len(parts) >= 3
+
+    def same_as_fresh(name: str) -> None:
+        fresh = build(env, f"gen-{name}", f"public-{name}")
+        assert fresh.sources_parts_reused == 0
+        assert site_files(tmp / f"public-{name}") == site_files(tmp / "public")
+
+    text = (specs / "inc.toml").read_text(encoding="utf-8")
+    recaptioned = text.replace('en = "Read" }', 'en = "Read, again" }', 1)
+    assert recaptioned != text
+    (specs / "inc.toml").write_text(recaptioned, encoding="utf-8")
+    again = build(env)
+    assert again.reports_pages_reused == [] and again.sources_parts_reused == len(parts)
+    same_as_fresh("recaptioned")
+
+    shutil.move(held, camp / "study=scaleup" / HELD_BACK)
+    run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)
+    after_one = build(env)
+    assert after_one.sources_parts_reused < len(parts)  # (the new run's part, and those after it, rendered)
+    same_as_fresh("one")
+
+
 OTHER = SPEC.replace('id = "inc"', 'id = "other"').replace("Incremental build", "Other report").split(
     '[[chapter.table]]\nid = "read"')[0] + '''[[chapter.table]]
 id = "update"

@@ -60,6 +60,7 @@ class BuildResult:
     run_pages_reused: int = 0                                # run pages taken from the replaced site
     run_pages_rendered: int = 0                              # ... rendered by Hugo (render/page_reuse.py)
     reports_pages_reused: list[str] = field(default_factory=list)  # reports whose other pages were taken so
+    sources_parts_reused: int = 0                            # data-sources parts (2..) taken so
 
 
 def load_config(config: Path = CONFIG) -> dict:
@@ -413,12 +414,14 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
             reuse = hugo.plan_reuse(out, generated, content, site_root=root, config=config)
             res.run_pages_reused, res.run_pages_rendered = len(reuse.reuse), len(reuse.render)
             res.reports_pages_reused = sorted(reuse.reports_reuse)
+            res.sources_parts_reused = len(reuse.parts_reuse)
             linked = Linking(functools.partial(link_kept, reuse=reuse, raw=done.raw, generated=generated,
                                                verified=generated / hugo.BUILD_CACHE / "verified-raw.json"),
                              staging)
             say(f"running Hugo ({len(reuse.render)} run pages to render, {len(reuse.reuse)} reused; "
                 f"the other pages of {len(reuse.reports) - len(reuse.reports_reuse)} report(s) to render, "
-                f"{len(reuse.reports_reuse)} reused)")
+                f"{len(reuse.reports_reuse)} reused"
+                + (f"; {len(reuse.parts_reuse)} data-sources parts reused" if reuse.parts_reuse else "") + ")")
             res.pages = hugo.run_hugo(new, generated, content, site_root=root, config=config, reuse=reuse)
             res.pages += linked.result()
             publish.merge_into(staging, new)

@@ -29,8 +29,9 @@ output the same way while their fingerprint is unchanged (``_report_fingerprints
 report's whole data, its generated pages and data-sources assets, its run pages' front matter): a new run
 changes the data of the reports that show it, and Hugo renders those reports' pages alone (on the example,
 one report of six; segment ``rest`` then leaves out ``/reports/<id>`` and everything under it, and the files
-under ``<lang>/reports/<id>/`` but its run pages are hard-linked). The site's own pages (home, the reports'
-list, trends) are always rendered.
+under ``<lang>/reports/<id>/`` but its run pages are hard-linked). A report whose pages are rendered still takes
+its data-sources parts but the first from the current output while their fingerprint is unchanged
+(``_part_fingerprints``). The site's own pages (home, the reports' list, trends) are always rendered.
 
 The result is the site a build from scratch writes, byte for byte (``tests/test_build_incremental.py``
 builds both and compares every file); the fresh directory is still swapped in only when complete.
@@ -55,6 +56,9 @@ from kansoku.resources import code_version
 MANIFEST_SUFFIX = ".pages.json"  # .<out>.pages.json beside the output (not a .<out>.*-* scratch name)
 # What a run page shows of its report (layouts/runs/single.html, report-toc.html, baseof.html's footer)
 RUN_PAGE_REPORT_KEYS = ("id", "title", "pages", "pdf", "copyright", "license", "transcribed")
+# What a data-sources part but the first shows of its report (layouts/_default/sources.html): a run page's, whether
+# its raw files are published and how many parts there are (the first part also shows the report's summary)
+SOURCES_PART_REPORT_KEYS = RUN_PAGE_REPORT_KEYS + ("publish_raw", "sources_part_count")
 SAFE = re.compile(r"^[A-Za-z0-9_.-]+$")  # report ids and anchors that need no escaping in a Hugo glob
 TEMPLATE_TARGETS = ("layouts", "i18n", "archetypes", "assets")
 COND = re.compile(rb'"cond":"([A-Za-z0-9_.-]+)"')  # the name of a run page's condition file, in its data
@@ -73,6 +77,9 @@ class RunPagePlan:
     langs: tuple[str, ...] = ()
     reports: dict[str, str] = field(default_factory=dict)       # report id -> fingerprint of its other pages
     reports_reuse: set[str] = field(default_factory=set)        # reports whose other pages are taken as they are
+    parts: dict[str, str] = field(default_factory=dict)         # "<report>/<page>-<k>" -> fingerprint (data-sources
+                                                                # parts 2..: _part_fingerprints)
+    parts_reuse: set[str] = field(default_factory=set)          # ... taken from the current output
     runs_linked: set[str] = field(default_factory=set)          # reports whose pages look their run pages up
     csvs: set[str] = field(default_factory=set)                 # run pages with a series download (run_csv)
 
@@ -85,11 +92,12 @@ class RunPagePlan:
 
     def segments(self) -> dict | None:
         """Hugo's segments config for this build, or None: render everything (nothing to reuse)."""
-        if not self.reuse and not self.reports_reuse:
+        if not self.reuse and not self.reports_reuse and not self.parts_reuse:
             return None
         excludes = [{"path": "/reports/*/runs/*"}]
         for rep in sorted(self.reports_reuse):  # a report's cover and every page under it (its run pages: above)
             excludes += [{"path": f"/reports/{rep}"}, {"path": f"/reports/{rep}/**"}]
+        excludes += [{"path": f"/reports/{part}"} for part in sorted(self.parts_reuse)]
         segs: dict = {"rest": {"includes": [{"path": "**"}], "excludes": excludes}}
         if self.render:
             paths = ",".join(f"/reports/{k.split('/')[0]}/runs/{k.split('/')[1]}" for k in sorted(self.render))
@@ -226,6 +234,13 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
         if reports_before.get(rep) == fp and SAFE.match(rep) and all(
                 (out / lang / "reports" / rep / "index.html").is_file() for lang in res.langs):
             res.reports_reuse.add(rep)
+    res.parts = _part_fingerprints(gen, context)
+    parts_before = old.get("parts") or {}
+    for part, fp in res.parts.items():
+        if (part.split("/")[0] not in res.reports_reuse and parts_before.get(part) == fp
+                and all(SAFE.match(x) for x in part.split("/"))
+                and all((out / lang / "reports" / part / "index.html").is_file() for lang in res.langs)):
+            res.parts_reuse.add(part)
     out_s = os.fspath(out)
     for key, fp in res.fingerprints.items():
         rep, anchor = key.split("/")
@@ -237,6 +252,7 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
         res.render |= res.reuse  # a path Hugo's glob cannot name as it is: render everything
         res.reuse = set()
         res.reports_reuse = set()
+        res.parts_reuse = set()
     return res
 
 
@@ -296,6 +312,31 @@ def _report_fingerprints(gen: Path, context: str, own_runs: dict, linked: set[st
             _hash_tree(h, root / "reports" / rep, skip=lambda rel: rel.startswith("runs/"))  # (run pages: above)
         _hash_tree(h, gen / "assets" / "sources" / rep)
         out[rep] = h.hexdigest()
+    return out
+
+
+def _part_fingerprints(gen: Path, context: str) -> dict[str, str]:
+    """"<report>/<page>-<k>" -> the sha256 of what a data-sources part but the first reads: the run pages'
+    context, of its report only ``SOURCES_PART_REPORT_KEYS``, its generated page in each language and its runs'
+    asset (``assets/sources/<report>/<k>.json``). A spec item edited changes none of them: the parts are taken
+    from the current output while Hugo renders the report's other pages."""
+    out: dict[str, str] = {}
+    data_dir = gen / "data" / "reports"
+    for data in sorted(data_dir.glob("*.json")) if data_dir.is_dir() else []:
+        rep = data.stem
+        d = json.loads(data.read_bytes())
+        count = d.get("sources_part_count") or 0
+        src = next((p.get("id") for p in d.get("pages") or [] if p.get("kind") == "sources"), None)
+        if src is None or count < 2:
+            continue
+        sub = json.dumps({k: d.get(k) for k in SOURCES_PART_REPORT_KEYS}, sort_keys=True)
+        for k in range(2, count + 1):
+            h = hashlib.sha256(f"{context}\0part\0{rep}\0{k}\0{sub}\0".encode())
+            for lang_page in sorted((gen / "content" / "reports" / rep).glob(f"{src}-{k}.*.md")):
+                h.update(lang_page.name.encode() + b"\0" + lang_page.read_bytes() + b"\0")
+            asset = _read(os.fspath(gen / "assets" / "sources" / rep / f"{k}.json"))
+            h.update(b"-" if asset is None else hashlib.sha256(asset).digest())
+            out[f"{rep}/{src}-{k}"] = h.hexdigest()
     return out
 
 
@@ -373,11 +414,13 @@ def link_reused(plan_: RunPagePlan, new: Path, gen: Path) -> int:
         for rel in _page_files(key, plan_.langs):
             link_or_copy(os.path.join(plan_.out, rel), os.path.join(new, rel), made)
             n += 1
-    for d in (f"{lang}/reports/{rep}" for rep in sorted(plan_.reports_reuse) for lang in plan_.langs):
+    folders = [(f"{lang}/reports/{part}", False) for part in sorted(plan_.parts_reuse) for lang in plan_.langs]
+    folders += [(f"{lang}/reports/{rep}", True) for rep in sorted(plan_.reports_reuse) for lang in plan_.langs]
+    for d, report in folders:  # a data-sources part's folder, a report's (but its run pages)
         src_dir = os.path.join(plan_.out, d)
         for root, dirs, files in os.walk(src_dir):
             dirs.sort()
-            if root == src_dir and "runs" in dirs:
+            if report and root == src_dir and "runs" in dirs:
                 dirs.remove("runs")  # a report's run pages are reused (or rendered) one by one
             dest = os.path.join(new, d, os.path.relpath(root, src_dir))
             for name in sorted(files):
@@ -398,5 +441,5 @@ def remember(plan_: RunPagePlan) -> None:
         stale.unlink(missing_ok=True)
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     tmp.write_text(json.dumps({"out": str(plan_.out.resolve()), "pages": plan_.fingerprints,
-                               "reports": plan_.reports}, sort_keys=True), encoding="utf-8")
+                               "reports": plan_.reports, "parts": plan_.parts}, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)
