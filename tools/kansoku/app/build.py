@@ -255,18 +255,20 @@ def release_memory() -> None:
 
 
 def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, config: Path, wait_s: float,
-                    on_wait, pdf: list[str] | None, reports: list | None, memory_limit: str, say
-                    ) -> tuple[BuildResult, ItemCache, list, list[ComputedReport]]:
+                    on_wait, pdf: list[str] | None, reports: list | None, memory_limit: str, say,
+                    raw_to: Path | None = None) -> tuple[BuildResult, ItemCache, list, list[ComputedReport]]:
     """The build up to Hugo: every report computed and the generated directory written (what ``kansoku serve``
     recomputes while Hugo's own server renders). The caller holds the output lock. Returns the result so far,
     the item cache (pruned after a build that published), the raw files to link and the reports whose PDFs to
-    write."""
+    write. ``raw_to``: the raw files are linked there (publish.link_raw) by a thread while the run pages are
+    made and written (its system calls beside their Python), and none is returned to link."""
     # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
     cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
     cache.write_behind()  # its entries written by a thread of their own (flushed before Hugo)
     store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
     ahead: Ahead | None = None
     events = None
+    raw_linked: Linking | None = None
     try:
         store.limit_memory(memory_limit, generated / hugo.BUILD_CACHE / "duckdb-spill")
         # a first build: the CPU and disk samples (a pivot of every sys_metrics row) computed once, read by
@@ -278,6 +280,10 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
         specs, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=False,
                                                 reports=reports)
         raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
+        if raw_to is not None:
+            raw_linked = Linking(functools.partial(publish.link_raw, raw, verified=generated / hugo.BUILD_CACHE
+                                                   / "verified-raw.json"), raw_to)
+            raw = []
         with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
         unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
         if unknown:
@@ -298,6 +304,10 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
         if events is not None:
             events.close()
         store.close()
+        if raw_linked is not None:
+            raw_linked.wait()  # (it writes into the caller's directory until done)
+    if raw_linked is not None:
+        raw_linked.result()  # (a stored copy missing or altered: the build's error)
     cache.flush()  # every entry written before the site changes (a write's error ends the build here)
     res = BuildResult()
     res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
@@ -315,6 +325,8 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
 def link_kept(staging: Path, reuse: page_reuse.RunPagePlan, raw: list, verified: Path, generated: Path) -> int:
     """The pages the build reuses and the raw files it publishes, linked into ``staging`` (the two side by side:
     their folders differ, and a link is a system call that lets the other thread go on); the pages linked."""
+    if not raw:  # (linked by the computation: write_site_data's raw_to; its memo of verified copies kept)
+        return page_reuse.link_reused(reuse, staging, generated)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-raw") as pool:
         raw_linked = pool.submit(publish.link_raw, raw, staging, verified=verified)
         pages = page_reuse.link_reused(reuse, staging, generated)
@@ -363,11 +375,12 @@ class Computed:
 
 def compute_and_write(db: Path, spec_dir: Path, generated: Path, content: Path, config: Path, wait_s: float,
                       on_wait, pdf: list[str] | None, reports: list | None, memory_limit: str, say,
-                      pdf_dir: Path) -> Computed:
-    """Every report computed, the generated directory written and the PDFs asked for written into
-    ``pdf_dir``: the part of the build that holds the computed reports."""
+                      staging: Path) -> Computed:
+    """Every report computed, the generated directory written, the raw files linked and the PDFs asked for
+    written into ``staging`` (``pdf/``): the part of the build that holds the computed reports."""
+    pdf_dir = staging / "pdf"
     res, cache, raw, with_pdf = write_site_data(db, spec_dir, generated, content, config, wait_s, on_wait, pdf,
-                                                reports, memory_limit, say)
+                                                reports, memory_limit, say, raw_to=staging)
     if with_pdf:
         from kansoku.render import typst  # (jinja2 and the PDF writer: imported by a build that writes PDFs)
     for rep in with_pdf:
@@ -405,7 +418,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
             # computed in a child process from the command line: its memory is the system's again before Hugo
             # starts (app/forked.py)
             compute = functools.partial(compute_and_write, db, spec_dir, generated, content, config, wait_s,
-                                        on_wait, pdf, reports, memory_limit, say, staging / "pdf")
+                                        on_wait, pdf, reports, memory_limit, say, staging)
             done = forked.run_forked(compute) if in_child else compute()
             res = done.result
             res.out = out
