@@ -62,10 +62,9 @@ class PickleEntries:
         return value
 
     def has(self, key: str) -> bool:
-        """Whether an entry is kept under ``key`` (without reading it: :meth:`load` may still find it unreadable)."""
-        return self.directory is not None and (f"{key}.pickle" in self._pending
-                                               or (self._listed(f"{key}.pickle")
-                                                   and (self.directory / f"{key}.pickle").is_file()))
+        """Whether an entry is kept under ``key`` (without reading it: :meth:`load` may still find it unreadable):
+        in the directory's listing, read once (a stat an entry cost seconds for a campaign's run pages)."""
+        return self.directory is not None and (f"{key}.pickle" in self._pending or self._listed(f"{key}.pickle"))
 
     def save(self, key: str, value: Any) -> None:
         path = self.directory / f"{key}.pickle"

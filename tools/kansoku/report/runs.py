@@ -315,11 +315,15 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
     # names): a condition of the 10,000-run campaign has 50 runs, which every one of its pages listed again
     in_order: dict[tuple, list[ProvenanceRun]] = {}
     labelled: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {}
+    orders: dict[frozenset, list[str]] = {}  # (the runs of a report have a few sets of factors)
     for rid in run_ids:
         info = infos[rid]
         fs = info.factors
         factors = []
-        for f in _factor_order(report, set(fs)):
+        names = frozenset(fs)
+        if names not in orders:
+            orders[names] = _factor_order(report, set(names))
+        for f in orders[names]:
             if (f, fs[f]) not in labelled:
                 labelled[(f, fs[f])] = ({lang: analysis.factor_name(report, f, lang) for lang in LANGS},
                                         {lang: analysis.factor_value_label(report, f, fs[f], lang) for lang in LANGS})
