@@ -426,3 +426,32 @@ def test_encode_leaves_the_stores_paths_out_of_the_page_data(tmp_path):
     assert "run_toml" not in data and "path" not in data["sources"][0]
     assert data["sources"][0]["file"] == "pgbench.log" and data["run_toml_url"] is None
     json.dumps(data)  # page data: nothing a JSON file cannot hold
+
+
+def test_the_generated_record_encoders_give_what_the_rule_gives(example_db):
+    """model.encode turns each record class into page data through a function generated once per class
+    (model._encoder); each such function gives what the rule (model.encode_fields: the published fields, in
+    order, each encoded) gives, for every record of the example's computed report."""
+    import dataclasses
+
+    from conftest import computed_report
+    from kansoku import model
+
+    rep = computed_report(example_db, ROOT / "data" / "reports" / "example.toml")
+    seen: dict[type, int] = {}
+
+    def walk(x):
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            got = model.encode(x)
+            assert got == model.encode_fields(x) and list(got) == list(model.encode_fields(x)), type(x).__name__
+            seen[type(x)] = seen.get(type(x), 0) + 1
+            for f in dataclasses.fields(x):
+                walk(getattr(x, f.name))
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+    walk(rep)
+    assert {"ComputedReport", "Table", "RunInfo", "SourceFile", "Provenance"} <= {k.__name__ for k in seen}
