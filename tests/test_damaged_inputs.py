@@ -255,6 +255,26 @@ def test_sadf_record_with_a_damaged_time_names_file_and_record(tmp_path, tmp_db,
     assert "expected a valid " not in proc.stderr, proc.stderr
 
 
+def test_a_sa_file_sadf_cannot_read_is_refused_saying_it_has_no_lines(tmp_path, tmp_db):
+    """A binary file has no line to name: the refusal says so (sadf gives no byte offset either)."""
+    src = FIXTURES / "sysstat_variants" / "sa_loop.bin"
+    run = _damaged(tmp_path, src, lambda d: d[: len(d) // 2])
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / src.name} (a binary file, no lines): expected a sa data file the installed sadf" in proc.stderr, \
+        proc.stderr
+    assert "End of system activity file unexpected" in proc.stderr
+
+
+def test_a_value_refused_in_a_sa_file_is_named_by_its_sample_saying_the_file_has_no_lines(tmp_path, tmp_db):
+    src = FIXTURES / "sysstat_variants" / "sa_loop.bin"
+    run = _damaged(tmp_path, src, lambda d: d[:2883] + bytes([d[2883] ^ 0xFF]) + d[2884:])  # a CPU's counter
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / src.name} (a binary file, no lines): expected a percentage between 0 and 100 for '%fio' " \
+           "(sample 0)" in proc.stderr, proc.stderr
+
+
 def test_published_csv_field_beyond_the_csv_limit_names_file_and_line(tmp_path, tmp_db):
     tree = tmp_path / "published"
     tree.mkdir()
@@ -282,7 +302,8 @@ def test_sa_file_whose_sadf_output_is_not_text_names_file_and_output_line(tmp_pa
     line = next(n for n, ln in enumerate(rendered.split(b"\n"), 1) if name[:2] in ln or ln.endswith(b"\r"))
     proc = run_tool("ingest", "--db", tmp_db, run)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert (f"{run / 'sa.bin'}: expected UTF-8 text without a carriage return in 'sadf -d' output "
+    assert (f"{run / 'sa.bin'} (a binary file, no lines): expected UTF-8 text without a carriage return in "
+            "'sadf -d' output "
             f"(line {line} of it,") in proc.stderr, proc.stderr
     assert "expected a valid " not in proc.stderr and "CSV" not in proc.stderr, proc.stderr
     if tmp_db.exists():
