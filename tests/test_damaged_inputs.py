@@ -250,9 +250,39 @@ def test_sadf_record_with_a_damaged_time_names_file_and_record(tmp_path, tmp_db,
     run = _damaged(tmp_path, src, lambda d: d.replace(stamp, stamp.replace(b"01", damage), 1))
     proc = run_tool("ingest", "--db", tmp_db, run)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert f"{run / name}: expected a date YYYY-MM-DD and a time HH:MM:SS (statistics record 2)" in proc.stderr, \
-        proc.stderr
+    line = _line_of(src.read_bytes(), re.escape(stamp))  # the record's timestamp
+    assert f"{run / name}:{line}: expected a date YYYY-MM-DD and a time HH:MM:SS (statistics record 2)" \
+        in proc.stderr, proc.stderr
     assert "expected a valid " not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("name", ["sadf_x_all.xml", "sadf_x_loop.xml"])
+@pytest.mark.parametrize("damage, refusal", [(b"-inf", "a finite number"), (b"nan", "a finite number"),
+                                             (b"-1e300", "")])  # a share or a count, by the record
+def test_a_value_refused_in_sadf_x_names_the_line_of_its_record(tmp_path, tmp_db, name, damage, refusal):
+    """sadf -x: a value no tool prints is named by its record's line (its <timestamp> element), as sadf -j's is."""
+    src = FIXTURES / "sysstat_variants" / name
+    data = src.read_bytes()
+    second = [m.start() for m in re.finditer(rb"<timestamp ", data)][1]
+    value = re.compile(rb'(?<=[a-z]=")\d+\.\d+(?=")').search(data, second)
+    run = _damaged(tmp_path, src, lambda d: d[:value.start()] + damage + d[value.end():])
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = data[:second].count(b"\n") + 1
+    assert f"{run / name}:{line}: expected {refusal}" in proc.stderr, proc.stderr
+    assert not tmp_db.exists() or ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 0
+
+
+def test_a_sadf_j_record_without_its_timestamp_is_refused_at_its_line(tmp_path, tmp_db):
+    src = FIXTURES / "sysstat_variants" / "sadf_j_loop.json"
+    data = src.read_bytes()
+    stamp = [m for m in re.finditer(rb'\s*"timestamp": \{[^}]*\},', data)][1]
+    run = _damaged(tmp_path, src, lambda d: d[:stamp.start()] + d[stamp.end():])
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = data[:data.rfind(b"{", 0, stamp.start())].count(b"\n") + 1  # where the record opens
+    assert f"{run / src.name}:{line}: expected a 'timestamp' object with date and " \
+           "time in statistics record 2" in proc.stderr, proc.stderr
 
 
 def test_a_sa_file_sadf_cannot_read_is_refused_saying_it_has_no_lines(tmp_path, tmp_db):
