@@ -285,6 +285,34 @@ def test_a_sadf_j_record_without_its_timestamp_is_refused_at_its_line(tmp_path, 
            "time in statistics record 2" in proc.stderr, proc.stderr
 
 
+def test_a_value_refused_in_iostat_json_without_timestamps_names_its_records_line(tmp_path, tmp_db):
+    """iostat -o JSON without -t prints no timestamp: the refusal names the line where the record opens."""
+    src = FIXTURES / "sysstat_variants" / "iostat_json.json"
+    data = src.read_bytes()
+    assert b'"timestamp"' not in data
+    run = _damaged(tmp_path, src, lambda d: d.replace(b'"user": 84.08', b'"user": NaN', 1))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = _line_of(data, rb'"user": 84\.08') - 1
+    assert data.splitlines()[line - 1].strip() == b"{"
+    assert f"{run / src.name}:{line}: expected a finite number for '%user', found 'nan'" in proc.stderr, proc.stderr
+
+
+def test_an_iostat_json_record_that_lost_its_timestamp_is_refused_at_its_line(corpus, tmp_path, tmp_db):
+    """iostat -t prints a timestamp in every record: a record without one beside records with one is refused
+    at its line, saying what was expected (it was stored without a time)."""
+    src = corpus / "public/iostat/sysstat12.x_iostat-o_JSON_pkb.json"
+    data = src.read_bytes()
+    stamp = [m for m in re.finditer(rb'\s*"timestamp": "[^"]*",', data)][1]
+    run = _damaged(tmp_path, src, lambda d: d[:stamp.start()] + d[stamp.end():])
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = data[:data.rfind(b"{", 0, stamp.start())].count(b"\n") + 1  # where the record opens
+    assert f"{run / src.name}:{line}: expected a \"timestamp\" in statistics record 2, " \
+           "as in the file's first record (iostat -t prints one in every record), found 'none'" in proc.stderr, \
+        proc.stderr
+
+
 def test_a_sa_file_sadf_cannot_read_is_refused_saying_it_has_no_lines(tmp_path, tmp_db):
     """A binary file has no line to name: the refusal says so (sadf gives no byte offset either)."""
     src = FIXTURES / "sysstat_variants" / "sa_loop.bin"
