@@ -242,6 +242,24 @@ def test_damage_harness_finds_no_traceback_hang_or_unprintable_value():
         families
 
 
+def test_the_harness_counts_a_refusal_without_a_line_apart_only_when_the_path_named_has_none(tmp_path):
+    """bench/damage_trials.py: a refusal saying "a binary file" or "a directory" in place of a line is its own
+    class only when the path it names is one; a text file called binary stays a refusal without a line."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from damage_trials import _says_why_no_line
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(FIXTURES / "sysstat_variants" / "sa_loop.bin", run / "sa.bin")
+    shutil.copy(FIXTURES / "sysstat_variants" / "iostat_json.json", run / "io.json")
+    said = "error: 1 file(s) could not be ingested; nothing was stored in k.duckdb:\n    {}: expected ...\n"
+    assert _says_why_no_line(said.format(f"{run / 'sa.bin'} (a binary file, no lines)"), tmp_path)
+    assert _says_why_no_line(said.format(f"{run} (a directory, no lines)"), tmp_path)
+    assert not _says_why_no_line(said.format(f"{run / 'io.json'} (a binary file, no lines)"), tmp_path)
+    assert not _says_why_no_line(said.format(f"{run / 'sa.bin'} (a directory, no lines)"), tmp_path)
+    assert not _says_why_no_line(said.format(f"{run / 'sa.bin'}"), tmp_path)
+
+
 @pytest.mark.parametrize("name, stamp", [("sadf_x_all.xml", rb'time="02:01:40"'),
                                          ("sadf_j_loop.json", rb'"time": "02:01:40"')])
 @pytest.mark.parametrize("damage", [b"-nan", b"1e20"])
