@@ -351,6 +351,48 @@ def test_a_value_refused_in_a_sa_file_is_named_by_its_sample_saying_the_file_has
            "(sample 0)" in proc.stderr, proc.stderr
 
 
+def test_a_vmstat_output_without_data_lines_is_refused_at_its_last_line(tmp_path, tmp_db):
+    src = FIXTURES / "vmstat" / "vmstat.txt"
+    run = _damaged(tmp_path, src, lambda d: b"".join(d.splitlines(keepends=True)[:2]))  # the two header lines
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / src.name}:2: expected vmstat data lines under a 'r b swpd free ...' header" in proc.stderr, \
+        proc.stderr
+
+
+def test_an_aggregate_log_cut_in_its_first_line_is_refused_at_its_last_line(tmp_path, tmp_db):
+    src = AGG / "pgbench_log.15216.2"
+    # cut after six numbers: read as a 6-field aggregate log whose one line is cut off (skipped)
+    run = _damaged(tmp_path, src, lambda d: b" ".join(d.split(b"\n", 1)[0].split(b" ")[:6]) + b" ")
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / src.name}:1: expected at least one complete aggregate log line" in proc.stderr, proc.stderr
+
+
+def test_a_published_sidecar_cut_before_its_columns_is_refused_at_its_last_line(tmp_path, tmp_db):
+    tree = tmp_path / "published"
+    tree.mkdir()
+    src = PUBLISHED / "fy2013_f4.1-4.2_io_ratios.toml"
+    shutil.copy(PUBLISHED / "fy2013_f4.1-4.2_io_ratios.csv", tree)
+    text = src.read_text(encoding="utf-8")
+    kept = text[:text.index("[published.columns]")]
+    (tree / src.name).write_text(kept, encoding="utf-8")
+    proc = run_tool("ingest", "--db", tmp_db, tree)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{tree / src.name}:{len(kept.splitlines())}: expected a [published.columns] table" in proc.stderr, \
+        proc.stderr
+
+
+def test_an_mpstat_json_host_date_damaged_is_refused_at_its_line(tmp_path, tmp_db):
+    src = FIXTURES / "sysstat_variants" / "mpstat_json.txt"
+    run = _damaged(tmp_path, src, lambda d: d.replace(b'"date": "11/23/26"', b'"date": "11/23/nan"', 1))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = _line_of(src.read_bytes(), rb'"date": "11/23/26"')
+    assert f"{run / src.name}:{line}: expected a date in the host's \"date\", found '11/23/nan'" in proc.stderr, \
+        proc.stderr
+
+
 def test_published_csv_field_beyond_the_csv_limit_names_file_and_line(tmp_path, tmp_db):
     tree = tmp_path / "published"
     tree.mkdir()
