@@ -6,7 +6,9 @@ by tools/collect (echo as the benchmark, no monitors) in its scratch directory. 
 
   stored        exit 0, every stored value inside its format's bounds (parsers/bounds.py); a plan: it ran
   refused       exit 2 (a plan: 3) with the file and its line named
-  refused_no_line  exit 2 with the file named, without a line (a binary file, a layout, a JSON sample)
+  refused_no_line  exit 2 with the file named, without a line
+  refused_lineless exit 2 naming a binary file or a directory, which has no line to name, and saying so
+                (``path (a binary file, no lines): ...``; the harness checks that the path named is one)
   unrecognised  exit 2: the damaged file is no known tool output any more (skipped, named with -v)
   run_failed    a plan ran and a run failed, named with its reason (a damaged benchmark command)
   net           exit 2 through the parsers' safety net ("expected a valid <format> file"): a damage the
@@ -57,9 +59,10 @@ sys.path.insert(0, str(HERE / "bench"))
 
 from kansoku import parsers  # noqa: E402
 from kansoku.cli import ingest_main  # noqa: E402 -- imported once, before the children are forked
-from kansoku.errors import quoted_name  # noqa: E402
+from kansoku.errors import BINARY_FILE, DIRECTORY, lineless, quoted_name  # noqa: E402
 from kansoku.ingest.detect import detect_in_run  # noqa: E402
 from kansoku.parsers import bounds  # noqa: E402
+from kansoku.parsers.base import FileHead  # noqa: E402
 from kansoku.store import outside  # noqa: E402
 
 CORPUS = Path(os.environ.get("KANSOKU_CORPUS", "/work/shared/corpus/real"))
@@ -67,8 +70,8 @@ SOURCES = [CORPUS, HERE / "data" / "runs", HERE / "data" / "published", HERE / "
 LARGEST_SOURCE = 600_000  # bytes: larger real files add time, not kinds of damage
 PER_FORMAT = 6  # source files kept per format
 TIMEOUT_S = 60.0
-KINDS = ("stored", "refused", "refused_no_line", "unrecognised", "run_failed", "net", "unnamed", "traceback",
-         "hang", "out_of_bounds", "harness_error")
+KINDS = ("stored", "refused", "refused_no_line", "refused_lineless", "unrecognised", "run_failed", "net", "unnamed",
+         "traceback", "hang", "out_of_bounds", "harness_error")
 DEFECTS = ("unnamed", "traceback", "hang", "out_of_bounds", "harness_error")
 PWNED = "kansoku-pwned"
 RUN_HOSTNAME = "vm"
@@ -953,8 +956,10 @@ def run_one(t: Trial, base: Path, timeout: float = TIMEOUT_S) -> Trial:
                 t.kind = "unrecognised"
             elif str(target) not in stderr:
                 t.kind = "unnamed"
+            elif _FILE_LINE.search(stderr):
+                t.kind = "refused"
             else:
-                t.kind = "refused" if _FILE_LINE.search(stderr) else "refused_no_line"
+                t.kind = "refused_lineless" if _says_why_no_line(stderr, scratch) else "refused_no_line"
         else:
             if store.exists():
                 problems += stored_outside(store)
@@ -969,6 +974,26 @@ def run_one(t: Trial, base: Path, timeout: float = TIMEOUT_S) -> Trial:
         return t
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _says_why_no_line(stderr: str, scratch: Path) -> bool:
+    """Whether a refusal without a line names a path of the input that has none, saying so: a directory, or a
+    binary file (as detection tells binary from text), each as ``errors.lineless`` writes it."""
+    for p in [scratch, *scratch.rglob("*")]:
+        if p.is_symlink():
+            continue
+        if p.is_dir():
+            why = DIRECTORY
+        elif p.is_file():
+            with open(p, "rb") as fh:
+                if not FileHead(p, fh.read(8192), 0).is_binary:
+                    continue
+            why = BINARY_FILE
+        else:
+            continue
+        if lineless(quoted_name(str(p)), why) + ": " in stderr:
+            return True
+    return False
 
 
 def _last_line(text: str) -> str:

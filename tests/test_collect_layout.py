@@ -105,7 +105,7 @@ def test_a_directory_of_files_inside_a_host_directory_is_refused(tmp_path, real_
     nested.mkdir()
     (nested / "host.toml").write_text('hostname = "standby"\nrole = "standby"\n')
     (nested / "sar_u.txt").write_text(as_host(real_sar_u, "standby"))
-    _refused(tmp_path, camp, f"{nested}: a directory of files inside the host directory",
+    _refused(tmp_path, camp, f"{nested} (a directory, no lines): a directory of files inside the host directory",
              str(camp / "clients=4" / "host=dbserver"))
     assert not (tmp_path / "k.duckdb").exists() or _runs(tmp_path / "k.duckdb") == 0
 

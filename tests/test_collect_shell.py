@@ -144,6 +144,18 @@ def test_sql_psql_sends_as_written_is_still_read(tmp_path):
     assert [s.line for s in read_list(f)] == [1, 2, 3]
 
 
+def test_a_query_list_over_the_size_limit_is_refused_at_the_line_passing_it(tmp_path):
+    """Ingest reads no list over 1 MiB back as the run's: collect refuses it, naming the line where 1 MiB is
+    passed (a giant line pasted into a real list)."""
+    text = (ROOT / "data" / "runs" / "example" / "queries" / "parallel.sql").read_text(encoding="utf-8")
+    f = tmp_path / "q.sql"
+    f.write_text(text + "-- " + "x" * (1 << 20) + "\n" + text, encoding="utf-8")
+    line = text.count("\n") + 1
+    with pytest.raises(QueryListError, match=rf"q.sql:{line}: expected a query list of at most 1 MiB, found "
+                                             rf"{f.stat().st_size:,} bytes, the limit passed on line {line}$"):
+        read_list(f)
+
+
 def test_a_query_list_not_utf8_is_refused_with_its_line(tmp_path):
     f = tmp_path / "q.sql"
     f.write_bytes(b"SELECT 1;\nSELECT '\xff';\n")

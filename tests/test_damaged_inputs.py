@@ -242,6 +242,24 @@ def test_damage_harness_finds_no_traceback_hang_or_unprintable_value():
         families
 
 
+def test_the_harness_counts_a_refusal_without_a_line_apart_only_when_the_path_named_has_none(tmp_path):
+    """bench/damage_trials.py: a refusal saying "a binary file" or "a directory" in place of a line is its own
+    class only when the path it names is one; a text file called binary stays a refusal without a line."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from damage_trials import _says_why_no_line
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(FIXTURES / "sysstat_variants" / "sa_loop.bin", run / "sa.bin")
+    shutil.copy(FIXTURES / "sysstat_variants" / "iostat_json.json", run / "io.json")
+    said = "error: 1 file(s) could not be ingested; nothing was stored in k.duckdb:\n    {}: expected ...\n"
+    assert _says_why_no_line(said.format(f"{run / 'sa.bin'} (a binary file, no lines)"), tmp_path)
+    assert _says_why_no_line(said.format(f"{run} (a directory, no lines)"), tmp_path)
+    assert not _says_why_no_line(said.format(f"{run / 'io.json'} (a binary file, no lines)"), tmp_path)
+    assert not _says_why_no_line(said.format(f"{run / 'sa.bin'} (a directory, no lines)"), tmp_path)
+    assert not _says_why_no_line(said.format(f"{run / 'sa.bin'}"), tmp_path)
+
+
 @pytest.mark.parametrize("name, stamp", [("sadf_x_all.xml", rb'time="02:01:40"'),
                                          ("sadf_j_loop.json", rb'"time": "02:01:40"')])
 @pytest.mark.parametrize("damage", [b"-nan", b"1e20"])
@@ -250,9 +268,129 @@ def test_sadf_record_with_a_damaged_time_names_file_and_record(tmp_path, tmp_db,
     run = _damaged(tmp_path, src, lambda d: d.replace(stamp, stamp.replace(b"01", damage), 1))
     proc = run_tool("ingest", "--db", tmp_db, run)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert f"{run / name}: expected a date YYYY-MM-DD and a time HH:MM:SS (statistics record 2)" in proc.stderr, \
-        proc.stderr
+    line = _line_of(src.read_bytes(), re.escape(stamp))  # the record's timestamp
+    assert f"{run / name}:{line}: expected a date YYYY-MM-DD and a time HH:MM:SS (statistics record 2)" \
+        in proc.stderr, proc.stderr
     assert "expected a valid " not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("name", ["sadf_x_all.xml", "sadf_x_loop.xml"])
+@pytest.mark.parametrize("damage, refusal", [(b"-inf", "a finite number"), (b"nan", "a finite number"),
+                                             (b"-1e300", "")])  # a share or a count, by the record
+def test_a_value_refused_in_sadf_x_names_the_line_of_its_record(tmp_path, tmp_db, name, damage, refusal):
+    """sadf -x: a value no tool prints is named by its record's line (its <timestamp> element), as sadf -j's is."""
+    src = FIXTURES / "sysstat_variants" / name
+    data = src.read_bytes()
+    second = [m.start() for m in re.finditer(rb"<timestamp ", data)][1]
+    value = re.compile(rb'(?<=[a-z]=")\d+\.\d+(?=")').search(data, second)
+    run = _damaged(tmp_path, src, lambda d: d[:value.start()] + damage + d[value.end():])
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = data[:second].count(b"\n") + 1
+    assert f"{run / name}:{line}: expected {refusal}" in proc.stderr, proc.stderr
+    assert not tmp_db.exists() or ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 0
+
+
+def test_a_sadf_j_record_without_its_timestamp_is_refused_at_its_line(tmp_path, tmp_db):
+    src = FIXTURES / "sysstat_variants" / "sadf_j_loop.json"
+    data = src.read_bytes()
+    stamp = [m for m in re.finditer(rb'\s*"timestamp": \{[^}]*\},', data)][1]
+    run = _damaged(tmp_path, src, lambda d: d[:stamp.start()] + d[stamp.end():])
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = data[:data.rfind(b"{", 0, stamp.start())].count(b"\n") + 1  # where the record opens
+    assert f"{run / src.name}:{line}: expected a 'timestamp' object with date and " \
+           "time in statistics record 2" in proc.stderr, proc.stderr
+
+
+def test_a_value_refused_in_iostat_json_without_timestamps_names_its_records_line(tmp_path, tmp_db):
+    """iostat -o JSON without -t prints no timestamp: the refusal names the line where the record opens."""
+    src = FIXTURES / "sysstat_variants" / "iostat_json.json"
+    data = src.read_bytes()
+    assert b'"timestamp"' not in data
+    run = _damaged(tmp_path, src, lambda d: d.replace(b'"user": 84.08', b'"user": NaN', 1))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = _line_of(data, rb'"user": 84\.08') - 1
+    assert data.splitlines()[line - 1].strip() == b"{"
+    assert f"{run / src.name}:{line}: expected a finite number for '%user', found 'nan'" in proc.stderr, proc.stderr
+
+
+def test_an_iostat_json_record_that_lost_its_timestamp_is_refused_at_its_line(corpus, tmp_path, tmp_db):
+    """iostat -t prints a timestamp in every record: a record without one beside records with one is refused
+    at its line, saying what was expected (it was stored without a time)."""
+    src = corpus / "public/iostat/sysstat12.x_iostat-o_JSON_pkb.json"
+    data = src.read_bytes()
+    stamp = [m for m in re.finditer(rb'\s*"timestamp": "[^"]*",', data)][1]
+    run = _damaged(tmp_path, src, lambda d: d[:stamp.start()] + d[stamp.end():])
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = data[:data.rfind(b"{", 0, stamp.start())].count(b"\n") + 1  # where the record opens
+    assert f"{run / src.name}:{line}: expected a \"timestamp\" in statistics record 2, " \
+           "as in the file's first record (iostat -t prints one in every record), found 'none'" in proc.stderr, \
+        proc.stderr
+
+
+def test_a_sa_file_sadf_cannot_read_is_refused_saying_it_has_no_lines(tmp_path, tmp_db):
+    """A binary file has no line to name: the refusal says so (sadf gives no byte offset either)."""
+    src = FIXTURES / "sysstat_variants" / "sa_loop.bin"
+    run = _damaged(tmp_path, src, lambda d: d[: len(d) // 2])
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / src.name} (a binary file, no lines): expected a sa data file the installed sadf" in proc.stderr, \
+        proc.stderr
+    assert "End of system activity file unexpected" in proc.stderr
+
+
+def test_a_value_refused_in_a_sa_file_is_named_by_its_sample_saying_the_file_has_no_lines(tmp_path, tmp_db):
+    src = FIXTURES / "sysstat_variants" / "sa_loop.bin"
+    run = _damaged(tmp_path, src, lambda d: d[:2883] + bytes([d[2883] ^ 0xFF]) + d[2884:])  # a CPU's counter
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / src.name} (a binary file, no lines): expected a percentage between 0 and 100 for '%fio' " \
+           "(sample 0)" in proc.stderr, proc.stderr
+
+
+def test_a_vmstat_output_without_data_lines_is_refused_at_its_last_line(tmp_path, tmp_db):
+    src = FIXTURES / "vmstat" / "vmstat.txt"
+    run = _damaged(tmp_path, src, lambda d: b"".join(d.splitlines(keepends=True)[:2]))  # the two header lines
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / src.name}:2: expected vmstat data lines under a 'r b swpd free ...' header" in proc.stderr, \
+        proc.stderr
+
+
+def test_an_aggregate_log_cut_in_its_first_line_is_refused_at_its_last_line(tmp_path, tmp_db):
+    src = AGG / "pgbench_log.15216.2"
+    # cut after six numbers: read as a 6-field aggregate log whose one line is cut off (skipped)
+    run = _damaged(tmp_path, src, lambda d: b" ".join(d.split(b"\n", 1)[0].split(b" ")[:6]) + b" ")
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{run / src.name}:1: expected at least one complete aggregate log line" in proc.stderr, proc.stderr
+
+
+def test_a_published_sidecar_cut_before_its_columns_is_refused_at_its_last_line(tmp_path, tmp_db):
+    tree = tmp_path / "published"
+    tree.mkdir()
+    src = PUBLISHED / "fy2013_f4.1-4.2_io_ratios.toml"
+    shutil.copy(PUBLISHED / "fy2013_f4.1-4.2_io_ratios.csv", tree)
+    text = src.read_text(encoding="utf-8")
+    kept = text[:text.index("[published.columns]")]
+    (tree / src.name).write_text(kept, encoding="utf-8")
+    proc = run_tool("ingest", "--db", tmp_db, tree)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"{tree / src.name}:{len(kept.splitlines())}: expected a [published.columns] table" in proc.stderr, \
+        proc.stderr
+
+
+def test_an_mpstat_json_host_date_damaged_is_refused_at_its_line(tmp_path, tmp_db):
+    src = FIXTURES / "sysstat_variants" / "mpstat_json.txt"
+    run = _damaged(tmp_path, src, lambda d: d.replace(b'"date": "11/23/26"', b'"date": "11/23/nan"', 1))
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = _line_of(src.read_bytes(), rb'"date": "11/23/26"')
+    assert f"{run / src.name}:{line}: expected a date in the host's \"date\", found '11/23/nan'" in proc.stderr, \
+        proc.stderr
 
 
 def test_published_csv_field_beyond_the_csv_limit_names_file_and_line(tmp_path, tmp_db):
@@ -282,7 +420,8 @@ def test_sa_file_whose_sadf_output_is_not_text_names_file_and_output_line(tmp_pa
     line = next(n for n, ln in enumerate(rendered.split(b"\n"), 1) if name[:2] in ln or ln.endswith(b"\r"))
     proc = run_tool("ingest", "--db", tmp_db, run)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert (f"{run / 'sa.bin'}: expected UTF-8 text without a carriage return in 'sadf -d' output "
+    assert (f"{run / 'sa.bin'} (a binary file, no lines): expected UTF-8 text without a carriage return in "
+            "'sadf -d' output "
             f"(line {line} of it,") in proc.stderr, proc.stderr
     assert "expected a valid " not in proc.stderr and "CSV" not in proc.stderr, proc.stderr
     if tmp_db.exists():

@@ -20,6 +20,17 @@ def last_line(text: str) -> int:
     return max(1, len(text.splitlines()))
 
 
+# What a refusal says in place of a line when the path it names has none: a refusal of a text file names its line.
+BINARY_FILE = "a binary file, no lines"
+DIRECTORY = "a directory, no lines"
+
+
+def lineless(path: str | Path, why: str) -> str:
+    """How a refusal names a path that has no lines (``why``: ``BINARY_FILE``, ``DIRECTORY``), so that a reader
+    sees why no line is given: ``path (a binary file, no lines)``."""
+    return f"{path} ({why})"
+
+
 def _escaped(m: re.Match) -> str:
     c = m.group()
     return _SHORT.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
@@ -68,12 +79,14 @@ class ParseError(KansokuError):
 
     exit_code = 2
 
-    def __init__(self, path: str | Path, line: int | None, expected: str, found: str | None = None):
+    def __init__(self, path: str | Path, line: int | None, expected: str, found: str | None = None, *,
+                 no_line: str | None = None):
         self.path = str(path)
         self.line = line
         self.expected = expected
         self.found = found
-        where = f"{self.path}:{line}" if line else self.path
+        # no_line: why a file without a line to name has none (BINARY_FILE)
+        where = f"{self.path}:{line}" if line else lineless(self.path, no_line) if no_line else self.path
         msg = f"{where}: expected {expected}"
         if found is not None:
             shown = found if len(found) <= 80 else found[:77] + "..."

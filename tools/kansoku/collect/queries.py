@@ -44,9 +44,12 @@ def read_list(path: Path) -> list[Statement]:
     """The statements of a query list, with their names and first lines (the one reading of a list:
     parsers/queries/statement_list.py, which ingest uses too); errors name the file and line."""
     try:
-        if path.stat().st_size > MAX_BYTES:  # ingest would not read it back as the run's list
-            raise QueryListError(f"{path}: expected a query list of at most {MAX_BYTES >> 20} MiB, found "
-                                 f"{path.stat().st_size:,} bytes")
+        size = path.stat().st_size
+        if size > MAX_BYTES:  # ingest would not read it back as the run's list
+            with open(path, "rb") as fh:
+                line = fh.read(MAX_BYTES).count(b"\n") + 1  # the line holding the first byte past the limit
+            raise QueryListError(f"{path}:{line}: expected a query list of at most {MAX_BYTES >> 20} MiB, found "
+                                 f"{size:,} bytes, the limit passed on line {line}")
         text = textfile.read_text(path, "query list")
     except OSError as exc:
         raise QueryListError(f"{path}: cannot read the query list ({exc.strerror or exc})") from None

@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
-from kansoku.errors import RunError, last_line
+from kansoku.errors import DIRECTORY, RunError, last_line, lineless
 from kansoku.values import canon
 
 RUN_TOML = "run.toml"
@@ -290,10 +290,10 @@ def host_dir_key(d: Path) -> str | None:
     another) would be a run of its own: RunError naming both."""
     outer = next((a for a in d.parents if _host_key(a) is not None), None)
     if outer is not None:
-        raise RunError(f"{d}: a directory of files inside the host directory {outer}/ of run {outer.parent}: a "
-                       f"host's files are directly in its {HOST_DIR_PREFIX}<name>/ directory, and a run's hosts are "
-                       f"{HOST_DIR_PREFIX}<name>/ directories directly in the run directory (docs/ingest.md, "
-                       "\"Hosts in a run\"); move the files, nothing was stored")
+        raise RunError(f"{lineless(d, DIRECTORY)}: a directory of files inside the host directory {outer}/ of run "
+                       f"{outer.parent}: a host's files are directly in its {HOST_DIR_PREFIX}<name>/ directory, "
+                       f"and a run's hosts are {HOST_DIR_PREFIX}<name>/ directories directly in the run directory "
+                       "(docs/ingest.md, \"Hosts in a run\"); move the files, nothing was stored")
     return _host_key(d)
 
 
@@ -314,7 +314,9 @@ def load_host(run: Run, key: str, host_dir: Path) -> Host:
         meta, text = read_toml(p)
     role = meta.get("role")
     if role is None:
-        raise RunError(f"{p if meta else host_dir}: the host {key!r} of run {run.run_id!r} has no role; write "
+        # a host.toml without the key is named at its last line (read to its end for it); none, by the directory
+        where = f"{p}:{last_line(text)}" if p.is_file() and not p.is_symlink() else lineless(host_dir, DIRECTORY)
+        raise RunError(f"{where}: the host {key!r} of run {run.run_id!r} has no role; write "
                        f"{HOST_TOML} with role = \"server\" (or client, standby, a name of the campaign's) and "
                        "hostname = \"<what `hostname` prints there>\"")
     if not isinstance(role, str) or not _ROLE.match(role):

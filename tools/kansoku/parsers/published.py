@@ -32,7 +32,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from kansoku.errors import ParseError
+from kansoku.errors import ParseError, last_line
 from kansoku.parsers.base import FileHead, Format, ParserModule
 from kansoku.parsers.textfile import read_text
 from kansoku.values import canon as _canon  # one spelling of a factor value everywhere
@@ -213,7 +213,8 @@ def parse_sidecar(path: Path, sink) -> None:
     pub = doc["published"]
 
     def err(key: str, expected: str, found: Any = None) -> ParseError:
-        return ParseError(path, _line_of(text, key.split(".")[-1]) if key else None, expected,
+        # a key not in the text was looked for to its end: its last line
+        return ParseError(path, (_line_of(text, key.split(".")[-1]) or last_line(text)) if key else None, expected,
                           None if found is None else str(found))
 
     unknown = set(pub) - SIDECAR_KEYS

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from kansoku.errors import ParseError
+from kansoku.errors import ParseError, last_line
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST_EPOCH_S, LATEST_EPOCH_S, LONGEST_US, MOST, Bound, TableBounds
@@ -756,7 +756,9 @@ def parse_aggregate(path: Path, sink: Sink) -> None:
               f"an aggregate log line of {shape.fields} numbers ({AGG_FIELD_COUNTS[shape.fields]})",
               {"thread": thread, "fields": shape.fields}, cols, crlf=crlf_of(head))
     if n == 0:
-        raise ParseError(path, None, "at least one complete aggregate log line", "none")
+        # no line loaded: the file holds at most a cut-off line, read here to name the last line
+        raise ParseError(path, last_line(path.read_text(encoding="utf-8", errors="replace")),
+                         "at least one complete aggregate log line", "none")
     step = sink.own_rows("pgbench_aggregate",
         "SELECT mode(d) FROM (SELECT interval_start_epoch_s - lag(interval_start_epoch_s) "
         "OVER (ORDER BY interval_start_epoch_s) AS d FROM {rows}) WHERE d > 0")[0][0]

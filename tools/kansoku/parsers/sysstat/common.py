@@ -682,19 +682,20 @@ def sql_str(s: str) -> str:
 
 
 def finish_sql(sink, tool: str, fmt: str, host: str | None, tz_basis: str,
-               known: tuple[int, set[str], bool, dict] | None = None) -> None:
+               known: tuple[int, set[str], bool, dict] | None = None, no_line: str | None = None) -> None:
     """After a parser loaded its sys_metrics rows with ``load_sql``: the plausibility rules, the
     per-activity summary (sys_series) and the device classes, all set-based over the stored rows.
     ``known``: (rows stored, disk devices, suspect, summary) when the parser knows them: the count and the
     device query are not run, nor the plausibility passes when no row is suspect (``Collector.suspects``
     found none); the summary of the activities it holds (activity -> samples, first and last time, most
-    common interval; no since-boot rows) is stored as given, the others' computed from the stored rows."""
+    common interval; no since-boot rows) is stored as given, the others' computed from the stored rows.
+    ``no_line``: why a refused value names no line (errors.BINARY_FILE: the rows were rendered from a sa file)."""
     n = known[0] if known is not None else sink.own_rows("sys_metrics", "SELECT count(*) FROM {rows}")[0][0]
     if not n:
         sink.warn(None, "no statistics records in the file")
         return
     if known is None or known[2]:
-        plausible.check_stored(sink)
+        plausible.check_stored(sink, no_line)
     params = {"tool": tool, "format": fmt, "rank": FORMAT_RANK[fmt], "host": host, "tz_basis": tz_basis}
     summary = known[3] if known is not None else {}
     acts = sorted(summary)

@@ -19,7 +19,7 @@ from pathlib import Path
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 from kansoku.parsers.sysstat import common as sm
-from kansoku.parsers.sysstat.sadf_json import load_json_salvaging, record_lines
+from kansoku.parsers.sysstat.sadf_json import load_json_salvaging, statistics_lines
 
 _ISO_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})([+-]\d{2}:?\d{2}|Z)?$", re.ASCII)
 _DEVICE_HDR = re.compile(r"^Device:?$", re.ASCII)
@@ -196,26 +196,35 @@ def sniff_iostat_json(head: FileHead) -> bool:
 def parse_iostat_json(path: Path, sink: Sink) -> None:
     doc, text = load_json_salvaging(path, sink, "iostat -o JSON output")
     col = sm.Collector("iostat", "iostat-json")
-    lines, record = record_lines(text), 0  # each statistics record's line, every host's
+    lines, record = statistics_lines(text, doc), 0  # each statistics record's line, every host's
+    stamped = None  # whether the file's records have a timestamp (iostat -t): the first record decides
     tz, col.tz_basis = sm.local_tz(sink.run_start, sink)
     hint = sink.run_start.date() if isinstance(sink.run_start, datetime) else None
     for host in doc["sysstat"].get("hosts", []):
         col.host = host.get("nodename")
         d0 = sm.parse_date(str(host.get("date", "")), hint)
         for i, st in enumerate(host.get("statistics", [])):
+            line = lines[record] if record < len(lines) else None
+            record += 1
             if not isinstance(st, dict):
-                raise ParseError(path, None, f"an object in 'statistics' (record {i + 1})", type(st).__name__)
+                raise ParseError(path, line, f"an object in 'statistics' (record {i + 1})", type(st).__name__)
+            if stamped is None:
+                stamped = "timestamp" in st
+            elif stamped != ("timestamp" in st):  # a record's time lost, or records of two iostat runs
+                raise ParseError(path, line, f"a \"timestamp\" in statistics record {i + 1}, as in the file's first "
+                                 "record (iostat -t prints one in every record)" if stamped else
+                                 f"statistics record {i + 1} without a \"timestamp\", as the file's first record "
+                                 "(iostat without -t prints none)",
+                                 "none" if stamped else str(st["timestamp"])[:40])
             ts = None
             if "timestamp" in st:
                 ts = _parse_ts_line(str(st["timestamp"]).split(), d0 or hint, tz)
                 if ts is None:
-                    raise ParseError(path, None, f"an iostat timestamp in statistics record {i + 1}",
+                    raise ParseError(path, line, f"an iostat timestamp in statistics record {i + 1}",
                                      str(st["timestamp"]))
                 if "T" in str(st["timestamp"]):
                     col.tz_basis = "iostat ISO time with offset"
             boot = i == 0
-            line = lines[record] if record < len(lines) and "timestamp" in st else None
-            record += "timestamp" in st
             for k, v in (st.get("avg-cpu") or {}).items():
                 if isinstance(v, (int, float)):
                     col.add(ts, "cpu", "all", _CPU_JSON.get(k, k), float(v), sample=i, since_boot=boot, line=line)

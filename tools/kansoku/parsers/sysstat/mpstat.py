@@ -159,6 +159,9 @@ def sniff_mpstat_json(head: FileHead) -> bool:
             and any(f'"{k}"' in t for k in JSON_BLOCKS))
 
 
+_DATE_KEY = re.compile(r'"date"\s*:', re.ASCII)
+
+
 def parse_mpstat_json(path: Path, sink: Sink) -> None:
     steps: list[tuple[int, int]] = []  # times that go back (see DayClock)
     text = textfile.decode_text(path, path.read_bytes(), "mpstat -o JSON")
@@ -174,13 +177,15 @@ def parse_mpstat_json(path: Path, sink: Sink) -> None:
     hosts = doc.get("sysstat", {}).get("hosts") if isinstance(doc, dict) else None
     if not isinstance(hosts, list):
         raise ParseError(path, None, "a {\"sysstat\": {\"hosts\": [...]}} document", "another structure")
-    for host in hosts:
+    for h, host in enumerate(hosts):
         if not isinstance(host, dict):
             raise ParseError(path, None, "a host object in sysstat.hosts", type(host).__name__)
         col.host = host.get("nodename")
         d: date | None = sm.parse_date(str(host.get("date", "")), hint)
         if d is None:
-            raise ParseError(path, None, "a date in the host's \"date\"", str(host.get("date")))
+            dates = [text.count("\n", 0, m.start()) + 1 for m in _DATE_KEY.finditer(text)]  # one per host
+            raise ParseError(path, dates[h] if len(dates) == len(hosts) else None, "a date in the host's \"date\"",
+                             str(host.get("date")))
         clock = sm.DayClock(d, tz, steps)
         for i, st in enumerate(host.get("statistics") or []):
             t = sm.parse_tod(str(st.get("timestamp", "")).split()) if isinstance(st, dict) else None

@@ -149,14 +149,16 @@ def _where(line: int | None, sample: int | None) -> str:
     return "" if line else f" (sample {sample})"
 
 
-def refusal(path, rule: Rule, metric: str, v: float, line: int | None, sample: int | None) -> ParseError:
+def refusal(path, rule: Rule, metric: str, v: float, line: int | None, sample: int | None,
+            no_line: str | None = None) -> ParseError:
     where = _where(line, sample)
     if rule.kind == "finite":
-        return ParseError(path, line, f"a finite number for {metric!r}{where}", str(v))
+        return ParseError(path, line, f"a finite number for {metric!r}{where}", str(v), no_line=no_line)
     if rule.kind == "share":
-        return ParseError(path, line, f"a percentage between 0 and 100 for {metric!r}{where}", repr(v))
+        return ParseError(path, line, f"a percentage between 0 and 100 for {metric!r}{where}", repr(v),
+                          no_line=no_line)
     what = "rate" if metric.endswith("/s") else "value"
-    return ParseError(path, line, f"a non-negative {what} for {metric!r}{where}", repr(v))
+    return ParseError(path, line, f"a non-negative {what} for {metric!r}{where}", repr(v), no_line=no_line)
 
 
 class Notes:
@@ -234,9 +236,10 @@ def check_rows(rows: list[dict[str, Any]], sink) -> bool:
     return notes.dropped > 0
 
 
-def check_stored(sink) -> None:
+def check_stored(sink, no_line: str | None = None) -> None:
     """The rules over the rows a parser loaded with ``load_sql`` (the file's own rows of sys_metrics, in the
-    order of their sample and metric); a value missing where the tool prints one is refused too."""
+    order of their sample and metric); a value missing where the tool prints one is refused too, naming its
+    sample (``no_line``: why the file has no line to name, errors.BINARY_FILE for a sa file)."""
     path = sink.path
     rows = sink.own_rows("sys_metrics", f"""
         SELECT rule, metric, value, sample, instance FROM (SELECT {RULE_SQL} AS rule, * FROM {{rows}}
@@ -245,13 +248,13 @@ def check_stored(sink) -> None:
     refused = next((row for row in rows if RULES[row[0]].action == "refuse"), None)
     if refused is not None:
         i, m, v, sample, _ = refused
-        raise refusal(path, RULES[i], m, v, None, sample)
+        raise refusal(path, RULES[i], m, v, None, sample, no_line)
     missing = sink.own_rows("sys_metrics", """
         SELECT metric, sample FROM {rows} WHERE value IS NULL AND activity <> 'restart'
         ORDER BY sample, metric LIMIT 1""")
     if missing:
         m, sample = missing[0]
-        raise ParseError(path, None, f"a number in column {m!r} (sample {sample})", "not a number")
+        raise ParseError(path, None, f"a number in column {m!r} (sample {sample})", "not a number", no_line=no_line)
     notes = Notes(sink)
     for i, m, v, sample, inst in rows:
         notes.add(RULES[i], m, v, None, sample, inst)

@@ -29,7 +29,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kansoku.errors import ParseError
+from kansoku.errors import BINARY_FILE, ParseError
 from kansoku.external import kill_group, run_group
 from kansoku.parsers.base import FileHead, Sink, is_utf8
 from kansoku.parsers.sysstat import common as sm
@@ -303,16 +303,18 @@ class _Loader:
             k, line = _first_not_text(section)
             raise ParseError(path, None, "UTF-8 text without a carriage return in 'sadf -d' output (line "
                              f"{counts.header_line + k} of it, in the section '{text[:60]}...'): a damaged "
-                             "sa file?", line.decode("utf-8", errors="backslashreplace"))
+                             "sa file?", line.decode("utf-8", errors="backslashreplace"), no_line=BINARY_FILE)
         if not self.restarts_done:
             self._restarts(section, counts=counts)
         segs = csv_segments(cols)
         if len(segs) != 1 or segs[0]["repeated"]:
-            raise ParseError(path, None, "one activity per 'sadf -d' section header", text[:120])
+            raise ParseError(path, None, "one activity per 'sadf -d' section header", text[:120],
+                             no_line=BINARY_FILE)
         seg = segs[0]
         act = seg["activity"]
         if self.split and act in self.fast_series:  # read by the sadf -dh run already
-            raise ParseError(path, None, "each activity once in 'sadf -d' output", text[:120])
+            raise ParseError(path, None, "each activity once in 'sadf -d' output", text[:120],
+                             no_line=BINARY_FILE)
         if act in TEXT_ACTIVITIES:
             section.unlink(missing_ok=True)
             return
@@ -652,13 +654,14 @@ class _Loader:
             if bad_w:
                 raise ParseError(path, None, f"{'at least ' if star else ''}{width} "
                                  f"';'-separated fields per row {what} (header {text[:60]}...)",
-                                 (bad_w_line or "")[:80])
+                                 (bad_w_line or "")[:80], no_line=BINARY_FILE)
             if bad_ts:
-                raise ParseError(path, None, f"a timestamp 'YYYY-MM-DD HH:MM:SS UTC' {what}", str(bad_ts_tok)[:40])
+                raise ParseError(path, None, f"a timestamp 'YYYY-MM-DD HH:MM:SS UTC' {what}", str(bad_ts_tok)[:40],
+                                 no_line=BINARY_FILE)
             if bad_iv:
                 raise ParseError(path, None, f"a sampling interval between 0 s and 31 days {what} (sadf read "
                                  "beyond the records: a damaged sa file, or sa files concatenated with cat?)",
-                                 str(bad_iv_tok)[:40])
+                                 str(bad_iv_tok)[:40], no_line=BINARY_FILE)
             self.host = self.host or host
             if n > n_ts * max(n_inst, 1):
                 self._duplicated(act)
@@ -696,7 +699,7 @@ class _Loader:
                 t = datetime.strptime(tok, TS_FORMAT).replace(tzinfo=timezone.utc)
             except ValueError:
                 raise ParseError(self.path, None, "a timestamp 'YYYY-MM-DD HH:MM:SS UTC' on a LINUX-RESTART row",
-                                 tok[:40]) from None
+                                 tok[:40], no_line=BINARY_FILE) from None
             m = re.search(r"\((\d+) CPU\)", what, flags=re.ASCII)
             if tok in self.restarts_seen:
                 continue
@@ -882,7 +885,7 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
         stderr = err.read().decode("utf-8", errors="replace")
     if timed_out.is_set():
         raise ParseError(path, None, f"a sa data file the installed sadf renders within {limit_s:.0f} s",
-                         "sadf still running (a damaged file?)")
+                         "sadf still running (a damaged file?)", no_line=BINARY_FILE)
     if rc == 0 and loader.sections == 0 and failure is None and loader.restarts_seen:
         sink.warn(None, "the sa file holds restart records only (no activity was recorded)")
         return
@@ -902,12 +905,14 @@ def parse_sa_binary(path: Path, sink: Sink) -> None:
         raise ParseError(path, None, f"a sa data file the installed sadf ({ver}) can read; sadf says: "
                          f"{msg or f'exit status {rc}'}. Convert it with 'sadf -c OLDFILE > NEWFILE', "
                          "render it with the sysstat that wrote it (sar -A -f / sadf -d), or keep that rendering "
-                         "beside it (it is then used instead)", "an sa file this sadf cannot read")
+                         "beside it (it is then used instead)", "an sa file this sadf cannot read",
+                         no_line=BINARY_FILE)
     loader.warn_duplicated()
     version = _file_version(path)  # the file header's, as 'sadf -H' prints it (one sadf run per file)
     if version:
         sink.set_tool_version(version)
-    sm.finish_sql(sink, "sar", "sa-binary", loader.host, "sadf -d timestamps (UTC)", known=loader.known())
+    sm.finish_sql(sink, "sar", "sa-binary", loader.host, "sadf -d timestamps (UTC)", known=loader.known(),
+                  no_line=BINARY_FILE)
 
 
 def _file_version(path: Path) -> str | None:

@@ -149,11 +149,52 @@ def record_lines(text: str) -> list[int]:
     return out
 
 
-def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | None = None) -> None:
-    lines: list[int] = []
+_STATISTICS = re.compile(r'"statistics"\s*:\s*\[', re.ASCII)
+
+
+def statistics_lines(text: str, doc: dict) -> list[int]:
+    """The line of each statistics record of ``doc`` (read from ``text``), every host's, in order: its "timestamp"
+    key's when every record has one (``record_lines``), else the line where each record opens (iostat without
+    ``-t`` prints no timestamp, a damaged record may have lost its own), each ``statistics`` array read again
+    record by record. Empty when the text's records are not the document's (a lost record has no line)."""
+    hosts = doc.get("sysstat", {}).get("hosts") if isinstance(doc.get("sysstat"), dict) else None
+    records = sum(len(h["statistics"]) for h in hosts or [] if isinstance(h, dict)
+                  and isinstance(h.get("statistics"), list))
+    lines = record_lines(text)
+    if len(lines) == records:
+        return lines
+    starts, dec = [], json.JSONDecoder()
+    for m in _STATISTICS.finditer(text):
+        pos = m.end()
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n,":
+                pos += 1
+            if pos >= len(text) or text[pos] == "]":
+                break
+            try:
+                _, end = dec.raw_decode(text, pos)
+            except json.JSONDecodeError:  # where a salvaged document was cut
+                break
+            starts.append(pos)
+            pos = end
+    if len(starts) != records:
+        return []
+    out, line, at = [], 1, 0
+    for pos in starts:
+        line += text.count("\n", at, pos)
+        at = pos
+        out.append(line)
+    return out
+
+
+def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | None = None,
+                    lines: list[int] | None = None) -> None:
+    """A sadf -j file, or the document of another rendering (``doc``: sadf -x's, with ``lines``, the line of
+    each statistics record, every host's, in order)."""
     if doc is None:
         doc, text = load_json_salvaging(path, sink, "sadf -j output")
-        lines = record_lines(text)
+        lines = statistics_lines(text, doc)
+    lines = lines or []
     col = sm.Collector("sar", fmt)
     record = 0  # the document's statistics records, every host's
     tz, basis = sm.local_tz(sink.run_start, sink)
@@ -163,9 +204,11 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
         col.host = host.get("nodename")
         host_tz = timezone.utc
         for sample, st in enumerate(host.get("statistics", [])):
+            line = lines[record] if record < len(lines) else None
+            record += 1
             ts_obj = st.get("timestamp")
             if not isinstance(ts_obj, dict) or "date" not in ts_obj or "time" not in ts_obj:
-                raise ParseError(path, None, f"a 'timestamp' object with date and time in statistics record {sample + 1}",
+                raise ParseError(path, line, f"a 'timestamp' object with date and time in statistics record {sample + 1}",
                                  json.dumps(ts_obj)[:60])
             tzname = ts_obj.get("tz")
             z = host_tz
@@ -180,10 +223,9 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
             elif not tzname and not ts_obj.get("utc", 1):
                 z = tz
                 col.tz_basis = f"sadf -j local time: {basis}"
-            ts = _stamp(path, ts_obj.get("date"), ts_obj.get("time"), f"statistics record {sample + 1}").replace(tzinfo=z)
+            ts = _stamp(path, ts_obj.get("date"), ts_obj.get("time"), f"statistics record {sample + 1}",
+                        line).replace(tzinfo=z)
             iv = ts_obj.get("interval")
-            line = lines[record] if record < len(lines) else None
-            record += 1
             for key, val in st.items():
                 if key == "timestamp":
                     continue
@@ -200,12 +242,13 @@ def parse_sadf_json(path: Path, sink: Sink, fmt: str = "sadf-json", doc: dict | 
     col.flush(sink)
 
 
-def _stamp(path: Path, date: Any, time: Any, where: str) -> datetime:
-    """A record's date and time as sadf prints them; anything else (a damaged digit, 'nan') names the record."""
+def _stamp(path: Path, date: Any, time: Any, where: str, line: int | None = None) -> datetime:
+    """A record's date and time as sadf prints them; anything else (a damaged digit, 'nan') names the record
+    (and its ``line`` when known)."""
     try:
         return datetime.fromisoformat(f"{date}T{time}")
     except (TypeError, ValueError):
-        raise ParseError(path, None, f"a date YYYY-MM-DD and a time HH:MM:SS ({where})", f"{date} {time}") from None
+        raise ParseError(path, line, f"a date YYYY-MM-DD and a time HH:MM:SS ({where})", f"{date} {time}") from None
 
 
 def _json_activity(col, key: str, val: Any, ts, iv, sample: int, unknown: set, line: int | None = None) -> None:

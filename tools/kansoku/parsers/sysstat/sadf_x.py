@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+import xml.parsers.expat
 from pathlib import Path
 from typing import Any
 
-from kansoku.errors import ParseError
+from kansoku.errors import ParseError, last_line
 from kansoku.parsers import textfile
 from kansoku.parsers.base import FileHead, Sink
 from kansoku.parsers.numbers import to_float
@@ -68,15 +69,45 @@ def _activity(el: ET.Element) -> Any:
     return out
 
 
+_TIMESTAMP = re.compile(r"<timestamp[\s/>]", re.ASCII)
+
+
+def _timestamp_lines(text: str, records: int) -> list[int]:
+    """The line of each ``<timestamp>`` element (a statistics record) of the document ``text``, in order, for
+    ``records`` of them: where its tag opens, found by pattern; read by expat when the pattern finds another count
+    (a tag inside a comment or CDATA section), so a refused value is named by its own record's line."""
+    out, line, pos = [], 1, 0
+    for m in _TIMESTAMP.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        out.append(line)
+    if len(out) == records:
+        return out
+    out = []
+    parser = xml.parsers.expat.ParserCreate()
+
+    def start(name: str, attrs: dict) -> None:
+        if name.rsplit(":", 1)[-1] == "timestamp":
+            out.append(parser.CurrentLineNumber)
+
+    parser.StartElementHandler = start
+    parser.Parse(text, True)
+    return out if len(out) == records else []
+
+
 def parse_sadf_xml(path: Path, sink: Sink) -> None:
     text = textfile.read_text(path, "sadf -x output")
-    if re.search(r"<!ENTITY", text[:4096], flags=re.ASCII):
-        raise ParseError(path, None, "sadf -x XML (no entity declarations)", "an <!ENTITY declaration")
+    entity = re.search(r"<!ENTITY", text[:4096], flags=re.ASCII)
+    if entity:
+        raise ParseError(path, text.count("\n", 0, entity.start()) + 1, "sadf -x XML (no entity declarations)",
+                         "an <!ENTITY declaration")
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise ParseError(path, exc.position[0], "well-formed sadf -x XML", str(exc).split(":")[0]) from None
     hosts = []
+    missing: list[tuple[int, int, str]] = []  # records without a date or time: (index, record, its attributes)
+    records = 0  # every host's
     for host in root.iter():
         if _tag(host) != "host":
             continue
@@ -91,12 +122,17 @@ def parse_sadf_xml(path: Path, sink: Sink) -> None:
             if "tz" in a:
                 rec["timestamp"]["tz"] = a["tz"]
             if rec["timestamp"]["date"] is None or rec["timestamp"]["time"] is None:
-                raise ParseError(path, None, f"a <timestamp date=… time=…> in statistics record {len(stats) + 1}",
-                                 str(dict(a))[:60])
+                missing.append((records, len(stats) + 1, str(dict(a))[:60]))
+            records += 1
             for act in st:
                 rec[_tag(act)] = _activity(act)
             stats.append(rec)
         hosts.append({"nodename": host.attrib.get("nodename"), "statistics": stats})
     if not hosts:
-        raise ParseError(path, None, "a <host> element in the sadf -x document", "none")
-    parse_sadf_json(path, sink, fmt="sadf-xml", doc={"sysstat": {"hosts": hosts}})
+        raise ParseError(path, last_line(text), "a <host> element in the sadf -x document", "none")
+    lines = _timestamp_lines(text, records)
+    if missing:
+        at, k, attrs = missing[0]
+        raise ParseError(path, lines[at] if lines else None,
+                         f"a <timestamp date=… time=…> in statistics record {k}", attrs)
+    parse_sadf_json(path, sink, fmt="sadf-xml", doc={"sysstat": {"hosts": hosts}}, lines=lines)

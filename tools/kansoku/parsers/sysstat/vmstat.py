@@ -145,7 +145,7 @@ def parse_vmstat(path: Path, sink: Sink) -> None:
         for act, start, end, names_id in groups[1]:
             col.add_record(ts, act, None, names_id, vals[start:end], sample=sample, since_boot=boot, line=lineno)
     if not col.n_values:
-        raise ParseError(path, None, "vmstat data lines under a 'r b swpd free ...' header", "none")
+        raise ParseError(path, max(1, n), "vmstat data lines under a 'r b swpd free ...' header", "none")
     if any(s is not None for s in stamps) and not has_tz:
         col.tz_basis = "harness line prefixes: " + basis
     col.fill_intervals()
