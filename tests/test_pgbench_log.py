@@ -321,7 +321,7 @@ BAD = [
      ["pgbench_log.5", "pgbench_log.5.1", "6 fields", "7 fields"]),
     ("aggregate vs txlog threads", {"pgbench_log.5": GOOD,
                                     "pgbench_log.5.1": "1795304721 327 1901169 14444654711 1598 21368\n"},
-     ["sibling pgbench_log.5.1", "aggregate log"]),
+     ["'pgbench_log.5.1: ", "aggregate log"]),
 ]
 
 

@@ -434,8 +434,8 @@ def _check_siblings(path: Path, shape: Shape, siblings: list[Path]) -> None:
             found = other.describe() if other else "not a pgbench log"
             raise ParseError(
                 path, 1,
-                f"all thread files of this log to share one format, but {path.name} is {shape.describe()} "
-                f"and its sibling {sib.name} is", found)
+                f"all thread files of this log to share one format ({shape.describe()}, as {path.name} is)",
+                f"{sib.name}: {found}")
 
 
 _SUMMARY_HINTS = {
