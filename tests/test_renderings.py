@@ -295,7 +295,7 @@ def test_the_sources_and_run_pages_say_a_rendering_was_checked_against_the_sa_fi
             "ja": "sa.bin の出力 ({n} レコードで照合済み、再読込なし)"}
     for lang, text in said.items():
         pages = [out / lang / "reports" / "mini" / "sources" / "index.html",
-                 next((out / lang / "reports" / "mini" / "runs").glob("run-*/index.html"))]
+                 next((out / lang / "reports" / "mini" / "runs").glob("run-*.html"))]
         for page in pages:
             html = page.read_text()
             for name in RENDERINGS:
