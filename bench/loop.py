@@ -126,11 +126,13 @@ def setup(base: Path, n: int) -> Setup:
 
 
 def measured(name: str, *args: object, profile: Path | None = None) -> dict:
-    """tools/NAME as a user runs it: wall s, CPU s (children included), peak MB of the process tree."""
+    """tools/NAME as a user runs it: wall s, CPU s (children included), the peak of the process tree's memory
+    (its processes' PSS summed, sampled) and the largest process's own peak RSS (its VmHWM: the pages it shares
+    with another process counted whole)."""
     dt, msg = campaign_build.tool(name, *args, profile=profile)
     last = campaign_build.LAST
-    return {"wall_s": round(dt, 3), "cpu_s": round(last["cpu"], 3),
-            "peak_mb": round(max(last["peak_mb"], last["tree_mb"]), 1), "said": msg.splitlines()[-1] if msg else ""}
+    return {"wall_s": round(dt, 3), "cpu_s": round(last["cpu"], 3), "peak_mb": round(last["tree_mb"], 1),
+            "largest_rss_mb": round(last["peak_mb"], 1), "said": msg.splitlines()[-1] if msg else ""}
 
 
 def full_build(s: Setup, profile: Path | None = None) -> dict:
