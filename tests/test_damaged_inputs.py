@@ -291,6 +291,23 @@ def test_a_value_refused_in_sadf_x_names_the_line_of_its_record(tmp_path, tmp_db
     assert not tmp_db.exists() or ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 0
 
 
+@pytest.mark.parametrize("damage", [b"inf", b"2", b"-1"])
+def test_a_sadf_x_record_whose_utc_is_neither_0_nor_1_is_refused_at_its_line(tmp_path, tmp_db, damage):
+    """sadf -x writes utc="0" or utc="1" in each <timestamp>; anything else is refused at that record's line
+    (it reached the parsers' safety net as an int() error)."""
+    src = FIXTURES / "sysstat_variants" / "sadf_x_loop.xml"
+    data = src.read_bytes()
+    second = [m.start() for m in re.finditer(rb"<timestamp ", data)][1]
+    at = data.index(b'utc="1"', second) + len(b'utc="')
+    run = _damaged(tmp_path, src, lambda d: d[:at] + damage + d[at + 1:])
+    proc = run_tool("ingest", "--db", tmp_db, run)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    line = data[:second].count(b"\n") + 1
+    assert f'{run / "sadf_x_loop.xml"}:{line}: expected a <timestamp date=… time=… utc="0" or "1"> in ' \
+           f"statistics record 2" in proc.stderr, proc.stderr
+    assert "expected a valid " not in proc.stderr, proc.stderr
+
+
 def test_a_sadf_j_record_without_its_timestamp_is_refused_at_its_line(tmp_path, tmp_db):
     src = FIXTURES / "sysstat_variants" / "sadf_j_loop.json"
     data = src.read_bytes()

@@ -116,12 +116,13 @@ def parse_sadf_xml(path: Path, sink: Sink) -> None:
             if _tag(st) != "timestamp":
                 continue
             a = st.attrib
+            utc = a.get("utc", "1") or "1"  # sadf -x writes 0 or 1
             rec: dict[str, Any] = {"timestamp": {"date": a.get("date"), "time": a.get("time"),
-                                                 "utc": int(a.get("utc", "1") or 1),
+                                                 "utc": int(utc) if utc in ("0", "1") else 1,
                                                  "interval": _value(a.get("interval", "")) or None}}
             if "tz" in a:
                 rec["timestamp"]["tz"] = a["tz"]
-            if rec["timestamp"]["date"] is None or rec["timestamp"]["time"] is None:
+            if rec["timestamp"]["date"] is None or rec["timestamp"]["time"] is None or utc not in ("0", "1"):
                 missing.append((records, len(stats) + 1, str(dict(a))[:60]))
             records += 1
             for act in st:
@@ -134,5 +135,5 @@ def parse_sadf_xml(path: Path, sink: Sink) -> None:
     if missing:
         at, k, attrs = missing[0]
         raise ParseError(path, lines[at] if lines else None,
-                         f"a <timestamp date=… time=…> in statistics record {k}", attrs)
+                         f'a <timestamp date=… time=… utc="0" or "1"> in statistics record {k}', attrs)
     parse_sadf_json(path, sink, fmt="sadf-xml", doc={"sysstat": {"hosts": hosts}}, lines=lines)
