@@ -108,19 +108,10 @@ def load_json_salvaging(path: Path, sink: Sink, what: str) -> tuple[dict, str]:
                 raise ParseError(path, head_txt[:m.start()].count("\n") + 1, f"a JSON document ({what})",
                                  bad.msg) from None
         lb = text.index("[", at)
-        dec = json.JSONDecoder()
-        pos = lb + 1
-        stats = []
-        while True:
-            while pos < len(text) and text[pos] in " \t\r\n,":
-                pos += 1
-            if pos >= len(text) or text[pos] == "]":
-                break
-            try:
-                obj, pos = dec.raw_decode(text, pos)
-            except json.JSONDecodeError:
-                break
+        pos, stats = lb + 1, []
+        for _, obj, pos in _array_items(text, lb + 1):
             stats.append(obj)
+        pos = _skip_separators(text, pos)  # (where the document breaks)
         if not stats and text[pos:pos + 1] != "]":
             raise ParseError(path, exc.lineno, f"a JSON document ({what})", exc.msg) from None
         line = text[:pos].count("\n") + 1
@@ -152,6 +143,28 @@ def record_lines(text: str) -> list[int]:
 _STATISTICS = re.compile(r'"statistics"\s*:\s*\[', re.ASCII)
 
 
+def _skip_separators(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n,":
+        pos += 1
+    return pos
+
+
+def _array_items(text: str, pos: int):
+    """(start, value, end) of each element of the JSON array whose elements begin at ``pos``, up to its "]" or
+    the first element that does not decode (where a salvaged document was cut)."""
+    dec = json.JSONDecoder()
+    while True:
+        pos = _skip_separators(text, pos)
+        if pos >= len(text) or text[pos] == "]":
+            return
+        try:
+            value, end = dec.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            return
+        yield pos, value, end
+        pos = end
+
+
 def statistics_lines(text: str, doc: dict) -> list[int]:
     """The line of each statistics record of ``doc`` (read from ``text``), every host's, in order: its "timestamp"
     key's when every record has one (``record_lines``), else the line where each record opens (iostat without
@@ -163,20 +176,7 @@ def statistics_lines(text: str, doc: dict) -> list[int]:
     lines = record_lines(text)
     if len(lines) == records:
         return lines
-    starts, dec = [], json.JSONDecoder()
-    for m in _STATISTICS.finditer(text):
-        pos = m.end()
-        while True:
-            while pos < len(text) and text[pos] in " \t\r\n,":
-                pos += 1
-            if pos >= len(text) or text[pos] == "]":
-                break
-            try:
-                _, end = dec.raw_decode(text, pos)
-            except json.JSONDecodeError:  # where a salvaged document was cut
-                break
-            starts.append(pos)
-            pos = end
+    starts = [start for m in _STATISTICS.finditer(text) for start, _, _ in _array_items(text, m.end())]
     if len(starts) != records:
         return []
     out, line, at = [], 1, 0
