@@ -22,9 +22,10 @@ data/generated/):
 A file is written only when its bytes change and files no longer produced are removed, so a rebuild with
 nothing changed writes nothing there (docs/build-performance.md).
 
-``app.build_site`` then runs Hugo (``run_hugo``) into a fresh directory, hard-links the raw files of reports
-whose spec says ``[report] publish_raw = true`` from the store's kept copies (``render/publish.py``, sha256
-verified) to ``raw/<id>/<run>/<file>``, and swaps the directory in only when it is complete.
+``app.build_site`` then runs Hugo (``run_hugo``) into a fresh directory, beside the raw files of reports whose
+spec says ``[report] publish_raw = true``, hard-linked by the computation from the store's kept copies
+(``render/publish.py``, sha256 verified) to ``raw/<id>/<run>/<file>``, and swaps the directory in only when it
+is complete.
 
 Hugo never reads the raw measurements or the database, and templates only place, label and escape:
 every number and every derived string is in the computed report. This module only places files.
