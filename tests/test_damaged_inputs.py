@@ -274,6 +274,11 @@ def test_sadf_record_with_a_damaged_time_names_file_and_record(tmp_path, tmp_db,
     assert "expected a valid " not in proc.stderr, proc.stderr
 
 
+def _second_record(data: bytes) -> int:
+    """Where the second statistics record (<timestamp> element) of a sadf -x document opens."""
+    return [m.start() for m in re.finditer(rb"<timestamp ", data)][1]
+
+
 @pytest.mark.parametrize("name", ["sadf_x_all.xml", "sadf_x_loop.xml"])
 @pytest.mark.parametrize("damage, refusal", [(b"-inf", "a finite number"), (b"nan", "a finite number"),
                                              (b"-1e300", "")])  # a share or a count, by the record
@@ -281,7 +286,7 @@ def test_a_value_refused_in_sadf_x_names_the_line_of_its_record(tmp_path, tmp_db
     """sadf -x: a value no tool prints is named by its record's line (its <timestamp> element), as sadf -j's is."""
     src = FIXTURES / "sysstat_variants" / name
     data = src.read_bytes()
-    second = [m.start() for m in re.finditer(rb"<timestamp ", data)][1]
+    second = _second_record(data)
     value = re.compile(rb'(?<=[a-z]=")\d+\.\d+(?=")').search(data, second)
     run = _damaged(tmp_path, src, lambda d: d[:value.start()] + damage + d[value.end():])
     proc = run_tool("ingest", "--db", tmp_db, run)
@@ -297,7 +302,7 @@ def test_a_sadf_x_record_whose_utc_is_neither_0_nor_1_is_refused_at_its_line(tmp
     (it reached the parsers' safety net as an int() error)."""
     src = FIXTURES / "sysstat_variants" / "sadf_x_loop.xml"
     data = src.read_bytes()
-    second = [m.start() for m in re.finditer(rb"<timestamp ", data)][1]
+    second = _second_record(data)
     at = data.index(b'utc="1"', second) + len(b'utc="')
     run = _damaged(tmp_path, src, lambda d: d[:at] + damage + d[at + 1:])
     proc = run_tool("ingest", "--db", tmp_db, run)

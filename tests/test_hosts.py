@@ -228,40 +228,34 @@ def test_a_role_changed_in_host_toml_reaches_the_stored_rows(two_host_run):
         con.close()
 
 
-def test_a_host_toml_without_role_is_refused_at_its_last_line(tmp_path, real_sar_u):
-    """The role was looked for to the end of host.toml: the refusal names its last line."""
+def _a_host_without_role(tmp_path, real_sar_u, host_toml: str | None):
+    """A two-host run whose host=dbserver has no role (``host_toml``: its host.toml, None: none), ingested."""
     run = tmp_path / "campaign" / "clients=4"
     (run / "host=dbserver").mkdir(parents=True)
     (run / "run.toml").write_text(run_toml(real_sar_u, "pgclient"))
     (run / "sar_u.txt").write_text(as_host(real_sar_u, "pgclient"))
-    (run / "host=dbserver" / "host.toml").write_text('# the database server\nhostname = "dbserver"\n')
+    if host_toml is not None:
+        (run / "host=dbserver" / "host.toml").write_text(host_toml)
     (run / "host=dbserver" / "sar_u.txt").write_text(as_host(real_sar_u, "dbserver"))
     p = run_tool("ingest", "--db", tmp_path / "k.duckdb", tmp_path / "campaign")
     assert p.returncode == 2
+    return run, p
+
+
+def test_a_host_toml_without_role_is_refused_at_its_last_line(tmp_path, real_sar_u):
+    """The role was looked for to the end of host.toml: the refusal names its last line."""
+    run, p = _a_host_without_role(tmp_path, real_sar_u, '# the database server\nhostname = "dbserver"\n')
     assert f"{run / 'host=dbserver' / 'host.toml'}:2: the host 'dbserver' of run " in p.stderr, p.stderr
 
 
 def test_a_host_directory_without_host_toml_is_refused_saying_a_directory_has_no_lines(tmp_path, real_sar_u):
-    run = tmp_path / "campaign" / "clients=4"
-    (run / "host=dbserver").mkdir(parents=True)
-    (run / "run.toml").write_text(run_toml(real_sar_u, "pgclient"))
-    (run / "sar_u.txt").write_text(as_host(real_sar_u, "pgclient"))
-    (run / "host=dbserver" / "sar_u.txt").write_text(as_host(real_sar_u, "dbserver"))
-    p = run_tool("ingest", "--db", tmp_path / "k.duckdb", tmp_path / "campaign")
-    assert p.returncode == 2
+    run, p = _a_host_without_role(tmp_path, real_sar_u, None)
     assert f"{run / 'host=dbserver'} (a directory, no lines): the host 'dbserver' of run " in p.stderr, p.stderr
     assert "has no role; write host.toml with role = " in p.stderr, p.stderr
 
 
 def test_a_host_directory_without_role_is_an_error_naming_it(tmp_path, real_sar_u):
-    run = tmp_path / "campaign" / "clients=4"
-    (run / "host=dbserver").mkdir(parents=True)
-    (run / "run.toml").write_text(run_toml(real_sar_u, "pgclient"))
-    (run / "sar_u.txt").write_text(as_host(real_sar_u, "pgclient"))
-    (run / "host=dbserver" / "host.toml").write_text('hostname = "dbserver"\n')
-    (run / "host=dbserver" / "sar_u.txt").write_text(as_host(real_sar_u, "dbserver"))
-    p = run_tool("ingest", "--db", tmp_path / "k.duckdb", tmp_path / "campaign")
-    assert p.returncode == 2
+    _, p = _a_host_without_role(tmp_path, real_sar_u, 'hostname = "dbserver"\n')
     assert "host.toml" in p.stdout + p.stderr and "has no role" in p.stdout + p.stderr
 
 
