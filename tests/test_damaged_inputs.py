@@ -313,14 +313,20 @@ def test_a_sadf_x_record_whose_utc_is_neither_0_nor_1_is_refused_at_its_line(tmp
     assert "expected a valid " not in proc.stderr, proc.stderr
 
 
-def test_a_sadf_j_record_without_its_timestamp_is_refused_at_its_line(tmp_path, tmp_db):
-    src = FIXTURES / "sysstat_variants" / "sadf_j_loop.json"
+def _second_timestamp_removed(tmp_path, tmp_db, src: Path, stamp: bytes):
+    """``src`` with the second record's timestamp (the pattern ``stamp``) removed, ingested: the run, the ingest
+    and the line where that record opens."""
     data = src.read_bytes()
-    stamp = [m for m in re.finditer(rb'\s*"timestamp": \{[^}]*\},', data)][1]
-    run = _damaged(tmp_path, src, lambda d: d[:stamp.start()] + d[stamp.end():])
+    cut = [m for m in re.finditer(stamp, data)][1]
+    run = _damaged(tmp_path, src, lambda d: d[:cut.start()] + d[cut.end():])
     proc = run_tool("ingest", "--db", tmp_db, run)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    line = data[:data.rfind(b"{", 0, stamp.start())].count(b"\n") + 1  # where the record opens
+    return run, proc, data[:data.rfind(b"{", 0, cut.start())].count(b"\n") + 1
+
+
+def test_a_sadf_j_record_without_its_timestamp_is_refused_at_its_line(tmp_path, tmp_db):
+    src = FIXTURES / "sysstat_variants" / "sadf_j_loop.json"
+    run, proc, line = _second_timestamp_removed(tmp_path, tmp_db, src, rb'\s*"timestamp": \{[^}]*\},')
     assert f"{run / src.name}:{line}: expected a 'timestamp' object with date and " \
            "time in statistics record 2" in proc.stderr, proc.stderr
 
@@ -342,12 +348,7 @@ def test_an_iostat_json_record_that_lost_its_timestamp_is_refused_at_its_line(co
     """iostat -t prints a timestamp in every record: a record without one beside records with one is refused
     at its line, saying what was expected (it was stored without a time)."""
     src = corpus / "public/iostat/sysstat12.x_iostat-o_JSON_pkb.json"
-    data = src.read_bytes()
-    stamp = [m for m in re.finditer(rb'\s*"timestamp": "[^"]*",', data)][1]
-    run = _damaged(tmp_path, src, lambda d: d[:stamp.start()] + d[stamp.end():])
-    proc = run_tool("ingest", "--db", tmp_db, run)
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    line = data[:data.rfind(b"{", 0, stamp.start())].count(b"\n") + 1  # where the record opens
+    run, proc, line = _second_timestamp_removed(tmp_path, tmp_db, src, rb'\s*"timestamp": "[^"]*",')
     assert f"{run / src.name}:{line}: expected a \"timestamp\" in statistics record 2, " \
            "as in the file's first record (iostat -t prints one in every record), found 'none'" in proc.stderr, \
         proc.stderr
