@@ -10,7 +10,6 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -322,18 +321,6 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
     return res, cache, raw, with_pdf
 
 
-def link_kept(staging: Path, reuse: page_reuse.RunPagePlan, raw: list, verified: Path, generated: Path) -> int:
-    """The pages the build reuses and the raw files it publishes, linked into ``staging`` (the two side by side:
-    their folders differ, and a link is a system call that lets the other thread go on); the pages linked."""
-    if not raw:  # (linked by the computation: write_site_data's raw_to; its memo of verified copies kept)
-        return page_reuse.link_reused(reuse, staging, generated)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-raw") as pool:
-        raw_linked = pool.submit(publish.link_raw, raw, staging, verified=verified)
-        pages = page_reuse.link_reused(reuse, staging, generated)
-        raw_linked.result()
-    return pages
-
-
 class Linking:
     """``link(staging)`` run in a thread of its own (its file system calls let Hugo's wait go on beside it)."""
 
@@ -363,11 +350,10 @@ class Linking:
 
 @dataclass
 class Computed:
-    """What the build's computation (a child process: app/forked.py) hands back: the result so far, the raw
-    files to link, and the item cache's use by this build (pruned once the site is published)."""
+    """What the build's computation (a child process: app/forked.py) hands back: the result so far and the item
+    cache's use by this build (pruned once the site is published)."""
 
     result: BuildResult
-    raw: list
     cache_dir: Path | None
     cache_used: set[str]
     cache_pages: dict[str, bool]
@@ -379,14 +365,14 @@ def compute_and_write(db: Path, spec_dir: Path, generated: Path, content: Path, 
     """Every report computed, the generated directory written, the raw files linked and the PDFs asked for
     written into ``staging`` (``pdf/``): the part of the build that holds the computed reports."""
     pdf_dir = staging / "pdf"
-    res, cache, raw, with_pdf = write_site_data(db, spec_dir, generated, content, config, wait_s, on_wait, pdf,
-                                                reports, memory_limit, say, raw_to=staging)
+    res, cache, _, with_pdf = write_site_data(db, spec_dir, generated, content, config, wait_s, on_wait, pdf,
+                                              reports, memory_limit, say, raw_to=staging)
     if with_pdf:
         from kansoku.render import typst  # (jinja2 and the PDF writer: imported by a build that writes PDFs)
     for rep in with_pdf:
         say(f"writing the PDFs of {rep.id} ({', '.join(LANGS)})")
         res.pdfs += [Path("pdf") / r.path.name for r in typst.render_pdfs(rep, LANGS, out_dir=pdf_dir)]
-    return Computed(res, raw, cache.directory, cache.used, cache.pages_now)
+    return Computed(res, cache.directory, cache.used, cache.pages_now)
 
 
 def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GENERATED,
@@ -428,9 +414,8 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
             res.run_pages_reused, res.run_pages_rendered = len(reuse.reuse), len(reuse.render)
             res.reports_pages_reused = sorted(reuse.reports_reuse)
             res.sources_parts_reused = len(reuse.parts_reuse)
-            linked = Linking(functools.partial(link_kept, reuse=reuse, raw=done.raw, generated=generated,
-                                               verified=generated / hugo.BUILD_CACHE / "verified-raw.json"),
-                             staging)
+            # the reused pages linked into the staging directory beside Hugo (the raw files are there already)
+            linked = Linking(lambda into: page_reuse.link_reused(reuse, into, generated), staging)
             say(f"running Hugo ({len(reuse.render)} run pages to render, {len(reuse.reuse)} reused; "
                 f"the other pages of {len(reuse.reports) - len(reuse.reports_reuse)} report(s) to render, "
                 f"{len(reuse.reports_reuse)} reused"
