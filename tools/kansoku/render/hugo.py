@@ -53,7 +53,7 @@ from kansoku.render.charts._draw import COLORS
 from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
 from kansoku.render.palette import PALETTE
-from kansoku.render.run_pages import KEEP, RUN_PAGE_SUFFIX, run_page_files
+from kansoku.render.run_pages import KEEP, RUN_PAGE_SUFFIX, generated_files, run_page_files
 
 GENERATED = Path("data/generated")
 CONTENT = Path("content")
@@ -497,9 +497,8 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         run_files, n = run_page_files(rep, dumps, kept, pages, page_keys, page_conds)  # (and its conditions')
         for page in pages.values():
             if page.key:
-                for rel in (f"assets/runs/{rep.id}/{page.info.anchor}.json",
-                            f"static/csv/{rep.id}/runs/{page.info.anchor}.csv",
-                            *(f"content/reports/{rep.id}/runs/{page.info.anchor}.{lang}.md" for lang in LANGS)):
+                data, csv, mds = generated_files(rep.id, page.info.anchor)
+                for rel in (data, csv, *mds.values()):
                     if rel in run_files:
                         page_keys[rel] = page.key
         _add(stats, write_files(gen, run_files, listed))

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kansoku.render.publish import link_or_copy
-from kansoku.render.run_pages import run_csv, run_page
+from kansoku.render.run_pages import generated_files, run_csv, run_page
 from kansoku.resources import code_version
 
 MANIFEST_SUFFIX = ".pages.json"  # .<out>.pages.json beside the output (not a .<out>.*-* scratch name)
@@ -140,8 +140,21 @@ def _hash_tree(h, top: Path, skip=None, read=lambda data: data) -> None:
             h.update(rel.encode() + b"\0" + read(f.read()) + b"\0")
 
 
-def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
-    """The sha256 of everything a run page reads besides its own files (see the module's docstring)."""
+def _reports_data(folder: Path) -> dict[str, tuple[bytes, dict]]:
+    """Each report's page data under ``folder`` (``data/reports``): report id -> its bytes and its JSON, read once
+    by the plan for every fingerprint made of it."""
+    if not folder.is_dir():
+        return {}
+    out = {}
+    for p in sorted(folder.glob("*.json")):
+        text = p.read_bytes()
+        out[p.stem] = (text, json.loads(text))
+    return out
+
+
+def _context(gen: Path, hugo_json: Path, hugo_bin: str, reports: dict[str, tuple[bytes, dict]] | None = None) -> str:
+    """The sha256 of everything a run page reads besides its own files (see the module's docstring).
+    ``reports``: the reports' page data (:func:`_reports_data`), when the caller has read it."""
     h = hashlib.sha256()
     st = Path(hugo_bin).resolve().stat()
     h.update(f"{Path(hugo_bin).resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{code_version()}\0".encode())
@@ -162,10 +175,11 @@ def _context(gen: Path, hugo_json: Path, hugo_bin: str) -> str:
             _hash_tree(h, src, skip=lambda rel: bool(run_md.match(rel)), read=front_matter)
         elif target == "data":
             _hash_tree(h, src, skip=lambda rel: rel.startswith(("runs/", "reports/")))
-            for p in sorted((src / "reports").glob("*.json")) if (src / "reports").is_dir() else []:
-                d = json.loads(p.read_text(encoding="utf-8"))
+            mounted = reports if reports is not None and src.resolve() == (gen / "data").resolve() \
+                else _reports_data(src / "reports")
+            for rep, (_, d) in mounted.items():
                 sub = {k: d.get(k) for k in RUN_PAGE_REPORT_KEYS}
-                h.update(p.name.encode() + b"\0" + json.dumps(sub, sort_keys=True).encode() + b"\0")
+                h.update(f"{rep}.json".encode() + b"\0" + json.dumps(sub, sort_keys=True).encode() + b"\0")
     return h.hexdigest()
 
 
@@ -181,7 +195,8 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     runs = gen / "assets" / "runs"
     if not runs.is_dir():
         return res
-    context = _context(gen, hugo_json, hugo_bin)
+    reports = _reports_data(gen / "data" / "reports")  # (read once: the context and both fingerprints use it)
+    context = _context(gen, hugo_json, hugo_bin, reports)
     own_runs: dict = {}  # report -> the sha256 of its run pages' front matter (which pages exist)
     # a condition's file (render/run_pages.py condition_json): read and hashed once, its digest in each of its
     # pages' fingerprints (not its bytes hashed again for each of its pages)
@@ -221,7 +236,7 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
             res.fingerprints[f"{rep}/{anchor}"] = h.hexdigest()
     mounted = json.loads(hugo_json.read_bytes()).get("module", {}).get("mounts", [])
     prose = [Path(m["source"]) for m in mounted if m["target"] == "content"]
-    res.reports = _report_fingerprints(gen, context, own_runs, res.runs_linked, prose)
+    res.reports = _report_fingerprints(gen, context, own_runs, res.runs_linked, prose, reports)
     try:
         old = json.loads(manifest_path(out).read_text(encoding="utf-8"))
         if old.get("out") != str(out.resolve()):
@@ -234,7 +249,7 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
         if reports_before.get(rep) == fp and SAFE.match(rep) and all(
                 (out / lang / "reports" / rep / "index.html").is_file() for lang in res.langs):
             res.reports_reuse.add(rep)
-    res.parts = _part_fingerprints(gen, context)
+    res.parts = _part_fingerprints(gen, context, reports)
     parts_before = old.get("parts") or {}
     for part, fp in res.parts.items():
         if (part.split("/")[0] not in res.reports_reuse and parts_before.get(part) == fp
@@ -261,16 +276,16 @@ def _by_keys(res: RunPagePlan, context: str, rep: str, anchor: str, made: dict[s
     """The page's fingerprint from the key its own files were made from (:func:`plan`'s ``keys``) and the bytes
     of its condition's file (one a condition: read once, ``shared``); False when one of its files was not made
     from a key."""
-    key = made.get(f"assets/runs/{rep}/{anchor}.json")
+    data, series_csv, mds = generated_files(rep, anchor)
+    key = made.get(data)
     cond = conds.get(f"{rep}/{anchor}")
-    pages = [f"content/reports/{rep}/runs/{anchor}.{lang}.md" for lang in langs]
-    if not key or not cond or any(made.get(p) != key for p in pages):
+    if not key or not cond or any(made.get(mds.get(lang)) != key for lang in langs):
         return False
     path = os.path.join(gen, cond)
     if path not in shared:
         got = _read(path)
         shared[path] = hashlib.sha256(got).digest() if got is not None else b"-"
-    csv = made.get("static/" + run_csv(rep, anchor))  # (a page with series: its download made with it)
+    csv = made.get(series_csv)  # (a page with series: its download made with it)
     h = hashlib.sha256(f"{context}\0keys\0{key}\0{csv or '-'}\0".encode() + shared[path])
     if csv:
         res.csvs.add(f"{rep}/{anchor}")
@@ -290,7 +305,7 @@ def _read(path: str) -> bytes | None:
 
 
 def _report_fingerprints(gen: Path, context: str, own_runs: dict, linked: set[str],
-                         prose: list[Path]) -> dict[str, str]:
+                         prose: list[Path], reports: dict[str, tuple[bytes, dict]]) -> dict[str, str]:
     """Report id -> the sha256 of what its pages but its run pages read (its cover, chapters, data-sources
     parts, appendix, ...): the run pages' context (templates, words, configuration, every other content page's
     front matter, what each report shows on every page), its pages' whole text in each content folder of
@@ -300,13 +315,10 @@ def _report_fingerprints(gen: Path, context: str, own_runs: dict, linked: set[st
     data changed and takes the others' from the current output. ``linked`` gets the reports with comparisons
     (their tables link a run's page when Hugo finds it: layouts/shortcodes/compare.html)."""
     out: dict[str, str] = {}
-    data_dir = gen / "data" / "reports"
-    for data in sorted(data_dir.glob("*.json")) if data_dir.is_dir() else []:
-        rep = data.stem
-        text = data.read_bytes()
+    for rep, (text, d) in reports.items():
         h = hashlib.sha256(f"{context}\0report\0{rep}\0".encode() + text + b"\0")
         h.update((own_runs[rep].hexdigest() if rep in own_runs else "-").encode() + b"\0")
-        if json.loads(text).get("compares"):
+        if d.get("compares"):
             linked.add(rep)
         for root in prose:
             _hash_tree(h, root / "reports" / rep, skip=lambda rel: rel.startswith("runs/"))  # (run pages: above)
@@ -315,16 +327,13 @@ def _report_fingerprints(gen: Path, context: str, own_runs: dict, linked: set[st
     return out
 
 
-def _part_fingerprints(gen: Path, context: str) -> dict[str, str]:
+def _part_fingerprints(gen: Path, context: str, reports: dict[str, tuple[bytes, dict]]) -> dict[str, str]:
     """"<report>/<page>-<k>" -> the sha256 of what a data-sources part but the first reads: the run pages'
     context, of its report only ``SOURCES_PART_REPORT_KEYS``, its generated page in each language and its runs'
     asset (``assets/sources/<report>/<k>.json``). A spec item edited changes none of them: the parts are taken
     from the current output while Hugo renders the report's other pages."""
     out: dict[str, str] = {}
-    data_dir = gen / "data" / "reports"
-    for data in sorted(data_dir.glob("*.json")) if data_dir.is_dir() else []:
-        rep = data.stem
-        d = json.loads(data.read_bytes())
+    for rep, (_, d) in reports.items():
         count = d.get("sources_part_count") or 0
         src = next((p.get("id") for p in d.get("pages") or [] if p.get("kind") == "sources"), None)
         if src is None or count < 2:

@@ -50,6 +50,13 @@ def run_csv_url(rep_id: str, anchor: str) -> str:
     return "/" + run_csv(rep_id, anchor)
 
 
+def generated_files(rep_id: str, anchor: str) -> tuple[str, str, dict[str, str]]:
+    """A run page's files under the generated directory: its data, its series download (when it has series) and
+    its page in each language."""
+    return (f"assets/runs/{rep_id}/{anchor}.json", "static/" + run_csv(rep_id, anchor),
+            {lang: f"content/reports/{rep_id}/runs/{anchor}.{lang}.md" for lang in LANGS})
+
+
 RUN_PAGE_SUFFIX = ".html"  # a run page's address after its anchor (run_page)
 
 
@@ -258,9 +265,9 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
     for run_id, page in (rep.run_pages if pages is None else pages).items():
         groups.setdefault(condition_name(page.info.factors), []).append(run_id)
         anchor = page.info.anchor
-        data = f"assets/runs/{rep.id}/{anchor}.json"
+        data, series_csv, mds = generated_files(rep.id, anchor)
         has_series = page.has_series if isinstance(page, KeptRunPage) else page.series is not None
-        csv = "static/" + run_csv(rep.id, anchor) if has_series else None
+        csv = series_csv if has_series else None
         if kept is not None and page.key and kept(data, page.key) and (csv is None or kept(csv, page.key)):
             files[data] = KEEP
             if csv is not None:
@@ -268,13 +275,13 @@ def run_page_files(rep: ComputedReport, dumps, kept=None, pages: dict[str, RunPa
         else:
             if isinstance(page, KeptRunPage):  # its files are not as the last build wrote them: the whole page
                 page = page.full()
-                csv = "static/" + run_csv(rep.id, anchor) if page.series is not None else None
+                csv = series_csv if page.series is not None else None
                 loaded[run_id] = page  # (its condition's file below: read once)
             if csv is not None:
                 files[csv] = page.series.csv
             files[data] = dumps(page_json(page, shared_of(run_id, page)[0], rep.id, dumps))
         for lang in LANGS:  # (front matter made of the page's key's inputs: its title is its record's)
-            md = f"content/reports/{rep.id}/runs/{anchor}.{lang}.md"
+            md = mds[lang]
             if kept is not None and page.key and kept(md, page.key):
                 files[md] = KEEP
             else:
