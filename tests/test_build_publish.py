@@ -245,6 +245,19 @@ def test_hugo_runs_with_bounded_memory_unless_the_environment_says_otherwise(mon
     assert hugo.hugo_env()["GOMEMLIMIT"] == "4GiB"
 
 
+def test_hugo_server_runs_without_the_builds_memory_bounds(monkeypatch):
+    """kansoku serve: Hugo's server keeps the whole site in memory, so the build's GOMEMLIMIT (below its live heap)
+    would have Go collect without pause after every edit; the server gets the environment as it is."""
+    from kansoku.render import hugo
+
+    for name in ("GOGC", "GOMEMLIMIT", "HUGO_MEMORYLIMIT"):
+        monkeypatch.delenv(name, raising=False)
+    env = hugo.hugo_env(server=True)
+    assert not {"GOGC", "GOMEMLIMIT", "HUGO_MEMORYLIMIT"} & set(env) and env["PATH"] == os.environ["PATH"]
+    monkeypatch.setenv("GOMEMLIMIT", "3GiB")
+    assert hugo.hugo_env(server=True)["GOMEMLIMIT"] == "3GiB"
+
+
 def test_hugo_collects_its_heap_for_the_limit_alone_unless_the_environment_sets_one(monkeypatch):
     """render/hugo.py HUGO_GOGC_UNDER_LIMIT: in a rebuild rendering a few pages, Go's collector runs to keep Hugo
     under the build's GOMEMLIMIT, not at every doubling; not in a build rendering every page, and never when the

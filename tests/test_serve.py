@@ -60,6 +60,13 @@ class Served:
         except urllib.error.HTTPError as exc:
             return exc.read().decode("utf-8", errors="replace")
 
+    def hugo_environment(self) -> dict[str, str]:
+        """The environment Hugo's server (kansoku serve's child) was started with."""
+        children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+        assert children, "no Hugo process is running"
+        raw = Path(f"/proc/{children[0]}/environ").read_bytes()
+        return dict(item.decode().partition("=")[::2] for item in raw.split(b"\0") if item)
+
     def shows(self, path: str, text: str, seconds: float = 15) -> None:
         self.wait_for(lambda: text in self.page(path), seconds, f"{text!r} on {path}")
 
@@ -80,6 +87,8 @@ def test_serve_shows_prose_and_spec_edits_and_outlives_a_broken_spec(site):
     served = Served(site)
     try:
         assert "TPS by clients" in served.page(page) and "livereload" in served.page(page)
+        # Hugo's server holds the whole site in memory: none of the build's memory bounds (render/hugo.py hugo_env)
+        assert served.hugo_environment().get("GOMEMLIMIT") == os.environ.get("GOMEMLIMIT")
         # a prose edit: Hugo renders it; kansoku recomputes nothing (the text is not what it computes from): no
         # report computed, no generated file written (each computation stamps the generated directory first)
         stamp = site / "data" / "generated" / "build-cache" / "write-started"

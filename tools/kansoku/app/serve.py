@@ -114,7 +114,8 @@ class LiveSite:
                "--cacheDir", str((self.generated / "hugo-cache").resolve())]
         # its own session: Ctrl-C reaches kansoku alone, which stops Hugo (stop) after the step in hand
         self.hugo = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, errors="replace", env=hugo.hugo_env(),
+                                     stderr=subprocess.STDOUT, text=True, errors="replace",
+                                     env=hugo.hugo_env(server=True),
                                      start_new_session=True, preexec_fn=_die_with_parent)
         last: list[str] = []
         self._relay = threading.Thread(target=self._relay_output, args=(last,), name="kansoku-hugo-output",

@@ -725,7 +725,12 @@ HUGO_MEMORY = {"HUGO_MEMORYLIMIT": "0.1", "GOMEMLIMIT": "700MiB"}
 HUGO_GOGC_UNDER_LIMIT = "off"
 
 
-def hugo_env(few: bool = False) -> dict[str, str]:
+def hugo_env(few: bool = False, server: bool = False) -> dict[str, str]:
+    """Hugo's environment: a build's bounded memory (HUGO_MEMORY); ``server``: none of it. Hugo's server holds
+    every page of the site in memory, beyond any bound a build keeps: under a GOMEMLIMIT below its live heap Go
+    collects without pause, and each rebuild after an edit waits for it (docs/build-performance.md)."""
+    if server:
+        return dict(os.environ)
     env = {**HUGO_MEMORY, **os.environ}
     if few and "GOGC" not in os.environ and "GOMEMLIMIT" not in os.environ:
         env["GOGC"] = HUGO_GOGC_UNDER_LIMIT
