@@ -26,6 +26,19 @@ def test_every_block_has_a_hugo_and_a_typst_template():
         assert (TEMPLATES_DIR / b.typst).is_file(), f"block {name}: no typst template {b.typst}"
 
 
+def test_no_template_looks_up_a_page_of_a_report():
+    """A page links the pages of its report by the addresses in the report's data (layouts/partials/page-url.html,
+    report-links.html), never by ``site.GetPage``: under kansoku serve Hugo renders again every page that looked
+    up a page being edited (all of a report's run pages, after an edit of its cover). Only a comparison looks up
+    a run page, to link it when it was made."""
+    looked_up = []
+    for f in sorted((ROOT / "layouts").rglob("*.html")):
+        for m in re.finditer(r'GetPage\s*\(?\s*(?:printf\s*)?"([^"]*)"', f.read_text(encoding="utf-8")):
+            if m.group(1).startswith("/reports/") and m.group(1) != "/reports/%s/runs/%s":
+                looked_up.append(f"{f.relative_to(ROOT)}: {m.group(0)}")
+    assert not looked_up, looked_up
+
+
 def test_every_shortcode_of_the_site_is_a_block_and_every_typst_template_is_used():
     hugo = {p.stem for p in (ROOT / "layouts" / "shortcodes").glob("*.html")}
     placed = {n for n, b in BLOCKS.items() if b.shortcode}

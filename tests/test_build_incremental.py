@@ -544,13 +544,14 @@ def test_the_run_pages_context_holds_other_pages_front_matter_not_their_text(tmp
     rep.mkdir(parents=True)
     (rep / "c1.en.md").write_text("---\ntitle: Chapter\n---\nchapter\n")
     (rep / "sources.en.md").write_text("+++\ntitle = 'Sources'\n+++\nsources\n")
-    (rep / "sources-2.en.md").write_text("part 2\n")
+    (rep / "sources-parts").mkdir()
+    (rep / "sources-parts" / "sources-2.en.md").write_text("part 2\n")
     hugo_json = tmp_path / "hugo.json"
     hugo_json.write_text(json.dumps({"module": {"mounts": [{"source": str(gen / "content"), "target": "content"}]}}))
     hugo = shutil.which("hugo")
     before = page_reuse._context(gen, hugo_json, hugo)
-    (rep / "sources-3.en.md").write_text("part 3\n")
-    (rep / "sources-2.en.md").write_text("part 2, other runs\n")
+    (rep / "sources-parts" / "sources-3.en.md").write_text("part 3\n")
+    (rep / "sources-parts" / "sources-2.en.md").write_text("part 2, other runs\n")
     assert page_reuse._context(gen, hugo_json, hugo) == before
     (rep / "sources.en.md").write_text("+++\ntitle = 'Sources'\n+++\nsources, more runs\n")
     (rep / "c1.en.md").write_text("---\ntitle: Chapter\n---\nchapter, edited\n")

@@ -140,6 +140,20 @@ def test_every_page_exists_in_both_languages_and_switch_lands_on_the_same_page(s
         assert target.resolve() / "index.html" == (site / "en" / rel).resolve(), rel
 
 
+def test_every_address_in_a_reports_data_is_a_page_hugo_wrote(site):
+    """render/page_data.py page_path: the templates link a report's pages (cover, pages, data-sources parts) by
+    the addresses its data gives, not by looking the pages up; each is where Hugo wrote that page."""
+    gen = site.parent / "generated"
+    seen = 0
+    for f in sorted((gen / "data" / "reports").glob("*.json")):
+        d = json.loads(f.read_text(encoding="utf-8"))
+        for by_lang in [d["path"], *(p["path"] for p in d["pages"]), *d.get("sources_paths", [])]:
+            for lang, path in by_lang.items():
+                assert path.startswith(f"{lang}/") and (site / path / "index.html").is_file(), (f.name, path)
+                seen += 1
+    assert seen >= 40
+
+
 def test_report_reading_order_cover_toc_and_prev_next(site):
     cover = read(site / "ja/reports/example/index.html")
     for text_ in ("改訂履歴", "ライセンス", "CC BY 4.0", "2026 年度", "kansoku プロジェクト", "新規作成"):

@@ -353,6 +353,10 @@ def test_good_pages_pass_and_toml_front_matter_is_read(tmp_path):
      "table 't2' is not declared in chapter 'scaleup'"),
     ({"notes.ja.md": '---\ntitle: N\n---\n\n{{< fig "f9" >}}\n'}, "notes.ja.md", "{{<",
      "places fig 'f9' but is not the page of a chapter"),
+    ({"scaleup.ja.md": GOOD_PAGE.replace("chapter_number: 1", "chapter_number: 1\nslug: scale")}, "scaleup.ja.md",
+     "slug:", "slug: a page of a report is at the address of its file (/<lang>/reports/r/scaleup/); remove slug"),
+    ({"_index.en.md": '---\ntitle: R\nurl: /r/\n---\nx\n'}, "_index.en.md", "url:",
+     "url: a page of a report is at the address of its file (/<lang>/reports/r/); remove url"),
     ({"scaleup.ja.md": '---\ntitle: S\nreport: r: x\n---\nx\n'}, "scaleup.ja.md", "report:",
      "front matter is not valid YAML: mapping values are not allowed here"),
 ])

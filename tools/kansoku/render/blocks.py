@@ -22,6 +22,7 @@ from typing import Any, Callable, Protocol
 from kansoku.errors import KansokuError
 from kansoku.model import ComputedReport
 from kansoku.render import publish
+from kansoku.render.page_data import page_path
 from kansoku.render.typst_markup import render, soft_breaks, text_pt, ui
 from kansoku.render.views import (
     EnvHead,
@@ -378,6 +379,8 @@ def sources_context(page: Page, sc: Shortcode | None, chapter: dict | None) -> d
     if view is None:
         return {}
     before, _, after = ui(L, "pdf_sources_intro", where="\x00").partition("\x00")
-    return {"url": page.site_link(f"{L}/reports/{d['id']}/sources/"), "intro": (before, after), "view": view,
+    path = next((p["path"][L] for p in d["pages"] if p["kind"] == "sources"), None) \
+        or page_path(d["id"], "sources", L)  # (a report of no data-sources page: where the site would have it)
+    return {"url": page.site_link(path), "intro": (before, after), "view": view,
             "runs": [[numbers, soft_breaks(label, 12) + (f" — {note}" if note else ""), files]
                      for numbers, label, note, files in view.runs]}

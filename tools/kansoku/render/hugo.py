@@ -148,9 +148,11 @@ def sources_parts(rep: ComputedReport) -> dict[str, str]:
         return out
     for k in range(2, parts + 1):
         for lang in LANGS:
-            out[f"reports/{rep.id}/{src.id}-{k}.{lang}.md"] = _front({
+            part = page_data.sources_part_id(src.id, k)
+            out[f"{page_data.sources_part_source(rep.id, part)}.{lang}.md"] = _front({
                 "title": f"{src.title[lang]} ({k}/{parts})", "report": rep.id, "weight": src.weight,
-                "layout": "sources", "sources_part": k, "generated": True})
+                "layout": "sources", "sources_part": k, "generated": True,
+                "url": "/" + page_data.page_path(rep.id, part, lang)})
     return out
 
 
@@ -386,6 +388,10 @@ def sources_assets(rep_id: str, d: dict, files: dict[str, str]) -> None:
     runs = d["runs"]
     parts = d.pop("sources_parts")
     d["sources_part_count"] = len(parts)
+    src = next((p for p in d["pages"] if p["kind"] == "sources"), None)
+    # each part's address, part 1 the page itself (the parts 2.. are sources_parts' pages)
+    d["sources_paths"] = [{lang: page_data.page_path(rep_id, page_data.sources_part_id(src["id"], k), lang)
+                           for lang in LANGS} for k in range(1, len(parts) + 1)] if src else []
     for k, part in enumerate(parts, 1):
         files[f"assets/{SOURCES_ASSETS}/{rep_id}/{k}.json"] = dumps([{"id": rid, **runs[rid]} for rid in part])
     d["runs"] = {rid: {"anchor": r["anchor"], "factors": r["factors"]} for rid, r in runs.items()}

@@ -91,6 +91,7 @@ class PageData:
     prev: str | None
     next: str | None
     missing: dict[str, bool]                     # language -> the page has no prose of its own in it
+    path: dict[str, str]                         # language -> its address under the site's root (page_path)
 
 
 @dataclass
@@ -111,6 +112,7 @@ class ReportData:
     chapters: list[ChapterData]
     runs: dict[str, RunInfo]
     pages: list[PageData]
+    path: dict[str, str]                         # language -> the cover's address under the site's root
     site_url: str | None
     pdf: dict[str, str]
     transcribed: Words | None
@@ -135,10 +137,35 @@ def compare_data(c: Comparison) -> CompareData:
     return CompareData(c.id, c.page, c.title, len(c.runs))
 
 
+def page_path(report_id: str, page_id: str | None, lang: str) -> str:
+    """The address of a page of a report under the site's root (``page_id`` None: its cover), as Hugo makes it
+    from the page's content file ``reports/<report>/<page>.<lang>.md`` (a page's front matter may not name another:
+    report/structure.py). The templates link a report's pages by it, not by looking the page up: a page looked
+    up is a page Hugo's server renders again whenever it is edited (docs/build-performance.md)."""
+    return f"{lang}/reports/{report_id}/" + (f"{page_id}/" if page_id else "")
+
+
+def sources_part_id(sources_id: str, k: int) -> str:
+    """The page id of part ``k`` of the data-sources page ``sources_id`` (part 1: the page itself)."""
+    return sources_id if k == 1 else f"{sources_id}-{k}"
+
+
+# The folder of a report's content holding the data-sources page's parts 2.. (render/hugo.py sources_parts), each at
+# the address page_path gives it: beside the report's own pages, every edit of its cover under kansoku serve would
+# have Hugo read them again, and render them (Hugo reads again the files of an edited section's own folder)
+SOURCES_PARTS_DIR = "sources-parts"
+
+
+def sources_part_source(report_id: str, part_id: str) -> str:
+    """The content path (Hugo's, without language and extension) of a part 2.. of a report's data-sources page."""
+    return f"reports/{report_id}/{SOURCES_PARTS_DIR}/{part_id}"
+
+
 def pages_data(rep: ComputedReport) -> list[PageData]:
     pages = rep.pages
     return [PageData(p.id, p.kind, p.weight, p.number, p.title, p.in_pdf, pages[i - 1].id if i > 0 else None,
-                     pages[i + 1].id if i + 1 < len(pages) else None, {lang: p.missing(lang) for lang in LANGS})
+                     pages[i + 1].id if i + 1 < len(pages) else None, {lang: p.missing(lang) for lang in LANGS},
+                     {lang: page_path(rep.id, p.id, lang) for lang in LANGS})
             for i, p in enumerate(pages)]
 
 
@@ -149,7 +176,7 @@ def report_data(rep: ComputedReport) -> dict[str, Any]:
         organisation=rep.organisation, revision=rep.revision, copyright=rep.copyright, license=rep.license,
         revision_history=rep.revision_history, themes=rep.themes, publish_raw=rep.publish_raw,
         chapters=[chapter_data(c) for c in rep.chapters], runs=rep.runs, pages=pages_data(rep),
-        site_url=rep.site_url, pdf=rep.pdf, transcribed=rep.transcribed,
+        path={lang: page_path(rep.id, None, lang) for lang in LANGS}, site_url=rep.site_url, pdf=rep.pdf, transcribed=rep.transcribed,
         compares={c.id: compare_data(c) for c in rep.compares}))
 
 

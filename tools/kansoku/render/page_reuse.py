@@ -49,16 +49,17 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kansoku.render.page_data import SOURCES_PARTS_DIR, sources_part_id, sources_part_source
 from kansoku.render.publish import link_or_copy
 from kansoku.render.run_pages import generated_files, run_csv, run_page
 from kansoku.resources import code_version
 
 MANIFEST_SUFFIX = ".pages.json"  # .<out>.pages.json beside the output (not a .<out>.*-* scratch name)
 # What a run page shows of its report (layouts/runs/single.html, report-toc.html, baseof.html's footer)
-RUN_PAGE_REPORT_KEYS = ("id", "title", "pages", "pdf", "copyright", "license", "transcribed")
+RUN_PAGE_REPORT_KEYS = ("id", "title", "path", "pages", "pdf", "copyright", "license", "transcribed")
 # What a data-sources part but the first shows of its report (layouts/_default/sources.html): a run page's, whether
 # its raw files are published and how many parts there are (the first part also shows the report's summary)
-SOURCES_PART_REPORT_KEYS = RUN_PAGE_REPORT_KEYS + ("publish_raw", "sources_part_count")
+SOURCES_PART_REPORT_KEYS = RUN_PAGE_REPORT_KEYS + ("publish_raw", "sources_part_count", "sources_paths")
 SAFE = re.compile(r"^[A-Za-z0-9_.-]+$")  # report ids and anchors that need no escaping in a Hugo glob
 TEMPLATE_TARGETS = ("layouts", "i18n", "archetypes", "assets")
 COND = re.compile(rb'"cond":"([A-Za-z0-9_.-]+)"')  # the name of a run page's condition file, in its data
@@ -97,7 +98,7 @@ class RunPagePlan:
         excludes = [{"path": "/reports/*/runs/*"}]
         for rep in sorted(self.reports_reuse):  # a report's cover and every page under it (its run pages: above)
             excludes += [{"path": f"/reports/{rep}"}, {"path": f"/reports/{rep}/**"}]
-        excludes += [{"path": f"/reports/{part}"} for part in sorted(self.parts_reuse)]
+        excludes += [{"path": "/" + sources_part_source(*part.split("/"))} for part in sorted(self.parts_reuse)]
         segs: dict = {"rest": {"includes": [{"path": "**"}], "excludes": excludes}}
         if self.render:
             paths = ",".join(f"/reports/{k.split('/')[0]}/runs/{k.split('/')[1]}" for k in sorted(self.render))
@@ -163,7 +164,7 @@ def _context(gen: Path, hugo_json: Path, hugo_bin: str, reports: dict[str, tuple
     cfg = json.loads(text)
     # the run pages' own files, and the data-sources page's parts: no run page reads them (a run page links
     # to its part by the anchor in its own data); a 1,001st run adds a part and would render every run page
-    run_md = re.compile(r"^reports/[^/]+/(?:runs/[^/]+|sources-\d+\.[a-z]+\.md)$")
+    run_md = re.compile(rf"^reports/[^/]+/(?:runs|{re.escape(SOURCES_PARTS_DIR)})/[^/]+$")
     for m in cfg.get("module", {}).get("mounts", []):
         src, target = Path(m["source"]), m["target"]
         h.update(f"mount\0{src}\0{target}\0".encode())
@@ -341,11 +342,13 @@ def _part_fingerprints(gen: Path, context: str, reports: dict[str, tuple[bytes, 
         sub = json.dumps({k: d.get(k) for k in SOURCES_PART_REPORT_KEYS}, sort_keys=True)
         for k in range(2, count + 1):
             h = hashlib.sha256(f"{context}\0part\0{rep}\0{k}\0{sub}\0".encode())
-            for lang_page in sorted((gen / "content" / "reports" / rep).glob(f"{src}-{k}.*.md")):
+            part = sources_part_id(src, k)
+            source = gen / "content" / sources_part_source(rep, part)
+            for lang_page in sorted(source.parent.glob(f"{source.name}.*.md")):
                 h.update(lang_page.name.encode() + b"\0" + lang_page.read_bytes() + b"\0")
             asset = _read(os.fspath(gen / "assets" / "sources" / rep / f"{k}.json"))
             h.update(b"-" if asset is None else hashlib.sha256(asset).digest())
-            out[f"{rep}/{src}-{k}"] = h.hexdigest()
+            out[f"{rep}/{part}"] = h.hexdigest()
     return out
 
 

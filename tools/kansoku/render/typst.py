@@ -43,7 +43,7 @@ from kansoku.model import ComputedReport, Page, is_local_address
 from kansoku.render import charts
 from kansoku.render.blocks import BLOCKS
 from kansoku.render.charts import escape_plotly
-from kansoku.render.page_data import report_data
+from kansoku.render.page_data import page_path, report_data
 from kansoku.render.typst_markup import pick, raw_block, raw_inline, render, typst_str, ui
 from kansoku.render.views import CHAPTER_LAYOUT, CHAPTER_VIEWS, site_address
 
@@ -326,7 +326,7 @@ class Document:
                 out.append(body)
         # a local preview's address (or none) is no web edition: the PDF says it comes from a local build instead
         local = not r.site_url or is_local_address(r.site_url)
-        url = None if local else self.site_link(f"{L}/reports/{r.id}/")
+        url = None if local else self.site_link(page_path(r.id, None, L))
         out.append(self.typst(
             "front", history=[[h.revision, h.date, pick(h.changes, L)] for h in r.revision_history],
             revision=r.revision, license=pick(r.license, L), copyright=r.copyright or "", site_url=url,

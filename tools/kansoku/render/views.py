@@ -29,6 +29,7 @@ from kansoku.model import (
     is_local_address,
 )
 from kansoku.render import publish
+from kansoku.render.page_data import page_path
 from kansoku.render.typst_markup import pick, ui
 
 # The order of what a chapter's page places around its prose: both the site (layouts/_default/single.html)
@@ -272,7 +273,7 @@ def _methods_link(rep: ComputedReport, lang: str) -> Link | None:
     page = next((p for p in rep.pages if p.kind == "methods" and p.in_pdf), None)
     if page is None:
         return None
-    return Link(ui(lang, "see_methods", pick(page.title, lang)), f"/{lang}/reports/{rep.id}/{page.id}/")
+    return Link(ui(lang, "see_methods", pick(page.title, lang)), "/" + page_path(rep.id, page.id, lang))
 
 
 def table_view(rep: ComputedReport, t: Table, lang: str) -> TableView:

@@ -177,6 +177,11 @@ def page_problems(report: Report, content_root: Path = Path("content/reports")) 
             m = re.search(rf"^{re.escape(key)}\s*[:=]", text, re.M)
             return text.count("\n", 0, m.start()) + 1 if m else None
 
+        for key in ("url", "slug"):  # the pages link each other by their files' addresses (render/page_data.py)
+            if key in front:
+                address = f"/<lang>/reports/{report.id}/" + ("" if stem == "_index" else f"{stem}/")
+                add(f, line_of(key), f"{key}: a page of a report is at the address of its file ({address}); "
+                                     f"remove {key}")
         rep = front.get("report")
         if rep is not None and str(rep) != report.id:
             add(f, line_of("report"), f"report: {rep!r}, but the page is in {content_dir} (report {report.id!r})")
