@@ -359,6 +359,22 @@ def test_plan_problems_all_at_once_with_lines_and_did_you_mean(tool, tmp_path):
     assert "Traceback" not in r.stderr and not r.stdout
 
 
+def test_a_missing_plan_key_names_the_line_of_the_table_lacking_it(tmp_path):
+    """A key missing at the top level (a plan cut short before [factors]) names line 1, as a spec's does; one
+    missing in a table names the table's header."""
+    p = write_plan(tmp_path, extra='\n[hosts.db]\nssh = "db1"\n')
+    text = p.read_text()
+    text = text.replace("seed = 7\n", "").replace('command = "sh -c', 'cmd = "sh -c')
+    p.write_text(text[:text.index("[factors]")] + text[text.index("[run]"):])
+    at = lambda s: 1 + p.read_text().splitlines().index(s)  # noqa: E731
+    with pytest.raises(collect.CollectError) as exc:
+        collect_plan.load_plan(p)
+    for expected in (f'{p}:1: missing key "factors"', f'{p}:1: a random order needs seed = <integer>',
+                     f'{p}:{at("[run]")}: run: missing key "command"',
+                     f'{p}:{at("[hosts.db]")}: hosts.db: missing key "role"'):
+        assert expected in str(exc.value), str(exc.value)
+
+
 def test_help_points_to_files_that_exist(tool):
     import re
 

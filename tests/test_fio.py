@@ -257,6 +257,27 @@ def test_truncated_json_fails_clearly_and_database_is_unchanged(tool, tmp_path, 
     assert _counts(tmp_db) == before
 
 
+@pytest.mark.parametrize("printed, damaged, expected", [
+    ("50.00th=[  110]", "300.00th=[  110]", "expected percentile between 0 and 100 (a percentile), found '300.0'"),
+    ("1.00th=[    3]", "1e300.00th=[    3]", "expected a fio result line with numbers and known units"),
+    ("99.00th=[  400]", "99.00th=[99999999999999999999]", "expected value_us between 0 and"),
+])
+def test_a_damaged_percentile_is_refused_at_its_line(tmp_path, tmp_db, printed, damaged, expected):
+    """A percentile line is read whole: a percentile outside 0..100, a value beyond any run or text between the
+    items (which a search for items would skip, reading '1e300.00th' as 300) is refused at its line, and the
+    store keeps what it held."""
+    good = tmp_path / "good"
+    shutil.copytree(REAL / "rw=read", good / "rw=read")
+    assert ingest([good], tmp_db).committed
+    before = _counts(tmp_db)
+    text = NORMAL_2X.replace(printed, damaged)
+    line = text[:text.index(damaged)].count("\n") + 1
+    rep = ingest([_one_file(tmp_path / "bad", "fio.txt", text)], tmp_db)
+    (err,) = rep.errors
+    assert f"fio.txt:{line}: {expected}" in err, err
+    assert _counts(tmp_db) == before
+
+
 def test_unknown_terse_version_is_refused(tmp_path, tmp_db, corpus):
     # Inline: a v3 line from the corpus with its version field changed to 6 (no fio prints it yet).
     v3 = (corpus / "generated" / "fio" / "fio-3.33_terse_v3.txt").read_text()

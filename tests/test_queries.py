@@ -141,6 +141,26 @@ def test_bad_input_is_refused_with_file_and_line(tmp_db, tmp_path, name, make, l
         assert f"{name}:{line}:" in err, err
 
 
+@pytest.mark.parametrize("key, nth, value, words", [
+    ("Shared Read Blocks", 2, "1e300", "a count for 'Shared Read Blocks' that fits the store's BIGINT"),
+    ("Shared Hit Blocks", 3, "99999999999999999999", "a count for 'Shared Hit Blocks' that fits the store's BIGINT"),
+    ("Actual Loops", 2, "1e20", "a count for 'Actual Loops' that fits the store's BIGINT"),
+    ("Workers Launched", 1, "99999999999", "a count for 'Workers Launched' that fits the store's INTEGER"),
+    ("Actual Rows", 3, "1e19", "'Actual Rows' × 'Actual Loops' that fits the store's BIGINT"),
+])
+def test_a_plan_count_beyond_the_stores_integer_is_refused_at_its_line(tmp_db, tmp_path, key, nth, value, words):
+    """A count no column holds is refused while the file is read, at the line holding it (a plan node keeps no
+    line in the store), and nothing of the file is stored."""
+    text = _explain_text()
+    at = [m.start() for m in re.finditer(re.escape(f'"{key}": '), text)][nth - 1]
+    end = text.index(",", at)
+    text = text[:at] + f'"{key}": {value}' + text[end:]
+    rep = ingest([one_file_run(tmp_path, "huge.json", text)], tmp_db)
+    (err,) = rep.errors
+    assert f"huge.json:{text.count(chr(10), 0, at) + 1}: expected {words}" in err, err
+    assert ro_con(tmp_db).execute("SELECT count(*) FROM query_plan_nodes").fetchone()[0] == 0
+
+
 def test_a_query_list_error_names_the_list_and_line(tmp_path, tool):
     bad = tmp_path / "q.sql"
     bad.write_text("-- query: a\nSELECT 1;\nSELECT 2\n")

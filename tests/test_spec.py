@@ -126,6 +126,7 @@ def test_spec_errors_at_load_name_file_line_and_item(tmp_path, body, at, message
     (HEAD.replace("fiscal_year = 2030", 'fiscal_year = "FY2030"'), "fiscal_year",
      r'report\.fiscal_year: expected an integer, found "FY2030"'),
     (HEAD.replace('organisation = "O"\n', ""), "[report]", r'report: missing key "organisation"'),
+    (HEAD.lstrip("\n").replace("[report]", "[reports]"), "[reports]", r'bad\.toml:1: missing key "report"'),
     (HEAD.replace('organisation = "O"', 'organisation = { ja = "", en = "" }'), "organisation",
      r'report\.organisation: expected a text in ja or en \(or both\), found a table'),
     (HEAD + '[[chapter]]\nid = "c"\ntitle = "D"\n', 'id = "c"',

@@ -4,7 +4,8 @@ A parser stores what the file says; these tables say which values no version of 
 (a negative TPS, a latency of 9.2e18 ms, a checkpoint dated 1900, NaN in an integer sum). After a file is
 parsed, the ingest checks the rows it stored against its module's table (``check``): a value outside a
 bound is a ParseError naming the file and the line (a table that keeps no line finds it in the file again by
-the row's fields), and nothing of the ingest is stored. A value a tool really prints but that is unusual (``warn_above``) is stored as
+the row's fields, or its parser refuses the row as it reads it: ``refuse_outside``), and nothing of the ingest
+is stored. A value a tool really prints but that is unusual (``warn_above``) is stored as
 printed with one warning per bound naming the first line.
 
 ``unique`` declares the columns that identify one row of a file: a repeat is a file holding its lines
@@ -22,7 +23,7 @@ every table both ways (a value just inside is stored, one outside is refused).
 from __future__ import annotations
 
 import gzip
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -249,6 +250,15 @@ def _inside(tb: TableBounds, rows: list[dict[str, Any]]) -> bool:
                 return False
             seen.add(key)
     return True
+
+
+def refuse_outside(path: Path, line: int | None, tb: TableBounds, row: dict[str, Any]) -> None:
+    """``row`` of ``tb``'s table as its parser reads it, refused at ``line`` when a value is outside its bound,
+    worded as ``check`` words it (``warn_above`` is left to ``check``): for a table that keeps no line, whose rows
+    ``check`` could name none for."""
+    for b in tb.bounds:
+        if b.column in row and not _inside(TableBounds(tb.table, (replace(b, warn_above=None),)), [row]):
+            raise ParseError(path, line, _expected(b), _shown(row[b.column]))
 
 
 @lru_cache(maxsize=None)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
-from kansoku.parsers import textfile
+from kansoku.parsers import bounds, textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST, FASTEST_PER_S, LATEST, LONGEST_MS, LONGEST_US, MOST, Bound, TableBounds
 from kansoku.parsers.numbers import foreign_digit, to_float, to_int
@@ -678,6 +678,7 @@ _LAT = re.compile(r"^\s+(?P<kind>slat|clat|lat|sync)\s*\((?P<unit>nsec|usec|msec
                   r"stdev=\s*(?P<sd>[\d.]+[kKM]?)", re.ASCII)
 _PCT_HEAD = re.compile(r"^\s+(?P<kind>clat|lat|sync) percentiles \((?P<unit>nsec|usec|msec)\):", re.ASCII)
 _PCT_ITEM = re.compile(r"(?P<p>[\d.]+)th=\[\s*(?P<v>\d+)\]", re.ASCII)
+_PCT_LINE = re.compile(r"\s*\|(?:\s*[\d.]+th=\[\s*\d+\],?)+\s*", re.ASCII)
 _BW = re.compile(r"^\s+bw \(\s*(?P<u>[KMG]i?B)\s*/s\)\s*: min=\s*(?P<min>[\d.]+), max=\s*(?P<max>[\d.]+), "
                  r"per=\s*[\d.]+%, avg=\s*(?P<avg>[\d.]+), stdev=\s*[\d.]+(?:, samples=\s*(?P<n>\d+))?", re.ASCII)
 _IOPS = re.compile(r"^\s+iops\s*: min=\s*\d+, max=\s*\d+, avg=\s*(?P<avg>[\d.]+)", re.ASCII)
@@ -698,6 +699,18 @@ def sniff_text(head: FileHead) -> bool:
         if _JOB.match(line) or _BANNER.match(line) or _is_terse(line):
             return True
     return False
+
+
+def _percentiles(line: str, lineno: int, path: Path, unit: float, into: dict[float, float]) -> None:
+    """One line of a percentile list into ``into`` (µs), read whole: its items alone (a search for items would
+    read a damaged '1e300.00th' as 300), each checked against the table's bounds at its line, which the table
+    does not keep. ValueError: not such a line."""
+    if not _PCT_LINE.fullmatch(line):
+        raise ValueError(line)
+    for pm in _PCT_ITEM.finditer(line):
+        p, v = float(pm.group("p")), float(pm.group("v")) * unit
+        bounds.refuse_outside(path, lineno, _PCT_BOUNDS, {"percentile": p, "value_us": v})
+        into[p] = v
 
 
 def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> None:
@@ -818,8 +831,7 @@ def _parse_text(text: str, first_line: int, out: _Out, quiet: bool = False) -> N
                 job["pcts"].setdefault(pct_key, {})
                 continue
             if pct_key and line.lstrip().startswith("|"):
-                for pm in _PCT_ITEM.finditer(line):
-                    job["pcts"][pct_key][float(pm.group("p"))] = float(pm.group("v")) * pct_unit
+                _percentiles(line, lineno, path, pct_unit, job["pcts"][pct_key])
                 continue
             pct_key = None
             m = _BW.match(line)
@@ -907,6 +919,8 @@ BOUNDS = [
                 bounds=(Bound("percentile", 0, 100, "a percentile"),
                         Bound("value_us", 0, LONGEST_US, "a latency within a run"))),
 ]
+# (the table keeps no line: a text report's percentiles are refused at their line as they are read)
+_PCT_BOUNDS = next(tb for tb in BOUNDS if tb.table == "fio_latency_percentiles")
 
 MODULE = ParserModule(name="fio", formats=FORMATS, schema=SCHEMA, views=VIEWS, metrics=METRICS, tables=TABLES,
                       bounds=BOUNDS, host_columns={"fio_jobs": ("host", "role")})

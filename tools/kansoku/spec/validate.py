@@ -104,7 +104,8 @@ def did_you_mean(name: str, known: Iterable[str], n: int = 3, cutoff: float = 0.
 # -- positions -----------------------------------------------------------------------------------
 
 class Locator:
-    """Line of a key path in a TOML text: the line where the deepest existing part of the path starts."""
+    """Line of a key path in a TOML text: the line where the deepest existing part of the path starts; the
+    empty path (the document: a top-level key it lacks) is line 1."""
 
     def __init__(self, text: str):
         self.text = text
@@ -167,6 +168,9 @@ class Locator:
         return bisect_right(self._newlines, offset - 1) + 1
 
     def line(self, path: Iterable) -> int | None:
+        path = tuple(path)
+        if not path:  # a key missing at the top level has no line of its own: the document's first names it
+            return 1
         if self.doc is None:
             return None
         node: Any = self.doc

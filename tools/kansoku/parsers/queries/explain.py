@@ -6,7 +6,7 @@ message, and warned with its line (never a zero time).
 
 Refused with file and line: a document cut short (a killed psql), a plan without actual times (``EXPLAIN``
 without ``ANALYZE``: there is nothing measured in it), psql's aligned output (``+`` at the line ends: use
-``-At``). Without markers a statement is named by the file (``q3.json`` → ``q3``; ``#2`` for the second of
+``-At``), a value that is no number or a count beyond the store's integers (at the line holding it). Without markers a statement is named by the file (``q3.json`` → ``q3``; ``#2`` for the second of
 several).
 """
 
@@ -45,19 +45,59 @@ def sniff(head: FileHead) -> bool:
     return False
 
 
-def _num(v: Any, path: Path, line: int, what: str, integer: bool = False) -> Any:
+# The store's integer columns (tables.py): a count beyond them is a damaged number, refused at its own line
+# while the file is read (the store's own check, on rows that keep no line, could name none).
+_BIGINT, _INTEGER = 2 ** 63, 2 ** 31
+_NODE_TYPE = re.compile(r'"Node Type"\s*:', re.ASCII)
+
+
+class _Doc:
+    """One JSON document of the file, where a refusal finds the line of the value it refuses: json keeps no
+    positions, so the text is searched then, and only then."""
+
+    def __init__(self, path: Path, text: str, start: int, end: int, line: int):
+        self.path, self.text, self.start, self.end, self.first = path, text, start, end, line
+
+    def line(self, key: str, value: Any, node: int | None = None) -> int:
+        """The line of ``"key": value``: the first after the ``node``-th "Node Type" (1-based, in pre-order as
+        PostgreSQL prints a plan: a node's own keys before its workers' and children's), else the first in the
+        document; the document's first line when the text holds none."""
+        starts = [self.start]
+        if node is not None:
+            types = [m.start() for m in _NODE_TYPE.finditer(self.text, self.start, self.end)]
+            if node <= len(types):
+                starts.insert(0, types[node - 1])
+        pair = re.compile(r'"' + re.escape(key) + r'"\s*:\s*', re.ASCII)
+        decoder = json.JSONDecoder()
+        for start in starts:
+            for m in pair.finditer(self.text, start, self.end):
+                try:
+                    got = decoder.raw_decode(self.text, m.end())[0]
+                except json.JSONDecodeError:
+                    continue
+                if type(got) is type(value) and (got == value or (got != got and value != value)):
+                    return self.text.count("\n", 0, m.start()) + 1
+        return self.first
+
+
+def _num(v: Any, doc: _Doc, what: str, integer: bool = False, node: int | None = None, fits: int = _BIGINT) -> Any:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
-        raise ParseError(path, line, f"a number for {what!r}", repr(v)[:40])
+        raise ParseError(doc.path, doc.line(what, v, node), f"a number for {what!r}", repr(v)[:40])
     if v < 0:
-        raise ParseError(path, line, f"a number ≥ 0 for {what!r}", repr(v)[:40])
+        raise ParseError(doc.path, doc.line(what, v, node), f"a number ≥ 0 for {what!r}", repr(v)[:40])
+    if integer and v >= fits:
+        raise ParseError(doc.path, doc.line(what, v, node), f"a count for {what!r} that fits the store's "
+                         f"{'BIGINT' if fits == _BIGINT else 'INTEGER'}", repr(v)[:40])
     return int(v) if integer else float(v)
 
 
-def _nodes(plan: dict, path: Path, line: int) -> list[dict]:
-    """The plan's nodes in pre-order with inclusive and self time."""
+def _nodes(plan: dict, doc: _Doc, before: int = 0) -> list[dict]:
+    """The plan's nodes in pre-order with inclusive and self time (``before``: the nodes of the document's
+    earlier plans, for ``doc.line``)."""
     out: list[dict] = []
+    path, line = doc.path, doc.first
 
     def walk(node: Any, parent: int | None, depth: int, procs: int) -> float:
         if not isinstance(node, dict) or "Node Type" not in node:
@@ -65,17 +105,23 @@ def _nodes(plan: dict, path: Path, line: int) -> list[dict]:
         if "Actual Total Time" not in node and not node.get("Actual Loops") == 0:
             raise ParseError(path, line, "EXPLAIN with ANALYZE (actual times in every node)",
                              f"a {node['Node Type']!r} node without 'Actual Total Time' (EXPLAIN without ANALYZE?)")
-        loops = _num(node.get("Actual Loops", 0), path, line, "Actual Loops", True)
-        total = _num(node.get("Actual Total Time", 0.0), path, line, "Actual Total Time")
-        rows = _num(node.get("Actual Rows", 0), path, line, "Actual Rows")
-        planned = _num(node.get("Workers Planned"), path, line, "Workers Planned", True)
-        launched = _num(node.get("Workers Launched"), path, line, "Workers Launched", True)
-        row = {"node_no": len(out) + 1, "parent_no": parent, "depth": depth, "node_type": str(node["Node Type"]),
+        no = len(out) + 1
+        at = before + no
+        loops = _num(node.get("Actual Loops", 0), doc, "Actual Loops", True, at)
+        total = _num(node.get("Actual Total Time", 0.0), doc, "Actual Total Time", node=at)
+        rows = _num(node.get("Actual Rows", 0), doc, "Actual Rows", node=at)
+        if rows * loops >= _BIGINT:  # stored as rows x loops: each may fit while the product does not
+            raise ParseError(path, doc.line("Actual Rows", node["Actual Rows"], at),
+                             "'Actual Rows' × 'Actual Loops' that fits the store's BIGINT", f"{rows:g} × {loops}")
+        planned = _num(node.get("Workers Planned"), doc, "Workers Planned", True, at, _INTEGER)
+        launched = _num(node.get("Workers Launched"), doc, "Workers Launched", True, at, _INTEGER)
+        row = {"node_no": no, "parent_no": parent, "depth": depth, "node_type": str(node["Node Type"]),
                "relation": node.get("Relation Name"), "parallel_aware": bool(node.get("Parallel Aware", False)),
                "workers_planned": planned, "workers_launched": launched, "loops": loops,
                "actual_total_ms": total, "inclusive_ms": total * loops / max(1, min(procs, loops or 1)),
-               "actual_rows": int(round(rows * loops)), "plan_rows": _num(node.get("Plan Rows"), path, line, "Plan Rows"),
-               **{k: _num(node.get(v), path, line, v, True) for k, v in _BUFFERS.items()}}
+               "actual_rows": int(round(rows * loops)), "plan_rows": _num(node.get("Plan Rows"), doc, "Plan Rows",
+                                                                         node=at),
+               **{k: _num(node.get(v), doc, v, True, at) for k, v in _BUFFERS.items()}}
         out.append(row)
         child_procs = procs
         if row["node_type"] in _GATHER:
@@ -144,18 +190,20 @@ def parse(path: Path, sink: Sink) -> None:
                              "the document cut short (a killed psql?)" if cut else f"invalid JSON: {exc.msg}") from None
         if not isinstance(doc, list) or not doc or not all(isinstance(d, dict) and "Plan" in d for d in doc):
             raise ParseError(path, lineno, EXPECTED, "JSON of another shape")
+        where, before = _Doc(path, text, start, end, lineno), 0
         for d in doc:
             if "Execution Time" not in d:
                 raise ParseError(path, lineno, "EXPLAIN with ANALYZE (an 'Execution Time')",
                                  "a plan without 'Execution Time' (EXPLAIN without ANALYZE?)")
             no = len(statements) + 1
             query, rep, at = marker if marker else (default_name if no == 1 else f"#{no}", 1, lineno)
-            plan_nodes = _nodes(d["Plan"], path, lineno)
+            plan_nodes = _nodes(d["Plan"], where, before)
+            before += len(plan_nodes)
             dom = max(plan_nodes, key=lambda n: n["self_ms"])
             statements.append({
                 "query": query, "repetition": rep, "statement_no": no, "mode": "explain", "status": "ok",
-                "elapsed_ms": _num(d["Execution Time"], path, lineno, "Execution Time"),
-                "planning_ms": _num(d.get("Planning Time"), path, lineno, "Planning Time"),
+                "elapsed_ms": _num(d["Execution Time"], where, "Execution Time"),
+                "planning_ms": _num(d.get("Planning Time"), where, "Planning Time"),
                 "workers_planned": sum(n["workers_planned"] or 0 for n in plan_nodes if n["node_type"] in _GATHER),
                 "workers_launched": sum(n["workers_launched"] or 0 for n in plan_nodes if n["node_type"] in _GATHER),
                 "dominant_node": dom["node_type"], "dominant_self_ms": dom["self_ms"], "line": at})
