@@ -198,15 +198,26 @@ LAST = {"cpu": 0.0, "peak_mb": 0.0, "tree_mb": 0.0}  # the last tool's CPU (user
 # included), the peak RSS of its largest process, and the peak of its and its children's PSS summed (sampled)
 
 
+def tool_env() -> dict[str, str]:
+    """The tools' environment, with their bytecode kept as an installed package keeps it: where
+    PYTHONDONTWRITEBYTECODE is set every start compiles kansoku's modules from
+    source again, a cost an installed package does not pay; the compiled modules are kept outside the
+    checkouts instead (PYTHONPYCACHEPREFIX; the first build of each checkout compiles them)."""
+    env = dict(os.environ)
+    if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None and "PYTHONPYCACHEPREFIX" not in env:
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / f"kansoku-bench-pycache-{os.getuid()}")
+    return env
+
+
 def tool(name: str, *args: object, profile: Path | None = None) -> tuple[float, str]:
     """Run tools/NAME as a user would; its wall time and its stdout (its CPU and the peak RSS of its largest
     process, Hugo included, in LAST). A failure stops the bench."""
     cmd = [sys.executable]
-    env = None
+    env = tool_env()
     if profile is not None:
         cmd += ["-m", "cProfile", "-o", str(profile)]
         # a build computes in a child process (app/forked.py), profiled into a file of its own
-        env = {**os.environ, "KANSOKU_PROFILE_CHILD": str(profile.with_suffix(".child.prof"))}
+        env["KANSOKU_PROFILE_CHILD"] = str(profile.with_suffix(".child.prof"))
     cmd += [str(ROOT / "tools" / name), *map(str, args)]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         m = proc_tree.measure(cmd, stdout=out, stderr=err, cwd=ROOT, env=env)

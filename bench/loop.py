@@ -8,7 +8,8 @@ N < 1,000) written and ingested, its store copied to N runs in SQL (``campaign_b
 campaign's spec (12 tables, 12 figures) and content, and a site directory for ``kansoku serve``. A store already
 there is reused as it is.
 
-Then, per repetition, each step as a user runs it, with its wall time, CPU (user + sys, Hugo and every child
+Then, per repetition, each step as a user runs it (kansoku's bytecode kept, as an installed package keeps it:
+``campaign_build.tool_env``), with its wall time, CPU (user + sys, Hugo and every child
 included) and peak memory of the whole process tree (its processes' PSS summed, sampled: bench/proc_tree.py) — the targets at 10,000 runs:
 
 1. **full build**: ``tools/build`` from an empty generated directory and site (< 60 s, < 1 GB);
@@ -201,7 +202,8 @@ def prose_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
     cmd = [sys.executable, "-c", KANSOKU, "serve", "--site", s.site, "--db", s.db, "--specs",
            s.specs, "--content", s.content, "--port", "0"]
     t0 = time.monotonic()
-    proc = subprocess.Popen(list(map(str, cmd)), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(list(map(str, cmd)), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=campaign_build.tool_env())
     lines: list[str] = []
     errs: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()

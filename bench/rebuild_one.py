@@ -29,7 +29,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,22 +41,11 @@ import synthetic  # noqa: E402
 from record import Figure, Load, record  # noqa: E402
 
 
-def tool_env() -> dict[str, str]:
-    """The tools' environment, with their bytecode kept as an installed package keeps it: where
-    PYTHONDONTWRITEBYTECODE is set every start compiles kansoku's modules from
-    source again, a cost an installed package does not pay; the compiled modules are kept outside the
-    checkouts instead (PYTHONPYCACHEPREFIX; the first build of each checkout compiles them)."""
-    env = dict(os.environ)
-    if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None and "PYTHONPYCACHEPREFIX" not in env:
-        env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / f"kansoku-bench-pycache-{os.getuid()}")
-    return env
-
-
 def run(tree: Path, name: str, *args: object, profile: Path | None = None) -> tuple[float, float, float, str]:
     """tools/NAME of checkout ``tree``: wall s, CPU s (user + sys, waited-for children included), peak MB, stdout."""
     cmd = [sys.executable] + (["-m", "cProfile", "-o", str(profile)] if profile else [])
     cmd += [str(tree / "tools" / name), *map(str, args)]
-    m = proc_tree.measure(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=tool_env())
+    m = proc_tree.measure(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=campaign_build.tool_env())
     out = m.stdout.decode(errors="replace")
     if m.returncode != 0:
         raise SystemExit(f"{tree}/tools/{name} {' '.join(map(str, args))} failed:\n{out[-3000:]}")
@@ -105,7 +93,7 @@ def fingerprint(tree: Path) -> str:
     """The store schema a checkout reads (a store of another schema is refused by its read-only build)."""
     return subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'tools'); "
                            "from kansoku.store.db import schema_fingerprint; print(schema_fingerprint())"],
-                          cwd=tree, capture_output=True, text=True, check=True, env=tool_env()).stdout.strip()
+                          cwd=tree, capture_output=True, text=True, check=True, env=campaign_build.tool_env()).stdout.strip()
 
 
 def stores_of(tree: Path, base: Path, db0: Path, db1: Path, example: bool) -> tuple[Path, Path]:
