@@ -134,7 +134,7 @@ def _hash_tree(h, top: Path, skip=None, read=lambda data: data) -> None:
         sub = os.path.relpath(root, top)
         for name in files:
             rel = name if sub == "." else f"{sub}/{name}"
-            if os.path.isfile(os.path.join(root, name)) and (skip is None or not skip(rel)):
+            if (skip is None or not skip(rel)) and os.path.isfile(os.path.join(root, name)):
                 rels.append(rel)
     for rel in sorted(rels, key=lambda r: r.split("/")):
         with open(os.path.join(top, rel), "rb") as f:
