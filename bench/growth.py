@@ -14,6 +14,7 @@ at the largest size to the smallest).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ import loop  # noqa: E402
 from record import Figure, Load, record  # noqa: E402
 
 BIG_RUNS, BIG_FULL_S, BIG_FULL_MB = 30000, 240.0, 1536.0  # the target at 30,000 runs
+PROJECTED_RUNS = 100000  # a nightly farm's runs after years: each step projected there (projections)
 
 
 def figures(by_size: dict[int, dict[str, list[dict]]]) -> list[Figure]:
@@ -41,6 +43,7 @@ def figures(by_size: dict[int, dict[str, list[dict]]]) -> list[Figure]:
             out.append(Figure(f"{step} at {n} runs, peak memory (PSS) of the process tree", mb, "MB",
                               target=f"< {BIG_FULL_MB:g} MB" if big else "", met=(mb < BIG_FULL_MB) if big else None))
     sizes = sorted(by_size)
+    out += projections(by_size)
     if len(sizes) > 1:
         lo, hi = sizes[0], sizes[-1]
         for step in loop.STEPS:
@@ -52,6 +55,31 @@ def figures(by_size: dict[int, dict[str, list[dict]]]) -> list[Figure]:
                 ratio = pick([r[what] for r in b]) / max(pick([r[what] for r in a]), 1e-9)
                 out.append(Figure(f"{step}: {unit} at {hi} runs / at {lo} runs", round(ratio, 2), "x",
                                   reference=f"{hi / lo:g}x the runs"))
+    return out
+
+
+def projections(by_size: dict[int, dict[str, list[dict]]], to: int = PROJECTED_RUNS) -> list[Figure]:
+    """Each step's time and memory at ``to`` runs, by the power law through the two largest sizes measured
+    (value = a * runs ** k: k is how the step grows there, 1 for a cost proportional to the runs). A projection
+    is no measurement: the figure names the sizes it comes from and its exponent."""
+    sizes = sorted(by_size)
+    if len(sizes) < 2 or sizes[-1] >= to:
+        return []
+    n1, n2 = sizes[-2:]
+    out = []
+    for step in loop.STEPS:
+        a, b = by_size[n1].get(step), by_size[n2].get(step)
+        if not a or not b:
+            continue
+        for what, unit, label in (("wall_s", "s", "wall"), ("peak_mb", "MB", "peak memory (PSS) of the process tree")):
+            pick = loop.median if what == "wall_s" else max
+            v1, v2 = pick([r[what] for r in a]), pick([r[what] for r in b])
+            if v1 <= 0 or v2 <= 0:
+                continue
+            k = math.log(v2 / v1) / math.log(n2 / n1)
+            out.append(Figure(f"{step} projected at {to} runs, {label}", round(v2 * (to / n2) ** k, 1), unit,
+                              reference=f"projected from {n1} and {n2} runs",
+                              extra={"exponent": round(k, 2), "from": [n1, n2], "values": [v1, v2]}))
     return out
 
 
