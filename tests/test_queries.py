@@ -161,6 +161,39 @@ def test_a_plan_count_beyond_the_stores_integer_is_refused_at_its_line(tmp_db, t
     assert ro_con(tmp_db).execute("SELECT count(*) FROM query_plan_nodes").fetchone()[0] == 0
 
 
+def _plan_rows(db: Path) -> tuple[int, int]:
+    con = ro_con(db)
+    try:
+        return con.execute("SELECT (SELECT count(*) FROM query_statements), (SELECT count(*) FROM query_plan_nodes)"
+                           ).fetchone()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("key, nth, value, column", [
+    ("Shared Read Blocks", 1, "1e17", "shared_read_blocks"),
+    ("Temp Written Blocks", 3, "20000000000000000", "temp_written_blocks"),
+    ("Actual Loops", 1, "100000000000000000", "loops"),
+    ("Actual Total Time", 3, "1e20", "actual_total_ms"),
+    ("Actual Rows", 2, "1e17", "actual_rows"),
+])
+def test_a_plan_value_outside_its_bounds_is_refused_at_its_line(tmp_db, tmp_path, tool, key, nth, value, column):
+    """A value the store's integers hold but no plan prints (1e17 blocks) is refused as the node is read, at the
+    line holding it: a plan node keeps no line, so the store's own check named the file alone. Exit 2, and the
+    store keeps the run it held."""
+    tool("ingest", "--db", tmp_db, _copy(tmp_path, "good", Q / "explain_plain"), check=True)
+    before = _plan_rows(tmp_db)
+    assert before[1] > 0
+    text = _explain_text()
+    at = [m.start() for m in re.finditer(re.escape(f'"{key}": '), text)][nth - 1]
+    text = text[:at] + f'"{key}": {value}' + text[text.index(",", at):]
+    proc = tool("ingest", "--db", tmp_db, one_file_run(tmp_path, "bounds.json", text))
+    assert proc.returncode == 2 and "1 file(s) could not be ingested" in proc.stderr, proc.stderr
+    line = text.count("\n", 0, at) + 1
+    assert f"bounds.json:{line}: expected {column} between 0 and " in proc.stderr, proc.stderr
+    assert _plan_rows(tmp_db) == before
+
+
 def test_a_query_list_error_names_the_list_and_line(tmp_path, tool):
     bad = tmp_path / "q.sql"
     bad.write_text("-- query: a\nSELECT 1;\nSELECT 2\n")

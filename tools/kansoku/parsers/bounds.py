@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from kansoku.errors import ParseError
 
@@ -252,13 +252,15 @@ def _inside(tb: TableBounds, rows: list[dict[str, Any]]) -> bool:
     return True
 
 
-def refuse_outside(path: Path, line: int | None, tb: TableBounds, row: dict[str, Any]) -> None:
+def refuse_outside(path: Path, line: int | None | Callable[[str], int | None], tb: TableBounds,
+                   row: dict[str, Any]) -> None:
     """``row`` of ``tb``'s table as its parser reads it, refused at ``line`` when a value is outside its bound,
     worded as ``check`` words it (``warn_above`` is left to ``check``): for a table that keeps no line, whose rows
-    ``check`` could name none for."""
+    ``check`` could name none for. ``line`` may be a function of the refused column giving its line: a format
+    whose row spans lines (a plan node) searches for it only when a value is refused."""
     for b in tb.bounds:
         if b.column in row and not _inside(TableBounds(tb.table, (replace(b, warn_above=None),)), [row]):
-            raise ParseError(path, line, _expected(b), _shown(row[b.column]))
+            raise ParseError(path, line(b.column) if callable(line) else line, _expected(b), _shown(row[b.column]))
 
 
 @lru_cache(maxsize=None)

@@ -6,8 +6,9 @@ message, and warned with its line (never a zero time).
 
 Refused with file and line: a document cut short (a killed psql), a plan without actual times (``EXPLAIN``
 without ``ANALYZE``: there is nothing measured in it), psql's aligned output (``+`` at the line ends: use
-``-At``), a value that is no number or a count beyond the store's integers (at the line holding it). Without markers a statement is named by the file (``q3.json`` → ``q3``; ``#2`` for the second of
-several).
+``-At``), a value that is no number, a count beyond the store's integers or a value outside the plan table's
+bounds (at the line holding it). Without markers a statement is named by the file (``q3.json`` → ``q3``; ``#2``
+for the second of several).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kansoku.errors import ParseError
-from kansoku.parsers import textfile
+from kansoku.parsers import bounds, textfile
 from kansoku.parsers.base import FileHead, Format, ParserModule, Sink
 from kansoku.parsers.queries.common import MARKER, MARKER_START, PSQL_ERROR
 from kansoku.parsers.queries.tables import BOUNDS, TABLES
@@ -49,6 +50,12 @@ def sniff(head: FileHead) -> bool:
 # while the file is read (the store's own check, on rows that keep no line, could name none).
 _BIGINT, _INTEGER = 2 ** 63, 2 ** 31
 _NODE_TYPE = re.compile(r'"Node Type"\s*:', re.ASCII)
+# A plan node keeps no line in the store: its values are checked against the table's bounds as the node is read,
+# each refused at the line of the key it comes from (a time × loops at its time's, rows × loops at its rows').
+_NODE_BOUNDS = next(tb for tb in BOUNDS if tb.table == "query_plan_nodes")
+_KEY_OF = {"actual_total_ms": "Actual Total Time", "inclusive_ms": "Actual Total Time", "self_ms": "Actual Total Time",
+           "loops": "Actual Loops", "actual_rows": "Actual Rows", "plan_rows": "Plan Rows", **_BUFFERS}
+_PRINTED = ("loops", "actual_total_ms", "plan_rows", *_BUFFERS)  # the columns stored as printed, not computed
 
 
 class _Doc:
@@ -123,6 +130,13 @@ def _nodes(plan: dict, doc: _Doc, before: int = 0) -> list[dict]:
                                                                          node=at),
                **{k: _num(node.get(v), doc, v, True, at) for k, v in _BUFFERS.items()}}
         out.append(row)
+
+        def line_of(column: str) -> int:
+            return doc.line(_KEY_OF[column], node.get(_KEY_OF[column]), at)
+
+        # the values as printed first: a damaged loop count is named at its line, not at the time it multiplies
+        bounds.refuse_outside(path, line_of, _NODE_BOUNDS, {c: row[c] for c in _PRINTED})
+        bounds.refuse_outside(path, line_of, _NODE_BOUNDS, row)
         child_procs = procs
         if row["node_type"] in _GATHER:
             child_procs = (launched or 0) + (0 if node.get("Single Copy") else 1)
@@ -131,6 +145,7 @@ def _nodes(plan: dict, doc: _Doc, before: int = 0) -> list[dict]:
             raise ParseError(path, line, EXPECTED + " (\"Plans\" a list)", repr(children)[:60])
         child_time = sum(walk(c, row["node_no"], depth + 1, child_procs) for c in children)
         row["self_ms"] = max(0.0, row["inclusive_ms"] - child_time)
+        bounds.refuse_outside(path, line_of, _NODE_BOUNDS, {"self_ms": row["self_ms"]})
         return row["inclusive_ms"]
 
     walk(plan, None, 0, 1)
