@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
+from conftest import FIXTURES, ro_con, run_tool
 from kansoku.errors import ParseError
 from kansoku.parsers.base import FileHead
 from kansoku.parsers.pgbench import init as pgbench_init
@@ -277,6 +277,51 @@ def test_pgbench_18_per_script_blocks_with_retries(tmp_path):
     assert scripts[0]["transactions"] == 510 and scripts[0]["transactions_processed"] == 500
     assert scripts[0]["tps"] == pytest.approx(166.666667)
     assert scripts[0]["transactions_retried"] == 20 and scripts[0]["total_retries"] == 25
+
+
+def _stdout_run(tmp_path: Path, name: str, text: str) -> Path:
+    d = tmp_path / "runs" / name
+    d.mkdir(parents=True)
+    (d / "pgbench.log").write_text(text)
+    return d
+
+
+def _script_rows(db: Path) -> tuple[int, int, int]:
+    con = ro_con(db)
+    try:
+        return con.execute("SELECT (SELECT count(*) FROM pgbench_summary), (SELECT count(*) FROM pgbench_scripts), "
+                           "(SELECT count(*) FROM pgbench_statement_latency)").fetchone()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("printed, damaged, column", [
+    (" - number of transactions actually processed: 500 (tps = 166.666667)",
+     " - number of transactions actually processed: 500 (tps = 1e11)", "tps"),
+    (" - latency average = 0.666 ms", " - latency average = 1e12 ms", "latency_avg_ms"),
+    (" - latency stddev = 1.500 ms", " - latency stddev = -1.500 ms", "latency_stddev_ms"),
+    ("         0.700          10", "        -0.700          10", "latency_ms"),
+])
+def test_a_script_or_statement_value_outside_its_bounds_is_refused_at_its_line(tmp_path, tmp_db, printed, damaged,
+                                                                               column):
+    """The per-script and per-statement tables keep no line, so the store's range check named the file alone: a
+    value no pgbench prints is refused as its line is read, exit 2, and the store keeps the run it held."""
+    run_tool("ingest", "--db", tmp_db, _stdout_run(tmp_path, "good", V18_SCRIPTS), check=True)
+    before = _script_rows(tmp_db)
+    assert before == (1, 2, 2)
+    assert printed in V18_SCRIPTS
+    text = V18_SCRIPTS.replace(printed, damaged, 1)  # (the first script's)
+    line = text[:text.index(damaged)].count("\n") + 1
+    proc = run_tool("ingest", "--db", tmp_db, _stdout_run(tmp_path, "bad", text))
+    assert proc.returncode == 2 and "1 file(s) could not be ingested" in proc.stderr, proc.stderr
+    assert f"pgbench.log:{line}: expected {column} between 0 and " in proc.stderr, proc.stderr
+    assert _script_rows(tmp_db) == before
+
+
+def test_a_nan_pgbench_prints_for_a_script_is_not_refused_as_read(tmp_path):
+    """'-nan' (a script that ran no transaction) passes the parse-time bounds: the sink stores it as NULL."""
+    sink = parse_text(tmp_path, V18_SCRIPTS.replace(" - latency stddev = 0.100 ms", " - latency stddev = -nan ms"))
+    assert math.isnan(sink.rows["pgbench_scripts"][1]["latency_stddev_ms"])
 
 
 def test_progress_lines_of_each_version_read_tps_latency_and_lag(tmp_path):

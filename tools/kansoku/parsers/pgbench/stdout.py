@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kansoku.errors import ParseError
-from kansoku.parsers import textfile
+from kansoku.parsers import bounds, textfile
 from kansoku.parsers.base import FileHead, Format, MetricDef, ParserModule, Sink
 from kansoku.parsers.bounds import EARLIEST, FASTEST_PER_S, LATEST, LONGEST_MS, LONGEST_S, Bound, TableBounds
 from kansoku.parsers.numbers import foreign_digit, to_float, to_int
@@ -433,8 +433,9 @@ class _Output:
         for rx, keys in _SCRIPT_LINES:
             sm = rx.match(line)
             if sm:
-                for k, v in zip(keys, sm.groups()):
-                    self.scripts[-1][k] = int(v) if k in _INT_SCRIPT_KEYS else float(v)
+                read = {k: int(v) if k in _INT_SCRIPT_KEYS else float(v) for k, v in zip(keys, sm.groups())}
+                _refuse_outside(self.path, lineno, _SCRIPT_BOUNDS, read)
+                self.scripts[-1].update(read)
                 break
         return True
 
@@ -450,6 +451,7 @@ class _Output:
                 return True
             raise ParseError(self.path, lineno, "a per-statement latency line ('   <ms>  <failures>  <statement>')",
                              line)
+        _refuse_outside(self.path, lineno, _STATEMENT_BOUNDS, row)
         self.stmt_no += 1
         row.update(script_no=self.stmt_script, statement_no=self.stmt_no)
         self.statements.append(row)
@@ -537,6 +539,18 @@ BOUNDS = [
     TableBounds("pgbench_statement_latency", line=None, at="'script ' || script_no || ' statement ' || statement_no",
                 bounds=(Bound("latency_ms", 0, LONGEST_MS, "a latency within a run"),)),
 ]
+
+# (the per-script and per-statement tables keep no line: their values are refused at their line as they are read)
+_SCRIPT_BOUNDS, _STATEMENT_BOUNDS = (next(tb for tb in BOUNDS if tb.table == t)
+                                     for t in ("pgbench_scripts", "pgbench_statement_latency"))
+
+
+def _refuse_outside(path: Path, lineno: int, tb: TableBounds, row: dict[str, Any]) -> None:
+    """``bounds.refuse_outside`` on the finite values: a NaN pgbench prints ('-nan' for a script that ran no
+    transaction) is stored as NULL with a warning, as in the summary."""
+    bounds.refuse_outside(path, lineno, tb, {k: v for k, v in row.items()
+                                             if not (isinstance(v, float) and not math.isfinite(v))})
+
 
 MODULE = ParserModule(
     name="pgbench",
