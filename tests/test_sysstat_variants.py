@@ -321,6 +321,42 @@ def test_damaged_fio_log_line_is_named(tmp_path, tmp_db):
     assert proc.returncode == 2 and "rawlat_clat.1.log:1501: expected a fio log line" in proc.stderr, proc.stderr
 
 
+def _fio_log_rows(db: Path) -> int:
+    con = ro_con(db)
+    try:
+        return con.execute("SELECT count(*) FROM fio_log").fetchone()[0]
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("run, name, line, pos, value, column", [
+    ("rw=randread", "rawlat_clat.1.log", 1501, 1, "99999999999999999", "value"),  # a latency in ns beyond any run
+    ("rw=randread", "rawlat_clat.1.log", 1501, 0, "99999999999", "time_ms"),
+    ("rw=randrw", "fiolog_bw.1.log", 7, 1, "99999999999", "value"),  # KiB/s no machine reaches
+])
+def test_a_fio_log_value_outside_its_bounds_is_named_by_its_line(tmp_path, tmp_db, run, name, line, pos, value,
+                                                                  column):
+    """fio_log keeps no line (DuckDB reads the log): a value that fits its column but no fio prints was refused
+    by the store's range check naming the file alone; the refused row is found in the file again by its time
+    and value. Exit 2, and the store keeps the run it held."""
+    other = "rw=randrw" if run == "rw=randread" else "rw=randread"
+    shutil.copytree(FIXTURES / "fio_logs" / other, tmp_path / "runs" / other)
+    run_tool("ingest", "--db", tmp_db, tmp_path / "runs" / other, check=True)
+    before = _fio_log_rows(tmp_db)
+    assert before > 0
+    d = tmp_path / "runs" / run
+    shutil.copytree(FIXTURES / "fio_logs" / run, d)
+    lines = (d / name).read_text().splitlines()
+    fields = lines[line - 1].split(", ")
+    fields[pos] = value
+    lines[line - 1] = ", ".join(fields)
+    (d / name).write_text("\n".join(lines) + "\n")
+    proc = run_tool("ingest", "--db", tmp_db, d)
+    assert proc.returncode == 2 and "1 file(s) could not be ingested" in proc.stderr, proc.stderr
+    assert f"{name}:{line}: expected {column} between 0 and " in proc.stderr, proc.stderr
+    assert _fio_log_rows(tmp_db) == before
+
+
 # -- PostgreSQL statistics snapshots (tests/fixtures/pg_stat) --------------------------------------------
 
 def test_pg_stat_snapshots_give_checkpoints_and_wal_per_transaction(tmp_db):

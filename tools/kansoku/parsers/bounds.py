@@ -71,6 +71,7 @@ class TableBounds:
     # a table keeping no line: the columns read from a line's whitespace-separated fields, by position, so that
     # a refused row's line is found by reading the file again (a refusal alone pays for it)
     fields: tuple[tuple[str, int], ...] = ()
+    separator: str | None = None  # what separates those fields when not whitespace (fio's logs: ',')
 
 
 def _range_sql(b: Bound, key: str = "") -> tuple[str, dict[str, Any]]:
@@ -157,7 +158,8 @@ def check(sink, tables) -> None:
                 shown = _shown(v) if not isinstance(v, float) else repr(v)
                 ln = bad["ln"]
                 if ln is None and tb.fields:
-                    ln = line_of(sink.path, [(pos, bad[f"k{i}"]) for i, (_, pos) in enumerate(tb.fields)])
+                    ln = line_of(sink.path, [(pos, bad[f"k{i}"]) for i, (_, pos) in enumerate(tb.fields)],
+                                 separator=tb.separator)
                 raise ParseError(sink.path, ln, _expected(b) + (f" ({bad['at']})" if bad["at"] else ""), shown)
             if b.warn_above is not None:
                 n, ln, top = found[k:k + 3]
@@ -176,7 +178,8 @@ def check(sink, tables) -> None:
                 by_field = dict(tb.fields)
                 if second is None and tb.fields and all(c in by_field for c in tb.unique if c != "thread"):
                     wanted = [(by_field[c], v) for c, v in zip(tb.unique, key) if c in by_field]
-                    first, second = line_of(sink.path, wanted), line_of(sink.path, wanted, nth=2)
+                    first = line_of(sink.path, wanted, separator=tb.separator)
+                    second = line_of(sink.path, wanted, nth=2, separator=tb.separator)
                 raise ParseError(sink.path, second,
                                  f"each {tb.unique_what or 'row'} once ({named} appears {n} times"
                                  + (f", first at line {first}" if first is not None and first != second else "")
@@ -184,17 +187,19 @@ def check(sink, tables) -> None:
                                    "nothing of it is counted", named)
 
 
-def line_of(path: Path, wanted: list[tuple[int, Any]], nth: int = 1) -> int | None:
-    """The line of ``path`` (a gzip-compressed file read as its text) whose whitespace-separated fields hold
-    each ``(position, value)`` of ``wanted``, the ``nth`` such line; None if there is none."""
+def line_of(path: Path, wanted: list[tuple[int, Any]], nth: int = 1, separator: str | None = None) -> int | None:
+    """The line of ``path`` (a gzip-compressed file read as its text) whose whitespace-separated fields (or
+    fields split at ``separator``, their blanks stripped) hold each ``(position, value)`` of ``wanted``, the
+    ``nth`` such line; None if there is none."""
     want = [(pos, str(v).encode()) for pos, v in wanted]
     width = max(pos for pos, _ in want) + 1
+    sep = separator.encode() if separator is not None else None
     try:
         with open(path, "rb") as fh:
             compressed = fh.read(2) == b"\x1f\x8b"
         with (gzip.open(path, "rb") if compressed else open(path, "rb")) as fh:
             for ln, raw in enumerate(fh, 1):
-                got = raw.split(None, width)
+                got = raw.split(None, width) if sep is None else [f.strip() for f in raw.split(sep, width)]
                 if len(got) >= width and all(got[pos] == v for pos, v in want):
                     nth -= 1
                     if not nth:

@@ -109,7 +109,9 @@ def _first_bad_line(path: Path) -> tuple[int | None, str | None]:
 
 # What fio's logs can hold (parsers/bounds.py): ms since the job started and a value per kind, within a run.
 BOUNDS = [
-    TableBounds("fio_log", line=None, at="'time ' || time_ms || ' ms'", bounds=(
+    # (no line is stored: a refused row's is found in the file again by its time and value)
+    TableBounds("fio_log", line=None, at="'time ' || time_ms || ' ms'",
+                fields=(("time_ms", 0), ("value", 1)), separator=",", bounds=(
         Bound("time_ms", 0, LONGEST_MS, "ms since the job started"),
         Bound("value", 0, LONGEST_S * 1e9, "a latency in ns", where=(("unit", ("ns",)),)),
         Bound("value", 0, LONGEST_US, "a latency in µs", where=(("unit", ("us",)),)),
