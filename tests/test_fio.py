@@ -278,6 +278,40 @@ def test_a_damaged_percentile_is_refused_at_its_line(tmp_path, tmp_db, printed, 
     assert _counts(tmp_db) == before
 
 
+JSON_PLUS = REAL / "rw=randwrite" / "format=jsonplus" / "rep=1" / "fio_output.json"
+
+
+@pytest.mark.parametrize("source, name, printed, damaged, expected", [
+    # fio JSON: a percentile key or its value (ns) beyond what fio prints
+    (JSON_PLUS, "fio_output.json", '"99.990000" : ', '"99.990000" : 99999999999999999999, "x" : ',
+     "expected value_us between 0 and"),
+    (JSON_PLUS, "fio_output.json", '"5.000000" : ', '"1e300" : ', "expected percentile between 0 and 100"),
+    # terse: one line per job, its percentiles as 'P%=VALUE' fields (after a line fio printed before it)
+    ("terse", "terse.txt", "99.990000%=2637;", "99.990000%=99999999999999;", "expected value_us between 0 and"),
+    ("terse", "terse.txt", "5.000000%=37;", "300.000000%=37;", "expected percentile between 0 and 100"),
+])
+def test_a_json_or_terse_percentile_outside_its_bounds_is_refused_at_its_line(tmp_path, tmp_db, tool, corpus, source,
+                                                                            name, printed, damaged, expected):
+    """fio_latency_percentiles keeps no line: a percentile of a JSON or terse report outside the table's bounds
+    was refused by the store's range check naming the file alone; it is now refused as it is read, at the line
+    printing it. Exit 2, and the store keeps what it held."""
+    good = tmp_path / "good"
+    shutil.copytree(REAL / "rw=read", good / "rw=read")
+    tool("ingest", "--db", tmp_db, good, check=True)
+    before = _counts(tmp_db)
+    if source == "terse":
+        text = "fio: some warning\n" + (corpus / "generated" / "fio" / "fio-3.33_terse_v3.txt").read_text()
+    else:
+        text = source.read_text()
+    assert printed in text
+    text = text.replace(printed, damaged, 1)
+    line = text[:text.index(damaged)].count("\n") + 1
+    proc = tool("ingest", "--db", tmp_db, _one_file(tmp_path / "bad", name, text))
+    assert proc.returncode == 2 and "1 file(s) could not be ingested" in proc.stderr, proc.stderr
+    assert f"{name}:{line}: {expected}" in proc.stderr, proc.stderr
+    assert _counts(tmp_db) == before
+
+
 def test_unknown_terse_version_is_refused(tmp_path, tmp_db, corpus):
     # Inline: a v3 line from the corpus with its version field changed to 6 (no fio prints it yet).
     v3 = (corpus / "generated" / "fio" / "fio-3.33_terse_v3.txt").read_text()

@@ -40,7 +40,7 @@ import re
 import shlex
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kansoku.errors import ParseError
 from kansoku.parsers import bounds, textfile
@@ -449,19 +449,22 @@ def _lat_block(d: dict, name: str) -> tuple[dict | None, float]:
     return None, 1.0
 
 
-def _take_latency(x: dict, name: str, vals: dict, pcts: dict, key: tuple) -> None:
+def _take_latency(x: dict, name: str, vals: dict, pcts: dict, key: tuple,
+                  refuse: Callable[[str, Any, dict], None] | None = None) -> None:
     """min/max/mean/stddev of latency object ``name`` of a JSON direction into ``vals`` (µs, as
-    ``<name>_min_us`` ...) and its percentiles into ``pcts[key]``."""
+    ``<name>_min_us`` ...) and its percentiles into ``pcts[key]`` (each also handed to ``refuse``)."""
     obj, f = _lat_block(x, name)
     if not obj:
         return
     vals.update({f"{name}_{stat}_us": obj.get(stat, 0) * f for stat in ("min", "max", "mean", "stddev")})
-    p = _json_pcts(obj, f)
+    p = _json_pcts(obj, f, refuse)
     if p:
         pcts[key] = p
 
 
-def _json_pcts(obj: dict | None, factor: float) -> dict[float, float]:
+def _json_pcts(obj: dict | None, factor: float,
+               refuse: Callable[[str, Any, dict], None] | None = None) -> dict[float, float]:
+    """``refuse(key, value as printed, row)``: checks a percentile's row against the table's bounds."""
     out: dict[float, float] = {}
     for k, v in ((obj or {}).get("percentile") or {}).items():
         try:
@@ -471,7 +474,23 @@ def _json_pcts(obj: dict | None, factor: float) -> dict[float, float]:
         if p <= 0:  # unused slots print as "0.00": 0
             continue
         out[p] = float(v) * factor
+        if refuse is not None:
+            refuse(k, v, {"percentile": p, "value_us": out[p]})
     return out
+
+
+def _json_line(text: str, start: int, end: int, key: str, value: Any) -> int | None:
+    """The line of the first ``"key": value`` in ``text[start:end]`` (json keeps no positions: searched for
+    only when a value is refused); None if there is none."""
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r'"' + re.escape(key) + r'"\s*:\s*', text[start:end], flags=re.ASCII):
+        try:
+            got = decoder.raw_decode(text, start + m.end())[0]
+        except json.JSONDecodeError:
+            continue
+        if got == value:
+            return text.count("\n", 0, start + m.start()) + 1
+    return None
 
 
 def _job_lines(text: str, start_line: int) -> list[int]:
@@ -509,10 +528,16 @@ def parse_json(path: Path, sink: Sink) -> None:
     is_plus = '"bins"' in text[start:end]
     fmt = "json+" if is_plus else "json"
     lines = _job_lines(text[start:end], 1 + prefix_lines)
+    job_at = [start + m.start() for m in re.finditer(r'"jobname"\s*:', text[start:end], flags=re.ASCII)]
     for n, job in enumerate(doc["jobs"]):
         if not isinstance(job, dict):
             raise ParseError(path, None, "a JSON object per fio job", type(job).__name__)
         line = lines[n] if n < len(lines) else None
+        at = job_at[n] if n < len(job_at) else start
+
+        def refuse(k: str, v: Any, row: dict, at: int = at, line: int | None = line) -> None:
+            # (the table keeps no line: a percentile is refused at the line printing it, searched for only then)
+            bounds.refuse_outside(path, lambda _c: _json_line(text, at, end, k, v) or line, _PCT_BOUNDS, row)
         opts = {**glob_opts, **(job.get("job options") or {})}
         directions: dict[str, dict] = {}
         pcts: dict[tuple[str, str], dict[float, float]] = {}
@@ -525,7 +550,7 @@ def parse_json(path: Path, sink: Sink) -> None:
                 if not total_ios:
                     continue
                 vals = {"total_ios": total_ios}
-                _take_latency(x, "lat", vals, pcts, (d, "sync"))
+                _take_latency(x, "lat", vals, pcts, (d, "sync"), refuse)
                 directions[d] = vals
                 continue
             if "io_kbytes" in x:
@@ -543,8 +568,8 @@ def parse_json(path: Path, sink: Sink) -> None:
             slat, f = _lat_block(x, "slat")
             if slat:
                 vals["slat_mean_us"] = slat.get("mean", 0) * f
-            _take_latency(x, "clat", vals, pcts, (d, "clat"))
-            _take_latency(x, "lat", vals, pcts, (d, "lat"))
+            _take_latency(x, "clat", vals, pcts, (d, "clat"), refuse)
+            _take_latency(x, "lat", vals, pcts, (d, "lat"), refuse)
             directions[d] = vals
         jobrow = {"jobname": job.get("jobname"), "groupid": job.get("groupid"), "error": job.get("error"),
                   "usr_cpu_pct": job.get("usr_cpu"), "sys_cpu_pct": job.get("sys_cpu"),
@@ -630,6 +655,7 @@ def _parse_terse(line: str, lineno: int, path: Path, out: _Out, truncated: bool)
                 k, _, v = vals.pop(f"pct{i}").partition("=")
                 if _f(k) > 0:
                     p[_f(k)] = _f(v)
+                    bounds.refuse_outside(path, lineno, _PCT_BOUNDS, {"percentile": _f(k), "value_us": _f(v)})
             row = {k: _f(v) for k, v in vals.items() if k in (
                 "io_kib", "bw_kib_s", "iops", "runtime_ms", "slat_mean_us", "clat_min_us", "clat_max_us",
                 "clat_mean_us", "clat_stddev_us", "lat_min_us", "lat_max_us", "lat_mean_us", "lat_stddev_us",
