@@ -318,6 +318,27 @@ def test_a_script_or_statement_value_outside_its_bounds_is_refused_at_its_line(t
     assert _script_rows(tmp_db) == before
 
 
+@pytest.mark.parametrize("printed, damaged, column, kind", [
+    (" - weight: 1 (targets 50.0% of total)", " - weight: 99999999999 (targets 50.0% of total)", "weight", "INTEGER"),
+    (" - 510 transactions (50.5% of total)", " - 99999999999999999999 transactions (50.5% of total)", "transactions",
+     "BIGINT"),
+    ("         0.700          10         25", "         0.700          10 99999999999999999999", "retries", "BIGINT"),
+])
+def test_a_script_or_statement_count_beyond_the_stores_integers_is_refused_at_its_line(tmp_path, tmp_db, printed,
+                                                                                      damaged, column, kind):
+    """A count too large for its column (pgbench_scripts.weight an INTEGER, the other counts BIGINT) was refused by
+    the store's integer check naming the file alone: it is refused at its line as read, exit 2, the store kept."""
+    run_tool("ingest", "--db", tmp_db, _stdout_run(tmp_path, "good", V18_SCRIPTS), check=True)
+    before = _script_rows(tmp_db)
+    text = V18_SCRIPTS.replace(printed, damaged, 1)
+    line = text[:text.index(damaged)].count("\n") + 1
+    proc = run_tool("ingest", "--db", tmp_db, _stdout_run(tmp_path, "bad", text))
+    assert proc.returncode == 2 and "1 file(s) could not be ingested" in proc.stderr, proc.stderr
+    assert f"pgbench.log:{line}: expected a count for {column!r} that fits the store's {kind}" in proc.stderr, \
+        proc.stderr
+    assert _script_rows(tmp_db) == before
+
+
 def test_a_nan_pgbench_prints_for_a_script_is_not_refused_as_read(tmp_path):
     """'-nan' (a script that ran no transaction) passes the parse-time bounds: the sink stores it as NULL."""
     sink = parse_text(tmp_path, V18_SCRIPTS.replace(" - latency stddev = 0.100 ms", " - latency stddev = -nan ms"))

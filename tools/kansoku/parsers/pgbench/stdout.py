@@ -545,9 +545,18 @@ _SCRIPT_BOUNDS, _STATEMENT_BOUNDS = (next(tb for tb in BOUNDS if tb.table == t)
                                      for t in ("pgbench_scripts", "pgbench_statement_latency"))
 
 
+# The store's integer columns of those tables (above): pgbench_scripts.weight an INTEGER, every other count a BIGINT
+_INTEGER_KEYS = {"weight"}
+
+
 def _refuse_outside(path: Path, lineno: int, tb: TableBounds, row: dict[str, Any]) -> None:
     """``bounds.refuse_outside`` on the finite values: a NaN pgbench prints ('-nan' for a script that ran no
-    transaction) is stored as NULL with a warning, as in the summary."""
+    transaction) is stored as NULL with a warning, as in the summary. A count too large for its column is refused
+    here too: the store's own check, on rows that keep no line, could name none."""
+    for key, v in row.items():
+        if type(v) is int and v >= (2 ** 31 if key in _INTEGER_KEYS else 2 ** 63):
+            kind = "INTEGER" if key in _INTEGER_KEYS else "BIGINT"
+            raise ParseError(path, lineno, f"a count for {key!r} that fits the store's {kind}", str(v)[:40])
     bounds.refuse_outside(path, lineno, tb, {k: v for k, v in row.items()
                                              if not (isinstance(v, float) and not math.isfinite(v))})
 
