@@ -247,13 +247,15 @@ def test_hugo_runs_with_bounded_memory_unless_the_environment_says_otherwise(mon
 
 def test_hugo_server_runs_without_the_builds_memory_bounds(monkeypatch):
     """kansoku serve: Hugo's server keeps the whole site in memory, so the build's GOMEMLIMIT (below its live heap)
-    would have Go collect without pause after every edit; the server gets the environment as it is."""
+    would have Go collect without pause after every edit; its heap is bounded by half the machine's memory alone."""
     from kansoku.render import hugo
 
     for name in ("GOGC", "GOMEMLIMIT", "HUGO_MEMORYLIMIT"):
         monkeypatch.delenv(name, raising=False)
     env = hugo.hugo_env(server=True)
-    assert not {"GOGC", "GOMEMLIMIT", "HUGO_MEMORYLIMIT"} & set(env) and env["PATH"] == os.environ["PATH"]
+    half = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    assert not {"GOGC", "HUGO_MEMORYLIMIT"} & set(env) and env["PATH"] == os.environ["PATH"]
+    assert env["GOMEMLIMIT"].endswith("MiB") and abs(int(env["GOMEMLIMIT"][:-3]) - (half >> 20)) <= 1
     monkeypatch.setenv("GOMEMLIMIT", "3GiB")
     assert hugo.hugo_env(server=True)["GOMEMLIMIT"] == "3GiB"
 

@@ -731,12 +731,20 @@ HUGO_MEMORY = {"HUGO_MEMORYLIMIT": "0.1", "GOMEMLIMIT": "700MiB"}
 HUGO_GOGC_UNDER_LIMIT = "off"
 
 
+# Hugo's server holds every page of the site in memory, beyond any bound a build keeps: under a GOMEMLIMIT
+# below its live heap Go collects without pause, and each rebuild after an edit waits for it. Its heap is let
+# grow up to this share of the machine's memory (a site too large for it is served, more slowly).
+SERVER_MEMORY_SHARE = 0.5
+
+
 def hugo_env(few: bool = False, server: bool = False) -> dict[str, str]:
-    """Hugo's environment: a build's bounded memory (HUGO_MEMORY); ``server``: none of it. Hugo's server holds
-    every page of the site in memory, beyond any bound a build keeps: under a GOMEMLIMIT below its live heap Go
-    collects without pause, and each rebuild after an edit waits for it (docs/build-performance.md)."""
+    """Hugo's environment: a build's bounded memory (HUGO_MEMORY); ``server``: its heap bounded by a share of the
+    machine's memory alone (SERVER_MEMORY_SHARE; docs/build-performance.md). A value set in the environment wins."""
     if server:
-        return dict(os.environ)
+        env = dict(os.environ)
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        env.setdefault("GOMEMLIMIT", f"{int(total * SERVER_MEMORY_SHARE) >> 20}MiB")
+        return env
     env = {**HUGO_MEMORY, **os.environ}
     if few and "GOGC" not in os.environ and "GOMEMLIMIT" not in os.environ:
         env["GOGC"] = HUGO_GOGC_UNDER_LIMIT
