@@ -141,6 +141,13 @@ def test_bad_input_is_refused_with_file_and_line(tmp_db, tmp_path, name, make, l
         assert f"{name}:{line}:" in err, err
 
 
+def _plan_with(key: str, nth: int, value: str) -> tuple[str, int]:
+    """The example's EXPLAIN JSON with the ``nth`` value of ``key`` replaced by ``value``, and that value's line."""
+    text = _explain_text()
+    at = [m.start() for m in re.finditer(re.escape(f'"{key}": '), text)][nth - 1]
+    return text[:at] + f'"{key}": {value}' + text[text.index(",", at):], text.count("\n", 0, at) + 1
+
+
 @pytest.mark.parametrize("key, nth, value, words", [
     ("Shared Read Blocks", 2, "1e300", "a count for 'Shared Read Blocks' that fits the store's BIGINT"),
     ("Shared Hit Blocks", 3, "99999999999999999999", "a count for 'Shared Hit Blocks' that fits the store's BIGINT"),
@@ -151,13 +158,10 @@ def test_bad_input_is_refused_with_file_and_line(tmp_db, tmp_path, name, make, l
 def test_a_plan_count_beyond_the_stores_integer_is_refused_at_its_line(tmp_db, tmp_path, key, nth, value, words):
     """A count no column holds is refused while the file is read, at the line holding it (a plan node keeps no
     line in the store), and nothing of the file is stored."""
-    text = _explain_text()
-    at = [m.start() for m in re.finditer(re.escape(f'"{key}": '), text)][nth - 1]
-    end = text.index(",", at)
-    text = text[:at] + f'"{key}": {value}' + text[end:]
+    text, line = _plan_with(key, nth, value)
     rep = ingest([one_file_run(tmp_path, "huge.json", text)], tmp_db)
     (err,) = rep.errors
-    assert f"huge.json:{text.count(chr(10), 0, at) + 1}: expected {words}" in err, err
+    assert f"huge.json:{line}: expected {words}" in err, err
     assert ro_con(tmp_db).execute("SELECT count(*) FROM query_plan_nodes").fetchone()[0] == 0
 
 
@@ -184,12 +188,9 @@ def test_a_plan_value_outside_its_bounds_is_refused_at_its_line(tmp_db, tmp_path
     tool("ingest", "--db", tmp_db, _copy(tmp_path, "good", Q / "explain_plain"), check=True)
     before = _plan_rows(tmp_db)
     assert before[1] > 0
-    text = _explain_text()
-    at = [m.start() for m in re.finditer(re.escape(f'"{key}": '), text)][nth - 1]
-    text = text[:at] + f'"{key}": {value}' + text[text.index(",", at):]
+    text, line = _plan_with(key, nth, value)
     proc = tool("ingest", "--db", tmp_db, one_file_run(tmp_path, "bounds.json", text))
     assert proc.returncode == 2 and "1 file(s) could not be ingested" in proc.stderr, proc.stderr
-    line = text.count("\n", 0, at) + 1
     assert f"bounds.json:{line}: expected {column} between 0 and " in proc.stderr, proc.stderr
     assert _plan_rows(tmp_db) == before
 
