@@ -282,15 +282,15 @@ def run_page_batches(store: Store, report: Report, chapters: list[Chapter], info
     keys, few = _data_keys(store, cache, run_ids)
     if "_kansoku_series_order" not in store.__dict__:  # every run's series are made in this order (_batch_series)
         store.__dict__["_kansoku_series_order"] = _batch_order(conditions, batch_runs)
+    uses = _uses_index(chapters, set(run_ids))
     batch: list[str] = []
     for members in conditions.values():  # in the order of their first run
         batch.extend(members)
         if len(batch) >= batch_runs:
-            yield _page_batch(store, report, chapters, infos, sorted(batch), conditions, cache, keys, few,
-                              handles)
+            yield _page_batch(store, report, uses, infos, sorted(batch), conditions, cache, keys, few, handles)
             batch = []
     if batch:
-        yield _page_batch(store, report, chapters, infos, sorted(batch), conditions, cache, keys, few, handles)
+        yield _page_batch(store, report, uses, infos, sorted(batch), conditions, cache, keys, few, handles)
 
 
 def _batch_order(conditions: dict[tuple, list[str]], batch_runs: int) -> list[str]:
@@ -306,7 +306,7 @@ def _batch_order(conditions: dict[tuple, list[str]], batch_runs: int) -> list[st
     return order + sorted(batch)
 
 
-def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
+def _page_batch(store: Store, report: Report, uses: list[_ItemUse], infos: dict[str, RunInfo],
                 run_ids: list[str], conditions: dict[tuple, list[str]], cache: ItemCache | None,
                 keys: dict[str, str | None], few: bool, handles: bool = False) -> dict[str, RunPage | KeptRunPage]:
     pages: dict[str, RunPage] = {}
@@ -334,7 +334,7 @@ def _page_batch(store: Store, report: Report, chapters: list[Chapter], infos: di
             in_order[cond] = [ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False)
                               for r in siblings]
         pages[rid] = RunPage(info=info, factors=factors, condition=list(in_order[cond]))
-    _uses(chapters, pages)
+    _uses(uses, pages)
     # a page whose inputs are those of a page of the last build is that page (the cache's run_page_key);
     # ``handles``: the site's renderer gets it as a KeptRunPage, read back only if its files are not kept
     todo, page_keys = run_ids, {}
@@ -631,26 +631,46 @@ def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], valu
         page.metrics.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
 
 
-def _uses(chapters: list[Chapter], pages: dict[str, RunPage]) -> None:
-    """Every table (with the cells) and figure that uses each run, in the report's order."""
+@dataclasses.dataclass
+class _ItemUse:
+    """A table or figure of the report and the runs it uses (a table's with the cells each run is behind)."""
+
+    kind: str
+    chapter: str
+    item: Table | Figure
+    runs: set[str]
+    cells: dict[str, list[dict[str, str]]]
+
+
+def _uses_index(chapters: list[Chapter], run_ids: set[str]) -> list[_ItemUse]:
+    """Every table and figure of the report in its order, with the runs of ``run_ids`` it uses: made once a report,
+    so that a batch of run pages looks its runs up (each batch walking every item's runs again would be quadratic
+    in the runs)."""
+    out = []
     for ch in chapters:
         for item_id in dict.fromkeys(ch.order):  # a table and a figure may share an id: both handled below
             t = ch.tables.get(item_id)
             if t is not None:
-                _table_uses(ch, t, pages)
+                cells = _cells_by_run(t, run_ids)
+                out.append(_ItemUse("table", ch.id, t, {r for r in t.runs if r in run_ids} | set(cells), cells))
             f = ch.figures.get(item_id)
             if f is not None:
-                _figure_uses(ch, f, pages)
+                out.append(_ItemUse("figure", ch.id, f, {r for r in f.runs if r in run_ids}, {}))
+    return out
 
 
-def _table_uses(ch: Chapter, t: Table, pages: dict[str, RunPage]) -> None:
-    """A table on the page of each run it uses, with the cells the run is behind."""
-    cells = _cells_by_run(t, pages)
-    for rid in dict.fromkeys([r for r in t.runs if r in pages] + list(cells)):
-        pages[rid].uses.append(RunUse("table", t.id, t.label, ch.id, f"table-{t.id}", cells.get(rid, [])))
+def _uses(index: list[_ItemUse], pages: dict[str, RunPage]) -> None:
+    """Every table (with the cells) and figure that uses each run of ``pages``, in the report's order."""
+    for use in index:
+        it = use.item
+        for rid, page in pages.items():
+            if rid in use.runs:
+                page.uses.append(RunUse(use.kind, it.id, it.label, use.chapter, f"{use.kind}-{it.id}",
+                                        use.cells.get(rid, [])) if use.kind == "table"
+                                 else RunUse(use.kind, it.id, it.label, use.chapter, f"{use.kind}-{it.id}"))
 
 
-def _cells_by_run(t: Table, pages: dict[str, RunPage]) -> dict[str, list[dict[str, str]]]:
+def _cells_by_run(t: Table, run_ids: set[str]) -> dict[str, list[dict[str, str]]]:
     """run id -> the labels (row × column, per language) of the table's value cells that use the run."""
     cells: dict[str, list[dict[str, str]]] = {}
     for row in t.rows:
@@ -660,15 +680,9 @@ def _cells_by_run(t: Table, pages: dict[str, RunPage]) -> dict[str, list[dict[st
                 continue
             label = {lang: f"{stub[lang]} × {col.text[lang]}" for lang in LANGS}
             for rid in c.runs:
-                if rid in pages and label not in cells.setdefault(rid, []):
+                if rid in run_ids and label not in cells.setdefault(rid, []):
                     cells[rid].append(label)
     return cells
-
-
-def _figure_uses(ch: Chapter, f: Figure, pages: dict[str, RunPage]) -> None:
-    for rid in dict.fromkeys(f.runs):
-        if rid in pages:
-            pages[rid].uses.append(RunUse("figure", f.id, f.label, ch.id, f"figure-{f.id}"))
 
 
 def _series(rows: dict[str, tuple | None], pages: dict[str, RunPage]) -> None:
