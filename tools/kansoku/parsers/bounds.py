@@ -47,6 +47,10 @@ FASTEST_PER_S = 1e10
 MOST = 1e16
 
 
+# The ends of the store's INTEGER and BIGINT columns: a count at or beyond its column's is a damaged number,
+# refused where it is read (a row that keeps no line could not be named by the store's own check)
+INTEGER_END, BIGINT_END = 2 ** 31, 2 ** 63
+
 @dataclass(frozen=True)
 class Bound:
     """One column's printable range (inclusive). ``low``/``high`` None: unbounded on that side, yet NaN and

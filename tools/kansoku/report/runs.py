@@ -666,8 +666,7 @@ def _uses(index: list[_ItemUse], pages: dict[str, RunPage]) -> None:
         for rid, page in pages.items():
             if rid in use.runs:
                 page.uses.append(RunUse(use.kind, it.id, it.label, use.chapter, f"{use.kind}-{it.id}",
-                                        use.cells.get(rid, [])) if use.kind == "table"
-                                 else RunUse(use.kind, it.id, it.label, use.chapter, f"{use.kind}-{it.id}"))
+                                        use.cells.get(rid, [])))
 
 
 def _cells_by_run(t: Table, run_ids: set[str]) -> dict[str, list[dict[str, str]]]:

@@ -554,7 +554,7 @@ def _refuse_outside(path: Path, lineno: int, tb: TableBounds, row: dict[str, Any
     transaction) is stored as NULL with a warning, as in the summary. A count too large for its column is refused
     here too: the store's own check, on rows that keep no line, could name none."""
     for key, v in row.items():
-        if type(v) is int and v >= (2 ** 31 if key in _INTEGER_KEYS else 2 ** 63):
+        if type(v) is int and v >= (bounds.INTEGER_END if key in _INTEGER_KEYS else bounds.BIGINT_END):
             kind = "INTEGER" if key in _INTEGER_KEYS else "BIGINT"
             raise ParseError(path, lineno, f"a count for {key!r} that fits the store's {kind}", str(v)[:40])
     bounds.refuse_outside(path, lineno, tb, {k: v for k, v in row.items()

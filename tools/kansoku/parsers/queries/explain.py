@@ -48,7 +48,7 @@ def sniff(head: FileHead) -> bool:
 
 # The store's integer columns (tables.py): a count beyond them is a damaged number, refused at its own line
 # while the file is read (the store's own check, on rows that keep no line, could name none).
-_BIGINT, _INTEGER = 2 ** 63, 2 ** 31
+_BIGINT, _INTEGER = bounds.BIGINT_END, bounds.INTEGER_END
 _NODE_TYPE = re.compile(r'"Node Type"\s*:', re.ASCII)
 # A plan node keeps no line in the store: its values are checked against the table's bounds as the node is read,
 # each refused at the line of the key it comes from (a time × loops at its time's, rows × loops at its rows').
