@@ -341,6 +341,58 @@ def test_a_changed_spec_item_recomputes_that_item_only(env):
     assert "Update (revised)" in chapter
 
 
+def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_changes(env, monkeypatch):
+    """A caption edited leaves every run page's inputs as they were: the build takes the report's run pages
+    whole (report/runs.py run_pages_key), making and checking none of them one by one, and its generated files
+    and site are a build from scratch's. A page's file gone, or one new run, and the pages are made again."""
+    from kansoku.report import runs
+
+    tmp, camp, held, db, specs, content = env
+    gen = tmp / "gen"
+    first = build(env)
+    assert first.run_pages_whole == []  # (no build before)
+    batches = CallLog(tmp / "batches.jsonl")
+    real_batch = runs._page_batch
+
+    def spy(store, report, uses, infos, run_ids, *args, **kwargs):
+        batches.append(run_ids)
+        return real_batch(store, report, uses, infos, run_ids, *args, **kwargs)
+
+    monkeypatch.setattr(runs, "_page_batch", spy)
+    spec = specs / "inc.toml"
+    spec.write_text(SPEC.replace('caption = { ja = "参照系", en = "Read" }\nmetric',
+                                 'caption = { ja = "参照系 (改)", en = "Read (revised)" }\nmetric', 1),
+                    encoding="utf-8")
+    edited = build(env)
+    assert edited.items_computed == ["inc/read"]
+    assert edited.run_pages_whole == ["inc"] and batches.read() == []  # no page made, nor looked at
+    assert edited.runs_reused == first.runs_computed and edited.runs_computed == 0
+    assert edited.run_pages_rendered == 0 and edited.files_written > 0  # the report's own files
+    fresh = build(env, "gen-fresh", "public-fresh")
+    assert {p: h for p, (h, _) in snapshot(gen).items()} == {p: h for p, (h, _) in snapshot(tmp / "gen-fresh").items()}
+    assert site_files(tmp / "public") == site_files(tmp / "public-fresh")
+    written = json.loads((gen / "build-cache" / "run-page-files.json").read_text(encoding="utf-8"))
+    assert written == json.loads((tmp / "gen-fresh" / "build-cache" / "run-page-files.json").read_text(encoding="utf-8"))
+    assert fresh.run_pages_whole == [] and batches.read()
+
+    batches.clear()
+    again = build(env)  # the pages' cache entries were kept by the build that took them whole
+    assert again.run_pages_whole == ["inc"] and batches.read() == []
+    data = sorted(p for p in written["files"] if p.startswith("assets/runs/") and "/conditions/" not in p)
+    (gen / data[0]).unlink()  # a page's file gone: the pages are looked at one by one, that one written again
+    gone = build(env)
+    assert gone.run_pages_whole == [] and batches.read() and gone.runs_computed == 0
+    assert {p: h for p, (h, _) in snapshot(gen).items()} == {p: h for p, (h, _) in snapshot(tmp / "gen-fresh").items()}
+
+    batches.clear()
+    shutil.move(held, camp / "study=scaleup" / HELD_BACK)
+    run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)
+    one_more = build(env)  # a new run: the report's pages as a whole are not the last build's
+    assert one_more.run_pages_whole == [] and one_more.runs_computed == 1
+    assert sum(len(b) for b in batches.read()) == one_more.runs_reused + 1
+    assert build(env).run_pages_whole == ["inc"]
+
+
 def test_prose_edited_renders_its_reports_pages_and_no_run_page(env):
     """A sentence written into a report's chapter changes that chapter's page; the run pages (which show other
     pages' titles, never their text) are taken from the current site, and the site is a fresh build's."""

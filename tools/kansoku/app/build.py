@@ -23,7 +23,14 @@ from kansoku.model import ComputedReport, KeptRunPage, RunPage, Trends, is_local
 from kansoku.render import hugo, page_reuse, publish
 from kansoku.report.build import compute_report
 from kansoku.report.cache import ItemCache
-from kansoku.report.runs import events_ahead, run_page_batches, share_samples
+from kansoku.report.runs import (
+    events_ahead,
+    keep_run_pages,
+    remember_run_pages,
+    run_page_batches,
+    run_pages_key,
+    share_samples,
+)
 from kansoku.report.trends import compute_trends, trend_specs
 from kansoku.spec.model import Report, load_all, load_report
 from kansoku.store.db import BUILD_MEMORY_LIMIT, Store, open_store
@@ -54,6 +61,7 @@ class BuildResult:
     files_written: int = 0                                   # generated files whose bytes changed
     runs_reused: int = 0                                     # run pages whose run data came from the cache
     runs_computed: int = 0                                   # ... was read from the store
+    run_pages_whole: list[str] = field(default_factory=list)  # reports whose run pages were taken whole, unmade
     figures_reused: int = 0                                  # figures whose drawing came from the last build
     figures_drawn: int = 0                                   # ... were drawn (render/figure_cache.py)
     run_pages_reused: int = 0                                # run pages taken from the replaced site
@@ -104,14 +112,28 @@ def _compute_site(store: Store, spec_dir: Path, content: Path, config: Path, cac
     return reports, computed, trends
 
 
-def site_run_pages(store: Store, reports: list[Report], computed: list[ComputedReport],
-                   cache: ItemCache | None) -> Iterator[tuple[ComputedReport, dict[str, RunPage]]]:
+def site_run_pages(store: Store, reports: list[Report], computed: list[ComputedReport], cache: ItemCache | None,
+                   whole_keys: dict[str, str | None] | None = None, kept: set[str] = frozenset()
+                   ) -> Iterator[tuple[ComputedReport, dict[str, RunPage]]]:
     """The run pages of every report, a batch at a time (report/runs.py ``run_page_batches``), for the
     renderer to write and drop as they come: the store stays open while they are written. A page the last
-    build kept unchanged is a KeptRunPage (not read back unless the renderer must write its files again)."""
+    build kept unchanged is a KeptRunPage (not read back unless the renderer must write its files again).
+    ``kept``: reports whose pages are taken whole (report/runs.py keep_run_pages), left out; the others' pages
+    are remembered under their key as a whole (``whole_keys``) for the next build."""
     for spec, rep in zip(reports, computed):
+        if rep.id in kept:
+            continue
+        key = (whole_keys or {}).get(rep.id)
+        made: dict[str, bool] | None = {} if key and cache is not None else None
         for pages in run_page_batches(store, spec, rep.chapters, rep.runs, cache, handles=True):
+            for page in pages.values() if made is not None else ():
+                if not page.key:
+                    made = None
+                    break
+                made[page.key] = page.has_series if isinstance(page, KeptRunPage) else page.series is not None
             yield rep, pages
+        if made is not None:
+            remember_run_pages(cache, key, made)
 
 
 class Ahead:
@@ -292,9 +314,16 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
             rep.pdf = {lang: f"/pdf/{rep.id}.{lang}.pdf" for lang in LANGS}
         # the run pages are computed, written and dropped a batch at a time (bounded memory), the
         # next batch made in a thread while the renderer writes one (Ahead)
+        # a report whose run pages' inputs are all as the last build's takes its pages whole (their files and
+        # cache entries as they are): none is made or checked one by one
+        whole = {rep.id: run_pages_key(store, spec, rep.chapters, rep.runs, cache) for spec, rep in zip(specs, computed)}
+        written_so = hugo.run_pages_written(generated, whole)
+        kept = {rep.id for rep in computed
+                if rep.id in written_so and keep_run_pages(store, rep.runs, cache, whole[rep.id])}
         say(f"computing the run pages and writing the page data into {generated}")
-        ahead = Ahead(site_run_pages(store, specs, computed, cache), store)
-        written = hugo.write_generated(computed, generated, trends, run_pages=ahead)
+        ahead = Ahead(site_run_pages(store, specs, computed, cache, whole, kept), store)
+        written = hugo.write_generated(computed, generated, trends, run_pages=ahead, whole_keys=whole,
+                                       kept_reports=kept)
     except duckdb.OutOfMemoryException as exc:
         raise KansokuError(out_of_memory(memory_limit, exc, _largest_run_rows(store))) from None
     finally:
@@ -318,6 +347,7 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
     res.reports = [r.id for r in computed]
     res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
     res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
+    res.run_pages_whole = sorted(kept)
     return res, cache, raw, with_pdf
 
 

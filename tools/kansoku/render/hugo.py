@@ -459,12 +459,17 @@ def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_
 
 
 def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | None = None,
-                    run_pages: Iterable[tuple[ComputedReport, dict[str, RunPage]]] | None = None) -> dict[str, int]:
+                    run_pages: Iterable[tuple[ComputedReport, dict[str, RunPage]]] | None = None,
+                    whole_keys: dict[str, str | None] | None = None,
+                    kept_reports: set[str] = frozenset()) -> dict[str, int]:
     """Write the page-ready data under ``gen``. Only files whose bytes change are written, and files no
     longer produced are removed: a rebuild with nothing changed writes nothing (Hugo's cache and the build
     cache beside them are kept). ``run_pages``: the run pages as batches (a report and some of its pages),
     each written and dropped as it comes, so that a campaign's run pages are never all held at once (the
-    site's build: app/build.py); None: each report's own ``run_pages``."""
+    site's build: app/build.py); None: each report's own ``run_pages``. ``whole_keys``: each report's key of
+    its run pages as a whole (report/runs.py run_pages_key), recorded with the files they were written as;
+    ``kept_reports``: reports whose run pages ``run_pages`` leaves out, their files kept as the last build
+    wrote them under the same key (:func:`run_pages_written`)."""
     # files another writer puts under gen during this build (after this stamp) are its own: never removed
     stamp = gen / BUILD_CACHE / "write-started"
     stamp.parent.mkdir(parents=True, exist_ok=True)
@@ -476,20 +481,25 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     # The list is removed before anything is written and written again once every file is (a killed build
     # leaves none: the next one compares every file's bytes)
     page_keys_file = gen / BUILD_CACHE / RUN_PAGE_KEYS
-    before = run_page_keys(gen)["files"]
+    last = run_page_keys(gen)
+    before = last["files"]
     page_keys_file.unlink(missing_ok=True)
     page_keys: dict[str, str] = {}
     page_conds: dict[str, str] = {}  # "<report>/<anchor>" -> its condition's file
+    whole: dict[str, str] = {}  # report -> the key of its run pages as a whole, when each page has a key
+    for rep_id in kept_reports:  # their files as the last build wrote them, under the same key
+        files, conds = _report_run_files(last, rep_id)
+        page_keys.update(files)
+        page_conds.update(conds)
+        wanted.update(files)
+        stats["run_pages"] += len(conds) * len(LANGS)
+        whole[rep_id] = last["reports"][rep_id]
 
     listed: dict[str, set[str] | None] = {}  # the run pages' directories, read once (write_files)
     gen_s = os.fspath(gen)
 
     def kept(rel: str, key: str) -> bool:
-        if before.get(rel) != key:
-            return False
-        cut = rel.rfind("/")  # (rel: "/"-separated names, as os.path.join(gen_s, rel) would split them)
-        names = _listing(f"{gen_s}/{rel[:cut]}" if cut >= 0 else gen_s, listed)  # (a listing, not a stat a file)
-        return names is not None and rel[cut + 1:] in names
+        return before.get(rel) == key and _is_listed(gen_s, rel, listed)  # (a listing, not a stat a file)
     # the reports' files first: a build that makes its run pages in a thread (app/build.py Ahead) draws the
     # figures while the thread runs the run pages' first statements (every run's metrics, events, seconds)
     figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
@@ -499,6 +509,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     del files  # (written: not held while the run pages are)
     if run_pages is None:
         run_pages = [(rep, rep.run_pages) for rep in computed]
+    keyless: set[str] = set()  # reports with a page of no key
     for rep, pages in run_pages:
         run_files, n = run_page_files(rep, dumps, kept, pages, page_keys, page_conds)  # (and its conditions')
         for page in pages.values():
@@ -507,12 +518,18 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
                 for rel in (data, csv, *mds.values()):
                     if rel in run_files:
                         page_keys[rel] = page.key
+            else:
+                keyless.add(rep.id)
         _add(stats, write_files(gen, run_files, listed))
         wanted.update(run_files)
         stats["run_pages"] += n
     stats.update(remove_unlisted(gen, wanted, GENERATED_ROOTS, since))
     tmp = page_keys_file.with_name(page_keys_file.name + ".tmp")
-    tmp.write_text(json.dumps({"files": page_keys, "conds": page_conds}, sort_keys=True), encoding="utf-8")
+    for rep_id, key in (whole_keys or {}).items():
+        if key and rep_id not in keyless:
+            whole[rep_id] = key
+    tmp.write_text(json.dumps({"files": page_keys, "conds": page_conds, "reports": whole}, sort_keys=True),
+                   encoding="utf-8")
     os.replace(tmp, page_keys_file)
     figure_cache.prune()  # drawings no figure of this build used
     stats["figures_drawn"], stats["figures_reused"] = figure_cache.drawn, figure_cache.reused
@@ -522,14 +539,57 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
 def run_page_keys(gen: Path) -> dict[str, dict[str, str]]:
     """What the last :func:`write_generated` into ``gen`` wrote of the run pages (``RUN_PAGE_KEYS``): ``files``,
     each generated file of a run page (and of a condition) by the key it was made from; ``conds``, each page's
-    condition file. Empty when there is none (a build killed while writing them)."""
+    condition file; ``reports``, each report's key of its run pages as a whole (when every page had a key).
+    Empty when there is none (a build killed while writing them)."""
     try:
         got = json.loads((gen / BUILD_CACHE / RUN_PAGE_KEYS).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         got = {}
-    if not isinstance(got, dict) or not isinstance(got.get("files"), dict) or not isinstance(got.get("conds"), dict):
-        return {"files": {}, "conds": {}}
+    if not isinstance(got, dict) or not all(isinstance(got.get(k), dict) for k in ("files", "conds")):
+        return {"files": {}, "conds": {}, "reports": {}}
+    if not isinstance(got.get("reports"), dict):
+        got["reports"] = {}
     return got
+
+
+def _report_run_files(last: dict[str, dict[str, str]], rep_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The files of a report's run pages (and of their conditions) in ``last`` (:func:`run_page_keys`), by the
+    key each was written for, and its pages' condition files (``<report>/<anchor>`` -> path)."""
+    prefix = rep_id + "/"
+    conds = {page: path for page, path in last["conds"].items() if page.startswith(prefix)}
+    files: dict[str, str] = {}
+    for page, path in conds.items():
+        data, csv, mds = generated_files(rep_id, page[len(prefix):])
+        for rel in (data, csv, *mds.values(), path):
+            if rel in last["files"]:
+                files[rel] = last["files"][rel]
+    return files, conds
+
+
+def run_pages_written(gen: Path, whole_keys: dict[str, str | None]) -> set[str]:
+    """The reports whose run pages the last :func:`write_generated` into ``gen`` wrote under the same key as a
+    whole (``whole_keys``: report -> report/runs.py run_pages_key) and whose files are all still there: their
+    pages need not be made again."""
+    last = run_page_keys(gen)
+    listed: dict[str, set[str] | None] = {}
+    gen_s = os.fspath(gen)
+    out: set[str] = set()
+    for rep_id, key in whole_keys.items():
+        if not key or last["reports"].get(rep_id) != key:
+            continue
+        files, conds = _report_run_files(last, rep_id)
+        if conds and all(_is_listed(gen_s, rel, listed) for rel in files) and all(
+                f"{generated_files(rep_id, page[len(rep_id) + 1:])[0]}" in files for page in conds):
+            out.add(rep_id)
+    return out
+
+
+def _is_listed(gen_s: str, rel: str, listed: dict[str, set[str] | None]) -> bool:
+    """Whether the file ``rel`` (a "/"-separated path under the generated directory) is there, by its directory's
+    listing (read once)."""
+    cut = rel.rfind("/")
+    names = _listing(f"{gen_s}/{rel[:cut]}" if cut >= 0 else gen_s, listed)
+    return names is not None and rel[cut + 1:] in names
 
 
 def _add(stats: dict[str, int], more: dict[str, int]) -> None:

@@ -336,6 +336,11 @@ class ItemCache(PickleEntries):
         return _digest(f"{code_version()}\0run-page\0{report.id}\0{self.report_context(report)}\0{condition}\0"
                        f"{run_id}\1{fps[run_id]}\0{inputs}")
 
+    def whole_key(self, kind: str, report: Any, inputs: str) -> str:
+        """The key of something made of a whole report (``kind``: its run pages): the code version, the
+        report's context and ``inputs`` (everything else it is made of, as text)."""
+        return _digest(f"{code_version()}\0{kind}\0{report.id}\0{self.report_context(report)}\0{inputs}")
+
     def comparison(self, store: Store, report: Any, spec: Any, compute: Callable[[], Any]) -> Any:
         """A ``[[compare]]`` of the report (``spec``), reused while the code, the report's context, the spec and
         the runs either of its selections can read are unchanged (its runs are those of an item whose

@@ -293,6 +293,51 @@ def run_page_batches(store: Store, report: Report, chapters: list[Chapter], info
         yield _page_batch(store, report, uses, infos, sorted(batch), conditions, cache, keys, few, handles)
 
 
+def run_pages_key(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
+                  cache: ItemCache | None) -> str | None:
+    """The key of a report's run pages as a whole: made of what every page's key is made of
+    (``ItemCache.run_page_key``: the code, the report's context, each run's fingerprint and the report's record
+    of it, its condition, the tables and figures that use it), for all the report's runs at once. While it
+    holds, every page's key holds: a build takes the last build's pages whole (:func:`keep_run_pages`) without
+    making one of them (a spec item edited whose runs stay the same: a caption, a table added over the same
+    runs). None: no cache, or a run without a fingerprint."""
+    if cache is None or cache.directory is None or not infos:
+        return None
+    fps = cache.run_fingerprints(store)
+    if any(rid not in fps for rid in infos):
+        return None
+    uses = [[u.kind, u.chapter, u.item.id, u.item.label, sorted(u.runs), sorted(u.cells.items())]
+            for u in _uses_index(chapters, set(infos))]
+    # (a record's repr: each of its fields, as encode gives the published ones, at half the cost)
+    runs = "".join(f"\0{rid}\1{fps[rid]}\1{infos[rid]!r}" for rid in sorted(infos))
+    return cache.whole_key("run-pages", report, runs + _inputs_json(uses))
+
+
+def keep_run_pages(store: Store, infos: dict[str, RunInfo], cache: ItemCache, key: str) -> bool:
+    """The last build's run pages of a report whose :func:`run_pages_key` is ``key`` kept for the next build,
+    as :func:`run_page_batches` keeps a page it finds unchanged (the page and its run's data); False when the
+    cache no longer holds each of them (the pages must be made)."""
+    pages = cache.load(key)
+    if not isinstance(pages, dict) or len(pages) != len(infos) or not all(cache.has(k) for k in pages):
+        return False
+    cache.keep(key)
+    for page_key, has_series in pages.items():
+        cache.keep(page_key)
+        cache.page_known(page_key, has_series)
+    keys, _ = _data_keys(store, cache, sorted(infos))
+    for k in keys.values():
+        if k:
+            cache.keep(k)
+    cache.runs_reused += len(infos)
+    return True
+
+
+def remember_run_pages(cache: ItemCache, key: str, pages: dict[str, bool]) -> None:
+    """The pages a build made or kept of a report whose :func:`run_pages_key` is ``key`` (page key -> whether
+    it has series), for the next build's :func:`keep_run_pages`."""
+    cache.save(key, pages)
+
+
 def _batch_order(conditions: dict[tuple, list[str]], batch_runs: int) -> list[str]:
     """The runs in the order run_page_batches hands them over: whole conditions up to ``batch_runs`` runs,
     each batch's runs sorted."""
