@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kansoku import words
+from kansoku.digest import digest
 from kansoku.model import (
     CHART_COLUMNS,
     ComputedReport,
@@ -221,7 +222,7 @@ def page_shared(page: RunPage) -> dict:
 
 def shared_name(shared: dict) -> str:
     """The name of a run's ``page_shared`` in its condition's file: the sha1 of their JSON."""
-    return hashlib.sha1(json.dumps(shared, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+    return digest(json.dumps(shared, sort_keys=True, ensure_ascii=False), "sha1")[:16]  # (keeping Python's lock)
 
 
 def condition_json(condition: list, pages: list[RunPage], shared: dict[str, dict]) -> dict:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kansoku.analysis import noise
+from kansoku.digest import digest
 from kansoku.pickle_entries import PickleEntries
 from kansoku.resources import code_version
 from kansoku.store.db import RUN_VIEWS, RUNS, Store, sql_str
@@ -323,7 +324,7 @@ class ItemCache(PickleEntries):
         sha256 of ``inputs`` (the condition's runs as the report names them) and the fingerprint of each of its
         runs (whose metrics its pages compare)."""
         fps = self.run_fingerprints(store)
-        return _digest(inputs + "".join(f"\0{r}\1{fps.get(r) or '-'}" for r in condition))
+        return digest(inputs + "".join(f"\0{r}\1{fps.get(r) or '-'}" for r in condition))
 
     def run_page_key(self, store: Store, report: Any, run_id: str, condition: str, inputs: str) -> str | None:
         """The key of a run's whole page: the code version, the report's context (its spec without the
@@ -333,13 +334,13 @@ class ItemCache(PickleEntries):
         fps = self.run_fingerprints(store) if self.directory is not None else {}
         if run_id not in fps:
             return None
-        return _digest(f"{code_version()}\0run-page\0{report.id}\0{self.report_context(report)}\0{condition}\0"
+        return digest(f"{code_version()}\0run-page\0{report.id}\0{self.report_context(report)}\0{condition}\0"
                        f"{run_id}\1{fps[run_id]}\0{inputs}")
 
     def whole_key(self, kind: str, report: Any, inputs: str) -> str:
         """The key of something made of a whole report (``kind``: its run pages): the code version, the
         report's context and ``inputs`` (everything else it is made of, as text)."""
-        return _digest(f"{code_version()}\0{kind}\0{report.id}\0{self.report_context(report)}\0{inputs}")
+        return digest(f"{code_version()}\0{kind}\0{report.id}\0{self.report_context(report)}\0{inputs}")
 
     def comparison(self, store: Store, report: Any, spec: Any, compute: Callable[[], Any]) -> Any:
         """A ``[[compare]]`` of the report (``spec``), reused while the code, the report's context, the spec and
@@ -380,25 +381,9 @@ class ItemCache(PickleEntries):
         return value
 
 
-# hashlib lets other threads run while it hashes 2,048 bytes or more: a run page's key is made by the thread that
-# makes the run pages (app/build.py Ahead) while the renderer holds Python's lock, so each such release cost the
-# thread a wait for the lock as long as the renderer's next stretch of Python (docs/build-performance.md). Fed
-# in smaller pieces, the lock is kept.
-_GIL_FREE_HASH = 2048
-
-
 def _flat(run_ids: Any) -> set[str]:
     """The run ids of a list of them, or of lists of lists of them."""
     return {r for x in run_ids for r in ([x] if isinstance(x, str) else _flat(x))}
-
-
-def _digest(text: str) -> str:
-    """The sha256 of ``text`` (UTF-8), hashed in pieces too small for hashlib to let go of Python's lock."""
-    data = text.encode()
-    h = hashlib.sha256()
-    for i in range(0, len(data), _GIL_FREE_HASH - 1):
-        h.update(data[i:i + _GIL_FREE_HASH - 1])
-    return h.hexdigest()
 
 
 @dataclass
