@@ -209,18 +209,19 @@ def tool_env() -> dict[str, str]:
     return env
 
 
-def tool(name: str, *args: object, profile: Path | None = None) -> tuple[float, str]:
-    """Run tools/NAME as a user would; its wall time and its stdout (its CPU and the peak RSS of its largest
-    process, Hugo included, in LAST). A failure stops the bench."""
+def tool(name: str, *args: object, profile: Path | None = None, tree: Path = ROOT) -> tuple[float, str]:
+    """Run tools/NAME (of the checkout ``tree``: this one unless told) as a user would; its wall time and its
+    stdout (its CPU and the peak RSS of its largest process, Hugo included, in LAST). A failure stops the
+    bench."""
     cmd = [sys.executable]
     env = tool_env()
     if profile is not None:
         cmd += ["-m", "cProfile", "-o", str(profile)]
         # a build computes in a child process (app/forked.py), profiled into a file of its own
         env["KANSOKU_PROFILE_CHILD"] = str(profile.with_suffix(".child.prof"))
-    cmd += [str(ROOT / "tools" / name), *map(str, args)]
+    cmd += [str(tree / "tools" / name), *map(str, args)]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        m = proc_tree.measure(cmd, stdout=out, stderr=err, cwd=ROOT, env=env)
+        m = proc_tree.measure(cmd, stdout=out, stderr=err, cwd=tree, env=env)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: the writer's loop at N runs: a full build, a spec item edit, a new run, a prose edit under serve.
 
-    python3 bench/loop.py --runs 10000 --dir /tmp/loop10k [--reps 3] [--no-serve] [--profile DIR]
+    python3 bench/loop.py --runs 10000 --dir /tmp/loop10k [--reps 3] [--no-serve] [--profile DIR] [--tree CHECKOUT]
 
 Setup (once, kept in ``--dir``): the synthetic campaign of ``bench/campaign_build.py``, 1,000 runs (or N when
 N < 1,000) written and ingested, its store copied to N runs in SQL (``campaign_build.replicate_store``), the
@@ -18,6 +18,10 @@ included) and peak memory of the whole process tree (its processes' PSS summed, 
 4. **prose edit**: ``kansoku serve`` on the built data; a sentence written into the report's cover, timed until
    the page served holds it (< 1 s). Its CPU is the serve tree's (kansoku and Hugo's server) over that time.
 
+``--tree CHECKOUT`` (repeatable): each step is also run by that checkout's ``tools/build`` on the same store,
+specs and content (a site of its own), interleaved with this one's repetition by repetition; the figures add
+each step's median over the other checkout's (``... / reference``, wall and CPU).
+
 The results are written by ``bench/record.py`` (part ``loop``); the exit status is 1 when a target is missed at
 10,000 runs. ``bench/growth.py`` runs the same steps at several sizes.
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import re
 import shutil
@@ -70,6 +75,7 @@ class Setup:
     content: Path
     site: Path
     memory_limit: str | None = None  # the builds' --memory-limit (None: the default a user gets)
+    tree: Path = ROOT  # the checkout whose tools/build builds it (--tree: another one, paired)
 
     @property
     def generated(self) -> Path:
@@ -126,11 +132,11 @@ def setup(base: Path, n: int) -> Setup:
     return Setup(work, n, db, camp, specs, content, site)
 
 
-def measured(name: str, *args: object, profile: Path | None = None) -> dict:
-    """tools/NAME as a user runs it: wall s, CPU s (children included), the peak of the process tree's memory
-    (its processes' PSS summed, sampled) and the largest process's own peak RSS (its VmHWM: the pages it shares
-    with another process counted whole)."""
-    dt, msg = campaign_build.tool(name, *args, profile=profile)
+def measured(name: str, *args: object, profile: Path | None = None, tree: Path = ROOT) -> dict:
+    """tools/NAME (of checkout ``tree``) as a user runs it: wall s, CPU s (children included), the peak of the
+    process tree's memory (its processes' PSS summed, sampled) and the largest process's own peak RSS (its
+    VmHWM: the pages it shares with another process counted whole)."""
+    dt, msg = campaign_build.tool(name, *args, profile=profile, tree=tree)
     last = campaign_build.LAST
     return {"wall_s": round(dt, 3), "cpu_s": round(last["cpu"], 3), "peak_mb": round(last["tree_mb"], 1),
             "largest_rss_mb": round(last["peak_mb"], 1), "said": msg.splitlines()[-1] if msg else ""}
@@ -139,11 +145,15 @@ def measured(name: str, *args: object, profile: Path | None = None) -> dict:
 def full_build(s: Setup, profile: Path | None = None) -> dict:
     shutil.rmtree(s.generated, ignore_errors=True)
     shutil.rmtree(s.out, ignore_errors=True)
-    return measured("build", *s.build_args(), profile=profile)
+    return measured("build", *s.build_args(), profile=profile, tree=s.tree)
 
 
-def spec_item_edit(s: Setup, k: int, profile: Path | None = None) -> dict:
-    """One table's caption changed (a different text each time), then a build."""
+def build(s: Setup, profile: Path | None = None) -> dict:
+    return measured("build", *s.build_args(), profile=profile, tree=s.tree)
+
+
+def edit_spec_item(s: Setup, k: int) -> None:
+    """One table's caption changed (a different text each time)."""
     spec = s.specs / "campaign.toml"
     text = spec.read_text(encoding="utf-8")
     edited = re.sub(r'caption = \{ ja = "表 1[^"]*", en = "Table 1[^"]*" \}',
@@ -151,15 +161,19 @@ def spec_item_edit(s: Setup, k: int, profile: Path | None = None) -> dict:
     if edited == text:
         raise SystemExit(f"{spec}: no caption of table 1 to edit")
     spec.write_text(edited, encoding="utf-8")
-    return measured("build", *s.build_args(), profile=profile)
 
 
-def new_run(s: Setup, profile: Path | None = None) -> dict:
-    """One more run written and ingested (not counted), then a build."""
+def add_run(s: Setup) -> float:
+    """One more run written and ingested (by this checkout); the ingest's wall time (not counted)."""
     run = synthetic.add_run(s.camp, s.n, work=s.base.parent / "templates")
     dt_i, _ = campaign_build.tool("ingest", "--db", s.db, run)
-    got = measured("build", *s.build_args(), profile=profile)
-    return {**got, "ingest_s": round(dt_i, 3)}
+    return dt_i
+
+
+def paired(s: Setup, trees: list[Path]) -> list[Setup]:
+    """This setup and one per other checkout: the same store, specs and content, a site of its own."""
+    return [s] + [dataclasses.replace(s, site=s.base / f"site-ref{i}", tree=t.resolve())
+                  for i, t in enumerate(trees, 1)]
 
 
 def _tree(pid: int) -> list[int]:
@@ -256,24 +270,40 @@ def prose_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
     return started, edits
 
 
+def _revision(tree: Path) -> str:
+    got = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return got.stdout.strip() or "?"
+
+
 def median(xs: list[float]) -> float:
     """The median (of an even count, the mean of the middle two: not the larger of them)."""
     return statistics.median(xs) if xs else float("nan")
 
 
-def run_steps(s: Setup, reps: int, serve: bool = True, profile: Path | None = None) -> dict[str, list[dict]]:
-    """Every step ``reps`` times at this size: {step: [one dict a repetition]}."""
+def run_steps(s: Setup, reps: int, serve: bool = True, profile: Path | None = None,
+              refs: list[Setup] | None = None) -> dict[str, list[dict]]:
+    """Every step ``reps`` times at this size: {step: [one dict a repetition]}. ``refs``: the same steps by
+    other checkouts on the same inputs, interleaved with this one's (which goes first on even repetitions,
+    last on odd ones), into ``ref<i>:<step>``."""
     rows: dict[str, list[dict]] = {step: [] for step in STEPS}
     prof = (lambda name, k: profile / f"{s.n}-{name}-{k}.prof") if profile else (lambda name, k: None)
+    every = [(s, "")] + [(r, f"ref{i}:") for i, r in enumerate(refs or [], 1)]
     for k in range(reps):
-        rows["full"].append(full_build(s, prof("full", k)))
-        print(f"  full build:      {rows['full'][-1]}", flush=True)
-        # a first rebuild settles what a full build leaves to the next (nothing changed): not a step
-        measured("build", *s.build_args())
-        rows["spec_item"].append(spec_item_edit(s, k, prof("spec-item", k)))
-        print(f"  spec item edit:  {rows['spec_item'][-1]}", flush=True)
-        rows["new_run"].append(new_run(s, prof("new-run", k)))
-        print(f"  new run:         {rows['new_run'][-1]}", flush=True)
+        order = every if k % 2 == 0 else every[::-1]
+        for one, tag in order:
+            rows.setdefault(f"{tag}full", []).append(full_build(one, None if tag else prof("full", k)))
+            print(f"  {tag}full build:      {rows[tag + 'full'][-1]}", flush=True)
+            # a first rebuild settles what a full build leaves to the next (nothing changed): not a step
+            build(one)
+        edit_spec_item(s, k)
+        for one, tag in order:
+            rows.setdefault(f"{tag}spec_item", []).append(build(one, None if tag else prof("spec-item", k)))
+            print(f"  {tag}spec item edit:  {rows[tag + 'spec_item'][-1]}", flush=True)
+        dt_i = add_run(s)
+        for one, tag in order:
+            rows.setdefault(f"{tag}new_run", []).append({**build(one, None if tag else prof("new-run", k)),
+                                                         "ingest_s": round(dt_i, 3)})
+            print(f"  {tag}new run:         {rows[tag + 'new_run'][-1]}", flush=True)
     if serve:
         started, edits = prose_edits(s, reps)
         rows["serve_start"] = [started]
@@ -282,9 +312,20 @@ def run_steps(s: Setup, reps: int, serve: bool = True, profile: Path | None = No
     return rows
 
 
-def figures(n: int, rows: dict[str, list[dict]]) -> list[Figure]:
-    """The median of each step (wall, CPU, peak MB), held to the targets at 10,000 runs."""
+def figures(n: int, rows: dict[str, list[dict]], trees: list[Path] | None = None) -> list[Figure]:
+    """The median of each step (wall, CPU, peak MB), held to the targets at 10,000 runs; with ``trees``, each
+    step's median over the other checkout's (wall and CPU)."""
     out = []
+    for i, tree in enumerate(trees or [], 1):
+        ref = f"checkout {tree} ({_revision(tree)})"
+        for step in STEPS:
+            mine, theirs = rows.get(step) or [], rows.get(f"ref{i}:{step}") or []
+            if not mine or not theirs:
+                continue
+            for what, col in (("wall", "wall_s"), ("CPU", "cpu_s")):
+                a, b = median([r[col] for r in mine]), median([r[col] for r in theirs])
+                out.append(Figure(f"{step} at {n} runs / reference, {what}", round(a / b, 3), "×", reference=ref,
+                                  extra={"this_s": a, "reference_s": b, "reps": len(mine)}))
     at_target = n == TARGET_RUNS
     for step in STEPS:
         got = rows.get(step) or []
@@ -328,6 +369,9 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each step (default 3)")
     ap.add_argument("--no-serve", action="store_true", help="leave out the prose edit under kansoku serve")
     ap.add_argument("--profile", type=Path, metavar="DIR", help="write a cProfile of each build into DIR")
+    ap.add_argument("--tree", type=Path, action="append", default=[], metavar="CHECKOUT",
+                    help="pair each step with this checkout's tools/build on the same inputs, interleaved "
+                         "(repeatable; its store schema must be this one's)")
     args = ap.parse_args()
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
@@ -335,8 +379,9 @@ def main() -> int:
     with workdir(args.dir) as base:
         s = setup(base, args.runs)
         print(f"== the writer's loop at {args.runs} runs ({s.base})", flush=True)
-        rows = run_steps(s, args.reps, serve=not args.no_serve, profile=args.profile)
-    figs = figures(args.runs, rows)
+        rows = run_steps(s, args.reps, serve=not args.no_serve, profile=args.profile,
+                         refs=paired(s, args.tree)[1:])
+    figs = figures(args.runs, rows, args.tree)
     for f in figs:
         print(f"{f.name:55} {f.value:9.2f} {f.unit:3} {f.target}  {'' if f.met is None else 'met' if f.met else 'MISSED'}")
     record("loop", figs, raw={"runs": args.runs, "steps": rows}, load=load)
