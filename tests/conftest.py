@@ -173,10 +173,11 @@ def pytest_collection_modifyitems(config, items):
 
 def _skip_slow_in_the_quick_run(config, items):
     """The README's `python3 -m pytest -q` (the whole suite, no paths) skips the tests marked slow (PDF
-    renders) or browser (headless Chromium), so that it stays under five minutes on two cores, except those
-    also marked quick (one small PDF checked by its text, one headless-browser check: a few seconds each, so
-    that the quick run still renders a PDF and drives Chromium); `--all` (what CI runs), `-m ...`, or naming
-    test files or tests runs them too."""
+    renders, long trials, variants of what a quick test checks) or browser (headless Chromium), so that it stays
+    under five minutes on two cores, except those also marked quick (one small PDF checked by its text, one
+    headless-browser check: a few seconds each, so that the quick run still renders a PDF and drives Chromium);
+    of a family marked ``quick_sample(n)`` it keeps n cases spread over the family (docs/testing.md). `--all`
+    (what CI runs), `-m ...`, or naming test files or tests runs them too."""
     if config.getoption("--all") or os.environ.get("KANSOKU_ALL_TESTS") == "1" or config.option.markexpr:
         return
     if config.args_source != pytest.Config.ArgsSource.TESTPATHS:  # files or tests named: run what was named
@@ -185,6 +186,35 @@ def _skip_slow_in_the_quick_run(config, items):
     for item in items:
         if ("slow" in item.keywords or "browser" in item.keywords) and "quick" not in item.keywords:
             item.add_marker(skip)
+    left = pytest.mark.skip(reason="another case of a sampled family (quick_sample): run with --all, as CI does")
+    for item in _left_by_their_samples(items):
+        item.add_marker(left)
+
+
+def quick_sample_kept(n: int, size: int) -> list[int]:
+    """The positions (0-based, in collection order) of the cases that a ``quick_sample(n)`` family of ``size``
+    cases keeps in the quick run: ``n`` positions spread evenly from its first case to its last (a sample of one:
+    the middle case; every case when the family has no more than ``n``)."""
+    if size <= n:
+        return list(range(size))
+    if n <= 1:
+        return [(size - 1) // 2]
+    return sorted({round(i * (size - 1) / (n - 1)) for i in range(n)})
+
+
+def _left_by_their_samples(items) -> list:
+    """The cases that the quick run leaves out of the families marked ``quick_sample(n)`` (a parametrized test
+    function's cases, in collection order): all but the ``n`` that ``quick_sample_kept`` spreads over it."""
+    families: dict[tuple, list] = {}
+    for item in items:
+        mark = item.get_closest_marker("quick_sample")
+        if mark is not None and getattr(item, "callspec", None) is not None:
+            families.setdefault((item.path, item.parent.nodeid, item.originalname), [mark.args[0]]).append(item)
+    left = []
+    for n, *cases in families.values():
+        kept = set(quick_sample_kept(n, len(cases)))
+        left += [case for k, case in enumerate(cases) if k not in kept]
+    return left
 
 
 @pytest.hookimpl(hookwrapper=True)
