@@ -300,6 +300,7 @@ def test_ctrl_c_while_workers_write_their_parts(corpus, tmp_path, tmp_db):
     assert not list(scratch_root(tmp_db).glob("*")), "scratch left behind"
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("chunk_files", [1, 4, 32])
 def test_renderings_checked_across_batches_store_what_a_serial_ingest_stores(corpus, tmp_path, monkeypatch,
                                                                              chunk_files):
@@ -390,6 +391,7 @@ def _ingest_with(site_code: str, root: Path, tmp_db: Path, tmp_path: Path):
                     env={"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])})
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("site_code, message", [
     (BROKEN_WORKER, "an ingest worker could not start (ImportError: kansoku.parsers.fio is broken in this worker "
                     "(test)); nothing was stored"),
@@ -417,6 +419,7 @@ def test_a_worker_that_fails_ends_the_ingest(corpus, tmp_path, tmp_db, site_code
     assert not list(scratch_root(tmp_db).glob("*")), "scratch left behind"
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("alone, keep_going", [("fails", True), ("fails", False), ("parses", True)])
 def test_a_batch_duckdb_fails_on_is_tried_again_a_file_at_a_time(tmp_path, monkeypatch, alone, keep_going):
     """DuckDB fails on the writer's insert of a workers' batch (aborting the ingest's transaction): the

@@ -267,6 +267,7 @@ AFTER_HEAD = {
 }
 
 
+@pytest.mark.quick_sample(4)
 @pytest.mark.parametrize("label,crlf", [(label, False) for label in AFTER_HEAD]
                          + [("clean", True), ("failure words", True), ("cut, too few fields", True)])
 def test_numeric_first_try_stores_what_the_text_reader_stores(tmp_path, monkeypatch, label, crlf):
@@ -333,6 +334,7 @@ BAD = [
 ]
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("label,files,needles", BAD, ids=[b[0] for b in BAD])
 def test_bad_input_clear_error_nothing_lost(tmp_path, stored, label, files, needles):
     db, before = stored

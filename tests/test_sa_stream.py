@@ -206,6 +206,7 @@ def test_typed_csv_reads_store_what_the_line_split_stores(corpus, monkeypatch, t
         assert fast.q("SELECT count(*) FROM sys_metrics")[0][0] > 100, sa
 
 
+@pytest.mark.quick_sample(3)
 @pytest.mark.parametrize("damage", ["value", "nan", "empty value", "width", "short", "time", "interval",
                                     "restart", "comment", "comment as device", "empty line", "crlf",
                                     "interrupts wider", "duplicate"])
@@ -258,6 +259,7 @@ def test_sadf_output_not_as_sadf_prints_it_is_read_by_the_small_path_as_by_the_s
         assert err_sql is not None, damage
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("damage", ["value", "width", "no header"])
 def test_a_sadf_dh_output_not_as_sadf_prints_it_is_not_used(tmp_path, monkeypatch, damage):
     """The activities without items are read from a sadf -dh run only when its output is as sadf prints it:

@@ -69,6 +69,7 @@ def test_a_prose_file_linked_out_of_the_site_is_refused_and_never_published(site
     assert str(site.parent / "outside" / "secret.md") in proc.stderr  # where it points, too
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("where", ["content-dir", "reports-dir", "spec", "static", "config", "content-root"])
 def test_every_link_a_build_would_read_is_refused(site, store, where):
     outside = site.parent / "outside"
