@@ -325,15 +325,36 @@ _COMPUTED: dict = {}
 
 
 def computed_report(db: Path, spec: Path, content_root: Path = ROOT / "content" / "reports"):
-    """``kansoku.app.compute_one(db, spec, content_root)`` once per test process, for a store that no test
-    writes (``example_db``): the example report took seconds to compute and four modules computed it. Read the
-    result only (a test that changes it takes a ``copy.copy``)."""
+    """``kansoku.app.compute_one(db, spec, content_root)`` once per test session, for a store that no test
+    writes (``example_db``): the example report took seconds to compute and several modules on every process
+    computed it. Under pytest-xdist the first process to need it computes it and keeps it beside the store
+    (pickled); the others read that. Read the result only (a test that changes it takes a ``copy.copy``)."""
     key = (str(db), str(spec), str(content_root))
     if key not in _COMPUTED:
-        from kansoku.app import compute_one
-
-        _COMPUTED[key] = compute_one(db, spec, content_root)
+        _COMPUTED[key] = _computed_once(db, spec, content_root, key)
     return _COMPUTED[key]
+
+
+def _computed_once(db: Path, spec: Path, content_root: Path, key: tuple):
+    from kansoku.app import compute_one
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return compute_one(db, spec, content_root)
+    import fcntl
+    import hashlib
+    import pickle
+
+    kept = Path(db).parent / "computed-reports" / (hashlib.sha256("\0".join(key).encode()).hexdigest()[:20] + ".pickle")
+    kept.parent.mkdir(exist_ok=True)
+    with open(kept.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when compute_one raises
+        if kept.exists():
+            return pickle.loads(kept.read_bytes())
+        report = compute_one(db, spec, content_root)
+        part = kept.with_suffix(".part")
+        part.write_bytes(pickle.dumps(report, protocol=pickle.HIGHEST_PROTOCOL))
+        part.rename(kept)
+        return report
 
 
 REPORT_SPECS = sorted(p.stem for p in (ROOT / "data" / "reports").glob("*.toml"))
