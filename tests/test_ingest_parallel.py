@@ -112,6 +112,7 @@ def test_bad_file_among_many_in_parallel_stores_nothing(corpus, tmp_path, tmp_db
     assert str(bad.resolve()) not in stored and len(stored) >= 25 and runs == len(RUNS)
 
 
+@pytest.mark.slow  # two ingests again: --all (CI); test_a_file_the_writer_refuses_inside_a_chunk_leaves_no_rows is quick
 def test_a_bad_file_in_a_chunk_with_keep_going_stores_what_a_serial_ingest_stores(corpus, tmp_path, monkeypatch):
     """A worker parses a chunk's files in one transaction, rolled back once their rows left (never committed);
     when a file of the chunk fails, the chunk is parsed again a file at a time (each file its own transaction):

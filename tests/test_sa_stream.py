@@ -185,6 +185,7 @@ _TABLES = {"sys_metrics": "SELECT activity, instance, metric, ts, interval_s, sa
            "sys_devices": "SELECT * EXCLUDE (source_id) FROM sys_devices"}
 
 
+@pytest.mark.slow  # every sa file read twice: --all (CI); test_a_long_generated_sa_file_streams_whole reads typed
 def test_typed_csv_reads_store_what_the_line_split_stores(corpus, monkeypatch, tmp_path):
     """The activities without items of a long sa file are read from one sadf -dh run by DuckDB's CSV reader
     with typed columns: the same rows, summary, devices and warnings as the line split of sadf -d -- -A alone

@@ -128,6 +128,7 @@ def test_a_clean_site_builds_and_a_link_in_its_generated_files_never_reaches_hug
     os.unlink(gen / "static" / "leak.txt")
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("command", ["build", "pdf"])
 def test_wait_is_honoured_by_the_preflight_while_an_ingest_holds_the_store(site, store, tmp_path, command):
     """`tools/build --wait N` and `tools/pdf --wait N` while an ingest holds the store: the preflight waits too,
