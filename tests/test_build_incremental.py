@@ -363,6 +363,7 @@ def test_prose_edited_renders_its_reports_pages_and_no_run_page(env):
     assert build(env).run_pages_rendered > 0  # a title a run page shows
 
 
+@pytest.mark.slow  # builds again: --all (CI); test_rebuild_reuses_everything_and_one_new_run_... is quick
 def test_what_a_report_says_of_its_runs_is_recomputed_when_one_is_added(env):
     """Command blocks, machines and the environment appendix are kept with their runs'
     fingerprints: a rebuild reuses them, a new run makes them anew (and they then list it)."""

@@ -113,6 +113,7 @@ def test_file_names_with_a_newline_or_an_escape_sequence_are_printed_escaped(tmp
     assert "skipped\\nerror: all files stored\\x1b[2J: not a known tool output" in out, out
 
 
+@pytest.mark.slow  # a kill -9 trial: --all (CI); test_interrupts.py removes a killed ingest's leftovers quick
 def test_a_killed_ingest_leaves_no_temporary_file_once_the_next_has_run(tmp_path):
     """kill -9 while the workers parse and sadf writes: what the ingest had in the temporary directory (DuckDB's
     row files, sadf's output) is in a directory of its own, which the next ingest removes; no 'leaked

@@ -192,6 +192,7 @@ def test_busy_store_is_exit_4_with_a_pool(corpus, tmp_path, tmp_db):
     assert p.returncode == 4 and "in use" in p.stderr, p.stderr
 
 
+@pytest.mark.slow  # a Ctrl-C trial: --all (CI); test_interrupts.py's serial Ctrl-C sample is quick
 def test_ctrl_c_during_a_parallel_ingest(corpus, tmp_path, tmp_db):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while workers parse: exit 130,
     no traceback from the ingest or its workers, the store as it was."""
@@ -262,6 +263,7 @@ def parse_chunk(module, tasks):
 """)
 
 
+@pytest.mark.slow  # a Ctrl-C trial: --all (CI); test_interrupts.py's serial Ctrl-C sample is quick
 def test_ctrl_c_while_workers_write_their_parts(corpus, tmp_path, tmp_db):
     """Ctrl-C to the ingest while its workers (deaf to it) still write into the scratch directory: the workers
     are ended and waited for before the directory is removed. CI saw "OSError: Directory not empty" with a

@@ -512,6 +512,7 @@ def test_store_of_the_former_layout_upgrades_on_its_next_ingest(tmp_path):
 # -- every pgbench file of the corpus ------------------------------------------------------
 
 
+@pytest.mark.slow  # the corpus's files: --all (CI); each version's and shape's tests are quick
 def test_every_corpus_pgbench_file_parses(corpus, tmp_path):
     """Find pgbench outputs by content (not name), ingest them all; each must parse."""
     found, unclaimed = [], []

@@ -69,6 +69,7 @@ def test_streamed_sa_rows_equal_the_sadf_d_reader(corpus, tmp_path):
         assert new.version and new.version.startswith("12.")
 
 
+@pytest.mark.slow  # every sa file read twice: --all (CI); test_streamed_sa_rows_equal_the_sadf_d_reader is quick
 def test_streamed_sa_rows_equal_the_sadf_j_path_used_before(corpus, tmp_path):
     """Every value the whole `sadf -j` document of an sa file holds is
     stored by the streamed reader too, except sadf -j's legacy disk aliases and its numbering of serial lines."""
@@ -133,6 +134,7 @@ def _both_paths(sa: Path, monkeypatch):
     return out
 
 
+@pytest.mark.slow  # every sa file read twice: --all (CI); the small-path family's sample is quick
 def test_small_sa_files_read_in_python_store_what_the_sql_path_stores(corpus, monkeypatch):
     """A run's sa file is read in Python (sa_binary._Loader._load_small): the same rows, summary, devices
     and warnings as the SQL path that reads long files."""

@@ -170,6 +170,7 @@ def _outcome_stored(rows, sink):
     return ([v for (v,) in sink.q("SELECT value FROM sys_metrics ORDER BY sample, metric")], sink.warnings)
 
 
+@pytest.mark.slow  # 300 random trials: --all (CI); the screened-check family's sample is quick
 def test_the_check_of_stored_rows_is_the_check_of_rows_held_in_python(tmp_path):
     """Random files of a few samples: the same refusal, the same warnings and the same values stored."""
     rng = random.Random(3)
