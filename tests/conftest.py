@@ -133,24 +133,34 @@ def pytest_cmdline_main(config):
 EXAMPLE_FIXTURES = ("example_db", "example_site", "example_pdfs_all")
 
 
+def _example_need(item) -> int:
+    """What of the session's example a test that runs needs: 2 its site (built from its store), 1 its store
+    alone, 0 nothing (or the test is skipped)."""
+    if item.get_closest_marker("skip") is not None or not any(n in item.fixturenames for n in EXAMPLE_FIXTURES):
+        return 0
+    return 2 if {"example_site", "example_pdfs_all"} & set(item.fixturenames) else 1
+
+
 def _longest_files_first(items) -> None:
     """The quick run's order of test files, which its processes take one at a time (``--dist loadfile``,
-    xdist's own reordering off): first the file that costs most of those that need the session's example (its
-    process ingests and builds the example), then the files that do not need it, longest first, so
-    that the other process works meanwhile instead of waiting for the example; then the example's other files,
-    longest first. Longest first, the last files are short ones and the processes finish together.
-    tests/file_seconds.json holds each file's seconds in a quick run (tests/timeline.py writes it); a file it
-    does not list counts 10 s."""
+    xdist's own reordering off): first the file that costs most of those that need the session's example site
+    (its process ingests the example and builds the site; of those that need the example's store alone when
+    none needs the site), then the files that do not need the example, longest first, so that the other
+    processes work meanwhile instead of waiting for it; then the example's other files, longest first. Longest
+    first, the last files are short ones and the processes finish together. tests/file_seconds.json holds each
+    file's seconds in a quick run (tests/timeline.py writes it); a file it does not list counts 10 s. The tests
+    the quick run skips are not counted as needing the example."""
     import json
 
     costs = json.loads((ROOT / "tests" / "file_seconds.json").read_text(encoding="utf-8"))
     files: dict[str, list] = {}
     for item in items:
-        f = files.setdefault(item.path.name, [costs.get(item.path.name, 10.0), False, []])
-        f[1] = f[1] or any(n in item.fixturenames for n in EXAMPLE_FIXTURES)
+        f = files.setdefault(item.path.name, [costs.get(item.path.name, 10.0), 0, []])
+        f[1] = max(f[1], _example_need(item))
         f[2].append(item)
     by_cost = sorted(files, key=lambda name: (-files[name][0], name))
-    example = [name for name in by_cost if files[name][1]]
+    example = sorted((name for name in by_cost if files[name][1]), key=lambda name: -files[name][1])[:1]
+    example += [name for name in by_cost if files[name][1] and name not in example]
     order = example[:1] + [name for name in by_cost if not files[name][1]] + example[1:]
     items[:] = [item for name in order for item in files[name][2]]
 
@@ -166,9 +176,9 @@ def pytest_configure_node(node):
 def pytest_collection_modifyitems(config, items):
     # an xdist process of a run that hands out files in their collected order (the quick run, which
     # pytest_configure_node tells each process of); the controller takes the processes' order
+    _skip_slow_in_the_quick_run(config, items)
     if getattr(config, "workerinput", {}).get("kansoku_longest_first"):
         _longest_files_first(items)
-    _skip_slow_in_the_quick_run(config, items)
 
 
 def _skip_slow_in_the_quick_run(config, items):
@@ -182,7 +192,8 @@ def _skip_slow_in_the_quick_run(config, items):
         return
     if config.args_source != pytest.Config.ArgsSource.TESTPATHS:  # files or tests named: run what was named
         return
-    skip = pytest.mark.skip(reason="slow or browser (a PDF render, a fault-injection trial, headless Chromium): run with --all, as CI does")
+    skip = pytest.mark.skip(reason="slow or browser (a PDF render, a long trial, a variant of a quick test's path, "
+                                   "headless Chromium): run with --all, as CI does")
     for item in items:
         if ("slow" in item.keywords or "browser" in item.keywords) and "quick" not in item.keywords:
             item.add_marker(skip)
