@@ -133,24 +133,34 @@ def pytest_cmdline_main(config):
 EXAMPLE_FIXTURES = ("example_db", "example_site", "example_pdfs_all")
 
 
+def _example_need(item) -> int:
+    """What of the session's example a test that runs needs: 2 its site (built from its store), 1 its store
+    alone, 0 nothing (or the test is skipped)."""
+    if item.get_closest_marker("skip") is not None or not any(n in item.fixturenames for n in EXAMPLE_FIXTURES):
+        return 0
+    return 2 if {"example_site", "example_pdfs_all"} & set(item.fixturenames) else 1
+
+
 def _longest_files_first(items) -> None:
     """The quick run's order of test files, which its processes take one at a time (``--dist loadfile``,
-    xdist's own reordering off): first the file that costs most of those that need the session's example (its
-    process ingests and builds the example), then the files that do not need it, longest first, so
-    that the other process works meanwhile instead of waiting for the example; then the example's other files,
-    longest first. Longest first, the last files are short ones and the processes finish together.
-    tests/file_seconds.json holds each file's seconds in a quick run (tests/timeline.py writes it); a file it
-    does not list counts 10 s."""
+    xdist's own reordering off): first the file that costs most of those that need the session's example site
+    (its process ingests the example and builds the site; of those that need the example's store alone when
+    none needs the site), then the files that do not need the example, longest first, so that the other
+    processes work meanwhile instead of waiting for it; then the example's other files, longest first. Longest
+    first, the last files are short ones and the processes finish together. tests/file_seconds.json holds each
+    file's seconds in a quick run (tests/timeline.py writes it); a file it does not list counts 10 s. The tests
+    the quick run skips are not counted as needing the example."""
     import json
 
     costs = json.loads((ROOT / "tests" / "file_seconds.json").read_text(encoding="utf-8"))
     files: dict[str, list] = {}
     for item in items:
-        f = files.setdefault(item.path.name, [costs.get(item.path.name, 10.0), False, []])
-        f[1] = f[1] or any(n in item.fixturenames for n in EXAMPLE_FIXTURES)
+        f = files.setdefault(item.path.name, [costs.get(item.path.name, 10.0), 0, []])
+        f[1] = max(f[1], _example_need(item))
         f[2].append(item)
     by_cost = sorted(files, key=lambda name: (-files[name][0], name))
-    example = [name for name in by_cost if files[name][1]]
+    example = sorted((name for name in by_cost if files[name][1]), key=lambda name: -files[name][1])[:1]
+    example += [name for name in by_cost if files[name][1] and name not in example]
     order = example[:1] + [name for name in by_cost if not files[name][1]] + example[1:]
     items[:] = [item for name in order for item in files[name][2]]
 
@@ -166,25 +176,56 @@ def pytest_configure_node(node):
 def pytest_collection_modifyitems(config, items):
     # an xdist process of a run that hands out files in their collected order (the quick run, which
     # pytest_configure_node tells each process of); the controller takes the processes' order
+    _skip_slow_in_the_quick_run(config, items)
     if getattr(config, "workerinput", {}).get("kansoku_longest_first"):
         _longest_files_first(items)
-    _skip_slow_in_the_quick_run(config, items)
 
 
 def _skip_slow_in_the_quick_run(config, items):
     """The README's `python3 -m pytest -q` (the whole suite, no paths) skips the tests marked slow (PDF
-    renders) or browser (headless Chromium), so that it stays under five minutes on two cores, except those
-    also marked quick (one small PDF checked by its text, one headless-browser check: a few seconds each, so
-    that the quick run still renders a PDF and drives Chromium); `--all` (what CI runs), `-m ...`, or naming
-    test files or tests runs them too."""
+    renders, long trials, variants of what a quick test checks) or browser (headless Chromium), so that it stays
+    under five minutes on two cores, except those also marked quick (one small PDF checked by its text, one
+    headless-browser check: a few seconds each, so that the quick run still renders a PDF and drives Chromium);
+    of a family marked ``quick_sample(n)`` it keeps n cases spread over the family (docs/testing.md). `--all`
+    (what CI runs), `-m ...`, or naming test files or tests runs them too."""
     if config.getoption("--all") or os.environ.get("KANSOKU_ALL_TESTS") == "1" or config.option.markexpr:
         return
     if config.args_source != pytest.Config.ArgsSource.TESTPATHS:  # files or tests named: run what was named
         return
-    skip = pytest.mark.skip(reason="slow or browser (a PDF render, a fault-injection trial, headless Chromium): run with --all, as CI does")
+    skip = pytest.mark.skip(reason="slow or browser (a PDF render, a long trial, a variant of a quick test's path, "
+                                   "headless Chromium): run with --all, as CI does")
     for item in items:
         if ("slow" in item.keywords or "browser" in item.keywords) and "quick" not in item.keywords:
             item.add_marker(skip)
+    left = pytest.mark.skip(reason="another case of a sampled family (quick_sample): run with --all, as CI does")
+    for item in _left_by_their_samples(items):
+        item.add_marker(left)
+
+
+def quick_sample_kept(n: int, size: int) -> list[int]:
+    """The positions (0-based, in collection order) of the cases that a ``quick_sample(n)`` family of ``size``
+    cases keeps in the quick run: ``n`` positions spread evenly from its first case to its last (a sample of one:
+    the middle case; every case when the family has no more than ``n``)."""
+    if size <= n:
+        return list(range(size))
+    if n <= 1:
+        return [(size - 1) // 2]
+    return sorted({round(i * (size - 1) / (n - 1)) for i in range(n)})
+
+
+def _left_by_their_samples(items) -> list:
+    """The cases that the quick run leaves out of the families marked ``quick_sample(n)`` (a parametrized test
+    function's cases, in collection order): all but the ``n`` that ``quick_sample_kept`` spreads over it."""
+    families: dict[tuple, list] = {}
+    for item in items:
+        mark = item.get_closest_marker("quick_sample")
+        if mark is not None and getattr(item, "callspec", None) is not None:
+            families.setdefault((item.path, item.parent.nodeid, item.originalname), [mark.args[0]]).append(item)
+    left = []
+    for n, *cases in families.values():
+        kept = set(quick_sample_kept(n, len(cases)))
+        left += [case for k, case in enumerate(cases) if k not in kept]
+    return left
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -295,15 +336,36 @@ _COMPUTED: dict = {}
 
 
 def computed_report(db: Path, spec: Path, content_root: Path = ROOT / "content" / "reports"):
-    """``kansoku.app.compute_one(db, spec, content_root)`` once per test process, for a store that no test
-    writes (``example_db``): the example report took seconds to compute and four modules computed it. Read the
-    result only (a test that changes it takes a ``copy.copy``)."""
+    """``kansoku.app.compute_one(db, spec, content_root)`` once per test session, for a store that no test
+    writes (``example_db``): the example report took seconds to compute and several modules on every process
+    computed it. Under pytest-xdist the first process to need it computes it and keeps it beside the store
+    (pickled); the others read that. Read the result only (a test that changes it takes a ``copy.copy``)."""
     key = (str(db), str(spec), str(content_root))
     if key not in _COMPUTED:
-        from kansoku.app import compute_one
-
-        _COMPUTED[key] = compute_one(db, spec, content_root)
+        _COMPUTED[key] = _computed_once(db, spec, content_root, key)
     return _COMPUTED[key]
+
+
+def _computed_once(db: Path, spec: Path, content_root: Path, key: tuple):
+    from kansoku.app import compute_one
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return compute_one(db, spec, content_root)
+    import fcntl
+    import hashlib
+    import pickle
+
+    kept = Path(db).parent / "computed-reports" / (hashlib.sha256("\0".join(key).encode()).hexdigest()[:20] + ".pickle")
+    kept.parent.mkdir(exist_ok=True)
+    with open(kept.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when compute_one raises
+        if kept.exists():
+            return pickle.loads(kept.read_bytes())
+        report = compute_one(db, spec, content_root)
+        part = kept.with_suffix(".part")
+        part.write_bytes(pickle.dumps(report, protocol=pickle.HIGHEST_PROTOCOL))
+        part.rename(kept)
+        return report
 
 
 REPORT_SPECS = sorted(p.stem for p in (ROOT / "data" / "reports").glob("*.toml"))

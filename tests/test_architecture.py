@@ -3,6 +3,7 @@ no import against the stage order (imports inside functions counted), SQL agains
 renderers that see only the computed report, words only in i18n, functions a reader can hold."""
 
 import ast
+import functools
 import io
 import re
 import tokenize
@@ -22,10 +23,16 @@ def modules() -> dict[str, Path]:
     return out
 
 
+@functools.cache
+def nodes(path: Path) -> tuple:
+    """Every node of a module's syntax tree, parsed once a test process (each rule below walks every module)."""
+    return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+
+
 def import_nodes(path: Path):
     """Every import statement of a module: at module level and inside functions (a deferred import is still a
     dependency: it hides a circle, it does not remove it)."""
-    return [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return [n for n in nodes(path) if isinstance(n, (ast.Import, ast.ImportFrom))]
 
 
 def _absolute(name: str, node: ast.ImportFrom) -> str | None:
@@ -113,7 +120,7 @@ def test_no_module_is_loaded_by_name():
     parsers' registry, which finds every module of its package (a new format is a new module)."""
     allowed = {PKG / "parsers" / "__init__.py"}
     by_name = [f"{p.relative_to(ROOT)}:{n.lineno}" for p in sorted(PKG.rglob("*.py")) if p not in allowed
-               for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               for n in nodes(p)
                if isinstance(n, ast.Call) and (getattr(n.func, "attr", None) == "import_module"
                                                or getattr(n.func, "id", None) in ("import_module", "__import__"))
                and not (n.args and isinstance(n.args[0], ast.Constant) and not str(n.args[0].value).startswith("kansoku"))]
@@ -127,13 +134,17 @@ MAX_FUNCTION_LINES = 150
 def long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int, int]]:
     """The functions and methods (nested ones too) of a module's source longer than ``limit`` lines, from their
     ``def`` to their last line: (name, first line, length)."""
-    return [(n.name, n.lineno, n.end_lineno - n.lineno + 1) for n in ast.walk(ast.parse(source))
+    return _long(ast.walk(ast.parse(source)), limit)
+
+
+def _long(walked, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int, int]]:
+    return [(n.name, n.lineno, n.end_lineno - n.lineno + 1) for n in walked
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > limit]
 
 
 def test_no_function_is_longer_than_150_lines():
     long = [f"{p.relative_to(ROOT)}:{line}: {name} ({length} lines)" for p in sorted(PKG.rglob("*.py"))
-            for name, line, length in long_functions(p.read_text(encoding="utf-8"))]
+            for name, line, length in _long(nodes(p))]
     assert long == []
 
 
@@ -209,7 +220,7 @@ def _string_literals(path: Path):
     """(line, text) of every string literal that is not a docstring."""
     src = path.read_text(encoding="utf-8")
     docstrings = set()
-    for node in ast.walk(ast.parse(src)):
+    for node in nodes(path):
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):

@@ -142,6 +142,7 @@ def typst_source(rep, lang: str, tmp: Path, name: str, arg: str | None, chapter:
     return Document(rep, lang, tmp).block(name, *([arg] if arg else []), chapter=chapter)
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("rid", REPORTS)
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_block_reads_the_same_on_the_site_and_in_the_pdf(outputs, one_piece, rid, lang, tmp_path):
@@ -228,6 +229,7 @@ def chapter_pages(outputs, rid: str, lang: str):
             yield rep, ch, page.read_text("utf-8")
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("rid", REPORTS)
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_chapter_places_its_blocks_in_the_same_order_on_the_site_and_in_the_pdf(outputs, one_piece, rid,
@@ -283,6 +285,7 @@ def report_blocks(rep) -> list[tuple[str, str | None, str]]:
     return out + [("commands", ch.id, f"commands-{ch.id}") for ch in rep.chapters]
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("rid", REPORTS)
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_report_blocks_and_commands_read_the_same_on_the_site_and_in_the_pdf(example_site, rid, lang,
@@ -329,6 +332,7 @@ def sources_texts(public: Path, rep, lang: str, tmp: Path) -> tuple[str, str]:
     return html_text(page, "sources-summary"), typst_text(source[source.index("#heading(level: 2"):])
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("rid", REPORTS)
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_sources_summary_reads_the_same_on_the_site_and_in_the_pdf(example_site, rid, lang, tmp_path):
@@ -385,6 +389,7 @@ def inline_values(public: Path, rep, lang: str, tmp: Path):
             yield p.id, site, pdf
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("rid", REPORTS)
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_value_of_the_prose_reads_the_same_on_the_site_and_in_the_pdf(example_site, rid, lang, tmp_path):

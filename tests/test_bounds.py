@@ -81,6 +81,7 @@ def _outside(b):
     return out
 
 
+@pytest.mark.quick_sample(12)
 @pytest.mark.parametrize("module,tb,b", ALL, ids=[f"{m}:{tb.table}.{b.column}" for m, tb, b in ALL])
 def test_each_bound_stores_its_edges_and_refuses_beyond(scratch, module, tb, b):
     ctype = scratch.table_columns(tb.table)[b.column].upper()
@@ -180,6 +181,7 @@ def test_psi_beyond_any_printable_share_is_not_stored(tmp_path, tmp_db):
 PGB = FIXTURES / "pgbench" / "study=scaleup" / "workload=read" / "config=checksums-off" / "clients=1" / "rep=1"
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("key,when", [("start", "2150-11-21T23:44:12+00:00"), ("start", "1900-01-01T00:00:00+00:00"),
                                       ("end", "2150-11-21T23:44:12+00:00")])
 def test_a_run_dated_outside_any_clock_is_refused(tmp_path, tmp_db, key, when):
@@ -302,6 +304,7 @@ def _field_set(line: str, pos: int, value: str) -> str:
     return " ".join(fields) + "\n"
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("rep, name, edit, where", [
     # an aggregate interval's minimum latency damaged on line 5
     ("clients=8/rep=agg", "pgbench_log.15216",

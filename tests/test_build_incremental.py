@@ -191,6 +191,7 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
 
 
+@pytest.mark.slow  # a second ingest and builds: --all (CI); test_rebuild_reuses_everything_and_one_new_run_... is quick
 def test_a_store_made_again_by_another_ingest_is_not_served_the_last_builds_rows(env):
     """The same files stored again (a store made anew, as by newer ingest code: the same hashes, other derived
     rows): nothing the last build kept of the other store is served (report/cache.py RUN_FINGERPRINTS_SQL)."""
@@ -220,6 +221,7 @@ def test_a_store_made_again_by_another_ingest_is_not_served_the_last_builds_rows
     assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
 
 
+@pytest.mark.slow  # another batch size: --all (CI); every quick build writes run pages in batches
 def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
     """The build computes, writes and drops the run pages a batch of whole conditions at a time;
     batches of two runs (every condition of this campaign a batch of its own, several batches) give the
@@ -413,6 +415,7 @@ def test_prose_edited_renders_its_reports_pages_and_no_run_page(env):
     assert build(env).run_pages_rendered > 0  # a title a run page shows
 
 
+@pytest.mark.slow  # builds again: --all (CI); test_rebuild_reuses_everything_and_one_new_run_... is quick
 def test_what_a_report_says_of_its_runs_is_recomputed_when_one_is_added(env):
     """Command blocks, machines and the environment appendix are kept with their runs'
     fingerprints: a rebuild reuses them, a new run makes them anew (and they then list it)."""
@@ -615,6 +618,7 @@ def test_the_run_pages_context_holds_other_pages_front_matter_not_their_text(tmp
     assert page_reuse._context(gen, hugo_json, hugo) != before
 
 
+@pytest.mark.slow  # six builds: --all (CI); test_prose_edited_renders_its_reports_pages_and_no_run_page reuses pages quick
 def test_the_data_sources_parts_are_taken_from_the_current_output_when_their_runs_did_not_change(env, monkeypatch):
     """render/page_reuse.py: a data-sources part but the first shows its runs, not the report's tables: after a
     caption edit Hugo renders the report's other pages and takes those parts from the current output; after a
@@ -658,6 +662,7 @@ rows = "clients"
 '''
 
 
+@pytest.mark.slow  # eight builds: --all (CI); test_prose_edited_renders_its_reports_pages_and_no_run_page reuses pages quick
 def test_a_report_whose_data_did_not_change_is_taken_from_the_current_output(env):
     """render/page_reuse.py: after one new run, Hugo renders the pages of the reports whose data changed (the
     report showing the run) and takes the other reports' pages from the current output; the site is a build

@@ -294,6 +294,7 @@ def test_the_sources_page_parts_and_where_each_run_lives():
     assert one == {"sources_parts": [sorted(runs)[:3]]}
 
 
+@pytest.mark.slow  # a store of millions of rows: --all (CI); test_a_build_beyond_its_memory_limit_says_so_... is quick
 def test_a_run_too_big_for_the_memory_limit_is_told_a_limit_that_builds(tmp_path):
     """A run that logged millions of transactions needs more memory than the limit for its latency
     percentiles: the build's error gives a --memory-limit computed from the run's row count (never a fixed

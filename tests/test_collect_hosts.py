@@ -250,6 +250,7 @@ def test_unknown_host_key_is_refused_without_a_prompt(sshd, tmp_path):
     assert p.returncode == 2 and "Host key verification failed" in p.stderr, p.stderr
 
 
+@pytest.mark.slow  # a Ctrl-C trial: --all (CI); test_collect.py's test_sigint_stops_benchmark_and_monitors is quick
 @needs_ssh
 def test_ctrl_c_stops_the_monitors_on_every_host(sshd, tmp_path):
     hosts = _hosts_file(tmp_path, sshd["ssh_config"])
@@ -273,6 +274,7 @@ def test_ctrl_c_stops_the_monitors_on_every_host(sshd, tmp_path):
 
 
 
+@pytest.mark.slow  # a kill -9 trial: --all (CI); test_collect_lifetime.py's killed collect test is quick
 @needs_ssh
 def test_a_killed_collect_leaves_no_monitor_running_on_the_other_host(sshd, tmp_path):
     """SIGKILL gives collect no chance to stop anything: the end of the supervisor's ssh session does."""
@@ -573,6 +575,7 @@ monitors = ["vmstat"]
 """
 
 
+@pytest.mark.slow  # a fault trial: --all (CI); test_collect_from_a_second_host_over_ssh is quick
 @needs_ssh
 def test_a_connection_cut_mid_run_fails_the_run_and_a_resume_measures_it_again(sshd, tmp_path):
     """The ssh session of the server's supervisor is killed while the benchmark runs: its monitors stop there,
@@ -604,6 +607,7 @@ def test_a_connection_cut_mid_run_fails_the_run_and_a_resume_measures_it_again(s
     assert len(list(run.parent.glob(".clients=1.attempt-*"))) == 1
 
 
+@pytest.mark.slow  # a fault trial: --all (CI); test_collect_from_a_second_host_over_ssh is quick
 @needs_ssh
 def test_monitors_that_end_early_here_and_there_fail_the_run(sshd, tmp_path):
     """vmstat killed on the server host and iostat killed here, mid-run: the benchmark exited 0, the run did not
@@ -628,6 +632,7 @@ def test_monitors_that_end_early_here_and_there_fail_the_run(sshd, tmp_path):
     assert not _remote_leftovers()
 
 
+@pytest.mark.slow  # a fault trial: --all (CI); test_collect_from_a_second_host_over_ssh is quick
 @needs_ssh
 def test_sshd_stopped_mid_run_fails_the_run_and_once_back_the_run_is_measured_again(sshd, tmp_path):
     """A second sshd, killed with every session it serves while the benchmark runs: the supervisor's session and

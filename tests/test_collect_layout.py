@@ -70,6 +70,7 @@ def test_a_host_toml_not_in_utf8_is_refused_with_its_line(tmp_path, real_sar_u):
     _refused(tmp_path, camp, f"{host_toml}:3: expected UTF-8 text", "0xe9")
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("line, expected", [
     ("clock_offset_s = nan", "clock_offset_s = nan: expected a number of seconds"),
     ("clock_offset_s = inf", "clock_offset_s = inf: expected a number of seconds"),

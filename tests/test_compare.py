@@ -140,6 +140,7 @@ def test_example_runs_compare_checksums_off_with_on_per_condition(example_db):
     assert all(c["verdict"] in ("better", "worse", "within_noise") for c in cells.values())
 
 
+@pytest.mark.slow  # the whole views again: --all (CI); test_example_runs_compare_checksums_off_with_on_... reads metric_values quick
 def test_metric_values_of_some_metrics_are_the_whole_views(example_db):
     """metric_values with metrics reads only the run_metrics branches of those metrics (and the branches
     naming metrics by data): the same rows, in the same order, as the whole view filtered. A branch left out

@@ -26,7 +26,7 @@ SYMBOLS = {"better": "✓", "worse": "✗", "changed": "Δ", "within-noise": "�
 def example(example_site):
     """The example's comparison computed from the example site's store, and that site."""
     db, public = example_site
-    rep = computed_report(db, EXAMPLE)  # once per test process (conftest)
+    rep = computed_report(db, EXAMPLE)  # once per session (conftest)
     assert [c.id for c in rep.compares] == ["checksums"]
     return rep, rep.compares[0], db, public
 

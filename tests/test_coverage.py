@@ -127,6 +127,7 @@ def test_the_campaign_declares_its_threshold(campaign, tmp_path):
         in p.stdout, p.stdout
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("value", ["1.5", "0", "\"most\"", "true"])
 def test_a_threshold_that_is_not_a_share_is_refused_with_its_line(campaign, value):
     camp, db = campaign

@@ -118,6 +118,7 @@ CASES = {
 }
 
 
+@pytest.mark.quick_sample(6)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_damaged_input_is_a_parse_error_with_file_and_line(tmp_path, tmp_db, case):
     src, edit, line_rx = CASES[case]
@@ -260,6 +261,7 @@ def test_the_harness_counts_a_refusal_without_a_line_apart_only_when_the_path_na
     assert not _says_why_no_line(said.format(f"{run / 'sa.bin'}"), tmp_path)
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("name, stamp", [("sadf_x_all.xml", rb'time="02:01:40"'),
                                          ("sadf_j_loop.json", rb'"time": "02:01:40"')])
 @pytest.mark.parametrize("damage", [b"-nan", b"1e20"])
@@ -279,6 +281,7 @@ def _second_record(data: bytes) -> int:
     return [m.start() for m in re.finditer(rb"<timestamp ", data)][1]
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("name", ["sadf_x_all.xml", "sadf_x_loop.xml"])
 @pytest.mark.parametrize("damage, refusal", [(b"-inf", "a finite number"), (b"nan", "a finite number"),
                                              (b"-1e300", "")])  # a share or a count, by the record
@@ -296,6 +299,7 @@ def test_a_value_refused_in_sadf_x_names_the_line_of_its_record(tmp_path, tmp_db
     assert not tmp_db.exists() or ro_con(tmp_db).execute("SELECT count(*) FROM sources").fetchone()[0] == 0
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("damage", [b"inf", b"2", b"-1"])
 def test_a_sadf_x_record_whose_utc_is_neither_0_nor_1_is_refused_at_its_line(tmp_path, tmp_db, damage):
     """sadf -x writes utc="0" or utc="1" in each <timestamp>; anything else is refused at that record's line
@@ -430,6 +434,7 @@ def test_published_csv_field_beyond_the_csv_limit_names_file_and_line(tmp_path, 
 
 
 @pytest.mark.skipif(shutil.which("sadf") is None, reason="sadf not installed")
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("name", [b"N\rI", b"\r\nI", b"N\xffI"], ids=["carriage-return", "line-break", "byte-0xff"])
 def test_sa_file_whose_sadf_output_is_not_text_names_file_and_output_line(tmp_path, tmp_db, name):
     """An interrupt name of one record damaged in the sa file: sadf prints it as it finds it, and the
@@ -469,6 +474,7 @@ def _third_line_with(data: bytes, byte: bytes) -> bytes:
     return b"\n".join(lines)
 
 
+@pytest.mark.quick_sample(4)
 @pytest.mark.parametrize("byte", [b"\xff", b"\xe3\x81", b"\x00"], ids=["0xff", "cut-utf8", "nul"])
 @pytest.mark.parametrize("case", sorted(HEADS))
 def test_text_output_with_a_damaged_byte_in_its_head_names_file_and_line(tmp_path, tmp_db, case, byte):
@@ -548,6 +554,7 @@ command = "echo {workload}"
 """
 
 
+@pytest.mark.quick_sample(3)
 @pytest.mark.parametrize("edit, at", [
     (("repetitions = 2", "repetitions = 99999999999999999999"), "repetitions"),
     (("repetitions = 2", "repetitions = 1e20"), "repetitions"),

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from conftest import ROOT, copy_store, run_tool
 
@@ -20,6 +21,7 @@ def run_page_values(public: Path, lang: str) -> list[str]:
     return re.findall(r'<a class="bound-value" href="#table-replication-tps"[^>]*>([^<]*)</a>', html)
 
 
+@pytest.mark.slow  # a second build of the example: --all (CI); test_report_values.py checks a value is its cell quick
 def test_leaving_a_run_out_moves_the_sentence_with_the_table(example_site, tmp_path):
     """The median run of the no-replication condition found bad (status failed): rebuilt, every bound value of
     the replication chapter is the new table's, in both languages, and the median's sentence changed."""

@@ -257,6 +257,7 @@ def test_truncated_json_fails_clearly_and_database_is_unchanged(tool, tmp_path, 
     assert _counts(tmp_db) == before
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("printed, damaged, expected", [
     ("50.00th=[  110]", "300.00th=[  110]", "expected percentile between 0 and 100 (a percentile), found '300.0'"),
     ("1.00th=[    3]", "1e300.00th=[    3]", "expected a fio result line with numbers and known units"),
@@ -281,6 +282,7 @@ def test_a_damaged_percentile_is_refused_at_its_line(tmp_path, tmp_db, printed, 
 JSON_PLUS = REAL / "rw=randwrite" / "format=jsonplus" / "rep=1" / "fio_output.json"
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("source, name, printed, damaged, expected", [
     # fio JSON: a percentile key or its value (ns) beyond what fio prints
     (JSON_PLUS, "fio_output.json", '"99.990000" : ', '"99.990000" : 99999999999999999999, "x" : ',

@@ -56,6 +56,7 @@ def test_runs_with_data_without_the_pivot_on_the_example(example_db):
     _same_runs(example_db, 20, False)
 
 
+@pytest.mark.slow  # the corpus ingested for a second input: --all (CI); the example's test is quick
 def test_runs_with_data_without_the_pivot_on_the_corpus(corpus_db):
     _same_runs(corpus_db, 4, True)
 
@@ -111,5 +112,6 @@ def test_the_whole_views_give_the_views_rows_on_the_example(example_db):
     _whole_views_give_the_views_rows(example_db)
 
 
+@pytest.mark.slow  # the corpus ingested for a second input: --all (CI); the example's test is quick
 def test_the_whole_views_give_the_views_rows_on_the_corpus(corpus_db):
     _whole_views_give_the_views_rows(corpus_db)

@@ -28,7 +28,7 @@ def reports(example_site):
     from kansoku.spec.model import load_report
 
     db, public = example_site
-    return [(load_report(s), computed_report(db, s)) for s in SPECS], db, public  # once per process (conftest)
+    return [(load_report(s), computed_report(db, s)) for s in SPECS], db, public  # once per session (conftest)
 
 
 class _Store:

@@ -432,6 +432,7 @@ def test_a_table_mixing_machines_is_a_build_error_unless_declared(two_runs, tmp_
     assert env["machine_fields"][0]["en"] == "Role"
 
 
+@pytest.mark.slow  # the run ingested twice: --all (CI); test_the_layout_ingests_each_metric_with_its_host_and_role is quick
 def test_the_parallel_ingest_attributes_hosts_as_the_serial_one(two_host_run):
     camp, db = two_host_run
     p = run_tool("ingest", "--db", db, "--jobs", "2", camp)

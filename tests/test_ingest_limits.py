@@ -65,6 +65,7 @@ def _perf(n: int) -> bytes:
     return b"".join(sample % (9915 + i % 4, 286 + i // 1000, i % 1000) for i in range(n))
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("fmt,make", [("psql-timing", _timing), ("perf-script", _perf)])
 def test_a_parser_holds_the_same_memory_for_a_file_four_times_longer(tmp_path, monkeypatch, fmt, make):
     """psql \\timing and perf script outputs are read a line at a time: the parser's peak memory does not grow with
@@ -112,6 +113,7 @@ def test_file_names_with_a_newline_or_an_escape_sequence_are_printed_escaped(tmp
     assert "skipped\\nerror: all files stored\\x1b[2J: not a known tool output" in out, out
 
 
+@pytest.mark.slow  # a kill -9 trial: --all (CI); test_interrupts.py removes a killed ingest's leftovers quick
 def test_a_killed_ingest_leaves_no_temporary_file_once_the_next_has_run(tmp_path):
     """kill -9 while the workers parse and sadf writes: what the ingest had in the temporary directory (DuckDB's
     row files, sadf's output) is in a directory of its own, which the next ingest removes; no 'leaked
@@ -179,6 +181,7 @@ def test_a_file_duckdb_aborts_on_loses_only_itself_with_keep_going(tmp_path, mon
         assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 3
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("where", ["run.toml", "host=db/host.toml"])
 def test_a_run_description_beyond_what_collect_writes_is_refused_with_its_path(tmp_path, where):
     """A run.toml holding a value larger than one stored row can hold (DuckDB reads a row as one JSON object,
@@ -243,6 +246,7 @@ FULLWIDTH_CASES = {
 }
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("case", sorted(FULLWIDTH_CASES))
 def test_fullwidth_digits_are_refused_with_file_and_line(tmp_path, tmp_db, case):
     name, data, rx, line = FULLWIDTH_CASES[case]

@@ -112,6 +112,7 @@ def test_bad_file_among_many_in_parallel_stores_nothing(corpus, tmp_path, tmp_db
     assert str(bad.resolve()) not in stored and len(stored) >= 25 and runs == len(RUNS)
 
 
+@pytest.mark.slow  # two ingests again: --all (CI); test_a_file_the_writer_refuses_inside_a_chunk_leaves_no_rows is quick
 def test_a_bad_file_in_a_chunk_with_keep_going_stores_what_a_serial_ingest_stores(corpus, tmp_path, monkeypatch):
     """A worker parses a chunk's files in one transaction, rolled back once their rows left (never committed);
     when a file of the chunk fails, the chunk is parsed again a file at a time (each file its own transaction):
@@ -191,6 +192,7 @@ def test_busy_store_is_exit_4_with_a_pool(corpus, tmp_path, tmp_db):
     assert p.returncode == 4 and "in use" in p.stderr, p.stderr
 
 
+@pytest.mark.slow  # a Ctrl-C trial: --all (CI); test_interrupts.py's serial Ctrl-C sample is quick
 def test_ctrl_c_during_a_parallel_ingest(corpus, tmp_path, tmp_db):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while workers parse: exit 130,
     no traceback from the ingest or its workers, the store as it was."""
@@ -261,6 +263,7 @@ def parse_chunk(module, tasks):
 """)
 
 
+@pytest.mark.slow  # a Ctrl-C trial: --all (CI); test_interrupts.py's serial Ctrl-C sample is quick
 def test_ctrl_c_while_workers_write_their_parts(corpus, tmp_path, tmp_db):
     """Ctrl-C to the ingest while its workers (deaf to it) still write into the scratch directory: the workers
     are ended and waited for before the directory is removed. CI saw "OSError: Directory not empty" with a
@@ -300,6 +303,7 @@ def test_ctrl_c_while_workers_write_their_parts(corpus, tmp_path, tmp_db):
     assert not list(scratch_root(tmp_db).glob("*")), "scratch left behind"
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("chunk_files", [1, 4, 32])
 def test_renderings_checked_across_batches_store_what_a_serial_ingest_stores(corpus, tmp_path, monkeypatch,
                                                                              chunk_files):
@@ -390,6 +394,7 @@ def _ingest_with(site_code: str, root: Path, tmp_db: Path, tmp_path: Path):
                     env={"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])})
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("site_code, message", [
     (BROKEN_WORKER, "an ingest worker could not start (ImportError: kansoku.parsers.fio is broken in this worker "
                     "(test)); nothing was stored"),
@@ -417,6 +422,7 @@ def test_a_worker_that_fails_ends_the_ingest(corpus, tmp_path, tmp_db, site_code
     assert not list(scratch_root(tmp_db).glob("*")), "scratch left behind"
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("alone, keep_going", [("fails", True), ("fails", False), ("parses", True)])
 def test_a_batch_duckdb_fails_on_is_tried_again_a_file_at_a_time(tmp_path, monkeypatch, alone, keep_going):
     """DuckDB fails on the writer's insert of a workers' batch (aborting the ingest's transaction): the

@@ -85,6 +85,7 @@ def check_outcome(proc: subprocess.CompletedProcess, db) -> str:
     return "early"
 
 
+@pytest.mark.quick_sample(4)
 @pytest.mark.parametrize("delay", [0.01, 0.03, 0.05, 0.07, 0.1, 0.15, 0.25, 0.4, 0.6, 0.9, 1.3])
 def test_ctrl_c_at_any_moment_of_a_serial_ingest_says_the_truth(tmp_path, delay):
     db = tmp_path / "k.duckdb"

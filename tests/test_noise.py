@@ -42,6 +42,7 @@ def test_too_few_runs_and_zero_baseline_give_no_verdict():
     assert noise.smallest_p(5, 5) == pytest.approx(2 / 252)
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("n", [3, 4, 5])
 @pytest.mark.parametrize("dist", ["normal", "lognormal", "one-slow-run"])
 def test_false_alarm_rate_on_pure_noise_is_at_most_alpha(n, dist):

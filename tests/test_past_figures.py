@@ -1,5 +1,5 @@
-"""The figures of the past reports and the three other source documents, on a real site built
-from data/published alone: every drawable figure drawn with its printed number, every other one listed on
+"""The figures of the past reports and the three other source documents, on the session's example site (real
+builds of every bundled report; a past report's scope takes data/published alone): every drawable figure drawn with its printed number, every other one listed on
 its chapter's page with the reason, the new chart kinds' numbers recomputed here from the transcribed CSVs
 (independently of kansoku's analysis), the numeric statements of the 2005 paper, the 2010 slides and the
 FY2022 slides checked, and no reader page naming a repository path, a test or a factor as key=value."""
@@ -15,7 +15,7 @@ import tomllib
 
 import pytest
 
-from conftest import ROOT, SHARED, run_tool
+from conftest import ROOT, SHARED, computed_report
 
 PUB = ROOT / "data" / "published"
 SPECS = ROOT / "data" / "reports"
@@ -24,35 +24,19 @@ SEEDS = SHARED / "seeds"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, published_db):
-    """The past reports only (their specs and prose), built from a store holding data/published."""
-    base = tmp_path_factory.mktemp("past-site")
-    specs, content = base / "specs", base / "content"
-    specs.mkdir()
-    for p in SPECS.glob("past-*.toml"):
-        (specs / p.name).write_bytes(p.read_bytes())
-    (content / "reports").mkdir(parents=True)
-    for p in (ROOT / "content").glob("*.md"):
-        (content / p.name).write_bytes(p.read_bytes())
-    for p in (ROOT / "content" / "reports").iterdir():
-        if p.is_file():
-            (content / "reports" / p.name).write_bytes(p.read_bytes())
-        elif p.name.startswith("past-"):
-            for f in p.iterdir():
-                (content / "reports" / p.name).mkdir(exist_ok=True)
-                (content / "reports" / p.name / f.name).write_bytes(f.read_bytes())
-    db, out, gen = published_db, base / "public", base / "generated"  # data/published (conftest: once a session)
-    run_tool("build", "--db", db, "--out", out, "--generated", gen, "--specs", specs, "--content", content,
-             check=True)
-    reports = {}
-    for f in gen.rglob("*.json"):
-        try:
-            d = json.loads(f.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        if isinstance(d, dict) and "chapters" in d and d.get("id") in PAST:
-            reports[d["id"]] = d
-    return {"public": out, "reports": reports, "db": db, "specs": specs, "content": content}
+def site(example_site):
+    """The past reports as the session's example site shows them (conftest: data/runs and data/published
+    ingested, every bundled report built once), their specs and prose the repository's."""
+    db, out = example_site
+    gen = db.parent / "generated"
+    reports = {rid: json.loads((gen / "data" / "reports" / f"{rid}.json").read_text(encoding="utf-8")) for rid in PAST}
+    return {"public": out, "reports": reports, "db": db, "specs": SPECS, "content": ROOT / "content"}
+
+
+def reader_pages(site) -> list:
+    """The site's pages but the example report's: the home and trends pages and the past reports' pages."""
+    return [f for f in site["public"].rglob("*.html")
+            if not any(f.is_relative_to(site["public"] / lang / "reports" / "example") for lang in ("ja", "en"))]
 
 
 def figures_of(site, rid: str) -> dict[str, dict]:
@@ -133,16 +117,8 @@ def test_every_figure_of_the_source_is_drawn_or_listed_with_its_reason(site, rid
 def test_missing_figures_are_listed_in_the_pdf_too(site, tmp_path):
     """The PDF's chapter page (typst markup from the same computed report) lists them with the same words."""
     from kansoku.render.typst import Document
-    from kansoku.report.build import compute_report
-    from kansoku.spec.model import load_report
-    from kansoku.store.db import open_store
 
-    store = open_store(site["db"], read_only=True)
-    try:
-        computed = compute_report(store, load_report(site["specs"] / "past-fy2013.toml"),
-                                  site["content"] / "reports", with_run_pages=False)
-    finally:
-        store.close()
+    computed = computed_report(site["db"], site["specs"] / "past-fy2013.toml", site["content"] / "reports")
     for lang in ("ja", "en"):
         r = Document(computed, lang, tmp_path, content_root=site["content"] / "reports")
         pg = next(p for p in computed.pdf_pages if p.id == "ssd")
@@ -318,7 +294,7 @@ def reader_text(doc: str) -> str:
 
 def test_no_reader_page_names_a_repository_path_or_a_test(site):
     bad = []
-    for f in site["public"].rglob("*.html"):
+    for f in reader_pages(site):
         text = reader_text(f.read_text(encoding="utf-8"))
         for m in REPO_PATH.finditer(text):
             bad.append(f"{f.relative_to(site['public'])}: {text[max(0, m.start() - 40):m.end() + 20]!r}")
@@ -327,7 +303,7 @@ def test_no_reader_page_names_a_repository_path_or_a_test(site):
 
 def test_factors_are_printed_with_their_labels_never_as_key_value(site):
     bad = []
-    for f in site["public"].rglob("*.html"):
+    for f in reader_pages(site):
         text = reader_text(f.read_text(encoding="utf-8"))
         for m in KEY_VALUE.finditer(text):
             bad.append(f"{f.relative_to(site['public'])}: {text[max(0, m.start() - 30):m.end() + 10]!r}")

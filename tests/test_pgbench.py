@@ -295,6 +295,7 @@ def _script_rows(db: Path) -> tuple[int, int, int]:
         con.close()
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("printed, damaged, column", [
     (" - number of transactions actually processed: 500 (tps = 166.666667)",
      " - number of transactions actually processed: 500 (tps = 1e11)", "tps"),
@@ -318,6 +319,7 @@ def test_a_script_or_statement_value_outside_its_bounds_is_refused_at_its_line(t
     assert _script_rows(tmp_db) == before
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("printed, damaged, column, kind", [
     (" - weight: 1 (targets 50.0% of total)", " - weight: 99999999999 (targets 50.0% of total)", "weight", "INTEGER"),
     (" - 510 transactions (50.5% of total)", " - 99999999999999999999 transactions (50.5% of total)", "transactions",

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
+from conftest import FIXTURES, copy_store
 from kansoku.ingest.detect import detect
 from kansoku.ingest.pipeline import ingest
 from kansoku.parsers.pgbench.txlog import shape_of
@@ -267,6 +267,7 @@ AFTER_HEAD = {
 }
 
 
+@pytest.mark.quick_sample(4)
 @pytest.mark.parametrize("label,crlf", [(label, False) for label in AFTER_HEAD]
                          + [("clean", True), ("failure words", True), ("cut, too few fields", True)])
 def test_numeric_first_try_stores_what_the_text_reader_stores(tmp_path, monkeypatch, label, crlf):
@@ -301,12 +302,20 @@ def test_numeric_first_try_stores_what_the_text_reader_stores(tmp_path, monkeypa
                                                "duplicated line")), got["numeric"][1]
 
 
-@pytest.fixture
-def stored(tmp_path, tmp_db):
-    """A database holding the real fixture runs, and its row counts."""
-    assert ingest([FIXTURES / "pgbench"], tmp_db).ok
+@pytest.fixture(scope="module")
+def stored_once(tmp_path_factory):
+    """The real fixture runs ingested once for the module, and the store's row counts."""
+    db = tmp_path_factory.mktemp("pgbench-stored") / "kansoku.duckdb"
+    assert ingest([FIXTURES / "pgbench"], db).ok
     tables = ["sources", "runs", "pgbench_transactions", "pgbench_aggregate", "pgbench_summary"]
-    return tmp_db, {t: q(tmp_db, f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+    return db, {t: q(db, f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+
+
+@pytest.fixture
+def stored(tmp_path, stored_once):
+    """A database holding the real fixture runs (a test's own copy of ``stored_once``), and its row counts."""
+    db, counts = stored_once
+    return copy_store(db, tmp_path / "stored"), dict(counts)
 
 
 BAD = [
@@ -325,6 +334,7 @@ BAD = [
 ]
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("label,files,needles", BAD, ids=[b[0] for b in BAD])
 def test_bad_input_clear_error_nothing_lost(tmp_path, stored, label, files, needles):
     db, before = stored
@@ -502,6 +512,7 @@ def test_store_of_the_former_layout_upgrades_on_its_next_ingest(tmp_path):
 # -- every pgbench file of the corpus ------------------------------------------------------
 
 
+@pytest.mark.slow  # the corpus's files: --all (CI); each version's and shape's tests are quick
 def test_every_corpus_pgbench_file_parses(corpus, tmp_path):
     """Find pgbench outputs by content (not name), ingest them all; each must parse."""
     found, unclaimed = [], []

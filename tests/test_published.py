@@ -101,6 +101,7 @@ def test_editing_the_csv_reingests_the_table(tmp_path, tmp_db):
     assert cit == "デモ報告書 / Demo report, 表 1.1, p. 12"
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("sidecar,csv,needle", [
     (SIDECAR, CSV.replace("110.0,110.0", "110.0 %,110.0"), "demo.csv:2: expected a number in column 'tps_b'"),
     (SIDECAR, "clients,tps_a,tps_b,published_ratio_pct,extra\n1,1,1,1,1\n", "demo.csv:1: expected every column"),

@@ -174,6 +174,7 @@ def _plan_rows(db: Path) -> tuple[int, int]:
         con.close()
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("key, nth, value, column", [
     ("Shared Read Blocks", 1, "1e17", "shared_read_blocks"),
     ("Temp Written Blocks", 3, "20000000000000000", "temp_written_blocks"),

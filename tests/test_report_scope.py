@@ -26,6 +26,7 @@ def scope_runs(db: Path, spec: Path) -> set[str]:
         return {r for (r,) in con.execute(f"SELECT run_id FROM runs WHERE {cond}", params).fetchall()}
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("report_id", REPORT_SPECS)
 def test_every_bundled_report_holds_only_the_runs_of_its_scope(example_db, report_id):
     spec = SPECS / f"{report_id}.toml"

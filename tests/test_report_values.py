@@ -162,6 +162,7 @@ def test_a_reference_naming_no_item_is_a_problem_with_its_line(report, tmp_path)
             'nothing else')]
 
 
+@pytest.mark.slow  # the example computed again: --all (CI); test_a_reference_prints_the_items_label_and_links_its_chapter is quick
 def test_a_figure_added_before_renumbers_the_prose_that_names_its_neighbour(example_db, tmp_path):
     """The prose follows the report's numbering: a figure inserted at the head of chapter 1 moves every
     reference to a later figure of that chapter."""

@@ -129,6 +129,7 @@ def test_the_comparison_sees_a_row_missing_doubled_or_changed(example_db):
         store.close()
 
 
+@pytest.mark.slow  # every view of some runs: --all (CI); test_a_rebuilds_run_data_is_the_full_builds checks runs_only quick
 def test_every_view_of_some_runs_is_the_whole_stores_for_them(example_db):
     store = open_store(example_db, read_only=True)
     try:

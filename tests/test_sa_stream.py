@@ -69,6 +69,7 @@ def test_streamed_sa_rows_equal_the_sadf_d_reader(corpus, tmp_path):
         assert new.version and new.version.startswith("12.")
 
 
+@pytest.mark.slow  # every sa file read twice: --all (CI); test_streamed_sa_rows_equal_the_sadf_d_reader is quick
 def test_streamed_sa_rows_equal_the_sadf_j_path_used_before(corpus, tmp_path):
     """Every value the whole `sadf -j` document of an sa file holds is
     stored by the streamed reader too, except sadf -j's legacy disk aliases and its numbering of serial lines."""
@@ -133,6 +134,7 @@ def _both_paths(sa: Path, monkeypatch):
     return out
 
 
+@pytest.mark.slow  # every sa file read twice: --all (CI); the small-path family's sample is quick
 def test_small_sa_files_read_in_python_store_what_the_sql_path_stores(corpus, monkeypatch):
     """A run's sa file is read in Python (sa_binary._Loader._load_small): the same rows, summary, devices
     and warnings as the SQL path that reads long files."""
@@ -185,6 +187,7 @@ _TABLES = {"sys_metrics": "SELECT activity, instance, metric, ts, interval_s, sa
            "sys_devices": "SELECT * EXCLUDE (source_id) FROM sys_devices"}
 
 
+@pytest.mark.slow  # every sa file read twice: --all (CI); test_a_long_generated_sa_file_streams_whole reads typed
 def test_typed_csv_reads_store_what_the_line_split_stores(corpus, monkeypatch, tmp_path):
     """The activities without items of a long sa file are read from one sadf -dh run by DuckDB's CSV reader
     with typed columns: the same rows, summary, devices and warnings as the line split of sadf -d -- -A alone
@@ -206,6 +209,7 @@ def test_typed_csv_reads_store_what_the_line_split_stores(corpus, monkeypatch, t
         assert fast.q("SELECT count(*) FROM sys_metrics")[0][0] > 100, sa
 
 
+@pytest.mark.quick_sample(3)
 @pytest.mark.parametrize("damage", ["value", "nan", "empty value", "width", "short", "time", "interval",
                                     "restart", "comment", "comment as device", "empty line", "crlf",
                                     "interrupts wider", "duplicate"])
@@ -258,6 +262,7 @@ def test_sadf_output_not_as_sadf_prints_it_is_read_by_the_small_path_as_by_the_s
         assert err_sql is not None, damage
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("damage", ["value", "width", "no header"])
 def test_a_sadf_dh_output_not_as_sadf_prints_it_is_not_used(tmp_path, monkeypatch, damage):
     """The activities without items are read from a sadf -dh run only when its output is as sadf prints it:

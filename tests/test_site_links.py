@@ -69,6 +69,7 @@ def test_a_prose_file_linked_out_of_the_site_is_refused_and_never_published(site
     assert str(site.parent / "outside" / "secret.md") in proc.stderr  # where it points, too
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("where", ["content-dir", "reports-dir", "spec", "static", "config", "content-root"])
 def test_every_link_a_build_would_read_is_refused(site, store, where):
     outside = site.parent / "outside"
@@ -127,6 +128,7 @@ def test_a_clean_site_builds_and_a_link_in_its_generated_files_never_reaches_hug
     os.unlink(gen / "static" / "leak.txt")
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("command", ["build", "pdf"])
 def test_wait_is_honoured_by_the_preflight_while_an_ingest_holds_the_store(site, store, tmp_path, command):
     """`tools/build --wait N` and `tools/pdf --wait N` while an ingest holds the store: the preflight waits too,

@@ -14,6 +14,8 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, run_tool
 
 SPEC = '''
@@ -68,6 +70,7 @@ def spec_line(site: Path, text: str) -> int:
 
 # -- errors that led astray ------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a second small build: --all (CI); test_init_writes_a_site_that_checks_and_builds is quick
 def test_a_compare_over_a_per_host_metric_with_its_role_builds(tmp_path, example_db):
     """The checker refused `cpu_idle_pct[server]` in [[compare]] metrics and suggested `cpu_idle_pct`, which
     the build then refused without a line: the role form is what compare takes, and the page shows it."""
@@ -95,6 +98,7 @@ def test_a_compare_metric_the_hosts_cannot_answer_is_a_check_error_with_its_line
     assert not (site / "public").exists()
 
 
+@pytest.mark.slow  # a second small build: --all (CI); test_init_writes_a_site_that_checks_and_builds is quick
 def test_a_prose_page_without_report_in_its_front_matter_builds(tmp_path, example_db):
     """`report:` is optional (the page's directory says it): the page builds like one that names it, rather
     than failing in Hugo with a template trace."""

@@ -114,6 +114,7 @@ def test_known_warmup_rampdown_drift_and_stall(tmp_db):
     assert metrics["stall_s"] == 4
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("cv, max_stalls", [(0.05, 0), (0.10, 0), (0.20, 9)])
 def test_flat_noisy_series_rarely_flagged(tmp_db, cv, max_stalls):
     """Pure noise around a constant level: the documented false-alarm level of the drift test is 1 %

@@ -113,6 +113,7 @@ def _corpus_sys_files(corpus: Path) -> list[Path]:
     return out
 
 
+@pytest.mark.slow  # the corpus's files: --all (CI); each format's own tests (test_sysstat_variants.py) are quick
 def test_every_sysstat_iostat_vmstat_file_in_the_corpus_parses(corpus, monkeypatch):
     from kansoku.ingest.detect import detect
     from kansoku.parsers.sysstat import common as sm

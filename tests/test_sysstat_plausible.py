@@ -90,6 +90,7 @@ def _screened_equals_every_row(tmp_path, monkeypatch, fmt, src):
     return kinds
 
 
+@pytest.mark.quick_sample(2)
 @pytest.mark.parametrize("fmt,src", FILES, ids=[p.name for _, p in FILES])
 def test_screened_check_is_the_check_of_every_row(tmp_path, monkeypatch, fmt, src):
     assert "refused" in _screened_equals_every_row(tmp_path, monkeypatch, fmt, src)  # the damages reached it
@@ -99,6 +100,7 @@ CORPUS_FILES = [("sar-text", "real", "sar_A.txt"), ("iostat-text", "real", "iost
                 ("vmstat-text", "real", "vmstat.txt")]
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("fmt,sub,name", CORPUS_FILES, ids=[n for _, _, n in CORPUS_FILES])
 def test_screened_check_is_the_check_of_every_row_on_corpus_files(corpus, tmp_path, monkeypatch, fmt, sub, name):
     src = next((corpus / sub).rglob(name), None)
@@ -168,6 +170,7 @@ def _outcome_stored(rows, sink):
     return ([v for (v,) in sink.q("SELECT value FROM sys_metrics ORDER BY sample, metric")], sink.warnings)
 
 
+@pytest.mark.slow  # 300 random trials: --all (CI); the screened-check family's sample is quick
 def test_the_check_of_stored_rows_is_the_check_of_rows_held_in_python(tmp_path):
     """Random files of a few samples: the same refusal, the same warnings and the same values stored."""
     rng = random.Random(3)

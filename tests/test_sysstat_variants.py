@@ -329,6 +329,7 @@ def _fio_log_rows(db: Path) -> int:
         con.close()
 
 
+@pytest.mark.quick_sample(1)
 @pytest.mark.parametrize("run, name, line, pos, value, column", [
     ("rw=randread", "rawlat_clat.1.log", 1501, 1, "99999999999999999", "value"),  # a latency in ns beyond any run
     ("rw=randread", "rawlat_clat.1.log", 1501, 0, "99999999999", "time_ms"),

@@ -32,7 +32,8 @@ def store(tmp_path_factory):
     return db
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.quick_sample(2)  # the quick run: the writer (ingest) and a reader of the kansoku command
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_wait_is_honoured_while_an_ingest_holds_the_store(store, command):
     tool, *args = COMMANDS[command]
     with held_elsewhere(hold_store, str(store)) as release:
