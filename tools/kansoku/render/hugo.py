@@ -402,6 +402,7 @@ GENERATED_ROOTS = ("data", "static", "content", "assets")  # what write_generate
 BUILD_CACHE = "build-cache"  # computed tables and figures, their drawings, verified raw files
                              # (report/cache.py, render/figure_cache.py, publish.py)
 RUN_PAGE_KEYS = "run-page-files.json"  # under BUILD_CACHE: the run pages' files written, by page key
+RUN_PAGES_WHOLE = "run-pages-whole.json"  # ... and each report's key of its run pages as a whole, beside it
 
 
 def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_cache: FigureCache,
@@ -481,8 +482,10 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     # The list is removed before anything is written and written again once every file is (a killed build
     # leaves none: the next one compares every file's bytes)
     page_keys_file = gen / BUILD_CACHE / RUN_PAGE_KEYS
+    whole_file = gen / BUILD_CACHE / RUN_PAGES_WHOLE  # (valid only beside the list it was written after)
     last = run_page_keys(gen)
     before = last["files"]
+    whole_file.unlink(missing_ok=True)
     page_keys_file.unlink(missing_ok=True)
     page_keys: dict[str, str] = {}
     page_conds: dict[str, str] = {}  # "<report>/<anchor>" -> its condition's file
@@ -493,7 +496,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         page_conds.update(conds)
         wanted.update(files)
         stats["run_pages"] += len(conds) * len(LANGS)
-        whole[rep_id] = last["reports"][rep_id]
+        whole[rep_id] = (whole_keys or {})[rep_id]
 
     listed: dict[str, set[str] | None] = {}  # the run pages' directories, read once (write_files)
     gen_s = os.fspath(gen)
@@ -528,9 +531,11 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     for rep_id, key in (whole_keys or {}).items():
         if key and rep_id not in keyless:
             whole[rep_id] = key
-    tmp.write_text(json.dumps({"files": page_keys, "conds": page_conds, "reports": whole}, sort_keys=True),
-                   encoding="utf-8")
+    tmp.write_text(json.dumps({"files": page_keys, "conds": page_conds}, sort_keys=True), encoding="utf-8")
     os.replace(tmp, page_keys_file)
+    tmp = whole_file.with_name(whole_file.name + ".tmp")
+    tmp.write_text(json.dumps(whole, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, whole_file)
     figure_cache.prune()  # drawings no figure of this build used
     stats["figures_drawn"], stats["figures_reused"] = figure_cache.drawn, figure_cache.reused
     return stats
@@ -539,17 +544,25 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
 def run_page_keys(gen: Path) -> dict[str, dict[str, str]]:
     """What the last :func:`write_generated` into ``gen`` wrote of the run pages (``RUN_PAGE_KEYS``): ``files``,
     each generated file of a run page (and of a condition) by the key it was made from; ``conds``, each page's
-    condition file; ``reports``, each report's key of its run pages as a whole (when every page had a key).
-    Empty when there is none (a build killed while writing them)."""
+    condition file. Empty when there is none (a build killed while writing them)."""
     try:
         got = json.loads((gen / BUILD_CACHE / RUN_PAGE_KEYS).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         got = {}
     if not isinstance(got, dict) or not all(isinstance(got.get(k), dict) for k in ("files", "conds")):
-        return {"files": {}, "conds": {}, "reports": {}}
-    if not isinstance(got.get("reports"), dict):
-        got["reports"] = {}
+        return {"files": {}, "conds": {}}
     return got
+
+
+def run_pages_whole(gen: Path) -> dict[str, str]:
+    """Each report's key of its run pages as a whole (report/runs.py run_pages_key) that the last
+    :func:`write_generated` into ``gen`` wrote them under (``RUN_PAGES_WHOLE``: a small file, read before the
+    list of every page's files, which only a report whose key holds needs); empty when there is none."""
+    try:
+        got = json.loads((gen / BUILD_CACHE / RUN_PAGES_WHOLE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in got.items() if isinstance(v, str)} if isinstance(got, dict) else {}
 
 
 def _report_run_files(last: dict[str, dict[str, str]], rep_id: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -570,12 +583,15 @@ def run_pages_written(gen: Path, whole_keys: dict[str, str | None]) -> set[str]:
     """The reports whose run pages the last :func:`write_generated` into ``gen`` wrote under the same key as a
     whole (``whole_keys``: report -> report/runs.py run_pages_key) and whose files are all still there: their
     pages need not be made again."""
+    was = run_pages_whole(gen)
+    if not any(key and was.get(rep_id) == key for rep_id, key in whole_keys.items()):
+        return set()
     last = run_page_keys(gen)
     listed: dict[str, set[str] | None] = {}
     gen_s = os.fspath(gen)
     out: set[str] = set()
     for rep_id, key in whole_keys.items():
-        if not key or last["reports"].get(rep_id) != key:
+        if not key or was.get(rep_id) != key:
             continue
         files, conds = _report_run_files(last, rep_id)
         if conds and all(_is_listed(gen_s, rel, listed) for rel in files) and all(
