@@ -317,7 +317,7 @@ def figures(n: int, rows: dict[str, list[dict]], trees: list[Path] | None = None
     step's median over the other checkout's (wall and CPU)."""
     out = []
     for i, tree in enumerate(trees or [], 1):
-        ref = f"checkout {tree} ({_revision(tree)})"
+        ref = f"revision {_revision(tree)}"
         for step in STEPS:
             mine, theirs = rows.get(step) or [], rows.get(f"ref{i}:{step}") or []
             if not mine or not theirs:
