@@ -325,6 +325,7 @@ rows = "clients"
         assert ("#table-one-rep" in html) == uses, anchor  # the new table, named by its label and link
 
 
+@pytest.mark.slow  # another caption edit: --all (CI); test_run_pages_are_taken_whole_... edits one and is quick
 def test_a_changed_spec_item_recomputes_that_item_only(env):
     tmp, camp, held, db, specs, content = env
     assert build(env).whole_queries > 0
@@ -367,6 +368,10 @@ def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_cha
                     encoding="utf-8")
     edited = build(env)
     assert edited.items_computed == ["inc/read"]
+    assert edited.whole_queries == 0  # computed again from the rows kept of each run
+    assert edited.run_sets_computed == [] and edited.reports_pages_reused == []  # the report's pages rendered
+    chapter = (tmp / "public" / "en" / "reports" / "inc" / "a" / "index.html").read_text(encoding="utf-8")
+    assert "Read (revised)" in chapter
     assert edited.run_pages_whole == ["inc"] and batches.read() == []  # no page made, nor looked at
     assert edited.runs_reused == first.runs_computed and edited.runs_computed == 0
     assert edited.run_pages_rendered == 0 and edited.files_written > 0  # the report's own files

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, ro_con
 
 RUNS = ROOT / "tests" / "fixtures" / "runs" / "campaign=corpus-2026-11" / "study=scaleup" / "workload=read" / \
@@ -228,6 +230,7 @@ def _ctrl_c(tmp_db: Path, path: Path, when: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # a Ctrl-C trial: --all (CI); test_interrupts.py's serial Ctrl-C sample is quick
 def test_ctrl_c_before_commit_stores_nothing(tmp_path, tmp_db):
     put(tmp_path / "clients=2" / "rep=1")
     proc = _ctrl_c(tmp_db, tmp_path, "DELETE FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
@@ -236,6 +239,7 @@ def test_ctrl_c_before_commit_stores_nothing(tmp_path, tmp_db):
     assert q(tmp_db, "SELECT count(*) FROM runs") == [(0,)]
 
 
+@pytest.mark.slow  # a Ctrl-C trial: --all (CI); test_interrupts.py's serial Ctrl-C sample is quick
 def test_ctrl_c_during_commit_tells_the_truth(tmp_path, tmp_db):
     put(tmp_path / "clients=2" / "rep=1")
     proc = _ctrl_c(tmp_db, tmp_path, "COMMIT")
