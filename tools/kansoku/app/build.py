@@ -317,9 +317,9 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
         # a report whose run pages' inputs are all as the last build's takes its pages whole (their files and
         # cache entries as they are): none is made or checked one by one
         whole = {rep.id: run_pages_key(store, spec, rep.chapters, rep.runs, cache) for spec, rep in zip(specs, computed)}
-        written_so = hugo.run_pages_written(generated, whole)
+        as_written = hugo.run_pages_written(generated, whole)
         kept = {rep.id for rep in computed
-                if rep.id in written_so and keep_run_pages(store, rep.runs, cache, whole[rep.id])}
+                if rep.id in as_written and keep_run_pages(store, rep.runs, cache, whole[rep.id])}
         say(f"computing the run pages and writing the page data into {generated}")
         ahead = Ahead(site_run_pages(store, specs, computed, cache, whole, kept), store)
         written = hugo.write_generated(computed, generated, trends, run_pages=ahead, whole_keys=whole,

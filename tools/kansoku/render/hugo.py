@@ -489,14 +489,12 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     page_keys_file.unlink(missing_ok=True)
     page_keys: dict[str, str] = {}
     page_conds: dict[str, str] = {}  # "<report>/<anchor>" -> its condition's file
-    whole: dict[str, str] = {}  # report -> the key of its run pages as a whole, when each page has a key
     for rep_id in kept_reports:  # their files as the last build wrote them, under the same key
         files, conds = _report_run_files(last, rep_id)
         page_keys.update(files)
         page_conds.update(conds)
         wanted.update(files)
         stats["run_pages"] += len(conds) * len(LANGS)
-        whole[rep_id] = (whole_keys or {})[rep_id]
 
     listed: dict[str, set[str] | None] = {}  # the run pages' directories, read once (write_files)
     gen_s = os.fspath(gen)
@@ -528,9 +526,8 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         stats["run_pages"] += n
     stats.update(remove_unlisted(gen, wanted, GENERATED_ROOTS, since))
     tmp = page_keys_file.with_name(page_keys_file.name + ".tmp")
-    for rep_id, key in (whole_keys or {}).items():
-        if key and rep_id not in keyless:
-            whole[rep_id] = key
+    # each report's key as a whole, when each of its pages had a key (a kept report's did)
+    whole = {rep_id: key for rep_id, key in (whole_keys or {}).items() if key and rep_id not in keyless}
     tmp.write_text(json.dumps({"files": page_keys, "conds": page_conds}, sort_keys=True), encoding="utf-8")
     os.replace(tmp, page_keys_file)
     tmp = whole_file.with_name(whole_file.name + ".tmp")
@@ -595,7 +592,7 @@ def run_pages_written(gen: Path, whole_keys: dict[str, str | None]) -> set[str]:
             continue
         files, conds = _report_run_files(last, rep_id)
         if conds and all(_is_listed(gen_s, rel, listed) for rel in files) and all(
-                f"{generated_files(rep_id, page[len(rep_id) + 1:])[0]}" in files for page in conds):
+                generated_files(rep_id, page[len(rep_id) + 1:])[0] in files for page in conds):
             out.add(rep_id)
     return out
 
