@@ -400,6 +400,48 @@ def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_cha
     assert build(env).run_pages_whole == ["inc"]
 
 
+RECORD_CHANGES = [("runs", c) for c in ("origin", "status", "start_time", "citation", "hostname",
+                                         "run_toml_sha256")] + \
+                 [("sources", c) for c in ("file_name", "size_bytes", "sha256", "tool", "format", "tool_version",
+                                           "checked_against", "records_checked")] + [("run_factors", "value")]
+
+
+def _changed(column: str) -> str:
+    """An UPDATE's new value of ``column``: another value of its type, never the one there."""
+    if column == "start_time":
+        return "coalesce(start_time, TIMESTAMPTZ '2026-01-01') + INTERVAL 1 SECOND"
+    if column in ("size_bytes", "records_checked"):
+        return f"coalesce({column}, 0) + 1"
+    if column == "origin":
+        return "CASE origin WHEN 'measured' THEN 'transcribed' ELSE 'measured' END"
+    return f"coalesce({column}, '') || '-changed'"
+
+
+def test_a_run_fingerprint_covers_every_column_of_the_reports_record_of_the_run(ingested, tmp_path):
+    """The report's record of a run (report/provenance.py runs_provenance: RunInfo) is taken as the run's
+    fingerprint says (a report's run pages taken whole: report/runs.py run_pages_key): a change of any column
+    it reads changes that run's fingerprint, and no other run's."""
+    import duckdb
+
+    from kansoku.report import provenance
+    from kansoku.report.cache import RUN_FINGERPRINTS_SQL
+
+    read = {("runs", c) for c in provenance.RUN_COLUMNS} | {("sources", c) for c in provenance.SOURCE_COLUMNS}
+    assert read <= set(RECORD_CHANGES), "a column the record reads is not changed here"
+    db = copy_store(ingested[1], tmp_path / "db")
+    con = duckdb.connect(str(db))
+    before = dict(con.execute(RUN_FINGERPRINTS_SQL).fetchall())
+    run = sorted(r for r in before if r)[1]
+    for table, column in RECORD_CHANGES:
+        con.execute("BEGIN")
+        con.execute(f"UPDATE {table} SET {column} = {_changed(column)} WHERE run_id = ?", [run])
+        after = dict(con.execute(RUN_FINGERPRINTS_SQL).fetchall())
+        con.execute("ROLLBACK")
+        assert after[run] != before[run], f"{table}.{column}"
+        assert {r: fp for r, fp in after.items() if r != run} == {r: fp for r, fp in before.items() if r != run}
+    con.close()
+
+
 def test_prose_edited_renders_its_reports_pages_and_no_run_page(env):
     """A sentence written into a report's chapter changes that chapter's page; the run pages (which show other
     pages' titles, never their text) are taken from the current site, and the site is a fresh build's."""

@@ -699,6 +699,8 @@ class ComputedReport:
     values: dict[str, BoundValue] = field(default_factory=dict)  # the prose's bound values, by their
                                                                   # shortcode's arguments (report/values.py key)
     findings: list[Finding] = field(default_factory=list)  # the chapters' key results, for the cover
+    records_key: str | None = field(default=None, metadata=UNPUBLISHED)  # the key of ``runs`` and of what is
+                                       # made of them alone (report/runs.py records_key; None: not kept)
 
     def chapter(self, chapter_id: str) -> Chapter | None:
         return next((c for c in self.chapters if c.id == chapter_id), None)

@@ -316,7 +316,8 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
         # next batch made in a thread while the renderer writes one (Ahead)
         # a report whose run pages' inputs are all as the last build's takes its pages whole (their files and
         # cache entries as they are): none is made or checked one by one
-        whole = {rep.id: run_pages_key(store, spec, rep.chapters, rep.runs, cache) for spec, rep in zip(specs, computed)}
+        whole = {rep.id: run_pages_key(spec, rep.chapters, rep.runs, rep.records_key, cache)
+                 for spec, rep in zip(specs, computed)}
         as_written = hugo.run_pages_written(generated, whole)
         kept = {rep.id for rep in computed
                 if rep.id in as_written and keep_run_pages(store, rep.runs, cache, whole[rep.id])}

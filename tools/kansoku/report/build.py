@@ -25,7 +25,7 @@ from kansoku.report.comparisons import compute_comparison
 from kansoku.report.environment import environment, label_wheres
 from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.provenance import figure_representatives, item_provenance, runs_provenance
-from kansoku.report.runs import label_runs, run_pages
+from kansoku.report.runs import label_runs, records_key, run_pages
 from kansoku.report.structure import generated_body, report_pages
 from kansoku.report.values import findings, page_values
 from kansoku.spec.model import LANGS, Item, Report, text
@@ -108,7 +108,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         license=_text_dict(rep.get("license"), "[report] license", report),
         revision_history=revision_history(report), authors=authors(report), themes=themes(report),
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
-        runs=runs, environment=env,
+        runs=runs, records_key=records_key(store, report, all_run_ids, cache), environment=env,
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
         transcribed=transcribed_note(store, sorted(run_ids)), compares=compares, values=values,

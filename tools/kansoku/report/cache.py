@@ -37,14 +37,19 @@ from kansoku.values import canon
 # ingested again rewrites it, its data the same). Each file counts by its sha256 and the time its rows were
 # stored (sources.ingested_at, kept while the file is unchanged, even when seen at another place): the rows an
 # ingest derives from a file are the ingest code's, so the same bytes stored by another ingest (a store made
-# again by newer code: other rows, the same hashes) make another fingerprint.
+# again by newer code: other rows, the same hashes) make another fingerprint. Each file's row counts whole as
+# the report's record of the run reads it (report/provenance.py runs_provenance: size, tool, format, version,
+# the rendering it was checked against): a run's fingerprint and the report's context decide that record.
 RUN_FINGERPRINTS_SQL = """
 WITH f AS (
     SELECT run_id, string_agg(factor || '=' || value, chr(31) ORDER BY factor, value) AS fs
     FROM run_factors GROUP BY run_id
 ), s AS (
-    SELECT run_id, string_agg(file_name || ':' || sha256 || '@' || ingested_at::VARCHAR, chr(31)
-                              ORDER BY file_name, sha256) AS ss
+    SELECT run_id, string_agg(file_name || ':' || sha256 || '@' || ingested_at::VARCHAR || chr(29)
+                              || concat_ws(chr(29), coalesce(size_bytes::VARCHAR, '-'), coalesce(tool, '-'),
+                                           coalesce(format, '-'), coalesce(tool_version, '-'),
+                                           coalesce(checked_against, '-'), coalesce(records_checked::VARCHAR, '-')),
+                              chr(31) ORDER BY file_name, sha256) AS ss
     FROM sources WHERE run_id IS NOT NULL GROUP BY run_id
 )
 SELECT r.run_id, sha256(concat_ws(chr(30), r.origin, r.status, coalesce(r.status_note, ''),

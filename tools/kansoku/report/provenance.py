@@ -18,13 +18,20 @@ def run_anchor(run_id: str) -> str:
     return "run-" + hashlib.sha1(run_id.encode("utf-8")).hexdigest()[:12]
 
 
+# The columns of a run's row and of its files' rows that the report's record of a run (RunInfo) reads: a run's
+# fingerprint covers each of them (report/cache.py RUN_FINGERPRINTS_SQL; tests/test_build_incremental.py)
+RUN_COLUMNS = ("origin", "status", "start_time", "citation", "hostname")
+SOURCE_COLUMNS = ("file_name", "size_bytes", "sha256", "tool", "format", "tool_version", "checked_against",
+                  "records_checked")
+
+
 def runs_provenance(store: Store, run_ids: list[str]) -> dict[str, RunInfo]:
     if not run_ids:
         return {}
     out: dict[str, RunInfo] = {}
     for run_id, origin, status, start, citation, hostname in store.query(
-        "SELECT run_id, origin, status, start_time::VARCHAR, citation, hostname FROM runs WHERE run_id IN "
-            "(SELECT unnest(?::VARCHAR[])) ORDER BY run_id", [run_ids]):
+        f"SELECT run_id, {', '.join(c + '::VARCHAR' if c == 'start_time' else c for c in RUN_COLUMNS)} FROM runs "
+            "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id", [run_ids]):
         out[run_id] = RunInfo(run_id, origin, status, start, citation, hostname, run_anchor(run_id))
     for run_id, factor, value in store.query(
         "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
@@ -36,8 +43,8 @@ def runs_provenance(store: Store, run_ids: list[str]) -> dict[str, RunInfo]:
     kept = store.raw_files(run_ids)
     blobs = os.fspath(store.blobs)
     for run_id, name, size, sha, tool, fmt, ver, against, records in store.query(
-        "SELECT run_id, file_name, size_bytes, sha256, tool, format, tool_version, checked_against, records_checked "
-            "FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, file_name", [run_ids]):
+        f"SELECT run_id, {', '.join(SOURCE_COLUMNS)} FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "ORDER BY run_id, file_name", [run_ids]):
         if run_id in out:
             copy = blob_file(blobs, sha) if sha and (run_id, name) in kept else None
             out[run_id].sources.append(SourceFile(name, size, sha, tool, fmt, ver, human_size(size), copy,

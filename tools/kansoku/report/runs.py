@@ -25,6 +25,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import os
 import re
 import statistics
 import threading
@@ -293,24 +294,34 @@ def run_page_batches(store: Store, report: Report, chapters: list[Chapter], info
         yield _page_batch(store, report, uses, infos, sorted(batch), conditions, cache, keys, few, handles)
 
 
-def run_pages_key(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
+def records_key(store: Store, report: Report, run_ids: list[str], cache: ItemCache | None) -> str | None:
+    """The key of the report's records of its runs (``ComputedReport.runs``: report/build.py labelled_provenance)
+    and of what is made of them alone (their page data: render/records_cache.py). A record is made of its run's
+    fingerprint (every column of the run it reads), the report's context (its labels), the report's runs (the
+    factors that tell them apart: their titles) and where the store keeps the raw files (their copies' paths):
+    the key is made of those. None: no cache, or a run without a fingerprint."""
+    if cache is None or cache.directory is None or not run_ids:
+        return None
+    fps = cache.run_fingerprints(store)
+    if any(rid not in fps for rid in run_ids):
+        return None
+    runs = "".join(f"\0{rid}\1{fps[rid]}" for rid in sorted(run_ids))
+    return cache.whole_key("records", report, f"{os.fspath(store.blobs)}\0{runs}")
+
+
+def run_pages_key(report: Report, chapters: list[Chapter], infos: dict[str, RunInfo], records: str | None,
                   cache: ItemCache | None) -> str | None:
     """The key of a report's run pages as a whole: made of what every page's key is made of
     (``ItemCache.run_page_key``: the code, the report's context, each run's fingerprint and the report's record
-    of it, its condition, the tables and figures that use it), for all the report's runs at once. While it
-    holds, every page's key holds: a build takes the last build's pages whole (:func:`keep_run_pages`) without
-    making one of them (a spec item edited whose runs stay the same: a caption, a table added over the same
-    runs). None: no cache, or a run without a fingerprint."""
-    if cache is None or cache.directory is None or not infos:
-        return None
-    fps = cache.run_fingerprints(store)
-    if any(rid not in fps for rid in infos):
+    of it, its condition, the tables and figures that use it), for all the report's runs at once: ``records``
+    (:func:`records_key` of ``infos``) and the uses of each run. While it holds, every page's key holds: a build
+    takes the last build's pages whole (:func:`keep_run_pages`) without making one of them (a spec item edited
+    whose runs stay the same: a caption, a table added over the same runs). None: no cache, or no records key."""
+    if cache is None or cache.directory is None or not infos or records is None:
         return None
     uses = [[u.kind, u.chapter, u.item.id, u.item.label, sorted(u.runs), sorted(u.cells.items())]
             for u in _uses_index(chapters, set(infos))]
-    # (a record's repr: each of its fields, as encode gives the published ones, at half the cost)
-    runs = "".join(f"\0{rid}\1{fps[rid]}\1{infos[rid]!r}" for rid in sorted(infos))
-    return cache.whole_key("run-pages", report, runs + _inputs_json(uses))
+    return cache.whole_key("run-pages", report, records + _inputs_json(uses))
 
 
 def keep_run_pages(store: Store, infos: dict[str, RunInfo], cache: ItemCache, key: str) -> bool:
