@@ -346,8 +346,10 @@ def test_a_changed_spec_item_recomputes_that_item_only(env):
 
 def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_changes(env, monkeypatch):
     """A caption edited leaves every run page's inputs as they were: the build takes the report's run pages
-    whole (report/runs.py run_pages_key), making and checking none of them one by one, and its generated files
-    and site are a build from scratch's. A page's file gone, or one new run, and the pages are made again."""
+    whole (report/runs.py run_pages_key), making and checking none of them one by one, nor encoding the run
+    records again (render/records_cache.py), and its generated files and site are a build from scratch's. A
+    page's file gone, or one new run, and the pages are made again."""
+    from kansoku.render import hugo
     from kansoku.report import runs
 
     tmp, camp, held, db, specs, content = env
@@ -362,6 +364,14 @@ def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_cha
         return real_batch(store, report, uses, infos, run_ids, *args, **kwargs)
 
     monkeypatch.setattr(runs, "_page_batch", spy)
+    records = CallLog(tmp / "records.jsonl")  # the report's run records encoded (render/records_cache.py)
+    real_runs_data = hugo.runs_data
+
+    def runs_data_spy(rep):
+        records.append(rep.id)
+        return real_runs_data(rep)
+
+    monkeypatch.setattr(hugo, "runs_data", runs_data_spy)
     spec = specs / "inc.toml"
     spec.write_text(SPEC.replace('caption = { ja = "参照系", en = "Read" }\nmetric',
                                  'caption = { ja = "参照系 (改)", en = "Read (revised)" }\nmetric', 1),
@@ -373,6 +383,7 @@ def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_cha
     chapter = (tmp / "public" / "en" / "reports" / "inc" / "a" / "index.html").read_text(encoding="utf-8")
     assert "Read (revised)" in chapter
     assert edited.run_pages_whole == ["inc"] and batches.read() == []  # no page made, nor looked at
+    assert records.read() == []  # the records' page data as the last build made it
     assert edited.runs_reused == first.runs_computed and edited.runs_computed == 0
     assert edited.run_pages_rendered == 0 and edited.files_written > 0  # the report's own files
     fresh = build(env, "gen-fresh", "public-fresh")
@@ -380,7 +391,7 @@ def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_cha
     assert site_files(tmp / "public") == site_files(tmp / "public-fresh")
     written = json.loads((gen / "build-cache" / "run-page-files.json").read_text(encoding="utf-8"))
     assert written == json.loads((tmp / "gen-fresh" / "build-cache" / "run-page-files.json").read_text(encoding="utf-8"))
-    assert fresh.run_pages_whole == [] and batches.read()
+    assert fresh.run_pages_whole == [] and batches.read() and records.read() == ["inc"]
 
     batches.clear()
     again = build(env)  # the pages' cache entries were kept by the build that took them whole
@@ -394,8 +405,9 @@ def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_cha
     batches.clear()
     shutil.move(held, camp / "study=scaleup" / HELD_BACK)
     run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)
+    records.clear()
     one_more = build(env)  # a new run: the report's pages as a whole are not the last build's
-    assert one_more.run_pages_whole == [] and one_more.runs_computed == 1
+    assert one_more.run_pages_whole == [] and one_more.runs_computed == 1 and records.read() == ["inc"]
     assert sum(len(b) for b in batches.read()) == one_more.runs_reused + 1
     assert build(env).run_pages_whole == ["inc"]
 
@@ -743,3 +755,4 @@ def test_a_report_whose_data_did_not_change_is_taken_from_the_current_output(env
     retitled = build(env)
     assert retitled.reports_pages_reused == [] and retitled.run_pages_reused == 0
     same_as_fresh("retitled")
+

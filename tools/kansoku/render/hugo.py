@@ -53,6 +53,7 @@ from kansoku.render.charts._draw import COLORS
 from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
 from kansoku.render.palette import PALETTE
+from kansoku.render.records_cache import RecordsCache, RunsData
 from kansoku.render.run_pages import KEEP, RUN_PAGE_SUFFIX, generated_files, run_page_files
 
 GENERATED = Path("data/generated")
@@ -306,14 +307,28 @@ def drawn(figures: list[Figure], cache: FigureCache | None = None) -> dict[str, 
     return {f.id: cache.draw(f.chart_data, LANGS, charts.draw) for f in figures}
 
 
+def runs_data(rep: ComputedReport) -> RunsData:
+    """What the report's page data is made of its run records alone (render/records_cache.py keeps it): each run
+    as the report's JSON keeps it, the manifest of the published raw files, the data-sources page's parts."""
+    full = encode(rep.runs)
+    layout = sources_layout(full)
+    return RunsData(runs={rid: {"anchor": r["anchor"], "factors": r["factors"]} for rid, r in full.items()},
+                    manifest=publish.manifest(full) if rep.publish_raw else "", layout=layout,
+                    parts=[dumps([{"id": rid, **full[rid]} for rid in part]) for part in layout["sources_parts"]])
+
+
 def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None = None,
-                files: dict[str, str] | None = None) -> dict:
+                files: dict[str, str] | None = None, runs: RunsData | None = None) -> dict:
     """The page-ready data of one report: the computed report, each figure drawn (``figures``, from
-    :func:`drawn`) with its plotly strings escaped for plotly.js. The manifest of its published raw files
-    (render/publish.py), which its sources view names, goes into ``files``."""
+    :func:`drawn`) with its plotly strings escaped for plotly.js, its runs as the report's JSON keeps them
+    (``runs``: :func:`runs_data`, made here when not given; their whole records go to the data-sources page's
+    parts: :func:`sources_assets`). The manifest of its published raw files (render/publish.py), which its
+    sources view names, goes into ``files``."""
     figures = drawn(rep.figures()) if figures is None else figures
-    d = page_data.report_data(rep)
-    manifest = publish.manifest(d["runs"]) if rep.publish_raw else ""
+    runs = runs_data(rep) if runs is None else runs
+    d = page_data.report_data(rep, with_runs=False)
+    d["runs"] = runs.runs
+    manifest = runs.manifest
     if manifest and files is not None:  # a download beside the published raw files
         files[f"static/{publish.raw_dir(rep.id)}/{publish.MANIFEST}"] = manifest
     # what each table and comparison shows, per language (render/views.py: the shortcodes only place it)
@@ -341,7 +356,7 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
                 rep, fig, lang, len(figures[fig.id][lang].get("data") or []),
                 [(f"/csv/{rep.id}/figure-{fig.id}{suffix}", label) for suffix, label, _ in make(fig.chart_data, lang)]
                 if make else None)) for lang in LANGS}
-    d.update(sources_layout(d["runs"]))
+    d.update(runs.layout)
     return d
 
 
@@ -378,23 +393,21 @@ def lazy_provenance(rep_id: str, d: dict, files: dict[str, str]) -> None:
                 item["prov"] = {**prov, "groups": [], "src": f"/{rel}"}
 
 
-def sources_assets(rep_id: str, d: dict, files: dict[str, str]) -> None:
-    """Move the runs' records that only the data-sources page lists (their files, factors with labels, start,
-    host, run.toml) out of a report's JSON ``d`` into one asset per part of that page
-    (``assets/sources/<report>/<k>.json``: the part's runs in run id order, each with its ``id``), read by
-    that part alone: they are most of a large campaign's JSON, which Hugo would otherwise hold for every
-    page it renders. The JSON keeps each run's anchor and factors (a comparison's links name a run's repetition) and
-    the number of parts (``sources_part_count``)."""
-    runs = d["runs"]
+def sources_assets(rep_id: str, d: dict, files: dict[str, str], runs: RunsData) -> None:
+    """The runs' records that only the data-sources page lists (their files, factors with labels, start, host,
+    run.toml), kept out of a report's JSON ``d``: one asset per part of that page (``runs.parts`` written as
+    ``assets/sources/<report>/<k>.json``: the part's runs in run id order, each with its ``id``), read by that
+    part alone. They are most of a large campaign's JSON, which Hugo would otherwise hold for every page it
+    renders. The JSON keeps each run's anchor and factors (a comparison's links name a run's repetition) and the
+    number of parts (``sources_part_count``)."""
     parts = d.pop("sources_parts")
     d["sources_part_count"] = len(parts)
     src = next((p for p in d["pages"] if p["kind"] == "sources"), None)
     # each part's address, part 1 the page itself (the parts 2.. are sources_parts' pages)
     d["sources_paths"] = [{lang: page_data.page_path(rep_id, page_data.sources_part_id(src["id"], k), lang)
                            for lang in LANGS} for k in range(1, len(parts) + 1)] if src else []
-    for k, part in enumerate(parts, 1):
-        files[f"assets/{SOURCES_ASSETS}/{rep_id}/{k}.json"] = dumps([{"id": rid, **runs[rid]} for rid in part])
-    d["runs"] = {rid: {"anchor": r["anchor"], "factors": r["factors"]} for rid, r in runs.items()}
+    for k, text in enumerate(runs.parts, 1):
+        files[f"assets/{SOURCES_ASSETS}/{rep_id}/{k}.json"] = text
 
 
 SOURCES_ASSETS = "sources"  # assets/sources/<report>/<part>.json: the data-sources page's parts (sources_assets)
@@ -406,15 +419,16 @@ RUN_PAGES_WHOLE = "run-pages-whole.json"  # ... and each report's key of its run
 
 
 def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_cache: FigureCache,
-                  stats: dict[str, int]) -> dict[str, str]:
+                  stats: dict[str, int], records: RecordsCache | None = None) -> dict[str, str]:
     """The files of the reports (their data, CSV downloads and generated pages) and of the cross-year view,
     as {path under the generated directory: text}; the figures drawn or taken from ``figure_cache``."""
     files: dict[str, str] = {}
     for rep in computed:
         figures = drawn(rep.figures(), figure_cache)
-        d = report_json(rep, figures, files)
+        runs = (records or RecordsCache(None)).runs_data(rep, runs_data)  # (kept while its records are the same)
+        d = report_json(rep, figures, files, runs)
         lazy_provenance(rep.id, d, files)
-        sources_assets(rep.id, d, files)
+        sources_assets(rep.id, d, files, runs)
         try:
             text_ = dumps(d)
         except ValueError:
@@ -504,7 +518,8 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     # the reports' files first: a build that makes its run pages in a thread (app/build.py Ahead) draws the
     # figures while the thread runs the run pages' first statements (every run's metrics, events, seconds)
     figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
-    files = _report_files(computed, trends, figure_cache, stats)
+    records = RecordsCache(gen / BUILD_CACHE / "records")  # ... and the page data of unchanged run records
+    files = _report_files(computed, trends, figure_cache, stats, records)
     _add(stats, write_files(gen, files))
     wanted.update(files)
     del files  # (written: not held while the run pages are)
@@ -534,6 +549,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     tmp.write_text(json.dumps(whole, sort_keys=True), encoding="utf-8")
     os.replace(tmp, whole_file)
     figure_cache.prune()  # drawings no figure of this build used
+    records.prune()
     stats["figures_drawn"], stats["figures_reused"] = figure_cache.drawn, figure_cache.reused
     return stats
 

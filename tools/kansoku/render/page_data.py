@@ -169,13 +169,14 @@ def pages_data(rep: ComputedReport) -> list[PageData]:
             for i, p in enumerate(pages)]
 
 
-def report_data(rep: ComputedReport) -> dict[str, Any]:
-    """The report's page-ready data, encoded (the renderers add the views and the drawn figures to it)."""
+def report_data(rep: ComputedReport, with_runs: bool = True) -> dict[str, Any]:
+    """The report's page-ready data, encoded (the renderers add the views and the drawn figures to it).
+    ``with_runs`` false: ``runs`` left empty, for a renderer that has them encoded (render/hugo.py runs_data)."""
     return encode(ReportData(
         id=rep.id, fiscal_year=rep.fiscal_year, title=rep.title, subtitle=rep.subtitle,
         organisation=rep.organisation, revision=rep.revision, copyright=rep.copyright, license=rep.license,
         revision_history=rep.revision_history, themes=rep.themes, publish_raw=rep.publish_raw,
-        chapters=[chapter_data(c) for c in rep.chapters], runs=rep.runs, pages=pages_data(rep),
+        chapters=[chapter_data(c) for c in rep.chapters], runs=rep.runs if with_runs else {}, pages=pages_data(rep),
         path={lang: page_path(rep.id, None, lang) for lang in LANGS}, site_url=rep.site_url, pdf=rep.pdf, transcribed=rep.transcribed,
         compares={c.id: compare_data(c) for c in rep.compares}))
 

@@ -1,0 +1,67 @@
+"""The page data made of a report's records of its runs alone, kept between builds: a report whose runs did not
+change does not encode them again.
+
+A large campaign's report holds thousands of run records (``ComputedReport.runs``: each run's factors, files
+and their digests, titles). Its page data encodes every one (render/hugo.py ``runs_data``): what the report's
+JSON keeps of each run, the manifest of its published raw files, and the data-sources page's parts, each a JSON
+text. A rebuild after a caption edited has the same records; they are kept under
+``<generated>/build-cache/records/<key>.pickle``, the key being the sha256 of
+
+- the code version (every source file of the package and the words),
+- the report's records key (report/runs.py ``records_key``: the report's context, its runs and each one's
+  fingerprint, where the store keeps the raw files; None: nothing kept, made every time), and
+- the first record as it is (the addresses render/publish.py ``plan_raw`` gives the raw files are set on every
+  record, or on none).
+
+Entries no report of a build used are removed at its end, as the figure cache's are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Callable
+
+from kansoku.model import ComputedReport
+from kansoku.pickle_entries import PickleEntries
+from kansoku.resources import code_version
+
+
+@dataclass
+class RunsData:
+    """What a report's page data is made of its run records alone (render/hugo.py ``runs_data``)."""
+
+    runs: dict[str, dict]  # run id -> what the report's JSON keeps of it (its anchor and factors)
+    manifest: str          # the published raw files' SHA256SUMS (render/publish.py manifest; "" when none)
+    layout: dict           # the data-sources page's parts and each run's part (render/hugo.py sources_layout)
+    parts: list[str]       # each part's JSON: its runs' whole records, in run id order
+
+
+@dataclass
+class RecordsCache(PickleEntries):
+    """``RunsData`` kept in ``directory`` (None: made every time). ``made``/``reused`` count this build's."""
+
+    made: int = 0
+    reused: int = 0
+
+    def key(self, rep: ComputedReport) -> str | None:
+        if rep.records_key is None or not rep.runs:
+            return None
+        h = hashlib.sha256()
+        for part in (code_version(), rep.records_key, repr(next(iter(rep.runs.values())))):
+            h.update(part.encode() + b"\0")
+        return h.hexdigest()
+
+    def runs_data(self, rep: ComputedReport, make: Callable[[ComputedReport], RunsData]) -> RunsData:
+        """The report's ``RunsData``, from the cache when its records are the ones it was made of."""
+        key = self.key(rep) if self.directory is not None else None
+        if key is not None:
+            value = self.load(key)
+            if isinstance(value, RunsData):
+                self.reused += 1
+                return value
+        value = make(rep)
+        self.made += 1
+        if key is not None:
+            self.save(key, value)
+        return value
