@@ -756,3 +756,19 @@ def test_a_report_whose_data_did_not_change_is_taken_from_the_current_output(env
     assert retitled.reports_pages_reused == [] and retitled.run_pages_reused == 0
     same_as_fresh("retitled")
 
+
+def test_unlisted_files_are_removed_but_under_the_directories_kept_whole(tmp_path):
+    """render/hugo.py remove_unlisted: a file no build wrote is removed, and a directory it empties; a
+    directory kept whole (a report's run pages taken whole: every file in it the last build's) is not walked."""
+    from kansoku.render import hugo
+
+    for rel in ("data/a.json", "data/old/b.json", "assets/runs/inc/x.json", "assets/runs/inc/conditions/c.json",
+                "assets/runs/other/y.json", "content/c.md"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}", encoding="utf-8")
+    got = hugo.remove_unlisted(tmp_path, {"data/a.json", "content/c.md"}, ("data", "assets", "content"),
+                               whole=["assets/runs/inc"])
+    left = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert left == ["assets/runs/inc/conditions/c.json", "assets/runs/inc/x.json", "content/c.md", "data/a.json"]
+    assert got == {"files_removed": 2}
+    assert not (tmp_path / "data" / "old").exists() and not (tmp_path / "assets" / "runs" / "other").exists()

@@ -54,7 +54,7 @@ from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
 from kansoku.render.palette import PALETTE
 from kansoku.render.records_cache import RecordsCache, RunsData
-from kansoku.render.run_pages import KEEP, RUN_PAGE_SUFFIX, generated_files, run_page_files
+from kansoku.render.run_pages import KEEP, RUN_PAGE_SUFFIX, generated_files, run_page_dirs, run_page_files
 
 GENERATED = Path("data/generated")
 CONTENT = Path("content")
@@ -507,8 +507,9 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         files, conds = _report_run_files(last, rep_id)
         page_keys.update(files)
         page_conds.update(conds)
-        wanted.update(files)
         stats["run_pages"] += len(conds) * len(LANGS)
+    # (their directories hold their run pages' files alone, every one the last build's: not walked)
+    kept_dirs = [d for rep_id in kept_reports for d in run_page_dirs(rep_id)]
 
     listed: dict[str, set[str] | None] = {}  # the run pages' directories, read once (write_files)
     gen_s = os.fspath(gen)
@@ -539,7 +540,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
         _add(stats, write_files(gen, run_files, listed))
         wanted.update(run_files)
         stats["run_pages"] += n
-    stats.update(remove_unlisted(gen, wanted, GENERATED_ROOTS, since))
+    stats.update(remove_unlisted(gen, wanted, GENERATED_ROOTS, since, kept_dirs))
     tmp = page_keys_file.with_name(page_keys_file.name + ".tmp")
     # each report's key as a whole, when each of its pages had a key (a kept report's did)
     whole = {rep_id: key for rep_id, key in (whole_keys or {}).items() if key and rep_id not in keyless}
@@ -680,25 +681,30 @@ def _listing(folder: str, listed: dict[str, set[str] | None]) -> set[str] | None
     return listed[folder]
 
 
-def remove_unlisted(base: Path, wanted: set[str], roots: tuple[str, ...], since: int | None = None) -> dict[str, int]:
+def remove_unlisted(base: Path, wanted: set[str], roots: tuple[str, ...], since: int | None = None,
+                    whole: Iterable[str] = ()) -> dict[str, int]:
     """Remove the files under ``base/<root>/`` that are not in ``wanted`` (paths relative to ``base``), and
     emptied directories, but those modified at or after ``since`` (ns; written during this build by another
-    writer)."""
+    writer) and those under the directories ``whole`` (relative to ``base``: kept as they are, not walked)."""
     removed = 0
     keep = {os.path.normpath(os.path.join(base, rel)) for rel in wanted}
+    skip = {os.path.normpath(os.path.join(base, rel)) for rel in whole}
     for root in roots:
         top = base / root
         if not top.is_dir():
             top.mkdir(parents=True)
             continue
-        # (os.walk and strings, deepest first: a directory is looked at after everything under it)
         top_s = os.path.normpath(top)
-        for dirpath, _, files in os.walk(top_s, topdown=False):
+        walked = []
+        for dirpath, dirs, files in os.walk(top_s):  # (os.walk and strings: a campaign's files are many)
+            dirs[:] = [d for d in dirs if os.path.join(dirpath, d) not in skip]
+            walked.append(dirpath)
             for name in files:
                 path = os.path.join(dirpath, name)
                 if path not in keep and (since is None or os.stat(path).st_mtime_ns < since):
                     os.unlink(path)
                     removed += 1
+        for dirpath in reversed(walked):  # (deepest first: a directory is looked at after everything under it)
             if dirpath != top_s and not os.listdir(dirpath):
                 os.rmdir(dirpath)
     return {"files_removed": removed}

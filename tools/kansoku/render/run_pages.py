@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +57,13 @@ def generated_files(rep_id: str, anchor: str) -> tuple[str, str, dict[str, str]]
     its page in each language."""
     return (f"assets/runs/{rep_id}/{anchor}.json", "static/" + run_csv(rep_id, anchor),
             {lang: f"content/reports/{rep_id}/runs/{anchor}.{lang}.md" for lang in LANGS})
+
+
+def run_page_dirs(rep_id: str) -> tuple[str, ...]:
+    """The directories under the generated directory that hold a report's run pages' files (and their
+    conditions') and nothing else."""
+    data, csv, mds = generated_files(rep_id, "-")
+    return tuple(sorted({posixpath.dirname(p) for p in (data, csv, *mds.values())}))
 
 
 RUN_PAGE_SUFFIX = ".html"  # a run page's address after its anchor (run_page)
