@@ -437,6 +437,45 @@ def test_what_a_report_says_of_its_runs_is_recomputed_when_one_is_added(env):
     assert HELD_BACK in sources.read_text(encoding="utf-8")
 
 
+def test_a_new_run_computes_its_own_part_of_what_a_report_says_of_its_runs_alone(env, monkeypatch):
+    """What a report says of its runs as a whole is made of each run's part (its command line read and parsed:
+    report/cache.py ``ItemCache.per_run``) kept by the run's fingerprint: after one new run, the rebuild
+    reads that run's part alone from the store and combines it with the kept ones, into what a build from
+    scratch makes."""
+    from kansoku.analysis import commands
+
+    tmp, camp, held, db, specs, content = env
+    calls = CallLog(tmp / "per-run.jsonl")
+    real = commands.run_commands
+
+    def spy(store, run_ids):
+        calls.append(["commands", list(run_ids)])
+        return real(store, run_ids)
+
+    monkeypatch.setattr(commands, "run_commands", spy)
+    first = build(env)
+    every = first.per_run_computed["commands"]
+    assert len(every) > 1 and [r for _, runs in calls.read() for r in runs] == every  # every run, once
+    again = build(env)  # nothing changed: the blocks as kept; the runs' parts they were made of stay kept
+    assert again.run_sets_computed == [] and again.per_run_computed == {}
+    calls.clear()
+    shutil.move(held, camp / "study=scaleup" / HELD_BACK)
+    run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)
+    new_run = "study=scaleup/" + HELD_BACK
+    after_one = build(env)
+    assert "inc/commands" in after_one.run_sets_computed  # the blocks made anew (they now count the new run)
+    assert after_one.per_run_computed == {"commands": [new_run]}
+    assert calls.read() == [["commands", [new_run]]]  # the store asked of the new run alone
+    now = snapshot(tmp / "gen")
+
+    calls.clear()
+    fresh = build(env, "gen-fresh", "public-fresh")
+    assert fresh.per_run_computed["commands"] == sorted(every + [new_run])  # a new cache: every run read
+    scratch = snapshot(tmp / "gen-fresh")
+    assert {p: h for p, (h, _) in scratch.items()} == {p: h for p, (h, _) in now.items()}
+    assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
+
+
 def test_distinguishing_factor_values_match_the_pairwise_rule():
     from kansoku.report.environment import distinguishing
 

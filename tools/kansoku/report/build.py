@@ -72,8 +72,8 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
             caption=m.caption.as_dict(), reason=words.both(f"figure_missing_{m.reason}"),
             note=m.note.as_dict() if m.note else None) for m in ch.missing_figures]
         chapters.append(out)
-    blocks_of = cache.of_runs(store, report, "commands", commands_of,
-                              lambda: chapters_command_blocks(store, report, commands_of))
+    blocks_of = cache.of_runs(store, report, "commands", commands_of, lambda: chapters_command_blocks(
+        store, report, commands_of, kept=lambda name, runs, compute: cache.per_run(store, name, runs, compute)))
     for out, blocks in zip(chapters, blocks_of):
         out.commands = blocks
     # machines: named once per report; a table or figure mixes them only when its spec says so
