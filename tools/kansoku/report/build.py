@@ -99,7 +99,8 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     all_run_ids = sorted(run_ids)
     runs = labelled_provenance(store, report, all_run_ids)  # (read back from a pickle it took no less time)
     env = cache.of_runs(store, report, "environment", all_run_ids, lambda: label_wheres(
-        environment(store, all_run_ids, rm, names), lambda f, lang: analysis.factor_name(report, f, lang),
+        environment(store, all_run_ids, rm, names, kept=lambda *part: cache.per_run(store, *part)),
+        lambda f, lang: analysis.factor_name(report, f, lang),
         lambda f, v, lang: analysis.factor_value_label(report, f, v, lang)))
     return ComputedReport(
         id=report.id, fiscal_year=report.fiscal_year, title=report.title.as_dict(),
