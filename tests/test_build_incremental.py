@@ -491,6 +491,80 @@ def test_what_a_report_says_of_its_runs_is_recomputed_when_one_is_added(env):
     assert HELD_BACK in sources.read_text(encoding="utf-8")
 
 
+def test_a_new_run_computes_its_own_part_of_what_a_report_says_of_its_runs_alone(env, monkeypatch):
+    """What a report says of its runs as a whole is made of each run's part (its command line read and parsed,
+    its environment's captures: report/cache.py ``ItemCache.per_run``) kept by the run's fingerprint: after
+    one new run, the rebuild reads that run's parts alone from the store and combines them with the kept
+    ones, into what a build from scratch makes."""
+    from kansoku.analysis import commands
+    from kansoku.report import environment
+
+    tmp, camp, held, db, specs, content = env
+    calls = CallLog(tmp / "per-run.jsonl")
+
+    def spy(module, function, name):
+        real = getattr(module, function)
+
+        def spied(store, run_ids):
+            calls.append([name, list(run_ids)])
+            return real(store, run_ids)
+        monkeypatch.setattr(module, function, spied)
+
+    spy(commands, "run_commands", "commands")
+    spy(environment, "run_environments", "environment")
+    first = build(env)
+    every = first.per_run_computed["commands"]
+    assert len(every) > 1 and first.per_run_computed == {"commands": every, "environment": every}
+    assert sorted(calls.read()) == [["commands", every], ["environment", every]]  # every run, once
+    again = build(env)  # nothing changed: the blocks as kept; the runs' parts they were made of stay kept
+    assert again.run_sets_computed == [] and again.per_run_computed == {}
+    calls.clear()
+    shutil.move(held, camp / "study=scaleup" / HELD_BACK)
+    run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)
+    new_run = "study=scaleup/" + HELD_BACK
+    after_one = build(env)
+    assert {"inc/commands", "inc/environment"} <= set(after_one.run_sets_computed)  # made anew: they count it
+    assert after_one.per_run_computed == {"commands": [new_run], "environment": [new_run]}
+    assert sorted(calls.read()) == [["commands", [new_run]], ["environment", [new_run]]]  # the new run alone
+    now = snapshot(tmp / "gen")
+
+    fresh = build(env, "gen-fresh", "public-fresh")
+    assert fresh.per_run_computed["environment"] == sorted(every + [new_run])  # a new cache: every run read
+    scratch = snapshot(tmp / "gen-fresh")
+    assert {p: h for p, (h, _) in scratch.items()} == {p: h for p, (h, _) in now.items()}
+    assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
+
+
+def test_a_runs_part_is_computed_again_when_what_it_reads_beyond_its_fingerprint_changes(env):
+    """``ItemCache.per_run`` keys each run's part by its fingerprint and ``extra`` (what the part reads that the
+    fingerprint does not cover: the environment's ``run_hosts``): a run whose extra changed is computed again,
+    alone; a run the store does not have is computed each time."""
+    from kansoku.report.cache import ItemCache
+    from kansoku.store.db import open_store
+
+    tmp, camp, held, db, specs, content = env
+    store = open_store(db, read_only=True)
+    try:
+        runs = sorted(r for r in ItemCache(None).run_fingerprints(store) if r is not None)
+        asked: list[list[str]] = []
+
+        def parts(extra: dict[str, str], ids: list[str]) -> dict:
+            cache = ItemCache(tmp / "items")
+            got = cache.per_run(store, "part", ids, lambda rs: asked.append(rs) or {r: ("of", r) for r in rs}, extra)
+            cache.flush()
+            assert got == {r: ("of", r) for r in ids}
+            return got
+
+        extra = {r: "a" for r in runs}
+        parts(extra, runs)
+        parts(extra, runs)
+        parts({**extra, runs[1]: "b"}, runs)
+        parts({**extra, runs[1]: "b"}, runs + ["no/such/run"])
+        assert asked == [runs, [runs[1]], ["no/such/run"]]
+    finally:
+        store.close()
+
+
 def test_distinguishing_factor_values_match_the_pairwise_rule():
     from kansoku.report.environment import distinguishing
 

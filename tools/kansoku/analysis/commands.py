@@ -21,7 +21,7 @@ import re
 import shlex
 from collections import Counter
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 from kansoku import words
 from kansoku.analysis.tables import factor_name, factor_text, factor_value_label
@@ -265,7 +265,7 @@ def _template_setup(block: _Runs) -> list[dict[str, str]]:
     return out
 
 
-def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dict[str, list[dict[str, Any]]],
+def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dict[str, tuple[tuple[str, ...], ...]],
            name: str | None = None) -> CommandBlock:
     block = _Runs(report, runs)
     queries = name == "collect queries"  # its script: the statement list
@@ -319,11 +319,10 @@ def _block(report: Report, program: str, runs: list[dict[str, Any]], stored: dic
     for script in runs[0]["scripts"]:
         copies: Counter[tuple[str, str]] = Counter()
         for r in runs:
-            for s in stored.get(r["run_id"], []):
+            for file_name, sha, text, kind in stored.get(r["run_id"], ()):
                 # a pgbench script is kept under its own name; a query list as collect keeps it (queries.sql)
-                if (s["file_name"] == PurePosixPath(script).name if s["kind"] == "script"
-                        else queries):
-                    copies[(s["sha256"], s["text"])] += 1
+                if file_name == PurePosixPath(script).name if kind == "script" else queries:
+                    copies[(sha, text)] += 1
         if not copies:
             scripts.append(Script(script, None, None, 0))
         for (sha, text), k in copies.most_common():
@@ -345,53 +344,95 @@ def _script_names(parts: list[tuple[str, list[str], str | None]]) -> list[str]:
     return [re.sub(r"@\d+$", "", val) for key, _, val in parts if key.split("#")[0] in ("-f", "--file") and val]
 
 
-def chapters_command_blocks(store: Store, report: Report, chapters: list[list[str]]) -> list[list[CommandBlock]]:
+def chapters_command_blocks(store: Store, report: Report, chapters: list[list[str]],
+                            kept: Callable[..., dict[str, Any]] | None = None) -> list[list[CommandBlock]]:
     """The command blocks (measured runs whose run.toml has an argv) of each set of runs (each chapter's of
-    a report): the runs' rows read once for every
-    set (three statements a report, not three a chapter)."""
+    a report): each run's command as :func:`run_commands` reads it (asked once for every set: ``kept(name,
+    runs, compute)`` gives them as an earlier build kept them, computing those of new or changed runs alone:
+    report/cache.py ``ItemCache.per_run``), then grouped into blocks."""
     every = sorted(set().union(*map(set, chapters))) if chapters else []
     if not every:
         return [[] for _ in chapters]
-    # only the two parts of run.toml read here (every run's whole run.toml is large)
-    rows = store.query_dicts(
-        "SELECT r.run_id, (r.run_toml -> 'commands')::VARCHAR AS commands, "
-        "(r.run_toml -> 'campaign' -> 'setup')::VARCHAR AS setup FROM runs r WHERE r.origin = 'measured' "
-        "AND r.run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY r.run_id", [every])
-    factors: dict[str, dict[str, str]] = {}
-    for run_id, f, v in store.query(
-            "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-            [every]):
-        factors.setdefault(run_id, {})[f] = v
-    stored: dict[str, list[dict[str, Any]]] = {}
-    for d in store.query_dicts(
-            "SELECT s.run_id, s.file_name, s.sha256, p.text, 'script' AS kind FROM sources s "
-            "JOIN pgbench_script_files p USING (source_id) WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) "
-            "UNION ALL SELECT s.run_id, s.file_name, s.sha256, q.text, 'query-list' FROM sources s "
-            "JOIN query_list_files q USING (source_id) WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) "
-            "ORDER BY run_id, file_name", [every, every]):
-        stored.setdefault(d["run_id"], []).append(d)
-    runs_of: dict[str, dict[str, Any]] = {}  # run id -> its parsed command (or None: no command line)
-    # the block's template and its scripts, parsed once per command line (the repetitions of a condition and
-    # the chapters showing them run the same one)
-    parsed: dict[tuple[str, tuple[str, ...]], list[tuple[str, list[str], str | None]]] = {}
-    for row in rows:
-        runs_of[row["run_id"]] = _run_command(row, factors, parsed)
+
+    def compute(run_ids: list[str]) -> dict[str, Any]:
+        return run_commands(store, run_ids)
+
+    per_run = kept("commands", every, compute) if kept is not None else compute(every)
+    runs_of: dict[str, tuple[dict[str, Any], tuple[str, str, tuple[str, ...]]]] = {}
+    stored: dict[str, tuple[tuple[str, str, str, str], ...]] = {}
+    for run_id in every:  # (in run id order)
+        got = per_run.get(run_id)
+        if got is None:  # not a measured run, or no command line
+            continue
+        program, name, scripts, parts, factors, setup, files = got
+        runs_of[run_id] = ({"run_id": run_id, "parts": parts, "factors": dict(factors), "scripts": list(scripts),
+                            "setup": list(setup)}, (program, name, scripts))
+        stored[run_id] = files
     out = []
     for run_ids in chapters:
         want = set(run_ids)
         groups: dict[tuple[str, str, tuple[str, ...]], list[dict[str, Any]]] = {}
-        for row in rows:  # (in run id order)
-            got = runs_of[row["run_id"]] if row["run_id"] in want else None
-            if got is not None:
-                run, key = got
+        for run_id, (run, key) in runs_of.items():
+            if run_id in want:
                 groups.setdefault(key, []).append(run)
         out.append([_block(report, program, runs, stored, name) for (program, name, _), runs in groups.items()])
     return out
 
 
-def _run_command(row: dict[str, Any], factors: dict[str, dict[str, str]], parsed: dict
-                 ) -> tuple[dict[str, Any], tuple[str, str, tuple[str, ...]]] | None:
-    """A measured run's command as a block reads it, and the block it belongs to; None: no command line."""
+# What one run says of its command, as a block reads it (:func:`run_commands`): its program, the block's name
+# and scripts, its command line parsed (:func:`_parts`), its factors (sorted pairs), its setup commands and the
+# scripts kept with it ((file name, sha256, text, kind), in file name order). Tuples of plain values: kept for
+# every run of a campaign (report/cache.py ``ItemCache.per_run``) and read back each build.
+RunCommand = tuple[str, str, tuple[str, ...], tuple[tuple[str, tuple[str, ...], str | None], ...],
+                   tuple[tuple[str, str], ...], tuple[str, ...], tuple[tuple[str, str, str, str], ...]]
+
+
+def run_commands(store: Store, run_ids: list[str]) -> dict[str, RunCommand | None]:
+    """The command of each measured run of ``run_ids`` (None: no command line), from its row in ``runs``, its
+    factors and the scripts stored with it alone: three statements for any number of runs. What several runs
+    hold alike (a command line, a script, a factor's name) is one object, held once in a pickle of them."""
+    if not run_ids:
+        return {}
+    # only the two parts of run.toml read here (every run's whole run.toml is large)
+    rows = store.query_dicts(
+        "SELECT r.run_id, (r.run_toml -> 'commands')::VARCHAR AS commands, "
+        "(r.run_toml -> 'campaign' -> 'setup')::VARCHAR AS setup FROM runs r WHERE r.origin = 'measured' "
+        "AND r.run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY r.run_id", [run_ids])
+    share: dict[Any, Any] = {}
+
+    def one(x: Any) -> Any:
+        return share.setdefault(x, x)
+
+    factors: dict[str, list[tuple[str, str]]] = {}
+    for run_id, f, v in store.query(
+            "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [run_ids]):
+        factors.setdefault(run_id, []).append(one((one(f), one(v))))
+    stored: dict[str, list[tuple[str, str, str, str]]] = {}
+    for run_id, file_name, sha, text, kind in store.query(
+            "SELECT s.run_id, s.file_name, s.sha256, p.text, 'script' AS kind FROM sources s "
+            "JOIN pgbench_script_files p USING (source_id) WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "UNION ALL SELECT s.run_id, s.file_name, s.sha256, q.text, 'query-list' FROM sources s "
+            "JOIN query_list_files q USING (source_id) WHERE s.run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "ORDER BY run_id, file_name", [run_ids, run_ids]):
+        stored.setdefault(run_id, []).append(one((one(file_name), one(sha), one(text), one(kind))))
+    # the block's template and its scripts, parsed once per command line (the repetitions of a condition
+    # and the chapters showing them run the same one)
+    parsed: dict[tuple[str, tuple[str, ...]], Any] = {}
+    out: dict[str, RunCommand | None] = {}
+    for row in rows:
+        got = _run_command(row, parsed)
+        if got is not None:
+            program, name, scripts, parts, setup = got
+            got = (program, name, one(scripts), parts, one(tuple(sorted(factors.get(row["run_id"], [])))),
+                   one(setup), one(tuple(stored.get(row["run_id"], ()))))
+        out[row["run_id"]] = got
+    return out
+
+
+def _run_command(row: dict[str, Any], parsed: dict) -> tuple | None:
+    """A measured run's program, block name, scripts, parsed command line and setup commands; None: no
+    command line."""
     cmds = json.loads(row["commands"]) if row["commands"] else {}
     cmds = cmds if isinstance(cmds, dict) else {}
     argv = cmds.get("argv")
@@ -408,12 +449,13 @@ def _run_command(row: dict[str, Any], factors: dict[str, dict[str, str]], parsed
     if root:  # paths on the measuring machine, printed relative to the campaign root
         argv = [argv[0]] + [relative_to(a, root) for a in argv[1:]]
     key = (program, tuple(argv))
-    parts = parsed.get(key)
-    if parts is None:
-        parts = parsed[key] = _parts(argv, program)
-    name = _program_name(argv)
-    scripts = _script_names(parts) if program == "pgbench" else _query_list(parts) if name == "collect queries" else []
+    got = parsed.get(key)
+    if got is None:
+        parts = tuple((k, tuple(toks), v) for k, toks, v in _parts(argv, program))
+        name = _program_name(argv)
+        scripts = (_script_names(parts) if program == "pgbench" else _query_list(parts) if name == "collect queries"
+                   else [])
+        got = parsed[key] = (parts, name, tuple(scripts))
+    parts, name, scripts = got
     setup = (json.loads(row["setup"]) if row["setup"] else None) or []
-    run = {"run_id": row["run_id"], "parts": parts, "factors": factors.get(row["run_id"], {}),
-           "scripts": scripts, "setup": [relative_to(str(s), root) for s in setup if isinstance(s, str)]}
-    return run, (program, name, tuple(scripts))
+    return program, name, scripts, parts, tuple(relative_to(str(s), root) for s in setup if isinstance(s, str))

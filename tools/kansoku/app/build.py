@@ -57,6 +57,7 @@ class BuildResult:
     items_computed: list[str] = field(default_factory=list)  # '<report>/<item>' computed by this build
     items_reused: list[str] = field(default_factory=list)    # ... reused from the last build (unchanged inputs)
     run_sets_computed: list[str] = field(default_factory=list)  # '<report>/<block>' said of a report's runs
+    per_run_computed: dict[str, list[str]] = field(default_factory=dict)  # block -> runs whose part was computed
     whole_queries: int = 0                                   # per-run queries run over every run (none kept)
     files_written: int = 0                                   # generated files whose bytes changed
     runs_reused: int = 0                                     # run pages whose run data came from the cache
@@ -341,6 +342,7 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
     res = BuildResult()
     res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
     res.run_sets_computed = list(cache.of_runs_computed)
+    res.per_run_computed = {name: sorted(set(runs)) for name, runs in cache.per_run_computed.items()}
     res.whole_queries = cache.whole_queries
     res.files_written = written["files_written"]
     res.runs_reused, res.runs_computed = cache.runs_reused, cache.runs_computed

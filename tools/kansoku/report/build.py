@@ -72,8 +72,8 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
             caption=m.caption.as_dict(), reason=words.both(f"figure_missing_{m.reason}"),
             note=m.note.as_dict() if m.note else None) for m in ch.missing_figures]
         chapters.append(out)
-    blocks_of = cache.of_runs(store, report, "commands", commands_of,
-                              lambda: chapters_command_blocks(store, report, commands_of))
+    blocks_of = cache.of_runs(store, report, "commands", commands_of, lambda: chapters_command_blocks(
+        store, report, commands_of, kept=lambda name, runs, compute: cache.per_run(store, name, runs, compute)))
     for out, blocks in zip(chapters, blocks_of):
         out.commands = blocks
     # machines: named once per report; a table or figure mixes them only when its spec says so
@@ -99,7 +99,8 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     all_run_ids = sorted(run_ids)
     runs = labelled_provenance(store, report, all_run_ids)  # (read back from a pickle it took no less time)
     env = cache.of_runs(store, report, "environment", all_run_ids, lambda: label_wheres(
-        environment(store, all_run_ids, rm, names), lambda f, lang: analysis.factor_name(report, f, lang),
+        environment(store, all_run_ids, rm, names, kept=lambda *part: cache.per_run(store, *part)),
+        lambda f, lang: analysis.factor_name(report, f, lang),
         lambda f, v, lang: analysis.factor_value_label(report, f, v, lang)))
     return ComputedReport(
         id=report.id, fiscal_year=report.fiscal_year, title=report.title.as_dict(),

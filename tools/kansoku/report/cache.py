@@ -72,6 +72,7 @@ class ItemCache(PickleEntries):
     hits: list[str] = field(default_factory=list)
     computed: list[str] = field(default_factory=list)
     of_runs_computed: list[str] = field(default_factory=list)  # ``<report>/<name>`` of :meth:`of_runs` computed
+    per_run_computed: dict[str, list[str]] = field(default_factory=dict)  # name -> runs :meth:`per_run` computed
     runs_reused: int = 0    # runs whose page data (metrics, series; or the whole page) came from the cache
     runs_computed: int = 0  # ... were read from the store
     whole_queries: int = 0  # per-run queries run over every run (no kept rows to start from)
@@ -83,6 +84,7 @@ class ItemCache(PickleEntries):
     _pages: dict[str, bool] | None = None  # the last build's index of kept run pages: page key -> has series
     _pages_now: dict[str, bool] = field(default_factory=dict)  # ... of this build's run pages
     _reading: list[set[str]] = field(default_factory=list)  # the kept run rows each item being computed reads
+    _per_run: dict[str, dict] = field(default_factory=dict)  # key -> the entry of :meth:`per_run`, as this build has it
 
     PAGE_INDEX = "run-pages.json"  # in the directory: the kept run pages, so that a kept page is not read back
 
@@ -302,10 +304,53 @@ class ItemCache(PickleEntries):
         key = h.hexdigest()
         value = self.load(key)
         if value is None:
-            value = compute()
+            value, reads = self._reading_rows(compute)
             self.of_runs_computed.append(f"{report.id}/{name}")
             self.save(key, value)
+            self.save(f"{key}-reads", reads)
+        else:  # the per-run values it was combined from (:meth:`per_run`): kept for the build after a new run
+            for read in self.load(f"{key}-reads") or ():
+                self.keep(read)
         return value
+
+    def per_run(self, store: Store, name: str, run_ids: list[str], compute: Callable[[list[str]], dict[str, Any]],
+                extra: dict[str, str] | None = None) -> dict[str, Any]:
+        """``name``'s value of each run of ``run_ids`` (the part of what a report says of its runs that depends
+        on one run alone: its command line parsed, its environment's captures), kept by run under the sha256 of
+        the code version and ``name``, each run's value with its fingerprint (and ``extra[run]``: what the
+        value reads of the run that its fingerprint does not cover); ``compute(runs)`` gives the values of the
+        runs whose fingerprint changed and of new runs (a run it leaves out: None), only they read from the
+        store. The entry holds the runs of every report of the build (and of the last builds, while they are
+        in the store); a run the store does not have is computed each time, not kept."""
+        if self.directory is None:
+            got = compute(list(run_ids))
+            self.per_run_computed.setdefault(name, []).extend(run_ids)
+            return {r: got.get(r) for r in run_ids}
+        key = hashlib.sha256(f"{code_version()}\0per-run\0{name}".encode()).hexdigest()
+        for reading in self._reading:
+            reading.add(key)
+        fps = self.run_fingerprints(store)
+        extra = extra or {}
+
+        def fp(r: str) -> str | None:
+            return None if fps.get(r) is None else fps[r] + "\0" + extra.get(r, "")
+
+        kept = self._per_run.get(key)
+        if kept is None:
+            kept = self.load(key)
+            kept = kept if isinstance(kept, dict) else {}
+        missing = [r for r in run_ids if fp(r) is None or r not in kept or kept[r][0] != fp(r)]
+        got = compute(missing) if missing else {}
+        if missing:
+            self.per_run_computed.setdefault(name, []).extend(missing)
+            kept = {r: v for r, v in kept.items() if r in fps}
+            kept.update({r: (fp(r), got.get(r)) for r in missing if fp(r) is not None})
+            self.save(key, kept)
+        else:
+            self.keep(key)
+        self._per_run[key] = kept
+        fresh = set(missing)
+        return {r: got.get(r) if r in fresh else kept[r][1] for r in run_ids}
 
     def report_context(self, report: Any) -> str:
         """The sha256 of the report's context (its spec without the chapters: factor and metric labels, device

@@ -5,7 +5,7 @@ the cited report states (``[published.environment]`` of the transcription), labe
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from kansoku import words
 from kansoku.model import Environment
@@ -38,26 +38,20 @@ def _words(v: Any) -> dict[str, str] | str:
     return str(v)
 
 
-def transcribed_environments(store: Store, run_ids: list[str]) -> tuple[list[dict[str, Any]], int]:
-    """The environments the cited reports state for the transcribed runs among ``run_ids``: one entry per
-    distinct [published.environment], with the citations (report, table, section) of the tables that state it
-    and their number of runs; and the number of transcribed runs whose transcription states none."""
-    if not run_ids:
-        return [], 0
+def transcribed_environments(values: list[tuple]) -> tuple[list[dict[str, Any]], int]:
+    """The environments the cited reports state for the transcribed runs (``values``: their parts of
+    :func:`run_environments`, in run id order): one entry per distinct [published.environment], with the
+    citations (report, table, section) of the tables that state it and their number of runs; and the number
+    of transcribed runs whose transcription states none."""
     groups: dict[str, dict] = {}
     without = 0
-    for _run_id, rt in store.query(
-            "SELECT run_id, run_toml::VARCHAR FROM runs WHERE origin = 'transcribed' "
-            "AND run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id", [run_ids]):
-        pub = (json.loads(rt) if rt else {}).get("published") or {}
-        env = pub.get("environment") or {}
+    for _, env, cit in values:
         if not env:
             without += 1
             continue
         key = json.dumps(env, sort_keys=True, ensure_ascii=False)
         g = groups.setdefault(key, {"env": env, "citations": [], "runs": 0})
         g["runs"] += 1
-        cit = pub.get("citation") or {}
         if cit and cit not in g["citations"]:
             g["citations"].append(cit)
     out = []
@@ -106,36 +100,109 @@ def machine_value(key: str, v: Any, inv: dict[str, Any] | None = None) -> dict[s
     return str(v)
 
 
+# What one run gives the appendix (:func:`run_environments`), tuples of plain values kept for every run of a
+# campaign (report/cache.py ``ItemCache.per_run``) and read back each build:
+# - a measured run: ("measured", captured (its run.toml has [machine], [versions] or [server]), [versions],
+#   [server], its factors (sorted pairs), its own host's role, its other hosts' captures ((host_dir, role,
+#   [versions], [server]), by host_dir));
+# - a transcribed run: ("transcribed", [published.environment], [published.citation]); another: None.
+
+
+def run_environments(store: Store, run_ids: list[str]) -> dict[str, tuple | None]:
+    """Each run's part of the appendix, from its row in ``runs``, its factors and its hosts (``run_hosts``)
+    alone: three statements for any number of runs. What several runs captured alike (the same settings, the
+    same versions) is one object, held once in a pickle of them."""
+    if not run_ids:
+        return {}
+    share: dict[Any, Any] = {}
+
+    def one(x: Any) -> Any:
+        key = (type(x).__name__, json.dumps(x, ensure_ascii=False) if isinstance(x, (dict, list)) else x)
+        try:
+            return share.setdefault(key, x)
+        except TypeError:  # a tuple holding a dict (a host's captures): its parts are shared
+            return x
+
+    factors: dict[str, list[tuple[str, str]]] = {}
+    for run_id, f, v in store.query(
+            "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+            [run_ids]):
+        factors.setdefault(run_id, []).append(one((one(f), one(v))))
+    own_role: dict[str, str] = {}
+    hosts: dict[str, list[tuple]] = {}
+    for run_id, host_dir, role, ht in store.query(
+            "SELECT run_id, host_dir, role, host_toml::VARCHAR FROM run_hosts WHERE run_id IN "
+            "(SELECT unnest(?::VARCHAR[])) ORDER BY run_id, host_dir", [run_ids]):
+        if host_dir == "":
+            own_role[run_id] = role
+            continue
+        doc = json.loads(ht) if ht else {}
+        if ht is not None and isinstance(doc, dict) and any(isinstance(doc.get(k), dict) for k in ("versions", "server")):
+            hosts.setdefault(run_id, []).append(one((host_dir, role, one(doc.get("versions")), one(doc.get("server")))))
+    out: dict[str, tuple | None] = {}
+    for run_id, origin, rt in store.query(
+            "SELECT run_id, origin, run_toml::VARCHAR FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+            "ORDER BY run_id", [run_ids]):
+        doc = json.loads(rt) if rt else {}
+        if origin == "transcribed":
+            pub = doc.get("published") or {}
+            out[run_id] = ("transcribed", one(pub.get("environment") or {}), one(pub.get("citation") or {}))
+        elif origin != "measured":
+            out[run_id] = None
+        elif not any(isinstance(doc.get(k), dict) for k in ("machine", "versions", "server")):
+            out[run_id] = ("measured", False, None, None, (), None, ())
+        else:
+            out[run_id] = ("measured", True, one(doc.get("versions")), one(doc.get("server")),
+                           one(tuple(sorted(factors.get(run_id, [])))), own_role.get(run_id),
+                           one(tuple(hosts.get(run_id, ()))))
+    return out
+
+
+def run_hosts_digests(store: Store, run_ids: list[str]) -> dict[str, str]:
+    """The sha256 of what :func:`run_environments` reads of each run's hosts (``run_hosts``, which a run's
+    fingerprint does not cover: report/cache.py RUN_FINGERPRINTS_SQL), by run."""
+    return dict(store.query(
+        "SELECT run_id, sha256(string_agg(concat_ws(chr(31), host_dir, role, coalesce(host_toml::VARCHAR, '')), "
+        "chr(30) ORDER BY host_dir, role, host_toml::VARCHAR)) FROM run_hosts "
+        "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY run_id", [run_ids])) if run_ids else {}
+
+
 def environment(store: Store, run_ids: list[str], rm: "machines.RunMachines | None" = None,
-                names: dict[str, dict[str, str]] | None = None) -> Environment:
+                names: dict[str, dict[str, str]] | None = None,
+                kept: Callable[..., dict[str, Any]] | None = None) -> Environment:
     """Hardware, software versions and PostgreSQL settings of the report's measured runs (see above). The
-    machines are those of report/machines.py (every host's, by inventory), each column headed by its name."""
+    machines are those of report/machines.py (every host's, by inventory), each column headed by its name.
+    Each run's part is :func:`run_environments`' (``kept(name, runs, compute, extra)`` gives them as an earlier
+    build kept them, computing those of new or changed runs alone: report/cache.py ``ItemCache.per_run``),
+    combined here."""
     if rm is None:
         rm = machines.run_machines(store, run_ids)
         names = machines.machine_names(rm)
-    transcribed, transcribed_without = transcribed_environments(store, run_ids)
+    ordered = sorted(set(run_ids))
+
+    def compute(runs: list[str]) -> dict[str, Any]:
+        return run_environments(store, runs)
+
+    per_run = (kept("environment", ordered, compute, run_hosts_digests(store, ordered)) if kept is not None
+               else compute(ordered))
+    values = [(r, per_run.get(r)) for r in ordered]
+    transcribed, transcribed_without = transcribed_environments(
+        [v for _, v in values if v is not None and v[0] == "transcribed"])
     env = Environment(transcribed=transcribed, transcribed_without=transcribed_without)
     out: dict[str, Any] = {"transcribed": transcribed, "transcribed_without": transcribed_without, "runs": 0, "without_capture": 0, "machines": [], "machine_fields": [], "versions": [],
                            "settings": [], "settings_kind": "non_default"}
     if not run_ids:
         return env
-    rows = store.query(
-        "SELECT run_id, origin, run_toml::VARCHAR FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
-        "ORDER BY run_id", [run_ids])
+    captured: dict[str, tuple] = {}
     factors: dict[str, dict[str, str]] = {}
-    for run_id, f, v in store.query(
-            "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-            [run_ids]):
-        factors.setdefault(run_id, {})[f] = v
-    captured: dict[str, dict] = {}
-    for run_id, origin, rt in rows:
-        if origin != "measured":
+    for run_id, v in values:
+        if v is None or v[0] != "measured":
             continue
-        doc = json.loads(rt) if rt else {}
-        if not any(isinstance(doc.get(k), dict) for k in ("machine", "versions", "server")):
+        if not v[1]:
             out["without_capture"] += 1
             continue
-        captured[run_id] = doc
+        captured[run_id] = v
+        factors[run_id] = dict(v[4])
     out["runs"] = len(captured)
     if not captured:
         return Environment(**out)
@@ -177,20 +244,15 @@ def environment(store: Store, run_ids: list[str], rm: "machines.RunMachines | No
 
     # every host's captures: the run's own (run.toml) and each other host's (its host.toml), keyed by run for
     # the run's own host and by run#host= for the others, whose factors are the run's and the host's role
-    docs: dict[str, dict] = dict(captured)
-    for run_id, host_dir, role, ht in store.query(
-            "SELECT run_id, host_dir, role, host_toml::VARCHAR FROM run_hosts WHERE host_dir <> '' "
-            "AND host_toml IS NOT NULL AND run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id, host_dir",
-            [list(captured)]):
-        doc = json.loads(ht) if ht else {}
-        if isinstance(doc, dict) and any(isinstance(doc.get(k), dict) for k in ("versions", "server")):
-            docs[f"{run_id}#{host_dir}"] = doc
+    docs: dict[str, dict] = {r: {"versions": v[2], "server": v[3]} for r, v in captured.items()}
+    for run_id, v in captured.items():
+        for host_dir, role, versions, server in v[6]:
+            docs[f"{run_id}#{host_dir}"] = {"versions": versions, "server": server}
             factors[f"{run_id}#{host_dir}"] = {**factors.get(run_id, {}), "role": role}
     if len(docs) > len(captured):  # the run's own host's role too, so that every host's column says which
-        for run_id, role in store.query(
-                "SELECT run_id, role FROM run_hosts WHERE host_dir = '' AND run_id IN (SELECT unnest(?::VARCHAR[]))",
-                [list(captured)]):
-            factors[run_id] = {**factors.get(run_id, {}), "role": role}
+        for run_id, v in captured.items():
+            if v[5] is not None:
+                factors[run_id] = {**factors.get(run_id, {}), "role": v[5]}
 
     # versions: every distinct value per tool, with its number of runs (of hosts, in a run of several)
     vers: dict[str, dict[str, int]] = {}
