@@ -11,6 +11,8 @@ import json
 import random
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -189,6 +191,34 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert {p: h for p, (h, _) in scratch.items()} == {p: h for p, (h, _) in now.items()}
     # the published site too, every file byte for byte (run pages rendered or reused, raw files, static)
     assert site_files(tmp / "public-fresh") == site_files(tmp / "public")
+
+
+# what a rebuild with nothing changed must not load (tests/test_cli_start.py ON_USE): numpy computes verdicts,
+# jinja2 writes PDFs, plotly's figure classes draw figures; such a rebuild does none of these
+REBUILD_PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import kansoku.cli as cli
+from kansoku.app import forked
+forked.run_forked = lambda step: step()  # computed here: the modules a forked child loaded would not show
+code = cli.build_main(sys.argv[3:], prog="kansoku build")
+print("LOADED", json.dumps([code, sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules)]))
+"""
+
+
+def test_a_rebuild_with_nothing_changed_loads_no_numpy_jinja2_nor_plotlys_figures(env):
+    """The writer's loop: a rebuild that reuses every table and drawing loads none of the modules that only
+    computing a verdict, writing a PDF or drawing a figure needs (each a large import, paid by every start)."""
+    tmp, camp, held, db, specs, content = env
+    args = ["--db", db, "--specs", specs, "--content", content, "--out", tmp / "public", "--generated", tmp / "gen",
+            "-q"]
+    run_tool("build", *args, check=True)
+    proc = subprocess.run([sys.executable, "-c", REBUILD_PROBE, str(ROOT / "tools"),
+                           json.dumps(["numpy", "jinja2", "plotly.basedatatypes", "plotly.subplots"]),
+                           *map(str, args)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("LOADED ")), None)
+    assert line is not None, proc.stdout + proc.stderr
+    assert json.loads(line[len("LOADED "):]) == [0, []], proc.stderr
 
 
 @pytest.mark.slow  # a second ingest and builds: --all (CI); test_rebuild_reuses_everything_and_one_new_run_... is quick

@@ -75,3 +75,40 @@ def test_the_lazy_names_are_the_functions():
     for name in kansoku.store.__all__:
         assert getattr(kansoku.store, name) is getattr(db, name)
     assert db.BUILD_MEMORY_LIMIT == "500MB"
+
+
+# loaded by the path that uses them, never by a start: numpy (a verdict's test and interval), jinja2 (the PDF's
+# templates), plotly's figure classes (a figure drawn: a rebuild reuses its drawings, render/figure_cache.py)
+ON_USE = ["numpy", "jinja2", "plotly.basedatatypes", "plotly.subplots"]
+
+
+def loaded_after(code: str, modules: list[str], *args) -> list[str]:
+    """Of ``modules``, those a fresh Python has loaded after running ``code`` (kansoku's tools/ on its path;
+    ``args`` are sys.argv[1:])."""
+    probe = (f"import json, sys\nsys.path.insert(0, {str(ROOT / 'tools')!r})\n{code}\n"
+             f"print('LOADED', json.dumps(sorted(m for m in {modules!r} if m in sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", probe, *map(str, args)], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("LOADED ")), None)
+    assert line is not None, proc.stdout + proc.stderr
+    return json.loads(line[len("LOADED "):])
+
+
+def test_a_builds_modules_load_no_numpy_jinja2_nor_plotlys_figures():
+    """Every module a build's process imports (the command, the preflight, the build and its renderers; the
+    forked child that computes inherits them) loads none of ON_USE: a rebuild whose tables and drawings are
+    all reused never needs them (tests/test_build_incremental.py runs one)."""
+    code = "import kansoku.cli\nfrom kansoku.app import build, preflight\nfrom kansoku.render import charts, hugo"
+    assert loaded_after(code, ON_USE) == []
+
+
+def test_an_ingest_of_one_file_loads_no_worker_pool_nor_report_records(tmp_path):
+    """An ingest of a few files parses them in its own process: no multiprocessing (the worker pool of a
+    parallel ingest); the computed report's records (kansoku.model) only for --json; nothing of ON_USE."""
+    run = ROOT / "tests/fixtures/runs/campaign=corpus-2026-11/study=scaleup/workload=read/config=checksums-off"
+    code = ("import runpy\nsys.argv = sys.argv[1:]\ntry:\n    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+            "except SystemExit as exc:\n    assert not exc.code, exc.code")
+    heavy = ["multiprocessing", "concurrent.futures.process", "kansoku.model", *ON_USE]
+    one = ROOT / "tools" / "ingest", "-q", "--db", tmp_path / "k.duckdb", run / "clients=1/rep=1/pgbench.log"
+    assert loaded_after(code, heavy, *one) == []
+    assert loaded_after(code, heavy, *one, "--json") == ["kansoku.model"]

@@ -78,7 +78,6 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
     with sigint_held() as held:
         # after the options: --help loads no parser nor DuckDB
         from kansoku.ingest.pipeline import IngestSummary, Interrupted, ingest, stop_hasher
-        from kansoku.model import encode
     if held:
         raise KeyboardInterrupt
     try:
@@ -97,6 +96,8 @@ def ingest_main(argv: list[str] | None = None, prog: str = "kansoku ingest") -> 
         return EXIT_INTERRUPTED
     try:
         if args.json:
+            from kansoku.model import encode  # (the computed report's records: an ingest needs them for --json only)
+
             print(json.dumps(encode(IngestSummary.of(report)), indent=2, ensure_ascii=False))
         elif args.quiet:
             _print_ingest_summary(report, False, quiet=True)

@@ -9,7 +9,6 @@ import signal
 import sys
 import time
 import tomllib
-from importlib import metadata
 from pathlib import Path
 from typing import Iterable
 
@@ -22,6 +21,8 @@ EXIT_INTERRUPTED = 130
 
 
 def version() -> str:
+    from importlib import metadata  # (loaded by --version alone: no small import for every start to pay)
+
     try:
         return metadata.version("kansoku")
     except metadata.PackageNotFoundError:  # run from a checkout without pip install
@@ -29,8 +30,20 @@ def version() -> str:
             return tomllib.load(fh)["project"]["version"]
 
 
+class VersionAction(argparse.Action):
+    """--version: argparse's own, but the version is looked up when the option is given, not on every start."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{parser.prog} (kansoku) {version()}")
+        parser.exit()
+
+
 def add_version(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument("--version", action="version", version=f"%(prog)s (kansoku) {version()}")
+    ap.add_argument("--version", action=VersionAction)
 
 
 def common_options() -> argparse.ArgumentParser:

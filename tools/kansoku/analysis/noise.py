@@ -38,8 +38,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
-import numpy as np
-
 from kansoku import words
 from kansoku.analysis.verdict_method import Method
 
@@ -159,6 +157,8 @@ def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
         return sum(abs(sum(s) - expected2) >= observed2 for s in splits) / len(splits)
     counts = _rank_sum_counts(tuple(sorted(ranks2)), n)
     if counts is not None:
+        import numpy as np  # numpy only where a verdict is computed: a rebuild that reuses its tables loads none
+
         far = np.abs(np.arange(len(counts)) - expected2) >= observed2
         return float(counts[far].sum() / counts.sum())
     rng = random.Random(SEED)
@@ -191,6 +191,8 @@ def rank_sum_counts(ranks2: Sequence[int], n: int):
     top = sum(sorted(ranks2)[len(ranks2) - n:]) if n else 0
     if (n + 1) * (top + 1) > COUNT_CELLS:
         return None
+    import numpy as np  # (as in rank_sum_p)
+
     table = np.zeros((n + 1, top + 1))
     table[0, 0] = 1.0
     for r in ranks2:
@@ -208,6 +210,8 @@ def ratio_interval(value: Sequence[float], baseline: Sequence[float], method: Me
     hundred tables draws millions of resamples."""
     if not value or not baseline:
         return None
+    import numpy as np  # (as in rank_sum_p)
+
     state = random.Random(SEED).getstate()[1]
     rs = np.random.RandomState()
     rs.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), state[624]))
@@ -228,6 +232,8 @@ def ratio_interval(value: Sequence[float], baseline: Sequence[float], method: Me
 
 def _medians(rows):
     """statistics.median of each row: the middle value, or the mean of the two middle values ((a + b) / 2)."""
+    import numpy as np  # (as in rank_sum_p)
+
     s = np.sort(rows, axis=1)
     n = s.shape[1]
     if n % 2:

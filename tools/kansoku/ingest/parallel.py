@@ -18,17 +18,14 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import multiprocessing
 import os
 import shutil
 import signal
 import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -205,6 +202,8 @@ def _quiet_resource_tracker() -> None:
     """multiprocessing's resource tracker (it unlinks the pool's semaphores once the ingest has ended, however
     it ended) started with its stderr on /dev/null: after a kill -9 it still cleans up, without a 'leaked
     semaphore' warning on the user's terminal about objects it is removing."""
+    from multiprocessing import resource_tracker  # (as Pool)
+
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(2)
     try:
@@ -389,6 +388,9 @@ class Pool:
         # would run the main script again (tools/ingest has no __main__ guard, and needs nothing from
         # it): the workers are started with the main module's origin hidden. Every chunk is submitted here,
         # so every worker starts here (the executor starts workers as tasks are submitted, never later).
+        import multiprocessing  # an ingest of few files parses them in its own process, and loads none of it
+        from concurrent.futures import ProcessPoolExecutor
+
         ctx = multiprocessing.get_context("spawn")
         main = sys.modules["__main__"]
         saved = {k: main.__dict__.pop(k) for k in ("__file__", "__spec__") if k in main.__dict__}
@@ -420,6 +422,8 @@ class Pool:
 
     @staticmethod
     def _outcomes(futures: list) -> Iterator[FileOutcome]:
+        from concurrent.futures.process import BrokenProcessPool  # (as Pool)
+
         for future in futures:
             try:
                 chunk = future.result()

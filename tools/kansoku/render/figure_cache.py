@@ -8,7 +8,8 @@ is kept under ``<generated>/build-cache/figures/<key>.pickle``, the key being th
 - the code version (every source file of the package and the words: a change of a drawing recomputes
   every figure) and the version of plotly, which validates and serialises the figures,
 - the languages drawn, and
-- the chart data itself (its kind, options, numbers and every label, pickled: equal data, equal key).
+- the chart data itself (its kind, options, numbers and every label, pickled as it is once unpickled: equal
+  data, equal key, whether computed by this build or taken from the item cache).
 
 So a cached drawing is the drawing a fresh build makes of the same data, byte for byte
 (``tests/test_build_incremental.py`` compares a rebuild with a build from scratch). Entries no figure of a
@@ -51,6 +52,10 @@ class FigureCache(PickleEntries):
             data = pickle.dumps(chart, protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):
             return None  # something in the data pickle cannot hold: drawn every time
+        # equal data, equal bytes only once unpickled: a one-letter string read from the store is an object of
+        # its own, the same string unpickled is Python's single copy (pickled once, then referred to), so the
+        # data a build computed and the same data the next build took from the item cache gave two keys
+        data = pickle.dumps(pickle.loads(data), protocol=pickle.HIGHEST_PROTOCOL)
         h = hashlib.sha256()
         for part in (code_version(), plotly_version(), "\x1f".join(langs)):
             h.update(part.encode() + b"\0")

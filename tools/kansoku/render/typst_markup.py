@@ -9,17 +9,20 @@ both outputs say the same) and per-language values through ``|w``.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 from markupsafe import Markup
 
 from kansoku import words
 from kansoku.errors import KansokuError
 from kansoku.render.palette import CELL_FILLS
+
+if TYPE_CHECKING:
+    import jinja2
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 
@@ -62,30 +65,35 @@ def _finalize(v: Any) -> Any:
     return v if isinstance(v, Markup) else Markup("#" + typst_str(v))
 
 
-@jinja2.pass_context
 def _ui(ctx, key: str, arg: Any = None, **named: Any) -> str:
     return ui(ctx["lang"], key, arg, **named)
 
 
-@jinja2.pass_context
 def _w(ctx, v: Any) -> str:
     return pick(v, ctx["lang"])
 
 
-TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), finalize=_finalize,
-                               autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=False,
-                               trim_blocks=True, lstrip_blocks=True)
-TEMPLATES.filters["str"] = lambda v: Markup(typst_str(v))
-TEMPLATES.filters["raw"] = lambda v: Markup(str(v))
-TEMPLATES.filters["w"] = _w
-TEMPLATES.filters["soft"] = soft_breaks
-TEMPLATES.globals["ui"] = _ui
-TEMPLATES.globals["cell_fills"] = CELL_FILLS
+@functools.cache
+def templates() -> jinja2.Environment:
+    """The environment of ``templates/``, made on the first template rendered: a build that writes no PDF
+    places its views without loading Jinja2."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), finalize=_finalize,
+                             autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=False,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["str"] = lambda v: Markup(typst_str(v))
+    env.filters["raw"] = lambda v: Markup(str(v))
+    env.filters["w"] = jinja2.pass_context(_w)
+    env.filters["soft"] = soft_breaks
+    env.globals["ui"] = jinja2.pass_context(_ui)
+    env.globals["cell_fills"] = CELL_FILLS
+    return env
 
 
 def render(template: str, lang: str, **context: Any) -> str:
     """A template of ``templates/`` rendered in ``lang``."""
-    return TEMPLATES.get_template(template).render(lang=lang, **context).strip("\n")
+    return templates().get_template(template).render(lang=lang, **context).strip("\n")
 
 
 def raw_inline(body: str) -> str:

@@ -47,6 +47,14 @@ def escape_plotly(obj: Any, key: str | None = None) -> Any:
     return obj
 
 
+def make_subplots(**options: Any) -> go.Figure:
+    """plotly's ``make_subplots``, loaded when first called: its module loads plotly's figure classes, which a
+    build whose drawings are all reused (render/figure_cache.py) never needs."""
+    from plotly.subplots import make_subplots as make
+
+    return make(**options)
+
+
 def _registers(table: dict):
     """A decorator registering its function in ``table`` under each of the names it is given."""
     def names_of(*names: str):

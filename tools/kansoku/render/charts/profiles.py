@@ -9,10 +9,19 @@ import re
 import zlib
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from kansoku import words
-from kansoku.render.charts._draw import base_layout, compact, downloads, draws, draws_print, esc, layout, text_px
+from kansoku.render.charts._draw import (
+    base_layout,
+    compact,
+    downloads,
+    draws,
+    draws_print,
+    esc,
+    layout,
+    make_subplots,
+    text_px,
+)
 
 VERDICT_COLORS = {"higher": "#c00000", "lower": "#1f4e79", "within_noise": "#a6a6a6", "too_few_runs": "#d9d9d9"}
 UNKNOWN_COLOR = "#bdbdbd"

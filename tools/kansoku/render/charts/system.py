@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from kansoku import words
 from kansoku.model import ChartData
-from kansoku.render.charts._draw import compact, draws, hover, layout, right_axis
+from kansoku.render.charts._draw import compact, draws, hover, layout, make_subplots, right_axis
 
 CPU_COLORS = {"usr": "#1f4e79", "nice": "#9dc3e6", "sys": "#c55a11", "iowait": "#bf9000", "steal": "#7f7f7f",
               "irq": "#7030a0", "soft": "#c00000", "guest": "#548235", "gnice": "#a9d18e", "idle": "#d9d9d9"}
