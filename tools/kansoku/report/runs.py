@@ -232,17 +232,22 @@ def label_runs(report: Report, infos: dict[str, RunInfo]) -> None:
             values.setdefault(f, set()).add(v)
     order = [f for f in GROUPING if f in values] + [f for f in _factor_order(report, set(values)) if f not in GROUPING]
     shown = [f for f in order if f != REP and len(values[f]) > 1]
+    parts_of: dict[tuple[str, str, str], str] = {}  # (factor, value, language) -> its part of a title, made once
+
+    def part(f: str, v: str, lang: str) -> str:
+        got = parts_of.get((f, v, lang))
+        if got is None:
+            name, value = label(f, v, lang)
+            # a bare number says nothing without its factor's name; a repetition is the title's last part
+            got = parts_of[f, v, lang] = (words.t(lang, "column_run_n", v) if f == REP else
+                                          words.t(lang, "factor_value", name=name, value=value)
+                                          if _NUMBER.fullmatch(value) else value)
+        return got
+    separator = {lang: words.t(lang, "env_values_separator") for lang in LANGS}
     for info in infos.values():
         fs = info.factors
-        info.title = {}
-        for lang in LANGS:
-            named = dict(zip(fs, info.factor_labels[lang]))  # factor -> [its name, its value's label]
-            # a bare number says nothing without its factor's name
-            parts = [words.t(lang, "factor_value", name=named[f][0], value=named[f][1])
-                     if _NUMBER.fullmatch(named[f][1]) else named[f][1] for f in shown if f in fs]
-            if REP in fs:
-                parts.append(words.t(lang, "column_run_n", fs[REP]))
-            info.title[lang] = words.t(lang, "env_values_separator").join(parts) or info.id
+        named = [f for f in shown if f in fs] + ([REP] if REP in fs else [])
+        info.title = {lang: separator[lang].join([part(f, fs[f], lang) for f in named]) or info.id for lang in LANGS}
 
 
 def _cond_key(factors: dict[str, str]) -> tuple:
