@@ -876,3 +876,34 @@ def test_unlisted_files_are_removed_but_under_the_directories_kept_whole(tmp_pat
     assert left == ["assets/runs/inc/conditions/c.json", "assets/runs/inc/x.json", "content/c.md", "data/a.json"]
     assert got == {"files_removed": 2}
     assert not (tmp_path / "data" / "old").exists() and not (tmp_path / "assets" / "runs" / "other").exists()
+
+
+def test_the_computation_collects_garbage_less_often_and_restores_the_thresholds(env, monkeypatch):
+    """app/build.py fewer_collections: while a build computes its reports, the cyclic collector's thresholds are
+    COLLECT_AFTER (its records are freed by their reference counts; the collector's passes over the growing heap
+    cost the build time), and the caller's thresholds are back once the build is done, or has failed."""
+    import gc
+
+    from kansoku.app import build as app_build
+
+    seen = []
+    real = app_build.compute_report
+
+    def spy(*args, **kwargs):
+        seen.append(gc.get_threshold())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(app_build, "compute_report", spy)
+    before = gc.get_threshold()
+    assert before != app_build.COLLECT_AFTER
+    build(env)
+    assert seen and set(seen) == {app_build.COLLECT_AFTER}
+    assert gc.get_threshold() == before
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("a failed computation")
+
+    monkeypatch.setattr(app_build, "compute_report", fails)
+    with pytest.raises(RuntimeError):
+        build(env)
+    assert gc.get_threshold() == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import gc
@@ -276,6 +277,23 @@ def release_memory() -> None:
         pass
 
 
+# The cyclic garbage collector's thresholds while a build computes (gc.set_threshold). The computation makes
+# millions of short-lived records, nearly all freed by their reference counts; at Python's defaults the
+# collector ran over the growing heap every 700 of them (docs/build-performance.md).
+COLLECT_AFTER = (100_000, 50, 100)
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """COLLECT_AFTER while the block runs, Python's thresholds as they were after it."""
+    was = gc.get_threshold()
+    gc.set_threshold(*COLLECT_AFTER)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*was)
+
+
 def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, config: Path, wait_s: float,
                     on_wait, pdf: list[str] | None, reports: list | None, memory_limit: str, say,
                     raw_to: Path | None = None) -> tuple[BuildResult, ItemCache, list, list[ComputedReport]]:
@@ -284,6 +302,14 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
     the item cache (pruned after a build that published), the raw files to link and the reports whose PDFs to
     write. ``raw_to``: the raw files are linked there (publish.link_raw) by a thread while the run pages are
     made and written (its system calls beside their Python), and none is returned to link."""
+    with fewer_collections():
+        return _write_site_data(db, spec_dir, generated, content, config, wait_s, on_wait, pdf, reports,
+                                memory_limit, say, raw_to)
+
+
+def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, config: Path, wait_s: float,
+                     on_wait, pdf: list[str] | None, reports: list | None, memory_limit: str, say,
+                     raw_to: Path | None) -> tuple[BuildResult, ItemCache, list, list[ComputedReport]]:
     # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
     cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
     cache.write_behind()  # its entries written by a thread of their own (flushed before Hugo)
