@@ -166,6 +166,9 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert again.run_pages_rendered == 0 and again.run_pages_reused == first.run_pages_rendered  # Hugo: none
     assert again.figures_drawn == 0 and again.figures_reused == first.figures_drawn  # no figure drawn again
     assert snapshot(tmp / "gen") == before  # same bytes, not even rewritten (same modification times)
+    # each run's part of its report's command blocks and environment (ItemCache.per_run): every run's, once
+    every = first.per_run_computed["commands"]
+    assert first.per_run_computed == {"commands": every, "environment": every} and again.per_run_computed == {}
 
     shutil.move(held, camp / "study=scaleup" / HELD_BACK)
     run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)
@@ -173,6 +176,8 @@ def test_rebuild_reuses_everything_and_one_new_run_recomputes_only_its_items(env
     assert sorted(after_one.items_computed) == ["inc/read", "inc/read-line"]
     assert sorted(after_one.items_reused) == ["inc/update", "inc/update-line"]
     assert after_one.runs_computed == 1 and after_one.runs_reused == first.runs_computed  # the new run alone
+    new_run = "study=scaleup/" + HELD_BACK
+    assert after_one.per_run_computed == {"commands": [new_run], "environment": [new_run]}
     assert after_one.figures_drawn == 1 and after_one.figures_reused == first.figures_drawn - 1  # read-line
     # Hugo renders the new run's page and those of its condition's runs (their pages list it); the rest are
     # the replaced site's files
@@ -521,6 +526,7 @@ def test_what_a_report_says_of_its_runs_is_recomputed_when_one_is_added(env):
     assert HELD_BACK in sources.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # spies on the per-run steps: --all (CI); test_rebuild_reuses_everything_and_one_new_run_... is quick
 def test_a_new_run_computes_its_own_part_of_what_a_report_says_of_its_runs_alone(env, monkeypatch):
     """What a report says of its runs as a whole is made of each run's part (its command line read and parsed,
     its environment's captures: report/cache.py ``ItemCache.per_run``) kept by the run's fingerprint: after
