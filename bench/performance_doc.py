@@ -200,7 +200,8 @@ def figures_text(results: list[Result]) -> str:
     for r, f in rows:
         cells = [f"`{r.part}`", _measurement(f), f"**{_figure(f)}**", _target(f), f.get("reference") or "—",
                  r.date[:10], _link(r)]
-        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        # (a cell on one line: a failed step's error is several)
+        out.append("| " + " | ".join(" ".join(c.split()).replace("|", "\\|") for c in cells) + " |")
     out += ["", "Each file's command, revision, machine and load average before and after:", ""]
     for r in {r.path: r for r, _ in rows}.values():
         load = " → ".join("not recorded" if r.load.get(k) is None else number(r.load[k]) for k in ("before", "after"))

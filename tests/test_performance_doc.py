@@ -145,3 +145,15 @@ def test_a_damaged_results_file_is_named_and_the_command_exits_2(tmp_path, conte
                            "--page", str(tmp_path / "p.md")], capture_output=True, text=True)
     assert proc.returncode == 2 and str(bad) in proc.stderr and expected in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "p.md").exists()
+
+
+def test_a_figure_whose_words_span_lines_is_one_row_of_the_table(tmp_path):
+    """A failed step's figure carries the tool's error, lines and all (bench/growth.py): its row stays one line
+    of the table, its pipes escaped."""
+    _write(tmp_path, "2026-01-01-2cpu-test", "growth-010000.json", "growth", "2026-01-01T01:00:00+00:00",
+           [Figure("steps at 30000 runs that failed", 1, "", "0", False,
+                   extra={"error": "tools/build exited 1:\n\n[ 1.0 s] computing | the reports\nerror: out of memory"})])
+    text = performance_doc.figures_text(performance_doc.load_results(tmp_path, tmp_path))
+    rows = _rows(text)
+    assert len(rows) == 1 and len(rows[0]) == 7
+    assert "exited 1: [ 1.0 s] computing \\| the reports error: out of memory" in rows[0][1]
