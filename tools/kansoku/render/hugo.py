@@ -419,13 +419,13 @@ RUN_PAGES_WHOLE = "run-pages-whole.json"  # ... and each report's key of its run
 
 
 def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_cache: FigureCache,
-                  stats: dict[str, int], records: RecordsCache | None = None) -> dict[str, str]:
+                  stats: dict[str, int], records: RecordsCache) -> dict[str, str]:
     """The files of the reports (their data, CSV downloads and generated pages) and of the cross-year view,
     as {path under the generated directory: text}; the figures drawn or taken from ``figure_cache``."""
     files: dict[str, str] = {}
     for rep in computed:
         figures = drawn(rep.figures(), figure_cache)
-        runs = (records or RecordsCache(None)).runs_data(rep, runs_data)  # (kept while its records are the same)
+        runs = records.runs_data(rep, runs_data)  # (kept while its records are the same)
         d = report_json(rep, figures, files, runs)
         lazy_provenance(rep.id, d, files)
         sources_assets(rep.id, d, files, runs)
