@@ -39,10 +39,7 @@ class RunsData:
 
 @dataclass
 class RecordsCache(PickleEntries):
-    """``RunsData`` kept in ``directory`` (None: made every time). ``made``/``reused`` count this build's."""
-
-    made: int = 0
-    reused: int = 0
+    """``RunsData`` kept in ``directory`` (None: made every time)."""
 
     def key(self, rep: ComputedReport) -> str | None:
         if rep.records_key is None or not rep.runs:
@@ -58,10 +55,8 @@ class RecordsCache(PickleEntries):
         if key is not None:
             value = self.load(key)
             if isinstance(value, RunsData):
-                self.reused += 1
                 return value
         value = make(rep)
-        self.made += 1
         if key is not None:
             self.save(key, value)
         return value
