@@ -55,7 +55,8 @@ def _print_table(result, a_label: str, b_label: str, out) -> None:
     common = common_condition(result)
     if common:
         print("every condition: " + " ".join(f"{k}={v}" for k, v in sorted(common)), file=out)
-    print(f"verdict: exact two-sided rank-sum test at alpha {m.alpha:g} and a change of at least "
+    print(f"verdict: two-sided rank-sum test (exact; its normal approximation for groups too large to count) "
+          f"at alpha {m.alpha:g} and a change of at least "
           f"{m.min_effect * 100:g} % (\"changed\" for a metric with no better direction); fewer than {m.min_runs} runs a side gives no verdict; "
           f"interval: {m.level * 100:g} % bootstrap of the ratio of medians", file=out)
     headers = ["metric", "better", "condition", "A median [min–max] n", "B median [min–max] n", "B/A", "interval", "verdict"]

@@ -339,7 +339,7 @@ class CompareRow:
     ratio: float | None                # median(B) / median(A)
     ratio_low: float | None            # 95 % bootstrap interval of the ratio
     ratio_high: float | None
-    p_value: float | None              # exact rank-sum p
+    p_value: float | None              # rank-sum p: exact, or normal approximation beyond countable groups
     verdict: str                       # better | worse | changed | within_noise | too_few_runs | no_ratio | higher
                                        # | lower
     direction: str                     # higher_is_better | lower_is_better | neither | unknown (metric catalogue)

@@ -10,9 +10,11 @@ larger than the run-to-run noise. The method, chosen for so few repetitions:
   distribution is enumerated exactly, its false-alarm rate on pure noise is at most ``alpha`` for any
   distribution. With 3 runs against 3 the smallest attainable p is 2/20 = 0.10, reached only when the two
   ranges do not overlap; so ``alpha = 0.10`` is the strictest level at which 3×3 can show anything at all.
-  The splits are counted by rank sum (``rank_sum_counts``), not listed, so the test stays exact for 30 runs
-  against 30; only a comparison too large to count (``COUNT_CELLS``) samples the splits (fixed seed: builds
-  are reproducible).
+  The splits are counted by rank sum (``rank_sum_counts``), not listed, so the test stays exact for a hundred
+  runs against a hundred; only a comparison too large to count (``COUNT_CELLS``) takes the test's normal
+  approximation (ties and continuity corrected, as R's ``wilcox.test``), which at those sizes is as close to
+  the counted p as a sample of the splits would be, in no time (``tests/test_noise.py`` holds it to the
+  counted p).
 * **Effect threshold**: a difference that the test finds real but that is smaller than ``min_effect``
   (default 2 % of the baseline median) is reported as within noise, as asv's ``compare`` requires both a
   significant test and a ratio beyond its factor, and Bencher's percentage thresholds do.
@@ -42,8 +44,7 @@ from kansoku import words
 from kansoku.analysis.verdict_method import Method
 
 LIST_LIMIT = 1_000  # up to this many splits they are listed (3 runs against 3: 20), beyond they are counted
-COUNT_CELLS = 4_000_000  # the rank-sum count table's size (float64 cells) above which the splits are sampled
-MONTE_CARLO_DRAWS = 20_000
+COUNT_CELLS = 4_000_000  # the rank-sum count table's size (float64 cells) above which the p is approximated
 SEED = 20131  # any fixed number: the same runs give the same interval in every build
 
 VerdictKind = Literal["better", "worse", "changed", "within_noise", "too_few_runs", "no_ratio"]
@@ -122,7 +123,7 @@ class Verdict:
     ratio: float | None  # median(value) / median(baseline)
     ratio_low: float | None  # bootstrap interval of the ratio of medians
     ratio_high: float | None
-    p_value: float | None  # exact (or sampled) two-sided rank-sum p
+    p_value: float | None  # two-sided rank-sum p: exact, or its normal approximation beyond COUNT_CELLS
     n_value: int
     n_baseline: int
     method: Method = field(default_factory=Method)
@@ -134,14 +135,18 @@ class Verdict:
 
 def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
     """Two-sided p of the Wilcoxon rank-sum statistic over every split of the pooled runs into groups of the
-    observed sizes (sampled only when counting them would not fit: ``rank_sum_counts``).
+    observed sizes; its normal approximation where counting them would not fit (``rank_sum_counts``).
 
     Ties get mid-ranks; the p is the share of splits whose rank sum is at least as far from its mean as
-    the observed one (so ties can only make the test more conservative)."""
+    the observed one (so ties can only make the test more conservative). The smaller group's rank sum is the
+    one counted: the other's is the total less it, as far from its mean, and its table is smaller."""
+    if len(b) < len(a):
+        a, b = b, a
     pooled = list(a) + list(b)
     n, total = len(a), len(pooled)
     order = sorted(range(total), key=lambda i: pooled[i])
     ranks2 = [0] * total  # twice the mid-ranks: whole numbers
+    ties = 0  # the sum of t^3 - t over the groups of t tied runs (the variance's correction)
     i = 0
     while i < total:
         j = i
@@ -149,6 +154,7 @@ def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
             j += 1
         for k in range(i, j + 1):
             ranks2[order[k]] = i + j + 2
+        ties += (j - i + 1) ** 3 - (j - i + 1)
         i = j + 1
     expected2 = n * (total + 1)
     observed2 = abs(sum(ranks2[:n]) - expected2)
@@ -161,13 +167,18 @@ def rank_sum_p(a: Sequence[float], b: Sequence[float]) -> float:
 
         far = np.abs(np.arange(len(counts)) - expected2) >= observed2
         return float(counts[far].sum() / counts.sum())
-    rng = random.Random(SEED)
-    hits = 0
-    for _ in range(MONTE_CARLO_DRAWS):
-        idx = rng.sample(range(total), n)
-        if abs(sum(ranks2[k] for k in idx) - expected2) >= observed2:
-            hits += 1
-    return (hits + 1) / (MONTE_CARLO_DRAWS + 1)
+    return _normal_p(observed2 / 2, n, total - n, ties)
+
+
+def _normal_p(distance: float, n: int, m: int, ties: int) -> float:
+    """The two-sided p of a rank sum ``distance`` from its mean, by the normal approximation of its null
+    distribution: the variance corrected for ties, the distance for continuity (by half a rank)."""
+    total = n + m
+    variance = n * m / 12 * ((total + 1) - ties / (total * (total - 1)))
+    if variance <= 0:  # every run tied: every split has the same rank sum
+        return 1.0
+    z = max(distance - 0.5, 0.0) / math.sqrt(variance)
+    return min(1.0, math.erfc(z / math.sqrt(2)))
 
 
 @functools.lru_cache(maxsize=64)
@@ -183,11 +194,11 @@ def _rank_sum_counts(ranks2: tuple[int, ...], n: int):
 
 def rank_sum_counts(ranks2: Sequence[int], n: int):
     """How many ways of choosing ``n`` of the (doubled, whole) ranks give each rank sum: ``counts[s]`` for
-    s = 0 .. the largest sum, or None when the table would exceed ``COUNT_CELLS`` (then the caller samples).
+    s = 0 .. the largest sum, or None when the table would exceed ``COUNT_CELLS`` (then the caller approximates).
 
     Counted, not enumerated: one pass per run over a table of (runs chosen, sum), each run added to every
     smaller choice (a 0/1 knapsack count), so 30 runs against 30 (10^17 splits) stay exact and cheap where
-    listing or sampling the splits would not (docs/build-performance.md). Counts are floats: exact up to 2^53 splits (identical to enumerating them), beyond that to 16 digits."""
+    listing the splits would not (docs/build-performance.md). Counts are floats: exact up to 2^53 splits (identical to enumerating them), beyond that to 16 digits."""
     top = sum(sorted(ranks2)[len(ranks2) - n:]) if n else 0
     if (n + 1) * (top + 1) > COUNT_CELLS:
         return None
