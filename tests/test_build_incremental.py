@@ -292,6 +292,37 @@ def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
     assert site_files(tmp / "public-small") == site_files(tmp / "public-one")
 
 
+def test_run_pages_rendered_by_hugo_in_batches_give_the_same_site(env, monkeypatch):
+    """Beyond page_reuse.RENDER_BATCH run pages to render, Hugo renders the rest of the site with no run page
+    read, then the run pages in batches, one run each with only its batch's run pages read: the site is the one
+    a single run writes, byte for byte, every page by one run; a rebuild reuses every run page."""
+    from kansoku.render import hugo, page_reuse
+
+    tmp = env[0]
+    one = build(env, "gen-one", "public-one")
+    calls = CallLog(tmp / "hugo.jsonl")
+    real = hugo._hugo
+
+    def spy(site_root, cfgs, out, gen, content, segments, few):
+        mounted = json.loads(Path(cfgs[0]).read_text(encoding="utf-8"))["module"]["mounts"]
+        calls.append({"segments": segments, "files": [m.get("files") for m in mounted if m["target"] == "content"]})
+        return real(site_root, cfgs, out, gen, content, segments, few)
+
+    monkeypatch.setattr(hugo, "_hugo", spy)
+    monkeypatch.setattr(page_reuse, "RENDER_BATCH", max(2, one.run_pages_rendered // 3))
+    batched = build(env, "gen-batched", "public-batched")
+    runs = calls.read()
+    assert len(runs) >= 3 and all(r["segments"] == ["runs"] for r in runs[1:])
+    assert ["! reports/inc/runs/*"] in runs[0]["files"]  # the rest of the site read no run page
+    assert all(["! reports/*/runs/*"] in r["files"] for r in runs[1:])
+    assert batched.pages == one.pages and batched.run_pages_rendered == one.run_pages_rendered
+    assert site_files(tmp / "public-batched") == site_files(tmp / "public-one")
+    calls.clear()
+    again = build(env, "gen-batched", "public-batched")
+    assert again.run_pages_reused == one.run_pages_rendered and again.run_pages_rendered == 0
+    assert len(calls.read()) == 1 and site_files(tmp / "public-batched") == site_files(tmp / "public-one")
+
+
 def _run_factors(gen: Path) -> list[dict]:
     import json
 

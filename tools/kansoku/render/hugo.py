@@ -851,28 +851,55 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
     """Hugo over the site at ``site_root`` (its config: ``config``, default the site's config.toml, or the
     skeleton's when it has none) into ``out``; the number of pages it wrote. ``reuse`` (:func:`plan_reuse`):
     Hugo renders every page but those the build reuses (their files linked from the current output by the
-    caller: page_reuse.link_reused)."""
+    caller: page_reuse.link_reused), the run pages of its batches (``page_reuse.batch``) each by a run of its
+    own after the rest of the site."""
     cfg = hugo_config(gen, content, config or resources.Site(site_root.resolve()).config)
     # ... nor a generated file (written by the build: a link planted among them would be published too)
     site_links.refuse_links([gen / "content", gen / "data", gen / "static", gen / "assets"])
-    cfgs = [str(cfg.resolve())]
+    whole = json.loads(cfg.read_text(encoding="utf-8"))
+    given = whole.get("module", {}).get("mounts", [])
+    build_cfg, seg_file = gen / "hugo-build.json", gen / "hugo-segments.json"
+    cfgs = [cfg]
     if reuse is not None:  # the run pages taken from the current output are not read (page_reuse.mounts)
-        whole = json.loads(cfg.read_text(encoding="utf-8"))
-        given = whole.get("module", {}).get("mounts", [])
         these = page_reuse.mounts(reuse, gen, given)
-        build_cfg = gen / "hugo-build.json"
         if these is given:
             build_cfg.unlink(missing_ok=True)
         else:
-            whole["module"]["mounts"] = these
-            build_cfg.write_text(json.dumps(whole, ensure_ascii=False, indent=1), encoding="utf-8")
-            cfgs = [str(build_cfg.resolve())]
-    segments: list[str] = []
-    seg_file = page_reuse.write_segments(reuse, gen) if reuse is not None else None
-    if seg_file is not None:
-        cfgs.append(str(seg_file.resolve()))
-        segments = sorted(reuse.segments())
-    cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", ",".join(cfgs),
+            _write_json(build_cfg, {**whole, "module": {**whole["module"], "mounts": these}})
+            cfgs = [build_cfg]
+    segments = reuse.segments() if reuse is not None else None
+    if segments is None:
+        seg_file.unlink(missing_ok=True)
+    else:
+        _write_json(seg_file, {"segments": segments})
+        cfgs.append(seg_file)
+    _hugo(site_root, cfgs, out, gen, content, sorted(segments or ()),
+          few=reuse is not None and bool(reuse.reuse or reuse.reports_reuse))
+    # the pages Hugo wrote (the reused ones are linked beside them by the caller: page_reuse.link_reused)
+    pages = sum(sum(1 for n in files + dirs if n.endswith(".html")) for _, dirs, files in os.walk(out))
+    for batch in reuse.batches if reuse is not None else ():
+        # into a directory of its own (Hugo empties its destination), its run pages then moved into ``out``
+        scratch = out.with_name(out.name + "-batch")  # (a killed build's leftover: publish.fresh_output)
+        _write_json(build_cfg, {**whole, "module": {**whole["module"], "mounts": batch.mounts(gen, given)}})
+        _write_json(seg_file, {"segments": batch.segments()})
+        try:
+            _hugo(site_root, [build_cfg, seg_file], scratch, gen, content, ["runs"], few=False)
+            pages += publish.move_files(scratch, out, [f for k in sorted(batch.keys)
+                                                       for f in page_reuse.page_files(k, reuse.langs)])
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return pages
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def _hugo(site_root: Path, cfgs: list[Path], out: Path, gen: Path, content: Path, segments: list[str],
+          few: bool) -> None:
+    """One run of Hugo into ``out`` with the config files ``cfgs``, writing the ``segments`` named (all when
+    none); its errors and warnings are the build's error."""
+    cmd = [hugo_binary(), "--source", str(site_root.resolve()), "--config", ",".join(str(c.resolve()) for c in cfgs),
            "--destination", str(out.resolve()), "--cleanDestinationDir", "--panicOnWarning", "--printI18nWarnings",
            "--cacheDir", str((gen / "hugo-cache").resolve())]
     if segments:  # named segments only (Hugo >= 0.124)
@@ -880,10 +907,8 @@ def run_hugo(out: Path, gen: Path = GENERATED, content: Path = CONTENT, site_roo
     # bounded by its input (kansoku.external): the generated data and the prose (not the build's caches)
     read = [gen / root for root in GENERATED_ROOTS] + [content]
     proc = external.run("hugo", cmd, nbytes=external.input_bytes(read), capture_output=True, text=True,
-                        env=hugo_env(few=reuse is not None and bool(reuse.reuse or reuse.reports_reuse)))
+                        env=hugo_env(few=few))
     if proc.returncode != 0:
         lines = (proc.stdout + "\n" + proc.stderr).splitlines()
         log = "\n".join(ln for ln in lines if ln.startswith(("ERROR", "WARN", "Error"))) or "\n".join(lines[-20:])
         raise KansokuError("hugo failed:\n" + log)
-    # the pages Hugo wrote (the reused ones are linked beside them by the caller: page_reuse.link_reused)
-    return sum(sum(1 for n in files + dirs if n.endswith(".html")) for _, dirs, files in os.walk(out))

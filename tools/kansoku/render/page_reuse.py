@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -83,13 +84,21 @@ class RunPagePlan:
     parts_reuse: set[str] = field(default_factory=set)          # ... taken from the current output
     runs_linked: set[str] = field(default_factory=set)          # reports whose pages look their run pages up
     csvs: set[str] = field(default_factory=set)                 # run pages with a series download (run_csv)
+    batches: list[RenderBatch] = field(default_factory=list)    # run pages rendered after the rest (:func:`batch`)
+
+    @property
+    def batched(self) -> set[str]:
+        """The run pages Hugo renders in batches, after the run that renders the rest of the site."""
+        return {k for b in self.batches for k in b.keys}
 
     def hidden(self) -> list[str]:
-        """The reports whose reused run pages Hugo neither reads nor writes (:func:`mounts`), nor copies their
-        downloads: the build publishes those (:func:`link_reused`)."""
-        if not self.reuse or len(self.render) > HIDE_MAX:
-            return []
-        return sorted({k.split("/")[0] for k in self.reuse} - (self.runs_linked - self.reports_reuse))
+        """The reports whose reused or batched run pages the run that renders the rest of the site neither reads
+        nor writes (:func:`mounts`), nor copies their downloads: the build publishes those (:func:`link_reused`)."""
+        batched = self.batched
+        hide = {k.split("/")[0] for k in batched}
+        if self.reuse and len(self.render - batched) <= HIDE_MAX:
+            hide |= {k.split("/")[0] for k in self.reuse} - (self.runs_linked - self.reports_reuse)
+        return sorted(hide)
 
     def segments(self) -> dict | None:
         """Hugo's segments config for this build, or None: render everything (nothing to reuse)."""
@@ -100,13 +109,85 @@ class RunPagePlan:
             excludes += [{"path": f"/reports/{rep}"}, {"path": f"/reports/{rep}/**"}]
         excludes += [{"path": "/" + sources_part_source(*part.split("/"))} for part in sorted(self.parts_reuse)]
         segs: dict = {"rest": {"includes": [{"path": "**"}], "excludes": excludes}}
-        if self.render:
-            paths = ",".join(f"/reports/{k.split('/')[0]}/runs/{k.split('/')[1]}" for k in sorted(self.render))
-            segs["runs"] = {"includes": [{"path": "{" + paths + "}"}]}
+        shown = self.render - self.batched
+        if shown:
+            segs["runs"] = _runs_segment(shown)
         return segs
 
 
-def _page_files(key: str, langs: tuple[str, ...]) -> list[str]:
+@dataclass
+class RenderBatch:
+    """Run pages one Hugo run renders after the run that renders the rest of the site: ``keys``, whose anchors
+    (``run-`` and hexadecimal digits: report/provenance.py run_anchor) start with one of ``prefixes``."""
+
+    keys: set[str]
+    prefixes: list[str]
+
+    def mounts(self, gen: Path, given: list[dict]) -> list[dict]:
+        """``given`` (hugo.json's mounts) but that the generated content holds no run page outside the batch's
+        prefixes and no static file is copied (the build publishes the downloads: :func:`link_reused`)."""
+        src = str((gen / "content").resolve())
+        out: list[dict] = []
+        for m in given:
+            if m.get("target") == "static":
+                out.append({**m, "files": ["! **"]})
+            elif m.get("target") == "content" and m.get("source") == src and "files" not in m:
+                out.append({**m, "files": ["! reports/*/runs/*"]})
+                out.append({**m, "files": [f"reports/*/runs/{BATCH_PREFIX}{_either(self.prefixes)}*"]})
+            else:
+                out.append(m)
+        return out
+
+    def segments(self) -> dict:
+        return {"runs": _runs_segment(self.keys)}
+
+
+def _runs_segment(keys: set[str]) -> dict:
+    paths = ",".join(f"/reports/{k.split('/')[0]}/runs/{k.split('/')[1]}" for k in sorted(keys))
+    return {"includes": [{"path": "{" + paths + "}"}]}
+
+
+# A build rendering more run pages than this (of each language) renders them in batches of about this many,
+# one Hugo run each, after the run that renders the rest of the site: Hugo holds every page it reads in memory
+# (its heap, and its time under the memory it is given, grow with the pages), so a run over every run page of a
+# large campaign would need memory in proportion to its runs (docs/build-performance.md, "Hugo's memory")
+RENDER_BATCH = 10_000
+BATCH_PREFIX = "run-"  # a batch is the anchors starting with some of the 256 two-digit prefixes after it
+_BUCKET = re.compile(r"^run-([0-9a-f]{2})[0-9a-f]*$")
+
+
+def batch(res: RunPagePlan, size: int | None = None) -> None:
+    """Split the run pages to render into batches of about ``size`` (RENDER_BATCH) when there are more: those
+    of reports whose other pages do not look their run pages up (``runs_linked``: those are read by the run that
+    renders the rest of the site, and rendered by it), cut along the first two digits of their anchors."""
+    size = size or RENDER_BATCH
+    eligible = {k for k in res.render if k.split("/")[0] not in res.runs_linked}
+    by_report: dict[str, list[str]] = {}
+    for k in eligible:
+        by_report.setdefault(k.split("/")[0], []).append(k)
+    for rep, keys in by_report.items():  # a report's run pages are batched all or none
+        if not SAFE.match(rep) or not all(_BUCKET.match(k.split("/")[1]) for k in keys):
+            eligible -= set(keys)
+    if len(eligible) <= size:
+        return
+    buckets: dict[str, set[str]] = {}
+    for k in eligible:
+        buckets.setdefault(k.split("/")[1][len(BATCH_PREFIX):len(BATCH_PREFIX) + 2], set()).add(k)
+    n = math.ceil(len(eligible) / size)
+    target = len(eligible) / n
+    cur, done = RenderBatch(set(), []), 0
+    for prefix in sorted(buckets):
+        cur.keys |= buckets[prefix]
+        cur.prefixes.append(prefix)
+        if len(cur.keys) + done >= target * (len(res.batches) + 1) and len(res.batches) < n - 1:
+            res.batches.append(cur)
+            done += len(cur.keys)
+            cur = RenderBatch(set(), [])
+    if cur.keys:
+        res.batches.append(cur)
+
+
+def page_files(key: str, langs: tuple[str, ...]) -> list[str]:
     rep, anchor = key.split("/")
     return [run_page(rep, anchor, lang) for lang in langs]
 
@@ -261,7 +342,7 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
     for key, fp in res.fingerprints.items():
         rep, anchor = key.split("/")
         usable = (before.get(key) == fp and SAFE.match(rep) and SAFE.match(anchor)
-                  and all(os.path.isfile(os.path.join(out_s, f)) for f in _page_files(key, res.langs))
+                  and all(os.path.isfile(os.path.join(out_s, f)) for f in page_files(key, res.langs))
                   and (key not in res.csvs or os.path.isfile(os.path.join(out_s, run_csv(rep, anchor)))))
         (res.reuse if usable else res.render).add(key)
     if any(not (SAFE.match(k.split("/")[0]) and SAFE.match(k.split("/")[1])) for k in res.render):
@@ -269,6 +350,7 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
         res.reuse = set()
         res.reports_reuse = set()
         res.parts_reuse = set()
+    batch(res)
     return res
 
 
@@ -378,7 +460,7 @@ def mounts(plan_: RunPagePlan, gen: Path, given: list[dict]) -> list[dict]:
             continue
         out.append({**m, "files": [f"! reports/{rep}/runs/*" for rep in hide]})
         shown: dict[str, list[str]] = {}
-        for key in sorted(plan_.render):
+        for key in sorted(plan_.render - plan_.batched):
             rep, anchor = key.split("/")
             if rep in hide:
                 shown.setdefault(rep, []).append(anchor)
@@ -390,17 +472,6 @@ def mounts(plan_: RunPagePlan, gen: Path, given: list[dict]) -> list[dict]:
 
 def _either(names: list[str]) -> str:
     return names[0] if len(names) == 1 else "{" + ",".join(names) + "}"
-
-
-def write_segments(plan_: RunPagePlan, gen: Path) -> Path | None:
-    """The segments config file for Hugo (a second ``--config``), or None when every page is rendered."""
-    segs = plan_.segments()
-    path = gen / "hugo-segments.json"
-    if segs is None:
-        path.unlink(missing_ok=True)
-        return None
-    path.write_text(json.dumps({"segments": segs}, ensure_ascii=False), encoding="utf-8")
-    return path
 
 
 def link_reused(plan_: RunPagePlan, new: Path, gen: Path) -> int:
@@ -423,7 +494,7 @@ def link_reused(plan_: RunPagePlan, new: Path, gen: Path) -> int:
                 made.add(os.path.dirname(target))
                 shutil.copyfile(os.path.join(gen, "static", rel), target)
     for key in sorted(plan_.reuse):
-        for rel in _page_files(key, plan_.langs):
+        for rel in page_files(key, plan_.langs):
             link_or_copy(os.path.join(plan_.out, rel), os.path.join(new, rel), made)
             n += 1
     folders = [(f"{lang}/reports/{part}", False) for part in sorted(plan_.parts_reuse) for lang in plan_.langs]

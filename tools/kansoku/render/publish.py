@@ -117,6 +117,22 @@ def staging_for(new: Path) -> Path:
     return staging
 
 
+def move_files(src: Path, dest: Path, rels: list[str]) -> int:
+    """Move the files ``rels`` (paths relative to both) from ``src`` into ``dest``, their folders made as
+    needed; the number moved. A file missing in ``src`` or already in ``dest`` is a build error."""
+    made: set[str] = set()
+    for rel in rels:
+        target = os.path.join(dest, rel)
+        folder = os.path.dirname(target)
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
+        if os.path.lexists(target):
+            raise KansokuError(f"{target}: written twice (two writers of one page)")
+        os.rename(os.path.join(src, rel), target)
+    return len(rels)
+
+
 def merge_into(src: Path, dest: Path) -> None:
     """Move everything under ``src`` into ``dest`` (``src`` is removed): an entry ``dest`` lacks is moved whole
     (one rename for a whole folder of pages); in a folder both hold, the side with fewer entries is moved
