@@ -509,7 +509,6 @@ def _metrics_by_branch(store: Store, run_ids: list[str] | None = None, together:
     order (a few runs' own rows, ``Store.runs_only``: one statement is planned once instead of one per
     branch). A metric several hosts of a run measured is named by role: cpu_idle_pct[server], cpu_idle_pct[client]."""
     where = "" if run_ids is None else " AND run_id IN " + only_runs("_IN_RUNS", run_ids)
-    rows: dict[tuple[str, str], list[tuple[str | None, float]]] = {}
     selects = [f"SELECT run_id, metric, role, value FROM ({select}) WHERE value IS NOT NULL AND isfinite(value){where}"
                for select in run_metric_selects()]
     if together:
@@ -517,14 +516,33 @@ def _metrics_by_branch(store: Store, run_ids: list[str] | None = None, together:
             f"SELECT *, {i} AS branch_no FROM ({sel})" for i, sel in enumerate(selects)) + ") ORDER BY run_id, metric, branch_no"]
     else:
         selects = [f"{sel} ORDER BY run_id, metric" for sel in selects]
+    # each run's rows by metric, a run's dict made final before the next run's (every run's metrics of a
+    # campaign are millions of values: no key, list or tuple more than the result's own)
+    rows: dict[str, dict[str, Any]] = {}
     for sql in selects:
         for rid, metric, role, v in store.query(sql):
-            rows.setdefault((rid, metric), []).append((role, v))
+            mine = rows.get(rid)
+            if mine is None:
+                mine = rows[rid] = {}
+            had = mine.get(metric)
+            if had is None:
+                mine[metric] = (role, v)
+            elif type(had) is list:
+                had.append((role, v))
+            else:
+                mine[metric] = [had, (role, v)]
     out: dict[str, dict[str, float]] = {}
-    for rid, metric in sorted(rows, key=lambda k: (k[0] is None, k)):
-        got = rows[(rid, metric)]
-        for role, v in got:
-            out.setdefault(rid, {})[f"{metric}[{role}]" if len(got) > 1 and role is not None else metric] = stable(v)
+    for rid in sorted(rows, key=lambda r: (r is None, r)):
+        mine = rows.pop(rid)
+        named: dict[str, float] = {}
+        for metric in sorted(mine):
+            got = mine[metric]
+            if type(got) is list:
+                for role, v in got:
+                    named[f"{metric}[{role}]" if role is not None else metric] = stable(v)
+            else:
+                named[metric] = stable(got[1])
+        out[rid] = named
     return out
 
 
