@@ -323,6 +323,35 @@ def test_run_pages_rendered_by_hugo_in_batches_give_the_same_site(env, monkeypat
     assert len(calls.read()) == 1 and site_files(tmp / "public-batched") == site_files(tmp / "public-one")
 
 
+def test_every_runs_seconds_made_a_chunk_of_runs_at_a_time_are_the_whole_statements(env, monkeypatch):
+    """The temporary table of every run's seconds (report/runs.py SERIES_SECONDS_TABLE) is filled SERIES_CHUNK
+    runs a statement, so its memory does not grow with the runs: chunks of two runs give each run the series
+    rows one statement over every run gives."""
+    from kansoku.report import runs as report_runs
+    from kansoku.store.db import Store, open_store
+
+    db = env[3]
+    whole_store = open_store(db, read_only=True)
+    run_ids = sorted(r for (r,) in whole_store.query("SELECT run_id FROM runs"))
+    whole = report_runs._batch_series(whole_store, run_ids)
+    whole_store.close()
+    statements = []
+    real = Store.temp_table
+
+    def spy(self, name, sql, params=None, append=False):
+        statements.append((name, len(params[0]), append))
+        return real(self, name, sql, params, append)
+
+    monkeypatch.setattr(Store, "temp_table", spy)
+    monkeypatch.setattr(report_runs, "SERIES_CHUNK", 2)
+    store = open_store(db, read_only=True)
+    chunked = {r: row for batch in (run_ids[:3], run_ids[3:]) for r, row in report_runs._batch_series(store, batch).items()}
+    store.close()
+    assert len(run_ids) > 4 and len(statements) == (len(run_ids) + 1) // 2
+    assert statements[0][2] is False and all(append for _, _, append in statements[1:])
+    assert whole and chunked == whole
+
+
 def _run_factors(gen: Path) -> list[dict]:
     import json
 

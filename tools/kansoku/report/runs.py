@@ -197,9 +197,12 @@ SERIES_SQL = _SERIES_WITH + _SERIES_LISTS.format(rows="j")
 # views over every stored row (the run filter does not make the scan smaller), once per batch.
 # Instead every run's seconds (the rows of j) are made once into a temporary table, in the order of the
 # batches (``pos``: zone maps on an integer skip the other batches' row groups), and each batch groups its own.
+# The table is filled SERIES_CHUNK runs a statement: one statement over every run joined, sorted and grouped
+# every run's seconds at once, its memory growing with the runs, beyond the build's limit at a large campaign.
 SERIES_SECONDS_TABLE = "kansoku_series_seconds"
+SERIES_CHUNK = 5_000
 _SERIES_SECONDS_SQL = (_SERIES_WITH + ", o AS (SELECT unnest(?::VARCHAR[]) AS run_id, "
-                       "generate_subscripts(?::VARCHAR[], 1) AS pos)\n"
+                       "generate_subscripts(?::VARCHAR[], 1) + ?::BIGINT AS pos)\n"
                        "SELECT o.pos, j.* FROM j JOIN o ON o.run_id = j.run_id ORDER BY o.pos, j.second")
 
 
@@ -651,7 +654,10 @@ def _batch_series(store: Store, run_ids: list[str]) -> dict[str, tuple]:
         order = list(store.__dict__.get("_kansoku_series_order", []))
         listed = set(order)
         order += [r for (r,) in store.query("SELECT run_id FROM runs ORDER BY run_id") if r not in listed]
-        shared.temp_table(SERIES_SECONDS_TABLE, _SERIES_SECONDS_SQL, [order, order, order])
+        for start in range(0, max(len(order), 1), SERIES_CHUNK):  # (in order: the table's rows stay by pos)
+            chunk = order[start:start + SERIES_CHUNK]
+            shared.temp_table(SERIES_SECONDS_TABLE, _SERIES_SECONDS_SQL, [chunk, chunk, chunk, start],
+                              append=start > 0)
         return {r: i + 1 for i, r in enumerate(order)}  # generate_subscripts counts from 1
     pos = _per_store(store, "series_positions", make)
     at = [pos[r] for r in run_ids if r in pos]

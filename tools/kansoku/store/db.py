@@ -372,9 +372,14 @@ class Store:
         finally:
             cur.close()
 
-    def temp_table(self, name: str, select_sql: str, params: Sequence[Any] | None = None) -> None:
-        """A temporary table ``name`` (this connection's, gone when it closes) of a SELECT's rows, in their order."""
-        self.con.execute(f'CREATE OR REPLACE TEMP TABLE "{name}" AS {select_sql}', list(params or []))
+    def temp_table(self, name: str, select_sql: str, params: Sequence[Any] | None = None,
+                   append: bool = False) -> None:
+        """A temporary table ``name`` (this connection's, gone when it closes) of a SELECT's rows, in their order;
+        ``append``: the rows added after the table's own."""
+        if append:
+            self.con.execute(f'INSERT INTO temp."{name}" {select_sql}', list(params or []))
+        else:
+            self.con.execute(f'CREATE OR REPLACE TEMP TABLE "{name}" AS {select_sql}', list(params or []))
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
         """Rows of a read-only query over the stored tables and views."""
