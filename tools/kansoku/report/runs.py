@@ -199,8 +199,10 @@ SERIES_SQL = _SERIES_WITH + _SERIES_LISTS.format(rows="j")
 # batches (``pos``: zone maps on an integer skip the other batches' row groups), and each batch groups its own.
 # The table is filled SERIES_CHUNK runs a statement: one statement over every run joined, sorted and grouped
 # every run's seconds at once, its memory growing with the runs, beyond the build's limit at a large campaign.
+# Each statement scans the samples' tables whole again (their rows are not in the chunks' order), so a chunk is
+# large: a campaign of up to SERIES_CHUNK runs is one statement.
 SERIES_SECONDS_TABLE = "kansoku_series_seconds"
-SERIES_CHUNK = 5_000
+SERIES_CHUNK = 10_000
 _SERIES_SECONDS_SQL = (_SERIES_WITH + ", o AS (SELECT unnest(?::VARCHAR[]) AS run_id, "
                        "generate_subscripts(?::VARCHAR[], 1) + ?::BIGINT AS pos)\n"
                        "SELECT o.pos, j.* FROM j JOIN o ON o.run_id = j.run_id ORDER BY o.pos, j.second")
