@@ -83,6 +83,13 @@ def projections(by_size: dict[int, dict[str, list[dict]]], to: int = PROJECTED_R
     return out
 
 
+def failure_figures(sizes: list[int], failed: dict[int, str]) -> list[Figure]:
+    """One figure a size measured: 1 when a step failed at it (its error kept), 0 when every step passed, so
+    that the latest run at a size says whether the steps pass there (docs/performance.md shows the latest)."""
+    return [Figure(f"steps at {n} runs that failed", int(n in failed), "", target="0", met=n not in failed,
+                   extra={"error": failed[n][-600:]} if n in failed else {}) for n in sizes]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dir", type=Path, help="setup kept here, a store a size (default: a temporary directory, "
@@ -105,8 +112,7 @@ def main() -> int:
             except SystemExit as exc:  # a step that failed at this size is a result too: kept, and the next size run
                 failed[n] = str(exc)
                 print(f"   failed at {n} runs: {exc}", flush=True)
-    figs = figures(by_size) + [Figure(f"steps at {n} runs that failed", 1, "", target="0", met=False,
-                                      extra={"error": err[-600:]}) for n, err in failed.items()]
+    figs = figures(by_size) + failure_figures(sorted(set(by_size) | set(failed)), failed)
     for f in figs:
         print(f"{f.name:55} {f.value:9.2f} {f.unit:3} {f.target}  {'' if f.met is None else 'met' if f.met else 'MISSED'}")
     record("growth", figs, raw={"memory_limit": args.memory_limit, "failed": {str(n): e for n, e in failed.items()},

@@ -33,3 +33,12 @@ def test_a_step_is_projected_through_the_two_largest_sizes():
 def test_nothing_is_projected_from_one_size_or_past_the_sizes_measured():
     assert growth.projections({10000: {"full": _step(60.0, 900.0)}}) == []
     assert growth.projections({1000: {"full": _step(6.0, 90.0)}, 100000: {"full": _step(600.0, 900.0)}}) == []
+
+
+def test_each_size_says_whether_a_step_failed_there():
+    """A size whose steps all passed gives 0 (met), a failed one 1 with its error: a later passing run replaces
+    an earlier failure on the performance page."""
+    figs = growth.failure_figures([10000, 30000], {30000: "x" * 700 + "out of memory"})
+    assert [(f.name, f.value, f.met) for f in figs] == [("steps at 10000 runs that failed", 0, True),
+                                                         ("steps at 30000 runs that failed", 1, False)]
+    assert figs[0].extra == {} and figs[1].extra["error"].endswith("out of memory") and len(figs[1].extra["error"]) == 600
