@@ -148,7 +148,7 @@ def _figure(f: dict) -> str:
         return f"{number(f['value'])}{unit}"
     if f["value"] == 1 and unit.isalpha() and unit.endswith("s") and len(unit) > 3:  # "1 input"; never "MB/s"
         unit = unit[:-1]
-    return f"{number(f['value'])} {unit}"
+    return f"{number(f['value'])} {unit}".rstrip()  # (a count has no unit: no space before the bold's end)
 
 
 def _target(f: dict) -> str:
@@ -158,7 +158,7 @@ def _target(f: dict) -> str:
     for ascii_, sign in _COMPARISONS.items():
         target = target.replace(ascii_, sign)
     unit = _UNITS.get(f["unit"], f["unit"])
-    shown = f"{target}{unit}" if unit in _UNITS.values() else f"{target} {unit}"
+    shown = f"{target}{unit}" if unit in _UNITS.values() else f"{target} {unit}".rstrip()
     met = f.get("met")
     return shown + ("" if met is None else ": met" if met else ": **missed**")
 

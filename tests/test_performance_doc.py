@@ -157,3 +157,9 @@ def test_a_figure_whose_words_span_lines_is_one_row_of_the_table(tmp_path):
     rows = _rows(text)
     assert len(rows) == 1 and len(rows[0]) == 7
     assert "exited 1: [ 1.0 s] computing \\| the reports error: out of memory" in rows[0][1]
+
+
+def test_a_count_without_a_unit_has_no_space_inside_its_bold_or_before_its_verdict():
+    """A figure whose unit is empty (the growth bench's failed steps) reads "**0**" and "0: met"."""
+    f = {"name": "steps at 30000 runs that failed", "value": 0, "unit": "", "target": "0", "met": True}
+    assert performance_doc._figure(f) == "0" and performance_doc._target(f) == "0: met"
