@@ -315,6 +315,11 @@ def test_run_pages_rendered_by_hugo_in_batches_give_the_same_site(env, monkeypat
     assert len(runs) >= 3 and all(r["segments"] == ["runs"] for r in runs[1:])
     assert ["! reports/inc/runs/*"] in runs[0]["files"]  # the rest of the site read no run page
     assert all(["! reports/*/runs/*"] in r["files"] for r in runs[1:])
+    # each batch mounts run pages of its own prefixes (two hexadecimal digits after "run-"), no two the same
+    prefixes = [re.findall(r"[0-9a-f]{2}", f[0].split("run-", 1)[1]) for r in runs[1:] for f in r["files"]
+                if f and not f[0].startswith("!")]
+    assert len(prefixes) == len(runs) - 1 and all(prefixes)
+    assert len({p for ps in prefixes for p in ps}) == sum(map(len, prefixes))
     assert batched.pages == one.pages and batched.run_pages_rendered == one.run_pages_rendered
     assert site_files(tmp / "public-batched") == site_files(tmp / "public-one")
     calls.clear()
@@ -925,6 +930,24 @@ def test_a_report_whose_data_did_not_change_is_taken_from_the_current_output(env
     retitled = build(env)
     assert retitled.reports_pages_reused == [] and retitled.run_pages_reused == 0
     same_as_fresh("retitled")
+
+
+def test_a_batchs_pages_are_moved_into_the_output_and_a_missing_or_doubled_page_is_a_build_error(tmp_path):
+    """publish.move_files: a batch's run pages moved into the output (folders made), a page Hugo did not write
+    or one the output already holds a build error naming it."""
+    from kansoku.errors import KansokuError
+    from kansoku.render import publish
+
+    src, dest = tmp_path / "batch", tmp_path / "out"
+    (src / "ja/reports/r/runs").mkdir(parents=True)
+    (src / "ja/reports/r/runs/run-ab.html").write_text("page", encoding="utf-8")
+    assert publish.move_files(src, dest, ["ja/reports/r/runs/run-ab.html"]) == 1
+    assert (dest / "ja/reports/r/runs/run-ab.html").read_text(encoding="utf-8") == "page"
+    with pytest.raises(KansokuError, match="run-cd.html: not written"):
+        publish.move_files(src, dest, ["ja/reports/r/runs/run-cd.html"])
+    (src / "ja/reports/r/runs/run-ab.html").write_text("again", encoding="utf-8")
+    with pytest.raises(KansokuError, match="written twice"):
+        publish.move_files(src, dest, ["ja/reports/r/runs/run-ab.html"])
 
 
 def test_unlisted_files_are_removed_but_under_the_directories_kept_whole(tmp_path):

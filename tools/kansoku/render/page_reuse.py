@@ -156,11 +156,10 @@ BATCH_PREFIX = "run-"  # a batch is the anchors starting with some of the 256 tw
 _BUCKET = re.compile(r"^run-([0-9a-f]{2})[0-9a-f]*$")
 
 
-def batch(res: RunPagePlan, size: int | None = None) -> None:
-    """Split the run pages to render into batches of about ``size`` (RENDER_BATCH) when there are more: those
-    of reports whose other pages do not look their run pages up (``runs_linked``: those are read by the run that
-    renders the rest of the site, and rendered by it), cut along the first two digits of their anchors."""
-    size = size or RENDER_BATCH
+def batch(res: RunPagePlan) -> None:
+    """Split the run pages to render into batches of about RENDER_BATCH when there are more: those of reports
+    whose other pages do not look their run pages up (``runs_linked``: those are read by the run that renders
+    the rest of the site, and rendered by it), cut along the first two digits of their anchors."""
     eligible = {k for k in res.render if k.split("/")[0] not in res.runs_linked}
     by_report: dict[str, list[str]] = {}
     for k in eligible:
@@ -168,20 +167,19 @@ def batch(res: RunPagePlan, size: int | None = None) -> None:
     for rep, keys in by_report.items():  # a report's run pages are batched all or none
         if not SAFE.match(rep) or not all(_BUCKET.match(k.split("/")[1]) for k in keys):
             eligible -= set(keys)
-    if len(eligible) <= size:
+    if len(eligible) <= RENDER_BATCH:
         return
     buckets: dict[str, set[str]] = {}
     for k in eligible:
-        buckets.setdefault(k.split("/")[1][len(BATCH_PREFIX):len(BATCH_PREFIX) + 2], set()).add(k)
-    n = math.ceil(len(eligible) / size)
-    target = len(eligible) / n
-    cur, done = RenderBatch(set(), []), 0
+        buckets.setdefault(_BUCKET.match(k.split("/")[1]).group(1), set()).add(k)
+    n = math.ceil(len(eligible) / RENDER_BATCH)
+    cur, so_far = RenderBatch(set(), []), 0
     for prefix in sorted(buckets):
         cur.keys |= buckets[prefix]
         cur.prefixes.append(prefix)
-        if len(cur.keys) + done >= target * (len(res.batches) + 1) and len(res.batches) < n - 1:
+        so_far += len(buckets[prefix])
+        if len(res.batches) < n - 1 and so_far >= len(eligible) * (len(res.batches) + 1) / n:
             res.batches.append(cur)
-            done += len(cur.keys)
             cur = RenderBatch(set(), [])
     if cur.keys:
         res.batches.append(cur)

@@ -129,7 +129,10 @@ def move_files(src: Path, dest: Path, rels: list[str]) -> int:
             made.add(folder)
         if os.path.lexists(target):
             raise KansokuError(f"{target}: written twice (two writers of one page)")
-        os.rename(os.path.join(src, rel), target)
+        try:
+            os.rename(os.path.join(src, rel), target)
+        except FileNotFoundError:
+            raise KansokuError(f"{rel}: not written by the Hugo run that was to render it") from None
     return len(rels)
 
 
