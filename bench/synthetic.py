@@ -8,8 +8,10 @@ Each run directory (``study=synthetic/workload=W/config=C/shared_buffers=S/clien
 
 - ``pgbench.log``: pgbench 15's stdout with -P 1 progress lines and its summary, the numbers varied per
   condition and repetition (deterministic: the same seed gives the same bytes);
-- ``sar.txt``: ``sar -A`` text of the example's own sa.bin (made once with the real ``sar``; every run gets it);
-- ``iostat_x.txt``: the example's iostat -x output;
+- ``sar.txt``: ``sar -A`` text of the example's own sa.bin (made once with the real ``sar``), and
+- ``iostat_x.txt``: the example's iostat -x output, each with a few CPU shares moved between user and idle
+  time per run (:func:`own_copy`): a real campaign's runs do not share one file, and a file every run shared
+  would be one stored copy hard-linked into each site past the file system's limit on links;
 - ``run.toml``: the example's run.toml with this run's factors, and the server settings that follow from
   them (shared_buffers, data_checksums).
 
@@ -125,14 +127,38 @@ def run_toml(tpl: Templates, factors: dict[str, str], rep: int) -> str:
     return re.sub(r'^data_checksums = ".*"$', f'data_checksums = "{checksums}"', text, flags=re.M)
 
 
+# a CPU line: sar's "HH:MM:SS all" and its ten shares (%usr first, %idle last); iostat's avg-cpu values
+# (%user first, %idle last): user and idle time can trade hundredths without the line's sum changing
+_SAR_CPU_ALL = re.compile(rb"^(\d\d:\d\d:\d\d +all +)(\d+\.\d\d)((?: +\d+\.\d\d){8} +)(\d+\.\d\d)$", re.M)
+_IOSTAT_CPU = re.compile(rb"^( +)(\d+\.\d\d)((?: +\d+\.\d\d){4} +)(\d+\.\d\d)$", re.M)
+
+
+def own_copy(text: bytes, line: re.Pattern, rng: random.Random, lines: int = 3) -> bytes:
+    """``text`` with the first ``lines`` CPU lines' user and idle shares moved by up to 0.99 each way (the
+    widths kept): this run's own bytes, parsed as the template's are."""
+    done = 0
+
+    def move(m: re.Match) -> bytes:
+        nonlocal done
+        user, idle = float(m.group(2)), float(m.group(4))
+        d = min(rng.randrange(100) / 100, idle)
+        new_user, new_idle = f"{user + d:.2f}".encode(), f"{idle - d:.2f}".encode()
+        if done >= lines or len(new_user) != len(m.group(2)) or len(new_idle) != len(m.group(4)):
+            return m.group(0)
+        done += 1
+        return m.group(1) + new_user + m.group(3) + new_idle
+
+    return line.sub(move, text)
+
+
 def write_run(root: Path, tpl: Templates, factors: dict[str, str], rep: int, seed: int) -> Path:
     d = run_dir(root, factors, rep)
     d.mkdir(parents=True, exist_ok=True)
     rng = random.Random(f"{seed}/{sorted(factors.items())}/{rep}")
     (d / "pgbench.log").write_text(pgbench_stdout(factors, rep, rng), encoding="utf-8")
     (d / "run.toml").write_text(run_toml(tpl, factors, rep), encoding="utf-8")
-    (d / "sar.txt").write_bytes(tpl.sar)
-    (d / "iostat_x.txt").write_bytes(tpl.iostat)
+    (d / "sar.txt").write_bytes(own_copy(tpl.sar, _SAR_CPU_ALL, rng))
+    (d / "iostat_x.txt").write_bytes(own_copy(tpl.iostat, _IOSTAT_CPU, rng))
     return d
 
 
