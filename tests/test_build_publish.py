@@ -372,3 +372,35 @@ def test_merge_into_refuses_a_page_written_twice(tmp_path):
     with pytest.raises(KansokuError, match="written twice"):
         merge_into(tmp_path / "links", tmp_path / "hugo")
     assert (tmp_path / "hugo" / "en" / "index.html").read_text(encoding="utf-8") == "hugo"
+
+
+def test_raw_files_are_linked_by_a_process_of_their_own_whose_error_is_the_builds(tmp_path):
+    """render/linking.py RawLinking: the files linked (the store's copy itself, not a copy of it) and counted,
+    the copies it checked remembered; a copy altered or missing since is the build's error, named, with what
+    to do; a process stopped mid-way leaves nothing running."""
+    from kansoku.errors import KansokuError
+    from kansoku.render.linking import RawFile, RawLinking
+
+    blob = tmp_path / "blobs" / "ab" / "copy"
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(b"pgbench output\n")
+    sha = hashlib.sha256(b"pgbench output\n").hexdigest()
+    files = [RawFile(sha, f"raw/rep/run-{i}/pgbench.log", str(blob)) for i in range(3)]
+    site, cache = tmp_path / "site", tmp_path / "cache"
+    linked = RawLinking(files, site, verified=cache / "verified.json", plan=cache / "plan.json")
+    assert linked.result() == 3
+    assert all((site / f.target).stat().st_ino == blob.stat().st_ino for f in files)
+    assert str(blob) in (cache / "verified.json").read_text()
+
+    blob.chmod(0o644)
+    blob.write_bytes(b"pgbench output, edited\n")
+    with pytest.raises(KansokuError, match=r"copy of raw/rep/run-0/pgbench.log no longer matches its sha256; "
+                                           r"remove it and ingest its run again"):
+        RawLinking(files, tmp_path / "site2", verified=cache / "verified.json", plan=cache / "plan.json").result()
+    blob.unlink()
+    with pytest.raises(KansokuError, match=r"the stored copy of raw/rep/run-0/pgbench.log is missing; ingest"):
+        RawLinking(files, tmp_path / "site3", verified=cache / "verified.json", plan=cache / "plan.json").result()
+
+    stopped = RawLinking(files, tmp_path / "site4", verified=cache / "verified.json", plan=cache / "plan.json")
+    stopped.stop()
+    assert stopped._proc.returncode is not None

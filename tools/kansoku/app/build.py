@@ -21,7 +21,7 @@ from kansoku import resources, site_links, words
 from kansoku.app import forked
 from kansoku.errors import KansokuError
 from kansoku.model import ComputedReport, KeptRunPage, RunPage, Trends, is_local_address
-from kansoku.render import hugo, page_reuse, publish
+from kansoku.render import hugo, linking, page_reuse, publish
 from kansoku.report.build import compute_report
 from kansoku.report.cache import ItemCache
 from kansoku.report.runs import (
@@ -300,8 +300,8 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
     """The build up to Hugo: every report computed and the generated directory written (what ``kansoku serve``
     recomputes while Hugo's own server renders). The caller holds the output lock. Returns the result so far,
     the item cache (pruned after a build that published), the raw files to link and the reports whose PDFs to
-    write. ``raw_to``: the raw files are linked there (publish.link_raw) by a thread while the run pages are
-    made and written (its system calls beside their Python), and none is returned to link."""
+    write. ``raw_to``: the raw files are linked there (render/linking.py) by a process of its own while the run
+    pages are made and written, and none is returned to link."""
     with fewer_collections():
         return _write_site_data(db, spec_dir, generated, content, config, wait_s, on_wait, pdf, reports,
                                 memory_limit, say, raw_to)
@@ -316,7 +316,8 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
     store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
     ahead: Ahead | None = None
     events = None
-    raw_linked: Linking | None = None
+    raw_linked: linking.RawLinking | None = None
+    done = False
     try:
         store.limit_memory(memory_limit, generated / hugo.BUILD_CACHE / "duckdb-spill")
         # a first build: the CPU and disk samples (a pivot of every sys_metrics row) computed once, read by
@@ -329,8 +330,9 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
                                                 reports=reports)
         raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
         if raw_to is not None:
-            raw_linked = Linking(functools.partial(publish.link_raw, raw, verified=generated / hugo.BUILD_CACHE
-                                                   / "verified-raw.json"), raw_to)
+            cache_dir = generated / hugo.BUILD_CACHE
+            raw_linked = linking.RawLinking(raw, raw_to, verified=cache_dir / "verified-raw.json",
+                                            plan=cache_dir / "raw-links.json")
             raw = []
         with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
         unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
@@ -352,6 +354,7 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
         ahead = Ahead(site_run_pages(store, specs, computed, cache, whole, kept), store)
         written = hugo.write_generated(computed, generated, trends, run_pages=ahead, whole_keys=whole,
                                        kept_reports=kept)
+        done = True
     except duckdb.OutOfMemoryException as exc:
         raise KansokuError(out_of_memory(memory_limit, exc, _largest_run_rows(store))) from None
     finally:
@@ -360,8 +363,8 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
         if events is not None:
             events.close()
         store.close()
-        if raw_linked is not None:
-            raw_linked.wait()  # (it writes into the caller's directory until done)
+        if raw_linked is not None:  # (it writes into the caller's directory until done or stopped)
+            raw_linked.wait() if done else raw_linked.stop()
     if raw_linked is not None:
         raw_linked.result()  # (a stored copy missing or altered: the build's error)
     cache.flush()  # every entry written before the site changes (a write's error ends the build here)

@@ -50,8 +50,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kansoku.render.linking import link_or_copy
 from kansoku.render.page_data import SOURCES_PARTS_DIR, sources_part_id, sources_part_source
-from kansoku.render.publish import link_or_copy
 from kansoku.render.run_pages import generated_files, run_csv, run_page
 from kansoku.resources import code_version
 

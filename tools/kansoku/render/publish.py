@@ -7,7 +7,7 @@ raw files linked from the store's content-addressed copies.
   build that finished is swapped in (``renameat2(RENAME_EXCHANGE)`` where the kernel has it, else
   two renames), so a failed, killed or concurrent build never leaves a half site, and a failed
   build leaves the output as it was.
-- ``plan_raw`` / ``link_raw``: the raw files of a report that publishes them are the store's copies
+- ``plan_raw`` (and ``linking.link_raw``): the raw files of a report that publishes them are the store's copies
   (``blobs/<sha256[:2]>/<sha256>``, written by the ingest), hard-linked into the new site (copied
   when the output is on another file system), each checked against its sha256 first: a published
   file always matches the hash on the sources page, and nothing outside the store is published. A rebuild
@@ -20,14 +20,11 @@ import ctypes
 import errno
 import fcntl
 import hashlib
-import json
 import os
 import shutil
-import stat
 import subprocess
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 from urllib.parse import quote
@@ -35,6 +32,7 @@ from urllib.parse import quote
 from kansoku.errors import KansokuError, StoreBusyError
 from kansoku.interrupts import sigint_held
 from kansoku.model import ComputedReport
+from kansoku.render.linking import RawFile
 
 
 class BuildBusyError(StoreBusyError):
@@ -226,13 +224,6 @@ def _delete_in_background(path: Path) -> None:
                      stderr=subprocess.DEVNULL, start_new_session=True)  # outlives the build; Ctrl-C spares it
 
 
-@dataclass(frozen=True)
-class RawFile:
-    sha256: str
-    target: str  # path below the site root, e.g. raw/<report>/<run anchor>/<file>
-    copy: str    # the store's kept copy of these bytes (store/db.py blob_file)
-
-
 def raw_dir(report_id: str) -> str:
     """Where a report's raw files are published, below the site root: ``<raw_dir>/<run anchor>/<file>``."""
     return f"raw/{report_id}"
@@ -284,70 +275,3 @@ def plan_raw(rep: ComputedReport) -> list[RawFile]:
             out.append(RawFile(run.run_toml_sha256, f"{base}/run.toml", run.run_toml))
             run.run_toml_url = f"{url}/run.toml"
     return out
-
-
-def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> int:
-    """Hard-link each raw file from the store's copy into the site, after checking the copy's sha256.
-    A missing or altered copy stops the build: it names the file and says how to restore it.
-
-    ``verified``: a JSON file remembering the copies already checked (path -> size, mtime, inode, sha256):
-    a copy that has not changed since (same size, modification time and inode) is not read again, so a
-    rebuild links its raw files without reading them; any other copy is read and checked."""
-    memo: dict[str, list] = {}
-    if verified is not None:
-        try:
-            memo = json.loads(verified.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            memo = {}
-    seen: dict[str, list] = {}
-    checked: set[str] = set()
-    made: set[str] = set()
-    for f in files:
-        src = os.fspath(f.copy)
-        if f.sha256 not in checked:
-            try:
-                st = os.stat(src)
-            except FileNotFoundError:
-                st = None
-            if st is None or not stat.S_ISREG(st.st_mode):
-                raise KansokuError(f"{src}: the stored copy of {f.target} is missing; ingest its run again "
-                                   f"(tools/ingest) to restore it")
-            stamp = [st.st_size, st.st_mtime_ns, st.st_ino, f.sha256]
-            if memo.get(src) != stamp:
-                if _sha256(src) != f.sha256:
-                    raise KansokuError(f"{src}: the stored copy of {f.target} no longer matches its sha256; "
-                                       f"remove it and ingest its run again (tools/ingest)")
-            seen[src] = stamp
-            checked.add(f.sha256)
-        link_or_copy(src, os.path.join(site, f.target), made)  # another file system: a copy of the verified bytes
-    if verified is not None and seen != memo:
-        verified.parent.mkdir(parents=True, exist_ok=True)
-        tmp = verified.with_name(verified.name + f".tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(seen, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, verified)
-    return len(files)
-
-
-def _sha256(path: Path | str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def link_or_copy(src: Path | str, target: Path | str, made: set[str] | None = None) -> None:
-    """``target`` (its folder made) as a hard link to ``src``, or a copy where a link cannot be made (another
-    file system, a file system without links, too many links). ``made``: the folders known to exist (a caller
-    linking thousands of files: each folder is made once, not asked for again per file)."""
-    folder = os.path.dirname(target)
-    if made is None or folder not in made:
-        os.makedirs(folder, exist_ok=True)
-        if made is not None:
-            made.add(folder)
-    try:
-        os.link(src, target)
-    except OSError as exc:
-        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-            raise
-        shutil.copyfile(src, target)
