@@ -99,6 +99,9 @@ def link_or_copy(src: Path | str, target: Path | str, made: set[str] | None = No
         shutil.copyfile(src, target)
 
 
+LINK_NICENESS = 10
+
+
 class RawLinking:
     """``link_raw(files, site, verified)`` started in a process of its own; :meth:`result` waits for it, and
     raises its error (a missing or altered copy) as the build's. ``plan``: a file the list is handed over in
@@ -142,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m kansoku.render.linking PLAN``: the files of PLAN (:class:`RawLinking`) linked; prints how many.
     A missing or altered copy: its message, exit 2."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C ends it at once (the build raises it)
+    # behind the computation: a core it leaves idle (a full build's DuckDB statements take both)
+    os.nice(LINK_NICENESS)
     plan = json.loads(Path((argv or sys.argv[1:])[0]).read_text(encoding="utf-8"))
     try:
         n = link_raw([RawFile(*f) for f in plan["files"]], Path(plan["site"]), Path(plan["verified"]))
