@@ -329,7 +329,7 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
         specs, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=False,
                                                 reports=reports)
         raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
-        if raw_to is not None:
+        if raw_to is not None and raw:  # (no report publishes its raw files: no process to start)
             cache_dir = generated / hugo.BUILD_CACHE
             raw_linked = linking.RawLinking(raw, raw_to, verified=cache_dir / "verified-raw.json",
                                             plan=cache_dir / "raw-links.json")
