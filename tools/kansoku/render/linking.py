@@ -31,7 +31,6 @@ class RawFile:
     copy: str    # the store's kept copy of these bytes (store/db.py blob_file)
 
 
-
 def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> int:
     """Hard-link each raw file from the store's copy into the site, after checking the copy's sha256.
     A missing or altered copy stops the build: it names the file and says how to restore it.
@@ -82,15 +81,20 @@ def _sha256(path: Path | str) -> str:
     return h.hexdigest()
 
 
-def link_or_copy(src: Path | str, target: Path | str, made: set[str] | None = None) -> None:
-    """``target`` (its folder made) as a hard link to ``src``, or a copy where a link cannot be made (another
-    file system, a file system without links, too many links). ``made``: the folders known to exist (a caller
-    linking thousands of files: each folder is made once, not asked for again per file)."""
+def make_folder(target: Path | str, made: set[str] | None = None) -> None:
+    """``target``'s folder made; ``made``: the folders known to exist (a caller writing thousands of files: each
+    folder is made once, not asked for again per file)."""
     folder = os.path.dirname(target)
     if made is None or folder not in made:
         os.makedirs(folder, exist_ok=True)
         if made is not None:
             made.add(folder)
+
+
+def link_or_copy(src: Path | str, target: Path | str, made: set[str] | None = None) -> None:
+    """``target`` (its folder made: :func:`make_folder`) as a hard link to ``src``, or a copy where a link cannot
+    be made (another file system, a file system without links, too many links)."""
+    make_folder(target, made)
     try:
         os.link(src, target)
     except OSError as exc:
@@ -134,7 +138,7 @@ class RawLinking:
         code, said = self._done
         if code == 0:
             return int(said)
-        if code == 130 or code == -signal.SIGINT:
+        if code == -signal.SIGINT:  # (main leaves a Ctrl-C to the system's default: the process ends by it)
             raise KeyboardInterrupt
         if code == 2:
             raise KansokuError(said)

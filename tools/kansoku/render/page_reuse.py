@@ -50,7 +50,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kansoku.render.linking import link_or_copy
+from kansoku.render.linking import link_or_copy, make_folder
 from kansoku.render.page_data import SOURCES_PARTS_DIR, sources_part_id, sources_part_source
 from kansoku.render.run_pages import generated_files, run_csv, run_page
 from kansoku.resources import code_version
@@ -488,8 +488,7 @@ def link_reused(plan_: RunPagePlan, new: Path, gen: Path) -> int:
             if key in plan_.reuse:
                 link_or_copy(os.path.join(plan_.out, rel), target, made)
             else:
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                made.add(os.path.dirname(target))
+                make_folder(target, made)
                 shutil.copyfile(os.path.join(gen, "static", rel), target)
     for key in sorted(plan_.reuse):
         for rel in page_files(key, plan_.langs):

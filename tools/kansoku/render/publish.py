@@ -32,7 +32,7 @@ from urllib.parse import quote
 from kansoku.errors import KansokuError, StoreBusyError
 from kansoku.interrupts import sigint_held
 from kansoku.model import ComputedReport
-from kansoku.render.linking import RawFile
+from kansoku.render.linking import RawFile, make_folder
 
 
 class BuildBusyError(StoreBusyError):
@@ -121,10 +121,7 @@ def move_files(src: Path, dest: Path, rels: list[str]) -> int:
     made: set[str] = set()
     for rel in rels:
         target = os.path.join(dest, rel)
-        folder = os.path.dirname(target)
-        if folder not in made:
-            os.makedirs(folder, exist_ok=True)
-            made.add(folder)
+        make_folder(target, made)
         if os.path.lexists(target):
             raise KansokuError(f"{target}: written twice (two writers of one page)")
         try:
