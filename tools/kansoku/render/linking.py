@@ -20,6 +20,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from kansoku.errors import KansokuError
 
@@ -31,13 +32,14 @@ class RawFile:
     copy: str    # the store's kept copy of these bytes (store/db.py blob_file)
 
 
-def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> int:
+def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None) -> int:
     """Hard-link each raw file from the store's copy into the site, after checking the copy's sha256.
     A missing or altered copy stops the build: it names the file and says how to restore it.
 
     ``verified``: a JSON file remembering the copies already checked (path -> size, mtime, inode, sha256):
     a copy that has not changed since (same size, modification time and inode) is not read again, so a
-    rebuild links its raw files without reading them; any other copy is read and checked."""
+    rebuild links its raw files without reading them; any other copy is read and checked. Returns the number
+    linked (``files`` is read once, as it comes)."""
     memo: dict[str, list] = {}
     if verified is not None:
         try:
@@ -47,6 +49,7 @@ def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> 
     seen: dict[str, list] = {}
     checked: set[str] = set()
     made: set[str] = set()
+    n = 0
     for f in files:
         src = os.fspath(f.copy)
         if f.sha256 not in checked:
@@ -58,19 +61,21 @@ def link_raw(files: list[RawFile], site: Path, verified: Path | None = None) -> 
                 raise KansokuError(f"{src}: the stored copy of {f.target} is missing; ingest its run again "
                                    f"(tools/ingest) to restore it")
             stamp = [st.st_size, st.st_mtime_ns, st.st_ino, f.sha256]
-            if memo.get(src) != stamp:
+            known = memo.get(src)
+            if known != stamp:
                 if _sha256(src) != f.sha256:
                     raise KansokuError(f"{src}: the stored copy of {f.target} no longer matches its sha256; "
                                        f"remove it and ingest its run again (tools/ingest)")
-            seen[src] = stamp
+            seen[src] = stamp if known is None else known  # (equal: the one already held)
             checked.add(f.sha256)
         link_or_copy(src, os.path.join(site, f.target), made)  # another file system: a copy of the verified bytes
+        n += 1
     if verified is not None and seen != memo:
         verified.parent.mkdir(parents=True, exist_ok=True)
         tmp = verified.with_name(verified.name + f".tmp-{os.getpid()}")
         tmp.write_text(json.dumps(seen, sort_keys=True), encoding="utf-8")
         os.replace(tmp, verified)
-    return len(files)
+    return n
 
 
 def _sha256(path: Path | str) -> str:
@@ -109,12 +114,14 @@ LINK_NICENESS = 10
 class RawLinking:
     """``link_raw(files, site, verified)`` started in a process of its own; :meth:`result` waits for it, and
     raises its error (a missing or altered copy) as the build's. ``plan``: a file the list is handed over in
-    (the build's cache directory), rewritten each time."""
+    (the build's cache directory), rewritten each time: a line of JSON with the site and the verified copies'
+    file, then one line a file (read one at a time: the process holds no list of a campaign's files)."""
 
     def __init__(self, files: list[RawFile], site: Path, verified: Path, plan: Path):
         plan.parent.mkdir(parents=True, exist_ok=True)
-        plan.write_text(json.dumps({"site": os.fspath(site), "verified": os.fspath(verified),
-                                    "files": [[f.sha256, f.target, f.copy] for f in files]}), encoding="utf-8")
+        with open(plan, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"site": os.fspath(site), "verified": os.fspath(verified)}) + "\n")
+            fh.writelines(json.dumps([f.sha256, f.target, f.copy]) + "\n" for f in files)
         package = os.fspath(Path(__file__).resolve().parents[2])  # (the folder that holds kansoku/)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))}
         self._proc = subprocess.Popen([sys.executable, "-m", "kansoku.render.linking", os.fspath(plan)], env=env,
@@ -151,15 +158,16 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C ends it at once (the build raises it)
     # behind the computation: a core it leaves idle (a full build's DuckDB statements take both)
     os.nice(LINK_NICENESS)
-    plan = json.loads(Path((argv or sys.argv[1:])[0]).read_text(encoding="utf-8"))
-    try:
-        n = link_raw([RawFile(*f) for f in plan["files"]], Path(plan["site"]), Path(plan["verified"]))
-    except KansokuError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    except OSError as exc:  # (no space left, no permission: said as the system says it)
-        print(f"{exc.filename or plan['site']}: {exc.strerror}", file=sys.stderr)
-        return 2
+    with open((argv or sys.argv[1:])[0], encoding="utf-8") as lines:
+        plan = json.loads(next(lines))
+        try:
+            n = link_raw((RawFile(*json.loads(line)) for line in lines), Path(plan["site"]), Path(plan["verified"]))
+        except KansokuError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        except OSError as exc:  # (no space left, no permission: said as the system says it)
+            print(f"{exc.filename or plan['site']}: {exc.strerror}", file=sys.stderr)
+            return 2
     print(n)
     return 0
 
