@@ -109,6 +109,34 @@ def test_a_monitor_covering_part_of_its_run_is_stored_warned_and_flagged(campaig
     assert t.to_model().notes == [note]
 
 
+def _scans(plan: list[dict]):
+    for node in plan:
+        if node.get("name", "").endswith("SCAN"):
+            yield node.get("extra_info", {})
+        yield from _scans(node.get("children", []))
+
+
+def test_a_few_runs_coverage_reads_their_samples_alone(campaign):
+    """Ingest asks the coverage of the runs it stored (and a rebuild of the cells of a new run): the run filter
+    reaches the scans of the tall tables below the view's windows, which are partitioned by run, so a campaign
+    of thousands of runs does not compute every run's coverage to warn about one."""
+    import json
+
+    camp, db = campaign
+    assert run_tool("ingest", "--db", db, camp).returncode == 0
+    con = ro_con(db)
+    try:
+        (_, text), = con.execute("EXPLAIN (FORMAT json) SELECT * FROM monitor_coverage "
+                                 "WHERE run_id IN ('clients=4')").fetchall()
+        rows = con.execute("SELECT run_id, covered_s FROM monitor_coverage WHERE run_id IN ('clients=4')").fetchall()
+    finally:
+        con.close()
+    scans = {info.get("Table", "").rsplit(".", 1)[-1]: str(info.get("Filters", "")) for info in _scans(json.loads(text))}
+    assert "sys_metrics" in scans, scans
+    assert "run_id" in scans["sys_metrics"], scans
+    assert rows == [("clients=4", 4.0)]
+
+
 def test_the_campaign_declares_its_threshold(campaign, tmp_path):
     camp, db = campaign
     (camp / ".kansoku-campaign").write_text("# the campaign root\ncoverage_threshold = 0.25\n")

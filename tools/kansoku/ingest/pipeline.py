@@ -43,7 +43,7 @@ from kansoku.interrupts import raise_if_witnessed
 from kansoku.parsers import bounds
 from kansoku.parsers.base import IngestWarning, runs_mixed_in_directory
 from kansoku.parsers.sysstat.common import FORMAT_RANK
-from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store
+from kansoku.store.db import FileSink, Store, Transaction, hash_and_keep, open_store, sql_str
 
 
 @dataclass
@@ -547,7 +547,8 @@ def _warn_coverage(store: Store, run_ids: list[str], report: IngestReport) -> No
     rows = store.query(
         "SELECT src.path, c.role, c.host, c.tool, c.covered_s, c.window_s, c.coverage, c.threshold "
         "FROM monitor_coverage c JOIN sources src ON src.source_id = c.source_id "
-        "WHERE c.below AND c.run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY src.path", [run_ids])
+        f"WHERE c.below AND c.run_id IN ({', '.join(map(sql_str, run_ids))}) ORDER BY src.path")
+    # (the runs as constants: DuckDB takes them below the view's windows, a subquery it does not)
     by_path = {f.path: f for f in report.files}
     for path, role, host, tool, covered, window, coverage, threshold in rows:
         text = (f"{role} {tool} covers {covered:.0f} of {window:.0f} s of the run ({coverage * 100:.0f} %; the "

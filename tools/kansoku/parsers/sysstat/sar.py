@@ -177,6 +177,8 @@ FROM ranked WHERE tool_rank = 1 GROUP BY run_id, host, role, device, tool;
 -- column coverage: covered_s / window_s, 0..1
 -- column threshold: the campaign's coverage_threshold, 0.9 unless it declares one
 -- column below: coverage < threshold
+-- (Its windows are partitioned by run as well as by file, the same rows since a file is one run's: a filter on
+-- run_id then reaches the tall tables, and a few runs' coverage reads their rows alone.)
 CREATE OR REPLACE VIEW monitor_coverage AS
 WITH stamps AS (
   SELECT run_id, source_id, ts, max(coalesce(interval_s, 0)) AS interval_s FROM sys_metrics
@@ -187,13 +189,13 @@ WITH stamps AS (
 spans AS (  -- each sample's interval (pidstat prints none: the step from its previous sample), cut to the window
   SELECT s.run_id, s.source_id, epoch(r.start_time) AS w0, epoch(r.end_time) AS w1,
          greatest(epoch(s.ts) - coalesce(s.interval_s, epoch(s.ts) - epoch(lag(s.ts) OVER (
-             PARTITION BY s.source_id ORDER BY s.ts)), 0), epoch(r.start_time)) AS a,
+             PARTITION BY s.run_id, s.source_id ORDER BY s.ts)), 0), epoch(r.start_time)) AS a,
          least(epoch(s.ts), epoch(r.end_time)) AS b,
          coalesce(r.coverage_threshold, 0.9) AS threshold
   FROM stamps s JOIN runs r ON r.run_id = s.run_id
   WHERE r.start_time IS NOT NULL AND r.end_time > r.start_time),
 clipped AS (  -- overlaps with the intervals before (in time order) counted once
-  SELECT *, greatest(a, coalesce(max(b) OVER (PARTITION BY source_id ORDER BY a, b
+  SELECT *, greatest(a, coalesce(max(b) OVER (PARTITION BY run_id, source_id ORDER BY a, b
                                               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), a)) AS a2
   FROM spans),
 per_source AS (  -- a file none of whose samples falls in the window is there too, covering 0 s
