@@ -21,6 +21,30 @@ def test_a_program_past_its_bound_is_stopped_with_a_message(monkeypatch):
     assert "hugo did not finish within" in str(exc.value) and external.SCALE_ENV in str(exc.value)
 
 
+def test_an_input_counted_while_the_program_starts_bounds_it_from_its_start(monkeypatch, tmp_path):
+    """Hugo's input is counted over thousands of files: the count runs once the program has started, and the
+    bound it gives still counts from the start (the seconds of the count included), with the bytes counted
+    in the message."""
+    monkeypatch.setenv(external.SCALE_ENV, "0.01")  # hugo's bound for no input becomes 1.2 s
+    started = tmp_path / "started"
+
+    def count() -> int:
+        for _ in range(100):  # the program is running before the count ends
+            if started.exists():
+                break
+            time.sleep(0.05)
+        time.sleep(1.5)  # past the bound: the program is stopped at once
+        return 0
+
+    t0 = time.monotonic()
+    with pytest.raises(external.ExternalTimeout, match=r"within 1 s \(its bound for 0.0 MB"):
+        external.run("hugo", ["sh", "-c", f"touch {started}; exec sleep 30"], nbytes=count)
+    assert started.exists()
+    assert time.monotonic() - t0 < 2.4  # the bound from the start (1.2 s), not after the count (2.7 s)
+    done = external.run("hugo", ["echo", "ok"], nbytes=lambda: 10, capture_output=True, text=True)
+    assert done.stdout == "ok\n" and done.returncode == 0
+
+
 def test_the_bound_grows_with_the_input():
     assert external.timeout_for("hugo", 100_000_000) > external.timeout_for("hugo", 1_000) > 0
     for program in external.BOUNDS:

@@ -12,8 +12,9 @@ import os
 import signal
 import stat
 import subprocess
+import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from kansoku.errors import KansokuError, MissingToolError
 
@@ -64,14 +65,22 @@ def timeout_for(program: str, nbytes: int) -> float:
     return (base + per_mb * nbytes / 1e6) * scale()
 
 
-def run(program: str, cmd: list[str], *, nbytes: int, **kwargs: Any) -> subprocess.CompletedProcess:
+def run(program: str, cmd: list[str], *, nbytes: int | Callable[[], int], **kwargs: Any
+        ) -> subprocess.CompletedProcess:
     """subprocess.run with the program's bound for ``nbytes`` of input; a program that does not finish in
-    time is killed and an ExternalTimeout names it."""
-    t = timeout_for(program, nbytes)
+    time is killed and an ExternalTimeout names it. ``nbytes`` a function: counted once the program has
+    started (a walk over many files need not delay it), its bound counted from the start all the same."""
+    bound: list[tuple[float, int]] = []
+
+    def timeout() -> float:
+        n = nbytes() if callable(nbytes) else nbytes
+        bound.append((timeout_for(program, n), n))
+        return bound[0][0]
+
     try:
-        return run_group(cmd, t, **kwargs)
+        return run_group(cmd, timeout, **kwargs)
     except subprocess.TimeoutExpired:
-        raise ExternalTimeout(timeout_message(program, t, nbytes)) from None
+        raise ExternalTimeout(timeout_message(program, *bound[0])) from None
     except FileNotFoundError as exc:
         raise MissingToolError(f"{program} not found ({exc.filename})") from None
 
@@ -85,17 +94,20 @@ def kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def run_group(cmd: list[str], timeout: float, *, input: Any = None, capture_output: bool = False,
-              **kwargs: Any) -> subprocess.CompletedProcess:
+def run_group(cmd: list[str], timeout: float | Callable[[], float], *, input: Any = None,
+              capture_output: bool = False, **kwargs: Any) -> subprocess.CompletedProcess:
     """``subprocess.run`` with the program in a session of its own, whose whole group is killed at the
-    timeout (or on any exception, Ctrl-C included): no child of it outlives the wait."""
+    timeout (or on any exception, Ctrl-C included): no child of it outlives the wait. ``timeout`` a function:
+    asked once the program has started, the seconds it gives counted from the start."""
     if capture_output:
         kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
     if input is not None:
         kwargs["stdin"] = subprocess.PIPE
+    started = time.monotonic()
     proc = subprocess.Popen(cmd, start_new_session=True, **kwargs)
     try:
-        out, err = proc.communicate(input, timeout=timeout)
+        limit = timeout() if callable(timeout) else timeout
+        out, err = proc.communicate(input, timeout=max(0.0, limit - (time.monotonic() - started)))
     except BaseException:
         kill_group(proc)
         proc.communicate()

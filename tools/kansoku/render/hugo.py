@@ -904,9 +904,10 @@ def _hugo(site_root: Path, cfgs: list[Path], out: Path, gen: Path, content: Path
            "--cacheDir", str((gen / "hugo-cache").resolve())]
     if segments:  # named segments only (Hugo >= 0.124)
         cmd += ["--renderSegments", ",".join(segments)]
-    # bounded by its input (kansoku.external): the generated data and the prose (not the build's caches)
+    # bounded by its input (kansoku.external): the generated data and the prose (not the build's caches),
+    # counted while Hugo starts
     read = [gen / root for root in GENERATED_ROOTS] + [content]
-    proc = external.run("hugo", cmd, nbytes=external.input_bytes(read), capture_output=True, text=True,
+    proc = external.run("hugo", cmd, nbytes=lambda: external.input_bytes(read), capture_output=True, text=True,
                         env=hugo_env(few=few))
     if proc.returncode != 0:
         lines = (proc.stdout + "\n" + proc.stderr).splitlines()
