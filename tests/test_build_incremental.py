@@ -435,13 +435,24 @@ def test_a_changed_spec_item_recomputes_that_item_only(env):
                                  'id = "update"\ncaption = { ja = "更新系 (改)", en = "Update (revised)" }'),
                     encoding="utf-8")
     res = build(env)
-    assert res.items_computed == ["inc/update"]
-    assert res.whole_queries == 0  # computed again from the rows kept of each run
+    # a caption is shown as written: the table is taken from the cache with it, nothing computed
+    assert res.items_computed == [] and "inc/update" in res.items_reused
     assert res.run_sets_computed == []  # the runs are those of the last build: nothing said of them again
     # a run page names the tables using it, not their captions: none is rendered again, the report's are
     assert res.run_pages_rendered == 0 and res.reports_pages_reused == []
     chapter = (tmp / "public" / "en" / "reports" / "inc" / "a" / "index.html").read_text(encoding="utf-8")
     assert "Update (revised)" in chapter
+    ja = (tmp / "public" / "ja" / "reports" / "inc" / "a" / "index.html").read_text(encoding="utf-8")
+    assert "更新系 (改)" in ja
+    # what it computes edited: the table alone is computed again, from the rows kept of each run
+    spec.write_text(spec.read_text(encoding="utf-8").replace(
+        'id = "update"\ncaption = { ja = "更新系 (改)", en = "Update (revised)" }\nmetric = "tps"\n',
+        'id = "update"\ncaption = { ja = "更新系 (改)", en = "Update (revised)" }\nmetric = "tps"\n'
+        'digits = { default = 3 }\n'), encoding="utf-8")
+    res = build(env)
+    assert res.items_computed == ["inc/update"]
+    assert res.whole_queries == 0
+    assert res.run_pages_rendered == 0
 
 
 def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_changes(env, monkeypatch):
@@ -477,8 +488,8 @@ def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_cha
                                  'caption = { ja = "参照系 (改)", en = "Read (revised)" }\nmetric', 1),
                     encoding="utf-8")
     edited = build(env)
-    assert edited.items_computed == ["inc/read"]
-    assert edited.whole_queries == 0  # computed again from the rows kept of each run
+    assert edited.items_computed == [] and "inc/read" in edited.items_reused  # (a caption: nothing to compute)
+    assert edited.whole_queries == 0
     assert edited.run_sets_computed == [] and edited.reports_pages_reused == []  # the report's pages rendered
     chapter = (tmp / "public" / "en" / "reports" / "inc" / "a" / "index.html").read_text(encoding="utf-8")
     assert "Read (revised)" in chapter

@@ -5,7 +5,8 @@ An item's key is the sha256 of
 - the code version (every source file of the package and the words of ``i18n/``: a change of a parser, a
   query, a label or a drawing recomputes everything),
 - the report's context (its spec without the chapters: factor names, labels and orders, metric labels,
-  device groups, ...), and the item itself (its spec entry, number and chapter),
+  device groups, ...), and the item itself (its spec entry, number and chapter) but its caption, which is
+  shown as written and put in when the item is taken from the cache,
 - the fingerprint of every run the item can read: the runs its ``where`` selects (without the baseline's
   factor, whose other value a comparison reads; a range selects every run with the factor) and a run named
   by ``options.run``. A run's fingerprint covers its row in ``runs`` (status, origin, times, run.toml), its
@@ -19,6 +20,7 @@ reports) computes the item without the cache. Entries a build did not use are re
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -250,7 +252,7 @@ class ItemCache(PickleEntries):
         h = hashlib.sha256()
         h.update(code_version().encode())
         h.update(self.report_context(report).encode())
-        h.update(repr(item).encode())
+        h.update(repr(_uncaptioned(item)).encode())
         h.update((fps.get(None) or "").encode())
         for r in sorted(set(runs)):
             h.update(b"\0" + r.encode() + b"\1" + (fps.get(r) or "-").encode())
@@ -268,6 +270,7 @@ class ItemCache(PickleEntries):
                 self.hits.append(name)
                 for read in self.load(f"{key}-reads") or ():
                     self.keep(read)
+                value.caption = item.caption.as_dict()  # (not in the key: a caption edited computes nothing)
                 return value
         value, reads = self._reading_rows(compute)
         self.computed.append(name)
@@ -429,6 +432,12 @@ class ItemCache(PickleEntries):
             for read in self.load(f"{key}-reads") or ():
                 self.keep(read)
         return value
+
+
+def _uncaptioned(item: Any) -> Any:
+    """The item as its key reads it: without its caption, which its table or figure shows as written and
+    nothing computed reads (analysis/tables.py, analysis/figures.py), put in when it is taken from the cache."""
+    return dataclasses.replace(item, caption=None, raw={k: v for k, v in item.raw.items() if k != "caption"})
 
 
 def _flat(run_ids: Any) -> set[str]:
