@@ -379,7 +379,7 @@ def test_raw_files_are_linked_by_a_process_of_their_own_whose_error_is_the_build
     the copies it checked remembered; a copy altered or missing since is the build's error, named, with what
     to do; a process stopped mid-way leaves nothing running."""
     from kansoku.errors import KansokuError
-    from kansoku.render.linking import RawFile, RawLinking
+    from kansoku.render.linking import RawFile, RawLinking, plan_line, write_plan
 
     blob = tmp_path / "blobs" / "ab" / "copy"
     blob.parent.mkdir(parents=True)
@@ -387,8 +387,9 @@ def test_raw_files_are_linked_by_a_process_of_their_own_whose_error_is_the_build
     sha = hashlib.sha256(b"pgbench output\n").hexdigest()
     files = [RawFile(sha, f"raw/rep/run-{i}/pgbench.log", str(blob)) for i in range(3)]
     site, cache = tmp_path / "site", tmp_path / "cache"
-    linked = RawLinking(files, site, verified=cache / "verified.json", plan=cache / "plan.json")
-    assert linked.result() == 3
+    plan = cache / "plan.json"
+    write_plan(plan, [plan_line(f) for f in files], cache / "verified.json")
+    assert RawLinking(plan, site).result() == 3
     assert all((site / f.target).stat().st_ino == blob.stat().st_ino for f in files)
     assert str(blob) in (cache / "verified.json").read_text()
 
@@ -396,11 +397,75 @@ def test_raw_files_are_linked_by_a_process_of_their_own_whose_error_is_the_build
     blob.write_bytes(b"pgbench output, edited\n")
     with pytest.raises(KansokuError, match=r"copy of raw/rep/run-0/pgbench.log no longer matches its sha256; "
                                            r"remove it and ingest its run again"):
-        RawLinking(files, tmp_path / "site2", verified=cache / "verified.json", plan=cache / "plan.json").result()
+        RawLinking(plan, tmp_path / "site2").result()
     blob.unlink()
     with pytest.raises(KansokuError, match=r"the stored copy of raw/rep/run-0/pgbench.log is missing; ingest"):
-        RawLinking(files, tmp_path / "site3", verified=cache / "verified.json", plan=cache / "plan.json").result()
+        RawLinking(plan, tmp_path / "site3").result()
 
-    stopped = RawLinking(files, tmp_path / "site4", verified=cache / "verified.json", plan=cache / "plan.json")
+    stopped = RawLinking(plan, tmp_path / "site4")
     stopped.stop()
     assert stopped._proc.returncode is not None
+
+
+def _blob(tmp_path, text: str):
+    from kansoku.render.linking import RawFile
+
+    data = text.encode()
+    sha = hashlib.sha256(data).hexdigest()
+    copy = tmp_path / "blobs" / sha[:2] / sha
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_bytes(data)
+    return lambda target: RawFile(sha, target, str(copy))
+
+
+def _linked(site) -> dict[str, int]:
+    return {str(p.relative_to(site)): p.stat().st_ino for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def test_a_build_starts_linking_the_last_builds_raw_files_and_links_the_difference(tmp_path):
+    """render/linking.py RawLinks: each build's raw files are linked from the start on the last build's list;
+    once this build's list is known, a file it no longer has is unlinked (its folder too, left empty), a new
+    or changed one linked; a first process that failed on a copy this build no longer publishes is not the
+    build's error (every file is linked again); the same list is linked once; and the copies checked stay
+    remembered across the two processes."""
+    import json
+
+    from kansoku.errors import KansokuError
+    from kansoku.render.linking import RawLinks
+
+    cache = tmp_path / "cache"
+    a, b, c = _blob(tmp_path, "a\n"), _blob(tmp_path, "b\n"), _blob(tmp_path, "c\n")
+    first = [a("raw/r/run-1/a.log"), b("raw/r/run-2/b.log"), b("raw/r/run-3/b.log")]
+
+    def build(name: str, files: list) -> dict[str, int]:
+        links = RawLinks(tmp_path / name, cache)
+        links.link(files)
+        links.wait()
+        links.result()
+        return _linked(tmp_path / name)
+
+    def inode(f) -> int:
+        return Path(f.copy).stat().st_ino
+
+    assert build("s1", first) == {f.target: inode(f) for f in first}  # (no last list: linked by one process)
+    assert (cache / "raw-links.json").exists()
+    assert build("s2", first) == {f.target: inode(f) for f in first}  # the last list, the same: nothing more
+    # run-2 gone, run-3's file changed, run-4 new
+    second = [a("raw/r/run-1/a.log"), c("raw/r/run-3/b.log"), c("raw/r/run-4/c.log")]
+    assert build("s3", second) == {f.target: inode(f) for f in second}
+    assert not (tmp_path / "s3" / "raw" / "r" / "run-2").exists()  # its folder gone with its file
+    remembered = json.loads((cache / "verified-raw.json").read_text(encoding="utf-8"))
+    assert {f.copy for f in second} <= set(remembered)
+
+    Path(c("x").copy).unlink()  # run-3 and run-4 removed from the store: the last list's copy is gone
+    third = [a("raw/r/run-1/a.log"), b("raw/r/run-5/b.log")]
+    assert build("s4", third) == {f.target: inode(f) for f in third}
+    assert build("s5", []) == {} and not (cache / "raw-links.json").exists()  # none published: no list kept
+    assert build("s6", third) == {f.target: inode(f) for f in third}
+    Path(b("x").copy).chmod(0o644)
+    Path(b("x").copy).write_bytes(b"b, edited\n")  # a copy this build publishes, altered: the build's error
+    with pytest.raises(KansokuError, match=r"copy of raw/r/run-5/b.log no longer matches its sha256"):
+        build("s7", third)
+    links = RawLinks(tmp_path / "s8", cache)  # a build that fails: the process started is stopped
+    links.stop()
+    assert all(p is None or p._proc.returncode is not None for p in (links._early, links._rest))

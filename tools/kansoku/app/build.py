@@ -300,8 +300,8 @@ def write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, co
     """The build up to Hugo: every report computed and the generated directory written (what ``kansoku serve``
     recomputes while Hugo's own server renders). The caller holds the output lock. Returns the result so far,
     the item cache (pruned after a build that published), the raw files to link and the reports whose PDFs to
-    write. ``raw_to``: the raw files are linked there (render/linking.py) by a process of its own while the run
-    pages are made and written, and none is returned to link."""
+    write. ``raw_to``: the raw files are linked there (render/linking.py RawLinks) by a process of its own,
+    which starts on the last build's files at once, and none is returned to link."""
     with fewer_collections():
         return _write_site_data(db, spec_dir, generated, content, config, wait_s, on_wait, pdf, reports,
                                 memory_limit, say, raw_to)
@@ -313,12 +313,13 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
     # tables and figures whose inputs did not change are reused from the last build (report/cache.py)
     cache = ItemCache(generated / hugo.BUILD_CACHE / "items")
     cache.write_behind()  # its entries written by a thread of their own (flushed before Hugo)
-    store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
+    raw_linked = linking.RawLinks(raw_to, generated / hugo.BUILD_CACHE) if raw_to is not None else None
     ahead: Ahead | None = None
     events = None
-    raw_linked: linking.RawLinking | None = None
+    store: Store | None = None
     done = False
     try:
+        store = open_store(db, read_only=True, wait_s=wait_s, on_wait=on_wait)
         store.limit_memory(memory_limit, generated / hugo.BUILD_CACHE / "duckdb-spill")
         # a first build: the CPU and disk samples (a pivot of every sys_metrics row) computed once, read by
         # the reports and the run pages alike (report/runs.py share_samples); every run's events, which the
@@ -329,10 +330,8 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
         specs, computed, trends = _compute_site(store, spec_dir, content, config, cache, with_run_pages=False,
                                                 reports=reports)
         raw = [f for rep in computed if rep.publish_raw for f in publish.plan_raw(rep)]  # sets the URLs
-        if raw_to is not None and raw:  # (no report publishes its raw files: no process to start)
-            cache_dir = generated / hugo.BUILD_CACHE
-            raw_linked = linking.RawLinking(raw, raw_to, verified=cache_dir / "verified-raw.json",
-                                            plan=cache_dir / "raw-links.json")
+        if raw_linked is not None:
+            raw_linked.link(raw)
             raw = []
         with_pdf = [rep for rep in computed if pdf and ("all" in pdf or rep.id in pdf)]
         unknown = sorted(set(pdf or []) - {"all"} - {rep.id for rep in computed})
@@ -362,7 +361,8 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
             ahead.close()
         if events is not None:
             events.close()
-        store.close()
+        if store is not None:
+            store.close()
         if raw_linked is not None:  # (it writes into the caller's directory until done or stopped)
             raw_linked.wait() if done else raw_linked.stop()
     if raw_linked is not None:

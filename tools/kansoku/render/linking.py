@@ -1,10 +1,12 @@
 """Files hard-linked into a fresh site: a reused page from the current output, a raw file from the store's copy.
 
 ``link_raw`` checks each copy against its sha256 before linking it (a published raw file always matches the
-hash on the sources page). A build links its raw files by :class:`RawLinking`: ``link_raw`` in a process of its
+hash on the sources page). A build links its raw files by :class:`RawLinks`: ``link_raw`` in a process of its
 own (``python -m kansoku.render.linking``), on the other core, while the build's computation goes on: a thread
-of the computation's would take turns with it for Python's interpreter lock. The module imports nothing of
-kansoku's but its errors, so that process starts at once.
+of the computation's would take turns with it for Python's interpreter lock. It starts at once on the last
+build's list of files (a rebuild's list is mostly the same, and the reports' computation leaves the other core
+idle), and once this build's list is known the difference is linked and unlinked. The module imports nothing
+of kansoku's but its errors, so that process starts at once.
 """
 
 from __future__ import annotations
@@ -32,14 +34,15 @@ class RawFile:
     copy: str    # the store's kept copy of these bytes (store/db.py blob_file)
 
 
-def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None) -> int:
+def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None, keep_checked: bool = False) -> int:
     """Hard-link each raw file from the store's copy into the site, after checking the copy's sha256.
     A missing or altered copy stops the build: it names the file and says how to restore it.
 
     ``verified``: a JSON file remembering the copies already checked (path -> size, mtime, inode, sha256):
     a copy that has not changed since (same size, modification time and inode) is not read again, so a
-    rebuild links its raw files without reading them; any other copy is read and checked. Returns the number
-    linked (``files`` is read once, as it comes)."""
+    rebuild links its raw files without reading them; any other copy is read and checked. It then remembers the
+    copies of ``files``; ``keep_checked``: those it remembered already as well (``files`` are the rest of a
+    site's). Returns the number linked (``files`` is read once, as it comes)."""
     memo: dict[str, list] = {}
     if verified is not None:
         try:
@@ -70,6 +73,8 @@ def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None)
             checked.add(f.sha256)
         link_or_copy(src, os.path.join(site, f.target), made)  # another file system: a copy of the verified bytes
         n += 1
+    if keep_checked:
+        seen = {**memo, **seen}
     if verified is not None and seen != memo:
         verified.parent.mkdir(parents=True, exist_ok=True)
         tmp = verified.with_name(verified.name + f".tmp-{os.getpid()}")
@@ -111,21 +116,40 @@ def link_or_copy(src: Path | str, target: Path | str, made: set[str] | None = No
 LINK_NICENESS = 10
 
 
-class RawLinking:
-    """``link_raw(files, site, verified)`` started in a process of its own; :meth:`result` waits for it, and
-    raises its error (a missing or altered copy) as the build's. ``plan``: a file the list is handed over in
-    (the build's cache directory), rewritten each time: a line of JSON with the site and the verified copies'
-    file, then one line a file (read one at a time: the process holds no list of a campaign's files)."""
+def write_plan(plan: Path, lines: list[str], verified: Path) -> None:
+    """A list of files for :class:`RawLinking`: a line of JSON naming the verified copies' file, then one line a
+    file (:func:`plan_line`); written aside and renamed into place (a process reading the last one keeps it)."""
+    plan.parent.mkdir(parents=True, exist_ok=True)
+    tmp = plan.with_name(plan.name + f".tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"verified": os.fspath(verified)}) + "\n")
+        fh.writelines(line + "\n" for line in lines)
+    os.replace(tmp, plan)
 
-    def __init__(self, files: list[RawFile], site: Path, verified: Path, plan: Path):
-        plan.parent.mkdir(parents=True, exist_ok=True)
-        with open(plan, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps({"site": os.fspath(site), "verified": os.fspath(verified)}) + "\n")
-            fh.writelines(json.dumps([f.sha256, f.target, f.copy]) + "\n" for f in files)
+
+def plan_line(f: RawFile) -> str:
+    """A file's line of a plan: JSON keeps a name with a tab or a newline whole."""
+    return json.dumps([f.sha256, f.target, f.copy])
+
+
+def _plan_lines(plan: Path) -> list[str]:
+    with open(plan, encoding="utf-8") as fh:
+        next(fh, None)
+        return [line.rstrip("\n") for line in fh]
+
+
+class RawLinking:
+    """``link_raw`` of the files of ``plan`` (:func:`write_plan`) into ``site`` started in a process of its own;
+    :meth:`result` waits for it, and raises its error (a missing or altered copy) as the build's. The process
+    reads the plan a line at a time: it holds no list of a campaign's files."""
+
+    def __init__(self, plan: Path, site: Path, keep_checked: bool = False):
         package = os.fspath(Path(__file__).resolve().parents[2])  # (the folder that holds kansoku/)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))}
-        self._proc = subprocess.Popen([sys.executable, "-m", "kansoku.render.linking", os.fspath(plan)], env=env,
-                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "kansoku.render.linking", os.fspath(plan), os.fspath(site)]
+            + (["--keep-checked"] if keep_checked else []),
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self._done: tuple[int, str] | None = None
 
     def wait(self) -> None:
@@ -138,6 +162,11 @@ class RawLinking:
         if self._done is None:
             self._proc.kill()
             self.wait()
+
+    def ok(self) -> bool:
+        """Whether it linked every file (waiting for it)."""
+        self.wait()
+        return self._done[0] == 0
 
     def result(self) -> int:
         """The files it linked; its error raised here."""
@@ -152,21 +181,106 @@ class RawLinking:
         raise KansokuError(f"linking the raw files into the site failed (exit {code}): {said[-2000:]}")
 
 
+class RawLinks:
+    """A build's raw files linked into its fresh directory ``site``. The last build's list (``cache_dir``: the
+    build's cache) is linked from the start; :meth:`link` gives this build's: when it is the same, nothing more
+    is done; else, once the first process is done, the files this build has not are unlinked and those the last
+    build had not are linked by a second process (all of them, after the first one failed: a copy of a run since
+    removed may be gone). :meth:`result` raises a process's error as the build's."""
+
+    def __init__(self, site: Path, cache_dir: Path):
+        self.site = site
+        self.plan = cache_dir / "raw-links.json"
+        self.verified = cache_dir / "verified-raw.json"
+        self._last = cache_dir / "raw-links.last.json"
+        self._early: RawLinking | None = None
+        self._rest: RawLinking | None = None
+        self._same = False
+        try:
+            os.replace(self.plan, self._last)
+        except FileNotFoundError:
+            return
+        self._early = RawLinking(self._last, site)
+
+    def link(self, files: list[RawFile]) -> None:
+        """This build's raw files (none: the plan is removed, and whatever the first process linked)."""
+        lines = [plan_line(f) for f in files]
+        if lines:
+            write_plan(self.plan, lines, self.verified)
+        else:
+            self.plan.unlink(missing_ok=True)
+        if self._early is None:
+            if lines:
+                self._rest = RawLinking(self.plan, self.site)
+            return
+        last = _plan_lines(self._last)
+        if last == lines:
+            self._same = True
+            return
+        if not lines:
+            self._early.stop()
+        ok = bool(lines) and self._early.ok()
+        now = set(lines)
+        for line in (last if not ok else [x for x in last if x not in now]):
+            self._unlink(json.loads(line)[1])
+        before = set(last) if ok else set()
+        missing = [x for x in lines if x not in before]
+        if missing:
+            rest = self.plan.with_name("raw-links.rest.json")
+            write_plan(rest, missing, self.verified)
+            self._rest = RawLinking(rest, self.site, keep_checked=ok)
+
+    def _unlink(self, target: str) -> None:
+        """A file the first process linked that this build does not publish, and its folders left empty."""
+        path = os.path.join(self.site, target)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            return
+        folder, root = os.path.dirname(path), os.fspath(self.site)
+        while folder != root and folder.startswith(root + os.sep):
+            try:
+                os.rmdir(folder)
+            except OSError:  # (not empty)
+                return
+            folder = os.path.dirname(folder)
+
+    def wait(self) -> None:
+        for proc in (self._early, self._rest):
+            if proc is not None:
+                proc.wait()
+
+    def stop(self) -> None:
+        for proc in (self._early, self._rest):
+            if proc is not None:
+                proc.stop()
+
+    def result(self) -> None:
+        """Every file linked; a process's error raised here."""
+        if self._same:
+            self._early.result()
+        elif self._rest is not None:
+            self._rest.result()
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m kansoku.render.linking PLAN``: the files of PLAN (:class:`RawLinking`) linked; prints how many.
-    A missing or altered copy: its message, exit 2."""
+    """``python -m kansoku.render.linking PLAN SITE [--keep-checked]``: the files of PLAN (:func:`write_plan`)
+    linked into SITE; prints how many. A missing or altered copy: its message, exit 2."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C ends it at once (the build raises it)
     # behind the computation: a core it leaves idle (a full build's DuckDB statements take both)
     os.nice(LINK_NICENESS)
-    with open((argv or sys.argv[1:])[0], encoding="utf-8") as lines:
+    args = argv if argv is not None else sys.argv[1:]
+    site = Path(args[1])
+    with open(args[0], encoding="utf-8") as lines:
         plan = json.loads(next(lines))
         try:
-            n = link_raw((RawFile(*json.loads(line)) for line in lines), Path(plan["site"]), Path(plan["verified"]))
+            n = link_raw((RawFile(*json.loads(line)) for line in lines), site, Path(plan["verified"]),
+                         keep_checked="--keep-checked" in args[2:])
         except KansokuError as exc:
             print(exc, file=sys.stderr)
             return 2
         except OSError as exc:  # (no space left, no permission: said as the system says it)
-            print(f"{exc.filename or plan['site']}: {exc.strerror}", file=sys.stderr)
+            print(f"{exc.filename or site}: {exc.strerror}", file=sys.stderr)
             return 2
     print(n)
     return 0
