@@ -7,7 +7,10 @@ every tool it ran). Each process's own peak (VmHWM, kept by the kernel since its
 
 The tree's memory at once is the sum of each process's PSS (``/proc/PID/smaps_rollup``: a page shared by n
 processes counts 1/n in each), not of their RSS: a build's child forked for its computation shares the
-parent's pages, which a sum of RSS would count twice. Where PSS cannot be read, RSS is summed.
+parent's pages, which a sum of RSS would count twice. Where PSS cannot be read, RSS is summed. A process
+started by vfork shares its parent's memory until its exec, and its PSS then reads the parent's whole: a
+sample that caught one counted the parent twice. A process younger than ``SPAWN_S`` is not counted (its
+children are): by then it has run its program, or it is a fork whose pages are mostly its parent's.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import time
 from dataclasses import dataclass
 
 SAMPLE_S = 0.05
+SPAWN_S = 0.1
+_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -43,18 +48,27 @@ def _pss_kb(pid: int) -> int | None:
     return None
 
 
+def _age_s(pid: int) -> float:
+    """Seconds since ``pid`` started (/proc/PID/stat's start time against the system's uptime)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        started = int(fh.read().rsplit(")", 1)[1].split()[19]) / _TICKS
+    with open("/proc/uptime") as fh:
+        return float(fh.read().split()[0]) - started
+
+
 def tree_rss_mb(pid: int, hwm: dict[int, float] | None = None) -> float:
     """The memory of ``pid`` and its descendants (Linux /proc), in MB: their PSS summed (RSS where PSS cannot
-    be read); 0 when they are gone. ``hwm`` gets each process's peak RSS since its exec (VmHWM), the largest
-    seen."""
+    be read), a process just started (``SPAWN_S``) left out; 0 when they are gone. ``hwm`` gets each process's
+    peak RSS since its exec (VmHWM), the largest seen."""
     total, todo = 0.0, [pid]
     while todo:
         p = todo.pop()
         try:
             with open(f"/proc/{p}/status") as fh:
                 fields = {k: v for k, _, v in (ln.partition(":") for ln in fh)}
-            pss = _pss_kb(p)
-            total += (pss if pss is not None else int(fields.get("VmRSS", "0 kB").split()[0])) / 1024
+            if p == pid or _age_s(p) >= SPAWN_S:
+                pss = _pss_kb(p)
+                total += (pss if pss is not None else int(fields.get("VmRSS", "0 kB").split()[0])) / 1024
             if hwm is not None:
                 hwm[p] = max(hwm.get(p, 0.0), int(fields.get("VmHWM", "0 kB").split()[0]) / 1024)
             with open(f"/proc/{p}/task/{p}/children") as fh:

@@ -26,3 +26,13 @@ def test_the_peak_of_a_tree_counts_a_grandchild_and_the_output_is_kept():
             "\"import time; b = b'y' * (120 << 20); time.sleep(0.3)\"]); print('done')")
     m = proc_tree.measure([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert m.stdout.strip() == "done" and m.peak_mb >= 120 and m.cpu_s > 0
+
+
+def test_a_process_being_spawned_does_not_count_its_parents_memory_twice():
+    """A child started by vfork reads its parent's memory as its own until its exec: a command spawning programs
+    all along is measured at its own size, not twice it."""
+    code = ("import subprocess, time\nb = bytearray(200 << 20)\nb[::4096] = b'x' * len(b[::4096])\n"
+            "t = time.time()\nwhile time.time() - t < 1.5: subprocess.run(['true'])")
+    for _ in range(3):
+        m = proc_tree.measure([sys.executable, "-c", code])
+        assert m.returncode == 0 and 200 <= m.tree_mb < 300, m
