@@ -105,6 +105,62 @@ def test_a_damaged_kept_copy_fails_the_build_loudly_and_leaves_public_as_it_was(
     run_tool("build", "--db", own, "--out", out, "--specs", specs, "--generated", tmp_path / "gen", "--content", tmp / "content", check=True)
 
 
+def _saturate_links(copy: Path, folder: Path) -> bool:
+    """Hard links to ``copy`` in ``folder`` up to its file system's limit; False where there is none in sight."""
+    import errno
+
+    folder.mkdir()
+    for i in range(70_000):
+        try:
+            os.link(copy, folder / str(i))
+        except OSError as exc:
+            if exc.errno == errno.EMLINK:
+                return True
+            raise
+    return False
+
+
+@pytest.mark.slow  # 65,000 links and a store of its own: --all (CI); the linking itself is tested quickly below
+def test_a_stored_copy_at_its_link_limit_is_copied_and_the_build_says_so(env, tmp_path):
+    tmp, runs, db, specs = env
+    own = tmp_path / "db" / "kansoku.duckdb"
+    run_tool("ingest", "--db", own, runs, check=True)
+    blob = next(p for p in (own.parent / "blobs").rglob("*") if p.is_file() and not p.name.startswith("."))
+    if not _saturate_links(blob, tmp_path / "links"):
+        pytest.skip("this file system has no limit of hard links within reach")
+    out = tmp_path / "public"
+    args = ["--db", own, "--out", out, "--specs", specs, "--generated", tmp_path / "gen", "--content", tmp / "content"]
+    proc = run_tool("build", *args, check=True)
+    assert f"warning: the stored copy {blob} of a raw file has as many hard links as its file system allows" \
+           in proc.stderr, proc.stderr
+    published = [p for p in raw_files(out).values() if p.read_bytes() == blob.read_bytes()]
+    assert published and not any(os.path.samefile(p, blob) for p in published)  # copies of the verified bytes
+    shutil.rmtree(tmp_path / "links")
+    proc = run_tool("build", *args, check=True)
+    assert "warning" not in proc.stderr and all(os.path.samefile(p, blob) for p in published)  # (the new site's)
+
+
+def test_a_copy_at_its_link_limit_is_copied_and_named_by_the_linking(tmp_path):
+    """render/linking.py: a stored copy with as many links as its file system allows is copied into the site (the
+    verified bytes), and named, whichever of the build's two linking processes met it."""
+    from kansoku.render.linking import RawLinks
+
+    full, free = _blob(tmp_path, "full\n"), _blob(tmp_path, "free\n")
+    if not _saturate_links(Path(full("x").copy), tmp_path / "links"):
+        pytest.skip("this file system has no limit of hard links within reach")
+    cache = tmp_path / "cache"
+    files = [full("raw/r/run-1/a.log"), free("raw/r/run-1/b.log")]
+    for name in ("s1", "s2"):  # one process on a first build; the last build's list on the next
+        links = RawLinks(tmp_path / name, cache)
+        links.link(files)
+        links.wait()
+        assert links.result() == [full("x").copy]
+        site = tmp_path / name
+        assert (site / "raw/r/run-1/a.log").read_bytes() == b"full\n"
+        assert not os.path.samefile(site / "raw/r/run-1/a.log", full("x").copy)
+        assert os.path.samefile(site / "raw/r/run-1/b.log", free("x").copy)
+
+
 def _hold(lock_dir: str, ready, release):
     from kansoku.render import publish
 

@@ -241,6 +241,11 @@ def build_main(argv: list[str] | None = None, prog: str = "kansoku build") -> in
     except KansokuError as exc:
         print_error(str(exc))
         return exc.exit_code
+    if res.raw_at_link_limit:
+        from kansoku import words
+
+        print_warning(words.t("en", "warn_raw_at_link_limit", len(res.raw_at_link_limit),
+                              copy=res.raw_at_link_limit[0]))
     if not args.quiet:
         print(f"built {out}/: {len(res.reports)} report(s) ({', '.join(res.reports)}), {res.tables} tables, "
               f"{res.figures} figures, {res.pages} pages" + (f", {len(res.pdfs)} PDFs" if res.pdfs else "")

@@ -70,6 +70,8 @@ class BuildResult:
     run_pages_rendered: int = 0                              # ... rendered by Hugo (render/page_reuse.py)
     reports_pages_reused: list[str] = field(default_factory=list)  # reports whose other pages were taken so
     sources_parts_reused: int = 0                            # data-sources parts (2..) taken so
+    raw_at_link_limit: list[str] = field(default_factory=list)  # stored copies copied, not linked: at their
+    #                                                          file system's limit of links (render/linking.py)
 
 
 def load_config(config: Path = CONFIG) -> dict:
@@ -365,8 +367,7 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
             store.close()
         if raw_linked is not None:  # (it writes into the caller's directory until done or stopped)
             raw_linked.wait() if done else raw_linked.stop()
-    if raw_linked is not None:
-        raw_linked.result()  # (a stored copy missing or altered: the build's error)
+    at_limit = raw_linked.result() if raw_linked is not None else []  # (a copy missing or altered: the error)
     cache.flush()  # every entry written before the site changes (a write's error ends the build here)
     res = BuildResult()
     res.items_computed, res.items_reused = list(cache.computed), list(cache.hits)
@@ -380,6 +381,7 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
     res.tables = sum(len(c.tables) for r in computed for c in r.chapters)
     res.figures = sum(len(c.figures) for r in computed for c in r.chapters)
     res.run_pages_whole = sorted(kept)
+    res.raw_at_link_limit = at_limit
     return res, cache, raw, with_pdf
 
 

@@ -34,7 +34,8 @@ class RawFile:
     copy: str    # the store's kept copy of these bytes (store/db.py blob_file)
 
 
-def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None, keep_checked: bool = False) -> int:
+def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None, keep_checked: bool = False,
+             at_limit: list[str] | None = None) -> int:
     """Hard-link each raw file from the store's copy into the site, after checking the copy's sha256.
     A missing or altered copy stops the build: it names the file and says how to restore it.
 
@@ -42,7 +43,8 @@ def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None,
     a copy that has not changed since (same size, modification time and inode) is not read again, so a
     rebuild links its raw files without reading them; any other copy is read and checked. It then remembers the
     copies of ``files``; ``keep_checked``: those it remembered already as well (``files`` are the rest of a
-    site's). Returns the number linked (``files`` is read once, as it comes)."""
+    site's). Returns the number linked (``files`` is read once, as it comes); ``at_limit`` gets each copy that was
+    copied, not linked, because it has as many links as its file system allows."""
     memo: dict[str, list] = {}
     if verified is not None:
         try:
@@ -71,7 +73,9 @@ def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None,
                                        f"remove it and ingest its run again (tools/ingest)")
             seen[src] = stamp if known is None else known  # (equal: the one already held)
             checked.add(f.sha256)
-        link_or_copy(src, os.path.join(site, f.target), made)  # another file system: a copy of the verified bytes
+        # another file system, or a copy at its links' limit: a copy of the verified bytes
+        if link_or_copy(src, os.path.join(site, f.target), made) and at_limit is not None:
+            at_limit.append(src)
         n += 1
     if keep_checked:
         seen = {**memo, **seen}
@@ -101,9 +105,10 @@ def make_folder(target: Path | str, made: set[str] | None = None) -> None:
             made.add(folder)
 
 
-def link_or_copy(src: Path | str, target: Path | str, made: set[str] | None = None) -> None:
+def link_or_copy(src: Path | str, target: Path | str, made: set[str] | None = None) -> bool:
     """``target`` (its folder made: :func:`make_folder`) as a hard link to ``src``, or a copy where a link cannot
-    be made (another file system, a file system without links, too many links)."""
+    be made (another file system, a file system without links, too many links). True: copied because ``src``
+    has as many links as its file system allows."""
     make_folder(target, made)
     try:
         os.link(src, target)
@@ -111,6 +116,8 @@ def link_or_copy(src: Path | str, target: Path | str, made: set[str] | None = No
         if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
             raise
         shutil.copyfile(src, target)
+        return exc.errno == errno.EMLINK
+    return False
 
 
 LINK_NICENESS = 10
@@ -151,6 +158,7 @@ class RawLinking:
             + (["--keep-checked"] if keep_checked else []),
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self._done: tuple[int, str] | None = None
+        self.at_limit: list[str] = []  # copies copied, not linked, at their file system's limit of links
 
     def wait(self) -> None:
         if self._done is None:
@@ -173,7 +181,9 @@ class RawLinking:
         self.wait()
         code, said = self._done
         if code == 0:
-            return int(said)
+            got = json.loads(said)
+            self.at_limit = got["at_limit"]
+            return got["linked"]
         if code == -signal.SIGINT:  # (main leaves a Ctrl-C to the system's default: the process ends by it)
             raise KeyboardInterrupt
         if code == 2:
@@ -255,34 +265,38 @@ class RawLinks:
             if proc is not None:
                 proc.stop()
 
-    def result(self) -> None:
-        """Every file linked; a process's error raised here."""
-        if self._same:
-            self._early.result()
-        elif self._rest is not None:
-            self._rest.result()
+    def result(self) -> list[str]:
+        """Every file linked; a process's error raised here. Returns the copies that were copied, not linked,
+        at their file system's limit of links (each build copies them again)."""
+        done = [self._early] if self._same or (self._early is not None and self._early.ok()) else []
+        done += [self._rest] if self._rest is not None else []
+        for proc in done:
+            proc.result()
+        return sorted({copy for proc in done for copy in proc.at_limit})
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m kansoku.render.linking PLAN SITE [--keep-checked]``: the files of PLAN (:func:`write_plan`)
-    linked into SITE; prints how many. A missing or altered copy: its message, exit 2."""
+    linked into SITE; prints how many, and the copies copied at their links' limit, as JSON. A missing or altered
+    copy: its message, exit 2."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C ends it at once (the build raises it)
     # behind the computation: a core it leaves idle (a full build's DuckDB statements take both)
     os.nice(LINK_NICENESS)
     args = argv if argv is not None else sys.argv[1:]
     site = Path(args[1])
+    at_limit: list[str] = []
     with open(args[0], encoding="utf-8") as lines:
         plan = json.loads(next(lines))
         try:
             n = link_raw((RawFile(*json.loads(line)) for line in lines), site, Path(plan["verified"]),
-                         keep_checked="--keep-checked" in args[2:])
+                         keep_checked="--keep-checked" in args[2:], at_limit=at_limit)
         except KansokuError as exc:
             print(exc, file=sys.stderr)
             return 2
         except OSError as exc:  # (no space left, no permission: said as the system says it)
             print(f"{exc.filename or site}: {exc.strerror}", file=sys.stderr)
             return 2
-    print(n)
+    print(json.dumps({"linked": n, "at_limit": sorted(set(at_limit))}))
     return 0
 
 
