@@ -565,6 +565,27 @@ def test_a_run_fingerprint_covers_every_column_of_the_reports_record_of_the_run(
     con.close()
 
 
+def test_a_run_pages_key_counts_the_reports_record_of_the_run_by_what_its_fingerprint_does_not_cover():
+    """report/runs.py _page_inputs: a run page's key does not encode the report's record of the run, whose
+    every column the run's fingerprint covers (the test above), but holds what the record is made of beyond
+    it: the run's title (the factors that tell the report's runs apart change with the report's runs) and
+    where the store keeps the copies of its raw files."""
+    import dataclasses
+
+    from kansoku.model import RunInfo, RunPage, SourceFile
+    from kansoku.report.runs import _page_inputs
+
+    info = RunInfo("c/rep=1", "measured", "ok", None, None, None, "run-1", factors={"rep": "1"},
+                   title={"ja": "1 回目", "en": "run 1"})
+    page = RunPage(info=info, factors=[], condition=[])
+    base = _page_inputs(page, "/site/data/blobs")
+    assert _page_inputs(page, "/elsewhere/blobs") != base
+    page.info = dataclasses.replace(info, title={"ja": "8 クライアント, 1 回目", "en": "8 clients, run 1"})
+    assert _page_inputs(page, "/site/data/blobs") != base
+    page.info = dataclasses.replace(info, sources=[SourceFile("pgbench.log", 10, "ab", "pgbench", "log", None, "10 B")])
+    assert _page_inputs(page, "/site/data/blobs") == base  # (its fingerprint's part of the key)
+
+
 def test_prose_edited_renders_its_reports_pages_and_no_run_page(env):
     """A sentence written into a report's chapter changes that chapter's page; the run pages (which show other
     pages' titles, never their text) are taken from the current site, and the site is a fresh build's."""

@@ -381,9 +381,9 @@ class ItemCache(PickleEntries):
 
     def run_page_key(self, store: Store, report: Any, run_id: str, condition: str, inputs: str) -> str | None:
         """The key of a run's whole page: the code version, the report's context (its spec without the
-        chapters: factor and metric labels), ``inputs`` (what the page shows of the report: its record of the
-        run, the tables and figures using it) and ``condition`` (:meth:`condition_key` of its condition: its runs
-        and their fingerprints). None without a directory or for an unknown run."""
+        chapters: factor and metric labels), the run's fingerprint, ``inputs`` (what the page shows of the report
+        beyond it: report/runs.py ``_page_inputs``) and ``condition`` (:meth:`condition_key` of its condition: its
+        runs and their fingerprints). None without a directory or for an unknown run."""
         fps = self.run_fingerprints(store) if self.directory is not None else {}
         if run_id not in fps:
             return None

@@ -407,6 +407,7 @@ def _page_batch(store: Store, report: Report, uses: list[_ItemUse], infos: dict[
     if cache is not None and cache.directory is not None:
         todo = []
         cond_keys: dict[int, str] = {}  # a condition's part of its pages' keys (its runs, their fingerprints), once
+        blobs = os.fspath(store.blobs)
         for rid in run_ids:
             page = pages[rid]
             cond = cond_keys.get(id(page.condition[0]) if page.condition else 0)
@@ -414,7 +415,7 @@ def _page_batch(store: Store, report: Report, uses: list[_ItemUse], infos: dict[
                 cond = cache.condition_key(store, [r.id for r in page.condition],
                                            _inputs_json(encode(page.condition)))
                 cond_keys[id(page.condition[0]) if page.condition else 0] = cond
-            key = cache.run_page_key(store, report, rid, cond, _page_inputs(page))
+            key = cache.run_page_key(store, report, rid, cond, _page_inputs(page, blobs))
             has_series = cache.page_kept(key) if key and handles else None
             if has_series is not None:
                 pages[rid] = KeptRunPage(page.info, key, has_series, functools.partial(
@@ -484,13 +485,16 @@ def _unkept(got: RunPage, page: RunPage) -> RunPage:
     return got
 
 
-def _page_inputs(page: RunPage) -> str:
-    """What a run page shows that the run's fingerprint and its condition's part of the key
-    (``ItemCache.condition_key``: the condition's runs as the report names them, their fingerprints) do not
-    cover: the report's record of the run (raw files, factor labels), its factors as the report names them, and
-    the tables and figures that use it. The text is ``json.dumps`` of the three keys with ``sort_keys``, made of
-    its parts (the encoder writes a value inside an object as it writes it alone)."""
-    return (f'{{"factors": {_inputs_json(page.factors)}, "info": {_inputs_json(encode(page.info))}, '
+def _page_inputs(page: RunPage, blobs: str) -> str:
+    """What a run page shows that the other parts of its key (the code, the report's context, the run's
+    fingerprint, its condition's part: ``ItemCache.condition_key``, the condition's runs as the report names them
+    and their fingerprints) do not cover: its factors as the report names them, the tables and figures that use
+    it, and what the report's record of the run is made of beyond them: where the store keeps the raw files
+    (``blobs``: their copies' paths) and the run's title (the factors that tell the report's runs apart). The
+    record itself (raw files, factor labels) is not encoded: its run's fingerprint covers every column it reads,
+    as for :func:`records_key`. The text is ``json.dumps`` of the three keys with ``sort_keys``, made of its
+    parts (the encoder writes a value inside an object as it writes it alone)."""
+    return (f'{{"factors": {_inputs_json(page.factors)}, "record": {_inputs_json([blobs, page.info.title])}, '
             f'"uses": {_inputs_json(encode(page.uses))}}}')
 
 
