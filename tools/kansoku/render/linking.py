@@ -35,7 +35,7 @@ class RawFile:
 
 
 def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None, keep_checked: bool = False,
-             at_limit: list[str] | None = None) -> int:
+             at_limit: set[str] | None = None) -> int:
     """Hard-link each raw file from the store's copy into the site, after checking the copy's sha256.
     A missing or altered copy stops the build: it names the file and says how to restore it.
 
@@ -75,7 +75,7 @@ def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None,
             checked.add(f.sha256)
         # another file system, or a copy at its links' limit: a copy of the verified bytes
         if link_or_copy(src, os.path.join(site, f.target), made) and at_limit is not None:
-            at_limit.append(src)
+            at_limit.add(src)
         n += 1
     if keep_checked:
         seen = {**memo, **seen}
@@ -88,11 +88,8 @@ def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None,
 
 
 def _sha256(path: Path | str) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def make_folder(target: Path | str, made: set[str] | None = None) -> None:
@@ -230,11 +227,11 @@ class RawLinks:
         if not lines:
             self._early.stop()
         ok = bool(lines) and self._early.ok()
-        now = set(lines)
-        for line in (last if not ok else [x for x in last if x not in now]):
-            self._unlink(json.loads(line)[1])
-        before = set(last) if ok else set()
-        missing = [x for x in lines if x not in before]
+        linked = set(last).intersection(lines) if ok else set()  # (what the first process linked and stays)
+        for line in last:
+            if line not in linked:
+                self._unlink(json.loads(line)[1])
+        missing = [x for x in lines if x not in linked]
         if missing:
             rest = self.plan.with_name("raw-links.rest.json")
             write_plan(rest, missing, self.verified)
@@ -284,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     os.nice(LINK_NICENESS)
     args = argv if argv is not None else sys.argv[1:]
     site = Path(args[1])
-    at_limit: list[str] = []
+    at_limit: set[str] = set()
     with open(args[0], encoding="utf-8") as lines:
         plan = json.loads(next(lines))
         try:
@@ -296,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:  # (no space left, no permission: said as the system says it)
             print(f"{exc.filename or site}: {exc.strerror}", file=sys.stderr)
             return 2
-    print(json.dumps({"linked": n, "at_limit": sorted(set(at_limit))}))
+    print(json.dumps({"linked": n, "at_limit": sorted(at_limit)}))
     return 0
 
 
