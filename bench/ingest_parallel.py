@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: ingest of a campaign of many run directories, one process vs every core.
 
-    python3 bench/ingest_parallel.py [--runs 1000] [--reps 3] [--jobs N] [--keep DIR]
+    python3 bench/ingest_parallel.py [--runs 1000] [--reps 3] [--jobs N] [--keep DIR] [--tree CHECKOUT]
 
 The campaign is made of the real runs of the corpus (``corpus/real/study=scaleup``: pgbench stdout and
 four -l logs, the sa file and its sar / sadf -d / sadf -j renderings, iostat, vmstat, run.toml; a
@@ -9,7 +9,9 @@ dozen files per run), hard-linked ``--runs`` times under ``copy=N/`` directories
 is a run of its own). Then, in this one run and interleaved, each in its own process and into a fresh
 database: ``tools/ingest --jobs 1`` and ``tools/ingest --jobs N`` (N = every core by default). Prints the
 medians, the speed-up, and whether the parallel ingest meets its target (a 1,000-run campaign in under 2
-minutes, scaled to --runs), and records them with ``record()`` under bench/results/.
+minutes, scaled to --runs), and records them with ``record()`` under bench/results/. ``--tree``: each
+repetition also runs that checkout's ``tools/ingest --jobs N`` on the same campaign, interleaved, and the
+figures say this one's wall and CPU over it.
 """
 
 from __future__ import annotations
@@ -62,12 +64,13 @@ def make_campaign(dest: Path, runs: int) -> int:
     return files
 
 
-def measure(campaign: Path, work: Path, jobs: int) -> tuple[float, float]:
-    """Wall and CPU seconds of one ``tools/ingest`` (its children, the workers and sadf, included)."""
+def measure(campaign: Path, work: Path, jobs: int, tree: Path = ROOT) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``tools/ingest`` of checkout ``tree`` (its children, the workers and sadf,
+    included)."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "ingest"), "--db", str(work / "k.duckdb"),
+    proc = subprocess.Popen([sys.executable, str(tree / "tools" / "ingest"), "--db", str(work / "k.duckdb"),
                              "--jobs", str(jobs), str(campaign)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     err = proc.stderr.read()
@@ -86,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each measurement (median reported)")
     ap.add_argument("--jobs", type=int, default=0, help="workers of the parallel ingest (default: every core)")
     ap.add_argument("--keep", type=Path, help="work in this directory and keep the campaign")
+    ap.add_argument("--tree", type=Path, metavar="CHECKOUT",
+                    help="pair the --jobs N ingest with this checkout's, interleaved in each repetition")
     args = ap.parse_args(argv)
     load = Load()
     jobs = args.jobs or len(os.sched_getaffinity(0))
@@ -101,15 +106,19 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
         times: dict[int, list[float]] = {1: [], jobs: []}
         cpus: dict[int, list[float]] = {1: [], jobs: []}
+        ref_times: list[float] = []
+        ref_cpus: list[float] = []
         loads: list[float] = [os.getloadavg()[0]]
         for rep in range(args.reps):
-            for j in times:
-                wall, cpu = measure(campaign, work / "db", j)
-                times[j].append(wall)
-                cpus[j].append(cpu)
+            runs = [(j, ROOT) for j in times] + ([(jobs, args.tree.resolve())] if args.tree else [])
+            for j, tree in runs if rep % 2 == 0 else [runs[0], *reversed(runs[1:])]:  # (which goes first alternates)
+                wall, cpu = measure(campaign, work / "db", j, tree)
+                (times[j] if tree == ROOT else ref_times).append(wall)
+                (cpus[j] if tree == ROOT else ref_cpus).append(cpu)
                 loads.append(os.getloadavg()[0])
-                print(f"  rep {rep + 1}: --jobs {j:<3d} {wall:8.2f} s wall {cpu:8.2f} s CPU (load {loads[-1]:.2f})",
-                      flush=True)
+                who = "" if tree == ROOT else f" ({tree.name})"
+                print(f"  rep {rep + 1}: --jobs {j:<3d}{who} {wall:8.2f} s wall {cpu:8.2f} s CPU "
+                      f"(load {loads[-1]:.2f})", flush=True)
         med = {j: statistics.median(v) for j, v in times.items()}
         cpu_med = {j: statistics.median(v) for j, v in cpus.items()}
         target = TARGET_S_PER_1000 * args.runs / 1000
@@ -123,7 +132,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"parallel ingest of {args.runs:,} runs: {med[jobs]:.1f} s (target < {target:.0f} s: "
               f"{'meets' if ok else 'MISSES'})")
         per_run = {"runs": args.runs, "jobs": jobs}
-        record("ingest_parallel", [
+        paired: list[Figure] = []
+        if args.tree:
+            rev = subprocess.run(["git", "-C", str(args.tree), "rev-parse", "--short=8", "HEAD"], capture_output=True,
+                                 text=True).stdout.strip() or str(args.tree)
+            ref_wall, ref_cpu = statistics.median(ref_times), statistics.median(ref_cpus)
+            print(f"--jobs {jobs} / {rev}: {med[jobs] / ref_wall:.2f}x wall ({ref_wall:.2f} s), "
+                  f"{cpu_med[jobs] / ref_cpu:.2f}x CPU ({ref_cpu:.2f} s)")
+            paired = [Figure(f"ingest, --jobs {jobs} / reference, wall", round(med[jobs] / ref_wall, 3), "x",
+                             reference=f"revision {rev}", extra={**per_run, "reference_s": round(ref_wall, 2)}),
+                      Figure(f"ingest, --jobs {jobs} / reference, CPU", round(cpu_med[jobs] / ref_cpu, 3), "x",
+                             reference=f"revision {rev}", extra={**per_run, "reference_s": round(ref_cpu, 2)})]
+        record("ingest_parallel", [*paired,
             Figure(f"ingest, --jobs {jobs}, wall", round(med[jobs], 1), "s", f"< {target:g}", ok, extra=per_run),
             Figure(f"ingest, --jobs {jobs}, wall a run", round(med[jobs] / args.runs * 1000, 1), "ms",
                    f"< {TARGET_S_PER_1000:.0f}", ok, extra=per_run),
@@ -133,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
                    extra=per_run),
         ], load=load, raw={"runs": args.runs, "files": files, "jobs": jobs, "loads": [round(x, 2) for x in loads],
                            "wall_s": {str(j): v for j, v in times.items()},
-                           "cpu_s": {str(j): v for j, v in cpus.items()}})
+                           "cpu_s": {str(j): v for j, v in cpus.items()},
+                           "reference": {"tree": str(args.tree), "wall_s": ref_times, "cpu_s": ref_cpus}
+                           if args.tree else None})
         return 0 if ok else 1
     finally:
         if not args.keep:
