@@ -524,7 +524,7 @@ def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_cha
 
 
 RECORD_CHANGES = [("runs", c) for c in ("origin", "status", "start_time", "citation", "hostname",
-                                         "run_toml_sha256")] + \
+                                         "run_toml_sha256", "run_toml")] + \
                  [("sources", c) for c in ("file_name", "size_bytes", "sha256", "tool", "format", "tool_version",
                                            "checked_against", "records_checked")] + [("run_factors", "value")]
 
@@ -535,6 +535,8 @@ def _changed(column: str) -> str:
         return "coalesce(start_time, TIMESTAMPTZ '2026-01-01') + INTERVAL 1 SECOND"
     if column in ("size_bytes", "records_checked"):
         return f"coalesce({column}, 0) + 1"
+    if column == "run_toml":  # (JSON: one key more; the run pages' commands and settings read it)
+        return "json_merge_patch(coalesce(run_toml, '{}'), '{\"changed\": 1}')"
     if column == "origin":
         return "CASE origin WHEN 'measured' THEN 'transcribed' ELSE 'measured' END"
     return f"coalesce({column}, '') || '-changed'"

@@ -41,7 +41,9 @@ from kansoku.values import canon
 # ingest derives from a file are the ingest code's, so the same bytes stored by another ingest (a store made
 # again by newer code: other rows, the same hashes) make another fingerprint. Each file's row counts whole as
 # the report's record of the run reads it (report/provenance.py runs_provenance: size, tool, format, version,
-# the rendering it was checked against): a run's fingerprint and the report's context decide that record.
+# the rendering it was checked against): a run's fingerprint and the report's context decide that record. The
+# run.toml as stored counts by DuckDB's 64-bit hash of its text: a campaign's run.tomls are tens of megabytes,
+# and a sha256 of them took most of the query.
 RUN_FINGERPRINTS_SQL = """
 WITH f AS (
     SELECT run_id, string_agg(factor || '=' || value, chr(31) ORDER BY factor, value) AS fs
@@ -56,7 +58,7 @@ WITH f AS (
 )
 SELECT r.run_id, sha256(concat_ws(chr(30), r.origin, r.status, coalesce(r.status_note, ''),
            coalesce(r.start_time::VARCHAR, ''), coalesce(r.end_time::VARCHAR, ''), coalesce(r.hostname, ''),
-           coalesce(r.citation, ''), coalesce(r.run_toml::VARCHAR, ''), coalesce(r.run_toml_sha256, ''),
+           coalesce(r.citation, ''), coalesce(hash(r.run_toml::VARCHAR)::VARCHAR, ''), coalesce(r.run_toml_sha256, ''),
            coalesce(f.fs, ''), coalesce(s.ss, '')))
 FROM runs r LEFT JOIN f USING (run_id) LEFT JOIN s USING (run_id)
 UNION ALL  -- files of no one run (a published report's tables hold many runs): they count for every item
