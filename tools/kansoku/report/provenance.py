@@ -10,7 +10,7 @@ from typing import Any
 from kansoku.analysis import tables as analysis
 from kansoku.model import FactorValue, Provenance, ProvenanceGroup, ProvenanceRun, RunInfo, SourceFile
 from kansoku.spec.model import LANGS, Item
-from kansoku.store.db import RUN_TOML, Store, blob_file
+from kansoku.store.db import Store, blob_file
 
 
 def run_anchor(run_id: str) -> str:
@@ -29,30 +29,27 @@ def runs_provenance(store: Store, run_ids: list[str]) -> dict[str, RunInfo]:
     if not run_ids:
         return {}
     out: dict[str, RunInfo] = {}
-    for run_id, origin, status, start, citation, hostname in store.query(
-        f"SELECT run_id, {', '.join(c + '::VARCHAR' if c == 'start_time' else c for c in RUN_COLUMNS)} FROM runs "
-            "WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id", [run_ids]):
-        out[run_id] = RunInfo(run_id, origin, status, start, citation, hostname, run_anchor(run_id))
+    # raw files are published from the store's content-addressed copies (data/blobs), never from where the
+    # runs were ingested: a published file always has the bytes its sha256 names
+    blobs = os.fspath(store.blobs)
+    for run_id, *row, toml_sha in store.query(
+        f"SELECT run_id, {', '.join(c + '::VARCHAR' if c == 'start_time' else c for c in RUN_COLUMNS)}, "
+            "run_toml_sha256 FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id", [run_ids]):
+        out[run_id] = info = RunInfo(run_id, *row, run_anchor(run_id))
+        if toml_sha:  # the run's own description, kept with the run
+            info.run_toml, info.run_toml_sha256 = blob_file(blobs, toml_sha), toml_sha
     for run_id, factor, value in store.query(
         "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
             "ORDER BY run_id, factor", [run_ids]):
         if run_id in out:
             out[run_id].factors[factor] = value
-    # raw files are published from the store's content-addressed copies (data/blobs), never from where the
-    # runs were ingested: a published file always has the bytes its sha256 names
-    kept = store.raw_files(run_ids)
-    blobs = os.fspath(store.blobs)
     for run_id, name, size, sha, tool, fmt, ver, against, records in store.query(
         f"SELECT run_id, {', '.join(SOURCE_COLUMNS)} FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
             "ORDER BY run_id, file_name", [run_ids]):
         if run_id in out:
-            copy = blob_file(blobs, sha) if sha and (run_id, name) in kept else None
-            out[run_id].sources.append(SourceFile(name, size, sha, tool, fmt, ver, human_size(size), copy,
+            out[run_id].sources.append(SourceFile(name, size, sha, tool, fmt, ver, human_size(size),
+                                                  blob_file(blobs, sha) if sha else None,
                                                   checked_against=against, records_checked=records))
-    for (run_id, name), (sha, _) in kept.items():
-        if name == RUN_TOML and run_id in out:
-            out[run_id].run_toml = blob_file(blobs, sha)
-            out[run_id].run_toml_sha256 = sha
     return out
 
 

@@ -569,22 +569,6 @@ class Store:
         return states
 
     # -- the build's API --------------------------------------------------------------------------
-    def raw_files(self, run_ids: list[str]) -> dict[tuple[str, str], tuple[str, int]]:
-        """(run_id, file_name) -> (sha256, size_bytes) of the stored files of these runs, run.toml included
-        (its sha256 is kept with the run)."""
-        out = {(r, f): (sha, size) for r, f, sha, size in self.con.execute(
-            "SELECT run_id, file_name, sha256, size_bytes FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-            [run_ids]).fetchall()}
-        for r, sha in self.con.execute(
-                "SELECT run_id, run_toml_sha256 FROM runs WHERE run_toml_sha256 IS NOT NULL "
-                "AND run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]).fetchall():
-            out[(r, RUN_TOML)] = (sha, -1)
-        for r, d, sha in self.con.execute(
-                "SELECT run_id, host_dir, host_toml_sha256 FROM run_hosts WHERE host_toml_sha256 IS NOT NULL "
-                "AND run_id IN (SELECT unnest(?::VARCHAR[]))", [run_ids]).fetchall():
-            out[(r, f"{d}/host.toml")] = (sha, -1)
-        return out
-
     @property
     def blobs(self) -> Path:
         return blob_dir(self.path)
