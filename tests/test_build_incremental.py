@@ -1030,3 +1030,45 @@ def test_the_computation_collects_garbage_less_often_and_restores_the_thresholds
     with pytest.raises(RuntimeError):
         build(env)
     assert gc.get_threshold() == before
+
+
+def test_a_process_computing_again_takes_the_records_it_made_while_their_key_holds(env):
+    """report/build.py kept_records (``kansoku serve`` computes after each edit in one process): after a caption
+    edited the report's records of its runs are those the last computation made (their key, report/runs.py
+    records_key, is unchanged), and the page data written is the one a fresh process writes; after a new run
+    they are made again, the new run among them."""
+    from kansoku.report.build import compute_report
+    from kansoku.report.cache import ItemCache
+    from kansoku.spec.model import load_report
+    from kansoku.store.db import open_store
+
+    tmp, camp, held, db, specs, content = env
+    cache_dir = tmp / "items"
+
+    def computed():
+        store = open_store(db, read_only=True)
+        try:
+            return compute_report(store, load_report(specs / "inc.toml"), content / "reports",
+                                  with_run_pages=False, cache=ItemCache(cache_dir))
+        finally:
+            store.close()
+    first = computed()
+    assert first.records_key and len(first.runs) > 1
+    spec = specs / "inc.toml"
+    spec.write_text(SPEC.replace('en = "Read" }', 'en = "Read, renamed" }', 1), encoding="utf-8")
+    again = computed()
+    assert again.runs is first.runs and again.records_key == first.records_key
+    # the page data is the one a process that made them writes
+    build(env, "gen-kept")
+    proc = subprocess.run([sys.executable, "-c", (
+        "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; from kansoku.app import build_site; "
+        "a = [Path(x) for x in sys.argv[2:]]; build_site(a[0], a[1], spec_dir=a[2], generated=a[3], content=a[4])"),
+        str(ROOT / "tools"), str(db), str(tmp / "public-fresh"), str(specs), str(tmp / "gen-fresh"), str(content)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    kept = {k: v[0] for k, v in snapshot(tmp / "gen-kept").items()}
+    assert kept == {k: v[0] for k, v in snapshot(tmp / "gen-fresh").items()}
+    run_tool("ingest", "--db", db, held, check=True)
+    after = computed()
+    assert after.runs is not first.runs and after.records_key != first.records_key
+    assert len(after.runs) == len(first.runs) + 1

@@ -10,7 +10,7 @@ which take them and nothing else.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kansoku import words
 from kansoku.analysis import figures
@@ -97,7 +97,8 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     if problems:
         raise SpecProblems(problems)
     all_run_ids = sorted(run_ids)
-    runs = labelled_provenance(store, report, all_run_ids)  # (read back from a pickle it took no less time)
+    runs_key = records_key(store, report, all_run_ids, cache)
+    runs = kept_records(report.id, runs_key, lambda: labelled_provenance(store, report, all_run_ids))
     env = cache.of_runs(store, report, "environment", all_run_ids, lambda: label_wheres(
         environment(store, all_run_ids, rm, names, kept=lambda *part: cache.per_run(store, *part)),
         lambda f, lang: analysis.factor_name(report, f, lang),
@@ -109,13 +110,34 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         license=_text_dict(rep.get("license"), "[report] license", report),
         revision_history=revision_history(report), authors=authors(report), themes=themes(report),
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
-        runs=runs, records_key=records_key(store, report, all_run_ids, cache), environment=env,
+        runs=runs, records_key=runs_key, environment=env,
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
         site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
         transcribed=transcribed_note(store, sorted(run_ids)), compares=compares, values=values,
         findings=findings(report, chapters),
         run_pages=run_pages(store, report, chapters, runs, cache) if with_run_pages else {},
     )
+
+
+# Each report's records of its runs as last made in this process, under their key (report/runs.py records_key):
+# ``kansoku serve`` recomputes after each edit, and a spec edited leaves them as they were. (A build's
+# process computes once; read back from a pickle they took no less time than made.)
+_RECORDS: dict[str, tuple[str, dict]] = {}
+
+
+def kept_records(report_id: str, key: str | None, make: Callable[[], dict]) -> dict:
+    """The report's records of its runs: those this process made last under ``key``, else ``make()`` (kept
+    under ``key``; None: never kept). Their readers do not change them, but for the addresses of the raw files
+    (render/publish.py plan_raw), the same for the same report and records."""
+    got = _RECORDS.get(report_id)
+    if key is not None and got is not None and got[0] == key:
+        return got[1]
+    runs = make()
+    if key is not None:
+        _RECORDS[report_id] = (key, runs)
+    else:
+        _RECORDS.pop(report_id, None)
+    return runs
 
 
 def labelled_provenance(store: Store, report: Report, run_ids: list[str]) -> dict:
