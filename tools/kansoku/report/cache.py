@@ -42,8 +42,8 @@ from kansoku.values import canon
 # again by newer code: other rows, the same hashes) make another fingerprint. Each file's row counts whole as
 # the report's record of the run reads it (report/provenance.py runs_provenance: size, tool, format, version,
 # the rendering it was checked against): a run's fingerprint and the report's context decide that record. The
-# run.toml as stored counts by DuckDB's 64-bit hash of its text: a campaign's run.tomls are tens of megabytes,
-# and a sha256 of them took most of the query.
+# run.toml as stored counts by DuckDB's 64-bit hash of its text: a campaign's run.tomls are the largest text the
+# query reads, and its sha256 of the run's parts would read them all again.
 RUN_FINGERPRINTS_SQL = """
 WITH f AS (
     SELECT run_id, string_agg(factor || '=' || value, chr(31) ORDER BY factor, value) AS fs
