@@ -5,8 +5,8 @@
 
 For each size, the store of ``bench/loop.py`` (1,000 runs ingested once, copied in SQL to the size: kept in
 ``--dir``), then the loop's steps (full build, spec item edit, new run, prose and spec item edits under ``kansoku
-serve``), each with its wall time, CPU (children included) and peak memory (PSS) of the process tree. The target past this
-machine's loop: the 30,000-run full build in < 4 minutes within 1.5 GB. The results are written by
+serve``), each with its wall time, CPU (children included) and peak memory (PSS) of the process tree. The target
+past this machine's loop: the 30,000-run full build in < 4 minutes within 1.5 GB. The results are written by
 ``bench/record.py`` (part ``growth``: a figure per size and step, and the ratio of each step's time and memory
 at the largest size to the smallest).
 """
@@ -96,7 +96,8 @@ def main() -> int:
                                              "removed at the end)")
     ap.add_argument("--sizes", default="1000,3000,10000,30000", help="runs, comma-separated")
     ap.add_argument("--reps", type=int, default=1, help="repetitions of each step at each size (default 1)")
-    ap.add_argument("--no-serve", action="store_true", help="leave out the edits under kansoku serve (prose, spec item)")
+    ap.add_argument("--no-serve", action="store_true",
+                    help="leave out the edits under kansoku serve (prose, spec item)")
     ap.add_argument("--memory-limit", help="the builds' --memory-limit (default: the build's own default)")
     args = ap.parse_args()
     load = Load()

@@ -237,6 +237,7 @@ def serve_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
 
     def timed(base: str, page: str, token: str, write) -> dict:
         time.sleep(1.0)  # the watchers' debounce of the last edit has passed
+        said = len(lines)  # (serve's lines before this edit: "recomputed" is looked for after them)
         cpu0 = tree_cpu(proc.pid)
         t1 = time.monotonic()
         write()
@@ -246,7 +247,7 @@ def serve_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
                                  f"{''.join(errs)[-3000:]}")
             time.sleep(0.02)
         return {"wall_s": round(time.monotonic() - t1, 3), "cpu_s": round(tree_cpu(proc.pid) - cpu0, 3),
-                "peak_mb": round(peak["tree_mb"], 1), "recomputed": any("recomputed" in ln for ln in lines)}
+                "peak_mb": round(peak["tree_mb"], 1), "recomputed": any("recomputed" in ln for ln in lines[said:])}
     try:
         base = None
         while base is None:
@@ -382,7 +383,8 @@ def main() -> int:
     ap.add_argument("--dir", type=Path, help="setup kept here: stores, specs, content, site (default: a temporary "
                                              "directory, removed at the end)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each step (default 3)")
-    ap.add_argument("--no-serve", action="store_true", help="leave out the edits under kansoku serve (prose, spec item)")
+    ap.add_argument("--no-serve", action="store_true",
+                    help="leave out the edits under kansoku serve (prose, spec item)")
     ap.add_argument("--profile", type=Path, metavar="DIR", help="write a cProfile of each build into DIR")
     ap.add_argument("--tree", type=Path, action="append", default=[], metavar="CHECKOUT",
                     help="pair each step with this checkout's tools/build on the same inputs, interleaved "
