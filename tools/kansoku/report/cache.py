@@ -42,8 +42,8 @@ from kansoku.values import canon
 # again by newer code: other rows, the same hashes) make another fingerprint. Each file's row counts whole as
 # the report's record of the run reads it (report/provenance.py runs_provenance: size, tool, format, version,
 # the rendering it was checked against): a run's fingerprint and the report's context decide that record. The
-# run.toml as stored counts by DuckDB's 64-bit hash of its text: a campaign's run.tomls are the largest text the
-# query reads, and its sha256 of the run's parts would read them all again.
+# run.toml as stored counts by DuckDB's 64-bit hash of its text, not by the text itself: a campaign's run.tomls are
+# the largest text the query reads.
 RUN_FINGERPRINTS_SQL = """
 WITH f AS (
     SELECT run_id, string_agg(factor || '=' || value, chr(31) ORDER BY factor, value) AS fs
@@ -58,8 +58,8 @@ WITH f AS (
 )
 SELECT r.run_id, sha256(concat_ws(chr(30), r.origin, r.status, coalesce(r.status_note, ''),
            coalesce(r.start_time::VARCHAR, ''), coalesce(r.end_time::VARCHAR, ''), coalesce(r.hostname, ''),
-           coalesce(r.citation, ''), coalesce(hash(r.run_toml::VARCHAR)::VARCHAR, ''), coalesce(r.run_toml_sha256, ''),
-           coalesce(f.fs, ''), coalesce(s.ss, '')))
+           coalesce(r.citation, ''), coalesce(hash(r.run_toml::VARCHAR)::VARCHAR, ''),
+           coalesce(r.run_toml_sha256, ''), coalesce(f.fs, ''), coalesce(s.ss, '')))
 FROM runs r LEFT JOIN f USING (run_id) LEFT JOIN s USING (run_id)
 UNION ALL  -- files of no one run (a published report's tables hold many runs): they count for every item
 SELECT NULL, sha256(coalesce(string_agg(file_name || ':' || sha256 || '@' || ingested_at::VARCHAR, chr(31)
