@@ -150,6 +150,32 @@ def test_serve_waits_while_an_ingest_holds_the_store_then_serves(site):
     assert rc == 0, "".join(served.err)[-2000:]
 
 
+def test_a_change_seen_while_an_ingest_holds_the_store_is_recomputed_once_it_is_done(site):
+    """An ingest of new runs while the server runs: the server sees the store change while the ingest still
+    holds it, says it waits for it (not an error, nor a retry left to the writer), and shows the change once
+    the store is free."""
+    from conftest import held_elsewhere, hold_store
+
+    db = next(site.rglob("*.duckdb"))
+    spec = site / "data" / "reports" / "live.toml"
+    page = "en/reports/live/scaleup/"
+    served = Served(site)
+    try:
+        with held_elsewhere(hold_store, str(db)) as release:
+            spec.write_text(spec.read_text(encoding="utf-8").replace('en = "TPS by clients"',
+                                                                      'en = "Shown after the ingest"'),
+                            encoding="utf-8")
+            served.wait_for(lambda: any("waiting" in line for line in served.err), 30, "the waiting line")
+            assert "Shown after the ingest" not in served.page(page)
+            release.set()
+            served.shows(page, "Shown after the ingest", 60)
+        assert not any(line.startswith("error") for line in served.err), served.err
+    finally:
+        served.proc.send_signal(signal.SIGINT)
+        rc = served.proc.wait(timeout=30)
+    assert rc == 0, "".join(served.err)[-2000:]
+
+
 def test_serve_without_a_store_says_how_to_make_one(tmp_path):
     (tmp_path / "data" / "reports").mkdir(parents=True)
     proc = subprocess_kansoku("serve", "--port", "0", cwd=tmp_path)

@@ -7,8 +7,9 @@ itself: a prose edit under ``content/`` is re-rendered by its fast partial rebui
 kansoku watches what Hugo cannot read: the specs (``data/reports/*.toml``), the site's ``config.toml`` and the
 store, and of the prose what it computes from (a page's front matter, its shortcodes: a ``val``'s number, a
 page a language lacks). On such a change it checks and recomputes the data (only what changed is written,
-report/cache.py), and Hugo picks up the files that changed. A problem (a bad spec, a store being written) is printed and the last
-good data stays served; Hugo shows its own errors (a template's) in the browser. Ctrl-C stops Hugo too."""
+report/cache.py), and Hugo picks up the files that changed. A store another process still writes (an
+ingest) is waited for; a problem (a bad spec) is printed and the last good data stays served; Hugo shows its
+own errors (a template's) in the browser. Ctrl-C stops Hugo too."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ from kansoku.words import LANGS
 
 # how long a burst of file events (an editor's save, an ingest's writes) is let settle before recomputing
 DEBOUNCE_MS = 300
+# how long a recomputation after a change waits for another process writing the store (an ingest of the runs
+# the writer wants to see: the change the server saw is that ingest's), saying it waits, before giving up
+WRITER_WAIT_S = 600.0
 # how long Hugo is given to stop after SIGTERM before it is killed
 STOP_S = 10.0
 
@@ -70,16 +74,18 @@ class LiveSite:
 
     # -- the data ---------------------------------------------------------------------------------------
 
-    def compute(self) -> BuildResult:
+    def compute(self, wait_s: float | None = None) -> BuildResult:
         """Check the specs and prose, recompute the reports and write the generated data and Hugo's
         configuration (each file only when its bytes change). Raises KansokuError; the data stays as it was
-        when the specs do not pass the check."""
+        when the specs do not pass the check. ``wait_s``: how long to wait for a store another process holds
+        (default: the server's --wait)."""
+        wait_s = self.wait_s if wait_s is None else wait_s
         reports = preflight(self.specs, self.db, self.content / "reports", content=self.content,
-                            config=self.config, site_root=self.root, wait_s=self.wait_s, on_wait=self.on_wait,
+                            config=self.config, site_root=self.root, wait_s=wait_s, on_wait=self.on_wait,
                             strict=self.strict, warn=self.warn,
                             clean=self.generated / hugo.BUILD_CACHE / "specs-checked.json")
-        with publish.output_lock([self.generated], self.wait_s, self.on_wait):
-            res, *_ = write_site_data(self.db, self.specs, self.generated, self.content, self.config, self.wait_s,
+        with publish.output_lock([self.generated], wait_s, self.on_wait):
+            res, *_ = write_site_data(self.db, self.specs, self.generated, self.content, self.config, wait_s,
                                       self.on_wait, None, reports, self.memory_limit, self.say)
             hugo.hugo_config(self.generated, self.content, self.config)
         release_memory()
@@ -88,8 +94,8 @@ class LiveSite:
     def update(self, why: str) -> bool:
         """Recompute after a change (``why``: the files), saying the outcome; False when it failed."""
         t0 = time.monotonic()
-        try:
-            res = self.compute()
+        try:  # (a store being written, by an ingest of new runs: recomputed once it is done, WRITER_WAIT_S)
+            res = self.compute(wait_s=max(self.wait_s, WRITER_WAIT_S))
         except KansokuError as exc:
             self.err(f"{exc} (the server goes on with the last good data; fix it and save)")
             return False
