@@ -4,8 +4,8 @@
     python3 bench/growth.py --dir /tmp/growth [--sizes 1000,3000,10000,30000] [--reps 1] [--no-serve]
 
 For each size, the store of ``bench/loop.py`` (1,000 runs ingested once, copied in SQL to the size: kept in
-``--dir``), then the loop's steps (full build, spec item edit, new run, prose and spec item edits under ``kansoku
-serve``), each with its wall time, CPU (children included) and peak memory (PSS) of the process tree. The target
+``--dir``), then the loop's steps (full build, spec item edit, new run; a prose edit, a spec item edit and a new
+run under ``kansoku serve``), each with its wall time, CPU (children included) and peak memory (PSS) of the process tree. The target
 past this machine's loop: the 30,000-run full build in < 4 minutes within 1.5 GB. The results are written by
 ``bench/record.py`` (part ``growth``: a figure per size and step, and the ratio of each step's time and memory
 at the largest size to the smallest).
@@ -97,7 +97,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="1000,3000,10000,30000", help="runs, comma-separated")
     ap.add_argument("--reps", type=int, default=1, help="repetitions of each step at each size (default 1)")
     ap.add_argument("--no-serve", action="store_true",
-                    help="leave out the edits under kansoku serve (prose, spec item)")
+                    help="leave out the steps under kansoku serve (prose, spec item, new run)")
     ap.add_argument("--memory-limit", help="the builds' --memory-limit (default: the build's own default)")
     args = ap.parse_args()
     load = Load()

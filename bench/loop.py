@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark: the writer's loop at N runs: a full build, a spec item edit, a new run, a prose and a spec item edit
-under serve.
+"""Benchmark: the writer's loop at N runs: a full build, a spec item edit, a new run, then a prose edit, a spec item
+edit and a new run under serve.
 
     python3 bench/loop.py --runs 10000 --dir /tmp/loop10k [--reps 3] [--no-serve] [--profile DIR] [--tree CHECKOUT]
 
@@ -19,7 +19,9 @@ included) and peak memory of the whole process tree (its processes' PSS summed, 
 4. **prose edit**: ``kansoku serve`` on the built data; a sentence written into the report's cover, timed until
    the page served holds it (< 1 s). Its CPU is the serve tree's (kansoku and Hugo's server) over that time.
 5. **spec item edit under serve**: in the same ``kansoku serve``, one table's caption changed in the spec, timed
-   until its chapter's page served holds it (the writer's loop; the target of step 2, < 3 s).
+   until its chapter's page served holds it (the writer's loop; the target of step 2, < 3 s);
+6. **new run under serve**: in the same ``kansoku serve``, one more run written and ingested (not counted), timed
+   from the ingest's end until the run's page served holds its id (the target of step 3, < 5 s).
 
 ``--tree CHECKOUT`` (repeatable): each step is also run by that checkout's ``tools/build`` on the same store,
 specs and content (a site of its own), interleaved with this one's repetition by repetition; the figures add
@@ -61,7 +63,7 @@ from record import Figure, Load, record  # noqa: E402
 INGESTED = 1000  # runs ingested; a larger store is this one's runs copied (campaign_build.replicate_store)
 TARGET_RUNS = 10000
 # the targets at 10,000 runs on 2 cores: seconds (and the full build's MB, Hugo included)
-TARGETS = {"full": 60.0, "spec_item": 3.0, "new_run": 5.0, "prose": 1.0, "spec_serve": 3.0}
+TARGETS = {"full": 60.0, "spec_item": 3.0, "new_run": 5.0, "prose": 1.0, "spec_serve": 3.0, "new_run_serve": 5.0}
 TARGET_FULL_MB = 1024.0
 STEPS = tuple(TARGETS)
 # `kansoku` of this checkout (the installed command may be another's)
@@ -217,9 +219,10 @@ def _page(url: str) -> str:
         return ""
 
 
-def serve_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, list[dict], list[dict]]:
+def serve_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, list[dict], list[dict], list[dict]]:
     """``kansoku serve`` on the site; ``reps`` sentences written into the cover, then ``reps`` captions edited in
-    the spec, each timed until the page served holds it."""
+    the spec, then ``reps`` runs added (each ingested, not counted), each timed until the page served holds it."""
+    from kansoku.report.provenance import run_anchor
     cmd = [sys.executable, "-c", KANSOKU, "serve", "--site", s.site, "--db", s.db, "--specs",
            s.specs, "--content", s.content, "--port", "0"]
     t0 = time.monotonic()
@@ -235,10 +238,12 @@ def serve_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
     cover = s.content / "reports" / "campaign" / "_index.en.md"
     original = cover.read_text(encoding="utf-8")
 
-    def timed(base: str, page: str, token: str, write) -> dict:
+    def timed(base: str, page: str, token: str, write, before=None) -> dict:
         time.sleep(1.0)  # the watchers' debounce of the last edit has passed
         said = len(lines)  # (serve's lines before this edit: "recomputed" is looked for after them)
         cpu0 = tree_cpu(proc.pid)
+        if before is not None:  # (not counted: a new run's ingest, which serve sees and waits for)
+            before()
         t1 = time.monotonic()
         write()
         while token not in _page(base + page):
@@ -273,6 +278,16 @@ def serve_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
         for _ in range(reps):
             k = time.time_ns()
             specs.append(timed(base, SPEC_PAGE, f"Table 1 ({k})", lambda: edit_spec_item(s, k)))
+        runs = []
+        for _ in range(reps):
+            made: dict = {}
+            run = synthetic.add_run(s.camp, s.n, work=s.base.parent / "templates")
+            run_id = run.relative_to(s.camp).as_posix()  # (the campaign's root: its runs' ids are relative to it)
+
+            def ingest() -> None:
+                made["ingest_s"], _ = campaign_build.tool("ingest", "--db", s.db, run)
+            runs.append({**timed(base, f"en/reports/campaign/runs/{run_anchor(run_id)}.html", run_id,
+                                 lambda: None, before=ingest), "ingest_s": round(made["ingest_s"], 3)})
     finally:
         cover.write_text(original, encoding="utf-8")
         proc.send_signal(signal.SIGINT)
@@ -283,7 +298,7 @@ def serve_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
             proc.wait()
         stop.set()
         sampler.join()
-    return started, prose, specs
+    return started, prose, specs, runs
 
 
 def _revision(tree: Path) -> str:
@@ -321,10 +336,11 @@ def run_steps(s: Setup, reps: int, serve: bool = True, profile: Path | None = No
                                                          "ingest_s": round(dt_i, 3)})
             print(f"  {tag}new run:         {rows[tag + 'new_run'][-1]}", flush=True)
     if serve:
-        started, rows["prose"], rows["spec_serve"] = serve_edits(s, reps)
+        started, rows["prose"], rows["spec_serve"], rows["new_run_serve"] = serve_edits(s, reps)
         rows["serve_start"] = [started]
         print(f"  serve started:   {started}\n  prose edits:     {rows['prose']}\n"
-              f"  spec edits under serve: {rows['spec_serve']}", flush=True)
+              f"  spec edits under serve: {rows['spec_serve']}\n  new runs under serve: {rows['new_run_serve']}",
+              flush=True)
     return rows
 
 
@@ -384,7 +400,7 @@ def main() -> int:
                                              "directory, removed at the end)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each step (default 3)")
     ap.add_argument("--no-serve", action="store_true",
-                    help="leave out the edits under kansoku serve (prose, spec item)")
+                    help="leave out the steps under kansoku serve (prose, spec item, new run)")
     ap.add_argument("--profile", type=Path, metavar="DIR", help="write a cProfile of each build into DIR")
     ap.add_argument("--tree", type=Path, action="append", default=[], metavar="CHECKOUT",
                     help="pair each step with this checkout's tools/build on the same inputs, interleaved "
