@@ -555,7 +555,8 @@ def serve_main(argv: list[str] | None = None, prog: str = "kansoku serve") -> in
         description="A live preview while a report is written: the reports are computed as by kansoku build, then "
                     "Hugo's own server serves the site on http://127.0.0.1:PORT/ from memory. A prose edit under "
                     "content/ is rendered at once and the browser reloads; a change of a spec (data/reports/*.toml), "
-                    "of config.toml or of the store (kansoku ingest meanwhile) recomputes the reports first. A problem "
+                    "of config.toml or of the store (kansoku ingest meanwhile) recomputes the reports first, once an "
+                    "ingest still writing the store is done (--wait: how long the first computation waits). A problem "
                     "is printed here (Hugo's own also on the page) and the server goes on with the last good data. "
                     "Ctrl-C stops it. (kansoku build --serve serves the built public/ as it is published.)",
         epilog=EPILOG)
