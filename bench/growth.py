@@ -5,10 +5,10 @@
 
 For each size, the store of ``bench/loop.py`` (1,000 runs ingested once, copied in SQL to the size: kept in
 ``--dir``), then the loop's steps (full build, spec item edit, new run; a prose edit, a spec item edit and a new
-run under ``kansoku serve``), each with its wall time, CPU (children included) and peak memory (PSS) of the process tree. The target
-past this machine's loop: the 30,000-run full build in < 4 minutes within 1.5 GB. The results are written by
-``bench/record.py`` (part ``growth``: a figure per size and step, and the ratio of each step's time and memory
-at the largest size to the smallest).
+run under ``kansoku serve``), each with its wall time, CPU (children included) and peak memory (PSS) of the
+process tree. The target past this machine's loop: the 30,000-run full build in < 4 minutes within 1.5 GB. The
+results are written by ``bench/record.py`` (part ``growth``: a figure per size and step, and the ratio of each
+step's time and memory at the largest size to the smallest).
 """
 
 from __future__ import annotations

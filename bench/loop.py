@@ -171,11 +171,20 @@ def edit_spec_item(s: Setup, k: int) -> None:
 SPEC_PAGE = "en/reports/campaign/c1/"  # the chapter that shows the table edit_spec_item edits
 
 
-def add_run(s: Setup) -> float:
-    """One more run written and ingested (by this checkout); the ingest's wall time (not counted)."""
-    run = synthetic.add_run(s.camp, s.n, work=s.base.parent / "templates")
+def write_run(s: Setup) -> Path:
+    """One more run written (a repetition of the first condition); its directory."""
+    return synthetic.add_run(s.camp, s.n, work=s.base.parent / "templates")
+
+
+def ingest_run(s: Setup, run: Path) -> float:
+    """``run`` ingested (by this checkout); the ingest's wall time (not counted)."""
     dt_i, _ = campaign_build.tool("ingest", "--db", s.db, run)
     return dt_i
+
+
+def add_run(s: Setup) -> float:
+    """One more run written and ingested; the ingest's wall time (not counted)."""
+    return ingest_run(s, write_run(s))
 
 
 def paired(s: Setup, trees: list[Path]) -> list[Setup]:
@@ -238,21 +247,24 @@ def serve_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
     cover = s.content / "reports" / "campaign" / "_index.en.md"
     original = cover.read_text(encoding="utf-8")
 
-    def timed(base: str, page: str, token: str, write, before=None) -> dict:
+    def timed(base: str, page: str, token: str, write=None, before=None) -> dict:
+        """The change ``write()`` made (after ``before()``, not counted: a new run's ingest, which serve sees
+        and waits for; its figures join the result) timed until ``page`` served holds ``token``."""
         time.sleep(1.0)  # the watchers' debounce of the last edit has passed
         said = len(lines)  # (serve's lines before this edit: "recomputed" is looked for after them)
         cpu0 = tree_cpu(proc.pid)
-        if before is not None:  # (not counted: a new run's ingest, which serve sees and waits for)
-            before()
+        extra = before() if before is not None else {}
         t1 = time.monotonic()
-        write()
+        if write is not None:
+            write()
         while token not in _page(base + page):
             if proc.poll() is not None or time.monotonic() - t1 > timeout_s:
                 raise SystemExit(f"{token!r} was not served on {page} within {timeout_s:.0f} s:\n"
                                  f"{''.join(errs)[-3000:]}")
             time.sleep(0.02)
         return {"wall_s": round(time.monotonic() - t1, 3), "cpu_s": round(tree_cpu(proc.pid) - cpu0, 3),
-                "peak_mb": round(peak["tree_mb"], 1), "recomputed": any("recomputed" in ln for ln in lines[said:])}
+                "peak_mb": round(peak["tree_mb"], 1), "recomputed": any("recomputed" in ln for ln in lines[said:]),
+                **extra}
     try:
         base = None
         while base is None:
@@ -280,14 +292,10 @@ def serve_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
             specs.append(timed(base, SPEC_PAGE, f"Table 1 ({k})", lambda: edit_spec_item(s, k)))
         runs = []
         for _ in range(reps):
-            made: dict = {}
-            run = synthetic.add_run(s.camp, s.n, work=s.base.parent / "templates")
+            run = write_run(s)
             run_id = run.relative_to(s.camp).as_posix()  # (the campaign's root: its runs' ids are relative to it)
-
-            def ingest() -> None:
-                made["ingest_s"], _ = campaign_build.tool("ingest", "--db", s.db, run)
-            runs.append({**timed(base, f"en/reports/campaign/runs/{run_anchor(run_id)}.html", run_id,
-                                 lambda: None, before=ingest), "ingest_s": round(made["ingest_s"], 3)})
+            runs.append(timed(base, f"en/reports/campaign/runs/{run_anchor(run_id)}.html", run_id,
+                              before=lambda: {"ingest_s": round(ingest_run(s, run), 3)}))
     finally:
         cover.write_text(original, encoding="utf-8")
         proc.send_signal(signal.SIGINT)

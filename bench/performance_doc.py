@@ -41,7 +41,8 @@ EXPECTED = [
     ("rebuild_one", "bench/rebuild_one.py --dir DIR --example", "a rebuild after one new run, the example"),
     ("site", "bench/site_budget.py", "the example site's build; the weight of a chapter page with ten charts"),
     ("loop", "bench/loop.py --runs 10000 --dir DIR",
-     "the writer's loop at 10,000 runs: a full build, a spec item edit, a new run, a prose and a spec item edit under serve"),
+     "the writer's loop at 10,000 runs: a full build, a spec item edit, a new run; a prose edit, a spec item edit "
+     "and a new run under serve"),
     ("growth", "bench/growth.py --dir DIR", "each step of the loop at 1,000 to 30,000 runs: time and peak memory"),
     ("kill_trials", "bench/kill_trials.py", "kill -9 and Ctrl-C at random moments of ingests and builds"),
     ("same_output", "bench/same_output.py --rev main", "the generated files and site against a revision"),
