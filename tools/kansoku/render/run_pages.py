@@ -144,10 +144,17 @@ class ToolVersion:
 
 @dataclass
 class MetricData:
-    """A metric of the run beside its condition's, as printed (its label is in the condition's file)."""
+    """A metric of the run, as printed (its label, and its condition's median, min, max and count, are in the
+    condition's file: the same on each of its pages)."""
 
     metric: str
     text: str
+
+
+@dataclass
+class ConditionStats:
+    """A metric's median, min and max over a condition's runs, as printed, and how many runs have it."""
+
     median: str
     low: str
     high: str
@@ -201,7 +208,7 @@ def page_json(page: RunPage, shared: str, rep_id: str, dumps) -> dict:
         sources=info.sources, run_toml_url=info.run_toml_url, run_toml_sha256=info.run_toml_sha256,
         factor_list=[NamedValue(n, v) for n, v in page.factors], cond=condition_name(info.factors),
         condition_index=[r.id for r in page.condition].index(info.id),
-        metrics=[MetricData(m.metric, m.text, m.median, m.low, m.high, m.n) for m in page.metrics],
+        metrics=[MetricData(m.metric, m.text) for m in page.metrics],
         series=SeriesData(s.columns, s.tps_source, s.cpu_tool, s.disk_tool) if s else None,
         commands=[run_command(k, v) for k, v in page.commands], commands_relative=page.commands_relative,
         meta=[NamedValue(k, v) for k, v in page.meta], syscalls=page.syscalls, fio=page.fio, events=page.events,
@@ -235,16 +242,21 @@ def shared_name(shared: dict) -> str:
 
 def condition_json(condition: list, pages: list[RunPage], shared: dict[str, dict]) -> dict:
     """What the pages of one condition share: its runs in order (id, anchor, repetition), the labels of
-    the metrics of any of its pages, by language and metric name, and each of its runs' uses, machine,
-    versions and settings (``shared``: name -> ``page_shared``, one entry for each different set; a page names
-    its own)."""
+    the metrics of any of its pages, by language and metric name, each metric's median, min, max and count
+    over the condition (``ConditionStats``: printed alike on each of its pages, report/runs.py _metrics), and
+    each of its runs' uses, machine, versions and settings (``shared``: name -> ``page_shared``, one entry for
+    each different set; a page names its own). A new run of the condition changes this file, and the other
+    runs' own data only when the condition's numbers need other decimals."""
     labels: dict[str, dict[str, str]] = {lang: {} for lang in LANGS}
+    stats: dict[str, dict] = {}
     for page in pages:
         for m in page.metrics:
             for lang in LANGS:
                 labels[lang][m.metric] = m.label[lang]
+            stats[m.metric] = encode(ConditionStats(m.median, m.low, m.high, m.n))
     return {"runs": [{"id": r.id, "anchor": r.anchor, "rep": r.rep} for r in condition],
             "labels": {lang: dict(sorted(v.items())) for lang, v in labels.items()},
+            "stats": dict(sorted(stats.items())),
             "shared": dict(sorted(shared.items()))}
 
 

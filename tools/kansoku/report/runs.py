@@ -692,11 +692,14 @@ def _decimals(values: list[float]) -> int:
 
 def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], values: dict[str, dict[str, float]]) -> None:
     """Each run's metrics beside the median, min and max of its condition (the report's runs sharing
-    every factor but rep; ``page.condition``)."""
+    every factor but rep; ``page.condition``), every number of a condition's metric printed with the same
+    decimals (those of all its runs' values), so that what its pages share is the same text on each (the
+    condition's file holds it once: render/run_pages.py condition_json) and a new run leaves the other
+    runs' own data as it was."""
     order = {m: i for i, m in enumerate(list(HEADLINE) + [m for m in parsers.metrics() if m not in HEADLINE])}
     labels: dict[str, dict[str, str]] = {}
-    # a condition's median, min and max of a metric, and a number's text, are the same on each of its pages
-    stats: dict[tuple, tuple[float, float, float, int]] = {}
+    # a condition's median, min, max and count of a metric as printed, and the decimals of its numbers
+    stats: dict[tuple, tuple[str, str, str, int, int]] = {}
     texts: dict[tuple[float, int], str] = {}
 
     def text(x: float, d: int) -> str:
@@ -712,13 +715,13 @@ def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], valu
                 if cond is None:
                     cond = [values.get(r, {}) for r in ids]
                 vals = [c[metric] for c in cond if metric in c]
-                stats[(ids, metric)] = (statistics.median(vals), min(vals), max(vals), len(vals))
-            med, lo, hi, n = stats[(ids, metric)]
-            d = _decimals([v, med, lo, hi])
+                med, lo, hi = statistics.median(vals), min(vals), max(vals)
+                d = _decimals(vals + [med])
+                stats[(ids, metric)] = (text(med, d), text(lo, d), text(hi, d), len(vals), d)
+            med_t, lo_t, hi_t, n, d = stats[(ids, metric)]
             if metric not in labels:
                 labels[metric] = {lang: analysis.metric_label(metric, lang, report=report) for lang in LANGS}
-            page.metrics.append(RunMetric(metric, labels[metric], v, text(v, d), text(med, d), text(lo, d),
-                                          text(hi, d), n))
+            page.metrics.append(RunMetric(metric, labels[metric], v, text(v, d), med_t, lo_t, hi_t, n))
         page.metrics.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
 
 
