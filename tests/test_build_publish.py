@@ -334,18 +334,40 @@ def test_hugo_collects_its_heap_for_the_limit_alone_unless_the_environment_sets_
     assert hugo.hugo_env(few=True)["GOGC"] == "150" and hugo.hugo_env(few=True)["GOMEMLIMIT"] == "700MiB"
 
 
-def test_the_sources_page_parts_and_where_each_run_lives():
-    """render/hugo.py sources_layout: every run on exactly one part, in run id order, SOURCES_PER_PAGE a part;
-    the forwarding map names the runs beyond part 1 only (a one-part page has none)."""
+def test_the_sources_page_parts_hold_whole_conditions_and_a_new_run_changes_its_own_part():
+    """render/hugo.py sources_layout: every run on exactly one part, in run id order; a part ends with a
+    condition once it holds SOURCES_PER_PAGE runs (one condition too long for a part is cut at twice that);
+    the forwarding map names the runs beyond part 1 only (a one-part page has none). A run added to the first
+    condition changes the first part alone (parts of a fixed size would each take the run before them)."""
     from kansoku.render import hugo
 
     per = hugo.SOURCES_PER_PAGE
-    runs = {f"r{i:05d}": {"anchor": f"run-{i:05d}"} for i in range(2 * per + 7)}
+
+    def campaign(reps: dict[int, int], big: int = 0) -> dict[str, dict]:
+        runs = {f"c{c:04d}/rep={r:03d}": {"anchor": f"run-{c:04d}-{r:03d}", "factors": {"c": str(c), "rep": str(r)}}
+                for c, n in reps.items() for r in range(1, n + 1)}
+        runs.update({f"z/rep={r:04d}": {"anchor": f"run-z-{r:04d}", "factors": {"c": "z", "rep": str(r)}}
+                     for r in range(big)})
+        return runs
+
+    def condition(rid: str) -> str:
+        return rid.split("/")[0]
+    reps = {c: 3 + c % 5 for c in range(3 * per // 4)}  # conditions of 3 to 7 runs
+    runs = campaign(reps, big=2 * per + 9)
     lay = hugo.sources_layout(runs)
-    assert [len(p) for p in lay["sources_parts"]] == [per, per, 7]
-    assert [r for p in lay["sources_parts"] for r in p] == sorted(runs)
-    assert lay["sources_part_of"] == {runs[r]["anchor"]: k for k, p in enumerate(lay["sources_parts"], 1)
-                                      for r in p if k > 1}
+    parts = lay["sources_parts"]
+    assert [r for p in parts for r in p] == sorted(runs)
+    ids = sorted(runs)
+    for p in parts[:-1]:  # each ends a condition, or is cut at twice the size inside one
+        after_it = ids[ids.index(p[-1]) + 1]
+        assert len(p) == 2 * per or per <= len(p) < per + 7 and condition(p[-1]) != condition(after_it), len(p)
+    assert len([p for p in parts if len(p) == 2 * per]) == 1 and len(parts) > 3  # (the long condition's)
+    assert lay["sources_part_of"] == {runs[r]["anchor"]: k for k, p in enumerate(parts, 1) for r in p if k > 1}
+
+    more = {**reps, 0: reps[0] + 1}
+    after = hugo.sources_layout(campaign(more, big=2 * per + 9))["sources_parts"]
+    assert after[0] == sorted(parts[0] + ["c0000/rep=004"]) and after[1:] == parts[1:]
+
     one = hugo.sources_layout(dict(list(runs.items())[:3]))
     assert one == {"sources_parts": [sorted(runs)[:3]]}
 

@@ -250,7 +250,7 @@ def test_every_run_link_lands_on_the_run_page_and_back(site):
                     assert _file_of(public, target).is_file(), target
                     reached.add(target.rsplit("/", 1)[1].removesuffix(".html"))
         assert reached == set(anchors), lang  # every run is reached from a table or figure that cites it
-        from_sources = set()  # the data-sources page and its parts (sources-2, …: SOURCES_PER_PAGE runs each)
+        from_sources = set()  # the data-sources page and its parts (sources-2, …: render/hugo.py sources_part_runs)
         for part in sorted((public / lang / "reports" / "example").glob("sources*/index.html")):
             src_url = f"{base}{part.parent.name}/"
             src = part.read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ data/generated/):
 - ``static/prov/<id>/<kind>-<item>.json`` the run list of an item with many runs (loaded on demand);
 - ``content/`` pages the prose does not provide: a missing translation (the other language's text with
   a notice), chapters without prose, authors, the environment appendix, the data-sources page (in parts
-  of SOURCES_PER_PAGE runs), the cross-year page (see report/structure.py for the rules);
+  of about SOURCES_PER_PAGE runs, whole conditions), the cross-year page (see report/structure.py for the rules);
 - the page of every run, its data and its per-second CSV (``render/run_pages.py``);
 - ``hugo.json`` the Hugo configuration actually used: config.toml with its mounts pointed at this
   generated directory (so a test or a bench can build elsewhere without touching data/generated);
@@ -141,9 +141,9 @@ def generated_pages(rep: ComputedReport) -> dict[str, str]:
 
 
 def sources_parts(rep: ComputedReport) -> dict[str, str]:
-    """The data-sources page's parts 2.. (SOURCES_PER_PAGE runs each, in run id order) as generated pages."""
+    """The data-sources page's parts 2.. (``sources_part_runs``) as generated pages."""
     src = next((p for p in rep.pages if p.kind == "sources"), None)
-    parts = -(-len(rep.runs) // SOURCES_PER_PAGE)
+    parts = len(sources_part_runs({rid: info.factors for rid, info in rep.runs.items()})) if src else 0
     out: dict[str, str] = {}
     if src is None or parts < 2:
         return out
@@ -360,14 +360,32 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
     return d
 
 
+def sources_part_runs(factors: dict[str, dict[str, str]]) -> list[list[str]]:
+    """The runs each part of the data-sources page shows (run id -> its factors; run ids, in run id order): a
+    part ends with a condition (the runs sharing every factor but ``rep``) once it holds SOURCES_PER_PAGE
+    runs, or within one at twice that. A new run then changes its condition's part and seldom any other (parts
+    of a fixed size would each take the run before them), so a live preview's server is told of few files."""
+    ids = sorted(factors)
+
+    def condition(rid: str) -> list:
+        return sorted((f, v) for f, v in factors[rid].items() if f != "rep")
+    parts: list[list[str]] = []
+    part: list[str] = []
+    for i, rid in enumerate(ids):
+        part.append(rid)
+        if len(part) >= 2 * SOURCES_PER_PAGE or len(part) >= SOURCES_PER_PAGE and (
+                i + 1 == len(ids) or condition(ids[i + 1]) != condition(rid)):
+            parts.append(part)
+            part = []
+    return parts + [part] if part else parts
+
+
 def sources_layout(runs: dict[str, dict]) -> dict:
-    """Which runs each part of the data-sources page shows (``sources_parts``: run ids, in run id order,
-    SOURCES_PER_PAGE a part) and, with more than one part, the part of each run's anchor beyond the first
-    (``sources_part_of``: part 1 sends a link to a run on another part there). Computed here once: a
-    template would make the map with one merge a run (quadratic in the runs) and scan every run on every
-    part."""
-    ids = sorted(runs)
-    parts = [ids[i:i + SOURCES_PER_PAGE] for i in range(0, len(ids), SOURCES_PER_PAGE)]
+    """Which runs each part of the data-sources page shows (``sources_parts``: ``sources_part_runs``) and, with
+    more than one part, the part of each run's anchor beyond the first (``sources_part_of``: part 1 sends a
+    link to a run on another part there). Computed here once: a template would make the map with one merge a
+    run (quadratic in the runs) and scan every run on every part."""
+    parts = sources_part_runs({rid: r.get("factors") or {} for rid, r in runs.items()})
     out: dict = {"sources_parts": parts}
     if len(parts) > 1:
         out["sources_part_of"] = {runs[rid]["anchor"]: k for k, part in enumerate(parts[1:], 2) for rid in part}
