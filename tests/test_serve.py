@@ -176,6 +176,32 @@ def test_a_change_seen_while_an_ingest_holds_the_store_is_recomputed_once_it_is_
     assert rc == 0, "".join(served.err)[-2000:]
 
 
+def test_the_stores_events_recompute_only_when_the_store_changed_since_it_was_read(site, tmp_path):
+    """An ingest's writes reach the server as several batches of events, the first making it wait for the
+    ingest (above): the batches that come while it waits and computes leave the store as that computation
+    read it, and compute nothing again (the store is held meanwhile: a writer's next ingest would wait for
+    it). A store written after the computation is computed again."""
+    from watchfiles import Change
+
+    from kansoku.app.serve import LiveSite
+    from test_starter import copy_runs
+
+    db = next(site.rglob("*.duckdb"))
+    live = LiveSite(site, db, site / "data" / "reports", site / "content", site / "data" / "generated",
+                    site / "config.toml", port=0, quiet=True)
+    wal = db.with_name(db.name + ".wal")
+    seen = {(Change.modified, str(db)), (Change.deleted, str(wal))}
+    assert live.needs_recompute(seen)  # nothing computed yet
+    live.compute()
+    assert not live.needs_recompute(seen)
+    runs = copy_runs(tmp_path / "more", ["study=scaleup/workload=read/config=checksums-off/clients=4/rep=1"])
+    ingest = subprocess_kansoku("ingest", "--db", db, runs, "-q", cwd=site)
+    assert ingest.returncode == 0, ingest.stderr
+    assert live.needs_recompute(seen)
+    live.compute()
+    assert not live.needs_recompute({(Change.modified, str(wal))})
+
+
 def test_serve_without_a_store_says_how_to_make_one(tmp_path):
     (tmp_path / "data" / "reports").mkdir(parents=True)
     proc = subprocess_kansoku("serve", "--port", "0", cwd=tmp_path)

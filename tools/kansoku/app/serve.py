@@ -71,6 +71,7 @@ class LiveSite:
         self.hugo: subprocess.Popen | None = None
         self._relay: threading.Thread | None = None
         self._prose: dict[Path, tuple | None] = {}  # each prose page's prose_inputs
+        self._store_read: tuple | None = None  # the store's files as the last computation left them (store_state)
 
     # -- the data ---------------------------------------------------------------------------------------
 
@@ -80,6 +81,7 @@ class LiveSite:
         when the specs do not pass the check. ``wait_s``: how long to wait for a store another process holds
         (default: the server's --wait)."""
         wait_s = self.wait_s if wait_s is None else wait_s
+        self._store_read = None
         reports = preflight(self.specs, self.db, self.content / "reports", content=self.content,
                             config=self.config, site_root=self.root, wait_s=wait_s, on_wait=self.on_wait,
                             strict=self.strict, warn=self.warn,
@@ -88,8 +90,20 @@ class LiveSite:
             res, *_ = write_site_data(self.db, self.specs, self.generated, self.content, self.config, wait_s,
                                       self.on_wait, None, reports, self.memory_limit, self.say)
             hugo.hugo_config(self.generated, self.content, self.config)
+        # what it read: a later event of the store that leaves it so is of the writes it waited for (an ingest's)
+        self._store_read = self.store_state()
         release_memory()
         return res
+
+    def store_state(self) -> tuple:
+        """The store's file and write-ahead log as they stand: their inode, size and modification time."""
+        def state(path: Path) -> tuple | None:
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                return None
+            return st.st_ino, st.st_size, st.st_mtime_ns
+        return state(self.db), state(self.db.with_name(self.db.name + ".wal"))
 
     def update(self, why: str) -> bool:
         """Recompute after a change (``why``: the files), saying the outcome; False when it failed."""
@@ -195,10 +209,16 @@ class LiveSite:
                 body if alone else None)
 
     def needs_recompute(self, changes: set[tuple[object, str]]) -> bool:
-        """Whether a batch of changes reaches the data kansoku computes (a prose page's text alone does not)."""
+        """Whether a batch of changes reaches the data kansoku computes (a prose page's text alone does not, nor
+        the store's events when its files are as the last computation read them: an ingest's writes seen while
+        the server waited for it to finish)."""
         need = False
+        store = {self.db, self.db.with_name(self.db.name + ".wal")}
         for _, name in changes:
             path = Path(name)
+            if path in store:
+                need = need or self._store_read is None or self.store_state() != self._store_read
+                continue
             if not (path.suffix == ".md" and path.is_relative_to(self.content)):
                 need = True
                 continue
