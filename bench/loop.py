@@ -177,8 +177,9 @@ def write_run(s: Setup) -> Path:
 
 
 def ingest_run(s: Setup, run: Path) -> float:
-    """``run`` ingested (by this checkout); the ingest's wall time (not counted)."""
-    dt_i, _ = campaign_build.tool("ingest", "--db", s.db, run)
+    """``run`` ingested (by this checkout); the ingest's wall time (not counted). It waits for a store another
+    process reads (under serve, the recomputation after the last run may still hold it)."""
+    dt_i, _ = campaign_build.tool("ingest", "--db", s.db, "--wait", "600", run)
     return dt_i
 
 
