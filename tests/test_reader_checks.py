@@ -14,7 +14,8 @@ phone, in a real Chromium, checked for what a demanding reader met:
   shown to a reader.
 - a verdict's shading hard to tell from the baseline column's, or text hard to read on either.
 - a date, a range of numbers, a number and its unit, or "n = 5" broken across two lines; a command wrapped
-  between an option and its value, or a code block's line wrapped inside a word.
+  between an option and its value, or a code block's line wrapped inside a word; a Japanese heading broken
+  inside a katakana word.
 
 Each check is a JavaScript function returning the problems it found (strings naming the page's element);
 a test per check runs it over every page and expects none, and a test breaks a page on purpose to show that
@@ -384,6 +385,20 @@ BREAKS = "() => {" + _BOX + r"""
       if (tops.size > 1) { out.push(`${name(el)}: the word "${m[0]}" broken inside`); break; }
     }
   }
+  // a Japanese heading or caption never broken inside a katakana word ("ストリーミングレプリケーショ⏎ン")
+  const kana = /[\u30A1-\u30FA\u30FC]{2,}/g;
+  for (const h of root.querySelectorAll('h1, h2, h3, caption, figcaption')) {
+    if (!h.closest(':lang(ja)') || !h.getClientRects().length) continue;
+    const w = document.createTreeWalker(h, NodeFilter.SHOW_TEXT);
+    for (let n = w.nextNode(); n; n = w.nextNode()) {
+      for (const m of n.textContent.matchAll(kana)) {
+        const r = document.createRange();
+        r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+        const tops = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+        if (tops.size > 1) out.push(`${name(h)}: the word "${m[0]}" broken inside`);
+      }
+    }
+  }
   // code as laid out: a line of a command never wraps between an option and its value ("-f⏎scripts/read.sql"),
   // nor a code block's line inside a word; it breaks at the shell's " \\" or scrolls
   const lineTop = (node, i) => { const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1);
@@ -511,6 +526,8 @@ BREAK = {
         p.textContent = 'from 10,623.7–12,126.3'; document.querySelector('main p').after(p); }""",
     "breaks-word": """() => { const p = document.createElement('p'); p.style.width = '3em'; p.style.overflowWrap = 'anywhere';
         p.textContent = 'Transactions processed'; document.querySelector('main p').after(p); }""",
+    "breaks-kana": """() => { const h = document.createElement('h2'); h.style.width = '9em'; h.style.wordBreak = 'normal';
+        h.textContent = '実行 ストリーミングレプリケーション、同期 1'; document.querySelector('main p').after(h); }""",
     "breaks-command": """() => { document.querySelectorAll('main pre.command').forEach(p => {
         p.style.whiteSpace = 'pre-wrap'; p.style.overflowWrap = 'normal'; p.style.width = '17ch'; }); }""",
     "ticks": """() => { const gd = document.querySelector('.js-plotly-plot');
