@@ -104,6 +104,29 @@ def _close(printed: str, value: float) -> bool:
     return abs(float(printed) - value) <= 0.5 * 10 ** -decimals + 1e-9
 
 
+def test_a_conditions_median_and_range_read_the_same_on_each_of_its_pages_with_no_needless_decimals(site):
+    """A condition's median, min–max and count are one text on every page of it (its file holds them once), with
+    no trailing zero all three print ("0.0–0.4", not "0.0000–0.4000" because one run's value is 0.0333); a
+    run's own value keeps the digits it needs."""
+    _, public, _, rep = site
+    shown: dict[tuple, set] = {}
+    for run_id, info in sorted(rep["runs"].items()):
+        html = _page(public, "en", info["anchor"])
+        cond = tuple(sorted(_condition(rep, run_id)))
+        for m in re.finditer(r'<tr data-metric="([^"]+)">(.*?)</tr>', html, re.S):
+            cells = [c.strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", m.group(2), re.S)]
+            value, median, rng, n = cells[1:]
+            shown.setdefault((cond, m.group(1)), set()).add((median, rng, n))
+            three = [median, *rng.split("–")]
+            decimals = {len(x.split(".")[1]) if "." in x else 0 for x in three}
+            assert len(decimals) == 1, (run_id, m.group(1), three)
+            if decimals != {0}:
+                assert not all(x.endswith("0") for x in three), (run_id, m.group(1), three)
+            assert (len(value.split(".")[1]) if "." in value else 0) >= decimals.pop(), (run_id, m.group(1), value)
+    assert len(shown) > 100
+    assert all(len(texts) == 1 for texts in shown.values()), {k: v for k, v in shown.items() if len(v) > 1}
+
+
 def test_run_page_shows_factors_and_metrics_beside_its_condition(site):
     """TPS of a run and the median, min and max of its condition, computed here from the runs' own pgbench.log."""
     _, public, _, rep = site

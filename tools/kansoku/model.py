@@ -440,7 +440,7 @@ class RunMetric:
     metric: str                        # metric name (run_metrics.metric)
     label: Words                       # its label with the unit
     value: float                       # the run's own value
-    text: str                          # the run's value as printed (decimals from the condition's magnitude)
+    text: str                          # the run's value as printed (the condition's decimals, or more it needs)
     median: str                        # the condition's median, min and max as printed (same decimals)
     low: str
     high: str

@@ -692,14 +692,13 @@ def _decimals(values: list[float]) -> int:
 
 def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], values: dict[str, dict[str, float]]) -> None:
     """Each run's metrics beside the median, min and max of its condition (the report's runs sharing
-    every factor but rep; ``page.condition``), every number of a condition's metric printed with the same
-    decimals (those of all its runs' values), so that what its pages share is the same text on each (the
-    condition's file holds it once: render/run_pages.py condition_json) and a new run leaves the other
-    runs' own data as it was."""
+    every factor but rep; ``page.condition``). The condition's three numbers are printed alike on each of its
+    pages (its file holds them once: render/run_pages.py condition_json), so a new run leaves the other runs'
+    own data as it was; the run's value with their decimals, or more where it needs them."""
     order = {m: i for i, m in enumerate(list(HEADLINE) + [m for m in parsers.metrics() if m not in HEADLINE])}
     labels: dict[str, dict[str, str]] = {}
-    # a condition's median, min, max and count of a metric as printed, and the decimals of its numbers
-    stats: dict[tuple, tuple[str, str, str, int, int]] = {}
+    # a condition's median, min, max and count of a metric as printed, and the numbers
+    stats: dict[tuple, tuple[str, str, str, int, list[float]]] = {}
     texts: dict[tuple[float, int], str] = {}
 
     def text(x: float, d: int) -> str:
@@ -715,13 +714,14 @@ def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], valu
                 if cond is None:
                     cond = [values.get(r, {}) for r in ids]
                 vals = [c[metric] for c in cond if metric in c]
-                med, lo, hi = statistics.median(vals), min(vals), max(vals)
-                d = _decimals(vals + [med])
-                stats[(ids, metric)] = (text(med, d), text(lo, d), text(hi, d), len(vals), d)
-            med_t, lo_t, hi_t, n, d = stats[(ids, metric)]
+                three = [statistics.median(vals), min(vals), max(vals)]
+                d = _decimals(three)
+                stats[(ids, metric)] = (*(text(x, d) for x in three), len(vals), three)
+            med_t, lo_t, hi_t, n, three = stats[(ids, metric)]
             if metric not in labels:
                 labels[metric] = {lang: analysis.metric_label(metric, lang, report=report) for lang in LANGS}
-            page.metrics.append(RunMetric(metric, labels[metric], v, text(v, d), med_t, lo_t, hi_t, n))
+            page.metrics.append(RunMetric(metric, labels[metric], v, text(v, _decimals([v] + three)), med_t, lo_t,
+                                          hi_t, n))
         page.metrics.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
 
 
