@@ -7,7 +7,7 @@ edit and a new run under serve.
 Setup (once, kept in ``--dir``): the synthetic campaign of ``bench/campaign_build.py``, 1,000 runs (or N when
 N < 1,000) written and ingested, its store copied to N runs in SQL (``campaign_build.replicate_store``), the
 campaign's spec (12 tables, 12 figures) and content, and a site directory for ``kansoku serve``. A store already
-there is reused as it is.
+there is reused, brought to this kansoku's schema first (as ``tools/ingest`` brings a user's store).
 
 Then, per repetition, each step as a user runs it (kansoku's bytecode kept, as an installed package keeps it:
 ``campaign_build.tool_env``), with its wall time, CPU (user + sys, Hugo and every child
@@ -106,7 +106,18 @@ def base_store(base: Path, n_ingest: int) -> tuple[Path, Path]:
         dt, _ = campaign_build.tool("ingest", "--db", tmp, camp)
         os.rename(tmp, db)
         print(f"setup: {n_ingest} runs ingested in {dt:.1f} s", flush=True)
+    else:
+        upgraded(db)
     return camp, db
+
+
+def upgraded(db: Path) -> None:
+    """A store kept from an earlier bench brought to this kansoku's schema, as tools/ingest brings a user's
+    (a build refuses a store of another version: it opens it read-only)."""
+    from kansoku.store.db import open_store
+
+    store = open_store(db)
+    store.close()
 
 
 def setup(base: Path, n: int) -> Setup:
@@ -128,6 +139,8 @@ def setup(base: Path, n: int) -> Setup:
             campaign_build.replicate_store(tmp, n // n_ingest)
             print(f"setup: {n} runs copied in SQL in {time.monotonic() - t0:.1f} s", flush=True)
         os.rename(tmp, db)
+    else:
+        upgraded(db)
     specs = work / "specs"
     specs.mkdir(exist_ok=True)
     (specs / "campaign.toml").write_text(campaign_build.campaign_spec("campaign", n, 12, 12), encoding="utf-8")
