@@ -253,7 +253,8 @@ def condition_json(condition: list, pages: list[RunPage], shared: dict[str, dict
         for m in page.metrics:
             for lang in LANGS:
                 labels[lang][m.metric] = m.label[lang]
-            stats[m.metric] = encode(ConditionStats(m.median, m.low, m.high, m.n))
+            if m.metric not in stats:  # (the same on each page of the condition)
+                stats[m.metric] = encode(ConditionStats(m.median, m.low, m.high, m.n))
     return {"runs": [{"id": r.id, "anchor": r.anchor, "rep": r.rep} for r in condition],
             "labels": {lang: dict(sorted(v.items())) for lang, v in labels.items()},
             "stats": dict(sorted(stats.items())),
