@@ -269,6 +269,7 @@ def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
     """The build computes, writes and drops the run pages a batch of whole conditions at a time;
     batches of two runs (every condition of this campaign a batch of its own, several batches) give the
     generated files and the site of one batch, byte for byte, and no batch holds another's runs."""
+    from kansoku.model import condition_key
     from kansoku.report import runs as report_runs
 
     tmp = env[0]
@@ -279,7 +280,7 @@ def test_run_pages_written_in_batches_give_the_same_site(env, monkeypatch):
     def spy(store, report, chapters, infos, run_ids, conditions, *args):
         batches.append(list(run_ids))
         # a batch is whole conditions: a page's condition (median, min, max) is in the batch that writes it
-        assert all(set(conditions[report_runs._cond_key(infos[r].factors)]) <= set(run_ids) for r in run_ids)
+        assert all(set(conditions[condition_key(infos[r].factors)]) <= set(run_ids) for r in run_ids)
         return real(store, report, chapters, infos, run_ids, conditions, *args)
 
     monkeypatch.setattr(report_runs, "RUN_PAGE_BATCH", 2)

@@ -202,6 +202,34 @@ def test_the_stores_events_recompute_only_when_the_store_changed_since_it_was_re
     assert not live.needs_recompute({(Change.modified, str(wal))})
 
 
+def test_a_new_run_ingested_while_serving_shows_on_its_conditions_other_pages(site, tmp_path):
+    """A new run of a condition changes its condition's file (its median, range and count: render/run_pages.py
+    condition_json), not the other runs' own data: Hugo's server renders those runs' pages again from that
+    file, and the page of the condition's first run counts the new one."""
+    import json
+
+    from kansoku.report.provenance import run_anchor
+    from test_starter import copy_runs
+
+    db = next(site.rglob("*.duckdb"))
+    served = Served(site)
+    try:
+        rep = json.loads((site / "data" / "generated" / "data" / "reports" / "live.json").read_text(encoding="utf-8"))
+        first = next(r for r in rep["runs"] if r.endswith("clients=1/rep=1"))
+        page = f"en/reports/live/runs/{run_anchor(first)}.html"
+        row = re.search(r'<tr data-metric="tps">(.*?)</tr>', served.page(page), re.S).group(1)
+        assert row.endswith('<td class="num">1</td>'), row  # one run of its condition
+        runs = copy_runs(tmp_path / "more", ["study=scaleup/workload=read/config=checksums-off/clients=1/rep=2"])
+        ingest = subprocess_kansoku("ingest", "--db", db, runs, "-q", "--wait", "60", cwd=site)
+        assert ingest.returncode == 0, ingest.stderr
+        served.wait_for(lambda: re.search(r'<tr data-metric="tps">.*?<td class="num">2</td></tr>',
+                                          served.page(page), re.S), 60, "the count of 2 runs on the first run's page")
+    finally:
+        served.proc.send_signal(signal.SIGINT)
+        rc = served.proc.wait(timeout=30)
+    assert rc == 0, "".join(served.err)[-2000:]
+
+
 def test_serve_without_a_store_says_how_to_make_one(tmp_path):
     (tmp_path / "data" / "reports").mkdir(parents=True)
     proc = subprocess_kansoku("serve", "--port", "0", cwd=tmp_path)

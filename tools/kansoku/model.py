@@ -413,6 +413,14 @@ class SourceFile:
     records_checked: int | None = None  # ... checked against it on this many records, not read again
 
 
+REP = "rep"  # the factor that numbers a condition's repetitions
+
+
+def condition_key(factors: dict[str, str]) -> tuple:
+    """A run's condition: its factors but ``rep`` (the report's runs with the same key are its condition)."""
+    return tuple(sorted((f, v) for f, v in factors.items() if f != REP))
+
+
 @dataclass
 class RunInfo:
     """A run shown in the report: its origin, factors and raw files."""

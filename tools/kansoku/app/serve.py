@@ -65,6 +65,7 @@ class LiveSite:
                  strict: bool = False, out=print, err=print, warn=None, on_wait=None, progress=None):
         self.root, self.db, self.specs, self.content = root, db, specs, content
         self.generated, self.config, self.port = generated, config, port
+        self.store_files = (db, db.with_name(db.name + ".wal"))  # the store and its write-ahead log
         self.wait_s, self.memory_limit, self.quiet, self.strict = wait_s, memory_limit, quiet, strict
         self.out, self.err, self.warn, self.on_wait = out, err, warn, on_wait
         self.say = progress or (lambda message: None)
@@ -103,7 +104,7 @@ class LiveSite:
             except FileNotFoundError:
                 return None
             return st.st_ino, st.st_size, st.st_mtime_ns
-        return state(self.db), state(self.db.with_name(self.db.name + ".wal"))
+        return tuple(state(path) for path in self.store_files)
 
     def update(self, why: str) -> bool:
         """Recompute after a change (``why``: the files), saying the outcome; False when it failed."""
@@ -182,7 +183,7 @@ class LiveSite:
         """What is watched: the prose and the specs with what is below them, the site's root and the store's
         directory alone (the generated data below them is Hugo's to watch); and the files there that matter:
         config.toml, the store and its write-ahead log."""
-        files = {self.root / "config.toml", self.db, self.db.with_name(self.db.name + ".wal")}
+        files = {self.root / "config.toml", *self.store_files}
         deep = [d for d in (self.content, self.specs) if d.is_dir()]
         flat = [d for d in sorted({self.root, self.db.parent}) if d.is_dir() and d not in deep]
         return deep, flat, files
@@ -213,10 +214,9 @@ class LiveSite:
         the store's events when its files are as the last computation read them: an ingest's writes seen while
         the server waited for it to finish)."""
         need = False
-        store = {self.db, self.db.with_name(self.db.name + ".wal")}
         for _, name in changes:
             path = Path(name)
-            if path in store:
+            if path in self.store_files:
                 need = need or self._store_read is None or self.store_state() != self._store_read
                 continue
             if not (path.suffix == ".md" and path.is_relative_to(self.content)):

@@ -46,7 +46,7 @@ from typing import Any
 from kansoku import external, resources, site_links, words
 from kansoku.errors import KansokuError, MissingToolError
 from kansoku.front_matter import parse_front_matter
-from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends, encode
+from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends, condition_key, encode
 from kansoku.render import charts, page_data, page_reuse, publish, views
 from kansoku.render.charts import escape_plotly
 from kansoku.render.charts._draw import COLORS
@@ -366,15 +366,13 @@ def sources_part_runs(factors: dict[str, dict[str, str]]) -> list[list[str]]:
     runs, or within one at twice that. A new run then changes its condition's part and seldom any other (parts
     of a fixed size would each take the run before them), so a live preview's server is told of few files."""
     ids = sorted(factors)
-
-    def condition(rid: str) -> list:
-        return sorted((f, v) for f, v in factors[rid].items() if f != "rep")
+    conditions = [condition_key(factors[rid]) for rid in ids]
     parts: list[list[str]] = []
     part: list[str] = []
     for i, rid in enumerate(ids):
         part.append(rid)
         if len(part) >= 2 * SOURCES_PER_PAGE or len(part) >= SOURCES_PER_PAGE and (
-                i + 1 == len(ids) or condition(ids[i + 1]) != condition(rid)):
+                i + 1 == len(ids) or conditions[i + 1] != conditions[i]):
             parts.append(part)
             part = []
     return parts + [part] if part else parts

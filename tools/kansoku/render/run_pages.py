@@ -33,6 +33,7 @@ from kansoku.model import (
     RunSeries,
     RunUse,
     SourceFile,
+    condition_key,
     encode,
 )
 from kansoku.render.views import command_units
@@ -108,8 +109,8 @@ class SeriesData:
 
 def condition_name(factors: dict[str, str]) -> str:
     """The file name (without .json) of the data a condition's pages share: its factors but ``rep`` (a
-    condition: the report's runs with the same factors but rep, report/runs.py ``_cond_key``)."""
-    key = json.dumps(sorted((f, v) for f, v in factors.items() if f != "rep"), ensure_ascii=False)
+    condition: model.condition_key)."""
+    key = json.dumps(condition_key(factors), ensure_ascii=False)
     return "c-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 

@@ -38,6 +38,7 @@ from kansoku.analysis import tables as analysis
 from kansoku.analysis.commands import campaign_root, relative_to
 from kansoku.model import (
     CHART_COLUMNS,
+    REP,
     SERIES_COLUMNS,
     Chapter,
     Figure,
@@ -49,6 +50,7 @@ from kansoku.model import (
     RunSeries,
     RunUse,
     Table,
+    condition_key,
     encode,
 )
 from kansoku.report.cache import ItemCache
@@ -57,7 +59,6 @@ from kansoku.spec.model import GROUPING, LANGS, Report
 from kansoku.store.db import RUN_VIEWS, Store, run_metric_selects
 from kansoku.values import stable
 
-REP = "rep"
 # the events marked on a run's TPS chart and listed under it (analysis/steady.py, docs/steady-state.md)
 EVENT_KINDS = ("checkpoint", "restartpoint", "stall", "steady_start", "steady_end")
 SIGNIFICANT = 4   # digits a run page prints of a metric (the condition's magnitude decides the decimals)
@@ -255,10 +256,6 @@ def label_runs(report: Report, infos: dict[str, RunInfo]) -> None:
         info.title = {lang: separator[lang].join([part(f, fs[f], lang) for f in named]) or info.id for lang in LANGS}
 
 
-def _cond_key(factors: dict[str, str]) -> tuple:
-    return tuple(sorted((f, v) for f, v in factors.items() if f != REP))
-
-
 def run_pages(store: Store, report: Report, chapters: list[Chapter], infos: dict[str, RunInfo],
               cache: ItemCache | None = None) -> dict[str, RunPage]:
     """The page of every run in ``infos`` (the runs behind the report's tables and figures), by run id in
@@ -288,7 +285,7 @@ def run_page_batches(store: Store, report: Report, chapters: list[Chapter], info
     # the condition of each run: the report's runs with the same factors but rep
     conditions: dict[tuple, list[str]] = {}
     for rid in run_ids:
-        conditions.setdefault(_cond_key(infos[rid].factors), []).append(rid)
+        conditions.setdefault(condition_key(infos[rid].factors), []).append(rid)
     # the first build (most runs missing): every run's metrics in one pass; a rebuild: the missing runs' alone
     keys, few = _data_keys(store, cache, run_ids)
     if "_kansoku_series_order" not in store.__dict__:  # every run's series are made in this order (_batch_series)
@@ -394,7 +391,7 @@ def _page_batch(store: Store, report: Report, uses: list[_ItemUse], infos: dict[
                 labelled[(f, fs[f])] = ({lang: analysis.factor_name(report, f, lang) for lang in LANGS},
                                         {lang: analysis.factor_value_label(report, f, fs[f], lang) for lang in LANGS})
             factors.append(labelled[(f, fs[f])])
-        cond = _cond_key(fs)
+        cond = condition_key(fs)
         if cond not in in_order:
             siblings = sorted(conditions[cond], key=lambda r: (rep_key(infos[r].factors.get(REP, "")), r))
             in_order[cond] = [ProvenanceRun(r, infos[r].anchor, infos[r].factors.get(REP) or "·", False)
