@@ -14,8 +14,8 @@ phone, in a real Chromium, checked for what a demanding reader met:
   shown to a reader.
 - a verdict's shading hard to tell from the baseline column's, or text hard to read on either.
 - a date, a range of numbers, a number and its unit, or "n = 5" broken across two lines; a command wrapped
-  between an option and its value, or a code block's line wrapped inside a word; a Japanese heading broken
-  inside a katakana word.
+  between an option and its value, or a code block's line wrapped inside a word; a Japanese heading or
+  navigation link broken inside a katakana word.
 
 Each check is a JavaScript function returning the problems it found (strings naming the page's element);
 a test per check runs it over every page and expects none, and a test breaks a page on purpose to show that
@@ -385,9 +385,10 @@ BREAKS = "() => {" + _BOX + r"""
       if (tops.size > 1) { out.push(`${name(el)}: the word "${m[0]}" broken inside`); break; }
     }
   }
-  // a Japanese heading or caption never broken inside a katakana word ("ストリーミングレプリケーショ⏎ン")
+  // a Japanese heading, caption or navigation link (the report's contents beside the page) never broken inside
+  // a katakana word ("ストリーミングレプリケーショ⏎ン")
   const kana = /[\u30A1-\u30FA\u30FC]{2,}/g;
-  for (const h of root.querySelectorAll('h1, h2, h3, caption, figcaption')) {
+  for (const h of [...root.querySelectorAll('h1, h2, h3, caption, figcaption'), ...document.querySelectorAll('nav a')]) {
     if (!h.closest(':lang(ja)') || !h.getClientRects().length) continue;
     const w = document.createTreeWalker(h, NodeFilter.SHOW_TEXT);
     for (let n = w.nextNode(); n; n = w.nextNode()) {
@@ -528,6 +529,8 @@ BREAK = {
         p.textContent = 'Transactions processed'; document.querySelector('main p').after(p); }""",
     "breaks-kana": """() => { const h = document.createElement('h2'); h.style.width = '9em'; h.style.wordBreak = 'normal';
         h.textContent = '実行 ストリーミングレプリケーション、同期 1'; document.querySelector('main p').after(h); }""",
+    "breaks-kana-nav": """() => { const a = document.querySelector('nav.report-toc a'); a.style.width = '9em'; a.style.wordBreak = 'normal';
+        a.textContent = '6. ストリーミングレプリケーション'; }""",
     "breaks-command": """() => { document.querySelectorAll('main pre.command').forEach(p => {
         p.style.whiteSpace = 'pre-wrap'; p.style.overflowWrap = 'normal'; p.style.width = '17ch'; }); }""",
     "ticks": """() => { const gd = document.querySelector('.js-plotly-plot');
