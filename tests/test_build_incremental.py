@@ -487,9 +487,9 @@ def test_run_pages_are_taken_whole_while_their_inputs_hold_and_made_when_one_cha
     records = CallLog(tmp / "records.jsonl")  # the report's run records encoded (render/records_cache.py)
     real_runs_data = hugo.runs_data
 
-    def runs_data_spy(rep):
+    def runs_data_spy(rep, *args):
         records.append(rep.id)
-        return real_runs_data(rep)
+        return real_runs_data(rep, *args)
 
     monkeypatch.setattr(hugo, "runs_data", runs_data_spy)
     spec = specs / "inc.toml"
@@ -900,15 +900,33 @@ def test_the_run_pages_context_holds_other_pages_front_matter_not_their_text(tmp
 def test_the_data_sources_parts_are_taken_from_the_current_output_when_their_runs_did_not_change(env, monkeypatch):
     """render/page_reuse.py: a data-sources part but the first shows its runs, not the report's tables: after a
     caption edit Hugo renders the report's other pages and takes those parts from the current output; after a
-    new run, the parts whose runs changed are rendered again. The site is a build from scratch's each time."""
+    new run, the parts whose runs changed are rendered again. The site is a build from scratch's each time.
+    render/records_cache.py: a part's JSON is made again (its runs' records encoded) only when its runs changed:
+    none after a caption edit, the new run's part after a new run."""
+    from kansoku.model import RunInfo
     from kansoku.render import hugo
 
     monkeypatch.setattr(hugo, "SOURCES_PER_PAGE", 4)  # the fixture's runs in several parts
+    encoded = CallLog(env[0] / "encoded.jsonl")  # the run records encoded whole (a part's JSON made)
+    real_encode = hugo.encode
+
+    def encode_spy(record):
+        if isinstance(record, RunInfo):
+            encoded.append(record.id)
+        return real_encode(record)
+    monkeypatch.setattr(hugo, "encode", encode_spy)
     tmp, camp, held, db, specs, content = env
+
+    def layout() -> list[list[str]]:
+        data = json.loads((tmp / "gen" / "data" / "reports" / "inc.json").read_text(encoding="utf-8"))
+        return hugo.sources_part_runs({rid: r["factors"] for rid, r in data["runs"].items()})
     first = build(env)
     assert first.sources_parts_reused == 0
     parts = sorted((tmp / "public" / "en/reports/inc").glob("sources-*"))
     assert len(parts) >= 3
+    before = layout()
+    assert sorted(encoded.read()) == sorted(r for part in before for r in part)  # every run, once
+    encoded.clear()
 
     def same_as_fresh(name: str) -> None:
         fresh = build(env, f"gen-{name}", f"public-{name}")
@@ -921,12 +939,16 @@ def test_the_data_sources_parts_are_taken_from_the_current_output_when_their_run
     (specs / "inc.toml").write_text(recaptioned, encoding="utf-8")
     again = build(env)
     assert again.reports_pages_reused == [] and again.sources_parts_reused == len(parts)
+    assert encoded.read() == []
     same_as_fresh("recaptioned")
 
     shutil.move(held, camp / "study=scaleup" / HELD_BACK)
     run_tool("ingest", "--db", db, camp / "study=scaleup" / HELD_BACK, check=True)
+    encoded.clear()
     after_one = build(env)
     assert after_one.sources_parts_reused < len(parts)  # (the new run's part, and those after it, rendered)
+    changed = [part for part in layout() if part not in before]
+    assert len(changed) < len(before) and sorted(encoded.read()) == sorted(r for part in changed for r in part)
     same_as_fresh("one")
 
 

@@ -439,6 +439,9 @@ class RunInfo:
     run_toml_sha256: str | None = None  # sha256 of that run.toml
     factor_labels: dict[str, list[list[str]]] = field(default_factory=dict)  # language -> [[factor name, value label]]
     title: dict[str, str] = field(default_factory=dict)  # language -> its title (report/runs.py label_runs)
+    # the digest of what the record is made of (report/runs.py key_records; None: not kept): what is made of
+    # records alone (a data-sources part's JSON, render/records_cache.py) is kept while its records' keys are
+    key: str | None = field(default=None, metadata=UNPUBLISHED)
 
 
 @dataclass

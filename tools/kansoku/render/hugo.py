@@ -307,14 +307,20 @@ def drawn(figures: list[Figure], cache: FigureCache | None = None) -> dict[str, 
     return {f.id: cache.draw(f.chart_data, LANGS, charts.draw) for f in figures}
 
 
-def runs_data(rep: ComputedReport) -> RunsData:
+def runs_data(rep: ComputedReport, records: RecordsCache | None = None) -> RunsData:
     """What the report's page data is made of its run records alone (render/records_cache.py keeps it): each run
-    as the report's JSON keeps it, the manifest of the published raw files, the data-sources page's parts."""
-    full = encode(rep.runs)
-    layout = sources_layout(full)
-    return RunsData(runs={rid: {"anchor": r["anchor"], "factors": r["factors"]} for rid, r in full.items()},
-                    manifest=publish.manifest(full) if rep.publish_raw else "", layout=layout,
-                    parts=[dumps([{"id": rid, **full[rid]} for rid in part]) for part in layout["sources_parts"]])
+    as the report's JSON keeps it, the manifest of the published raw files, the data-sources page's parts: each
+    part's runs' whole records, encoded, or taken from ``records`` while they are the same (a new run encodes
+    its own part)."""
+    runs = {rid: {"anchor": r.anchor, "factors": dict(r.factors)} for rid, r in rep.runs.items()}
+    layout = sources_layout(runs)
+
+    def part_json(part: list[str]) -> str:
+        return dumps([{"id": rid, **encode(rep.runs[rid])} for rid in part])
+    parts = [records.part_json([rep.runs[rid] for rid in part], lambda part=part: part_json(part))
+             if records is not None else part_json(part) for part in layout["sources_parts"]]
+    return RunsData(runs=runs, manifest=publish.records_manifest(rep.runs) if rep.publish_raw else "",
+                    layout=layout, parts=parts)
 
 
 def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None = None,
@@ -441,7 +447,7 @@ def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_
     files: dict[str, str] = {}
     for rep in computed:
         figures = drawn(rep.figures(), figure_cache)
-        runs = records.runs_data(rep, runs_data)  # (kept while its records are the same)
+        runs = records.runs_data(rep, lambda rep: runs_data(rep, records))  # (kept while its records are the same)
         d = report_json(rep, figures, files, runs)
         lazy_provenance(rep.id, d, files)
         sources_assets(rep.id, d, files, runs)

@@ -26,12 +26,12 @@ import subprocess
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 from urllib.parse import quote
 
 from kansoku.errors import KansokuError, StoreBusyError
 from kansoku.interrupts import sigint_held
-from kansoku.model import ComputedReport
+from kansoku.model import ComputedReport, RunInfo
 from kansoku.render.linking import RawFile, make_folder
 
 
@@ -233,12 +233,24 @@ def manifest(runs: dict[str, dict]) -> str:
     """The raw files of a report's runs (its page-ready JSON's ``runs``: anchor, sources, run.toml) as
     ``sha256sum`` prints them: one line per file, its path below :func:`raw_dir`, in path order; run there,
     ``sha256sum -c SHA256SUMS`` checks the published copies. Empty when no run keeps a file."""
+    return _manifest((r["anchor"], [(s["file"], s.get("sha256")) for s in r.get("sources", ())],
+                      r.get("run_toml_sha256")) for r in runs.values())
+
+
+def records_manifest(runs: dict[str, RunInfo]) -> str:
+    """:func:`manifest` of a report's run records as they are (``ComputedReport.runs``), not encoded first: a
+    campaign's site writes it from thousands of records of which only a new run's are encoded again."""
+    return _manifest((r.anchor, [(s.file, s.sha256) for s in r.sources], r.run_toml_sha256) for r in runs.values())
+
+
+def _manifest(runs: Iterable[tuple[str, list[tuple[str, str | None]], str | None]]) -> str:
+    """The manifest of (anchor, [(file, sha256)], run.toml's sha256) per run."""
     lines = []
-    for r in runs.values():
-        files = {s["file"]: s["sha256"] for s in r.get("sources", ()) if s.get("sha256")}
-        if r.get("run_toml_sha256"):
-            files.setdefault("run.toml", r["run_toml_sha256"])
-        lines += [(f"{r['anchor']}/{name}", sha) for name, sha in files.items()]
+    for anchor, sources, toml_sha in runs:
+        files = {name: sha for name, sha in sources if sha}
+        if toml_sha:
+            files.setdefault("run.toml", toml_sha)
+        lines += [(f"{anchor}/{name}", sha) for name, sha in files.items()]
     out = []
     for path, sha in sorted(lines):
         if "\\" in path or "\n" in path:  # sha256sum's escaped form: a backslash first, then the digest

@@ -13,16 +13,24 @@ text. A rebuild after a caption edited has the same records; they are kept under
 - the first record as it is (the addresses render/publish.py ``plan_raw`` gives the raw files are set on every
   record, or on none).
 
+Each data-sources part's JSON is an entry of its own, under the sha256 of the code version, the part's first
+record as it is and each of its records' keys (``RunInfo.key``, report/runs.py ``key_records``: its run's
+fingerprint, the report's context and its title). A new run changes the report's records key and the records of
+its own part (and of another only when its title changes the others'): the build after it encodes that part
+alone, not every run of the report.
+
 Entries no report of a build used are removed at its end, as the figure cache's are.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
-from kansoku.model import ComputedReport
+from kansoku.digest import digest
+from kansoku.model import ComputedReport, RunInfo
 from kansoku.pickle_entries import PickleEntries
 from kansoku.resources import code_version
 
@@ -35,11 +43,15 @@ class RunsData:
     manifest: str          # the published raw files' SHA256SUMS (render/publish.py manifest; "" when none)
     layout: dict           # the data-sources page's parts and each run's part (render/hugo.py sources_layout)
     parts: list[str]       # each part's JSON: its runs' whole records, in run id order
+    part_keys: list[str | None] = field(default_factory=list)  # the entry of each part's JSON (None: not kept)
 
 
 @dataclass
 class RecordsCache(PickleEntries):
-    """``RunsData`` kept in ``directory`` (None: made every time)."""
+    """``RunsData`` kept in ``directory`` (None: made every time), each data-sources part's JSON an entry of its
+    own that the whole names (``part_keys``)."""
+
+    _parts: list[str | None] = field(default_factory=list, repr=False)  # the part entries of the RunsData in making
 
     def key(self, rep: ComputedReport) -> str | None:
         if rep.records_key is None or not rep.runs:
@@ -55,8 +67,30 @@ class RecordsCache(PickleEntries):
         if key is not None:
             value = self.load(key)
             if isinstance(value, RunsData):
-                return value
+                parts = [self.load(part) for part in value.part_keys]  # (each kept once, as its own entry)
+                if all(isinstance(part, str) for part in parts):
+                    return dataclasses.replace(value, parts=parts)
+        self._parts = []
         value = make(rep)
+        value.part_keys, self._parts = self._parts, []
+        if key is not None:
+            kept = None not in value.part_keys
+            self.save(key, dataclasses.replace(value, parts=[]) if kept else value)
+        return value
+
+    def part_json(self, records: list[RunInfo], make: Callable[[], str]) -> str:
+        """A data-sources part's JSON (``make()``), from the cache while its records are the ones it was made of:
+        the same record keys (``RunInfo.key``: each record's run, title and report context) and the same
+        addresses of the raw files (the first record as it is, as for the whole)."""
+        key = None
+        if self.directory is not None and records and all(r.key is not None for r in records):
+            key = digest("\0".join([code_version(), "sources-part", repr(records[0]), *(r.key for r in records)]))
+            value = self.load(key)
+            if isinstance(value, str):
+                self._parts.append(key)
+                return value
+        value = make()
         if key is not None:
             self.save(key, value)
+        self._parts.append(key)
         return value

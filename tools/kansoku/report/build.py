@@ -25,7 +25,7 @@ from kansoku.report.comparisons import compute_comparison
 from kansoku.report.environment import environment, label_wheres
 from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.provenance import figure_representatives, item_provenance, runs_provenance
-from kansoku.report.runs import label_runs, records_key, run_pages
+from kansoku.report.runs import key_records, label_runs, records_key, run_pages
 from kansoku.report.structure import generated_body, report_pages
 from kansoku.report.values import findings, page_values
 from kansoku.spec.model import LANGS, Item, Report, text
@@ -98,7 +98,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         raise SpecProblems(problems)
     all_run_ids = sorted(run_ids)
     runs_key = records_key(store, report, all_run_ids, cache)
-    runs = kept_records(report.id, runs_key, lambda: labelled_provenance(store, report, all_run_ids))
+    runs = kept_records(report.id, runs_key, lambda: labelled_provenance(store, report, all_run_ids, cache))
     env = cache.of_runs(store, report, "environment", all_run_ids, lambda: label_wheres(
         environment(store, all_run_ids, rm, names, kept=lambda *part: cache.per_run(store, *part)),
         lambda f, lang: analysis.factor_name(report, f, lang),
@@ -140,10 +140,12 @@ def kept_records(report_id: str, key: str | None, make: Callable[[], dict]) -> d
     return runs
 
 
-def labelled_provenance(store: Store, report: Report, run_ids: list[str]) -> dict:
-    """The runs' provenance, their factors as a reader reads them: the report's names and value labels."""
+def labelled_provenance(store: Store, report: Report, run_ids: list[str], cache: ItemCache | None = None) -> dict:
+    """The runs' provenance, their factors as a reader reads them: the report's names and value labels, each
+    record keyed by what it is made of (with a cache: ``key_records``)."""
     runs = runs_provenance(store, run_ids)
     label_runs(report, runs)
+    key_records(store, report, runs, cache)
     return runs
 
 

@@ -36,6 +36,7 @@ from kansoku import parsers, words
 from kansoku.analysis import steady
 from kansoku.analysis import tables as analysis
 from kansoku.analysis.commands import campaign_root, relative_to
+from kansoku.digest import digest
 from kansoku.model import (
     CHART_COLUMNS,
     REP,
@@ -314,6 +315,22 @@ def records_key(store: Store, report: Report, run_ids: list[str], cache: ItemCac
         return None
     runs = "".join(f"\0{rid}\1{fps[rid]}" for rid in sorted(run_ids))
     return cache.whole_key("records", report, f"{os.fspath(store.blobs)}\0{runs}")
+
+
+def key_records(store: Store, report: Report, infos: dict[str, RunInfo], cache: ItemCache | None) -> None:
+    """Each record's key (``RunInfo.key``): the digest of what it is made of, as :func:`records_key` says, but
+    of one run (its fingerprint, the report's context, where the store keeps the raw files) and with its title
+    for the report's runs as a whole. Two records of one key are the same record: what is made of some records
+    alone (a data-sources part's JSON) is kept while their keys are, and a new run encodes its own part again,
+    not every run's. Left None without a cache or the run's fingerprint."""
+    if cache is None or cache.directory is None:
+        return
+    fps = cache.run_fingerprints(store)
+    context = cache.whole_key("record", report, os.fspath(store.blobs))
+    for rid, info in infos.items():
+        fp = fps.get(rid)
+        if fp is not None:
+            info.key = digest(f"{context}\0{rid}\1{fp}\0{json.dumps(info.title, sort_keys=True)}")
 
 
 def run_pages_key(report: Report, chapters: list[Chapter], infos: dict[str, RunInfo], records: str | None,
