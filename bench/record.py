@@ -65,15 +65,32 @@ def revision() -> str:
     return p.stdout.strip() or "unknown"
 
 
+PROBE_ITERATIONS = 2_000_000
+
+
+def probe_cpu_s() -> float:
+    """CPU seconds of a fixed piece of pure Python (a loop of PROBE_ITERATIONS additions): how fast this machine
+    runs one core now. A shared machine's speed drifts from day to day beyond what its load average tells (a
+    neighbour's work on the same host); a figure is comparable with another taken at a similar probe."""
+    t0 = time.process_time()
+    total = 0
+    for i in range(PROBE_ITERATIONS):
+        total += i
+    return round(time.process_time() - t0, 3)
+
+
 class Load:
-    """The load average at the start of a part and now: a figure is comparable only under a similar load."""
+    """The load average and the CPU probe (``probe_cpu_s``) at the start of a part and now: a figure is
+    comparable only under a similar load, on a machine as fast."""
 
     def __init__(self) -> None:
         self.before = round(os.getloadavg()[0], 2)
+        self.probe_before = probe_cpu_s()
         self.started = time.time()
 
     def as_dict(self) -> dict:
-        return {"before": self.before, "after": round(os.getloadavg()[0], 2)}
+        return {"before": self.before, "after": round(os.getloadavg()[0], 2),
+                "probe_cpu_s": [self.probe_before, probe_cpu_s()]}
 
 
 def children_cpu() -> float:
