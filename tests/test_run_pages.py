@@ -127,6 +127,36 @@ def test_a_conditions_median_and_range_read_the_same_on_each_of_its_pages_with_n
     assert all(len(texts) == 1 for texts in shown.values()), {k: v for k, v in shown.items() if len(v) > 1}
 
 
+def test_a_new_run_that_changes_its_conditions_decimals_leaves_the_other_runs_data_as_it_was():
+    """report/runs.py _metrics: a run's own data (render/run_pages.py MetricData: its value printed with each
+    number of decimals its condition can give it) does not depend on its condition, whose file holds each
+    run's decimals: a new run that changes them (a condition printed "10.5 | 10.0–11.0", then
+    "10.25 | 9.88–11.00") changes only its own data and its condition's file, while each page prints its value
+    as the row's rule says (RunMetric.text: "10.0", then "10.00")."""
+    from types import SimpleNamespace
+
+    from kansoku.render.run_pages import MetricData, condition_json
+    from kansoku.report.runs import _metrics
+
+    def computed(values: dict[str, float]) -> tuple[dict, dict]:
+        runs = [SimpleNamespace(id=rid, anchor=f"run-{rid}", rep=i) for i, rid in enumerate(values, 1)]
+        pages = {rid: SimpleNamespace(condition=runs, metrics=[], info=SimpleNamespace(anchor=f"run-{rid}"))
+                 for rid in values}
+        _metrics(None, list(values), pages, {rid: {"tps": v} for rid, v in values.items()})
+        return {rid: page.metrics[0] for rid, page in pages.items()}, condition_json(runs, list(pages.values()), {})
+    before, before_file = computed({"a": 10.0, "b": 10.5, "c": 11.0})
+    after, after_file = computed({"a": 10.0, "b": 10.5, "c": 11.0, "d": 9.875})
+    assert [(m.median, m.low, m.high) for m in (before["a"], after["a"])] == [("10.5", "10.0", "11.0"),
+                                                                           ("10.25", "9.88", "11.00")]
+    assert [before[r].text for r in "abc"] == ["10.0", "10.5", "11.0"]
+    assert [after[r].text for r in "abcd"] == ["10.00", "10.50", "11.00", "9.88"]
+    for rid in "abc":  # what the run's own file holds: the same
+        assert MetricData(rid, before[rid].texts_from, before[rid].texts) == \
+            MetricData(rid, after[rid].texts_from, after[rid].texts)
+    assert before_file["stats"]["tps"]["decimals"] == {"run-a": 1, "run-b": 1, "run-c": 1}
+    assert after_file["stats"]["tps"]["decimals"] == {"run-a": 2, "run-b": 2, "run-c": 2, "run-d": 2}
+
+
 def test_run_page_shows_factors_and_metrics_beside_its_condition(site):
     """TPS of a run and the median, min and max of its condition, computed here from the runs' own pgbench.log."""
     _, public, _, rep = site

@@ -451,11 +451,20 @@ class RunMetric:
     metric: str                        # metric name (run_metrics.metric)
     label: Words                       # its label with the unit
     value: float                       # the run's own value
-    text: str                          # the run's value as printed (the condition's decimals, or more it needs)
+    decimals: int                      # ... printed with these: its condition's, or more it needs (report/runs.py)
+    # the value printed with texts_from, texts_from + 1, ... decimals: every number of decimals its condition can
+    # give it (its own significant decimals and a few fewer), so that a new run changing them leaves its data
+    texts: list[str]
+    texts_from: int
     median: str                        # the condition's median, min and max as printed (same decimals)
     low: str
     high: str
     n: int                             # runs of the condition with this metric
+
+    @property
+    def text(self) -> str:
+        """The run's value as its page prints it."""
+        return self.texts[self.decimals - self.texts_from]
 
 
 @dataclass

@@ -145,11 +145,13 @@ class ToolVersion:
 
 @dataclass
 class MetricData:
-    """A metric of the run, as printed (its label, and its condition's median, min, max and count, are in the
-    condition's file: the same on each of its pages)."""
+    """A metric of the run: its value printed with ``texts_from``, ``texts_from`` + 1, ... decimals; the page
+    prints the text of the decimals its condition's file gives it (its label, and its condition's median, min,
+    max and count, are in that file too: the same on each of its pages)."""
 
     metric: str
-    text: str
+    texts_from: int
+    texts: list[str]
 
 
 @dataclass
@@ -160,6 +162,7 @@ class ConditionStats:
     low: str
     high: str
     n: int
+    decimals: dict[str, int]  # each run's value's decimals, by its anchor (RunMetric.decimals)
 
 
 @dataclass
@@ -209,7 +212,7 @@ def page_json(page: RunPage, shared: str, rep_id: str, dumps) -> dict:
         sources=info.sources, run_toml_url=info.run_toml_url, run_toml_sha256=info.run_toml_sha256,
         factor_list=[NamedValue(n, v) for n, v in page.factors], cond=condition_name(info.factors),
         condition_index=[r.id for r in page.condition].index(info.id),
-        metrics=[MetricData(m.metric, m.text) for m in page.metrics],
+        metrics=[MetricData(m.metric, m.texts_from, m.texts) for m in page.metrics],
         series=SeriesData(s.columns, s.tps_source, s.cpu_tool, s.disk_tool) if s else None,
         commands=[run_command(k, v) for k, v in page.commands], commands_relative=page.commands_relative,
         meta=[NamedValue(k, v) for k, v in page.meta], syscalls=page.syscalls, fio=page.fio, events=page.events,
@@ -246,8 +249,8 @@ def condition_json(condition: list, pages: list[RunPage], shared: dict[str, dict
     the metrics of any of its pages, by language and metric name, each metric's median, min, max and count
     over the condition (``ConditionStats``: printed alike on each of its pages, report/runs.py _metrics), and
     each of its runs' uses, machine, versions and settings (``shared``: name -> ``page_shared``, one entry for
-    each different set; a page names its own). A new run of the condition changes this file, and the other
-    runs' own data only when the condition's numbers need other decimals."""
+    each different set; a page names its own). A new run of the condition changes this file, not the other
+    runs' own data (their values' decimals are here: ``MetricData``)."""
     labels: dict[str, dict[str, str]] = {lang: {} for lang in LANGS}
     stats: dict[str, dict] = {}
     for page in pages:
@@ -255,7 +258,8 @@ def condition_json(condition: list, pages: list[RunPage], shared: dict[str, dict
             for lang in LANGS:
                 labels[lang][m.metric] = m.label[lang]
             if m.metric not in stats:  # (the same on each page of the condition)
-                stats[m.metric] = encode(ConditionStats(m.median, m.low, m.high, m.n))
+                stats[m.metric] = encode(ConditionStats(m.median, m.low, m.high, m.n, {}))
+            stats[m.metric]["decimals"][page.info.anchor] = m.decimals
     return {"runs": [{"id": r.id, "anchor": r.anchor, "rep": r.rep} for r in condition],
             "labels": {lang: dict(sorted(v.items())) for lang, v in labels.items()},
             "stats": dict(sorted(stats.items())),

@@ -63,6 +63,8 @@ from kansoku.values import stable
 # the events marked on a run's TPS chart and listed under it (analysis/steady.py, docs/steady-state.md)
 EVENT_KINDS = ("checkpoint", "restartpoint", "stall", "steady_start", "steady_end")
 SIGNIFICANT = 4   # digits a run page prints of a metric (the condition's magnitude decides the decimals)
+MAX_DECIMALS = 6
+DECIMALS_BELOW = 3  # RunMetric.texts: a value printed with its own significant decimals and this many fewer
 TOP_SYSCALLS = 15
 # the headline metrics first (a pgbench run's throughput and latency), then the others in the parsers' order
 HEADLINE = ("tps", "tps_steady", "tps_txlog", "transactions_processed", "latency_avg_ms", "latency_stddev_ms",
@@ -695,7 +697,7 @@ def _decimals(values: list[float]) -> int:
     printed with d decimals that ends in 0 prints with d - 1 as the same text without that 0 (it is the
     nearest to the number with d - 1 decimals too), so each number is printed once and its trailing zeros
     counted (not printed again for each decimal dropped)."""
-    d = min(analysis.sig_decimals(max(abs(x) for x in values), SIGNIFICANT), 6)
+    d = min(analysis.sig_decimals(max(abs(x) for x in values), SIGNIFICANT), MAX_DECIMALS)
     drop = d
     for x in values:  # (a check only: printing rounds half up)
         if drop == 0:
@@ -708,8 +710,10 @@ def _decimals(values: list[float]) -> int:
 def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], values: dict[str, dict[str, float]]) -> None:
     """Each run's metrics beside the median, min and max of its condition (the report's runs sharing
     every factor but rep; ``page.condition``). The condition's three numbers are printed alike on each of its
-    pages (its file holds them once: render/run_pages.py condition_json), so a new run leaves the other runs'
-    own data as it was; the run's value with their decimals, or more where it needs them."""
+    pages (its file holds them once: render/run_pages.py condition_json); the run's value with their decimals,
+    or more where it needs them. Those decimals are in the condition's file too, and the run's data holds its
+    value printed with each number of decimals they can be (``RunMetric.texts``), so that a new run leaves the
+    other runs' own data as it was even when it changes them."""
     order = {m: i for i, m in enumerate(list(HEADLINE) + [m for m in parsers.metrics() if m not in HEADLINE])}
     labels: dict[str, dict[str, str]] = {}
     # a condition's median, min, max and count of a metric as printed, and the numbers
@@ -735,8 +739,13 @@ def _metrics(report: Report, run_ids: list[str], pages: dict[str, RunPage], valu
             med_t, lo_t, hi_t, n, three = stats[(ids, metric)]
             if metric not in labels:
                 labels[metric] = {lang: analysis.metric_label(metric, lang, report=report) for lang in LANGS}
-            page.metrics.append(RunMetric(metric, labels[metric], v, text(v, _decimals([v] + three)), med_t, lo_t,
-                                          hi_t, n))
+            d = _decimals([v] + three)
+            # a value within its condition's range gets at most its own significant decimals (the row's largest
+            # number decides): those and a few fewer cover the condition's decimals but for a far larger range
+            own = min(analysis.sig_decimals(v, SIGNIFICANT), MAX_DECIMALS)
+            first, last = min(d, max(own - DECIMALS_BELOW, 0)), max(d, own)
+            page.metrics.append(RunMetric(metric, labels[metric], v, d, [text(v, k) for k in range(first, last + 1)],
+                                          first, med_t, lo_t, hi_t, n))
         page.metrics.sort(key=lambda m: (order.get(m.metric, len(order)), m.metric))
 
 
