@@ -363,8 +363,10 @@ def test_encode_keys_a_record_and_the_records_in_it_by_their_field_names():
         "groups": [{"values": [{"en": "8"}],
                     "runs": [{"id": "c8/rep=1", "anchor": "c8-rep-1", "rep": "1", "representative": True}]}],
         "runs": 1}
-    metric = encode(RunMetric("tps", {"en": "TPS"}, 7481.0, "7481.0", "7480.5", "7470.1", "7490.2", 3))
-    assert list(metric) == ["metric", "label", "value", "text", "median", "low", "high", "n"]
+    metric = encode(RunMetric("tps", {"en": "TPS"}, 7481.0, 1, ["7481", "7481.0"], 0, "7480.5", "7470.1", "7490.2", 3))
+    assert list(metric) == ["metric", "label", "value", "decimals", "texts", "texts_from", "median", "low", "high", "n"]
+    assert RunMetric("tps", {"en": "TPS"}, 7481.0, 1, ["7481", "7481.0"], 0, "7480.5", "7470.1", "7490.2", 3).text \
+        == "7481.0"
     assert encode(None) is None and encode((1, "a")) == [1, "a"]
 
 
