@@ -317,10 +317,10 @@ def runs_data(rep: ComputedReport, records: RecordsCache | None = None) -> RunsD
 
     def part_json(part: list[str]) -> str:
         return dumps([{"id": rid, **encode(rep.runs[rid])} for rid in part])
-    parts = [records.part_json([rep.runs[rid] for rid in part], lambda part=part: part_json(part))
-             if records is not None else part_json(part) for part in layout["sources_parts"]]
+    kept = [records.part_json([rep.runs[rid] for rid in part], lambda part=part: part_json(part))
+            if records is not None else (None, part_json(part)) for part in layout["sources_parts"]]
     return RunsData(runs=runs, manifest=publish.records_manifest(rep.runs) if rep.publish_raw else "",
-                    layout=layout, parts=parts)
+                    layout=layout, parts=[text for _, text in kept], part_keys=[key for key, _ in kept])
 
 
 def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None = None,

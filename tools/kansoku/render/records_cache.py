@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from kansoku.digest import digest
@@ -43,15 +43,13 @@ class RunsData:
     manifest: str          # the published raw files' SHA256SUMS (render/publish.py manifest; "" when none)
     layout: dict           # the data-sources page's parts and each run's part (render/hugo.py sources_layout)
     parts: list[str]       # each part's JSON: its runs' whole records, in run id order
-    part_keys: list[str | None] = field(default_factory=list)  # the entry of each part's JSON (None: not kept)
+    part_keys: list[str | None]  # the entry of each part's JSON (None: not kept)
 
 
 @dataclass
 class RecordsCache(PickleEntries):
     """``RunsData`` kept in ``directory`` (None: made every time), each data-sources part's JSON an entry of its
     own that the whole names (``part_keys``)."""
-
-    _parts: list[str | None] = field(default_factory=list, repr=False)  # the part entries of the RunsData in making
 
     def key(self, rep: ComputedReport) -> str | None:
         if rep.records_key is None or not rep.runs:
@@ -70,27 +68,22 @@ class RecordsCache(PickleEntries):
                 parts = [self.load(part) for part in value.part_keys]  # (each kept once, as its own entry)
                 if all(isinstance(part, str) for part in parts):
                     return dataclasses.replace(value, parts=parts)
-        self._parts = []
         value = make(rep)
-        value.part_keys, self._parts = self._parts, []
         if key is not None:
             kept = None not in value.part_keys
             self.save(key, dataclasses.replace(value, parts=[]) if kept else value)
         return value
 
-    def part_json(self, records: list[RunInfo], make: Callable[[], str]) -> str:
-        """A data-sources part's JSON (``make()``), from the cache while its records are the ones it was made of:
-        the same record keys (``RunInfo.key``: each record's run, title and report context) and the same
-        addresses of the raw files (the first record as it is, as for the whole)."""
-        key = None
-        if self.directory is not None and records and all(r.key is not None for r in records):
-            key = digest("\0".join([code_version(), "sources-part", repr(records[0]), *(r.key for r in records)]))
-            value = self.load(key)
-            if isinstance(value, str):
-                self._parts.append(key)
-                return value
-        value = make()
-        if key is not None:
+    def part_json(self, records: list[RunInfo], make: Callable[[], str]) -> tuple[str | None, str]:
+        """A data-sources part's entry and JSON (``make()``), from the cache while its records are the ones it was
+        made of: the same record keys (``RunInfo.key``: each record's run, title and report context) and the same
+        addresses of the raw files (the first record as it is, as for the whole). The entry is None when a record
+        has no key (nothing kept)."""
+        if self.directory is None or not records or any(r.key is None for r in records):
+            return None, make()
+        key = digest("\0".join([code_version(), "sources-part", repr(records[0]), *(r.key for r in records)]))
+        value = self.load(key)
+        if not isinstance(value, str):
+            value = make()
             self.save(key, value)
-        self._parts.append(key)
-        return value
+        return key, value
