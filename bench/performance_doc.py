@@ -159,7 +159,10 @@ def _target(f: dict) -> str:
     for ascii_, sign in _COMPARISONS.items():
         target = target.replace(ascii_, sign)
     unit = _UNITS.get(f["unit"], f["unit"])
-    shown = f"{target}{unit}" if unit in _UNITS.values() else f"{target} {unit}".rstrip()
+    if unit and unit in target.split():  # a target that names its unit ("< 5 s at 10000 runs") says it once
+        shown = target
+    else:
+        shown = f"{target}{unit}" if unit in _UNITS.values() else f"{target} {unit}".rstrip()
     met = f.get("met")
     return shown + ("" if met is None else ": met" if met else ": **missed**")
 

@@ -163,3 +163,13 @@ def test_a_count_without_a_unit_has_no_space_inside_its_bold_or_before_its_verdi
     """A figure whose unit is empty (the growth bench's failed steps) reads "**0**" and "0: met"."""
     f = {"name": "steps at 30000 runs that failed", "value": 0, "unit": "", "target": "0", "met": True}
     assert performance_doc._figure(f) == "0" and performance_doc._target(f) == "0: met"
+
+
+def test_a_target_that_names_its_unit_says_it_once():
+    """The loop's targets carry their unit inside ("< 5 s at 10000 runs"): the page does not add it again at the
+    end, while a bare target ("< 300") gets its unit."""
+    f = {"name": "new_run at 10000 runs, wall", "value": 21.8, "unit": "s", "target": "< 5 s at 10000 runs",
+         "met": False}
+    assert performance_doc._target(f) == "< 5 s at 10000 runs: **missed**"
+    bare = {"name": "sa file, peak memory", "value": 174, "unit": "MB", "target": "< 300", "met": True}
+    assert performance_doc._target(bare) == "< 300 MB: met"
