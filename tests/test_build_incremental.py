@@ -619,11 +619,12 @@ def test_prose_edited_renders_its_reports_pages_and_no_run_page(env):
 
 @pytest.mark.slow  # builds again: --all (CI); test_rebuild_reuses_everything_and_one_new_run_... is quick
 def test_what_a_report_says_of_its_runs_is_recomputed_when_one_is_added(env):
-    """Command blocks, machines and the environment appendix are kept with their runs'
-    fingerprints: a rebuild reuses them, a new run makes them anew (and they then list it)."""
+    """Command blocks, machines, the environment appendix and whether the methods page says how steady state
+    was found (every run's steady state computed) are kept with their runs' fingerprints: a rebuild reuses them,
+    a new run makes them anew (and they then list it)."""
     tmp, camp, held, db, specs, content = env
     first = build(env)
-    blocks = ["inc/commands", "inc/environment", "inc/machines"]
+    blocks = ["inc/commands", "inc/environment", "inc/machines", "inc/steady"]
     assert sorted(first.run_sets_computed) == blocks
     assert build(env).run_sets_computed == []
     sources = tmp / "public" / "en" / "reports" / "inc" / "sources" / "index.html"

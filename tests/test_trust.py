@@ -183,6 +183,11 @@ def test_methods_page_states_method_level_change_interval_and_runs(example_site)
             assert n in html, (lang, n)
         span = str(min(runs)) if min(runs) == max(runs) else f"{min(runs)}–{max(runs)}"
         assert span in html
+        # the example's runs have a steady state: the page says how it was found (steady.any_steady); a past
+        # report's transcribed runs have none
+        assert '<section id="method-steady">' in html
+        past = (public / lang / "reports" / "past-fy2017" / "methods" / "index.html").read_text(encoding="utf-8")
+        assert 'id="method-steady"' not in past
         # the comparison legends point to it
         chapter = (public / lang / "reports" / "example" / "scaleup" / "index.html").read_text(encoding="utf-8")
         assert re.search(r'<a class="methods-link" href="[^"]*methods/">', chapter)

@@ -134,6 +134,11 @@ def all_states(store: Store) -> dict[str, SteadyState]:
     return cache["all"]
 
 
+def any_steady(store: Store, run_ids: list[str]) -> bool:
+    """Whether a steady state was found for any of ``run_ids`` (a report's methods page then says how)."""
+    return bool(set(run_ids) & set(all_states(store)))
+
+
 def _detail(st: SteadyState, flag: str, lang: str) -> str:
     if flag == "drift" and st.tps_drift_pct is not None:
         # a percent as the language prints it, never broken between the number and its unit

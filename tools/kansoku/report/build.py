@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kansoku import words
-from kansoku.analysis import figures
+from kansoku.analysis import figures, steady
 from kansoku.analysis import tables as analysis
 from kansoku.analysis.charts.profiles import profile_of, profiled_hosts
 from kansoku.analysis.commands import chapters_command_blocks
@@ -103,6 +103,9 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         environment(store, all_run_ids, rm, names, kept=lambda *part: cache.per_run(store, *part)),
         lambda f, lang: analysis.factor_name(report, f, lang),
         lambda f, v, lang: analysis.factor_value_label(report, f, v, lang)))
+    def has_steady(ids: list[str]) -> bool:  # (every run's steady state computed: kept by the runs' fingerprints)
+        return cache.of_runs(store, report, "steady", ids, lambda: steady.any_steady(store, ids))
+
     return ComputedReport(
         id=report.id, fiscal_year=report.fiscal_year, title=report.title.as_dict(),
         subtitle=report.subtitle.as_dict() if report.subtitle else None,
@@ -112,7 +115,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         publish_raw=bool(rep.get("publish_raw", False)), chapters=chapters,
         runs=runs, records_key=runs_key, environment=env,
         pages=pages, pdf_pages=pdf_pages, generated_bodies=bodies, content_dir=content_root / report.id,
-        site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids)),
+        site_url=rep.get("site_url"), methods=method_notes(store, chapters, sorted(run_ids), has_steady),
         transcribed=transcribed_note(store, sorted(run_ids)), compares=compares, values=values,
         findings=findings(report, chapters),
         run_pages=run_pages(store, report, chapters, runs, cache) if with_run_pages else {},

@@ -294,7 +294,7 @@ class ItemCache(PickleEntries):
 
     def of_runs(self, store: Store, report: Any, name: str, run_ids: Any, compute: Callable[[], Any]) -> Any:
         """What a report says of a set of runs as a whole (``name``: its command blocks, machines, the runs'
-        environment appendix), reused while the code, the report's context, ``run_ids`` (a
+        environment appendix, whether any has a steady state), reused while the code, the report's context, ``run_ids`` (a
         list, or lists of lists: their grouping counts) and each of those runs' fingerprints are unchanged: a
         spec item edited recomputes none of them, a new run those that read it."""
         if self.directory is None:

@@ -9,6 +9,7 @@ the runs per condition from the computed tables, so the page cannot disagree wit
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from kansoku import words
 from kansoku.analysis import noise, steady
@@ -21,8 +22,11 @@ def _span(ns: set[int]) -> str:
     return "" if not ns else str(min(ns)) if min(ns) == max(ns) else f"{min(ns)}–{max(ns)}"
 
 
-def method_notes(store: Store, chapters: list[Chapter], run_ids: list[str]) -> list[MethodNote]:
-    """The sections of the methods page (empty for a report without aggregated values)."""
+def method_notes(store: Store, chapters: list[Chapter], run_ids: list[str],
+                 has_steady: Callable[[list[str]], bool] | None = None) -> list[MethodNote]:
+    """The sections of the methods page (empty for a report without aggregated values). ``has_steady``: whether
+    a steady state was found for any of the runs (``steady.any_steady``, which a build keeps by the runs'
+    fingerprints: it computes every run's steady state)."""
     cells = [c for ch in chapters for t in ch.tables.values() for row in t.rows for c in row]
     runs = {len(c.run_values) for c in cells if c.kind == "value" and c.run_values}
     compared = [c.verdict for c in cells if c.verdict]
@@ -53,7 +57,7 @@ def method_notes(store: Store, chapters: list[Chapter], run_ids: list[str]) -> l
         n_base = {v["n"][1] for v in compared if v.get("n")}
         out.append(note("runs", "methods_runs", len(compared), value=_span(n_value) or "0",
                         baseline=_span(n_base) or "0"))
-    if run_ids and set(run_ids) & set(steady.all_states(store)):
+    if run_ids and (has_steady or (lambda ids: steady.any_steady(store, ids)))(run_ids):
         out.append(MethodNote("steady", words.both("methods_title_steady"),
                               {lang: steady.method_note(lang) for lang in LANGS}))
     return out
