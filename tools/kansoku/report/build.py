@@ -103,6 +103,7 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         environment(store, all_run_ids, rm, names, kept=lambda *part: cache.per_run(store, *part)),
         lambda f, lang: analysis.factor_name(report, f, lang),
         lambda f, v, lang: analysis.factor_value_label(report, f, v, lang)))
+
     def has_steady(ids: list[str]) -> bool:  # (every run's steady state computed: kept by the runs' fingerprints)
         return cache.of_runs(store, report, "steady", ids, lambda: steady.any_steady(store, ids))
 
