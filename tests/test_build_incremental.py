@@ -1105,3 +1105,44 @@ def test_a_process_computing_again_takes_the_records_it_made_while_their_key_hol
     after = computed()
     assert after.runs is not first.runs and after.records_key != first.records_key
     assert len(after.runs) == len(first.runs) + 1
+
+
+def test_a_new_process_reads_the_records_a_build_kept_while_their_key_holds(env, monkeypatch):
+    """report/build.py kept_records across processes (each ``kansoku build`` is one): a build keeps the report's
+    records of its runs in its item cache as rows (report/runs.py records_rows); the next process, after a caption
+    edited, reads them back equal to those made, field by field, without making them; after a new run they are
+    made again, the new run among them."""
+    from kansoku.report import build as report_build
+    from kansoku.report.cache import ItemCache
+    from kansoku.spec.model import load_report
+    from kansoku.store.db import open_store
+
+    tmp, camp, held, db, specs, content = env
+    cache_dir = tmp / "items"
+    made = []
+    labelled = report_build.labelled_provenance
+    monkeypatch.setattr(report_build, "labelled_provenance", lambda *a: made.append(1) or labelled(*a))
+
+    def computed():
+        report_build._RECORDS.clear()  # a process of its own: nothing kept in memory
+        store = open_store(db, read_only=True)
+        try:
+            cache = ItemCache(cache_dir)
+            rep = report_build.compute_report(store, load_report(specs / "inc.toml"), content / "reports",
+                                              with_run_pages=False, cache=cache)
+            cache.flush()
+            return rep
+        finally:
+            store.close()
+    first = computed()
+    assert made == [1] and first.records_key and len(first.runs) > 1
+    assert any(info.sources and info.factor_labels and info.title and info.key for info in first.runs.values())
+    spec = specs / "inc.toml"
+    spec.write_text(SPEC.replace('en = "Read" }', 'en = "Read, renamed" }', 1), encoding="utf-8")
+    again = computed()
+    assert made == [1] and again.records_key == first.records_key
+    assert list(again.runs) == list(first.runs) and again.runs == first.runs and again.runs is not first.runs
+    run_tool("ingest", "--db", db, held, check=True)
+    after = computed()
+    assert made == [1, 1] and after.records_key != first.records_key
+    assert len(after.runs) == len(first.runs) + 1

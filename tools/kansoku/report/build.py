@@ -25,7 +25,7 @@ from kansoku.report.comparisons import compute_comparison
 from kansoku.report.environment import environment, label_wheres
 from kansoku.report.methods import method_notes, transcribed_note
 from kansoku.report.provenance import figure_representatives, item_provenance, runs_provenance
-from kansoku.report.runs import key_records, label_runs, records_key, run_pages
+from kansoku.report.runs import key_records, label_runs, records_key, records_of_rows, records_rows, run_pages
 from kansoku.report.structure import generated_body, report_pages
 from kansoku.report.values import findings, page_values
 from kansoku.spec.model import LANGS, Item, Report, text
@@ -98,7 +98,8 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
         raise SpecProblems(problems)
     all_run_ids = sorted(run_ids)
     runs_key = records_key(store, report, all_run_ids, cache)
-    runs = kept_records(report.id, runs_key, lambda: labelled_provenance(store, report, all_run_ids, cache))
+    runs = kept_records(report.id, runs_key, lambda: labelled_provenance(store, report, all_run_ids, cache),
+                        cache)
     env = cache.of_runs(store, report, "environment", all_run_ids, lambda: label_wheres(
         environment(store, all_run_ids, rm, names, kept=lambda *part: cache.per_run(store, *part)),
         lambda f, lang: analysis.factor_name(report, f, lang),
@@ -123,20 +124,31 @@ def compute_report(store: Store, report: Report, content_root: Path = CONTENT / 
     )
 
 
-# Each report's records of its runs as last made in this process, under their key (report/runs.py records_key):
-# ``kansoku serve`` recomputes after each edit, and a spec edited leaves them as they were. (A build's
-# process computes once; read back from a pickle they took no less time than made.)
+# Each report's records of its runs as last made or read in this process, under their key (report/runs.py
+# records_key): ``kansoku serve`` recomputes after each edit, and a spec edited leaves them as they were
 _RECORDS: dict[str, tuple[str, dict]] = {}
 
 
-def kept_records(report_id: str, key: str | None, make: Callable[[], dict]) -> dict:
-    """The report's records of its runs: those this process made last under ``key``, else ``make()`` (kept
-    under ``key``; None: never kept). Their readers do not change them, but for the addresses of the raw files
-    (render/publish.py plan_raw), the same for the same report and records."""
+def kept_records(report_id: str, key: str | None, make: Callable[[], dict], cache: ItemCache | None = None) -> dict:
+    """The report's records of its runs: those this process made last under ``key``, else those a build kept in
+    ``cache`` under it (as rows: report/runs.py records_rows), else ``make()`` (kept under ``key``; None: never
+    kept). Their readers do not change them, but for the addresses of the raw files (render/publish.py
+    plan_raw), the same for the same report and records."""
     got = _RECORDS.get(report_id)
     if key is not None and got is not None and got[0] == key:
         return got[1]
-    runs = make()
+    runs = None
+    keeps = key is not None and cache is not None and cache.directory is not None
+    if keeps:
+        rows = cache.load(key)
+        try:
+            runs = records_of_rows(rows) if isinstance(rows, list) else None
+        except (TypeError, IndexError):  # rows of another shape: made again
+            runs = None
+    if runs is None:
+        runs = make()
+        if keeps:
+            cache.save(key, records_rows(runs))  # (pickled at once: before plan_raw sets the addresses)
     if key is not None:
         _RECORDS[report_id] = (key, runs)
     else:

@@ -50,6 +50,7 @@ from kansoku.model import (
     RunPage,
     RunSeries,
     RunUse,
+    SourceFile,
     Table,
     condition_key,
     encode,
@@ -236,7 +237,8 @@ def label_runs(report: Report, infos: dict[str, RunInfo]) -> None:
                                         analysis.factor_value_label(report, f, v, lang)]
         return got
     for info in infos.values():
-        info.factor_labels = {lang: [list(label(f, v, lang)) for f, v in info.factors.items()] for lang in LANGS}
+        # (a pair shared by the runs of one value: no reader changes it, and kept records hold it once)
+        info.factor_labels = {lang: [label(f, v, lang) for f, v in info.factors.items()] for lang in LANGS}
         for f, v in info.factors.items():
             values.setdefault(f, set()).add(v)
     order = [f for f in GROUPING if f in values] + [f for f in _factor_order(report, set(values)) if f not in GROUPING]
@@ -334,6 +336,34 @@ def key_records(store: Store, report: Report, infos: dict[str, RunInfo], cache: 
         if fp is not None:  # (a short text: hashlib keeps Python's lock, kansoku.digest's pieces are not needed)
             title = "\0".join(info.title.get(lang, "") for lang in LANGS)
             info.key = hashlib.sha256(f"{context}\0{rid}\1{fp}\0{title}".encode()).hexdigest()
+
+
+# A record as a row: its fields in their declared order, its raw files' too (the rule is RunInfo's fields). Rows
+# of tuples, strs and numbers are written and read back by pickle several times faster than the dataclasses.
+_RECORD_FIELDS = tuple(f.name for f in dataclasses.fields(RunInfo))
+_SOURCE_FIELDS = tuple(f.name for f in dataclasses.fields(SourceFile))
+_SOURCES_AT = _RECORD_FIELDS.index("sources")
+
+
+def records_rows(infos: dict[str, RunInfo]) -> list[tuple]:
+    """The records as rows (:func:`records_of_rows` makes them again), for a build to keep them between
+    processes: a spec edited leaves them as they were (report/build.py kept_records)."""
+    rows = []
+    for info in infos.values():
+        row = [getattr(info, f) for f in _RECORD_FIELDS]
+        row[_SOURCES_AT] = [tuple(getattr(s, f) for f in _SOURCE_FIELDS) for s in info.sources]
+        rows.append(tuple(row))
+    return rows
+
+
+def records_of_rows(rows: list[tuple]) -> dict[str, RunInfo]:
+    """The records :func:`records_rows` made rows of, by run id in the same order."""
+    out = {}
+    for row in rows:
+        fields = list(row)
+        fields[_SOURCES_AT] = [SourceFile(*s) for s in fields[_SOURCES_AT]]
+        out[row[0]] = RunInfo(*fields)
+    return out
 
 
 def run_pages_key(report: Report, chapters: list[Chapter], infos: dict[str, RunInfo], records: str | None,
