@@ -4,12 +4,15 @@ published from the store's content-addressed copies (a real ingest, a real Hugo 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, held_elsewhere, run_tool
 from site_helpers import READ_RUN, copy_home_pages, report_head, table_chapter
@@ -547,3 +550,15 @@ def test_a_build_starts_linking_the_last_builds_raw_files_and_links_the_differen
     links = RawLinks(tmp_path / "s8", cache)  # a build that fails: the process started is stopped
     links.stop()
     assert all(p is None or p._proc.returncode is not None for p in (links._early, links._rest))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.text(), st.text())
+def test_a_raw_files_plan_line_is_the_json_dumps_of_its_three_fields(sha, target, copy):
+    """render/linking.py plan_line, made with json's own str encoder for speed, is json.dumps of the file's three
+    fields, whatever they hold (a tab, a newline, a quote, a name outside ASCII), and reads back as them."""
+    from kansoku.render.linking import RawFile, plan_line
+
+    line = plan_line(RawFile(sha, target, copy))
+    assert line == json.dumps([sha, target, copy])
+    assert json.loads(line) == [sha, target, copy]
