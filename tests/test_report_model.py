@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT
 
@@ -457,3 +459,45 @@ def test_the_generated_record_encoders_give_what_the_rule_gives(example_db):
                 walk(v)
     walk(rep)
     assert {"ComputedReport", "Table", "RunInfo", "SourceFile", "Provenance"} <= {k.__name__ for k in seen}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(), min_size=2, max_size=4))
+def test_a_csv_line_is_what_the_csv_writer_writes(fields):
+    """render/hugo.py csv_line joins plain fields itself (the runs behind every cell of a campaign's tables): it
+    is csv.writer's line for any fields, a comma, a quote, a newline or a control character among them."""
+    import csv
+    import io
+
+    from kansoku.render.hugo import csv_line
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(fields)
+    assert csv_line(fields) == buf.getvalue()
+
+
+def test_a_tables_runs_csv_reads_back_as_each_runs_cell_and_value_in_each_language():
+    """render/hugo.py runs_csvs: one line a run of each aggregated cell, its row and column in the language of
+    the file, the run as a spreadsheet reads it as text (a leading '-' kept by an apostrophe), read back by
+    csv.reader whatever the texts hold."""
+    import csv
+
+    from kansoku.model import Cell, Column, Table
+    from kansoku.render.hugo import runs_csvs
+
+    stub = {"ja": "行, \"一\"", "en": "row, \"one\""}
+    columns = [Column({"ja": "条件", "en": "condition"}, "factor"), Column({"ja": "TPS\n中央値", "en": "=TPS"}, "value"),
+               Column({"ja": "件数", "en": "n"}, "count")]
+    runs = {"c/rep=2": 1234.5, "-c,rep=1": 0.1 + 0.2, "c/\"rep\"=3": -7e-13}
+    rows = [[Cell(stub, kind="factor"), Cell({"ja": "1,234", "en": "1,234"}, run_values=runs),
+             Cell({"ja": "3", "en": "3"}, kind="count", run_values={"x": 1.0})],
+            [Cell({"ja": "空", "en": "empty"}, kind="factor"), Cell({"ja": "—", "en": "—"}), Cell({"ja": "0", "en": "0"},
+                                                                                                kind="count")]]
+    t = Table("t", "1", {}, {}, None, [], columns, rows, sorted(runs))
+    got = runs_csvs(t)
+    for lang in ("ja", "en"):
+        lines = list(csv.reader(got[lang].splitlines(keepends=True)))
+        col = columns[1].text[lang]
+        assert lines == [["row", "column", "run", "value"]] + [
+            [stub[lang], "'" + col if col.startswith("=") else col, "'" + r if r.startswith("-") else r, f"{v:.12g}"]
+            for r, v in sorted(runs.items())]

@@ -39,6 +39,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -201,21 +202,37 @@ def csv_text(t: Table, lang: str) -> str:
     return buf.getvalue()
 
 
-def runs_csv(t: Table, lang: str) -> str:
-    """The runs behind each aggregated cell of a table, one row per run: the cell's row and column, the run
-    and its own value (the spread behind every median, as a download)."""
+# A field csv.writer writes as it is (none of the delimiter, the quote, a line's end or another control
+# character): a line of such fields is joined directly (tests/test_site.py holds csv_line to csv.writer)
+_CSV_PLAIN = re.compile(r'[^\x00-\x1f\x7f,"]*')
+
+
+def csv_line(fields: list[str]) -> str:
+    """A line of CSV as ``csv.writer(lineterminator="\\n")`` writes it (of two fields or more)."""
+    if all(_CSV_PLAIN.fullmatch(f) for f in fields):
+        return ",".join(fields) + "\n"
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["row", "column", "run", "value"])
+    csv.writer(buf, lineterminator="\n").writerow(fields)
+    return buf.getvalue()
+
+
+def runs_csvs(t: Table) -> dict[str, str]:
+    """The runs behind each aggregated cell of a table, one row per run: the cell's row and column, the run
+    and its own value (the spread behind every median, as a download), in each language. A run's part of its
+    lines is made once for every language, each cell's row and column once a language."""
+    out = {lang: [csv_line(["row", "column", "run", "value"])] for lang in LANGS}
     for row in t.rows:
-        stub = row[0].text[lang] if row else ""
         for col, c in zip(t.columns, row):
             if c.kind != "value":
                 continue
-            for run_id, v in sorted(c.run_values.items()):
-                w.writerow([csv_cell(stub, False), csv_cell(col.text[lang], False), csv_cell(run_id, False),
-                            f"{v:.12g}"])
-    return buf.getvalue()
+            runs = [csv_line([csv_cell(run_id, False), f"{v:.12g}"]) for run_id, v in sorted(c.run_values.items())]
+            if not runs:
+                continue
+            for lang in LANGS:
+                stub = row[0].text[lang] if row else ""
+                cell = csv_line([csv_cell(stub, False), csv_cell(col.text[lang], False)])[:-1] + ","
+                out[lang].append(cell + cell.join(runs))
+    return {lang: "".join(lines) for lang, lines in out.items()}
 
 
 def trend_csv(trend: dict[str, Any], lang: str) -> str:
@@ -347,7 +364,7 @@ def report_json(rep: ComputedReport, figures: dict[str, dict[str, dict]] | None 
     d["chapter_layout"] = list(views.CHAPTER_LAYOUT)
     # the report's own blocks (authors, methods, the cover's key results, the prose's values), per language
     d["views"] = {name: {lang: encode(make(rep, lang)) for lang in LANGS} for name, make in views.REPORT_VIEWS.items()}
-    d["views"]["sources"] = {lang: encode(views.sources_view(rep, lang, manifest)) for lang in LANGS}
+    d["views"]["sources"] = {lang: encode(view) for lang, view in views.sources_views(rep, manifest).items()}
     for ch, chapter in zip(d["chapters"], rep.chapters):
         # the blocks a chapter's page places around its prose (CHAPTER_LAYOUT), per language; None: not placed
         ch["views"] = {name: {lang: encode(make(chapter, lang)) for lang in LANGS}
@@ -459,10 +476,11 @@ def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_
             raise
         files[f"data/reports/{rep.id}.json"] = text_
         for t in rep.tables():
+            runs_of = runs_csvs(t)
             for lang in LANGS:
                 # BOM so spreadsheet programs read the Japanese headers as UTF-8
                 files[f"static/csv/{rep.id}/{t.id}.{lang}.csv"] = "\ufeff" + csv_text(t, lang)
-                files[f"static/csv/{rep.id}/{t.id}.runs.{lang}.csv"] = "\ufeff" + runs_csv(t, lang)
+                files[f"static/csv/{rep.id}/{t.id}.runs.{lang}.csv"] = "\ufeff" + runs_of[lang]
         for f in rep.figures():  # each figure's plotted data, per language (series names are translated)
             make = charts.DOWNLOADS.get(f.chart_data.kind)
             for lang in LANGS:
