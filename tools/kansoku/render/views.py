@@ -31,6 +31,7 @@ from kansoku.model import (
 from kansoku.render import publish
 from kansoku.render.page_data import page_path
 from kansoku.render.typst_markup import pick, ui
+from kansoku.words import LANGS
 
 # The order of what a chapter's page places around its prose: both the site (layouts/_default/single.html)
 # and the PDF (render/typst.py) walk it. The machines come first: set after the prose, the small block was
@@ -854,15 +855,25 @@ def manifest_view(rep: ComputedReport, text: str, lang: str) -> ManifestView | N
                         f"sha256sum -c {publish.MANIFEST}")
 
 
-def sources_view(rep: ComputedReport, lang: str, manifest: str) -> SourcesView | None:
-    """The data-sources summary as read in ``lang``, with the report's ``manifest`` (render/publish.py
-    ``manifest``; empty: none published); None when no table or figure has a run."""
-    L, runs = lang, rep.runs
+@dataclass
+class SourcesSummary:
+    """What the data-sources summary says in every language (:func:`sources_summary`): each table and figure's
+    runs, and one row per condition."""
+
+    items: list[tuple[Any, list[str]]]           # a table or figure, its runs in the report
+    number: dict[str, int]                       # run id -> its number (R1, R2, …)
+    rows: dict[tuple[str, str | None], dict]     # (a condition's directory, its citation) -> numbers, files
+
+
+def sources_summary(rep: ComputedReport) -> SourcesSummary | None:
+    """The data-sources summary's numbers, made once for every language (:func:`sources_view` reads it in one):
+    None when no table or figure has a run."""
+    runs = rep.runs
     items = []
     for ch in rep.chapters:
         for coll in (ch.tables, ch.figures):
             for it in sorted(coll.values(), key=lambda x: _number_key(x.number)):
-                items.append((f"{pick(it.label, L)} {pick(it.caption, L)}", [x for x in it.runs if x in runs]))
+                items.append((it, [x for x in it.runs if x in runs]))
     used = sorted({x for _, ids in items for x in ids})
     if not used:
         return None
@@ -877,26 +888,46 @@ def sources_view(rep: ComputedReport, lang: str, manifest: str) -> SourcesView |
 
     # one row per condition: a measured condition's repetitions (its directory but the rep=N part), the values
     # transcribed from one published table with one citation (its directory, the files they share counted once)
-    rows: dict[str, dict] = {}
+    rows: dict[tuple[str, str | None], dict] = {}
     for run_id in used:
         info = runs[run_id]
         transcribed = info.origin == "transcribed"
         # (a transcribed run's id is published/<table>/<its factors>: parsers/published.py)
         label = ("/".join(run_id.split("/")[:2]) if transcribed else
                  run_id.rsplit("/", 1)[0] if "/rep=" in run_id else run_id)
-        note = f"{ui(L, 'citation')}: {info.citation}" if transcribed and info.citation else ""
-        row = rows.setdefault((label, note), {"numbers": [], "files": set(), "own": 0})
+        row = rows.setdefault((label, info.citation if transcribed and info.citation else None),
+                              {"numbers": [], "files": set(), "own": 0})
         row["numbers"].append(number[run_id])
         if transcribed:
             row["files"] |= files_of(info)
         else:
             row["own"] += count_of(info)
+    return SourcesSummary(items, number, rows)
+
+
+def sources_view(rep: ComputedReport, lang: str, manifest: str) -> SourcesView | None:
+    """The data-sources summary as read in ``lang``, with the report's ``manifest`` (render/publish.py
+    ``manifest``; empty: none published); None when no table or figure has a run."""
+    return _sources_read(rep, sources_summary(rep), lang, manifest)
+
+
+def sources_views(rep: ComputedReport, manifest: str) -> dict[str, SourcesView | None]:
+    """:func:`sources_view` in every language, its numbers made once."""
+    summary = sources_summary(rep)
+    return {lang: _sources_read(rep, summary, lang, manifest) for lang in LANGS}
+
+
+def _sources_read(rep: ComputedReport, summary: SourcesSummary | None, L: str, manifest: str) -> SourcesView | None:
+    if summary is None:
+        return None
+    number = summary.number
     return SourcesView(
         items_heading=ui(L, "sources_items"),
         items_header=[ui(L, "sources_item"), ui(L, "sources_count"), ui(L, "sources_runs")],
-        items=[[label, ui(L, "n_runs", len(ids)), run_ranges([number[x] for x in ids])] for label, ids in items],
+        items=[[f"{pick(it.label, L)} {pick(it.caption, L)}", ui(L, "n_runs", len(ids)),
+                run_ranges([number[x] for x in ids])] for it, ids in summary.items],
         runs_heading=ui(L, "sources_files"),
         runs_header=[ui(L, "sources_runs"), ui(L, "sources_run"), ui(L, "sources_file_count")],
-        runs=[[run_ranges(r["numbers"]), label, note, str(len(r["files"]) + r["own"])]
-              for (label, note), r in rows.items()],
+        runs=[[run_ranges(r["numbers"]), label, f"{ui(L, 'citation')}: {citation}" if citation else "",
+               str(len(r["files"]) + r["own"])] for (label, citation), r in summary.rows.items()],
         manifest=manifest_view(rep, manifest, L))
