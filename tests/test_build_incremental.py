@@ -1123,18 +1123,22 @@ def test_a_new_process_reads_the_records_a_build_kept_while_their_key_holds(env,
     labelled = report_build.labelled_provenance
     monkeypatch.setattr(report_build, "labelled_provenance", lambda *a: made.append(1) or labelled(*a))
 
-    def computed():
-        report_build._RECORDS.clear()  # a process of its own: nothing kept in memory
+    def computed(fresh=True):
+        if fresh:
+            report_build._RECORDS.clear()  # a process of its own: nothing kept in memory
         store = open_store(db, read_only=True)
         try:
             cache = ItemCache(cache_dir)
             rep = report_build.compute_report(store, load_report(specs / "inc.toml"), content / "reports",
                                               with_run_pages=False, cache=cache)
             cache.flush()
+            computed.used = cache.used
             return rep
         finally:
             store.close()
     first = computed()
+    entry = f"{first.records_key}.pickle"
+    assert entry in computed.used and (cache_dir / entry).is_file()
     assert made == [1] and first.records_key and len(first.runs) > 1
     assert any(info.sources and info.factor_labels and info.title and info.key for info in first.runs.values())
     spec = specs / "inc.toml"
@@ -1142,6 +1146,8 @@ def test_a_new_process_reads_the_records_a_build_kept_while_their_key_holds(env,
     again = computed()
     assert made == [1] and again.records_key == first.records_key
     assert list(again.runs) == list(first.runs) and again.runs == first.runs and again.runs is not first.runs
+    # a process that computes again (kansoku serve) takes them from memory, and keeps the entry for the next one
+    assert computed(fresh=False).runs is again.runs and made == [1] and entry in computed.used
     run_tool("ingest", "--db", db, held, check=True)
     after = computed()
     assert made == [1, 1] and after.records_key != first.records_key

@@ -134,11 +134,13 @@ def kept_records(report_id: str, key: str | None, make: Callable[[], dict], cach
     ``cache`` under it (as rows: report/runs.py records_rows), else ``make()`` (kept under ``key``; None: never
     kept). Their readers do not change them, but for the addresses of the raw files (render/publish.py
     plan_raw), the same for the same report and records."""
+    keeps = key is not None and cache is not None and cache.directory is not None
     got = _RECORDS.get(report_id)
     if key is not None and got is not None and got[0] == key:
+        if keeps:
+            cache.keep(key)  # (kept for the next process: a build prunes the entries it did not use)
         return got[1]
     runs = None
-    keeps = key is not None and cache is not None and cache.directory is not None
     if keeps:
         rows = cache.load(key)
         try:
