@@ -25,8 +25,9 @@ included) and peak memory of the whole process tree (its processes' PSS summed, 
    from the ingest's end until the run's page served holds its id (the target of step 3, < 5 s).
 
 ``--tree CHECKOUT`` (repeatable): each step is also run by that checkout's ``tools/build`` on the same store,
-specs and content (a site of its own), interleaved with this one's repetition by repetition; the figures add
-each step's median over the other checkout's (``... / reference``, wall and CPU).
+specs and content (a site of its own), interleaved with this one's repetition by repetition, and the steps under
+serve by that checkout's ``kansoku serve`` after this one's; the figures add each step's median over the other
+checkout's (``... / reference``, wall and CPU).
 
 The results are written by ``bench/record.py`` (part ``loop``); the exit status is 1 when a target is missed at
 10,000 runs. ``bench/growth.py`` runs the same steps at several sizes.
@@ -69,7 +70,9 @@ TARGETS = {"full": 60.0, "spec_item": 3.0, "new_run": 5.0, "prose": 1.0, "spec_s
 TARGET_FULL_MB = 1024.0
 STEPS = tuple(TARGETS)
 # `kansoku` of this checkout (the installed command may be another's)
-KANSOKU = f"import sys; sys.path.insert(0, {str(ROOT / 'tools')!r}); from kansoku.cli import main; sys.exit(main())"
+def kansoku_code(tree: Path = ROOT) -> str:
+    """``python3 -c`` code that runs ``kansoku`` from checkout ``tree`` (its own code first on sys.path)."""
+    return f"import sys; sys.path.insert(0, {str(tree / 'tools')!r}); from kansoku.cli import main; sys.exit(main())"
 
 
 @dataclass
@@ -248,10 +251,10 @@ def serve_edits(s: Setup, reps: int, timeout_s: float = 60.0) -> tuple[dict, lis
     """``kansoku serve`` on the site; ``reps`` sentences written into the cover, then ``reps`` captions edited in
     the spec, then ``reps`` runs added (each ingested, not counted), each timed until the page served holds it."""
     from kansoku.report.provenance import run_anchor
-    cmd = [sys.executable, "-c", KANSOKU, "serve", "--site", s.site, "--db", s.db, "--specs",
+    cmd = [sys.executable, "-c", kansoku_code(s.tree), "serve", "--site", s.site, "--db", s.db, "--specs",
            s.specs, "--content", s.content, "--port", "0"]
     t0 = time.monotonic()
-    proc = subprocess.Popen(list(map(str, cmd)), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(list(map(str, cmd)), cwd=s.tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=campaign_build.tool_env())
     lines: list[str] = []
     errs: list[str] = []
@@ -359,12 +362,15 @@ def run_steps(s: Setup, reps: int, serve: bool = True, profile: Path | None = No
             rows.setdefault(f"{tag}new_run", []).append({**build(one, None if tag else prof("new-run", k)),
                                                          "ingest_s": round(dt_i, 3)})
             print(f"  {tag}new run:         {rows[tag + 'new_run'][-1]}", flush=True)
-    if serve:
-        started, rows["prose"], rows["spec_serve"], rows["new_run_serve"] = serve_edits(s, reps)
-        rows["serve_start"] = [started]
-        print(f"  serve started:   {started}\n  prose edits:     {rows['prose']}\n"
-              f"  spec edits under serve: {rows['spec_serve']}\n  new runs under serve: {rows['new_run_serve']}",
-              flush=True)
+    if serve:  # each checkout's server in turn (a server a checkout: the reference's after this one's)
+        for one, tag in every:
+            started, *edits = serve_edits(one, reps)
+            for step, got in zip(("prose", "spec_serve", "new_run_serve"), edits):
+                rows[f"{tag}{step}"] = got
+            rows[f"{tag}serve_start"] = [started]
+            print(f"  {tag}serve started:   {started}\n  {tag}prose edits:     {rows[tag + 'prose']}\n"
+                  f"  {tag}spec edits under serve: {rows[tag + 'spec_serve']}\n"
+                  f"  {tag}new runs under serve: {rows[tag + 'new_run_serve']}", flush=True)
     return rows
 
 
@@ -427,8 +433,8 @@ def main() -> int:
                     help="leave out the steps under kansoku serve (prose, spec item, new run)")
     ap.add_argument("--profile", type=Path, metavar="DIR", help="write a cProfile of each build into DIR")
     ap.add_argument("--tree", type=Path, action="append", default=[], metavar="CHECKOUT",
-                    help="pair each step with this checkout's tools/build on the same inputs, interleaved "
-                         "(repeatable; its store schema must be this one's)")
+                    help="pair each step with this checkout's tools/build (and kansoku serve) on the same "
+                         "inputs, interleaved (repeatable; its store schema must be this one's)")
     args = ap.parse_args()
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
