@@ -349,10 +349,10 @@ def _write_site_data(db: Path, spec_dir: Path, generated: Path, content: Path, c
         whole = {rep.id: run_pages_key(spec, rep.chapters, rep.runs, rep.records_key, cache)
                  for spec, rep in zip(specs, computed)}
         as_written = hugo.run_pages_written(generated, whole)
-        kept = {rep.id for rep in computed
+        kept = {rep.id: as_written[rep.id] for rep in computed
                 if rep.id in as_written and keep_run_pages(store, rep.runs, cache, whole[rep.id])}
         say(f"computing the run pages and writing the page data into {generated}")
-        ahead = Ahead(site_run_pages(store, specs, computed, cache, whole, kept), store)
+        ahead = Ahead(site_run_pages(store, specs, computed, cache, whole, set(kept)), store)
         written = hugo.write_generated(computed, generated, trends, run_pages=ahead, whole_keys=whole,
                                        kept_reports=kept)
         done = True

@@ -517,7 +517,7 @@ def _report_files(computed: list[ComputedReport], trends: Trends | None, figure_
 def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | None = None,
                     run_pages: Iterable[tuple[ComputedReport, dict[str, RunPage]]] | None = None,
                     whole_keys: dict[str, str | None] | None = None,
-                    kept_reports: set[str] = frozenset()) -> dict[str, int]:
+                    kept_reports: dict[str, WrittenRunPages] | None = None) -> dict[str, int]:
     """Write the page-ready data under ``gen``. Only files whose bytes change are written, and files no
     longer produced are removed: a rebuild with nothing changed writes nothing (Hugo's cache and the build
     cache beside them are kept). ``run_pages``: the run pages as batches (a report and some of its pages),
@@ -525,7 +525,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     site's build: app/build.py); None: each report's own ``run_pages``. ``whole_keys``: each report's key of
     its run pages as a whole (report/runs.py run_pages_key), recorded with the files they were written as;
     ``kept_reports``: reports whose run pages ``run_pages`` leaves out, their files kept as the last build
-    wrote them under the same key (:func:`run_pages_written`)."""
+    wrote them under the same key (:func:`run_pages_written`, which gives them)."""
     # files another writer puts under gen during this build (after this stamp) are its own: never removed
     stamp = gen / BUILD_CACHE / "write-started"
     stamp.parent.mkdir(parents=True, exist_ok=True)
@@ -538,14 +538,15 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     # leaves none: the next one compares every file's bytes)
     page_keys_file = gen / BUILD_CACHE / RUN_PAGE_KEYS
     whole_file = gen / BUILD_CACHE / RUN_PAGES_WHOLE  # (valid only beside the list it was written after)
-    last = run_page_keys(gen)
-    before = last["files"]
+    kept_reports = kept_reports or {}
+    # (read only for a report whose pages are written: the kept ones' are given)
+    making = run_pages is None or any(rep.id not in kept_reports for rep in computed)
+    before = run_page_keys(gen)["files"] if making else {}
     whole_file.unlink(missing_ok=True)
     page_keys_file.unlink(missing_ok=True)
     page_keys: dict[str, str] = {}
     page_conds: dict[str, str] = {}  # "<report>/<anchor>" -> its condition's file
-    for rep_id in kept_reports:  # their files as the last build wrote them, under the same key
-        files, conds = _report_run_files(last, rep_id)
+    for files, conds in kept_reports.values():  # their files as the last build wrote them, under the same key
         page_keys.update(files)
         page_conds.update(conds)
         stats["run_pages"] += len(conds) * len(LANGS)
@@ -634,24 +635,30 @@ def _report_run_files(last: dict[str, dict[str, str]], rep_id: str) -> tuple[dic
     return files, conds
 
 
-def run_pages_written(gen: Path, whole_keys: dict[str, str | None]) -> set[str]:
+# A report's run pages as the last build wrote them (:func:`_report_run_files`): each file by the key it was
+# written for, and each page's condition file
+WrittenRunPages = tuple[dict[str, str], dict[str, str]]
+
+
+def run_pages_written(gen: Path, whole_keys: dict[str, str | None]) -> dict[str, WrittenRunPages]:
     """The reports whose run pages the last :func:`write_generated` into ``gen`` wrote under the same key as a
     whole (``whole_keys``: report -> report/runs.py run_pages_key) and whose files are all still there: their
-    pages need not be made again."""
+    pages need not be made again. Each with its pages' files as written (:func:`write_generated` takes them as
+    they are: ``kept_reports``)."""
     was = run_pages_whole(gen)
     if not any(key and was.get(rep_id) == key for rep_id, key in whole_keys.items()):
-        return set()
+        return {}
     last = run_page_keys(gen)
     listed: dict[str, set[str] | None] = {}
     gen_s = os.fspath(gen)
-    out: set[str] = set()
+    out: dict[str, WrittenRunPages] = {}
     for rep_id, key in whole_keys.items():
         if not key or was.get(rep_id) != key:
             continue
         files, conds = _report_run_files(last, rep_id)
         if conds and all(_is_listed(gen_s, rel, listed) for rel in files) and all(
                 generated_files(rep_id, page[len(rep_id) + 1:])[0] in files for page in conds):
-            out.add(rep_id)
+            out[rep_id] = (files, conds)
     return out
 
 
