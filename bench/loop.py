@@ -69,7 +69,7 @@ PROSE_EDITS = 3  # prose edits a repetition (each costs about a second)
 TARGETS = {"full": 60.0, "spec_item": 3.0, "new_run": 5.0, "prose": 1.0, "spec_serve": 3.0, "new_run_serve": 5.0}
 TARGET_FULL_MB = 1024.0
 STEPS = tuple(TARGETS)
-# `kansoku` of this checkout (the installed command may be another's)
+# `kansoku` of a checkout (the installed command may be another's)
 def kansoku_code(tree: Path = ROOT) -> str:
     """``python3 -c`` code that runs ``kansoku`` from checkout ``tree`` (its own code first on sys.path)."""
     return f"import sys; sys.path.insert(0, {str(tree / 'tools')!r}); from kansoku.cli import main; sys.exit(main())"

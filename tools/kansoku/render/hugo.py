@@ -203,7 +203,7 @@ def csv_text(t: Table, lang: str) -> str:
 
 
 # A field csv.writer writes as it is (none of the delimiter, the quote, a line's end or another control
-# character): a line of such fields is joined directly (tests/test_site.py holds csv_line to csv.writer)
+# character): a line of such fields is joined directly (tests/test_report_model.py holds csv_line to csv.writer)
 _CSV_PLAIN = re.compile(r'[^\x00-\x1f\x7f,"]*')
 
 

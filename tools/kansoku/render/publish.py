@@ -19,7 +19,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
-import functools
 import hashlib
 import os
 import shutil
@@ -261,7 +260,6 @@ def _manifest(runs: Iterable[tuple[str, list[tuple[str, str | None]], str | None
     return "".join(line + "\n" for line in out)
 
 
-@functools.lru_cache(maxsize=4)  # (asked once a language of the same text: a campaign's is megabytes)
 def manifest_digest(text: str) -> str:
     """The digest of a manifest as a whole: what ``sha256sum SHA256SUMS`` prints."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

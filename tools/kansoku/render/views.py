@@ -844,14 +844,15 @@ def site_address(rep: ComputedReport, path: str) -> str:
     return f"{base}/{path.lstrip('/')}" if base and not is_local_address(base) else f"/{path.lstrip('/')}"
 
 
-def manifest_view(rep: ComputedReport, text: str, lang: str) -> ManifestView | None:
-    """The manifest ``text`` (render/publish.py ``manifest``: one line a file) as read in ``lang``."""
-    if not text:
+def manifest_view(rep: ComputedReport, summary: SourcesSummary, lang: str) -> ManifestView | None:
+    """The report's manifest (render/publish.py ``manifest``: one line a file, counted and digested in its
+    ``summary``) as read in ``lang``; None when it publishes none."""
+    if summary.manifest_sha256 is None:
         return None
     path = f"/{publish.raw_dir(rep.id)}/{publish.MANIFEST}"
     return ManifestView(path, site_address(rep, path),
-                        ui(lang, "sources_manifest", text.count("\n")), ui(lang, "sources_manifest_digest"),
-                        publish.manifest_digest(text), ui(lang, "sources_manifest_check"),
+                        ui(lang, "sources_manifest", summary.manifest_files), ui(lang, "sources_manifest_digest"),
+                        summary.manifest_sha256, ui(lang, "sources_manifest_check"),
                         f"sha256sum -c {publish.MANIFEST}")
 
 
@@ -863,11 +864,14 @@ class SourcesSummary:
     items: list[tuple[Any, list[str]]]           # a table or figure, its runs in the report
     number: dict[str, int]                       # run id -> its number (R1, R2, …)
     rows: dict[tuple[str, str | None], dict]     # (a condition's directory, its citation) -> numbers, files
+    manifest_files: int                          # the files the manifest lists
+    manifest_sha256: str | None                  # its digest (None: the report publishes no raw file)
 
 
-def sources_summary(rep: ComputedReport) -> SourcesSummary | None:
-    """The data-sources summary's numbers, made once for every language (:func:`sources_view` reads it in one):
-    None when no table or figure has a run."""
+def sources_summary(rep: ComputedReport, manifest: str) -> SourcesSummary | None:
+    """The data-sources summary's numbers and its ``manifest``'s (render/publish.py ``manifest``; empty: none
+    published), made once for every language (:func:`sources_view` reads it in one): None when no table or
+    figure has a run."""
     runs = rep.runs
     items = []
     for ch in rep.chapters:
@@ -902,22 +906,23 @@ def sources_summary(rep: ComputedReport) -> SourcesSummary | None:
             row["files"] |= files_of(info)
         else:
             row["own"] += count_of(info)
-    return SourcesSummary(items, number, rows)
+    return SourcesSummary(items, number, rows, manifest.count("\n"),
+                          publish.manifest_digest(manifest) if manifest else None)
 
 
 def sources_view(rep: ComputedReport, lang: str, manifest: str) -> SourcesView | None:
     """The data-sources summary as read in ``lang``, with the report's ``manifest`` (render/publish.py
     ``manifest``; empty: none published); None when no table or figure has a run."""
-    return _sources_read(rep, sources_summary(rep), lang, manifest)
+    return _sources_read(rep, sources_summary(rep, manifest), lang)
 
 
 def sources_views(rep: ComputedReport, manifest: str) -> dict[str, SourcesView | None]:
     """:func:`sources_view` in every language, its numbers made once."""
-    summary = sources_summary(rep)
-    return {lang: _sources_read(rep, summary, lang, manifest) for lang in LANGS}
+    summary = sources_summary(rep, manifest)
+    return {lang: _sources_read(rep, summary, lang) for lang in LANGS}
 
 
-def _sources_read(rep: ComputedReport, summary: SourcesSummary | None, L: str, manifest: str) -> SourcesView | None:
+def _sources_read(rep: ComputedReport, summary: SourcesSummary | None, L: str) -> SourcesView | None:
     if summary is None:
         return None
     number = summary.number
@@ -930,4 +935,4 @@ def _sources_read(rep: ComputedReport, summary: SourcesSummary | None, L: str, m
         runs_header=[ui(L, "sources_runs"), ui(L, "sources_run"), ui(L, "sources_file_count")],
         runs=[[run_ranges(r["numbers"]), label, f"{ui(L, 'citation')}: {citation}" if citation else "",
                str(len(r["files"]) + r["own"])] for (label, citation), r in summary.rows.items()],
-        manifest=manifest_view(rep, manifest, L))
+        manifest=manifest_view(rep, summary, L))

@@ -142,11 +142,8 @@ def kept_records(report_id: str, key: str | None, make: Callable[[], dict], cach
         return got[1]
     runs = None
     if keeps:
-        rows = cache.load(key)
-        try:
-            runs = records_of_rows(rows) if isinstance(rows, list) else None
-        except (TypeError, IndexError):  # rows of another shape: made again
-            runs = None
+        rows = cache.load(key)  # (the key holds the code's version: rows of this code's shape)
+        runs = records_of_rows(rows) if isinstance(rows, list) else None
     if runs is None:
         runs = make()
         if keeps:

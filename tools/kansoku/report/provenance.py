@@ -35,28 +35,28 @@ def runs_provenance(store: Store, run_ids: list[str]) -> dict[str, RunInfo]:
     # a value many runs share (a factor, a status, a tool) held once: the records kept between builds
     # (report/runs.py records_rows) are then written and read back once a value, not once a run
     one: dict[str, str] = {}
-    shared = one.setdefault
+
+    def shared(value):
+        return one.setdefault(value, value) if value else value
     for run_id, origin, status, start, citation, hostname, toml_sha in store.query(
         f"SELECT run_id, {', '.join(c + '::VARCHAR' if c == 'start_time' else c for c in RUN_COLUMNS)}, "
             "run_toml_sha256 FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY run_id", [run_ids]):
-        out[run_id] = info = RunInfo(run_id, shared(origin, origin), shared(status, status), start,
-                                     citation and shared(citation, citation), hostname and shared(hostname, hostname),
-                                     run_anchor(run_id))
+        out[run_id] = info = RunInfo(run_id, shared(origin), shared(status), start, shared(citation),
+                                     shared(hostname), run_anchor(run_id))
         if toml_sha:  # the run's own description, kept with the run
             info.run_toml, info.run_toml_sha256 = blob_file(blobs, toml_sha), toml_sha
     for run_id, factor, value in store.query(
         "SELECT run_id, factor, value FROM run_factors WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
             "ORDER BY run_id, factor", [run_ids]):
         if run_id in out:
-            out[run_id].factors[shared(factor, factor)] = shared(value, value)
+            out[run_id].factors[shared(factor)] = shared(value)
     for run_id, name, size, sha, tool, fmt, ver, against, records in store.query(
         f"SELECT run_id, {', '.join(SOURCE_COLUMNS)} FROM sources WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
             "ORDER BY run_id, file_name", [run_ids]):
         if run_id in out:
             out[run_id].sources.append(SourceFile(
-                shared(name, name), size, sha, tool and shared(tool, tool), fmt and shared(fmt, fmt),
-                ver and shared(ver, ver), human_size(size), blob_file(blobs, sha) if sha else None,
-                checked_against=against and shared(against, against), records_checked=records))
+                shared(name), size, sha, shared(tool), shared(fmt), shared(ver), human_size(size),
+                blob_file(blobs, sha) if sha else None, checked_against=shared(against), records_checked=records))
     return out
 
 
