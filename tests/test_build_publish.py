@@ -164,6 +164,31 @@ def test_a_copy_at_its_link_limit_is_copied_and_named_by_the_linking(tmp_path):
         assert os.path.samefile(site / "raw/r/run-1/b.log", free("x").copy)
 
 
+def test_link_all_makes_each_file_as_link_or_copy_does_and_names_both_paths_of_a_failure(tmp_path):
+    """render/linking.py link_all (the reused run pages of a rebuild, linked a folder at a time through its
+    descriptors): each file a hard link to its source, in folders made as needed; a file at its link limit
+    copied; a source missing, or a file there already, is link_or_copy's error naming the file's paths."""
+    from kansoku.render.linking import link_all
+
+    src, dest = tmp_path / "src", tmp_path / "dest"
+    rels = ["top.html", "ja/reports/r/runs/a.html", "ja/reports/r/runs/b.html", "csv/r/runs/a.csv"]
+    for rel in rels:
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(rel)
+    made: set[str] = set()
+    assert link_all(str(src), str(dest), rels, made) == len(rels)
+    assert all(os.path.samefile(src / rel, dest / rel) for rel in rels)
+    assert str(dest / "ja/reports/r/runs") in made
+    with pytest.raises(FileNotFoundError, match="gone/x.html"):
+        link_all(str(src), str(tmp_path / "other"), ["gone/x.html"])
+    with pytest.raises(FileExistsError, match=re.escape(str(dest / "ja/reports/r/runs/b.html"))):
+        link_all(str(src), str(dest), ["ja/reports/r/runs/b.html"])
+    if _saturate_links(src / "csv/r/runs/a.csv", tmp_path / "links"):
+        assert link_all(str(src), str(tmp_path / "limit"), ["csv/r/runs/a.csv"]) == 1
+        copied = tmp_path / "limit/csv/r/runs/a.csv"
+        assert copied.read_text() == "csv/r/runs/a.csv" and not os.path.samefile(copied, src / "csv/r/runs/a.csv")
+
+
 def _hold(lock_dir: str, ready, release):
     from kansoku.render import publish
 

@@ -54,6 +54,7 @@ from kansoku.render.charts import escape_plotly
 from kansoku.render.charts._draw import COLORS
 from kansoku.render.charts.events import EVENT_META
 from kansoku.render.figure_cache import FigureCache
+from kansoku.render.linking import folder_names, is_listed
 from kansoku.render.palette import PALETTE
 from kansoku.render.records_cache import RecordsCache, RunsData
 from kansoku.render.run_pages import KEEP, RUN_PAGE_SUFFIX, generated_files, run_page_dirs, run_page_files
@@ -557,7 +558,7 @@ def write_generated(computed: list[ComputedReport], gen: Path, trends: Trends | 
     gen_s = os.fspath(gen)
 
     def kept(rel: str, key: str) -> bool:
-        return before.get(rel) == key and _is_listed(gen_s, rel, listed)  # (a listing, not a stat a file)
+        return before.get(rel) == key and is_listed(gen_s, rel, listed)  # (a listing, not a stat a file)
     # the reports' files first: a build that makes its run pages in a thread (app/build.py Ahead) draws the
     # figures while the thread runs the run pages' first statements (every run's metrics, events, seconds)
     figure_cache = FigureCache(gen / BUILD_CACHE / "figures")  # drawings of unchanged chart data are reused
@@ -656,18 +657,10 @@ def run_pages_written(gen: Path, whole_keys: dict[str, str | None]) -> dict[str,
         if not key or was.get(rep_id) != key:
             continue
         files, conds = _report_run_files(last, rep_id)
-        if conds and all(_is_listed(gen_s, rel, listed) for rel in files) and all(
+        if conds and all(is_listed(gen_s, rel, listed) for rel in files) and all(
                 generated_files(rep_id, page[len(rep_id) + 1:])[0] in files for page in conds):
             out[rep_id] = (files, conds)
     return out
-
-
-def _is_listed(gen_s: str, rel: str, listed: dict[str, set[str] | None]) -> bool:
-    """Whether the file ``rel`` (a "/"-separated path under the generated directory) is there, by its directory's
-    listing (read once)."""
-    cut = rel.rfind("/")
-    names = _listing(f"{gen_s}/{rel[:cut]}" if cut >= 0 else gen_s, listed)
-    return names is not None and rel[cut + 1:] in names
 
 
 def _add(stats: dict[str, int], more: dict[str, int]) -> None:
@@ -691,7 +684,7 @@ def write_files(base: Path, files: dict[str, str], listed: dict[str, set[str] | 
         path = os.path.join(base_s, rel)
         data = txt.encode("utf-8")
         folder, name = os.path.split(path)
-        names = _listing(folder, listed) if listed is not None else ()
+        names = folder_names(folder, listed) if listed is not None else ()
         if listed is None or (names is not None and name in names):
             try:
                 if os.stat(path).st_size == len(data):
@@ -717,16 +710,6 @@ def write_files(base: Path, files: dict[str, str], listed: dict[str, set[str] | 
             names.add(name)
         written += 1
     return {"files_written": written, "files_unchanged": unchanged}
-
-
-def _listing(folder: str, listed: dict[str, set[str] | None]) -> set[str] | None:
-    """The names in ``folder`` (None: no such directory), read once into ``listed``."""
-    if folder not in listed:
-        try:
-            listed[folder] = set(os.listdir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            listed[folder] = None
-    return listed[folder]
 
 
 def remove_unlisted(base: Path, wanted: set[str], roots: tuple[str, ...], since: int | None = None,

@@ -92,6 +92,25 @@ def _sha256(path: Path | str) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+def folder_names(folder: str, listed: dict[str, set[str] | None]) -> set[str] | None:
+    """The names in ``folder`` (None: no such directory), read once into ``listed`` (a caller asking for
+    thousands of files: a listing a folder, not a stat a file)."""
+    if folder not in listed:
+        try:
+            listed[folder] = set(os.listdir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            listed[folder] = None
+    return listed[folder]
+
+
+def is_listed(base: str, rel: str, listed: dict[str, set[str] | None]) -> bool:
+    """Whether the file ``rel`` (a "/"-separated path under ``base``) is there, by its folder's listing
+    (:func:`folder_names`)."""
+    cut = rel.rfind("/")
+    names = folder_names(f"{base}/{rel[:cut]}" if cut >= 0 else base, listed)
+    return names is not None and rel[cut + 1:] in names
+
+
 def make_folder(target: Path | str, made: set[str] | None = None) -> None:
     """``target``'s folder made; ``made``: the folders known to exist (a caller writing thousands of files: each
     folder is made once, not asked for again per file)."""
@@ -115,6 +134,39 @@ def link_or_copy(src: Path | str, target: Path | str, made: set[str] | None = No
         shutil.copyfile(src, target)
         return exc.errno == errno.EMLINK
     return False
+
+
+def link_all(src: str, dest: str, rels: Iterable[str], made: set[str] | None = None) -> int:
+    """Each of ``rels`` ("/"-separated paths relative to both) under ``dest`` as :func:`link_or_copy` makes it
+    from the same path under ``src``; the number of files. A folder's files are linked through the two folders'
+    descriptors: a name looked up in its folder, not two whole paths a file (thousands of run pages a build).
+    A file the descriptors cannot link is left to :func:`link_or_copy` (a copy, or its error with both paths)."""
+    by_folder: dict[str, list[str]] = {}
+    for rel in rels:
+        cut = rel.rfind("/")
+        by_folder.setdefault(rel[:cut] if cut >= 0 else "", []).append(rel[cut + 1:])
+    for folder, names in by_folder.items():
+        src_dir, dest_dir = os.path.join(src, folder), os.path.join(dest, folder)
+        make_folder(os.path.join(dest_dir, names[0]), made)
+        fds: list[int] = []
+        try:
+            for d in (src_dir, dest_dir):
+                fds.append(os.open(d, os.O_RDONLY | os.O_DIRECTORY))
+        except OSError:
+            pass
+        try:
+            for name in names:
+                if len(fds) == 2:
+                    try:
+                        os.link(name, name, src_dir_fd=fds[0], dst_dir_fd=fds[1])
+                        continue
+                    except OSError:
+                        pass
+                link_or_copy(os.path.join(src_dir, name), os.path.join(dest_dir, name))
+        finally:
+            for fd in fds:
+                os.close(fd)
+    return sum(map(len, by_folder.values()))
 
 
 LINK_NICENESS = 10

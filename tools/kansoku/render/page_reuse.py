@@ -50,7 +50,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kansoku.render.linking import link_or_copy, make_folder
+from kansoku.render.linking import is_listed, link_all, make_folder
 from kansoku.render.page_data import SOURCES_PARTS_DIR, sources_part_id, sources_part_source
 from kansoku.render.run_pages import generated_files, run_csv, run_page
 from kansoku.resources import code_version
@@ -200,8 +200,9 @@ def front_matter(data: bytes) -> bytes:
     return data if data.lstrip().startswith(b"{") else b""
 
 
-def _hash_tree(h, top: Path, skip=None, read=lambda data: data) -> None:
-    """Every file under ``top`` (but those ``skip`` names) into ``h``: its path and ``read`` of its bytes."""
+def _hash_tree(h, top: Path, skip=None, read=lambda data: data, skip_folders: tuple[str, ...] = ()) -> None:
+    """Every file under ``top`` (but those ``skip`` names, and those under its folders ``skip_folders``, which are
+    not walked: a report's run pages, thousands of files) into ``h``: its path and ``read`` of its bytes."""
     if not top.exists():
         h.update(b"-\0")
         return
@@ -209,8 +210,10 @@ def _hash_tree(h, top: Path, skip=None, read=lambda data: data) -> None:
         h.update(top.name.encode() + b"\0" + read(top.read_bytes()) + b"\0")
         return
     rels = []  # (os.walk and strings: the generated content is ~2 files a run)
-    for root, _, files in os.walk(top):
+    for root, dirs, files in os.walk(top):
         sub = os.path.relpath(root, top)
+        if sub == ".":
+            dirs[:] = [d for d in dirs if d not in skip_folders]
         for name in files:
             rel = name if sub == "." else f"{sub}/{name}"
             if (skip is None or not skip(rel)) and os.path.isfile(os.path.join(root, name)):
@@ -250,11 +253,11 @@ def _context(gen: Path, hugo_json: Path, hugo_bin: str, reports: dict[str, tuple
         if target in TEMPLATE_TARGETS:
             # the run pages' data, and the data-sources page's parts (no run page reads them)
             own = target == "assets" and src.resolve() == (gen / "assets").resolve()
-            _hash_tree(h, src, skip=(lambda rel: rel.startswith(("runs/", "sources/"))) if own else None)
+            _hash_tree(h, src, skip_folders=("runs", "sources") if own else ())
         elif target == "content":  # a run page reads other pages' titles and addresses, never their text
             _hash_tree(h, src, skip=lambda rel: bool(run_md.match(rel)), read=front_matter)
         elif target == "data":
-            _hash_tree(h, src, skip=lambda rel: rel.startswith(("runs/", "reports/")))
+            _hash_tree(h, src, skip_folders=("runs", "reports"))
             mounted = reports if reports is not None and src.resolve() == (gen / "data").resolve() \
                 else _reports_data(src / "reports")
             for rep, (_, d) in mounted.items():
@@ -337,11 +340,12 @@ def plan(gen: Path, out: Path, hugo_json: Path, hugo_bin: str, langs: tuple[str,
                 and all((out / lang / "reports" / part / "index.html").is_file() for lang in res.langs)):
             res.parts_reuse.add(part)
     out_s = os.fspath(out)
+    listed: dict[str, set[str] | None] = {}  # (a run page's files are in a few folders: each listed once)
     for key, fp in res.fingerprints.items():
         rep, anchor = key.split("/")
         usable = (before.get(key) == fp and SAFE.match(rep) and SAFE.match(anchor)
-                  and all(os.path.isfile(os.path.join(out_s, f)) for f in page_files(key, res.langs))
-                  and (key not in res.csvs or os.path.isfile(os.path.join(out_s, run_csv(rep, anchor)))))
+                  and all(is_listed(out_s, f, listed) for f in page_files(key, res.langs))
+                  and (key not in res.csvs or is_listed(out_s, run_csv(rep, anchor), listed)))
         (res.reuse if usable else res.render).add(key)
     if any(not (SAFE.match(k.split("/")[0]) and SAFE.match(k.split("/")[1])) for k in res.render):
         res.render |= res.reuse  # a path Hugo's glob cannot name as it is: render everything
@@ -402,7 +406,7 @@ def _report_fingerprints(gen: Path, context: str, own_runs: dict, linked: set[st
         if d.get("compares"):
             linked.add(rep)
         for root in prose:
-            _hash_tree(h, root / "reports" / rep, skip=lambda rel: rel.startswith("runs/"))  # (run pages: above)
+            _hash_tree(h, root / "reports" / rep, skip_folders=("runs",))  # (run pages: above)
         _hash_tree(h, gen / "assets" / "sources" / rep)
         out[rep] = h.hexdigest()
     return out
@@ -477,35 +481,29 @@ def link_reused(plan_: RunPagePlan, new: Path, gen: Path) -> int:
     systems); of the reports Hugo does not copy the series downloads of (:meth:`RunPagePlan.hidden`), those
     of the pages reused linked so too, those of the pages rendered copied from ``gen`` (whose files are
     rewritten in place: never linked). Returns the number of HTML pages linked."""
-    n = 0
     made: set[str] = set()  # (os.walk and strings: a folder of one file per page)
     hidden = set(plan_.hidden())
-    for key in sorted(plan_.csvs):
-        rep, anchor = key.split("/")
-        if rep in hidden:
-            rel = run_csv(rep, anchor)
+    out = os.fspath(plan_.out)
+    csvs = [(key, run_csv(*key.split("/"))) for key in sorted(plan_.csvs) if key.split("/")[0] in hidden]
+    link_all(out, os.fspath(new), [rel for key, rel in csvs if key in plan_.reuse], made)
+    for key, rel in csvs:
+        if key not in plan_.reuse:
             target = os.path.join(new, rel)
-            if key in plan_.reuse:
-                link_or_copy(os.path.join(plan_.out, rel), target, made)
-            else:
-                make_folder(target, made)
-                shutil.copyfile(os.path.join(gen, "static", rel), target)
-    for key in sorted(plan_.reuse):
-        for rel in page_files(key, plan_.langs):
-            link_or_copy(os.path.join(plan_.out, rel), os.path.join(new, rel), made)
-            n += 1
+            make_folder(target, made)
+            shutil.copyfile(os.path.join(gen, "static", rel), target)
+    n = link_all(out, os.fspath(new), [rel for key in sorted(plan_.reuse) for rel in page_files(key, plan_.langs)],
+                 made)
     folders = [(f"{lang}/reports/{part}", False) for part in sorted(plan_.parts_reuse) for lang in plan_.langs]
     folders += [(f"{lang}/reports/{rep}", True) for rep in sorted(plan_.reports_reuse) for lang in plan_.langs]
     for d, report in folders:  # a data-sources part's folder, a report's (but its run pages)
-        src_dir = os.path.join(plan_.out, d)
+        src_dir = os.path.join(out, d)
         for root, dirs, files in os.walk(src_dir):
             dirs.sort()
             if report and root == src_dir and "runs" in dirs:
                 dirs.remove("runs")  # a report's run pages are reused (or rendered) one by one
-            dest = os.path.join(new, d, os.path.relpath(root, src_dir))
-            for name in sorted(files):
-                link_or_copy(os.path.join(root, name), os.path.normpath(os.path.join(dest, name)), made)
-                n += name.endswith(".html")
+            rel_root = os.path.relpath(root, out)
+            link_all(out, os.fspath(new), [f"{rel_root}/{name}" for name in sorted(files)], made)
+            n += sum(name.endswith(".html") for name in files)
     return n
 
 
