@@ -597,6 +597,38 @@ def test_a_run_pages_key_counts_the_reports_record_of_the_run_by_what_its_finger
     assert _page_inputs(page, "/site/data/blobs") == base  # (its fingerprint's part of the key)
 
 
+def test_a_run_pages_inputs_from_what_its_condition_shares_are_those_made_of_its_own():
+    """report/runs.py: the runs behind the same cells share one use (_uses), and a batch's pages share their factor
+    labels; _page_inputs encodes each shared item once (``texts``). Each page's inputs are still the text of its
+    own factors and uses: runs behind other cells (or no cell) get theirs."""
+    import types
+
+    from kansoku.model import RunInfo, RunPage
+    from kansoku.report.runs import _ItemUse, _page_inputs, _uses
+
+    def words(text):
+        return {"ja": text, "en": text}
+
+    a, b = words("8 × TPS"), words("16 × TPS")
+    table = types.SimpleNamespace(id="t1", label=words("表 1.1"))
+    figure = types.SimpleNamespace(id="f1", label=words("図 1.1"))
+    runs = [f"c/rep={i}" for i in range(6)]
+    cells = {runs[0]: [a], runs[1]: [a], runs[2]: [b], runs[3]: [b, a], runs[4]: [a, b]}
+    index = [_ItemUse("table", "ch1", table, set(runs), cells), _ItemUse("figure", "ch1", figure, set(runs[:3]), {})]
+    clients = (words("クライアント数"), words("8"))
+    pages = {r: RunPage(info=RunInfo(r, "measured", "ok", None, None, None, f"run-{i}", factors={"rep": str(i)},
+                                     title=words(f"run {i}")),
+                        factors=[clients, (words("rep"), words(str(i)))], condition=[])
+             for i, r in enumerate(runs)}
+    _uses(index, pages)
+    assert pages[runs[0]].uses[0] is pages[runs[1]].uses[0] and pages[runs[0]].uses[1] is pages[runs[2]].uses[1]
+    texts: dict = {}
+    got = {r: _page_inputs(page, "/blobs", texts) for r, page in pages.items()}
+    assert got == {r: _page_inputs(page, "/blobs") for r, page in pages.items()}
+    assert len({g.split('"uses": ')[1] for g in got.values()}) == 5  # (runs 0 and 1: the same cell and items)
+    assert len(texts) == 1 + 6 + 6  # the factor all share, each run's repetition, each distinct use
+
+
 def test_prose_edited_renders_its_reports_pages_and_no_run_page(env):
     """A sentence written into a report's chapter changes that chapter's page; the run pages (which show other
     pages' titles, never their text) are taken from the current site, and the site is a fresh build's."""

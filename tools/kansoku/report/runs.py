@@ -455,6 +455,7 @@ def _page_batch(store: Store, report: Report, uses: list[_ItemUse], infos: dict[
         todo = []
         cond_keys: dict[int, str] = {}  # a condition's part of its pages' keys (its runs, their fingerprints), once
         blobs = os.fspath(store.blobs)
+        texts: dict[int, tuple] = {}  # (the runs of a condition share their uses and factor labels)
         for rid in run_ids:
             page = pages[rid]
             cond = cond_keys.get(id(page.condition[0]) if page.condition else 0)
@@ -462,7 +463,7 @@ def _page_batch(store: Store, report: Report, uses: list[_ItemUse], infos: dict[
                 cond = cache.condition_key(store, [r.id for r in page.condition],
                                            _inputs_json(encode(page.condition)))
                 cond_keys[id(page.condition[0]) if page.condition else 0] = cond
-            key = cache.run_page_key(store, report, rid, cond, _page_inputs(page, blobs))
+            key = cache.run_page_key(store, report, rid, cond, _page_inputs(page, blobs, texts))
             has_series = cache.page_kept(key) if key and handles else None
             if has_series is not None:
                 pages[rid] = KeptRunPage(page.info, key, has_series, functools.partial(
@@ -532,7 +533,7 @@ def _unkept(got: RunPage, page: RunPage) -> RunPage:
     return got
 
 
-def _page_inputs(page: RunPage, blobs: str) -> str:
+def _page_inputs(page: RunPage, blobs: str, texts: dict[int, tuple] | None = None) -> str:
     """What a run page shows that the other parts of its key (the code, the report's context, the run's
     fingerprint, its condition's part: ``ItemCache.condition_key``, the condition's runs as the report names them
     and their fingerprints) do not cover: its factors as the report names them, the tables and figures that use
@@ -540,9 +541,25 @@ def _page_inputs(page: RunPage, blobs: str) -> str:
     (``blobs``: their copies' paths) and the run's title (the factors that tell the report's runs apart). The
     record itself (raw files, factor labels) is not encoded: its run's fingerprint covers every column it reads,
     as for :func:`records_key`. The text is ``json.dumps`` of the three keys with ``sort_keys``, made of its
-    parts (the encoder writes a value inside an object as it writes it alone)."""
-    return (f'{{"factors": {_inputs_json(page.factors)}, "record": {_inputs_json([blobs, page.info.title])}, '
-            f'"uses": {_inputs_json(encode(page.uses))}}}')
+    parts (the encoder writes a value inside an object as it writes it alone). ``texts``: the factors and uses
+    that pages share (a factor's labels, :func:`_uses`), each encoded once (:func:`_shared_items_json`)."""
+    if texts is None:
+        factors, uses = _inputs_json(page.factors), _inputs_json(encode(page.uses))
+    else:
+        factors, uses = _shared_items_json(page.factors, texts), _shared_items_json(page.uses, texts)
+    return f'{{"factors": {factors}, "record": {_inputs_json([blobs, page.info.title])}, "uses": {uses}}}'
+
+
+def _shared_items_json(items: list, texts: dict[int, tuple]) -> str:
+    """``_inputs_json(encode(items))`` of a list whose items many pages share: each item's text made once, kept
+    in ``texts`` with the item (whose id names it while it is held there)."""
+    parts = []
+    for item in items:
+        got = texts.get(id(item))
+        if got is None:
+            got = texts[id(item)] = (item, _inputs_json(encode(item)))
+        parts.append(got[1])
+    return "[" + ", ".join(parts) + "]"
 
 
 def _inputs_json(value: Any) -> str:
@@ -808,13 +825,20 @@ def _uses_index(chapters: list[Chapter], run_ids: set[str]) -> list[_ItemUse]:
 
 
 def _uses(index: list[_ItemUse], pages: dict[str, RunPage]) -> None:
-    """Every table (with the cells) and figure that uses each run of ``pages``, in the report's order."""
+    """Every table (with the cells) and figure that uses each run of ``pages``, in the report's order. The runs
+    behind the same cells share one use (the runs of a condition: all of them; :func:`_page_inputs` encodes it
+    once); no reader changes it."""
     for use in index:
         it = use.item
+        shared: dict[tuple[int, ...], RunUse] = {}  # (a run's cells are the table's own label objects)
         for rid, page in pages.items():
             if rid in use.runs:
-                page.uses.append(RunUse(use.kind, it.id, it.label, use.chapter, f"{use.kind}-{it.id}",
-                                        use.cells.get(rid, [])))
+                cells = use.cells.get(rid, [])
+                got = shared.get(tuple(map(id, cells)))
+                if got is None:
+                    got = shared[tuple(map(id, cells))] = RunUse(use.kind, it.id, it.label, use.chapter,
+                                                                 f"{use.kind}-{it.id}", cells)
+                page.uses.append(got)
 
 
 def _cells_by_run(t: Table, run_ids: set[str]) -> dict[str, list[dict[str, str]]]:
