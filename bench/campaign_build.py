@@ -459,7 +459,7 @@ def main() -> int:
         args.profile.mkdir(parents=True, exist_ok=True)
     results: list[bool] = []
     figures: list[Figure] = []
-    load = Load()
+    load = Load(args.keep)
     try:
         for n in (int(x) for x in args.runs.split(",") if x.strip()):
             bench_size(n, tmp / f"runs-{n}", args.profile, results, args.ingest_only, args.replicate, figures)

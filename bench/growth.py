@@ -100,7 +100,7 @@ def main() -> int:
                     help="leave out the steps under kansoku serve (prose, spec item, new run)")
     ap.add_argument("--memory-limit", help="the builds' --memory-limit (default: the build's own default)")
     args = ap.parse_args()
-    load = Load()
+    load = Load(args.dir)
     by_size: dict[int, dict[str, list[dict]]] = {}
     failed: dict[int, str] = {}
     with loop.workdir(args.dir) as base:

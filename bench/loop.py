@@ -438,7 +438,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
-    load = Load()
+    load = Load(args.dir)
     with workdir(args.dir) as base:
         s = setup(base, args.runs)
         print(f"== the writer's loop at {args.runs} runs ({s.base})", flush=True)

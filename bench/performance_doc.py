@@ -206,14 +206,17 @@ def figures_text(results: list[Result]) -> str:
                  r.date[:10], _link(r)]
         # (a cell on one line: a failed step's error is several)
         out.append("| " + " | ".join(" ".join(c.split()).replace("|", "\\|") for c in cells) + " |")
-    out += ["", "Each file's command, revision, machine, load average before and after, and the CPU seconds of a fixed "
-            "piece of Python before and after (`bench/record.py probe_cpu_s`: the machine's speed that day):", ""]
+    out += ["", "Each file's command, revision, machine, load average before and after, the CPU seconds of a fixed "
+            "piece of Python before and after (`bench/record.py probe_cpu_s`: the machine's speed that day) and, "
+            "where recorded, the CPU microseconds to make a folder where the part worked (`probe_folder_us`):", ""]
     for r in {r.path: r for r, _ in rows}.values():
         load = " → ".join("not recorded" if r.load.get(k) is None else number(r.load[k]) for k in ("before", "after"))
         probe = r.load.get("probe_cpu_s")
         probe = " → ".join(f"{number(x)} s" for x in probe) if probe else "not recorded"
+        folders = r.load.get("probe_folder_us")
+        folders = f", a folder {' → '.join(f'{number(x)} µs' for x in folders)}" if folders else ""
         out.append(f"- {_link(r)}: `{r.command}`, revision {r.revision or '—'}, "
-                   f"`{r.folder.split('-', 3)[-1]}`, load {load}, probe {probe}")
+                   f"`{r.folder.split('-', 3)[-1]}`, load {load}, probe {probe}{folders}")
     return "\n".join(out)
 
 

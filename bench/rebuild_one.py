@@ -168,7 +168,7 @@ def main() -> int:
     ap.add_argument("--diff", action="store_true", help="diff -r every checkout's site against this one's")
     ap.add_argument("--profile", type=Path, help="write a cProfile of this checkout's first rebuild-one here")
     args = ap.parse_args()
-    load = Load()
+    load = Load(args.dir)
     base = args.dir.resolve()
     if args.example:
         db0, db1, site = setup_example(base)

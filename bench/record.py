@@ -15,8 +15,10 @@ import os
 import platform
 import re
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -79,18 +81,43 @@ def probe_cpu_s() -> float:
     return round(time.process_time() - t0, 3)
 
 
-class Load:
-    """The load average and the CPU probe (``probe_cpu_s``) at the start of a part and now: a figure is
-    comparable only under a similar load, on a machine as fast."""
+PROBE_FOLDERS = 1000
 
-    def __init__(self) -> None:
+
+def probe_folder_us(where: Path) -> float:
+    """CPU microseconds (user + sys) to make one folder under ``where``: ``PROBE_FOLDERS`` made in a fresh one,
+    then removed. A build makes a folder for each run's raw files in its fresh site, and one file system can make
+    folders far more slowly in one place than in another (an ext4 block group nearly full), which neither the
+    load nor the CPU probe shows."""
+    top = Path(tempfile.mkdtemp(prefix=".kansoku-probe-", dir=where))
+    try:
+        t0 = time.process_time()
+        for i in range(PROBE_FOLDERS):
+            os.mkdir(top / str(i))
+        return round((time.process_time() - t0) / PROBE_FOLDERS * 1e6, 1)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+class Load:
+    """The load average, the CPU probe (``probe_cpu_s``) and the folder probe (``probe_folder_us``, under
+    ``where``: the part's working directory, or its nearest existing parent) at the start of a part and now: a
+    figure is comparable only under a similar load, on a machine as fast."""
+
+    def __init__(self, where: Path | None = None) -> None:
+        where = Path(where or tempfile.gettempdir()).resolve()
+        while not where.is_dir():
+            where = where.parent
+        self.where = where
         self.before = round(os.getloadavg()[0], 2)
         self.probe_before = probe_cpu_s()
+        self.folder_before = probe_folder_us(where)
         self.started = time.time()
 
     def as_dict(self) -> dict:
         return {"before": self.before, "after": round(os.getloadavg()[0], 2),
-                "probe_cpu_s": [self.probe_before, probe_cpu_s()]}
+                "probe_cpu_s": [self.probe_before, probe_cpu_s()],
+                "probe_folder_us": [self.folder_before, probe_folder_us(self.where)], "probe_dir": str(self.where)}
 
 
 def children_cpu() -> float:

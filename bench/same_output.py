@@ -70,7 +70,7 @@ def main() -> int:
     ap.add_argument("--site-only", action="store_true",
                     help="compare the two sites alone, not the generated files (a deliberate format change)")
     args = ap.parse_args()
-    load = Load()
+    load = Load(args.keep)
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="kansoku-same-output-"))
     try:
         base = tmp / "base"

@@ -144,7 +144,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3, help="builds of the example site to time (default 3)")
     ap.add_argument("--keep", type=Path, help="build here and keep it (default: a temporary directory)")
     args = ap.parse_args()
-    load = Load()
+    load = Load(args.keep)
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="kansoku-site-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:

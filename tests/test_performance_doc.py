@@ -173,3 +173,17 @@ def test_a_target_that_names_its_unit_says_it_once():
     assert performance_doc._target(f) == "< 5 s at 10000 runs: **missed**"
     bare = {"name": "sa file, peak memory", "value": 174, "unit": "MB", "target": "< 300", "met": True}
     assert performance_doc._target(bare) == "< 300 MB: met"
+
+
+def test_a_part_records_the_time_to_make_a_folder_where_it_works_and_the_page_shows_it(tmp_path):
+    from record import Load
+
+    load = Load(tmp_path / "work" / "made-later")  # (a part's --dir made later: its nearest existing parent)
+    assert load.where == tmp_path.resolve()
+    path = record("loop", [Figure("full at 10 runs, wall", 1.5, "s")], load=load, results=tmp_path / "results")
+    got = json.loads(path.read_text(encoding="utf-8"))["load"]
+    before, after = got["probe_folder_us"]
+    assert before > 0 and after > 0 and got["probe_dir"] == str(tmp_path.resolve())
+    assert [p.name for p in tmp_path.iterdir()] == ["results"]  # the probe's folders removed
+    text = performance_doc.figures_text(performance_doc.load_results(tmp_path / "results", tmp_path))
+    assert f"a folder {performance_doc.number(before)} µs → {performance_doc.number(after)} µs" in text
