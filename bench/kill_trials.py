@@ -101,11 +101,12 @@ def blobs_ok(blobs: Path) -> list[str]:
 
 def _left_behind(d: Path, wait_s: float = 30.0) -> list[str]:
     """Scratch directories of the output left after a build returned. The replaced site is deleted in the
-    background (.public.trash-*, publish._discard_replaced): it may take a moment to go, never longer."""
+    background (.public.trash-*, publish._discard_replaced): it may take a moment to go, never longer. Its raw
+    tree, kept for the next build (.public.raw-kept, publish.take_kept_raw), is not scratch."""
     deadline = time.monotonic() + wait_s
     while list(d.glob(".public.trash-*")) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return sorted(p.name for p in d.glob(".public.*-*"))
+    return sorted(p.name for p in d.glob(".public.*-*") if p.name != ".public.raw-kept")
 
 
 def site_manifest(out: Path) -> set[str]:

@@ -587,3 +587,63 @@ def test_a_raw_files_plan_line_is_the_json_dumps_of_its_three_fields(sha, target
     line = plan_line(RawFile(sha, target, copy))
     assert line == json.dumps([sha, target, copy])
     assert json.loads(line) == [sha, target, copy]
+
+
+def test_a_build_brings_the_replaced_outputs_raw_tree_to_its_list_rather_than_making_it_again(tmp_path):
+    """render/publish.py keeps the raw tree of the output a swap replaces (no reader sees it any more), and
+    the next build takes it into its fresh directory: a file linked to its checked copy stays, one that is not
+    is linked again, what the build does not publish (Hugo's SHA256SUMS, a run gone, a stray file) is removed,
+    and a run's folder is not made again. A process that did not finish leaves no kept file behind."""
+    from kansoku.render import publish
+    from kansoku.render.linking import RawLinks
+
+    out, cache = tmp_path / "public", tmp_path / "cache"
+    a, b, c = _blob(tmp_path, "a\n"), _blob(tmp_path, "b\n"), _blob(tmp_path, "c\n")
+
+    def build(files: list, before_links=lambda staging: None) -> bool:
+        new = publish.fresh_output(out)
+        staging = publish.staging_for(new)
+        took = publish.take_kept_raw(out, staging)
+        before_links(staging)
+        links = RawLinks(staging, cache)
+        links.link(files)
+        links.wait()
+        links.result()
+        if files:
+            (new / "raw" / "r").mkdir(parents=True)
+            (new / "raw" / "r" / "SHA256SUMS").write_text("sums\n")  # (Hugo writes it beside the raw files)
+        publish.merge_into(staging, new)
+        publish.swap_in(new, out)
+        return took
+
+    def published() -> dict[str, int]:
+        return {k: v for k, v in _linked(out).items() if not k.endswith("SHA256SUMS")}
+
+    def inode(f) -> int:
+        return Path(f.copy).stat().st_ino
+
+    first = [a("raw/r/run-1/a.log"), b("raw/r/run-2/b.log"), b("raw/r/run-3/b.log")]
+    assert not build(first) and not build(first)  # (a first output: nothing replaced, nothing kept)
+    kept = tmp_path / ".public.raw-kept"
+    assert sorted(_linked(kept)) == ["r/SHA256SUMS", "r/run-1/a.log", "r/run-2/b.log", "r/run-3/b.log"]
+    folder = (kept / "r" / "run-1").stat().st_ino
+
+    def damage(staging):
+        (staging / "raw" / "r" / "run-1" / "stray.txt").write_text("not published\n")
+        (staging / "raw" / "r" / "run-3" / "b.log").unlink()
+        (staging / "raw" / "r" / "run-3" / "b.log").write_text("b\n")  # the same bytes, not the copy's link
+
+    second = [a("raw/r/run-1/a.log"), b("raw/r/run-3/b.log"), c("raw/r/run-4/c.log")]
+    assert build(second, damage)
+    assert published() == {f.target: inode(f) for f in second}
+    assert (out / "raw" / "r" / "run-1").stat().st_ino == folder  # moved, not made again
+    assert not (out / "raw" / "r" / "run-2").exists() and (out / "raw" / "r" / "SHA256SUMS").read_text() == "sums\n"
+    assert build(second) and published() == {f.target: inode(f) for f in second}
+    Path(c("x").copy).unlink()  # run-4 removed from the store: the first process fails on the last list
+    assert build(first) and published() == {f.target: inode(f) for f in first}  # (the kept tree linked anew)
+    # a build that publishes no raw file removes the kept tree it took; the one after takes the tree of the
+    # output that build replaced
+    assert build([]) and not (out / "raw").exists()
+    assert build(first) and published() == {f.target: inode(f) for f in first}
+    assert not build(first)  # (the output replaced had no raw tree)
+    assert published() == {f.target: inode(f) for f in first}

@@ -463,6 +463,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         # the PDFs, the reused pages and the raw files go into a directory of their own (Hugo empties its
         # destination of files it did not write), moved into Hugo's once it is done
         staging = publish.staging_for(new)
+        publish.take_kept_raw(out, staging)  # the replaced output's raw tree, brought to this build's list
         linked: Linking | None = None
         try:
             # computed in a child process from the command line: its memory is the system's again before Hugo

@@ -35,7 +35,7 @@ class RawFile:
 
 
 def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None, keep_checked: bool = False,
-             at_limit: set[str] | None = None) -> int:
+             at_limit: set[str] | None = None, kept: bool = False) -> int:
     """Hard-link each raw file from the store's copy into the site, after checking the copy's sha256.
     A missing or altered copy stops the build: it names the file and says how to restore it.
 
@@ -44,7 +44,11 @@ def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None,
     rebuild links its raw files without reading them; any other copy is read and checked. It then remembers the
     copies of ``files``; ``keep_checked``: those it remembered already as well (``files`` are the rest of a
     site's). Returns the number linked (``files`` is read once, as it comes); ``at_limit`` gets each copy that was
-    copied, not linked, because it has as many links as its file system allows."""
+    copied, not linked, because it has as many links as its file system allows.
+
+    ``kept``: ``site`` already holds a raw tree (a replaced output's, :class:`RawLinks`): a file there that is a
+    link to its checked copy stays, any other is replaced, and the files ``files`` does not name are removed
+    (with the folders they leave empty), so the tree ends as a fresh one would be."""
     memo: dict[str, list] = {}
     if verified is not None:
         try:
@@ -52,12 +56,14 @@ def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None,
         except (OSError, ValueError):
             memo = {}
     seen: dict[str, list] = {}
-    checked: set[str] = set()
+    checked: dict[str, os.stat_result] = {}  # sha256 -> its copy's stat, once checked
     made: set[str] = set()
+    present = _files_under(os.fspath(site), "raw", made) if kept else {}
     n = 0
     for f in files:
         src = os.fspath(f.copy)
-        if f.sha256 not in checked:
+        st = checked.get(f.sha256)
+        if st is None:
             try:
                 st = os.stat(src)
             except FileNotFoundError:
@@ -72,11 +78,20 @@ def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None,
                     raise KansokuError(f"{src}: the stored copy of {f.target} no longer matches its sha256; "
                                        f"remove it and ingest its run again (tools/ingest)")
             seen[src] = stamp if known is None else known  # (equal: the one already held)
-            checked.add(f.sha256)
+            checked[f.sha256] = st
+        target = os.path.join(site, f.target)
+        there = present.pop(f.target, None)
+        if there is not None:
+            if there == (st.st_dev, st.st_ino):  # the kept tree's link to this very copy
+                n += 1
+                continue
+            _remove(target)
         # another file system, or a copy at its links' limit: a copy of the verified bytes
-        if link_or_copy(src, os.path.join(site, f.target), made) and at_limit is not None:
+        if link_or_copy(src, target, made) and at_limit is not None:
             at_limit.add(src)
         n += 1
+    for rel in present:  # what the kept tree holds and ``files`` does not name
+        _remove_with_folders(os.path.join(site, rel), os.fspath(site))
     if keep_checked:
         seen = {**memo, **seen}
     if verified is not None and seen != memo:
@@ -85,6 +100,51 @@ def link_raw(files: Iterable[RawFile], site: Path, verified: Path | None = None,
         tmp.write_text(json.dumps(seen, sort_keys=True), encoding="utf-8")
         os.replace(tmp, verified)
     return n
+
+
+def _files_under(site: str, top: str, folders: set[str]) -> dict[str, tuple[int, int]]:
+    """Every entry but a folder under ``site/top`` ("/"-separated path below ``site`` -> its device and inode,
+    not following a symbolic link); each folder's path into ``folders`` (known to exist)."""
+    found: dict[str, tuple[int, int]] = {}
+    stack = [top]
+    while stack:
+        rel = stack.pop()
+        folders.add(os.path.join(site, rel))
+        try:
+            entries = list(os.scandir(os.path.join(site, rel)))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            path = f"{rel}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(path)
+            else:
+                st = entry.stat(follow_symlinks=False)
+                found[path] = (st.st_dev, st.st_ino)
+    return found
+
+
+def _remove(path: str) -> None:
+    """What is at ``path`` (a file, a link, a folder), gone."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+
+
+def _remove_with_folders(path: str, root: str) -> None:
+    """The file ``path`` unlinked, and its folders below ``root`` that it leaves empty."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    folder = os.path.dirname(path)
+    while folder != root and folder.startswith(root + os.sep):
+        try:
+            os.rmdir(folder)
+        except OSError:  # (not empty)
+            return
+        folder = os.path.dirname(folder)
 
 
 def _sha256(path: Path | str) -> str:
@@ -206,12 +266,12 @@ class RawLinking:
     :meth:`result` waits for it, and raises its error (a missing or altered copy) as the build's. The process
     reads the plan a line at a time: it holds no list of a campaign's files."""
 
-    def __init__(self, plan: Path, site: Path, keep_checked: bool = False):
+    def __init__(self, plan: Path, site: Path, keep_checked: bool = False, kept: bool = False):
         package = os.fspath(Path(__file__).resolve().parents[2])  # (the folder that holds kansoku/)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))}
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "kansoku.render.linking", os.fspath(plan), os.fspath(site)]
-            + (["--keep-checked"] if keep_checked else []),
+            + (["--keep-checked"] if keep_checked else []) + (["--kept"] if kept else []),
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self._done: tuple[int, str] | None = None
         self.at_limit: list[str] = []  # copies copied, not linked, at their file system's limit of links
@@ -252,7 +312,12 @@ class RawLinks:
     build's cache) is linked from the start; :meth:`link` gives this build's: when it is the same, nothing more
     is done; else, once the first process is done, the files this build has not are unlinked and those the last
     build had not are linked by a second process (all of them, after the first one failed: a copy of a run since
-    removed may be gone). :meth:`result` raises a process's error as the build's."""
+    removed may be gone). :meth:`result` raises a process's error as the build's.
+
+    A ``site`` that holds a raw tree already (a replaced output's, put there by ``publish.take_kept_raw``) is
+    brought to the list rather than made afresh (``link_raw``'s ``kept``): its folders are not made again (a
+    folder a run, which some file systems make far more slowly than they link a file). A process that did not
+    finish leaves it in no known state: it is removed, and every file linked again."""
 
     def __init__(self, site: Path, cache_dir: Path):
         self.site = site
@@ -262,11 +327,12 @@ class RawLinks:
         self._early: RawLinking | None = None
         self._rest: RawLinking | None = None
         self._same = False
+        self._kept = (site / "raw").is_dir()
         try:
             os.replace(self.plan, self._last)
         except FileNotFoundError:
             return
-        self._early = RawLinking(self._last, site)
+        self._early = RawLinking(self._last, site, kept=self._kept)
 
     def link(self, files: list[RawFile]) -> None:
         """This build's raw files (none: the plan is removed, and whatever the first process linked)."""
@@ -277,7 +343,9 @@ class RawLinks:
             self.plan.unlink(missing_ok=True)
         if self._early is None:
             if lines:
-                self._rest = RawLinking(self.plan, self.site)
+                self._rest = RawLinking(self.plan, self.site, kept=self._kept)
+            elif self._kept:
+                shutil.rmtree(self.site / "raw")
             return
         last = _plan_lines(self._last)
         if last == lines:
@@ -287,29 +355,17 @@ class RawLinks:
             self._early.stop()
         ok = bool(lines) and self._early.ok()
         linked = set(last).intersection(lines) if ok else set()  # (what the first process linked and stays)
-        for line in last:
-            if line not in linked:
-                self._unlink(json.loads(line)[1])
+        if not ok and self._kept:
+            shutil.rmtree(self.site / "raw", ignore_errors=True)  # (a kept tree half brought to the list)
+        else:
+            for line in last:
+                if line not in linked:
+                    _remove_with_folders(os.path.join(self.site, json.loads(line)[1]), os.fspath(self.site))
         missing = [x for x in lines if x not in linked]
         if missing:
             rest = self.plan.with_name("raw-links.rest.json")
             write_plan(rest, missing, self.verified)
             self._rest = RawLinking(rest, self.site, keep_checked=ok)
-
-    def _unlink(self, target: str) -> None:
-        """A file the first process linked that this build does not publish, and its folders left empty."""
-        path = os.path.join(self.site, target)
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            return
-        folder, root = os.path.dirname(path), os.fspath(self.site)
-        while folder != root and folder.startswith(root + os.sep):
-            try:
-                os.rmdir(folder)
-            except OSError:  # (not empty)
-                return
-            folder = os.path.dirname(folder)
 
     def wait(self) -> None:
         for proc in (self._early, self._rest):
@@ -332,9 +388,10 @@ class RawLinks:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m kansoku.render.linking PLAN SITE [--keep-checked]``: the files of PLAN (:func:`write_plan`)
-    linked into SITE; prints how many, and the copies copied at their links' limit, as JSON. A missing or altered
-    copy: its message, exit 2."""
+    """``python -m kansoku.render.linking PLAN SITE [--keep-checked] [--kept]``: the files of PLAN
+    (:func:`write_plan`) linked into SITE (``--kept``: SITE's raw tree brought to PLAN, :func:`link_raw`); prints
+    how many, and the copies copied at their links' limit, as JSON. A missing or altered copy: its message,
+    exit 2."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a Ctrl-C ends it at once (the build raises it)
     # behind the computation: a core it leaves idle (a full build's DuckDB statements take both)
     os.nice(LINK_NICENESS)
@@ -345,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         plan = json.loads(next(lines))
         try:
             n = link_raw((RawFile(*json.loads(line)) for line in lines), site, Path(plan["verified"]),
-                         keep_checked="--keep-checked" in args[2:], at_limit=at_limit)
+                         keep_checked="--keep-checked" in args[2:], at_limit=at_limit, kept="--kept" in args[2:])
         except KansokuError as exc:
             print(exc, file=sys.stderr)
             return 2

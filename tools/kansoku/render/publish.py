@@ -12,6 +12,9 @@ raw files linked from the store's content-addressed copies.
   when the output is on another file system), each checked against its sha256 first: a published
   file always matches the hash on the sources page, and nothing outside the store is published. A rebuild
   re-reads only the copies whose size, modification time or inode changed since they were last checked.
+  The replaced output's raw tree, which no reader sees any more, is kept beside the output
+  (``.<out>.raw-kept``) for the next build to bring to its list (``take_kept_raw``) instead of making a
+  folder a run again.
 """
 
 from __future__ import annotations
@@ -115,6 +118,20 @@ def staging_for(new: Path) -> Path:
     return staging
 
 
+def _kept_raw(out: Path) -> Path:
+    return out.parent / f".{out.name}.raw-kept"
+
+
+def take_kept_raw(out: Path, staging: Path) -> bool:
+    """The raw tree of the output this one replaced (:func:`swap_in`), if kept, moved into the fresh
+    ``staging`` (render/linking.py RawLinks brings it to this build's list): whether there was one."""
+    try:
+        os.rename(_kept_raw(Path(out)), Path(staging) / "raw")
+    except OSError:  # none kept (a first build, one killed), or another file system
+        return False
+    return True
+
+
 def move_files(src: Path, dest: Path, rels: list[str]) -> int:
     """Move the files ``rels`` (paths relative to both) from ``src`` into ``dest``, their folders made as
     needed; the number moved. A file missing in ``src`` or already in ``dest`` is a build error."""
@@ -203,8 +220,17 @@ def _swap(new: Path, out: Path) -> None:
 def _discard_replaced(previous: Path, out: Path) -> None:
     """The replaced output is deleted without the build waiting for it (thousands of run pages take seconds
     to unlink): renamed ``.NAME.trash-*`` (never taken for an output to restore, see :func:`fresh_output`,
-    which also finishes a delete that was interrupted), then removed by a detached ``rm -rf``."""
+    which also finishes a delete that was interrupted), then removed by a detached ``rm -rf``. Its raw tree is
+    kept for the next build first (:func:`take_kept_raw`)."""
     trash = out.parent / f".{out.name}.trash-{os.getpid()}-{time.monotonic_ns()}"
+    kept = _kept_raw(out)
+    if kept.exists():  # a kept tree no build took (one that published no raw file): the newer replaces it
+        os.rename(kept, trash.with_name(trash.name + "-raw"))
+        _delete_in_background(trash.with_name(trash.name + "-raw"))
+    try:
+        os.rename(previous / "raw", kept)  # (its raw files as the build before this one linked them)
+    except OSError:  # (none published)
+        pass
     os.rename(previous, trash)
     _delete_in_background(trash)
 
