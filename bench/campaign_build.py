@@ -198,6 +198,13 @@ LAST = {"cpu": 0.0, "peak_mb": 0.0, "tree_mb": 0.0}  # the last tool's CPU (user
 # included), the peak RSS of its largest process, and the peak of its and its children's PSS summed (sampled)
 
 
+def remove_site(out: Path) -> None:
+    """A built site gone whole, for a build from scratch: the output and the raw tree kept beside it for the next
+    build (render/publish.py take_kept_raw)."""
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(out.parent / f".{out.name}.raw-kept", ignore_errors=True)
+
+
 def tool_env() -> dict[str, str]:
     """The tools' environment, with their bytecode kept as an installed package keeps it: where
     PYTHONDONTWRITEBYTECODE is set every start compiles kansoku's modules from

@@ -167,7 +167,7 @@ def measured(name: str, *args: object, profile: Path | None = None, tree: Path =
 
 def full_build(s: Setup, profile: Path | None = None) -> dict:
     shutil.rmtree(s.generated, ignore_errors=True)
-    shutil.rmtree(s.out, ignore_errors=True)
+    campaign_build.remove_site(s.out)
     return measured("build", *s.build_args(), profile=profile, tree=s.tree)
 
 

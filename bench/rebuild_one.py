@@ -182,7 +182,7 @@ def main() -> int:
         for i, tree in enumerate(trees):
             gen, out = base / f"generated-{i}", base / f"public-{i}"
             shutil.rmtree(gen, ignore_errors=True)
-            shutil.rmtree(out, ignore_errors=True)
+            campaign_build.remove_site(out)
             common = ["--out", out, "--generated", gen, *site]
             for step, db in (("full", stores[i][0]), ("rebuild-one", stores[i][1])):
                 prof = None
