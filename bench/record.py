@@ -86,7 +86,7 @@ PROBE_FOLDERS = 1000
 
 def probe_folder_us(where: Path) -> float:
     """CPU microseconds (user + sys) to make one folder under ``where``: ``PROBE_FOLDERS`` made in a fresh one,
-    then removed. A build makes a folder for each run's raw files in its fresh site, and one file system can make
+    then removed. A build from scratch makes a folder for each run's raw files, and one file system can make
     folders far more slowly in one place than in another (an ext4 block group nearly full), which neither the
     load nor the CPU probe shows."""
     top = Path(tempfile.mkdtemp(prefix=".kansoku-probe-", dir=where))
