@@ -125,9 +125,12 @@ def _kept_raw(out: Path) -> Path:
 def take_kept_raw(out: Path, staging: Path) -> bool:
     """The raw tree of the output this one replaced (:func:`swap_in`), if kept, moved into the fresh
     ``staging`` (render/linking.py RawLinks brings it to this build's list): whether there was one."""
+    kept = _kept_raw(Path(out))
+    if kept.is_symlink() or not kept.is_dir():  # (none kept: a first build, one killed)
+        return False
     try:
-        os.rename(_kept_raw(Path(out)), Path(staging) / "raw")
-    except OSError:  # none kept (a first build, one killed), or another file system
+        os.rename(kept, Path(staging) / "raw")
+    except OSError:  # (another file system)
         return False
     return True
 
@@ -224,7 +227,7 @@ def _discard_replaced(previous: Path, out: Path) -> None:
     kept for the next build first (:func:`take_kept_raw`)."""
     trash = out.parent / f".{out.name}.trash-{os.getpid()}-{time.monotonic_ns()}"
     kept = _kept_raw(out)
-    if kept.exists():  # a kept tree no build took (one that published no raw file): the newer replaces it
+    if os.path.lexists(kept):  # a kept tree no build took (one that published no raw file): the newer replaces it
         os.rename(kept, trash.with_name(trash.name + "-raw"))
         _delete_in_background(trash.with_name(trash.name + "-raw"))
     try:
