@@ -334,6 +334,36 @@ def test_chart_export_makes_no_network_request(tmp_path):
         server.shutdown()
 
 
+@pytest.mark.browser  # two kaleido batches (headless Chromium): --all (CI)
+def test_a_chart_kaleido_fails_on_is_asked_again_and_its_reason_given_when_it_fails_twice(tmp_path, monkeypatch):
+    """kaleido returns a figure's failure (a tab of its browser that failed under load) rather than raising it:
+    the charts it wrote no file for are exported once more, and a chart that fails again is the build's error,
+    with kaleido's reason."""
+    import kaleido
+
+    from kansoku.errors import KansokuError
+    from kansoku.render.typst import Chart, export_svgs
+
+    real, calls = kaleido.write_fig_from_object_sync, []
+
+    def flaky(jobs, kopts):  # the first batch: every chart but the last written, the last one's failure returned
+        calls.append([j["path"] for j in jobs])
+        if len(calls) == 1:
+            real(jobs[:-1], kopts=kopts)
+            return (RuntimeError("the tab timed out"),)
+        return real(jobs, kopts=kopts)
+
+    monkeypatch.setattr(kaleido, "write_fig_from_object_sync", flaky)
+    fig = {"data": [{"type": "scatter", "x": [1, 2], "y": [1, 2]}], "layout": {}}
+    charts = [Chart(fig, tmp_path / f"c{i}.svg", ["DejaVu Sans"]) for i in range(2)]
+    export_svgs(charts)
+    assert all(c.path.read_text(encoding="utf-8").lstrip().startswith("<svg") for c in charts)
+    assert calls[1] == [str(charts[1].path)]
+    monkeypatch.setattr(kaleido, "write_fig_from_object_sync", lambda jobs, kopts: (RuntimeError("the tab crashed"),))
+    with pytest.raises(KansokuError, match=r"kaleido wrote no SVG for \S*c9\.svg \(RuntimeError: the tab crashed\)"):
+        export_svgs([Chart(fig, tmp_path / "c9.svg", ["DejaVu Sans"])])
+
+
 def test_not_printed_and_not_measured_cells_differ(tmp_path):
     """A transcribed table's blank cell says "not printed"; a comparison that cannot be made says "—"."""
     from kansoku.app import compute_one

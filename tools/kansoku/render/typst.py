@@ -212,13 +212,19 @@ def export_svgs(charts: list[Chart], chromium: str | None = None) -> float:
     kopts = {**kaleido_options(chromium), "timeout": external.timeout_for("kaleido", max(
         len(json.dumps(j["fig"], default=str)) for j in jobs))}
     try:
-        kaleido.write_fig_from_object_sync(jobs, kopts=kopts)
+        # kaleido returns a figure's failure rather than raising it (a tab of its browser that failed under
+        # load): the figures it wrote no file for are asked once more, and its reasons given if still none
+        errors = kaleido.write_fig_from_object_sync(jobs, kopts=kopts)
+        again = [j for j, c in zip(jobs, charts) if not c.path.is_file()]
+        if again:
+            errors = kaleido.write_fig_from_object_sync(again, kopts=kopts)
     except Exception as exc:  # kaleido/choreographer raise their own types
         raise MissingToolError(f"chart export with kaleido and {chromium} failed ({type(exc).__name__}: {exc}); "
                                "is Debian's chromium installed and working? apt-get install chromium") from exc
     missing = [str(c.path) for c in charts if not c.path.is_file()]
     if missing:
-        raise KansokuError(f"kaleido wrote no SVG for {', '.join(missing)}")
+        why = "; ".join(f"{type(e).__name__}: {e}" for e in errors or () if isinstance(e, BaseException))
+        raise KansokuError(f"kaleido wrote no SVG for {', '.join(missing)}" + (f" ({why})" if why else ""))
     return time.monotonic() - t0
 
 
