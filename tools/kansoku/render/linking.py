@@ -316,8 +316,8 @@ class RawLinks:
 
     A ``site`` that holds a raw tree already (a replaced output's, put there by ``publish.take_kept_raw``) is
     brought to the list rather than made afresh (``link_raw``'s ``kept``): its folders are not made again (a
-    folder a run, which some file systems make far more slowly than they link a file). A process that did not
-    finish leaves it in no known state: it is removed, and every file linked again."""
+    folder a run, which some file systems make far more slowly than they link a file). After a first process
+    that failed, the tree it leaves is brought to the whole list the same way."""
 
     def __init__(self, site: Path, cache_dir: Path):
         self.site = site
@@ -337,35 +337,32 @@ class RawLinks:
     def link(self, files: list[RawFile]) -> None:
         """This build's raw files (none: the plan is removed, and whatever the first process linked)."""
         lines = [plan_line(f) for f in files]
-        if lines:
-            write_plan(self.plan, lines, self.verified)
-        else:
+        if not lines:  # none published: whatever was linked or kept goes
             self.plan.unlink(missing_ok=True)
+            if self._early is not None:
+                self._early.stop()
+            shutil.rmtree(self.site / "raw", ignore_errors=True)
+            return
+        write_plan(self.plan, lines, self.verified)
         if self._early is None:
-            if lines:
-                self._rest = RawLinking(self.plan, self.site, kept=self._kept)
-            elif self._kept:
-                shutil.rmtree(self.site / "raw")
+            self._rest = RawLinking(self.plan, self.site, kept=self._kept)
             return
         last = _plan_lines(self._last)
         if last == lines:
             self._same = True
             return
-        if not lines:
-            self._early.stop()
-        ok = bool(lines) and self._early.ok()
-        linked = set(last).intersection(lines) if ok else set()  # (what the first process linked and stays)
-        if not ok and self._kept:
-            shutil.rmtree(self.site / "raw", ignore_errors=True)  # (a kept tree half brought to the list)
-        else:
-            for line in last:
-                if line not in linked:
-                    _remove_with_folders(os.path.join(self.site, json.loads(line)[1]), os.fspath(self.site))
-        missing = [x for x in lines if x not in linked]
+        if not self._early.ok():  # (a copy since removed): the tree in no known state, brought to the list whole
+            self._rest = RawLinking(self.plan, self.site, kept=True)
+            return
+        stays = set(last).intersection(lines)  # the tree is the last list: what this build has not goes
+        for line in last:
+            if line not in stays:
+                _remove_with_folders(os.path.join(self.site, json.loads(line)[1]), os.fspath(self.site))
+        missing = [x for x in lines if x not in stays]
         if missing:
             rest = self.plan.with_name("raw-links.rest.json")
             write_plan(rest, missing, self.verified)
-            self._rest = RawLinking(rest, self.site, keep_checked=ok)
+            self._rest = RawLinking(rest, self.site, keep_checked=True)
 
     def wait(self) -> None:
         for proc in (self._early, self._rest):
