@@ -48,8 +48,13 @@ def interrupt_ingest(db, paths, delay: float, *extra: str) -> subprocess.Complet
 def check_outcome(proc: subprocess.CompletedProcess, db) -> str:
     """The message is the truth about the store. Returns which outcome it was."""
     err = proc.stderr
-    if ("Fatal Python error: init_import_site" in err or "Fatal Python error: init_sys_streams" in err
-            or (err.startswith("Failed checking if argv[0] is an import path entry") and "KeyboardInterrupt" in err)):
+    startup = re.match(r"Failed checking if argv\[0\] is an import path entry\n(?:.*\n)*?KeyboardInterrupt\n", err)
+    if startup:
+        # Python prints the interrupt of its zipimport check of argv[0] and then runs the script all the same
+        # (CPython's pymain_get_importer): the tool's own outcome follows, judged as any other
+        err = err[startup.end():]
+        proc = subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, err)
+    if "Fatal Python error: init_import_site" in err or "Fatal Python error: init_sys_streams" in err:
         # the interpreter's own start-up (its streams or site module, before the tool's first line runs): Python's
         # message, outside the tool's reach; nothing of the tool ran
         assert _sources(db) == 0 and not db.exists()
