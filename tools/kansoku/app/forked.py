@@ -34,10 +34,14 @@ STOP_GRACE_S = 5.0  # a child asked to stop (Ctrl-C of the parent alone) is kill
 PROFILE_ENV = "KANSOKU_PROFILE_CHILD"
 
 
-def run_forked(work: Callable[[], T]) -> T:
+def run_forked(work: Callable[[], T], beside: Callable[[], object] | None = None) -> T:
     """``work()`` run in a forked child; its result (picklable) returned, its exception raised here.
-    Where the system cannot fork, ``work()`` runs in this process."""
+    Where the system cannot fork, ``work()`` runs in this process. ``beside()``: called in this process once
+    the child is forked (a thread it starts is not copied into the child), before ``work()`` where there is
+    no fork."""
     if not hasattr(os, "fork"):
+        if beside is not None:
+            beside()
         return work()
     read_end, write_end = os.pipe()
     sys.stdout.flush()
@@ -49,6 +53,8 @@ def run_forked(work: Callable[[], T]) -> T:
         _child(work, write_end, parent)  # never returns
     os.close(write_end)
     try:
+        if beside is not None:
+            beside()
         with os.fdopen(read_end, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
