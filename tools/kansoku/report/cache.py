@@ -82,6 +82,7 @@ class ItemCache(PickleEntries):
     whole_queries: int = 0  # per-run queries run over every run (no kept rows to start from)
     _runs: dict[str, str] | None = None
     _store_id: int | None = None
+    _run_keys: dict[tuple[str, str], str] = field(default_factory=dict)  # (run, kind) -> :meth:`run_key`
     _factors: dict[str, dict[str, set[str]]] | None = None
     _factors_store: int | None = None
     _contexts: dict[str, str] = field(default_factory=dict)
@@ -140,6 +141,7 @@ class ItemCache(PickleEntries):
         if self._runs is None or self._store_id != id(store):
             self._runs = {r: fp for r, fp in store.query(RUN_FINGERPRINTS_SQL)}
             self._store_id = id(store)
+            self._run_keys = {}
         return self._runs
 
     # At most this share of the runs changed: their rows are computed alone (Store.runs_only), else the
@@ -372,7 +374,11 @@ class ItemCache(PickleEntries):
         fp = self.run_fingerprints(store).get(run_id) if self.directory is not None else None
         if fp is None:
             return None
-        return hashlib.sha256(f"{code_version()}\0run-page\0{kind}\0{run_id}\0{fp}".encode()).hexdigest()
+        key = self._run_keys.get((run_id, kind))  # (asked more than once a build for each run)
+        if key is None:
+            key = self._run_keys[run_id, kind] = hashlib.sha256(
+                f"{code_version()}\0run-page\0{kind}\0{run_id}\0{fp}".encode()).hexdigest()
+        return key
 
     def condition_key(self, store: Store, condition: list[str], inputs: str) -> str:
         """The part of a run page's key that every page of its condition shares, made once a condition: the
