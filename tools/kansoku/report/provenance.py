@@ -116,12 +116,15 @@ def item_provenance(store: Store, report: Any, run_ids: list[str], reps: set[str
     for run_id in run_ids:
         fs = factors[run_id]
         key = tuple(fs.get(f) for f in varying)
-        g, _ = groups.setdefault(key, (ProvenanceGroup([lab(f, fs.get(f)) for f in varying], []), key))
-        g.runs.append(ProvenanceRun(run_id, run_anchor(run_id), fs.get(rep_factor) or "·", run_id in reps))
-    ordered = sorted(groups.values(), key=lambda gk: tuple(
-        analysis.factor_sort_key(report, f)(v or "") for f, v in zip(varying, gk[1])))
+        got = groups.get(key)
+        if got is None:  # (labelled once a group: a campaign's tables have thousands of runs in a few groups)
+            got = groups[key] = (ProvenanceGroup([lab(f, fs.get(f)) for f in varying], []), key)
+        got[0].runs.append(ProvenanceRun(run_id, run_anchor(run_id), fs.get(rep_factor) or "·", run_id in reps))
+    sort_keys = [analysis.factor_sort_key(report, f) for f in varying]
+    ordered = sorted(groups.values(), key=lambda gk: tuple(k(v or "") for k, v in zip(sort_keys, gk[1])))
+    rep_order = analysis.factor_sort_key(None, rep_factor)
     for g, _ in ordered:
-        g.runs.sort(key=lambda r: analysis.factor_sort_key(None, rep_factor)(r.rep))
+        g.runs.sort(key=lambda r: rep_order(r.rep))
     return Provenance(
         common=[FactorValue(fname(f), lab(f, factors[run_ids[0]].get(f))) for f in common],
         factors=[fname(f) for f in varying],
