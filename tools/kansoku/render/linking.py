@@ -109,9 +109,14 @@ def _files_under(site: str, top: str, folders: set[str]) -> dict[str, tuple[int,
     stack = [top]
     while stack:
         rel = stack.pop()
-        folders.add(os.path.join(site, rel))
+        folder = os.path.join(site, rel)
+        folders.add(folder)
         try:
-            entries = list(os.scandir(os.path.join(site, rel)))
+            # an entry that is not a folder is on its folder's device, and its inode is in the listing: a stat
+            # a folder, not one a file (a campaign's raw tree holds a few files a run)
+            dev = os.stat(folder).st_dev
+            with os.scandir(folder) as it:
+                entries = list(it)
         except FileNotFoundError:
             continue
         for entry in entries:
@@ -119,8 +124,7 @@ def _files_under(site: str, top: str, folders: set[str]) -> dict[str, tuple[int,
             if entry.is_dir(follow_symlinks=False):
                 stack.append(path)
             else:
-                st = entry.stat(follow_symlinks=False)
-                found[path] = (st.st_dev, st.st_ino)
+                found[path] = (dev, entry.inode())
     return found
 
 
