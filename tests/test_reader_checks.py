@@ -35,6 +35,7 @@ PAGES = {
     "cover": "/{lang}/reports/example/",
     "chapter": "/{lang}/reports/example/scaleup/",
     "chapter-syscalls": "/{lang}/reports/example/syscalls/",
+    "chapter-disk": "/{lang}/reports/example/disk/",
     "chapter-parallel": "/{lang}/reports/example/parallel/",
     "chapter-profile": "/{lang}/reports/example/profile/",
     "chapter-replication": "/{lang}/reports/example/replication/",
@@ -254,6 +255,15 @@ PLOTS = "() => {" + _BOX + r"""
       const hit = [...gd.querySelectorAll('.xtick text, .legend .traces')].map(e => [e, rect(e)]).find(([, b]) => b.width &&
         Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2);
       if (hit) out.push(`${fig}: x axis title "${xt.textContent.slice(0, 24)}" overlaps "${hit[0].textContent.slice(0, 24)}"`);
+    }
+    // a value label is not crossed by a whisker (a bar's or a point's runs, min to max)
+    const values = [...gd.querySelectorAll('text.bartext, .textpoint text')].map(t => [t, rect(t)]).filter(([, r]) => r.width);
+    const whiskers = [...gd.querySelectorAll('.errorbar path')].map(rect).filter(r => r.height > 1);
+    crossed: for (const [t, a] of values) for (const b of whiskers) {
+      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1) {
+        out.push(`${fig}: label "${t.textContent.slice(0, 24)}" crossed by an error bar`);
+        break crossed;
+      }
     }
     // labels drawn in the plot (a row's name above its bar, a bar's text) never run into one another
     const labels = [...gd.querySelectorAll('.annotation-text-g text, text.bartext')].map(t => [t, rect(t)]).filter(([, r]) => r.width);
@@ -513,6 +523,10 @@ BREAK = {
                                                   {x: 0.5, y: 0.5, xref: 'paper', yref: 'paper', text: 'another label', showarrow: false}]}); }""",
     "plots-marker": """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.querySelector('.scatterlayer path.point'));
         return Plotly.relayout(gd, {'xaxis.autorange': false, 'yaxis.autorange': false}).then(() => Plotly.restyle(gd, {'marker.size': 60})); }""",
+    "plots-whisker": """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.querySelector('.errorbar path'));
+        const t = gd.data.findIndex(d => d.error_y && d.error_y.array);
+        return Plotly.restyle(gd, {mode: 'lines+markers+text', textposition: 'middle center',
+                                   text: [gd.data[t].y.map(y => String(Math.round(y)))]}, [t]); }""",
     "plots-axis-title": """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g.querySelector('.g-xtitle text'));
         return Plotly.relayout(gd, {'xaxis.title.standoff': 0, 'xaxis.automargin': false, 'margin.b': 20}); }""",
     "words": """() => { const th = document.querySelector('main thead th'); th.textContent += ' (calls)';

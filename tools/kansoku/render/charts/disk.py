@@ -19,16 +19,23 @@ def fio_bandwidth(chart: ChartData, lang: str) -> dict:
             err = dict(type="data", symmetric=False, thickness=1.2, width=4,
                        array=[hi - y if n > 1 else None for y, hi, n in zip(b["y"], b["hi"], b["n"])],
                        arrayminus=[y - lo if n > 1 else None for y, lo, n in zip(b["y"], b["lo"], b["n"])])
-        # with error bars the value goes inside the bar's top, where the bar's whisker cannot cross it
-        place = dict(textposition="inside", insidetextanchor="end", insidetextfont=dict(color="white")) if err \
-            else dict(textposition="outside")
-        fig.add_trace(go.Bar(x=w["x"][i], y=b["y"], name=w["names"][i], marker=dict(color=color(i)), text=b["text"],
-                             **place, cliponaxis=False, hovertext=w["hover"][i],
-                             hoverinfo="text+name", error_y=err, meta={"n": b["n"]} if b.get("n") else None))
+        group = dict(offsetgroup=str(i), legendgroup=str(i))
+        fig.add_trace(go.Bar(x=w["x"][i], y=b["y"], name=w["names"][i], marker=dict(color=color(i)), **group,
+                             text=None if err else b["text"], textposition="outside", cliponaxis=False,
+                             hovertext=w["hover"][i], hoverinfo="text+name", error_y=err,
+                             meta={"n": b["n"]} if b.get("n") else None))
+        if err:
+            # the value above its whisker: a whisker runs from the runs' min to their max, through a label inside
+            # the bar's top or above it; a clear bar in the same place (offsetgroup) reaching the whisker's top
+            # carries it, hidden from the hover and the legend
+            tops = [hi if n > 1 and hi is not None else y for y, hi, n in zip(b["y"], b["hi"], b["n"])]
+            fig.add_trace(go.Bar(x=w["x"][i], y=tops, name=w["names"][i], **group, showlegend=False,
+                                 marker=dict(color="rgba(0,0,0,0)"), text=b["text"], textposition="outside",
+                                 cliponaxis=False, hoverinfo="skip"))
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["xaxis"] = dict(lay["xaxis"], type="category", showgrid=False)
     fig.update_layout(**lay, barmode="group", bargap=0.3, showlegend=True)  # name the device even if alone
-    room_for_labels(fig, "yaxis", [y for b in d["bars"] for y in b["y"]])
+    room_for_labels(fig, "yaxis", [y for b in d["bars"] for y in (b.get("hi") or b["y"])])
     return compact(fig)
 
 
