@@ -39,6 +39,22 @@ def test_no_template_looks_up_a_page_of_a_report():
     assert not looked_up, looked_up
 
 
+def test_a_run_page_reads_only_the_words_its_partial_looks_up():
+    """layouts/partials/run-words.html looks a run page's words up once a language; a word the page reads
+    (``$w.key``) that the partial does not list would print nothing. Every key listed is in every language."""
+    import tomllib
+
+    page = (ROOT / "layouts" / "runs" / "single.html").read_text(encoding="utf-8")
+    partial = (ROOT / "layouts" / "partials" / "run-words.html").read_text(encoding="utf-8")
+    listed = set(re.findall(r'"([a-z0-9_]+)"', partial.split("range slice", 1)[1].split("}}", 1)[0]))
+    read = set(re.findall(r"\$w\.([A-Za-z0-9_]+)", page))
+    assert read and read <= listed, sorted(read - listed)
+    assert not re.search(r'i18n "[a-z0-9_]+" \}\}', page)  # a plain word of the page is read from $w
+    for lang in ("ja", "en"):
+        words = tomllib.loads((ROOT / "i18n" / f"{lang}.toml").read_text(encoding="utf-8"))
+        assert listed <= set(words), (lang, sorted(listed - set(words)))
+
+
 def test_every_shortcode_of_the_site_is_a_block_and_every_typst_template_is_used():
     hugo = {p.stem for p in (ROOT / "layouts" / "shortcodes").glob("*.html")}
     placed = {n for n, b in BLOCKS.items() if b.shortcode}
