@@ -213,11 +213,7 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 import kansoku.cli as cli
 from kansoku.app import forked
-def here(step, beside=None):  # computed here: the modules a forked child loaded would not show
-    if beside is not None:
-        beside()
-    return step()
-forked.run_forked = here
+forked.run_forked = lambda step: step()  # computed here: the modules a forked child loaded would not show
 code = cli.build_main(sys.argv[3:], prog="kansoku build")
 print("LOADED", json.dumps([code, sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules)]))
 """
@@ -1188,50 +1184,3 @@ def test_a_new_process_reads_the_records_a_build_kept_while_their_key_holds(env,
     after = computed()
     assert made == [1, 1] and after.records_key != first.records_key
     assert len(after.runs) == len(first.runs) + 1
-
-
-def test_run_pages_linked_early_are_brought_to_the_plan(tmp_path):
-    """render/page_reuse.py EarlyLinks: the current output's run pages (as its manifest lists them) are linked
-    into the staging directory before the plan; link_reused then leaves there exactly the files of the pages the
-    plan reuses (hard links of the output's), copies the downloads of the pages it renders, and removes the
-    rest with the folders they leave empty."""
-    from kansoku.render import page_reuse
-    from kansoku.render.run_pages import run_csv
-
-    out, staging, gen = tmp_path / "public", tmp_path / "staging", tmp_path / "gen"
-    langs = ("ja", "en")
-    keys = ["r/run-aa", "r/run-bb", "r/run-cc", "gone/run-dd"]
-    for key in keys:
-        rep, anchor = key.split("/")
-        for rel in [*page_reuse.page_files(key, langs), run_csv(rep, anchor)]:
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            (out / rel).write_text(f"old {rel}", encoding="utf-8")
-    (gen / "static" / run_csv("r", "run-bb")).parent.mkdir(parents=True)
-    (gen / "static" / run_csv("r", "run-bb")).write_text("new run-bb series", encoding="utf-8")
-    page_reuse.remember(page_reuse.RunPagePlan(out=out, fingerprints={k: "fp" for k in keys}))
-
-    early = page_reuse.EarlyLinks(out, staging, langs)
-    early.start()
-    linked = early.wait()
-    assert len(linked) == 3 * len(keys)
-    plan = page_reuse.RunPagePlan(out=out, langs=langs, reuse={"r/run-aa"}, render={"r/run-bb"},
-                                  csvs={"r/run-aa", "r/run-bb"})
-    assert page_reuse.link_reused(plan, staging, gen, linked) == 2
-
-    held = sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file())
-    assert held == sorted([*page_reuse.page_files("r/run-aa", langs), run_csv("r", "run-aa"), run_csv("r", "run-bb")])
-    for rel in [*page_reuse.page_files("r/run-aa", langs), run_csv("r", "run-aa")]:
-        assert (staging / rel).stat().st_ino == (out / rel).stat().st_ino
-    assert (staging / run_csv("r", "run-bb")).read_text(encoding="utf-8") == "new run-bb series"
-    assert not [p for p in staging.rglob("*") if p.is_dir() and not any(p.iterdir())]  # no empty folder
-    assert not (staging / "ja" / "reports" / "gone").exists()
-
-
-def test_no_run_page_is_linked_early_without_the_outputs_manifest(tmp_path):
-    """An output with no manifest (a build from scratch, or one killed during its swap) gives no early link."""
-    from kansoku.render import page_reuse
-
-    (tmp_path / "public" / "ja").mkdir(parents=True)
-    early = page_reuse.EarlyLinks(tmp_path / "public", tmp_path / "staging", ("ja", "en"))
-    early.start()
-    assert early.wait() == set() and not (tmp_path / "staging").exists()

@@ -55,18 +55,6 @@ def test_the_childs_memory_is_never_the_callers():
     assert _peak_rss_kib() - before < 50 << 10  # the caller's peak: far less than what the child held
 
 
-_BESIDE: list[int] = []
-
-
-def test_beside_runs_in_the_caller_once_the_child_is_forked():
-    """A thread the caller starts beside the computation is not in the forked child: ``beside`` is called in
-    the caller after the fork, never in the child."""
-    _BESIDE.clear()
-    seen_in_child = run_forked(lambda: list(_BESIDE), beside=lambda: _BESIDE.append(os.getpid()))
-    assert seen_in_child == []
-    assert _BESIDE == [os.getpid()]
-
-
 def test_an_error_of_the_child_is_raised_with_its_class_text_and_exit_code():
     def work():
         raise ParseError("pgbench.log", 12, "a latency in microseconds", "abc")

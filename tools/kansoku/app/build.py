@@ -464,20 +464,13 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
         # destination of files it did not write), moved into Hugo's once it is done
         staging = publish.staging_for(new)
         publish.take_kept_raw(out, staging)  # the replaced output's raw tree, brought to this build's list
-        # the current output's run pages linked into the staging directory while the reports are computed (a
-        # rebuild reuses most); the plan below says which of them stay (page_reuse.link_reused)
-        early = page_reuse.EarlyLinks(out, staging, tuple(LANGS))
         linked: Linking | None = None
         try:
             # computed in a child process from the command line: its memory is the system's again before Hugo
             # starts (app/forked.py)
             compute = functools.partial(compute_and_write, db, spec_dir, generated, content, config, wait_s,
                                         on_wait, pdf, reports, memory_limit, say, staging)
-            if in_child:
-                done = forked.run_forked(compute, beside=early.start)
-            else:
-                early.start()
-                done = compute()
+            done = forked.run_forked(compute) if in_child else compute()
             res = done.result
             res.out = out
             root = site_root or config.parent
@@ -487,7 +480,7 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
             res.reports_pages_reused = sorted(reuse.reports_reuse)
             res.sources_parts_reused = len(reuse.parts_reuse)
             # the reused pages linked into the staging directory beside Hugo (the raw files are there already)
-            linked = Linking(lambda into: page_reuse.link_reused(reuse, into, generated, early.wait()), staging)
+            linked = Linking(lambda into: page_reuse.link_reused(reuse, into, generated), staging)
             say(f"running Hugo ({len(reuse.render)} run pages to render, {len(reuse.reuse)} reused; "
                 f"the other pages of {len(reuse.reports) - len(reuse.reports_reuse)} report(s) to render, "
                 f"{len(reuse.reports_reuse)} reused"
@@ -498,9 +491,8 @@ def build_site(db: Path, out: Path, spec_dir: Path = SPECS, generated: Path = GE
             page_reuse.forget(out)  # from here on the output may change: its run-page manifest is void
             publish.swap_in(new, out)
         except BaseException:
-            early.wait()  # (they write into their directory until done)
             if linked is not None:
-                linked.wait()
+                linked.wait()  # (it writes into its directory until done)
             publish.discard(staging)
             publish.discard(new)
             raise

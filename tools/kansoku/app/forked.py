@@ -34,14 +34,10 @@ STOP_GRACE_S = 5.0  # a child asked to stop (Ctrl-C of the parent alone) is kill
 PROFILE_ENV = "KANSOKU_PROFILE_CHILD"
 
 
-def run_forked(work: Callable[[], T], beside: Callable[[], object] | None = None) -> T:
+def run_forked(work: Callable[[], T]) -> T:
     """``work()`` run in a forked child; its result (picklable) returned, its exception raised here.
-    Where the system cannot fork, ``work()`` runs in this process. ``beside()``: called in this process once
-    the child is forked (a thread it starts is not copied into the child), before ``work()`` where there is
-    no fork."""
+    Where the system cannot fork, ``work()`` runs in this process."""
     if not hasattr(os, "fork"):
-        if beside is not None:
-            beside()
         return work()
     read_end, write_end = os.pipe()
     sys.stdout.flush()
@@ -53,8 +49,6 @@ def run_forked(work: Callable[[], T], beside: Callable[[], object] | None = None
         _child(work, write_end, parent)  # never returns
     os.close(write_end)
     try:
-        if beside is not None:
-            beside()
         with os.fdopen(read_end, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(pid, 0)

@@ -233,41 +233,6 @@ def link_all(src: str, dest: str, rels: Iterable[str], made: set[str] | None = N
     return sum(map(len, by_folder.values()))
 
 
-
-def link_present(src: str, dest: str, rels: Iterable[str], linked: set[str]) -> None:
-    """Each of ``rels`` that is under ``src`` hard-linked to the same path under ``dest``, through the two
-    folders' descriptors as :func:`link_all` links; a file ``src`` lacks, or one that cannot be linked, is left
-    out. ``linked`` gets each one linked (a caller that links them early, before it knows which it needs, makes
-    up for the rest later with :func:`link_all`, whose errors say why)."""
-    by_folder: dict[str, list[str]] = {}
-    for rel in rels:
-        cut = rel.rfind("/")
-        by_folder.setdefault(rel[:cut] if cut >= 0 else "", []).append(rel[cut + 1:])
-    listed: dict[str, set[str] | None] = {}
-    for folder, names in by_folder.items():
-        src_dir, dest_dir = os.path.join(src, folder), os.path.join(dest, folder)
-        there = folder_names(src_dir, listed) or set()
-        names = [n for n in names if n in there]
-        if not names:
-            continue
-        os.makedirs(dest_dir, exist_ok=True)
-        prefix = f"{folder}/" if folder else ""
-        src_fd = os.open(src_dir, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            dest_fd = os.open(dest_dir, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                for name in names:
-                    try:
-                        os.link(name, name, src_dir_fd=src_fd, dst_dir_fd=dest_fd)
-                    except OSError:
-                        continue
-                    linked.add(prefix + name)
-            finally:
-                os.close(dest_fd)
-        finally:
-            os.close(src_fd)
-
-
 LINK_NICENESS = 10
 
 

@@ -47,11 +47,10 @@ import math
 import os
 import re
 import shutil
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kansoku.render.linking import is_listed, link_all, link_present, make_folder
+from kansoku.render.linking import is_listed, link_all, make_folder
 from kansoku.render.page_data import SOURCES_PARTS_DIR, sources_part_id, sources_part_source
 from kansoku.render.run_pages import generated_files, run_csv, run_page
 from kansoku.resources import code_version
@@ -477,62 +476,23 @@ def _either(names: list[str]) -> str:
     return names[0] if len(names) == 1 else "{" + ",".join(names) + "}"
 
 
-class EarlyLinks:
-    """The run pages and series downloads of the current output ``out``, as its manifest lists them (the last
-    build's), hard-linked into ``into`` by a thread while the build computes, before the plan says which pages
-    it reuses: a rebuild reuses most of them, and linked after the plan they kept Hugo's run waiting.
-    :func:`link_reused` then removes those the plan does not reuse and links the rest."""
-
-    def __init__(self, out: Path, into: Path, langs: tuple[str, ...]):
-        self.linked: set[str] = set()  # "/"-separated paths under ``into``
-        self._thread = threading.Thread(target=self._run, args=(out, os.fspath(into), langs),
-                                        name="kansoku-early-links", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self, out: Path, into: str, langs: tuple[str, ...]) -> None:
-        try:
-            old = json.loads(manifest_path(out).read_text(encoding="utf-8"))
-            if old.get("out") != str(out.resolve()):
-                return
-            rels = []
-            for key in sorted(old.get("pages") or {}):
-                rep, _, anchor = key.partition("/")
-                if SAFE.match(rep) and SAFE.match(anchor):
-                    rels += page_files(key, langs) + [run_csv(rep, anchor)]
-            link_present(os.fspath(out), into, rels, self.linked)
-        except (OSError, ValueError):
-            pass  # (what it did not link, link_reused links, and says why it cannot)
-
-    def wait(self) -> set[str]:
-        """The files it linked, once it is done (none when it was never started)."""
-        if self._thread.ident is not None:
-            self._thread.join()
-        return self.linked
-
-
-def link_reused(plan_: RunPagePlan, new: Path, gen: Path, early: set[str] = frozenset()) -> int:
+def link_reused(plan_: RunPagePlan, new: Path, gen: Path) -> int:
     """Hard-link the reused run pages' files from the current output into ``new`` (copied across file
     systems); of the reports Hugo does not copy the series downloads of (:meth:`RunPagePlan.hidden`), those
     of the pages reused linked so too, those of the pages rendered copied from ``gen`` (whose files are
-    rewritten in place: never linked). ``early``: the files :class:`EarlyLinks` linked into ``new`` already;
-    those the plan does not want are removed. Returns the number of HTML pages linked."""
+    rewritten in place: never linked). Returns the number of HTML pages linked."""
     made: set[str] = set()  # (os.walk and strings: a folder of one file per page)
     hidden = set(plan_.hidden())
     out = os.fspath(plan_.out)
     csvs = [(key, run_csv(*key.split("/"))) for key in sorted(plan_.csvs) if key.split("/")[0] in hidden]
-    csvs_reused = [rel for key, rel in csvs if key in plan_.reuse]
-    pages = [rel for key in sorted(plan_.reuse) for rel in page_files(key, plan_.langs)]
-    _unlink_unwanted(os.fspath(new), early - set(csvs_reused) - set(pages))
-    link_all(out, os.fspath(new), [rel for rel in csvs_reused if rel not in early], made)
+    link_all(out, os.fspath(new), [rel for key, rel in csvs if key in plan_.reuse], made)
     for key, rel in csvs:
         if key not in plan_.reuse:
             target = os.path.join(new, rel)
             make_folder(target, made)
             shutil.copyfile(os.path.join(gen, "static", rel), target)
-    link_all(out, os.fspath(new), [rel for rel in pages if rel not in early], made)
-    n = len(pages)
+    n = link_all(out, os.fspath(new), [rel for key in sorted(plan_.reuse) for rel in page_files(key, plan_.langs)],
+                 made)
     folders = [(f"{lang}/reports/{part}", False) for part in sorted(plan_.parts_reuse) for lang in plan_.langs]
     folders += [(f"{lang}/reports/{rep}", True) for rep in sorted(plan_.reports_reuse) for lang in plan_.langs]
     for d, report in folders:  # a data-sources part's folder, a report's (but its run pages)
@@ -545,20 +505,6 @@ def link_reused(plan_: RunPagePlan, new: Path, gen: Path, early: set[str] = froz
             link_all(out, os.fspath(new), [f"{rel_root}/{name}" for name in sorted(files)], made)
             n += sum(name.endswith(".html") for name in files)
     return n
-
-
-def _unlink_unwanted(new: str, rels: set[str]) -> None:
-    """``rels`` removed from ``new``, and each folder that leaves empty (a build from scratch has no empty
-    folder)."""
-    for rel in rels:
-        os.unlink(os.path.join(new, rel))
-    for folder in sorted({os.path.dirname(rel) for rel in rels}, key=len, reverse=True):  # the deepest first
-        while folder:
-            try:
-                os.rmdir(os.path.join(new, folder))
-            except OSError:  # (not empty)
-                break
-            folder = os.path.dirname(folder)
 
 
 def forget(out: Path) -> None:
