@@ -374,13 +374,17 @@ def test_fio_bars_of_several_runs_have_error_bars():
     words = {"names": ["hdd"], "x": [["Sequential read"]], "hover": [["x"]], "x_title": "a", "y_title": "b"}
     chart = ChartData("fio_bandwidth", {}, {"bars": [{"device": "hdd", "y": [10.0], "text": ["10"], "lo": [8.0],
                                                       "hi": [13.0], "n": [3]}]}, {"en": words})
-    bar, label = fio_bandwidth(chart, "en")["data"]
+    fig = fio_bandwidth(chart, "en")
+    bar, label = fig["data"]
     assert bar["error_y"]["array"] == [3.0] and bar["error_y"]["arrayminus"] == [2.0] and bar["meta"] == {"n": [3]}
     # its value above the whisker's top, never on the whisker: a clear bar in the same place carries it
     assert bar.get("text") is None
     assert label["y"] == [13.0] and label["text"] == ["10"] and label["textposition"] == "outside"
     assert label["offsetgroup"] == bar["offsetgroup"] and label["legendgroup"] == bar["legendgroup"]
     assert label["showlegend"] is False and label["hoverinfo"] == "skip"
+    # the figure's CSV holds the bar's data alone, not the clear bar that carries its label
+    from kansoku.render.hugo import figure_csv
+    assert figure_csv(fig).splitlines()[1:] == ["hdd,Sequential read,10,8,13,3"]
 
 
 def test_fsync_methods_from_the_real_output(env):

@@ -64,6 +64,9 @@ const name = el => {
   return (f ? '#' + f.id + ' ' : '') + what;
 };
 const charts = () => [...document.querySelectorAll('.js-plotly-plot')].filter(gd => gd._fullLayout);
+// two boxes share more than px pixels each way
+const overlaps = (a, b, px) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > px &&
+  Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > px;
 """
 
 # 1. raw markup in hovers: a trace's texts carry no escaped tag, and the hover label plotly draws for the
@@ -253,14 +256,14 @@ PLOTS = "() => {" + _BOX + r"""
     if (xt && rect(xt).width) {
       const a = rect(xt);
       const hit = [...gd.querySelectorAll('.xtick text, .legend .traces')].map(e => [e, rect(e)]).find(([, b]) => b.width &&
-        Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2);
+        overlaps(a, b, 2));
       if (hit) out.push(`${fig}: x axis title "${xt.textContent.slice(0, 24)}" overlaps "${hit[0].textContent.slice(0, 24)}"`);
     }
     // a value label is not crossed by a whisker (a bar's or a point's runs, min to max)
     const values = [...gd.querySelectorAll('text.bartext, .textpoint text')].map(t => [t, rect(t)]).filter(([, r]) => r.width);
     const whiskers = [...gd.querySelectorAll('.errorbar path')].map(rect).filter(r => r.height > 1);
     crossed: for (const [t, a] of values) for (const b of whiskers) {
-      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1) {
+      if (overlaps(a, b, 1)) {
         out.push(`${fig}: label "${t.textContent.slice(0, 24)}" crossed by an error bar`);
         break crossed;
       }
@@ -269,7 +272,7 @@ PLOTS = "() => {" + _BOX + r"""
     const labels = [...gd.querySelectorAll('.annotation-text-g text, text.bartext')].map(t => [t, rect(t)]).filter(([, r]) => r.width);
     overlap: for (let i = 0; i < labels.length; i++) for (let j = i + 1; j < labels.length; j++) {
       const a = labels[i][1], b = labels[j][1];
-      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2) {
+      if (overlaps(a, b, 2)) {
         out.push(`${fig}: labels "${labels[i][0].textContent.slice(0, 24)}" and "${labels[j][0].textContent.slice(0, 24)}" overlap`);
         break overlap;
       }

@@ -51,8 +51,7 @@ from kansoku.front_matter import parse_front_matter
 from kansoku.model import Comparison, ComputedReport, Figure, RunPage, Table, Trends, condition_key, encode
 from kansoku.render import charts, page_data, page_reuse, publish, views
 from kansoku.render.charts import escape_plotly
-from kansoku.render.charts._draw import COLORS
-from kansoku.render.charts.events import EVENT_META
+from kansoku.render.charts._draw import COLORS, NOT_DATA
 from kansoku.render.figure_cache import FigureCache
 from kansoku.render.linking import folder_names, is_listed
 from kansoku.render.palette import PALETTE
@@ -274,8 +273,8 @@ def figure_csv(fig: dict[str, Any]) -> str:
             for label, value in zip(tr.get("labels") or [], tr.get("values") or []):
                 w.writerow([name, num(label), num(value), "", "", ""])
             continue
-        if tr.get("meta") == EVENT_META:
-            continue  # checkpoints, stalls … drawn on the axis: marks, not data
+        if tr.get("meta") in NOT_DATA:
+            continue  # checkpoints, stalls … drawn on the axis, labels placed for another trace: not data
         xs, ys = tr.get("x") or [], tr.get("y") or []
         err = tr.get("error_y") or {}
         plus, minus = err.get("array") or [], err.get("arrayminus") or []

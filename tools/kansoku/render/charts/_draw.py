@@ -12,6 +12,11 @@ import plotly.graph_objects as go
 from kansoku import words
 from kansoku.model import ChartData
 
+# A trace that draws no data says what it is in its meta; a figure's CSV leaves it out (render/hugo.py figure_csv)
+EVENT_META = "event"  # the marks of a run's events (charts/events.py)
+LABEL_META = "label"  # the value labels of another trace, placed where its own would be crossed (charts/disk.py)
+NOT_DATA = (EVENT_META, LABEL_META)
+
 FONT_FAMILY = "IPAexGothic, 'Noto Sans CJK JP', 'Hiragino Sans', 'Yu Gothic', Meiryo, sans-serif"
 COLORS = ["#1f4e79", "#c55a11", "#548235", "#7030a0", "#bf9000", "#2e75b6", "#c00000", "#7f7f7f"]
 

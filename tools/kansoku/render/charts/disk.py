@@ -6,7 +6,16 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from kansoku.model import ChartData
-from kansoku.render.charts._draw import color, compact, draws, esc, layout, room_for_categories, room_for_labels
+from kansoku.render.charts._draw import (
+    LABEL_META,
+    color,
+    compact,
+    draws,
+    esc,
+    layout,
+    room_for_categories,
+    room_for_labels,
+)
 
 
 @draws("fio_bandwidth")
@@ -31,7 +40,7 @@ def fio_bandwidth(chart: ChartData, lang: str) -> dict:
             tops = [hi if n > 1 and hi is not None else y for y, hi, n in zip(b["y"], b["hi"], b["n"])]
             fig.add_trace(go.Bar(x=w["x"][i], y=tops, name=w["names"][i], **group, showlegend=False,
                                  marker=dict(color="rgba(0,0,0,0)"), text=b["text"], textposition="outside",
-                                 cliponaxis=False, hoverinfo="skip"))
+                                 cliponaxis=False, hoverinfo="skip", meta=LABEL_META))
     lay = layout(chart.options, lang, w["x_title"], w["y_title"])
     lay["xaxis"] = dict(lay["xaxis"], type="category", showgrid=False)
     fig.update_layout(**lay, barmode="group", bargap=0.3, showlegend=True)  # name the device even if alone

@@ -15,6 +15,8 @@ import re
 
 import plotly.graph_objects as go
 
+from kansoku.render.charts._draw import EVENT_META
+
 # kind -> (band or line colour, marker symbol)
 STYLE = {
     "checkpoint": ("rgba(120, 120, 120, 0.18)", "triangle-up"),
@@ -29,7 +31,6 @@ STYLE = {
 }
 SPANS = {"checkpoint", "restartpoint", "stall", "checkpoint_stat"}
 INTERVALS = {"checkpoint_stat"}  # spans that say "somewhere between", not "from … to": no single time in the hover
-EVENT_META = "event"  # the marks' traces say what they are: not data (a figure's CSV leaves them out)
 
 
 def add_events(fig: go.Figure, events: list[dict], labels: list[str], kind_names: dict[str, str]) -> int:
