@@ -620,14 +620,16 @@ def _metrics_by_branch(store: Store, run_ids: list[str] | None = None, together:
 
 
 # Views that several of a first build's queries read: the CPU and disk samples of every run's window (every
-# run's per-second series, and the means that six and three branches of run_metrics read). Each is computed
-# once into a temporary table of its name on a second connection kept while the store is open
+# run's per-second series, and the means that six and three branches of run_metrics read), and every run's
+# steady state (the steady-state checks of the reports' tables, and the branches of run_metrics made of it:
+# steady TPS, its spread, warm-up, ramp-down, stalls, drift). Each is computed once into a temporary table of its
+# name on a second connection kept while the store is open
 # (``_shared``), which every later statement of that connection reads in its place (DuckDB resolves a name to
 # the temporary table first, inside view definitions too): the means are then computed from the samples'
 # tables, and the series from the same, rather than each branch computing its view over every stored row
 # again, and the samples' views (a pivot of every ``sys_metrics`` row) twice, for the means and the series
 # (docs/build-performance.md).
-SHARED_METRIC_VIEWS = ("cpu_in_run", "disk_in_run", "cpu_in_run_mean", "disk_in_run_mean")
+SHARED_METRIC_VIEWS = ("cpu_in_run", "disk_in_run", "cpu_in_run_mean", "disk_in_run_mean", "pgbench_steady_state")
 
 
 def _data_keys(store: Store, cache: ItemCache | None, run_ids: list[str]) -> tuple[dict[str, str | None], bool]:
