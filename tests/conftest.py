@@ -254,6 +254,34 @@ def pytest_runtest_protocol(item, nextitem):
         f.write(line + "\n")
 
 
+def cache_entries(directory: Path) -> dict[str, bytes]:
+    """A build cache's entries as kept on disk (kansoku/pickle_entries.py: one SQLite file of the directory):
+    key -> the pickled bytes."""
+    import sqlite3
+
+    from kansoku.pickle_entries import DB_FILE
+
+    con = sqlite3.connect(directory / DB_FILE)
+    try:
+        return dict(con.execute("SELECT key, data FROM entries"))
+    finally:
+        con.close()
+
+
+def set_cache_entry(directory: Path, key: str, data: bytes) -> None:
+    """Overwrite the bytes a build cache keeps under ``key`` (a test's corrupt or altered entry)."""
+    import sqlite3
+
+    from kansoku.pickle_entries import DB_FILE
+
+    con = sqlite3.connect(directory / DB_FILE)
+    try:
+        with con:
+            assert con.execute("UPDATE entries SET data = ? WHERE key = ?", (data, key)).rowcount == 1, key
+    finally:
+        con.close()
+
+
 def copy_store(db: Path, dest: Path) -> Path:
     """A writable copy of a test store in ``dest``: the database file copied, its blobs hard-linked (a
     store never rewrites a blob). For a test that ingests more into a session's store."""

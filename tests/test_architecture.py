@@ -199,8 +199,13 @@ def test_no_import_circle():
             visit(m)
 
 
+# Modules with a database of their own, not the store: the build caches' entries (one SQLite file each)
+OWN_DATABASES = {"pickle_entries.py"}
+
+
 def test_sql_against_stored_tables_only_in_store():
     offenders = [f"{p.relative_to(ROOT)}:{i}" for p in PKG.rglob("*.py") if "store" not in p.relative_to(PKG).parts[:1]
+                 and p.relative_to(PKG).as_posix() not in OWN_DATABASES
                  for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if ".execute(" in line]
     assert offenders == []
 

@@ -119,8 +119,9 @@ def test_a_kept_page_is_read_back_under_the_threads_lock(store):
 
 def test_entries_written_behind_read_back_and_flushed(tmp_path):
     """PickleEntries.write_behind: an entry saved is read back at once (from memory until written), every one
-    is on disk after flush, whole (no temporary file left)."""
-    from kansoku.pickle_entries import PickleEntries
+    is on disk after flush, in the directory's one file of entries, and read back by another reader."""
+    from conftest import cache_entries
+    from kansoku.pickle_entries import DB_FILE, PickleEntries
 
     entries = PickleEntries(tmp_path / "items")
     entries.write_behind()
@@ -130,12 +131,14 @@ def test_entries_written_behind_read_back_and_flushed(tmp_path):
         assert entries.has(key)
         assert entries.load(key) == value
     entries.flush()
-    assert sorted(p.name for p in (tmp_path / "items").iterdir()) == sorted(f"{k}.pickle" for k in values)
+    assert sorted(cache_entries(tmp_path / "items")) == sorted(values)
+    assert {p.name for p in (tmp_path / "items").iterdir()} <= {DB_FILE, DB_FILE + "-wal", DB_FILE + "-shm"}
     again = PickleEntries(tmp_path / "items")
     assert all(again.load(k) == v for k, v in values.items())
 
 
 def test_an_entry_that_cannot_be_written_is_an_error_of_flush(tmp_path):
+    from kansoku.errors import KansokuError
     from kansoku.pickle_entries import PickleEntries
 
     entries = PickleEntries(tmp_path / "items")
@@ -143,5 +146,5 @@ def test_an_entry_that_cannot_be_written_is_an_error_of_flush(tmp_path):
     (tmp_path / "items").rmdir()
     (tmp_path / "items").write_text("not a directory")
     entries.save("k", {"a": 1})
-    with pytest.raises(OSError):
+    with pytest.raises(KansokuError, match=r"items/entries\.sqlite: cannot keep the build's cache"):
         entries.flush()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, copy_store, run_tool
+from conftest import ROOT, cache_entries, copy_store, run_tool, set_cache_entry
 
 SCALEUP = ROOT / "tests" / "fixtures" / "runs" / "campaign=corpus-2026-11" / "study=scaleup"
 HELD_BACK = "workload=read/config=checksums-off/clients=8/rep=3"  # the "one new run"
@@ -887,7 +887,7 @@ def test_kept_run_pages_are_not_read_back_unless_their_files_must_be_written(env
     (gen / data[0]).unlink()                             # a page's data file gone
     (gen / csvs[-1]).unlink()                            # another page's CSV gone
     (gen / data[1]).unlink()                             # ... and a page whose kept entry cannot be read
-    (gen / "build-cache" / "items" / f"{page_keys[data[1]]}.pickle").write_bytes(b"not a pickle")
+    set_cache_entry(gen / "build-cache" / "items", page_keys[data[1]], b"not a pickle")
     loaded.clear()
     third = build(env)
     assert {page_keys[data[0]], page_keys[data[1]], page_keys[csvs[-1]]} <= set(loaded.read())
@@ -1169,8 +1169,8 @@ def test_a_new_process_reads_the_records_a_build_kept_while_their_key_holds(env,
         finally:
             store.close()
     first = computed()
-    entry = f"{first.records_key}.pickle"
-    assert entry in computed.used and (cache_dir / entry).is_file()
+    entry = first.records_key
+    assert entry in computed.used and entry in cache_entries(cache_dir)
     assert made == [1] and first.records_key and len(first.runs) > 1
     assert any(info.sources and info.factor_labels and info.title and info.key for info in first.runs.values())
     spec = specs / "inc.toml"

@@ -8,7 +8,7 @@ import pickle
 import duckdb
 import pytest
 
-from conftest import copy_store
+from conftest import cache_entries, copy_store, set_cache_entry
 from kansoku.store.db import FILE_TABLE, PER_RUN_TABLES, RUN_VIEWS, Store, open_store
 
 
@@ -218,12 +218,12 @@ def test_per_run_rows_are_kept_by_run_and_never_served_for_a_changed_run(example
 
     monkeypatch.setattr(Store, "runs_only", spy)
     assert resolved(True) == truth and alone == []  # nothing kept yet: the whole query, then kept
-    [entry] = items.glob("*.pickle")
-    kept = pickle.loads(entry.read_bytes())
+    [(entry, kept_bytes)] = cache_entries(items).items()
+    kept = pickle.loads(kept_bytes)
     i, run = next((i, r) for i, r in enumerate(truth[0]) if len(kept[r][1]) == 1)
     fp, [row] = kept[run]
     kept[run] = (fp, [(*row[:3], row[3] + 1000.0)])  # not what the store holds: shows what is served as kept
-    entry.write_bytes(pickle.dumps(kept))
+    set_cache_entry(items, entry, pickle.dumps(kept))
     served = resolved(True)
     assert served[1][i] == stable(row[3] + 1000.0) and served[0] == truth[0] and alone == []
     assert served[1][:i] + served[1][i + 1:] == truth[1][:i] + truth[1][i + 1:]

@@ -1,108 +1,160 @@
-"""A directory of pickled entries, one file per key, that a build reads, writes and prunes: the item cache of
-``report/`` and the figure cache of ``render/`` are both kept so (on the ground floor, so that each stage keeps
-its own cache without importing the other's)."""
+"""Pickled entries under keys, kept in one SQLite file of a directory, that a build reads, writes and prunes: the
+item cache of ``report/`` and the figure and records caches of ``render/`` are all kept so (on the ground floor,
+so that each stage keeps its own cache without importing the other's).
+
+One file, not a file per entry: a first build of a campaign's run pages keeps two entries a run, and a file
+system makes (and a later build removes) tens of thousands of small files at a cost that varies by the folder
+and the day many times over (docs/build-performance.md); SQLite appends them to one file. Its transactions keep
+the promise a file per entry renamed into place kept: a killed build never leaves half an entry.
+"""
 
 from __future__ import annotations
 
 import os
 import pickle
-import tempfile
+import queue
+import sqlite3
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kansoku.errors import KansokuError
+
+DB_FILE = "entries.sqlite"
+_DB_FILES = (DB_FILE, DB_FILE + "-wal", DB_FILE + "-shm", DB_FILE + "-journal")
+
+# the writer commits this many entries at most in one transaction (each commit appends to the write-ahead log)
+COMMIT_EVERY = 64
+
 
 @dataclass
 class PickleEntries:
-    """Entries kept in ``directory`` (None: nothing kept); ``used`` names the entries this build read or wrote.
+    """Entries kept in ``directory`` (None: nothing kept); ``used`` names the entries this build read or wrote
+    (and the files of the directory it keeps: the others are removed by :meth:`prune`).
     ``write_behind``: entries saved from then on are written by a thread of their own (pickled by the caller,
-    read back from memory until written), so that a file system's latency of creating files (thousands of
-    them in a first build of a campaign's run pages) is not the caller's; ``flush`` waits for
-    them and raises the first error."""
+    read back from memory until written), so that the writes are not the caller's; ``flush`` waits for them and
+    raises the first error."""
 
     directory: Path | None
     used: set[str] = field(default_factory=set)
-    _pending: dict[str, bytes] = field(default_factory=dict, repr=False)  # file name -> bytes being written
+    _pending: dict[str, bytes] = field(default_factory=dict, repr=False)  # key -> bytes being written
+    _queue: Any = field(default=None, repr=False)
     _writer: Any = field(default=None, repr=False)
     _slots: Any = field(default=None, repr=False)
     _errors: list[BaseException] = field(default_factory=list, repr=False)
-    _names: set[str] | None = field(default=None, repr=False)  # the directory's entries (``_listed``)
+    _names: set[str] | None = field(default=None, repr=False)  # the keys kept (``_listed``)
+    _local: Any = field(default_factory=threading.local, repr=False)  # each thread's connection
 
     WRITE_BEHIND = 256  # entries saved and not yet written, at most (their bytes are held in memory until written)
 
-    def _listed(self, name: str) -> bool:
-        """Whether the directory held the entry ``name`` when first looked at (its listing read once), or this
-        build saved it. A first build asks for many entries that are not there; a failed open or stat for each,
-        by the thread making the run pages, would let go of Python's lock and wait to take it back from the
-        renderer's thread."""
+    def _connection(self, create: bool) -> sqlite3.Connection | None:
+        """This thread's connection to the entries' file (made once a thread and process); None when there is
+        no such file and ``create`` is false. A file SQLite cannot read is a cache lost: made again, empty."""
+        con = getattr(self._local, "con", None)
+        if con is not None and self._local.pid == os.getpid():  # (a forked child opens its own)
+            return con
+        path = self.directory / DB_FILE
+        if not create and not path.exists():
+            return None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for attempt in (1, 2):
+            try:
+                con = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+                con.execute("PRAGMA journal_mode = WAL")  # a reader never waits for the writer
+                con.execute("PRAGMA synchronous = NORMAL")  # (a cache: a power cut may lose the last entries)
+                con.execute("PRAGMA journal_size_limit = 67108864")
+                con.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
+                break
+            except sqlite3.DatabaseError:
+                if attempt == 2:
+                    raise
+                for name in _DB_FILES:
+                    (self.directory / name).unlink(missing_ok=True)
+        self._local.con, self._local.pid = con, os.getpid()
+        return con
+
+    def _listed(self, key: str) -> bool:
+        """Whether the file held the entry ``key`` when first looked at (its keys read once), or this build saved
+        it. A first build asks for many entries that are not there: each answered without a query."""
         if self._names is None:
             try:
-                self._names = set(os.listdir(self.directory))
-            except OSError:
+                con = self._connection(create=False)
+                self._names = {k for (k,) in con.execute("SELECT key FROM entries")} if con is not None else set()
+            except sqlite3.DatabaseError:
                 self._names = set()
-        return name in self._names
+        return key in self._names
 
     def load(self, key: str) -> Any:
         """The entry under ``key`` (marked used), or None when there is none or it cannot be read."""
-        path = self.directory / f"{key}.pickle"
-        data = self._pending.get(path.name)
-        if data is None and not self._listed(path.name):
-            return None
+        data = self._pending.get(key)
+        if data is None:
+            if self.directory is None or not self._listed(key):
+                return None
+            try:
+                row = self._connection(create=False).execute("SELECT data FROM entries WHERE key = ?",
+                                                             (key,)).fetchone()
+            except (sqlite3.DatabaseError, AttributeError):
+                return None
+            if row is None:
+                return None
+            data = row[0]
         try:
-            if data is not None:
-                value = pickle.loads(data)
-            else:
-                with open(path, "rb") as fh:
-                    value = pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+            value = pickle.loads(data)
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError, IndexError):
             return None
-        self.used.add(path.name)
+        self.used.add(key)
         return value
 
     def has(self, key: str) -> bool:
-        """Whether an entry is kept under ``key`` (without reading it: :meth:`load` may still find it unreadable):
-        in the directory's listing, read once (a stat an entry cost seconds for a campaign's run pages)."""
-        return self.directory is not None and (f"{key}.pickle" in self._pending or self._listed(f"{key}.pickle"))
+        """Whether an entry is kept under ``key`` (without reading it: :meth:`load` may still find it unreadable),
+        by the keys read once."""
+        return self.directory is not None and (key in self._pending or self._listed(key))
 
     def save(self, key: str, value: Any) -> None:
-        path = self.directory / f"{key}.pickle"
-        self._listed(path.name)
-        self._names.add(path.name)
+        self._listed(key)
+        self._names.add(key)
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         if self._writer is None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, path)  # a killed build never leaves half an entry
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            self._connection(create=True).execute("INSERT OR REPLACE INTO entries VALUES (?, ?)", (key, data))
         else:
-            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
             self._slots.acquire()
-            self._pending[path.name] = data
-            self._writer.submit(self._write, path, data)
-        self.used.add(path.name)
+            self._pending[key] = data
+            self._queue.put((key, data))
+        self.used.add(key)
 
-    def _write(self, path: Path, data: bytes) -> None:
-        try:
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    def _write_all(self) -> None:
+        """The writer's loop: the entries saved, a transaction for those waiting (up to COMMIT_EVERY), until
+        ``flush`` puts None."""
+        con = None
+        done = False
+        while not done:
+            batch = [self._queue.get()]
+            while len(batch) < COMMIT_EVERY:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            if batch[-1] is None:
+                batch.pop()
+                done = True
             try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, path)  # a killed build never leaves half an entry
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except BaseException as exc:  # raised by flush
-            self._errors.append(exc)
-        finally:
-            if self._pending.get(path.name) is data:
-                del self._pending[path.name]
-            self._slots.release()
+                if batch and not self._errors:
+                    con = con or self._connection(create=True)
+                    with _transaction(con):
+                        con.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", batch)
+            except (OSError, sqlite3.Error) as exc:  # raised by flush (a full disk)
+                self._errors.append(KansokuError(f"{self.directory / DB_FILE}: cannot keep the build's cache: {exc}"))
+            except BaseException as exc:  # raised by flush
+                self._errors.append(exc)
+            finally:
+                for key, data in batch:
+                    if self._pending.get(key) is data:
+                        del self._pending[key]
+                    self._slots.release()
+        if con is not None:
+            con.close()
+            self._local.con = None
 
     def write_behind(self) -> None:
         """Entries saved from now on are written by a thread (until :meth:`flush`)."""
@@ -110,14 +162,17 @@ class PickleEntries:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         self._slots = threading.BoundedSemaphore(self.WRITE_BEHIND)
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kansoku-entries")
+        self._queue = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write_all, name="kansoku-entries", daemon=True)
+        self._writer.start()
 
     def flush(self) -> None:
         """Wait until every entry saved is written (entries are saved by the caller's thread alone); the first
-        error of a write is raised (a full disk)."""
+        error of a write is raised (a full disk: KansokuError naming the file)."""
         if self._writer is not None:
-            self._writer.shutdown(wait=True)
-            self._writer = self._slots = None
+            self._queue.put(None)
+            self._writer.join()
+            self._writer = self._slots = self._queue = None
         if self._errors:
             exc, self._errors = self._errors[0], []
             raise exc
@@ -125,17 +180,47 @@ class PickleEntries:
     def keep(self, key: str) -> None:
         """Mark the entry under ``key`` used without reading it (a later build may need it)."""
         if self.directory is not None:
-            self.used.add(f"{key}.pickle")
+            self.used.add(key)
 
     def prune(self) -> int:
-        """Remove the entries this build did not use (and a killed build's half-written .tmp- file); call once
-        the build succeeded (and its entries are written: :meth:`flush`). Returns how many were removed."""
+        """Remove the entries this build did not use, and the directory's files it did not name in ``used`` (an
+        older version's); call once the build succeeded (and its entries are written: :meth:`flush`). Returns how
+        many entries and files were removed."""
         self.flush()
         if self.directory is None or not self.directory.is_dir():
             return 0
         n = 0
+        con = self._connection(create=False)
+        if con is not None:
+            with _transaction(con):
+                con.execute("CREATE TEMP TABLE IF NOT EXISTS kept (key TEXT PRIMARY KEY)")
+                con.execute("DELETE FROM temp.kept")
+                con.executemany("INSERT OR IGNORE INTO temp.kept VALUES (?)", ((k,) for k in self.used))
+                n = con.execute("DELETE FROM entries WHERE key NOT IN (SELECT key FROM temp.kept)").rowcount
+            self._names = None
         for p in self.directory.iterdir():
-            if p.name not in self.used:
+            if p.name not in self.used and p.name not in _DB_FILES:
                 p.unlink(missing_ok=True)
                 n += 1
         return n
+
+    def close(self) -> None:
+        """Close this thread's connection (the others' close with their threads)."""
+        con = getattr(self._local, "con", None)
+        if con is not None and self._local.pid == os.getpid():
+            con.close()
+        self._local.con = None
+
+
+class _transaction:
+    """BEGIN ... COMMIT on a connection in autocommit mode (ROLLBACK on an error)."""
+
+    def __init__(self, con: sqlite3.Connection):
+        self.con = con
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.con.execute("BEGIN IMMEDIATE")
+        return self.con
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.con.execute("ROLLBACK" if exc_type is not None else "COMMIT")

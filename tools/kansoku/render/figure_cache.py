@@ -3,7 +3,7 @@
 A figure is drawn (``render.charts.draw``: plotly's figure objects, validated, turned back into JSON) in
 every language on every build, and most of a rebuild's figures are the ones of the last build (the item
 cache, ``report/cache.py``, hands back the same ``ChartData``). The drawing of one figure in every language
-is kept under ``<generated>/build-cache/figures/<key>.pickle``, the key being the sha256 of
+is kept under ``<generated>/build-cache/figures/`` (kansoku/pickle_entries.py), its key the sha256 of
 
 - the code version (every source file of the package and the words: a change of a drawing recomputes
   every figure) and the version of plotly, which validates and serialises the figures,

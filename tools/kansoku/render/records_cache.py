@@ -5,7 +5,7 @@ A large campaign's report holds thousands of run records (``ComputedReport.runs`
 and their digests, titles). Its page data encodes every one (render/hugo.py ``runs_data``): what the report's
 JSON keeps of each run, the manifest of its published raw files, and the data-sources page's parts, each a JSON
 text. A rebuild after a caption edited has the same records; they are kept under
-``<generated>/build-cache/records/<key>.pickle``, the key being the sha256 of
+``<generated>/build-cache/records/`` (kansoku/pickle_entries.py), the key being the sha256 of
 
 - the code version (every source file of the package and the words),
 - the report's records key (report/runs.py ``records_key``: the report's context, its runs and each one's

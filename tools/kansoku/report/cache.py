@@ -70,7 +70,7 @@ FROM sources WHERE run_id IS NULL
 
 @dataclass
 class ItemCache(PickleEntries):
-    """Computed items kept in ``directory`` (one pickle per key). ``hits``/``computed`` name the items of
+    """Computed items kept in ``directory`` (pickled, one entry a key: kansoku/pickle_entries.py). ``hits``/``computed`` name the items of
     this build that were reused / computed (``<report>/<item>``)."""
 
     hits: list[str] = field(default_factory=list)
