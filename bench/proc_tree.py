@@ -11,6 +11,11 @@ parent's pages, which a sum of RSS would count twice. Where PSS cannot be read, 
 started by vfork shares its parent's memory until its exec, and its PSS then reads the parent's whole: a
 sample that caught one counted the parent twice. A process younger than ``SPAWN_S`` is not counted (its
 children are): by then it has run its program, or it is a fork whose pages are mostly its parent's.
+
+Reading a process's PSS walks its page tables in the kernel: milliseconds for a build's gigabyte, taken from the
+same two cores as the build (and holding its memory map's lock meanwhile). The sampler waits at least
+``1 / SAMPLER_SHARE`` times as long as its last sample took before the next one, so that it takes at most that
+share of a core from what it measures.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 SAMPLE_S = 0.05
+SAMPLER_SHARE = 0.05  # of one core, at most, for the sampling itself
 SPAWN_S = 0.1
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -83,10 +89,17 @@ def sample_tree(pid: int, stop: threading.Event, out: dict) -> None:
     process's peak RSS (exact for a process seen alive)."""
     hwm: dict[int, float] = {}
     while True:
+        t0 = time.thread_time()
         out["tree_mb"] = max(out.get("tree_mb", 0.0), tree_rss_mb(pid, hwm))
         out["peak_mb"] = max(hwm.values(), default=0.0)
-        if stop.wait(SAMPLE_S):
+        if stop.wait(sample_wait(time.thread_time() - t0)):
             return
+
+
+def sample_wait(cost_s: float) -> float:
+    """The wait before the next sample, after one that cost ``cost_s`` of CPU: SAMPLE_S, or long enough that the
+    sampling takes at most SAMPLER_SHARE of a core."""
+    return max(SAMPLE_S, cost_s / SAMPLER_SHARE)
 
 
 def measure(cmd: list, **popen) -> Measured:

@@ -36,3 +36,12 @@ def test_a_process_being_spawned_does_not_count_its_parents_memory_twice():
     for _ in range(3):
         m = proc_tree.measure([sys.executable, "-c", code])
         assert m.returncode == 0 and 200 <= m.tree_mb < 300, m
+
+
+def test_the_sampler_waits_longer_after_a_costly_sample():
+    """A sample of a large tree costs the kernel milliseconds of a core the measured command also uses: the wait
+    after it grows so that the sampling's share of a core stays at SAMPLER_SHARE; a cheap sample waits SAMPLE_S."""
+    assert proc_tree.sample_wait(0.0001) == proc_tree.SAMPLE_S
+    cost = 0.02
+    wait = proc_tree.sample_wait(cost)
+    assert wait > proc_tree.SAMPLE_S and cost / wait <= proc_tree.SAMPLER_SHARE + 1e-12
