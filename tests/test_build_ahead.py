@@ -137,6 +137,32 @@ def test_entries_written_behind_read_back_and_flushed(tmp_path):
     assert all(again.load(k) == v for k, v in values.items())
 
 
+def test_entries_dropped_unflushed_stop_their_writer_and_keep_what_was_saved(tmp_path):
+    """A build that fails in a process that goes on (kansoku serve) drops its cache without flushing it: the
+    writer thread ends with the entries (it does not hold them), having written what was saved; the prune keeps
+    the entries used and removes the others."""
+    import gc
+    import threading
+
+    from kansoku.pickle_entries import PickleEntries
+
+    entries = PickleEntries(tmp_path / "items")
+    entries.write_behind()
+    writer = entries._writer
+    for i in range(100):
+        entries.save(f"k{i}", i)
+    del entries
+    gc.collect()
+    writer.join(timeout=30)
+    assert not writer.is_alive() and not any(t is writer for t in threading.enumerate())
+    again = PickleEntries(tmp_path / "items", used={f"k{i}" for i in range(0, 100, 2)})
+    assert [again.load(f"k{i}") for i in range(100)] == list(range(100))
+    again.used = {f"k{i}" for i in range(0, 100, 2)}
+    assert again.prune() == 50
+    last = PickleEntries(tmp_path / "items")
+    assert [last.load(f"k{i}") for i in range(100)] == [i if i % 2 == 0 else None for i in range(100)]
+
+
 def test_an_entry_that_cannot_be_written_is_an_error_of_flush(tmp_path):
     from kansoku.errors import KansokuError
     from kansoku.pickle_entries import PickleEntries

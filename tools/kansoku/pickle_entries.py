@@ -15,6 +15,7 @@ import pickle
 import queue
 import sqlite3
 import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,27 +51,13 @@ class PickleEntries:
 
     def _connection(self, create: bool) -> sqlite3.Connection | None:
         """This thread's connection to the entries' file (made once a thread and process); None when there is
-        no such file and ``create`` is false. A file SQLite cannot read is a cache lost: made again, empty."""
+        no such file and ``create`` is false."""
         con = getattr(self._local, "con", None)
         if con is not None and self._local.pid == os.getpid():  # (a forked child opens its own)
             return con
-        path = self.directory / DB_FILE
-        if not create and not path.exists():
+        if not create and not (self.directory / DB_FILE).exists():
             return None
-        self.directory.mkdir(parents=True, exist_ok=True)
-        for attempt in (1, 2):
-            try:
-                con = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-                con.execute("PRAGMA journal_mode = WAL")  # a reader never waits for the writer
-                con.execute("PRAGMA synchronous = NORMAL")  # (a cache: a power cut may lose the last entries)
-                con.execute("PRAGMA journal_size_limit = 67108864")
-                con.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
-                break
-            except sqlite3.DatabaseError:
-                if attempt == 2:
-                    raise
-                for name in _DB_FILES:
-                    (self.directory / name).unlink(missing_ok=True)
+        con = _open(self.directory)
         self._local.con, self._local.pid = con, os.getpid()
         return con
 
@@ -123,39 +110,6 @@ class PickleEntries:
             self._queue.put((key, data))
         self.used.add(key)
 
-    def _write_all(self) -> None:
-        """The writer's loop: the entries saved, a transaction for those waiting (up to COMMIT_EVERY), until
-        ``flush`` puts None."""
-        con = None
-        done = False
-        while not done:
-            batch = [self._queue.get()]
-            while len(batch) < COMMIT_EVERY:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            if batch[-1] is None:
-                batch.pop()
-                done = True
-            try:
-                if batch and not self._errors:
-                    con = con or self._connection(create=True)
-                    with _transaction(con):
-                        con.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", batch)
-            except (OSError, sqlite3.Error) as exc:  # raised by flush (a full disk)
-                self._errors.append(KansokuError(f"{self.directory / DB_FILE}: cannot keep the build's cache: {exc}"))
-            except BaseException as exc:  # raised by flush
-                self._errors.append(exc)
-            finally:
-                for key, data in batch:
-                    if self._pending.get(key) is data:
-                        del self._pending[key]
-                    self._slots.release()
-        if con is not None:
-            con.close()
-            self._local.con = None
-
     def write_behind(self) -> None:
         """Entries saved from now on are written by a thread (until :meth:`flush`)."""
         if self.directory is None or self._writer is not None:
@@ -163,8 +117,12 @@ class PickleEntries:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._slots = threading.BoundedSemaphore(self.WRITE_BEHIND)
         self._queue = queue.SimpleQueue()
-        self._writer = threading.Thread(target=self._write_all, name="kansoku-entries", daemon=True)
+        # (the thread holds the queue, not the entries: if they are dropped unflushed, a build that failed in a
+        # process that goes on, kansoku serve, their end stops it)
+        self._writer = threading.Thread(target=_write_all, name="kansoku-entries", daemon=True,
+                                        args=(self.directory, self._queue, self._pending, self._errors, self._slots))
         self._writer.start()
+        weakref.finalize(self, self._queue.put, None)
 
     def flush(self) -> None:
         """Wait until every entry saved is written (entries are saved by the caller's thread alone); the first
@@ -192,11 +150,10 @@ class PickleEntries:
         n = 0
         con = self._connection(create=False)
         if con is not None:
+            stale = [(k,) for (k,) in con.execute("SELECT key FROM entries") if k not in self.used]
             with _transaction(con):
-                con.execute("CREATE TEMP TABLE IF NOT EXISTS kept (key TEXT PRIMARY KEY)")
-                con.execute("DELETE FROM temp.kept")
-                con.executemany("INSERT OR IGNORE INTO temp.kept VALUES (?)", ((k,) for k in self.used))
-                n = con.execute("DELETE FROM entries WHERE key NOT IN (SELECT key FROM temp.kept)").rowcount
+                con.executemany("DELETE FROM entries WHERE key = ?", stale)
+            n = len(stale)
             self._names = None
         for p in self.directory.iterdir():
             if p.name not in self.used and p.name not in _DB_FILES:
@@ -210,6 +167,60 @@ class PickleEntries:
         if con is not None and self._local.pid == os.getpid():
             con.close()
         self._local.con = None
+
+
+def _open(directory: Path) -> sqlite3.Connection:
+    """A connection to ``directory``'s entries (the file made if need be). A file SQLite cannot read is a cache
+    lost: made again, empty."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for attempt in (1, 2):
+        try:
+            con = sqlite3.connect(directory / DB_FILE, timeout=60, isolation_level=None, check_same_thread=False)
+            con.execute("PRAGMA journal_mode = WAL")  # a reader never waits for the writer
+            con.execute("PRAGMA synchronous = NORMAL")  # (a cache: a power cut may lose the last entries)
+            con.execute("PRAGMA journal_size_limit = 67108864")
+            con.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
+            return con
+        except sqlite3.DatabaseError:
+            if attempt == 2:
+                raise
+            for name in _DB_FILES:
+                (directory / name).unlink(missing_ok=True)
+    raise AssertionError("unreachable")
+
+
+def _write_all(directory: Path, entries: queue.SimpleQueue, pending: dict[str, bytes], errors: list,
+               slots: threading.BoundedSemaphore) -> None:
+    """The writer's loop (``PickleEntries.write_behind``): the entries saved, a transaction for those waiting (up
+    to COMMIT_EVERY), until None comes (``flush``, or the entries' end)."""
+    con = None
+    done = False
+    while not done:
+        batch = [entries.get()]
+        while len(batch) < COMMIT_EVERY:
+            try:
+                batch.append(entries.get_nowait())
+            except queue.Empty:
+                break
+        if None in batch:
+            batch = [b for b in batch if b is not None]
+            done = True
+        try:
+            if batch and not errors:
+                con = con or _open(directory)
+                with _transaction(con):
+                    con.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", batch)
+        except (OSError, sqlite3.Error) as exc:  # raised by flush (a full disk)
+            errors.append(KansokuError(f"{directory / DB_FILE}: cannot keep the build's cache: {exc}"))
+        except BaseException as exc:  # raised by flush
+            errors.append(exc)
+        finally:
+            for key, data in batch:
+                if pending.get(key) is data:
+                    del pending[key]
+                slots.release()
+    if con is not None:
+        con.close()
 
 
 class _transaction:
