@@ -163,6 +163,21 @@ def test_entries_dropped_unflushed_stop_their_writer_and_keep_what_was_saved(tmp
     assert [last.load(f"k{i}") for i in range(100)] == [i if i % 2 == 0 else None for i in range(100)]
 
 
+def test_a_damaged_cache_file_is_a_cache_lost_and_made_again(tmp_path):
+    """A cache file SQLite cannot read (a disk's damage, another program's bytes): no entry is found in it, and
+    the next save makes it again, empty but for what is saved."""
+    from kansoku.pickle_entries import DB_FILE, PickleEntries
+
+    (tmp_path / "items").mkdir()
+    (tmp_path / "items" / DB_FILE).write_bytes(b"not a database " * 1000)
+    entries = PickleEntries(tmp_path / "items")
+    assert entries.load("k") is None and not entries.has("k")
+    entries.write_behind()
+    entries.save("k", {"a": 1})
+    entries.flush()
+    assert PickleEntries(tmp_path / "items").load("k") == {"a": 1}
+
+
 def test_an_entry_that_cannot_be_written_is_an_error_of_flush(tmp_path):
     from kansoku.errors import KansokuError
     from kansoku.pickle_entries import PickleEntries

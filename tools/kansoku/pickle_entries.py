@@ -161,32 +161,26 @@ class PickleEntries:
                 n += 1
         return n
 
-    def close(self) -> None:
-        """Close this thread's connection (the others' close with their threads)."""
-        con = getattr(self._local, "con", None)
-        if con is not None and self._local.pid == os.getpid():
-            con.close()
-        self._local.con = None
-
 
 def _open(directory: Path) -> sqlite3.Connection:
     """A connection to ``directory``'s entries (the file made if need be). A file SQLite cannot read is a cache
     lost: made again, empty."""
     directory.mkdir(parents=True, exist_ok=True)
-    for attempt in (1, 2):
-        try:
-            con = sqlite3.connect(directory / DB_FILE, timeout=60, isolation_level=None, check_same_thread=False)
-            con.execute("PRAGMA journal_mode = WAL")  # a reader never waits for the writer
-            con.execute("PRAGMA synchronous = NORMAL")  # (a cache: a power cut may lose the last entries)
-            con.execute("PRAGMA journal_size_limit = 67108864")
-            con.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
-            return con
-        except sqlite3.DatabaseError:
-            if attempt == 2:
-                raise
-            for name in _DB_FILES:
-                (directory / name).unlink(missing_ok=True)
-    raise AssertionError("unreachable")
+    try:
+        return _connect(directory / DB_FILE)
+    except sqlite3.DatabaseError:
+        for name in _DB_FILES:
+            (directory / name).unlink(missing_ok=True)
+        return _connect(directory / DB_FILE)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    con = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+    con.execute("PRAGMA journal_mode = WAL")  # a reader never waits for the writer
+    con.execute("PRAGMA synchronous = NORMAL")  # (a cache: a power cut may lose the last entries)
+    con.execute("PRAGMA journal_size_limit = 67108864")
+    con.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
+    return con
 
 
 def _write_all(directory: Path, entries: queue.SimpleQueue, pending: dict[str, bytes], errors: list,
@@ -211,7 +205,8 @@ def _write_all(directory: Path, entries: queue.SimpleQueue, pending: dict[str, b
                 with _transaction(con):
                     con.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", batch)
         except (OSError, sqlite3.Error) as exc:  # raised by flush (a full disk)
-            errors.append(KansokuError(f"{directory / DB_FILE}: cannot keep the build's cache: {exc}"))
+            errors.append(KansokuError(f"{directory / DB_FILE}: cannot keep the build's cache: {exc} (a full disk? "
+                                       "a damaged cache file may be removed: the next build makes it again)"))
         except BaseException as exc:  # raised by flush
             errors.append(exc)
         finally:
