@@ -16,6 +16,8 @@ import queue
 import sqlite3
 import threading
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,10 +80,12 @@ class PickleEntries:
         if data is None:
             if self.directory is None or not self._listed(key):
                 return None
+            con = self._connection(create=False)
+            if con is None:
+                return None
             try:
-                row = self._connection(create=False).execute("SELECT data FROM entries WHERE key = ?",
-                                                             (key,)).fetchone()
-            except (sqlite3.DatabaseError, AttributeError):
+                row = con.execute("SELECT data FROM entries WHERE key = ?", (key,)).fetchone()
+            except sqlite3.DatabaseError:
                 return None
             if row is None:
                 return None
@@ -218,15 +222,13 @@ def _write_all(directory: Path, entries: queue.SimpleQueue, pending: dict[str, b
         con.close()
 
 
-class _transaction:
+@contextmanager
+def _transaction(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """BEGIN ... COMMIT on a connection in autocommit mode (ROLLBACK on an error)."""
-
-    def __init__(self, con: sqlite3.Connection):
-        self.con = con
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.con.execute("BEGIN IMMEDIATE")
-        return self.con
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.con.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
